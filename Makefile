@@ -1,0 +1,217 @@
+# bothy: the make targets of operators and engineers. `make` alone lists them.
+#
+# A fresh machine needs only Go, the PostgreSQL 15 binaries, node/npm, git and make: the pinned
+# tools are installed by the targets that need them (Go tools from the `tool` directives of
+# tools/go.mod into .bin/, npm packages from tools/npm/package-lock.json).
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+MAKEFLAGS += --no-builtin-rules --no-print-directory
+
+GO ?= go
+NPM ?= npm
+
+# Build output and scratch files (ignored by git).
+BIN_DIR := bin
+BOTHY := $(BIN_DIR)/bothy
+
+# Pinned tools.
+TOOLS_BIN := $(CURDIR)/.bin
+OAPI_CODEGEN := $(TOOLS_BIN)/oapi-codegen
+GOLANGCI_LINT := $(TOOLS_BIN)/golangci-lint
+GO_ARCH_LINT := $(TOOLS_BIN)/go-arch-lint
+GO_TOOLS := $(OAPI_CODEGEN) $(GOLANGCI_LINT) $(GO_ARCH_LINT)
+NPM_DIR := tools/npm
+NPM_STAMP := $(NPM_DIR)/node_modules/.package-lock.json
+REDOCLY := $(NPM_DIR)/node_modules/.bin/redocly
+export REDOCLY_TELEMETRY := off
+export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
+
+# Every Go module of go.work (the tools module is separate and always built with GOWORK=off).
+GO_PACKAGES := ./services/server/... ./architecture/...
+
+# Version stamped into the binary: `git describe` when there is a commit to describe, through
+# -X on VERSION_VAR; and VCS stamping (commit, dirty flag, read by `bothy version` from the build
+# info) whenever the work tree has a commit, since stamping fails in a repository without one.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VERSION_VAR ?= main.version
+LDFLAGS = -X '$(VERSION_VAR)=$(VERSION)'
+BUILDVCS = $(shell git rev-parse --verify --quiet HEAD >/dev/null 2>&1 && echo true || echo false)
+
+# Tests and coverage.
+COVER_DIR := .coverage
+COVER_PROFILE ?= $(COVER_DIR)/profile.out
+TEST_LOG := $(COVER_DIR)/test.log
+TEST_PACKAGES ?= $(GO_PACKAGES)
+TEST_FLAGS ?=
+COVER_FLOORS := architecture/coverage-floors.yaml
+
+# API sources and generated code; codegen-check takes them as variables so that the gate
+# fixtures can point it at a copy.
+OPENAPI ?= api/openapi.yaml
+CODEGEN_CONFIG ?= api/oapi-codegen.yaml
+GEN_FILE ?= services/server/internal/apigen/apigen.gen.go
+
+# What `.ci/run` runs through `make check`, in this order.
+CHECK_GATES := fmt-check vet lint arch register-check codegen-check api-lint text-rules test cover-floor gate-fixtures
+
+.PHONY: help
+help: ## List the targets with a one-line description (the default goal).
+	@echo 'bothy make targets (a fresh machine needs only Go, PostgreSQL 15, node/npm, git and make):'
+	@awk 'BEGIN {FS = ":.*## "} \
+	  /^##@ / {printf "\n%s\n", substr($$0, 5)} \
+	  /^[a-z][a-zA-Z0-9_-]*:.*## / {printf "  %-15s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+##@ Run
+
+.PHONY: build
+build: ## Build bin/bothy (version from git describe).
+	$(GO) build -buildvcs=$(BUILDVCS) -ldflags "$(LDFLAGS)" -o $(BOTHY) ./services/server/cmd/bothy
+
+.PHONY: run
+run: build ## Build and serve on 127.0.0.1:8080 (embedded PostgreSQL under .bothy/ unless database.url is set).
+	$(BOTHY) serve
+
+.PHONY: migrate
+migrate: build ## Apply pending database migrations (embedded default unless database.url is set).
+	$(BOTHY) migrate
+
+##@ Tools
+
+.PHONY: tools
+tools: $(GO_TOOLS) $(NPM_STAMP) ## Install the pinned Go tools into .bin/ and the npm tools into tools/npm/.
+
+# One `go install tool` builds all three; they are rebuilt when tools/go.mod or go.sum change.
+# touch: go install leaves an up-to-date binary untouched, which would keep it older than go.mod.
+$(GO_TOOLS) &: tools/go.mod tools/go.sum
+	cd tools && GOWORK=off GOBIN=$(TOOLS_BIN) $(GO) install tool
+	touch $(GO_TOOLS)
+
+$(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json $(NPM_DIR)/.npmrc
+	@$(MAKE) npm-lock-check
+	$(NPM) ci --prefix $(NPM_DIR)
+	touch $@
+
+.PHONY: npm-lock-check
+npm-lock-check: ## Fail when tools/npm/package-lock.json records a download URL (it must stay host-free).
+	@if grep -nE '"resolved"[[:space:]]*:[[:space:]]*"[a-zA-Z+]+:' $(NPM_DIR)/package-lock.json; then \
+	  echo "npm-lock-check: $(NPM_DIR)/package-lock.json records download URLs; regenerate it with omit-lockfile-registry-resolved=true ($(NPM_DIR)/.npmrc)"; \
+	  exit 1; \
+	fi
+
+##@ Code generation
+
+.PHONY: generate
+generate: codegen ## Run every generator: API code (codegen) and .go-arch-lint.yml (archgen).
+	$(GO) run ./architecture/cmd/archgen
+
+.PHONY: codegen
+codegen: $(OAPI_CODEGEN) ## Regenerate services/server/internal/apigen from api/openapi.yaml.
+	$(OAPI_CODEGEN) -config $(CODEGEN_CONFIG) $(OPENAPI)
+
+.PHONY: codegen-check
+codegen-check: $(OAPI_CODEGEN) ## Fail when the committed generated API code differs from what api/ generates.
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	if [[ $$(grep -c '^output:' $(CODEGEN_CONFIG)) != 1 ]]; then \
+	  echo "codegen-check: $(CODEGEN_CONFIG) needs exactly one top-level output: line"; exit 2; \
+	fi; \
+	sed -E "s|^output:.*|output: $$tmp/generated.go|" $(CODEGEN_CONFIG) > $$tmp/oapi-codegen.yaml; \
+	$(OAPI_CODEGEN) -config $$tmp/oapi-codegen.yaml $(OPENAPI); \
+	if ! diff -u $(GEN_FILE) $$tmp/generated.go > $$tmp/diff; then \
+	  head -n 40 $$tmp/diff; \
+	  echo "codegen-check: $(GEN_FILE) is stale: it differs from what $(OPENAPI) and $(CODEGEN_CONFIG) generate; run make codegen and commit the result"; \
+	  exit 1; \
+	fi; \
+	echo "codegen-check: $(GEN_FILE) matches $(OPENAPI)"
+
+##@ Gates (make check runs them all, in this order)
+
+.PHONY: check
+check: ## Everything CI runs: fmt-check vet lint arch register-check codegen-check api-lint text-rules test cover-floor gate-fixtures.
+	@summary=(); start_all=$$SECONDS; \
+	for gate in $(CHECK_GATES); do \
+	  printf '\n==> make %s\n' "$$gate"; start=$$SECONDS; \
+	  if ! $(MAKE) $$gate; then \
+	    printf '\nmake check: FAILED at %s (after %ss); gates passed before it: %s\n' "$$gate" "$$((SECONDS - start_all))" "$${summary[*]:-none}"; \
+	    exit 1; \
+	  fi; \
+	  summary+=("$$gate($$((SECONDS - start))s)"); \
+	done; \
+	printf '\nmake check: all %d gates passed in %ss: %s\n' "$${#summary[@]}" "$$((SECONDS - start_all))" "$${summary[*]}"
+
+.PHONY: fmt
+fmt: $(GOLANGCI_LINT) ## Format Go code in place (gofmt and goimports with the bothy.example.com group).
+	$(GOLANGCI_LINT) fmt --config $(CURDIR)/.golangci.yml $(GO_PACKAGES)
+
+.PHONY: fmt-check
+fmt-check: $(GOLANGCI_LINT) ## Fail when a Go file is not gofmt/goimports clean (prints the diff).
+	@unformatted=$$(find services architecture -name '*.go' -not -path '*/testdata/*' -print0 | xargs -0 -r "$$($(GO) env GOROOT)/bin/gofmt" -l); \
+	if [[ -n $$unformatted ]]; then echo "fmt-check: not gofmt-clean (run make fmt):"; echo "$$unformatted"; exit 1; fi
+	@$(GOLANGCI_LINT) fmt --config $(CURDIR)/.golangci.yml --diff $(GO_PACKAGES) || { echo "fmt-check: goimports/gofmt differences above (run make fmt)"; exit 1; }
+	@echo "fmt-check: clean"
+
+.PHONY: vet
+vet: ## Run go vet over every module.
+	$(GO) vet $(GO_PACKAGES)
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint (revive exported docs, gosec, ...) over every module.
+	$(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml $(GO_PACKAGES)
+
+.PHONY: arch
+arch: $(GO_ARCH_LINT) ## Fail when .go-arch-lint.yml drifts from architecture/modules.yaml or an import breaks it.
+	$(GO) run ./architecture/cmd/archgen -check
+	$(GO_ARCH_LINT) check --project-path services/server --arch-file $(CURDIR)/.go-arch-lint.yml --output-color=false
+
+.PHONY: register-check
+register-check: ## Check modules.yaml, operations.yaml, openapi.yaml, SQL schemas and documented configuration keys agree.
+	$(GO) run ./architecture/cmd/registercheck
+	cd services/server && $(GO) test -count=1 -run TestConfiguration ./internal/wire/
+
+.PHONY: api-lint
+api-lint: $(NPM_STAMP) npm-lock-check ## Lint api/openapi.yaml with Redocly (recommended-strict, redocly.yaml).
+	$(REDOCLY) lint --config redocly.yaml --format stylish $(OPENAPI)
+
+.PHONY: text-rules
+text-rules: ## Fail on en/em dashes, non-example emails, placeholder names, home paths, registry hosts.
+	$(GO) run ./architecture/cmd/textrules -root .
+
+.PHONY: test
+test: $(GO_ARCH_LINT) ## Run every test (-race, integration tests on throwaway PostgreSQL) with coverage.
+	@mkdir -p $(COVER_DIR)
+	@status=0; \
+	$(GO) test -race -count=1 -timeout 20m -coverprofile=$(COVER_PROFILE) $(TEST_FLAGS) $(TEST_PACKAGES) 2>&1 | tee $(TEST_LOG) || status=$$?; \
+	bash scripts/test-summary.sh $(TEST_LOG) $(COVER_PROFILE) $$status; \
+	exit $$status
+
+.PHONY: cover-floor
+cover-floor: ## Fail when a package's coverage (from make test) is below architecture/coverage-floors.yaml.
+	$(GO) run ./architecture/cmd/coverfloor -profile $(COVER_PROFILE) -floors $(COVER_FLOORS)
+
+.PHONY: gate-fixtures
+gate-fixtures: $(GO_TOOLS) $(NPM_STAMP) ## Prove each gate rejects its violation (injected into temporary copies).
+	MAKE="$(MAKE)" TOOLS_BIN="$(TOOLS_BIN)" bash scripts/gate-fixtures.sh
+
+##@ Docs and housekeeping
+
+.PHONY: docs
+docs: $(NPM_STAMP) ## Render the API reference from api/openapi.yaml into bin/docs/api/index.html (self-contained).
+	$(REDOCLY) build-docs --config redocly.yaml --inlineBundle -o $(BIN_DIR)/docs/api/index.html $(OPENAPI)
+
+.PHONY: clean
+clean: ## Remove build output and coverage files (keeps .bothy/ data and the tools).
+	rm -rf $(BIN_DIR) $(COVER_DIR)
+
+.PHONY: clean-tools
+clean-tools: ## Remove the installed tools (.bin/, tools/npm/node_modules/); make tools brings them back.
+	rm -rf $(TOOLS_BIN) $(NPM_DIR)/node_modules
+
+.PHONY: clean-data
+clean-data: ## Delete the embedded cluster's data under .bothy/ (refuses while its PostgreSQL runs).
+	@pidfile=.bothy/pgdata/postmaster.pid; \
+	if [[ -f $$pidfile ]] && kill -0 "$$(head -n1 $$pidfile)" 2>/dev/null; then \
+	  echo "clean-data: PostgreSQL (pid $$(head -n1 $$pidfile)) still runs on .bothy/; stop bothy first"; exit 1; \
+	fi
+	rm -rf .bothy

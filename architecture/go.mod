@@ -1,0 +1,5 @@
+module bothy.example.com/architecture
+
+go 1.26.0
+
+require go.yaml.in/yaml/v3 v3.0.6

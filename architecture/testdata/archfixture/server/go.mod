@@ -1,0 +1,3 @@
+module example.com/archfixture
+
+go 1.26.0

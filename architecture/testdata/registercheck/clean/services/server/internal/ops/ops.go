@@ -1,0 +1,3 @@
+package ops
+
+const ping = "SELECT 1"

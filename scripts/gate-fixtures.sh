@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# Gate proofs (`make gate-fixtures`, the last step of `make check`): each gate of spec 07 is run
+# on a clean input, where it must pass, and on an injected violation, where it must fail and
+# name the violation. This script fails when a gate passes a violation or fails a clean input,
+# so a gate that silently stops detecting its violation breaks the build.
+#
+# Gates proven here: text rules (dashes, white label, registry hosts), codegen-check (stale
+# generated file, drifted generator configuration), cover-floor, fmt-check (gofmt and goimports),
+# lint (missing doc comment, gosec finding), npm-lock-check and api-lint. The other proofs are Go
+# tests that `make test` runs: the architecture gate and register-check in the architecture
+# module (architecture/README.md lists them), the undocumented configuration key in
+# services/server/internal/kernel/config.
+#
+# Violations are assembled at run time (split strings, printf escapes), so this file passes the
+# text rules itself. Everything happens in a temporary directory removed on exit.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$PWD
+make_cmd=${MAKE:-make}
+bin=${TOOLS_BIN:-$root/.bin}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+passed=0
+failed=0
+
+# expect_pass DESCRIPTION COMMAND...: the gate must accept the clean input.
+expect_pass() {
+  local desc=$1
+  shift
+  if "$@" >"$tmp/out" 2>&1; then
+    printf '  ok    %s\n' "$desc"
+    passed=$((passed + 1))
+  else
+    printf '  FAIL  %s: the gate rejected a clean input\n' "$desc"
+    sed 's/^/        /' "$tmp/out" | tail -n 30
+    failed=$((failed + 1))
+  fi
+}
+
+# expect_fail DESCRIPTION MARKER COMMAND...: the gate must reject the input and its output must
+# contain MARKER (so a crash or a missing tool does not count as a detection).
+expect_fail() {
+  local desc=$1 marker=$2
+  shift 2
+  if "$@" >"$tmp/out" 2>&1; then
+    printf '  FAIL  %s: the gate passed a violation\n' "$desc"
+    sed 's/^/        /' "$tmp/out" | tail -n 30
+    failed=$((failed + 1))
+  elif grep -qF -- "$marker" "$tmp/out"; then
+    printf '  ok    %s (rejected: %s)\n' "$desc" "$(grep -F -m1 -- "$marker" "$tmp/out" | cut -c1-110)"
+    passed=$((passed + 1))
+  else
+    printf '  FAIL  %s: the gate failed without naming the violation (%s)\n' "$desc" "$marker"
+    sed 's/^/        /' "$tmp/out" | tail -n 30
+    failed=$((failed + 1))
+  fi
+}
+
+textrules() {
+  go run ./architecture/cmd/textrules -config "$root/architecture/textrules.yaml" "$@"
+}
+
+# new_tree NAME: an empty git work tree with one clean file, as the text rules see a clone.
+new_tree() {
+  local dir=$tmp/$1
+  mkdir -p "$dir"
+  git -C "$dir" init -q
+  printf 'Alex, Sam and Robin write to alex@example.com about pages 1-3.\n' >"$dir/README.md"
+  printf '%s\n' "$dir"
+}
+
+echo '==> text rules'
+clean=$(new_tree text-clean)
+expect_pass 'clean tree' textrules -root "$clean"
+
+t=$(new_tree en-dash)
+printf 'pages 1\u20133\n' >"$t/notes.md"
+expect_fail 'en dash' 'notes.md:1:8: dash' textrules -root "$t"
+
+t=$(new_tree em-dash)
+printf 'package x // a\u2014b\n' >"$t/x.go"
+expect_fail 'em dash in Go source' 'x.go:1:' textrules -root "$t"
+
+t=$(new_tree email)
+printf 'contact: %s\n' "robin@""corp.test" >"$t/CONTRIBUTING.md"
+expect_fail 'email outside example.com' ': email:' textrules -root "$t"
+
+t=$(new_tree home-linux)
+printf 'cd %s/bothy\n' "/ho""me/alex" >"$t/setup.sh"
+expect_fail 'Linux home-directory path' ': home-path:' textrules -root "$t"
+
+t=$(new_tree home-mac)
+printf 'open %s/bothy\n' "/Us""ers/sam" >"$t/notes.txt"
+expect_fail 'macOS home-directory path' ': home-path:' textrules -root "$t"
+
+t=$(new_tree home-root)
+printf 'GOPATH=%s/go\n' "/ro""ot" >"$t/env.txt"
+expect_fail 'root home-directory path' ': home-path:' textrules -root "$t"
+
+t=$(new_tree name)
+printf 'Alex invites %s to the channel.\n' "Ali""ce" >"$t/story.md"
+expect_fail 'placeholder name' ': name:' textrules -root "$t"
+
+t=$(new_tree registry)
+printf 'registry=https://%s/\n' "registry.""npmjs.org" >"$t/npmrc"
+expect_fail 'package registry host' ': registry-host:' textrules -root "$t"
+
+t=$(new_tree untracked)
+mkdir -p "$t/docs"
+printf 'a\u2013b\n' >"$t/docs/new.md" # untracked files are checked before their first commit
+expect_fail 'violation in an untracked file' 'docs/new.md:1:2: dash' textrules -root "$t"
+
+echo '==> codegen-check'
+api=$tmp/api
+cp -R api "$api"
+gen=$tmp/gen/apigen.gen.go
+mkdir -p "$(dirname "$gen")"
+cp services/server/internal/apigen/apigen.gen.go "$gen"
+codegen_check() {
+  "$make_cmd" --no-print-directory codegen-check \
+    OPENAPI="$api/openapi.yaml" CODEGEN_CONFIG="$api/oapi-codegen.yaml" GEN_FILE="$gen"
+}
+expect_pass 'generated file matches its sources' codegen_check
+sed -i '1s/^./X/' "$gen" # one byte changed
+expect_fail 'stale generated file (one byte changed)' 'is stale' codegen_check
+cp services/server/internal/apigen/apigen.gen.go "$gen"
+sed -i 's/^package: apigen$/package: apigenx/' "$api/oapi-codegen.yaml"
+grep -q '^package: apigenx$' "$api/oapi-codegen.yaml" || { echo 'gate-fixtures: api/oapi-codegen.yaml has no "package: apigen" line to change'; exit 1; }
+expect_fail 'generator configuration changed, file not regenerated' 'is stale' codegen_check
+
+echo '==> cover-floor'
+fixtures=architecture/cmd/coverfloor/testdata
+expect_pass 'every package at its floor' "$make_cmd" --no-print-directory cover-floor COVER_PROFILE="$fixtures/pass.out"
+expect_fail 'a domain package below its floor' 'BELOW' "$make_cmd" --no-print-directory cover-floor COVER_PROFILE="$fixtures/below.out"
+
+echo '==> fmt-check and lint'
+mod=$tmp/lintmod
+mkdir -p "$mod"
+printf 'module bothy.example.com/lintfixture\n\ngo 1.26.0\n' >"$mod/go.mod"
+cat >"$mod/doc.go" <<'GO'
+// Package lintfixture is a clean package for the lint gate proof.
+package lintfixture
+
+// Greeting says hello to Alex; documented, formatted, nothing to report.
+func Greeting() string { return "hello Alex" }
+GO
+lint() { (cd "$mod" && GOWORK=off "$bin/golangci-lint" run --config "$root/.golangci.yml" ./...); }
+fmtcheck() { (cd "$mod" && GOWORK=off "$bin/golangci-lint" fmt --config "$root/.golangci.yml" --diff ./...); }
+expect_pass 'clean package (lint)' lint
+expect_pass 'clean package (fmt-check)' fmtcheck
+cat >"$mod/undocumented.go" <<'GO'
+package lintfixture
+
+func Undocumented() string { return "no doc comment" }
+GO
+expect_fail 'exported function without doc comment' 'exported function Undocumented should have comment' lint
+rm "$mod/undocumented.go"
+cat >"$mod/port.go" <<'GO'
+package lintfixture
+
+// Store is a port whose method lacks the doc comment spec 07 asks for.
+type Store interface {
+	Get(id string) (string, error)
+}
+GO
+expect_fail 'port method without doc comment' 'public interface method Store.Get should be commented' lint
+rm "$mod/port.go"
+cat >"$mod/perm.go" <<'GO'
+package lintfixture
+
+import "os"
+
+// WriteSecret writes a token world-readable, which gosec reports.
+func WriteSecret(p string) error { return os.WriteFile(p, []byte("token"), 0o644) }
+GO
+expect_fail 'gosec finding (world-readable file)' 'G306' lint
+rm "$mod/perm.go"
+printf 'package lintfixture\n\nimport (\n"strings"\n"fmt"\n)\n\n// Joined is badly formatted.\nvar Joined = fmt.Sprint(strings.ToUpper("x"))\n' >"$mod/unformatted.go"
+expect_fail 'unformatted file, unsorted imports' 'unformatted.go' fmtcheck
+rm "$mod/unformatted.go"
+
+echo '==> npm-lock-check (part of api-lint)'
+mkdir -p "$tmp/npm"
+printf '{"packages": {"node_modules/x": {"version": "1.0.0", "integrity": "sha512-x"}}}\n' >"$tmp/npm/package-lock.json"
+expect_pass 'lock without download URLs' "$make_cmd" --no-print-directory npm-lock-check NPM_DIR="$tmp/npm"
+printf '{"packages": {"node_modules/x": {"version": "1.0.0", "resolved": "https://example.com/x/-/x-1.0.0.tgz"}}}\n' >"$tmp/npm/package-lock.json"
+expect_fail 'lock recording a download URL' 'records download URLs' "$make_cmd" --no-print-directory npm-lock-check NPM_DIR="$tmp/npm"
+
+echo '==> api-lint'
+cat >"$tmp/api-ok.yaml" <<'YAML'
+openapi: 3.0.3
+info:
+  title: gate fixture
+  version: 1.0.0
+  description: A minimal API that passes the lint gate.
+  license:
+    name: Apache-2.0
+    url: https://example.com/license
+servers:
+  - url: /
+paths:
+  /healthz:
+    get:
+      operationId: getHealth
+      summary: Health
+      description: Liveness.
+      security: []
+      responses:
+        '200':
+          description: Alive.
+        '400':
+          description: Never sent; the lint rules want a 4xx response.
+YAML
+sed 's|description: Alive.|description: Alive.\n          content:\n            application/json:\n              schema:\n                $ref: "#/components/schemas/Missing"|' \
+  "$tmp/api-ok.yaml" >"$tmp/api-bad.yaml"
+apilint() { "$make_cmd" --no-print-directory api-lint OPENAPI="$1"; }
+expect_pass 'valid OpenAPI document' apilint "$tmp/api-ok.yaml"
+expect_fail 'unresolved $ref' 'no-unresolved-refs' apilint "$tmp/api-bad.yaml"
+
+echo
+if [[ $failed -gt 0 ]]; then
+  printf 'gate-fixtures: %d proof(s) held, %d FAILED: a gate no longer behaves as spec 07 requires\n' "$passed" "$failed"
+  exit 1
+fi
+printf 'gate-fixtures: all %d proofs held (each gate passes its clean input and rejects its violation)\n' "$passed"

@@ -1,0 +1,34 @@
+package config
+
+// The kernel's own keys, read by the composition root and the bothy command.
+// Module keys are defined in the module that reads them.
+var (
+	// HTTPAddr is where the HTTP server listens.
+	HTTPAddr = Define("http.addr", KindString, "127.0.0.1:8080",
+		"listen address of the HTTP server (api and gateway roles)")
+	// HTTPMaxBodyBytes caps request bodies (httpmw.BodyLimit) so one client
+	// cannot exhaust memory.
+	HTTPMaxBodyBytes = Define("http.max_body_bytes", KindBytes, "1048576",
+		"largest accepted request body; larger bodies get 413 payload_too_large")
+	// HTTPReadHeaderTimeout bounds header reading, against slowloris clients.
+	HTTPReadHeaderTimeout = Define("http.read_header_timeout", KindDuration, "10s",
+		"time allowed to read request headers")
+	// HTTPShutdownTimeout bounds the drain on SIGINT/SIGTERM, so a stuck
+	// request cannot block a deploy forever.
+	HTTPShutdownTimeout = Define("http.shutdown_timeout", KindDuration, "15s",
+		"how long a draining server waits for in-flight requests on SIGINT/SIGTERM")
+	// DatabaseURL selects the PostgreSQL server; empty starts the embedded
+	// default so a fresh machine needs no setup.
+	DatabaseURL = Define("database.url", KindString, "",
+		"PostgreSQL URL; empty means the embedded default cluster under `embedded.dir`")
+	// DatabaseMaxConns caps the pool, so several processes sharing one
+	// database stay within its connection limit.
+	DatabaseMaxConns = Define("database.max_conns", KindInt, "20",
+		"largest number of pooled database connections per process")
+	// EmbeddedDir holds the embedded default cluster's data, password and logs.
+	EmbeddedDir = Define("embedded.dir", KindString, ".bothy",
+		"directory of the embedded default cluster (data, password, logs)")
+	// LogLevel sets the minimum level logged (see logging.ParseLevel).
+	LogLevel = Define("log.level", KindString, "info",
+		"one of debug, info, warn, error")
+)

@@ -1,0 +1,266 @@
+// Package tx runs a use case's writes in one PostgreSQL transaction that the adapters of every
+// module join through the context, and gives that transaction a commit phase.
+//
+// The use case that starts a write opens the transaction with Runner.RunInTx; adapters call
+// Runner.DB(ctx) and so write inside it without knowing. Commit-phase hooks (OnCommitPhase)
+// run after the use case's function returns, as the transaction's very last statements: a
+// row lock taken there, such as the event_seq counter row, is held only until COMMIT, so
+// transactions take their sequence numbers in commit order and nobody holds the lock across
+// application work (see the counter-row pattern in the data model). AfterCommit callbacks run
+// once the data is committed, for cache invalidation and wake-ups that must not see a
+// rolled-back write.
+package tx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// rollbackTimeout bounds a rollback, which runs even when the caller's context has ended.
+const rollbackTimeout = 15 * time.Second
+
+// ErrNoTransaction is returned when a context carries no open transaction: outside RunInTx,
+// or after the transaction ended.
+var ErrNoTransaction = errors.New("tx: no transaction in context")
+
+// ErrNotInCommitPhase is returned by RequireCommitPhase inside a transaction but outside its
+// commit-phase hooks.
+var ErrNotInCommitPhase = errors.New("tx: not in the commit phase")
+
+// DB is what adapters run statements on: the transaction of the context or the pool. Both
+// *pgxpool.Pool and pgx.Tx satisfy it, so an adapter works the same inside or outside a
+// caller's transaction.
+type DB interface {
+	// Exec runs a statement that returns no rows (INSERT, UPDATE, DELETE, DDL).
+	Exec(ctx context.Context, sql string, arguments ...any) (pgconn.CommandTag, error)
+	// Query runs a statement returning rows; the caller closes them (pgx.CollectRows does).
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	// QueryRow runs a statement returning at most one row; Scan reports pgx.ErrNoRows.
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	// SendBatch sends several statements in one round trip.
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	// CopyFrom bulk-loads rows with the COPY protocol.
+	CopyFrom(ctx context.Context, tableName pgx.Identifier, columnNames []string, rowSrc pgx.CopyFromSource) (int64, error)
+}
+
+var (
+	_ DB = (*pgxpool.Pool)(nil)
+	_ DB = pgx.Tx(nil)
+)
+
+// Runner opens transactions on a pool.
+type Runner struct {
+	pool *pgxpool.Pool
+}
+
+// NewRunner returns a Runner on pool; the composition root makes one and hands it to every
+// module.
+func NewRunner(pool *pgxpool.Pool) *Runner {
+	return &Runner{pool: pool}
+}
+
+type stateKey struct{}
+
+type phaseKey struct{}
+
+// state is one transaction: its hooks, its after-commit callbacks and where it stands. The
+// mutex guards registrations from goroutines of fn; the pgx.Tx itself is not safe for
+// concurrent use.
+type state struct {
+	tx pgx.Tx
+
+	mu    sync.Mutex
+	hooks []func(ctx context.Context) error
+	after []func(ctx context.Context)
+	phase bool // commit-phase hooks are running
+	done  bool // committed or rolled back: nothing may be registered any more
+}
+
+func from(ctx context.Context) *state {
+	s, _ := ctx.Value(stateKey{}).(*state)
+	return s
+}
+
+func (s *state) open() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.done
+}
+
+// RunInTx runs fn in a READ COMMITTED transaction carried by the context fn receives. After
+// fn returns nil, the commit-phase hooks run in registration order (hooks registered by a hook
+// run after those already queued), then COMMIT, then the AfterCommit callbacks with ctx.
+//
+// A call inside another RunInTx joins the outer transaction (no savepoint) and returns fn's
+// error as is; the outer call decides. Any error from fn, a hook or COMMIT rolls the whole
+// transaction back, drops its hooks and callbacks, and is returned wrapped. A panic in fn or
+// a hook rolls back and panics again.
+func (r *Runner) RunInTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if s := from(ctx); s != nil && s.open() {
+		return fn(ctx)
+	}
+	pgtx, err := r.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	if err != nil {
+		return fmt.Errorf("tx: begin: %w", err)
+	}
+	s := &state{tx: pgtx}
+	after, err := s.run(context.WithValue(ctx, stateKey{}, s), fn)
+	if err != nil {
+		return err
+	}
+	for _, f := range after {
+		f(ctx)
+	}
+	return nil
+}
+
+// run executes fn and the hooks and commits, returning the callbacks to run after the commit.
+func (s *state) run(ctx context.Context, fn func(ctx context.Context) error) (after []func(context.Context), err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			_ = s.rollback(ctx)
+			panic(p)
+		}
+	}()
+	if err := fn(ctx); err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	if err := s.runHooks(ctx); err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	s.mu.Lock()
+	s.done = true
+	after = s.after
+	s.mu.Unlock()
+	if err := s.tx.Commit(ctx); err != nil {
+		// A failed COMMIT ends the transaction in pgx; the rollback is for safety only.
+		_ = s.rollback(ctx)
+		return nil, fmt.Errorf("tx: commit: %w", err)
+	}
+	return after, nil
+}
+
+func (s *state) runHooks(ctx context.Context) error {
+	s.mu.Lock()
+	s.phase = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.phase = false
+		s.mu.Unlock()
+	}()
+	hookCtx := context.WithValue(ctx, phaseKey{}, s)
+	for i := 0; ; i++ {
+		s.mu.Lock()
+		if i >= len(s.hooks) {
+			s.mu.Unlock()
+			return nil
+		}
+		hook := s.hooks[i]
+		s.mu.Unlock()
+		if err := hook(hookCtx); err != nil {
+			return fmt.Errorf("commit-phase hook %d: %w", i+1, err)
+		}
+	}
+}
+
+// fail rolls back after err and returns err wrapped, with a rollback failure attached.
+func (s *state) fail(ctx context.Context, err error) error {
+	if rbErr := s.rollback(ctx); rbErr != nil {
+		return fmt.Errorf("tx: %w (rollback: %w)", err, rbErr)
+	}
+	return fmt.Errorf("tx: %w", err)
+}
+
+// rollback ends the transaction even when ctx has ended, and discards hooks and callbacks.
+func (s *state) rollback(ctx context.Context) error {
+	s.mu.Lock()
+	s.done, s.hooks, s.after = true, nil, nil
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+	defer cancel()
+	if err := s.tx.Rollback(ctx); err != nil && !errors.Is(err, pgx.ErrTxClosed) {
+		return err
+	}
+	return nil
+}
+
+// DB returns the transaction carried by ctx, else the pool. A context kept after its
+// transaction ended still returns that transaction, whose statements then fail with
+// pgx.ErrTxClosed instead of running outside it unnoticed.
+func (r *Runner) DB(ctx context.Context) DB {
+	if s := from(ctx); s != nil {
+		return s.tx
+	}
+	return r.pool
+}
+
+// OnCommitPhase queues hook to run after the use case's function returns, as the last work
+// before COMMIT, with a context for which InCommitPhase is true. An error from hook rolls the
+// transaction back. It returns ErrNoTransaction outside an open transaction.
+func OnCommitPhase(ctx context.Context, hook func(ctx context.Context) error) error {
+	s := from(ctx)
+	if s == nil {
+		return ErrNoTransaction
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return ErrNoTransaction
+	}
+	s.hooks = append(s.hooks, hook)
+	return nil
+}
+
+// AfterCommit queues fn to run after a successful COMMIT, in registration order, with the
+// context RunInTx was called with (no transaction). It never runs after a rollback. It returns
+// ErrNoTransaction outside an open transaction.
+func AfterCommit(ctx context.Context, fn func(ctx context.Context)) error {
+	s := from(ctx)
+	if s == nil {
+		return ErrNoTransaction
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return ErrNoTransaction
+	}
+	s.after = append(s.after, fn)
+	return nil
+}
+
+// InCommitPhase reports whether ctx is the context of a commit-phase hook of a transaction
+// still running.
+func InCommitPhase(ctx context.Context) bool {
+	s := from(ctx)
+	if s == nil {
+		return false
+	}
+	if p, _ := ctx.Value(phaseKey{}).(*state); p != s {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.phase && !s.done
+}
+
+// RequireCommitPhase guards ports that may only run as the last step of a transaction, such
+// as the sequence counters: ErrNoTransaction outside a transaction, ErrNotInCommitPhase
+// inside one but outside its commit-phase hooks.
+func RequireCommitPhase(ctx context.Context) error {
+	s := from(ctx)
+	if s == nil || !s.open() {
+		return ErrNoTransaction
+	}
+	if !InCommitPhase(ctx) {
+		return ErrNotInCommitPhase
+	}
+	return nil
+}

@@ -1,0 +1,253 @@
+package wire_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"bothy.example.com/server/internal/kernel/config"
+	"bothy.example.com/server/internal/pgtest"
+	"bothy.example.com/server/internal/wire"
+	"bothy.example.com/server/internal/wire/wiretest"
+)
+
+// waitTimeout bounds every wait of these tests.
+const waitTimeout = 30 * time.Second
+
+// loadConfig builds a configuration from BOTHY_ variables.
+func loadConfig(t *testing.T, env map[config.Key]string) *config.Config {
+	t.Helper()
+	var environ []string
+	for k, v := range env {
+		environ = append(environ, k.EnvName()+"="+v)
+	}
+	cfg, err := config.Load("", environ)
+	if err != nil {
+		t.Fatalf("load config: %v", err)
+	}
+	return cfg
+}
+
+func TestNewRejects(t *testing.T) {
+	t.Parallel()
+	url := "postgres://bothy@127.0.0.1:1/bothy"
+	tests := []struct {
+		name    string
+		environ []string
+		opts    wire.Options
+		want    string
+	}{
+		{
+			name:    "unknown role",
+			environ: []string{"BOTHY_DATABASE_URL=" + url},
+			opts:    wire.Options{Roles: []string{"gatway"}},
+			want:    `unknown role "gatway"`,
+		},
+		{
+			name:    "bad value",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_HTTP_MAX_BODY_BYTES=lots"},
+			want:    "http.max_body_bytes",
+		},
+		{
+			name:    "typo in a key",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_HTTP_ADRR=127.0.0.1:9"},
+			want:    "BOTHY_HTTP_ADRR",
+		},
+		{
+			name: "no database",
+			want: "no database url",
+		},
+		{
+			name:    "malformed database url",
+			environ: []string{"BOTHY_DATABASE_URL=postgres://robin:hunter2@[::1"},
+			want:    "not a valid PostgreSQL URL",
+		},
+		{
+			name:    "no connections",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_DATABASE_MAX_CONNS=0"},
+			want:    "database.max_conns",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := config.Load("", tc.environ)
+			if err != nil {
+				t.Fatalf("load config: %v", err)
+			}
+			app, err := wire.New(t.Context(), cfg, wiretest.TestLogger(t), tc.opts)
+			if err == nil {
+				app.Close()
+				t.Fatalf("New succeeded, want an error mentioning %q", tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("New error %q does not mention %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "hunter2") {
+				t.Fatalf("New error leaks the database password: %v", err)
+			}
+		})
+	}
+}
+
+// serving starts app.ServeListener on 127.0.0.1:0 and returns its base URL,
+// a function that stops it and the channel Serve's result arrives on.
+func serving(t *testing.T, app *wire.App) (base string, stop context.CancelFunc, done <-chan error) {
+	t.Helper()
+	var lc net.ListenConfig
+	ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	ch := make(chan error, 1)
+	go func() { ch <- app.ServeListener(ctx, ln) }()
+	return "http://" + ln.Addr().String(), cancel, ch
+}
+
+// get sends a GET from a goroutine that outlives no test: the server under
+// test answers or closes the connection before the test ends.
+func get(url string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	return http.DefaultClient.Do(req)
+}
+
+func waitServe(t *testing.T, done <-chan error, within time.Duration) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(within):
+		t.Fatalf("Serve did not return within %v", within)
+		return nil
+	}
+}
+
+func TestServeDrainsInFlightRequests(t *testing.T) {
+	t.Parallel()
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	mount := func(r chi.Router) {
+		r.Get("/test/slow", func(w http.ResponseWriter, _ *http.Request) {
+			close(entered)
+			<-release
+			w.WriteHeader(http.StatusNoContent)
+		})
+	}
+	cfg := loadConfig(t, map[config.Key]string{
+		config.DatabaseURL:         pgtest.URL(t),
+		config.HTTPShutdownTimeout: "30s",
+	})
+	app, err := wire.New(t.Context(), cfg, wiretest.TestLogger(t), wire.Options{Mount: mount})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(app.Close)
+	base, stop, done := serving(t, app)
+
+	result := make(chan int, 1)
+	go func() {
+		resp, err := get(base + "/test/slow")
+		if err != nil {
+			result <- -1
+			return
+		}
+		_ = resp.Body.Close()
+		result <- resp.StatusCode
+	}()
+	select {
+	case <-entered:
+	case <-time.After(waitTimeout):
+		t.Fatal("slow request never reached its handler")
+	}
+	stop()
+	// Serve must wait for the in-flight request rather than return.
+	select {
+	case err := <-done:
+		t.Fatalf("Serve returned %v with a request in flight", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	if status := <-result; status != http.StatusNoContent {
+		t.Fatalf("in-flight request got %d, want 204", status)
+	}
+	if err := waitServe(t, done, waitTimeout); err != nil {
+		t.Fatalf("Serve after a clean drain = %v, want nil", err)
+	}
+}
+
+func TestServeGivesUpAfterShutdownTimeout(t *testing.T) {
+	t.Parallel()
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	mount := func(r chi.Router) {
+		r.Get("/test/stuck", func(http.ResponseWriter, *http.Request) {
+			close(entered)
+			<-release
+		})
+	}
+	cfg := loadConfig(t, map[config.Key]string{
+		config.DatabaseURL:         pgtest.URL(t),
+		config.HTTPShutdownTimeout: "200ms",
+	})
+	app, err := wire.New(t.Context(), cfg, wiretest.TestLogger(t), wire.Options{Mount: mount})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(app.Close)
+	base, stop, done := serving(t, app)
+
+	go func() {
+		resp, err := get(base + "/test/stuck")
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+	}()
+	select {
+	case <-entered:
+	case <-time.After(waitTimeout):
+		t.Fatal("stuck request never reached its handler")
+	}
+	start := time.Now()
+	stop()
+	err = waitServe(t, done, waitTimeout)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Serve = %v, want a drain error wrapping context.DeadlineExceeded", err)
+	}
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Fatalf("Serve took %v to give up, want about the 200ms shutdown timeout", elapsed)
+	}
+}
+
+func TestServeFailsOnBusyAddress(t *testing.T) {
+	t.Parallel()
+	var lc net.ListenConfig
+	ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	cfg := loadConfig(t, map[config.Key]string{
+		config.DatabaseURL: pgtest.URL(t),
+		config.HTTPAddr:    ln.Addr().String(),
+	})
+	app, err := wire.New(t.Context(), cfg, wiretest.TestLogger(t), wire.Options{})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(app.Close)
+	if err := app.Serve(t.Context()); err == nil || !strings.Contains(err.Error(), "listen on") {
+		t.Fatalf("Serve on a busy address = %v, want a listen error", err)
+	}
+}

@@ -1,0 +1,74 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"bothy.example.com/server/internal/kernel/config"
+	"bothy.example.com/server/internal/kernel/migrate"
+	"bothy.example.com/server/internal/pglocal"
+)
+
+// Database returns the URL of the database the process uses and a function
+// that releases it. With database.url set it is that URL and stop does
+// nothing. With database.url empty it starts the embedded default: a
+// PostgreSQL cluster from the machine's binaries under embedded.dir (data in
+// pgdata/, the superuser's password in password, the server log in
+// postgres.log), created on first use and reused afterwards, holding the
+// database bothy; stop shuts that cluster down. Both keys are always read,
+// so the configuration check sees them whichever branch runs.
+//
+// The error wraps pglocal.ErrNotInstalled when PostgreSQL is missing (its
+// text says how to install it).
+func Database(ctx context.Context, cfg *config.Config, logger *slog.Logger) (url string, stop func(context.Context) error, err error) {
+	url = cfg.String(config.DatabaseURL)
+	dir := cfg.String(config.EmbeddedDir)
+	if url != "" {
+		return url, func(context.Context) error { return nil }, nil
+	}
+	if dir == "" {
+		return "", nil, errors.New("embedded default: embedded.dir is empty and database.url is not set")
+	}
+	dataDir, err := filepath.Abs(filepath.Join(dir, "pgdata"))
+	if err != nil {
+		return "", nil, fmt.Errorf("embedded default: %w", err)
+	}
+	logger.InfoContext(ctx, "starting the embedded default database", "dir", filepath.Dir(dataDir))
+	c, err := pglocal.Start(ctx, pglocal.Options{
+		Dir:      dataDir,
+		Fsync:    true,
+		Logger:   logger,
+		Database: pglocal.DefaultDatabase,
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("embedded default: %w", err)
+	}
+	logger.InfoContext(ctx, "embedded default database ready", "port", c.Port())
+	return c.URL(pglocal.DefaultDatabase), c.Stop, nil
+}
+
+// UsesEmbedded reports whether cfg selects the embedded default (database.url
+// empty). bothy serve migrates the embedded default on start, because no
+// operator runs bothy migrate against it.
+func UsesEmbedded(cfg *config.Config) bool {
+	return cfg.String(config.DatabaseURL) == ""
+}
+
+// Migrate applies Migrations to the database at url and returns how many
+// migration files it applied (0 when the schema was current). Concurrent
+// migrators serialize on an advisory lock inside migrate.Apply.
+func Migrate(ctx context.Context, cfg *config.Config, url string) (int, error) {
+	pool, err := NewPool(ctx, url, cfg.Int(config.DatabaseMaxConns))
+	if err != nil {
+		return 0, err
+	}
+	defer pool.Close()
+	n, err := migrate.Apply(ctx, pool, Migrations())
+	if err != nil {
+		return n, fmt.Errorf("apply migrations: %w", err)
+	}
+	return n, nil
+}

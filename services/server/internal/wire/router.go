@@ -1,0 +1,188 @@
+package wire
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/kernel/httpmw"
+	"bothy.example.com/server/internal/kernel/logging"
+	"bothy.example.com/server/internal/kernel/problem"
+	"bothy.example.com/server/internal/ops"
+)
+
+// routerDeps are what newRouter mounts.
+type routerDeps struct {
+	logger       *slog.Logger
+	maxBodyBytes int64
+	metrics      *ops.HTTPMetrics
+	server       apigen.StrictServerInterface
+	mount        func(chi.Router)
+}
+
+// newRouter builds the HTTP handler. Middleware order, outermost first:
+// the logger into the context (for Recover and problem.Write), Recover (so
+// a panic anywhere below is a 500 problem), RequestID (so every response,
+// even a panic's, carries X-Request-Id), AccessLog and the HTTP metrics
+// (which see the final status), BodyLimit (before anything reads a body).
+// All of them are chi middleware, so the metrics see the route pattern.
+func newRouter(d routerDeps) http.Handler {
+	r := chi.NewRouter()
+	r.Use(
+		withLogger(d.logger),
+		httpmw.Recover,
+		httpmw.RequestID,
+		httpmw.AccessLog(d.logger),
+		d.metrics.Middleware,
+		httpmw.BodyLimit(d.maxBodyBytes),
+	)
+	r.NotFound(notFound)
+	r.MethodNotAllowed(methodNotAllowed(r))
+
+	strict := apigen.NewStrictHandlerWithOptions(d.server, nil, apigen.StrictHTTPServerOptions{
+		RequestErrorHandlerFunc:  requestError,
+		ResponseErrorHandlerFunc: responseError,
+	})
+	apigen.HandlerWithOptions(strict, apigen.ChiServerOptions{
+		BaseRouter:       r,
+		ErrorHandlerFunc: parameterError,
+	})
+	if d.mount != nil {
+		d.mount(r)
+	}
+	return r
+}
+
+// withLogger puts the process's logger in every request's context, where
+// the kernel's middleware and problem.Write look for it (logging.From).
+func withLogger(logger *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(logging.With(r.Context(), logger)))
+		})
+	}
+}
+
+// notFound answers a path no route matches with a 404 problem.
+func notFound(w http.ResponseWriter, r *http.Request) {
+	if bodyTooLarge(w, r) {
+		return
+	}
+	problem.Write(w, r, problem.New(problem.ErrNotFound, "No operation has this path."))
+}
+
+// standardMethods are the methods offered in an Allow header.
+var standardMethods = []string{
+	http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace,
+}
+
+// methodNotAllowed answers a known path with a method it lacks: 405 with an
+// Allow header listing the methods it has (RFC 9110 requires it). chi does
+// not pass those methods to a custom handler, so they are looked up again.
+// A path with no method at all (chi reports unknown methods here too) is a
+// 404.
+func methodNotAllowed(mux *chi.Mux) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if bodyTooLarge(w, r) {
+			return
+		}
+		path := r.URL.RawPath
+		if path == "" {
+			path = r.URL.Path
+		}
+		var allowed []string
+		for _, m := range standardMethods {
+			if mux.Match(chi.NewRouteContext(), m, path) {
+				allowed = append(allowed, m)
+			}
+		}
+		if len(allowed) == 0 {
+			problem.Write(w, r, problem.New(problem.ErrNotFound, "No operation has this path."))
+			return
+		}
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		problem.Write(w, r, problem.New(problem.ErrMethodNotAllowed,
+			"This path does not support the method; the Allow header lists the methods it does."))
+	}
+}
+
+// bodyTooLarge reads and discards the request body of a request no
+// operation handles and answers 413 when it exceeds http.max_body_bytes.
+// BodyLimit rejects a declared Content-Length at once; a chunked body is
+// only caught by reading it, and an oversized request must get 413 whatever
+// its path. The read is bounded by BodyLimit's MaxBytesReader.
+func bodyTooLarge(w http.ResponseWriter, r *http.Request) bool {
+	if r.Body == nil || r.Body == http.NoBody {
+		return false
+	}
+	_, err := io.Copy(io.Discard, r.Body)
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		problem.Write(w, r, err)
+		return true
+	}
+	return false
+}
+
+// requestError answers a request body the strict server could not decode:
+// 413 when the body was cut by the size limit, otherwise 400
+// validation_failed naming the body.
+func requestError(w http.ResponseWriter, r *http.Request, err error) {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		problem.Write(w, r, err)
+		return
+	}
+	problem.Write(w, r, problem.Validation(problem.FieldError{
+		Field:   "body",
+		Message: "is not a valid JSON document for this operation",
+	}))
+}
+
+// responseError answers an error a handler returned. Expected outcomes are
+// typed responses, so this is either a problem kind (a module returned, for
+// example, problem.ErrNotFound) or unexpected, which problem.Write turns into
+// a 500 without internals and logs.
+func responseError(w http.ResponseWriter, r *http.Request, err error) {
+	problem.Write(w, r, err)
+}
+
+// parameterError answers a path, query or header parameter the generated
+// router could not bind: 400 validation_failed naming the parameter.
+func parameterError(w http.ResponseWriter, r *http.Request, err error) {
+	problem.Write(w, r, problem.Validation(parameterField(err)))
+}
+
+// parameterField names the parameter of a binding error and says what is
+// wrong in words that do not echo the raw input.
+func parameterField(err error) problem.FieldError {
+	var (
+		invalid   *apigen.InvalidParamFormatError
+		required  *apigen.RequiredParamError
+		header    *apigen.RequiredHeaderError
+		unmarshal *apigen.UnmarshalingParamError
+		tooMany   *apigen.TooManyValuesForParamError
+		cookie    *apigen.UnescapedCookieParamError
+	)
+	switch {
+	case errors.As(err, &invalid):
+		return problem.FieldError{Field: invalid.ParamName, Message: "has an invalid format"}
+	case errors.As(err, &required):
+		return problem.FieldError{Field: required.ParamName, Message: "is required"}
+	case errors.As(err, &header):
+		return problem.FieldError{Field: header.ParamName, Message: "is required"}
+	case errors.As(err, &unmarshal):
+		return problem.FieldError{Field: unmarshal.ParamName, Message: "is not valid JSON"}
+	case errors.As(err, &tooMany):
+		return problem.FieldError{Field: tooMany.ParamName, Message: "must be given once"}
+	case errors.As(err, &cookie):
+		return problem.FieldError{Field: cookie.ParamName, Message: "has an invalid encoding"}
+	}
+	return problem.FieldError{Field: "request", Message: "has an invalid parameter"}
+}

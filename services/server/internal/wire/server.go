@@ -1,0 +1,37 @@
+package wire
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/kernel/migrate"
+	"bothy.example.com/server/internal/ops"
+)
+
+// server is the one strict server: it embeds each module's handler type,
+// whose methods together cover every operation of api/openapi.yaml. A new
+// module's handler is added as another embedded field; the assertion below
+// fails to compile while an operation has no implementation.
+type server struct {
+	*ops.Server
+}
+
+var _ apigen.StrictServerInterface = (*server)(nil)
+
+// readiness binds ops.Readiness to the pool and the migration runner.
+type readiness struct {
+	pool *pgxpool.Pool
+	sets []migrate.Set
+}
+
+// Ping checks that the database answers a round trip.
+func (r readiness) Ping(ctx context.Context) error {
+	return r.pool.Ping(ctx)
+}
+
+// PendingMigrations counts the migrations migrate.Apply would still apply.
+func (r readiness) PendingMigrations(ctx context.Context) (int, error) {
+	return migrate.Pending(ctx, r.pool, r.sets)
+}

@@ -1,0 +1,275 @@
+// Package wire is bothy's composition root: the one place that reads the
+// configuration, builds every module once, binds ports to adapters, mounts
+// the generated strict server on chi and runs the process roles. No DI
+// framework: New is plain code that reads top to bottom in dependency order.
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"bothy.example.com/server/internal/kernel/clock"
+	"bothy.example.com/server/internal/kernel/config"
+	"bothy.example.com/server/internal/kernel/migrate"
+	"bothy.example.com/server/internal/kernel/tx"
+	"bothy.example.com/server/internal/ops"
+)
+
+// RoleAPI serves the HTTP API (and, today, the operational endpoints). The
+// gateway and maintenance roles arrive with their issues.
+const RoleAPI = "api"
+
+// Roles lists every role a process can take, in the order they start.
+func Roles() []string {
+	return []string{RoleAPI}
+}
+
+// Migrations returns the migration sets of every module in the module
+// register's order (architecture/modules.yaml), the order migrate.Apply
+// applies them in, so a module's tables exist before a later module's
+// migration refers to them. It is empty until the first module arrives: each
+// module's issue appends its set here.
+func Migrations() []migrate.Set {
+	return nil
+}
+
+// Options are what a caller of New chooses beyond the configuration. The
+// zero value is the production setup.
+type Options struct {
+	// Roles the process serves; empty means every role (see Roles). An
+	// unknown role is an error.
+	Roles []string
+	// DatabaseURL overrides the database.url key, for the URL Database
+	// returns when it started the embedded default. Empty means the key.
+	DatabaseURL string
+	// Migrate applies Migrations before serving. bothy serve sets it for the
+	// embedded default, which has no operator to run bothy migrate.
+	Migrate bool
+	// Clock is the time source of every module; nil means clock.System().
+	// Tests pass a clock.Fake.
+	Clock clock.Clock
+	// Mount, when set, adds routes to the router after the API's. It exists
+	// for tests that need a route the API lacks (a handler that panics, to
+	// check the recovery path); production leaves it nil.
+	Mount func(r chi.Router)
+}
+
+// App is one wired bothy process: its database pool, its HTTP handler and
+// the settings to serve it. Build it with New, run it with Serve, release it
+// with Close.
+type App struct {
+	logger            *slog.Logger
+	clock             clock.Clock
+	pool              *pgxpool.Pool
+	tx                *tx.Runner
+	registry          *prometheus.Registry
+	handler           http.Handler
+	addr              string
+	readHeaderTimeout time.Duration
+	shutdownTimeout   time.Duration
+}
+
+// New wires a process from cfg. It reads every configuration key the
+// process uses, connects the pool (lazily: a database that is down at start
+// makes /readyz answer 503 until it is back, it does not stop the process),
+// applies migrations when opts.Migrate is set, and builds the router. It
+// fails on a bad configuration value, an unknown key set in the file or the
+// environment (config.Err), an unknown role, an unusable database URL, or
+// a failed migration; nothing is left open when it fails.
+func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Options) (*App, error) {
+	if err := checkRoles(opts.Roles); err != nil {
+		return nil, err
+	}
+	a := &App{
+		logger:            logger,
+		clock:             opts.Clock,
+		addr:              cfg.String(config.HTTPAddr),
+		readHeaderTimeout: cfg.Duration(config.HTTPReadHeaderTimeout),
+		shutdownTimeout:   cfg.Duration(config.HTTPShutdownTimeout),
+	}
+	if a.clock == nil {
+		a.clock = clock.System()
+	}
+	dbURL := cfg.String(config.DatabaseURL)
+	if opts.DatabaseURL != "" {
+		dbURL = opts.DatabaseURL
+	}
+	maxConns := cfg.Int(config.DatabaseMaxConns)
+	maxBody := cfg.Bytes(config.HTTPMaxBodyBytes)
+	readinessTimeout := cfg.Duration(ops.KeyReadinessTimeout)
+	// Every key is read by now: report all bad values and typos at once.
+	if err := cfg.Err(); err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	if dbURL == "" {
+		return nil, errors.New("wire: no database url: set database.url or start the embedded default with wire.Database")
+	}
+
+	pool, err := NewPool(ctx, dbURL, maxConns)
+	if err != nil {
+		return nil, err
+	}
+	a.pool = pool
+	a.tx = tx.NewRunner(pool)
+	if opts.Migrate {
+		n, err := migrate.Apply(ctx, pool, Migrations())
+		if err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("apply migrations: %w", err)
+		}
+		logger.InfoContext(ctx, "migrations applied", "applied", n)
+	}
+
+	a.registry = prometheus.NewRegistry()
+	if err := a.registry.Register(collectors.NewGoCollector()); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("register go collector: %w", err)
+	}
+	if err := a.registry.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("register process collector: %w", err)
+	}
+	httpMetrics, err := ops.NewHTTPMetrics(a.registry)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	opsServer, err := ops.New(ops.Deps{
+		Readiness:        readiness{pool: pool, sets: Migrations()},
+		Gatherer:         a.registry,
+		ReadinessTimeout: readinessTimeout,
+		Logger:           logger,
+	})
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("ops: %w", err)
+	}
+
+	a.handler = newRouter(routerDeps{
+		logger:       logger,
+		maxBodyBytes: maxBody,
+		metrics:      httpMetrics,
+		server:       &server{Server: opsServer},
+		mount:        opts.Mount,
+	})
+	return a, nil
+}
+
+// checkRoles rejects roles that do not exist, so `--roles gatway` fails
+// loudly instead of starting a process that serves nothing.
+func checkRoles(roles []string) error {
+	for _, r := range roles {
+		if !slices.Contains(Roles(), r) {
+			return fmt.Errorf("wire: unknown role %q (known: %v)", r, Roles())
+		}
+	}
+	return nil
+}
+
+// NewPool opens a pgx pool on url with at most maxConns connections. Every
+// connection gets search_path pg_catalog, so a query that names a table
+// without its module's schema fails instead of finding some other table.
+func NewPool(ctx context.Context, url string, maxConns int) (*pgxpool.Pool, error) {
+	pc, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// The URL may hold a password: do not repeat it.
+		return nil, errors.New("database.url is not a valid PostgreSQL URL")
+	}
+	if maxConns < 1 {
+		return nil, fmt.Errorf("database.max_conns is %d, want at least 1", maxConns)
+	}
+	pc.MaxConns = int32(min(maxConns, 1<<30))
+	pc.ConnConfig.RuntimeParams["search_path"] = "pg_catalog"
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("open database pool: %w", err)
+	}
+	return pool, nil
+}
+
+// Handler returns the process's HTTP handler: middleware, the API routes and
+// the problem responses for unknown paths and methods.
+func (a *App) Handler() http.Handler {
+	return a.handler
+}
+
+// Pool returns the database pool, for integration tests that seed or
+// inspect rows through the same connections the App uses.
+func (a *App) Pool() *pgxpool.Pool {
+	return a.pool
+}
+
+// Tx returns the transaction runner every module's use cases share.
+func (a *App) Tx() *tx.Runner {
+	return a.tx
+}
+
+// Clock returns the time source the modules use (a clock.Fake in tests).
+func (a *App) Clock() clock.Clock {
+	return a.clock
+}
+
+// Serve listens on http.addr and serves until ctx is cancelled, then drains:
+// it stops accepting, waits for in-flight requests at most
+// http.shutdown_timeout, and returns nil after a clean drain. It returns an
+// error when it cannot listen, when the server fails, or when the drain
+// timed out (the remaining connections are closed).
+func (a *App) Serve(ctx context.Context) error {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", a.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", a.addr, err)
+	}
+	return a.ServeListener(ctx, ln)
+}
+
+// ServeListener is Serve on a listener the caller opened (tests listen on
+// 127.0.0.1:0 and read the port back). It closes ln.
+func (a *App) ServeListener(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           a.handler,
+		ReadHeaderTimeout: a.readHeaderTimeout,
+		ErrorLog:          slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn),
+	}
+	a.logger.InfoContext(ctx, "serving http", "addr", ln.Addr().String())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+
+	select {
+	case err := <-done:
+		return fmt.Errorf("serve http: %w", err)
+	case <-ctx.Done():
+	}
+	a.logger.InfoContext(ctx, "draining http", "timeout", a.shutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.shutdownTimeout)
+	defer cancel()
+	shutdownErr := srv.Shutdown(sctx)
+	if shutdownErr != nil {
+		_ = srv.Close()
+	}
+	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve http: %w", err)
+	}
+	if shutdownErr != nil {
+		return fmt.Errorf("drain http: %w", shutdownErr)
+	}
+	a.logger.InfoContext(ctx, "http drained")
+	return nil
+}
+
+// Close releases the App's resources (the database pool). Call it after
+// Serve returned; it waits for connections in use to be released.
+func (a *App) Close() {
+	a.pool.Close()
+}

@@ -1,0 +1,228 @@
+package wiretest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"bothy.example.com/server/internal/kernel/correlation"
+	"bothy.example.com/server/internal/kernel/problem"
+)
+
+// RepoRoot returns the repository root: the nearest directory at or above
+// the working directory that holds go.work. Tests run in their package
+// directory, so this finds api/ and docs/ wherever the checkout lives.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("repo root: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("repo root: no go.work at or above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// SpecPath returns the path of the OpenAPI document under the repository
+// root.
+func SpecPath(root string) string {
+	return filepath.Join(root, "api", "openapi.yaml")
+}
+
+// loaded is the OpenAPI document and its router, loaded once per test binary.
+var loaded struct {
+	once   sync.Once
+	doc    *openapi3.T
+	router routers.Router
+	err    error
+}
+
+// Spec returns api/openapi.yaml, parsed and validated once per test binary,
+// and a router that finds the operation of a request.
+func Spec() (*openapi3.T, routers.Router, error) {
+	loaded.once.Do(func() {
+		root, err := RepoRoot()
+		if err != nil {
+			loaded.err = err
+			return
+		}
+		doc, err := openapi3.NewLoader().LoadFromFile(SpecPath(root))
+		if err != nil {
+			loaded.err = fmt.Errorf("load openapi: %w", err)
+			return
+		}
+		if err := doc.Validate(context.Background()); err != nil {
+			loaded.err = fmt.Errorf("validate openapi: %w", err)
+			return
+		}
+		router, err := legacy.NewRouter(doc)
+		if err != nil {
+			loaded.err = fmt.Errorf("openapi router: %w", err)
+			return
+		}
+		loaded.doc, loaded.router = doc, router
+	})
+	return loaded.doc, loaded.router, loaded.err
+}
+
+// Validate checks one response to req against the API contract and returns
+// every way it breaks it:
+//   - X-Request-Id is present and valid;
+//   - a JSON body (application/json or any +json type) parses and holds no
+//     null anywhere (spec 05: optional members are omitted, lists are []);
+//   - when the document has an operation for req, the status, content type
+//     and body match that operation (undocumented statuses fail);
+//   - otherwise (no route, or a method the path lacks: the router's 404,
+//     405 and the body limit's 413) the body is a Problem;
+//   - a problem body agrees with the response: its status is the HTTP
+//     status and its type is urn:bothy:problem:<code>.
+func Validate(ctx context.Context, req *http.Request, status int, header http.Header, body []byte) error {
+	doc, router, err := Spec()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	if id := header.Get(correlation.Header); id == "" {
+		errs = append(errs, errors.New("response has no X-Request-Id header"))
+	} else if !correlation.Valid(id) {
+		errs = append(errs, fmt.Errorf("response X-Request-Id %q is not a valid request id", id))
+	}
+
+	mediaType, _, _ := mime.ParseMediaType(header.Get("Content-Type"))
+	isJSON := mediaType == "application/json" || strings.HasSuffix(mediaType, "+json")
+	var value any
+	if isJSON {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.UseNumber()
+		if err := dec.Decode(&value); err != nil {
+			return errors.Join(append(errs, fmt.Errorf("response body is not json: %w", err))...)
+		}
+		if path, found := findNull(value, "$"); found {
+			errs = append(errs, fmt.Errorf("response body has null at %s", path))
+		}
+	}
+
+	// The router matches paths only: the document's server is relative.
+	routed := req.Clone(ctx)
+	routed.URL = &url.URL{Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery}
+	route, pathParams, routeErr := router.FindRoute(routed)
+	if routeErr == nil {
+		in := &openapi3filter.ResponseValidationInput{
+			RequestValidationInput: &openapi3filter.RequestValidationInput{
+				Request:    routed,
+				PathParams: pathParams,
+				Route:      route,
+			},
+			Status: status,
+			Header: header,
+			Body:   io.NopCloser(bytes.NewReader(body)),
+			Options: &openapi3filter.Options{
+				IncludeResponseStatus: true,
+				MultiError:            true,
+			},
+		}
+		if err := openapi3filter.ValidateResponse(ctx, in); err != nil {
+			errs = append(errs, fmt.Errorf("openapi: %s %s -> %d: %w", req.Method, req.URL.Path, status, err))
+		}
+	} else {
+		if mediaType != problem.ContentType {
+			errs = append(errs, fmt.Errorf("%s %s has no operation in the document, so its %d must be %s, got %q",
+				req.Method, req.URL.Path, status, problem.ContentType, header.Get("Content-Type")))
+		} else if schema := doc.Components.Schemas["Problem"]; schema == nil || schema.Value == nil {
+			errs = append(errs, errors.New("openapi: components.schemas.Problem is missing"))
+		} else if err := schema.Value.VisitJSON(plain(value), openapi3.MultiErrors()); err != nil {
+			errs = append(errs, fmt.Errorf("openapi: problem body: %w", err))
+		}
+	}
+
+	if mediaType == problem.ContentType && value != nil {
+		errs = append(errs, checkProblem(value, status)...)
+	}
+	return errors.Join(errs...)
+}
+
+// checkProblem checks that a problem body agrees with its response.
+func checkProblem(value any, status int) []error {
+	obj, ok := value.(map[string]any)
+	if !ok {
+		return []error{errors.New("problem body is not a json object")}
+	}
+	var errs []error
+	if n, ok := obj["status"].(json.Number); !ok || n.String() != strconv.Itoa(status) {
+		errs = append(errs, fmt.Errorf("problem status %v differs from the response status %d", obj["status"], status))
+	}
+	code, _ := obj["code"].(string)
+	if typ, _ := obj["type"].(string); typ != problem.TypePrefix+code {
+		errs = append(errs, fmt.Errorf("problem type %q is not %s%s", typ, problem.TypePrefix, code))
+	}
+	return errs
+}
+
+// findNull returns the JSON path of the first null in v.
+func findNull(v any, path string) (string, bool) {
+	switch t := v.(type) {
+	case nil:
+		return path, true
+	case map[string]any:
+		for k, e := range t {
+			if p, found := findNull(e, path+"."+k); found {
+				return p, true
+			}
+		}
+	case []any:
+		for i, e := range t {
+			if p, found := findNull(e, fmt.Sprintf("%s[%d]", path, i)); found {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+// plain turns json.Number leaves into float64, the number type kin-openapi's
+// schema validation expects.
+func plain(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		f, err := t.Float64()
+		if err != nil {
+			return t.String()
+		}
+		return f
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = plain(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = plain(e)
+		}
+		return out
+	}
+	return v
+}
