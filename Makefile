@@ -78,6 +78,10 @@ run: build ## Build and serve on 127.0.0.1:8080 (embedded PostgreSQL under .both
 migrate: build ## Apply pending database migrations (embedded default unless database.url is set).
 	$(BOTHY) migrate
 
+.PHONY: bench
+bench: ## Benchmark the event log on a throwaway PostgreSQL (fsync on; a few minutes); writes docs/benchmarks.md and .json.
+	$(GO) run ./services/server/cmd/bothybench -out docs
+
 ##@ Tools
 
 .PHONY: tools

@@ -93,6 +93,13 @@ func TestRegisterCheck(t *testing.T) {
 			},
 		},
 		{
+			name: "declared write of another schema passes",
+			mutate: func(t *testing.T, root string) {
+				replaceIn(t, root, registerYML, "    serves_operations: true\n", "    serves_operations: true\n    writes_schemas: [bothy_meta]\n")
+				writeFile(t, root, "services/server/internal/ops/meta.go", "package ops\n\nconst q = \"DELETE FROM bothy_meta.schema_migrations\"\n")
+			},
+		},
+		{
 			name: "declared read does not allow writes",
 			mutate: func(t *testing.T, root string) {
 				replaceIn(t, root, registerYML, "    serves_operations: true\n", "    serves_operations: true\n    reads_schemas: [bothy_meta]\n")

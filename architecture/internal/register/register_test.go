@@ -202,6 +202,18 @@ func TestParseRejects(t *testing.T) {
 			wantErr: "component ops: reads_schemas names unknown schema billing",
 		},
 		{
+			name:    "writes an unknown schema",
+			old:     "    serves_operations: true\n",
+			new:     "    serves_operations: true\n    writes_schemas: [billing]\n",
+			wantErr: "component ops: writes_schemas names unknown schema billing",
+		},
+		{
+			name:    "module may not write other schemas",
+			old:     "    may_use: [instance]\n",
+			new:     "    may_use: [instance]\n    writes_schemas: [instance]\n",
+			wantErr: "field writes_schemas not found",
+		},
+		{
 			name:    "module may not read other schemas",
 			old:     "    may_use: [instance]\n",
 			new:     "    may_use: [instance]\n    reads_schemas: [instance]\n",

@@ -158,7 +158,7 @@ func (c *sqlChecker) checkText(comp register.Component, rel string, t sqlText, c
 	for _, m := range c.schemaRE.FindAllStringSubmatchIndex(clean, -1) {
 		schema := strings.ToLower(clean[m[2]:m[3]])
 		owner := c.reg.SchemaOwnerPath(schema)
-		if rel == owner || strings.HasPrefix(rel, owner+"/") {
+		if rel == owner || strings.HasPrefix(rel, owner+"/") || slices.Contains(comp.WritesSchemas, schema) {
 			continue
 		}
 		if slices.Contains(comp.ReadsSchemas, schema) {

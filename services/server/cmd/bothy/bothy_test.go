@@ -16,6 +16,7 @@ import (
 	"bothy.example.com/server/internal/pglocal"
 	"bothy.example.com/server/internal/pgtest"
 	"bothy.example.com/server/internal/wire"
+	"bothy.example.com/server/internal/wire/wiretest"
 )
 
 // Timeouts of the end-to-end tests: generous, because a loaded CI machine
@@ -140,8 +141,77 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 	}
 }
 
-// TestMigrate runs bothy migrate against a database without the migration
-// bookkeeping and expects nothing pending afterwards.
+// TestServeMaintenanceRole runs bothy serve with the maintenance role
+// alone: it runs the partition upkeep at once and stops cleanly on SIGTERM.
+func TestServeMaintenanceRole(t *testing.T) {
+	t.Parallel()
+	p := start(t, environ("BOTHY_DATABASE_URL="+pgtest.URL(t)), "serve", "--roles", "maintenance")
+	p.waitLog(`"msg":"partition upkeep done"`, serveWithin)
+	p.stop(syscall.SIGTERM, exitMargin)
+	if log := p.log(); !strings.Contains(log, `"msg":"maintenance stopped"`) || strings.Contains(log, `"msg":"serving http"`) {
+		t.Fatalf("log of a maintenance-only process:\n%s", log)
+	}
+}
+
+// TestServeDefaultRoles runs bothy serve without --roles: it serves HTTP and
+// runs the maintenance role, and stops both on SIGTERM.
+func TestServeDefaultRoles(t *testing.T) {
+	t.Parallel()
+	p := start(t, environ(
+		"BOTHY_DATABASE_URL="+pgtest.URL(t),
+		"BOTHY_HTTP_ADDR=127.0.0.1:0",
+		"BOTHY_HTTP_SHUTDOWN_TIMEOUT=5s",
+	), "serve")
+	base := p.baseURL(serveWithin)
+	p.waitReady(base, readyWithin)
+	p.waitLog(`"msg":"partition upkeep done"`, serveWithin)
+	p.stop(syscall.SIGTERM, 5*time.Second+exitMargin)
+	if log := p.log(); !strings.Contains(log, `"msg":"http drained"`) || !strings.Contains(log, `"msg":"maintenance stopped"`) {
+		t.Fatalf("log lacks the drain or the end of maintenance. Log:\n%s", log)
+	}
+}
+
+// TestMaintain runs bothy maintain twice on a migrated database: each run
+// prints its report as one line of JSON; the first creates the partitions
+// around now (the pgtest template is migrated without setup), the second has
+// nothing left to create.
+func TestMaintain(t *testing.T) {
+	t.Parallel()
+	env := environ("BOTHY_DATABASE_URL=" + pgtest.URL(t))
+	type report struct {
+		Created          []json.RawMessage `json:"created"`
+		Dropped          []json.RawMessage `json:"dropped"`
+		MovedFromDefault *int64            `json:"moved_from_default"`
+		HorizonSeq       *int64            `json:"horizon_seq"`
+	}
+	maintain := func() report {
+		t.Helper()
+		out, stderr, code := runOut(t, env, "maintain")
+		if code != 0 {
+			t.Fatalf("bothy maintain exited %d; stderr: %s", code, stderr)
+		}
+		var rep report
+		dec := json.NewDecoder(strings.NewReader(out))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&rep); err != nil || rep.Created == nil || rep.Dropped == nil || rep.MovedFromDefault == nil || rep.HorizonSeq == nil {
+			t.Fatalf("maintain output %q is not a full upkeep report (%v)", out, err)
+		}
+		if strings.Count(strings.TrimSpace(out), "\n") != 0 {
+			t.Fatalf("maintain output is not one line: %q", out)
+		}
+		return rep
+	}
+	first := maintain()
+	if len(first.Created) == 0 {
+		t.Fatal("the first bothy maintain created no partition")
+	}
+	if second := maintain(); len(second.Created) != 0 || len(second.Dropped) != 0 {
+		t.Fatalf("the second bothy maintain changed partitions: %+v", second)
+	}
+}
+
+// TestMigrate runs bothy migrate against a database bothy never migrated
+// and expects nothing pending afterwards.
 func TestMigrate(t *testing.T) {
 	t.Parallel()
 	dbURL := pgtest.URL(t)
@@ -150,9 +220,7 @@ func TestMigrate(t *testing.T) {
 		t.Fatalf("connect: %v", err)
 	}
 	t.Cleanup(func() { _ = conn.Close(t.Context()) })
-	if _, err := conn.Exec(t.Context(), "DROP SCHEMA IF EXISTS bothy_meta CASCADE"); err != nil {
-		t.Fatalf("drop bookkeeping: %v", err)
-	}
+	wiretest.Unmigrate(t, conn)
 	pending := func() int {
 		t.Helper()
 		pool, err := wire.NewPool(t.Context(), dbURL, 2)
@@ -167,7 +235,7 @@ func TestMigrate(t *testing.T) {
 		return n
 	}
 	if n := pending(); n == 0 {
-		t.Fatal("Pending = 0 before bothy migrate, want > 0 (the bookkeeping is gone)")
+		t.Fatal("Pending = 0 before bothy migrate, want > 0 (the schemas are gone)")
 	}
 
 	out, stderr, code := runOut(t, environ("BOTHY_DATABASE_URL="+dbURL), "migrate")

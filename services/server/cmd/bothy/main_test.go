@@ -215,6 +215,26 @@ func (p *process) waitReady(base string, within time.Duration) {
 	}
 }
 
+// waitLog waits until a log line contains s.
+func (p *process) waitLog(s string, within time.Duration) {
+	p.t.Helper()
+	deadline := time.Now().Add(within)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !strings.Contains(p.log(), s) {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("no log line with %s within %v. Log:\n%s", s, within, p.log())
+		}
+		select {
+		case <-tick.C:
+		case <-p.exited:
+			if !strings.Contains(p.log(), s) {
+				p.t.Fatalf("bothy exited (%v) before logging %s. Log:\n%s", p.err, s, p.log())
+			}
+		}
+	}
+}
+
 // stop sends sig and waits for the exit; it fails unless bothy exits
 // cleanly (code 0) within the time given.
 func (p *process) stop(sig syscall.Signal, within time.Duration) {

@@ -28,9 +28,11 @@ const (
 )
 
 const usage = `usage:
-  bothy serve [--roles api] [--config FILE]   serve the API until SIGINT or SIGTERM
-  bothy migrate [--config FILE]               apply database migrations
-  bothy version                               print the build as JSON
+  bothy serve [--roles api,maintenance] [--config FILE]
+                                  serve the roles until SIGINT or SIGTERM
+  bothy migrate [--config FILE]   apply database migrations, create the instance
+  bothy maintain [--config FILE]  run the event log's partition upkeep once
+  bothy version                   print the build as JSON
 
 The configuration file may also be named by BOTHY_CONFIG; every key can be
 set with a BOTHY_ environment variable (docs/operations/configuration.md).
@@ -56,6 +58,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		err = serve(ctx, args[1:], environ, stderr)
 	case "migrate":
 		err = migrateCmd(ctx, args[1:], environ, stdout, stderr)
+	case "maintain":
+		err = maintainCmd(ctx, args[1:], environ, stdout, stderr)
 	case "version":
 		err = printVersion(args[1:], stdout, version)
 	case "help", "-h", "--help":
@@ -221,7 +225,7 @@ func migrateCmd(ctx context.Context, args, environ []string, stdout, stderr io.W
 			err = fail(ctx, logger, "stop database", serr)
 		}
 	}()
-	n, err := wire.Migrate(ctx, cfg, url)
+	n, err := wire.Migrate(ctx, cfg, url, logger)
 	if err != nil {
 		return fail(ctx, logger, "migrate", err)
 	}
@@ -230,6 +234,42 @@ func migrateCmd(ctx context.Context, args, environ []string, stdout, stderr io.W
 	}
 	logger.InfoContext(ctx, "migrations applied", "applied", n)
 	return writeJSON(stdout, map[string]int{"applied": n})
+}
+
+// maintainCmd runs one partition upkeep of the event log and prints its
+// report as JSON on stdout (partitions created and dropped, events moved out
+// of the default partition, the retention horizon).
+func maintainCmd(ctx context.Context, args, environ []string, stdout, stderr io.Writer) (err error) {
+	configPath, err := flags("maintain", args, environ, stderr, nil)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	cfg, logger, err := setup(ctx, configPath, environ, stderr)
+	if err != nil {
+		return err
+	}
+	url, stopDB, err := wire.Database(ctx, cfg, logger)
+	if err != nil {
+		return fail(ctx, logger, "start database", err)
+	}
+	defer func() {
+		if serr := stopDB(context.WithoutCancel(ctx)); serr != nil && err == nil {
+			err = fail(ctx, logger, "stop database", serr)
+		}
+	}()
+	app, err := wire.New(ctx, cfg, logger, wire.Options{DatabaseURL: url})
+	if err != nil {
+		return fail(ctx, logger, "wire", err)
+	}
+	defer app.Close()
+	rep, err := app.Maintain(ctx)
+	if err != nil {
+		return fail(ctx, logger, "maintain", err)
+	}
+	logger.InfoContext(ctx, "partition upkeep done", "created", len(rep.Created), "dropped", len(rep.Dropped), "horizon_seq", rep.HorizonSeq)
+	return writeJSON(stdout, rep)
 }
 
 // buildInfo is what bothy version prints.

@@ -69,6 +69,31 @@ func TestNewRejects(t *testing.T) {
 			want:    "not a valid PostgreSQL URL",
 		},
 		{
+			name:    "no instance name",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_INSTANCE_NAME="},
+			want:    "instance.name",
+		},
+		{
+			name:    "tail without batches",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_SYNC_TAIL_BATCH_SIZE=0"},
+			want:    "sync.tail_batch_size",
+		},
+		{
+			name:    "tail that never polls",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_SYNC_TAIL_POLL_INTERVAL=0s"},
+			want:    "sync.tail_poll_interval",
+		},
+		{
+			name:    "maintenance that never runs",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_SYNC_MAINTENANCE_INTERVAL=0s"},
+			want:    "sync.maintenance_interval",
+		},
+		{
+			name:    "partitions of one second",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_SYNC_PARTITION_INTERVAL=1s"},
+			want:    "sync.partition_interval",
+		},
+		{
 			name:    "no connections",
 			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_DATABASE_MAX_CONNS=0"},
 			want:    "database.max_conns",

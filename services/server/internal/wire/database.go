@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"bothy.example.com/server/internal/kernel/clock"
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/kernel/migrate"
+	"bothy.example.com/server/internal/kernel/tx"
 	"bothy.example.com/server/internal/pglocal"
 )
 
@@ -58,10 +60,22 @@ func UsesEmbedded(cfg *config.Config) bool {
 }
 
 // Migrate applies Migrations to the database at url and returns how many
-// migration files it applied (0 when the schema was current). Concurrent
-// migrators serialize on an advisory lock inside migrate.Apply.
-func Migrate(ctx context.Context, cfg *config.Config, url string) (int, error) {
-	pool, err := NewPool(ctx, url, cfg.Int(config.DatabaseMaxConns))
+// migration files it applied (0 when the schema was current). Then it
+// creates the instance when it is missing (named instance.name) and runs one
+// partition upkeep of the event log, so a database bothy migrate prepared is
+// ready to serve. Concurrent migrators serialize on an advisory lock inside
+// migrate.Apply; the setup steps are idempotent. It fails on a bad
+// configuration value before touching the database.
+func Migrate(ctx context.Context, cfg *config.Config, url string, logger *slog.Logger) (int, error) {
+	maxConns := cfg.Int(config.DatabaseMaxConns)
+	logCfg := readEventLogConfig(cfg)
+	if err := cfg.Err(); err != nil {
+		return 0, fmt.Errorf("configuration: %w", err)
+	}
+	if err := logCfg.validate(); err != nil {
+		return 0, err
+	}
+	pool, err := NewPool(ctx, url, maxConns)
 	if err != nil {
 		return 0, err
 	}
@@ -69,6 +83,13 @@ func Migrate(ctx context.Context, cfg *config.Config, url string) (int, error) {
 	n, err := migrate.Apply(ctx, pool, Migrations())
 	if err != nil {
 		return n, fmt.Errorf("apply migrations: %w", err)
+	}
+	log, err := newEventLog(pool, tx.NewRunner(pool), clock.System(), logger, logCfg)
+	if err != nil {
+		return n, err
+	}
+	if err := log.setUp(ctx, logCfg.instanceName, logger); err != nil {
+		return n, err
 	}
 	return n, nil
 }

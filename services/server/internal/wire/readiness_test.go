@@ -27,18 +27,16 @@ func TestReadinessOnMigratedDatabase(t *testing.T) {
 	}
 }
 
-// TestReadinessFollowsMigrations removes the migration bookkeeping (the
-// state of a database bothy never migrated), expects 503, migrates and
-// expects 200, without restarting the App.
+// TestReadinessFollowsMigrations drops every schema of the migrations and
+// their bookkeeping (the state of a database bothy never migrated), expects
+// 503, migrates and expects 200, without restarting the App.
 func TestReadinessFollowsMigrations(t *testing.T) {
 	t.Parallel()
 	env := wiretest.New(t)
 	ctx := t.Context()
 	pool := env.App.Pool()
 
-	if _, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS bothy_meta CASCADE"); err != nil {
-		t.Fatalf("drop bookkeeping: %v", err)
-	}
+	wiretest.Unmigrate(t, pool)
 	pending, err := migrate.Pending(ctx, pool, wire.Migrations())
 	if err != nil || pending == 0 {
 		t.Fatalf("Pending after dropping the bookkeeping = %d, %v; want > 0", pending, err)

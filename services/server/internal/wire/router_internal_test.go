@@ -126,7 +126,9 @@ func TestCheckRoles(t *testing.T) {
 	}{
 		{name: "none means all", roles: nil},
 		{name: "api", roles: []string{RoleAPI}},
-		{name: "unknown", roles: []string{RoleAPI, "maintenance"}, wantErr: true},
+		{name: "maintenance", roles: []string{RoleMaintenance}},
+		{name: "both", roles: []string{RoleAPI, RoleMaintenance}},
+		{name: "unknown", roles: []string{RoleAPI, "gatway"}, wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	gosync "sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -19,29 +20,44 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"bothy.example.com/server/internal/instance"
+	instancepg "bothy.example.com/server/internal/instance/adapters/postgres"
+	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/clock"
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/kernel/migrate"
 	"bothy.example.com/server/internal/kernel/tx"
 	"bothy.example.com/server/internal/ops"
+	syncmod "bothy.example.com/server/internal/sync"
+	syncpg "bothy.example.com/server/internal/sync/adapters/postgres"
+	syncapp "bothy.example.com/server/internal/sync/app"
 )
 
-// RoleAPI serves the HTTP API (and, today, the operational endpoints). The
-// gateway and maintenance roles arrive with their issues.
-const RoleAPI = "api"
+// The roles a process can serve (bothy serve --roles). The gateway role
+// arrives with its issue.
+const (
+	// RoleAPI serves the HTTP API and the operational endpoints.
+	RoleAPI = "api"
+	// RoleMaintenance runs the event log's partition upkeep every
+	// sync.maintenance_interval. Several processes may run it: upkeep runs
+	// serialize in the database.
+	RoleMaintenance = "maintenance"
+)
 
 // Roles lists every role a process can take, in the order they start.
 func Roles() []string {
-	return []string{RoleAPI}
+	return []string{RoleAPI, RoleMaintenance}
 }
 
 // Migrations returns the migration sets of every module in the module
 // register's order (architecture/modules.yaml), the order migrate.Apply
 // applies them in, so a module's tables exist before a later module's
-// migration refers to them. It is empty until the first module arrives: each
-// module's issue appends its set here.
+// migration refers to them. Each module's issue appends its set here.
 func Migrations() []migrate.Set {
-	return nil
+	return []migrate.Set{
+		instancepg.Migrations(),
+		syncpg.Migrations(),
+	}
 }
 
 // Options are what a caller of New chooses beyond the configuration. The
@@ -53,8 +69,10 @@ type Options struct {
 	// DatabaseURL overrides the database.url key, for the URL Database
 	// returns when it started the embedded default. Empty means the key.
 	DatabaseURL string
-	// Migrate applies Migrations before serving. bothy serve sets it for the
-	// embedded default, which has no operator to run bothy migrate.
+	// Migrate applies Migrations before serving, creates the instance when
+	// it is missing and runs one partition upkeep, as bothy migrate does.
+	// bothy serve sets it for the embedded default, which has no operator to
+	// run bothy migrate.
 	Migrate bool
 	// Clock is the time source of every module; nil means clock.System().
 	// Tests pass a clock.Fake.
@@ -65,12 +83,13 @@ type Options struct {
 	Mount func(r chi.Router)
 }
 
-// App is one wired bothy process: its database pool, its HTTP handler and
-// the settings to serve it. Build it with New, run it with Serve, release it
-// with Close.
+// App is one wired bothy process: its database pool, its modules, its HTTP
+// handler and the settings to serve its roles. Build it with New, run it
+// with Serve, release it with Close.
 type App struct {
 	logger            *slog.Logger
 	clock             clock.Clock
+	roles             []string
 	pool              *pgxpool.Pool
 	tx                *tx.Runner
 	registry          *prometheus.Registry
@@ -78,22 +97,30 @@ type App struct {
 	addr              string
 	readHeaderTimeout time.Duration
 	shutdownTimeout   time.Duration
+	eventLog
 }
 
 // New wires a process from cfg. It reads every configuration key the
 // process uses, connects the pool (lazily: a database that is down at start
 // makes /readyz answer 503 until it is back, it does not stop the process),
-// applies migrations when opts.Migrate is set, and builds the router. It
-// fails on a bad configuration value, an unknown key set in the file or the
-// environment (config.Err), an unknown role, an unusable database URL, or
-// a failed migration; nothing is left open when it fails.
+// builds the modules, applies migrations and sets the database up when
+// opts.Migrate is set, and builds the router. The log tail is built, not
+// started (see Tail). It fails on a bad configuration value, an unknown key
+// set in the file or the environment (config.Err), an unknown role, an
+// unusable database URL, or a failed migration or setup; nothing is left
+// open when it fails.
 func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Options) (*App, error) {
 	if err := checkRoles(opts.Roles); err != nil {
 		return nil, err
 	}
+	roles := opts.Roles
+	if len(roles) == 0 {
+		roles = Roles()
+	}
 	a := &App{
 		logger:            logger,
 		clock:             opts.Clock,
+		roles:             roles,
 		addr:              cfg.String(config.HTTPAddr),
 		readHeaderTimeout: cfg.Duration(config.HTTPReadHeaderTimeout),
 		shutdownTimeout:   cfg.Duration(config.HTTPShutdownTimeout),
@@ -108,12 +135,16 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	maxConns := cfg.Int(config.DatabaseMaxConns)
 	maxBody := cfg.Bytes(config.HTTPMaxBodyBytes)
 	readinessTimeout := cfg.Duration(ops.KeyReadinessTimeout)
+	logCfg := readEventLogConfig(cfg)
 	// Every key is read by now: report all bad values and typos at once.
 	if err := cfg.Err(); err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
 	if dbURL == "" {
 		return nil, errors.New("wire: no database url: set database.url or start the embedded default with wire.Database")
+	}
+	if err := logCfg.validate(); err != nil {
+		return nil, err
 	}
 
 	pool, err := NewPool(ctx, dbURL, maxConns)
@@ -122,6 +153,11 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	}
 	a.pool = pool
 	a.tx = tx.NewRunner(pool)
+	a.eventLog, err = newEventLog(pool, a.tx, a.clock, logger, logCfg)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
 	if opts.Migrate {
 		n, err := migrate.Apply(ctx, pool, Migrations())
 		if err != nil {
@@ -129,6 +165,10 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 			return nil, fmt.Errorf("apply migrations: %w", err)
 		}
 		logger.InfoContext(ctx, "migrations applied", "applied", n)
+		if err := a.setUp(ctx, logCfg.instanceName, logger); err != nil {
+			pool.Close()
+			return nil, err
+		}
 	}
 
 	a.registry = prometheus.NewRegistry()
@@ -220,23 +260,81 @@ func (a *App) Clock() clock.Clock {
 	return a.clock
 }
 
-// Serve listens on http.addr and serves until ctx is cancelled, then drains:
-// it stops accepting, waits for in-flight requests at most
-// http.shutdown_timeout, and returns nil after a clean drain. It returns an
-// error when it cannot listen, when the server fails, or when the drain
-// timed out (the remaining connections are closed).
+// Appender returns the event appender every writing module is given: it
+// stages events in the caller's transaction (tx.Runner.RunInTx) and writes
+// them in the commit phase.
+func (a *App) Appender() kernel.Appender {
+	return a.appender
+}
+
+// Versions returns the lock-free reads of the instance's counters and epoch.
+func (a *App) Versions() instance.Versions {
+	return a.instance
+}
+
+// Tail returns the process's one log tail, built but not started: the
+// gateway role (and tests and the benchmark) run it with Tail().Run(ctx)
+// and subscribe with Subscribe. Run may be called once.
+func (a *App) Tail() *syncapp.Tail {
+	return a.tail
+}
+
+// Maintain runs one partition upkeep of the event log at the App's clock's
+// time and returns its report; bothy maintain prints it.
+func (a *App) Maintain(ctx context.Context) (syncmod.UpkeepReport, error) {
+	return a.maintenance.Maintain(ctx)
+}
+
+// Serve runs the process's roles until ctx is cancelled: with the api role
+// it listens on http.addr and serves HTTP, with the maintenance role it runs
+// partition upkeep every sync.maintenance_interval. On cancellation HTTP
+// drains (it stops accepting, waits for in-flight requests at most
+// http.shutdown_timeout) and maintenance stops; Serve returns nil after a
+// clean stop. It returns an error when it cannot listen, when the server
+// fails, or when the drain timed out (the remaining connections are closed).
 func (a *App) Serve(ctx context.Context) error {
+	if !slices.Contains(a.roles, RoleAPI) {
+		return a.serve(ctx, nil)
+	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", a.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", a.addr, err)
 	}
-	return a.ServeListener(ctx, ln)
+	return a.serve(ctx, ln)
 }
 
-// ServeListener is Serve on a listener the caller opened (tests listen on
-// 127.0.0.1:0 and read the port back). It closes ln.
+// ServeListener is Serve with HTTP on a listener the caller opened (tests
+// listen on 127.0.0.1:0 and read the port back). It closes ln.
 func (a *App) ServeListener(ctx context.Context, ln net.Listener) error {
+	return a.serve(ctx, ln)
+}
+
+// serve runs the maintenance role (when chosen) beside HTTP on ln (nil: no
+// HTTP) until ctx ends, and stops both before it returns.
+func (a *App) serve(ctx context.Context, ln net.Listener) error {
+	var wg gosync.WaitGroup
+	roleCtx, stopRoles := context.WithCancel(ctx)
+	defer func() {
+		stopRoles()
+		wg.Wait()
+	}()
+	if slices.Contains(a.roles, RoleMaintenance) {
+		wg.Go(func() {
+			// Run fails only for an interval New has already checked.
+			_ = a.maintenance.Run(roleCtx, a.maintenanceInterval)
+		})
+	}
+	if ln == nil {
+		a.logger.InfoContext(ctx, "serving without http", "roles", a.roles)
+		<-ctx.Done()
+		return nil
+	}
+	return a.serveHTTP(ctx, ln)
+}
+
+// serveHTTP serves the handler on ln until ctx ends, then drains.
+func (a *App) serveHTTP(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           a.handler,
 		ReadHeaderTimeout: a.readHeaderTimeout,

@@ -6,9 +6,12 @@
 // run after the use case's function returns, as the transaction's very last statements: a
 // row lock taken there, such as the event_seq counter row, is held only until COMMIT, so
 // transactions take their sequence numbers in commit order and nobody holds the lock across
-// application work (see the counter-row pattern in the data model). AfterCommit callbacks run
-// once the data is committed, for cache invalidation and wake-ups that must not see a
-// rolled-back write.
+// application work (see the counter-row pattern in the data model). Last hooks
+// (OnCommitPhaseLast) run after every ordinary hook, so the one that takes the most contended
+// lock, the event appender's, comes after all others and locks are always taken in the same
+// order. AfterCommit callbacks run once the data is committed, for cache invalidation and
+// wake-ups that must not see a rolled-back write. Value keeps per-transaction state, such as
+// the events staged so far, for adapters that join the transaction.
 package tx
 
 import (
@@ -33,6 +36,11 @@ var ErrNoTransaction = errors.New("tx: no transaction in context")
 // ErrNotInCommitPhase is returned by RequireCommitPhase inside a transaction but outside its
 // commit-phase hooks.
 var ErrNotInCommitPhase = errors.New("tx: not in the commit phase")
+
+// ErrLastHooksRunning is returned by OnCommitPhase called once the last hooks have started: an
+// ordinary hook queued then would run after a last hook and break the lock order last hooks
+// exist for.
+var ErrLastHooksRunning = errors.New("tx: last commit-phase hooks are running")
 
 // DB is what adapters run statements on: the transaction of the context or the pool. Both
 // *pgxpool.Pool and pgx.Tx satisfy it, so an adapter works the same inside or outside a
@@ -76,11 +84,14 @@ type phaseKey struct{}
 type state struct {
 	tx pgx.Tx
 
-	mu    sync.Mutex
-	hooks []func(ctx context.Context) error
-	after []func(ctx context.Context)
-	phase bool // commit-phase hooks are running
-	done  bool // committed or rolled back: nothing may be registered any more
+	mu     sync.Mutex
+	hooks  []func(ctx context.Context) error
+	last   []func(ctx context.Context) error
+	after  []func(ctx context.Context)
+	values map[any]any
+	phase  bool // commit-phase hooks are running
+	late   bool // the last hooks are running: no ordinary hook may be queued
+	done   bool // committed or rolled back: nothing may be registered any more
 }
 
 func from(ctx context.Context) *state {
@@ -96,7 +107,8 @@ func (s *state) open() bool {
 
 // RunInTx runs fn in a READ COMMITTED transaction carried by the context fn receives. After
 // fn returns nil, the commit-phase hooks run in registration order (hooks registered by a hook
-// run after those already queued), then COMMIT, then the AfterCommit callbacks with ctx.
+// run after those already queued), then the last hooks in registration order, then COMMIT,
+// then the AfterCommit callbacks with ctx.
 //
 // A call inside another RunInTx joins the outer transaction (no savepoint) and returns fn's
 // error as is; the outer call decides. Any error from fn, a hook or COMMIT rolls the whole
@@ -153,20 +165,31 @@ func (s *state) runHooks(ctx context.Context) error {
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		s.phase = false
+		s.phase, s.late = false, false
 		s.mu.Unlock()
 	}()
 	hookCtx := context.WithValue(ctx, phaseKey{}, s)
+	if err := s.drain(hookCtx, &s.hooks, "commit-phase hook"); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.late = true
+	s.mu.Unlock()
+	return s.drain(hookCtx, &s.last, "last commit-phase hook")
+}
+
+// drain runs the hooks of *list in order, including those appended while it runs.
+func (s *state) drain(ctx context.Context, list *[]func(context.Context) error, what string) error {
 	for i := 0; ; i++ {
 		s.mu.Lock()
-		if i >= len(s.hooks) {
+		if i >= len(*list) {
 			s.mu.Unlock()
 			return nil
 		}
-		hook := s.hooks[i]
+		hook := (*list)[i]
 		s.mu.Unlock()
-		if err := hook(hookCtx); err != nil {
-			return fmt.Errorf("commit-phase hook %d: %w", i+1, err)
+		if err := hook(ctx); err != nil {
+			return fmt.Errorf("%s %d: %w", what, i+1, err)
 		}
 	}
 }
@@ -182,7 +205,7 @@ func (s *state) fail(ctx context.Context, err error) error {
 // rollback ends the transaction even when ctx has ended, and discards hooks and callbacks.
 func (s *state) rollback(ctx context.Context) error {
 	s.mu.Lock()
-	s.done, s.hooks, s.after = true, nil, nil
+	s.done, s.hooks, s.last, s.after, s.values = true, nil, nil, nil, nil
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
 	defer cancel()
@@ -204,7 +227,8 @@ func (r *Runner) DB(ctx context.Context) DB {
 
 // OnCommitPhase queues hook to run after the use case's function returns, as the last work
 // before COMMIT, with a context for which InCommitPhase is true. An error from hook rolls the
-// transaction back. It returns ErrNoTransaction outside an open transaction.
+// transaction back. It returns ErrNoTransaction outside an open transaction and
+// ErrLastHooksRunning from a last hook (OnCommitPhaseLast).
 func OnCommitPhase(ctx context.Context, hook func(ctx context.Context) error) error {
 	s := from(ctx)
 	if s == nil {
@@ -215,8 +239,61 @@ func OnCommitPhase(ctx context.Context, hook func(ctx context.Context) error) er
 	if s.done {
 		return ErrNoTransaction
 	}
+	if s.late {
+		return ErrLastHooksRunning
+	}
 	s.hooks = append(s.hooks, hook)
 	return nil
+}
+
+// OnCommitPhaseLast queues hook to run after every ordinary commit-phase hook, also after
+// those queued while the phase runs, and before COMMIT; last hooks run in registration order,
+// one queued by a last hook after those already queued. It is for the one hook whose lock every
+// writer of the instance waits for (the event appender's event_seq): running it last keeps it
+// short and makes every transaction take its locks in the same order (permission_version
+// before event_seq), so they cannot deadlock. An error from hook rolls the transaction back.
+// It returns ErrNoTransaction outside an open transaction.
+func OnCommitPhaseLast(ctx context.Context, hook func(ctx context.Context) error) error {
+	s := from(ctx)
+	if s == nil {
+		return ErrNoTransaction
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return ErrNoTransaction
+	}
+	s.last = append(s.last, hook)
+	return nil
+}
+
+// Value returns the value stored under key for the transaction of ctx, calling init to create
+// it on the first call, so an adapter can keep per-transaction state (the events staged so
+// far) without a registry of its own that would outlive the transaction. Nested RunInTx calls
+// and commit-phase hooks share their transaction's values; the values are dropped when the
+// transaction ends. Use an unexported key type, as for context values. init runs at most once
+// per key and transaction, under the transaction's lock, so it must not call this package.
+// Value is safe for concurrent use by goroutines of one transaction; it returns
+// ErrNoTransaction outside an open transaction.
+func Value(ctx context.Context, key any, init func() any) (any, error) {
+	s := from(ctx)
+	if s == nil {
+		return nil, ErrNoTransaction
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return nil, ErrNoTransaction
+	}
+	if v, ok := s.values[key]; ok {
+		return v, nil
+	}
+	if s.values == nil {
+		s.values = map[any]any{}
+	}
+	v := init()
+	s.values[key] = v
+	return v, nil
 }
 
 // AfterCommit queues fn to run after a successful COMMIT, in registration order, with the

@@ -1,0 +1,141 @@
+// Command bothybench is `make bench`: it measures the event log on a throwaway PostgreSQL
+// cluster and prints each figure beside a baseline measured in the same run, with their
+// ratio, so the result holds on a noisy machine (spec 07).
+//
+// It starts a cluster from the machine's PostgreSQL binaries (pglocal) in a temporary
+// directory with PostgreSQL's default durability (fsync on), migrates it with wire.Migrations,
+// and measures:
+//
+//   - append throughput in events/s for 1, 4 and 16 writers and 1 and 10 events per
+//     transaction, through the real appender (tx.Runner.RunInTx + kernel.Appender.Append),
+//     against a bare loop of the same transaction in plain pgx (BEGIN; UPDATE the event_seq
+//     counter RETURNING its value; INSERT the events; COMMIT);
+//   - commit-to-subscriber latency (p50, p99) of the log tail while writers append 1,000
+//     events/s, against a bare LISTEN/NOTIFY round trip between two plain connections under
+//     the same load.
+//
+// It prints a Markdown table and writes docs/benchmarks.md and docs/benchmarks.json (with
+// -out). A benchmark is not a test: nothing of it runs in make test but a smoke test of its
+// code paths with tiny durations.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// options are the command's flags.
+type options struct {
+	out       string
+	duration  time.Duration
+	warmup    time.Duration
+	writers   []int
+	batches   []int
+	rate      int
+	latWriter int
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	var writers, batches string
+	fs := flag.NewFlagSet("bothybench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.out, "out", "", "directory to write benchmarks.md and benchmarks.json into (empty: print only)")
+	fs.DurationVar(&o.duration, "duration", 5*time.Second, "measured time of each case (each append case runs this long for the appender and again for the baseline)")
+	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured time before each case")
+	fs.StringVar(&writers, "writers", "1,4,16", "concurrent writers of the append cases")
+	fs.StringVar(&batches, "events", "1,10", "events per transaction of the append cases")
+	fs.IntVar(&o.rate, "rate", 1000, "events per second written while the tail latency is measured")
+	fs.IntVar(&o.latWriter, "latency-writers", 16, "writers sharing the paced load of the latency case")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	var err error
+	if o.writers, err = intList(writers); err != nil {
+		return o, fmt.Errorf("-writers: %w", err)
+	}
+	if o.batches, err = intList(batches); err != nil {
+		return o, fmt.Errorf("-events: %w", err)
+	}
+	if o.duration <= 0 || o.warmup < 0 || o.rate < 1 || o.latWriter < 1 {
+		return o, errors.New("-duration, -rate and -latency-writers must be positive, -warmup not negative")
+	}
+	return o, nil
+}
+
+func intList(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a list of positive integers", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// run is main without the process; it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "bothybench: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if err := bench(ctx, o, stdout, logger); err != nil {
+		_, _ = fmt.Fprintf(stderr, "bothybench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// bench starts the throwaway cluster, measures, prints and writes the report, and removes
+// the cluster.
+func bench(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) (err error) {
+	_, _ = fmt.Fprintln(stdout, "bothybench: starting a throwaway PostgreSQL cluster (default settings, fsync on)")
+	c, err := startCluster(ctx, logger)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := c.stop(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	progress := func(format string, args ...any) {
+		_, _ = fmt.Fprintf(stdout, "bothybench: "+format+"\n", args...)
+	}
+	rep, err := measure(ctx, o, c.url, logger, progress)
+	if err != nil {
+		return err
+	}
+	md := rep.markdown()
+	_, _ = fmt.Fprintf(stdout, "\n%s", md)
+	if o.out == "" {
+		return nil
+	}
+	return rep.write(o.out, md)
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"bothy.example.com/server/internal/kernel/config"
+	"bothy.example.com/server/internal/wire"
+)
+
+// maxConns is the pool size of the wired App and of the baseline's pool: room for the
+// largest writer count, the tail and the latency probes.
+const maxConns = 40
+
+// measure wires an App on the database at url (migrating it, creating the instance and its
+// partitions), runs every case and returns the report.
+func measure(ctx context.Context, o options, url string, logger *slog.Logger, progress func(string, ...any)) (*report, error) {
+	cfg, err := config.Load("", []string{
+		config.DatabaseURL.EnvName() + "=" + url,
+		config.DatabaseMaxConns.EnvName() + "=" + fmt.Sprint(maxConns),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	app, err := wire.New(ctx, cfg, logger, wire.Options{Migrate: true})
+	if err != nil {
+		return nil, fmt.Errorf("wire: %w", err)
+	}
+	defer app.Close()
+	bare, err := wire.NewPool(ctx, url, maxConns)
+	if err != nil {
+		return nil, err
+	}
+	defer bare.Close()
+
+	rep := &report{
+		Settings: settings{
+			Duration:       o.duration.String(),
+			Warmup:         o.warmup.String(),
+			Rate:           o.rate,
+			LatencyWriters: o.latWriter,
+		},
+	}
+	if rep.Machine, err = machineFacts(ctx, app); err != nil {
+		return nil, err
+	}
+	for _, w := range o.writers {
+		for _, k := range o.batches {
+			progress("append: %d writers x %d events per transaction", w, k)
+			r, err := appendCase(ctx, app, bare, w, k, o)
+			if err != nil {
+				return nil, err
+			}
+			rep.Append = append(rep.Append, r)
+		}
+	}
+	progress("tail latency at %d events/s", o.rate)
+	if rep.Tail, err = latencyCase(ctx, app, url, o); err != nil {
+		return nil, err
+	}
+	rep.evaluate()
+	return rep, nil
+}
+
+// machineFacts records what the figures depend on.
+func machineFacts(ctx context.Context, app *wire.App) (machine, error) {
+	m := machine{
+		Cores:      runtime.NumCPU(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0),
+		GoVersion:  runtime.Version(),
+		OS:         runtime.GOOS + "/" + runtime.GOARCH,
+		Date:       time.Now().UTC().Format(time.DateOnly),
+	}
+	pool := app.Pool()
+	for name, dst := range map[string]*string{
+		"server_version":     &m.PostgresVersion,
+		"fsync":              &m.Fsync,
+		"synchronous_commit": &m.SynchronousCommit,
+		"wal_sync_method":    &m.WalSyncMethod,
+	} {
+		if err := pool.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(dst); err != nil {
+			return m, fmt.Errorf("read setting %s: %w", name, err)
+		}
+	}
+	return m, nil
+}
+
+// connect opens a plain connection (no pool, no hooks) for the bare round trip.
+func connect(ctx context.Context, url string) (*pgx.Conn, error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	return conn, nil
+}

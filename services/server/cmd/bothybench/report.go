@@ -1,0 +1,215 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// report is everything one run measured; benchmarks.json is its JSON form.
+type report struct {
+	Machine  machine        `json:"machine"`
+	Settings settings       `json:"settings"`
+	Append   []appendResult `json:"append"`
+	Tail     latencyResult  `json:"tail"`
+	Targets  []target       `json:"targets"`
+}
+
+// machine is what the figures depend on.
+type machine struct {
+	Cores             int    `json:"cores"`
+	GOMAXPROCS        int    `json:"gomaxprocs"`
+	GoVersion         string `json:"go_version"`
+	OS                string `json:"os"`
+	PostgresVersion   string `json:"postgres_version"`
+	Fsync             string `json:"fsync"`
+	SynchronousCommit string `json:"synchronous_commit"`
+	WalSyncMethod     string `json:"wal_sync_method"`
+	Date              string `json:"date"`
+}
+
+// settings are the run's flags.
+type settings struct {
+	Duration       string `json:"duration_per_case"`
+	Warmup         string `json:"warmup_per_case"`
+	Rate           int    `json:"latency_rate_events_per_second"`
+	LatencyWriters int    `json:"latency_writers"`
+}
+
+// appendResult is one append case: the appender and the bare loop with the same writers and
+// events per transaction.
+type appendResult struct {
+	Writers                 int     `json:"writers"`
+	EventsPerTx             int     `json:"events_per_transaction"`
+	EventsPerSecond         float64 `json:"events_per_second"`
+	BaselineEventsPerSecond float64 `json:"baseline_events_per_second"`
+	Ratio                   float64 `json:"ratio"`
+	Transactions            int64   `json:"transactions"`
+	BaselineTransactions    int64   `json:"baseline_transactions"`
+}
+
+// latencyResult is the tail latency case, in milliseconds.
+type latencyResult struct {
+	RequestedRate int     `json:"requested_rate"`
+	AchievedRate  float64 `json:"achieved_rate"`
+	Skipped       int64   `json:"skipped_ticks"`
+	Samples       int     `json:"samples"`
+	BareSamples   int     `json:"bare_samples"`
+	P50Ms         float64 `json:"p50_ms"`
+	P99Ms         float64 `json:"p99_ms"`
+	// FromWrite* time the same events from occurred_at instead of the commit's return.
+	FromWriteP50Ms float64 `json:"from_occurred_at_p50_ms"`
+	FromWriteP99Ms float64 `json:"from_occurred_at_p99_ms"`
+	BareP50Ms      float64 `json:"bare_p50_ms"`
+	BareP99Ms      float64 `json:"bare_p99_ms"`
+	IdleBareP50Ms  float64 `json:"idle_bare_p50_ms"`
+	IdleBareP99Ms  float64 `json:"idle_bare_p99_ms"`
+	P50Ratio       float64 `json:"p50_ratio"`
+	P99Ratio       float64 `json:"p99_ratio"`
+}
+
+// target is one acceptance target of issue 3 and whether this run meets it.
+type target struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	// Baseline is the same quotient for the bare loop, where there is one (writer scaling),
+	// so a reader can tell the appender's cost from the database's.
+	Baseline float64 `json:"baseline,omitempty"`
+	Limit    string  `json:"limit"`
+	Pass     bool    `json:"pass"`
+}
+
+// evaluate checks the acceptance targets: at 16 writers the appender reaches 0.85 of the
+// baseline and is not slower than with 1 writer (for each batch size measured), and the
+// tail's p99 is at most 5 times the bare round trip's.
+func (r *report) evaluate() {
+	r.Targets = nil
+	find := func(w, k int) (appendResult, bool) {
+		for _, a := range r.Append {
+			if a.Writers == w && a.EventsPerTx == k {
+				return a, true
+			}
+		}
+		return appendResult{}, false
+	}
+	for _, a := range r.Append {
+		if a.Writers != 16 {
+			continue
+		}
+		r.Targets = append(r.Targets, target{
+			Name:  fmt.Sprintf("append, 16 writers x %d events/tx: appender / bare loop", a.EventsPerTx),
+			Value: a.Ratio, Limit: ">= 0.85", Pass: a.Ratio >= 0.85,
+		})
+		if one, ok := find(1, a.EventsPerTx); ok {
+			r.Targets = append(r.Targets, target{
+				Name:     fmt.Sprintf("append, %d events/tx: 16 writers / 1 writer", a.EventsPerTx),
+				Value:    round2(a.EventsPerSecond / one.EventsPerSecond),
+				Baseline: round2(a.BaselineEventsPerSecond / one.BaselineEventsPerSecond),
+				Limit:    ">= 1", Pass: a.EventsPerSecond >= one.EventsPerSecond,
+			})
+		}
+	}
+	if r.Tail.Samples > 0 {
+		r.Targets = append(r.Targets, target{
+			Name:  "tail p99 / bare NOTIFY round trip p99",
+			Value: r.Tail.P99Ratio, Limit: "<= 5", Pass: r.Tail.P99Ratio <= 5,
+		})
+	}
+}
+
+// markdown renders the report as docs/benchmarks.md.
+func (r *report) markdown() string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	m := r.Machine
+	w("# Benchmarks\n\n")
+	w("Written by `make bench` (`services/server/cmd/bothybench`); do not edit by hand. Every figure\n")
+	w("is measured beside its baseline in the same run on a throwaway PostgreSQL cluster, so the\n")
+	w("ratio (figure / baseline) holds on a noisy machine better than either number.\n\n")
+	w("- Machine: %d cores (GOMAXPROCS %d), %s, %s.\n", m.Cores, m.GOMAXPROCS, m.OS, m.GoVersion)
+	w("- PostgreSQL %s on a throwaway cluster with its default settings:\n", m.PostgresVersion)
+	w("  fsync %s, synchronous_commit %s, wal_sync_method %s.\n", m.Fsync, m.SynchronousCommit, m.WalSyncMethod)
+	w("- Run of %s: each case ran %s after a %s warm-up.\n\n", m.Date, r.Settings.Duration, r.Settings.Warmup)
+
+	w("## Append throughput\n\n")
+	w("Committed events per second. Figure: the appender (`tx.Runner.RunInTx` + `kernel.Appender.Append`,\n")
+	w("validation, staging, one commit-phase batch with the counter UPDATE, the INSERT and the NOTIFY).\n")
+	w("Baseline: a bare pgx loop of the same transaction (BEGIN; UPDATE the event_seq counter\n")
+	w("RETURNING its value; INSERT the events; COMMIT) with the same writers and events per\n")
+	w("transaction. The two alternate in four rounds per case. Higher is better.\n\n")
+	w("| writers | events/tx | appender events/s | bare loop events/s | ratio |\n")
+	w("| ---: | ---: | ---: | ---: | ---: |\n")
+	for _, a := range r.Append {
+		w("| %d | %d | %.0f | %.0f | %.2f |\n", a.Writers, a.EventsPerTx, a.EventsPerSecond, a.BaselineEventsPerSecond, a.Ratio)
+	}
+
+	t := r.Tail
+	w("\n## Tail latency\n\n")
+	w("Figure: commit-to-subscriber latency of the log tail, from the moment the writer's commit\n")
+	w("returned (the transaction is visible and its NOTIFY queued) to the moment a subscriber\n")
+	w("received the event, while writers append %d events/s (one event per transaction; %.0f/s\n", t.RequestedRate, t.AchievedRate)
+	w("achieved, %d ticks skipped). Baseline: a bare LISTEN/NOTIFY round trip (SELECT pg_notify on\n", t.Skipped)
+	w("one plain connection until the other receives it), measured at the same time under the\n")
+	w("same load. Lower is better; the ratio is figure / baseline.\n\n")
+	w("| percentile | tail | bare NOTIFY round trip | ratio |\n")
+	w("| --- | ---: | ---: | ---: |\n")
+	w("| p50 | %.2f ms | %.2f ms | %.2f |\n", t.P50Ms, t.BareP50Ms, t.P50Ratio)
+	w("| p99 | %.2f ms | %.2f ms | %.2f |\n", t.P99Ms, t.BareP99Ms, t.P99Ratio)
+	w("\n%d tail samples, %d round trips. Timed from the event's `occurred_at` instead (the\n", t.Samples, t.BareSamples)
+	w("database clock in the appender's commit-phase batch, so the COMMIT itself counts too), the\n")
+	w("tail takes %.2f ms (p50) and %.2f ms (p99). Without load the bare round trip takes\n", t.FromWriteP50Ms, t.FromWriteP99Ms)
+	w("%.2f ms (p50) and %.2f ms (p99).\n", t.IdleBareP50Ms, t.IdleBareP99Ms)
+
+	w("\n## Targets (issue 3)\n\n")
+	w("Value: the appender's; bare loop: the same quotient for the baseline, where it has one.\n\n")
+	w("| target | value | bare loop | limit | met |\n")
+	w("| --- | ---: | ---: | --- | --- |\n")
+	for _, tg := range r.Targets {
+		met := "yes"
+		if !tg.Pass {
+			met = "**no**"
+		}
+		base := ""
+		if tg.Baseline != 0 {
+			base = fmt.Sprintf("%.2f", tg.Baseline)
+		}
+		w("| %s | %.2f | %s | %s | %s |\n", tg.Name, tg.Value, base, tg.Limit, met)
+	}
+	for _, tg := range r.Targets {
+		if !tg.Pass && tg.Baseline != 0 && tg.Baseline < 1 {
+			w("\nWriter scaling: the bare loop loses throughput from 1 to 16 writers as well, so the loss\n")
+			w("is the counter-row pattern's on this machine, not the appender's: every transaction holds\n")
+			w("the event_seq row lock from its UPDATE until its COMMIT is durable, so commits are\n")
+			w("serialized, and each extra writer adds a backend that waits in PostgreSQL's lock manager\n")
+			w("and is woken at every commit, on top of the CPU the writers share with the database.\n")
+			w("The proposed fix admits at most two transactions per process into the commit phase (a\n")
+			w("semaphore taken before the counter UPDATE and released when the transaction ends), so the\n")
+			w("other writers wait in the process instead of in the lock manager.\n")
+			break
+		}
+	}
+	return b.String()
+}
+
+// write stores md and the report's JSON in dir.
+func (r *report) write(dir, md string) error {
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	//nolint:gosec // G306: documentation files, readable by everyone on purpose.
+	if err := os.WriteFile(filepath.Join(dir, "benchmarks.md"), []byte(md), 0o644); err != nil {
+		return fmt.Errorf("write benchmarks.md: %w", err)
+	}
+	//nolint:gosec // G306: documentation files, readable by everyone on purpose.
+	if err := os.WriteFile(filepath.Join(dir, "benchmarks.json"), append(js, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write benchmarks.json: %w", err)
+	}
+	return nil
+}
+
+func round1(f float64) float64 { return math.Round(f*10) / 10 }
+func round2(f float64) float64 { return math.Round(f*100) / 100 }

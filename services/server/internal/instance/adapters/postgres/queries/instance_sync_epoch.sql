@@ -1,0 +1,3 @@
+-- The instance's sync epoch.
+SELECT sync_epoch
+FROM instance.instance

@@ -1,0 +1,10 @@
+-- At most $2 events with seq > $1, in seq order: the log tail's and catch-up's read. The
+-- counter-row pattern makes the committed seqs a gap-free prefix, so "seq > after" never skips
+-- an event that commits later.
+SELECT seq, id, type, occurred_at, actor_id, space_id, channel_id, thread_id,
+       resource_kind, resource_id, audience_principal_id, receive_action, payload,
+       redacted_at IS NOT NULL, correlation_id, trace_context
+FROM sync.event_log
+WHERE seq > $1
+ORDER BY seq
+LIMIT $2

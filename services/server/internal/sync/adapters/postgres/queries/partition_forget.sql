@@ -1,0 +1,3 @@
+-- Forgets a dropped time partition.
+DELETE FROM sync.event_log_partitions
+WHERE name = $1

@@ -1,0 +1,205 @@
+package domain
+
+import (
+	"bytes"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"bothy.example.com/server/internal/kernel/actor"
+)
+
+// PrincipalRef is the actor of an event as clients see it (spec 05 PrincipalRef). The caller
+// resolves it for StoredEvent.ActorID, in batch, through the identity module.
+type PrincipalRef struct {
+	// ID identifies the principal; uuid.Nil means unresolved, and the event's ActorID is used.
+	ID uuid.UUID
+	// Kind is person, agent or app; omitted when empty.
+	Kind actor.Kind
+	// DisplayName is the principal's display name; omitted when empty.
+	DisplayName string
+	// Handle is the principal's unique handle; omitted when empty.
+	Handle string
+}
+
+// ReceiverKind is the kind of principal an envelope is encoded for: only agents receive the
+// trace context, so the same event encodes differently for them.
+type ReceiverKind string
+
+// The receiver kinds, spelled like actor.Kind, so ReceiverKind(a.Kind) converts.
+const (
+	// ReceiverPerson is a human user.
+	ReceiverPerson ReceiverKind = ReceiverKind(actor.KindPerson)
+	// ReceiverAgent is an AI agent; it gets trace_context when the event has one.
+	ReceiverAgent ReceiverKind = ReceiverKind(actor.KindAgent)
+	// ReceiverApp is an integration.
+	ReceiverApp ReceiverKind = ReceiverKind(actor.KindApp)
+)
+
+// occurredAtLayout is RFC 3339 in UTC with microseconds, PostgreSQL's precision, always six
+// digits so that envelopes of one second sort as text.
+const occurredAtLayout = "2006-01-02T15:04:05.000000Z07:00"
+
+// AppendEnvelope appends the JSON envelope of e (spec 03) for a receiver of kind receiver to dst
+// and returns the extended slice. It is the one encoder behind REST and the gateway. The output
+// is one compact JSON object with its members in this order:
+//
+//	seq, id, type, occurred_at, actor, space_id, channel_id, thread_id, resource, payload,
+//	redacted, correlation_id, trace_context
+//
+// and never contains null: actor is {id, kind, display_name, handle} with empty strings
+// omitted (id is e.ActorID when ref is unresolved; no actor at all when both are nil);
+// space_id, channel_id and thread_id appear only when set; resource is always {kind, id};
+// payload is e.Payload byte for byte, never re-parsed ({} when empty or null); redacted appears,
+// as true, only for a redacted event; correlation_id only when set; trace_context only when the
+// receiver is an agent and the event has a non-empty one, byte for byte. occurred_at is RFC 3339
+// in UTC with six fractional digits. Strings are escaped as JSON requires (no HTML escaping);
+// invalid UTF-8 becomes U+FFFD.
+//
+// Payload and TraceContext must be JSON objects without null, as Encode guarantees on the way
+// in; they are not checked again here.
+func AppendEnvelope(dst []byte, e StoredEvent, ref PrincipalRef, receiver ReceiverKind) []byte {
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendInt(dst, e.Seq, 10)
+	dst = append(dst, `,"id":`...)
+	dst = appendUUID(dst, e.ID)
+	dst = append(dst, `,"type":`...)
+	dst = appendString(dst, e.Type)
+	dst = append(dst, `,"occurred_at":"`...)
+	dst = e.OccurredAt.UTC().AppendFormat(dst, occurredAtLayout)
+	dst = append(dst, '"')
+	dst = appendActor(dst, e.ActorID, ref)
+	dst = appendOptionalID(dst, `,"space_id":`, e.SpaceID)
+	dst = appendOptionalID(dst, `,"channel_id":`, e.ChannelID)
+	dst = appendOptionalID(dst, `,"thread_id":`, e.ThreadID)
+	dst = append(dst, `,"resource":{"kind":`...)
+	dst = appendString(dst, string(e.ResourceKind))
+	dst = append(dst, `,"id":`...)
+	dst = appendUUID(dst, e.ResourceID)
+	dst = append(dst, `},"payload":`...)
+	if present(e.Payload) {
+		dst = append(dst, e.Payload...)
+	} else {
+		dst = append(dst, `{}`...)
+	}
+	if e.Redacted {
+		dst = append(dst, `,"redacted":true`...)
+	}
+	if e.CorrelationID != "" {
+		dst = append(dst, `,"correlation_id":`...)
+		dst = appendString(dst, e.CorrelationID)
+	}
+	if receiver == ReceiverAgent && present(e.TraceContext) && !isEmptyObject(e.TraceContext) {
+		dst = append(dst, `,"trace_context":`...)
+		dst = append(dst, e.TraceContext...)
+	}
+	return append(dst, '}')
+}
+
+func appendActor(dst []byte, actorID uuid.UUID, ref PrincipalRef) []byte {
+	id := ref.ID
+	if id == uuid.Nil {
+		id = actorID
+	}
+	if id == uuid.Nil {
+		return dst
+	}
+	dst = append(dst, `,"actor":{"id":`...)
+	dst = appendUUID(dst, id)
+	for _, m := range []struct{ name, value string }{
+		{`,"kind":`, string(ref.Kind)},
+		{`,"display_name":`, ref.DisplayName},
+		{`,"handle":`, ref.Handle},
+	} {
+		if m.value != "" {
+			dst = append(dst, m.name...)
+			dst = appendString(dst, m.value)
+		}
+	}
+	return append(dst, '}')
+}
+
+func appendOptionalID(dst []byte, member string, id uuid.UUID) []byte {
+	if id == uuid.Nil {
+		return dst
+	}
+	dst = append(dst, member...)
+	return appendUUID(dst, id)
+}
+
+// present reports whether raw holds a JSON value other than null.
+func present(raw []byte) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
+}
+
+// isEmptyObject reports whether raw is {} (possibly with white space inside).
+func isEmptyObject(raw []byte) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) >= 2 && t[0] == '{' && t[len(t)-1] == '}' && len(bytes.TrimSpace(t[1:len(t)-1])) == 0
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendUUID appends u as a quoted canonical lower-case UUID without allocating.
+func appendUUID(dst []byte, u uuid.UUID) []byte {
+	dst = append(dst, '"')
+	for i, b := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			dst = append(dst, '-')
+		}
+		dst = append(dst, hexDigits[b>>4], hexDigits[b&0x0f])
+	}
+	return append(dst, '"')
+}
+
+// appendString appends s as a JSON string: quote, backslash and control characters escaped,
+// U+2028 and U+2029 escaped for JavaScript consumers, invalid UTF-8 replaced by U+FFFD.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0x0f])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0x0f])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

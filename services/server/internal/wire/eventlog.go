@@ -1,0 +1,115 @@
+package wire
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	instancepg "bothy.example.com/server/internal/instance/adapters/postgres"
+	"bothy.example.com/server/internal/kernel/clock"
+	"bothy.example.com/server/internal/kernel/config"
+	"bothy.example.com/server/internal/kernel/tx"
+	"bothy.example.com/server/internal/sync/adapters/pglisten"
+	syncpg "bothy.example.com/server/internal/sync/adapters/postgres"
+	syncapp "bothy.example.com/server/internal/sync/app"
+)
+
+// eventLogConfig is every key of the instance and sync modules the process
+// reads.
+type eventLogConfig struct {
+	instanceName        string
+	partitions          syncpg.PartitionConfig
+	tailPollInterval    time.Duration
+	tailBatchSize       int
+	maintenanceInterval time.Duration
+}
+
+// readEventLogConfig reads the keys; bad values are collected in cfg.Err.
+func readEventLogConfig(cfg *config.Config) eventLogConfig {
+	return eventLogConfig{
+		instanceName:        cfg.String(KeyInstanceName),
+		partitions:          syncpg.PartitionConfigFrom(cfg),
+		tailPollInterval:    cfg.Duration(syncapp.KeyTailPollInterval),
+		tailBatchSize:       cfg.Int(syncapp.KeyTailBatchSize),
+		maintenanceInterval: cfg.Duration(syncapp.KeyMaintenanceInterval),
+	}
+}
+
+// validate rejects values the keys' types allow but the modules cannot work
+// with, naming the key.
+func (c eventLogConfig) validate() error {
+	switch {
+	case c.instanceName == "":
+		return fmt.Errorf("configuration: %s is empty", KeyInstanceName.Name)
+	case c.tailPollInterval <= 0:
+		return fmt.Errorf("configuration: %s is %v, want more than 0", syncapp.KeyTailPollInterval.Name, c.tailPollInterval)
+	case c.tailBatchSize < 1:
+		return fmt.Errorf("configuration: %s is %d, want at least 1", syncapp.KeyTailBatchSize.Name, c.tailBatchSize)
+	case c.maintenanceInterval <= 0:
+		return fmt.Errorf("configuration: %s is %v, want more than 0", syncapp.KeyMaintenanceInterval.Name, c.maintenanceInterval)
+	}
+	if err := c.partitions.Validate(); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	return nil
+}
+
+// eventLog is the instance and sync modules as one process uses them.
+type eventLog struct {
+	instance            *instancepg.Store
+	appender            *syncpg.Appender
+	tail                *syncapp.Tail
+	maintenance         *syncapp.Maintenance
+	maintenanceInterval time.Duration
+}
+
+// newEventLog builds the instance store, the appender bound to its counters,
+// the log tail (reader, head and a LISTEN connection of its own, built from
+// the pool's connection settings) and the maintenance use case.
+func newEventLog(pool *pgxpool.Pool, runner *tx.Runner, clk clock.Clock, logger *slog.Logger, c eventLogConfig) (eventLog, error) {
+	store := instancepg.New(runner)
+	partitions, err := syncpg.NewPartitions(pool, c.partitions)
+	if err != nil {
+		return eventLog{}, fmt.Errorf("configuration: %w", err)
+	}
+	connConfig := pool.Config().ConnConfig
+	listener := pglisten.New(func(ctx context.Context) (*pgx.Conn, error) {
+		return pgx.ConnectConfig(ctx, connConfig.Copy())
+	}, 0)
+	tail, err := syncapp.NewTail(syncpg.NewReader(runner), store, listener, syncapp.TailConfig{
+		PollInterval: c.tailPollInterval,
+		BatchSize:    c.tailBatchSize,
+		Logger:       logger,
+	})
+	if err != nil {
+		return eventLog{}, fmt.Errorf("configuration: %w", err)
+	}
+	return eventLog{
+		instance:            store,
+		appender:            syncpg.NewAppender(runner, store),
+		tail:                tail,
+		maintenance:         syncapp.NewMaintenance(partitions, clk, logger),
+		maintenanceInterval: c.maintenanceInterval,
+	}, nil
+}
+
+// setUp brings a freshly migrated database to where a process can serve:
+// the instance row exists (named name when it is created now) and the log
+// has its partitions for now and ahead. Both steps are idempotent.
+func (l eventLog) setUp(ctx context.Context, name string, logger *slog.Logger) error {
+	info, err := l.instance.Ensure(ctx, name)
+	if err != nil {
+		return fmt.Errorf("set up the instance: %w", err)
+	}
+	logger.InfoContext(ctx, "instance ready", "instance_id", info.ID.String(), "name", info.Name, "sync_epoch", info.SyncEpoch.String())
+	rep, err := l.maintenance.Maintain(ctx)
+	if err != nil {
+		return fmt.Errorf("set up the event log: %w", err)
+	}
+	logger.InfoContext(ctx, "event log partitions ready", "created", len(rep.Created), "dropped", len(rep.Dropped), "horizon_seq", rep.HorizonSeq)
+	return nil
+}
