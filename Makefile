@@ -70,16 +70,30 @@ help: ## List the targets with a one-line description (the default goal).
 build: ## Build bin/bothy (version from git describe).
 	$(GO) build -buildvcs=$(BUILDVCS) -ldflags "$(LDFLAGS)" -o $(BOTHY) ./services/server/cmd/bothy
 
+# The owner make bootstrap creates (all three required) and make run creates on the first start
+# (Alex, alex, alex@example.com unless given), e.g. make bootstrap NAME=Sam HANDLE=sam EMAIL=sam@example.com.
+# Taken from the command line only: an EMAIL or NAME variable of the environment is not an owner.
+OWNER_NAME := $(if $(filter command line,$(origin NAME)),$(NAME))
+OWNER_HANDLE := $(if $(filter command line,$(origin HANDLE)),$(HANDLE))
+OWNER_EMAIL := $(if $(filter command line,$(origin EMAIL)),$(EMAIL))
+
 .PHONY: run
-run: build ## Build and serve on 127.0.0.1:8080 (embedded PostgreSQL under .bothy/ unless database.url is set).
-	$(BOTHY) serve
+run: build ## Build and serve on 127.0.0.1:8080 (embedded PostgreSQL under .bothy/ unless database.url is set); the first start creates the owner and prints their token and a first curl.
+	$(BOTHY) serve --bootstrap-owner --owner-name "$(or $(OWNER_NAME),Alex)" --owner-handle "$(or $(OWNER_HANDLE),alex)" --owner-email "$(or $(OWNER_EMAIL),alex@example.com)"
 
 .PHONY: migrate
 migrate: build ## Apply pending database migrations (embedded default unless database.url is set).
 	$(BOTHY) migrate
 
+.PHONY: bootstrap
+bootstrap: build ## Create the first owner: make bootstrap NAME=Alex HANDLE=alex EMAIL=alex@example.com; prints {"principal_id","token"}.
+	@if [[ -z "$(OWNER_NAME)" || -z "$(OWNER_HANDLE)" || -z "$(OWNER_EMAIL)" ]]; then \
+	  echo 'bootstrap: give the owner: make bootstrap NAME=Alex HANDLE=alex EMAIL=alex@example.com'; exit 2; \
+	fi
+	$(BOTHY) admin bootstrap --name "$(OWNER_NAME)" --handle "$(OWNER_HANDLE)" --email "$(OWNER_EMAIL)"
+
 .PHONY: bench
-bench: ## Benchmark the event log on a throwaway PostgreSQL (fsync on; a few minutes); writes docs/benchmarks.md and .json.
+bench: ## Benchmark the event log and authorization on a throwaway PostgreSQL (fsync on; a few minutes); writes docs/benchmarks.md and .json.
 	$(GO) run ./services/server/cmd/bothybench -out docs
 
 ##@ Tools

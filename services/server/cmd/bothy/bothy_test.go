@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -259,9 +260,12 @@ func TestMigrate(t *testing.T) {
 	}
 }
 
-// TestEmbeddedDefault runs bothy serve without database.url: it creates the
-// embedded default under embedded.dir, migrates it and becomes ready; SIGINT
-// stops bothy and its cluster. A second start reuses the cluster's data.
+// TestEmbeddedDefault runs bothy serve --bootstrap-owner without
+// database.url, as make run does: it creates the embedded default under
+// embedded.dir, migrates it, creates the owner, prints their token and a
+// first curl command on stdout (never in the log) and becomes ready; SIGINT
+// stops bothy and its cluster. A second start reuses the cluster's data and
+// prints nothing.
 func TestEmbeddedDefault(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(tempDir(t), "embedded")
@@ -276,14 +280,23 @@ func TestEmbeddedDefault(t *testing.T) {
 		ready   time.Duration
 		version os.FileInfo
 		secret  []byte
+		stdout  string
 	}
 	serveOnce := func(name string) run {
 		t.Helper()
 		began := time.Now()
-		p := start(t, env, "serve")
+		p := start(t, env, "serve", "--bootstrap-owner")
 		base := p.baseURL(embeddedWithin)
 		p.waitReady(base, embeddedWithin-time.Since(began))
 		ready := time.Since(began)
+		if token := announcedToken(t, p.output(), base); token != "" {
+			if status := getMe(t, base, token); status != http.StatusOK {
+				t.Fatalf("%s: GET /api/v1/me with the printed token = %d, want 200", name, status)
+			}
+			if strings.Contains(p.log(), token) {
+				t.Fatalf("%s: the log holds the owner's token. Log:\n%s", name, p.log())
+			}
+		}
 
 		procs, err := pglocal.Processes(dataDir)
 		if err != nil || len(procs) == 0 {
@@ -301,11 +314,17 @@ func TestEmbeddedDefault(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: password file: %v", name, err)
 		}
-		return run{ready: ready, version: fi, secret: secret}
+		return run{ready: ready, version: fi, secret: secret, stdout: p.output()}
 	}
 
 	first := serveOnce("first start")
+	if !strings.Contains(first.stdout, "curl -H \"Authorization: Bearer bothy_") {
+		t.Fatalf("the first start printed no owner token and curl command; stdout:\n%s", first.stdout)
+	}
 	second := serveOnce("second start")
+	if second.stdout != "" {
+		t.Fatalf("the second start printed %q, want nothing (the owner exists)", second.stdout)
+	}
 	t.Logf("ready after %v on the first start, %v on the second", first.ready, second.ready)
 	if !first.version.ModTime().Equal(second.version.ModTime()) || string(first.secret) != string(second.secret) {
 		t.Fatal("the second start created a new cluster instead of reusing the data")

@@ -95,9 +95,26 @@ type process struct {
 	exited chan struct{}
 	err    error // Wait's result, valid once exited is closed
 
-	mu    sync.Mutex
-	lines []string
-	addr  chan string
+	mu     sync.Mutex
+	lines  []string
+	stdout bytes.Buffer
+	addr   chan string
+}
+
+// lockedWriter appends to a process's stdout under its lock.
+type lockedWriter struct{ p *process }
+
+func (w lockedWriter) Write(b []byte) (int, error) {
+	w.p.mu.Lock()
+	defer w.p.mu.Unlock()
+	return w.p.stdout.Write(b)
+}
+
+// output returns what the process wrote on stdout so far.
+func (p *process) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stdout.String()
 }
 
 // environ is the child's environment: PATH (for the PostgreSQL binaries)
@@ -118,6 +135,7 @@ func start(t *testing.T, env []string, args ...string) *process {
 		t.Fatalf("stderr pipe: %v", err)
 	}
 	p := &process{t: t, cmd: cmd, exited: make(chan struct{}), addr: make(chan string, 1)}
+	cmd.Stdout = lockedWriter{p}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start bothy: %v", err)
 	}

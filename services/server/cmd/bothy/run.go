@@ -28,10 +28,18 @@ const (
 )
 
 const usage = `usage:
-  bothy serve [--roles api,maintenance] [--config FILE]
-                                  serve the roles until SIGINT or SIGTERM
+  bothy serve [--roles api,maintenance] [--bootstrap-owner] [--config FILE]
+                                  serve the roles until SIGINT or SIGTERM; with
+                                  --bootstrap-owner, first create the instance's
+                                  owner if it has none and print their token
   bothy migrate [--config FILE]   apply database migrations, create the instance
   bothy maintain [--config FILE]  run the event log's partition upkeep once
+  bothy admin bootstrap --name NAME --handle HANDLE --email EMAIL [--config FILE]
+                                  create the first owner; prints {"principal_id","token"}
+  bothy admin token --principal ID [--config FILE]
+                                  issue a token for a principal; prints {"token","token_id"}
+  bothy admin flags list|define|set|clear|delete ... [--config FILE]
+                                  administer feature flags (bothy admin flags -h)
   bothy version                   print the build as JSON
 
 The configuration file may also be named by BOTHY_CONFIG; every key can be
@@ -55,11 +63,13 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	var err error
 	switch args[0] {
 	case "serve":
-		err = serve(ctx, args[1:], environ, stderr)
+		err = serve(ctx, args[1:], environ, stdout, stderr)
 	case "migrate":
 		err = migrateCmd(ctx, args[1:], environ, stdout, stderr)
 	case "maintain":
 		err = maintainCmd(ctx, args[1:], environ, stdout, stderr)
+	case "admin":
+		err = adminCmd(ctx, args[1:], environ, stdout, stderr)
 	case "version":
 		err = printVersion(args[1:], stdout, version)
 	case "help", "-h", "--help":
@@ -91,14 +101,14 @@ func fail(ctx context.Context, logger *slog.Logger, msg string, err error) error
 	return failure{err}
 }
 
-// flags parses the flags of a subcommand; --config falls back to
-// BOTHY_CONFIG.
-func flags(name string, args, environ []string, stderr io.Writer, roles *string) (configPath string, err error) {
+// flags parses the flags of a subcommand: --config (falling back to
+// BOTHY_CONFIG) and those define adds (nil: none).
+func flags(name string, args, environ []string, stderr io.Writer, define func(fs *flag.FlagSet)) (configPath string, err error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&configPath, "config", envValue(environ, config.EnvConfigFile), "configuration file (YAML)")
-	if roles != nil {
-		fs.StringVar(roles, "roles", strings.Join(wire.Roles(), ","), "comma-separated roles to serve")
+	if define != nil {
+		define(fs)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -144,11 +154,27 @@ func setup(ctx context.Context, configPath string, environ []string, stderr io.W
 	return cfg, logger, nil
 }
 
+// serveOptions are the flags of bothy serve.
+type serveOptions struct {
+	roles          string
+	bootstrapOwner bool
+	owner          ownerFlags
+}
+
 // serve runs the server until SIGINT or SIGTERM, then drains it, closes the
-// pool and stops the embedded default.
-func serve(ctx context.Context, args, environ []string, stderr io.Writer) (err error) {
-	var roles string
-	configPath, err := flags("serve", args, environ, stderr, &roles)
+// pool and stops the embedded default. With --bootstrap-owner it first
+// creates the instance's owner when there is none and prints their token
+// and a first curl command on stdout (never in the log).
+func serve(ctx context.Context, args, environ []string, stdout, stderr io.Writer) (err error) {
+	var o serveOptions
+	configPath, err := flags("serve", args, environ, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&o.roles, "roles", strings.Join(wire.Roles(), ","), "comma-separated roles to serve")
+		fs.BoolVar(&o.bootstrapOwner, "bootstrap-owner", false,
+			"create the owner (--owner-name, --owner-handle, --owner-email) when the instance has none, and print their token (make run sets it)")
+		fs.StringVar(&o.owner.name, "owner-name", "Alex", "display name of the owner --bootstrap-owner creates")
+		fs.StringVar(&o.owner.handle, "owner-handle", "alex", "handle of the owner --bootstrap-owner creates")
+		fs.StringVar(&o.owner.email, "owner-email", "alex@example.com", "email of the owner --bootstrap-owner creates")
+	})
 	if err != nil {
 		return err
 	}
@@ -168,7 +194,7 @@ func serve(ctx context.Context, args, environ []string, stderr io.Writer) (err e
 		}
 	}()
 	app, err := wire.New(ctx, cfg, logger, wire.Options{
-		Roles:       splitRoles(roles),
+		Roles:       splitRoles(o.roles),
 		DatabaseURL: url,
 		Migrate:     wire.UsesEmbedded(cfg),
 	})
@@ -176,7 +202,41 @@ func serve(ctx context.Context, args, environ []string, stderr io.Writer) (err e
 		return startFailed(ctx, logger, "wire", err)
 	}
 	defer app.Close()
+	if o.bootstrapOwner {
+		owner, created, err := app.BootstrapIfNoOwner(ctx, o.owner.name, o.owner.handle, o.owner.email)
+		if err != nil {
+			return startFailed(ctx, logger, "bootstrap the owner", err)
+		}
+		if created {
+			logger.InfoContext(ctx, "created the first owner", "principal_id", owner.PrincipalID.String())
+			return serveAnnounced(ctx, app, logger, stdout, o.owner, owner)
+		}
+	}
 	if err := app.Serve(ctx); err != nil {
+		return fail(ctx, logger, "serve", err)
+	}
+	logger.InfoContext(ctx, "stopped")
+	return nil
+}
+
+// serveAnnounced serves after --bootstrap-owner created the owner: it
+// listens first, so the curl command it prints names the real address, then
+// prints the owner's token on stdout and serves.
+func serveAnnounced(ctx context.Context, app *wire.App, logger *slog.Logger, stdout io.Writer, who ownerFlags, owner wire.Owner) error {
+	if !app.ServesHTTP() {
+		announceOwner(stdout, who, owner, "")
+		if err := app.Serve(ctx); err != nil {
+			return fail(ctx, logger, "serve", err)
+		}
+		logger.InfoContext(ctx, "stopped")
+		return nil
+	}
+	ln, err := app.Listen(ctx)
+	if err != nil {
+		return fail(ctx, logger, "serve", err)
+	}
+	announceOwner(stdout, who, owner, "http://"+curlHost(ln.Addr()))
+	if err := app.ServeListener(ctx, ln); err != nil {
 		return fail(ctx, logger, "serve", err)
 	}
 	logger.InfoContext(ctx, "stopped")

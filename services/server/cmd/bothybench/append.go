@@ -125,37 +125,59 @@ func drive(ctx context.Context, writers, k int, d time.Duration, op func(context
 	return float64(n*int64(k)) / elapsed.Seconds(), n, nil
 }
 
-// appendCase measures one writer count and batch size: after a warm-up of each, the
-// baseline and the appender alternate in four rounds of a quarter of the duration each, so drift
-// (a checkpoint, a growing table) hits both alike.
-func appendCase(ctx context.Context, app *wire.App, bare *pgxpool.Pool, writers, k int, o options) (appendResult, error) {
+// appendRounds is how many rounds the append cases run in; each gives every case a quarter of
+// the duration.
+const appendRounds = 4
+
+// appendCases measures every combination of o.writers and o.batches, in that order. After a
+// warm-up of every case (half of o.warmup for the baseline, then half for the appender), the
+// cases run in appendRounds rounds: in each, every case runs the baseline and then the
+// appender for o.duration/appendRounds. So drift (other load on a shared machine, a
+// checkpoint, a growing table) hits every figure alike: an appender figure and its baseline,
+// which the ratio compares, and the cases with 1 and 16 writers, which the writer-scaling
+// targets compare.
+func appendCases(ctx context.Context, app *wire.App, bare *pgxpool.Pool, o options, progress func(string, ...any)) ([]appendResult, error) {
 	appender := func(ctx context.Context, ev []kernel.Event) error { return appendReal(ctx, app, ev) }
 	base := func(ctx context.Context, ev []kernel.Event) error { return appendBare(ctx, bare, ev) }
+	var results []appendResult
+	for _, w := range o.writers {
+		for _, k := range o.batches {
+			results = append(results, appendResult{Writers: w, EventsPerTx: k})
+		}
+	}
 	if o.warmup > 0 {
-		for _, op := range []func(context.Context, []kernel.Event) error{base, appender} {
-			if _, _, err := drive(ctx, writers, k, o.warmup/2, op); err != nil {
-				return appendResult{}, fmt.Errorf("warm-up: %w", err)
+		progress("append: warm-up of %d cases", len(results))
+		for _, r := range results {
+			for _, op := range []func(context.Context, []kernel.Event) error{base, appender} {
+				if _, _, err := drive(ctx, r.Writers, r.EventsPerTx, o.warmup/2, op); err != nil {
+					return nil, fmt.Errorf("warm-up, %d writers x %d: %w", r.Writers, r.EventsPerTx, err)
+				}
 			}
 		}
 	}
-	r := appendResult{Writers: writers, EventsPerTx: k}
-	var realRate, baseRate float64
-	const rounds = 4
-	for range rounds {
-		rate, n, err := drive(ctx, writers, k, o.duration/rounds, base)
-		if err != nil {
-			return r, fmt.Errorf("baseline, %d writers x %d: %w", writers, k, err)
+	realRates, baseRates := make([]float64, len(results)), make([]float64, len(results))
+	for round := range appendRounds {
+		progress("append: round %d of %d over the %d cases", round+1, appendRounds, len(results))
+		for i := range results {
+			r := &results[i]
+			rate, n, err := drive(ctx, r.Writers, r.EventsPerTx, o.duration/appendRounds, base)
+			if err != nil {
+				return nil, fmt.Errorf("baseline, %d writers x %d: %w", r.Writers, r.EventsPerTx, err)
+			}
+			baseRates[i] += rate / appendRounds
+			r.BaselineTransactions += n
+			rate, n, err = drive(ctx, r.Writers, r.EventsPerTx, o.duration/appendRounds, appender)
+			if err != nil {
+				return nil, fmt.Errorf("appender, %d writers x %d: %w", r.Writers, r.EventsPerTx, err)
+			}
+			realRates[i] += rate / appendRounds
+			r.Transactions += n
 		}
-		baseRate += rate / rounds
-		r.BaselineTransactions += n
-		rate, n, err = drive(ctx, writers, k, o.duration/rounds, appender)
-		if err != nil {
-			return r, fmt.Errorf("appender, %d writers x %d: %w", writers, k, err)
-		}
-		realRate += rate / rounds
-		r.Transactions += n
 	}
-	r.EventsPerSecond, r.BaselineEventsPerSecond = round1(realRate), round1(baseRate)
-	r.Ratio = round2(realRate / baseRate)
-	return r, nil
+	for i := range results {
+		r := &results[i]
+		r.EventsPerSecond, r.BaselineEventsPerSecond = round1(realRates[i]), round1(baseRates[i])
+		r.Ratio = round2(realRates[i] / baseRates[i])
+	}
+	return results, nil
 }

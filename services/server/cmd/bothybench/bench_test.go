@@ -39,6 +39,7 @@ func TestBenchSmoke(t *testing.T) {
 		batches:   []int{1, 10},
 		rate:      200,
 		latWriter: 2,
+		authzTime: 10 * time.Millisecond,
 	}
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	var steps []string
@@ -46,8 +47,9 @@ func TestBenchSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatalf("measure: %v", err)
 	}
-	if len(rep.Append) != 4 || len(steps) != 5 {
-		t.Fatalf("%d append cases and %d steps, want 4 and 5", len(rep.Append), len(steps))
+	// Steps: the warm-up, four rounds, the tail, authorization.
+	if len(rep.Append) != 4 || len(steps) != 7 {
+		t.Fatalf("%d append cases and %d steps, want 4 and 7", len(rep.Append), len(steps))
 	}
 	for _, a := range rep.Append {
 		if a.EventsPerSecond <= 0 || a.BaselineEventsPerSecond <= 0 || a.Ratio <= 0 || a.Transactions == 0 || a.BaselineTransactions == 0 {
@@ -60,6 +62,17 @@ func TestBenchSmoke(t *testing.T) {
 	if len(rep.Targets) != 5 {
 		t.Fatalf("targets = %+v, want 5 (two per batch size and the tail's)", rep.Targets)
 	}
+	if rep.Settings.AppendConcurrency != 2 {
+		t.Fatalf("append concurrency = %d, want sync.append_concurrency's default 2", rep.Settings.AppendConcurrency)
+	}
+	if a := rep.Authz; a.ChannelGrants != 1000 || len(a.Cases) != 3 {
+		t.Fatalf("authorization cases = %+v, want 3 on 1000 channel grants", a)
+	}
+	for _, c := range rep.Authz.Cases {
+		if c.NsPerOp <= 0 || c.BaselineNsPerOp <= 0 || c.Ratio <= 0 {
+			t.Fatalf("authorization case without figures: %+v", c)
+		}
+	}
 	if rep.Machine.Cores < 1 || rep.Machine.PostgresVersion == "" || rep.Machine.Fsync == "" {
 		t.Fatalf("machine facts missing: %+v", rep.Machine)
 	}
@@ -69,7 +82,7 @@ func TestBenchSmoke(t *testing.T) {
 	if err := rep.write(dir, md); err != nil {
 		t.Fatalf("write: %v", err)
 	}
-	for _, want := range []string{"# Benchmarks", "## Append throughput", "| 16 | 10 |", "## Tail latency", "| p99 |", "## Targets"} {
+	for _, want := range []string{"# Benchmarks", "## Append throughput", "| 16 | 10 |", "## Tail latency", "| p99 |", "## Authorization", "| Scope build, 1000 channel grants |", "## Targets", "appender 16 writers / appender 1 writer"} {
 		if !strings.Contains(md, want) {
 			t.Fatalf("markdown lacks %q:\n%s", want, md)
 		}

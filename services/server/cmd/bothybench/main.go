@@ -13,6 +13,10 @@
 //   - commit-to-subscriber latency (p50, p99) of the log tail while writers append 1,000
 //     events/s, against a bare LISTEN/NOTIFY round trip between two plain connections under
 //     the same load.
+//   - authorization (testing.Benchmark, ns/op and allocs/op): authorize with a warm Scope per
+//     request against the bare permission_version read and per row (a Decider) against the
+//     policy alone, and the Scope build for a principal with 1,000 channel grants against the
+//     bare grant query.
 //
 // It prints a Markdown table and writes docs/benchmarks.md and docs/benchmarks.json (with
 // -out). A benchmark is not a test: nothing of it runs in make test but a smoke test of its
@@ -47,6 +51,7 @@ type options struct {
 	batches   []int
 	rate      int
 	latWriter int
+	authzTime time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -61,6 +66,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&batches, "events", "1,10", "events per transaction of the append cases")
 	fs.IntVar(&o.rate, "rate", 1000, "events per second written while the tail latency is measured")
 	fs.IntVar(&o.latWriter, "latency-writers", 16, "writers sharing the paced load of the latency case")
+	fs.DurationVar(&o.authzTime, "authz-benchtime", time.Second, "testing.Benchmark time of each authorization figure and baseline")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -74,8 +80,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.batches, err = intList(batches); err != nil {
 		return o, fmt.Errorf("-events: %w", err)
 	}
-	if o.duration <= 0 || o.warmup < 0 || o.rate < 1 || o.latWriter < 1 {
-		return o, errors.New("-duration, -rate and -latency-writers must be positive, -warmup not negative")
+	if o.duration <= 0 || o.warmup < 0 || o.rate < 1 || o.latWriter < 1 || o.authzTime <= 0 {
+		return o, errors.New("-duration, -rate, -latency-writers and -authz-benchtime must be positive, -warmup not negative")
 	}
 	return o, nil
 }

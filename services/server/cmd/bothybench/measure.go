@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"bothy.example.com/server/internal/kernel/config"
+	syncpg "bothy.example.com/server/internal/sync/adapters/postgres"
 	"bothy.example.com/server/internal/wire"
 )
 
@@ -44,23 +45,22 @@ func measure(ctx context.Context, o options, url string, logger *slog.Logger, pr
 			Warmup:         o.warmup.String(),
 			Rate:           o.rate,
 			LatencyWriters: o.latWriter,
+			// Read like wire reads it; wire.New already rejected an invalid value.
+			AppendConcurrency: syncpg.AppendConfigFrom(cfg).Concurrency,
 		},
 	}
 	if rep.Machine, err = machineFacts(ctx, app); err != nil {
 		return nil, err
 	}
-	for _, w := range o.writers {
-		for _, k := range o.batches {
-			progress("append: %d writers x %d events per transaction", w, k)
-			r, err := appendCase(ctx, app, bare, w, k, o)
-			if err != nil {
-				return nil, err
-			}
-			rep.Append = append(rep.Append, r)
-		}
+	if rep.Append, err = appendCases(ctx, app, bare, o, progress); err != nil {
+		return nil, err
 	}
 	progress("tail latency at %d events/s", o.rate)
 	if rep.Tail, err = latencyCase(ctx, app, url, o); err != nil {
+		return nil, err
+	}
+	progress("authorization: authorize with a warm Scope, Scope build of %d channel grants", authzChannels)
+	if rep.Authz, err = authzCase(ctx, app, bare, o.authzTime, logger); err != nil {
 		return nil, err
 	}
 	rep.evaluate()

@@ -15,6 +15,7 @@ type report struct {
 	Settings settings       `json:"settings"`
 	Append   []appendResult `json:"append"`
 	Tail     latencyResult  `json:"tail"`
+	Authz    authzResult    `json:"authz"`
 	Targets  []target       `json:"targets"`
 }
 
@@ -37,6 +38,9 @@ type settings struct {
 	Warmup         string `json:"warmup_per_case"`
 	Rate           int    `json:"latency_rate_events_per_second"`
 	LatencyWriters int    `json:"latency_writers"`
+	// AppendConcurrency is sync.append_concurrency: the appender's admission limit per process.
+	// The bare loop has no admission.
+	AppendConcurrency int `json:"append_concurrency"`
 }
 
 // appendResult is one append case: the appender and the bare loop with the same writers and
@@ -73,18 +77,20 @@ type latencyResult struct {
 
 // target is one acceptance target of issue 3 and whether this run meets it.
 type target struct {
-	Name  string  `json:"name"`
+	Name string `json:"name"`
+	// Value is the appender's figure, the one the target is about.
 	Value float64 `json:"value"`
 	// Baseline is the same quotient for the bare loop, where there is one (writer scaling),
-	// so a reader can tell the appender's cost from the database's.
+	// so a reader can tell the appender's cost from the database's. It is for comparison
+	// only: the bare loop has no admission.
 	Baseline float64 `json:"baseline,omitempty"`
 	Limit    string  `json:"limit"`
 	Pass     bool    `json:"pass"`
 }
 
 // evaluate checks the acceptance targets: at 16 writers the appender reaches 0.85 of the
-// baseline and is not slower than with 1 writer (for each batch size measured), and the
-// tail's p99 is at most 5 times the bare round trip's.
+// baseline, and the appender with 16 writers is not slower than the appender with 1 writer
+// (for each batch size measured), and the tail's p99 is at most 5 times the bare round trip's.
 func (r *report) evaluate() {
 	r.Targets = nil
 	find := func(w, k int) (appendResult, bool) {
@@ -105,7 +111,7 @@ func (r *report) evaluate() {
 		})
 		if one, ok := find(1, a.EventsPerTx); ok {
 			r.Targets = append(r.Targets, target{
-				Name:     fmt.Sprintf("append, %d events/tx: 16 writers / 1 writer", a.EventsPerTx),
+				Name:     fmt.Sprintf("append, %d events/tx: appender 16 writers / appender 1 writer", a.EventsPerTx),
 				Value:    round2(a.EventsPerSecond / one.EventsPerSecond),
 				Baseline: round2(a.BaselineEventsPerSecond / one.BaselineEventsPerSecond),
 				Limit:    ">= 1", Pass: a.EventsPerSecond >= one.EventsPerSecond,
@@ -136,10 +142,15 @@ func (r *report) markdown() string {
 
 	w("## Append throughput\n\n")
 	w("Committed events per second. Figure: the appender (`tx.Runner.RunInTx` + `kernel.Appender.Append`,\n")
-	w("validation, staging, one commit-phase batch with the counter UPDATE, the INSERT and the NOTIFY).\n")
+	w("validation, staging, one commit-phase batch with the counter UPDATE, the INSERT and the NOTIFY),\n")
+	w("admitting at most %d transactions of the process at once into the locked section\n", r.Settings.AppendConcurrency)
+	w("(`sync.append_concurrency`, ADR 0010 \"Admission\").\n")
 	w("Baseline: a bare pgx loop of the same transaction (BEGIN; UPDATE the event_seq counter\n")
 	w("RETURNING its value; INSERT the events; COMMIT) with the same writers and events per\n")
-	w("transaction. The two alternate in four rounds per case. Higher is better.\n\n")
+	w("transaction, without admission. After a warm-up of every case, the cases run in four rounds,\n")
+	w("each giving every case a quarter of its time, baseline then appender, so drift on the machine\n")
+	w("hits every figure alike. Higher is better; with many writers the appender can beat the bare\n")
+	w("loop, by its admission.\n\n")
 	w("| writers | events/tx | appender events/s | bare loop events/s | ratio |\n")
 	w("| ---: | ---: | ---: | ---: | ---: |\n")
 	for _, a := range r.Append {
@@ -163,9 +174,12 @@ func (r *report) markdown() string {
 	w("tail takes %.2f ms (p50) and %.2f ms (p99). Without load the bare round trip takes\n", t.FromWriteP50Ms, t.FromWriteP99Ms)
 	w("%.2f ms (p50) and %.2f ms (p99).\n", t.IdleBareP50Ms, t.IdleBareP99Ms)
 
+	r.Authz.markdown(w)
+
 	w("\n## Targets (issue 3)\n\n")
-	w("Value: the appender's; bare loop: the same quotient for the baseline, where it has one.\n\n")
-	w("| target | value | bare loop | limit | met |\n")
+	w("Appender: the appender's figure, which the target is about; bare loop: the same quotient for\n")
+	w("the bare loop (no admission), where it has one, for comparison.\n\n")
+	w("| target | appender | bare loop | limit | met |\n")
 	w("| --- | ---: | ---: | --- | --- |\n")
 	for _, tg := range r.Targets {
 		met := "yes"
@@ -178,20 +192,38 @@ func (r *report) markdown() string {
 		}
 		w("| %s | %.2f | %s | %s | %s |\n", tg.Name, tg.Value, base, tg.Limit, met)
 	}
+	r.writerScaling(w)
+	return b.String()
+}
+
+// writerScaling explains the writer-scaling targets when the bare loop loses throughput from
+// 1 to 16 writers, which it does on a small machine: why, and how the appender avoids it, or
+// that it did not this time.
+func (r *report) writerScaling(w func(string, ...any)) {
+	bareLoses, appenderFails := false, false
 	for _, tg := range r.Targets {
-		if !tg.Pass && tg.Baseline != 0 && tg.Baseline < 1 {
-			w("\nWriter scaling: the bare loop loses throughput from 1 to 16 writers as well, so the loss\n")
-			w("is the counter-row pattern's on this machine, not the appender's: every transaction holds\n")
-			w("the event_seq row lock from its UPDATE until its COMMIT is durable, so commits are\n")
-			w("serialized, and each extra writer adds a backend that waits in PostgreSQL's lock manager\n")
-			w("and is woken at every commit, on top of the CPU the writers share with the database.\n")
-			w("The proposed fix admits at most two transactions per process into the commit phase (a\n")
-			w("semaphore taken before the counter UPDATE and released when the transaction ends), so the\n")
-			w("other writers wait in the process instead of in the lock manager.\n")
-			break
+		if tg.Baseline != 0 && tg.Baseline < 1 {
+			bareLoses = true
+			appenderFails = appenderFails || !tg.Pass
 		}
 	}
-	return b.String()
+	if !bareLoses {
+		return
+	}
+	w("\nWriter scaling: commits are serialized, since every transaction holds the event_seq row lock\n")
+	w("from its UPDATE until its COMMIT is durable. A single writer leaves the lock free only between\n")
+	w("its transactions (the reply to its COMMIT, its own work, its BEGIN and its next statements on\n")
+	w("their way to the server), so more writers can gain at most that share: little with one event\n")
+	w("per transaction, more with ten. The bare loop even loses throughput from 1 to 16 writers:\n")
+	w("each extra writer adds a backend that waits in PostgreSQL's lock manager and is woken at every\n")
+	w("commit, on top of the CPU the writers share with the database. The appender admits at most %d\n", r.Settings.AppendConcurrency)
+	w("transactions of the process at once into the locked section, so the other writers wait in the\n")
+	w("process instead")
+	if appenderFails {
+		w("; on this run that was not enough to meet every writer-scaling\ntarget.\n")
+		return
+	}
+	w(", and it keeps its 1-writer throughput or better with 16 writers.\n")
 }
 
 // write stores md and the report's JSON in dir.

@@ -5,14 +5,87 @@ package apigen
 
 import (
 	"bytes"
+	"compress/flate"
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/go-chi/chi/v5"
+	"github.com/oapi-codegen/runtime"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
+
+// Defines values for AppScope.
+const (
+	AppScopeAgentsRead      AppScope = "agents:read"
+	AppScopeEventsSubscribe AppScope = "events:subscribe"
+	AppScopeMessagesRead    AppScope = "messages:read"
+	AppScopeMessagesWrite   AppScope = "messages:write"
+)
+
+// Valid indicates whether the value is a known member of the AppScope enum.
+func (e AppScope) Valid() bool {
+	switch e {
+	case AppScopeAgentsRead:
+		return true
+	case AppScopeEventsSubscribe:
+		return true
+	case AppScopeMessagesRead:
+		return true
+	case AppScopeMessagesWrite:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateTokenRequestDeviceStatus.
+const (
+	CreateTokenRequestDeviceStatusApproved CreateTokenRequestDeviceStatus = "approved"
+	CreateTokenRequestDeviceStatusPending  CreateTokenRequestDeviceStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the CreateTokenRequestDeviceStatus enum.
+func (e CreateTokenRequestDeviceStatus) Valid() bool {
+	switch e {
+	case CreateTokenRequestDeviceStatusApproved:
+		return true
+	case CreateTokenRequestDeviceStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeviceStatus.
+const (
+	DeviceStatusApproved DeviceStatus = "approved"
+	DeviceStatusPending  DeviceStatus = "pending"
+	DeviceStatusRevoked  DeviceStatus = "revoked"
+)
+
+// Valid indicates whether the value is a known member of the DeviceStatus enum.
+func (e DeviceStatus) Valid() bool {
+	switch e {
+	case DeviceStatusApproved:
+		return true
+	case DeviceStatusPending:
+		return true
+	case DeviceStatusRevoked:
+		return true
+	default:
+		return false
+	}
+}
 
 // Defines values for GoneProblemReason.
 const (
@@ -56,6 +129,51 @@ func (e GoneProblemRecovery) Valid() bool {
 	}
 }
 
+// Defines values for GrantResourceKind.
+const (
+	GrantResourceKindChannel  GrantResourceKind = "channel"
+	GrantResourceKindInstance GrantResourceKind = "instance"
+	GrantResourceKindSpace    GrantResourceKind = "space"
+)
+
+// Valid indicates whether the value is a known member of the GrantResourceKind enum.
+func (e GrantResourceKind) Valid() bool {
+	switch e {
+	case GrantResourceKindChannel:
+		return true
+	case GrantResourceKindInstance:
+		return true
+	case GrantResourceKindSpace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GrantRole.
+const (
+	GrantRoleAdmin  GrantRole = "admin"
+	GrantRoleMember GrantRole = "member"
+	GrantRoleOwner  GrantRole = "owner"
+	GrantRoleViewer GrantRole = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the GrantRole enum.
+func (e GrantRole) Valid() bool {
+	switch e {
+	case GrantRoleAdmin:
+		return true
+	case GrantRoleMember:
+		return true
+	case GrantRoleOwner:
+		return true
+	case GrantRoleViewer:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthStatus.
 const (
 	HealthStatusOk HealthStatus = "ok"
@@ -65,6 +183,27 @@ const (
 func (e HealthStatus) Valid() bool {
 	switch e {
 	case HealthStatusOk:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PrincipalKind.
+const (
+	PrincipalKindAgent  PrincipalKind = "agent"
+	PrincipalKindApp    PrincipalKind = "app"
+	PrincipalKindPerson PrincipalKind = "person"
+)
+
+// Valid indicates whether the value is a known member of the PrincipalKind enum.
+func (e PrincipalKind) Valid() bool {
+	switch e {
+	case PrincipalKindAgent:
+		return true
+	case PrincipalKindApp:
+		return true
+	case PrincipalKindPerson:
 		return true
 	default:
 		return false
@@ -99,6 +238,180 @@ func (e ReadinessCheckStatus) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// Agent An agent, a principal of kind `agent` with its profile.
+//
+// Example: {"created_at":"2026-12-01T09:30:15Z","created_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","description":"Summarises long threads on request.","display_name":"Robin","handle":"robin","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e7a"}
+type Agent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// CreatedBy The principal who created the agent.
+	CreatedBy openapi_types.UUID `json:"created_by"`
+
+	// Description What the agent does; absent when it has no description.
+	Description *string `json:"description,omitempty"`
+
+	// DisplayName The name shown for the agent.
+	DisplayName string `json:"display_name"`
+
+	// Handle The unique handle, in lower case.
+	Handle string `json:"handle"`
+
+	// Id The agent's principal id.
+	Id openapi_types.UUID `json:"id"`
+}
+
+// AgentList Agents the actor may read.
+//
+// Example: {"items":[{"created_at":"2026-12-01T09:30:15Z","created_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","description":"Summarises long threads on request.","display_name":"Robin","handle":"robin","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e7a"}]}
+type AgentList struct {
+	// Items The agents, ordered by handle; `[]` when there are none.
+	Items []Agent `json:"items"`
+}
+
+// AppScope What an app token may do: `events:subscribe` (catch-up and
+// snapshot), `messages:read` (read spaces, channels and threads),
+// `messages:write` (create threads, post, edit and delete messages),
+// `agents:read` (read agents).
+type AppScope string
+
+// CreateAgentRequest A new agent.
+//
+// Example: {"description":"Summarises long threads on request.","display_name":"Robin","handle":"robin"}
+type CreateAgentRequest struct {
+	// Description What the agent does, at most 500 characters; outer space is trimmed.
+	Description *string `json:"description,omitempty"`
+
+	// DisplayName The name shown for the agent, 1 to 100 characters without control characters.
+	DisplayName string `json:"display_name"`
+
+	// Handle The principal's unique name, as in `@alex`: 2 to 32 characters of
+	// letters, digits, `_`, `.` and `-`, starting and ending with a letter
+	// or digit. Compared case-insensitively and stored in lower case.
+	//
+	//
+	// Example: alex
+	Handle Handle `json:"handle"`
+}
+
+// CreateAppRequest A new app with its scopes.
+//
+// Example: {"display_name":"Build bot","handle":"build-bot","scopes":["events:subscribe","messages:read"]}
+type CreateAppRequest struct {
+	// DisplayName The name shown for the app, 1 to 100 characters without control characters.
+	DisplayName string `json:"display_name"`
+
+	// Handle The principal's unique name, as in `@alex`: 2 to 32 characters of
+	// letters, digits, `_`, `.` and `-`, starting and ending with a letter
+	// or digit. Compared case-insensitively and stored in lower case.
+	//
+	//
+	// Example: alex
+	Handle Handle `json:"handle"`
+
+	// Scopes At least one scope; a scope listed twice counts once.
+	Scopes []AppScope `json:"scopes"`
+}
+
+// CreateGrantRequest A grant to make.
+//
+// Example: {"principal_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","resource_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","resource_kind":"space","role":"member"}
+type CreateGrantRequest struct {
+	// PrincipalId The grantee.
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+
+	// ResourceId The space or channel; required unless `resource_kind` is `instance` (then omit it).
+	ResourceId *openapi_types.UUID `json:"resource_id,omitempty"`
+
+	// ResourceKind What a grant is on. A grant on the instance applies to every space and
+	// channel, one on a space to every channel in it (also those created
+	// later), one on a channel to that channel, its threads and messages.
+	ResourceKind GrantResourceKind `json:"resource_kind"`
+
+	// Role `viewer` reads; `member` also posts, reacts and keeps personal data;
+	// `admin` also manages the resource and its grants; `owner` (instance
+	// only) may do everything.
+	Role GrantRole `json:"role"`
+}
+
+// CreatePersonRequest A new person.
+//
+// Example: {"display_name":"Alex","email":"alex@example.com","handle":"alex"}
+type CreatePersonRequest struct {
+	// DisplayName The name shown for the person, 1 to 100 characters without control characters.
+	DisplayName string `json:"display_name"`
+
+	// Email A plain address such as `alex@example.com`, without a display name.
+	Email string `json:"email"`
+
+	// Handle The principal's unique name, as in `@alex`: 2 to 32 characters of
+	// letters, digits, `_`, `.` and `-`, starting and ending with a letter
+	// or digit. Compared case-insensitively and stored in lower case.
+	//
+	//
+	// Example: alex
+	Handle Handle `json:"handle"`
+}
+
+// CreateTokenRequest Options of a new token; an empty object issues a token bound to no device.
+//
+// Example: {"device_name":"Sam's laptop","device_status":"pending"}
+type CreateTokenRequest struct {
+	// DeviceName Binds the token to a new device of this name.
+	DeviceName *string `json:"device_name,omitempty"`
+
+	// DeviceStatus The new device's status (default `pending`); needs `device_name`.
+	DeviceStatus *CreateTokenRequestDeviceStatus `json:"device_status,omitempty"`
+}
+
+// CreateTokenRequestDeviceStatus The new device's status (default `pending`); needs `device_name`.
+type CreateTokenRequestDeviceStatus string
+
+// CreateTokenResponse A new token. The secret is shown here once and never again.
+//
+// Example: {"device_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e79","expires_at":"2027-03-01T09:30:15Z","token":"bothy_ZXhhbXBsZS1vbmx5LW5vdC1hLXJlYWwtdG9rZW4tMDA","token_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78"}
+type CreateTokenResponse struct {
+	// DeviceId The new device, when `device_name` was given.
+	DeviceId *openapi_types.UUID `json:"device_id,omitempty"`
+
+	// ExpiresAt When the token stops working; absent when it never expires.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+
+	// Token The bearer token, `bothy_` followed by 43 base64url characters (256 random bits).
+	Token   string             `json:"token"`
+	TokenId openapi_types.UUID `json:"token_id"`
+}
+
+// Device A device of a principal; tokens bound to it act only while it is approved.
+//
+// Example: {"created_at":"2026-12-01T09:30:15Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e79","name":"Sam's laptop","principal_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","status":"approved"}
+type Device struct {
+	CreatedAt   time.Time          `json:"created_at"`
+	Id          openapi_types.UUID `json:"id"`
+	Name        string             `json:"name"`
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+
+	// Status `pending` until an admin approves the device (its tokens get 403
+	// `device_pending`), `approved`, or `revoked` (its tokens get 401).
+	Status DeviceStatus `json:"status"`
+}
+
+// DeviceStatus `pending` until an admin approves the device (its tokens get 403
+// `device_pending`), `approved`, or `revoked` (its tokens get 401).
+type DeviceStatus string
+
+// EvaluatedFlag A feature flag with its value for the actor: the override for the
+// actor's principal, else the override for its principal kind, else the
+// flag's default. Operators define flags with `bothy admin flags`.
+//
+// Example: {"enabled":true,"key":"threads.summaries"}
+type EvaluatedFlag struct {
+	// Enabled Whether the flag is on for the actor.
+	Enabled bool `json:"enabled"`
+
+	// Key The flag's key.
+	Key string `json:"key"`
 }
 
 // FieldError One invalid field of a request.
@@ -186,6 +499,61 @@ type GoneProblemReason string
 // client bug rather than lost data).
 type GoneProblemRecovery string
 
+// Grant A role of a principal on the instance, a space or a channel.
+//
+// Example: {"created_at":"2026-12-01T09:30:15Z","created_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e80","principal_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","resource_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","resource_kind":"space","role":"member"}
+type Grant struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// CreatedBy The principal who made the grant.
+	CreatedBy openapi_types.UUID `json:"created_by"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// PrincipalId The grantee.
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+
+	// ResourceId The space or channel; absent for the instance.
+	ResourceId *openapi_types.UUID `json:"resource_id,omitempty"`
+
+	// ResourceKind What a grant is on. A grant on the instance applies to every space and
+	// channel, one on a space to every channel in it (also those created
+	// later), one on a channel to that channel, its threads and messages.
+	ResourceKind GrantResourceKind `json:"resource_kind"`
+
+	// Role `viewer` reads; `member` also posts, reacts and keeps personal data;
+	// `admin` also manages the resource and its grants; `owner` (instance
+	// only) may do everything.
+	Role GrantRole `json:"role"`
+}
+
+// GrantList One page of grants.
+//
+// Example: {"items":[{"created_at":"2026-12-01T09:30:15Z","created_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e80","principal_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","resource_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","resource_kind":"space","role":"member"}]}
+type GrantList struct {
+	// Items The grants the actor manages, in id order; `[]` when there are none.
+	Items []Grant `json:"items"`
+
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor *openapi_types.UUID `json:"next_cursor,omitempty"`
+}
+
+// GrantResourceKind What a grant is on. A grant on the instance applies to every space and
+// channel, one on a space to every channel in it (also those created
+// later), one on a channel to that channel, its threads and messages.
+type GrantResourceKind string
+
+// GrantRole `viewer` reads; `member` also posts, reacts and keeps personal data;
+// `admin` also manages the resource and its grants; `owner` (instance
+// only) may do everything.
+type GrantRole string
+
+// Handle The principal's unique name, as in `@alex`: 2 to 32 characters of
+// letters, digits, `_`, `.` and `-`, starting and ending with a letter
+// or digit. Compared case-insensitively and stored in lower case.
+//
+// Example: alex
+type Handle = string
+
 // Health The liveness answer.
 //
 // Example: {"status":"ok"}
@@ -196,6 +564,62 @@ type Health struct {
 
 // HealthStatus Always `ok`; any other outcome is no answer at all.
 type HealthStatus string
+
+// InstanceInfo The instance this server runs.
+//
+// Example: {"id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e70","name":"bothy","sync_epoch":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e71","version":1}
+type InstanceInfo struct {
+	// Id The instance's id; it never changes.
+	Id openapi_types.UUID `json:"id"`
+
+	// Name The instance's display name.
+	Name string `json:"name"`
+
+	// SyncEpoch Changes only when the database is restored from a backup; every
+	// cursor issued under another epoch is then invalid.
+	SyncEpoch openapi_types.UUID `json:"sync_epoch"`
+
+	// Version Increases on every change of the instance.
+	Version int64 `json:"version"`
+}
+
+// Principal A person, agent or app.
+//
+// Example: {"created_at":"2026-12-01T09:30:15Z","display_name":"Alex","email":"alex@example.com","handle":"alex","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","kind":"person"}
+type Principal struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// DisplayName The name shown for the principal.
+	DisplayName string `json:"display_name"`
+
+	// Email The person's email address (people only).
+	Email *string `json:"email,omitempty"`
+
+	// Handle The unique handle, in lower case.
+	Handle string             `json:"handle"`
+	Id     openapi_types.UUID `json:"id"`
+
+	// Kind What sort of principal this is.
+	Kind PrincipalKind `json:"kind"`
+
+	// Scopes The app's scopes (apps only).
+	Scopes *[]AppScope `json:"scopes,omitempty"`
+}
+
+// PrincipalKind What sort of principal this is.
+type PrincipalKind string
+
+// PrincipalRef How events and lists name a principal.
+//
+// Example: {"display_name":"Robin","handle":"robin","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","kind":"agent"}
+type PrincipalRef struct {
+	DisplayName string             `json:"display_name"`
+	Handle      string             `json:"handle"`
+	Id          openapi_types.UUID `json:"id"`
+
+	// Kind What sort of principal this is.
+	Kind PrincipalKind `json:"kind"`
+}
 
 // Problem An RFC 9457 problem. `code` is the stable, machine-readable error code;
 // `type` is `urn:bothy:problem:<code>`. Codes may add fields (extensions),
@@ -318,6 +742,35 @@ type Unauthenticated = Problem
 // `type` is `urn:bothy:problem:<code>`. Codes may add fields (extensions),
 // so clients must ignore fields they do not know.
 type Unavailable = Problem
+
+// ListGrantsParams defines parameters for ListGrants.
+type ListGrantsParams struct {
+	// PrincipalId Only the grants of this principal.
+	PrincipalId *openapi_types.UUID `form:"principal_id,omitempty" json:"principal_id,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page.
+	Cursor *openapi_types.UUID `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Most grants checked for this page; larger values are capped to
+	// `authz.grants_page_size`, which is also the default (as are values
+	// below 1).
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// CreateAgentJSONRequestBody defines body for CreateAgent for application/json ContentType.
+type CreateAgentJSONRequestBody = CreateAgentRequest
+
+// CreateAppJSONRequestBody defines body for CreateApp for application/json ContentType.
+type CreateAppJSONRequestBody = CreateAppRequest
+
+// CreateGrantJSONRequestBody defines body for CreateGrant for application/json ContentType.
+type CreateGrantJSONRequestBody = CreateGrantRequest
+
+// CreatePersonJSONRequestBody defines body for CreatePerson for application/json ContentType.
+type CreatePersonJSONRequestBody = CreatePersonRequest
+
+// CreateTokenJSONRequestBody defines body for CreateToken for application/json ContentType.
+type CreateTokenJSONRequestBody = CreateTokenRequest
 
 // Getter for additional properties for GoneProblem. Returns the specified
 // element and whether it was found
@@ -699,6 +1152,39 @@ func (a Problem) MarshalJSON() ([]byte, error) {
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// ListAgents List the agents
+	// (GET /api/v1/agents)
+	ListAgents(w http.ResponseWriter, r *http.Request)
+	// CreateAgent Create an agent
+	// (POST /api/v1/agents)
+	CreateAgent(w http.ResponseWriter, r *http.Request)
+	// CreateApp Create an app
+	// (POST /api/v1/apps)
+	CreateApp(w http.ResponseWriter, r *http.Request)
+	// ApproveDevice Approve a pending device
+	// (POST /api/v1/devices/{device_id}/approve)
+	ApproveDevice(w http.ResponseWriter, r *http.Request, deviceId openapi_types.UUID)
+	// ListGrants List grants
+	// (GET /api/v1/grants)
+	ListGrants(w http.ResponseWriter, r *http.Request, params ListGrantsParams)
+	// CreateGrant Grant a role
+	// (POST /api/v1/grants)
+	CreateGrant(w http.ResponseWriter, r *http.Request)
+	// RevokeGrant Revoke a grant
+	// (DELETE /api/v1/grants/{grant_id})
+	RevokeGrant(w http.ResponseWriter, r *http.Request, grantId openapi_types.UUID)
+	// GetInstance Read the instance
+	// (GET /api/v1/instance)
+	GetInstance(w http.ResponseWriter, r *http.Request)
+	// GetMe Read the authenticated principal
+	// (GET /api/v1/me)
+	GetMe(w http.ResponseWriter, r *http.Request)
+	// CreatePerson Create a person
+	// (POST /api/v1/people)
+	CreatePerson(w http.ResponseWriter, r *http.Request)
+	// CreateToken Issue a token for a principal
+	// (POST /api/v1/principals/{principal_id}/tokens)
+	CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID)
 	// GetHealth Report that the process is up
 	// (GET /healthz)
 	GetHealth(w http.ResponseWriter, r *http.Request)
@@ -713,6 +1199,72 @@ type ServerInterface interface {
 // Unimplemented server implementation that returns http.StatusNotImplemented for each endpoint.
 
 type Unimplemented struct{}
+
+// ListAgents List the agents
+// (GET /api/v1/agents)
+func (_ Unimplemented) ListAgents(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateAgent Create an agent
+// (POST /api/v1/agents)
+func (_ Unimplemented) CreateAgent(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateApp Create an app
+// (POST /api/v1/apps)
+func (_ Unimplemented) CreateApp(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ApproveDevice Approve a pending device
+// (POST /api/v1/devices/{device_id}/approve)
+func (_ Unimplemented) ApproveDevice(w http.ResponseWriter, r *http.Request, deviceId openapi_types.UUID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListGrants List grants
+// (GET /api/v1/grants)
+func (_ Unimplemented) ListGrants(w http.ResponseWriter, r *http.Request, params ListGrantsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateGrant Grant a role
+// (POST /api/v1/grants)
+func (_ Unimplemented) CreateGrant(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RevokeGrant Revoke a grant
+// (DELETE /api/v1/grants/{grant_id})
+func (_ Unimplemented) RevokeGrant(w http.ResponseWriter, r *http.Request, grantId openapi_types.UUID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetInstance Read the instance
+// (GET /api/v1/instance)
+func (_ Unimplemented) GetInstance(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetMe Read the authenticated principal
+// (GET /api/v1/me)
+func (_ Unimplemented) GetMe(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreatePerson Create a person
+// (POST /api/v1/people)
+func (_ Unimplemented) CreatePerson(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateToken Issue a token for a principal
+// (POST /api/v1/principals/{principal_id}/tokens)
+func (_ Unimplemented) CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
 
 // GetHealth Report that the process is up
 // (GET /healthz)
@@ -740,6 +1292,241 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// ListAgents operation middleware
+func (siw *ServerInterfaceWrapper) ListAgents(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAgents(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateAgent operation middleware
+func (siw *ServerInterfaceWrapper) CreateAgent(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateAgent(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateApp operation middleware
+func (siw *ServerInterfaceWrapper) CreateApp(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateApp(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ApproveDevice operation middleware
+func (siw *ServerInterfaceWrapper) ApproveDevice(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "device_id" -------------
+	var deviceId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "device_id", chi.URLParam(r, "device_id"), &deviceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "device_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ApproveDevice(w, r, deviceId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListGrants operation middleware
+func (siw *ServerInterfaceWrapper) ListGrants(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListGrantsParams
+
+	// ------------- Optional query parameter "principal_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "principal_id", r.URL.Query(), &params.PrincipalId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "principal_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "principal_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListGrants(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateGrant operation middleware
+func (siw *ServerInterfaceWrapper) CreateGrant(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateGrant(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RevokeGrant operation middleware
+func (siw *ServerInterfaceWrapper) RevokeGrant(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "grant_id" -------------
+	var grantId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "grant_id", chi.URLParam(r, "grant_id"), &grantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "grant_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RevokeGrant(w, r, grantId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetInstance operation middleware
+func (siw *ServerInterfaceWrapper) GetInstance(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetInstance(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetMe operation middleware
+func (siw *ServerInterfaceWrapper) GetMe(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetMe(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreatePerson operation middleware
+func (siw *ServerInterfaceWrapper) CreatePerson(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreatePerson(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateToken operation middleware
+func (siw *ServerInterfaceWrapper) CreateToken(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "principal_id" -------------
+	var principalId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "principal_id", chi.URLParam(r, "principal_id"), &principalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "principal_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateToken(w, r, principalId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // GetHealth operation middleware
 func (siw *ServerInterfaceWrapper) GetHealth(w http.ResponseWriter, r *http.Request) {
@@ -905,6 +1692,39 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/metrics", wrapper.GetMetrics)
 	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/me", wrapper.GetMe)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/people", wrapper.CreatePerson)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/apps", wrapper.CreateApp)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/principals/{principal_id}/tokens", wrapper.CreateToken)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/devices/{device_id}/approve", wrapper.ApproveDevice)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/instance", wrapper.GetInstance)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/agents", wrapper.ListAgents)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/agents", wrapper.CreateAgent)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/grants", wrapper.ListGrants)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/grants", wrapper.CreateGrant)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/api/v1/grants/{grant_id}", wrapper.RevokeGrant)
+	})
 
 	return r
 }
@@ -928,6 +1748,1368 @@ type TooManyRequestsApplicationProblemPlusJSONResponse Problem
 type UnauthenticatedApplicationProblemPlusJSONResponse Problem
 
 type UnavailableApplicationProblemPlusJSONResponse Problem
+
+type ListAgentsRequestObject struct {
+}
+
+type ListAgentsResponseObject interface {
+	VisitListAgentsResponse(w http.ResponseWriter) error
+}
+
+type ListAgents200JSONResponse AgentList
+
+func (response ListAgents200JSONResponse) VisitListAgentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgents401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ListAgents401ApplicationProblemPlusJSONResponse) VisitListAgentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgents403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListAgents403ApplicationProblemPlusJSONResponse) VisitListAgentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgents404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListAgents404ApplicationProblemPlusJSONResponse) VisitListAgentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgents413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListAgents413ApplicationProblemPlusJSONResponse) VisitListAgentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgents500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ListAgents500ApplicationProblemPlusJSONResponse) VisitListAgentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAgentRequestObject struct {
+	Body *CreateAgentJSONRequestBody
+}
+
+type CreateAgentResponseObject interface {
+	VisitCreateAgentResponse(w http.ResponseWriter) error
+}
+
+type CreateAgent201JSONResponse Agent
+
+func (response CreateAgent201JSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAgent400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAgent400ApplicationProblemPlusJSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAgent401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAgent401ApplicationProblemPlusJSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAgent403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAgent403ApplicationProblemPlusJSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAgent404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAgent404ApplicationProblemPlusJSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAgent409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAgent409ApplicationProblemPlusJSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAgent413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAgent413ApplicationProblemPlusJSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAgent500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAgent500ApplicationProblemPlusJSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAppRequestObject struct {
+	Body *CreateAppJSONRequestBody
+}
+
+type CreateAppResponseObject interface {
+	VisitCreateAppResponse(w http.ResponseWriter) error
+}
+
+type CreateApp201JSONResponse Principal
+
+func (response CreateApp201JSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateApp400ApplicationProblemPlusJSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateApp401ApplicationProblemPlusJSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateApp403ApplicationProblemPlusJSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CreateApp404ApplicationProblemPlusJSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreateApp409ApplicationProblemPlusJSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateApp413ApplicationProblemPlusJSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response CreateApp500ApplicationProblemPlusJSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveDeviceRequestObject struct {
+	DeviceId openapi_types.UUID `json:"device_id"`
+}
+
+type ApproveDeviceResponseObject interface {
+	VisitApproveDeviceResponse(w http.ResponseWriter) error
+}
+
+type ApproveDevice200JSONResponse Device
+
+func (response ApproveDevice200JSONResponse) VisitApproveDeviceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveDevice400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ApproveDevice400ApplicationProblemPlusJSONResponse) VisitApproveDeviceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveDevice401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ApproveDevice401ApplicationProblemPlusJSONResponse) VisitApproveDeviceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveDevice403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ApproveDevice403ApplicationProblemPlusJSONResponse) VisitApproveDeviceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveDevice404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ApproveDevice404ApplicationProblemPlusJSONResponse) VisitApproveDeviceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveDevice409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response ApproveDevice409ApplicationProblemPlusJSONResponse) VisitApproveDeviceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveDevice413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ApproveDevice413ApplicationProblemPlusJSONResponse) VisitApproveDeviceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveDevice500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ApproveDevice500ApplicationProblemPlusJSONResponse) VisitApproveDeviceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGrantsRequestObject struct {
+	Params ListGrantsParams
+}
+
+type ListGrantsResponseObject interface {
+	VisitListGrantsResponse(w http.ResponseWriter) error
+}
+
+type ListGrants200JSONResponse GrantList
+
+func (response ListGrants200JSONResponse) VisitListGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGrants400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListGrants400ApplicationProblemPlusJSONResponse) VisitListGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGrants401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ListGrants401ApplicationProblemPlusJSONResponse) VisitListGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGrants403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListGrants403ApplicationProblemPlusJSONResponse) VisitListGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGrants404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListGrants404ApplicationProblemPlusJSONResponse) VisitListGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGrants413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListGrants413ApplicationProblemPlusJSONResponse) VisitListGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGrants500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ListGrants500ApplicationProblemPlusJSONResponse) VisitListGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateGrantRequestObject struct {
+	Body *CreateGrantJSONRequestBody
+}
+
+type CreateGrantResponseObject interface {
+	VisitCreateGrantResponse(w http.ResponseWriter) error
+}
+
+type CreateGrant201JSONResponse Grant
+
+func (response CreateGrant201JSONResponse) VisitCreateGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateGrant400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateGrant400ApplicationProblemPlusJSONResponse) VisitCreateGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateGrant401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateGrant401ApplicationProblemPlusJSONResponse) VisitCreateGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateGrant403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateGrant403ApplicationProblemPlusJSONResponse) VisitCreateGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateGrant404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CreateGrant404ApplicationProblemPlusJSONResponse) VisitCreateGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateGrant409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreateGrant409ApplicationProblemPlusJSONResponse) VisitCreateGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateGrant413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateGrant413ApplicationProblemPlusJSONResponse) VisitCreateGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateGrant500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response CreateGrant500ApplicationProblemPlusJSONResponse) VisitCreateGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeGrantRequestObject struct {
+	GrantId openapi_types.UUID `json:"grant_id"`
+}
+
+type RevokeGrantResponseObject interface {
+	VisitRevokeGrantResponse(w http.ResponseWriter) error
+}
+
+type RevokeGrant204Response struct {
+}
+
+func (response RevokeGrant204Response) VisitRevokeGrantResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RevokeGrant400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeGrant400ApplicationProblemPlusJSONResponse) VisitRevokeGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeGrant401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeGrant401ApplicationProblemPlusJSONResponse) VisitRevokeGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeGrant403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeGrant403ApplicationProblemPlusJSONResponse) VisitRevokeGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeGrant404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeGrant404ApplicationProblemPlusJSONResponse) VisitRevokeGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeGrant409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeGrant409ApplicationProblemPlusJSONResponse) VisitRevokeGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeGrant413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeGrant413ApplicationProblemPlusJSONResponse) VisitRevokeGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeGrant500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeGrant500ApplicationProblemPlusJSONResponse) VisitRevokeGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInstanceRequestObject struct {
+}
+
+type GetInstanceResponseObject interface {
+	VisitGetInstanceResponse(w http.ResponseWriter) error
+}
+
+type GetInstance200JSONResponse InstanceInfo
+
+func (response GetInstance200JSONResponse) VisitGetInstanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInstance401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response GetInstance401ApplicationProblemPlusJSONResponse) VisitGetInstanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInstance403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetInstance403ApplicationProblemPlusJSONResponse) VisitGetInstanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInstance404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetInstance404ApplicationProblemPlusJSONResponse) VisitGetInstanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInstance413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetInstance413ApplicationProblemPlusJSONResponse) VisitGetInstanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInstance500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response GetInstance500ApplicationProblemPlusJSONResponse) VisitGetInstanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMeRequestObject struct {
+}
+
+type GetMeResponseObject interface {
+	VisitGetMeResponse(w http.ResponseWriter) error
+}
+
+type GetMe200JSONResponse Principal
+
+func (response GetMe200JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response GetMe401ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetMe403ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetMe404ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetMe413ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response GetMe500ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePersonRequestObject struct {
+	Body *CreatePersonJSONRequestBody
+}
+
+type CreatePersonResponseObject interface {
+	VisitCreatePersonResponse(w http.ResponseWriter) error
+}
+
+type CreatePerson201JSONResponse Principal
+
+func (response CreatePerson201JSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePerson400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePerson400ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePerson401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePerson401ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePerson403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePerson403ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePerson404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePerson404ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePerson409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePerson409ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePerson413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePerson413ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePerson500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePerson500ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateTokenRequestObject struct {
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+	Body        *CreateTokenJSONRequestBody
+}
+
+type CreateTokenResponseObject interface {
+	VisitCreateTokenResponse(w http.ResponseWriter) error
+}
+
+type CreateToken201ResponseHeaders struct {
+	CacheControl string
+}
+
+type CreateToken201JSONResponse struct {
+	Body    CreateTokenResponse
+	Headers CreateToken201ResponseHeaders
+}
+
+func (response CreateToken201JSONResponse) VisitCreateTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateToken400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateToken400ApplicationProblemPlusJSONResponse) VisitCreateTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateToken401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateToken401ApplicationProblemPlusJSONResponse) VisitCreateTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateToken403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateToken403ApplicationProblemPlusJSONResponse) VisitCreateTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateToken404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CreateToken404ApplicationProblemPlusJSONResponse) VisitCreateTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateToken409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreateToken409ApplicationProblemPlusJSONResponse) VisitCreateTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateToken413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateToken413ApplicationProblemPlusJSONResponse) VisitCreateTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateToken500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response CreateToken500ApplicationProblemPlusJSONResponse) VisitCreateTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type GetHealthRequestObject struct {
 }
@@ -1103,6 +3285,39 @@ func (response GetReadiness503ApplicationProblemPlusJSONResponse) VisitGetReadin
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// ListAgents List the agents
+	// (GET /api/v1/agents)
+	ListAgents(ctx context.Context, request ListAgentsRequestObject) (ListAgentsResponseObject, error)
+	// CreateAgent Create an agent
+	// (POST /api/v1/agents)
+	CreateAgent(ctx context.Context, request CreateAgentRequestObject) (CreateAgentResponseObject, error)
+	// CreateApp Create an app
+	// (POST /api/v1/apps)
+	CreateApp(ctx context.Context, request CreateAppRequestObject) (CreateAppResponseObject, error)
+	// ApproveDevice Approve a pending device
+	// (POST /api/v1/devices/{device_id}/approve)
+	ApproveDevice(ctx context.Context, request ApproveDeviceRequestObject) (ApproveDeviceResponseObject, error)
+	// ListGrants List grants
+	// (GET /api/v1/grants)
+	ListGrants(ctx context.Context, request ListGrantsRequestObject) (ListGrantsResponseObject, error)
+	// CreateGrant Grant a role
+	// (POST /api/v1/grants)
+	CreateGrant(ctx context.Context, request CreateGrantRequestObject) (CreateGrantResponseObject, error)
+	// RevokeGrant Revoke a grant
+	// (DELETE /api/v1/grants/{grant_id})
+	RevokeGrant(ctx context.Context, request RevokeGrantRequestObject) (RevokeGrantResponseObject, error)
+	// GetInstance Read the instance
+	// (GET /api/v1/instance)
+	GetInstance(ctx context.Context, request GetInstanceRequestObject) (GetInstanceResponseObject, error)
+	// GetMe Read the authenticated principal
+	// (GET /api/v1/me)
+	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
+	// CreatePerson Create a person
+	// (POST /api/v1/people)
+	CreatePerson(ctx context.Context, request CreatePersonRequestObject) (CreatePersonResponseObject, error)
+	// CreateToken Issue a token for a principal
+	// (POST /api/v1/principals/{principal_id}/tokens)
+	CreateToken(ctx context.Context, request CreateTokenRequestObject) (CreateTokenResponseObject, error)
 	// GetHealth Report that the process is up
 	// (GET /healthz)
 	GetHealth(ctx context.Context, request GetHealthRequestObject) (GetHealthResponseObject, error)
@@ -1151,6 +3366,316 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// ListAgents operation middleware
+func (sh *strictHandler) ListAgents(w http.ResponseWriter, r *http.Request) {
+	var request ListAgentsRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAgents(ctx, request.(ListAgentsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAgents")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAgentsResponseObject); ok {
+		if err := validResponse.VisitListAgentsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateAgent operation middleware
+func (sh *strictHandler) CreateAgent(w http.ResponseWriter, r *http.Request) {
+	var request CreateAgentRequestObject
+
+	var body CreateAgentJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateAgent(ctx, request.(CreateAgentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateAgent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateAgentResponseObject); ok {
+		if err := validResponse.VisitCreateAgentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateApp operation middleware
+func (sh *strictHandler) CreateApp(w http.ResponseWriter, r *http.Request) {
+	var request CreateAppRequestObject
+
+	var body CreateAppJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateApp(ctx, request.(CreateAppRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateApp")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateAppResponseObject); ok {
+		if err := validResponse.VisitCreateAppResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ApproveDevice operation middleware
+func (sh *strictHandler) ApproveDevice(w http.ResponseWriter, r *http.Request, deviceId openapi_types.UUID) {
+	var request ApproveDeviceRequestObject
+
+	request.DeviceId = deviceId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ApproveDevice(ctx, request.(ApproveDeviceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ApproveDevice")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ApproveDeviceResponseObject); ok {
+		if err := validResponse.VisitApproveDeviceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListGrants operation middleware
+func (sh *strictHandler) ListGrants(w http.ResponseWriter, r *http.Request, params ListGrantsParams) {
+	var request ListGrantsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListGrants(ctx, request.(ListGrantsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListGrants")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListGrantsResponseObject); ok {
+		if err := validResponse.VisitListGrantsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateGrant operation middleware
+func (sh *strictHandler) CreateGrant(w http.ResponseWriter, r *http.Request) {
+	var request CreateGrantRequestObject
+
+	var body CreateGrantJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateGrant(ctx, request.(CreateGrantRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateGrant")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateGrantResponseObject); ok {
+		if err := validResponse.VisitCreateGrantResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RevokeGrant operation middleware
+func (sh *strictHandler) RevokeGrant(w http.ResponseWriter, r *http.Request, grantId openapi_types.UUID) {
+	var request RevokeGrantRequestObject
+
+	request.GrantId = grantId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RevokeGrant(ctx, request.(RevokeGrantRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RevokeGrant")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RevokeGrantResponseObject); ok {
+		if err := validResponse.VisitRevokeGrantResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetInstance operation middleware
+func (sh *strictHandler) GetInstance(w http.ResponseWriter, r *http.Request) {
+	var request GetInstanceRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetInstance(ctx, request.(GetInstanceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetInstance")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetInstanceResponseObject); ok {
+		if err := validResponse.VisitGetInstanceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetMe operation middleware
+func (sh *strictHandler) GetMe(w http.ResponseWriter, r *http.Request) {
+	var request GetMeRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMe(ctx, request.(GetMeRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMe")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetMeResponseObject); ok {
+		if err := validResponse.VisitGetMeResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreatePerson operation middleware
+func (sh *strictHandler) CreatePerson(w http.ResponseWriter, r *http.Request) {
+	var request CreatePersonRequestObject
+
+	var body CreatePersonJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreatePerson(ctx, request.(CreatePersonRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreatePerson")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreatePersonResponseObject); ok {
+		if err := validResponse.VisitCreatePersonResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateToken operation middleware
+func (sh *strictHandler) CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID) {
+	var request CreateTokenRequestObject
+
+	request.PrincipalId = principalId
+
+	var body CreateTokenJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		if !errors.Is(err, io.EOF) {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateToken(ctx, request.(CreateTokenRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateToken")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateTokenResponseObject); ok {
+		if err := validResponse.VisitCreateTokenResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // GetHealth operation middleware
@@ -1223,4 +3748,237 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 	} else if response != nil {
 		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
 	}
+}
+
+// Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
+// Stored as a slice of fixed-width chunks rather than one concatenated
+// const string: with thousands of chunks the chained `+` fold is several
+// times slower for the Go compiler than parsing a slice literal.
+var swaggerSpec = []string{
+	"7H17c9tGsu9X6cKeKlP3QhRlyUlM1VYdxZuHz/Umrth7syehrzAEhuSswBlkZiiacem73+ruGTxIkJIS",
+	"P3K28pctAvPu7unHrxvvktwsK6Ol9i4Zv0usdJXRTtIfX4riB/nLSjqPf+VGe6npv6KqSpULr4w+qayZ",
+	"lnL5v//ljMZn8q1YVqXkFoVMxsmNKFVBL1/NhCplkaRJIb1QZTJOXi8kWB4ElANtPND7wyRNpLXGumT8",
+	"87tkpmRZJONkIXRRyiRNltI5Mcfulyvnqd1UglxWfpPcvkkT54VfuWR8PhqliVceZ5T833omUM/Ebyp8",
+	"tLJ6PDV+sRmHBY13p32bJi5fyKXAxf2HlbNknPzlpNnAE37qTl5yF8nt7S0u1eVWVdjR7nqXopwZu5QF",
+	"DLKdAbMU1sovwC8kmNlM6kLpOdBWOFAaMt6g7GiIU3tm9KxU+UPO6r2uJg/ju2bS+cpaqT3gYUgYZPGV",
+	"7CiFmbEQaAUEeHEtNfDp0mq+NnaqikLqj70ckXtjYSk24KSkVVjpzMrmEqYrJrTCgF8oB4NsFmeJKzIW",
+	"lHdQyBuVy0jMoqqsuZEFbKSHQcYPryo+y3By3xgt3/sysdM7lpqvrDMWcqFBGyiNnkuLXOSkvSGKtNJt",
+	"dH6FJ6ysLLKjC9qQqSk24MTGwXqxAaELWJg1eANW5uZGWlrUc+2l1aL8mOd3qWGl5dtK5l4WQNwBg0yF",
+	"mXSmr+WNxKVbqyQyE7/iUnqjNHNYCEf/Z0nlYKULaQM9BPYtaKHfGf+1Weni4/NdIMvCSKY1+VY5j2To",
+	"O3SMj6wUBSikQG381QznG7fDrw0IK0HpQjmv9Hyl3EJMAx++FJvSiOK1MS+EnctPJVzozJSDEieBCxQa",
+	"soX31XAp3l7h06vpxkuXwSCreMpX3pgrej+w2Wtj/i70Jlxp7tMIFofy0BsDS6E3cXkoSqzw8qpUS+WZ",
+	"0az0dgOl8IGf/qHFyi+k9jhJ+dGpzRsU0HhjKeeUnqfN1ZXCSl9rs9YpyLcVCgqkQStvzDU+3BGL4QkM",
+	"slV3TbhsUa5JsOAVkv3444/Hl603xvClFFbajIQOEq8TS2bouEc3QpVIvL9LY1m1+mnpKn8TXkyFk7BU",
+	"c0t9OeKcIM1RZYlqx5PRWaN2vJKW1t7tdq/i0X7tfakcSjsvdC5R2KM8IBHfkJ9V8wXebWs+lDh8FBG8",
+	"A6DFUrJQZP0E8oXMr4fJbT1LYqrLedj0HeEs8EkKAiqrdK4qUYKZwbXSBWT0LOODR3qprJkpFEJp54Cs",
+	"REq5Ej4ZJ49Hjz87Pn18PDp9PXo6PhuNT5/8lKT1O9NNMk5Gp09H08/E+fH57DN5/Hl+Ko6fFiN5/Hj2",
+	"JD+bfiFO5eefJ9s79mq1XAqrnHR0K4JfoPx0YHTcMpxWoVxVis0VbksyTn4wU6WTNKqo48SGH1Rxv3kI",
+	"PO3Kmkpar1gDby/3XYLsRgsvhJfHXi1bZOS8VXqOPbSX/66HFJq9Xy8MhLf5ysAjwJXVA61Wqugbo9Pr",
+	"9iA/LoRv+qPr6QLElCTfeoFSxNPtqg20Gg57x+lscd9q8Am4hVlr0ig7y9jpLh5NX0crrX5ZyaCCpqhe",
+	"l2ZNKoKTvZ2por8jGv6Ra+0zWzN3bOptmkQ9Kxn/nNArneWnjfHTOuK0TSNv6l7N9F8y9zhN4sYXyvVx",
+	"JD5yW9oCUvoW0ykvl2yG/Zuz35sdBgxL33vODu+3QuKdN90E4rmA7Oc3GZO6X0gr6ZLQRhMd1T0ekuYs",
+	"Qm/r4xTWis0ujVBXvYdeVa9yU8k9zCk02iXhTsdDL8wYMnmDcxi71RQbTGUGg1z4fHG8qvC+nWinReUW",
+	"xh+lkAX7243xaDIYkILpKpFLl0K+EFrL0oVrmk7vKJ3optXaKk8DELHEd1KojPMpyEJ5alvIUnoJsRn1",
+	"wfveGZd/OhpO8LylXi1xd7aX0zgNuHH7b5pOkiatvlv72vD8M5ounU7LM7LFVaDluhFCLT76cFS+Q7cP",
+	"FdApCA9L4zw8GY3w/KzIvbTuAszKS8sni8qbt2q5lCQhluLtC6nnfoHqzui9Su8UTtGePO3MhXQDsyJP",
+	"g7embD3ams4pTmepdP33wbvgECN+y29tc16/YO7jxEAxVXUXvVRVo/s45F23TT1dSvhypcoCpsa3qWGK",
+	"Px7zj9zJvThhV+79tqOrqj/cwTX7sLPvHkop0GDWknf8AgT/B0rlSClao9qemxVek0bnDxDgUQDf0nqe",
+	"c5vTOwT6vvs+LGE/fX1jxUGJNMfneDBLcb2tUtd6ytV9b8ovEpw2ex/u2+jpqN0IVX48VJQq+Lsh6l3K",
+	"5VTaXWHWnWEfMdL6pLyX7tqZeV9nLOuMjdfYBcQzgpUupXOQdRaSoVzMooWVwQANVjBL5UH5o4fNiTfm",
+	"Ds8eHza3+D/Y4DZu4X0amh551tnh7emEzvdT30tpndF3CLiKXjos0y5L+RZfWLK9LUr59j/D28PcLNuS",
+	"Dp8l70ds8cw+guQK69rdn6oUSoMoCovU5Vb5AoSDbHv9IR6A8xEQlkoL2prL4yfnH+fCi0vaTxqvUcXc",
+	"SxnfV+xEMTMQRCSkkV6gfkqRHODuQDm3kg5E0FinZoV6pWEL8kblckfRIi97oKpXYvnIQSkqbyqyNehh",
+	"9NQkwXvTp0O1etme+pdKF2w68Zy8CUsIfi4z4xhBz/Hch1S2JtlLyfVgjxzwizAo5EysSg9ZHWG4AC1l",
+	"4SBrLScbtvTkuP40ibGKHtX39q4T5rDhPuanPRoCSVeZW0mxL+ZCMpDwbiWFn93yYi6U7j/T+95RT6l1",
+	"pax0tbX6+fHobNtapZmh5mT8YnP10z8Xi+k/v3Q/vTq9mS7fPnnx45Ob4tnp4sU//6v87x/Xvvjmqf3p",
+	"x3P/979dxrYPuDX3Udi+i6g54ZStyc4Zwlo4mKsbqe91xbQ3Y9cgYFM10LLzpnKwNvZa6fmO64aPKHTX",
+	"GfqgWypsdN86p+TU5cFTyPgoMpiZsjRrtqzPz2AqnPzsfGXbQhgGj598BlbowixhqtAG3Dt22OaHuWF4",
+	"1q0e+kTd3+hU+mi/EQYtn+cFr9Q1cgyt3RwV0XID64UqJf6iXB08/A1O0IfwSb+cfLhe+HnLAd4Ik/fi",
+	"1LzX2cWVvNt9sK1C3tlTI3kP3ZZ88q/43V4X3pZmFe7P0PudzrtO/zv0VQt5WGmvSnLrFEulI93EACbR",
+	"4AANy0B4c+nhfHQ20Tvx6BSyeHAZhW6yEK3Jejo43fK49NwkuCPUvted8tWNKFe4/q9LMe/jn5kUfmUl",
+	"zEoxb8xjbCUbqzP3xo4ZJHEjrVVF/Wyi6WHbGZuCLJ3cfZtDDtFji3pv8+ZE4/iPHITbdQjfV9IKbyz9",
+	"pDRPMEatSH6Fk6Dfs7BNDQdLLaYlUom3K5km13KTjJPgABo6dgxJt8s6dbseCe4XIT5Nm6XIkdTZo5Zo",
+	"nBpTSkF+Ixq7TyqHNV/LzfBOMYmdpPXs+ij5ayXL4itrje1RA7UEpQn+wugWFpgtL1h3FwIYqHfS+ChF",
+	"7VlAYTwa8ZVAstHeNMH/sCtkC7BsFlYsJYVaW+fUqLk7lFvDj3p9a8rB2hpdk2y3113A0l3bywtuRu3b",
+	"4DbeY/wuEWX5/Yx89veKGqbvtvZ4IUVx5eQvezUT6Tw4+Qsruk2AsaMQKO0/O09I2VVLlBGNl1BpL+ds",
+	"7JuykM7vH4yfR7SK86osA0TlNwxmpXD9PtFNhCwFTEw4oWak2rFcmXxxlS+EngcJ56WmblBPMFczYa+m",
+	"csGmM/d3JRb7XMoBM7M54KbNSxX9tKDlWz+GLLriMxiURhQgoOWcN3aiM8IPZDBAEZC1Z5GlsHIrUZYb",
+	"EFCK+VzpOVhJ8XHkDDHRYcDpag5WBLkiNJTGeSiEF1tyPw7Ne2E3e9bp7eZKzLy0V30hlW/NOvjBDayF",
+	"wr2fGcuSGhcNwnvkloCJ+5fygV0fSACEaKIj7Ke2SMiPXANf2+gcqMnD43iB3lrnvLMVacNsnel1OGOX",
+	"5d/soJ9gB7AFAVMAg/PT0dG4RU28vD7410QHkidzLdKeRZMAL0lulQKSnWvRHQwI9OHx4mJzhYiQF80u",
+	"MibJIzL0cqO90mjVz6xZMpYj9PTIQRZ3ZPfqDBCNrZVuQ0rD2vAWLItIvwze8kJpWQA7xYft3R+fnqFp",
+	"3pZHpyP8JQqNDqs3jLvDAC0y/wLb12DU01GXAO+rVUckyQ+0amitei+KZHuDkDDJAdinZ1lTblspqD60",
+	"BXuKZx09oyL6Rj8SPOOeFsgXo99kt3xsf/aHR3UsRcGSkxzj9/IP3NMu+uS++OCNiJptr97xR3Wz91mE",
+	"vb72jmHYOfxe1Q8H7Id4oGpdiTkxNx2M++jYjv/ZvPsgSAjvcAdQo8Uc70OlQRUMFXkP8BCW4zvwkDRB",
+	"RemK777dGb4UzlFcgV/Iah4i9QqppOauIPtL4fjBb8Av7cWm7PLVHpBKiFqSJTuEGMTcupaAkJ3Sodoo",
+	"8ToOIoMAK0FopBTiNbq+wep3wwt0PB4GonRoJRonIy5uogmBe9TqIrYhg1J4qAch/0gAcaCKE2PsXWU5",
+	"Thx1vUByoYdetbkRJrvunxsl19JmBNlyF5AxzWZAy6iM8y7FZ7nn+VxLWbkQ7RIlKfIXE52RoyI0CvTa",
+	"TXvAtrg2pu4LyMxa4zCDuJSJNrrcHAUkEW+tXyg9766cp0tmLPFWmtDQqOdih73L//YAYq8WFo9cRO+h",
+	"RU/Wv9KQ/aco5dtsDI/xqM4et93GZjbRpUQLwqVQqLnCrcqushSyIYOLs+MsBeeF9Wge4S8h/YasDwHc",
+	"eqKN5fZDeGaWlbCyIMTgsdJOaqe8upEl50g4b/BpF1jY1W45qtkJFp097sSKHqdJhYaQxU34fz9fHv8k",
+	"jn8dHT990/z3anj85n+1nvxH3034rRSl32MBlepGaomyQrv1lkvkXePgNde7ms2+eNUlo7ozc51dgNAb",
+	"MGRVmpXPzTLkyoThAFm/LNsGt7nuj0i15U0YuU/gPA9k+lzPzGGbj0N2ZP5YsCu9c1ne81IaNU51UsqT",
+	"h2v9p0ma3EjraJKnu5dQcaf1qoqLJlzD3gp3Ly1pf/C81ft2+HnXgX7Azn7Gs4kBjxB8KiK8nnIEAruQ",
+	"dShgKvLrVXXBsmWia/POrQiVgSae0ExUNCZB1ShgxX5FZrQ7l17v+PaMn2u8EBzNuXV3zOXD/F+nux6J",
+	"PhUxRgnavoA4tT4KfxklYS+4IMAbGOyHxltV/Qaz7XdCNe4fkUKdMehkPPX3Y0D9NmhI3NheEt+D53hd",
+	"Y0oeOaB3amjHoJKmQlMb78uPBVG/k+rvYw3VJBYtoX2wutcMBHwUUYwwEFXlmhU/GD53GAJdRGq5Gy2/",
+	"J8bWXVm/LuqM9cjpjZVNN4VyXSCFZVcfcRpHwXqVmnrEH3AH+hyh7JwitaFUzjOMpO2dOYyj+t1Y+BYP",
+	"ighFP4y0OkDIH5EsH0wd/QTRRFGKQuGxiPJla/UctNvJbvrh62fw9PzJ59HpOoQsN4XMwl2E2uQU+XYp",
+	"8oXS8hjVdvwlJKriu6iP43zYX7rr1JusRqOzHN+k/8kM1c5COlK9RVHE5PCBfOtR/TSaMPPOBD+uAwo+",
+	"qbk2VsaX/UKS3q6Nh2tt1nxXbklc8rr28frOavDVMezk9qWwHWxOJ7qVQJ1CKzWVEgz8whRX+JtgHAg1",
+	"6EuSb/LK010XODbazQhNcYJuVVXGomhYykKJK9p57KKdiont6wxiioi3E+S2Ffh6Cf1ZU34PAHCxWgrd",
+	"Ioi3VSk0FyqIQDKTczgilxdBp6uTlrvhxe8MWLPyeDI+X5AxpxxFQfsvsVBkoTfytl10gFzEPWdQk/x9",
+	"BXwrHNzjxgiR371ewfD8kYPcWCtL3ilV1KbfP48D5vD4eZF1t+e+Hvf9gJDd+Xz7+vXLCMFD8q8PLZbT",
+	"6EzhfHTe1RHPHrPNxzrik6dP2xrjqDeKFQICu5TkFnhVbdETIwo2UVeNQSHsdpt2POwlX/5hd8h//PAc",
+	"7ydFOSzd3tP7CbHOHHYbHGCqbbgWPo2704bZoPjqk/U/SFEoNHb3EVp4HI3TprTFQubXjj1AlXBuF6RF",
+	"L5BnNdzK0b5po6TIiK7faPKKt99pVTRJcFKbHqU4DLi9jq+CtSLza57uWjg0bkmBJByMRfNJebBC35uB",
+	"6417hh33MfFdvgBaBrkD2va3qMvA0POw7w6ejM7auhbvwX29AmncnIMkwCvpdaE3dMD7GF1iwYGxC1HZ",
+	"b2VQB93yJ1mkDL5fGirIhg+VRGFCFyA6OdrgV1YHxzQTMgFixPa23sfT0oWw7e4ozlDmK6v85hUSC28I",
+	"YzwvV31Op0sNphJo2jD+dJDhe8aqX2kbYtY/sOCgd4LkOEqDwUYA4oBQnWjlov92CJdNxYIDZQrCyHPp",
+	"HZyPTie6R3/p1BtA5gl+gNqPR7xBTh+ab3N2C+8rzsxXwQeVG+0F1+qJJvRSKE2xaeu2LOm2KwlaryVp",
+	"srJl6N+NT07ojWG7cW8xALquLl8+x/uAmqTs1vbR9YXEyZZqcBuwKYKG3HCiJ/o13m2FyVdLyQ562hr2",
+	"FuMdY1d+wWCD0KFyMJdaWko1J5cOHtPAiEodo2yeE+rYqryegtGQLxRjBXif410axRbdhswoE+2pjIFy",
+	"EHQTWTCIHJVdz0gGXPDcmrVrgIScVzBGEWQI0Ud91bUlWNSxE00WXOtBFIUsGLReO67qtjiB6UqVuLZM",
+	"VOqkfuKGG7Ess2DN0TVZCq2RBrWkzNWJfmb0DaML3Bj/Pob/evX9d0htSkZsodPiWl7lJCtYJ7sAFab2",
+	"j388/xsw07oUnPyFfp5ogKA44OEdw3eG+830qiwzEHqzxuUMgdiQrZ0Aw1MOnFpWZawhE7KgSPo57Ngs",
+	"FWHsttL6CaCJMgiXyzPXBqT2XGzHUQRsiDPhPeY5ssrUJiuaYtSzj4H0RV5rtq+gRwaDaIcdjSGLKj1p",
+	"BKjLA2QsudhuQPOM3P2sm2cpVOUq1LioVV6671GtG7SkNnUVCnARw/SbJgwdaQqWRNQILBSy1cxY6min",
+	"0hIKriej0b46RbwfXb6IL+EwCynwUu8qwmm7fNEjOsCu/jwGwQwESueGNDqjJQw4M+rxF9shFIDs8vgn",
+	"EMe/wuj4KQzhCsZwnB3h2V3Lyqfs51+rgLgNvB1FgcPeh/DCzGkuuEVReQxEP8gaUyA7Yi9ILYbJqxt3",
+	"oeHBwKudrIKYuKc8162qp3XB+F5o2osSpC4qQ8eTnSwoUPIrHuUJKR2/BoI5WUoUWC7jEjCraalyvgZK",
+	"lcuQCxOdpZXIF/L48XC0I7LX6/VQ0OOhsfOT0NadvHj+7KvvXn1FbRp9P9wBly+ft8MDyWh4yq+ZSmpR",
+	"qWScnA1Hw7OEokULuoBPUB7dnJ6wPMdf5tLv0xbZV9zWxoTNF+omML+vE8g7ZSNI6lHeOyfnGw1S5Avu",
+	"7ainUsIQvuPcpG6riW571C9iuQI+WJbMppLQqQQwhFDNAk9jJtfs9aAgtmpKC1ZiLkMsoD7w50UyTl4o",
+	"57kDhgY0RRAfj0YHagk9rMZSU4tjX42o/RU5btPkfHS6b4R6yifbdaKo3dnd7ZqCe9Ti/O4WdeEzbHB6",
+	"jyG2a4ndpskT3t3D7epScqRbsi0bzqwpGYAH58WcEt7DD4TdMH2wGE5dc0RZ+O74YE2iqO2HkkRkOBkt",
+	"J9pboZ3IsdM0akhSNwQdlNBsi8755yxAGSa6jh2RnsKsgRSbH4go06UaomHtQPi+SPPFVpHF2rA6Hz2d",
+	"6MaDNoTnqBS1ykPErEtWQPIm6S/rY6RWhYykduR8aYrNe2Oinhoct10bxduVvN1h49P3y8b7WLhV/IMY",
+	"6R703aqz+gfn8tHTuxvUdUg/kVhg+qhZu08s3KbNdVhVXGPgsJzolQ5Vle3U7GBOn+isCdUEgM0WcGkY",
+	"FJdYWI8i2SFJRVTVRLfVuXZArb4PCdgTQ+homoR7kRRMV+c/oU7UhfAAOdTRMNrPwFX1Ydm3KYjykZm3",
+	"iZUfYuCq+pN9Pzn7Eg1G5lUFbpffdNmXQ0ru5F2dSn17EpIP93P1K+kpP2wred6bTvKjM9DKeKQAW+4f",
+	"wt+X1BfDx5o6wDwqYxPnXLh1wWnWtS8qZGw2OUh148HWbX3Ux8E8rgxZyWgChOQ29kbvUny9EVyoTuHv",
+	"aDc0rqcmUX2bVdv1Ke9CiL75gKp1WO0eno5Z9NqsW0nVfzL4p2DwQJ54p4bgYhEp9TCv8+W113I9BMCG",
+	"QcaZEA2vkmVKPz5yEx3Brmilzsjp0brwLf5GurbRsoPlZlgwAeyFn2gBXi0bq7Yz5MBHeC04s4xTPRrC",
+	"N1tznui6oHN4H03aUs48mJW/gKwF8iacQGVlKNCgShkg5UuxmeiphKWxcp+9ywPfJSC+RwXDN3sbQ5sd",
+	"KAqJjF9WnN4WZMZWnsP9xUTad7LdVdeBTHmjzMrVGPW+eQQ4/O+awd+N83EDKKAii4ARUy4g50NlanJ9",
+	"shciR2sQdbqJzlAa/DrkHq6wwZVTv8osxUNjtGLAnsuYZA4Dwd1wj3iaqLTFnPu+lRJkoX+hMcq8gz78",
+	"kDK5yUvpEcvtzBR/gHX/HcX0p3KWzCPHR0FbSUvRMaMPeUuChGobQSKkDN4nRzDlZIzaN8JiMfpG2Jva",
+	"msgwZFZn0RqKCWW16tWWq2Polasw4PoLKLvXWtptmG5KyP3wzqw97TDpo5Txw+EV3czkkatTIyZ6EFo+",
+	"cvymi3PZlpiyyUvhNNpQIvWicf/EHvAVmrQLkS/q52gIJIrDE06GCakY6USzHKEvALidHBk0EodwubPI",
+	"9qVTFwZvu4bOUyjVtaRbjpy+3W8NYJ81TUz0wpSFqwuJYhueZSVtvWVj3GuZG13s80DBgPXgEISxjgoX",
+	"BrQ1BTBMKY/2m66cHPUhjddOtcWPbL6G1K/9pmvI+PxTt/0UUpZOJwjHvWJ2R6U9eUf/ovHKwreUvgc9",
+	"8oNcUlGfmBjXcTjzsdfFevYK1Yn2plvsBnUQ4wiyHt+O3FajnShDMNZjmeg+/XaPiCRIHtegaHgnu+CU",
+	"sSjMAsPHxDLelbSOmVIaIovxkAM46zrOW6Zy/XGJ89FTaBvK7QRC0SS3NVWC4KAEjJveJwV7RNEPNI0o",
+	"iu60wOOu7TXAI4G8Z/v7/IAZ1fpUx5/i5NOIE6aiSHv3ESh1dukhK3lvutuYUTFFGhIpm8InxIsh4NwI",
+	"gNrXVcd7tzxgsXwIp55mTUJTNtG155wNtHGDp+ERo4NsIGI2WDcZ7Cid6IDA4mywoGeZsmhywDrpX10W",
+	"/Ub6500u7gczgjrZh3d8neXPKG8fD4iiQ1ZtP1H8qcMDy8PU35cPx6XB2oARtLb13IE3fS7fFr0L33KF",
+	"9JPZ3z8ogd0Z0OhQSttv8yex7SW2PXt2p4+SUZO/MaDIlNmgBfaEGH4bYKADDJjo+yEDWhrUfoPrZcx7",
+	"+3AWV7fC+B8xYhjLm/+pKH3KoCHUOZh3sGk8Unfyru2nvj3hcN9+Bn4eS5F3boudfOG0htKWm6bOL1UI",
+	"n+hQs/wONm9JiEGwk8jiIyfR0XCiu9W0I362hoOigdUBYbMShhrXq28vjx8/+WyiF8IthvAjIXvataXT",
+	"VjVo5bYWEOOTZDZOdIieqqbEeADY9lcjj3AirjbGv8ctifj7s51cQc6XYGwiQxq45G2rwK1y5GPk2B40",
+	"3ywMlaqBarJBFgliyCWdvS8zGIzGDLQ94FZ6HSpB32nLtdFYe+25nSJQv8um+1Bit1O9/zaI3Q8kZfuq",
+	"yR+Qt6FYOGd/cIJkqL7A0Gea3zOC3T7jbzfsz0TS5phuRg76awM5tgv84msuGx48qJhCEzvrS6S5/fN2",
+	"+BS3AyMaRUtWi/uodAH6vdeYuAx60uPRCET4iFf4aHBlTU6f8kDJ6yjhZgjPW44jb1b5gpW5mPx1ASsn",
+	"WyhzFLfuGq3iurJz29+19QnPPaZHqPPzAc2PMMIeVo0boRysAqTq4xFAyEJLxj+/6Sr5lbG+AbF35tgi",
+	"hyZ5JxBEQPwfti65s0cOwtswoHSr+lOr0w1wansa0rRDPafwiT26OtP6u8fFKkwhhW8MWLz0ljJmStCs",
+	"c1OWMvfGuqOQGTXRL63BMeTKgZdvPV6Bxin+7j3dJ3sNVV7gneSCvZ7QV2s6H9BN/gLffvXiJSeVXS28",
+	"r67iuq+88aKE7l5wodn04J4EdNZwov8Cr//75VcHOqcPdUk70XtfecfD/HWSfPPV60mS0mh/ndS8PklS",
+	"Hu6vE1z1JLmF0ya1T/RUs+gn+3j2IVXt7vP4Y3DGVzivZvYoKZupH+IMlln3kpS75Z6ivblWfqFild6Y",
+	"b4v0blaUUGcqN6wfXIUHWTtFsM6cDR/PKJUsLlo5SE9GZ8Hv2E5Up9SuTlUHVrRbnz2Oue2c1zXRnFQ7",
+	"2KrDcDSEF0YUMBUlSmmLBI56sxWzmcoZqktfyRcFofaJgeU+0d2kpn9A6d0Msg85t31KVNmw+/3rUCf7",
+	"YxIxNji7l1LUfEr77ivhnnftXk7ojtBNev75DSXxkym2z3QIhpqvU3HdVk7kgJP1biSVUuJMshOqDhAm",
+	"tFNMiORa2ilkUHQY3NSfsiDcgc0X0nn+5QJ1YVaatJQFlzgIBkxr4btwqdpjUle8SuvP5YqqcgyuUDaC",
+	"a/lTr4TkbQ1Rq2P9iLD6gJR3spy1G0a38G7DyzCLxgHQ/wVy0f7+eOg2pA/sdvpNjfOwpuRSpO3+tzEy",
+	"/JVcroIeUCCtUdqhnds3t/8/AAD//w==",
+}
+
+// decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
+// after base64-decoding and flate-decompressing the embedded blob.
+func decodeSpec() ([]byte, error) {
+	encoded := strings.Join(swaggerSpec, "")
+	compressed, err := base64.StdEncoding.DecodeString(encoded)
+	if err != nil {
+		return nil, fmt.Errorf("error base64 decoding spec: %w", err)
+	}
+	zr := flate.NewReader(bytes.NewReader(compressed))
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(zr); err != nil {
+		return nil, fmt.Errorf("read flate: %w", err)
+	}
+	if err := zr.Close(); err != nil {
+		return nil, fmt.Errorf("close flate reader: %w", err)
+	}
+
+	return buf.Bytes(), nil
+}
+
+var rawSpec = decodeSpecCached()
+
+// a naive cache of the decoded OpenAPI spec
+func decodeSpecCached() func() ([]byte, error) {
+	data, err := decodeSpec()
+	return func() ([]byte, error) {
+		return data, err
+	}
+}
+
+// Constructs a synthetic filesystem for resolving external references when loading openapi specifications.
+func PathToRawSpec(pathToFile string) map[string]func() ([]byte, error) {
+	res := make(map[string]func() ([]byte, error))
+	if len(pathToFile) > 0 {
+		res[pathToFile] = rawSpec
+	}
+
+	return res
+}
+
+// GetSpec returns the OpenAPI specification corresponding to the generated
+// code in this file. External references in the spec are resolved through
+// PathToRawSpec; externally-referenced files must be embedded in their
+// corresponding Go packages (via the import-mapping feature). URL-based
+// external refs are not supported.
+func GetSpec() (swagger *openapi3.T, err error) {
+	resolvePath := PathToRawSpec("")
+
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = true
+	loader.ReadFromURIFunc = func(loader *openapi3.Loader, url *url.URL) ([]byte, error) {
+		pathToFile := url.String()
+		pathToFile = path.Clean(pathToFile)
+		getSpec, ok := resolvePath[pathToFile]
+		if !ok {
+			err1 := fmt.Errorf("path not found: %s", pathToFile)
+			return nil, err1
+		}
+		return getSpec()
+	}
+	var specData []byte
+	specData, err = rawSpec()
+	if err != nil {
+		return
+	}
+	swagger, err = loader.LoadFromData(specData)
+	if err != nil {
+		return
+	}
+	return
+}
+
+// GetSpecJSON returns the raw JSON bytes of the embedded OpenAPI
+// specification: decompressed but not unmarshaled. External references
+// are not resolved here; the bytes are the spec exactly as embedded by
+// codegen. The result is cached at package init time, so repeated calls
+// are cheap.
+func GetSpecJSON() ([]byte, error) {
+	return rawSpec()
+}
+
+// GetSwagger returns the OpenAPI specification corresponding to the
+// generated code in this file.
+//
+// Deprecated: GetSwagger predates kin-openapi renaming openapi3.Swagger
+// to openapi3.T. Use [GetSpec] instead. This wrapper is retained for
+// backwards compatibility.
+func GetSwagger() (*openapi3.T, error) {
+	return GetSpec()
 }

@@ -1,15 +1,22 @@
 // Package instance offers what the whole installation has exactly once: the instance row with
-// its sync epoch, and the commit-ordered counters event_seq and permission_version on which the
-// event log's gap-free order and the permission caches rest (spec 02, the counter-row pattern).
+// its sync epoch, the commit-ordered counters event_seq and permission_version on which the
+// event log's gap-free order and the permission caches rest (spec 02, the counter-row pattern),
+// and the feature flags with their overrides per principal kind and per principal.
 package instance
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"bothy.example.com/server/internal/kernel/actor"
+	"bothy.example.com/server/internal/kernel/problem"
 )
 
 // EventSeqSetting is the transaction-local PostgreSQL setting through which the event_seq
@@ -101,4 +108,158 @@ type Setup interface {
 	// returned unchanged (name is only its initial name). Concurrent calls create one row.
 	// ErrInvalidName for an empty name. The composition root runs it after the migrations.
 	Ensure(ctx context.Context, name string) (Info, error)
+}
+
+// ErrFlagNotFound is returned by the flag administration for a key no flag has. It is a
+// problem.ErrNotFound, so an HTTP edge or the CLI reports it as not_found.
+var ErrFlagNotFound = fmt.Errorf("instance: feature flag not found: %w", problem.ErrNotFound)
+
+// EvaluatedFlag is one feature flag with its value for one actor, as getSnapshot's features
+// list it (spec 05 EvaluatedFlag).
+type EvaluatedFlag struct {
+	// Key names the flag, e.g. "threads.summaries".
+	Key string
+	// Enabled is the flag's value for the actor: its principal override, else its principal
+	// kind's override, else the flag's default.
+	Enabled bool
+}
+
+// Flags evaluates feature flags for whoever asks, so that clients and modules switch
+// behaviour per principal without a deployment.
+type Flags interface {
+	// Evaluate returns every defined flag, ordered by key, with its value for a: an override
+	// for a.PrincipalID wins over an override for a.Kind, which wins over the flag's default.
+	// It authorizes nothing (the caller did: getSnapshot checks sync.snapshot.read) and is a
+	// single read on the caller's transaction when there is one. An empty list when no flag is
+	// defined.
+	Evaluate(ctx context.Context, a actor.Actor) ([]EvaluatedFlag, error)
+}
+
+// FlagTarget is whom a flag override applies to: every principal of one kind, or one
+// principal. Exactly one of Kind and PrincipalID is set; build it with KindTarget,
+// PrincipalTarget or ParseFlagTarget.
+type FlagTarget struct {
+	// Kind is the principal kind the override applies to (person, agent or app); empty for a
+	// principal override.
+	Kind actor.Kind
+	// PrincipalID is the one principal the override applies to; uuid.Nil for a kind override.
+	PrincipalID uuid.UUID
+}
+
+// KindTarget returns the target "every principal of kind k".
+func KindTarget(k actor.Kind) FlagTarget { return FlagTarget{Kind: k} }
+
+// PrincipalTarget returns the target "the principal id".
+func PrincipalTarget(id uuid.UUID) FlagTarget { return FlagTarget{PrincipalID: id} }
+
+// flagTargetKinds are the principal kinds an override may target.
+var flagTargetKinds = []actor.Kind{actor.KindPerson, actor.KindAgent, actor.KindApp}
+
+// ParseFlagTarget reads a target as the CLI spells it: "kind:person", "kind:agent",
+// "kind:app" or "principal:<uuid>". It fails (a problem.ErrValidation naming the field
+// target) for anything else.
+func ParseFlagTarget(s string) (FlagTarget, error) {
+	prefix, value, ok := strings.Cut(s, ":")
+	switch {
+	case ok && prefix == "kind":
+		t := KindTarget(actor.Kind(value))
+		if err := t.Validate(); err != nil {
+			return FlagTarget{}, err
+		}
+		return t, nil
+	case ok && prefix == "principal":
+		id, err := uuid.Parse(value)
+		if err != nil || id == uuid.Nil || id.String() != value {
+			return FlagTarget{}, invalidTarget()
+		}
+		return PrincipalTarget(id), nil
+	}
+	return FlagTarget{}, invalidTarget()
+}
+
+// Validate reports whether t names exactly one valid target: a kind among person, agent and
+// app, or a principal id other than uuid.Nil. The error is a problem.ErrValidation naming the
+// field target.
+func (t FlagTarget) Validate() error {
+	if msg := t.Problem(); msg != "" {
+		return problem.Validation(problem.FieldError{Field: "target", Message: msg})
+	}
+	return nil
+}
+
+// Problem returns what is wrong with t, or "" when it is valid (see Validate), for callers
+// that collect the problems of several fields into one validation error.
+func (t FlagTarget) Problem() string {
+	switch {
+	case t.PrincipalID != uuid.Nil && t.Kind == "":
+		return ""
+	case t.PrincipalID == uuid.Nil && slices.Contains(flagTargetKinds, t.Kind):
+		return ""
+	}
+	return targetSyntax
+}
+
+// String spells t as ParseFlagTarget reads it.
+func (t FlagTarget) String() string {
+	if t.PrincipalID != uuid.Nil {
+		return "principal:" + t.PrincipalID.String()
+	}
+	return "kind:" + string(t.Kind)
+}
+
+// targetSyntax is the message of an invalid target.
+const targetSyntax = "must be kind:person, kind:agent, kind:app or principal:<uuid>"
+
+func invalidTarget() error {
+	return problem.Validation(problem.FieldError{Field: "target", Message: targetSyntax})
+}
+
+// FlagOverride sets a flag's value for one target.
+type FlagOverride struct {
+	// Target is whom it applies to.
+	Target FlagTarget
+	// Enabled is the flag's value for the target.
+	Enabled bool
+}
+
+// Flag is one feature flag as operators administer it.
+type Flag struct {
+	// Key names the flag: 1 to 64 characters of a-z, 0-9, '.', '_' and '-', starting with a
+	// letter.
+	Key string
+	// Description says what the flag switches, for operators (at most 500 characters).
+	Description string
+	// DefaultEnabled is the value for every actor no override targets.
+	DefaultEnabled bool
+	// Overrides are the flag's overrides, kind overrides first (person, agent, app), then
+	// principal overrides by principal id; an empty list, never nil, when there are none.
+	Overrides []FlagOverride
+	// Version starts at 1 and increases with every change of the flag or its overrides.
+	Version int64
+	// CreatedAt and UpdatedAt are when the flag was defined and last changed, in UTC.
+	CreatedAt, UpdatedAt time.Time
+}
+
+// FlagAdmin changes feature flags. Operators use it through `bothy admin flags`; it
+// authorizes nothing itself (whoever runs the CLI has the database), so an HTTP operation
+// built on it must authorize instance.admin first. Every call that changes something runs in
+// one transaction (joining the caller's, if any) and appends one flags.updated event naming the
+// changed key; a call that changes nothing appends nothing. The event's actor is the actor in
+// ctx, or the instance id when there is none (an operator at the CLI). Invalid input is a
+// problem.ErrValidation naming the field (key, description, target).
+type FlagAdmin interface {
+	// Define creates the flag key, or changes the description and default of an existing
+	// one, and returns it.
+	Define(ctx context.Context, key, description string, defaultEnabled bool) (Flag, error)
+	// SetOverride sets the flag's value for target and returns the flag. ErrFlagNotFound when
+	// key is not defined.
+	SetOverride(ctx context.Context, key string, target FlagTarget, enabled bool) (Flag, error)
+	// ClearOverride removes the flag's override for target (nothing to remove is not an
+	// error) and returns the flag. ErrFlagNotFound when key is not defined.
+	ClearOverride(ctx context.Context, key string, target FlagTarget) (Flag, error)
+	// Delete removes the flag with its overrides; Evaluate no longer lists it.
+	// ErrFlagNotFound when key is not defined.
+	Delete(ctx context.Context, key string) error
+	// List returns every flag with its overrides, ordered by key.
+	List(ctx context.Context) ([]Flag, error)
 }

@@ -98,6 +98,26 @@ func TestNewRejects(t *testing.T) {
 			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_DATABASE_MAX_CONNS=0"},
 			want:    "database.max_conns",
 		},
+		{
+			name:    "no scope cache",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_AUTHZ_SCOPE_CACHE_SIZE=0"},
+			want:    "authz.scope_cache_size",
+		},
+		{
+			name:    "empty grant pages",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_AUTHZ_GRANTS_PAGE_SIZE=0"},
+			want:    "authz.grants_page_size",
+		},
+		{
+			name:    "tokens expired before issued",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_IDENTITY_TOKEN_TTL=-1h"},
+			want:    "identity.token_ttl",
+		},
+		{
+			name:    "last use never written",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_IDENTITY_LAST_USED_FLUSH_INTERVAL=0s"},
+			want:    "identity.last_used_flush_interval",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -274,5 +294,51 @@ func TestServeFailsOnBusyAddress(t *testing.T) {
 	t.Cleanup(app.Close)
 	if err := app.Serve(t.Context()); err == nil || !strings.Contains(err.Error(), "listen on") {
 		t.Fatalf("Serve on a busy address = %v, want a listen error", err)
+	}
+}
+
+// TestServeFlushesTokenUseAfterDrain serves with the api role, authenticates
+// one request, makes the database unreachable and stops: the last-use flush
+// runs once more after HTTP drained (it fails here, which its error line
+// shows), so the uses of requests that finished during the drain are
+// written, not lost.
+func TestServeFlushesTokenUseAfterDrain(t *testing.T) {
+	t.Parallel()
+	logs := &logBuffer{}
+	env := wiretest.New(t, wiretest.WithLogCopy(logs))
+	owner, err := env.App.Bootstrap(t.Context(), "Alex", "alex", "alex@example.com")
+	if err != nil {
+		t.Fatalf("bootstrap: %v", err)
+	}
+	base, stop, done := serving(t, env.App)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/api/v1/me", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+owner.Token.Reveal())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET /api/v1/me: %v", err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /api/v1/me = %d, want 200", resp.StatusCode)
+	}
+
+	env.App.Pool().Close()
+	stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve = %v, want nil", err)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("Serve did not return")
+	}
+	log := logs.String()
+	drained := strings.Index(log, `"msg":"http drained"`)
+	flushed := strings.Index(log, `"msg":"flush token last use"`)
+	if drained < 0 || flushed < drained {
+		t.Fatalf("want the last-use flush after the drain (drained at %d, flush at %d). Log:\n%s", drained, flushed, log)
 	}
 }

@@ -23,6 +23,7 @@ import (
 type eventLogConfig struct {
 	instanceName        string
 	partitions          syncpg.PartitionConfig
+	append              syncpg.AppendConfig
 	tailPollInterval    time.Duration
 	tailBatchSize       int
 	maintenanceInterval time.Duration
@@ -33,6 +34,7 @@ func readEventLogConfig(cfg *config.Config) eventLogConfig {
 	return eventLogConfig{
 		instanceName:        cfg.String(KeyInstanceName),
 		partitions:          syncpg.PartitionConfigFrom(cfg),
+		append:              syncpg.AppendConfigFrom(cfg),
 		tailPollInterval:    cfg.Duration(syncapp.KeyTailPollInterval),
 		tailBatchSize:       cfg.Int(syncapp.KeyTailBatchSize),
 		maintenanceInterval: cfg.Duration(syncapp.KeyMaintenanceInterval),
@@ -55,6 +57,9 @@ func (c eventLogConfig) validate() error {
 	if err := c.partitions.Validate(); err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
+	if err := c.append.Validate(); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
 	return nil
 }
 
@@ -67,9 +72,10 @@ type eventLog struct {
 	maintenanceInterval time.Duration
 }
 
-// newEventLog builds the instance store, the appender bound to its counters,
-// the log tail (reader, head and a LISTEN connection of its own, built from
-// the pool's connection settings) and the maintenance use case.
+// newEventLog builds the instance store, the appender bound to its counters
+// (with its admission limit), the log tail (reader, head and a LISTEN
+// connection of its own, built from the pool's connection settings) and the
+// maintenance use case.
 func newEventLog(pool *pgxpool.Pool, runner *tx.Runner, clk clock.Clock, logger *slog.Logger, c eventLogConfig) (eventLog, error) {
 	store := instancepg.New(runner)
 	partitions, err := syncpg.NewPartitions(pool, c.partitions)
@@ -88,9 +94,13 @@ func newEventLog(pool *pgxpool.Pool, runner *tx.Runner, clk clock.Clock, logger 
 	if err != nil {
 		return eventLog{}, fmt.Errorf("configuration: %w", err)
 	}
+	appender, err := syncpg.NewAppender(runner, store, c.append)
+	if err != nil {
+		return eventLog{}, fmt.Errorf("configuration: %w", err)
+	}
 	return eventLog{
 		instance:            store,
-		appender:            syncpg.NewAppender(runner, store),
+		appender:            appender,
 		tail:                tail,
 		maintenance:         syncapp.NewMaintenance(partitions, clk, logger),
 		maintenanceInterval: c.maintenanceInterval,

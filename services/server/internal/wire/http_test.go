@@ -1,7 +1,6 @@
 package wire_test
 
 import (
-	"bytes"
 	"io"
 	"net/http"
 	"strings"
@@ -77,6 +76,10 @@ func TestProblemResponses(t *testing.T) {
 		{name: "unknown path", method: "GET", path: "/no/such/path", status: 404, code: "not_found"},
 		{name: "unknown api path", method: "GET", path: "/api/v1/spaces", status: 404, code: "not_found"},
 		{name: "wrong method", method: "POST", path: "/healthz", status: 405, code: "method_not_allowed", wantAllow: "GET"},
+		{name: "wrong method on an operation that needs a token", method: "DELETE", path: "/api/v1/me", status: 405, code: "method_not_allowed", wantAllow: "GET"},
+		{name: "unknown path under an operation that needs a token", method: "GET", path: "/api/v1/me/nothing", status: 404, code: "not_found"},
+		{name: "malformed path parameter, no token", method: "POST", path: "/api/v1/principals/not-a-uuid/tokens", status: 400, code: "validation_failed"},
+		{name: "operation that needs a token, none given", method: "GET", path: "/api/v1/me", status: 401, code: "unauthenticated"},
 		{name: "delete on readiness", method: "DELETE", path: "/readyz", status: 405, code: "method_not_allowed", wantAllow: "GET"},
 		{name: "unknown method", method: "BREW", path: "/metrics", status: 405, code: "method_not_allowed", wantAllow: "GET"},
 		{name: "unknown method and path", method: "BREW", path: "/teapot", status: 404, code: "not_found"},
@@ -115,24 +118,39 @@ func TestProblemResponses(t *testing.T) {
 	}
 }
 
+// TestDefaultBodyLimit sends bodies one byte over the default limit, with
+// and without a Content-Length, to a path no operation has and to an
+// operation that reads its body (as its owner: without a token the request
+// is refused with 401 before its body is read).
 func TestDefaultBodyLimit(t *testing.T) {
 	t.Parallel()
 	env := wiretest.New(t)
 	def := config.HTTPMaxBodyBytes.Default
+	owner, err := env.App.Bootstrap(t.Context(), "Alex", "alex", "alex@example.com")
+	if err != nil {
+		t.Fatalf("bootstrap: %v", err)
+	}
 
-	for _, chunked := range []bool{false, true} {
-		body := io.Reader(bytes.NewReader(make([]byte, 1<<20+1)))
-		if chunked {
-			body = io.MultiReader(body)
-		}
-		req := env.Client.NewRequest(http.MethodPost, "/api/v1/people", body)
-		if chunked {
-			req.ContentLength = -1
-		}
-		resp := env.Client.Do(req)
-		p := resp.RequireProblem(t, http.StatusRequestEntityTooLarge, "payload_too_large")
-		if !strings.Contains(p.Detail, def) {
-			t.Fatalf("chunked=%v: detail %q does not name the limit %s", chunked, p.Detail, def)
+	for _, path := range []string{"/api/v1/no-such-path", "/api/v1/people"} {
+		for _, chunked := range []bool{false, true} {
+			// Valid JSON up to the limit, so the decoder reads past it.
+			const prefix, suffix = `{"display_name":"`, `"}`
+			raw := prefix + strings.Repeat("a", 1<<20+1-len(prefix)-len(suffix)) + suffix
+			body := io.Reader(strings.NewReader(raw))
+			if chunked {
+				body = io.MultiReader(body)
+			}
+			req := env.Client.NewRequest(http.MethodPost, path, body)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+owner.Token.Reveal())
+			if chunked {
+				req.ContentLength = -1
+			}
+			resp := env.Client.Do(req)
+			p := resp.RequireProblem(t, http.StatusRequestEntityTooLarge, "payload_too_large")
+			if !strings.Contains(p.Detail, def) {
+				t.Fatalf("%s chunked=%v: detail %q does not name the limit %s", path, chunked, p.Detail, def)
+			}
 		}
 	}
 }

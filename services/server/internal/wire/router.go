@@ -22,6 +22,9 @@ type routerDeps struct {
 	maxBodyBytes int64
 	metrics      *ops.HTTPMetrics
 	server       apigen.StrictServerInterface
+	// authenticate runs around every generated operation (see
+	// authenticateOperations); nil authenticates nothing (router tests).
+	authenticate apigen.MiddlewareFunc
 	mount        func(chi.Router)
 }
 
@@ -48,9 +51,16 @@ func newRouter(d routerDeps) http.Handler {
 		RequestErrorHandlerFunc:  requestError,
 		ResponseErrorHandlerFunc: responseError,
 	})
+	var middlewares []apigen.MiddlewareFunc
+	if d.authenticate != nil {
+		middlewares = append(middlewares, d.authenticate)
+	}
 	apigen.HandlerWithOptions(strict, apigen.ChiServerOptions{
 		BaseRouter:       r,
 		ErrorHandlerFunc: parameterError,
+		// Only matched operations run them, so unknown paths keep their 404
+		// and wrong methods their 405 without asking for a token.
+		Middlewares: middlewares,
 	})
 	if d.mount != nil {
 		d.mount(r)

@@ -5,7 +5,11 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	agentshttp "bothy.example.com/server/internal/agents/adapters/httpapi"
 	"bothy.example.com/server/internal/apigen"
+	authzhttp "bothy.example.com/server/internal/authz/adapters/httpapi"
+	identityhttp "bothy.example.com/server/internal/identity/adapters/httpapi"
+	instancehttp "bothy.example.com/server/internal/instance/adapters/httpapi"
 	"bothy.example.com/server/internal/kernel/migrate"
 	"bothy.example.com/server/internal/ops"
 )
@@ -13,10 +17,25 @@ import (
 // server is the one strict server: it embeds each module's handler type,
 // whose methods together cover every operation of api/openapi.yaml. A new
 // module's handler is added as another embedded field; the assertion below
-// fails to compile while an operation has no implementation.
+// fails to compile while an operation has no implementation. Every module
+// names its handler type Server, so each is embedded through an alias
+// (an embedded field is named after its type, and two fields named Server
+// would clash).
 type server struct {
 	*ops.Server
+	*identityServer
+	*authzServer
+	*agentsServer
+	*instanceServer
 }
+
+// The modules' handler types under names that can be embedded side by side.
+type (
+	identityServer = identityhttp.Server
+	authzServer    = authzhttp.Server
+	agentsServer   = agentshttp.Server
+	instanceServer = instancehttp.Server
+)
 
 var _ apigen.StrictServerInterface = (*server)(nil)
 

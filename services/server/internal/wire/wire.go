@@ -20,6 +20,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	agentspg "bothy.example.com/server/internal/agents/adapters/postgres"
+	"bothy.example.com/server/internal/apigen"
+	authzpg "bothy.example.com/server/internal/authz/adapters/postgres"
+	identityhttp "bothy.example.com/server/internal/identity/adapters/httpapi"
+	identitypg "bothy.example.com/server/internal/identity/adapters/postgres"
 	"bothy.example.com/server/internal/instance"
 	instancepg "bothy.example.com/server/internal/instance/adapters/postgres"
 	"bothy.example.com/server/internal/kernel"
@@ -56,6 +61,9 @@ func Roles() []string {
 func Migrations() []migrate.Set {
 	return []migrate.Set{
 		instancepg.Migrations(),
+		identitypg.Migrations(),
+		authzpg.Migrations(),
+		agentspg.Migrations(),
 		syncpg.Migrations(),
 	}
 }
@@ -98,6 +106,7 @@ type App struct {
 	readHeaderTimeout time.Duration
 	shutdownTimeout   time.Duration
 	eventLog
+	access
 }
 
 // New wires a process from cfg. It reads every configuration key the
@@ -136,6 +145,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	maxBody := cfg.Bytes(config.HTTPMaxBodyBytes)
 	readinessTimeout := cfg.Duration(ops.KeyReadinessTimeout)
 	logCfg := readEventLogConfig(cfg)
+	accessCfg := readAccessConfig(cfg)
 	// Every key is read by now: report all bad values and typos at once.
 	if err := cfg.Err(); err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
@@ -144,6 +154,17 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 		return nil, errors.New("wire: no database url: set database.url or start the embedded default with wire.Database")
 	}
 	if err := logCfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := accessCfg.validate(); err != nil {
+		return nil, err
+	}
+	doc, err := apigen.GetSpec()
+	if err != nil {
+		return nil, fmt.Errorf("wire: the embedded OpenAPI document: %w", err)
+	}
+	public, err := publicRoutes(doc)
+	if err != nil {
 		return nil, err
 	}
 
@@ -185,6 +206,11 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 		pool.Close()
 		return nil, err
 	}
+	a.access, err = newAccess(a.tx, a.eventLog, a.clock, logger, a.registry, accessCfg)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
 	opsServer, err := ops.New(ops.Deps{
 		Readiness:        readiness{pool: pool, sets: Migrations()},
 		Gatherer:         a.registry,
@@ -200,7 +226,14 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 		logger:       logger,
 		maxBodyBytes: maxBody,
 		metrics:      httpMetrics,
-		server:       &server{Server: opsServer},
+		server: &server{
+			Server:         opsServer,
+			identityServer: a.handlers.identity,
+			authzServer:    a.handlers.authz,
+			agentsServer:   a.handlers.agents,
+			instanceServer: a.handlers.instance,
+		},
+		authenticate: authenticateOperations(public, identityhttp.Authenticate(a.identity)),
 		mount:        opts.Mount,
 	})
 	return a, nil
@@ -272,6 +305,14 @@ func (a *App) Versions() instance.Versions {
 	return a.instance
 }
 
+// FlushTokenUse writes the last-use times of the tokens this process
+// authenticated since the previous flush, in one statement. The api role
+// does it every identity.last_used_flush_interval and once more when it
+// stops; tests call it to look at the times without waiting.
+func (a *App) FlushTokenUse(ctx context.Context) error {
+	return a.identity.Flush(ctx)
+}
+
 // Tail returns the process's one log tail, built but not started: the
 // gateway role (and tests and the benchmark) run it with Tail().Run(ctx)
 // and subscribe with Subscribe. Run may be called once.
@@ -286,22 +327,41 @@ func (a *App) Maintain(ctx context.Context) (syncmod.UpkeepReport, error) {
 }
 
 // Serve runs the process's roles until ctx is cancelled: with the api role
-// it listens on http.addr and serves HTTP, with the maintenance role it runs
-// partition upkeep every sync.maintenance_interval. On cancellation HTTP
-// drains (it stops accepting, waits for in-flight requests at most
-// http.shutdown_timeout) and maintenance stops; Serve returns nil after a
-// clean stop. It returns an error when it cannot listen, when the server
-// fails, or when the drain timed out (the remaining connections are closed).
+// it listens on http.addr, serves HTTP and writes the tokens' last-use
+// times every identity.last_used_flush_interval; with the maintenance role
+// it runs partition upkeep every sync.maintenance_interval. On cancellation
+// HTTP drains (it stops accepting, waits for in-flight requests at most
+// http.shutdown_timeout), the last-use times are flushed once more and
+// maintenance stops; Serve returns nil after a clean stop. It returns an
+// error when it cannot listen, when the server fails, or when the drain
+// timed out (the remaining connections are closed).
 func (a *App) Serve(ctx context.Context) error {
-	if !slices.Contains(a.roles, RoleAPI) {
+	if !a.ServesHTTP() {
 		return a.serve(ctx, nil)
 	}
+	ln, err := a.Listen(ctx)
+	if err != nil {
+		return err
+	}
+	return a.serve(ctx, ln)
+}
+
+// ServesHTTP reports whether the process has the api role, the one that
+// serves HTTP.
+func (a *App) ServesHTTP() bool {
+	return slices.Contains(a.roles, RoleAPI)
+}
+
+// Listen opens the listener on http.addr that Serve would open, for a caller
+// that must know the address before serving (bothy serve prints a first
+// curl command with it) and then passes it to ServeListener.
+func (a *App) Listen(ctx context.Context) (net.Listener, error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", a.addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", a.addr, err)
+		return nil, fmt.Errorf("listen on %s: %w", a.addr, err)
 	}
-	return a.serve(ctx, ln)
+	return ln, nil
 }
 
 // ServeListener is Serve with HTTP on a listener the caller opened (tests
@@ -330,7 +390,19 @@ func (a *App) serve(ctx context.Context, ln net.Listener) error {
 		<-ctx.Done()
 		return nil
 	}
-	return a.serveHTTP(ctx, ln)
+	// The tokens' last-use times are written while HTTP serves and once more
+	// after it drained: the loop stops only when serveHTTP returned, so the
+	// requests that finished during the drain are in its final flush.
+	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
+	var flush gosync.WaitGroup
+	flush.Go(func() {
+		// Run returns nil; a failed flush is logged and retried by it.
+		_ = a.identity.Run(flushCtx)
+	})
+	err := a.serveHTTP(ctx, ln)
+	stopFlush()
+	flush.Wait()
+	return err
 }
 
 // serveHTTP serves the handler on ln until ctx ends, then drains.

@@ -10,8 +10,10 @@
 // (OnCommitPhaseLast) run after every ordinary hook, so the one that takes the most contended
 // lock, the event appender's, comes after all others and locks are always taken in the same
 // order. AfterCommit callbacks run once the data is committed, for cache invalidation and
-// wake-ups that must not see a rolled-back write. Value keeps per-transaction state, such as
-// the events staged so far, for adapters that join the transaction.
+// wake-ups that must not see a rolled-back write. OnEnd functions run when the transaction
+// ends whatever the outcome, to give back what a transaction holds in the process (the event
+// appender's admission slot). Value keeps per-transaction state, such as the events staged so
+// far, for adapters that join the transaction.
 package tx
 
 import (
@@ -88,6 +90,7 @@ type state struct {
 	hooks  []func(ctx context.Context) error
 	last   []func(ctx context.Context) error
 	after  []func(ctx context.Context)
+	ends   []func(ctx context.Context)
 	values map[any]any
 	phase  bool // commit-phase hooks are running
 	late   bool // the last hooks are running: no ordinary hook may be queued
@@ -108,12 +111,12 @@ func (s *state) open() bool {
 // RunInTx runs fn in a READ COMMITTED transaction carried by the context fn receives. After
 // fn returns nil, the commit-phase hooks run in registration order (hooks registered by a hook
 // run after those already queued), then the last hooks in registration order, then COMMIT,
-// then the AfterCommit callbacks with ctx.
+// then the OnEnd functions, then the AfterCommit callbacks with ctx.
 //
 // A call inside another RunInTx joins the outer transaction (no savepoint) and returns fn's
 // error as is; the outer call decides. Any error from fn, a hook or COMMIT rolls the whole
-// transaction back, drops its hooks and callbacks, and is returned wrapped. A panic in fn or
-// a hook rolls back and panics again.
+// transaction back, drops its hooks and callbacks, runs the OnEnd functions, and is returned
+// wrapped. A panic in fn or a hook rolls back, runs the OnEnd functions and panics again.
 func (r *Runner) RunInTx(ctx context.Context, fn func(ctx context.Context) error) error {
 	if s := from(ctx); s != nil && s.open() {
 		return fn(ctx)
@@ -123,7 +126,10 @@ func (r *Runner) RunInTx(ctx context.Context, fn func(ctx context.Context) error
 		return fmt.Errorf("tx: begin: %w", err)
 	}
 	s := &state{tx: pgtx}
+	// After a panic's rollback too; a no-op once the OnEnd functions ran.
+	defer s.end(ctx)
 	after, err := s.run(context.WithValue(ctx, stateKey{}, s), fn)
+	s.end(ctx)
 	if err != nil {
 		return err
 	}
@@ -202,7 +208,24 @@ func (s *state) fail(ctx context.Context, err error) error {
 	return fmt.Errorf("tx: %w", err)
 }
 
-// rollback ends the transaction even when ctx has ended, and discards hooks and callbacks.
+// end runs the OnEnd functions once the transaction has ended (committed or rolled back), in
+// registration order, with ctx without its cancellation; later calls do nothing.
+func (s *state) end(ctx context.Context) {
+	s.mu.Lock()
+	ends := s.ends
+	s.ends = nil
+	s.mu.Unlock()
+	if len(ends) == 0 {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	for _, f := range ends {
+		f(ctx)
+	}
+}
+
+// rollback ends the transaction even when ctx has ended, and discards hooks and callbacks; the
+// OnEnd functions stay for end.
 func (s *state) rollback(ctx context.Context) error {
 	s.mu.Lock()
 	s.done, s.hooks, s.last, s.after, s.values = true, nil, nil, nil, nil
@@ -310,6 +333,30 @@ func AfterCommit(ctx context.Context, fn func(ctx context.Context)) error {
 		return ErrNoTransaction
 	}
 	s.after = append(s.after, fn)
+	return nil
+}
+
+// OnEnd queues fn to run once when the transaction ends, whatever the outcome: after COMMIT,
+// after the rollback that follows an error of fn, of a hook or of COMMIT itself, and after the
+// rollback of a panic (before it propagates). It is for what a transaction holds in the process
+// rather than in the database, such as the event appender's admission slot, which must be given
+// back exactly once however the transaction ends. The functions run in registration order,
+// before the AfterCommit callbacks, with the context RunInTx was called with (no transaction)
+// stripped of its cancellation, so cleanup runs also when the caller's context has ended. They
+// must be short and must not panic. A call from a nested RunInTx, a hook or a goroutine of fn
+// queues fn for the outer transaction's end. It returns ErrNoTransaction outside an open
+// transaction, also once the transaction has started to COMMIT.
+func OnEnd(ctx context.Context, fn func(ctx context.Context)) error {
+	s := from(ctx)
+	if s == nil {
+		return ErrNoTransaction
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return ErrNoTransaction
+	}
+	s.ends = append(s.ends, fn)
 	return nil
 }
 

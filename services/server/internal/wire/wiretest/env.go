@@ -2,6 +2,7 @@ package wiretest
 
 import (
 	"bytes"
+	"io"
 	"log/slog"
 	"net/http/httptest"
 	"sync"
@@ -45,6 +46,7 @@ type settings struct {
 	values map[string]string
 	dbURL  string
 	mount  func(chi.Router)
+	logs   io.Writer
 }
 
 // Option changes what New builds.
@@ -67,8 +69,17 @@ func WithMount(fn func(chi.Router)) Option {
 	return func(s *settings) { s.mount = fn }
 }
 
+// WithLogCopy also writes every log line of the App to w (besides t.Log),
+// for tests that search the logs, such as the check that no token secret is
+// ever logged. w must be safe for concurrent use.
+func WithLogCopy(w io.Writer) Option {
+	return func(s *settings) { s.logs = w }
+}
+
 // New builds an Env and registers its teardown (server closed, App closed,
-// database dropped) with t.Cleanup. The App's logs go to t.Log, so they show
+// database dropped) with t.Cleanup. On its own pgtest database (no
+// WithDatabaseURL) the App is built with wire.Options.Migrate, so the
+// instance exists as after bothy migrate. The App's logs go to t.Log, so they show
 // up when the test fails. The package's TestMain must run pgtest.Main.
 func New(t testing.TB, opts ...Option) *Env {
 	t.Helper()
@@ -76,7 +87,11 @@ func New(t testing.TB, opts ...Option) *Env {
 	for _, o := range opts {
 		o(s)
 	}
-	if s.dbURL == "" {
+	// A database of its own is made ready the way bothy migrate leaves one
+	// (the instance row, the event log's partitions), so that every module
+	// can serve; a database the test chose is used as it is.
+	setUp := s.dbURL == ""
+	if setUp {
 		s.dbURL = pgtest.URL(t)
 	}
 	s.values[config.DatabaseURL.EnvName()] = s.dbURL
@@ -88,9 +103,13 @@ func New(t testing.TB, opts ...Option) *Env {
 	if err != nil {
 		t.Fatalf("load config: %v", err)
 	}
-	logger := TestLogger(t)
+	var logs io.Writer = newTestWriter(t)
+	if s.logs != nil {
+		logs = io.MultiWriter(logs, s.logs)
+	}
+	logger := logging.New(logs, slog.LevelDebug)
 	fake := clock.NewFake(Epoch)
-	app, err := wire.New(t.Context(), cfg, logger, wire.Options{Clock: fake, Mount: s.mount})
+	app, err := wire.New(t.Context(), cfg, logger, wire.Options{Clock: fake, Mount: s.mount, Migrate: setUp})
 	if err != nil {
 		t.Fatalf("wire.New: %v", err)
 	}
@@ -112,9 +131,15 @@ func New(t testing.TB, opts ...Option) *Env {
 // whose lines go to t.Log until the test ends; later lines are dropped,
 // because t.Log panics after the test is done.
 func TestLogger(t testing.TB) *slog.Logger {
+	return logging.New(newTestWriter(t), slog.LevelDebug)
+}
+
+// newTestWriter returns a writer whose lines go to t.Log until the test
+// ends.
+func newTestWriter(t testing.TB) *testWriter {
 	w := &testWriter{t: t}
 	t.Cleanup(w.stop)
-	return logging.New(w, slog.LevelDebug)
+	return w
 }
 
 type testWriter struct {

@@ -1,5 +1,5 @@
 // Package postgres implements the instance ports on PostgreSQL: the schema instance with the
-// single instance row and the sequence counters. Every statement runs on tx.Runner.DB(ctx), so
+// single instance row, the sequence counters and the feature flags. Every statement runs on tx.Runner.DB(ctx), so
 // it joins the caller's transaction when there is one; the counters refuse to run anywhere but
 // in a transaction's commit phase.
 package postgres
@@ -34,7 +34,8 @@ const (
 var migrations embed.FS
 
 // Migrations returns the instance module's migration set, which creates the schema, the
-// instance table and the counter rows at 0; the composition root applies it first.
+// instance table, the counter rows at 0 and the feature flag tables; the composition root
+// applies it first.
 func Migrations() migrate.Set {
 	sub, err := fs.Sub(migrations, "migrations")
 	if err != nil {
@@ -59,7 +60,8 @@ var (
 	counterPermissionVersionAdvance string
 )
 
-// Store implements instance.Versions, instance.Counters and instance.Setup.
+// Store implements instance.Versions, instance.Counters, instance.Setup and the flag use
+// cases' app.FlagStore (flags.go).
 type Store struct {
 	runner *tx.Runner
 }

@@ -106,7 +106,7 @@ func TestMigrations(t *testing.T) {
 	if err != nil {
 		t.Fatalf("glob: %v", err)
 	}
-	want := []string{"0001_create_instance.sql", "0002_create_sequence_counters.sql"}
+	want := []string{"0001_create_instance.sql", "0002_create_sequence_counters.sql", "0003_create_feature_flags.sql"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("files = %v, want %v", names, want)
 	}

@@ -58,10 +58,32 @@ var idFields = func() []byte {
 // Appender implements kernel.Appender and kernel.Redactor on sync.event_log. Append validates
 // and encodes each event at once and stages it in the caller's transaction; the transaction's
 // one last commit-phase hook writes everything staged in one round trip (see Append).
+//
+// The appender also admits at most AppendConfig.Concurrency transactions of the process at
+// once into the locked section, from the event_seq advance to the transaction's end; the
+// others wait in the process for a slot (see ADR 0010, "Admission").
 type Appender struct {
 	runner   *tx.Runner
 	counters instance.Counters
+	// slots is the admission semaphore: a transaction holds one of its cap(slots) places from
+	// right before its batch until it ends.
+	slots chan struct{}
+	// probe, when set, is told of every admission stage. Only tests set it (export_test.go),
+	// to observe and hold admissions.
+	probe func(admissionStage)
 }
+
+// admissionStage is a step of a transaction through admission, as a probe is told of it.
+type admissionStage int
+
+const (
+	// admissionWaiting: the transaction is about to wait for a slot.
+	admissionWaiting admissionStage = iota + 1
+	// admissionAdmitted: the transaction got a slot and is about to send its batch.
+	admissionAdmitted
+	// admissionReleased: the transaction ended and is about to give its slot back.
+	admissionReleased
+)
 
 var (
 	_ kernel.Appender = (*Appender)(nil)
@@ -69,9 +91,15 @@ var (
 )
 
 // NewAppender returns an Appender whose statements run on runner's transaction of the context
-// and whose seqs come from counters (the instance module's event_seq).
-func NewAppender(runner *tx.Runner, counters instance.Counters) *Appender {
-	return &Appender{runner: runner, counters: counters}
+// and whose seqs come from counters (the instance module's event_seq), admitting cfg's number
+// of transactions at once into the locked section. The composition root makes one per process:
+// the admission limit is per Appender. It fails with an error wrapping ErrInvalidAppendConfig
+// when cfg does not validate.
+func NewAppender(runner *tx.Runner, counters instance.Counters, cfg AppendConfig) (*Appender, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Appender{runner: runner, counters: counters, slots: make(chan struct{}, cfg.Concurrency)}, nil
 }
 
 // stagedKey keys an Appender's staged events in a transaction (tx.Value).
@@ -117,6 +145,10 @@ func (a *Appender) staged(ctx context.Context) (*staged, error) {
 // head in call order, and pg_notify on NotifyChannel with the head. The lock is then held only
 // until the COMMIT that follows. A rolled-back transaction writes nothing and takes no seq.
 //
+// Right before sending the batch the hook waits for an admission slot, which the transaction
+// gives back when it ends however it ends (tx.OnEnd). A context that ends while the hook waits
+// fails the transaction.
+//
 // Append fails with tx.ErrNoTransaction outside a transaction and with ErrAppendTooLate after
 // the transaction's events were written.
 func (a *Appender) Append(ctx context.Context, events ...kernel.Event) error {
@@ -161,7 +193,7 @@ func (a *Appender) Append(ctx context.Context, events ...kernel.Event) error {
 }
 
 // write is the commit-phase hook: one batch with the counter advance, the INSERT and the
-// NOTIFY.
+// NOTIFY, sent once the transaction is admitted.
 func (a *Appender) write(ctx context.Context, st *staged) error {
 	st.mu.Lock()
 	rows := st.rows
@@ -176,6 +208,9 @@ func (a *Appender) write(ctx context.Context, st *staged) error {
 	}
 	b.Queue(eventLogInsert, insertArgs(rows)...)
 	b.Queue(eventLogNotify)
+	if err := a.admit(ctx); err != nil {
+		return fmt.Errorf("sync: write %d events: %w", len(rows), err)
+	}
 	if err := a.runner.DB(ctx).SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("sync: write %d events: %w", len(rows), err)
 	}
@@ -183,6 +218,47 @@ func (a *Appender) write(ctx context.Context, st *staged) error {
 		afterBatch()
 	}
 	return nil
+}
+
+// admit takes an admission slot for the transaction of ctx, waiting while all are taken, and
+// queues its return for the transaction's end (tx.OnEnd), so it comes back exactly once after
+// COMMIT, a rollback or a panic. It fails with ctx's error when ctx ends before a slot is
+// free, holding nothing then.
+//
+// It runs in the last commit-phase hook, before the batch takes the event_seq lock, so a
+// transaction waits for a slot holding no counter lock, and a slot holder waits only for that
+// lock, held by another slot holder or a transaction of another process that waits for nothing
+// in this one, or for partition upkeep, which gives up after sync.upkeep_lock_timeout: no
+// deadlock (ADR 0010, "Admission").
+func (a *Appender) admit(ctx context.Context) error {
+	a.report(admissionWaiting)
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("wait for admission: %w", err)
+	}
+	select {
+	case a.slots <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("wait for admission: %w", ctx.Err())
+	}
+	a.report(admissionAdmitted)
+	if err := tx.OnEnd(ctx, a.release); err != nil {
+		a.release(ctx)
+		return fmt.Errorf("admission: %w", err)
+	}
+	return nil
+}
+
+// release gives back the slot admit took; it runs once per admitted transaction.
+func (a *Appender) release(context.Context) {
+	a.report(admissionReleased)
+	<-a.slots
+}
+
+// report tells the probe, if any, of an admission stage.
+func (a *Appender) report(stage admissionStage) {
+	if a.probe != nil {
+		a.probe(stage)
+	}
 }
 
 // insertArgs turns the staged rows into the fourteen arrays of event_log_insert.sql.

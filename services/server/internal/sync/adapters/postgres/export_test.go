@@ -7,3 +7,21 @@ func SetAfterBatch(f func()) { afterBatch = f }
 
 // SlotStart exposes slotStart to the external tests.
 var SlotStart = slotStart
+
+// AdmissionStage exposes admissionStage to the external tests.
+type AdmissionStage = admissionStage
+
+// The admission stages a probe is told of.
+const (
+	AdmissionWaiting  = admissionWaiting
+	AdmissionAdmitted = admissionAdmitted
+	AdmissionReleased = admissionReleased
+)
+
+// SetAdmissionProbe makes a tell probe every admission stage of its transactions; set it
+// before a's first transaction. The probe runs on the transaction's goroutine and may block
+// it, to hold a slot at a chosen point.
+func SetAdmissionProbe(a *Appender, probe func(AdmissionStage)) { a.probe = probe }
+
+// SlotsInUse returns how many of a's admission slots are taken.
+func SlotsInUse(a *Appender) int { return len(a.slots) }

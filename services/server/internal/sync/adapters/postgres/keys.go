@@ -75,3 +75,35 @@ func (c PartitionConfig) Validate() error {
 	}
 	return nil
 }
+
+// AppendConcurrency is the size of the appender's admission semaphore: how many transactions
+// of one process may be between their event_seq advance and their end at once. The counter's
+// row lock serializes those transactions anyway; admitting more only adds backends that wait
+// in PostgreSQL's lock manager and are all woken at every commit. See ADR 0010, "Admission".
+var AppendConcurrency = config.Define("sync.append_concurrency", config.KindInt, "2",
+	"most transactions of one process that may be in the event log's locked section (from the event_seq advance to the end) at once; the others wait in the process (at least 1)")
+
+// ErrInvalidAppendConfig is wrapped by the errors of AppendConfig.Validate and NewAppender for
+// a configuration the appender cannot work with.
+var ErrInvalidAppendConfig = errors.New("sync: invalid append configuration")
+
+// AppendConfig is what the appender needs to know; see the key of the same name.
+type AppendConfig struct {
+	// Concurrency is sync.append_concurrency.
+	Concurrency int
+}
+
+// AppendConfigFrom reads the appender's keys from cfg; parse errors are collected in cfg
+// (config.Config.Err) like those of every other key.
+func AppendConfigFrom(cfg *config.Config) AppendConfig {
+	return AppendConfig{Concurrency: cfg.Int(AppendConcurrency)}
+}
+
+// Validate returns an error wrapping ErrInvalidAppendConfig when c cannot work: a concurrency
+// below 1 would admit no transaction at all.
+func (c AppendConfig) Validate() error {
+	if c.Concurrency < 1 {
+		return fmt.Errorf("%w: %s is %d, want at least 1", ErrInvalidAppendConfig, AppendConcurrency.Name, c.Concurrency)
+	}
+	return nil
+}

@@ -52,6 +52,10 @@ type env struct {
 	reader   *syncpg.Reader
 }
 
+// defaultAppendConcurrency is sync.append_concurrency's default, which the tests' appenders
+// use unless they test admission.
+const defaultAppendConcurrency = 2
+
 func newEnv(t *testing.T) env {
 	t.Helper()
 	return envOn(pgtest.New(t))
@@ -60,11 +64,15 @@ func newEnv(t *testing.T) env {
 func envOn(pool *pgxpool.Pool) env {
 	runner := tx.NewRunner(pool)
 	store := instancepg.New(runner)
+	appender, err := syncpg.NewAppender(runner, store, syncpg.AppendConfig{Concurrency: defaultAppendConcurrency})
+	if err != nil {
+		panic(err) // a constant, valid configuration
+	}
 	return env{
 		pool:     pool,
 		runner:   runner,
 		store:    store,
-		appender: syncpg.NewAppender(runner, store),
+		appender: appender,
 		reader:   syncpg.NewReader(runner),
 	}
 }

@@ -6,7 +6,8 @@
 // The appender stages a transaction's events in memory and writes them all in one round trip
 // in the transaction's last commit-phase hook: one batch with the event_seq advance (the
 // instance module's Counters port), one INSERT of every event and a pg_notify on
-// NotifyChannel carrying the new head. See ADR 0010.
+// NotifyChannel carrying the new head, after taking one of the process's admission slots
+// (sync.append_concurrency), which the transaction gives back when it ends. See ADR 0010.
 package postgres
 
 import (

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"bothy.example.com/server/internal/wire"
+)
+
+// adminUsage is the help of bothy admin.
+const adminUsage = `usage:
+  bothy admin bootstrap --name NAME --handle HANDLE --email EMAIL [--config FILE]
+      create the instance's first owner (a person with an owner grant) and
+      their first token; prints {"principal_id": ..., "token": ...}. Refuses
+      (exit code 1) when the instance has an owner already.
+  bothy admin token --principal ID [--config FILE]
+      issue a token (bound to no device) for a principal; prints
+      {"token": ..., "token_id": ...}.
+  bothy admin flags list [--config FILE]
+      print every feature flag with its overrides: {"flags": [...]}.
+  bothy admin flags define --key KEY [--description TEXT] [--default true|false]
+      create a flag or change its description and default; prints the flag.
+  bothy admin flags set --key KEY --target TARGET --enabled true|false
+      set the flag's value for TARGET: kind:person, kind:agent, kind:app or
+      principal:<id>; prints the flag.
+  bothy admin flags clear --key KEY --target TARGET
+      remove the flag's override for TARGET; prints the flag.
+  bothy admin flags delete --key KEY
+      delete the flag and its overrides; prints {"deleted": KEY}.
+
+Tokens are printed on stdout only, once; they never reach the log.
+Every flag change appends a flags.updated event.
+`
+
+// adminCmd runs a bothy admin subcommand.
+func adminCmd(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: admin: missing subcommand (bootstrap, token or flags)", errUsage)
+	}
+	switch args[0] {
+	case "bootstrap":
+		return adminBootstrap(ctx, args[1:], environ, stdout, stderr)
+	case "token":
+		return adminToken(ctx, args[1:], environ, stdout, stderr)
+	case "flags":
+		return adminFlags(ctx, args[1:], environ, stdout, stderr)
+	case "help", "-h", "--help":
+		_, _ = fmt.Fprint(stdout, adminUsage)
+		return errHelp
+	}
+	return fmt.Errorf("%w: admin: unknown subcommand %q", errUsage, args[0])
+}
+
+// ownerFlags name the owner to create.
+type ownerFlags struct {
+	name, handle, email string
+}
+
+// adminBootstrap creates the first owner and prints {principal_id, token}.
+func adminBootstrap(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
+	var o ownerFlags
+	configPath, err := flags("admin bootstrap", args, environ, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&o.name, "name", "", "display name of the owner (required)")
+		fs.StringVar(&o.handle, "handle", "", "handle of the owner, as in @alex (required)")
+		fs.StringVar(&o.email, "email", "", "email address of the owner (required)")
+	})
+	if err != nil {
+		return err
+	}
+	if o.name == "" || o.handle == "" || o.email == "" {
+		return fmt.Errorf("%w: admin bootstrap: --name, --handle and --email are required", errUsage)
+	}
+	return withApp(ctx, configPath, environ, stderr, func(ctx context.Context, app *wire.App, logger *slog.Logger) error {
+		owner, err := app.Bootstrap(ctx, o.name, o.handle, o.email)
+		if errors.Is(err, wire.ErrOwnerExists) {
+			return fail(ctx, logger, "bootstrap refused: the instance has an owner already; an owner issues further tokens with bothy admin token --principal ID", err)
+		}
+		if err != nil {
+			return fail(ctx, logger, "bootstrap", err)
+		}
+		logger.InfoContext(ctx, "created the first owner", "principal_id", owner.PrincipalID.String())
+		return writeJSON(stdout, map[string]string{
+			"principal_id": owner.PrincipalID.String(),
+			"token":        owner.Token.Reveal(),
+		})
+	})
+}
+
+// adminToken issues a token for a principal and prints {token, token_id}.
+func adminToken(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
+	var principal string
+	configPath, err := flags("admin token", args, environ, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&principal, "principal", "", "id of the principal the token acts as (required)")
+	})
+	if err != nil {
+		return err
+	}
+	if principal == "" {
+		return fmt.Errorf("%w: admin token: --principal is required", errUsage)
+	}
+	return withApp(ctx, configPath, environ, stderr, func(ctx context.Context, app *wire.App, logger *slog.Logger) error {
+		issued, err := app.IssueToken(ctx, principal)
+		if err != nil {
+			return fail(ctx, logger, "issue token", err)
+		}
+		logger.InfoContext(ctx, "issued a token", "principal_id", issued.PrincipalID.String(), "token_id", issued.TokenID.String())
+		return writeJSON(stdout, map[string]string{
+			"token":    issued.Token.Reveal(),
+			"token_id": issued.TokenID.String(),
+		})
+	})
+}
+
+// adminFlags runs a bothy admin flags subcommand.
+func adminFlags(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: admin flags: missing subcommand (list, define, set, clear or delete)", errUsage)
+	}
+	sub, args := args[0], args[1:]
+	var key, description, target, defaultEnabled, enabled string
+	define := func(fs *flag.FlagSet) {
+		if sub == "list" {
+			return
+		}
+		fs.StringVar(&key, "key", "", "the flag's key (required)")
+		switch sub {
+		case "define":
+			fs.StringVar(&description, "description", "", "what the flag switches, for operators")
+			fs.StringVar(&defaultEnabled, "default", "false", "the value for every actor no override targets: true or false")
+		case "set", "clear":
+			fs.StringVar(&target, "target", "", "kind:person, kind:agent, kind:app or principal:<id> (required)")
+			if sub == "set" {
+				fs.StringVar(&enabled, "enabled", "", "the flag's value for the target: true or false (required)")
+			}
+		}
+	}
+	switch sub {
+	case "list", "define", "set", "clear", "delete":
+	case "help", "-h", "--help":
+		_, _ = fmt.Fprint(stdout, adminUsage)
+		return errHelp
+	default:
+		return fmt.Errorf("%w: admin flags: unknown subcommand %q", errUsage, sub)
+	}
+	name := "admin flags " + sub
+	configPath, err := flags(name, args, environ, stderr, define)
+	if err != nil {
+		return err
+	}
+	if sub != "list" && key == "" {
+		return fmt.Errorf("%w: %s: --key is required", errUsage, name)
+	}
+	if (sub == "set" || sub == "clear") && target == "" {
+		return fmt.Errorf("%w: %s: --target is required", errUsage, name)
+	}
+	def, err := parseBool(name, "default", defaultEnabled, sub == "define")
+	if err != nil {
+		return err
+	}
+	on, err := parseBool(name, "enabled", enabled, sub == "set")
+	if err != nil {
+		return err
+	}
+	return withApp(ctx, configPath, environ, stderr, func(ctx context.Context, app *wire.App, logger *slog.Logger) error {
+		var (
+			out any
+			err error
+		)
+		switch sub {
+		case "list":
+			var flags []wire.FlagView
+			flags, err = app.Flags(ctx)
+			out = map[string][]wire.FlagView{"flags": flags}
+		case "define":
+			out, err = app.DefineFlag(ctx, key, description, def)
+		case "set":
+			out, err = app.SetFlagOverride(ctx, key, target, on)
+		case "clear":
+			out, err = app.ClearFlagOverride(ctx, key, target)
+		case "delete":
+			err = app.DeleteFlag(ctx, key)
+			out = map[string]string{"deleted": key}
+		}
+		if err != nil {
+			return fail(ctx, logger, name, err)
+		}
+		return writeJSON(stdout, out)
+	})
+}
+
+// parseBool reads the value of a true/false flag; used says whether the
+// subcommand has the flag (otherwise the value is ignored).
+func parseBool(cmd, flagName, value string, used bool) (bool, error) {
+	if !used {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(value)
+	if err != nil || (value != "true" && value != "false") {
+		return false, fmt.Errorf("%w: %s: --%s must be true or false", errUsage, cmd, flagName)
+	}
+	return b, nil
+}
+
+// withApp loads the configuration, starts the database (the embedded default
+// when database.url is not set, migrated like bothy serve migrates it),
+// wires an App without serving it, runs fn and releases everything.
+func withApp(ctx context.Context, configPath string, environ []string, stderr io.Writer,
+	fn func(ctx context.Context, app *wire.App, logger *slog.Logger) error,
+) (err error) {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	cfg, logger, err := setup(ctx, configPath, environ, stderr)
+	if err != nil {
+		return err
+	}
+	url, stopDB, err := wire.Database(ctx, cfg, logger)
+	if err != nil {
+		return fail(ctx, logger, "start database", err)
+	}
+	defer func() {
+		if serr := stopDB(context.WithoutCancel(ctx)); serr != nil && err == nil {
+			err = fail(ctx, logger, "stop database", serr)
+		}
+	}()
+	app, err := wire.New(ctx, cfg, logger, wire.Options{DatabaseURL: url, Migrate: wire.UsesEmbedded(cfg)})
+	if err != nil {
+		return fail(ctx, logger, "wire", err)
+	}
+	defer app.Close()
+	return fn(ctx, app, logger)
+}
+
+// announceOwner prints, on stdout only, the owner --bootstrap-owner created,
+// their token (shown this once) and, when the process serves HTTP at base, a
+// first curl command. Nothing of it goes to the log.
+func announceOwner(stdout io.Writer, who ownerFlags, owner wire.Owner, base string) {
+	token := owner.Token.Reveal()
+	_, _ = fmt.Fprintf(stdout, "bothy: created the first owner of this instance: %s (@%s, %s), principal %s.\n",
+		who.name, who.handle, who.email, owner.PrincipalID)
+	_, _ = fmt.Fprintf(stdout, "Their token is shown this once (the server keeps only its hash):\n\n  %s\n\n", token)
+	if base != "" {
+		_, _ = fmt.Fprintf(stdout, "Try it:\n\n  curl -H \"Authorization: Bearer %s\" %s/api/v1/me\n\n", token, base)
+	}
+}
+
+// curlHost is the host:port to put in a curl command for a listener's
+// address: a listener on every interface (":8080") is reached on loopback.
+func curlHost(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return addr.String()
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}

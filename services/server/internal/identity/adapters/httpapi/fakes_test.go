@@ -1,0 +1,147 @@
+package httpapi_test
+
+import (
+	"context"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"bothy.example.com/server/internal/identity"
+	"bothy.example.com/server/internal/kernel"
+	"bothy.example.com/server/internal/kernel/actor"
+	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/problem"
+)
+
+// decision is one call of the fake authorizer.
+type decision struct {
+	action kernel.Action
+	res    authorize.Resource
+	actor  actor.Actor
+}
+
+// fakeAuthorizer decides like the authz module in the points the handlers rely on: no actor
+// is unauthenticated, a pending device is device_pending; otherwise deny, when set, is the
+// answer for every decision, and admins (principal ids in admins) may do anything while
+// everyone else may only read principals. It records every call.
+type fakeAuthorizer struct {
+	mu     sync.Mutex
+	deny   error
+	admins map[uuid.UUID]bool
+	calls  []decision
+}
+
+func (f *fakeAuthorizer) Authorize(ctx context.Context, action kernel.Action, res authorize.Resource) error {
+	a, ok := actor.From(ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, decision{action: action, res: res, actor: a})
+	switch {
+	case !ok:
+		return problem.ErrUnauthenticated
+	case a.DevicePending:
+		return problem.ErrDevicePending
+	case f.deny != nil:
+		return f.deny
+	case f.admins[a.PrincipalID], action == kernel.ActionPrincipalRead:
+		return nil
+	}
+	return problem.ErrForbidden
+}
+
+func (f *fakeAuthorizer) decisions() []decision {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]decision(nil), f.calls...)
+}
+
+// fakePorts implements identity.Principals, identity.Tokens and identity.Devices with canned
+// answers, recording what the handlers asked for. err, when set, is every method's answer.
+type fakePorts struct {
+	mu        sync.Mutex
+	err       error
+	principal identity.Principal
+	issued    identity.IssuedToken
+	device    identity.Device
+	calls     []string
+	person    identity.PersonInput
+	app       identity.AppInput
+	issueFor  uuid.UUID
+	issueDev  *identity.DeviceInput
+	approved  uuid.UUID
+}
+
+func (f *fakePorts) record(call string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, call)
+	return f.err
+}
+
+func (f *fakePorts) called() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+func (f *fakePorts) CreatePerson(_ context.Context, in identity.PersonInput) (identity.Principal, error) {
+	f.person = in
+	return f.principal, f.record("CreatePerson")
+}
+
+func (f *fakePorts) CreateApp(_ context.Context, in identity.AppInput) (identity.Principal, error) {
+	f.app = in
+	return f.principal, f.record("CreateApp")
+}
+
+func (f *fakePorts) CreateAgentPrincipal(context.Context, identity.AgentInput) (identity.Principal, error) {
+	return f.principal, f.record("CreateAgentPrincipal")
+}
+
+func (f *fakePorts) Get(context.Context, uuid.UUID) (identity.Principal, error) {
+	return f.principal, f.record("Get")
+}
+
+func (f *fakePorts) Issue(_ context.Context, principalID uuid.UUID, dev *identity.DeviceInput) (identity.IssuedToken, error) {
+	f.issueFor, f.issueDev = principalID, dev
+	return f.issued, f.record("Issue")
+}
+
+func (f *fakePorts) Revoke(context.Context, uuid.UUID) error {
+	return f.record("Revoke")
+}
+
+// devicePorts adapts fakePorts to identity.Devices, whose Get and Revoke clash with the
+// principals' and tokens'.
+type devicePorts struct{ f *fakePorts }
+
+func (d devicePorts) Get(context.Context, uuid.UUID) (identity.Device, error) {
+	return d.f.device, d.f.record("GetDevice")
+}
+
+func (d devicePorts) Approve(_ context.Context, id uuid.UUID) (identity.Device, error) {
+	d.f.approved = id
+	return d.f.device, d.f.record("Approve")
+}
+
+func (d devicePorts) Revoke(context.Context, uuid.UUID) (identity.Device, error) {
+	return d.f.device, d.f.record("RevokeDevice")
+}
+
+// fakeAuthenticator answers Authenticate from a map of tokens; err, when set, is its answer
+// for every token.
+type fakeAuthenticator struct {
+	actors map[string]actor.Actor
+	err    error
+}
+
+func (f fakeAuthenticator) Authenticate(_ context.Context, token string) (actor.Actor, error) {
+	if f.err != nil {
+		return actor.Actor{}, f.err
+	}
+	a, ok := f.actors[token]
+	if !ok {
+		return actor.Actor{}, problem.ErrUnauthenticated
+	}
+	return a, nil
+}

@@ -1,0 +1,282 @@
+// Package postgres implements the identity module's store on PostgreSQL: the schema identity
+// with the tables principals, devices and tokens. Every statement runs on tx.Runner.DB(ctx),
+// so it joins the caller's transaction when there is one; rows are turned into the identity
+// and domain types here and never leave the package as rows.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"bothy.example.com/server/internal/identity"
+	"bothy.example.com/server/internal/identity/app"
+	"bothy.example.com/server/internal/identity/domain"
+	"bothy.example.com/server/internal/kernel/actor"
+	"bothy.example.com/server/internal/kernel/migrate"
+	"bothy.example.com/server/internal/kernel/tx"
+)
+
+// Schema is the PostgreSQL schema the identity module owns.
+const Schema = "identity"
+
+// uniqueViolation is the SQLSTATE of a unique index violation.
+const uniqueViolation = "23505"
+
+// handleIndex is the unique index on principals' handles.
+const handleIndex = "principals_handle"
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Migrations returns the identity module's migration set; the composition root applies it
+// after instance's, in the order of the module register.
+func Migrations() migrate.Set {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		// fs.Sub fails only for an invalid path, and "migrations" is a constant.
+		panic(fmt.Sprintf("identity: migrations: %v", err))
+	}
+	return migrate.Set{Schema: Schema, FS: sub}
+}
+
+var (
+	//go:embed queries/principal_insert.sql
+	principalInsert string
+	//go:embed queries/principal_get.sql
+	principalGet string
+	//go:embed queries/principal_refs.sql
+	principalRefs string
+	//go:embed queries/device_insert.sql
+	deviceInsert string
+	//go:embed queries/device_get.sql
+	deviceGet string
+	//go:embed queries/device_lock.sql
+	deviceLock string
+	//go:embed queries/device_update.sql
+	deviceUpdate string
+	//go:embed queries/token_insert.sql
+	tokenInsert string
+	//go:embed queries/token_credential_by_hash.sql
+	tokenCredentialByHash string
+	//go:embed queries/token_revoke.sql
+	tokenRevoke string
+	//go:embed queries/token_touch_last_used.sql
+	tokenTouchLastUsed string
+)
+
+// Store implements app.Store.
+type Store struct {
+	runner *tx.Runner
+}
+
+var _ app.Store = (*Store)(nil)
+
+// New returns a Store whose statements run on runner's transaction of the context, or on its
+// pool outside one.
+func New(runner *tx.Runner) *Store {
+	return &Store{runner: runner}
+}
+
+// InsertPrincipal implements app.Store.
+func (s *Store) InsertPrincipal(ctx context.Context, p identity.Principal) error {
+	_, err := s.runner.DB(ctx).Exec(ctx, principalInsert,
+		p.ID, string(p.Kind), p.DisplayName, p.Handle, toText(p.Email), p.Scopes, p.CreatedAt)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == uniqueViolation && pgErr.ConstraintName == handleIndex {
+		return identity.ErrHandleTaken
+	}
+	if err != nil {
+		return fmt.Errorf("insert principal: %w", err)
+	}
+	return nil
+}
+
+// Principal implements app.Store.
+func (s *Store) Principal(ctx context.Context, id uuid.UUID) (identity.Principal, error) {
+	var (
+		p           identity.Principal
+		kind        string
+		email       pgtype.Text
+		deactivated pgtype.Timestamptz
+	)
+	err := s.runner.DB(ctx).QueryRow(ctx, principalGet, id).
+		Scan(&p.ID, &kind, &p.DisplayName, &p.Handle, &email, &p.Scopes, &p.CreatedAt, &deactivated)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return identity.Principal{}, identity.ErrPrincipalNotFound
+	}
+	if err != nil {
+		return identity.Principal{}, fmt.Errorf("read principal: %w", err)
+	}
+	p.Kind = actor.Kind(kind)
+	p.Email = email.String
+	p.CreatedAt = p.CreatedAt.UTC()
+	p.DeactivatedAt = fromTime(deactivated)
+	return p, nil
+}
+
+// Refs implements app.Store.
+func (s *Store) Refs(ctx context.Context, ids []uuid.UUID) ([]identity.PrincipalRef, error) {
+	rows, err := s.runner.DB(ctx).Query(ctx, principalRefs, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read principal refs: %w", err)
+	}
+	refs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (identity.PrincipalRef, error) {
+		var (
+			r    identity.PrincipalRef
+			kind string
+		)
+		err := row.Scan(&r.ID, &kind, &r.DisplayName, &r.Handle)
+		r.Kind = actor.Kind(kind)
+		return r, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read principal refs: %w", err)
+	}
+	return refs, nil
+}
+
+// InsertDevice implements app.Store.
+func (s *Store) InsertDevice(ctx context.Context, d identity.Device) error {
+	if _, err := s.runner.DB(ctx).Exec(ctx, deviceInsert, d.ID, d.PrincipalID, d.Name, string(d.Status), d.CreatedAt); err != nil {
+		return fmt.Errorf("insert device: %w", err)
+	}
+	return nil
+}
+
+// Device implements app.Store.
+func (s *Store) Device(ctx context.Context, id uuid.UUID) (identity.Device, error) {
+	return s.device(ctx, deviceGet, id)
+}
+
+// UpdateDevice implements app.Store: it locks the row (SELECT ... FOR UPDATE), so concurrent
+// changes of one device apply one after the other, each to the other's result.
+func (s *Store) UpdateDevice(ctx context.Context, id uuid.UUID, change func(*identity.Device) error) (identity.Device, error) {
+	d, err := s.device(ctx, deviceLock, id)
+	if err != nil {
+		return identity.Device{}, err
+	}
+	if err := change(&d); err != nil {
+		return identity.Device{}, err
+	}
+	if _, err := s.runner.DB(ctx).Exec(ctx, deviceUpdate, d.ID, string(d.Status)); err != nil {
+		return identity.Device{}, fmt.Errorf("update device: %w", err)
+	}
+	return d, nil
+}
+
+func (s *Store) device(ctx context.Context, query string, id uuid.UUID) (identity.Device, error) {
+	var (
+		d      identity.Device
+		status string
+	)
+	err := s.runner.DB(ctx).QueryRow(ctx, query, id).Scan(&d.ID, &d.PrincipalID, &d.Name, &status, &d.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return identity.Device{}, identity.ErrDeviceNotFound
+	}
+	if err != nil {
+		return identity.Device{}, fmt.Errorf("read device: %w", err)
+	}
+	d.Status = identity.DeviceStatus(status)
+	d.CreatedAt = d.CreatedAt.UTC()
+	return d, nil
+}
+
+// InsertToken implements app.Store.
+func (s *Store) InsertToken(ctx context.Context, t domain.Token) error {
+	_, err := s.runner.DB(ctx).Exec(ctx, tokenInsert,
+		t.ID, t.PrincipalID, toUUID(t.DeviceID), t.Hash[:], t.Scopes, t.CreatedAt, toTime(t.ExpiresAt))
+	if err != nil {
+		return fmt.Errorf("insert token: %w", err)
+	}
+	return nil
+}
+
+// Credential implements app.Store.
+func (s *Store) Credential(ctx context.Context, hash domain.TokenHash) (domain.Credential, error) {
+	var (
+		c                             domain.Credential
+		kind                          string
+		expires, revoked, deactivated pgtype.Timestamptz
+		device                        pgtype.UUID
+		status                        pgtype.Text
+	)
+	err := s.runner.DB(ctx).QueryRow(ctx, tokenCredentialByHash, hash[:]).
+		Scan(&c.TokenID, &c.PrincipalID, &kind, &c.Scopes, &expires, &revoked, &deactivated, &device, &status)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return domain.Credential{}, identity.ErrTokenNotFound
+	}
+	if err != nil {
+		return domain.Credential{}, fmt.Errorf("read token: %w", err)
+	}
+	c.Kind = actor.Kind(kind)
+	c.ExpiresAt, c.RevokedAt, c.DeactivatedAt = fromTime(expires), fromTime(revoked), fromTime(deactivated)
+	c.DeviceID = fromUUID(device)
+	c.DeviceStatus = identity.DeviceStatus(status.String)
+	return c, nil
+}
+
+// RevokeToken implements app.Store.
+func (s *Store) RevokeToken(ctx context.Context, id uuid.UUID, at time.Time) error {
+	var got uuid.UUID
+	err := s.runner.DB(ctx).QueryRow(ctx, tokenRevoke, id, at).Scan(&got)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return identity.ErrTokenNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("revoke token: %w", err)
+	}
+	return nil
+}
+
+// TouchTokens implements app.Store with one UPDATE ... FROM unnest(ids, times).
+func (s *Store) TouchTokens(ctx context.Context, uses []app.TokenUse) error {
+	ids := make([]uuid.UUID, len(uses))
+	ats := make([]time.Time, len(uses))
+	for i, u := range uses {
+		ids[i], ats[i] = u.TokenID, u.At
+	}
+	if _, err := s.runner.DB(ctx).Exec(ctx, tokenTouchLastUsed, ids, ats); err != nil {
+		return fmt.Errorf("record token last use: %w", err)
+	}
+	return nil
+}
+
+// toText maps "" to SQL NULL.
+func toText(s string) pgtype.Text {
+	return pgtype.Text{String: s, Valid: s != ""}
+}
+
+// toUUID maps uuid.Nil to SQL NULL.
+func toUUID(u uuid.UUID) pgtype.UUID {
+	return pgtype.UUID{Bytes: u, Valid: u != uuid.Nil}
+}
+
+// fromUUID maps SQL NULL to uuid.Nil.
+func fromUUID(u pgtype.UUID) uuid.UUID {
+	if !u.Valid {
+		return uuid.Nil
+	}
+	return u.Bytes
+}
+
+// toTime maps the zero time to SQL NULL.
+func toTime(t time.Time) pgtype.Timestamptz {
+	return pgtype.Timestamptz{Time: t, Valid: !t.IsZero()}
+}
+
+// fromTime maps SQL NULL to the zero time and anything else to UTC.
+func fromTime(t pgtype.Timestamptz) time.Time {
+	if !t.Valid {
+		return time.Time{}
+	}
+	return t.Time.UTC()
+}

@@ -1,0 +1,36 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"bothy.example.com/server/internal/identity"
+	"bothy.example.com/server/internal/identity/domain"
+	"bothy.example.com/server/internal/kernel/actor"
+)
+
+// Authenticate implements identity.Authenticator: a malformed token is refused without a
+// query; a well-formed one is looked up by its SHA-256 (an index probe, never a comparison of
+// secrets in Go) and checked at the clock's time. Every refusal is domain.ErrUnauthenticated.
+// A successful use is recorded in memory for the next flush: authenticating never writes.
+// No error contains the token.
+func (s *Service) Authenticate(ctx context.Context, token string) (actor.Actor, error) {
+	if !domain.WellFormed(token) {
+		return actor.Actor{}, domain.ErrUnauthenticated
+	}
+	cred, err := s.store.Credential(ctx, domain.HashToken(token))
+	if errors.Is(err, identity.ErrTokenNotFound) {
+		return actor.Actor{}, domain.ErrUnauthenticated
+	}
+	if err != nil {
+		return actor.Actor{}, fmt.Errorf("identity: authenticate: look up the token hash: %w", err)
+	}
+	now := s.clock.Now()
+	a, err := cred.Actor(now)
+	if err != nil {
+		return actor.Actor{}, err
+	}
+	s.lastUsed.touch(cred.TokenID, now)
+	return a, nil
+}

@@ -1,0 +1,51 @@
+package app
+
+import (
+	"fmt"
+	"time"
+
+	"bothy.example.com/server/internal/kernel/config"
+)
+
+// Configuration keys of the identity module; wire reads them with ConfigFrom.
+var (
+	// KeyTokenTTL is how long a new token works. A token is a bearer secret that may leak, so
+	// the default bounds how long a leaked one stays useful; 0 turns expiry off for operators
+	// whose agents cannot rotate tokens. Applied at issue: changing it does not change the
+	// expiry of tokens already issued.
+	KeyTokenTTL = config.Define("identity.token_ttl", config.KindDuration, "2160h",
+		"how long a newly issued token authenticates (0: it never expires); set at issue, so a change applies to new tokens only")
+	// KeyLastUsedFlushInterval paces the batched write of tokens' last-use times: authenticating
+	// never writes, it records the use in memory, and one UPDATE per interval stores them all.
+	KeyLastUsedFlushInterval = config.Define("identity.last_used_flush_interval", config.KindDuration, "1m",
+		"how often a process writes the last-use times of the tokens it authenticated, in one statement (more than 0)")
+)
+
+// Config is what the identity use cases read from the configuration.
+type Config struct {
+	// TokenTTL is identity.token_ttl.
+	TokenTTL time.Duration
+	// LastUsedFlushInterval is identity.last_used_flush_interval.
+	LastUsedFlushInterval time.Duration
+}
+
+// ConfigFrom reads the identity keys from cfg; parse errors are collected in cfg
+// (config.Config.Err) like those of every other key.
+func ConfigFrom(cfg *config.Config) Config {
+	return Config{
+		TokenTTL:              cfg.Duration(KeyTokenTTL),
+		LastUsedFlushInterval: cfg.Duration(KeyLastUsedFlushInterval),
+	}
+}
+
+// Validate refuses a negative token lifetime and a flush interval that is not positive (a
+// ticker cannot run at 0).
+func (c Config) Validate() error {
+	switch {
+	case c.TokenTTL < 0:
+		return fmt.Errorf("identity: %s is %v, want 0 (no expiry) or more", KeyTokenTTL.Name, c.TokenTTL)
+	case c.LastUsedFlushInterval <= 0:
+		return fmt.Errorf("identity: %s is %v, want more than 0", KeyLastUsedFlushInterval.Name, c.LastUsedFlushInterval)
+	}
+	return nil
+}

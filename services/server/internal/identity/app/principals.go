@@ -1,0 +1,94 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"bothy.example.com/server/internal/identity"
+	"bothy.example.com/server/internal/identity/domain"
+	"bothy.example.com/server/internal/kernel/ids"
+)
+
+// CreatePerson implements identity.Principals.
+func (s *Service) CreatePerson(ctx context.Context, in identity.PersonInput) (identity.Principal, error) {
+	p, err := domain.NewPerson(ids.New(), in, s.clock.Now())
+	if err != nil {
+		return identity.Principal{}, err
+	}
+	return s.insert(ctx, p)
+}
+
+// CreateApp implements identity.Principals.
+func (s *Service) CreateApp(ctx context.Context, in identity.AppInput) (identity.Principal, error) {
+	p, err := domain.NewApp(ids.New(), in, s.clock.Now())
+	if err != nil {
+		return identity.Principal{}, err
+	}
+	return s.insert(ctx, p)
+}
+
+// CreateAgentPrincipal implements identity.Principals.
+func (s *Service) CreateAgentPrincipal(ctx context.Context, in identity.AgentInput) (identity.Principal, error) {
+	p, err := domain.NewAgent(ids.New(), in, s.clock.Now())
+	if err != nil {
+		return identity.Principal{}, err
+	}
+	return s.insert(ctx, p)
+}
+
+func (s *Service) insert(ctx context.Context, p identity.Principal) (identity.Principal, error) {
+	if err := s.store.InsertPrincipal(ctx, p); err != nil {
+		return identity.Principal{}, fmt.Errorf("identity: create %s: %w", p.Kind, err)
+	}
+	return p, nil
+}
+
+// Get implements identity.Principals.
+func (s *Service) Get(ctx context.Context, id uuid.UUID) (identity.Principal, error) {
+	p, err := s.store.Principal(ctx, id)
+	if err != nil {
+		return identity.Principal{}, fmt.Errorf("identity: get principal: %w", err)
+	}
+	return p, nil
+}
+
+// Ref implements identity.Directory.
+func (s *Service) Ref(ctx context.Context, id uuid.UUID) (identity.PrincipalRef, error) {
+	refs, err := s.Refs(ctx, []uuid.UUID{id})
+	if err != nil {
+		return identity.PrincipalRef{}, err
+	}
+	ref, ok := refs[id]
+	if !ok {
+		return identity.PrincipalRef{}, fmt.Errorf("identity: principal ref: %w", identity.ErrPrincipalNotFound)
+	}
+	return ref, nil
+}
+
+// Refs implements identity.Directory. Duplicate ids and uuid.Nil are dropped before the one
+// query; with nothing left there is no query at all.
+func (s *Service) Refs(ctx context.Context, idList []uuid.UUID) (map[uuid.UUID]identity.PrincipalRef, error) {
+	seen := make(map[uuid.UUID]struct{}, len(idList))
+	unique := make([]uuid.UUID, 0, len(idList))
+	for _, id := range idList {
+		if _, dup := seen[id]; dup || id == uuid.Nil {
+			continue
+		}
+		seen[id] = struct{}{}
+		unique = append(unique, id)
+	}
+	out := make(map[uuid.UUID]identity.PrincipalRef, len(unique))
+	if len(unique) == 0 {
+		return out, nil
+	}
+	refs, err := s.store.Refs(ctx, unique)
+	if err != nil {
+		return nil, fmt.Errorf("identity: principal refs: %w", err)
+	}
+	for _, r := range refs {
+		out[r.ID] = r
+	}
+	return out, nil
+}

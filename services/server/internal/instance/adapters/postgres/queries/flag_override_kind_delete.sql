@@ -1,0 +1,3 @@
+-- Removes the override of flag $1 for principal kind $2.
+DELETE FROM instance.feature_flag_overrides
+WHERE flag_key = $1 AND principal_kind = $2

@@ -1,0 +1,186 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	authzapp "bothy.example.com/server/internal/authz/app"
+	"bothy.example.com/server/internal/identity"
+	"bothy.example.com/server/internal/instance"
+	"bothy.example.com/server/internal/kernel/problem"
+)
+
+// What bothy admin does, in the words of the command: the use cases of the
+// modules behind the operator's commands, with inputs as the command line
+// spells them and results shaped for its JSON output, so the command needs
+// nothing but wire. An operator at the command line holds the database, so
+// nothing here authorizes.
+
+// ErrOwnerExists is the error of Bootstrap on an instance that has an owner
+// already (a problem.ErrConflict).
+var ErrOwnerExists = authzapp.ErrOwnerExists
+
+// Owner is the first owner Bootstrap created.
+type Owner struct {
+	// PrincipalID is the new person's id.
+	PrincipalID uuid.UUID
+	// Token is the person's first token; it exists only here (the server keeps
+	// its hash) and prints as [redacted] (identity.Secret.Reveal reads it).
+	Token identity.Secret
+}
+
+// Bootstrap creates the first owner of the instance: a person with the
+// display name, handle and email, an owner grant on the instance and a
+// token, in one transaction. ErrOwnerExists when the instance has an owner
+// (also one a concurrent bootstrap just created); a problem.ErrValidation
+// naming display_name, handle or email for bad input.
+func (a *App) Bootstrap(ctx context.Context, name, handle, email string) (Owner, error) {
+	id, token, err := a.bootstrap.Bootstrap(ctx, name, handle, email)
+	if err != nil {
+		return Owner{}, err
+	}
+	return Owner{PrincipalID: id, Token: token}, nil
+}
+
+// BootstrapIfNoOwner is Bootstrap for bothy serve --bootstrap-owner: created
+// is false, with no error, when the instance has an owner already, which is
+// every start after the first.
+func (a *App) BootstrapIfNoOwner(ctx context.Context, name, handle, email string) (o Owner, created bool, err error) {
+	o, err = a.Bootstrap(ctx, name, handle, email)
+	if errors.Is(err, ErrOwnerExists) {
+		return Owner{}, false, nil
+	}
+	if err != nil {
+		return Owner{}, false, err
+	}
+	return o, true, nil
+}
+
+// IssueToken issues a token, bound to no device, for the principal whose id
+// is principal (as the command line spells it). A problem.ErrValidation for
+// an id that is not a UUID; a problem.ErrNotFound when no principal has it;
+// a problem.ErrConflict for a deactivated principal.
+func (a *App) IssueToken(ctx context.Context, principal string) (identity.IssuedToken, error) {
+	id, err := uuid.Parse(principal)
+	if err != nil || id == uuid.Nil {
+		return identity.IssuedToken{}, problem.Validation(problem.FieldError{Field: "principal", Message: "must be a principal id (a UUID)"})
+	}
+	issued, err := a.identity.Tokens().Issue(ctx, id, nil)
+	if errors.Is(err, problem.ErrNotFound) {
+		return identity.IssuedToken{}, problem.New(problem.ErrNotFound, "No principal has the id "+id.String()+".")
+	}
+	if err != nil {
+		return identity.IssuedToken{}, err
+	}
+	return issued, nil
+}
+
+// FlagView is a feature flag as bothy admin flags prints it.
+type FlagView struct {
+	// Key names the flag.
+	Key string `json:"key"`
+	// Description says what the flag switches.
+	Description string `json:"description"`
+	// DefaultEnabled is the value for every actor no override targets.
+	DefaultEnabled bool `json:"default_enabled"`
+	// Overrides are the overrides, kind overrides first.
+	Overrides []FlagOverrideView `json:"overrides"`
+	// Version increases with every change of the flag or its overrides.
+	Version int64 `json:"version"`
+	// CreatedAt and UpdatedAt are when the flag was defined and last changed.
+	CreatedAt time.Time `json:"created_at"`
+	// UpdatedAt is when the flag or its overrides last changed.
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// FlagOverrideView is one override as bothy admin flags prints it.
+type FlagOverrideView struct {
+	// Target is kind:<kind> or principal:<id>, as the command line spells it.
+	Target string `json:"target"`
+	// Enabled is the flag's value for the target.
+	Enabled bool `json:"enabled"`
+}
+
+// flagView converts a flag for printing; overrides is [] when there are none.
+func flagView(f instance.Flag) FlagView {
+	v := FlagView{
+		Key:            f.Key,
+		Description:    f.Description,
+		DefaultEnabled: f.DefaultEnabled,
+		Overrides:      make([]FlagOverrideView, 0, len(f.Overrides)),
+		Version:        f.Version,
+		CreatedAt:      f.CreatedAt,
+		UpdatedAt:      f.UpdatedAt,
+	}
+	for _, o := range f.Overrides {
+		v.Overrides = append(v.Overrides, FlagOverrideView{Target: o.Target.String(), Enabled: o.Enabled})
+	}
+	return v
+}
+
+// Flags lists every feature flag with its overrides, ordered by key.
+func (a *App) Flags(ctx context.Context) ([]FlagView, error) {
+	flags, err := a.flags.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FlagView, 0, len(flags))
+	for _, f := range flags {
+		out = append(out, flagView(f))
+	}
+	return out, nil
+}
+
+// DefineFlag creates the flag, or changes its description and default, and
+// appends flags.updated when something changed. A problem.ErrValidation
+// naming key or description for bad input.
+func (a *App) DefineFlag(ctx context.Context, key, description string, defaultEnabled bool) (FlagView, error) {
+	f, err := a.flags.Define(ctx, key, description, defaultEnabled)
+	if err != nil {
+		return FlagView{}, err
+	}
+	return flagView(f), nil
+}
+
+// SetFlagOverride sets the flag's value for target (kind:person, kind:agent,
+// kind:app or principal:<uuid>). instance.ErrFlagNotFound (a
+// problem.ErrNotFound) for an undefined key; a problem.ErrValidation naming
+// target for a bad target.
+func (a *App) SetFlagOverride(ctx context.Context, key, target string, enabled bool) (FlagView, error) {
+	t, err := instance.ParseFlagTarget(target)
+	if err != nil {
+		return FlagView{}, err
+	}
+	f, err := a.flags.SetOverride(ctx, key, t, enabled)
+	if err != nil {
+		return FlagView{}, err
+	}
+	return flagView(f), nil
+}
+
+// ClearFlagOverride removes the flag's override for target (none to remove
+// is not an error); errors as SetFlagOverride.
+func (a *App) ClearFlagOverride(ctx context.Context, key, target string) (FlagView, error) {
+	t, err := instance.ParseFlagTarget(target)
+	if err != nil {
+		return FlagView{}, err
+	}
+	f, err := a.flags.ClearOverride(ctx, key, t)
+	if err != nil {
+		return FlagView{}, err
+	}
+	return flagView(f), nil
+}
+
+// DeleteFlag removes the flag with its overrides. instance.ErrFlagNotFound
+// for an undefined key.
+func (a *App) DeleteFlag(ctx context.Context, key string) error {
+	if err := a.flags.Delete(ctx, key); err != nil {
+		return fmt.Errorf("delete flag: %w", err)
+	}
+	return nil
+}
