@@ -160,11 +160,12 @@ func TestReadPidFile(t *testing.T) {
 		name      string
 		content   string
 		wantPID   int
+		wantPort  int
 		wantReady bool
 		wantErr   bool
 	}{
-		{name: "ready", content: "4242\n/data\n1700000000\n5432\n\n127.0.0.1\n  1 2\nready   \n", wantPID: 4242, wantReady: true},
-		{name: "starting", content: "4242\n/data\n1700000000\n5432\n\n127.0.0.1\n  1 2\nstarting\n", wantPID: 4242},
+		{name: "ready", content: "4242\n/data\n1700000000\n5432\n\n127.0.0.1\n  1 2\nready   \n", wantPID: 4242, wantPort: 5432, wantReady: true},
+		{name: "starting", content: "4242\n/data\n1700000000\n5432\n\n127.0.0.1\n  1 2\nstarting\n", wantPID: 4242, wantPort: 5432},
 		{name: "short", content: "4243\n/data\n", wantPID: 4243},
 		{name: "garbage", content: "not a pid\n", wantErr: true},
 		{name: "empty", content: "", wantErr: true},
@@ -176,15 +177,16 @@ func TestReadPidFile(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "postmaster.pid"), []byte(tc.content), 0o600); err != nil {
 				t.Fatalf("write: %v", err)
 			}
-			pid, ready, err := readPidFile(dir)
+			pf, err := readPidFile(dir)
 			if tc.wantErr {
 				if err == nil {
-					t.Fatalf("want an error, got pid %d", pid)
+					t.Fatalf("want an error, got pid %d", pf.pid)
 				}
 				return
 			}
-			if err != nil || pid != tc.wantPID || ready != tc.wantReady {
-				t.Errorf("readPidFile = %d, %v, %v; want %d, %v", pid, ready, err, tc.wantPID, tc.wantReady)
+			want := pidFile{pid: tc.wantPID, port: tc.wantPort, ready: tc.wantReady}
+			if err != nil || pf != want {
+				t.Errorf("readPidFile = %+v, %v; want %+v", pf, err, want)
 			}
 		})
 	}

@@ -19,31 +19,43 @@ import (
 // leftoverTimeout bounds the wait for the processes of a killed or stopped server to exit.
 const leftoverTimeout = 30 * time.Second
 
-// readPidFile parses the postmaster.pid in dir: the postmaster's pid (first line) and whether
-// its status line (the eighth) says it accepts connections.
-func readPidFile(dir string) (pid int, ready bool, err error) {
-	b, err := os.ReadFile(filepath.Join(dir, "postmaster.pid")) //nolint:gosec // G304: the data directory pglocal manages.
-	if err != nil {
-		return 0, false, fmt.Errorf("read postmaster.pid: %w", err)
-	}
-	lines := strings.Split(string(b), "\n")
-	pid, err = strconv.Atoi(strings.TrimSpace(lines[0]))
-	if err != nil || pid <= 0 {
-		return 0, false, fmt.Errorf("postmaster.pid: malformed pid %q", lines[0])
-	}
-	const statusLine = 7 // LOCK_FILE_LINE_PM_STATUS, 1-based 8
-	ready = len(lines) > statusLine && strings.TrimSpace(lines[statusLine]) == "ready"
-	return pid, ready, nil
+// pidFile is what pglocal reads from a postmaster.pid.
+type pidFile struct {
+	pid   int  // the postmaster's process id (first line)
+	port  int  // its TCP port (fourth line), 0 when not yet written
+	ready bool // whether its status line (the eighth) says it accepts connections
 }
 
-// clearLeftovers deals with a postmaster.pid left in the data directory: a server still
-// running there (an earlier run was killed and its server survived) is stopped with pg_ctl; a
+// readPidFile parses the postmaster.pid in dir.
+func readPidFile(dir string) (pidFile, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "postmaster.pid")) //nolint:gosec // G304: the data directory pglocal manages.
+	if err != nil {
+		return pidFile{}, fmt.Errorf("read postmaster.pid: %w", err)
+	}
+	lines := strings.Split(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(lines[0]))
+	if err != nil || pid <= 0 {
+		return pidFile{}, fmt.Errorf("postmaster.pid: malformed pid %q", lines[0])
+	}
+	const portLine, statusLine = 3, 7 // LOCK_FILE_LINE_PORT and _PM_STATUS, 1-based 4 and 8
+	pf := pidFile{pid: pid}
+	if len(lines) > portLine {
+		pf.port, _ = strconv.Atoi(strings.TrimSpace(lines[portLine]))
+	}
+	pf.ready = len(lines) > statusLine && strings.TrimSpace(lines[statusLine]) == "ready"
+	return pf, nil
+}
+
+// clearLeftovers deals with a postmaster.pid left in the data directory. Only the owner calls
+// it, so a server still running there belongs to no live process (its owner was killed and the
+// server survived) and is stopped with pg_ctl; a
 // pid file whose process is gone is removed. Either way it then waits until no process of the
 // old server works in the directory any more, since a new postmaster refuses to start while
 // old backends still hold the shared memory.
 func (c *Cluster) clearLeftovers(ctx context.Context) error {
 	pidFile := filepath.Join(c.dir, "postmaster.pid")
-	pid, _, err := readPidFile(c.dir)
+	pf, err := readPidFile(c.dir)
+	pid := pf.pid
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return waitNoProcesses(ctx, c.dir)

@@ -92,7 +92,9 @@ type Options struct {
 	Settings map[string]string
 }
 
-// Cluster is a running PostgreSQL server started by Start.
+// Cluster is a running PostgreSQL server started by Start: either owned (this process started
+// the server and Stop shuts it down) or attached (another live process owns the server and Stop
+// leaves it running).
 type Cluster struct {
 	dir      string
 	port     int
@@ -107,15 +109,26 @@ type Cluster struct {
 	exited  chan struct{} // closed when the postmaster has exited and been reaped
 	waitErr error         // the postmaster's exit status, valid once exited is closed
 
+	lock     *os.File // the held owner lock while this process owns the server
+	attached bool     // the server belongs to another process; Stop leaves it alone
+
 	stopMu sync.Mutex
 }
 
 // Start brings up the cluster described by o and returns once it accepts connections.
 //
-// On first use (Dir has no PG_VERSION) it runs initdb; later starts reuse the data. A server
-// left behind by a killed run (a postmaster.pid in Dir) is stopped, or its stale pid file
-// removed, before the new server starts. The error wraps ErrNotInstalled when the binaries are
-// missing and names the directory when the server account cannot reach Dir.
+// The process that starts the server owns it: it holds an exclusive flock on owner.lock next to
+// Dir until Stop, and the kernel releases the lock when the process dies. When another live
+// process owns the cluster, Start starts nothing and stops nothing: it waits, within ctx, until
+// that server accepts connections and returns a Cluster attached to it (same port, superuser and
+// password file; its Stop leaves the server running). This lets bothy admin and bothy migrate
+// run beside a running bothy serve on the same embedded directory.
+//
+// An owner initializes Dir on first use (no PG_VERSION) with initdb; later starts reuse the
+// data. A server left behind by a killed owner (a postmaster.pid in Dir while nobody holds the
+// lock) is stopped, or its stale pid file removed, before the new server starts. The error
+// wraps ErrNotInstalled when the binaries are missing and names the directory when the server
+// account cannot reach Dir.
 func Start(ctx context.Context, o Options) (*Cluster, error) {
 	o, err := withDefaults(o)
 	if err != nil {
@@ -138,20 +151,52 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err := c.prepareDirs(); err != nil {
 		return nil, fmt.Errorf("pglocal: %w", err)
 	}
-	if err := c.initOrLoad(ctx, o); err != nil {
+	if err := c.claim(ctx); err != nil {
 		return nil, fmt.Errorf("pglocal: %w", err)
 	}
-	if err := c.clearLeftovers(ctx); err != nil {
-		return nil, fmt.Errorf("pglocal: %w", err)
+	if c.attached {
+		if err := c.attach(ctx, o); err != nil {
+			return nil, fmt.Errorf("pglocal: %w", err)
+		}
+		return c, nil
 	}
-	if err := c.startServer(ctx, o); err != nil {
-		return nil, fmt.Errorf("pglocal: %w", err)
-	}
-	if err := c.ensureDatabase(ctx, o.Database); err != nil {
-		_ = c.Stop(context.WithoutCancel(ctx))
+	if err := c.startOwned(ctx, o); err != nil {
+		_ = c.releaseLock()
 		return nil, fmt.Errorf("pglocal: %w", err)
 	}
 	return c, nil
+}
+
+// startOwned initializes or loads the cluster, clears leftovers, starts the server, creates
+// the database and publishes the postmaster's pid for attaching processes.
+func (c *Cluster) startOwned(ctx context.Context, o Options) error {
+	if err := c.initOrLoad(ctx, o); err != nil {
+		return err
+	}
+	if err := c.clearLeftovers(ctx); err != nil {
+		return err
+	}
+	if err := c.startServer(ctx, o); err != nil {
+		return err
+	}
+	if err := c.ensureDatabase(ctx, o.Database); err != nil {
+		_ = c.stopServer(context.WithoutCancel(ctx))
+		return err
+	}
+	if err := c.publish(c.pid); err != nil {
+		_ = c.stopServer(context.WithoutCancel(ctx))
+		return err
+	}
+	return nil
+}
+
+// attach completes a Cluster attached to the server of another process: the owner created the
+// data directory and the password file before its server came up.
+func (c *Cluster) attach(ctx context.Context, o Options) error {
+	if err := c.initOrLoad(ctx, o); err != nil {
+		return err
+	}
+	return c.ensureDatabase(ctx, o.Database)
 }
 
 func withDefaults(o Options) (Options, error) {
@@ -354,8 +399,8 @@ func (c *Cluster) runPostgres(ctx context.Context, o Options, port int, logFile 
 			return false, fmt.Errorf("postgres exited: %w", c.waitErr)
 		default:
 		}
-		pid, ready, err := readPidFile(c.dir)
-		return err == nil && pid == c.pid && ready, nil
+		pf, err := readPidFile(c.dir)
+		return err == nil && pf.pid == c.pid && pf.ready, nil
 	})
 	if err != nil {
 		c.kill()
@@ -391,6 +436,10 @@ func (c *Cluster) ensureDatabase(ctx context.Context, name string) error {
 	}
 	sql := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize() + " OWNER " + pgx.Identifier{c.user}.Sanitize()
 	if _, err := conn.Exec(ctx, sql); err != nil {
+		// An attached process may create it at the same time as another.
+		if e := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_database WHERE datname = $1)", name).Scan(&exists); e == nil && exists {
+			return nil
+		}
 		return fmt.Errorf("create database %s: %w", name, err)
 	}
 	return nil
@@ -415,18 +464,33 @@ func (c *Cluster) URL(database string) string {
 // Port is the TCP port the server listens on at 127.0.0.1.
 func (c *Cluster) Port() int { return c.port }
 
-// PID is the postmaster's process id, so that callers can prove it is gone after Stop.
+// PID is the postmaster's process id, so that callers can prove it is gone after Stop. An
+// attached Cluster reports the owner's postmaster.
 func (c *Cluster) PID() int { return c.pid }
 
 // Dir is the absolute data directory, the working directory of every server process.
 func (c *Cluster) Dir() string { return c.dir }
 
 // Stop shuts the server down (fast shutdown: open sessions are ended, data is kept) and
-// returns once the postmaster and its children are gone. When ctx ends first it falls back to
-// an immediate shutdown. Stopping a stopped cluster is a no-op.
+// returns once the postmaster and its children are gone; then it releases the owner lock.
+// When ctx ends first it falls back to an immediate shutdown. Stopping a stopped cluster is a
+// no-op. Stop of an attached Cluster leaves the owner's server running and only forgets it.
 func (c *Cluster) Stop(ctx context.Context) error {
 	c.stopMu.Lock()
 	defer c.stopMu.Unlock()
+	if c.attached {
+		return nil
+	}
+	if c.lock != nil {
+		// Processes starting now wait for the lock instead of attaching to a stopping server.
+		_ = c.publish(0)
+	}
+	err := c.stopServer(ctx)
+	return errors.Join(err, c.releaseLock())
+}
+
+// stopServer is Stop without the owner lock; the caller holds stopMu or is Start.
+func (c *Cluster) stopServer(ctx context.Context) error {
 	select {
 	case <-c.exited:
 		return nil

@@ -280,6 +280,16 @@ func TestStartRecoversAfterKilledPostmaster(t *testing.T) {
 		t.Fatalf("a killed postmaster leaves its pid file behind, got %v", err)
 	}
 
+	// Its owner (this process, through c) still runs: Start refuses at once instead of waiting.
+	if c2, err := pglocal.Start(t.Context(), o); err == nil {
+		_ = c2.Stop(context.Background())
+		t.Fatal("Start succeeded while the owner of the killed postmaster still held its lock")
+	} else if !strings.Contains(err.Error(), "is gone") {
+		t.Errorf("err = %v, want it to say the owner's server is gone", err)
+	}
+	// The whole run is killed: its owner lock goes too.
+	pglocal.ReleaseOwnership(c)
+
 	c2 := start(t, o)
 	conn2 := connect(t, c2.URL(pglocal.DefaultDatabase))
 	var id int
@@ -314,12 +324,113 @@ func TestStartStopsServerLeftRunning(t *testing.T) {
 	dir := dataDir(t)
 	o := pglocal.Options{Dir: dir, Trust: true}
 	first := start(t, o)
+	// The owner dies without stopping its server: the kernel drops its lock.
+	pglocal.ReleaseOwnership(first)
 
 	second := start(t, o)
 	if pglocal.Alive(first.PID()) {
-		t.Errorf("first postmaster %d still running after a second Start on the same directory", first.PID())
+		t.Errorf("left-behind postmaster %d still running after a second Start on the same directory", first.PID())
+	}
+	if second.PID() == first.PID() {
+		t.Errorf("second Start attached to the left-behind postmaster %d instead of starting its own", first.PID())
 	}
 	conn := connect(t, second.URL(pglocal.DefaultDatabase))
+	if err := conn.Ping(t.Context()); err != nil {
+		t.Fatalf("ping: %v", err)
+	}
+}
+
+func TestSecondStartAttachesToRunningCluster(t *testing.T) {
+	t.Parallel()
+	dir := dataDir(t)
+	o := pglocal.Options{Dir: dir} // password authentication, as the embedded default
+	first := start(t, o)
+	conn := connect(t, first.URL(pglocal.DefaultDatabase))
+	if _, err := conn.Exec(t.Context(), "CREATE TABLE public.shared (body text); INSERT INTO public.shared VALUES ('from Robin')"); err != nil {
+		t.Fatalf("create table: %v", err)
+	}
+
+	second, err := pglocal.Start(t.Context(), o)
+	if err != nil {
+		t.Fatalf("second start: %v", err)
+	}
+	if second.Port() != first.Port() || second.PID() != first.PID() {
+		t.Errorf("second cluster port %d pid %d, want the first's port %d pid %d",
+			second.Port(), second.PID(), first.Port(), first.PID())
+	}
+	if second.URL(pglocal.DefaultDatabase) != first.URL(pglocal.DefaultDatabase) {
+		t.Errorf("second URL differs from the first's")
+	}
+	conn2 := connect(t, second.URL(pglocal.DefaultDatabase))
+	var body string
+	if err := conn2.QueryRow(t.Context(), "SELECT body FROM public.shared").Scan(&body); err != nil || body != "from Robin" {
+		t.Fatalf("table of the first not visible through the second: %q, %v", body, err)
+	}
+	_ = conn2.Close(t.Context())
+
+	if err := second.Stop(t.Context()); err != nil {
+		t.Fatalf("stop of the attached cluster: %v", err)
+	}
+	if !pglocal.Alive(first.PID()) {
+		t.Fatal("the attached cluster's Stop stopped the owner's server")
+	}
+	if err := conn.Ping(t.Context()); err != nil {
+		t.Fatalf("the first's connection broke after the second's Stop: %v", err)
+	}
+	_ = conn.Close(t.Context())
+
+	if err := first.Stop(t.Context()); err != nil {
+		t.Fatalf("stop of the owner: %v", err)
+	}
+	assertGone(t, first)
+}
+
+func TestStartWaitsWhileOwnerStarts(t *testing.T) {
+	t.Parallel()
+	dir := dataDir(t)
+	// Another process holds the owner lock but has no server running yet.
+	lock, err := os.OpenFile(filepath.Join(filepath.Dir(dir), pglocal.OwnerLockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatalf("open lock: %v", err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatalf("flock: %v", err)
+	}
+
+	short, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if c, err := pglocal.Start(short, pglocal.Options{Dir: dir, Trust: true}); err == nil {
+		_ = c.Stop(context.Background())
+		t.Fatal("Start succeeded while another process held the owner lock and no server ran")
+	} else if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v, want a deadline exceeded while waiting", err)
+	}
+	if procs, err := pglocal.Processes(dir); err != nil || len(procs) != 0 {
+		t.Fatalf("processes %v (err %v) in %s while waiting for the owner", procs, err, dir)
+	}
+
+	type result struct {
+		c   *pglocal.Cluster
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		c, err := pglocal.Start(t.Context(), pglocal.Options{Dir: dir, Trust: true})
+		done <- result{c, err}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case r := <-done:
+		t.Fatalf("Start returned (%v) while the owner lock was held", r.err)
+	default:
+	}
+	_ = lock.Close() // the would-be owner gives up (or dies): the waiting Start takes over
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("start after the lock was released: %v", r.err)
+	}
+	t.Cleanup(func() { _ = r.c.Stop(context.Background()) })
+	conn := connect(t, r.c.URL(pglocal.DefaultDatabase))
 	if err := conn.Ping(t.Context()); err != nil {
 		t.Fatalf("ping: %v", err)
 	}

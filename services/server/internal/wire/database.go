@@ -20,8 +20,11 @@ import (
 // PostgreSQL cluster from the machine's binaries under embedded.dir (data in
 // pgdata/, the superuser's password in password, the server log in
 // postgres.log), created on first use and reused afterwards, holding the
-// database bothy; stop shuts that cluster down. Both keys are always read,
-// so the configuration check sees them whichever branch runs.
+// database bothy; stop shuts that cluster down. When another live bothy
+// process already runs the cluster (bothy admin or bothy migrate beside
+// bothy serve), it attaches to that cluster instead, and stop leaves it
+// running for its owner. Both keys are always read, so the configuration
+// check sees them whichever branch runs.
 //
 // The error wraps pglocal.ErrNotInstalled when PostgreSQL is missing (its
 // text says how to install it).
