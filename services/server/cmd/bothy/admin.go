@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/wire"
 )
 
@@ -214,6 +215,23 @@ func parseBool(cmd, flagName, value string, used bool) (bool, error) {
 // wires an App without serving it, runs fn and releases everything.
 func withApp(ctx context.Context, configPath string, environ []string, stderr io.Writer,
 	fn func(ctx context.Context, app *wire.App, logger *slog.Logger) error,
+) error {
+	return withDatabase(ctx, configPath, environ, stderr, func(ctx context.Context, cfg *config.Config, logger *slog.Logger, url string) error {
+		app, err := wire.New(ctx, cfg, logger, wire.Options{DatabaseURL: url, Migrate: wire.UsesEmbedded(cfg)})
+		if err != nil {
+			return fail(ctx, logger, "wire", err)
+		}
+		defer app.Close()
+		return fn(ctx, app, logger)
+	})
+}
+
+// withDatabase loads the configuration, starts the database (the embedded
+// default when database.url is not set), runs fn with its URL under a
+// context that SIGINT and SIGTERM cancel, and stops the database again: the
+// frame every one-shot command (migrate, maintain, admin) shares.
+func withDatabase(ctx context.Context, configPath string, environ []string, stderr io.Writer,
+	fn func(ctx context.Context, cfg *config.Config, logger *slog.Logger, url string) error,
 ) (err error) {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -230,12 +248,7 @@ func withApp(ctx context.Context, configPath string, environ []string, stderr io
 			err = fail(ctx, logger, "stop database", serr)
 		}
 	}()
-	app, err := wire.New(ctx, cfg, logger, wire.Options{DatabaseURL: url, Migrate: wire.UsesEmbedded(cfg)})
-	if err != nil {
-		return fail(ctx, logger, "wire", err)
-	}
-	defer app.Close()
-	return fn(ctx, app, logger)
+	return fn(ctx, cfg, logger, url)
 }
 
 // announceOwner prints, on stdout only, the owner --bootstrap-owner created,

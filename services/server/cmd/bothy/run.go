@@ -265,71 +265,40 @@ func splitRoles(s string) []string {
 }
 
 // migrateCmd applies the migrations and prints {"applied": n} on stdout.
-func migrateCmd(ctx context.Context, args, environ []string, stdout, stderr io.Writer) (err error) {
+func migrateCmd(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	configPath, err := flags("migrate", args, environ, stderr, nil)
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	cfg, logger, err := setup(ctx, configPath, environ, stderr)
-	if err != nil {
-		return err
-	}
-	url, stopDB, err := wire.Database(ctx, cfg, logger)
-	if err != nil {
-		return fail(ctx, logger, "start database", err)
-	}
-	defer func() {
-		if serr := stopDB(context.WithoutCancel(ctx)); serr != nil && err == nil {
-			err = fail(ctx, logger, "stop database", serr)
+	return withDatabase(ctx, configPath, environ, stderr, func(ctx context.Context, cfg *config.Config, logger *slog.Logger, url string) error {
+		n, err := wire.Migrate(ctx, cfg, url, logger)
+		if err != nil {
+			return fail(ctx, logger, "migrate", err)
 		}
-	}()
-	n, err := wire.Migrate(ctx, cfg, url, logger)
-	if err != nil {
-		return fail(ctx, logger, "migrate", err)
-	}
-	if err := cfg.Err(); err != nil {
-		return fail(ctx, logger, "configuration", err)
-	}
-	logger.InfoContext(ctx, "migrations applied", "applied", n)
-	return writeJSON(stdout, map[string]int{"applied": n})
+		if err := cfg.Err(); err != nil {
+			return fail(ctx, logger, "configuration", err)
+		}
+		logger.InfoContext(ctx, "migrations applied", "applied", n)
+		return writeJSON(stdout, map[string]int{"applied": n})
+	})
 }
 
 // maintainCmd runs one partition upkeep of the event log and prints its
 // report as JSON on stdout (partitions created and dropped, events moved out
 // of the default partition, the retention horizon).
-func maintainCmd(ctx context.Context, args, environ []string, stdout, stderr io.Writer) (err error) {
+func maintainCmd(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	configPath, err := flags("maintain", args, environ, stderr, nil)
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	cfg, logger, err := setup(ctx, configPath, environ, stderr)
-	if err != nil {
-		return err
-	}
-	url, stopDB, err := wire.Database(ctx, cfg, logger)
-	if err != nil {
-		return fail(ctx, logger, "start database", err)
-	}
-	defer func() {
-		if serr := stopDB(context.WithoutCancel(ctx)); serr != nil && err == nil {
-			err = fail(ctx, logger, "stop database", serr)
+	return withApp(ctx, configPath, environ, stderr, func(ctx context.Context, app *wire.App, logger *slog.Logger) error {
+		rep, err := app.Maintain(ctx)
+		if err != nil {
+			return fail(ctx, logger, "maintain", err)
 		}
-	}()
-	app, err := wire.New(ctx, cfg, logger, wire.Options{DatabaseURL: url})
-	if err != nil {
-		return fail(ctx, logger, "wire", err)
-	}
-	defer app.Close()
-	rep, err := app.Maintain(ctx)
-	if err != nil {
-		return fail(ctx, logger, "maintain", err)
-	}
-	logger.InfoContext(ctx, "partition upkeep done", "created", len(rep.Created), "dropped", len(rep.Dropped), "horizon_seq", rep.HorizonSeq)
-	return writeJSON(stdout, rep)
+		logger.InfoContext(ctx, "partition upkeep done", "created", len(rep.Created), "dropped", len(rep.Dropped), "horizon_seq", rep.HorizonSeq)
+		return writeJSON(stdout, rep)
+	})
 }
 
 // buildInfo is what bothy version prints.
