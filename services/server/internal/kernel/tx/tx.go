@@ -248,11 +248,9 @@ func (r *Runner) DB(ctx context.Context) DB {
 	return r.pool
 }
 
-// OnCommitPhase queues hook to run after the use case's function returns, as the last work
-// before COMMIT, with a context for which InCommitPhase is true. An error from hook rolls the
-// transaction back. It returns ErrNoTransaction outside an open transaction and
-// ErrLastHooksRunning from a last hook (OnCommitPhaseLast).
-func OnCommitPhase(ctx context.Context, hook func(ctx context.Context) error) error {
+// withOpen runs fn under the lock of the transaction of ctx while it is open, the one guard
+// every registration shares: ErrNoTransaction outside a transaction or once it has ended.
+func withOpen(ctx context.Context, fn func(s *state) error) error {
 	s := from(ctx)
 	if s == nil {
 		return ErrNoTransaction
@@ -262,11 +260,21 @@ func OnCommitPhase(ctx context.Context, hook func(ctx context.Context) error) er
 	if s.done {
 		return ErrNoTransaction
 	}
-	if s.late {
-		return ErrLastHooksRunning
-	}
-	s.hooks = append(s.hooks, hook)
-	return nil
+	return fn(s)
+}
+
+// OnCommitPhase queues hook to run after the use case's function returns, as the last work
+// before COMMIT, with a context for which InCommitPhase is true. An error from hook rolls the
+// transaction back. It returns ErrNoTransaction outside an open transaction and
+// ErrLastHooksRunning from a last hook (OnCommitPhaseLast).
+func OnCommitPhase(ctx context.Context, hook func(ctx context.Context) error) error {
+	return withOpen(ctx, func(s *state) error {
+		if s.late {
+			return ErrLastHooksRunning
+		}
+		s.hooks = append(s.hooks, hook)
+		return nil
+	})
 }
 
 // OnCommitPhaseLast queues hook to run after every ordinary commit-phase hook, also after
@@ -277,17 +285,10 @@ func OnCommitPhase(ctx context.Context, hook func(ctx context.Context) error) er
 // before event_seq), so they cannot deadlock. An error from hook rolls the transaction back.
 // It returns ErrNoTransaction outside an open transaction.
 func OnCommitPhaseLast(ctx context.Context, hook func(ctx context.Context) error) error {
-	s := from(ctx)
-	if s == nil {
-		return ErrNoTransaction
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.done {
-		return ErrNoTransaction
-	}
-	s.last = append(s.last, hook)
-	return nil
+	return withOpen(ctx, func(s *state) error {
+		s.last = append(s.last, hook)
+		return nil
+	})
 }
 
 // Value returns the value stored under key for the transaction of ctx, calling init to create
@@ -299,23 +300,22 @@ func OnCommitPhaseLast(ctx context.Context, hook func(ctx context.Context) error
 // Value is safe for concurrent use by goroutines of one transaction; it returns
 // ErrNoTransaction outside an open transaction.
 func Value(ctx context.Context, key any, init func() any) (any, error) {
-	s := from(ctx)
-	if s == nil {
-		return nil, ErrNoTransaction
+	var v any
+	err := withOpen(ctx, func(s *state) error {
+		var ok bool
+		if v, ok = s.values[key]; ok {
+			return nil
+		}
+		if s.values == nil {
+			s.values = map[any]any{}
+		}
+		v = init()
+		s.values[key] = v
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.done {
-		return nil, ErrNoTransaction
-	}
-	if v, ok := s.values[key]; ok {
-		return v, nil
-	}
-	if s.values == nil {
-		s.values = map[any]any{}
-	}
-	v := init()
-	s.values[key] = v
 	return v, nil
 }
 
@@ -323,17 +323,10 @@ func Value(ctx context.Context, key any, init func() any) (any, error) {
 // context RunInTx was called with (no transaction). It never runs after a rollback. It returns
 // ErrNoTransaction outside an open transaction.
 func AfterCommit(ctx context.Context, fn func(ctx context.Context)) error {
-	s := from(ctx)
-	if s == nil {
-		return ErrNoTransaction
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.done {
-		return ErrNoTransaction
-	}
-	s.after = append(s.after, fn)
-	return nil
+	return withOpen(ctx, func(s *state) error {
+		s.after = append(s.after, fn)
+		return nil
+	})
 }
 
 // OnEnd queues fn to run once when the transaction ends, whatever the outcome: after COMMIT,
@@ -347,17 +340,10 @@ func AfterCommit(ctx context.Context, fn func(ctx context.Context)) error {
 // queues fn for the outer transaction's end. It returns ErrNoTransaction outside an open
 // transaction, also once the transaction has started to COMMIT.
 func OnEnd(ctx context.Context, fn func(ctx context.Context)) error {
-	s := from(ctx)
-	if s == nil {
-		return ErrNoTransaction
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.done {
-		return ErrNoTransaction
-	}
-	s.ends = append(s.ends, fn)
-	return nil
+	return withOpen(ctx, func(s *state) error {
+		s.ends = append(s.ends, fn)
+		return nil
+	})
 }
 
 // InCommitPhase reports whether ctx is the context of a commit-phase hook of a transaction
