@@ -2,9 +2,7 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-	"slices"
 
 	"bothy.example.com/server/internal/agents"
 	"bothy.example.com/server/internal/apigen"
@@ -50,42 +48,27 @@ var (
 	listAgentsProblems = []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound}
 )
 
-// problemResponse is a problem answer: the kernel's problem body, encoded exactly as
-// problem.Write encodes it (same members, same order). The bodies of a 401 or a 404 must not
-// differ with their cause (spec 04: existence is never leaked), and the generated problem
-// types would encode the members in another order than the edge's 401 and 404.
+// problemResponse is a problem answer of this module's operations: the kernel's
+// problem.Response (encoded exactly as the edge's problem.Write) with the generated Visit
+// methods.
 type problemResponse struct {
-	p problem.Problem
+	problem.Response
 }
 
 // VisitCreateAgentResponse writes the problem.
 func (r problemResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
-	return r.write(w)
+	return r.Write(w)
 }
 
 // VisitListAgentsResponse writes the problem.
 func (r problemResponse) VisitListAgentsResponse(w http.ResponseWriter) error {
-	return r.write(w)
-}
-
-func (r problemResponse) write(w http.ResponseWriter) error {
-	body, err := json.Marshal(r.p)
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", problem.ContentType)
-	w.WriteHeader(r.p.Status)
-	_, err = w.Write(append(body, '\n'))
-	return err
+	return r.Write(w)
 }
 
 // problemFor returns the problem response of err when its status is one the operation
-// declares; ok is false for anything else, which the handler returns as an error for the edge
-// to answer (500 without internals, the cause logged).
-func problemFor(ctx context.Context, err error, declared []int) (r problemResponse, ok bool) {
-	p := problem.From(ctx, err)
-	if !slices.Contains(declared, p.Status) {
-		return problemResponse{}, false
-	}
-	return problemResponse{p: p}, true
+// declares (problem.Declared); ok is false for anything else, which the handler returns as an
+// error for the edge to answer.
+func problemFor(ctx context.Context, err error, declared []int) (problemResponse, bool) {
+	r, ok := problem.Declared(ctx, err, declared)
+	return problemResponse{r}, ok
 }
