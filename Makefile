@@ -92,6 +92,10 @@ bootstrap: build ## Create the first owner: make bootstrap NAME=Alex HANDLE=alex
 	fi
 	$(BOTHY) admin bootstrap --name "$(OWNER_NAME)" --handle "$(OWNER_HANDLE)" --email "$(OWNER_EMAIL)"
 
+.PHONY: demo
+demo: build ## Build or complete the demo world (Alex, Sam, Robin, an agent; Support and Marketing; threads, mentions, read states, drafts) on make run's database; prints fresh tokens. Safe to rerun.
+	$(BOTHY) admin demo
+
 .PHONY: bench
 bench: ## Benchmark the event log and authorization on a throwaway PostgreSQL (fsync on; a few minutes); writes docs/benchmarks.md and .json.
 	$(GO) run ./services/server/cmd/bothybench -out docs

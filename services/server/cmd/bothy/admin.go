@@ -25,6 +25,13 @@ const adminUsage = `usage:
   bothy admin token --principal ID [--config FILE]
       issue a token (bound to no device) for a principal; prints
       {"token": ..., "token_id": ...}.
+  bothy admin demo [--json] [--config FILE]
+      build the demo world, or complete it (make demo): Alex (the owner,
+      bootstrapped when the instance has none), Sam, Robin and the agent
+      Helper with their grants; the spaces Support and Marketing with their
+      channels; threads with @mentions; read states and drafts of Sam and
+      Robin. A rerun creates nothing. Prints each person's fresh token and a
+      curl command (with --json: one line of JSON).
   bothy admin flags list [--config FILE]
       print every feature flag with its overrides: {"flags": [...]}.
   bothy admin flags define --key KEY [--description TEXT] [--default true|false]
@@ -44,13 +51,15 @@ Every flag change appends a flags.updated event.
 // adminCmd runs a bothy admin subcommand.
 func adminCmd(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: admin: missing subcommand (bootstrap, token or flags)", errUsage)
+		return fmt.Errorf("%w: admin: missing subcommand (bootstrap, token, demo or flags)", errUsage)
 	}
 	switch args[0] {
 	case "bootstrap":
 		return adminBootstrap(ctx, args[1:], environ, stdout, stderr)
 	case "token":
 		return adminToken(ctx, args[1:], environ, stdout, stderr)
+	case "demo":
+		return adminDemo(ctx, args[1:], environ, stdout, stderr)
 	case "flags":
 		return adminFlags(ctx, args[1:], environ, stdout, stderr)
 	case "help", "-h", "--help":

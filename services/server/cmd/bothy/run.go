@@ -38,6 +38,8 @@ const usage = `usage:
                                   create the first owner; prints {"principal_id","token"}
   bothy admin token --principal ID [--config FILE]
                                   issue a token for a principal; prints {"token","token_id"}
+  bothy admin demo [--json] [--config FILE]
+                                  build the demo world (make demo); prints fresh tokens
   bothy admin flags list|define|set|clear|delete ... [--config FILE]
                                   administer feature flags (bothy admin flags -h)
   bothy version                   print the build as JSON

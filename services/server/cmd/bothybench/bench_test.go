@@ -47,9 +47,10 @@ func TestBenchSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatalf("measure: %v", err)
 	}
-	// Steps: the warm-up, four rounds, the tail, authorization.
-	if len(rep.Append) != 4 || len(steps) != 7 {
-		t.Fatalf("%d append cases and %d steps, want 4 and 7", len(rep.Append), len(steps))
+	// Steps: the warm-up, four rounds, the tail, postMessage's set-up and four rounds,
+	// authorization.
+	if len(rep.Append) != 4 || len(steps) != 12 {
+		t.Fatalf("%d append cases and %d steps, want 4 and 12", len(rep.Append), len(steps))
 	}
 	for _, a := range rep.Append {
 		if a.EventsPerSecond <= 0 || a.BaselineEventsPerSecond <= 0 || a.Ratio <= 0 || a.Transactions == 0 || a.BaselineTransactions == 0 {
@@ -59,8 +60,16 @@ func TestBenchSmoke(t *testing.T) {
 	if tl := rep.Tail; tl.Samples == 0 || tl.BareSamples == 0 || tl.P99Ms < tl.P50Ms || tl.BareP99Ms <= 0 {
 		t.Fatalf("tail case without figures: %+v", tl)
 	}
-	if len(rep.Targets) != 5 {
-		t.Fatalf("targets = %+v, want 5 (two per batch size and the tail's)", rep.Targets)
+	if p := rep.Post; p.Clients != 16 || p.BaselineEventsPerSecond <= 0 || p.BaselineTransactions == 0 || len(p.Cases) != 2 {
+		t.Fatalf("postMessage case without figures: %+v", p)
+	}
+	for _, c := range rep.Post.Cases {
+		if c.Requests == 0 || c.RequestsPerSecond <= 0 || c.P50Ms <= 0 || c.P99Ms < c.P50Ms || c.Ratio <= 0 {
+			t.Fatalf("postMessage layout without figures: %+v", c)
+		}
+	}
+	if len(rep.Targets) != 6 {
+		t.Fatalf("targets = %+v, want 6 (two per batch size, postMessage's and the tail's)", rep.Targets)
 	}
 	if rep.Settings.AppendConcurrency != 2 {
 		t.Fatalf("append concurrency = %d, want sync.append_concurrency's default 2", rep.Settings.AppendConcurrency)
@@ -82,7 +91,7 @@ func TestBenchSmoke(t *testing.T) {
 	if err := rep.write(dir, md); err != nil {
 		t.Fatalf("write: %v", err)
 	}
-	for _, want := range []string{"# Benchmarks", "## Append throughput", "| 16 | 10 |", "## Tail latency", "| p99 |", "## Authorization", "| Scope build, 1000 channel grants |", "## Targets", "appender 16 writers / appender 1 writer"} {
+	for _, want := range []string{"# Benchmarks", "## Append throughput", "| 16 | 10 |", "## Tail latency", "| p99 |", "## Authorization", "| Scope build, 1000 channel grants |", "## postMessage over HTTP", "| one thread per client (16) |", "| one shared thread (1) |", "## Targets", "appender 16 writers / appender 1 writer", "postMessage over HTTP, 16 clients"} {
 		if !strings.Contains(md, want) {
 			t.Fatalf("markdown lacks %q:\n%s", want, md)
 		}
@@ -92,8 +101,44 @@ func TestBenchSmoke(t *testing.T) {
 		t.Fatalf("read json: %v", err)
 	}
 	var back report
-	if err := json.Unmarshal(raw, &back); err != nil || len(back.Append) != 4 {
+	if err := json.Unmarshal(raw, &back); err != nil || len(back.Append) != 4 || len(back.Post.Cases) != 2 {
 		t.Fatalf("benchmarks.json does not hold the report: %v", err)
+	}
+}
+
+// TestPostMessageTarget checks the postMessage target: 0.6 of the bare loop for the layout
+// with a thread per client, nothing for the shared thread, and the section's table.
+func TestPostMessageTarget(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		ratio float64
+		pass  bool
+	}{{0.59, false}, {0.6, true}, {1.3, true}} {
+		r := report{Post: postResult{Clients: 16, Rounds: 4, BaselineEventsPerSecond: 1800, Cases: []postCase{
+			{Name: postOwnThreads, Threads: 16, Requests: 9000, RequestsPerSecond: 1800 * tc.ratio, P50Ms: 8.5, P99Ms: 21.25, Ratio: tc.ratio},
+			{Name: postSharedThread, Threads: 1, Requests: 2000, RequestsPerSecond: 400, P50Ms: 40, P99Ms: 60, Ratio: 0.22},
+		}}}
+		r.evaluate()
+		if len(r.Targets) != 1 {
+			t.Fatalf("targets = %+v, want the one of the thread-per-client layout", r.Targets)
+		}
+		tg := r.Targets[0]
+		if !strings.Contains(tg.Name, postOwnThreads) || tg.Value != tc.ratio || tg.Limit != ">= 0.6" || tg.Pass != tc.pass {
+			t.Fatalf("ratio %.2f: target = %+v, want pass %v", tc.ratio, tg, tc.pass)
+		}
+		md := r.markdown()
+		for _, want := range []string{
+			"| one thread per client (16) | " + fmt.Sprintf("%.0f", 1800*tc.ratio) + " | 8.50 ms | 21.25 ms | 1800 | " + fmt.Sprintf("%.2f", tc.ratio) + " |",
+			"| one shared thread (1) | 400 | 40.00 ms | 60.00 ms | 1800 | 0.22 |",
+			"| >= 0.6 |",
+		} {
+			if !strings.Contains(md, want) {
+				t.Fatalf("markdown lacks %q:\n%s", want, md)
+			}
+		}
+		if note := strings.Contains(md, "A figure above its baseline"); note != (tc.ratio > 1) {
+			t.Fatalf("ratio %.2f: note on a figure above its baseline = %v", tc.ratio, note)
+		}
 	}
 }
 

@@ -30,7 +30,7 @@ const notifyTimeout = 10 * time.Second
 // A tail sample is the time from the commit (the moment RunInTx returned to the writer,
 // which is when PostgreSQL has made the transaction visible and queued its notification) to
 // the moment the subscriber received the event's batch. The same events are also timed from
-// their occurred_at (the database clock, taken in the appender's commit-phase batch before
+// their occurred_at (the database clock, taken in the appender's final round trip before
 // COMMIT; the database runs on this machine, so both clocks are the same), which adds the
 // commit itself. A bare sample is the time from sending SELECT pg_notify (which commits at
 // once) to its arrival on the listening connection.

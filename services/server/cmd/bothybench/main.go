@@ -12,7 +12,11 @@
 //     counter RETURNING its value; INSERT the events; COMMIT);
 //   - commit-to-subscriber latency (p50, p99) of the log tail while writers append 1,000
 //     events/s, against a bare LISTEN/NOTIFY round trip between two plain connections under
-//     the same load.
+//     the same load;
+//   - postMessage over HTTP (requests/s, p50, p99): 16 clients, each with its own keep-alive
+//     connection, POST messages to the wired App served on 127.0.0.1 (into a thread each, and
+//     into one shared thread), against the bare loop above with 16 writers and one event per
+//     transaction, measured in the same rounds;
 //   - authorization (testing.Benchmark, ns/op and allocs/op): authorize with a warm Scope per
 //     request against the bare permission_version read and per row (a Decider) against the
 //     policy alone, and the Scope build for a principal with 1,000 channel grants against the

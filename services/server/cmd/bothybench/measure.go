@@ -15,7 +15,7 @@ import (
 )
 
 // maxConns is the pool size of the wired App and of the baseline's pool: room for the
-// largest writer count, the tail and the latency probes.
+// largest writer count, the tail and the latency probes, and the postMessage clients.
 const maxConns = 40
 
 // measure wires an App on the database at url (migrating it, creating the instance and its
@@ -57,6 +57,9 @@ func measure(ctx context.Context, o options, url string, logger *slog.Logger, pr
 	}
 	progress("tail latency at %d events/s", o.rate)
 	if rep.Tail, err = latencyCase(ctx, app, url, o); err != nil {
+		return nil, err
+	}
+	if rep.Post, err = postMessageCase(ctx, app, bare, o, progress); err != nil {
 		return nil, err
 	}
 	progress("authorization: authorize with a warm Scope, Scope build of %d channel grants", authzChannels)

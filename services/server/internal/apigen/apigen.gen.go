@@ -24,6 +24,30 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AgentRuntimeState.
+const (
+	AgentRuntimeStateBusy    AgentRuntimeState = "busy"
+	AgentRuntimeStateIdle    AgentRuntimeState = "idle"
+	AgentRuntimeStateOffline AgentRuntimeState = "offline"
+	AgentRuntimeStateUnknown AgentRuntimeState = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the AgentRuntimeState enum.
+func (e AgentRuntimeState) Valid() bool {
+	switch e {
+	case AgentRuntimeStateBusy:
+		return true
+	case AgentRuntimeStateIdle:
+		return true
+	case AgentRuntimeStateOffline:
+		return true
+	case AgentRuntimeStateUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AppScope.
 const (
 	AppScopeAgentsRead      AppScope = "agents:read"
@@ -42,6 +66,66 @@ func (e AppScope) Valid() bool {
 	case AppScopeMessagesRead:
 		return true
 	case AppScopeMessagesWrite:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Capability.
+const (
+	CapabilityChannelArchive Capability = "channel.archive"
+	CapabilityChannelCreate  Capability = "channel.create"
+	CapabilityChannelUpdate  Capability = "channel.update"
+	CapabilityDraftWrite     Capability = "draft.write"
+	CapabilityGrantAdmin     Capability = "grant.admin"
+	CapabilityMessageCreate  Capability = "message.create"
+	CapabilityReadstateWrite Capability = "readstate.write"
+	CapabilitySpaceArchive   Capability = "space.archive"
+	CapabilitySpaceUpdate    Capability = "space.update"
+	CapabilityThreadCreate   Capability = "thread.create"
+)
+
+// Valid indicates whether the value is a known member of the Capability enum.
+func (e Capability) Valid() bool {
+	switch e {
+	case CapabilityChannelArchive:
+		return true
+	case CapabilityChannelCreate:
+		return true
+	case CapabilityChannelUpdate:
+		return true
+	case CapabilityDraftWrite:
+		return true
+	case CapabilityGrantAdmin:
+		return true
+	case CapabilityMessageCreate:
+		return true
+	case CapabilityReadstateWrite:
+		return true
+	case CapabilitySpaceArchive:
+		return true
+	case CapabilitySpaceUpdate:
+		return true
+	case CapabilityThreadCreate:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ChannelKind.
+const (
+	ChannelKindDm       ChannelKind = "dm"
+	ChannelKindStandard ChannelKind = "standard"
+)
+
+// Valid indicates whether the value is a known member of the ChannelKind enum.
+func (e ChannelKind) Valid() bool {
+	switch e {
+	case ChannelKindDm:
+		return true
+	case ChannelKindStandard:
 		return true
 	default:
 		return false
@@ -81,6 +165,42 @@ func (e DeviceStatus) Valid() bool {
 	case DeviceStatusPending:
 		return true
 	case DeviceStatusRevoked:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventResourceKind.
+const (
+	EventResourceKindAgent     EventResourceKind = "agent"
+	EventResourceKindChannel   EventResourceKind = "channel"
+	EventResourceKindGrant     EventResourceKind = "grant"
+	EventResourceKindInstance  EventResourceKind = "instance"
+	EventResourceKindMessage   EventResourceKind = "message"
+	EventResourceKindPrincipal EventResourceKind = "principal"
+	EventResourceKindSpace     EventResourceKind = "space"
+	EventResourceKindThread    EventResourceKind = "thread"
+)
+
+// Valid indicates whether the value is a known member of the EventResourceKind enum.
+func (e EventResourceKind) Valid() bool {
+	switch e {
+	case EventResourceKindAgent:
+		return true
+	case EventResourceKindChannel:
+		return true
+	case EventResourceKindGrant:
+		return true
+	case EventResourceKindInstance:
+		return true
+	case EventResourceKindMessage:
+		return true
+	case EventResourceKindPrincipal:
+		return true
+	case EventResourceKindSpace:
+		return true
+	case EventResourceKindThread:
 		return true
 	default:
 		return false
@@ -189,6 +309,30 @@ func (e HealthStatus) Valid() bool {
 	}
 }
 
+// Defines values for Level.
+const (
+	LevelAdmin  Level = "admin"
+	LevelMember Level = "member"
+	LevelOwner  Level = "owner"
+	LevelViewer Level = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the Level enum.
+func (e Level) Valid() bool {
+	switch e {
+	case LevelAdmin:
+		return true
+	case LevelMember:
+		return true
+	case LevelOwner:
+		return true
+	case LevelViewer:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PrincipalKind.
 const (
 	PrincipalKindAgent  PrincipalKind = "agent"
@@ -270,11 +414,81 @@ type AgentList struct {
 	Items []Agent `json:"items"`
 }
 
+// AgentPresence An agent the actor may see, with its runtime state.
+type AgentPresence struct {
+	// Agent How events and lists name a principal.
+	//
+	// Example: {"display_name":"Robin","handle":"robin","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","kind":"agent"}
+	Agent PrincipalRef `json:"agent"`
+
+	// State An agent's runtime state; `unknown` until agents report heartbeats.
+	State AgentRuntimeState `json:"state"`
+}
+
+// AgentRuntimeState An agent's runtime state; `unknown` until agents report heartbeats.
+type AgentRuntimeState string
+
 // AppScope What an app token may do: `events:subscribe` (catch-up and
 // snapshot), `messages:read` (read spaces, channels and threads),
 // `messages:write` (create threads, post, edit and delete messages),
 // `agents:read` (read agents).
 type AppScope string
+
+// Capability An action of spec 04 the actor may perform on the item.
+type Capability string
+
+// Channel A channel of a space, or a direct-message channel.
+//
+// Example: {"created_at":"2026-12-01T09:31:00Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","kind":"standard","name":"tickets","participant_ids":[],"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","topic":"One thread per ticket","version":1}
+type Channel struct {
+	ArchivedAt *time.Time         `json:"archived_at,omitempty"`
+	CreatedAt  time.Time          `json:"created_at"`
+	Id         openapi_types.UUID `json:"id"`
+
+	// Kind A named channel of a space, or a direct message of its participants.
+	Kind ChannelKind `json:"kind"`
+
+	// Name Absent for a direct message.
+	Name *string `json:"name,omitempty"`
+
+	// ParticipantIds The participants of a direct message, sorted; `[]` for a standard channel.
+	ParticipantIds []openapi_types.UUID `json:"participant_ids"`
+
+	// SpaceId Absent for a direct message.
+	SpaceId *openapi_types.UUID `json:"space_id,omitempty"`
+	Topic   *string             `json:"topic,omitempty"`
+	Version int64               `json:"version"`
+}
+
+// ChannelKind A named channel of a space, or a direct message of its participants.
+type ChannelKind string
+
+// ChannelView A channel as the actor sees it, with its level and capabilities there.
+//
+// Example: {"capabilities":["draft.write","message.create","readstate.write","thread.create"],"created_at":"2026-12-01T09:31:00Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","kind":"standard","level":"member","name":"tickets","participant_ids":[],"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","version":1}
+type ChannelView struct {
+	// Capabilities The actions the actor may perform in the channel, sorted.
+	Capabilities []Capability       `json:"capabilities"`
+	CreatedAt    time.Time          `json:"created_at"`
+	Id           openapi_types.UUID `json:"id"`
+
+	// Kind A named channel of a space, or a direct message of its participants.
+	Kind ChannelKind `json:"kind"`
+
+	// Level The actor's effective role on a space or channel, inherited from the
+	// instance and the space included.
+	Level          Level                `json:"level"`
+	Name           *string              `json:"name,omitempty"`
+	ParticipantIds []openapi_types.UUID `json:"participant_ids"`
+	SpaceId        *openapi_types.UUID  `json:"space_id,omitempty"`
+	Topic          *string              `json:"topic,omitempty"`
+	Version        int64                `json:"version"`
+}
+
+// ChannelViewList The channels of a space the actor sees.
+type ChannelViewList struct {
+	Items []ChannelView `json:"items"`
+}
 
 // CreateAgentRequest A new agent.
 //
@@ -312,6 +526,24 @@ type CreateAppRequest struct {
 
 	// Scopes At least one scope; a scope listed twice counts once.
 	Scopes []AppScope `json:"scopes"`
+}
+
+// CreateChannelRequest A channel to create.
+//
+// Example: {"name":"tickets","topic":"One thread per ticket"}
+type CreateChannelRequest struct {
+	// Name 1 to 80 characters after trimming, unique in the space.
+	Name string `json:"name"`
+
+	// Topic At most 250 characters.
+	Topic *string `json:"topic,omitempty"`
+}
+
+// CreateDirectMessageRequest The other participants of a direct message (the actor takes part anyway).
+//
+// Example: {"participant_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78"]}
+type CreateDirectMessageRequest struct {
+	ParticipantIds []openapi_types.UUID `json:"participant_ids"`
 }
 
 // CreateGrantRequest A grant to make.
@@ -352,6 +584,28 @@ type CreatePersonRequest struct {
 	//
 	// Example: alex
 	Handle Handle `json:"handle"`
+}
+
+// CreateSpaceRequest A space to create.
+//
+// Example: {"description":"Questions from customers","name":"Support"}
+type CreateSpaceRequest struct {
+	// Description At most 1000 characters.
+	Description *string `json:"description,omitempty"`
+
+	// Name 1 to 80 characters after trimming.
+	Name string `json:"name"`
+}
+
+// CreateThreadRequest A thread to start, with its first message.
+//
+// Example: {"content_md":"@sam the printer on floor 2 is jammed again","title":"Printer on floor 2"}
+type CreateThreadRequest struct {
+	// ContentMd The first message, Markdown, 1 byte to `chat.max_message_bytes`.
+	ContentMd string `json:"content_md"`
+
+	// Title At most 200 characters.
+	Title *string `json:"title,omitempty"`
 }
 
 // CreateTokenRequest Options of a new token; an empty object issues a token bound to no device.
@@ -401,6 +655,33 @@ type Device struct {
 // `device_pending`), `approved`, or `revoked` (its tokens get 401).
 type DeviceStatus string
 
+// Draft The actor's unsent text in a channel or thread.
+//
+// Example: {"channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","content_md":"Half a reply","version":1}
+type Draft struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	ContentMd string             `json:"content_md"`
+
+	// ThreadId Absent for the channel's draft.
+	ThreadId *openapi_types.UUID `json:"thread_id,omitempty"`
+	Version  int64               `json:"version"`
+}
+
+// DraftRef That a draft exists, with its version; never its text.
+type DraftRef struct {
+	ChannelId openapi_types.UUID  `json:"channel_id"`
+	ThreadId  *openapi_types.UUID `json:"thread_id,omitempty"`
+	Version   int64               `json:"version"`
+}
+
+// EditMessageRequest The new content of a message.
+//
+// Example: {"content_md":"On my way, @alex (five minutes)"}
+type EditMessageRequest struct {
+	// ContentMd Markdown, 1 byte to `chat.max_message_bytes`.
+	ContentMd string `json:"content_md"`
+}
+
 // EvaluatedFlag A feature flag with its value for the actor: the override for the
 // actor's principal, else the override for its principal kind, else the
 // flag's default. Operators define flags with `bothy admin flags`.
@@ -413,6 +694,37 @@ type EvaluatedFlag struct {
 	// Key The flag's key.
 	Key string `json:"key"`
 }
+
+// Event The envelope of one durable event (spec 03), the same on REST and the
+// gateway. Fields that do not apply are omitted.
+//
+// Example: {"actor":{"display_name":"Alex","handle":"alex","id":"01938d2a-7c00-7a01-8000-0000000000a1","kind":"person"},"channel_id":"01938d2a-7c00-7a01-8000-0000000000c1","correlation_id":"01938d2a-7c00-7a01-8000-00000000aaaa","id":"01938d2a-7c00-7a01-8000-0000000000e1","occurred_at":"2026-12-01T09:30:15.123456Z","payload":{"author_id":"01938d2a-7c00-7a01-8000-0000000000a1","channel_id":"01938d2a-7c00-7a01-8000-0000000000c1","content_md":"Lunch at noon?","created_at":"2026-12-01T09:30:15.123456Z","message_id":"01938d2a-7c00-7a01-8000-0000000000f1","seq":7,"thread_id":"01938d2a-7c00-7a01-8000-0000000000d1"},"resource":{"id":"01938d2a-7c00-7a01-8000-0000000000f1","kind":"message"},"seq":42,"space_id":"01938d2a-7c00-7a01-8000-0000000000b1","thread_id":"01938d2a-7c00-7a01-8000-0000000000d1","type":"message.created"}
+type Event = json.RawMessage
+
+// EventPage One page of catch-up.
+type EventPage struct {
+	// Events The events the actor may see, in seq order; `[]` when none.
+	Events []Event `json:"events"`
+
+	// HeadSeq The newest seq of the instance when the page was read.
+	HeadSeq int64 `json:"head_seq"`
+
+	// NextCursor The last seq checked; pass it as `after`. Equal to `head_seq` when caught up.
+	NextCursor int64 `json:"next_cursor"`
+
+	// OldestSeq The oldest cursor still served; a client behind it gets 410 `retention`.
+	OldestSeq int64              `json:"oldest_seq"`
+	SyncEpoch openapi_types.UUID `json:"sync_epoch"`
+}
+
+// EventResource What an event changed.
+type EventResource struct {
+	Id   openapi_types.UUID `json:"id"`
+	Kind EventResourceKind  `json:"kind"`
+}
+
+// EventResourceKind defines model for EventResource.Kind.
+type EventResourceKind string
 
 // FieldError One invalid field of a request.
 type FieldError struct {
@@ -583,6 +895,54 @@ type InstanceInfo struct {
 	Version int64 `json:"version"`
 }
 
+// Level The actor's effective role on a space or channel, inherited from the
+// instance and the space included.
+type Level string
+
+// Message A message of a thread.
+//
+// Example: {"author_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","content_md":"On my way, @alex","created_at":"2026-12-01T09:33:00Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eb0","mention_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"],"redacted":false,"seq":2,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0"}
+type Message struct {
+	AuthorId  openapi_types.UUID `json:"author_id"`
+	ChannelId openapi_types.UUID `json:"channel_id"`
+
+	// ContentMd Markdown; empty once the message is deleted.
+	ContentMd string             `json:"content_md"`
+	CreatedAt time.Time          `json:"created_at"`
+	EditedAt  *time.Time         `json:"edited_at,omitempty"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// MentionIds The principals the message mentions who may read its channel.
+	MentionIds []openapi_types.UUID `json:"mention_ids"`
+
+	// Redacted True once the message is deleted.
+	Redacted   bool       `json:"redacted"`
+	RedactedAt *time.Time `json:"redacted_at,omitempty"`
+
+	// Seq The message's number in its thread, from 1.
+	Seq int64 `json:"seq"`
+
+	// SpaceId Absent in a direct message.
+	SpaceId  *openapi_types.UUID `json:"space_id,omitempty"`
+	ThreadId openapi_types.UUID  `json:"thread_id"`
+}
+
+// MessageList One page of messages.
+type MessageList struct {
+	Items []Message `json:"items"`
+
+	// NextCursor Pass as `after` for the next page; absent on the last page.
+	NextCursor *int64 `json:"next_cursor,omitempty"`
+}
+
+// PostMessageRequest A message to post.
+//
+// Example: {"content_md":"On my way, @alex"}
+type PostMessageRequest struct {
+	// ContentMd Markdown, 1 byte to `chat.max_message_bytes`.
+	ContentMd string `json:"content_md"`
+}
+
 // Principal A person, agent or app.
 //
 // Example: {"created_at":"2026-12-01T09:30:15Z","display_name":"Alex","email":"alex@example.com","handle":"alex","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","kind":"person"}
@@ -665,6 +1025,31 @@ type Problem struct {
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
+// PutSettingRequest The value of a setting.
+//
+// Example: {"value":"dark"}
+type PutSettingRequest struct {
+	// Value Any JSON value but `null`.
+	Value json.RawMessage `json:"value"`
+}
+
+// PutSidebarRequest The sidebar to store.
+//
+// Example: {"sections":[{"channel_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91"],"collapsed":false,"key":"favourites","title":"Favourites"}]}
+type PutSidebarRequest struct {
+	Sections []SidebarSection `json:"sections"`
+}
+
+// ReadState How far the actor has read a thread.
+//
+// Example: {"channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","last_read_seq":2,"thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0","version":3}
+type ReadState struct {
+	ChannelId   openapi_types.UUID `json:"channel_id"`
+	LastReadSeq int64              `json:"last_read_seq"`
+	ThreadId    openapi_types.UUID `json:"thread_id"`
+	Version     int64              `json:"version"`
+}
+
 // Readiness The readiness answer with the checks that passed.
 //
 // Example: {"checks":[{"name":"database","status":"ok"},{"name":"migrations","status":"ok"}],"status":"ready"}
@@ -690,6 +1075,184 @@ type ReadinessCheck struct {
 
 // ReadinessCheckStatus The outcome; a failed check turns the answer into a 503.
 type ReadinessCheckStatus string
+
+// RunSummary A running agent run; the list stays empty until runs exist.
+type RunSummary struct {
+	AgentId   openapi_types.UUID  `json:"agent_id"`
+	Id        openapi_types.UUID  `json:"id"`
+	StartedAt time.Time           `json:"started_at"`
+	State     string              `json:"state"`
+	ThreadId  *openapi_types.UUID `json:"thread_id,omitempty"`
+}
+
+// SaveDraftRequest A draft to save.
+//
+// Example: {"content_md":"Half a reply"}
+type SaveDraftRequest struct {
+	// ContentMd 1 byte to `sync.max_draft_bytes`.
+	ContentMd string `json:"content_md"`
+
+	// ThreadId The thread of the channel the draft belongs to; absent for the channel.
+	ThreadId *openapi_types.UUID `json:"thread_id,omitempty"`
+}
+
+// SidebarSection One section of the sidebar.
+type SidebarSection struct {
+	ChannelIds []openapi_types.UUID `json:"channel_ids"`
+	Collapsed  bool                 `json:"collapsed"`
+
+	// Key 1 to 64 characters, unique in the sidebar.
+	Key string `json:"key"`
+
+	// Title At most 80 characters.
+	Title string `json:"title"`
+}
+
+// SidebarState The actor's sidebar.
+//
+// Example: {"sections":[{"channel_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91"],"collapsed":false,"key":"favourites","title":"Favourites"}],"version":1}
+type SidebarState struct {
+	Sections []SidebarSection `json:"sections"`
+
+	// Version 0 while the actor has never stored a sidebar.
+	Version int64 `json:"version"`
+}
+
+// Snapshot The state a client starts from (spec 03): no message text, no draft
+// text. `head_seq` and `sync_epoch` were read first.
+//
+// Example: {"active_runs":[],"agents":[],"channels":[],"drafts":[],"features":[{"enabled":true,"key":"threads.v2"}],"head_seq":1300,"instance":{"id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e71","name":"bothy","sync_epoch":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e70","version":1},"is_owner":false,"permission_version":12,"principal":{"display_name":"Alex","handle":"alex","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","kind":"person"},"settings":[],"sidebar":{"sections":[],"version":0},"spaces":[],"sync_epoch":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e70","unread_threads":[]}
+type Snapshot struct {
+	ActiveRuns []RunSummary    `json:"active_runs"`
+	Agents     []AgentPresence `json:"agents"`
+
+	// Channels Visible channels that are not archived, and the direct messages of the actor.
+	Channels []ChannelView   `json:"channels"`
+	Drafts   []DraftRef      `json:"drafts"`
+	Features []EvaluatedFlag `json:"features"`
+	HeadSeq  int64           `json:"head_seq"`
+
+	// Instance The instance this server runs.
+	//
+	// Example: {"id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e70","name":"bothy","sync_epoch":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e71","version":1}
+	Instance          InstanceInfo `json:"instance"`
+	IsOwner           bool         `json:"is_owner"`
+	PermissionVersion int64        `json:"permission_version"`
+
+	// Principal How events and lists name a principal.
+	//
+	// Example: {"display_name":"Robin","handle":"robin","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","kind":"agent"}
+	Principal PrincipalRef  `json:"principal"`
+	Settings  []UserSetting `json:"settings"`
+
+	// Sidebar The actor's sidebar.
+	//
+	// Example: {"sections":[{"channel_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91"],"collapsed":false,"key":"favourites","title":"Favourites"}],"version":1}
+	Sidebar       SidebarState       `json:"sidebar"`
+	Spaces        []SpaceView        `json:"spaces"`
+	SyncEpoch     openapi_types.UUID `json:"sync_epoch"`
+	UnreadThreads []UnreadThread     `json:"unread_threads"`
+}
+
+// Space A space groups channels; a grant on it covers every channel in it.
+//
+// Example: {"created_at":"2026-12-01T09:30:15Z","description":"Questions from customers","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","name":"Support","version":1}
+type Space struct {
+	// ArchivedAt Absent while the space is not archived.
+	ArchivedAt *time.Time `json:"archived_at,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+
+	// Description Absent when empty.
+	Description *string            `json:"description,omitempty"`
+	Id          openapi_types.UUID `json:"id"`
+	Name        string             `json:"name"`
+
+	// Version Increases on every change of the space.
+	Version int64 `json:"version"`
+}
+
+// SpaceView A space as the actor sees it, with its level and capabilities there.
+//
+// Example: {"capabilities":[],"created_at":"2026-12-01T09:30:15Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","level":"member","name":"Support","version":1}
+type SpaceView struct {
+	// Capabilities The actions the actor may perform on the space, sorted; `[]` for none.
+	Capabilities []Capability       `json:"capabilities"`
+	CreatedAt    time.Time          `json:"created_at"`
+	Description  *string            `json:"description,omitempty"`
+	Id           openapi_types.UUID `json:"id"`
+
+	// Level The actor's effective role on a space or channel, inherited from the
+	// instance and the space included.
+	Level   *Level `json:"level,omitempty"`
+	Name    string `json:"name"`
+	Version int64  `json:"version"`
+}
+
+// SpaceViewList The spaces the actor sees.
+type SpaceViewList struct {
+	Items []SpaceView `json:"items"`
+}
+
+// Thread A thread of a channel.
+//
+// Example: {"channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","created_at":"2026-12-01T09:32:00Z","created_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0","last_message_seq":1,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","title":"Printer on floor 2","version":1}
+type Thread struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	CreatedAt time.Time          `json:"created_at"`
+	CreatedBy openapi_types.UUID `json:"created_by"`
+
+	// FirstMessage A message of a thread.
+	//
+	// Example: {"author_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","content_md":"On my way, @alex","created_at":"2026-12-01T09:33:00Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eb0","mention_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"],"redacted":false,"seq":2,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0"}
+	FirstMessage *Message           `json:"first_message,omitempty"`
+	Id           openapi_types.UUID `json:"id"`
+
+	// LastMessageSeq The seq of the thread's newest message.
+	LastMessageSeq int64 `json:"last_message_seq"`
+
+	// SpaceId Absent in a direct message.
+	SpaceId *openapi_types.UUID `json:"space_id,omitempty"`
+	Title   *string             `json:"title,omitempty"`
+	Version int64               `json:"version"`
+}
+
+// UnreadThread A thread with unread messages or unread mentions of the actor.
+type UnreadThread struct {
+	ChannelId      openapi_types.UUID `json:"channel_id"`
+	LastMessageSeq int64              `json:"last_message_seq"`
+	LastReadSeq    int64              `json:"last_read_seq"`
+
+	// MentionCount Unread mentions of the actor in the thread.
+	MentionCount int64 `json:"mention_count"`
+
+	// SpaceId Absent in a direct message.
+	SpaceId  *openapi_types.UUID `json:"space_id,omitempty"`
+	ThreadId openapi_types.UUID  `json:"thread_id"`
+
+	// UnreadCount last_message_seq - GREATEST(last_read_seq, the thread's unread floor), never below 0.
+	UnreadCount int64 `json:"unread_count"`
+}
+
+// UpdateReadStateRequest The seq of the newest message the actor has read.
+//
+// Example: {"last_read_seq":2}
+type UpdateReadStateRequest struct {
+	LastReadSeq int64 `json:"last_read_seq"`
+}
+
+// UserSetting One setting of the actor.
+//
+// Example: {"key":"theme","value":"dark","version":1}
+type UserSetting struct {
+	Key string `json:"key"`
+
+	// Value Any JSON value but `null`.
+	Value   json.RawMessage `json:"value"`
+	Version int64           `json:"version"`
+}
+
+// IdempotencyKey defines model for IdempotencyKey.
+type IdempotencyKey = string
 
 // BadRequest An RFC 9457 problem. `code` is the stable, machine-readable error code;
 // `type` is `urn:bothy:problem:<code>`. Codes may add fields (extensions),
@@ -743,6 +1306,110 @@ type Unauthenticated = Problem
 // so clients must ignore fields they do not know.
 type Unavailable = Problem
 
+// CreateAgentParams defines parameters for CreateAgent.
+type CreateAgentParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateAppParams defines parameters for CreateApp.
+type CreateAppParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ArchiveChannelParams defines parameters for ArchiveChannel.
+type ArchiveChannelParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// DeleteDraftParams defines parameters for DeleteDraft.
+type DeleteDraftParams struct {
+	// ThreadId The thread whose draft to delete; absent for the channel's draft.
+	ThreadId *openapi_types.UUID `form:"thread_id,omitempty" json:"thread_id,omitempty"`
+}
+
+// CreateThreadParams defines parameters for CreateThread.
+type CreateThreadParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ApproveDeviceParams defines parameters for ApproveDevice.
+type ApproveDeviceParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateDirectMessageParams defines parameters for CreateDirectMessage.
+type CreateDirectMessageParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListEventsParams defines parameters for ListEvents.
+type ListEventsParams struct {
+	// After The cursor, the last seq the client checked; 0 for the start.
+	After int64 `form:"after" json:"after"`
+
+	// Epoch The `sync_epoch` the cursor was issued under; a different one answers 410 `epoch_changed`.
+	Epoch *openapi_types.UUID `form:"epoch,omitempty" json:"epoch,omitempty"`
+
+	// Limit Most events in the page; larger values are capped to
+	// `sync.catchup_page_size`, which is also the default (as are values
+	// below 1).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // ListGrantsParams defines parameters for ListGrants.
 type ListGrantsParams struct {
 	// PrincipalId Only the grants of this principal.
@@ -757,20 +1424,165 @@ type ListGrantsParams struct {
 	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// CreateGrantParams defines parameters for CreateGrant.
+type CreateGrantParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreatePersonParams defines parameters for CreatePerson.
+type CreatePersonParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateTokenParams defines parameters for CreateToken.
+type CreateTokenParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateSpaceParams defines parameters for CreateSpace.
+type CreateSpaceParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ArchiveSpaceParams defines parameters for ArchiveSpace.
+type ArchiveSpaceParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateChannelParams defines parameters for CreateChannel.
+type CreateChannelParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// GetSnapshotParams defines parameters for GetSnapshot.
+type GetSnapshotParams struct {
+	// IfNoneMatch The `ETag` of a snapshot the client holds.
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// ListMessagesParams defines parameters for ListMessages.
+type ListMessagesParams struct {
+	// After Only messages with a seq above this one; 0 (the default) from the start.
+	After *int64 `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit Most messages in the page; larger values are capped to
+	// `chat.messages_page_size`, which is also the default (as are values
+	// below 1).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// PostMessageParams defines parameters for PostMessage.
+type PostMessageParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // CreateAgentJSONRequestBody defines body for CreateAgent for application/json ContentType.
 type CreateAgentJSONRequestBody = CreateAgentRequest
 
 // CreateAppJSONRequestBody defines body for CreateApp for application/json ContentType.
 type CreateAppJSONRequestBody = CreateAppRequest
 
+// SaveDraftJSONRequestBody defines body for SaveDraft for application/json ContentType.
+type SaveDraftJSONRequestBody = SaveDraftRequest
+
+// CreateThreadJSONRequestBody defines body for CreateThread for application/json ContentType.
+type CreateThreadJSONRequestBody = CreateThreadRequest
+
+// CreateDirectMessageJSONRequestBody defines body for CreateDirectMessage for application/json ContentType.
+type CreateDirectMessageJSONRequestBody = CreateDirectMessageRequest
+
 // CreateGrantJSONRequestBody defines body for CreateGrant for application/json ContentType.
 type CreateGrantJSONRequestBody = CreateGrantRequest
+
+// PutSettingJSONRequestBody defines body for PutSetting for application/json ContentType.
+type PutSettingJSONRequestBody = PutSettingRequest
+
+// PutSidebarJSONRequestBody defines body for PutSidebar for application/json ContentType.
+type PutSidebarJSONRequestBody = PutSidebarRequest
+
+// EditMessageJSONRequestBody defines body for EditMessage for application/json ContentType.
+type EditMessageJSONRequestBody = EditMessageRequest
 
 // CreatePersonJSONRequestBody defines body for CreatePerson for application/json ContentType.
 type CreatePersonJSONRequestBody = CreatePersonRequest
 
 // CreateTokenJSONRequestBody defines body for CreateToken for application/json ContentType.
 type CreateTokenJSONRequestBody = CreateTokenRequest
+
+// CreateSpaceJSONRequestBody defines body for CreateSpace for application/json ContentType.
+type CreateSpaceJSONRequestBody = CreateSpaceRequest
+
+// CreateChannelJSONRequestBody defines body for CreateChannel for application/json ContentType.
+type CreateChannelJSONRequestBody = CreateChannelRequest
+
+// PostMessageJSONRequestBody defines body for PostMessage for application/json ContentType.
+type PostMessageJSONRequestBody = PostMessageRequest
+
+// UpdateReadStateJSONRequestBody defines body for UpdateReadState for application/json ContentType.
+type UpdateReadStateJSONRequestBody = UpdateReadStateRequest
 
 // Getter for additional properties for GoneProblem. Returns the specified
 // element and whether it was found
@@ -1157,19 +1969,37 @@ type ServerInterface interface {
 	ListAgents(w http.ResponseWriter, r *http.Request)
 	// CreateAgent Create an agent
 	// (POST /api/v1/agents)
-	CreateAgent(w http.ResponseWriter, r *http.Request)
+	CreateAgent(w http.ResponseWriter, r *http.Request, params CreateAgentParams)
 	// CreateApp Create an app
 	// (POST /api/v1/apps)
-	CreateApp(w http.ResponseWriter, r *http.Request)
+	CreateApp(w http.ResponseWriter, r *http.Request, params CreateAppParams)
+	// ArchiveChannel Archive a channel
+	// (POST /api/v1/channels/{channel_id}/archive)
+	ArchiveChannel(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ArchiveChannelParams)
+	// DeleteDraft Delete a draft
+	// (DELETE /api/v1/channels/{channel_id}/draft)
+	DeleteDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params DeleteDraftParams)
+	// SaveDraft Save a draft
+	// (PUT /api/v1/channels/{channel_id}/draft)
+	SaveDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID)
+	// CreateThread Start a thread
+	// (POST /api/v1/channels/{channel_id}/threads)
+	CreateThread(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params CreateThreadParams)
 	// ApproveDevice Approve a pending device
 	// (POST /api/v1/devices/{device_id}/approve)
-	ApproveDevice(w http.ResponseWriter, r *http.Request, deviceId openapi_types.UUID)
+	ApproveDevice(w http.ResponseWriter, r *http.Request, deviceId openapi_types.UUID, params ApproveDeviceParams)
+	// CreateDirectMessage Open a direct message
+	// (POST /api/v1/dms)
+	CreateDirectMessage(w http.ResponseWriter, r *http.Request, params CreateDirectMessageParams)
+	// ListEvents Catch up on events after a cursor
+	// (GET /api/v1/events)
+	ListEvents(w http.ResponseWriter, r *http.Request, params ListEventsParams)
 	// ListGrants List grants
 	// (GET /api/v1/grants)
 	ListGrants(w http.ResponseWriter, r *http.Request, params ListGrantsParams)
 	// CreateGrant Grant a role
 	// (POST /api/v1/grants)
-	CreateGrant(w http.ResponseWriter, r *http.Request)
+	CreateGrant(w http.ResponseWriter, r *http.Request, params CreateGrantParams)
 	// RevokeGrant Revoke a grant
 	// (DELETE /api/v1/grants/{grant_id})
 	RevokeGrant(w http.ResponseWriter, r *http.Request, grantId openapi_types.UUID)
@@ -1179,12 +2009,51 @@ type ServerInterface interface {
 	// GetMe Read the authenticated principal
 	// (GET /api/v1/me)
 	GetMe(w http.ResponseWriter, r *http.Request)
+	// PutSetting Store one of the actor's settings
+	// (PUT /api/v1/me/settings/{key})
+	PutSetting(w http.ResponseWriter, r *http.Request, key string)
+	// PutSidebar Store the actor's sidebar
+	// (PUT /api/v1/me/sidebar)
+	PutSidebar(w http.ResponseWriter, r *http.Request)
+	// DeleteMessage Delete a message
+	// (DELETE /api/v1/messages/{message_id})
+	DeleteMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID)
+	// EditMessage Edit a message
+	// (PATCH /api/v1/messages/{message_id})
+	EditMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID)
 	// CreatePerson Create a person
 	// (POST /api/v1/people)
-	CreatePerson(w http.ResponseWriter, r *http.Request)
+	CreatePerson(w http.ResponseWriter, r *http.Request, params CreatePersonParams)
 	// CreateToken Issue a token for a principal
 	// (POST /api/v1/principals/{principal_id}/tokens)
-	CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID)
+	CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params CreateTokenParams)
+	// ListSpaces List the spaces the actor sees
+	// (GET /api/v1/spaces)
+	ListSpaces(w http.ResponseWriter, r *http.Request)
+	// CreateSpace Create a space
+	// (POST /api/v1/spaces)
+	CreateSpace(w http.ResponseWriter, r *http.Request, params CreateSpaceParams)
+	// ArchiveSpace Archive a space
+	// (POST /api/v1/spaces/{space_id}/archive)
+	ArchiveSpace(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID, params ArchiveSpaceParams)
+	// ListSpaceChannels List the channels of a space the actor sees
+	// (GET /api/v1/spaces/{space_id}/channels)
+	ListSpaceChannels(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID)
+	// CreateChannel Create a channel in a space
+	// (POST /api/v1/spaces/{space_id}/channels)
+	CreateChannel(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID, params CreateChannelParams)
+	// GetSnapshot Load the state a client starts from
+	// (GET /api/v1/sync/snapshot)
+	GetSnapshot(w http.ResponseWriter, r *http.Request, params GetSnapshotParams)
+	// ListMessages Page through the messages of a thread
+	// (GET /api/v1/threads/{thread_id}/messages)
+	ListMessages(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID, params ListMessagesParams)
+	// PostMessage Post a message
+	// (POST /api/v1/threads/{thread_id}/messages)
+	PostMessage(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID, params PostMessageParams)
+	// UpdateReadState Record how far the actor has read a thread
+	// (PUT /api/v1/threads/{thread_id}/read-state)
+	UpdateReadState(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID)
 	// GetHealth Report that the process is up
 	// (GET /healthz)
 	GetHealth(w http.ResponseWriter, r *http.Request)
@@ -1208,19 +2077,55 @@ func (_ Unimplemented) ListAgents(w http.ResponseWriter, r *http.Request) {
 
 // CreateAgent Create an agent
 // (POST /api/v1/agents)
-func (_ Unimplemented) CreateAgent(w http.ResponseWriter, r *http.Request) {
+func (_ Unimplemented) CreateAgent(w http.ResponseWriter, r *http.Request, params CreateAgentParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
 // CreateApp Create an app
 // (POST /api/v1/apps)
-func (_ Unimplemented) CreateApp(w http.ResponseWriter, r *http.Request) {
+func (_ Unimplemented) CreateApp(w http.ResponseWriter, r *http.Request, params CreateAppParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ArchiveChannel Archive a channel
+// (POST /api/v1/channels/{channel_id}/archive)
+func (_ Unimplemented) ArchiveChannel(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ArchiveChannelParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// DeleteDraft Delete a draft
+// (DELETE /api/v1/channels/{channel_id}/draft)
+func (_ Unimplemented) DeleteDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params DeleteDraftParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// SaveDraft Save a draft
+// (PUT /api/v1/channels/{channel_id}/draft)
+func (_ Unimplemented) SaveDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateThread Start a thread
+// (POST /api/v1/channels/{channel_id}/threads)
+func (_ Unimplemented) CreateThread(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params CreateThreadParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
 // ApproveDevice Approve a pending device
 // (POST /api/v1/devices/{device_id}/approve)
-func (_ Unimplemented) ApproveDevice(w http.ResponseWriter, r *http.Request, deviceId openapi_types.UUID) {
+func (_ Unimplemented) ApproveDevice(w http.ResponseWriter, r *http.Request, deviceId openapi_types.UUID, params ApproveDeviceParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateDirectMessage Open a direct message
+// (POST /api/v1/dms)
+func (_ Unimplemented) CreateDirectMessage(w http.ResponseWriter, r *http.Request, params CreateDirectMessageParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListEvents Catch up on events after a cursor
+// (GET /api/v1/events)
+func (_ Unimplemented) ListEvents(w http.ResponseWriter, r *http.Request, params ListEventsParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -1232,7 +2137,7 @@ func (_ Unimplemented) ListGrants(w http.ResponseWriter, r *http.Request, params
 
 // CreateGrant Grant a role
 // (POST /api/v1/grants)
-func (_ Unimplemented) CreateGrant(w http.ResponseWriter, r *http.Request) {
+func (_ Unimplemented) CreateGrant(w http.ResponseWriter, r *http.Request, params CreateGrantParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -1254,15 +2159,93 @@ func (_ Unimplemented) GetMe(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// PutSetting Store one of the actor's settings
+// (PUT /api/v1/me/settings/{key})
+func (_ Unimplemented) PutSetting(w http.ResponseWriter, r *http.Request, key string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// PutSidebar Store the actor's sidebar
+// (PUT /api/v1/me/sidebar)
+func (_ Unimplemented) PutSidebar(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// DeleteMessage Delete a message
+// (DELETE /api/v1/messages/{message_id})
+func (_ Unimplemented) DeleteMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// EditMessage Edit a message
+// (PATCH /api/v1/messages/{message_id})
+func (_ Unimplemented) EditMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // CreatePerson Create a person
 // (POST /api/v1/people)
-func (_ Unimplemented) CreatePerson(w http.ResponseWriter, r *http.Request) {
+func (_ Unimplemented) CreatePerson(w http.ResponseWriter, r *http.Request, params CreatePersonParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
 // CreateToken Issue a token for a principal
 // (POST /api/v1/principals/{principal_id}/tokens)
-func (_ Unimplemented) CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID) {
+func (_ Unimplemented) CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params CreateTokenParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListSpaces List the spaces the actor sees
+// (GET /api/v1/spaces)
+func (_ Unimplemented) ListSpaces(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateSpace Create a space
+// (POST /api/v1/spaces)
+func (_ Unimplemented) CreateSpace(w http.ResponseWriter, r *http.Request, params CreateSpaceParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ArchiveSpace Archive a space
+// (POST /api/v1/spaces/{space_id}/archive)
+func (_ Unimplemented) ArchiveSpace(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID, params ArchiveSpaceParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListSpaceChannels List the channels of a space the actor sees
+// (GET /api/v1/spaces/{space_id}/channels)
+func (_ Unimplemented) ListSpaceChannels(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateChannel Create a channel in a space
+// (POST /api/v1/spaces/{space_id}/channels)
+func (_ Unimplemented) CreateChannel(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID, params CreateChannelParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetSnapshot Load the state a client starts from
+// (GET /api/v1/sync/snapshot)
+func (_ Unimplemented) GetSnapshot(w http.ResponseWriter, r *http.Request, params GetSnapshotParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListMessages Page through the messages of a thread
+// (GET /api/v1/threads/{thread_id}/messages)
+func (_ Unimplemented) ListMessages(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID, params ListMessagesParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// PostMessage Post a message
+// (POST /api/v1/threads/{thread_id}/messages)
+func (_ Unimplemented) PostMessage(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID, params PostMessageParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// UpdateReadState Record how far the actor has read a thread
+// (PUT /api/v1/threads/{thread_id}/read-state)
+func (_ Unimplemented) UpdateReadState(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -1310,8 +2293,35 @@ func (siw *ServerInterfaceWrapper) ListAgents(w http.ResponseWriter, r *http.Req
 // CreateAgent operation middleware
 func (siw *ServerInterfaceWrapper) CreateAgent(w http.ResponseWriter, r *http.Request) {
 
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateAgentParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.CreateAgent(w, r)
+		siw.Handler.CreateAgent(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1324,8 +2334,203 @@ func (siw *ServerInterfaceWrapper) CreateAgent(w http.ResponseWriter, r *http.Re
 // CreateApp operation middleware
 func (siw *ServerInterfaceWrapper) CreateApp(w http.ResponseWriter, r *http.Request) {
 
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateAppParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.CreateApp(w, r)
+		siw.Handler.CreateApp(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ArchiveChannel operation middleware
+func (siw *ServerInterfaceWrapper) ArchiveChannel(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "channel_id" -------------
+	var channelId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "channel_id", chi.URLParam(r, "channel_id"), &channelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "channel_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ArchiveChannelParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ArchiveChannel(w, r, channelId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteDraft operation middleware
+func (siw *ServerInterfaceWrapper) DeleteDraft(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "channel_id" -------------
+	var channelId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "channel_id", chi.URLParam(r, "channel_id"), &channelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "channel_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DeleteDraftParams
+
+	// ------------- Optional query parameter "thread_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "thread_id", r.URL.Query(), &params.ThreadId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "thread_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "thread_id", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteDraft(w, r, channelId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// SaveDraft operation middleware
+func (siw *ServerInterfaceWrapper) SaveDraft(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "channel_id" -------------
+	var channelId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "channel_id", chi.URLParam(r, "channel_id"), &channelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "channel_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SaveDraft(w, r, channelId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateThread operation middleware
+func (siw *ServerInterfaceWrapper) CreateThread(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "channel_id" -------------
+	var channelId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "channel_id", chi.URLParam(r, "channel_id"), &channelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "channel_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateThreadParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateThread(w, r, channelId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1350,8 +2555,132 @@ func (siw *ServerInterfaceWrapper) ApproveDevice(w http.ResponseWriter, r *http.
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ApproveDeviceParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.ApproveDevice(w, r, deviceId)
+		siw.Handler.ApproveDevice(w, r, deviceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateDirectMessage operation middleware
+func (siw *ServerInterfaceWrapper) CreateDirectMessage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateDirectMessageParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateDirectMessage(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListEvents operation middleware
+func (siw *ServerInterfaceWrapper) ListEvents(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListEventsParams
+
+	// ------------- Required query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "after", r.URL.Query(), &params.After, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "epoch" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "epoch", r.URL.Query(), &params.Epoch, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "epoch"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "epoch", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListEvents(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1423,8 +2752,35 @@ func (siw *ServerInterfaceWrapper) ListGrants(w http.ResponseWriter, r *http.Req
 // CreateGrant operation middleware
 func (siw *ServerInterfaceWrapper) CreateGrant(w http.ResponseWriter, r *http.Request) {
 
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateGrantParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.CreateGrant(w, r)
+		siw.Handler.CreateGrant(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1488,11 +2844,130 @@ func (siw *ServerInterfaceWrapper) GetMe(w http.ResponseWriter, r *http.Request)
 	handler.ServeHTTP(w, r)
 }
 
+// PutSetting operation middleware
+func (siw *ServerInterfaceWrapper) PutSetting(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "key" -------------
+	var key string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "key", chi.URLParam(r, "key"), &key, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "key", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PutSetting(w, r, key)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// PutSidebar operation middleware
+func (siw *ServerInterfaceWrapper) PutSidebar(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PutSidebar(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteMessage operation middleware
+func (siw *ServerInterfaceWrapper) DeleteMessage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "message_id" -------------
+	var messageId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "message_id", chi.URLParam(r, "message_id"), &messageId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "message_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteMessage(w, r, messageId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// EditMessage operation middleware
+func (siw *ServerInterfaceWrapper) EditMessage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "message_id" -------------
+	var messageId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "message_id", chi.URLParam(r, "message_id"), &messageId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "message_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.EditMessage(w, r, messageId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // CreatePerson operation middleware
 func (siw *ServerInterfaceWrapper) CreatePerson(w http.ResponseWriter, r *http.Request) {
 
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreatePersonParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.CreatePerson(w, r)
+		siw.Handler.CreatePerson(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1517,8 +2992,385 @@ func (siw *ServerInterfaceWrapper) CreateToken(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateTokenParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.CreateToken(w, r, principalId)
+		siw.Handler.CreateToken(w, r, principalId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListSpaces operation middleware
+func (siw *ServerInterfaceWrapper) ListSpaces(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListSpaces(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateSpace operation middleware
+func (siw *ServerInterfaceWrapper) CreateSpace(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateSpaceParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateSpace(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ArchiveSpace operation middleware
+func (siw *ServerInterfaceWrapper) ArchiveSpace(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "space_id" -------------
+	var spaceId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "space_id", chi.URLParam(r, "space_id"), &spaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "space_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ArchiveSpaceParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ArchiveSpace(w, r, spaceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListSpaceChannels operation middleware
+func (siw *ServerInterfaceWrapper) ListSpaceChannels(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "space_id" -------------
+	var spaceId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "space_id", chi.URLParam(r, "space_id"), &spaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "space_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListSpaceChannels(w, r, spaceId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateChannel operation middleware
+func (siw *ServerInterfaceWrapper) CreateChannel(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "space_id" -------------
+	var spaceId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "space_id", chi.URLParam(r, "space_id"), &spaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "space_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateChannelParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateChannel(w, r, spaceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetSnapshot operation middleware
+func (siw *ServerInterfaceWrapper) GetSnapshot(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetSnapshotParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch string
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-None-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-None-Match", Err: err})
+			return
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetSnapshot(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListMessages operation middleware
+func (siw *ServerInterfaceWrapper) ListMessages(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "thread_id" -------------
+	var threadId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "thread_id", chi.URLParam(r, "thread_id"), &threadId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "thread_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListMessagesParams
+
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", r.URL.Query(), &params.After, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListMessages(w, r, threadId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// PostMessage operation middleware
+func (siw *ServerInterfaceWrapper) PostMessage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "thread_id" -------------
+	var threadId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "thread_id", chi.URLParam(r, "thread_id"), &threadId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "thread_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PostMessageParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PostMessage(w, r, threadId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UpdateReadState operation middleware
+func (siw *ServerInterfaceWrapper) UpdateReadState(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "thread_id" -------------
+	var threadId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "thread_id", chi.URLParam(r, "thread_id"), &threadId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "thread_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UpdateReadState(w, r, threadId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1725,6 +3577,63 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	r.Group(func(r chi.Router) {
 		r.Delete(options.BaseURL+"/api/v1/grants/{grant_id}", wrapper.RevokeGrant)
 	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/spaces", wrapper.ListSpaces)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/spaces", wrapper.CreateSpace)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/spaces/{space_id}/channels", wrapper.ListSpaceChannels)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/spaces/{space_id}/channels", wrapper.CreateChannel)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/spaces/{space_id}/archive", wrapper.ArchiveSpace)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/channels/{channel_id}/archive", wrapper.ArchiveChannel)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/dms", wrapper.CreateDirectMessage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/channels/{channel_id}/threads", wrapper.CreateThread)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/threads/{thread_id}/messages", wrapper.ListMessages)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/threads/{thread_id}/messages", wrapper.PostMessage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/api/v1/messages/{message_id}", wrapper.DeleteMessage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Patch(options.BaseURL+"/api/v1/messages/{message_id}", wrapper.EditMessage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/api/v1/threads/{thread_id}/read-state", wrapper.UpdateReadState)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/api/v1/channels/{channel_id}/draft", wrapper.DeleteDraft)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/api/v1/channels/{channel_id}/draft", wrapper.SaveDraft)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/api/v1/me/settings/{key}", wrapper.PutSetting)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/api/v1/me/sidebar", wrapper.PutSidebar)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/events", wrapper.ListEvents)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/sync/snapshot", wrapper.GetSnapshot)
+	})
 
 	return r
 }
@@ -1851,7 +3760,8 @@ func (response ListAgents500ApplicationProblemPlusJSONResponse) VisitListAgentsR
 }
 
 type CreateAgentRequestObject struct {
-	Body *CreateAgentJSONRequestBody
+	Params CreateAgentParams
+	Body   *CreateAgentJSONRequestBody
 }
 
 type CreateAgentResponseObject interface {
@@ -1985,7 +3895,8 @@ func (response CreateAgent500ApplicationProblemPlusJSONResponse) VisitCreateAgen
 }
 
 type CreateAppRequestObject struct {
-	Body *CreateAppJSONRequestBody
+	Params CreateAppParams
+	Body   *CreateAppJSONRequestBody
 }
 
 type CreateAppResponseObject interface {
@@ -2118,8 +4029,496 @@ func (response CreateApp500ApplicationProblemPlusJSONResponse) VisitCreateAppRes
 	return err
 }
 
+type ArchiveChannelRequestObject struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	Params    ArchiveChannelParams
+}
+
+type ArchiveChannelResponseObject interface {
+	VisitArchiveChannelResponse(w http.ResponseWriter) error
+}
+
+type ArchiveChannel200JSONResponse Channel
+
+func (response ArchiveChannel200JSONResponse) VisitArchiveChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveChannel400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ArchiveChannel400ApplicationProblemPlusJSONResponse) VisitArchiveChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveChannel401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ArchiveChannel401ApplicationProblemPlusJSONResponse) VisitArchiveChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveChannel403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ArchiveChannel403ApplicationProblemPlusJSONResponse) VisitArchiveChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveChannel404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ArchiveChannel404ApplicationProblemPlusJSONResponse) VisitArchiveChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveChannel413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ArchiveChannel413ApplicationProblemPlusJSONResponse) VisitArchiveChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveChannel500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ArchiveChannel500ApplicationProblemPlusJSONResponse) VisitArchiveChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteDraftRequestObject struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	Params    DeleteDraftParams
+}
+
+type DeleteDraftResponseObject interface {
+	VisitDeleteDraftResponse(w http.ResponseWriter) error
+}
+
+type DeleteDraft204Response struct {
+}
+
+func (response DeleteDraft204Response) VisitDeleteDraftResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteDraft400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteDraft400ApplicationProblemPlusJSONResponse) VisitDeleteDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteDraft401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteDraft401ApplicationProblemPlusJSONResponse) VisitDeleteDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteDraft403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteDraft403ApplicationProblemPlusJSONResponse) VisitDeleteDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteDraft404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteDraft404ApplicationProblemPlusJSONResponse) VisitDeleteDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteDraft500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteDraft500ApplicationProblemPlusJSONResponse) VisitDeleteDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SaveDraftRequestObject struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	Body      *SaveDraftJSONRequestBody
+}
+
+type SaveDraftResponseObject interface {
+	VisitSaveDraftResponse(w http.ResponseWriter) error
+}
+
+type SaveDraft200JSONResponse Draft
+
+func (response SaveDraft200JSONResponse) VisitSaveDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SaveDraft400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response SaveDraft400ApplicationProblemPlusJSONResponse) VisitSaveDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SaveDraft401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response SaveDraft401ApplicationProblemPlusJSONResponse) VisitSaveDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SaveDraft403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response SaveDraft403ApplicationProblemPlusJSONResponse) VisitSaveDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SaveDraft404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response SaveDraft404ApplicationProblemPlusJSONResponse) VisitSaveDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SaveDraft409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response SaveDraft409ApplicationProblemPlusJSONResponse) VisitSaveDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SaveDraft413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response SaveDraft413ApplicationProblemPlusJSONResponse) VisitSaveDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SaveDraft500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response SaveDraft500ApplicationProblemPlusJSONResponse) VisitSaveDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateThreadRequestObject struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	Params    CreateThreadParams
+	Body      *CreateThreadJSONRequestBody
+}
+
+type CreateThreadResponseObject interface {
+	VisitCreateThreadResponse(w http.ResponseWriter) error
+}
+
+type CreateThread201JSONResponse Thread
+
+func (response CreateThread201JSONResponse) VisitCreateThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateThread400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateThread400ApplicationProblemPlusJSONResponse) VisitCreateThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateThread401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateThread401ApplicationProblemPlusJSONResponse) VisitCreateThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateThread403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateThread403ApplicationProblemPlusJSONResponse) VisitCreateThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateThread404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CreateThread404ApplicationProblemPlusJSONResponse) VisitCreateThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateThread409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreateThread409ApplicationProblemPlusJSONResponse) VisitCreateThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateThread413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateThread413ApplicationProblemPlusJSONResponse) VisitCreateThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateThread500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response CreateThread500ApplicationProblemPlusJSONResponse) VisitCreateThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ApproveDeviceRequestObject struct {
 	DeviceId openapi_types.UUID `json:"device_id"`
+	Params   ApproveDeviceParams
 }
 
 type ApproveDeviceResponseObject interface {
@@ -2252,6 +4651,235 @@ func (response ApproveDevice500ApplicationProblemPlusJSONResponse) VisitApproveD
 	return err
 }
 
+type CreateDirectMessageRequestObject struct {
+	Params CreateDirectMessageParams
+	Body   *CreateDirectMessageJSONRequestBody
+}
+
+type CreateDirectMessageResponseObject interface {
+	VisitCreateDirectMessageResponse(w http.ResponseWriter) error
+}
+
+type CreateDirectMessage200JSONResponse Channel
+
+func (response CreateDirectMessage200JSONResponse) VisitCreateDirectMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDirectMessage201JSONResponse Channel
+
+func (response CreateDirectMessage201JSONResponse) VisitCreateDirectMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDirectMessage400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateDirectMessage400ApplicationProblemPlusJSONResponse) VisitCreateDirectMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDirectMessage401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateDirectMessage401ApplicationProblemPlusJSONResponse) VisitCreateDirectMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDirectMessage403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateDirectMessage403ApplicationProblemPlusJSONResponse) VisitCreateDirectMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDirectMessage413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateDirectMessage413ApplicationProblemPlusJSONResponse) VisitCreateDirectMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDirectMessage500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response CreateDirectMessage500ApplicationProblemPlusJSONResponse) VisitCreateDirectMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventsRequestObject struct {
+	Params ListEventsParams
+}
+
+type ListEventsResponseObject interface {
+	VisitListEventsResponse(w http.ResponseWriter) error
+}
+
+type ListEvents200ResponseHeaders struct {
+	CacheControl *string
+}
+
+type ListEvents200JSONResponse struct {
+	Body    EventPage
+	Headers ListEvents200ResponseHeaders
+}
+
+func (response ListEvents200JSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListEvents400ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ListEvents401ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListEvents403ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents410ApplicationProblemPlusJSONResponse struct {
+	GoneApplicationProblemPlusJSONResponse
+}
+
+func (response ListEvents410ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(410)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ListEvents500ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListGrantsRequestObject struct {
 	Params ListGrantsParams
 }
@@ -2371,7 +4999,8 @@ func (response ListGrants500ApplicationProblemPlusJSONResponse) VisitListGrantsR
 }
 
 type CreateGrantRequestObject struct {
-	Body *CreateGrantJSONRequestBody
+	Params CreateGrantParams
+	Body   *CreateGrantJSONRequestBody
 }
 
 type CreateGrantResponseObject interface {
@@ -2834,8 +5463,445 @@ func (response GetMe500ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w 
 	return err
 }
 
+type PutSettingRequestObject struct {
+	Key  string `json:"key"`
+	Body *PutSettingJSONRequestBody
+}
+
+type PutSettingResponseObject interface {
+	VisitPutSettingResponse(w http.ResponseWriter) error
+}
+
+type PutSetting200JSONResponse UserSetting
+
+func (response PutSetting200JSONResponse) VisitPutSettingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSetting400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response PutSetting400ApplicationProblemPlusJSONResponse) VisitPutSettingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSetting401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response PutSetting401ApplicationProblemPlusJSONResponse) VisitPutSettingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSetting403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response PutSetting403ApplicationProblemPlusJSONResponse) VisitPutSettingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSetting413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response PutSetting413ApplicationProblemPlusJSONResponse) VisitPutSettingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSetting500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response PutSetting500ApplicationProblemPlusJSONResponse) VisitPutSettingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSidebarRequestObject struct {
+	Body *PutSidebarJSONRequestBody
+}
+
+type PutSidebarResponseObject interface {
+	VisitPutSidebarResponse(w http.ResponseWriter) error
+}
+
+type PutSidebar200JSONResponse SidebarState
+
+func (response PutSidebar200JSONResponse) VisitPutSidebarResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSidebar400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response PutSidebar400ApplicationProblemPlusJSONResponse) VisitPutSidebarResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSidebar401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response PutSidebar401ApplicationProblemPlusJSONResponse) VisitPutSidebarResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSidebar403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response PutSidebar403ApplicationProblemPlusJSONResponse) VisitPutSidebarResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSidebar413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response PutSidebar413ApplicationProblemPlusJSONResponse) VisitPutSidebarResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSidebar500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response PutSidebar500ApplicationProblemPlusJSONResponse) VisitPutSidebarResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMessageRequestObject struct {
+	MessageId openapi_types.UUID `json:"message_id"`
+}
+
+type DeleteMessageResponseObject interface {
+	VisitDeleteMessageResponse(w http.ResponseWriter) error
+}
+
+type DeleteMessage204Response struct {
+}
+
+func (response DeleteMessage204Response) VisitDeleteMessageResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteMessage400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteMessage400ApplicationProblemPlusJSONResponse) VisitDeleteMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMessage401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteMessage401ApplicationProblemPlusJSONResponse) VisitDeleteMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMessage403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteMessage403ApplicationProblemPlusJSONResponse) VisitDeleteMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMessage404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteMessage404ApplicationProblemPlusJSONResponse) VisitDeleteMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMessage500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteMessage500ApplicationProblemPlusJSONResponse) VisitDeleteMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EditMessageRequestObject struct {
+	MessageId openapi_types.UUID `json:"message_id"`
+	Body      *EditMessageJSONRequestBody
+}
+
+type EditMessageResponseObject interface {
+	VisitEditMessageResponse(w http.ResponseWriter) error
+}
+
+type EditMessage200JSONResponse Message
+
+func (response EditMessage200JSONResponse) VisitEditMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EditMessage400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response EditMessage400ApplicationProblemPlusJSONResponse) VisitEditMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EditMessage401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response EditMessage401ApplicationProblemPlusJSONResponse) VisitEditMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EditMessage403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response EditMessage403ApplicationProblemPlusJSONResponse) VisitEditMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EditMessage404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response EditMessage404ApplicationProblemPlusJSONResponse) VisitEditMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EditMessage409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response EditMessage409ApplicationProblemPlusJSONResponse) VisitEditMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EditMessage413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response EditMessage413ApplicationProblemPlusJSONResponse) VisitEditMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EditMessage500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response EditMessage500ApplicationProblemPlusJSONResponse) VisitEditMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreatePersonRequestObject struct {
-	Body *CreatePersonJSONRequestBody
+	Params CreatePersonParams
+	Body   *CreatePersonJSONRequestBody
 }
 
 type CreatePersonResponseObject interface {
@@ -2970,6 +6036,7 @@ func (response CreatePerson500ApplicationProblemPlusJSONResponse) VisitCreatePer
 
 type CreateTokenRequestObject struct {
 	PrincipalId openapi_types.UUID `json:"principal_id"`
+	Params      CreateTokenParams
 	Body        *CreateTokenJSONRequestBody
 }
 
@@ -3100,6 +6167,993 @@ type CreateToken500ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response CreateToken500ApplicationProblemPlusJSONResponse) VisitCreateTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSpacesRequestObject struct {
+}
+
+type ListSpacesResponseObject interface {
+	VisitListSpacesResponse(w http.ResponseWriter) error
+}
+
+type ListSpaces200JSONResponse SpaceViewList
+
+func (response ListSpaces200JSONResponse) VisitListSpacesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSpaces401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ListSpaces401ApplicationProblemPlusJSONResponse) VisitListSpacesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSpaces403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListSpaces403ApplicationProblemPlusJSONResponse) VisitListSpacesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSpaces500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ListSpaces500ApplicationProblemPlusJSONResponse) VisitListSpacesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSpaceRequestObject struct {
+	Params CreateSpaceParams
+	Body   *CreateSpaceJSONRequestBody
+}
+
+type CreateSpaceResponseObject interface {
+	VisitCreateSpaceResponse(w http.ResponseWriter) error
+}
+
+type CreateSpace201JSONResponse Space
+
+func (response CreateSpace201JSONResponse) VisitCreateSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSpace400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSpace400ApplicationProblemPlusJSONResponse) VisitCreateSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSpace401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSpace401ApplicationProblemPlusJSONResponse) VisitCreateSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSpace403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSpace403ApplicationProblemPlusJSONResponse) VisitCreateSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSpace413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSpace413ApplicationProblemPlusJSONResponse) VisitCreateSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSpace500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSpace500ApplicationProblemPlusJSONResponse) VisitCreateSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveSpaceRequestObject struct {
+	SpaceId openapi_types.UUID `json:"space_id"`
+	Params  ArchiveSpaceParams
+}
+
+type ArchiveSpaceResponseObject interface {
+	VisitArchiveSpaceResponse(w http.ResponseWriter) error
+}
+
+type ArchiveSpace200JSONResponse Space
+
+func (response ArchiveSpace200JSONResponse) VisitArchiveSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveSpace400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ArchiveSpace400ApplicationProblemPlusJSONResponse) VisitArchiveSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveSpace401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ArchiveSpace401ApplicationProblemPlusJSONResponse) VisitArchiveSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveSpace403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ArchiveSpace403ApplicationProblemPlusJSONResponse) VisitArchiveSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveSpace404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ArchiveSpace404ApplicationProblemPlusJSONResponse) VisitArchiveSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveSpace413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ArchiveSpace413ApplicationProblemPlusJSONResponse) VisitArchiveSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveSpace500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ArchiveSpace500ApplicationProblemPlusJSONResponse) VisitArchiveSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSpaceChannelsRequestObject struct {
+	SpaceId openapi_types.UUID `json:"space_id"`
+}
+
+type ListSpaceChannelsResponseObject interface {
+	VisitListSpaceChannelsResponse(w http.ResponseWriter) error
+}
+
+type ListSpaceChannels200JSONResponse ChannelViewList
+
+func (response ListSpaceChannels200JSONResponse) VisitListSpaceChannelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSpaceChannels400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListSpaceChannels400ApplicationProblemPlusJSONResponse) VisitListSpaceChannelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSpaceChannels401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ListSpaceChannels401ApplicationProblemPlusJSONResponse) VisitListSpaceChannelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSpaceChannels403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListSpaceChannels403ApplicationProblemPlusJSONResponse) VisitListSpaceChannelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSpaceChannels404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListSpaceChannels404ApplicationProblemPlusJSONResponse) VisitListSpaceChannelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSpaceChannels500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ListSpaceChannels500ApplicationProblemPlusJSONResponse) VisitListSpaceChannelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChannelRequestObject struct {
+	SpaceId openapi_types.UUID `json:"space_id"`
+	Params  CreateChannelParams
+	Body    *CreateChannelJSONRequestBody
+}
+
+type CreateChannelResponseObject interface {
+	VisitCreateChannelResponse(w http.ResponseWriter) error
+}
+
+type CreateChannel201JSONResponse Channel
+
+func (response CreateChannel201JSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChannel400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateChannel400ApplicationProblemPlusJSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChannel401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateChannel401ApplicationProblemPlusJSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChannel403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateChannel403ApplicationProblemPlusJSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChannel404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CreateChannel404ApplicationProblemPlusJSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChannel409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreateChannel409ApplicationProblemPlusJSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChannel413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateChannel413ApplicationProblemPlusJSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChannel500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response CreateChannel500ApplicationProblemPlusJSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSnapshotRequestObject struct {
+	Params GetSnapshotParams
+}
+
+type GetSnapshotResponseObject interface {
+	VisitGetSnapshotResponse(w http.ResponseWriter) error
+}
+
+type GetSnapshot200ResponseHeaders struct {
+	CacheControl *string
+	ETag         *string
+}
+
+type GetSnapshot200JSONResponse struct {
+	Body    Snapshot
+	Headers GetSnapshot200ResponseHeaders
+}
+
+func (response GetSnapshot200JSONResponse) VisitGetSnapshotResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSnapshot304ResponseHeaders struct {
+	ETag *string
+}
+
+type GetSnapshot304Response struct {
+	Headers GetSnapshot304ResponseHeaders
+}
+
+func (response GetSnapshot304Response) VisitGetSnapshotResponse(w http.ResponseWriter) error {
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(304)
+	return nil
+}
+
+type GetSnapshot401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response GetSnapshot401ApplicationProblemPlusJSONResponse) VisitGetSnapshotResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSnapshot403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetSnapshot403ApplicationProblemPlusJSONResponse) VisitGetSnapshotResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSnapshot500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response GetSnapshot500ApplicationProblemPlusJSONResponse) VisitGetSnapshotResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessagesRequestObject struct {
+	ThreadId openapi_types.UUID `json:"thread_id"`
+	Params   ListMessagesParams
+}
+
+type ListMessagesResponseObject interface {
+	VisitListMessagesResponse(w http.ResponseWriter) error
+}
+
+type ListMessages200JSONResponse MessageList
+
+func (response ListMessages200JSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessages400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListMessages400ApplicationProblemPlusJSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessages401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ListMessages401ApplicationProblemPlusJSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessages403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListMessages403ApplicationProblemPlusJSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessages404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListMessages404ApplicationProblemPlusJSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessages500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ListMessages500ApplicationProblemPlusJSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostMessageRequestObject struct {
+	ThreadId openapi_types.UUID `json:"thread_id"`
+	Params   PostMessageParams
+	Body     *PostMessageJSONRequestBody
+}
+
+type PostMessageResponseObject interface {
+	VisitPostMessageResponse(w http.ResponseWriter) error
+}
+
+type PostMessage201JSONResponse Message
+
+func (response PostMessage201JSONResponse) VisitPostMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostMessage400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response PostMessage400ApplicationProblemPlusJSONResponse) VisitPostMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostMessage401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response PostMessage401ApplicationProblemPlusJSONResponse) VisitPostMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostMessage403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response PostMessage403ApplicationProblemPlusJSONResponse) VisitPostMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostMessage404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response PostMessage404ApplicationProblemPlusJSONResponse) VisitPostMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostMessage409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response PostMessage409ApplicationProblemPlusJSONResponse) VisitPostMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostMessage413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response PostMessage413ApplicationProblemPlusJSONResponse) VisitPostMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostMessage500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response PostMessage500ApplicationProblemPlusJSONResponse) VisitPostMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateReadStateRequestObject struct {
+	ThreadId openapi_types.UUID `json:"thread_id"`
+	Body     *UpdateReadStateJSONRequestBody
+}
+
+type UpdateReadStateResponseObject interface {
+	VisitUpdateReadStateResponse(w http.ResponseWriter) error
+}
+
+type UpdateReadState200JSONResponse ReadState
+
+func (response UpdateReadState200JSONResponse) VisitUpdateReadStateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateReadState400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateReadState400ApplicationProblemPlusJSONResponse) VisitUpdateReadStateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateReadState401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateReadState401ApplicationProblemPlusJSONResponse) VisitUpdateReadStateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateReadState403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateReadState403ApplicationProblemPlusJSONResponse) VisitUpdateReadStateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateReadState404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateReadState404ApplicationProblemPlusJSONResponse) VisitUpdateReadStateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateReadState413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateReadState413ApplicationProblemPlusJSONResponse) VisitUpdateReadStateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateReadState500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateReadState500ApplicationProblemPlusJSONResponse) VisitUpdateReadStateResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -3294,9 +7348,27 @@ type StrictServerInterface interface {
 	// CreateApp Create an app
 	// (POST /api/v1/apps)
 	CreateApp(ctx context.Context, request CreateAppRequestObject) (CreateAppResponseObject, error)
+	// ArchiveChannel Archive a channel
+	// (POST /api/v1/channels/{channel_id}/archive)
+	ArchiveChannel(ctx context.Context, request ArchiveChannelRequestObject) (ArchiveChannelResponseObject, error)
+	// DeleteDraft Delete a draft
+	// (DELETE /api/v1/channels/{channel_id}/draft)
+	DeleteDraft(ctx context.Context, request DeleteDraftRequestObject) (DeleteDraftResponseObject, error)
+	// SaveDraft Save a draft
+	// (PUT /api/v1/channels/{channel_id}/draft)
+	SaveDraft(ctx context.Context, request SaveDraftRequestObject) (SaveDraftResponseObject, error)
+	// CreateThread Start a thread
+	// (POST /api/v1/channels/{channel_id}/threads)
+	CreateThread(ctx context.Context, request CreateThreadRequestObject) (CreateThreadResponseObject, error)
 	// ApproveDevice Approve a pending device
 	// (POST /api/v1/devices/{device_id}/approve)
 	ApproveDevice(ctx context.Context, request ApproveDeviceRequestObject) (ApproveDeviceResponseObject, error)
+	// CreateDirectMessage Open a direct message
+	// (POST /api/v1/dms)
+	CreateDirectMessage(ctx context.Context, request CreateDirectMessageRequestObject) (CreateDirectMessageResponseObject, error)
+	// ListEvents Catch up on events after a cursor
+	// (GET /api/v1/events)
+	ListEvents(ctx context.Context, request ListEventsRequestObject) (ListEventsResponseObject, error)
 	// ListGrants List grants
 	// (GET /api/v1/grants)
 	ListGrants(ctx context.Context, request ListGrantsRequestObject) (ListGrantsResponseObject, error)
@@ -3312,12 +7384,51 @@ type StrictServerInterface interface {
 	// GetMe Read the authenticated principal
 	// (GET /api/v1/me)
 	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
+	// PutSetting Store one of the actor's settings
+	// (PUT /api/v1/me/settings/{key})
+	PutSetting(ctx context.Context, request PutSettingRequestObject) (PutSettingResponseObject, error)
+	// PutSidebar Store the actor's sidebar
+	// (PUT /api/v1/me/sidebar)
+	PutSidebar(ctx context.Context, request PutSidebarRequestObject) (PutSidebarResponseObject, error)
+	// DeleteMessage Delete a message
+	// (DELETE /api/v1/messages/{message_id})
+	DeleteMessage(ctx context.Context, request DeleteMessageRequestObject) (DeleteMessageResponseObject, error)
+	// EditMessage Edit a message
+	// (PATCH /api/v1/messages/{message_id})
+	EditMessage(ctx context.Context, request EditMessageRequestObject) (EditMessageResponseObject, error)
 	// CreatePerson Create a person
 	// (POST /api/v1/people)
 	CreatePerson(ctx context.Context, request CreatePersonRequestObject) (CreatePersonResponseObject, error)
 	// CreateToken Issue a token for a principal
 	// (POST /api/v1/principals/{principal_id}/tokens)
 	CreateToken(ctx context.Context, request CreateTokenRequestObject) (CreateTokenResponseObject, error)
+	// ListSpaces List the spaces the actor sees
+	// (GET /api/v1/spaces)
+	ListSpaces(ctx context.Context, request ListSpacesRequestObject) (ListSpacesResponseObject, error)
+	// CreateSpace Create a space
+	// (POST /api/v1/spaces)
+	CreateSpace(ctx context.Context, request CreateSpaceRequestObject) (CreateSpaceResponseObject, error)
+	// ArchiveSpace Archive a space
+	// (POST /api/v1/spaces/{space_id}/archive)
+	ArchiveSpace(ctx context.Context, request ArchiveSpaceRequestObject) (ArchiveSpaceResponseObject, error)
+	// ListSpaceChannels List the channels of a space the actor sees
+	// (GET /api/v1/spaces/{space_id}/channels)
+	ListSpaceChannels(ctx context.Context, request ListSpaceChannelsRequestObject) (ListSpaceChannelsResponseObject, error)
+	// CreateChannel Create a channel in a space
+	// (POST /api/v1/spaces/{space_id}/channels)
+	CreateChannel(ctx context.Context, request CreateChannelRequestObject) (CreateChannelResponseObject, error)
+	// GetSnapshot Load the state a client starts from
+	// (GET /api/v1/sync/snapshot)
+	GetSnapshot(ctx context.Context, request GetSnapshotRequestObject) (GetSnapshotResponseObject, error)
+	// ListMessages Page through the messages of a thread
+	// (GET /api/v1/threads/{thread_id}/messages)
+	ListMessages(ctx context.Context, request ListMessagesRequestObject) (ListMessagesResponseObject, error)
+	// PostMessage Post a message
+	// (POST /api/v1/threads/{thread_id}/messages)
+	PostMessage(ctx context.Context, request PostMessageRequestObject) (PostMessageResponseObject, error)
+	// UpdateReadState Record how far the actor has read a thread
+	// (PUT /api/v1/threads/{thread_id}/read-state)
+	UpdateReadState(ctx context.Context, request UpdateReadStateRequestObject) (UpdateReadStateResponseObject, error)
 	// GetHealth Report that the process is up
 	// (GET /healthz)
 	GetHealth(ctx context.Context, request GetHealthRequestObject) (GetHealthResponseObject, error)
@@ -3393,8 +7504,10 @@ func (sh *strictHandler) ListAgents(w http.ResponseWriter, r *http.Request) {
 }
 
 // CreateAgent operation middleware
-func (sh *strictHandler) CreateAgent(w http.ResponseWriter, r *http.Request) {
+func (sh *strictHandler) CreateAgent(w http.ResponseWriter, r *http.Request, params CreateAgentParams) {
 	var request CreateAgentRequestObject
+
+	request.Params = params
 
 	var body CreateAgentJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
@@ -3424,8 +7537,10 @@ func (sh *strictHandler) CreateAgent(w http.ResponseWriter, r *http.Request) {
 }
 
 // CreateApp operation middleware
-func (sh *strictHandler) CreateApp(w http.ResponseWriter, r *http.Request) {
+func (sh *strictHandler) CreateApp(w http.ResponseWriter, r *http.Request, params CreateAppParams) {
 	var request CreateAppRequestObject
+
+	request.Params = params
 
 	var body CreateAppJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
@@ -3454,11 +7569,133 @@ func (sh *strictHandler) CreateApp(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// ArchiveChannel operation middleware
+func (sh *strictHandler) ArchiveChannel(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ArchiveChannelParams) {
+	var request ArchiveChannelRequestObject
+
+	request.ChannelId = channelId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ArchiveChannel(ctx, request.(ArchiveChannelRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ArchiveChannel")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ArchiveChannelResponseObject); ok {
+		if err := validResponse.VisitArchiveChannelResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteDraft operation middleware
+func (sh *strictHandler) DeleteDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params DeleteDraftParams) {
+	var request DeleteDraftRequestObject
+
+	request.ChannelId = channelId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteDraft(ctx, request.(DeleteDraftRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteDraft")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteDraftResponseObject); ok {
+		if err := validResponse.VisitDeleteDraftResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// SaveDraft operation middleware
+func (sh *strictHandler) SaveDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID) {
+	var request SaveDraftRequestObject
+
+	request.ChannelId = channelId
+
+	var body SaveDraftJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SaveDraft(ctx, request.(SaveDraftRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SaveDraft")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SaveDraftResponseObject); ok {
+		if err := validResponse.VisitSaveDraftResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateThread operation middleware
+func (sh *strictHandler) CreateThread(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params CreateThreadParams) {
+	var request CreateThreadRequestObject
+
+	request.ChannelId = channelId
+	request.Params = params
+
+	var body CreateThreadJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateThread(ctx, request.(CreateThreadRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateThread")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateThreadResponseObject); ok {
+		if err := validResponse.VisitCreateThreadResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ApproveDevice operation middleware
-func (sh *strictHandler) ApproveDevice(w http.ResponseWriter, r *http.Request, deviceId openapi_types.UUID) {
+func (sh *strictHandler) ApproveDevice(w http.ResponseWriter, r *http.Request, deviceId openapi_types.UUID, params ApproveDeviceParams) {
 	var request ApproveDeviceRequestObject
 
 	request.DeviceId = deviceId
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.ApproveDevice(ctx, request.(ApproveDeviceRequestObject))
@@ -3473,6 +7710,65 @@ func (sh *strictHandler) ApproveDevice(w http.ResponseWriter, r *http.Request, d
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ApproveDeviceResponseObject); ok {
 		if err := validResponse.VisitApproveDeviceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateDirectMessage operation middleware
+func (sh *strictHandler) CreateDirectMessage(w http.ResponseWriter, r *http.Request, params CreateDirectMessageParams) {
+	var request CreateDirectMessageRequestObject
+
+	request.Params = params
+
+	var body CreateDirectMessageJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateDirectMessage(ctx, request.(CreateDirectMessageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateDirectMessage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateDirectMessageResponseObject); ok {
+		if err := validResponse.VisitCreateDirectMessageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListEvents operation middleware
+func (sh *strictHandler) ListEvents(w http.ResponseWriter, r *http.Request, params ListEventsParams) {
+	var request ListEventsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListEvents(ctx, request.(ListEventsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListEvents")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListEventsResponseObject); ok {
+		if err := validResponse.VisitListEventsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -3507,8 +7803,10 @@ func (sh *strictHandler) ListGrants(w http.ResponseWriter, r *http.Request, para
 }
 
 // CreateGrant operation middleware
-func (sh *strictHandler) CreateGrant(w http.ResponseWriter, r *http.Request) {
+func (sh *strictHandler) CreateGrant(w http.ResponseWriter, r *http.Request, params CreateGrantParams) {
 	var request CreateGrantRequestObject
+
+	request.Params = params
 
 	var body CreateGrantJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
@@ -3611,9 +7909,134 @@ func (sh *strictHandler) GetMe(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// PutSetting operation middleware
+func (sh *strictHandler) PutSetting(w http.ResponseWriter, r *http.Request, key string) {
+	var request PutSettingRequestObject
+
+	request.Key = key
+
+	var body PutSettingJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PutSetting(ctx, request.(PutSettingRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PutSetting")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PutSettingResponseObject); ok {
+		if err := validResponse.VisitPutSettingResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// PutSidebar operation middleware
+func (sh *strictHandler) PutSidebar(w http.ResponseWriter, r *http.Request) {
+	var request PutSidebarRequestObject
+
+	var body PutSidebarJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PutSidebar(ctx, request.(PutSidebarRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PutSidebar")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PutSidebarResponseObject); ok {
+		if err := validResponse.VisitPutSidebarResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteMessage operation middleware
+func (sh *strictHandler) DeleteMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID) {
+	var request DeleteMessageRequestObject
+
+	request.MessageId = messageId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteMessage(ctx, request.(DeleteMessageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteMessage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteMessageResponseObject); ok {
+		if err := validResponse.VisitDeleteMessageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// EditMessage operation middleware
+func (sh *strictHandler) EditMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID) {
+	var request EditMessageRequestObject
+
+	request.MessageId = messageId
+
+	var body EditMessageJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.EditMessage(ctx, request.(EditMessageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "EditMessage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(EditMessageResponseObject); ok {
+		if err := validResponse.VisitEditMessageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // CreatePerson operation middleware
-func (sh *strictHandler) CreatePerson(w http.ResponseWriter, r *http.Request) {
+func (sh *strictHandler) CreatePerson(w http.ResponseWriter, r *http.Request, params CreatePersonParams) {
 	var request CreatePersonRequestObject
+
+	request.Params = params
 
 	var body CreatePersonJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
@@ -3643,10 +8066,11 @@ func (sh *strictHandler) CreatePerson(w http.ResponseWriter, r *http.Request) {
 }
 
 // CreateToken operation middleware
-func (sh *strictHandler) CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID) {
+func (sh *strictHandler) CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params CreateTokenParams) {
 	var request CreateTokenRequestObject
 
 	request.PrincipalId = principalId
+	request.Params = params
 
 	var body CreateTokenJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
@@ -3671,6 +8095,270 @@ func (sh *strictHandler) CreateToken(w http.ResponseWriter, r *http.Request, pri
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(CreateTokenResponseObject); ok {
 		if err := validResponse.VisitCreateTokenResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListSpaces operation middleware
+func (sh *strictHandler) ListSpaces(w http.ResponseWriter, r *http.Request) {
+	var request ListSpacesRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListSpaces(ctx, request.(ListSpacesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListSpaces")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListSpacesResponseObject); ok {
+		if err := validResponse.VisitListSpacesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateSpace operation middleware
+func (sh *strictHandler) CreateSpace(w http.ResponseWriter, r *http.Request, params CreateSpaceParams) {
+	var request CreateSpaceRequestObject
+
+	request.Params = params
+
+	var body CreateSpaceJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateSpace(ctx, request.(CreateSpaceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateSpace")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateSpaceResponseObject); ok {
+		if err := validResponse.VisitCreateSpaceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ArchiveSpace operation middleware
+func (sh *strictHandler) ArchiveSpace(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID, params ArchiveSpaceParams) {
+	var request ArchiveSpaceRequestObject
+
+	request.SpaceId = spaceId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ArchiveSpace(ctx, request.(ArchiveSpaceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ArchiveSpace")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ArchiveSpaceResponseObject); ok {
+		if err := validResponse.VisitArchiveSpaceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListSpaceChannels operation middleware
+func (sh *strictHandler) ListSpaceChannels(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID) {
+	var request ListSpaceChannelsRequestObject
+
+	request.SpaceId = spaceId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListSpaceChannels(ctx, request.(ListSpaceChannelsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListSpaceChannels")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListSpaceChannelsResponseObject); ok {
+		if err := validResponse.VisitListSpaceChannelsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateChannel operation middleware
+func (sh *strictHandler) CreateChannel(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID, params CreateChannelParams) {
+	var request CreateChannelRequestObject
+
+	request.SpaceId = spaceId
+	request.Params = params
+
+	var body CreateChannelJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateChannel(ctx, request.(CreateChannelRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateChannel")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateChannelResponseObject); ok {
+		if err := validResponse.VisitCreateChannelResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetSnapshot operation middleware
+func (sh *strictHandler) GetSnapshot(w http.ResponseWriter, r *http.Request, params GetSnapshotParams) {
+	var request GetSnapshotRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetSnapshot(ctx, request.(GetSnapshotRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetSnapshot")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetSnapshotResponseObject); ok {
+		if err := validResponse.VisitGetSnapshotResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListMessages operation middleware
+func (sh *strictHandler) ListMessages(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID, params ListMessagesParams) {
+	var request ListMessagesRequestObject
+
+	request.ThreadId = threadId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMessages(ctx, request.(ListMessagesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMessages")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListMessagesResponseObject); ok {
+		if err := validResponse.VisitListMessagesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// PostMessage operation middleware
+func (sh *strictHandler) PostMessage(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID, params PostMessageParams) {
+	var request PostMessageRequestObject
+
+	request.ThreadId = threadId
+	request.Params = params
+
+	var body PostMessageJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PostMessage(ctx, request.(PostMessageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PostMessage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PostMessageResponseObject); ok {
+		if err := validResponse.VisitPostMessageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UpdateReadState operation middleware
+func (sh *strictHandler) UpdateReadState(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID) {
+	var request UpdateReadStateRequestObject
+
+	request.ThreadId = threadId
+
+	var body UpdateReadStateJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateReadState(ctx, request.(UpdateReadStateRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateReadState")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UpdateReadStateResponseObject); ok {
+		if err := validResponse.VisitUpdateReadStateResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -3755,141 +8443,253 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H17c9tGsu9X6cKeKlP3QhRlyUlM1VYdxZuHz/Umrth7syehrzAEhuSswBlkZiiacem73+ruGTxIkJIS",
-	"P3K28pctAvPu7unHrxvvktwsK6Ol9i4Zv0usdJXRTtIfX4riB/nLSjqPf+VGe6npv6KqSpULr4w+qayZ",
-	"lnL5v//ljMZn8q1YVqXkFoVMxsmNKFVBL1/NhCplkaRJIb1QZTJOXi8kWB4ElANtPND7wyRNpLXGumT8",
-	"87tkpmRZJONkIXRRyiRNltI5Mcfulyvnqd1UglxWfpPcvkkT54VfuWR8PhqliVceZ5T833omUM/Ebyp8",
-	"tLJ6PDV+sRmHBY13p32bJi5fyKXAxf2HlbNknPzlpNnAE37qTl5yF8nt7S0u1eVWVdjR7nqXopwZu5QF",
-	"DLKdAbMU1sovwC8kmNlM6kLpOdBWOFAaMt6g7GiIU3tm9KxU+UPO6r2uJg/ju2bS+cpaqT3gYUgYZPGV",
-	"7CiFmbEQaAUEeHEtNfDp0mq+NnaqikLqj70ckXtjYSk24KSkVVjpzMrmEqYrJrTCgF8oB4NsFmeJKzIW",
-	"lHdQyBuVy0jMoqqsuZEFbKSHQcYPryo+y3By3xgt3/sysdM7lpqvrDMWcqFBGyiNnkuLXOSkvSGKtNJt",
-	"dH6FJ6ysLLKjC9qQqSk24MTGwXqxAaELWJg1eANW5uZGWlrUc+2l1aL8mOd3qWGl5dtK5l4WQNwBg0yF",
-	"mXSmr+WNxKVbqyQyE7/iUnqjNHNYCEf/Z0nlYKULaQM9BPYtaKHfGf+1Weni4/NdIMvCSKY1+VY5j2To",
-	"O3SMj6wUBSikQG381QznG7fDrw0IK0HpQjmv9Hyl3EJMAx++FJvSiOK1MS+EnctPJVzozJSDEieBCxQa",
-	"soX31XAp3l7h06vpxkuXwSCreMpX3pgrej+w2Wtj/i70Jlxp7tMIFofy0BsDS6E3cXkoSqzw8qpUS+WZ",
-	"0az0dgOl8IGf/qHFyi+k9jhJ+dGpzRsU0HhjKeeUnqfN1ZXCSl9rs9YpyLcVCgqkQStvzDU+3BGL4QkM",
-	"slV3TbhsUa5JsOAVkv3444/Hl603xvClFFbajIQOEq8TS2bouEc3QpVIvL9LY1m1+mnpKn8TXkyFk7BU",
-	"c0t9OeKcIM1RZYlqx5PRWaN2vJKW1t7tdq/i0X7tfakcSjsvdC5R2KM8IBHfkJ9V8wXebWs+lDh8FBG8",
-	"A6DFUrJQZP0E8oXMr4fJbT1LYqrLedj0HeEs8EkKAiqrdK4qUYKZwbXSBWT0LOODR3qprJkpFEJp54Cs",
-	"REq5Ej4ZJ49Hjz87Pn18PDp9PXo6PhuNT5/8lKT1O9NNMk5Gp09H08/E+fH57DN5/Hl+Ko6fFiN5/Hj2",
-	"JD+bfiFO5eefJ9s79mq1XAqrnHR0K4JfoPx0YHTcMpxWoVxVis0VbksyTn4wU6WTNKqo48SGH1Rxv3kI",
-	"PO3Kmkpar1gDby/3XYLsRgsvhJfHXi1bZOS8VXqOPbSX/66HFJq9Xy8MhLf5ysAjwJXVA61Wqugbo9Pr",
-	"9iA/LoRv+qPr6QLElCTfeoFSxNPtqg20Gg57x+lscd9q8Am4hVlr0ig7y9jpLh5NX0crrX5ZyaCCpqhe",
-	"l2ZNKoKTvZ2por8jGv6Ra+0zWzN3bOptmkQ9Kxn/nNArneWnjfHTOuK0TSNv6l7N9F8y9zhN4sYXyvVx",
-	"JD5yW9oCUvoW0ykvl2yG/Zuz35sdBgxL33vODu+3QuKdN90E4rmA7Oc3GZO6X0gr6ZLQRhMd1T0ekuYs",
-	"Qm/r4xTWis0ujVBXvYdeVa9yU8k9zCk02iXhTsdDL8wYMnmDcxi71RQbTGUGg1z4fHG8qvC+nWinReUW",
-	"xh+lkAX7243xaDIYkILpKpFLl0K+EFrL0oVrmk7vKJ3optXaKk8DELHEd1KojPMpyEJ5alvIUnoJsRn1",
-	"wfveGZd/OhpO8LylXi1xd7aX0zgNuHH7b5pOkiatvlv72vD8M5ounU7LM7LFVaDluhFCLT76cFS+Q7cP",
-	"FdApCA9L4zw8GY3w/KzIvbTuAszKS8sni8qbt2q5lCQhluLtC6nnfoHqzui9Su8UTtGePO3MhXQDsyJP",
-	"g7embD3ams4pTmepdP33wbvgECN+y29tc16/YO7jxEAxVXUXvVRVo/s45F23TT1dSvhypcoCpsa3qWGK",
-	"Px7zj9zJvThhV+79tqOrqj/cwTX7sLPvHkop0GDWknf8AgT/B0rlSClao9qemxVek0bnDxDgUQDf0nqe",
-	"c5vTOwT6vvs+LGE/fX1jxUGJNMfneDBLcb2tUtd6ytV9b8ovEpw2ex/u2+jpqN0IVX48VJQq+Lsh6l3K",
-	"5VTaXWHWnWEfMdL6pLyX7tqZeV9nLOuMjdfYBcQzgpUupXOQdRaSoVzMooWVwQANVjBL5UH5o4fNiTfm",
-	"Ds8eHza3+D/Y4DZu4X0amh551tnh7emEzvdT30tpndF3CLiKXjos0y5L+RZfWLK9LUr59j/D28PcLNuS",
-	"Dp8l70ds8cw+guQK69rdn6oUSoMoCovU5Vb5AoSDbHv9IR6A8xEQlkoL2prL4yfnH+fCi0vaTxqvUcXc",
-	"SxnfV+xEMTMQRCSkkV6gfkqRHODuQDm3kg5E0FinZoV6pWEL8kblckfRIi97oKpXYvnIQSkqbyqyNehh",
-	"9NQkwXvTp0O1etme+pdKF2w68Zy8CUsIfi4z4xhBz/Hch1S2JtlLyfVgjxzwizAo5EysSg9ZHWG4AC1l",
-	"4SBrLScbtvTkuP40ibGKHtX39q4T5rDhPuanPRoCSVeZW0mxL+ZCMpDwbiWFn93yYi6U7j/T+95RT6l1",
-	"pax0tbX6+fHobNtapZmh5mT8YnP10z8Xi+k/v3Q/vTq9mS7fPnnx45Ob4tnp4sU//6v87x/Xvvjmqf3p",
-	"x3P/979dxrYPuDX3Udi+i6g54ZStyc4Zwlo4mKsbqe91xbQ3Y9cgYFM10LLzpnKwNvZa6fmO64aPKHTX",
-	"GfqgWypsdN86p+TU5cFTyPgoMpiZsjRrtqzPz2AqnPzsfGXbQhgGj598BlbowixhqtAG3Dt22OaHuWF4",
-	"1q0e+kTd3+hU+mi/EQYtn+cFr9Q1cgyt3RwV0XID64UqJf6iXB08/A1O0IfwSb+cfLhe+HnLAd4Ik/fi",
-	"1LzX2cWVvNt9sK1C3tlTI3kP3ZZ88q/43V4X3pZmFe7P0PudzrtO/zv0VQt5WGmvSnLrFEulI93EACbR",
-	"4AANy0B4c+nhfHQ20Tvx6BSyeHAZhW6yEK3Jejo43fK49NwkuCPUvted8tWNKFe4/q9LMe/jn5kUfmUl",
-	"zEoxb8xjbCUbqzP3xo4ZJHEjrVVF/Wyi6WHbGZuCLJ3cfZtDDtFji3pv8+ZE4/iPHITbdQjfV9IKbyz9",
-	"pDRPMEatSH6Fk6Dfs7BNDQdLLaYlUom3K5km13KTjJPgABo6dgxJt8s6dbseCe4XIT5Nm6XIkdTZo5Zo",
-	"nBpTSkF+Ixq7TyqHNV/LzfBOMYmdpPXs+ij5ayXL4itrje1RA7UEpQn+wugWFpgtL1h3FwIYqHfS+ChF",
-	"7VlAYTwa8ZVAstHeNMH/sCtkC7BsFlYsJYVaW+fUqLk7lFvDj3p9a8rB2hpdk2y3113A0l3bywtuRu3b",
-	"4DbeY/wuEWX5/Yx89veKGqbvtvZ4IUVx5eQvezUT6Tw4+Qsruk2AsaMQKO0/O09I2VVLlBGNl1BpL+ds",
-	"7JuykM7vH4yfR7SK86osA0TlNwxmpXD9PtFNhCwFTEw4oWak2rFcmXxxlS+EngcJ56WmblBPMFczYa+m",
-	"csGmM/d3JRb7XMoBM7M54KbNSxX9tKDlWz+GLLriMxiURhQgoOWcN3aiM8IPZDBAEZC1Z5GlsHIrUZYb",
-	"EFCK+VzpOVhJ8XHkDDHRYcDpag5WBLkiNJTGeSiEF1tyPw7Ne2E3e9bp7eZKzLy0V30hlW/NOvjBDayF",
-	"wr2fGcuSGhcNwnvkloCJ+5fygV0fSACEaKIj7Ke2SMiPXANf2+gcqMnD43iB3lrnvLMVacNsnel1OGOX",
-	"5d/soJ9gB7AFAVMAg/PT0dG4RU28vD7410QHkidzLdKeRZMAL0lulQKSnWvRHQwI9OHx4mJzhYiQF80u",
-	"MibJIzL0cqO90mjVz6xZMpYj9PTIQRZ3ZPfqDBCNrZVuQ0rD2vAWLItIvwze8kJpWQA7xYft3R+fnqFp",
-	"3pZHpyP8JQqNDqs3jLvDAC0y/wLb12DU01GXAO+rVUckyQ+0amitei+KZHuDkDDJAdinZ1lTblspqD60",
-	"BXuKZx09oyL6Rj8SPOOeFsgXo99kt3xsf/aHR3UsRcGSkxzj9/IP3NMu+uS++OCNiJptr97xR3Wz91mE",
-	"vb72jmHYOfxe1Q8H7Id4oGpdiTkxNx2M++jYjv/ZvPsgSAjvcAdQo8Uc70OlQRUMFXkP8BCW4zvwkDRB",
-	"RemK777dGb4UzlFcgV/Iah4i9QqppOauIPtL4fjBb8Av7cWm7PLVHpBKiFqSJTuEGMTcupaAkJ3Sodoo",
-	"8ToOIoMAK0FopBTiNbq+wep3wwt0PB4GonRoJRonIy5uogmBe9TqIrYhg1J4qAch/0gAcaCKE2PsXWU5",
-	"Thx1vUByoYdetbkRJrvunxsl19JmBNlyF5AxzWZAy6iM8y7FZ7nn+VxLWbkQ7RIlKfIXE52RoyI0CvTa",
-	"TXvAtrg2pu4LyMxa4zCDuJSJNrrcHAUkEW+tXyg9766cp0tmLPFWmtDQqOdih73L//YAYq8WFo9cRO+h",
-	"RU/Wv9KQ/aco5dtsDI/xqM4et93GZjbRpUQLwqVQqLnCrcqushSyIYOLs+MsBeeF9Wge4S8h/YasDwHc",
-	"eqKN5fZDeGaWlbCyIMTgsdJOaqe8upEl50g4b/BpF1jY1W45qtkJFp097sSKHqdJhYaQxU34fz9fHv8k",
-	"jn8dHT990/z3anj85n+1nvxH3034rRSl32MBlepGaomyQrv1lkvkXePgNde7ms2+eNUlo7ozc51dgNAb",
-	"MGRVmpXPzTLkyoThAFm/LNsGt7nuj0i15U0YuU/gPA9k+lzPzGGbj0N2ZP5YsCu9c1ne81IaNU51UsqT",
-	"h2v9p0ma3EjraJKnu5dQcaf1qoqLJlzD3gp3Ly1pf/C81ft2+HnXgX7Azn7Gs4kBjxB8KiK8nnIEAruQ",
-	"dShgKvLrVXXBsmWia/POrQiVgSae0ExUNCZB1ShgxX5FZrQ7l17v+PaMn2u8EBzNuXV3zOXD/F+nux6J",
-	"PhUxRgnavoA4tT4KfxklYS+4IMAbGOyHxltV/Qaz7XdCNe4fkUKdMehkPPX3Y0D9NmhI3NheEt+D53hd",
-	"Y0oeOaB3amjHoJKmQlMb78uPBVG/k+rvYw3VJBYtoX2wutcMBHwUUYwwEFXlmhU/GD53GAJdRGq5Gy2/",
-	"J8bWXVm/LuqM9cjpjZVNN4VyXSCFZVcfcRpHwXqVmnrEH3AH+hyh7JwitaFUzjOMpO2dOYyj+t1Y+BYP",
-	"ighFP4y0OkDIH5EsH0wd/QTRRFGKQuGxiPJla/UctNvJbvrh62fw9PzJ59HpOoQsN4XMwl2E2uQU+XYp",
-	"8oXS8hjVdvwlJKriu6iP43zYX7rr1JusRqOzHN+k/8kM1c5COlK9RVHE5PCBfOtR/TSaMPPOBD+uAwo+",
-	"qbk2VsaX/UKS3q6Nh2tt1nxXbklc8rr28frOavDVMezk9qWwHWxOJ7qVQJ1CKzWVEgz8whRX+JtgHAg1",
-	"6EuSb/LK010XODbazQhNcYJuVVXGomhYykKJK9p57KKdiont6wxiioi3E+S2Ffh6Cf1ZU34PAHCxWgrd",
-	"Ioi3VSk0FyqIQDKTczgilxdBp6uTlrvhxe8MWLPyeDI+X5AxpxxFQfsvsVBkoTfytl10gFzEPWdQk/x9",
-	"BXwrHNzjxgiR371ewfD8kYPcWCtL3ilV1KbfP48D5vD4eZF1t+e+Hvf9gJDd+Xz7+vXLCMFD8q8PLZbT",
-	"6EzhfHTe1RHPHrPNxzrik6dP2xrjqDeKFQICu5TkFnhVbdETIwo2UVeNQSHsdpt2POwlX/5hd8h//PAc",
-	"7ydFOSzd3tP7CbHOHHYbHGCqbbgWPo2704bZoPjqk/U/SFEoNHb3EVp4HI3TprTFQubXjj1AlXBuF6RF",
-	"L5BnNdzK0b5po6TIiK7faPKKt99pVTRJcFKbHqU4DLi9jq+CtSLza57uWjg0bkmBJByMRfNJebBC35uB",
-	"6417hh33MfFdvgBaBrkD2va3qMvA0POw7w6ejM7auhbvwX29AmncnIMkwCvpdaE3dMD7GF1iwYGxC1HZ",
-	"b2VQB93yJ1mkDL5fGirIhg+VRGFCFyA6OdrgV1YHxzQTMgFixPa23sfT0oWw7e4ozlDmK6v85hUSC28I",
-	"YzwvV31Op0sNphJo2jD+dJDhe8aqX2kbYtY/sOCgd4LkOEqDwUYA4oBQnWjlov92CJdNxYIDZQrCyHPp",
-	"HZyPTie6R3/p1BtA5gl+gNqPR7xBTh+ab3N2C+8rzsxXwQeVG+0F1+qJJvRSKE2xaeu2LOm2KwlaryVp",
-	"srJl6N+NT07ojWG7cW8xALquLl8+x/uAmqTs1vbR9YXEyZZqcBuwKYKG3HCiJ/o13m2FyVdLyQ562hr2",
-	"FuMdY1d+wWCD0KFyMJdaWko1J5cOHtPAiEodo2yeE+rYqryegtGQLxRjBXif410axRbdhswoE+2pjIFy",
-	"EHQTWTCIHJVdz0gGXPDcmrVrgIScVzBGEWQI0Ud91bUlWNSxE00WXOtBFIUsGLReO67qtjiB6UqVuLZM",
-	"VOqkfuKGG7Ess2DN0TVZCq2RBrWkzNWJfmb0DaML3Bj/Pob/evX9d0htSkZsodPiWl7lJCtYJ7sAFab2",
-	"j388/xsw07oUnPyFfp5ogKA44OEdw3eG+830qiwzEHqzxuUMgdiQrZ0Aw1MOnFpWZawhE7KgSPo57Ngs",
-	"FWHsttL6CaCJMgiXyzPXBqT2XGzHUQRsiDPhPeY5ssrUJiuaYtSzj4H0RV5rtq+gRwaDaIcdjSGLKj1p",
-	"BKjLA2QsudhuQPOM3P2sm2cpVOUq1LioVV6671GtG7SkNnUVCnARw/SbJgwdaQqWRNQILBSy1cxY6min",
-	"0hIKriej0b46RbwfXb6IL+EwCynwUu8qwmm7fNEjOsCu/jwGwQwESueGNDqjJQw4M+rxF9shFIDs8vgn",
-	"EMe/wuj4KQzhCsZwnB3h2V3Lyqfs51+rgLgNvB1FgcPeh/DCzGkuuEVReQxEP8gaUyA7Yi9ILYbJqxt3",
-	"oeHBwKudrIKYuKc8162qp3XB+F5o2osSpC4qQ8eTnSwoUPIrHuUJKR2/BoI5WUoUWC7jEjCraalyvgZK",
-	"lcuQCxOdpZXIF/L48XC0I7LX6/VQ0OOhsfOT0NadvHj+7KvvXn1FbRp9P9wBly+ft8MDyWh4yq+ZSmpR",
-	"qWScnA1Hw7OEokULuoBPUB7dnJ6wPMdf5tLv0xbZV9zWxoTNF+omML+vE8g7ZSNI6lHeOyfnGw1S5Avu",
-	"7ainUsIQvuPcpG6riW571C9iuQI+WJbMppLQqQQwhFDNAk9jJtfs9aAgtmpKC1ZiLkMsoD7w50UyTl4o",
-	"57kDhgY0RRAfj0YHagk9rMZSU4tjX42o/RU5btPkfHS6b4R6yifbdaKo3dnd7ZqCe9Ti/O4WdeEzbHB6",
-	"jyG2a4ndpskT3t3D7epScqRbsi0bzqwpGYAH58WcEt7DD4TdMH2wGE5dc0RZ+O74YE2iqO2HkkRkOBkt",
-	"J9pboZ3IsdM0akhSNwQdlNBsi8755yxAGSa6jh2RnsKsgRSbH4go06UaomHtQPi+SPPFVpHF2rA6Hz2d",
-	"6MaDNoTnqBS1ykPErEtWQPIm6S/rY6RWhYykduR8aYrNe2Oinhoct10bxduVvN1h49P3y8b7WLhV/IMY",
-	"6R703aqz+gfn8tHTuxvUdUg/kVhg+qhZu08s3KbNdVhVXGPgsJzolQ5Vle3U7GBOn+isCdUEgM0WcGkY",
-	"FJdYWI8i2SFJRVTVRLfVuXZArb4PCdgTQ+homoR7kRRMV+c/oU7UhfAAOdTRMNrPwFX1Ydm3KYjykZm3",
-	"iZUfYuCq+pN9Pzn7Eg1G5lUFbpffdNmXQ0ru5F2dSn17EpIP93P1K+kpP2wred6bTvKjM9DKeKQAW+4f",
-	"wt+X1BfDx5o6wDwqYxPnXLh1wWnWtS8qZGw2OUh148HWbX3Ux8E8rgxZyWgChOQ29kbvUny9EVyoTuHv",
-	"aDc0rqcmUX2bVdv1Ke9CiL75gKp1WO0eno5Z9NqsW0nVfzL4p2DwQJ54p4bgYhEp9TCv8+W113I9BMCG",
-	"QcaZEA2vkmVKPz5yEx3Brmilzsjp0brwLf5GurbRsoPlZlgwAeyFn2gBXi0bq7Yz5MBHeC04s4xTPRrC",
-	"N1tznui6oHN4H03aUs48mJW/gKwF8iacQGVlKNCgShkg5UuxmeiphKWxcp+9ywPfJSC+RwXDN3sbQ5sd",
-	"KAqJjF9WnN4WZMZWnsP9xUTad7LdVdeBTHmjzMrVGPW+eQQ4/O+awd+N83EDKKAii4ARUy4g50NlanJ9",
-	"shciR2sQdbqJzlAa/DrkHq6wwZVTv8osxUNjtGLAnsuYZA4Dwd1wj3iaqLTFnPu+lRJkoX+hMcq8gz78",
-	"kDK5yUvpEcvtzBR/gHX/HcX0p3KWzCPHR0FbSUvRMaMPeUuChGobQSKkDN4nRzDlZIzaN8JiMfpG2Jva",
-	"msgwZFZn0RqKCWW16tWWq2Polasw4PoLKLvXWtptmG5KyP3wzqw97TDpo5Txw+EV3czkkatTIyZ6EFo+",
-	"cvymi3PZlpiyyUvhNNpQIvWicf/EHvAVmrQLkS/q52gIJIrDE06GCakY6USzHKEvALidHBk0EodwubPI",
-	"9qVTFwZvu4bOUyjVtaRbjpy+3W8NYJ81TUz0wpSFqwuJYhueZSVtvWVj3GuZG13s80DBgPXgEISxjgoX",
-	"BrQ1BTBMKY/2m66cHPUhjddOtcWPbL6G1K/9pmvI+PxTt/0UUpZOJwjHvWJ2R6U9eUf/ovHKwreUvgc9",
-	"8oNcUlGfmBjXcTjzsdfFevYK1Yn2plvsBnUQ4wiyHt+O3FajnShDMNZjmeg+/XaPiCRIHtegaHgnu+CU",
-	"sSjMAsPHxDLelbSOmVIaIovxkAM46zrOW6Zy/XGJ89FTaBvK7QRC0SS3NVWC4KAEjJveJwV7RNEPNI0o",
-	"iu60wOOu7TXAI4G8Z/v7/IAZ1fpUx5/i5NOIE6aiSHv3ESh1dukhK3lvutuYUTFFGhIpm8InxIsh4NwI",
-	"gNrXVcd7tzxgsXwIp55mTUJTNtG155wNtHGDp+ERo4NsIGI2WDcZ7Cid6IDA4mywoGeZsmhywDrpX10W",
-	"/Ub6500u7gczgjrZh3d8neXPKG8fD4iiQ1ZtP1H8qcMDy8PU35cPx6XB2oARtLb13IE3fS7fFr0L33KF",
-	"9JPZ3z8ogd0Z0OhQSttv8yex7SW2PXt2p4+SUZO/MaDIlNmgBfaEGH4bYKADDJjo+yEDWhrUfoPrZcx7",
-	"+3AWV7fC+B8xYhjLm/+pKH3KoCHUOZh3sGk8Unfyru2nvj3hcN9+Bn4eS5F3boudfOG0htKWm6bOL1UI",
-	"n+hQs/wONm9JiEGwk8jiIyfR0XCiu9W0I362hoOigdUBYbMShhrXq28vjx8/+WyiF8IthvAjIXvataXT",
-	"VjVo5bYWEOOTZDZOdIieqqbEeADY9lcjj3AirjbGv8ctifj7s51cQc6XYGwiQxq45G2rwK1y5GPk2B40",
-	"3ywMlaqBarJBFgliyCWdvS8zGIzGDLQ94FZ6HSpB32nLtdFYe+25nSJQv8um+1Bit1O9/zaI3Q8kZfuq",
-	"yR+Qt6FYOGd/cIJkqL7A0Gea3zOC3T7jbzfsz0TS5phuRg76awM5tgv84msuGx48qJhCEzvrS6S5/fN2",
-	"+BS3AyMaRUtWi/uodAH6vdeYuAx60uPRCET4iFf4aHBlTU6f8kDJ6yjhZgjPW44jb1b5gpW5mPx1ASsn",
-	"WyhzFLfuGq3iurJz29+19QnPPaZHqPPzAc2PMMIeVo0boRysAqTq4xFAyEJLxj+/6Sr5lbG+AbF35tgi",
-	"hyZ5JxBEQPwfti65s0cOwtswoHSr+lOr0w1wansa0rRDPafwiT26OtP6u8fFKkwhhW8MWLz0ljJmStCs",
-	"c1OWMvfGuqOQGTXRL63BMeTKgZdvPV6Bxin+7j3dJ3sNVV7gneSCvZ7QV2s6H9BN/gLffvXiJSeVXS28",
-	"r67iuq+88aKE7l5wodn04J4EdNZwov8Cr//75VcHOqcPdUk70XtfecfD/HWSfPPV60mS0mh/ndS8PklS",
-	"Hu6vE1z1JLmF0ya1T/RUs+gn+3j2IVXt7vP4Y3DGVzivZvYoKZupH+IMlln3kpS75Z6ivblWfqFild6Y",
-	"b4v0blaUUGcqN6wfXIUHWTtFsM6cDR/PKJUsLlo5SE9GZ8Hv2E5Up9SuTlUHVrRbnz2Oue2c1zXRnFQ7",
-	"2KrDcDSEF0YUMBUlSmmLBI56sxWzmcoZqktfyRcFofaJgeU+0d2kpn9A6d0Msg85t31KVNmw+/3rUCf7",
-	"YxIxNji7l1LUfEr77ivhnnftXk7ojtBNev75DSXxkym2z3QIhpqvU3HdVk7kgJP1biSVUuJMshOqDhAm",
-	"tFNMiORa2ilkUHQY3NSfsiDcgc0X0nn+5QJ1YVaatJQFlzgIBkxr4btwqdpjUle8SuvP5YqqcgyuUDaC",
-	"a/lTr4TkbQ1Rq2P9iLD6gJR3spy1G0a38G7DyzCLxgHQ/wVy0f7+eOg2pA/sdvpNjfOwpuRSpO3+tzEy",
-	"/JVcroIeUCCtUdqhnds3t/8/AAD//w==",
+	"7H3/d9u2ku+/gqe958R+S8myk7SNfPa866Zpm739kpek27u9ypoQCUm4pgAWAK2oOXl/+zuYAUiQIiXK",
+	"duLcnuwPexuLBPFlZjAYfOYz7waJXOVSMGH0YPJukFNFV8wwBf96nrJVLg0TyeZvbGP/kjKdKJ4bLsVg",
+	"MviRXjFNKFHMKM5S8uLnV6+JpnM2IZRolkiREsV+L5g2ZM3NkpglI5quGLliGzJXcmX/MhXwJ5oYqeAx",
+	"Lki8NCYf8er7l8ZkMVkwo7ERIxWzjetcCs2InGNLc660IUflx8oHloymTJE4GNLwJcszumHphBhVsPiY",
+	"UJGSteKG6akQ0nZkQeiCcnFOKElkviGaCUPWS54xaB4/pw3PMqIKocmacqPJXCrCzYi8LgdnxwudoiTl",
+	"8zlTth0/NVToNVOaPBo/IXEixTzjiYlH5JQYSc4eP56KXHFh6Cxj5OLV0+fPSbKkiiZ2mWzPVjSbS7Vi",
+	"KXymam08Ij+LbEN0kSRM63mRTYWfEE2o8tMYES0JJXPKM1Yt2IpuyIyVawu9t4O7YpvzqaDV1CZUqQ1M",
+	"lV1zxQw5ip/SZMmGT6UwSmYTIuQQPhVHhOqpiBPFqGGv5RUT8QN9TLgmgl0zFXbIfst+fIMzC+swmopB",
+	"NGBv6SrP2GAyGJ8+Gc++oI+G8OCQZuzt8HQQDbiVTlzyQTQQdGUfDpfeinM00MmSraiV6xV9+wMTC7Mc",
+	"TM4eP44GKy78v0+jQU6NYcq2+T//+F/D//fm3/8yiAZmk9tWtVFcLAbv37+PBuXk2ia/pulLnEr7r0QK",
+	"wwT8J83zjCfU6tBJruQsY6t//6e2CvWuGpp9I7XtX9OMp/DwJS7QIBqkzFCeDSaD1yDiuF52DqUh8PzI",
+	"zpJS0qrxP94N5pxlqZ0RKtKMDaLBimlNF7b5VaENvDdjhK1ysxm8fxMNtKGm0IPJo/E4GhhuYLL/q+wJ",
+	"KXviJqFQYjKTZrmZuAFNtrv9Ppzvvyg2H0wG/3ZSmZ8T/FWfvMAmcErrBqcx3krwj+KtD8ZRZXPkfM5E",
+	"amUUpkITa2JwguLjke3aU6d2B6zVnY7Gq72uOp0UCsyEXQxGjirLcByBhXGyQigx9IoJgqsLo/lWqhlP",
+	"UyY+9nDQiFvToRnzFlgWKmFkVqCgpZKYJdfkKJ77XtoRgcnUJGXXPGFemGmeK3nNUrIBq4I/Xua4lm7l",
+	"vpOC3fkwbaN7hpoUSktFEiqIkCSTYsGU1SLN1DVIpGJ6I5JLu8JcsTQ+PocJmcl0QzTdaLJebmDLWcq1",
+	"tfSKJfKaKRjUc2ENDs0+5vpdCFII9jZniWEpAe0gRzF3Pal1H421NfycWWXCR3QET2RyQZYU92m0VJoU",
+	"wu6+JlTfFAb6kzTfykKkH1/vnFimkqGssbdcGyuGpibH9ifFaEq4lUAhzeXc9tdPh1lL2Em5SLk2XCwK",
+	"rpd2p4bRvaCbTNL0tZQ/ULVg92VcYM24JpnthB0g9R7Wir69tL9ezjaG6ZgcxTl2+dJIeQnPOzV7LeWP",
+	"VGzclqbvx7CA+2WkJCsqNn541pQoathlxlfcoKKh45BR4/TpF0ELs2TC2E6yjy5txno6sGNxrblYRNXW",
+	"FZFCXAm5FhFhb3NrKKwMKnYtr+yPW2bR/UKO4qI+Jjtsmq3BsNgtJP7111+HF8ETE/I1o4qpGIxO6Yrb",
+	"5fdzdE15ZoX3Vh5LEbQT+CrfUENnVDOy4gsFbaEP6qy5dVm82/F4/LByO14xBWOvN9vpeISP3ZXLwYU2",
+	"VCTW1bXnAjTxlfgpvljavW2Ni+I/700EzgCxXigaRedoJ0uWXI0G78teglJdLNykbxlnan+JCCX2NJDw",
+	"nGb22HPFRUpi+C2unPRcyTm3RiiqLRC43eklNYPJ4Gx89sXw9Gw4Pn09fjJ5OJ6cPv5tEJXPzDahf/1o",
+	"/gUbfpmc0uGTdMyGZ/PHycPZV/SUffnloDljr4rViipuzxh2VyRmae2nJlL4KbPdSrm2p69L55y/lDNu",
+	"fXvnok4Gyv2Bp/36Qe1q50rmTBmOHng43HcDq24w8JQaNjR8xbad+Prw37WIQjX366Uk7mncMuwS2JGV",
+	"HyoKnrZ9o9Zq8yO/Lqmp2oPt6ZzQmTt4WitiYHcVkgQvjlq/U5vittHYX4heyrUAj7I2jK3m/NK0NVQI",
+	"/nvBnAsaWfc6k2twETRrbYyn7Q3B5x/oYJ7xNLNnUuHwhX7WYPKPATxSG35UHX6CJY5CGXlTtipn/2SJ",
+	"sd0EbfyB6zaNtD/phrdgJb2hdNywFR7D/uTq92ZLAd3QO9dZ2/0tZXbPm22c8JyT+B9vYhR1s2SKwSYh",
+	"pAA5KlvcZc3RhL4vl5MqRTfbMgJNdS76C8U0EwnrNsWNpdeMRZUBVoWwJgYPb7bn9Zmh3srv3pWcDrxk",
+	"c9jLbFu9Bv8Sv/4KXmgOHL/tm+ucgFobnZPwoDHUcxI7fyYm9u+ZW2miWC6VIUtGlZkxajSoiShWtkvu",
+	"FZA30NFZoa12yvk84yLsZGVBLvL8VSJz1mFCqbCnR+d52fVJ5YTE7Np2ZqKLmX1hxmJylFCTLIdFbr2i",
+	"qdCC5nopzXFEYhcl0ROrQDE5gmOAzmnCdESSJRWCZdo5U6Bjx9FUVG9BJNF+AFTaPxORXGoTEZZyA++m",
+	"LGOGEf8atIFzVvsu/unYRcDcvDWHU4V28OXw39CdQTQI2m6d16c0pzOecbNpX/UEIkByTnTOEjJ+1FCD",
+	"nClrq625sT9YLQtXGqZvVOR2E7YyCP+kKlnya7DNOKsjnLPgD+Ub/g/VOzix1StuxNUfUkXnZuTHD6sA",
+	"Wun/slBUmBFNV1y0zwh+smU6vBTY6aAoGuCyU5JyxRIzdH3xzx3gj51OxuPf+hvgJ6eDaGB9Qeg5FSlV",
+	"aRX6NDy5YkZbM0SV4daoCHPJU7svvXGrcNn3S2M75zLnyWAy+Fl4wbYLT/A7g2hwzZSGOTrd2hTcwt3M",
+	"LTvkHXQx9npjOGm7jaqTgL/ZR9/7Wd2SBnTS5sH6e61udYG2lqLV36we0ihl9ZYjoqUyLHXbJn7cC0Ao",
+	"duXOuXdC6rtmKB0Hjnj/l1CK3m3/UspP0F8uzBePqma4MGzBVLvvB4taNVMToO2Zb9sDwyVvUXwrAuk+",
+	"9feTYX+HU1mwmDWjWClsutplgv6Ls/UuM0RDf1Qzpgk3gVOSsWv7kEhJ4o08xzOp2joqBg/YLtZt6JaJ",
+	"3Taqdav8JvoIxg6GN5gMVmw1Cy9+7tz67bBu9Xl71x7JgthH+7bJcdt0C+q1u7frG2zeLZr8aVlRt1y7",
+	"3/kBHgpsbh8zeje27l/GfPmpjOrSt8OqWTvSfqp9XQmfDsxaw6xsH2jKKe8npoE5u/k57SlMCh5WqpvW",
+	"LUvN1lVQI7BwH+7UvGUUDg34RIQaspLakMfjce2yXxaGKbckXBOj+GqF5iG4wX4Mt7Z3Fw2KEIlwWusL",
+	"7CqygJtLo2QW/NTozqntTv1CfUdsaZfYfI9PNSWkPdCzQ2LyfJ+85Hm1a2p7ytRN6alLwtcFz1IykyaU",
+	"hpn94xD/iI30OrNtx1FutnR5/sktXDUPW/NuSMaoNkQKhjN+bm2P/Q+ScQ1B1jVPGElkAa6wSA4ICPlQ",
+	"wXsYz3N853SP4emKH7ohdMuXs247ZMz7a8aHkBvSteW47D5vbQlMu6CAMHxVkwU6t/YEzAhcS7k4rvNC",
+	"8HS+c+vbWkUwW2ePxw2x2h2vhf52T+g34E3/iFrSOa1WD6T1ZfcemshRtZ0ZwLDZNwgVmzXdHDfWYttn",
+	"7BMP/apFjW/lqfSX216nG5jX7xTduXVCYMQKzYpeNUW0DND39Zy//ArOCXjtfpC7Xb7kXX4rlvbvEsys",
+	"c/e3p7vWwzZpgfGxfmfVWs/bGsNNWSqv3OfELwopRMa0JnFtILHdwGN/tRiDTAoiV9wQbo4P61Mf79st",
+	"Nr7hfXCcwj4vypaNtzbDze64xrul7wVTWoo9O3EOD+3efC8y9tY+sMKLZpqxt391T48SuQq3ZPvb4G72",
+	"V+zZR9hi3bi25yfPKBeEpqmy0qWLZEmoJnFz/A4IZ/tjDSEMFQbU6MvZ40cfxzPzQ+oWjVdWl3ZIhjuT",
+	"dOye9af/r20ETtwAOE4KbeSKKV3FB14VeS6VOdBv93vd6Xi8Z7OLbrof33rjfA2uwo6JdL6EkUQbqsJY",
+	"EUKbg2heDegB0JDLlbXGf9V0hQqhAAhmj0zzTEpFzqyF+ye1JxSE7w4qVMeLrYdb7u+Dz7QpZa2LEfmR",
+	"qqsUgDSnZLYxIB9xsqQGUE7uMQd0andqsG+dTs34MKcm6P6OFZJXrNsG/pyj5IIPY80hXGedEyoQrEuw",
+	"OcK1LgCJj9ddM1kIWFQACVzzZFtDAEjp5Z+uHmiS0dzIHK6T4UcPxhk4gE6begStNLv+NRcpBrmwT0a6",
+	"ITgoEyD2uW4zRH2MYqOTrTa7/NgDTfBBcpSyOS0yQ+ISRHpOBGOpJnEwnDiMzvrxRwMPR20J0b7ft8KI",
+	"DO/a5mCOIGHAY+i5dvsN3IHb4w4EbhF5iWD41jXt6409gbdzrpguQ7JfDscPm4AE6Jk9zEqz3Fz+9vfl",
+	"cvb3r/Vvr06vZ6u3j3/49fF1+vR0+cPf/zP771/XJv3uifrt10fmx28u/LsH+IddEtblclUrHCFgoLaG",
+	"ZE01WfBrJno5U+FkbMdoEI3gZFkbmWuyluqKi8UWOgeXyDVX+/TOQKub6LZxzgC3hx+PSIxLEZO5zDK5",
+	"RvDEo4dkRjX74lGhQneDHJ09/oIoKlK5IjNu9PGo89v9wp4NI4e9DlpoM3XfwKq0yX5lDAJY2zmOVFd2",
+	"jBt7WiNSZBuXfcNBQ7xC3gDndoietNvJw09AXwYYx8qY3AlurWfIujuK3jgs7W2psry7/EJc+Vf4bGuo",
+	"u3GGcJ6ia30vPqvW/pZ8lUbeQ1Gst7ziwsuNx6iDDB5Zr8cJ3oIZ8mj8cCq2Ug4iEvuFi+GuL3aA3Lil",
+	"gdMGXKNlJ7EzAu+3Xvt9o+jcdF4jSfVAk0IgKJq9NcSOrLqTVM67ayoH/n55yF1bzeH7nmZzSPrLs82e",
+	"y7DgUz1Equ7vbRspGM2+i+jg9uyBJnht2cf83+LKJhhmbRBVo62ia7v20qrO9vJSOKrZBzAtQQeOuWvz",
+	"3O0zIHTsrdm+kjlw9mvT+9Gma9cMPUt5r6CfdQPctONO0uPU8rMgqw1Z001E/moPzORozq8ZWXFRGKaP",
+	"DzuM3PLkcdi54dk1zQprE7/N6KJtT50zagrFyDyji0BsaFaw6nLAWo8J5sZdM6V4Wv42Fd60lKY5IizT",
+	"bPtpRJp7oO4VF2n15FTY71sVRI97RH7OmaJGKvgTF9hBn6wAPo2zzvD3uJHr+W7ABJ1ldoqMKlg0uGKb",
+	"wcRJrR5pvL9jenvlyvdavDoIFwMm304Wh/u+2hwFyzWTMmMUrveuWAc83I35im32r/MV5KD63rUvdWsu",
+	"gP0QE9cskzm4TlIwkhYK8oPhdokcITbv4XFU5XlIQV4+e/XaJ39MxYIatqabEfkWcyKNNTup9Il32QaQ",
+	"t3LFjWHp1mrA7HQH4+oRt8rdevhVekaHXybj8fBLOj4dfjUej4fj8v9ogOzAABtsDI0ta08jCW5ZSrEM",
+	"E0J7vUcppf07yuw3ZAI5mt2O5uj07OGjx1/8Bpf2kFcFU1eYpVSXh0zJzWYgsHc/FCJZEmqIkFL8n0G0",
+	"10cOuu4NWM+Pz+3HNft9MPmytqv0eDU9DcPacEFywDed3Pjk5veuF4/OmhifPY3NTgc36Hipv3VwVIt/",
+	"X6rOIeDvg32puvi/25EeCIqf0EK7TBawIaNbnDJqetH3BBMoSKOrm5wNrUHjc56c4yGQp9rBDhVLKSas",
+	"NnpdmVH/yHbTCPJHHLbdVcq0A2dH11SXH2jfCUJZ3bWcYMr97Uspms3+fJfJmd1uE7lacTN0yRERWdB8",
+	"OFeNm6oud+tQFNNBfp9RtmkwLW/bAiUPnxJ4hLhHwCELcgVQ5NwqwgoukAojYfy6HlatFhD/sO3pKLbg",
+	"2kD+iN//7KNRdRfS0MUe3pddl2hQDb4uzZFT3mDhK8nd2sKjwdvhQg7dH/+ppRi9pOsfK/sEUvGCLlpG",
+	"97NgJHfYUZ+isO3jI5ikw0W4bklQgiwVLohmv2PuTZhvc1CWDTonLRi6pRWnVvF2zrq1OfD9OaYI+OzK",
+	"Uvlg3Kh7NO0p84K9NZeYk9/+4Yy6z0LeJUvPSU61htCSJjFcvMQj8uz3ggIuI/bDcHOT0GKxNAQXoUd/",
+	"ZJYybbrnAX/3LAJIIYPUAUA2k3GrFjO25AJSz4H55tHpmMSK2V2dSxH3tQYbkVyyXCbLw8N7Tr7q0xss",
+	"ca312qA7/dmXgcVsz9tB22s3vAWa3QbU8DBEqg++eDHzWSeVV1Xu9gEzSlSmSZUHHJ8p0h79r3n2eP/d",
+	"EQ0Fd/uZUm2CarWeC+AyQaoSPNAGEMT6XDhml/bbMZalkRVuSlJpfXiSU3sYFEZWTA7urAP32xiF9QxQ",
+	"tdNzdXW7DUzxXDKty8k1WSspyoNovdVt9pl9U4sDrr7aNsEheYd1t7Ls5zkkYPZKAY/eNeb4pvasVT1X",
+	"XPCVFcjx3RqNG3xMMarbAakbzz/jCE7cClVfKvPPrN5fOk2FTdHZJrgRkJdzqi7Rhlltg/Yu6bIr88wR",
+	"oGx2YGSdXUTSDvbWTEjsM/ZicmR3YUJJkMMn1VTEQAYRkyPrbsRhL+KIFLqgmT3qkowuFlwsIK7JEwp5",
+	"HFPhDXGxIIq6aAEVJJPakJQa2ojw+k/jXKhNxziN2lzCjnPZlh/7vVw7ELIEQjEyY3OpMP5iB02oMVZb",
+	"XFDwn/aArm4gAPWNoZv24IGuuIg2IiHwyuFJ2U7egnXemoob7ixvtqhsyBb7DnEEEeTo0en4eBJIEw6v",
+	"jctnKpzIw8Wslz0lcw2hL3wrIlbsdCB35AgYPIziTOPFJAghDhphXyiSyDhnPWUuCqZLRryypQc68EO2",
+	"QjCOb6Mx0iY/mBsb12A9nPwiE4+hXPiTE3jelak7fTge1+3R6dj+xRuNmqpXirulAIGYf2XfL5nFTsd1",
+	"Aex7f+YBJC9h1CQYdSclSHOCrGACqK31TCGz5n1kmcvq9CEqsyLgBHp4budtkv17Xtt8Nb7RDeXHxmh+",
+	"eIqOFU3RcmKWb5+roJ4O5r3jS2n91qvV7/hUoaNtd7+t+NFG7lOw+K2un/1ge2ZTeKCGhdEfnajjX1t3",
+	"D+L3wBmuBR8EXdj9kAvC0+3Yww25PtCOt0QhdsYDXtiTvz324wNxqUPgXlkpKbXL2X6IHuT9Ept7J7Bt",
+	"61XHmdgh8eF+akQ8ML+xLcGlDeTzSrulq40zGcBrUSaUSgFXQbTC0OKzHjbAAcN0RDNtT4lSM09yNBVA",
+	"p3YcNBGksWAM2X8ELqVdBp11cXyCU91Z3nEib3ObK2OyDfS45mzNVAwBI31OYpTZmMAwcgk36IrRxGB/",
+	"rhjLtUNw0wwc+fOpiOH60b3k5LXOYUkhGKOddJ+TWK6F/cyRH8pUSJFtjh3hCE4t8AjXR47dhWOsS1VG",
+	"9oloAA22Dv/7HfRLpbEAQAik8NgTPZz+uSAxXHHHE3Jml+rhWQgQk/OpyJg9QeiIpHzB7VTFl3FE4hEy",
+	"xcXDOEJ4MJD8ipQ4LlVHaIxvT4VU+P6IPJWrnCqWAv3TkAvNhOaGX7MMCS8de3OdJapB7evuDQNY6MOz",
+	"Gir0rM7LezH8jQ7/GA+fvKn+83I0fPO/g1/+0rYTfs9oZjpOQBm/ZoJZWwGkyo0No4Ryyattz6YLmXqB",
+	"FH2xvIrPCRUbl7IkC5PIlSM+dZ8jVvWzLDxwy6v90Sf35TaD89yJ6XMxl7vPfAjOheOPAgLm5mbZc1Ma",
+	"V/A5cMoHh3v9p7tBRl3+UnB65el5BczEaIXu5SV1J4QErTdTKrahcjvO2U+xNx7a6ALgqedKBMJHpy5w",
+	"OqRkRpOrIj9H2zIV5fFOF5BpZI94VKBQwTchTxigqRhXREU7BOBT7/FzYTcEDX0O9o4FOyz+ddovE97j",
+	"AcNYwC7M0A+eVKAbMcfmc5ZYa+TOeiI8zlVbmFgyxY2fd0BMVDutJ9DERGyRZEVaYiRuYeN/7IqlXoRU",
+	"IrQd2NeAFfRxF2+NBWzCqPYACx4exvMxG8P0CXeL3Tf38ks7t9Wl75xmmrkL17MbkR3VoQB7XqHjlhv/",
+	"amn63N3fBjbZjkw79/kiwnE5eHHi2hGQpaO74l1iKf9A6OWaKOz0g3RtkO497QICG0/orO+GIKkbX/Ba",
+	"FaznnNcwBdjeQVPYeWfgvvpAE1FYQ4QevvfPIzRvpzdAFrRCcAGCfBMqqANQCG37RPV+VAeYYiy5UsAG",
+	"QjcUqUaooVzWtn3GWer9oYby6HNLypQANXCzoy7ecN/0pNuXvabzrPtC6r1g3mqXM3hqOwTB+wlDdkss",
+	"V2sWr8sjRiCMVPYYf4NY8i1zovsnxHzZhtC8fVT3ZjnYfmJbN6+OxOnXZfK2dQbtM2UO9VHOZA4+YbY5",
+	"/lgkyHfCrVWKmA/PdhGtvEZqmAee14Yc0TzX1YgPJlTZTd4UsFnt42PuSPGpj6w9QKalAqRZFfqH4yvX",
+	"9TxOhfePHtlB87zVC69BL1tvZx20yh4DMq4NZrGGV0a7CQtuzbYc6CD1ZMe7KQ12CPJHFMuDpaNdICpo",
+	"R5pyuyw0exGMHvMDtphrX377lDx59PhLfxM8InEiUxa7AzLRUGErIiuaLLlgQ+tQIKYeSqHYZ8+nIrb9",
+	"wUvc7ZvGaTEeP0zsk/BfLB6RpzJlGpxOmqa+/NARe2uYsIdY4PvV0l0uawKIGL4QUjH/sFmyjcflXwm5",
+	"xmNmc6tLO4zS1mjsoxOyVT0iIs1ct2gqghI9EQmKnwA5slnK9NL+jWIaKrzQVoapqlwUbd/L25e2a45E",
+	"toMaeRlYerliKaeXMPO2ibDYh32/rFEDCXlhCYZmVLEcQjsvv+lg2lgWKyoCgXibZ1RQT4QMtsahREXC",
+	"yswsXxanjnn6SRIlC2NXxiRLiDBzDdCs9k3MlfFqhQM1y1pBcKBlDUqR72vgA4xa64EHHLh9wPIHmgQw",
+	"dMLTMh7996HzAYfPEZPbUtJtDwygOx91uz/fv379wjMAWPEvF80XbKt14dH4Ud3xfXiGgWgMXD1+8iQM",
+	"Y41boTVdVBLWf1GmKU+YvLTxATSPVLHNNmXHkE7x7UJJ//Lyud2fOLAa1luP+hmxWh+2X9ihVM1scURU",
+	"4+yEWb7WfLXa+sK8YsZwsdiZAYjJbUhXiY83NmB4AFxQ1RKrd79us51vyH+++vkn1/ysMCQWRZbBhOxE",
+	"djeGje13jY+nbEbVzvFpfAZ5WuQWWa9myCmLl9fl6bdnvOzJKdDzyiyjuQ4CZphgN6fXsoCamAH45tvq",
+	"jy3XwlV3ep5t3RS8wvf2OpVl+20z+pLRtKNmgfXc5jQs8LV0GPOukOpN4qP2/HypSiDV2Q3ih0H0/eFt",
+	"k6ob3XnXJ8rz0VKBO6M29V7vDvnbFeeCad21Gbmf/a1aVWBxyZIrl/eYU623eSTgAdAq57n7i5mQyAFu",
+	"/8onqupWzWeCuprAl71pOTi7DzbH8cxds7DkCrsLyRGFiDxTI8ApCDdEUdF7ky8n7qltuJUOec8lJgwD",
+	"7jHDi0NaFiOF38uKtI/HD8PzGM5B3+vMyE/OThHAkbQG5Co5wHn0d/nu5nU7PtcdiYAG6kU4Yy8Z6INW",
+	"UtBONbXLW3EdOq9K8rqFL5SnDUdBBiQ/bU5rnyviOstG64wWAimRN60gyUIILI4MyVuFwEpn9ixs/ayN",
+	"dtcNSLsB9XuBx6CjEE5fS9OfmkQdHD73W8adR6bLEfqP1DrYNvev6DVz7BCdgVIkh7D+AL3eSXRQY+s4",
+	"KEQaBEbtkQ0Co/DZnRxq3SQdUAgR+eaco1vih5bMDWjGMikWmhi5BW8MrmoOW4U9wdmG89FqO5zH4fvt",
+	"3LFdlBu35KEPvLF3ffkHgE7wi0cBuGeLz7fq96Hkd18dxn2H3Abez69GE9WmaNdytLtw4T1+MJpPxhfe",
+	"iVS5c794B0pjHFSpr3zdsMi6PStVM3io51aOZbdv9sqnA7Qfa6CydZntCGbRZUGUDBYTImR1LcTemghY",
+	"Da21mEKG8ShM1QS8WgUWicmaKdz6kS2yjcaCX7NLu0VhNRAsj4X/7Qsh4L/gm+6/HccKStlOYpLrMxCL",
+	"ZmZFiX08AEt1enss1Vb1Eq4vEY7iJT1nCorUSnFZPXgWpkEezPlxoxsld473NVpQUhsKHqrb2N9O+zdu",
+	"MDOFgM3LLZ1tp427oZKXnmoc+FItKuwF7t0BxQ3L4oRtW0cptE2V+y+uOUSAfX0PcNURcm3/F+tyRSW6",
+	"qX6Nr/3uV/Li3L7UR6VUPUdfkma1NFXp5Lu+Gewhk9KeTPYex+ZQp3d9t4bCrOlg217fppC9ulPT2IPq",
+	"TJaq13Mif9FMuTBd6ymyUt4+ux0Wray0ue9maR/vErODcuC3DUHfeYDXkHR5bxSrK9OxZb0DEannozcR",
+	"9HoQ6H818VsDimp2rLRBwdKXmhnoVesGD8D9ToruhZJFXsKs9HmZyiAhzQDSBnVbBsJNEBB9ab8Pwf41",
+	"KMIPqWzYio+qvLKyiE9ofPvTxd4IY7GTzzxgsYXT++hD8IzeHFZcFiO5UUUtF/ForajVKddd5fZcXs2H",
+	"Krb3JrpLBlsQ467SeL3k+rY17WRQTaalXuVB+V53X+CuoRQ3lfg7qmZ328pxu+S8R324Uuy7q8PhRnPH",
+	"BeF2bN69EYZu3+2ucgD3gx3Z2jcBwu/Q0TMHdP+AWaJwTwT3JB6tiMfLGyHcu6sy3CnB762zvfd+Ak75",
+	"lwEnTU9M7SG3abX5blWRigwGRe+B9jwxbZjo+4Bb+2jfnRugOhlytXgNS1QZqK0pbdPtmmfdreGw+aKv",
+	"GxxbVfUnUdbTqJ1kb3/D2pCJHmt7k4tZj1aHInjb8/DLjmH6GHB1z/2vAvcvTy8do27OPxmS714+u3j9",
+	"7NXro9okR3WNdEIBhu44crHRGcvkmoxv4mfuvswOBWT7frs2wuY6tyoE1MMvwQ670SOVOapboRYkRGNf",
+	"bIIZtnaA/VK8i4OoMYP1xlqHHUQaOm5q4MctDQ/G5OOzDD2lEBm0c7Nzly7bFvOu0UO3MsJ484J92hWb",
+	"hzhPUihuNq/sdohjxEojF0VbQvSFIDKnvxe+CspRfAFZNfwPuOmekK+xTAnix+AZByA7jhxuX5Y0j9xM",
+	"BdeeW2BELggEPbAG5ZWAzAwsoZISYFOCIgnuy0iGOD6dihYYa0l4Dfx2vDxMljnmsPtDkA36W03p0ph8",
+	"8P49RPIwPzqRwtAE1MpnUqwoF8CbpHQjoSIMzZPgMaveKnPt68nJCTwxCl9uHkMq1OLFi+dWluGVCN1X",
+	"49Oy7eEJExZc9ggi0mme69FUTMXrJdcklUmxYkgeAVODTAZWP1RhlkiE5RrkmiyYYIqWaa92mY4kzfkw",
+	"kSlbQO0bxZOyC1KQZMmRxwrn2UMq/X4DcopYiKkwTBttP+Mgqr4wmDaEG2TZsgNeKLnW1Ukaq1tNCLUC",
+	"yHxbZQ4uOnOY4M1SDQFtmqYsxdJJZVJ1+a7twKzgmR1bTHN+Uv6iRxu6ymIH6ge0ZGYNeUqkYPoYZvWp",
+	"FNdug53Yfw9Ry2cytcd7ZLPXgl6xywTgIAjNPQfKYtu1X355/g1B66Eja5vhz1NBiFNpu3hD8pPEdtFm",
+	"QG1SiBwQUEMEvTuKSK6J5qs82zjMjas6CQAXbRt2HO5lhSK4CpRomM4JRdwG9FxIwgQQlwHC/R9v4pHt",
+	"Cc4x9hGRs6FYQRc93HpIADaMY42BkiSBuT1xcNF/t/YuJkcejn88IbFHdoNbGkf2QzGCUxA+njJ3tYcQ",
+	"7TgieVbgAlXIZwAJyJQh0Z9TL2gKMdQYbWhHqCOtWVxefXhGM7LkVq3mUkFDTfD6sTVcj8djTy1AFU5d",
+	"ifyG+ajrhX/IfmbJaMpUAw8duR44DLX9cB1GPSEUFYhwkUgA9krByBFWojz7qknvQUh8MfyN0OEfZDx8",
+	"QkbkkkzIMD62a3fFchMhB8WauxoPTre9KdC29RH5QS6gL3aKPIbYCf1RXCHC42NMhinNMDAO+FmodNDp",
+	"aq22lS+Uyg3RdKOrbp1j/j2p3qcZYSLNJSxPfLIEEo8/7FKeAK7sDycwJytmDZaOQR7zYpbxBLeBjCfM",
+	"VWTz15g5TZZseDYab5ns9Xo9ovDzSKrFiXtXn/zw/Omzn149g3eqY5XbAy5ePA89isF4dIqPyZwJmvPB",
+	"ZPBwNB49BApps4QN+MTao+vTk+pWcMFMFyAQ4Vch4M7HkZ0g+8ryZUjOzg1YPSiIb/8VQ7yVJktsDTgz",
+	"gXWczDYulW1EfsIKefW3piJkewAQIM1zt7BomWXO3FtY2zwekQu3USlG5myNyS8ldsyNIqcLz6ZQLvhz",
+	"qGLAtbnwdxVeo2CWzsbjAM8E0fjA9PzTEZ2iHet1xQoBMHAGWsKdixZmbfSe30eDR+PTri+UXT75pe63",
+	"4HsP97/3rU/IwTce7X/jJ2m+BXC+feG0xydeYDbOayl/oAr90cc4u7vfe+6sHvqWHjwIa4ZT5RfOULjW",
+	"97dOcMku2w4vWEBRlwTykzor4xxKzjgBi0tAZ67knLsETCnYVBhFhcYQdeQ9JCYqgS7J4etyjn+OXfi6",
+	"Yv9APwVVw0pssoPtCDZVx9QSkjR1sSDZ3dhQawpd+x47+2j8ZCqqRKoReW6dompey9qf6IAkVenJuE2R",
+	"cGYvPMW153zWnTTJ1SMnz1O2yqVhItn8jW0A3eLM/9cy3dyZFgZd9Kfb9/XDjlEFe79lB07v1g502QDB",
+	"1jjzTud7KMjXVSneT9xMjJ/sf+Gpk8X7sisoH6VtaLMr76NqP81zLAq/29C0mpc8j6vDCGZNO1MxFXGV",
+	"8uvY4xqsfCPn+aB2Opomx8BO83wqQn8wTMwuN1RgrfP8UPZs4zZWd3nuS3ZZp6rOT0cgMdOerLotQJ5/",
+	"4vqf5/ek/RVpwy4LkOef9f/e9R+E2Gs/T+10mU1d/z0C5eRdFZp9f+Lc5W7DcIEP6BpcveZC+PtE73nH",
+	"QDUHhGsZo+7VqbDurT3xo2NOrxicwKH0s+PJtG6k54rxjkij8XgqnHXxXYGao2B4tD2LwmPI0lgdBfyz",
+	"jvhuKoQMKCnrVsGN92lZGKNhGtpyYSoGJfs3e5KpgmG1OHhdd6NAD/cC+m9mlD7Q+cDPTtfpoDHxf0YD",
+	"cQ/67kSzusIPdD5ZUtNH39Oqnm7G2vILvoG/B0c7X0PWhzNLxcMbNaDCndf4bq2nMBVxeRvkWP5Lg4El",
+	"aR0BWFy6AnCOpJkU7BzZwbhYTIWvAutqMzI8H0Mulddn4tXZGw38wFrx8PDiZbFF53HMWGr4E1L4zuSh",
+	"NbASlwlQOJNd6UJhDWDo7u8FVp5w/Q0v7fp3b9u6PGq/enOyo8kCQE5/OkNwG4VGufOFjgNt9rzMGBko",
+	"WrblV35j/bBKqul1u4pW7n+LslWfR7Qd7Mwt+3HX0b5FRcuMwE9GQT+Q07+V+tjL6b+7rR0nuWNjRxmj",
+	"2kVuPjv+9+MIWBnZbTX2+gEBsL/d73+FqWieFqJpWMpoAMDNSjhFYEJK41JGF/E+Yqsgpd+1a09v7dsH",
+	"2BKy25Tgsem1r3f3L+3ff6igA87OPcUdfPpId9AhBLttCeFnq3RPVslajNJg7DybIM+aPnnnCNcgEpHn",
+	"Su6KRLxiYI/wlQfa01kZCQFK+24aR0RLdHPkFROOdS4xhwQrL6AtH0JwDbuvojUKjhznQCyAyBx8JKgW",
+	"WL581HBwjlsDD/j0N9DKrUOSrceHcup42mHNyvW4vWv0ofwTnJ8uBwV+jYiQ63L6P9uDewpX4PwTShyf",
+	"oludvZHKdLXDL/k5Zy7NBkG3Q+96eEegBvn1aJacKsOt3gujJ1OBQK3gj+QohAljMYNjRNlRgo5HmLYX",
+	"YUmhMjpZejhcO/eHpSPi0JhAyxp8H8BH9kSGA5gKN4JJiU6C6IYmNEP2IG6wCoYplGBu1zsbj2Fwzg4B",
+	"zMmewQwTI+IpKyo653R1GXYhrneIC0Kz7JxQMRUOe1ibnMq3GnsevTj4/ZKneoen9Q0M88eyrPAnfNdS",
+	"6+o9HcD2xFbrUHMUFZZ6WQFbd5e+2J7eWGesCX7/5K3tPdhCa7W28gR2ukhVXfsd8Cdf8x/rhQO/fUlz",
+	"34J90ozZndGXv58KADphOTNg64dKa4avWMk+EpWl948R9ZFjJYU4oNyPAchsWirMRxCsLX9JWcavmWLp",
+	"pLU0P9zLQCexrjNNr4FPzdpbLVuK1Tt2LWsxfy9oZv27qlYsucAxOY476m0iMDnBoIr8UidUXK65SOU6",
+	"BiQqfIlOBbKUSuVovLAePwBLgoE7oDep2FfgknrFqNBkOrhiLJ+KnC64WEwHtkPuNSwV16gqXVlZrHFf",
+	"x1lORXnYqUE1l3JtPWCH1izP0q6gLQzzssi3ITxIeo7YZ/f0RBczK2IzFuP9+nEXAO2Zr4m//+zsCgTX",
+	"hCMoY+3k5JyMy7A1cOB0Bath3fv5pv2yL9o6XaPPCeqAr6muVZk6B42ez5nC4hGsvoS10uBx14g86cEt",
+	"bgZ+tHLtFMqFabCsBTBJK0Q5I+Awsd5JSoyciroi5JCZw/9gcUTWS45Fs1wJROtWz2mRGXJEsRlscSow",
+	"V+jUCUrb8ICkuja8rTX4kKcFkNQXyEi7tYGFRUrqFaAZ8k0/BTTsUymMklk3B2Su+DU1cOoYQmAUFntr",
+	"xOUCvv/0d8genftOitsjGKz0kSJ3jAeA2IFNjDqdC7ZIK671LRIxPp1b5K4irOQoxmrIVRQAEMDwxwd6",
+	"KnzBy+PISgdskBUuSjmJURspWK2ea20vnQrcTEurXPvkkfElNomWK9/V4xH5rtHnqSivPd3zVgUzNjdE",
+	"Fua8vhVbtc2BGylg2lAMt9cZIyupWJdZxw/vM+s/2y3OVHPrmcRrlR/aTEGj1vEtr0Lroy55w9k1l4Uu",
+	"q/e09aOUrNuaXDcBbg9zGxjXvYyv1dI/RtjCRzS+W6TuH9UaV7Wp91hjs0N1P4NJ7g6UvvAaH1whOeql",
+	"Xah0Z6FCrCgtS0mG0dQoLCxJq9KSED0pr5rRLNZviYKOjLwL5a+hfVH5Mqgb2tUJabWr5Ah+Btu9Fkw1",
+	"S3VGUL3XPTNvqYd5HCGkzT0iqp480GV55Kk4cm8+8KA035emxWRVbeqwDp8+D4tsYgv2Eei054mCdo5H",
+	"BEyx+wWjU64cczQVaEdcJKlZJ9seU+x5pDnIcNNx5xN7HKviP48ikvErBrtcCyIHDl1eJqZiKbO0OnnZ",
+	"d7CXOVPllE2gYkEiRdoFByBHGGF3yW5KA+jFUSNBopjM2s8qGNTBAumfdNzJlUG/l9s2Vz++O76D2vU5",
+	"iH4vZhpWx1nXTju95ROfvIP/veTp+11Yv5dsJa8B9I96WQMA4bK7y60dVnkqjHRZR07xIwdQC5726lpW",
+	"HoDii06hRlPR5iB32FgooQN5rEmlO/E51p331tBZDF+dHmel4vWEUATuAy6qP2+ER6rojL/eO6ojCyDx",
+	"tbwSoFWFfJ+NYK3qLhPqJ73NjLbYspfQjQ5b1nHw2XXT5wXkji/6Hu04h+EtBszmZ3NyP+YEpcjLXh+D",
+	"ElK6dh6zO2vmT5C+II0gJToi9hDvirJbXXSZwZUBKK/hy8TcxuW8DxxeMZbrWqQuiJDiCW9SER/gF/3d",
+	"/RH1JeXrFeWPI38z6AJ+zlGTWVoVkq/VkK+r6HfMPK/oSD/YKapOntu+b1cV6D+ffLZ1gKY1sQovpP2f",
+	"ajqw2i39bfVr4QO1zP6qsEMbGiWQd2qCWEq7mP34QQVsb95XTVLCwM9nYesUto452wuGWLETT0l88u6K",
+	"bcCha4eEW4uGAZOyGpzsIIRqADV9ybgCOLU6AN9/YxuNJRunIv6ff9DhH2/s/xsPn1yOhm/ejaMvHr7/",
+	"S3weRrxoFwNU5E+F/h5iRd9eul644iqEiUQCjsLtDb6Tdag58lu1qElVOK+Pv+Qaf6DJFdt0uExILNXt",
+	"LeXUWBkYTAZds/PxYOTbZQM/Moyhxojebka8YP4r4cnvBVdpPRWXwhFmfARU5bsh4NaGVAz0rcbjJcuz",
+	"OqttVV+GHHlCFF95wvakJCtP9XEjoOerquw0Jx6k9HhcNQvNnI7H47B1B08akae+aoM1LVcsByjAgl8z",
+	"cU7WNbRDGb1C6Loub0vAJQSmoqAakH2ghCZUm/MN7E3JNv+hVLpeKfMjq3S9PEGHTrsp/azTPXS6Rdd6",
+	"6DJmSJ+883yae4I8PqGTlpix2YYoliJhAh7QnHiAV1Byp8KVVWZd2LQ8GDGqMs6UAxxBShme6m1zrMwS",
+	"wZ8zuSBHrrK1faRIWIrRolQfR/VskDIbtIagdDt//aE4mgqIoMQs5R6sF4/INy5nFDDi0BoJsaFhomhn",
+	"DmgnSrGlrHhF9triK1SL83ECLH6kaMrs4D/nWrbnWnaC74CDLFnu2Ru9qsAlkWsrAvyVsluV0YECAT9G",
+	"bWf0QmMlN8x98n/HHTOewHFBKk3sg/a7XE0BlltyOlPtcMk68vdEjZqC8CoVcNHjZKLEGh+QLvWsUrJP",
+	"Sy3ufocNhnpPW2xVP7t1d0Wx+ZzodL9B1GegWL1QvEhOe0PaJXQAKiPRkbt0M162Gv/aVPQjYOuVWfkC",
+	"K9h90heu2MdPmVcJF/+zit8vtZJbhr1RulI19cm7EOf2/gQTEbstALAYbtHAejB0cKfqKY+zDZnZuSRQ",
+	"+lqw9VRgXtU+OxGYmCN3TQpRQMedNBUYk0kUM3jRgbc5JW2vFNmmRpaNdzDW5Xn1/cXw7PEXU7Gkejki",
+	"vwJQ3uUS2p3fMfp6BrjGAHzmJNwaT4XL6+S6bMIRIZMjD4WLXUZZfHxe0j6CQ+b+7qfE86Q/LJvyL2Lp",
+	"cuSQReY4zCUwZRIhpFSVOYRgWfFDSMrukaqxF4gR/HppTBaTo/EECZF3wFKAmvLD5HmGPJudF8ANOOYn",
+	"54wFsxTY6Q9pl2tfxG/sTEK3D3pef1AVKbA+2+EQ8hI5DvknQpLEvuc0zJR6Odq5UL7+vW+srQr++8/7",
+	"yX3sJ8hVSwPrTg+4A6rqgO7IBUMs3zYjczs79lFQhhJ8SFebTtbIgjwoMQLcZP0y/jgis4271vewHgd8",
+	"eaBJDNXgHGwoLLoWu/p/HRj0V76I54eLYtYKvHXo97UrFIwz/5EvNu+Ea7q1SF1r0GPPwaSCqVbxfShE",
+	"uUXgEv65LeOsG9d6PCI/0ZW7NAQS/1q1/anAvdYovloB60LQ2Qpgejoej7v3W6zT+kmfSqCL93QowenZ",
+	"sd256qOfo/k7TgvayVh3QADV8uSdryt2KANrpzbemH3V2/iGGnvC1Vrt0qnoQ7eKfewRc3cj69DMjsKb",
+	"He5sWajtz8OyulMl67P9OSnmjhlWb6LJZd3xXWAx/1A9C6TLbbP7Yei3RVOx5XSR/T5XcKkN0lJDV8Kf",
+	"zsudvupKO3x5p+f2tCq9fv/a/BEYkPv6ka2r/vmGrt11DSdrWypv6scGxfU7NtImm0+lNfVf6poTMpBH",
+	"ZJePOxUXrjIUhNdnG0IFFHhqchf5IW+f2+xBbCq2Ntvo4CD9Afzmn+qu+6G8cDc19+SH9yDc+ROzqv9L",
+	"3Q0EFqWXw7ARyYkWNNdLaTp9hFdGFYkpFIsI1L71YXqXKqHLqwGwhugFyAIu+ksQCHAGIDs4e2sCLh//",
+	"9eMJ4Bi4KDyrTVbSusRAGg2HhgU1bE03x74SpiYhv0713+hxhKwp1m/BSmszNpeKuVA7WrucKmT0cckW",
+	"mBpW5EDlWDWKdxBQu+XCWbeH40eY1BE/nw9/koINf6TGfk9A9ABspxviA0gDAWaW+NlruoirJBMAHPvn",
+	"OjJN2nH3r/zq9TCb+FW3h7n3QuobSI4tzSqGjCvDWhvfTjaRD3oC8ePtQvv5SfwovCnRwE5pyxUaBE3n",
+	"WEKI65oI4CxEmDBYF5r9JC0Pu9BW5Xra1YI6gU2B5KX4NeamfQiOKykU1x4UMv8SAUnpEiC0cVYTxV8j",
+	"v7S1LDtJXhxR9cm7kqn+fYmB3HnQqqrfz4Oq52juKInRbs3kNfNsYp4WzTG5TMU2LZoDGbKgtj5wsSAH",
+	"nzfFTuim4ij2wMgJsX5DfNwku64ZH/e3jvPVj37QPWxPVeK+xWcLCz7cYX2Kn5H6zE2Lm2Y7nTjJ7oKM",
+	"nZMxkm26u1y3ufRm/rozpi+gcCn7ewBvFpJquhf/rMRZTtr6kLWUNZs+H2dDw/cCWT+ULBYYpgkNUjdL",
+	"dtdB9iJNQwy3y6gIjVr17wca8+vRyB2dRuQsIg+jqRiNRqWVWtCcSEXSAkXEniGt1AKznTVhfjuy3eFi",
+	"cdyBZK0Oy/FfETAWVwhYOa9uOTVZLyXyUCmfFFeS9yvmILQtqO/GoRuHOBW+HkDjrvKg8gDnU+HxvJkU",
+	"C0gLoSLgzfV4VZeSFhDhtqaASH0IVPbjWOlP42gdTM09Haz3QGvtwfozrvZeD9ZWRnriatu8QvsfQ/Ay",
+	"u1NkmalnuIElQs+07ibW82PhG/DY7py2OKPaXKrwCJtkdOVdh4aFXrOgcopmv5eWD8YGX6vnnu01fS02",
+	"6Rfo70tGU8zb+jTs0geyMo3B3hOIv5rsDlsTSN2fupbSveTbWy8CaJHnNAiUAek+ava269XItFsympnl",
+	"H52nSx+NAg5+DZ6D/V+E2MqEaUeBosn3r1+/GJHnAb+PkUXioFIpNXQGgPtCMxKD/dr8AYaF6iuyXjKI",
+	"ltWI2xIqsG3PnaQ7IlXfwxg+JI7KfaFDxP1EcE0KVyD440kDSwrFzWYw+cebumzkUpmKGL3Wx0Acysn0",
+	"VDgrZhRPdocbXGMPNHFPkyO7+uU6kZk9HZulTCOiZGHs+QnoAtCvRohz5B8HZnfoQkS+k0QVAljZ7a7k",
+	"e53ILGNWtPWxO71OxQsl7TdYoTHyy97mUnOAN6NF7uQTwQHuFRfb6kmeUQ6Cwt7SFaS3DP6NfP/shxdk",
+	"Js1yc7k0Jr/047400tCM1OcCGc+jnXPi6vuMpuLfyOv/fvFsR+MuUD4VnY+8w8/8x3Tw3bPX00EEX/uP",
+	"aanr00GEn/uPqR31dPCenMJU7QjBRa1BJ1x7F07Yvx6fhmY8s/2qej+XKuj6Ls1Am9XLUpZkTN7ulacp",
+	"eyJ1E2bb48KKt5V3WUAQTeZ6VP5w6X5w9SrxCmHFF9gvlz6ccZae423DmmtGHo8fOnoop/ezjK1IIlNG",
+	"4kLQa8ozOrMnV3D7SMoM5ZkvdQK0k5RnLJ0K4PolR0ghwN3U6uMRgTDnjGbWSisr4CIlRtH5nCdYFABI",
+	"+mm6mQqnwKzLdL/0Qx18YB8FP9JVZ6S5SpAb7ufZRcV8hPvjCbF94WEvh8cvap8toede26kJ9S+8G2Au",
+	"z0VhlvaD1tvFlJlu9hmFnBTUeNcB4qWpTIoVE4YcKZZRw6/ZsXXLC5UNJoMTOKy7DjVbxd05ChQKc/sr",
+	"BccRSLeyUiVLpg3+5ZwI6aDqgrGUwVnA+f/BwLdjqi+qYM8Rpj46ViwdWbXUSKLLlS/PZr/sasEFnyhB",
+	"8O3ZLeUCcaNZNg9f9Oxd2y9euF4E4agyzxJ6GPuQda7knGcsaBZH0NLodyWfr5IZg1J0YftNLmQHybaD",
+	"LkGXQT5OwMC3/SnExUcBIr9eS0ZHZWVfXGgfkw0LVZqWhp+68i4lN2Z5t4UXNRo4+5ZKCmtI50qugjbh",
+	"uqZ9lfwJW64F2JLz4NRje6/o3K6H57CpPu+4Y2oTg975+zfv/38AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -262,6 +262,13 @@ type Authorizer interface {
 	// decisions (catch-up rows, list items) without a query per decision.
 	// problem.ErrUnauthenticated without an actor.
 	ForActor(ctx context.Context) (Decider, error)
+	// MayRead reports whether the grants of a principal who need not be the actor let it
+	// read res (the read action of res's kind, as the policy's visibility rule decides),
+	// ignoring app scopes and devices, which belong to tokens, not principals: whether a
+	// mentioned principal can see the message at all. res's space is looked up like
+	// Authorize does when the caller left it out. It uses the Scope cache, authorizes nothing
+	// and audits nothing.
+	MayRead(ctx context.Context, principalID uuid.UUID, res authorize.Resource) (bool, error)
 }
 
 // Decider decides for one actor against one Scope snapshot; it is short-lived (one request or
@@ -273,6 +280,12 @@ type Decider interface {
 	// in ctx is not consulted) and without rechecking the permission version. A denial is
 	// audited unless authorize.IsFilter(ctx).
 	Authorize(ctx context.Context, action kernel.Action, res authorize.Resource) error
+	// Level is the bound actor's effective role on res: the highest of its grants on the
+	// instance, on res's space and on res's channel, as far as res has them (owner for an
+	// owner); empty for none. It reads only the Scope, so the caller fills res's ancestors
+	// (SpaceID, ChannelID) from the row it loaded. Views show it so that a client can tell a
+	// viewer from a member from an admin.
+	Level(res authorize.Resource) Role
 }
 
 // Grants makes, revokes and lists grants for other modules (direct-message participants, the

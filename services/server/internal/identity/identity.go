@@ -229,14 +229,20 @@ func (s Secret) MarshalJSON() ([]byte, error) { return []byte(`"` + Redacted + `
 func (s Secret) MarshalText() ([]byte, error) { return []byte(Redacted), nil }
 
 // Directory names principals for other modules: envelopes, lists and mentions show a
-// PrincipalRef instead of a bare id. Deactivated principals are still named, since old
-// messages keep their author.
+// PrincipalRef instead of a bare id. Deactivated principals are still named by id, since old
+// messages keep their author; ByHandles, which resolves new mentions, leaves them out.
 type Directory interface {
 	// Ref returns the principal with id; ErrPrincipalNotFound when there is none.
 	Ref(ctx context.Context, id uuid.UUID) (PrincipalRef, error)
 	// Refs returns the principals with the given ids in one query; an id without a principal
 	// is absent from the map. Duplicates and uuid.Nil are allowed.
 	Refs(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]PrincipalRef, error)
+	// ByHandles returns the active principals with the given handles in one query, keyed by
+	// their stored (lower-case) handle: handles are matched case-insensitively. A handle
+	// without a principal, of a deactivated principal, or that is no valid handle at all is
+	// absent from the map; duplicates are allowed. The chat module resolves @handle mentions
+	// with it.
+	ByHandles(ctx context.Context, handles []string) (map[string]PrincipalRef, error)
 }
 
 // Authenticator turns a bearer token into the actor of a request.

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/problem"
@@ -81,16 +80,17 @@ type Versions interface {
 // transaction, tx.ErrNotInCommitPhase inside one but outside its commit-phase hooks): nobody
 // may hold the lock across application work. Lock order: permission_version before event_seq.
 type Counters interface {
-	// QueueAdvanceEventSeq queues into b the UPDATE that advances event_seq by n; the statement
-	// RETURNs the new value and publishes it as the transaction-local setting EventSeqSetting
-	// (`bothy.event_seq`, via set_config(..., true)), so that statements queued after it in the
-	// same batch (the event INSERT, the NOTIFY) read it with current_setting() without naming
-	// instance's schema and without a second round trip. The queued statement yields one row
-	// with one bigint, the new value (the last seq of the n); read it in queue order with
-	// BatchResults.QueryRow, or let BatchResults.Close check that the row exists
-	// (ErrCounterMissing otherwise). b must be sent on the transaction of ctx
-	// (tx.Runner.DB(ctx)). Refuses outside the commit phase; ErrInvalidCount for n < 1.
-	QueueAdvanceEventSeq(ctx context.Context, b *pgx.Batch, n int) error
+	// QueueAdvanceEventSeq queues the UPDATE that advances event_seq by n among the statements
+	// the transaction runner sends together with COMMIT (tx.QueueFinal), so the counter's row
+	// lock is held for no network round trip: it is for a last commit-phase hook (the event
+	// appender's). The statement publishes the new value (the last seq of the n) as the
+	// transaction-local setting EventSeqSetting (`bothy.event_seq`, via set_config(..., true)),
+	// so that the statements queued after it (the event INSERT, the NOTIFY) read it with
+	// current_setting() without naming instance's schema. Nothing comes back: when the counter
+	// row is missing the setting stays unset and the first statement reading it fails in the
+	// server, so the transaction does not commit. Refuses outside a last commit-phase hook
+	// (tx.ErrNoTransaction, tx.ErrNotInCommitPhase); ErrInvalidCount for n < 1.
+	QueueAdvanceEventSeq(ctx context.Context, n int) error
 	// AdvanceEventSeq advances event_seq by n in its own round trip and returns the new value
 	// (the last seq of the n; the first is last-n+1). It publishes EventSeqSetting like
 	// QueueAdvanceEventSeq. Refuses outside the commit phase; ErrInvalidCount for n < 1.

@@ -11,9 +11,11 @@ import (
 	agentspg "bothy.example.com/server/internal/agents/adapters/postgres"
 	agentsapp "bothy.example.com/server/internal/agents/app"
 	authzhttp "bothy.example.com/server/internal/authz/adapters/httpapi"
-	"bothy.example.com/server/internal/authz/adapters/nochat"
 	authzpg "bothy.example.com/server/internal/authz/adapters/postgres"
 	authzapp "bothy.example.com/server/internal/authz/app"
+	chathttp "bothy.example.com/server/internal/chat/adapters/httpapi"
+	chatpg "bothy.example.com/server/internal/chat/adapters/postgres"
+	chatapp "bothy.example.com/server/internal/chat/app"
 	identityhttp "bothy.example.com/server/internal/identity/adapters/httpapi"
 	identitypg "bothy.example.com/server/internal/identity/adapters/postgres"
 	identityapp "bothy.example.com/server/internal/identity/app"
@@ -22,13 +24,21 @@ import (
 	"bothy.example.com/server/internal/kernel/clock"
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/kernel/tx"
+	synchttp "bothy.example.com/server/internal/sync/adapters/httpapi"
+	"bothy.example.com/server/internal/sync/adapters/noruns"
+	syncpg "bothy.example.com/server/internal/sync/adapters/postgres"
+	syncapp "bothy.example.com/server/internal/sync/app"
 )
 
-// accessConfig is every key of the identity and authz modules the process reads.
+// accessConfig is every key of the identity, authz and chat modules and of sync's personal
+// data and catch-up the process reads.
 type accessConfig struct {
 	identity       identityapp.Config
 	scopeCacheSize int
 	grantsPageSize int
+	chat           chatapp.Config
+	personal       syncapp.PersonalConfig
+	catchUp        syncapp.CatchUpConfig
 }
 
 // readAccessConfig reads the keys; bad values are collected in cfg.Err.
@@ -37,14 +47,19 @@ func readAccessConfig(cfg *config.Config) accessConfig {
 		identity:       identityapp.ConfigFrom(cfg),
 		scopeCacheSize: cfg.Int(authzapp.KeyScopeCacheSize),
 		grantsPageSize: cfg.Int(authzapp.KeyGrantsPageSize),
+		chat:           chatapp.ConfigFrom(cfg),
+		personal:       syncapp.PersonalConfigFrom(cfg),
+		catchUp:        syncapp.CatchUpConfigFrom(cfg),
 	}
 }
 
 // validate rejects values the keys' types allow but the modules cannot work
 // with, naming the key.
 func (c accessConfig) validate() error {
-	if err := c.identity.Validate(); err != nil {
-		return fmt.Errorf("configuration: %w", err)
+	for _, err := range []error{c.identity.Validate(), c.chat.Validate(), c.personal.Validate(), c.catchUp.Validate()} {
+		if err != nil {
+			return fmt.Errorf("configuration: %w", err)
+		}
 	}
 	switch {
 	case c.scopeCacheSize < 1:
@@ -55,13 +70,17 @@ func (c accessConfig) validate() error {
 	return nil
 }
 
-// access is the identity, authz, agents and instance-flag modules as one
-// process uses them: who is asking, may they, and the operations built on
-// that. Every handler gets the one Authorizer.
+// access is the identity, authz, agents, chat and instance-flag modules and
+// sync's personal data as one process uses them: who is asking, may they,
+// and the operations built on that. Every handler gets the one Authorizer.
 type access struct {
 	identity  *identityapp.Service
 	bootstrap *authzapp.Bootstrapper
 	flags     *instanceapp.Flags
+	chat      *chatapp.Service
+	personal  *syncapp.Personal
+	grants    *authzapp.Grants
+	agents    *agentsapp.Service
 	handlers  accessHandlers
 }
 
@@ -72,13 +91,21 @@ type accessHandlers struct {
 	authz    *authzhttp.Server
 	agents   *agentshttp.Server
 	instance *instancehttp.Server
+	chat     *chathttp.Server
+	personal *synchttp.Server
 }
 
 // newAccess builds the modules over the event log's instance store and
 // appender, binding their ports:
-//   - authz's ChannelDirectory to nochat.Directory, which truthfully reports
-//     that no space and no channel exist until the chat module implements
-//     the port (docs/DECISIONS.md);
+//   - authz's ChannelDirectory to the chat module's store (which channels
+//     and spaces exist, which space each channel lies in); the chat use cases
+//     come after authz, whose Authorizer and Grants they use;
+//   - sync's Places (where a thread or channel of personal data lies) to the
+//     chat use cases' Threads.Get and Channels.Get;
+//   - sync's catch-up to the log reader, the instance's versions, the
+//     Authorizer and identity's Directory; its snapshot to those, the chat
+//     listings and counters, personal data, agents, flags and the noruns
+//     adapter (no runs exist yet, so active_runs is empty);
 //   - identity's Principals, Tokens and Directory into authz (the owner
 //     bootstrap, grantee checks) and agents (the agent's principal, names);
 //   - the Authorizer into every handler and into agents' list filter;
@@ -97,7 +124,8 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 	}
 
 	grantStore := authzpg.New(runner)
-	directory := nochat.Directory{}
+	chatStore := chatpg.New(runner)
+	directory := chatStore
 	authorizer, err := authzapp.NewAuthorizer(authzapp.AuthorizerDeps{
 		Grants:     grantStore,
 		Versions:   log.instance,
@@ -146,10 +174,69 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		return access{}, fmt.Errorf("agents: %w", err)
 	}
 
+	chatService, err := chatapp.New(chatapp.Deps{
+		Store:      chatStore,
+		Tx:         runner,
+		Appender:   log.appender,
+		Redactor:   log.appender,
+		Authorizer: authorizer,
+		Grants:     grants,
+		Principals: ids,
+		Clock:      clk,
+		Config:     c.chat,
+	})
+	if err != nil {
+		return access{}, fmt.Errorf("chat: %w", err)
+	}
+	personal, err := syncapp.NewPersonal(syncapp.PersonalDeps{
+		Runner:     runner,
+		Store:      syncpg.NewPersonalStore(runner),
+		Places:     chatPlaces{threads: chatService.Threads(), channels: chatService.Channels()},
+		Authorizer: authorizer,
+		Appender:   log.appender,
+		Clock:      clk,
+		Config:     c.personal,
+	})
+	if err != nil {
+		return access{}, fmt.Errorf("personal data: %w", err)
+	}
+	catchUp, err := syncapp.NewCatchUp(syncapp.CatchUpDeps{
+		Log:        syncpg.NewReader(runner),
+		Versions:   log.instance,
+		Authorizer: authorizer,
+		Directory:  ids,
+		Config:     c.catchUp,
+	})
+	if err != nil {
+		return access{}, fmt.Errorf("catch-up: %w", err)
+	}
+	flags := instanceapp.NewFlags(runner, log.instance, log.appender)
+	snapshot, err := syncapp.NewSnapshot(syncapp.SnapshotDeps{
+		Versions:   log.instance,
+		Authorizer: authorizer,
+		Principals: ids,
+		Instance:   log.instance,
+		Spaces:     chatService.Spaces(),
+		Channels:   chatService.Channels(),
+		Threads:    chatService.Threads(),
+		Mentions:   chatService.Mentions(),
+		Personal:   personal,
+		Agents:     agentService,
+		Flags:      flags,
+		Runs:       noruns.New(),
+	})
+	if err != nil {
+		return access{}, fmt.Errorf("snapshot: %w", err)
+	}
+
 	a := access{
 		identity:  ids,
 		bootstrap: bootstrap,
-		flags:     instanceapp.NewFlags(runner, log.instance, log.appender),
+		flags:     flags,
+		chat:      chatService,
+		personal:  personal,
+		grants:    grants,
+		agents:    agentService,
 	}
 	var errs []error
 	a.handlers.identity, err = identityhttp.New(identityhttp.Deps{
@@ -180,6 +267,22 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 	if err != nil {
 		err = fmt.Errorf("instance http: %w", err)
 	}
+	errs = append(errs, err)
+	a.handlers.chat, err = chathttp.New(chathttp.Deps{
+		Authorizer:       authorizer,
+		Spaces:           chatService.Spaces(),
+		Channels:         chatService.Channels(),
+		Threads:          chatService.Threads(),
+		Messages:         chatService.Messages(),
+		MessagesPageSize: c.chat.MessagesPageSize,
+	})
+	errs = append(errs, err)
+	a.handlers.personal, err = synchttp.New(synchttp.Deps{
+		Authorizer: authorizer,
+		Personal:   personal,
+		CatchUp:    catchUp,
+		Snapshot:   snapshot,
+	})
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return access{}, err

@@ -74,6 +74,11 @@ func TestNewRejects(t *testing.T) {
 			want:    "instance.name",
 		},
 		{
+			name:    "idempotency keys that never live",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_HTTP_IDEMPOTENCY_TTL=0s"},
+			want:    "http.idempotency_ttl",
+		},
+		{
 			name:    "tail without batches",
 			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_SYNC_TAIL_BATCH_SIZE=0"},
 			want:    "sync.tail_batch_size",

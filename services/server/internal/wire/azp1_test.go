@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -75,6 +76,10 @@ type world struct {
 	// others hold no grant at all: what they may do is what the policy gives
 	// every principal of their kind.
 	others []principal
+	// chat are the ids of a space, a channel, a thread and its first message
+	// Alex made, by path parameter name: requests about them reach the use
+	// cases' authorization (a random id would answer 404 before it).
+	chat map[string]uuid.UUID
 }
 
 // newWorld wires an App and creates, through the API as Alex (the owner
@@ -141,6 +146,22 @@ func newWorld(t *testing.T) *world {
 		token: w.issue(t, sam.ID, `{"device_name":"Sam's phone","device_status":"pending"}`),
 		actor: actor.Actor{PrincipalID: sam.ID, Kind: actor.KindPerson, DevicePending: true},
 	})
+
+	var space, channel struct {
+		ID uuid.UUID `json:"id"`
+	}
+	var thread struct {
+		ID           uuid.UUID `json:"id"`
+		FirstMessage struct {
+			ID uuid.UUID `json:"id"`
+		} `json:"first_message"`
+	}
+	w.call(t, w.alex, http.MethodPost, "/api/v1/spaces", `{"name":"Support"}`, http.StatusCreated, &space)
+	w.call(t, w.alex, http.MethodPost, "/api/v1/spaces/"+space.ID.String()+"/channels", `{"name":"tickets"}`, http.StatusCreated, &channel)
+	w.call(t, w.alex, http.MethodPost, "/api/v1/channels/"+channel.ID.String()+"/threads", `{"title":"Printer","content_md":"The printer is jammed"}`, http.StatusCreated, &thread)
+	w.chat = map[string]uuid.UUID{
+		"space_id": space.ID, "channel_id": channel.ID, "thread_id": thread.ID, "message_id": thread.FirstMessage.ID,
+	}
 	return w
 }
 
@@ -311,7 +332,7 @@ func TestAZP1(t *testing.T) {
 			// says so).
 			rejectedHere := 0
 			for _, p := range w.others {
-				ids := map[string]uuid.UUID{}
+				ids := maps.Clone(w.chat)
 				req := o.request(t, w.env.Client, "Bearer "+p.token, ids, nil)
 				reqID := "azp1-" + uuid.NewString()
 				req.Header.Set(correlation.Header, reqID)

@@ -19,9 +19,11 @@ import (
 )
 
 // eventLogConfig is every key of the instance and sync modules the process
-// reads.
+// reads, and http.idempotency_ttl, the age at which the instance module's
+// idempotency keys expire.
 type eventLogConfig struct {
 	instanceName        string
+	idempotencyTTL      time.Duration
 	partitions          syncpg.PartitionConfig
 	append              syncpg.AppendConfig
 	tailPollInterval    time.Duration
@@ -33,6 +35,7 @@ type eventLogConfig struct {
 func readEventLogConfig(cfg *config.Config) eventLogConfig {
 	return eventLogConfig{
 		instanceName:        cfg.String(KeyInstanceName),
+		idempotencyTTL:      cfg.Duration(config.HTTPIdempotencyTTL),
 		partitions:          syncpg.PartitionConfigFrom(cfg),
 		append:              syncpg.AppendConfigFrom(cfg),
 		tailPollInterval:    cfg.Duration(syncapp.KeyTailPollInterval),
@@ -47,6 +50,8 @@ func (c eventLogConfig) validate() error {
 	switch {
 	case c.instanceName == "":
 		return fmt.Errorf("configuration: %s is empty", KeyInstanceName.Name)
+	case c.idempotencyTTL <= 0:
+		return fmt.Errorf("configuration: %s is %v, want more than 0", config.HTTPIdempotencyTTL.Name, c.idempotencyTTL)
 	case c.tailPollInterval <= 0:
 		return fmt.Errorf("configuration: %s is %v, want more than 0", syncapp.KeyTailPollInterval.Name, c.tailPollInterval)
 	case c.tailBatchSize < 1:
@@ -66,6 +71,8 @@ func (c eventLogConfig) validate() error {
 // eventLog is the instance and sync modules as one process uses them.
 type eventLog struct {
 	instance            *instancepg.Store
+	idempotency         *instancepg.IdempotencyKeys
+	idempotencyTTL      time.Duration
 	appender            *syncpg.Appender
 	tail                *syncapp.Tail
 	maintenance         *syncapp.Maintenance
@@ -75,7 +82,7 @@ type eventLog struct {
 // newEventLog builds the instance store, the appender bound to its counters
 // (with its admission limit), the log tail (reader, head and a LISTEN
 // connection of its own, built from the pool's connection settings) and the
-// maintenance use case.
+// maintenance use case, whose runs also purge expired idempotency keys.
 func newEventLog(pool *pgxpool.Pool, runner *tx.Runner, clk clock.Clock, logger *slog.Logger, c eventLogConfig) (eventLog, error) {
 	store := instancepg.New(runner)
 	partitions, err := syncpg.NewPartitions(pool, c.partitions)
@@ -98,11 +105,15 @@ func newEventLog(pool *pgxpool.Pool, runner *tx.Runner, clk clock.Clock, logger 
 	if err != nil {
 		return eventLog{}, fmt.Errorf("configuration: %w", err)
 	}
+	keys := instancepg.NewIdempotencyKeys(runner)
+	upkeep := upkeepAndPurge{partitions: partitions, keys: keys, ttl: c.idempotencyTTL, logger: logger}
 	return eventLog{
 		instance:            store,
+		idempotency:         keys,
+		idempotencyTTL:      c.idempotencyTTL,
 		appender:            appender,
 		tail:                tail,
-		maintenance:         syncapp.NewMaintenance(partitions, clk, logger),
+		maintenance:         syncapp.NewMaintenance(upkeep, clk, logger),
 		maintenanceInterval: c.maintenanceInterval,
 	}, nil
 }

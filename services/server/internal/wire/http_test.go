@@ -74,7 +74,7 @@ func TestProblemResponses(t *testing.T) {
 		wantAllow string
 	}{
 		{name: "unknown path", method: "GET", path: "/no/such/path", status: 404, code: "not_found"},
-		{name: "unknown api path", method: "GET", path: "/api/v1/spaces", status: 404, code: "not_found"},
+		{name: "unknown api path", method: "GET", path: "/api/v1/no-such-collection", status: 404, code: "not_found"},
 		{name: "wrong method", method: "POST", path: "/healthz", status: 405, code: "method_not_allowed", wantAllow: "GET"},
 		{name: "wrong method on an operation that needs a token", method: "DELETE", path: "/api/v1/me", status: 405, code: "method_not_allowed", wantAllow: "GET"},
 		{name: "unknown path under an operation that needs a token", method: "GET", path: "/api/v1/me/nothing", status: 404, code: "not_found"},

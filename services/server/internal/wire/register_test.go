@@ -141,6 +141,9 @@ func (o apiOperation) target(t *testing.T, ids map[string]uuid.UUID) string {
 		if p == nil {
 			t.Fatalf("%s: path parameter %s is not declared", o.ID, name)
 		}
+		if id, ok := ids[name]; ok && id != uuid.Nil {
+			return id.String()
+		}
 		v := sampleScalar(p.Schema)
 		if id, err := uuid.Parse(v); err == nil && ids != nil {
 			ids[name] = id

@@ -25,7 +25,11 @@ type routerDeps struct {
 	// authenticate runs around every generated operation (see
 	// authenticateOperations); nil authenticates nothing (router tests).
 	authenticate apigen.MiddlewareFunc
-	mount        func(chi.Router)
+	// idempotency runs around every generated operation inside
+	// authenticate, so it sees the actor (httpmw.Idempotency, which acts on
+	// POST only); nil means none (router tests).
+	idempotency apigen.MiddlewareFunc
+	mount       func(chi.Router)
 }
 
 // newRouter builds the HTTP handler. Middleware order, outermost first:
@@ -51,7 +55,13 @@ func newRouter(d routerDeps) http.Handler {
 		RequestErrorHandlerFunc:  requestError,
 		ResponseErrorHandlerFunc: responseError,
 	})
+	// The generated wrapper applies the slice in order, each entry wrapping
+	// the ones before it, so the last entry runs first: idempotency comes
+	// before authenticate to run inside it, with the actor in the context.
 	var middlewares []apigen.MiddlewareFunc
+	if d.idempotency != nil {
+		middlewares = append(middlewares, d.idempotency)
+	}
 	if d.authenticate != nil {
 		middlewares = append(middlewares, d.authenticate)
 	}

@@ -8,10 +8,12 @@ import (
 	agentshttp "bothy.example.com/server/internal/agents/adapters/httpapi"
 	"bothy.example.com/server/internal/apigen"
 	authzhttp "bothy.example.com/server/internal/authz/adapters/httpapi"
+	chathttp "bothy.example.com/server/internal/chat/adapters/httpapi"
 	identityhttp "bothy.example.com/server/internal/identity/adapters/httpapi"
 	instancehttp "bothy.example.com/server/internal/instance/adapters/httpapi"
 	"bothy.example.com/server/internal/kernel/migrate"
 	"bothy.example.com/server/internal/ops"
+	synchttp "bothy.example.com/server/internal/sync/adapters/httpapi"
 )
 
 // server is the one strict server: it embeds each module's handler type,
@@ -27,6 +29,8 @@ type server struct {
 	*authzServer
 	*agentsServer
 	*instanceServer
+	*chatServer
+	*personalServer
 }
 
 // The modules' handler types under names that can be embedded side by side.
@@ -35,6 +39,8 @@ type (
 	authzServer    = authzhttp.Server
 	agentsServer   = agentshttp.Server
 	instanceServer = instancehttp.Server
+	chatServer     = chathttp.Server
+	personalServer = synchttp.Server
 )
 
 var _ apigen.StrictServerInterface = (*server)(nil)

@@ -23,6 +23,7 @@ import (
 	agentspg "bothy.example.com/server/internal/agents/adapters/postgres"
 	"bothy.example.com/server/internal/apigen"
 	authzpg "bothy.example.com/server/internal/authz/adapters/postgres"
+	chatpg "bothy.example.com/server/internal/chat/adapters/postgres"
 	identityhttp "bothy.example.com/server/internal/identity/adapters/httpapi"
 	identitypg "bothy.example.com/server/internal/identity/adapters/postgres"
 	"bothy.example.com/server/internal/instance"
@@ -36,6 +37,7 @@ import (
 	syncmod "bothy.example.com/server/internal/sync"
 	syncpg "bothy.example.com/server/internal/sync/adapters/postgres"
 	syncapp "bothy.example.com/server/internal/sync/app"
+	syncdomain "bothy.example.com/server/internal/sync/domain"
 )
 
 // The roles a process can serve (bothy serve --roles). The gateway role
@@ -64,6 +66,7 @@ func Migrations() []migrate.Set {
 		identitypg.Migrations(),
 		authzpg.Migrations(),
 		agentspg.Migrations(),
+		chatpg.Migrations(),
 		syncpg.Migrations(),
 	}
 }
@@ -232,8 +235,11 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 			authzServer:    a.handlers.authz,
 			agentsServer:   a.handlers.agents,
 			instanceServer: a.handlers.instance,
+			chatServer:     a.handlers.chat,
+			personalServer: a.handlers.personal,
 		},
 		authenticate: authenticateOperations(public, identityhttp.Authenticate(a.identity)),
+		idempotency:  a.idempotent(a.tx, a.clock),
 		mount:        opts.Mount,
 	})
 	return a, nil
@@ -318,6 +324,15 @@ func (a *App) FlushTokenUse(ctx context.Context) error {
 // and subscribe with Subscribe. Run may be called once.
 func (a *App) Tail() *syncapp.Tail {
 	return a.tail
+}
+
+// EventsAfter returns at most limit events of the log with a seq above
+// after, in seq order, as stored (a redacted event's payload reduced to its
+// ids), through the sync module's reader. It is how integration tests check
+// what an operation appended: no package outside sync may name sync's
+// tables in SQL (make register-check). Errors as syncpg.Reader.EventsAfter.
+func (a *App) EventsAfter(ctx context.Context, after int64, limit int) ([]syncdomain.StoredEvent, error) {
+	return syncpg.NewReader(a.tx).EventsAfter(ctx, after, limit)
 }
 
 // Maintain runs one partition upkeep of the event log at the App's clock's

@@ -328,6 +328,89 @@ func TestForActorDecidesWithOneScope(t *testing.T) {
 	}
 }
 
+func TestDeciderLevel(t *testing.T) {
+	t.Parallel()
+	space, channel, other, dm := uuid.New(), uuid.New(), uuid.New(), uuid.New()
+	w := newWorld(t, 10,
+		grantOf(sam, kernel.ResourceInstance, instID, authz.RoleViewer),
+		grantOf(sam, kernel.ResourceSpace, space, authz.RoleMember),
+		grantOf(sam, kernel.ResourceChannel, channel, authz.RoleAdmin),
+		grantOf(robin, kernel.ResourceChannel, other, authz.RoleMember),
+		grantOf(alex, kernel.ResourceInstance, instID, authz.RoleOwner),
+	)
+	tests := []struct {
+		name string
+		who  uuid.UUID
+		res  authorize.Resource
+		want authz.Role
+	}{
+		{"instance", sam, authorize.Instance(), authz.RoleViewer},
+		{"space grant above the instance's", sam, authorize.Resource{Kind: kernel.ResourceSpace, ID: space, SpaceID: space}, authz.RoleMember},
+		{"another space: the instance's", sam, authorize.Resource{Kind: kernel.ResourceSpace, ID: uuid.New()}, authz.RoleViewer},
+		{"channel grant", sam, authorize.Resource{Kind: kernel.ResourceChannel, ID: channel, ChannelID: channel, SpaceID: space}, authz.RoleAdmin},
+		{"thread in a channel of the space", sam, authorize.Resource{Kind: kernel.ResourceThread, ID: uuid.New(), ChannelID: uuid.New(), SpaceID: space}, authz.RoleMember},
+		{"direct message without grant", sam, authorize.Resource{Kind: kernel.ResourceChannel, ID: dm, ChannelID: dm}, authz.RoleViewer},
+		{"owner", alex, authorize.Resource{Kind: kernel.ResourceChannel, ID: dm, ChannelID: dm}, authz.RoleOwner},
+		{"space seen through a channel only", robin, authorize.Resource{Kind: kernel.ResourceSpace, ID: space, SpaceID: space}, ""},
+		{"nothing", robin, authorize.Resource{Kind: kernel.ResourceChannel, ID: channel, SpaceID: space}, ""},
+	}
+	for _, tc := range tests {
+		dec, err := w.auth.ForActor(as(tc.who))
+		if err != nil {
+			t.Fatalf("ForActor: %v", err)
+		}
+		if got := dec.Level(tc.res); got != tc.want {
+			t.Errorf("%s: Level = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestMayRead(t *testing.T) {
+	t.Parallel()
+	space, inSpace, channel, dm := uuid.New(), uuid.New(), uuid.New(), uuid.New()
+	w := newWorld(t, 10,
+		grantOf(sam, kernel.ResourceSpace, space, authz.RoleViewer),
+		grantOf(robin, kernel.ResourceChannel, channel, authz.RoleMember),
+		grantOf(robin, kernel.ResourceChannel, dm, authz.RoleMember),
+	)
+	w.dir.addChannel(inSpace, space)
+	w.dir.addChannel(channel, uuid.New())
+	w.dir.addChannel(dm, uuid.Nil)
+	// The asking actor is an app without scopes whose device is pending: none of that is the
+	// mentioned principal's.
+	ctx := actor.With(context.Background(), actor.Actor{PrincipalID: alex, Kind: actor.KindApp, DevicePending: true})
+	tests := []struct {
+		name string
+		who  uuid.UUID
+		res  authorize.Resource
+		want bool
+	}{
+		{"channel of a granted space, space named", sam, authorize.Resource{Kind: kernel.ResourceChannel, ID: inSpace, SpaceID: space}, true},
+		{"channel of a granted space, space looked up", sam, authorize.Resource{Kind: kernel.ResourceChannel, ID: inSpace}, true},
+		{"thread of it", sam, authorize.Resource{Kind: kernel.ResourceThread, ID: uuid.New(), ChannelID: inSpace}, true},
+		{"another channel", sam, authorize.Resource{Kind: kernel.ResourceChannel, ID: channel}, false},
+		{"granted channel", robin, authorize.Resource{Kind: kernel.ResourceChannel, ID: channel}, true},
+		{"direct message", robin, authorize.Resource{Kind: kernel.ResourceChannel, ID: dm, ChannelID: dm}, true},
+		{"direct message of others", sam, authorize.Resource{Kind: kernel.ResourceChannel, ID: dm, ChannelID: dm}, false},
+		{"the instance", alex, authorize.Instance(), true},
+	}
+	for _, tc := range tests {
+		got, err := w.auth.MayRead(ctx, tc.who, tc.res)
+		if err != nil {
+			t.Fatalf("%s: MayRead: %v", tc.name, err)
+		}
+		if got != tc.want {
+			t.Errorf("%s: MayRead = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if got := w.denials(t, kernel.ActionChannelRead, "not_found"); got != 0 {
+		t.Errorf("MayRead audited %v denials, want none", got)
+	}
+	if got := w.logs.lines(t); len(got) != 0 {
+		t.Errorf("MayRead logged %v, want nothing", got)
+	}
+}
+
 func TestRevokedGrantTakesEffectWithTheNextVersion(t *testing.T) {
 	t.Parallel()
 	channel := uuid.New()

@@ -36,9 +36,8 @@ type GrantStore interface {
 }
 
 // ChannelDirectory tells authz which channels and spaces exist and which space each channel
-// lies in, without authz reading chat's tables (spec 01). The chat module implements it; until
-// chat exists, the composition root binds adapters/nochat, which truthfully reports that no
-// space and no channel exist.
+// lies in, without authz reading chat's tables (spec 01). The chat module implements it
+// (chat.Directory, on its PostgreSQL store), and the composition root binds it.
 type ChannelDirectory interface {
 	// SpacesOfChannels maps each of the channels to its space, in one query. Channels of no
 	// space (direct messages) and unknown channels are absent.

@@ -244,6 +244,36 @@ func TestRefs(t *testing.T) {
 	}
 }
 
+func TestByHandles(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, testTTL)
+	ctx := t.Context()
+	alex, sam, robin := e.person(t, "alex"), e.person(t, "sam"), e.person(t, "robin")
+	e.store.deactivate(robin.ID, start)
+
+	refs, err := e.svc.ByHandles(ctx, []string{"alex", "SAM", "Alex", "robin", "nobody", "-not a handle-", ""})
+	if err != nil {
+		t.Fatalf("ByHandles: %v", err)
+	}
+	if len(refs) != 2 || refs["alex"] != alex.Ref() || refs["sam"] != sam.Ref() {
+		t.Errorf("ByHandles = %v, want alex and sam only (robin is deactivated)", refs)
+	}
+	if n := e.store.count("ActiveByHandles"); n != 1 {
+		t.Errorf("store ActiveByHandles calls = %d, want 1", n)
+	}
+	refs, err = e.svc.ByHandles(ctx, []string{"x", "@alex"})
+	if err != nil || len(refs) != 0 || refs == nil {
+		t.Errorf("ByHandles(invalid handles) = %v, %v; want an empty map", refs, err)
+	}
+	if n := e.store.count("ActiveByHandles"); n != 1 {
+		t.Errorf("store ActiveByHandles calls = %d, want still 1 (nothing to look up)", n)
+	}
+	e.store.fail("ActiveByHandles", errDB)
+	if _, err := e.svc.ByHandles(ctx, []string{"sam"}); !errors.Is(err, errDB) {
+		t.Errorf("ByHandles with a failing store: err = %v, want the store's", err)
+	}
+}
+
 func TestIssue(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, testTTL)

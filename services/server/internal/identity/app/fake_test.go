@@ -101,6 +101,21 @@ func (f *fakeStore) Refs(_ context.Context, ids []uuid.UUID) ([]identity.Princip
 	return out, nil
 }
 
+func (f *fakeStore) ActiveByHandles(_ context.Context, handles []string) ([]identity.PrincipalRef, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("ActiveByHandles"); err != nil {
+		return nil, err
+	}
+	var out []identity.PrincipalRef
+	for _, p := range f.principals {
+		if slices.Contains(handles, p.Handle) && p.DeactivatedAt.IsZero() {
+			out = append(out, p.Ref())
+		}
+	}
+	return out, nil
+}
+
 func (f *fakeStore) InsertDevice(_ context.Context, d identity.Device) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

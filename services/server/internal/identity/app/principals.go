@@ -92,3 +92,31 @@ func (s *Service) Refs(ctx context.Context, idList []uuid.UUID) (map[uuid.UUID]i
 	}
 	return out, nil
 }
+
+// ByHandles implements identity.Directory. Each handle is brought to its stored form (lower
+// case) and dropped when it is no valid handle, duplicates are dropped, and what is left is
+// looked up in one query; with nothing left there is no query at all.
+func (s *Service) ByHandles(ctx context.Context, handles []string) (map[string]identity.PrincipalRef, error) {
+	seen := make(map[string]struct{}, len(handles))
+	unique := make([]string, 0, len(handles))
+	for _, h := range handles {
+		stored, ok := domain.NormalizeHandle(h)
+		if _, dup := seen[stored]; !ok || dup {
+			continue
+		}
+		seen[stored] = struct{}{}
+		unique = append(unique, stored)
+	}
+	out := make(map[string]identity.PrincipalRef, len(unique))
+	if len(unique) == 0 {
+		return out, nil
+	}
+	refs, err := s.store.ActiveByHandles(ctx, unique)
+	if err != nil {
+		return nil, fmt.Errorf("identity: principals by handle: %w", err)
+	}
+	for _, r := range refs {
+		out[r.Handle] = r
+	}
+	return out, nil
+}

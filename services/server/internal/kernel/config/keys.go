@@ -10,6 +10,11 @@ var (
 	// cannot exhaust memory.
 	HTTPMaxBodyBytes = Define("http.max_body_bytes", KindBytes, "1048576",
 		"largest accepted request body; larger bodies get 413 payload_too_large")
+	// HTTPIdempotencyTTL is how long a POST's Idempotency-Key is remembered
+	// (httpmw.Idempotency): long enough for a mobile client to retry after a
+	// network outage, short enough that the stored responses stay few.
+	HTTPIdempotencyTTL = Define("http.idempotency_ttl", KindDuration, "24h",
+		"how long the response of a POST with an Idempotency-Key is kept and replayed to a retry with that key; expired keys are deleted by the maintenance (more than 0)")
 	// HTTPReadHeaderTimeout bounds header reading, against slowloris clients.
 	HTTPReadHeaderTimeout = Define("http.read_header_timeout", KindDuration, "10s",
 		"time allowed to read request headers")

@@ -1,7 +1,8 @@
 // Package httpmw holds the HTTP middleware every bothy server runs, so that
-// request ids, body limits, panic handling and access logs behave the same
-// on every route. The composition root chains them as Recover, RequestID,
-// AccessLog, BodyLimit, then the router.
+// request ids, body limits, panic handling, access logs and idempotent
+// retries behave the same on every route. The composition root chains them
+// as Recover, RequestID, AccessLog, BodyLimit, then the router; Idempotency
+// runs per operation, inside authentication, because the actor owns the key.
 package httpmw
 
 import (

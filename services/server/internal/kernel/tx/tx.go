@@ -84,7 +84,10 @@ type phaseKey struct{}
 // mutex guards registrations from goroutines of fn; the pgx.Tx itself is not safe for
 // concurrent use.
 type state struct {
-	tx pgx.Tx
+	conn *pgxpool.Conn
+	tx   pgx.Tx
+	// final is the batch sent together with COMMIT (QueueFinal); nil when no hook queued a statement.
+	final *pgx.Batch
 
 	mu     sync.Mutex
 	hooks  []func(ctx context.Context) error
@@ -121,11 +124,16 @@ func (r *Runner) RunInTx(ctx context.Context, fn func(ctx context.Context) error
 	if s := from(ctx); s != nil && s.open() {
 		return fn(ctx)
 	}
-	pgtx, err := r.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	conn, err := r.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("tx: begin: %w", err)
 	}
-	s := &state{tx: pgtx}
+	pgtx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	if err != nil {
+		conn.Release()
+		return fmt.Errorf("tx: begin: %w", err)
+	}
+	s := &state{conn: conn, tx: pgtx}
 	// After a panic's rollback too; a no-op once the OnEnd functions ran.
 	defer s.end(ctx)
 	after, err := s.run(context.WithValue(ctx, stateKey{}, s), fn)
@@ -157,12 +165,30 @@ func (s *state) run(ctx context.Context, fn func(ctx context.Context) error) (af
 	s.done = true
 	after = s.after
 	s.mu.Unlock()
-	if err := s.tx.Commit(ctx); err != nil {
-		// A failed COMMIT ends the transaction in pgx; the rollback is for safety only.
+	if err := s.commit(ctx); err != nil {
+		// A failed COMMIT ends the transaction; the rollback is for a final batch whose
+		// statement failed before its COMMIT ran, which leaves the transaction aborted.
 		_ = s.rollback(ctx)
 		return nil, fmt.Errorf("tx: commit: %w", err)
 	}
 	return after, nil
+}
+
+// commit sends COMMIT, in one round trip with the final batch when a hook queued one.
+func (s *state) commit(ctx context.Context) error {
+	if s.final == nil {
+		return s.tx.Commit(ctx)
+	}
+	b := s.final
+	s.final = nil
+	b.Queue("COMMIT").Exec(func(tag pgconn.CommandTag) error {
+		// COMMIT of a transaction that failed answers ROLLBACK, as pgx's Tx.Commit checks too.
+		if tag.String() == "ROLLBACK" {
+			return pgx.ErrTxCommitRollback
+		}
+		return nil
+	})
+	return s.tx.SendBatch(ctx, b).Close()
 }
 
 func (s *state) runHooks(ctx context.Context) error {
@@ -214,7 +240,13 @@ func (s *state) end(ctx context.Context) {
 	s.mu.Lock()
 	ends := s.ends
 	s.ends = nil
+	conn := s.conn
+	s.conn = nil
 	s.mu.Unlock()
+	if conn != nil {
+		// The pool destroys a connection left inside a transaction instead of reusing it.
+		conn.Release()
+	}
 	if len(ends) == 0 {
 		return
 	}
@@ -228,7 +260,7 @@ func (s *state) end(ctx context.Context) {
 // OnEnd functions stay for end.
 func (s *state) rollback(ctx context.Context) error {
 	s.mu.Lock()
-	s.done, s.hooks, s.last, s.after, s.values = true, nil, nil, nil, nil
+	s.done, s.hooks, s.last, s.after, s.values, s.final = true, nil, nil, nil, nil, nil
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
 	defer cancel()
@@ -239,13 +271,42 @@ func (s *state) rollback(ctx context.Context) error {
 }
 
 // DB returns the transaction carried by ctx, else the pool. A context kept after its
-// transaction ended still returns that transaction, whose statements then fail with
-// pgx.ErrTxClosed instead of running outside it unnoticed.
+// transaction ended returns a DB whose statements fail with pgx.ErrTxClosed instead of running
+// outside it unnoticed (or on the connection's next user).
 func (r *Runner) DB(ctx context.Context) DB {
 	if s := from(ctx); s != nil {
+		if !s.open() {
+			return closedDB{}
+		}
 		return s.tx
 	}
 	return r.pool
+}
+
+// QueueFinal queues a statement to be sent together with COMMIT, in one round trip, once every
+// commit-phase hook has run. It is for the last hook whose lock every writer of the instance
+// waits for (the event appender's event_seq advance): the lock is held from the first queued
+// statement to COMMIT, and with COMMIT in the same round trip no network round trip lies inside
+// it. Statements run in queue order (last hooks in registration order). No result comes back:
+// the only thing that can stop the COMMIT is a statement failing in the server, so a condition
+// that must prevent the commit has to make a statement fail (a callback reading a result would
+// run after COMMIT was sent, too late). A failed statement fails RunInTx, which rolls back and
+// returns the server's error. It returns ErrNoTransaction outside an open transaction and
+// ErrNotInCommitPhase outside a last commit-phase hook.
+func QueueFinal(ctx context.Context, sql string, args ...any) error {
+	if err := RequireCommitPhase(ctx); err != nil {
+		return err
+	}
+	return withOpen(ctx, func(s *state) error {
+		if !s.late {
+			return ErrNotInCommitPhase
+		}
+		if s.final == nil {
+			s.final = &pgx.Batch{}
+		}
+		s.final.Queue(sql, args...)
+		return nil
+	})
 }
 
 // withOpen runs fn under the lock of the transaction of ctx while it is open, the one guard

@@ -1,6 +1,8 @@
 // Package domain holds the sync module's pure rules, without I/O: the register of durable event
 // types (what each type changes, who may receive it, the shape of its payload), the stored form
-// of an event, and the one envelope encoder that REST and the gateway both use.
+// of an event, the one envelope encoder that REST and the gateway both use, and the rules of
+// each principal's personal data (read states, drafts, settings, the sidebar), whose
+// validation errors name the API's fields (problem.Validation).
 package domain
 
 import (

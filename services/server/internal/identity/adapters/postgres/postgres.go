@@ -55,6 +55,8 @@ var (
 	principalGet string
 	//go:embed queries/principal_refs.sql
 	principalRefs string
+	//go:embed queries/principal_refs_active_by_handle.sql
+	principalRefsActiveByHandle string
 	//go:embed queries/device_insert.sql
 	deviceInsert string
 	//go:embed queries/device_get.sql
@@ -125,7 +127,17 @@ func (s *Store) Principal(ctx context.Context, id uuid.UUID) (identity.Principal
 
 // Refs implements app.Store.
 func (s *Store) Refs(ctx context.Context, ids []uuid.UUID) ([]identity.PrincipalRef, error) {
-	rows, err := s.runner.DB(ctx).Query(ctx, principalRefs, ids)
+	return s.refs(ctx, principalRefs, ids)
+}
+
+// ActiveByHandles implements app.Store: one probe of the unique handle index per handle.
+func (s *Store) ActiveByHandles(ctx context.Context, handles []string) ([]identity.PrincipalRef, error) {
+	return s.refs(ctx, principalRefsActiveByHandle, handles)
+}
+
+// refs runs a query returning (id, kind, display_name, handle) rows with one argument.
+func (s *Store) refs(ctx context.Context, query string, arg any) ([]identity.PrincipalRef, error) {
+	rows, err := s.runner.DB(ctx).Query(ctx, query, arg)
 	if err != nil {
 		return nil, fmt.Errorf("read principal refs: %w", err)
 	}

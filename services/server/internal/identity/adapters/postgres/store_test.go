@@ -73,6 +73,28 @@ func TestPrincipalsRoundTrip(t *testing.T) {
 	}
 }
 
+func TestByHandlesNamesActivePrincipalsInOneQuery(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 0)
+	ctx := t.Context()
+	alex, sam, robin := e.person(t, "alex"), e.person(t, "sam"), e.person(t, "robin")
+	if _, err := e.pool.Exec(ctx, `UPDATE identity.principals SET deactivated_at = $2 WHERE id = $1`, robin.ID, start); err != nil {
+		t.Fatalf("deactivate: %v", err)
+	}
+	refs, err := e.svc.ByHandles(ctx, []string{"Alex", "sam", "robin", "nobody", "sam"})
+	if err != nil {
+		t.Fatalf("ByHandles: %v", err)
+	}
+	want := map[string]identity.PrincipalRef{"alex": alex.Ref(), "sam": sam.Ref()}
+	if len(refs) != len(want) || refs["alex"] != want["alex"] || refs["sam"] != want["sam"] {
+		t.Fatalf("ByHandles = %v, want %v (robin is deactivated)", refs, want)
+	}
+	got, err := e.store.ActiveByHandles(ctx, nil)
+	if err != nil || len(got) != 0 {
+		t.Fatalf("ActiveByHandles(nil) = %v, %v; want nothing", got, err)
+	}
+}
+
 func TestHandlesAreUniqueCaseInsensitively(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 0)

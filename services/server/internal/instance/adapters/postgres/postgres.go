@@ -147,20 +147,13 @@ func (s *Store) SyncEpoch(ctx context.Context) (uuid.UUID, error) {
 }
 
 // QueueAdvanceEventSeq implements instance.Counters.
-func (s *Store) QueueAdvanceEventSeq(ctx context.Context, b *pgx.Batch, n int) error {
+func (s *Store) QueueAdvanceEventSeq(ctx context.Context, n int) error {
 	if err := checkAdvance(ctx, n); err != nil {
 		return fmt.Errorf("instance: queue event_seq advance: %w", err)
 	}
-	if b == nil {
-		return errors.New("instance: queue event_seq advance: nil batch")
+	if err := tx.QueueFinal(ctx, counterEventSeqAdvance, int64(n)); err != nil {
+		return fmt.Errorf("instance: queue event_seq advance: %w", err)
 	}
-	b.Queue(counterEventSeqAdvance, int64(n)).QueryRow(func(row pgx.Row) error {
-		var last int64
-		if err := scanAdvance(row, &last); err != nil {
-			return fmt.Errorf("instance: advance event_seq: %w", err)
-		}
-		return nil
-	})
 	return nil
 }
 

@@ -63,6 +63,14 @@ func (e env) inCommitPhase(ctx context.Context, hook func(ctx context.Context) e
 	})
 }
 
+// inLastPhase runs hook as the last commit-phase hook of a fresh transaction, where statements
+// sent with COMMIT may be queued.
+func (e env) inLastPhase(ctx context.Context, hook func(ctx context.Context) error) error {
+	return e.runner.RunInTx(ctx, func(ctx context.Context) error {
+		return tx.OnCommitPhaseLast(ctx, hook)
+	})
+}
+
 // advance commits a transaction advancing event_seq by n and returns the last seq.
 func (e env) advance(t *testing.T, n int) int64 {
 	t.Helper()
@@ -106,7 +114,7 @@ func TestMigrations(t *testing.T) {
 	if err != nil {
 		t.Fatalf("glob: %v", err)
 	}
-	want := []string{"0001_create_instance.sql", "0002_create_sequence_counters.sql", "0003_create_feature_flags.sql"}
+	want := []string{"0001_create_instance.sql", "0002_create_sequence_counters.sql", "0003_create_feature_flags.sql", "0004_create_idempotency_keys.sql"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("files = %v, want %v", names, want)
 	}
@@ -356,7 +364,7 @@ func TestVersionsInsideTransactionSeeItsOwnAdvance(t *testing.T) {
 func counterCalls(store *instancepg.Store) map[string]func(ctx context.Context) error {
 	return map[string]func(ctx context.Context) error{
 		"QueueAdvanceEventSeq": func(ctx context.Context) error {
-			return store.QueueAdvanceEventSeq(ctx, &pgx.Batch{}, 1)
+			return store.QueueAdvanceEventSeq(ctx, 1)
 		},
 		"AdvanceEventSeq": func(ctx context.Context) error {
 			_, err := store.AdvanceEventSeq(ctx, 1)
@@ -461,27 +469,23 @@ func TestAdvanceEventSeqRefusesCountsBelowOne(t *testing.T) {
 		if !errors.Is(err, instance.ErrInvalidCount) {
 			t.Fatalf("AdvanceEventSeq(%d) = %v, want ErrInvalidCount", n, err)
 		}
-		err = e.inCommitPhase(t.Context(), func(ctx context.Context) error {
-			return e.store.QueueAdvanceEventSeq(ctx, &pgx.Batch{}, n)
+		err = e.inLastPhase(t.Context(), func(ctx context.Context) error {
+			return e.store.QueueAdvanceEventSeq(ctx, n)
 		})
 		if !errors.Is(err, instance.ErrInvalidCount) {
 			t.Fatalf("QueueAdvanceEventSeq(%d) = %v, want ErrInvalidCount", n, err)
 		}
-	}
-	err := e.inCommitPhase(t.Context(), func(ctx context.Context) error {
-		return e.store.QueueAdvanceEventSeq(ctx, nil, 1)
-	})
-	if err == nil {
-		t.Fatal("QueueAdvanceEventSeq with a nil batch succeeded")
 	}
 	if v := e.eventSeq(t); v != 0 {
 		t.Fatalf("EventSeq = %d, want 0", v)
 	}
 }
 
-// TestQueueAdvanceEventSeqInOneBatch is the appender's use: the advance and the statements that
-// need its value go out in one batch, the later ones reading bothy.event_seq.
-func TestQueueAdvanceEventSeqInOneBatch(t *testing.T) {
+// TestQueueAdvanceEventSeqSentWithCommit is the appender's use: the advance and the statements
+// that need its value are sent with COMMIT, the later ones reading bothy.event_seq. Each check
+// divides by whether the published value is the expected one, so a wrong value fails the
+// statement, and with it the commit.
+func TestQueueAdvanceEventSeqSentWithCommit(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	tests := []struct {
@@ -493,53 +497,47 @@ func TestQueueAdvanceEventSeqInOneBatch(t *testing.T) {
 		{n: 10, wantLast: 14},
 	}
 	for _, tt := range tests {
-		var returned, published int64
-		err := e.inCommitPhase(t.Context(), func(ctx context.Context) error {
-			b := &pgx.Batch{}
-			if err := e.store.QueueAdvanceEventSeq(ctx, b, tt.n); err != nil {
+		err := e.inLastPhase(t.Context(), func(ctx context.Context) error {
+			if err := e.store.QueueAdvanceEventSeq(ctx, tt.n); err != nil {
 				return err
 			}
-			b.Queue("SELECT current_setting('" + instance.EventSeqSetting + "')::bigint")
-			br := e.runner.DB(ctx).SendBatch(ctx, b)
-			if err := br.QueryRow().Scan(&returned); err != nil {
-				_ = br.Close()
-				return err
-			}
-			if err := br.QueryRow().Scan(&published); err != nil {
-				_ = br.Close()
-				return err
-			}
-			return br.Close()
+			return tx.QueueFinal(ctx, "SELECT 1 / (current_setting('"+instance.EventSeqSetting+"')::bigint = $1)::int", tt.wantLast)
 		})
 		if err != nil {
 			t.Fatalf("advance by %d: %v", tt.n, err)
 		}
-		if returned != tt.wantLast || published != tt.wantLast {
-			t.Fatalf("advance by %d: returned %d, published %d; want %d", tt.n, returned, published, tt.wantLast)
+		if v := e.eventSeq(t); v != tt.wantLast {
+			t.Fatalf("EventSeq after advancing by %d = %d, want %d", tt.n, v, tt.wantLast)
 		}
+	}
+	// The check itself can fail: a wrong expectation rolls the advance back.
+	err := e.inLastPhase(t.Context(), func(ctx context.Context) error {
+		if err := e.store.QueueAdvanceEventSeq(ctx, 1); err != nil {
+			return err
+		}
+		return tx.QueueFinal(ctx, "SELECT 1 / (current_setting('"+instance.EventSeqSetting+"')::bigint = $1)::int", int64(99))
+	})
+	if err == nil {
+		t.Fatal("a failing final check committed")
 	}
 	if v := e.eventSeq(t); v != 14 {
 		t.Fatalf("EventSeq = %d, want 14", v)
 	}
 }
 
-// TestQueueAdvanceEventSeqClosedUnread sends the batch and only closes it, as an appender that
-// needs nothing back does: the queued statement's own check runs and the advance commits.
-func TestQueueAdvanceEventSeqClosedUnread(t *testing.T) {
+// TestQueueAdvanceEventSeqOnlyInLastHooks: the advance is sent with COMMIT, so only a last hook,
+// after which nothing but COMMIT follows, may queue it.
+func TestQueueAdvanceEventSeqOnlyInLastHooks(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	err := e.inCommitPhase(t.Context(), func(ctx context.Context) error {
-		b := &pgx.Batch{}
-		if err := e.store.QueueAdvanceEventSeq(ctx, b, 2); err != nil {
-			return err
-		}
-		return e.runner.DB(ctx).SendBatch(ctx, b).Close()
+		return e.store.QueueAdvanceEventSeq(ctx, 2)
 	})
-	if err != nil {
-		t.Fatalf("tx: %v", err)
+	if !errors.Is(err, tx.ErrNotInCommitPhase) {
+		t.Fatalf("QueueAdvanceEventSeq in an ordinary hook = %v, want ErrNotInCommitPhase", err)
 	}
-	if v := e.eventSeq(t); v != 2 {
-		t.Fatalf("EventSeq = %d, want 2", v)
+	if v := e.eventSeq(t); v != 0 {
+		t.Fatalf("EventSeq = %d, want 0", v)
 	}
 }
 
@@ -606,16 +604,12 @@ func TestConcurrentAdvancesGiveDisjointContiguousRanges(t *testing.T) {
 						return err
 					}
 				} else {
-					b := &pgx.Batch{}
-					if err := e.store.QueueAdvanceEventSeq(ctx, b, n); err != nil {
+					// Read the value it will publish, in the same round trip as the advance:
+					// the advance of a transaction that holds the lock already.
+					if _, err := e.store.AdvanceEventSeq(ctx, n); err != nil {
 						return err
 					}
-					br := e.runner.DB(ctx).SendBatch(ctx, b)
-					if err := br.QueryRow().Scan(&last); err != nil {
-						_ = br.Close()
-						return err
-					}
-					if err := br.Close(); err != nil {
+					if err := e.runner.DB(ctx).QueryRow(ctx, "SELECT current_setting('"+instance.EventSeqSetting+"')::bigint").Scan(&last); err != nil {
 						return err
 					}
 				}
@@ -667,14 +661,10 @@ func TestRolledBackAdvanceIsNotVisible(t *testing.T) {
 			},
 		},
 		{
-			name: "the advancing hook fails after its batch",
+			name: "the advancing hook fails after its advance",
 			body: func(ctx context.Context) error {
 				return tx.OnCommitPhase(ctx, func(ctx context.Context) error {
-					b := &pgx.Batch{}
-					if err := e.store.QueueAdvanceEventSeq(ctx, b, 4); err != nil {
-						return err
-					}
-					if err := e.runner.DB(ctx).SendBatch(ctx, b).Close(); err != nil {
+					if _, err := e.store.AdvanceEventSeq(ctx, 4); err != nil {
 						return err
 					}
 					return errBoom
@@ -768,15 +758,6 @@ func TestMissingCounterRow(t *testing.T) {
 				return err
 			})
 		},
-		"QueueAdvanceEventSeq": func(ctx context.Context) error {
-			return e.inCommitPhase(ctx, func(ctx context.Context) error {
-				b := &pgx.Batch{}
-				if err := e.store.QueueAdvanceEventSeq(ctx, b, 1); err != nil {
-					return err
-				}
-				return e.runner.DB(ctx).SendBatch(ctx, b).Close()
-			})
-		},
 		"AdvancePermissionVersion": func(ctx context.Context) error {
 			return e.inCommitPhase(ctx, func(ctx context.Context) error {
 				_, err := e.store.AdvancePermissionVersion(ctx)
@@ -791,6 +772,32 @@ func TestMissingCounterRow(t *testing.T) {
 				t.Fatalf("%s = %v, want ErrCounterMissing", name, err)
 			}
 		})
+	}
+}
+
+// TestMissingCounterRowFailsTheQueuedAdvance: without the counter row the queued advance
+// publishes nothing, so the statement after it that reads bothy.event_seq fails in the server
+// and the transaction does not commit.
+func TestMissingCounterRowFailsTheQueuedAdvance(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	if _, err := e.pool.Exec(t.Context(), "DELETE FROM instance.sequence_counters"); err != nil {
+		t.Fatalf("delete counters: %v", err)
+	}
+	committed := false
+	err := e.runner.RunInTx(t.Context(), func(ctx context.Context) error {
+		if err := tx.AfterCommit(ctx, func(context.Context) { committed = true }); err != nil {
+			return err
+		}
+		return tx.OnCommitPhaseLast(ctx, func(ctx context.Context) error {
+			if err := e.store.QueueAdvanceEventSeq(ctx, 1); err != nil {
+				return err
+			}
+			return tx.QueueFinal(ctx, "SELECT current_setting('"+instance.EventSeqSetting+"')::bigint")
+		})
+	})
+	if err == nil || committed {
+		t.Fatalf("RunInTx = %v (committed %v), want a failed commit", err, committed)
 	}
 }
 

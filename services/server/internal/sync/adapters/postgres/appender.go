@@ -9,7 +9,6 @@ import (
 	gosync "sync"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"bothy.example.com/server/internal/instance"
@@ -37,9 +36,10 @@ var (
 	eventLogRedact string
 )
 
-// afterBatch, when set, runs in the commit phase right after the batch succeeded and before
-// COMMIT. Only tests set it (export_test.go), to kill a writer at exactly that point.
-var afterBatch func()
+// beforeCommit, when set, runs in the commit phase once the transaction is admitted and its
+// statements are queued, right before the runner sends them with COMMIT. Only tests set it
+// (export_test.go), to kill a writer at exactly that point.
+var beforeCommit func()
 
 // idFields maps every registered type to the names of its id fields, the part of a payload
 // redaction keeps, as the JSON object event_log_redact.sql takes.
@@ -138,16 +138,18 @@ func (a *Appender) staged(ctx context.Context) (*staged, error) {
 // transaction of ctx: all of them or, on any error, none. Nothing is written yet.
 //
 // The first Append of a transaction queues one last commit-phase hook (tx.OnCommitPhaseLast),
-// so it runs after every other hook, including a permission_version advance. The hook sends one
-// batch, one round trip: the event_seq advance by the number of staged events
+// so it runs after every other hook, including a permission_version advance. The hook queues
+// the statements the transaction runner sends together with COMMIT, in one round trip
+// (tx.QueueFinal): the event_seq advance by the number of staged events
 // (instance.Counters.QueueAdvanceEventSeq, which takes the counter's row lock and publishes
 // the new head as bothy.event_seq), one INSERT of every staged event with seqs head - n + 1 ..
-// head in call order, and pg_notify on NotifyChannel with the head. The lock is then held only
-// until the COMMIT that follows. A rolled-back transaction writes nothing and takes no seq.
+// head in call order, and pg_notify on NotifyChannel with the head. The lock is then held from
+// the UPDATE to the COMMIT of that same round trip, with no network round trip inside it. A
+// rolled-back transaction writes nothing and takes no seq.
 //
-// Right before sending the batch the hook waits for an admission slot, which the transaction
-// gives back when it ends however it ends (tx.OnEnd). A context that ends while the hook waits
-// fails the transaction.
+// Before it queues anything the hook waits for an admission slot, which the transaction gives
+// back when it ends however it ends (tx.OnEnd). A context that ends while the hook waits fails
+// the transaction.
 //
 // Append fails with tx.ErrNoTransaction outside a transaction and with ErrAppendTooLate after
 // the transaction's events were written.
@@ -192,8 +194,8 @@ func (a *Appender) Append(ctx context.Context, events ...kernel.Event) error {
 	return nil
 }
 
-// write is the commit-phase hook: one batch with the counter advance, the INSERT and the
-// NOTIFY, sent once the transaction is admitted.
+// write is the last commit-phase hook: once the transaction is admitted it queues the counter
+// advance, the INSERT and the NOTIFY, which the runner sends with COMMIT in one round trip.
 func (a *Appender) write(ctx context.Context, st *staged) error {
 	st.mu.Lock()
 	rows := st.rows
@@ -202,20 +204,20 @@ func (a *Appender) write(ctx context.Context, st *staged) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	b := &pgx.Batch{}
-	if err := a.counters.QueueAdvanceEventSeq(ctx, b, len(rows)); err != nil {
-		return fmt.Errorf("sync: write %d events: %w", len(rows), err)
-	}
-	b.Queue(eventLogInsert, insertArgs(rows)...)
-	b.Queue(eventLogNotify)
 	if err := a.admit(ctx); err != nil {
 		return fmt.Errorf("sync: write %d events: %w", len(rows), err)
 	}
-	if err := a.runner.DB(ctx).SendBatch(ctx, b).Close(); err != nil {
+	if err := a.counters.QueueAdvanceEventSeq(ctx, len(rows)); err != nil {
 		return fmt.Errorf("sync: write %d events: %w", len(rows), err)
 	}
-	if afterBatch != nil {
-		afterBatch()
+	if err := tx.QueueFinal(ctx, eventLogInsert, insertArgs(rows)...); err != nil {
+		return fmt.Errorf("sync: write %d events: %w", len(rows), err)
+	}
+	if err := tx.QueueFinal(ctx, eventLogNotify); err != nil {
+		return fmt.Errorf("sync: write %d events: %w", len(rows), err)
+	}
+	if beforeCommit != nil {
+		beforeCommit()
 	}
 	return nil
 }

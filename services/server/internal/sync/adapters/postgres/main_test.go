@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -147,12 +146,16 @@ func events(typ string, n int) []kernel.Event {
 	return out
 }
 
-// writerMarker is the line the writer process prints once its batch ran.
-const writerMarker = "batch written"
+// writerMarker is the line the writer process prints once its statements are queued.
+const writerMarker = "commit sent"
 
-// runWriter is the writer process: it appends five agent.created events and, right after the
-// commit-phase batch ran and before COMMIT, prints writerMarker and waits on stdin for the
-// SIGKILL. Should stdin close instead (the test died), it exits without committing.
+// writerAppName names the writer process's connection, so the test finds its backend.
+const writerAppName = "bothy-killed-writer"
+
+// runWriter is the writer process: it appends five agent.created events and, once its
+// commit-phase statements are queued, prints writerMarker; the runner then sends them with
+// COMMIT, which waits for the counter's row lock the test holds, until the test kills the
+// process with SIGKILL.
 func runWriter(url string) int {
 	ctx := context.Background()
 	cfg, err := pgxpool.ParseConfig(url)
@@ -161,17 +164,14 @@ func runWriter(url string) int {
 		return 2
 	}
 	cfg.MaxConns = 1
+	cfg.ConnConfig.RuntimeParams["application_name"] = writerAppName
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "writer:", err)
 		return 2
 	}
 	e := envOn(pool)
-	syncpg.SetAfterBatch(func() {
-		fmt.Println(writerMarker)
-		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
-		os.Exit(3)
-	})
+	syncpg.SetBeforeCommit(func() { fmt.Println(writerMarker) })
 	err = e.runner.RunInTx(ctx, func(ctx context.Context) error {
 		return e.appender.Append(ctx, events("agent.created", 5)...)
 	})

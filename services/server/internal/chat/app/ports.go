@@ -1,0 +1,118 @@
+// Package app holds the chat module's use cases: spaces, channels and direct messages,
+// threads and messages with their per-thread seq, mentions, and the listings with the actor's
+// level and capabilities. Each use case authorizes the actor in ctx itself, right after it
+// loaded the row that gives the resource its ancestors, and appends exactly its registered
+// events in the transaction of its change. Service implements the ports of the chat root
+// package through the views Spaces(), Channels(), Threads(), Messages() and Mentions() (their
+// method names clash); the ports it needs are declared here, from its point of view.
+package app
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"bothy.example.com/server/internal/chat"
+)
+
+// Store keeps the chat tables (spaces, channels, dm_participants, threads, messages,
+// mentions). Every method runs in the transaction of ctx when there is one, so a use case
+// writes atomically with its events. Absent rows are problem.ErrNotFound.
+type Store interface {
+	// InsertSpace stores a new space.
+	InsertSpace(ctx context.Context, s chat.Space) error
+	// Space returns the space, archived or not.
+	Space(ctx context.Context, id uuid.UUID) (chat.Space, error)
+	// Spaces returns the spaces that are not archived and that f admits (every space when
+	// f.All, else those of f.SpaceIDs), by name (byte order) then id.
+	Spaces(ctx context.Context, f SpaceFilter) ([]chat.Space, error)
+	// UpdateSpace locks the space, lets change modify it and stores the result when change
+	// reports a change, returning the space as it is then; an error from change is returned
+	// as is and nothing is stored. It needs the transaction of ctx for the lock.
+	UpdateSpace(ctx context.Context, id uuid.UUID, change func(*chat.Space) (bool, error)) (chat.Space, error)
+
+	// InsertChannel stores a new standard channel; domain.ErrChannelNameTaken when a channel
+	// of the space that is not archived has the name (compared case-insensitively).
+	InsertChannel(ctx context.Context, c chat.Channel) error
+	// InsertDirect stores a new direct message with its participants under key, the
+	// canonical key of the participant set, unless a direct message has the key already: then
+	// it stores nothing and returns that one with created false. Two concurrent calls with one
+	// key create one channel (a unique index on the key).
+	InsertDirect(ctx context.Context, c chat.Channel, key string) (ch chat.Channel, created bool, err error)
+	// Channel returns the channel, archived or not, with its participants if it is a direct
+	// message.
+	Channel(ctx context.Context, id uuid.UUID) (chat.Channel, error)
+	// ChannelsInSpace returns the channels of the space that are not archived, by name (byte
+	// order) then id.
+	ChannelsInSpace(ctx context.Context, spaceID uuid.UUID) ([]chat.Channel, error)
+	// Channels returns, in one query, the channels that are not archived, in no archived
+	// space, that f admits, by name (byte order) then id (direct messages, which have no
+	// name, first).
+	Channels(ctx context.Context, f ChannelFilter) ([]chat.Channel, error)
+	// UpdateChannel locks the channel and applies change like UpdateSpace.
+	UpdateChannel(ctx context.Context, id uuid.UUID, change func(*chat.Channel) (bool, error)) (chat.Channel, error)
+
+	// InsertThread stores a new thread.
+	InsertThread(ctx context.Context, t chat.Thread) error
+	// Thread returns the thread.
+	Thread(ctx context.Context, id uuid.UUID) (chat.Thread, error)
+	// AdvanceThread gives the thread's next seq to a new message: it advances
+	// last_message_seq and version by one in one UPDATE ... RETURNING, whose row lock
+	// serializes the posters of one thread until their transactions end, so concurrent
+	// posters get consecutive seqs without gap or duplicate. It needs the transaction of ctx.
+	AdvanceThread(ctx context.Context, id uuid.UUID) (Posting, error)
+	// ThreadCounters returns, in one query, the threads of the channels whose
+	// last_message_seq is above their unread_floor_seq.
+	ThreadCounters(ctx context.Context, channelIDs []uuid.UUID) ([]chat.ThreadCounter, error)
+
+	// InsertMessage stores a new message and one mention row per MentionIDs;
+	// chat.ErrDuplicateKey when its ExternalKey is taken.
+	InsertMessage(ctx context.Context, m chat.Message) error
+	// Message returns the message with its mentions.
+	Message(ctx context.Context, id uuid.UUID) (chat.Message, error)
+	// Messages returns at most limit messages of the thread with a seq above after, in seq
+	// order, with their mentions.
+	Messages(ctx context.Context, threadID uuid.UUID, after int64, limit int) ([]chat.Message, error)
+	// UpdateMessage locks the message and applies change like UpdateSpace, storing its
+	// content, edit and redaction times and replacing its mention rows by MentionIDs.
+	UpdateMessage(ctx context.Context, id uuid.UUID, change func(*chat.Message) (bool, error)) (chat.Message, error)
+	// CountUnreadMentions answers chat.Mentions.CountUnread in one query.
+	CountUnreadMentions(ctx context.Context, principalID uuid.UUID, channelIDs []uuid.UUID, readSeqs map[uuid.UUID]int64) (map[uuid.UUID]int, error)
+}
+
+// SpaceFilter selects spaces for a listing, from the actor's Scope.
+type SpaceFilter struct {
+	// All admits every space (an instance-wide principal).
+	All bool
+	// SpaceIDs are admitted besides.
+	SpaceIDs []uuid.UUID
+}
+
+// ChannelFilter selects channels for a listing, from the actor's Scope: a standard channel
+// is admitted by All, by its space or by its id; a direct message only by its participant.
+type ChannelFilter struct {
+	// All admits every standard channel (an instance-wide principal).
+	All bool
+	// SpaceIDs admit every standard channel of these spaces.
+	SpaceIDs []uuid.UUID
+	// ChannelIDs admit these standard channels.
+	ChannelIDs []uuid.UUID
+	// ParticipantID admits the direct messages this principal takes part in.
+	ParticipantID uuid.UUID
+}
+
+// Posting is a thread advanced for a new message.
+type Posting struct {
+	// Thread is the thread after the advance: its LastMessageSeq is the new message's seq.
+	Thread chat.Thread
+	// ChannelArchived reports whether the thread's channel is archived, so that the use case
+	// refuses the message (and rolls the advance back).
+	ChannelArchived bool
+}
+
+// TxRunner runs a function in one transaction carried by its context (kernel/tx.Runner),
+// joining the caller's transaction when there is one.
+type TxRunner interface {
+	// RunInTx runs fn in a transaction and commits when fn returns nil.
+	RunInTx(ctx context.Context, fn func(ctx context.Context) error) error
+}

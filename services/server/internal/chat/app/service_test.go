@@ -1,0 +1,82 @@
+package app_test
+
+import (
+	"strings"
+	"testing"
+
+	"bothy.example.com/server/internal/chat/app"
+	"bothy.example.com/server/internal/kernel/clock"
+	"bothy.example.com/server/internal/kernel/config"
+)
+
+func TestNewRefusesMissingDepsAndBadConfig(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	good := app.Deps{
+		Store: e.store, Tx: e.tx, Appender: e.appender, Redactor: e.redactor, Authorizer: e.authz,
+		Grants: e.grants, Principals: e.dir, Clock: clock.NewFake(start), Config: testConfig,
+	}
+	if _, err := app.New(good); err != nil {
+		t.Fatalf("New with every dependency: %v", err)
+	}
+	tests := []struct {
+		name   string
+		change func(*app.Deps)
+		want   string
+	}{
+		{"store", func(d *app.Deps) { d.Store = nil }, "store is nil"},
+		{"tx", func(d *app.Deps) { d.Tx = nil }, "transaction runner is nil"},
+		{"appender", func(d *app.Deps) { d.Appender = nil }, "appender is nil"},
+		{"redactor", func(d *app.Deps) { d.Redactor = nil }, "redactor is nil"},
+		{"authorizer", func(d *app.Deps) { d.Authorizer = nil }, "authorizer is nil"},
+		{"grants", func(d *app.Deps) { d.Grants = nil }, "grants port is nil"},
+		{"principals", func(d *app.Deps) { d.Principals = nil }, "principal directory is nil"},
+		{"clock", func(d *app.Deps) { d.Clock = nil }, "clock is nil"},
+		{"message limit", func(d *app.Deps) { d.Config.MaxMessageBytes = 0 }, "chat.max_message_bytes"},
+		{"page size", func(d *app.Deps) { d.Config.MessagesPageSize = 0 }, "chat.messages_page_size"},
+		{"dm limit", func(d *app.Deps) { d.Config.MaxDMParticipants = 1 }, "chat.max_dm_participants"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d := good
+			tc.change(&d)
+			if _, err := app.New(d); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("New: err = %v, want one mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestConfigFrom(t *testing.T) {
+	t.Parallel()
+	keys := []config.Key{app.KeyMaxMessageBytes, app.KeyMessagesPageSize, app.KeyMaxDMParticipants}
+	r := config.NewRegister()
+	// The register of this test mirrors the package's keys, so Load can read them.
+	for _, k := range keys {
+		r.Define(k.Name, k.Kind, k.Default, k.Meaning)
+	}
+	cfg, err := r.Load("", nil)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	got := app.ConfigFrom(cfg)
+	if err := cfg.Err(); err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	if want := (app.Config{MaxMessageBytes: 16384, MessagesPageSize: 100, MaxDMParticipants: 8}); got != want {
+		t.Errorf("ConfigFrom defaults = %+v, want %+v", got, want)
+	}
+	if err := got.Validate(); err != nil {
+		t.Errorf("defaults do not validate: %v", err)
+	}
+
+	cfg, err = r.Load("", []string{"BOTHY_CHAT_MAX_MESSAGE_BYTES=99999999999", "BOTHY_CHAT_MAX_DM_PARTICIPANTS=2"})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	got = app.ConfigFrom(cfg)
+	if got.MaxMessageBytes != 1<<31-1 || got.MaxDMParticipants != 2 {
+		t.Errorf("ConfigFrom = %+v, want the byte limit capped to 2^31-1 and 2 participants", got)
+	}
+}

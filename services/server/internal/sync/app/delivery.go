@@ -1,0 +1,211 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"bothy.example.com/server/internal/authz"
+	"bothy.example.com/server/internal/kernel/actor"
+	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/problem"
+	"bothy.example.com/server/internal/sync/domain"
+)
+
+// eventPermissionsChanged is the personal event authz appends to a grantee whenever what it
+// may see changed (authz/app.EventPermissionsChanged; the type name is the contract).
+const eventPermissionsChanged = "permissions.changed"
+
+// Delivery is the one rule that decides and encodes stored events for a receiver, shared by
+// both transports: catch-up pages (CatchUp.Page, REST and the gateway's resume) and the
+// gateway's live events from the log tail. So a stored event reaches a client, and is
+// encoded for it, alike whichever way it travels (spec 03):
+//
+//   - a personal event only to its audience, never authorized (it is the receiver's own);
+//   - every other event only when authorize(receiver, receive_action,
+//     authorize.ResourceFromEvent(...)) allows it in filter mode (no denial audit), with the
+//     permissions of delivery time;
+//   - envelopes by domain.AppendEnvelope, the actors named in one directory query per run of
+//     events, trace_context only for agent receivers.
+//
+// It is safe for concurrent use; each Filter it makes belongs to one receiver and one
+// goroutine.
+type Delivery struct {
+	authorizer DeciderSource
+	directory  PrincipalRefs
+}
+
+// NewDelivery returns the delivery rule over the authorizer (authz.Authorizer) and the
+// directory (identity.Directory); it fails for a missing one, so a wiring mistake stops the
+// process at start.
+func NewDelivery(authorizer DeciderSource, directory PrincipalRefs) (*Delivery, error) {
+	var errs []error
+	if authorizer == nil {
+		errs = append(errs, errors.New("authorizer is nil"))
+	}
+	if directory == nil {
+		errs = append(errs, errors.New("directory is nil"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("sync: new delivery: %w", err)
+	}
+	return &Delivery{authorizer: authorizer, directory: directory}, nil
+}
+
+// receiverOf returns the actor of ctx if it may receive events at all:
+// problem.ErrUnauthenticated without an actor, problem.ErrDevicePending for a device that
+// awaits approval (personal events skip authorize, so the check cannot be left to it).
+func receiverOf(ctx context.Context) (actor.Actor, error) {
+	who, ok := actor.From(ctx)
+	if !ok {
+		return actor.Actor{}, problem.ErrUnauthenticated
+	}
+	if who.DevicePending {
+		return actor.Actor{}, problem.ErrDevicePending
+	}
+	return who, nil
+}
+
+// For returns the filter of the actor in ctx, deciding with its current Scope.
+// problem.ErrUnauthenticated without an actor, problem.ErrDevicePending for a pending device;
+// other errors are the authorizer's.
+func (d *Delivery) For(ctx context.Context) (*Filter, error) {
+	who, err := receiverOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	decider, err := d.authorizer.ForActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Filter{source: d.authorizer, receiver: who, decider: decider}, nil
+}
+
+// Names resolves the actors of events in one directory query (none when no event has an
+// actor), for Encode. The result is read-only and may be shared by every receiver.
+func (d *Delivery) Names(ctx context.Context, events []domain.StoredEvent) (map[uuid.UUID]domain.PrincipalRef, error) {
+	seen := make(map[uuid.UUID]struct{}, len(events))
+	ids := make([]uuid.UUID, 0, len(events))
+	for _, e := range events {
+		if _, ok := seen[e.ActorID]; ok || e.ActorID == uuid.Nil {
+			continue
+		}
+		seen[e.ActorID] = struct{}{}
+		ids = append(ids, e.ActorID)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	found, err := d.directory.Refs(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("actors: %w", err)
+	}
+	out := make(map[uuid.UUID]domain.PrincipalRef, len(found))
+	for id, r := range found {
+		out[id] = domain.PrincipalRef{ID: r.ID, Kind: r.Kind, DisplayName: r.DisplayName, Handle: r.Handle}
+	}
+	return out, nil
+}
+
+// Filter decides, event by event and in seq order, what one receiver gets. It decides with
+// the receiver's Scope as it was when the filter was made, refreshed whenever the receiver's
+// own permissions.changed event passes (a grant change appends it in the same commit, so
+// every event after a revoke is decided without the revoked grant). It is not safe for
+// concurrent use.
+type Filter struct {
+	source   DeciderSource
+	receiver actor.Actor
+	decider  authz.Decider
+}
+
+// Receiver is the kind of envelope the receiver gets (trace_context only for agents).
+func (f *Filter) Receiver() domain.ReceiverKind {
+	return domain.ReceiverKind(f.receiver.Kind)
+}
+
+// Scope is the receiver's Scope the filter decides with now; catch-up builds its SQL
+// prefilter from it.
+func (f *Filter) Scope() authz.Scope {
+	return f.decider.Scope()
+}
+
+// Allow reports whether the receiver gets e. A denial (not found or forbidden) is false; any
+// other failure of authorize is an error. After delivering the receiver's own
+// permissions.changed with a permission version above its Scope's (or one it cannot read),
+// it refreshes the Scope through Refresh, whose error it returns with true.
+func (f *Filter) Allow(ctx context.Context, e domain.StoredEvent) (bool, error) {
+	if e.Personal() {
+		if e.AudienceID != f.receiver.PrincipalID {
+			return false, nil
+		}
+		if e.Type == eventPermissionsChanged && newerPermissions(e.Payload, f.decider.Scope().PermissionVersion()) {
+			return true, f.Refresh(ctx)
+		}
+		return true, nil
+	}
+	res := authorize.ResourceFromEvent(e.ResourceKind, e.ResourceID, e.SpaceID, e.ChannelID, e.ThreadID)
+	err := f.decider.Authorize(authorize.Filter(ctx), e.ReceiveAction, res)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, problem.ErrNotFound), errors.Is(err, problem.ErrForbidden):
+		return false, nil
+	}
+	return false, fmt.Errorf("authorize seq %d: %w", e.Seq, err)
+}
+
+// Refresh replaces the filter's Scope with the receiver's current one (the actor of ctx must
+// be the receiver): the gateway calls it after it delivered events by catch-up, which may
+// have carried a permissions.changed the filter did not see. Errors are the authorizer's;
+// the filter keeps its Scope then.
+func (f *Filter) Refresh(ctx context.Context) error {
+	d, err := f.source.ForActor(ctx)
+	if err != nil {
+		return fmt.Errorf("refresh the scope: %w", err)
+	}
+	f.decider = d
+	return nil
+}
+
+// newerPermissions reports whether a permissions.changed payload names a permission version
+// above have; a payload without a readable version counts as newer (refreshing is safe).
+func newerPermissions(payload json.RawMessage, have int64) bool {
+	var p struct {
+		PermissionVersion *int64 `json:"permission_version"`
+	}
+	if err := json.Unmarshal(payload, &p); err != nil || p.PermissionVersion == nil {
+		return true
+	}
+	return *p.PermissionVersion > have
+}
+
+// envelopeOverhead is a generous guess of an envelope's size besides its payload, so that one
+// buffer usually holds every envelope of a run.
+const envelopeOverhead = 400
+
+// Encode writes the envelopes of events for a receiver of kind receiver, naming actors from
+// names (Delivery.Names; an actor missing there is named by id only), into one buffer and
+// returns them as views of it, each capped so that appending to one cannot touch the next.
+// The result is empty, not nil, for no events.
+func Encode(events []domain.StoredEvent, names map[uuid.UUID]domain.PrincipalRef, receiver domain.ReceiverKind) []json.RawMessage {
+	size := 0
+	for _, e := range events {
+		size += len(e.Payload) + envelopeOverhead
+	}
+	buf := make([]byte, 0, size)
+	ends := make([]int, len(events))
+	for i, e := range events {
+		buf = domain.AppendEnvelope(buf, e, names[e.ActorID], receiver)
+		ends[i] = len(buf)
+	}
+	out := make([]json.RawMessage, len(events))
+	start := 0
+	for i, end := range ends {
+		out[i] = json.RawMessage(buf[start:end:end])
+		start = end
+	}
+	return out
+}

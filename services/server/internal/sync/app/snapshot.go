@@ -1,0 +1,345 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"bothy.example.com/server/internal/agents"
+	"bothy.example.com/server/internal/authz"
+	"bothy.example.com/server/internal/chat"
+	"bothy.example.com/server/internal/identity"
+	"bothy.example.com/server/internal/kernel"
+	"bothy.example.com/server/internal/kernel/actor"
+	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/problem"
+	syncmod "bothy.example.com/server/internal/sync"
+	"bothy.example.com/server/internal/sync/domain"
+)
+
+// SnapshotDeps are what Snapshot needs, all required. Each field names what wire binds it to.
+type SnapshotDeps struct {
+	// Versions reads the head and the epoch: instance.Versions.
+	Versions SnapshotVersions
+	// Authorizer gates each call (sync.snapshot.read), gives the Scope and decides thread.read
+	// on the unread threads: authz.Authorizer.
+	Authorizer DeciderSource
+	// Principals names the actor: identity.Directory.
+	Principals PrincipalSource
+	// Instance reads the instance row: the instance module's PostgreSQL store (Info).
+	Instance InstanceSource
+	// Spaces lists the actor's spaces: chat.Spaces.
+	Spaces SpacesSource
+	// Channels lists the actor's channels: chat.Channels.
+	Channels ChannelsSource
+	// Threads reads the thread counters: chat.Threads.
+	Threads ThreadCounters
+	// Mentions counts the unread mentions: chat.Mentions.
+	Mentions MentionCounts
+	// Personal reads the personal data: this module's *Personal.
+	Personal PersonalSource
+	// Agents lists the agents: agents.Agents.
+	Agents AgentsSource
+	// Flags evaluates the feature flags: instance.Flags.
+	Flags FlagsSource
+	// Runs lists the runs in progress: adapters/noruns until the runs module exists.
+	Runs RunSummarySource
+}
+
+// Snapshot implements sync.Snapshot: it assembles the snapshot from the ports of chat,
+// identity, instance, authz, agents and this module's personal data, computes the unread
+// counts in Go (never a query across schemas), filters every part by the channels the actor
+// may read, and lets concurrent calls of one actor share one build.
+type Snapshot struct {
+	deps    SnapshotDeps
+	flights *coalescer[syncmod.SnapshotView]
+}
+
+var _ syncmod.Snapshot = (*Snapshot)(nil)
+
+// NewSnapshot returns the snapshot use case over deps; it fails for a missing dependency, so
+// a wiring mistake stops the process at start.
+func NewSnapshot(deps SnapshotDeps) (*Snapshot, error) {
+	var errs []error
+	for _, d := range []struct {
+		name    string
+		missing bool
+	}{
+		{"versions", deps.Versions == nil}, {"authorizer", deps.Authorizer == nil},
+		{"principals", deps.Principals == nil}, {"instance", deps.Instance == nil},
+		{"spaces", deps.Spaces == nil}, {"channels", deps.Channels == nil},
+		{"threads", deps.Threads == nil}, {"mentions", deps.Mentions == nil},
+		{"personal", deps.Personal == nil}, {"agents", deps.Agents == nil},
+		{"flags", deps.Flags == nil}, {"runs", deps.Runs == nil},
+	} {
+		if d.missing {
+			errs = append(errs, fmt.Errorf("%s is nil", d.name))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("sync: new snapshot: %w", err)
+	}
+	return &Snapshot{deps: deps, flights: newCoalescer[syncmod.SnapshotView]()}, nil
+}
+
+// Build implements sync.Snapshot. Each call is authorized on its own (audited on denial);
+// then it joins the build of its actor and permission version that is in progress, or
+// starts one. The permission version in the key means that a call never gets a snapshot
+// filtered with grants older than those current when it was authorized.
+func (s *Snapshot) Build(ctx context.Context) (syncmod.SnapshotView, error) {
+	v, err := s.build(ctx)
+	if err != nil {
+		return syncmod.SnapshotView{}, fmt.Errorf("sync: build snapshot: %w", err)
+	}
+	return v, nil
+}
+
+func (s *Snapshot) build(ctx context.Context) (syncmod.SnapshotView, error) {
+	who, ok := actor.From(ctx)
+	if !ok {
+		return syncmod.SnapshotView{}, problem.ErrUnauthenticated
+	}
+	gate, err := s.deps.Authorizer.ForActor(ctx)
+	if err != nil {
+		return syncmod.SnapshotView{}, err
+	}
+	if err := gate.Authorize(ctx, kernel.ActionSyncSnapshotRead, authorize.Instance()); err != nil {
+		return syncmod.SnapshotView{}, err
+	}
+	key := snapshotKey(who, gate.Scope().PermissionVersion())
+	return s.flights.do(ctx, key, func(ctx context.Context) (syncmod.SnapshotView, error) {
+		return s.assemble(ctx, who)
+	})
+}
+
+// snapshotKey is what makes two calls' snapshots the same: the principal, its kind, the
+// token's scopes and device state (they change what authorize allows) and the permission
+// version. The device itself changes nothing.
+func snapshotKey(who actor.Actor, permissionVersion int64) string {
+	scopes := slices.Clone(who.Scopes)
+	slices.Sort(scopes)
+	return strings.Join([]string{
+		who.PrincipalID.String(), string(who.Kind), strconv.FormatBool(who.DevicePending),
+		strings.Join(scopes, " "), strconv.FormatInt(permissionVersion, 10),
+	}, "|")
+}
+
+// assemble reads every part for who. The head and the epoch come first (spec 03): with READ
+// COMMITTED every change with seq <= HeadSeq is visible to each later read, so it is in the
+// snapshot; a later change may be in it too, and arrives again by catch-up after HeadSeq,
+// which clients apply idempotently by version. The Scope is read after the head for the same
+// reason: a grant change up to HeadSeq is in PermissionVersion, a later one arrives as
+// permissions.changed.
+func (s *Snapshot) assemble(ctx context.Context, who actor.Actor) (syncmod.SnapshotView, error) {
+	var v syncmod.SnapshotView
+	var err error
+	if v.HeadSeq, err = s.deps.Versions.EventSeq(ctx); err != nil {
+		return v, fmt.Errorf("head: %w", err)
+	}
+	if v.SyncEpoch, err = s.deps.Versions.SyncEpoch(ctx); err != nil {
+		return v, fmt.Errorf("sync epoch: %w", err)
+	}
+	dec, err := s.deps.Authorizer.ForActor(ctx)
+	if err != nil {
+		return v, fmt.Errorf("scope: %w", err)
+	}
+	scope := dec.Scope()
+	v.PermissionVersion, v.IsOwner = scope.PermissionVersion(), scope.IsOwner()
+	if v.Principal, err = s.deps.Principals.Ref(ctx, who.PrincipalID); err != nil {
+		return v, fmt.Errorf("principal: %w", err)
+	}
+	if v.Instance, err = s.deps.Instance.Info(ctx); err != nil {
+		return v, fmt.Errorf("instance: %w", err)
+	}
+	// In filter mode, and a denial is no space: chat's listing first authorizes space.read on
+	// the instance, which an app without the messages:read scope is denied, yet such an app
+	// may read snapshots (events:subscribe) and simply sees no space.
+	spaces, err := s.deps.Spaces.List(authorize.Filter(ctx))
+	switch {
+	case snapshotDenied(err):
+		spaces = nil
+	case err != nil:
+		return v, fmt.Errorf("spaces: %w", err)
+	}
+	v.Spaces = nonNil(spaces)
+	channels, err := s.deps.Channels.ListVisible(ctx)
+	if err != nil {
+		return v, fmt.Errorf("channels: %w", err)
+	}
+	v.Channels = nonNil(channels)
+	if who.Kind == actor.KindPerson {
+		err = s.personalParts(ctx, dec, who.PrincipalID, &v)
+	} else {
+		// Agents and apps keep no personal data (spec 03); nothing is read for them.
+		v.Sidebar = syncmod.Sidebar{PrincipalID: who.PrincipalID, Sections: []syncmod.SidebarSection{}}
+		v.UnreadThreads, v.Settings, v.Drafts = []syncmod.UnreadThread{}, []syncmod.Setting{}, []syncmod.DraftRef{}
+	}
+	if err != nil {
+		return v, err
+	}
+	runs, err := s.deps.Runs.ActiveRuns(ctx)
+	if err != nil {
+		return v, fmt.Errorf("active runs: %w", err)
+	}
+	v.ActiveRuns = nonNil(runs)
+	list, err := s.deps.Agents.List(ctx)
+	if err != nil {
+		return v, fmt.Errorf("agents: %w", err)
+	}
+	v.Agents = agentPresences(list)
+	features, err := s.deps.Flags.Evaluate(ctx, who)
+	if err != nil {
+		return v, fmt.Errorf("features: %w", err)
+	}
+	v.Features = nonNil(features)
+	if v.ETag, err = SnapshotETag(v); err != nil {
+		return v, err
+	}
+	return v, nil
+}
+
+// personalParts fills the sidebar, the unread threads, the settings and the drafts of a
+// person, each restricted to v.Channels: the personal tables hold ids without foreign keys
+// and keep ids of channels the person can no longer read (spec 02).
+func (s *Snapshot) personalParts(ctx context.Context, dec authz.Decider, who uuid.UUID, v *syncmod.SnapshotView) error {
+	ids := make([]uuid.UUID, 0, len(v.Channels))
+	visible := make(map[uuid.UUID]bool, len(v.Channels))
+	for _, c := range v.Channels {
+		ids = append(ids, c.Channel.ID)
+		visible[c.Channel.ID] = true
+	}
+	sb, err := s.deps.Personal.Sidebar(ctx, who)
+	if err != nil {
+		return fmt.Errorf("sidebar: %w", err)
+	}
+	v.Sidebar = visibleSidebar(who, sb, visible)
+	states, err := s.deps.Personal.ReadStates(ctx, who)
+	if err != nil {
+		return fmt.Errorf("read states: %w", err)
+	}
+	// Only the read positions of visible channels leave for the mention count: the read
+	// state keeps its thread's channel for exactly this.
+	readSeqs := make(map[uuid.UUID]int64, len(states))
+	for id, rs := range states {
+		if visible[rs.ChannelID] {
+			readSeqs[id] = rs.LastReadSeq
+		}
+	}
+	counters, err := s.deps.Threads.Counters(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("thread counters: %w", err)
+	}
+	mentions, err := s.deps.Mentions.CountUnread(ctx, who, ids, readSeqs)
+	if err != nil {
+		return fmt.Errorf("unread mentions: %w", err)
+	}
+	if v.UnreadThreads, err = unreadThreads(ctx, dec, counters, readSeqs, mentions, visible); err != nil {
+		return fmt.Errorf("unread threads: %w", err)
+	}
+	settings, err := s.deps.Personal.Settings(ctx, who)
+	if err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	v.Settings = nonNil(settings)
+	drafts, err := s.deps.Personal.Drafts(ctx, who)
+	if err != nil {
+		return fmt.Errorf("drafts: %w", err)
+	}
+	v.Drafts = make([]syncmod.DraftRef, 0, len(drafts))
+	for _, d := range drafts {
+		if visible[d.ChannelID] {
+			v.Drafts = append(v.Drafts, syncmod.DraftRef{ChannelID: d.ChannelID, ThreadID: d.ThreadID, Version: d.Version})
+		}
+	}
+	return nil
+}
+
+// visibleSidebar is sb without the channel ids outside visible. Sections stay, also when
+// that leaves them empty: they are the owner's arrangement, and a grant may return.
+func visibleSidebar(who uuid.UUID, sb syncmod.Sidebar, visible map[uuid.UUID]bool) syncmod.Sidebar {
+	out := syncmod.Sidebar{PrincipalID: who, Version: sb.Version, Sections: make([]syncmod.SidebarSection, 0, len(sb.Sections))}
+	for _, sec := range sb.Sections {
+		ids := make([]uuid.UUID, 0, len(sec.ChannelIDs))
+		for _, id := range sec.ChannelIDs {
+			if visible[id] {
+				ids = append(ids, id)
+			}
+		}
+		sec.ChannelIDs = ids
+		out.Sections = append(out.Sections, sec)
+	}
+	return out
+}
+
+// unreadThreads combines the thread counters with the read positions and the mention counts:
+// a thread is listed when it has unread messages or unread mentions and the actor may read it
+// (thread.read in filter mode: a hidden thread is dropped without a denial audit). A counter
+// of a channel outside visible is dropped whatever its source says, and a mention count of a
+// thread without counter (posted after the counters were read, so after HeadSeq) arrives by
+// catch-up instead. Ordered by channel id, then thread id.
+func unreadThreads(ctx context.Context, dec authz.Decider, counters []chat.ThreadCounter, readSeqs map[uuid.UUID]int64, mentions map[uuid.UUID]int, visible map[uuid.UUID]bool) ([]syncmod.UnreadThread, error) {
+	filter := authorize.Filter(ctx)
+	out := []syncmod.UnreadThread{}
+	for _, c := range counters {
+		if !visible[c.ChannelID] {
+			continue
+		}
+		read := readSeqs[c.ThreadID]
+		unread := domain.UnreadCount(c.LastMessageSeq, read, c.UnreadFloorSeq)
+		mentioned := int64(mentions[c.ThreadID])
+		if unread == 0 && mentioned == 0 {
+			continue
+		}
+		res := authorize.Resource{Kind: kernel.ResourceThread, ID: c.ThreadID, SpaceID: c.SpaceID, ChannelID: c.ChannelID, ThreadID: c.ThreadID}
+		err := dec.Authorize(filter, kernel.ActionThreadRead, res)
+		switch {
+		case snapshotDenied(err):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("authorize thread %s: %w", c.ThreadID, err)
+		}
+		out = append(out, syncmod.UnreadThread{
+			ThreadID: c.ThreadID, ChannelID: c.ChannelID, SpaceID: c.SpaceID,
+			LastMessageSeq: c.LastMessageSeq, LastReadSeq: read, UnreadCount: unread, MentionCount: mentioned,
+		})
+	}
+	slices.SortFunc(out, func(a, b syncmod.UnreadThread) int {
+		if c := bytes.Compare(a.ChannelID[:], b.ChannelID[:]); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.ThreadID[:], b.ThreadID[:])
+	})
+	return out, nil
+}
+
+// snapshotDenied reports whether err is a decision that hides a thread from the actor.
+func snapshotDenied(err error) bool {
+	return errors.Is(err, problem.ErrNotFound) || errors.Is(err, problem.ErrForbidden)
+}
+
+// agentPresences names each agent with its runtime state, unknown for all: agents report no
+// heartbeats yet.
+func agentPresences(list []agents.Agent) []syncmod.AgentPresence {
+	out := make([]syncmod.AgentPresence, 0, len(list))
+	for _, a := range list {
+		out = append(out, syncmod.AgentPresence{
+			Agent: identity.PrincipalRef{ID: a.ID, Kind: actor.KindAgent, DisplayName: a.DisplayName, Handle: a.Handle},
+			State: syncmod.AgentStateUnknown,
+		})
+	}
+	return out
+}
+
+// nonNil returns s, or an empty slice for nil: the API has no null (spec 05).
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
