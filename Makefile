@@ -96,8 +96,15 @@ bootstrap: build ## Create the first owner: make bootstrap NAME=Alex HANDLE=alex
 demo: build ## Build or complete the demo world (Alex, Sam, Robin, an agent; Support and Marketing; threads, mentions, read states, drafts) on make run's database; prints fresh tokens. Safe to rerun.
 	$(BOTHY) admin demo
 
+.PHONY: ingest-git
+ingest-git: build ## Write a repository's pull requests, issues and commits into a channel: make ingest-git REPO=. CHANNEL=<id> [PRS_JSON=f] [ISSUES_JSON=f] [MAX_ITEMS=n]; prints the JSON report. Safe to rerun.
+	@if [[ -z "$(REPO)" || -z "$(CHANNEL)" ]]; then \
+	  echo 'ingest-git: give the clone and the channel: make ingest-git REPO=. CHANNEL=<channel id>'; exit 2; \
+	fi
+	$(BOTHY) ingest git --repo "$(REPO)" --channel "$(CHANNEL)" $(if $(PRS_JSON),--prs-json "$(PRS_JSON)") $(if $(ISSUES_JSON),--issues-json "$(ISSUES_JSON)") $(if $(MAX_ITEMS),--max-items "$(MAX_ITEMS)")
+
 .PHONY: bench
-bench: ## Benchmark the event log and authorization on a throwaway PostgreSQL (fsync on; a few minutes); writes docs/benchmarks.md and .json.
+bench: ## Benchmark the event log, authorization, catch-up and the snapshot on a throwaway PostgreSQL (fsync on; a few minutes); writes docs/benchmarks.md and .json.
 	$(GO) run ./services/server/cmd/bothybench -out docs
 
 ##@ Tools

@@ -268,7 +268,7 @@ func TestRealRegister(t *testing.T) {
 	if err != nil {
 		t.Fatalf("architecture/modules.yaml: %v", err)
 	}
-	want := []string{"instance", "identity", "authz", "agents", "chat", "sync"}
+	want := []string{"instance", "identity", "authz", "agents", "chat", "sync", "ingest"}
 	if len(reg.Modules) != len(want) {
 		t.Fatalf("modules = %d, want %d", len(reg.Modules), len(want))
 	}

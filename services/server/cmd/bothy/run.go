@@ -28,7 +28,7 @@ const (
 )
 
 const usage = `usage:
-  bothy serve [--roles api,maintenance] [--bootstrap-owner] [--config FILE]
+  bothy serve [--roles api,gateway,maintenance] [--bootstrap-owner] [--config FILE]
                                   serve the roles until SIGINT or SIGTERM; with
                                   --bootstrap-owner, first create the instance's
                                   owner if it has none and print their token
@@ -42,6 +42,10 @@ const usage = `usage:
                                   build the demo world (make demo); prints fresh tokens
   bothy admin flags list|define|set|clear|delete ... [--config FILE]
                                   administer feature flags (bothy admin flags -h)
+  bothy ingest git --repo PATH --channel ID [--issues-json FILE] [--prs-json FILE]
+                   [--max-items N] [--config FILE]
+                                  write a repository's pull requests, issues and commits
+                                  into a channel; prints the JSON report (bothy ingest -h)
   bothy version                   print the build as JSON
 
 The configuration file may also be named by BOTHY_CONFIG; every key can be
@@ -72,6 +76,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		err = maintainCmd(ctx, args[1:], environ, stdout, stderr)
 	case "admin":
 		err = adminCmd(ctx, args[1:], environ, stdout, stderr)
+	case "ingest":
+		err = ingestCmd(ctx, args[1:], environ, stdout, stderr)
 	case "version":
 		err = printVersion(args[1:], stdout, version)
 	case "help", "-h", "--help":

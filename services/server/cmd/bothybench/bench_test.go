@@ -28,29 +28,38 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// TestBenchSmoke runs every case of the benchmark for a few milliseconds on a pgtest
-// database: not a measurement, a check that the code paths work and the report is complete.
+// TestBenchSmoke runs every case of the benchmark for a few milliseconds on pgtest databases,
+// the sync cases in a small world: not a measurement, a check that the code paths work and
+// the report is complete.
 func TestBenchSmoke(t *testing.T) {
 	t.Parallel()
 	o := options{
-		duration:  200 * time.Millisecond,
-		warmup:    20 * time.Millisecond,
-		writers:   []int{1, 16},
-		batches:   []int{1, 10},
-		rate:      200,
-		latWriter: 2,
-		authzTime: 10 * time.Millisecond,
+		duration:     200 * time.Millisecond,
+		warmup:       20 * time.Millisecond,
+		writers:      []int{1, 16},
+		batches:      []int{1, 10},
+		rate:         200,
+		latWriter:    2,
+		authzTime:    10 * time.Millisecond,
+		syncEvents:   3000,
+		syncChannels: 20,
+		pageCursors:  10,
+		cases:        map[string]bool{},
+	}
+	for _, c := range caseGroups {
+		o.cases[c] = true
 	}
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	var steps []string
-	rep, err := measure(t.Context(), o, pgtest.URL(t), logger, func(format string, _ ...any) { steps = append(steps, format) })
+	rep, err := measure(t.Context(), o, pgtest.URL(t), pgtest.URL(t), logger, func(format string, _ ...any) { steps = append(steps, format) })
 	if err != nil {
 		t.Fatalf("measure: %v", err)
 	}
 	// Steps: the warm-up, four rounds, the tail, postMessage's set-up and four rounds,
-	// authorization.
-	if len(rep.Append) != 4 || len(steps) != 12 {
-		t.Fatalf("%d append cases and %d steps, want 4 and 12", len(rep.Append), len(steps))
+	// authorization; the sync world's two, the pages' first pass and four rounds, the full
+	// catch-up's two rounds, the snapshot's set-up and its rounds.
+	if len(rep.Append) != 4 || len(steps) != 23 {
+		t.Fatalf("%d append cases and %d steps, want 4 and 23: %q", len(rep.Append), len(steps), steps)
 	}
 	for _, a := range rep.Append {
 		if a.EventsPerSecond <= 0 || a.BaselineEventsPerSecond <= 0 || a.Ratio <= 0 || a.Transactions == 0 || a.BaselineTransactions == 0 {
@@ -68,8 +77,25 @@ func TestBenchSmoke(t *testing.T) {
 			t.Fatalf("postMessage layout without figures: %+v", c)
 		}
 	}
-	if len(rep.Targets) != 6 {
-		t.Fatalf("targets = %+v, want 6 (two per batch size, postMessage's and the tail's)", rep.Targets)
+	cu := rep.CatchUp
+	if cu.Events != 3000 || cu.Channels != 20 || cu.HeadSeq <= cu.Events || len(cu.Pages) != 3 {
+		t.Fatalf("catch-up world = %+v", cu)
+	}
+	for _, p := range cu.Pages {
+		if p.Pages == 0 || p.HTTPPages == 0 || p.BaselineReads == 0 || p.P50Ms <= 0 || p.HTTPP50Ms <= 0 ||
+			p.BaselineP50Ms <= 0 || p.P99Ms < p.P50Ms || p.SeqsPerPage <= 0 || p.P50Ratio <= 0 {
+			t.Fatalf("catch-up page without figures: %+v", p)
+		}
+	}
+	if f := cu.Full; f.Events < cu.Events || f.Pages == 0 || f.EventsPerSecond <= 0 || f.BaselineEventsPerSecond <= 0 || f.Ratio <= 0 {
+		t.Fatalf("full catch-up without figures: %+v", f)
+	}
+	if s := rep.Snapshot; s.VisibleChannels != 10 || s.UnreadThreads != 10*unreadPerChannel || s.MentionedThreads != 10 ||
+		s.Requests == 0 || s.BaselineRuns == 0 || s.P50Ms <= 0 || s.BaselineP50Ms <= 0 || s.BytesPerChannel <= 0 || len(s.Parts) == 0 {
+		t.Fatalf("snapshot without figures: %+v", s)
+	}
+	if len(rep.Targets) != 15 {
+		t.Fatalf("targets = %+v, want 15 (two per batch size, postMessage's, the tail's, five of the pages, two of the full catch-up and two of the snapshot)", rep.Targets)
 	}
 	if rep.Settings.AppendConcurrency != 2 {
 		t.Fatalf("append concurrency = %d, want sync.append_concurrency's default 2", rep.Settings.AppendConcurrency)
@@ -91,7 +117,7 @@ func TestBenchSmoke(t *testing.T) {
 	if err := rep.write(dir, md); err != nil {
 		t.Fatalf("write: %v", err)
 	}
-	for _, want := range []string{"# Benchmarks", "## Append throughput", "| 16 | 10 |", "## Tail latency", "| p99 |", "## Authorization", "| Scope build, 1000 channel grants |", "## postMessage over HTTP", "| one thread per client (16) |", "| one shared thread (1) |", "## Targets", "appender 16 writers / appender 1 writer", "postMessage over HTTP, 16 clients"} {
+	for _, want := range []string{"# Benchmarks", "## Append throughput", "| 16 | 10 |", "## Tail latency", "| p99 |", "## Authorization", "| Scope build, 1000 channel grants |", "## postMessage over HTTP", "| one thread per client (16) |", "| one shared thread (1) |", "## Catch-up", "| 1 channel (Robin) | 1 |", "### Full catch-up", "## Snapshot", "| unread_threads | 40 |", "## Targets", "appender 16 writers / appender 1 writer", "postMessage over HTTP, 16 clients", "snapshot: response bytes per visible channel"} {
 		if !strings.Contains(md, want) {
 			t.Fatalf("markdown lacks %q:\n%s", want, md)
 		}
@@ -101,7 +127,7 @@ func TestBenchSmoke(t *testing.T) {
 		t.Fatalf("read json: %v", err)
 	}
 	var back report
-	if err := json.Unmarshal(raw, &back); err != nil || len(back.Append) != 4 || len(back.Post.Cases) != 2 {
+	if err := json.Unmarshal(raw, &back); err != nil || len(back.Append) != 4 || len(back.Post.Cases) != 2 || len(back.CatchUp.Pages) != 3 {
 		t.Fatalf("benchmarks.json does not hold the report: %v", err)
 	}
 }
@@ -142,6 +168,72 @@ func TestPostMessageTarget(t *testing.T) {
 	}
 }
 
+// TestSyncTargets checks the targets of issue 6 at their limits and the sections' tables.
+func TestSyncTargets(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name                  string
+		scale                 float64 // how far from the limits, below 1 meeting them
+		wantPass              bool
+		fullRate, fullRatio   float64
+		snapshotRatio, perRow float64
+	}{
+		{name: "at the limits", scale: 1, wantPass: true, fullRate: 100_000, fullRatio: 0.5, snapshotRatio: 1.3, perRow: 300},
+		{name: "beyond them", scale: 1.01, wantPass: false, fullRate: 99_999, fullRatio: 0.49, snapshotRatio: 1.31, perRow: 300.1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			// The owner's and Sam's pages at 1.5 and 2.5 times their baselines (times scale),
+			// Robin's at twice the owner's (times scale).
+			page := func(reader string, p50 float64) pageCase {
+				return pageCase{Reader: reader, VisibleChannels: 1, Pages: 10, HTTPPages: 10, BaselineReads: 10, EventsPerPage: 500, SeqsPerPage: 500,
+					P50Ms: p50, P99Ms: 5 * tc.scale, BaselineP50Ms: 1, BaselineP99Ms: 2, P50Ratio: 1.5 * tc.scale, P99Ratio: 2.5 * tc.scale}
+			}
+			r := report{
+				CatchUp: catchUpResult{Events: 1_000_000, Channels: 1000, PageSize: 500, ScanWindow: 5000, Pages: []pageCase{
+					page(readerEverything, 1.5),
+					page(readerTenth, 1.5),
+					page(readerOne, 3*tc.scale),
+				}, Full: fullResult{Events: 1_000_000, Pages: 2000, EventsPerSecond: tc.fullRate, BaselineEventsPerSecond: 200_000, Ratio: tc.fullRatio}},
+				Snapshot: snapshotResult{VisibleChannels: 500, UnreadThreads: 2000, Requests: 10, BaselineRuns: 10, P50Ms: 13, BaselineP50Ms: 10,
+					P50Ratio: tc.snapshotRatio, BytesPerChannel: tc.perRow},
+			}
+			r.evaluate()
+			if len(r.Targets) != 9 {
+				t.Fatalf("targets = %+v, want 9", r.Targets)
+			}
+			for _, tg := range r.Targets {
+				if tg.Pass != tc.wantPass {
+					t.Fatalf("target %+v: pass %v, want %v", tg, tg.Pass, tc.wantPass)
+				}
+			}
+			md := r.markdown()
+			for _, want := range []string{"## Catch-up", "`sync.catchup_max_events`", "| 1 channel (Robin) | 1 |", "## Snapshot", "| 500 | 2000 |", "| >= 100000 |"} {
+				if !strings.Contains(md, want) {
+					t.Fatalf("markdown lacks %q:\n%s", want, md)
+				}
+			}
+		})
+	}
+}
+
+// TestPageTail reads next_cursor and head_seq after a page's events and counts envelopes,
+// whose payloads may start with a seq member of their own.
+func TestPageTail(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"events":[{"seq":7,"id":"x","payload":{"seq": 3, "text": "{\"seq\":1}"}},{"seq":8,"payload":{}}],"next_cursor":8,"head_seq":9,"sync_epoch":"e","oldest_seq":0}` + "\n")
+	next, head, err := pageTail(body)
+	if err != nil || next != 8 || head != 9 {
+		t.Fatalf("pageTail = %d, %d, %v", next, head, err)
+	}
+	if n := countEnvelopes(body); n != 2 {
+		t.Fatalf("countEnvelopes = %d, want 2", n)
+	}
+	if _, _, err := pageTail([]byte(`{"events":[]}`)); err == nil {
+		t.Fatal("pageTail of a page without next_cursor: no error")
+	}
+}
+
 func TestParseFlags(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -151,7 +243,8 @@ func TestParseFlags(t *testing.T) {
 		check   func(options) bool
 	}{
 		{name: "defaults", check: func(o options) bool {
-			return o.duration == 5*time.Second && len(o.writers) == 3 && len(o.batches) == 2 && o.rate == 1000 && o.out == ""
+			return o.duration == 5*time.Second && len(o.writers) == 3 && len(o.batches) == 2 && o.rate == 1000 && o.out == "" &&
+				o.syncEvents == 1_000_000 && o.syncChannels == 1000 && len(o.cases) == len(caseGroups)
 		}},
 		{name: "lists", args: []string{"-writers", "2, 8", "-events", "5", "-out", "docs"}, check: func(o options) bool {
 			return len(o.writers) == 2 && o.writers[1] == 8 && o.batches[0] == 5 && o.out == "docs"
@@ -160,6 +253,11 @@ func TestParseFlags(t *testing.T) {
 		{name: "zero writers", args: []string{"-writers", "0"}, wantErr: true},
 		{name: "zero duration", args: []string{"-duration", "0s"}, wantErr: true},
 		{name: "stray argument", args: []string{"now"}, wantErr: true},
+		{name: "cases", args: []string{"-cases", "sync, authz"}, check: func(o options) bool {
+			return len(o.cases) == 2 && o.cases[caseSync] && o.cases[caseAuthz] && !o.cases[caseAppend]
+		}},
+		{name: "unknown case", args: []string{"-cases", "sink"}, wantErr: true},
+		{name: "small sync world", args: []string{"-sync-channels", "5"}, wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -199,5 +297,17 @@ func TestRunUsage(t *testing.T) {
 	}
 	if code := run(t.Context(), []string{"-h"}, io.Discard, io.Discard); code != 0 {
 		t.Fatalf("run -h = %d, want 0", code)
+	}
+}
+
+func TestThousandsAndCount(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 100_000_000: "100,000,000", -1234: "-1,234"} {
+		if got := thousands(n); got != want {
+			t.Fatalf("thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+	if count(1, "space") != "1 space" || count(10, "space") != "10 spaces" {
+		t.Fatal("count does not spell one and many")
 	}
 }

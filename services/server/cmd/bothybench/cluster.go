@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/jackc/pgx/v5"
+
 	"bothy.example.com/server/internal/pglocal"
 )
 
@@ -41,6 +43,22 @@ func startCluster(ctx context.Context, logger *slog.Logger) (*cluster, error) {
 		return nil, fmt.Errorf("start cluster: %w", err)
 	}
 	return &cluster{c: c, dir: dir, url: c.URL(pglocal.DefaultDatabase)}, nil
+}
+
+// syncDatabase is the database of the sync cases, beside the cluster's default one.
+const syncDatabase = "bothy_sync"
+
+// createDatabase creates the database name on the cluster and returns its URL.
+func (c *cluster) createDatabase(ctx context.Context, name string) (string, error) {
+	conn, err := connect(ctx, c.url)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", fmt.Errorf("create database %s: %w", name, err)
+	}
+	return databaseURL(c.url, name)
 }
 
 // stop shuts the cluster down and removes its directory.

@@ -20,7 +20,15 @@
 //   - authorization (testing.Benchmark, ns/op and allocs/op): authorize with a warm Scope per
 //     request against the bare permission_version read and per row (a Decider) against the
 //     policy alone, and the Scope build for a principal with 1,000 channel grants against the
-//     bare grant query.
+//     bare grant query;
+//   - catch-up and the snapshot, on a second App over a database of their own in which the
+//     benchmark builds a world (-sync-events generated events, default 1,000,000, in
+//     -sync-channels channels, default 1,000): a catch-up page (p50, p99) through the CatchUp
+//     port and over HTTP for a reader who sees everything, one who sees 10% of the channels
+//     and one who sees one channel, against the bare range read of the same seq window; the
+//     owner's full catch-up over HTTP (events/s) against a bare read loop; and the snapshot of
+//     a person with 500 visible channels and 2,000 unread threads over HTTP (p50, p99, bytes)
+//     against its component queries issued bare.
 //
 // It prints a Markdown table and writes docs/benchmarks.md and docs/benchmarks.json (with
 // -out). A benchmark is not a test: nothing of it runs in make test but a smoke test of its
@@ -36,6 +44,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -56,11 +65,31 @@ type options struct {
 	rate      int
 	latWriter int
 	authzTime time.Duration
+	// syncEvents and syncChannels size the sync world of the catch-up and snapshot cases.
+	syncEvents   int
+	syncChannels int
+	// pageCursors is how many cursors each reader's catch-up pages start at (pageCursors;
+	// the smoke test takes fewer).
+	pageCursors int
+	// cases are the case groups to run (caseGroups), in their fixed order.
+	cases map[string]bool
 }
+
+// The case groups -cases selects.
+const (
+	caseAppend = "append"
+	caseTail   = "tail"
+	casePost   = "post"
+	caseAuthz  = "authz"
+	caseSync   = "sync"
+)
+
+// caseGroups are the case groups in the order they run.
+var caseGroups = []string{caseAppend, caseTail, casePost, caseAuthz, caseSync}
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
-	var writers, batches string
+	var writers, batches, cases string
 	fs := flag.NewFlagSet("bothybench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.out, "out", "", "directory to write benchmarks.md and benchmarks.json into (empty: print only)")
@@ -71,6 +100,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.rate, "rate", 1000, "events per second written while the tail latency is measured")
 	fs.IntVar(&o.latWriter, "latency-writers", 16, "writers sharing the paced load of the latency case")
 	fs.DurationVar(&o.authzTime, "authz-benchtime", time.Second, "testing.Benchmark time of each authorization figure and baseline")
+	fs.IntVar(&o.syncEvents, "sync-events", 1_000_000, "events the sync world's log is generated with (catch-up and snapshot cases)")
+	fs.IntVar(&o.syncChannels, "sync-channels", 1000, "channels of the sync world (at least 10)")
+	fs.StringVar(&cases, "cases", strings.Join(caseGroups, ","), "case groups to run: "+strings.Join(caseGroups, ", "))
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -86,6 +118,18 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.duration <= 0 || o.warmup < 0 || o.rate < 1 || o.latWriter < 1 || o.authzTime <= 0 {
 		return o, errors.New("-duration, -rate, -latency-writers and -authz-benchtime must be positive, -warmup not negative")
+	}
+	if o.syncChannels < pageShare || o.syncEvents < o.syncChannels*threadsPerChannel {
+		return o, fmt.Errorf("-sync-channels must be at least %d and -sync-events at least %d per channel", pageShare, threadsPerChannel)
+	}
+	o.pageCursors = pageCursors
+	o.cases = map[string]bool{}
+	for f := range strings.SplitSeq(cases, ",") {
+		f = strings.TrimSpace(f)
+		if !slices.Contains(caseGroups, f) {
+			return o, fmt.Errorf("-cases: unknown case group %q (known: %s)", f, strings.Join(caseGroups, ", "))
+		}
+		o.cases[f] = true
 	}
 	return o, nil
 }
@@ -138,7 +182,11 @@ func bench(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger
 	progress := func(format string, args ...any) {
 		_, _ = fmt.Fprintf(stdout, "bothybench: "+format+"\n", args...)
 	}
-	rep, err := measure(ctx, o, c.url, logger, progress)
+	syncURL, err := c.createDatabase(ctx, syncDatabase)
+	if err != nil {
+		return err
+	}
+	rep, err := measure(ctx, o, c.url, syncURL, logger, progress)
 	if err != nil {
 		return err
 	}

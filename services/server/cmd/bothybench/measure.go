@@ -20,7 +20,9 @@ const maxConns = 40
 
 // measure wires an App on the database at url (migrating it, creating the instance and its
 // partitions), runs every case and returns the report.
-func measure(ctx context.Context, o options, url string, logger *slog.Logger, progress func(string, ...any)) (*report, error) {
+// The sync cases (catch-up and snapshot) run last, on their own App over the database at
+// syncURL.
+func measure(ctx context.Context, o options, url, syncURL string, logger *slog.Logger, progress func(string, ...any)) (*report, error) {
 	cfg, err := config.Load("", []string{
 		config.DatabaseURL.EnvName() + "=" + url,
 		config.DatabaseMaxConns.EnvName() + "=" + fmt.Sprint(maxConns),
@@ -52,19 +54,32 @@ func measure(ctx context.Context, o options, url string, logger *slog.Logger, pr
 	if rep.Machine, err = machineFacts(ctx, app); err != nil {
 		return nil, err
 	}
-	if rep.Append, err = appendCases(ctx, app, bare, o, progress); err != nil {
-		return nil, err
+	if o.cases[caseAppend] {
+		if rep.Append, err = appendCases(ctx, app, bare, o, progress); err != nil {
+			return nil, err
+		}
 	}
-	progress("tail latency at %d events/s", o.rate)
-	if rep.Tail, err = latencyCase(ctx, app, url, o); err != nil {
-		return nil, err
+	if o.cases[caseTail] {
+		progress("tail latency at %d events/s", o.rate)
+		if rep.Tail, err = latencyCase(ctx, app, url, o); err != nil {
+			return nil, err
+		}
 	}
-	if rep.Post, err = postMessageCase(ctx, app, bare, o, progress); err != nil {
-		return nil, err
+	if o.cases[casePost] {
+		if rep.Post, err = postMessageCase(ctx, app, bare, o, progress); err != nil {
+			return nil, err
+		}
 	}
-	progress("authorization: authorize with a warm Scope, Scope build of %d channel grants", authzChannels)
-	if rep.Authz, err = authzCase(ctx, app, bare, o.authzTime, logger); err != nil {
-		return nil, err
+	if o.cases[caseAuthz] {
+		progress("authorization: authorize with a warm Scope, Scope build of %d channel grants", authzChannels)
+		if rep.Authz, err = authzCase(ctx, app, bare, o.authzTime, logger); err != nil {
+			return nil, err
+		}
+	}
+	if o.cases[caseSync] {
+		if rep.CatchUp, rep.Snapshot, err = syncCases(ctx, o, syncURL, logger, progress); err != nil {
+			return nil, err
+		}
 	}
 	rep.evaluate()
 	return rep, nil

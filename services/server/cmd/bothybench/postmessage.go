@@ -233,23 +233,35 @@ func setUpPosting(ctx context.Context, app *wire.App, base string) (postBench, e
 // post sends one POST with a JSON body as the bearer of token, reads the whole response and
 // returns its body; a status other than want is an error.
 func post(ctx context.Context, c *http.Client, url, token string, body []byte, want int) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	return call(ctx, c, http.MethodPost, url, token, body, want)
+}
+
+// call sends one request (with a JSON body unless body is nil) as the bearer of token, reads
+// the whole response and returns its body; a status other than want is an error.
+func call(ctx context.Context, c *http.Client, method, url, token string, body []byte, want int) ([]byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
 		return nil, fmt.Errorf("new request: %w", err)
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("POST %s: %w", req.URL.Path, err)
+		return nil, fmt.Errorf("%s %s: %w", method, req.URL.Path, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	out, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("POST %s: read the response: %w", req.URL.Path, err)
+		return nil, fmt.Errorf("%s %s: read the response: %w", method, req.URL.Path, err)
 	}
 	if resp.StatusCode != want {
-		return nil, fmt.Errorf("POST %s: status %d, want %d: %s", req.URL.Path, resp.StatusCode, want, out)
+		return nil, fmt.Errorf("%s %s: status %d, want %d: %s", method, req.URL.Path, resp.StatusCode, want, out)
 	}
 	return out, nil
 }

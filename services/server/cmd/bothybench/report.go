@@ -17,6 +17,8 @@ type report struct {
 	Tail     latencyResult  `json:"tail"`
 	Post     postResult     `json:"post_message"`
 	Authz    authzResult    `json:"authz"`
+	CatchUp  catchUpResult  `json:"catch_up"`
+	Snapshot snapshotResult `json:"snapshot"`
 	Targets  []target       `json:"targets"`
 }
 
@@ -76,7 +78,7 @@ type latencyResult struct {
 	P99Ratio       float64 `json:"p99_ratio"`
 }
 
-// target is one acceptance target of issues 3 and 5 and whether this run meets it.
+// target is one acceptance target of issues 3, 5 and 6 and whether this run meets it.
 type target struct {
 	Name string `json:"name"`
 	// Value is the figure the target is about (for the append targets, the appender's).
@@ -136,6 +138,47 @@ func (r *report) evaluate() {
 			Value: r.Tail.P99Ratio, Limit: "<= 5", Pass: r.Tail.P99Ratio <= 5,
 		})
 	}
+	r.evaluateSync()
+}
+
+// evaluateSync checks the targets of issue 6: a catch-up page of the owner and of the reader
+// of 10% of the channels at most 1.5 times the bare range read of the same rows at p50 and
+// 2.5 times at p99, and the one-channel reader's page at most twice the owner's (p50); the
+// full catch-up over HTTP at least 100,000 events/s and half the bare read loop; the snapshot
+// at most 1.3 times its component queries issued bare at p50, in at most 300 bytes per
+// visible channel.
+func (r *report) evaluateSync() {
+	var everything, one pageCase
+	for _, p := range r.CatchUp.Pages {
+		switch p.Reader {
+		case readerEverything, readerTenth:
+			r.Targets = append(r.Targets,
+				target{Name: "catch-up page, " + p.Reader + ": p50 / bare range read p50", Value: p.P50Ratio, Limit: "<= 1.5", Pass: p.P50Ratio <= 1.5},
+				target{Name: "catch-up page, " + p.Reader + ": p99 / bare range read p99", Value: p.P99Ratio, Limit: "<= 2.5", Pass: p.P99Ratio <= 2.5},
+			)
+			if p.Reader == readerEverything {
+				everything = p
+			}
+		case readerOne:
+			one = p
+		}
+	}
+	if everything.P50Ms > 0 && one.P50Ms > 0 {
+		v := round2(one.P50Ms / everything.P50Ms)
+		r.Targets = append(r.Targets, target{Name: "catch-up page p50, " + readerOne + " / " + readerEverything, Value: v, Limit: "<= 2", Pass: v <= 2})
+	}
+	if f := r.CatchUp.Full; f.Events > 0 {
+		r.Targets = append(r.Targets,
+			target{Name: fmt.Sprintf("full catch-up over HTTP of %d events: events/s", f.Events), Value: f.EventsPerSecond, Limit: ">= 100000", Pass: f.EventsPerSecond >= 100_000},
+			target{Name: "full catch-up over HTTP: events/s / bare read loop events/s", Value: f.Ratio, Limit: ">= 0.5", Pass: f.Ratio >= 0.5},
+		)
+	}
+	if s := r.Snapshot; s.Requests > 0 {
+		r.Targets = append(r.Targets,
+			target{Name: fmt.Sprintf("snapshot (%d channels, %d unread threads): p50 / bare component queries p50", s.VisibleChannels, s.UnreadThreads), Value: s.P50Ratio, Limit: "<= 1.3", Pass: s.P50Ratio <= 1.3},
+			target{Name: "snapshot: response bytes per visible channel", Value: s.BytesPerChannel, Limit: "<= 300", Pass: s.BytesPerChannel <= 300},
+		)
+	}
 }
 
 // markdown renders the report as docs/benchmarks.md.
@@ -152,6 +195,51 @@ func (r *report) markdown() string {
 	w("  fsync %s, synchronous_commit %s, wal_sync_method %s.\n", m.Fsync, m.SynchronousCommit, m.WalSyncMethod)
 	w("- Run of %s: each case ran %s after a %s warm-up.\n\n", m.Date, r.Settings.Duration, r.Settings.Warmup)
 
+	if len(r.Append) > 0 {
+		r.appendMarkdown(w)
+	}
+	if r.Tail.Samples > 0 {
+		r.tailMarkdown(w)
+	}
+	if len(r.Post.Cases) > 0 {
+		r.Post.markdown(w, r.Settings.AppendConcurrency)
+	}
+	if len(r.Authz.Cases) > 0 {
+		r.Authz.markdown(w)
+	}
+	if len(r.CatchUp.Pages) > 0 {
+		r.CatchUp.markdown(w)
+	}
+	if r.Snapshot.Requests > 0 {
+		r.Snapshot.markdown(w)
+	}
+
+	w("\n## Targets (issues 3, 5 and 6)\n\n")
+	w("Figure: the quotient the target is about (for the append targets, the appender's); bare\n")
+	w("loop: the same quotient for the bare loop (no admission), where it has one, for comparison.\n\n")
+	w("| target | figure | bare loop | limit | met |\n")
+	w("| --- | ---: | ---: | --- | --- |\n")
+	for _, tg := range r.Targets {
+		met := "yes"
+		if !tg.Pass {
+			met = "**no**"
+		}
+		base := ""
+		if tg.Baseline != 0 {
+			base = fmt.Sprintf("%.2f", tg.Baseline)
+		}
+		value := fmt.Sprintf("%.2f", tg.Value)
+		if tg.Value >= 1000 {
+			value = fmt.Sprintf("%.0f", tg.Value)
+		}
+		w("| %s | %s | %s | %s | %s |\n", tg.Name, value, base, tg.Limit, met)
+	}
+	r.writerScaling(w)
+	return b.String()
+}
+
+// appendMarkdown renders the append section through w.
+func (r *report) appendMarkdown(w func(string, ...any)) {
 	w("## Append throughput\n\n")
 	w("Committed events per second. Figure: the appender (`tx.Runner.RunInTx` + `kernel.Appender.Append`,\n")
 	w("validation, staging, and one round trip with the counter UPDATE, the INSERT, the NOTIFY and the\n")
@@ -170,6 +258,10 @@ func (r *report) markdown() string {
 		w("| %d | %d | %.0f | %.0f | %.2f |\n", a.Writers, a.EventsPerTx, a.EventsPerSecond, a.BaselineEventsPerSecond, a.Ratio)
 	}
 
+}
+
+// tailMarkdown renders the tail latency section through w.
+func (r *report) tailMarkdown(w func(string, ...any)) {
 	t := r.Tail
 	w("\n## Tail latency\n\n")
 	w("Figure: commit-to-subscriber latency of the log tail, from the moment the writer's commit\n")
@@ -186,28 +278,6 @@ func (r *report) markdown() string {
 	w("database clock in the appender's final round trip, so the COMMIT itself counts too), the\n")
 	w("tail takes %.2f ms (p50) and %.2f ms (p99). Without load the bare round trip takes\n", t.FromWriteP50Ms, t.FromWriteP99Ms)
 	w("%.2f ms (p50) and %.2f ms (p99).\n", t.IdleBareP50Ms, t.IdleBareP99Ms)
-
-	r.Post.markdown(w, r.Settings.AppendConcurrency)
-	r.Authz.markdown(w)
-
-	w("\n## Targets (issues 3 and 5)\n\n")
-	w("Figure: the quotient the target is about (for the append targets, the appender's); bare\n")
-	w("loop: the same quotient for the bare loop (no admission), where it has one, for comparison.\n\n")
-	w("| target | figure | bare loop | limit | met |\n")
-	w("| --- | ---: | ---: | --- | --- |\n")
-	for _, tg := range r.Targets {
-		met := "yes"
-		if !tg.Pass {
-			met = "**no**"
-		}
-		base := ""
-		if tg.Baseline != 0 {
-			base = fmt.Sprintf("%.2f", tg.Baseline)
-		}
-		w("| %s | %.2f | %s | %s | %s |\n", tg.Name, tg.Value, base, tg.Limit, met)
-	}
-	r.writerScaling(w)
-	return b.String()
 }
 
 // writerScaling explains the writer-scaling targets when the bare loop loses throughput from

@@ -82,6 +82,17 @@ type access struct {
 	grants    *authzapp.Grants
 	agents    *agentsapp.Service
 	handlers  accessHandlers
+	// sync is what the gateway shares with the REST handlers (wire/gateway.go).
+	sync syncShared
+}
+
+// syncShared are the pieces the gateway uses exactly as the REST handlers do, so both
+// transports follow the same rules.
+type syncShared struct {
+	authorizer *authzapp.Authorizer
+	identity   *identityapp.Service
+	catchUp    *syncapp.CatchUp
+	snapshot   *syncapp.Snapshot
 }
 
 // accessHandlers are the strict-server handler types of the modules, which
@@ -237,6 +248,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		personal:  personal,
 		grants:    grants,
 		agents:    agentService,
+		sync:      syncShared{authorizer: authorizer, identity: ids, catchUp: catchUp, snapshot: snapshot},
 	}
 	var errs []error
 	a.handlers.identity, err = identityhttp.New(identityhttp.Deps{

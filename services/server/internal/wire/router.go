@@ -14,6 +14,7 @@ import (
 	"bothy.example.com/server/internal/kernel/logging"
 	"bothy.example.com/server/internal/kernel/problem"
 	"bothy.example.com/server/internal/ops"
+	"bothy.example.com/server/internal/sync/adapters/gateway"
 )
 
 // routerDeps are what newRouter mounts.
@@ -30,6 +31,13 @@ type routerDeps struct {
 	// POST only); nil means none (router tests).
 	idempotency apigen.MiddlewareFunc
 	mount       func(chi.Router)
+	// gateway, when set, is mounted at GET gateway.Path beside the strict
+	// server: the WebSocket gateway is no OpenAPI operation (spec 05).
+	gateway http.Handler
+	// operationsOnly, when set, runs first around every generated operation
+	// and answers 404 for all but the operational endpoints (a process
+	// without the api role).
+	operationsOnly apigen.MiddlewareFunc
 }
 
 // newRouter builds the HTTP handler. Middleware order, outermost first:
@@ -65,6 +73,9 @@ func newRouter(d routerDeps) http.Handler {
 	if d.authenticate != nil {
 		middlewares = append(middlewares, d.authenticate)
 	}
+	if d.operationsOnly != nil {
+		middlewares = append(middlewares, d.operationsOnly)
+	}
 	apigen.HandlerWithOptions(strict, apigen.ChiServerOptions{
 		BaseRouter:       r,
 		ErrorHandlerFunc: parameterError,
@@ -72,6 +83,9 @@ func newRouter(d routerDeps) http.Handler {
 		// and wrong methods their 405 without asking for a token.
 		Middlewares: middlewares,
 	})
+	if d.gateway != nil {
+		r.Method(http.MethodGet, gateway.Path, d.gateway)
+	}
 	if d.mount != nil {
 		d.mount(r)
 	}

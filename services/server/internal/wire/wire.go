@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -26,25 +27,32 @@ import (
 	chatpg "bothy.example.com/server/internal/chat/adapters/postgres"
 	identityhttp "bothy.example.com/server/internal/identity/adapters/httpapi"
 	identitypg "bothy.example.com/server/internal/identity/adapters/postgres"
+	ingestpg "bothy.example.com/server/internal/ingest/adapters/postgres"
 	"bothy.example.com/server/internal/instance"
 	instancepg "bothy.example.com/server/internal/instance/adapters/postgres"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/clock"
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/kernel/migrate"
+	"bothy.example.com/server/internal/kernel/pgxuuid"
 	"bothy.example.com/server/internal/kernel/tx"
 	"bothy.example.com/server/internal/ops"
 	syncmod "bothy.example.com/server/internal/sync"
+	"bothy.example.com/server/internal/sync/adapters/gateway"
 	syncpg "bothy.example.com/server/internal/sync/adapters/postgres"
 	syncapp "bothy.example.com/server/internal/sync/app"
 	syncdomain "bothy.example.com/server/internal/sync/domain"
 )
 
-// The roles a process can serve (bothy serve --roles). The gateway role
-// arrives with its issue.
+// The roles a process can serve (bothy serve --roles).
 const (
 	// RoleAPI serves the HTTP API and the operational endpoints.
 	RoleAPI = "api"
+	// RoleGateway serves the WebSocket gateway (GET /api/v1/gateway) and the
+	// operational endpoints on the same listener as the api role, and runs the
+	// process's log tail, which feeds the gateway's live events. Several
+	// processes may run it: each runs its own tail over the shared database.
+	RoleGateway = "gateway"
 	// RoleMaintenance runs the event log's partition upkeep every
 	// sync.maintenance_interval. Several processes may run it: upkeep runs
 	// serialize in the database.
@@ -53,7 +61,7 @@ const (
 
 // Roles lists every role a process can take, in the order they start.
 func Roles() []string {
-	return []string{RoleAPI, RoleMaintenance}
+	return []string{RoleAPI, RoleGateway, RoleMaintenance}
 }
 
 // Migrations returns the migration sets of every module in the module
@@ -68,6 +76,7 @@ func Migrations() []migrate.Set {
 		agentspg.Migrations(),
 		chatpg.Migrations(),
 		syncpg.Migrations(),
+		ingestpg.Migrations(),
 	}
 }
 
@@ -108,6 +117,7 @@ type App struct {
 	addr              string
 	readHeaderTimeout time.Duration
 	shutdownTimeout   time.Duration
+	gateway           *gateway.Gateway // nil without the gateway role
 	eventLog
 	access
 }
@@ -149,6 +159,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	readinessTimeout := cfg.Duration(ops.KeyReadinessTimeout)
 	logCfg := readEventLogConfig(cfg)
 	accessCfg := readAccessConfig(cfg)
+	gatewayCfg := gateway.ConfigFrom(cfg)
 	// Every key is read by now: report all bad values and typos at once.
 	if err := cfg.Err(); err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
@@ -161,6 +172,9 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	}
 	if err := accessCfg.validate(); err != nil {
 		return nil, err
+	}
+	if err := gatewayCfg.Validate(); err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
 	}
 	doc, err := apigen.GetSpec()
 	if err != nil {
@@ -214,6 +228,12 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 		pool.Close()
 		return nil, err
 	}
+	if slices.Contains(roles, RoleGateway) {
+		if a.gateway, err = newGateway(a.access, a.eventLog, logger, gatewayCfg); err != nil {
+			pool.Close()
+			return nil, err
+		}
+	}
 	opsServer, err := ops.New(ops.Deps{
 		Readiness:        readiness{pool: pool, sets: Migrations()},
 		Gatherer:         a.registry,
@@ -225,7 +245,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 		return nil, fmt.Errorf("ops: %w", err)
 	}
 
-	a.handler = newRouter(routerDeps{
+	deps := routerDeps{
 		logger:       logger,
 		maxBodyBytes: maxBody,
 		metrics:      httpMetrics,
@@ -241,7 +261,12 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 		authenticate: authenticateOperations(public, identityhttp.Authenticate(a.identity)),
 		idempotency:  a.idempotent(a.tx, a.clock),
 		mount:        opts.Mount,
-	})
+		gateway:      a.gatewayHandler(),
+	}
+	if !slices.Contains(roles, RoleAPI) {
+		deps.operationsOnly = operationsOnly(public)
+	}
+	a.handler = newRouter(deps)
 	return a, nil
 }
 
@@ -258,7 +283,8 @@ func checkRoles(roles []string) error {
 
 // NewPool opens a pgx pool on url with at most maxConns connections. Every
 // connection gets search_path pg_catalog, so a query that names a table
-// without its module's schema fails instead of finding some other table.
+// without its module's schema fails instead of finding some other table, and
+// a type map that encodes and scans uuid.UUID directly (kernel/pgxuuid).
 func NewPool(ctx context.Context, url string, maxConns int) (*pgxpool.Pool, error) {
 	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -270,6 +296,10 @@ func NewPool(ctx context.Context, url string, maxConns int) (*pgxpool.Pool, erro
 	}
 	pc.MaxConns = int32(min(maxConns, 1<<30))
 	pc.ConnConfig.RuntimeParams["search_path"] = "pg_catalog"
+	pc.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		pgxuuid.Register(conn.TypeMap())
+		return nil
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("open database pool: %w", err)
@@ -341,13 +371,16 @@ func (a *App) Maintain(ctx context.Context) (syncmod.UpkeepReport, error) {
 	return a.maintenance.Maintain(ctx)
 }
 
-// Serve runs the process's roles until ctx is cancelled: with the api role
-// it listens on http.addr, serves HTTP and writes the tokens' last-use
-// times every identity.last_used_flush_interval; with the maintenance role
-// it runs partition upkeep every sync.maintenance_interval. On cancellation
-// HTTP drains (it stops accepting, waits for in-flight requests at most
-// http.shutdown_timeout), the last-use times are flushed once more and
-// maintenance stops; Serve returns nil after a clean stop. It returns an
+// Serve runs the process's roles until ctx is cancelled: with the api or the
+// gateway role it listens on http.addr, serves HTTP (the API, the gateway
+// route, or both, and the operational endpoints) and writes the tokens'
+// last-use times every identity.last_used_flush_interval; with the gateway
+// role it runs the log tail; with the maintenance role it runs partition
+// upkeep every sync.maintenance_interval. On cancellation the gateway closes
+// its WebSockets with 1001 after their in-flight frames, then HTTP drains
+// (it stops accepting, waits for in-flight requests), both within
+// http.shutdown_timeout; the last-use times are flushed once more, the tail
+// and maintenance stop; Serve returns nil after a clean stop. It returns an
 // error when it cannot listen, when the server fails, or when the drain
 // timed out (the remaining connections are closed).
 func (a *App) Serve(ctx context.Context) error {
@@ -361,10 +394,10 @@ func (a *App) Serve(ctx context.Context) error {
 	return a.serve(ctx, ln)
 }
 
-// ServesHTTP reports whether the process has the api role, the one that
-// serves HTTP.
+// ServesHTTP reports whether the process has a role that serves HTTP: api or
+// gateway (both on the one listener of http.addr).
 func (a *App) ServesHTTP() bool {
-	return slices.Contains(a.roles, RoleAPI)
+	return slices.Contains(a.roles, RoleAPI) || slices.Contains(a.roles, RoleGateway)
 }
 
 // Listen opens the listener on http.addr that Serve would open, for a caller
@@ -390,10 +423,22 @@ func (a *App) ServeListener(ctx context.Context, ln net.Listener) error {
 func (a *App) serve(ctx context.Context, ln net.Listener) error {
 	var wg gosync.WaitGroup
 	roleCtx, stopRoles := context.WithCancel(ctx)
+	// The gateway's log tail outlives ctx until the gateway has closed its
+	// connections (serveHTTP), so that events committed before the signal
+	// still reach them.
+	tailCtx, stopTail := context.WithCancel(context.WithoutCancel(ctx))
 	defer func() {
 		stopRoles()
+		stopTail()
 		wg.Wait()
 	}()
+	if a.gateway != nil {
+		wg.Go(func() {
+			if err := a.tail.Run(tailCtx); err != nil {
+				a.logger.ErrorContext(tailCtx, "log tail stopped", "error", err.Error())
+			}
+		})
+	}
 	if slices.Contains(a.roles, RoleMaintenance) {
 		wg.Go(func() {
 			// Run fails only for an interval New has already checked.
@@ -439,7 +484,10 @@ func (a *App) serveHTTP(ctx context.Context, ln net.Listener) error {
 	a.logger.InfoContext(ctx, "draining http", "timeout", a.shutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.shutdownTimeout)
 	defer cancel()
-	shutdownErr := srv.Shutdown(sctx)
+	// WebSockets first: http.Server.Shutdown does not track upgraded
+	// connections. New upgrades are refused with 503 from here on.
+	gatewayErr := a.shutdownGateway(sctx)
+	shutdownErr := errors.Join(gatewayErr, srv.Shutdown(sctx))
 	if shutdownErr != nil {
 		_ = srv.Close()
 	}

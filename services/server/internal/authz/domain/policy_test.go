@@ -102,6 +102,7 @@ func TestDecide(t *testing.T) {
 		{"no grants: space is invisible", person(sam), none, kernel.ActionSpaceRead, resS1, nf},
 		{"no grants: thread is invisible", person(sam), none, kernel.ActionThreadRead, resT1, nf},
 		{"no grants: message is invisible", person(sam), none, kernel.ActionMessageUpdate, resM1, nf},
+		{"no grants: a message event is invisible", person(sam), none, kernel.ActionThreadRead, resM1, nf},
 		{"no grants: post is 404", person(sam), none, kernel.ActionMessageCreate, resT1, nf},
 		{"no grants: instance.admin is 403", person(sam), none, kernel.ActionInstanceAdmin, resInstance, forb},
 		{"no grants: create a space is 403", person(sam), none, kernel.ActionSpaceCreate, resInstance, forb},
@@ -143,6 +144,7 @@ func TestDecide(t *testing.T) {
 		{"space admin moderates messages", person(sam), scopeOf(sam, grant(sam, kernel.ResourceSpace, s1, authz.RoleAdmin)), kernel.ActionMessageDelete, resC1, ok},
 		// Channel grants apply to the channel, its threads and messages; the space is visible.
 		{"channel viewer reads the thread", person(sam), scopeOf(sam, grant(sam, kernel.ResourceChannel, c1, authz.RoleViewer)), kernel.ActionThreadRead, resT1, ok},
+		{"channel viewer receives its message events (thread.read on the message)", person(sam), scopeOf(sam, grant(sam, kernel.ResourceChannel, c1, authz.RoleViewer)), kernel.ActionThreadRead, resM1, ok},
 		{"channel viewer may not keep a read state", person(sam), scopeOf(sam, grant(sam, kernel.ResourceChannel, c1, authz.RoleViewer)), kernel.ActionReadStateWrite, resT1, forb},
 		{"channel viewer sees the space", person(sam), scopeOf(sam, grant(sam, kernel.ResourceChannel, c1, authz.RoleViewer)), kernel.ActionSpaceRead, resS1, ok},
 		{"channel viewer may not update the space", person(sam), scopeOf(sam, grant(sam, kernel.ResourceChannel, c1, authz.RoleViewer)), kernel.ActionSpaceUpdate, resS1, forb},

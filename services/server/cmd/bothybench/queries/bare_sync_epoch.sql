@@ -1,0 +1,3 @@
+-- The snapshot's baseline: the sync epoch, as instance.Versions reads it.
+SELECT sync_epoch
+FROM instance.instance

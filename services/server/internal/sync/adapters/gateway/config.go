@@ -1,0 +1,125 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"bothy.example.com/server/internal/kernel/config"
+)
+
+// The configuration keys of the gateway; ConfigFrom reads them and wire calls it.
+var (
+	// KeySendBuffer bounds what a connection may fall behind by before it is switched to
+	// catch-up: the live batches of the log tail it has not written yet. The batches are
+	// shared by every connection of the process, so each waiting one costs a connection a
+	// reference, not a copy; the channel that holds them is allocated at that size for every
+	// connection, which is why the default is small.
+	KeySendBuffer = config.Define("gateway.send_buffer", config.KindInt, "64",
+		"most live batches of the log tail one WebSocket connection may have waiting (each at most sync.tail_batch_size events, shared by every connection); a connection further behind leaves live delivery and catches up from its own cursor (at least 1)")
+	// KeyHeartbeatInterval paces the heartbeats: a WebSocket ping and a heartbeat or cursor
+	// frame. Below the idle timeouts of common proxies and load balancers (60 s), so an idle
+	// connection is not cut by them.
+	KeyHeartbeatInterval = config.Define("gateway.heartbeat_interval", config.KindDuration, "25s",
+		"how often the gateway pings each WebSocket connection and sends it a heartbeat (or cursor) frame; a peer that answers no ping for two intervals is closed with 4006 (more than 0)")
+	// KeyAuthTimeout bounds how long an upgraded connection may stay silent: a browser has
+	// to send its auth frame, every client its hello or resume, before any data flows.
+	KeyAuthTimeout = config.Define("gateway.auth_timeout", config.KindDuration, "10s",
+		"how long after the upgrade a WebSocket connection has to authenticate (auth frame, when the upgrade carried no Authorization header) and send hello or resume; later it is closed with 4002 (more than 0)")
+	// KeyWriteTimeout is how long one frame may take to reach a peer's socket; a peer that
+	// stopped reading is dropped then, instead of holding its connection forever.
+	KeyWriteTimeout = config.Define("gateway.write_timeout", config.KindDuration, "10s",
+		"longest one frame may take to be written to a WebSocket connection; a peer that stopped reading is disconnected then and resumes from its cursor (more than 0)")
+	// KeyMaxFrameBytes bounds a client frame; client frames are small (a token at most), so
+	// anything larger is a mistake or an attack.
+	KeyMaxFrameBytes = config.Define("gateway.max_frame_bytes", config.KindBytes, "4096",
+		"most bytes of one frame a client may send over the gateway; a larger frame closes the connection with 4007 (at least 64)")
+	// KeyAllowedOrigins lists the web origins whose pages may open the gateway besides the
+	// server's own (same host): a cross-site page must not act with a user's credentials.
+	KeyAllowedOrigins = config.Define("gateway.allowed_origins", config.KindString, "",
+		"comma-separated origins (scheme://host[:port], no wildcards) whose browser pages may open the gateway besides the server's own host; empty allows same-origin pages only; clients that send no Origin header (not browsers) are always allowed")
+)
+
+// minFrameBytes is the smallest gateway.max_frame_bytes that still takes a resume frame with
+// an epoch.
+const minFrameBytes = 64
+
+// Config is what the gateway reads from the configuration.
+type Config struct {
+	// SendBuffer is gateway.send_buffer: the live batches a connection may have waiting.
+	SendBuffer int
+	// HeartbeatInterval is gateway.heartbeat_interval.
+	HeartbeatInterval time.Duration
+	// AuthTimeout is gateway.auth_timeout.
+	AuthTimeout time.Duration
+	// WriteTimeout is gateway.write_timeout.
+	WriteTimeout time.Duration
+	// MaxFrameBytes is gateway.max_frame_bytes.
+	MaxFrameBytes int64
+	// AllowedOrigins are the origins of gateway.allowed_origins, as given
+	// (scheme://host[:port]); empty for same-origin only.
+	AllowedOrigins []string
+}
+
+// ConfigFrom reads the gateway keys from cfg; parse errors are collected in cfg
+// (config.Config.Err) like those of every other key. The origin list is split at commas,
+// blanks trimmed, empty entries dropped; Validate checks each.
+func ConfigFrom(cfg *config.Config) Config {
+	var origins []string
+	for o := range strings.SplitSeq(cfg.String(KeyAllowedOrigins), ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			origins = append(origins, o)
+		}
+	}
+	return Config{
+		SendBuffer:        cfg.Int(KeySendBuffer),
+		HeartbeatInterval: cfg.Duration(KeyHeartbeatInterval),
+		AuthTimeout:       cfg.Duration(KeyAuthTimeout),
+		WriteTimeout:      cfg.Duration(KeyWriteTimeout),
+		MaxFrameBytes:     cfg.Bytes(KeyMaxFrameBytes),
+		AllowedOrigins:    origins,
+	}
+}
+
+// Validate refuses values the keys' types allow but the gateway cannot work with, naming
+// the key: a buffer below 1, a timeout or interval that is not positive, a frame limit below
+// 64 bytes, and an origin that is not scheme://host[:port].
+func (c Config) Validate() error {
+	var errs []error
+	if c.SendBuffer < 1 {
+		errs = append(errs, fmt.Errorf("%s is %d, want at least 1", KeySendBuffer.Name, c.SendBuffer))
+	}
+	for _, d := range []struct {
+		key config.Key
+		v   time.Duration
+	}{{KeyHeartbeatInterval, c.HeartbeatInterval}, {KeyAuthTimeout, c.AuthTimeout}, {KeyWriteTimeout, c.WriteTimeout}} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Errorf("%s is %v, want more than 0", d.key.Name, d.v))
+		}
+	}
+	if c.MaxFrameBytes < minFrameBytes {
+		errs = append(errs, fmt.Errorf("%s is %d, want at least %d", KeyMaxFrameBytes.Name, c.MaxFrameBytes, minFrameBytes))
+	}
+	for _, o := range c.AllowedOrigins {
+		if _, err := parseOrigin(o); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", KeyAllowedOrigins.Name, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("gateway: %w", err)
+	}
+	return nil
+}
+
+// parseOrigin returns an allowed origin in the form browsers send it (lower-case
+// scheme://host[:port]); anything with a path, query, user or without a scheme or host is
+// an error.
+func parseOrigin(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || strings.Contains(s, "*") {
+		return "", fmt.Errorf("origin %q is not scheme://host[:port]", s)
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), nil
+}

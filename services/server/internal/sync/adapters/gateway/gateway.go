@@ -1,0 +1,242 @@
+// Package gateway is the WebSocket transport of the sync module (spec 03, "Gateway"): GET
+// /api/v1/gateway upgrades to a WebSocket speaking JSON frames, and each connection gets a
+// snapshot (ready) or catches up from its cursor (resume), then receives live events from the
+// process's log tail, each authorized for it at delivery time.
+//
+// It uses the same ports as REST: sync.Snapshot for ready, sync.CatchUp (Check, then Page
+// until the head) for resume and for every catch-up a connection needs later, and the sync
+// app's Delivery (the per-row rule and the envelope encoder that CatchUp.Page uses as well)
+// for live events. So a stored event reaches a client alike over both transports, and the
+// cursor means the same on both.
+//
+// Each connection costs two goroutines (its handler, which writes, and a reader), one tail
+// subscription of gateway.send_buffer batches, and nothing per event but the frames it
+// writes: the events of a tail batch are named (one directory query) and encoded once per
+// receiver kind for the whole process, and every connection writes those shared bytes.
+//
+// A Gateway is an http.Handler; wire mounts it at GET /api/v1/gateway beside the strict
+// server, runs the log tail, and calls Shutdown before the HTTP server drains. Many
+// Gateways, or many connections to one, can run in one process (benchmarks do), each over
+// its own or a shared Tail.
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	gosync "sync"
+
+	"github.com/google/uuid"
+
+	"bothy.example.com/server/internal/kernel/actor"
+	"bothy.example.com/server/internal/kernel/authorize"
+	syncmod "bothy.example.com/server/internal/sync"
+	syncapp "bothy.example.com/server/internal/sync/app"
+	"bothy.example.com/server/internal/sync/domain"
+)
+
+// Path is the route of the gateway. It is no OpenAPI operation (spec 05 lists it apart):
+// wire mounts it on the router beside the strict server.
+const Path = "/api/v1/gateway"
+
+// Authenticator turns the bearer token of an upgrade or of an auth frame into the actor
+// (identity.Authenticator).
+type Authenticator interface {
+	// Authenticate returns the actor of the token; an error wrapping
+	// problem.ErrUnauthenticated for a token that is refused, any other for a failure.
+	Authenticate(ctx context.Context, token string) (actor.Actor, error)
+}
+
+// Delivery decides and names live events for one receiver (syncapp.Delivery, which
+// CatchUp.Page uses too).
+type Delivery interface {
+	// For returns the filter of the actor in ctx, with its current Scope.
+	For(ctx context.Context) (*syncapp.Filter, error)
+	// Names resolves the actors of events in one directory query, for syncapp.Encode.
+	Names(ctx context.Context, events []domain.StoredEvent) (map[uuid.UUID]domain.PrincipalRef, error)
+}
+
+// Tail is the process's log tail as the gateway uses it (syncapp.Tail): sync.Tail, and when
+// it has read the head it starts from. A connection starts only once it has, so that no
+// event falls between the connection's head and the tail's first batch for it.
+type Tail interface {
+	syncmod.Tail
+	// Ready is closed once the tail knows where it starts; events committed after that reach
+	// every subscriber.
+	Ready() <-chan struct{}
+}
+
+// SnapshotEncoder writes a snapshot as the JSON body of getSnapshot, so the ready frame
+// carries exactly what GET /api/v1/sync/snapshot answers (wire binds the HTTP adapter's
+// mapping).
+type SnapshotEncoder interface {
+	// EncodeSnapshot returns the JSON object of v.
+	EncodeSnapshot(v syncmod.SnapshotView) ([]byte, error)
+}
+
+// SnapshotEncoderFunc adapts a function to SnapshotEncoder.
+type SnapshotEncoderFunc func(v syncmod.SnapshotView) ([]byte, error)
+
+// EncodeSnapshot calls f.
+func (f SnapshotEncoderFunc) EncodeSnapshot(v syncmod.SnapshotView) ([]byte, error) {
+	return f(v)
+}
+
+// Deps are what a Gateway needs; all but Logger are required.
+type Deps struct {
+	// Authenticator checks the token of the upgrade's Authorization header or of the auth
+	// frame: identity.Authenticator.
+	Authenticator Authenticator
+	// Authorizer decides events.catch_up on the instance for the actor before any data
+	// flows: authz.Authorizer.
+	Authorizer authorize.Authorizer
+	// CatchUp serves resume and every later catch-up of a connection: syncapp.CatchUp.
+	CatchUp syncmod.CatchUp
+	// Snapshot builds the snapshot of hello: syncapp.Snapshot.
+	Snapshot syncmod.Snapshot
+	// SnapshotEncoder writes the snapshot as getSnapshot does.
+	SnapshotEncoder SnapshotEncoder
+	// Tail gives each connection its subscription to the process's live events; it must be
+	// running (wire runs it in the gateway role), and a connection waits for it to be ready
+	// (within gateway.auth_timeout) before it starts: syncapp.Tail.
+	Tail Tail
+	// Delivery decides and names live events: syncapp.Delivery.
+	Delivery Delivery
+	// Config holds the gateway.* keys (ConfigFrom).
+	Config Config
+	// Logger receives connection failures; nil discards them. Tokens are never logged.
+	Logger *slog.Logger
+}
+
+// Gateway serves the WebSocket gateway. Build it with New, mount it (it is an
+// http.Handler), stop it with Shutdown.
+type Gateway struct {
+	deps    Deps
+	cfg     Config
+	log     *slog.Logger
+	batches *batchCache
+
+	// stop ends the work sessions share (a batch's directory lookup) when Shutdown gives up.
+	stop context.CancelFunc
+
+	mu       gosync.Mutex
+	closing  chan struct{} // closed by Shutdown: every session closes with 1001
+	sessions map[*session]struct{}
+	wg       gosync.WaitGroup
+}
+
+// New returns a Gateway over deps; it fails for a missing dependency or an invalid
+// configuration (Config.Validate), so a wiring mistake stops the process at start.
+func New(deps Deps) (*Gateway, error) {
+	var errs []error
+	for _, d := range []struct {
+		name    string
+		missing bool
+	}{
+		{"authenticator", deps.Authenticator == nil}, {"authorizer", deps.Authorizer == nil},
+		{"catch-up", deps.CatchUp == nil}, {"snapshot", deps.Snapshot == nil},
+		{"snapshot encoder", deps.SnapshotEncoder == nil}, {"tail", deps.Tail == nil},
+		{"delivery", deps.Delivery == nil},
+	} {
+		if d.missing {
+			errs = append(errs, fmt.Errorf("%s is nil", d.name))
+		}
+	}
+	errs = append(errs, deps.Config.Validate())
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("gateway: new: %w", err)
+	}
+	cfg := deps.Config
+	cfg.AllowedOrigins = make([]string, len(deps.Config.AllowedOrigins))
+	for i, o := range deps.Config.AllowedOrigins {
+		cfg.AllowedOrigins[i], _ = parseOrigin(o) // Validate accepted every one
+	}
+	logger := deps.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	g := &Gateway{
+		deps:     deps,
+		cfg:      cfg,
+		log:      logger,
+		closing:  make(chan struct{}),
+		sessions: map[*session]struct{}{},
+	}
+	var shared context.Context
+	shared, g.stop = context.WithCancel(context.Background())
+	g.batches = newBatchCache(shared, deps.Delivery)
+	return g, nil
+}
+
+// Connections returns the number of open connections (upgraded and not yet ended).
+func (g *Gateway) Connections() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.sessions)
+}
+
+// add registers a session; false once Shutdown has begun (the upgrade is refused then).
+func (g *Gateway) add(s *session) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-g.closing:
+		return false
+	default:
+	}
+	g.sessions[s] = struct{}{}
+	g.wg.Add(1)
+	return true
+}
+
+// remove unregisters a session that has ended.
+func (g *Gateway) remove(s *session) {
+	g.mu.Lock()
+	delete(g.sessions, s)
+	g.mu.Unlock()
+	g.wg.Done()
+}
+
+// Shutdown closes every connection with 1001 (going away) after the frames it is writing,
+// refuses new upgrades with 503, and waits until every connection has ended or ctx ends;
+// then it drops the remaining connections without a close handshake and returns ctx.Err().
+// wire calls it on SIGTERM before the HTTP server drains, since http.Server.Shutdown does
+// not track upgraded connections. It may be called more than once.
+func (g *Gateway) Shutdown(ctx context.Context) error {
+	g.mu.Lock()
+	select {
+	case <-g.closing:
+	default:
+		close(g.closing)
+	}
+	g.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		g.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	g.mu.Lock()
+	for s := range g.sessions {
+		s.drop()
+	}
+	g.mu.Unlock()
+	g.stop()
+	<-done
+	return fmt.Errorf("gateway: shutdown: %w", ctx.Err())
+}
+
+// ServeHTTP upgrades GET /api/v1/gateway (see the package documentation and spec 03). Before
+// the upgrade it refuses, as problem responses: a cross-site Origin (403), a refused
+// Authorization header (401) or an actor that may not receive events (403 forbidden or
+// device_pending), and any request once Shutdown began (503). A request without an
+// Authorization header is upgraded and must send an auth frame first.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.serve(w, r)
+}

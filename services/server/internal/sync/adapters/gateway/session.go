@@ -1,0 +1,657 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	gosync "sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/google/uuid"
+
+	"bothy.example.com/server/internal/kernel"
+	"bothy.example.com/server/internal/kernel/actor"
+	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/problem"
+	syncmod "bothy.example.com/server/internal/sync"
+	syncapp "bothy.example.com/server/internal/sync/app"
+)
+
+// serve refuses what must be refused before the upgrade, upgrades and runs the session.
+func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
+	if !originAllowed(r, g.cfg.AllowedOrigins) {
+		problem.Write(w, r, problem.New(problem.ErrForbidden,
+			"The page's origin may not open the gateway: cross-site WebSocket upgrades are refused."))
+		return
+	}
+	if !headerHasToken(r.Header, "Upgrade", "websocket") {
+		problem.Write(w, r, problem.Validation(problem.FieldError{
+			Field: "Upgrade", Message: "must be websocket: the gateway speaks WebSocket only",
+		}))
+		return
+	}
+	// The session outlives the request's context (the connection is hijacked), but keeps
+	// its values: the logger and the request id of the upgrade, for error frames and logs.
+	base := context.WithoutCancel(r.Context())
+	var who actor.Actor
+	authed := len(r.Header.Values("Authorization")) > 0
+	if authed {
+		a, err := g.authenticateHeader(base, r.Header)
+		if err != nil {
+			if errors.Is(err, problem.ErrUnauthenticated) {
+				w.Header().Set("WWW-Authenticate", "Bearer")
+			}
+			problem.Write(w, r, err)
+			return
+		}
+		who = a
+	}
+	select {
+	case <-g.closing:
+		problem.Write(w, r, problem.New(problem.ErrUnavailable, "The server is shutting down. Reconnect."))
+		return
+	default:
+	}
+	// The origin was checked above, with the gateway's own rule.
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	if err != nil {
+		return // Accept answered the request.
+	}
+	s := newSession(base, g, conn, who, authed)
+	if !g.add(s) {
+		_ = conn.Close(CloseGoingAway, "server shutting down")
+		return
+	}
+	defer g.remove(s)
+	s.run()
+}
+
+// authenticateHeader authenticates the Authorization header of the upgrade and admits its
+// actor: problem.ErrUnauthenticated for a header that is no bearer token or a refused token,
+// the problem of admit, or a failure.
+func (g *Gateway) authenticateHeader(ctx context.Context, h http.Header) (actor.Actor, error) {
+	token, ok := bearerToken(h)
+	if !ok {
+		return actor.Actor{}, problem.ErrUnauthenticated
+	}
+	a, err := g.deps.Authenticator.Authenticate(ctx, token)
+	if err != nil {
+		return actor.Actor{}, err
+	}
+	if err := g.admit(actor.With(ctx, a)); err != nil {
+		return actor.Actor{}, err
+	}
+	return a, nil
+}
+
+// admit decides whether the actor of ctx may receive events at all: events.catch_up on the
+// instance, which the gateway serves (catch-up and live events). A pending device gets
+// problem.ErrDevicePending, an app without events:subscribe problem.ErrForbidden.
+func (g *Gateway) admit(ctx context.Context) error {
+	return g.deps.Authorizer.Authorize(ctx, kernel.ActionEventsCatchUp, authorize.Instance())
+}
+
+// bearerToken returns the token of the request's one Authorization header: the scheme
+// Bearer, spaces, a token without spaces (as the REST API reads it).
+func bearerToken(h http.Header) (string, bool) {
+	values := h.Values("Authorization")
+	if len(values) != 1 {
+		return "", false
+	}
+	scheme, rest, ok := strings.Cut(values[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token := strings.TrimLeft(rest, " ")
+	if token == "" || strings.ContainsAny(token, " \t") {
+		return "", false
+	}
+	return token, true
+}
+
+// headerHasToken reports whether a comma-separated header holds token (case-insensitive).
+func headerHasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// inbound is what the reader hands the session: a decoded frame, or why reading stopped.
+type inbound struct {
+	frame ClientFrame
+	err   error
+}
+
+// Why the reader stopped, besides a decoding error (a problem.Validation).
+var (
+	// errConnEnded: the peer closed or the connection failed; nothing more can be sent.
+	errConnEnded = errors.New("connection ended")
+	// errFrameTooLarge: a frame above gateway.max_frame_bytes.
+	errFrameTooLarge = problem.New(problem.ErrPayloadTooLarge, "A frame is larger than the gateway accepts.")
+	// errTailNotReady: the log tail has not read where it starts (the database is not
+	// reachable yet).
+	errTailNotReady = problem.New(problem.ErrUnavailable, "Live events are not available yet. Reconnect later.")
+	// errBinaryFrame: the gateway speaks JSON text frames only.
+	errBinaryFrame = problem.Validation(problem.FieldError{Field: "frame", Message: "must be a text message"})
+)
+
+// ending is how a session ends: a close code and reason, after an optional frame (error
+// or resync_required); or, with drop, no frame and no handshake (the connection is gone or
+// cannot take a frame in time).
+type ending struct {
+	code   websocket.StatusCode
+	reason string
+	frame  []byte
+	drop   bool
+}
+
+// dropped ends a session whose connection is unusable.
+var dropped = &ending{drop: true}
+
+// session is one connection. Its goroutine (the handler's) is the only writer; a reader
+// goroutine decodes client frames and hands them over; a short-lived goroutine per
+// heartbeat waits for the pong.
+type session struct {
+	g      *Gateway
+	conn   *websocket.Conn
+	ctx    context.Context // the actor's, once known; cancelled when the session ends
+	cancel context.CancelFunc
+	who    actor.Actor
+	authed bool
+
+	in      chan inbound
+	done    chan struct{} // closed when run ends: the helpers stop handing things over
+	pong    chan struct{} // a ping ended (answered, or the connection failed)
+	helpers gosync.WaitGroup
+
+	sub     syncmod.Subscription
+	filter  *syncapp.Filter
+	epoch   uuid.UUID
+	cursor  int64 // everything up to it was checked and its frames written
+	told    int64 // the highest cursor the client can know from the frames it got
+	lastLag time.Time
+	pinging bool
+	missed  int
+}
+
+func newSession(base context.Context, g *Gateway, conn *websocket.Conn, who actor.Actor, authed bool) *session {
+	ctx, cancel := context.WithCancel(base)
+	if authed {
+		ctx = actor.With(ctx, who)
+	}
+	return &session{
+		g: g, conn: conn, ctx: ctx, cancel: cancel, who: who, authed: authed,
+		in: make(chan inbound), done: make(chan struct{}), pong: make(chan struct{}, 1),
+	}
+}
+
+// run serves the connection until it ends, then closes it and waits for its helpers.
+func (s *session) run() {
+	// The library's own limit lies above ours, so an oversized frame gets the gateway's
+	// close code (4007) rather than the library's 1009.
+	s.conn.SetReadLimit(s.g.cfg.MaxFrameBytes + 1)
+	readCtx := s.ctx // s.ctx changes when an auth frame names the actor
+	s.helpers.Go(func() { s.read(readCtx) })
+	end := s.loop()
+	if s.sub != nil {
+		s.sub.Close()
+	}
+	s.finish(end)
+	close(s.done)
+	s.cancel()
+	s.helpers.Wait()
+}
+
+// drop closes the connection at once and cancels what the session waits for (Shutdown gave
+// up waiting); safe from any goroutine.
+func (s *session) drop() {
+	s.cancel()
+	_ = s.conn.CloseNow()
+}
+
+// finish sends the ending's frame and closes the connection.
+func (s *session) finish(e *ending) {
+	if e.drop {
+		_ = s.conn.CloseNow()
+		return
+	}
+	if e.frame != nil && s.write(e.frame) != nil {
+		return
+	}
+	_ = s.conn.Close(e.code, e.reason)
+}
+
+// read decodes client frames until reading fails or a frame is bad, and hands each over.
+func (s *session) read(ctx context.Context) {
+	limit := s.g.cfg.MaxFrameBytes
+	for {
+		typ, r, err := s.conn.Reader(ctx)
+		if err != nil {
+			s.hand(inbound{err: errConnEnded})
+			return
+		}
+		if typ != websocket.MessageText {
+			s.hand(inbound{err: errBinaryFrame})
+			return
+		}
+		data, err := io.ReadAll(io.LimitReader(r, limit+1))
+		switch {
+		case err != nil:
+			s.hand(inbound{err: errConnEnded})
+			return
+		case int64(len(data)) > limit:
+			s.hand(inbound{err: errFrameTooLarge})
+			return
+		}
+		f, err := DecodeClientFrame(data)
+		if !s.hand(inbound{frame: f, err: err}) || err != nil {
+			return
+		}
+	}
+}
+
+// hand passes m to the session; false once it has ended.
+func (s *session) hand(m inbound) bool {
+	select {
+	case s.in <- m:
+		return true
+	case <-s.done:
+		return false
+	}
+}
+
+// write writes one frame within gateway.write_timeout. A write that does not complete in
+// time closes the connection (the library does), so a peer that stopped reading is
+// dropped instead of holding its session.
+func (s *session) write(frame []byte) error {
+	ctx, cancel := context.WithTimeout(s.ctx, s.g.cfg.WriteTimeout)
+	defer cancel()
+	return s.conn.Write(ctx, websocket.MessageText, frame)
+}
+
+// send is write for the loop: nil, or the ending of a connection that failed.
+func (s *session) send(frame []byte) *ending {
+	if err := s.write(frame); err != nil {
+		return dropped
+	}
+	return nil
+}
+
+// fatal ends the session with the error frame of err and code.
+func (s *session) fatal(code websocket.StatusCode, err error) *ending {
+	p := problem.From(s.ctx, err)
+	return &ending{code: code, reason: p.Code, frame: errorFrame(p)}
+}
+
+// failed ends the session for an error of a port: resync_required with its frame; the
+// problem kinds of authentication and authorization with their close codes; anything else
+// is logged and closes with 1011 (internal), which the client may resume after a pause.
+func (s *session) failed(err error) *ending {
+	if re, ok := syncmod.IsResync(err); ok {
+		return &ending{code: CloseResyncRequired, reason: "resync_required", frame: resyncFrame(re.Check)}
+	}
+	switch {
+	case errors.Is(err, problem.ErrUnauthenticated):
+		return s.fatal(CloseUnauthenticated, err)
+	case errors.Is(err, problem.ErrDevicePending), errors.Is(err, problem.ErrForbidden), errors.Is(err, problem.ErrNotFound):
+		return s.fatal(CloseForbidden, err)
+	case s.ctx.Err() != nil:
+		return dropped
+	}
+	s.g.log.ErrorContext(s.ctx, "gateway connection failed", "error", err.Error(), "principal_id", s.who.PrincipalID.String())
+	return s.fatal(CloseInternal, err)
+}
+
+// refused ends the session for what the reader reported.
+func (s *session) refused(err error) *ending {
+	switch {
+	case errors.Is(err, errConnEnded):
+		return dropped
+	case errors.Is(err, problem.ErrPayloadTooLarge):
+		return s.fatal(CloseFrameTooLarge, err)
+	}
+	return s.fatal(CloseBadFrame, err)
+}
+
+// goingAway ends the session on shutdown (or when the tail stopped, which only happens then).
+var goingAway = &ending{code: CloseGoingAway, reason: "server shutting down"}
+
+// loop runs the session: authentication, the start (hello or resume), then live events.
+func (s *session) loop() *ending {
+	start, end := s.handshake()
+	if end != nil {
+		return end
+	}
+	// Subscribed before the snapshot or the check reads the head, so that no event falls
+	// between the head and the first live batch: whatever the tail delivers at or below the
+	// head is skipped, whatever lies between the head and the first batch is caught up.
+	s.sub = s.g.deps.Tail.Subscribe(s.g.cfg.SendBuffer)
+	if start.Op == OpHello {
+		end = s.ready()
+	} else {
+		end = s.resume(start.After, start.Epoch)
+	}
+	if end != nil {
+		return end
+	}
+	// The filter's Scope is read after the head, so it holds every grant change up to the
+	// head; a later one arrives as permissions.changed and refreshes it.
+	f, err := s.g.deps.Delivery.For(s.ctx)
+	if err != nil {
+		return s.failed(err)
+	}
+	s.filter = f
+	return s.live()
+}
+
+// handshake authenticates the connection (when the upgrade did not) and waits for hello or
+// resume, answering pings, and for the log tail to be ready, all within
+// gateway.auth_timeout of the upgrade.
+func (s *session) handshake() (ClientFrame, *ending) {
+	deadline := time.NewTimer(s.g.cfg.AuthTimeout)
+	defer deadline.Stop()
+	for {
+		var m inbound
+		select {
+		case m = <-s.in:
+		case <-deadline.C:
+			return ClientFrame{}, &ending{code: CloseAuthTimeout, reason: "auth timeout"}
+		case <-s.g.closing:
+			return ClientFrame{}, goingAway
+		}
+		if m.err != nil {
+			return ClientFrame{}, s.refused(m.err)
+		}
+		f := m.frame
+		switch {
+		case !s.authed && f.Op != OpAuth:
+			return ClientFrame{}, s.fatal(CloseUnauthenticated, problem.New(problem.ErrUnauthenticated,
+				"The first frame must be auth when the upgrade carries no Authorization header."))
+		case !s.authed:
+			if end := s.authenticate(f.Token); end != nil {
+				return ClientFrame{}, end
+			}
+		case f.Op == OpPing:
+			if end := s.send(pongFrame); end != nil {
+				return ClientFrame{}, end
+			}
+		case f.Op == OpHello, f.Op == OpResume:
+			// The tail must know where it starts before the connection subscribes: a
+			// subscription made earlier would get its first batch only at the next commit,
+			// and the events between the connection's head and the tail's start would wait
+			// for it.
+			select {
+			case <-s.g.deps.Tail.Ready():
+				return f, nil
+			case <-deadline.C:
+				return ClientFrame{}, s.fatal(CloseTryAgainLater, errTailNotReady)
+			case <-s.g.closing:
+				return ClientFrame{}, goingAway
+			}
+		default:
+			return ClientFrame{}, s.fatal(CloseBadFrame, problem.Validation(problem.FieldError{
+				Field: "op", Message: "auth is only the first frame of a connection without an Authorization header",
+			}))
+		}
+	}
+}
+
+// authenticate authenticates the token of the auth frame and admits its actor.
+func (s *session) authenticate(token string) *ending {
+	a, err := s.g.deps.Authenticator.Authenticate(s.ctx, token)
+	if err != nil {
+		return s.failed(err)
+	}
+	ctx := actor.With(s.ctx, a)
+	if err := s.g.admit(ctx); err != nil {
+		return s.failed(err)
+	}
+	s.ctx, s.who, s.authed = ctx, a, true
+	return nil
+}
+
+// ready answers hello: the snapshot, then live events after its head.
+func (s *session) ready() *ending {
+	view, err := s.g.deps.Snapshot.Build(s.ctx)
+	if err != nil {
+		return s.failed(err)
+	}
+	body, err := s.g.deps.SnapshotEncoder.EncodeSnapshot(view)
+	if err != nil {
+		return s.failed(err)
+	}
+	if end := s.send(readyFrame(body)); end != nil {
+		return end
+	}
+	s.cursor, s.told, s.epoch = view.HeadSeq, view.HeadSeq, view.SyncEpoch
+	return nil
+}
+
+// resume answers resume: the check (resync_required when the cursor cannot be served), the
+// pages up to the head, catchup.complete.
+func (s *session) resume(after int64, epoch uuid.UUID) *ending {
+	res, err := s.g.deps.CatchUp.Check(s.ctx, syncmod.CheckInput{After: after, Epoch: epoch})
+	if err == nil {
+		err = res.Err()
+	}
+	if err != nil {
+		return s.failed(err)
+	}
+	s.epoch, s.cursor, s.told = res.SyncEpoch, after, after
+	if end := s.catchUp(res.HeadSeq); end != nil {
+		return end
+	}
+	if end := s.send(cursorFrame(OpCatchUpComplete, s.cursor)); end != nil {
+		return end
+	}
+	s.told = s.cursor
+	return nil
+}
+
+// catchUp pages from the cursor up to head (every seq up to head is committed), writing an
+// event frame per event and a cursor frame after each page that ends short of head with
+// events the client could not see. It stops early, going away, when the gateway shuts down.
+func (s *session) catchUp(head int64) *ending {
+	var frame []byte
+	for s.cursor < head {
+		select {
+		case <-s.g.closing:
+			return goingAway
+		default:
+		}
+		page, err := s.g.deps.CatchUp.Page(s.ctx, syncmod.PageInput{After: s.cursor, Head: head})
+		if err != nil {
+			return s.failed(err)
+		}
+		for _, env := range page.Events {
+			frame = appendEventFrame(frame[:0], env)
+			if end := s.send(frame); end != nil {
+				return end
+			}
+			if seq, ok := envelopeSeq(env); ok {
+				s.told = max(s.told, seq)
+			}
+		}
+		s.cursor = max(s.cursor, page.NextCursor)
+		if s.told < s.cursor && s.cursor < head {
+			if end := s.send(cursorFrame(OpCursor, s.cursor)); end != nil {
+				return end
+			}
+			s.told = s.cursor
+		}
+	}
+	return nil
+}
+
+// envelopeSeq reads the seq of an envelope, its first member (domain.AppendEnvelope always
+// writes it first).
+func envelopeSeq(env []byte) (int64, bool) {
+	rest, ok := bytes.CutPrefix(env, []byte(`{"seq":`))
+	if !ok {
+		return 0, false
+	}
+	end := bytes.IndexByte(rest, ',')
+	if end < 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(rest[:end]), 10, 64)
+	return n, err == nil
+}
+
+// live delivers the tail's batches until the session ends, answering pings, beating the
+// heart, falling back to catch-up when the subscription lagged.
+func (s *session) live() *ending {
+	heartbeat := time.NewTicker(s.g.cfg.HeartbeatInterval)
+	defer heartbeat.Stop()
+	for {
+		var end *ending
+		select {
+		case b, ok := <-s.sub.Batches():
+			if ok {
+				end = s.deliver(b)
+			} else {
+				end = s.resubscribe()
+			}
+		case m := <-s.in:
+			end = s.inbound(m)
+		case <-heartbeat.C:
+			end = s.beat()
+		case <-s.pong:
+			s.pinging, s.missed = false, 0
+		case <-s.g.closing:
+			end = goingAway
+		}
+		if end != nil {
+			return end
+		}
+	}
+}
+
+// inbound handles a client frame after the start: only ping is expected.
+func (s *session) inbound(m inbound) *ending {
+	switch {
+	case m.err != nil:
+		return s.refused(m.err)
+	case m.frame.Op == OpPing:
+		return s.send(pongFrame)
+	}
+	return s.fatal(CloseBadFrame, problem.Validation(problem.FieldError{
+		Field: "op", Message: "the stream has started: only ping is expected",
+	}))
+}
+
+// beat is one heartbeat: a WebSocket ping (the peer answering none for two intervals is
+// closed), and a frame the client can see (a browser cannot see pings): the cursor when
+// live events it could not see advanced it, else a heartbeat.
+func (s *session) beat() *ending {
+	if s.pinging {
+		s.missed++
+		if s.missed >= 2 {
+			return &ending{code: CloseHeartbeatTimeout, reason: "heartbeat timeout"}
+		}
+	} else {
+		s.pinging = true
+		ctx := s.ctx
+		s.helpers.Go(func() {
+			// A failed ping needs nothing more: the reader reports a dead connection.
+			_ = s.conn.Ping(ctx)
+			select {
+			case s.pong <- struct{}{}:
+			case <-s.done:
+			}
+		})
+	}
+	if s.told < s.cursor {
+		s.told = s.cursor
+		return s.send(cursorFrame(OpCursor, s.cursor))
+	}
+	return s.send(heartbeatFrame)
+}
+
+// deliver writes the events of a live batch the receiver may see now. Events at or below
+// the cursor are skipped (they came by the snapshot or by catch-up). When the batch's next
+// event is not the cursor's successor, events are missing from the live stream: retention
+// dropped them before the tail read them (a batch cannot start after the cursor otherwise,
+// since the subscription is made on a ready tail before the head is read). The connection
+// then catches up through the whole batch instead, so that it gets resync_required rather
+// than a silent gap, or whatever else is missing.
+func (s *session) deliver(b syncmod.Batch) *ending {
+	if b.Last() <= s.cursor {
+		return nil
+	}
+	i := 0
+	for b.Events[i].Seq <= s.cursor {
+		i++
+	}
+	if b.Events[i].Seq != s.cursor+1 {
+		return s.catchUpThenRefresh(b.Last())
+	}
+	shared, err := s.g.batches.get(s.ctx, b)
+	if err != nil {
+		return s.failed(err)
+	}
+	frames := shared.framesFor(s.filter.Receiver())
+	for ; i < len(b.Events); i++ {
+		e := b.Events[i]
+		ok, err := s.filter.Allow(s.ctx, e)
+		if err != nil {
+			return s.failed(err)
+		}
+		if ok {
+			if end := s.send(frames[i]); end != nil {
+				return end
+			}
+			s.told = e.Seq
+		}
+		s.cursor = e.Seq
+	}
+	return nil
+}
+
+// catchUpThenRefresh catches up to head and refreshes the filter's Scope, since the pages may
+// have carried a permissions.changed the filter did not see.
+func (s *session) catchUpThenRefresh(head int64) *ending {
+	if end := s.catchUp(head); end != nil {
+		return end
+	}
+	if err := s.filter.Refresh(s.ctx); err != nil {
+		return s.failed(err)
+	}
+	return nil
+}
+
+// resubscribe handles the end of the subscription. One that lagged (its buffer was full:
+// the connection fell gateway.send_buffer batches behind) is replaced, subscribed again
+// before the check as at the start, and the connection catches up from its own cursor in
+// place; if it lags again within a heartbeat interval it cannot keep up, and it is closed
+// with CloseSlowConsumer to resume later. A tail that stopped means the process stops.
+func (s *session) resubscribe() *ending {
+	err := s.sub.Err()
+	if !errors.Is(err, syncmod.ErrLagged) {
+		return goingAway
+	}
+	now := time.Now()
+	if !s.lastLag.IsZero() && now.Sub(s.lastLag) < s.g.cfg.HeartbeatInterval {
+		return &ending{code: CloseSlowConsumer, reason: "slow consumer"}
+	}
+	s.lastLag = now
+	s.sub = s.g.deps.Tail.Subscribe(s.g.cfg.SendBuffer)
+	res, err := s.g.deps.CatchUp.Check(s.ctx, syncmod.CheckInput{After: s.cursor, Epoch: s.epoch})
+	if err == nil {
+		err = res.Err()
+	}
+	if err != nil {
+		return s.failed(err)
+	}
+	return s.catchUpThenRefresh(res.HeadSeq)
+}

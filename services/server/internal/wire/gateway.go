@@ -1,0 +1,99 @@
+package wire
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/kernel/problem"
+	syncmod "bothy.example.com/server/internal/sync"
+	"bothy.example.com/server/internal/sync/adapters/gateway"
+	synchttp "bothy.example.com/server/internal/sync/adapters/httpapi"
+	syncapp "bothy.example.com/server/internal/sync/app"
+)
+
+// newGateway builds the WebSocket gateway over the very pieces the REST handlers use:
+// identity's Authenticator, the Authorizer, catch-up and the snapshot, the snapshot's JSON as
+// getSnapshot writes it, and a Delivery over the Authorizer and identity's Directory (the
+// per-row rule and encoder catch-up uses) for live events from the process's log tail.
+func newGateway(a access, l eventLog, logger *slog.Logger, cfg gateway.Config) (*gateway.Gateway, error) {
+	delivery, err := syncapp.NewDelivery(a.sync.authorizer, a.sync.identity)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	gw, err := gateway.New(gateway.Deps{
+		Authenticator:   a.sync.identity,
+		Authorizer:      a.sync.authorizer,
+		CatchUp:         a.sync.catchUp,
+		Snapshot:        a.sync.snapshot,
+		SnapshotEncoder: gateway.SnapshotEncoderFunc(snapshotJSON),
+		Tail:            l.tail,
+		Delivery:        delivery,
+		Config:          cfg,
+		Logger:          logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	return gw, nil
+}
+
+// snapshotJSON is the body getSnapshot answers for v, for the gateway's ready frame.
+func snapshotJSON(v syncmod.SnapshotView) ([]byte, error) {
+	b, err := json.Marshal(synchttp.ToAPISnapshot(v))
+	if err != nil {
+		return nil, fmt.Errorf("encode snapshot: %w", err)
+	}
+	return b, nil
+}
+
+// Gateway returns the process's WebSocket gateway, nil without the gateway role. Tests and
+// benchmarks use it to count connections and to shut it down; the router mounts it at
+// gateway.Path, and Serve runs the log tail it needs (a test that serves App.Handler itself
+// runs Tail().Run).
+func (a *App) Gateway() *gateway.Gateway {
+	return a.gateway
+}
+
+// operationsOnly answers 404 for every operation that is not public, for a process without
+// the api role: it serves the gateway and the operational endpoints (health, readiness,
+// metrics; their OpenAPI security is empty), nothing else of the API.
+func operationsOnly(public map[route]struct{}) apigen.MiddlewareFunc {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if rctx := chi.RouteContext(r.Context()); rctx != nil {
+				if _, ok := public[route{method: r.Method, pattern: rctx.RoutePattern()}]; ok {
+					next.ServeHTTP(w, r)
+					return
+				}
+			}
+			problem.Write(w, r, problem.New(problem.ErrNotFound, "This process serves no API operations (it runs without the api role)."))
+		})
+	}
+}
+
+// shutdownGateway closes the gateway's connections with 1001 after their in-flight frames,
+// waiting at most until ctx ends; a no-op without the gateway role.
+func (a *App) shutdownGateway(ctx context.Context) error {
+	if a.gateway == nil {
+		return nil
+	}
+	if err := a.gateway.Shutdown(ctx); err != nil {
+		return fmt.Errorf("close websockets: %w", err)
+	}
+	return nil
+}
+
+// gatewayHandler is the gateway as the router mounts it; nil (not mounted) without the
+// gateway role.
+func (a *App) gatewayHandler() http.Handler {
+	if a.gateway == nil {
+		return nil
+	}
+	return a.gateway
+}

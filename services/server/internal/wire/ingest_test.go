@@ -1,0 +1,617 @@
+package wire_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	chatapp "bothy.example.com/server/internal/chat/app"
+	chatdomain "bothy.example.com/server/internal/chat/domain"
+	ingestapp "bothy.example.com/server/internal/ingest/app"
+	ingestdomain "bothy.example.com/server/internal/ingest/domain"
+	"bothy.example.com/server/internal/ingest/ingesttest"
+	"bothy.example.com/server/internal/kernel/problem"
+	"bothy.example.com/server/internal/wire"
+	"bothy.example.com/server/internal/wire/wiretest"
+)
+
+// The integration tests of bothy ingest git (issue 8): real PostgreSQL, real git on a
+// repository made in t.TempDir, the JSON-file sources, and Alex catching up through
+// GET /api/v1/events over real HTTP with the validating client.
+
+// ingestRepo is a git repository in t.TempDir with fixed identities and dates.
+type ingestRepo struct {
+	t   *testing.T
+	dir string
+	n   int
+}
+
+func newIngestRepo(t *testing.T) *ingestRepo {
+	t.Helper()
+	r := &ingestRepo{t: t, dir: filepath.Join(t.TempDir(), "bothy")}
+	if err := os.MkdirAll(r.dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	r.git("init", "-q", "-b", "main")
+	r.git("remote", "add", "origin", "https://example.com/alex/bothy.git")
+	return r
+}
+
+// git runs git in the repository and returns its trimmed output.
+func (r *ingestRepo) git(args ...string) string {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", args...) //nolint:gosec // git from PATH with this test's arguments.
+	cmd.Dir = r.dir
+	date := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(r.n) * time.Minute).Format(time.RFC3339)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=Alex", "GIT_AUTHOR_EMAIL=alex@example.com", "GIT_COMMITTER_NAME=Alex",
+		"GIT_COMMITTER_EMAIL=alex@example.com", "GIT_AUTHOR_DATE="+date, "GIT_COMMITTER_DATE="+date)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		r.t.Fatalf("git %v: %v: %s", args, err, errOut.String())
+	}
+	return strings.TrimSpace(out.String())
+}
+
+// commit writes a file and commits it with the message; it returns the commit id.
+func (r *ingestRepo) commit(message, file, content string) string {
+	r.t.Helper()
+	r.n++
+	if err := os.WriteFile(filepath.Join(r.dir, file), []byte(content), 0o600); err != nil {
+		r.t.Fatal(err)
+	}
+	r.git("add", "--", file)
+	r.git("commit", "-q", "-m", message)
+	return r.git("rev-parse", "HEAD")
+}
+
+// writeIngestJSON writes v as a JSON file in t.TempDir and returns its path.
+func writeIngestJSON(t *testing.T, name string, v any) string {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// ingestEvent is a catch-up envelope as far as these tests read it.
+type ingestEvent struct {
+	Seq   int64  `json:"seq"`
+	Type  string `json:"type"`
+	Actor struct {
+		ID     uuid.UUID `json:"id"`
+		Kind   string    `json:"kind"`
+		Handle string    `json:"handle"`
+	} `json:"actor"`
+	ChannelID uuid.UUID       `json:"channel_id"`
+	ThreadID  uuid.UUID       `json:"thread_id"`
+	Payload   json.RawMessage `json:"payload"`
+	raw       string
+}
+
+// ingestCatchUp pages through GET /api/v1/events as a from after to the head, as a client catching
+// up does, and returns the events it was given.
+func (w *chatWorld) ingestCatchUp(t *testing.T, a chatActor, after int64) []ingestEvent {
+	t.Helper()
+	var out []ingestEvent
+	for range 10000 {
+		var page struct {
+			Events     []json.RawMessage `json:"events"`
+			NextCursor int64             `json:"next_cursor"`
+			HeadSeq    int64             `json:"head_seq"`
+		}
+		w.must(t, a, http.MethodGet, fmt.Sprintf("/api/v1/events?after=%d&limit=500", after), "", http.StatusOK, &page)
+		for _, raw := range page.Events {
+			var e ingestEvent
+			if err := json.Unmarshal(raw, &e); err != nil {
+				t.Fatalf("event %s: %v", raw, err)
+			}
+			e.raw = string(raw)
+			out = append(out, e)
+		}
+		if page.NextCursor >= page.HeadSeq {
+			return out
+		}
+		after = page.NextCursor
+	}
+	t.Fatal("catch-up did not reach the head")
+	return nil
+}
+
+// ingestWorld is Alex, Sam and Robin, a space Dev with the channel git, Sam a member of it.
+func ingestWorld(t *testing.T, opts ...wiretest.Option) (*chatWorld, uuid.UUID) {
+	t.Helper()
+	w := newPeople(t, false, opts...)
+	space := w.space(t, "Dev")
+	channel := w.channel(t, w.alex, space, "git")
+	w.grant(t, w.sam, "channel", channel, "member")
+	return w, channel
+}
+
+// ingestGHPR and ingestGHIssue are gh's --json objects, for the JSON files.
+type ingestGHPR struct {
+	Number      int                 `json:"number"`
+	Title       string              `json:"title"`
+	Body        string              `json:"body"`
+	Author      map[string]string   `json:"author"`
+	State       string              `json:"state"`
+	CreatedAt   string              `json:"createdAt"`
+	UpdatedAt   string              `json:"updatedAt"`
+	MergedAt    string              `json:"mergedAt,omitempty"`
+	HeadRefName string              `json:"headRefName"`
+	BaseRefName string              `json:"baseRefName"`
+	MergeCommit map[string]string   `json:"mergeCommit,omitempty"`
+	URL         string              `json:"url"`
+	Labels      []map[string]string `json:"labels"`
+}
+
+type ingestGHIssue struct {
+	Number      int                 `json:"number"`
+	Title       string              `json:"title"`
+	Body        string              `json:"body"`
+	Author      map[string]string   `json:"author"`
+	State       string              `json:"state"`
+	StateReason string              `json:"stateReason"`
+	UpdatedAt   string              `json:"updatedAt"`
+	URL         string              `json:"url"`
+	Labels      []map[string]string `json:"labels"`
+}
+
+// TestIngestGitEndToEnd ingests a repository's history with pull requests and issues from
+// JSON files into a channel: one message per commit, a thread per pull request and issue,
+// merge commits in their pull request's thread, every event written by the app @git-ingest,
+// and Alex catches all of it up through GET /api/v1/events. Credential-shaped strings in every
+// free-text field of commits, issues and pull requests reach no message, no title, no event,
+// no log line and not the report. A second pass writes nothing.
+func TestIngestGitEndToEnd(t *testing.T) {
+	t.Parallel()
+	var logs ingestLogs
+	w, channel := ingestWorld(t, wiretest.WithLogCopy(&logs))
+	secret := ingesttest.All()
+	r := newIngestRepo(t)
+	first := r.commit("Initial commit\n\nSet up the repository. "+secret, "README.md", "bothy")
+	r.commit("Add the ingester, cc @sam\n\nPart of #1. "+secret, "ingest.go", "package ingest")
+	r.git("checkout", "-q", "-b", "docs")
+	r.commit("Write the docs "+ingesttest.Secrets()[0].Value, "docs.md", "docs")
+	r.git("checkout", "-q", "main")
+	r.n++
+	r.git("merge", "-q", "--no-ff", "-m", "Merge pull request #2 from sam/docs", "docs")
+	merge := r.git("rev-parse", "HEAD")
+	squash := r.commit("Speed up catch-up (#3)", "catchup.go", "package catchup")
+	commits, _ := strconv.Atoi(r.git("rev-list", "--count", "HEAD"))
+
+	author := map[string]string{"login": "sam"}
+	prs := writeIngestJSON(t, "prs.json", []ingestGHPR{
+		{Number: 2, Title: "Docs " + secret, Body: "Docs for " + first[:7] + ". " + secret, Author: map[string]string{"login": secret},
+			State: "MERGED", CreatedAt: "2026-01-02T00:00:00Z", UpdatedAt: "2026-01-03T00:00:00Z", MergedAt: secret,
+			HeadRefName: "docs " + secret, BaseRefName: "main", URL: "https://example.com/alex/bothy/pull/2?" + secret,
+			Labels: []map[string]string{{"name": secret}}},
+		{Number: 3, Title: "Speed up catch-up", Body: "Squashed.", Author: author, State: "MERGED",
+			CreatedAt: "2026-01-04T00:00:00Z", UpdatedAt: "2026-01-05T00:00:00Z", HeadRefName: "catchup", BaseRefName: "main",
+			MergeCommit: map[string]string{"oid": squash}, URL: "https://example.com/alex/bothy/pull/3", Labels: []map[string]string{}},
+	})
+	issues := writeIngestJSON(t, "issues.json", []ingestGHIssue{
+		{Number: 1, Title: "Ingest git history " + secret, Body: secret, Author: map[string]string{"login": secret}, State: "OPEN",
+			StateReason: secret, UpdatedAt: "2026-01-01T00:00:00Z", URL: secret, Labels: []map[string]string{{"name": "ingest"}}},
+	})
+
+	head := w.head(t)
+	rep, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.dir, Channel: channel.String(), PRsJSON: prs, IssuesJSON: issues})
+	if err != nil {
+		t.Fatalf("IngestGit: %v", err)
+	}
+	if rep.Repository != "alex/bothy" || rep.Branch != "main" || rep.Commits.Created != commits || rep.PRs.Created != 2 ||
+		rep.Issues.Created != 1 || rep.Failed() != 0 || !rep.Done || rep.Commits.Source != "git" || rep.PRs.Source != "file" {
+		t.Fatalf("report = %+v", rep)
+	}
+
+	// Alex catches up through the API.
+	events := w.ingestCatchUp(t, w.alex, head)
+	var app uuid.UUID
+	created := map[string]int{}
+	commitMessages := 0
+	threads := map[uuid.UUID]bool{}
+	for _, e := range events {
+		if leaks := ingesttest.Leaks(e.raw); len(leaks) > 0 {
+			t.Errorf("event %d %s holds %v: %s", e.Seq, e.Type, leaks, e.raw)
+		}
+		created[e.Type]++
+		if e.Type == "grant.created" || e.Type == "permissions.changed" {
+			continue // personal events of the app's grant are not Alex's
+		}
+		if e.Actor.Handle != ingestapp.PrincipalHandle || e.Actor.Kind != "app" || e.ChannelID != channel {
+			t.Errorf("event %d %s by %+v in %s, want by @%s in the channel", e.Seq, e.Type, e.Actor, e.ChannelID, ingestapp.PrincipalHandle)
+		}
+		app = e.Actor.ID
+		var p struct {
+			ContentMD  string      `json:"content_md"`
+			MentionIDs []uuid.UUID `json:"mention_ids"`
+			Title      string      `json:"title"`
+		}
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			t.Fatalf("payload of %s: %v", e.Type, err)
+		}
+		if e.Type == "message.created" && strings.HasPrefix(p.ContentMD, "**Commit ") {
+			commitMessages++
+			threads[e.ThreadID] = true
+		}
+		if len(p.MentionIDs) != 0 {
+			t.Errorf("event %d mentions %v: an imported @login must not mention anyone", e.Seq, p.MentionIDs)
+		}
+	}
+	if commitMessages != commits || created["thread.created"] != 4 || created["message.created"] != commits+3+1 {
+		// Threads: two pull requests, one issue, the branch. Messages: every commit, the three
+		// first messages, and the reply of pull request #2 naming a commit written after it.
+		t.Fatalf("Alex caught up %v with %d commit messages; want one message per commit (%d)", created, commitMessages, commits)
+	}
+	if app == uuid.Nil || len(threads) != 3 {
+		t.Fatalf("commits spread over %d threads, want 3 (branch, #2, #3)", len(threads))
+	}
+
+	// The messages, as Alex lists them: the merge commit in #2's thread, the squash in #3's.
+	for _, c := range []struct {
+		sha string
+		pr  int
+	}{{merge, 2}, {squash, 3}} {
+		msgs := w.ingestThreadOf(t, rep.Repository, c.pr)
+		if !strings.Contains(w.ingestContent(t, msgs), "Commit id: "+c.sha) {
+			t.Errorf("the thread of #%d lacks its merge commit %s", c.pr, c.sha[:7])
+		}
+	}
+	for _, th := range w.ingestThreads(t, events) {
+		content := w.ingestContent(t, th)
+		if leaks := ingesttest.Leaks(content); len(leaks) > 0 {
+			t.Errorf("listMessages holds %v", leaks)
+		}
+	}
+	if !strings.Contains(w.ingestContent(t, w.ingestThreadOf(t, rep.Repository, 2)), "Docs for "+first[:7]) {
+		t.Error("pull request #2 lost its text")
+	}
+	report, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if leaks := ingesttest.Leaks(string(report)); len(leaks) > 0 {
+		t.Errorf("the report holds %v: %s", leaks, report)
+	}
+	if leaks := ingesttest.Leaks(logs.String()); len(leaks) > 0 {
+		t.Errorf("the log holds %v", leaks)
+	}
+	if !strings.Contains(logs.String(), `"msg":"ingest pass"`) {
+		t.Errorf("no log line of the pass")
+	}
+
+	// A second pass creates nothing and appends no event.
+	head = w.head(t)
+	again, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.dir, Channel: channel.String(), PRsJSON: prs, IssuesJSON: issues})
+	if err != nil {
+		t.Fatalf("second IngestGit: %v", err)
+	}
+	if again.PRs.Created+again.Issues.Created+again.Commits.Created != 0 || again.Budget.Used != 0 || !again.Done || w.head(t) != head {
+		t.Fatalf("second pass = %+v, head %d -> %d", again, head, w.head(t))
+	}
+	// A new commit later is the only record of the next pass.
+	r.commit("One more", "more.go", "package more")
+	third, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.dir, Channel: channel.String(), PRsJSON: prs, IssuesJSON: issues})
+	if err != nil || third.Commits.Created != 1 || third.Budget.Used != 1 {
+		t.Fatalf("third pass = %+v, %v", third, err)
+	}
+}
+
+// ingestThreadOf lists, as Alex, the messages of the thread of pull request n.
+func (w *chatWorld) ingestThreadOf(t *testing.T, repo string, n int) []json.RawMessage {
+	t.Helper()
+	var thread uuid.UUID
+	for _, e := range w.ingestCatchUp(t, w.alex, 0) {
+		if e.Type != "message.created" {
+			continue
+		}
+		var p struct {
+			ContentMD string `json:"content_md"`
+			Seq       int64  `json:"seq"`
+		}
+		_ = json.Unmarshal(e.Payload, &p)
+		if p.Seq == 1 && strings.HasPrefix(p.ContentMD, fmt.Sprintf("**Pull request #%d**", n)) {
+			thread = e.ThreadID
+		}
+	}
+	if thread == uuid.Nil {
+		t.Fatalf("no thread of pull request #%d of %s", n, repo)
+	}
+	return w.ingestMessages(t, thread)
+}
+
+// ingestThreads lists, as Alex, the messages of every thread the events name.
+func (w *chatWorld) ingestThreads(t *testing.T, events []ingestEvent) [][]json.RawMessage {
+	t.Helper()
+	seen := map[uuid.UUID]bool{}
+	var out [][]json.RawMessage
+	for _, e := range events {
+		if e.ThreadID != uuid.Nil && !seen[e.ThreadID] {
+			seen[e.ThreadID] = true
+			out = append(out, w.ingestMessages(t, e.ThreadID))
+		}
+	}
+	return out
+}
+
+// ingestMessages lists every message of a thread as Alex, raw.
+func (w *chatWorld) ingestMessages(t *testing.T, thread uuid.UUID) []json.RawMessage {
+	t.Helper()
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	w.must(t, w.alex, http.MethodGet, "/api/v1/threads/"+thread.String()+"/messages?limit=100", "", http.StatusOK, &list)
+	return list.Items
+}
+
+// ingestContent joins raw messages for searching.
+func (w *chatWorld) ingestContent(t *testing.T, msgs []json.RawMessage) string {
+	t.Helper()
+	var b strings.Builder
+	for _, m := range msgs {
+		b.Write(m)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// TestIngestGitBudget: --max-items 3 creates three records and reports done false; the next
+// passes continue where the last stopped until the history is in.
+func TestIngestGitBudget(t *testing.T) {
+	t.Parallel()
+	w, channel := ingestWorld(t)
+	r := newIngestRepo(t)
+	for i := range 7 {
+		r.commit(fmt.Sprintf("Commit %d", i+1), fmt.Sprintf("f%d", i), "x")
+	}
+	opts := wire.IngestGitOptions{Repo: r.dir, Channel: channel.String(), MaxItems: 3, GH: noGH()}
+	head := w.head(t)
+	rep, err := w.env.App.IngestGit(t.Context(), opts)
+	if err != nil || rep.Commits.Created != 3 || rep.Done || rep.Budget.Used != 3 || rep.Budget.MaxItems != 3 {
+		t.Fatalf("first pass = %+v, %v", rep, err)
+	}
+	if got := len(w.ingestCatchUp(t, w.alex, head)); got != 4 { // thread.created and three message.created
+		t.Fatalf("the first pass appended %d events Alex sees, want 4", got)
+	}
+	passes, total := 1, 3
+	for !rep.Done {
+		if rep, err = w.env.App.IngestGit(t.Context(), opts); err != nil || rep.Budget.Used > 3 {
+			t.Fatalf("pass %d = %+v, %v", passes+1, rep, err)
+		}
+		passes++
+		total += rep.Commits.Created
+	}
+	if passes != 3 || total != 7 {
+		t.Fatalf("%d passes created %d commits, want 3 passes and 7", passes, total)
+	}
+	events := w.ingestCatchUp(t, w.alex, head)
+	var seqs []string
+	for _, e := range events {
+		var p struct {
+			ContentMD string `json:"content_md"`
+		}
+		_ = json.Unmarshal(e.Payload, &p)
+		if e.Type == "message.created" {
+			seqs = append(seqs, strings.SplitN(p.ContentMD, "\n", 2)[0])
+		}
+	}
+	for i, s := range seqs {
+		if !strings.HasSuffix(s, fmt.Sprintf(": Commit %d", i+1)) {
+			t.Fatalf("message %d is %q: the passes did not continue in order", i+1, s)
+		}
+	}
+}
+
+// TestIngestGitFailureStallsAndIsRetried: a pull request too large for chat.max_message_bytes
+// fails, the pull request after it is still written, the cursor stays before the failure and
+// the pass reports it; with the limit raised, the next pass writes it and skips the rest.
+func TestIngestGitFailureStallsAndIsRetried(t *testing.T) {
+	t.Parallel()
+	w, channel := ingestWorld(t, wiretest.WithSetting(chatapp.KeyMaxMessageBytes, "2000"))
+	r := newIngestRepo(t)
+	r.commit("First", "a", "a")
+	prs := writeIngestJSON(t, "prs.json", []ingestGHPR{
+		{Number: 1, Title: "Small", Body: "ok", State: "OPEN", UpdatedAt: "2026-01-01T00:00:00Z", Author: map[string]string{"login": "alex"}},
+		{Number: 2, Title: "Large", Body: strings.Repeat("long text ", 400), State: "OPEN", UpdatedAt: "2026-01-02T00:00:00Z"},
+		{Number: 3, Title: "Small too", Body: "ok", State: "OPEN", UpdatedAt: "2026-01-03T00:00:00Z"},
+	})
+	opts := wire.IngestGitOptions{Repo: r.dir, Channel: channel.String(), PRsJSON: prs, GH: noGH()}
+	rep, err := w.env.App.IngestGit(t.Context(), opts)
+	if err != nil {
+		t.Fatalf("IngestGit: %v", err)
+	}
+	if rep.PRs.Created != 2 || rep.PRs.Failed != 1 || rep.Failed() != 1 || rep.PRs.Cursor != "2026-01-01T00:00:00Z" || rep.Commits.Created != 1 {
+		t.Fatalf("first pass = %+v", rep)
+	}
+	if w := strings.Join(rep.Warnings, "\n"); !strings.Contains(w, "prs: pull request #2 not created: ") || !strings.Contains(w, "content_md: must be at most 2000 bytes") {
+		t.Fatalf("warnings = %q", rep.Warnings)
+	}
+
+	// The same database, served with the default limit.
+	raised := wiretest.New(t, wiretest.WithDatabaseURL(w.env.DatabaseURL))
+	rep, err = raised.App.IngestGit(t.Context(), opts)
+	if err != nil {
+		t.Fatalf("IngestGit with the limit raised: %v", err)
+	}
+	if rep.PRs.Created != 1 || rep.PRs.Skipped != 2 || rep.Failed() != 0 || rep.PRs.Cursor != "2026-01-03T00:00:00Z" || rep.Budget.Used != 1 {
+		t.Fatalf("second pass = %+v", rep)
+	}
+}
+
+// TestIngestGitOwnHistory ingests the history of the repository these tests live in, when
+// they run in a git work tree with commits; elsewhere (an exported source tree) a repository
+// made here stands in, so the test never skips. One message per commit, and Alex catches
+// them up.
+func TestIngestGitOwnHistory(t *testing.T) {
+	t.Parallel()
+	w, channel := ingestWorld(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	dir := ""
+	if out, err := exec.CommandContext(ctx, "git", "rev-parse", "--show-toplevel").Output(); err == nil {
+		dir = strings.TrimSpace(string(out))
+		if err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").Run(); err != nil {
+			dir = ""
+		}
+	}
+	if dir == "" {
+		r := newIngestRepo(t)
+		for i := range 3 {
+			r.commit(fmt.Sprintf("Commit %d", i), fmt.Sprintf("f%d", i), "x")
+		}
+		dir = r.dir
+	}
+	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-list", "--count", "HEAD").Output()
+	if err != nil {
+		t.Fatalf("git rev-list: %v", err)
+	}
+	commits, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+	head := w.head(t)
+	// The gh of this machine, if any, must not be asked: both sections get an empty file.
+	empty := writeIngestJSON(t, "empty.json", []ingestGHPR{})
+	rep, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: dir, Channel: channel.String(), PRsJSON: empty, IssuesJSON: empty})
+	if err != nil {
+		t.Fatalf("IngestGit of %s: %v", dir, err)
+	}
+	if rep.Commits.Created != commits || rep.Failed() != 0 || !rep.Done {
+		t.Fatalf("report = %+v, want %d commits", rep, commits)
+	}
+	n := 0
+	for _, e := range w.ingestCatchUp(t, w.alex, head) {
+		if e.Type == "message.created" {
+			n++
+		}
+	}
+	if n != commits {
+		t.Fatalf("Alex caught up %d messages, want one per commit (%d)", n, commits)
+	}
+}
+
+// TestIngestGitThroughGH reads pull requests and issues through a gh that answers like the
+// real one, and checks what the pass asked it.
+func TestIngestGitThroughGH(t *testing.T) {
+	t.Parallel()
+	w, channel := ingestWorld(t)
+	r := newIngestRepo(t)
+	r.commit("First", "a", "a")
+	gh := &ingestFakeGH{answers: map[string]string{
+		"auth status": "",
+		"pr list":     `[{"number":7,"title":"From gh","body":"","author":{"login":"robin"},"state":"OPEN","updatedAt":"2026-01-01T00:00:00Z"}]`,
+		"issue list":  `[]`,
+	}}
+	rep, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.dir, Channel: channel.String(), GH: gh})
+	if err != nil || rep.PRs.Source != "gh" || rep.Issues.Source != "gh" || rep.PRs.Created != 1 || !rep.Done {
+		t.Fatalf("pass = %+v, %v", rep, err)
+	}
+	// The next pass asks gh from the cursor, inclusive.
+	if _, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.dir, Channel: channel.String(), GH: gh}); err != nil {
+		t.Fatalf("second pass: %v", err)
+	}
+	last := gh.calls[len(gh.calls)-2]
+	if got := last[len(last)-1]; got != "sort:updated-asc updated:>=2026-01-01T00:00:00+00:00" || last[0] != "pr" {
+		t.Fatalf("gh was asked %q", last)
+	}
+}
+
+// noGH is a gh that is not logged in: a section without a JSON file has no source, whatever
+// this machine has installed.
+func noGH() *ingestFakeGH { return &ingestFakeGH{answers: map[string]string{}} }
+
+// ingestFakeGH answers gh commands by their first two arguments.
+type ingestFakeGH struct {
+	mu      sync.Mutex
+	answers map[string]string
+	calls   [][]string
+}
+
+func (f *ingestFakeGH) Run(_ context.Context, _ string, args ...string) ([]byte, []byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, args)
+	out, ok := f.answers[strings.Join(args[:2], " ")]
+	if !ok {
+		return nil, []byte("unknown command"), errors.New("exit status 1")
+	}
+	return []byte(out), nil, nil
+}
+
+// TestIngestGitRefuses: a bad channel or repository is refused before anything is written; a
+// repository stays in the channel of its first pass.
+func TestIngestGitRefuses(t *testing.T) {
+	t.Parallel()
+	w, channel := ingestWorld(t)
+	r := newIngestRepo(t)
+	r.commit("First", "a", "a")
+	other := w.channel(t, w.alex, w.space(t, "Other"), "elsewhere")
+	tests := []struct {
+		name string
+		opts wire.IngestGitOptions
+		kind error
+		want string
+	}{
+		{"a channel that is no id", wire.IngestGitOptions{Repo: r.dir, Channel: "git", GH: noGH()}, problem.ErrValidation, "channel"},
+		{"no repository", wire.IngestGitOptions{Repo: filepath.Join(r.dir, "missing"), Channel: channel.String(), GH: noGH()}, problem.ErrValidation, "repo"},
+		{"an unknown channel", wire.IngestGitOptions{Repo: r.dir, Channel: uuid.NewString(), GH: noGH()}, problem.ErrNotFound, "channel"},
+	}
+	for _, tc := range tests {
+		head := w.head(t)
+		if _, err := w.env.App.IngestGit(t.Context(), tc.opts); !errors.Is(err, tc.kind) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: IngestGit = %v, want %v naming %s", tc.name, err, tc.kind, tc.want)
+		}
+		if w.head(t) != head {
+			t.Errorf("%s: a refused pass appended events", tc.name)
+		}
+	}
+	empty := writeIngestJSON(t, "empty.json", []ingestGHPR{})
+	if _, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.dir, Channel: channel.String(), PRsJSON: empty, IssuesJSON: empty}); err != nil {
+		t.Fatalf("IngestGit: %v", err)
+	}
+	_, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.dir, Channel: other.String(), PRsJSON: empty, IssuesJSON: empty})
+	if !errors.Is(err, problem.ErrConflict) || !strings.Contains(err.Error(), "alex/bothy is ingested into channel "+channel.String()) {
+		t.Fatalf("IngestGit into another channel = %v", err)
+	}
+	// The ingester's title limit is chat's.
+	if ingestdomain.MaxTitleRunes != chatdomain.MaxTitleLen {
+		t.Fatalf("ingest cuts titles to %d characters, chat allows %d", ingestdomain.MaxTitleRunes, chatdomain.MaxTitleLen)
+	}
+}
+
+// ingestLogs is a bytes.Buffer safe for the App's concurrent log lines.
+type ingestLogs struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *ingestLogs) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *ingestLogs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
