@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"bothy.example.com/server/internal/kernel"
 	syncmod "bothy.example.com/server/internal/sync"
 	"bothy.example.com/server/internal/wire"
 )
@@ -96,7 +97,7 @@ func latencyCase(ctx context.Context, app *wire.App, url string, o options) (r l
 	}()
 
 	loadCtx, stopLoad := context.WithCancel(ctx)
-	load := startLoad(loadCtx, app, o.rate, o.latWriter)
+	load := startLoad(loadCtx, app, o.rate, o.latWriter, func() []kernel.Event { return newEvents(1) })
 	if !sleepCtx(ctx, o.warmup) {
 		stopLoad()
 		_, _ = load.wait()
@@ -174,15 +175,17 @@ type load struct {
 	acks      map[uuid.UUID]time.Time // event id -> when its commit returned; read after wait
 }
 
-// startLoad sends rate jobs per second to writers goroutines; a tick that finds every
-// writer busy and the queue full is skipped (and counted), so the pacer never falls behind.
-func startLoad(ctx context.Context, app *wire.App, rate, writers int) *load {
+// startLoad sends rate jobs per second to writers goroutines, each job one transaction
+// appending the events of newTx (one event: its commit is recorded by the event's id); a
+// tick that finds every writer busy and the queue full is skipped (and counted), so the
+// pacer never falls behind.
+func startLoad(ctx context.Context, app *wire.App, rate, writers int, newTx func() []kernel.Event) *load {
 	l := &load{acks: map[uuid.UUID]time.Time{}}
 	jobs := make(chan struct{}, rate)
 	for range writers {
 		l.wg.Go(func() {
 			for range jobs {
-				events := newEvents(1)
+				events := newTx()
 				if err := appendReal(context.WithoutCancel(ctx), app, events); err != nil {
 					l.mu.Lock()
 					if l.err == nil {

@@ -28,7 +28,16 @@
 //     and one who sees one channel, against the bare range read of the same seq window; the
 //     owner's full catch-up over HTTP (events/s) against a bare read loop; and the snapshot of
 //     a person with 500 visible channels and 2,000 unread threads over HTTP (p50, p99, bytes)
-//     against its component queries issued bare.
+//     against its component queries issued bare;
+//   - the WebSocket gateway, on an App of its own with the api and gateway roles: the memory
+//     of 5,000 idle connections per connection (their clients in a child process, the
+//     benchmark's binary run again), commit-to-frame latency (p50, p99) with 1,000 connected
+//     clients and 500 events/s against the bare LISTEN/NOTIFY round trip, and delivered event
+//     frames/s to 5,000 connections against a bare broadcast server written in the benchmark.
+//
+// The ingest case (issue 8) times one pass of bothy ingest git over a repository of
+// -ingest-commits commits (default 5,000) generated with git fast-import, and a second pass that
+// creates nothing, against the bare loop with 1 writer and 1 event per transaction.
 //
 // It prints a Markdown table and writes docs/benchmarks.md and docs/benchmarks.json (with
 // -out). A benchmark is not a test: nothing of it runs in make test but a smoke test of its
@@ -52,6 +61,9 @@ import (
 )
 
 func main() {
+	if spec, ok := os.LookupEnv(idleChildEnv); ok {
+		os.Exit(idleChild(spec, os.Stdin, os.Stdout, os.Stderr))
+	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -71,21 +83,27 @@ type options struct {
 	// pageCursors is how many cursors each reader's catch-up pages start at (pageCursors;
 	// the smoke test takes fewer).
 	pageCursors int
+	// ingestCommits is the size of the ingest case's generated repository.
+	ingestCommits int
 	// cases are the case groups to run (caseGroups), in their fixed order.
 	cases map[string]bool
+	// The gateway cases' sizes (gwLatencyConns and the others; the smoke test takes fewer).
+	gwLatencyConns, gwRate, gwFanoutConns, gwIdleConns int
 }
 
 // The case groups -cases selects.
 const (
-	caseAppend = "append"
-	caseTail   = "tail"
-	casePost   = "post"
-	caseAuthz  = "authz"
-	caseSync   = "sync"
+	caseAppend  = "append"
+	caseTail    = "tail"
+	casePost    = "post"
+	caseAuthz   = "authz"
+	caseSync    = "sync"
+	caseGateway = "gateway"
+	caseIngest  = "ingest"
 )
 
 // caseGroups are the case groups in the order they run.
-var caseGroups = []string{caseAppend, caseTail, casePost, caseAuthz, caseSync}
+var caseGroups = []string{caseAppend, caseTail, casePost, caseAuthz, caseGateway, caseSync, caseIngest}
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
@@ -102,6 +120,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.authzTime, "authz-benchtime", time.Second, "testing.Benchmark time of each authorization figure and baseline")
 	fs.IntVar(&o.syncEvents, "sync-events", 1_000_000, "events the sync world's log is generated with (catch-up and snapshot cases)")
 	fs.IntVar(&o.syncChannels, "sync-channels", 1000, "channels of the sync world (at least 10)")
+	fs.IntVar(&o.ingestCommits, "ingest-commits", ingestCommits, "commits of the ingest case's generated repository")
 	fs.StringVar(&cases, "cases", strings.Join(caseGroups, ","), "case groups to run: "+strings.Join(caseGroups, ", "))
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -122,7 +141,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.syncChannels < pageShare || o.syncEvents < o.syncChannels*threadsPerChannel {
 		return o, fmt.Errorf("-sync-channels must be at least %d and -sync-events at least %d per channel", pageShare, threadsPerChannel)
 	}
+	if o.ingestCommits < 1 {
+		return o, errors.New("-ingest-commits must be positive")
+	}
 	o.pageCursors = pageCursors
+	o.gwLatencyConns, o.gwRate, o.gwFanoutConns, o.gwIdleConns = gwLatencyConns, gwRate, gwFanoutConns, gwIdleConns
 	o.cases = map[string]bool{}
 	for f := range strings.SplitSeq(cases, ",") {
 		f = strings.TrimSpace(f)

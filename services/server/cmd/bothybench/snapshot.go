@@ -5,7 +5,9 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -16,25 +18,37 @@ import (
 const snapshotRounds = 4
 
 // snapshotResult is the snapshot case: GET /api/v1/sync/snapshot as Sam over HTTP beside the
-// snapshot's component queries issued bare, and the size of the real response.
+// snapshot's component queries issued bare, and the size of the real response. The figure is
+// the request as clients send it, with Accept-Encoding: gzip; the same request with
+// Accept-Encoding: identity is measured beside it for comparison.
 type snapshotResult struct {
-	VisibleChannels  int            `json:"visible_channels"`
-	UnreadThreads    int            `json:"unread_threads"`
-	MentionedThreads int            `json:"mentioned_threads"`
-	Requests         int            `json:"requests"`
-	BaselineRuns     int            `json:"baseline_runs"`
-	BaselineQueries  int            `json:"baseline_queries"`
-	P50Ms            float64        `json:"p50_ms"`
-	P99Ms            float64        `json:"p99_ms"`
-	BaselineP50Ms    float64        `json:"baseline_p50_ms"`
-	BaselineP99Ms    float64        `json:"baseline_p99_ms"`
-	P50Ratio         float64        `json:"p50_ratio"`
-	P99Ratio         float64        `json:"p99_ratio"`
-	Bytes            int            `json:"bytes"`
-	BytesPerChannel  float64        `json:"bytes_per_visible_channel"`
-	GzipBytes        int            `json:"gzip_bytes"`
-	GzipPerChannel   float64        `json:"gzip_bytes_per_visible_channel"`
-	Parts            []snapshotPart `json:"parts"`
+	VisibleChannels  int     `json:"visible_channels"`
+	UnreadThreads    int     `json:"unread_threads"`
+	MentionedThreads int     `json:"mentioned_threads"`
+	Requests         int     `json:"requests"`
+	IdentityRequests int     `json:"identity_requests"`
+	BaselineRuns     int     `json:"baseline_runs"`
+	BaselineQueries  int     `json:"baseline_queries"`
+	P50Ms            float64 `json:"p50_ms"`
+	P99Ms            float64 `json:"p99_ms"`
+	IdentityP50Ms    float64 `json:"identity_p50_ms"`
+	IdentityP99Ms    float64 `json:"identity_p99_ms"`
+	BaselineP50Ms    float64 `json:"baseline_p50_ms"`
+	BaselineP99Ms    float64 `json:"baseline_p99_ms"`
+	P50Ratio         float64 `json:"p50_ratio"`
+	P99Ratio         float64 `json:"p99_ratio"`
+	IdentityP50Ratio float64 `json:"identity_p50_ratio"`
+	IdentityP99Ratio float64 `json:"identity_p99_ratio"`
+	// ContentEncoding is the response's Content-Encoding to Accept-Encoding: gzip.
+	ContentEncoding string `json:"content_encoding"`
+	// Bytes is the response body on the wire (compressed); BytesPerChannel is the target's
+	// figure.
+	Bytes           int     `json:"bytes"`
+	BytesPerChannel float64 `json:"bytes_per_visible_channel"`
+	// JSONBytes is the JSON body itself, what a client without gzip receives.
+	JSONBytes      int            `json:"json_bytes"`
+	JSONPerChannel float64        `json:"json_bytes_per_visible_channel"`
+	Parts          []snapshotPart `json:"parts"`
 }
 
 // snapshotPart is the size of one member of the snapshot's JSON body.
@@ -45,19 +59,27 @@ type snapshotPart struct {
 }
 
 // snapshotCase measures Sam's snapshot (GET /api/v1/sync/snapshot over HTTP with a keep-alive
-// connection, the response read to its end) beside the snapshot's component queries issued
-// bare, in snapshotRounds rounds of baseline then figure, after a warm-up of both. The sizes
-// come from one real response.
+// connection, the response read to its end as it comes over the wire, not decompressed and
+// not decoded) with Accept-Encoding: gzip, as browsers and HTTP libraries send it, and with
+// Accept-Encoding: identity, beside the snapshot's component queries issued bare, in
+// snapshotRounds rounds of baseline, then the gzip figure, then the identity one, after a
+// warm-up of all three. The sizes come from real responses.
 func snapshotCase(ctx context.Context, w *syncWorld, bare *pgxpool.Pool, d time.Duration, progress func(string, ...any)) (snapshotResult, error) {
 	res := snapshotResult{VisibleChannels: w.snapshotChannels, MentionedThreads: w.snapshotMentioned}
 	c := newPostClient()
 	defer c.CloseIdleConnections()
 	var buf bytes.Buffer
 	url := w.base + "/api/v1/sync/snapshot"
-	if err := getRaw(ctx, c, url, w.sam.token, &buf); err != nil {
+	get := func(encoding string) (string, error) { return getCoded(ctx, c, url, w.sam.token, encoding, &buf) }
+	if _, err := get(encodingIdentity); err != nil {
 		return res, fmt.Errorf("snapshot: %w", err)
 	}
-	if err := res.measureBody(buf.Bytes()); err != nil {
+	body := bytes.Clone(buf.Bytes())
+	var err error
+	if res.ContentEncoding, err = get(encodingGzip); err != nil {
+		return res, fmt.Errorf("snapshot: %w", err)
+	}
+	if err := res.measureBody(body, buf.Bytes()); err != nil {
 		return res, err
 	}
 	if res.VisibleChannels != w.snapshotChannels {
@@ -68,8 +90,8 @@ func snapshotCase(ctx context.Context, w *syncWorld, bare *pgxpool.Pool, d time.
 	if err := q.run(ctx, bare); err != nil {
 		return res, err
 	}
-	progress("snapshot: %d channels, %d unread threads, %d bytes; %d rounds", res.VisibleChannels, res.UnreadThreads, res.Bytes, snapshotRounds)
-	var figures, baselines []time.Duration
+	progress("snapshot: %d channels, %d unread threads, %d bytes on the wire; %d rounds", res.VisibleChannels, res.UnreadThreads, res.Bytes, snapshotRounds)
+	var figures, identity, baselines []time.Duration
 	slice := d / snapshotRounds
 	for range snapshotRounds {
 		lat, _, err := loopFor(ctx, slice, 0, func(int) error { return q.run(ctx, bare) })
@@ -77,36 +99,52 @@ func snapshotCase(ctx context.Context, w *syncWorld, bare *pgxpool.Pool, d time.
 			return res, err
 		}
 		baselines = append(baselines, lat...)
-		lat, _, err = loopFor(ctx, slice, 0, func(int) error { return getRaw(ctx, c, url, w.sam.token, &buf) })
-		if err != nil {
-			return res, fmt.Errorf("snapshot: %w", err)
+		for _, f := range []struct {
+			encoding string
+			dst      *[]time.Duration
+		}{{encodingGzip, &figures}, {encodingIdentity, &identity}} {
+			lat, _, err = loopFor(ctx, slice, 0, func(int) error {
+				_, err := get(f.encoding)
+				return err
+			})
+			if err != nil {
+				return res, fmt.Errorf("snapshot: %w", err)
+			}
+			*f.dst = append(*f.dst, lat...)
 		}
-		figures = append(figures, lat...)
 	}
-	res.Requests, res.BaselineRuns = len(figures), len(baselines)
+	res.Requests, res.IdentityRequests, res.BaselineRuns = len(figures), len(identity), len(baselines)
 	res.P50Ms, res.P99Ms = ms(percentile(figures, 50)), ms(percentile(figures, 99))
+	res.IdentityP50Ms, res.IdentityP99Ms = ms(percentile(identity, 50)), ms(percentile(identity, 99))
 	res.BaselineP50Ms, res.BaselineP99Ms = ms(percentile(baselines, 50)), ms(percentile(baselines, 99))
 	res.P50Ratio, res.P99Ratio = round2(res.P50Ms/res.BaselineP50Ms), round2(res.P99Ms/res.BaselineP99Ms)
+	res.IdentityP50Ratio, res.IdentityP99Ratio = round2(res.IdentityP50Ms/res.BaselineP50Ms), round2(res.IdentityP99Ms/res.BaselineP99Ms)
 	return res, nil
 }
 
-// measureBody records the size of the snapshot body and of each of its members, and the
-// counts of channels and unread threads in it.
-func (r *snapshotResult) measureBody(body []byte) error {
+// measureBody records the size of the snapshot's JSON body and of each of its members, the
+// counts of channels and unread threads in it, and the size of the response on the wire (wire:
+// the body of the gzip request as it arrived, which must decompress to body).
+func (r *snapshotResult) measureBody(body, wire []byte) error {
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(body, &members); err != nil {
 		return fmt.Errorf("snapshot: decode: %w", err)
 	}
-	r.Bytes = len(body)
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	if _, err := zw.Write(body); err != nil {
-		return err
+	if r.ContentEncoding != encodingGzip {
+		return fmt.Errorf("snapshot: the server answered Accept-Encoding: gzip with Content-Encoding %q", r.ContentEncoding)
 	}
-	if err := zw.Close(); err != nil {
-		return err
+	zr, err := gzip.NewReader(bytes.NewReader(wire))
+	if err != nil {
+		return fmt.Errorf("snapshot: the gzip answer: %w", err)
 	}
-	r.GzipBytes = gz.Len()
+	plain, err := io.ReadAll(zr)
+	if err != nil {
+		return fmt.Errorf("snapshot: the gzip answer: %w", err)
+	}
+	if !bytes.Equal(plain, body) {
+		return errors.New("snapshot: the gzip answer does not decompress to the identity answer")
+	}
+	r.JSONBytes, r.Bytes = len(body), len(wire)
 	r.Parts = nil
 	for name, raw := range members {
 		var list []json.RawMessage
@@ -125,7 +163,7 @@ func (r *snapshotResult) measureBody(body []byte) error {
 	slices.SortFunc(r.Parts, func(a, b snapshotPart) int { return b.Bytes - a.Bytes })
 	if r.VisibleChannels > 0 {
 		r.BytesPerChannel = round1(float64(r.Bytes) / float64(r.VisibleChannels))
-		r.GzipPerChannel = round1(float64(r.GzipBytes) / float64(r.VisibleChannels))
+		r.JSONPerChannel = round1(float64(r.JSONBytes) / float64(r.VisibleChannels))
 	}
 	return nil
 }
@@ -140,23 +178,28 @@ func (r snapshotResult) markdown(w func(format string, args ...any)) {
 	w("transaction and an event for each of thousands); his sidebar, three settings and four\n")
 	w("drafts through the use cases over HTTP. So his snapshot lists %d threads with unread\n", r.UnreadThreads)
 	w("messages (%d with an unread mention).\n\n", r.MentionedThreads)
-	w("Figure: `GET /api/v1/sync/snapshot` as Sam over HTTP on a keep-alive connection, the\n")
-	w("response read to its end (no If-None-Match). Baseline: the snapshot's component queries\n")
+	w("Figure: `GET /api/v1/sync/snapshot` as Sam over HTTP on a keep-alive connection with\n")
+	w("`Accept-Encoding: gzip`, as browsers and HTTP libraries send it (the server compresses JSON\n")
+	w("answers for clients that accept gzip), the response read to its end as it arrives, neither\n")
+	w("decompressed nor decoded (no If-None-Match). Beside it, for comparison, the same request\n")
+	w("with `Accept-Encoding: identity` (no compression). Baseline: the snapshot's component queries\n")
 	w("issued bare, %d statements one after another on a plain pgx pool, each once: the head, the\n", r.BaselineQueries)
 	w("epoch, the permission_version read that stands for the cached Scope, the principal, the\n")
 	w("instance, the spaces, the channels, the sidebar, the read states, the thread counters, the\n")
 	w("unread mention counts, the settings, the drafts, the agents and their names, the flags,\n")
 	w("each with the parameters the snapshot passes and its rows scanned into plain values (the\n")
 	w("visible channels and the read positions passed on as the snapshot passes them). The\n")
-	w("snapshot itself also authenticates the token and reads permission_version once per\n")
-	w("authorization that checks the cached Scope. The case runs in %d rounds of baseline then\n", snapshotRounds)
-	w("figure, after a warm-up. Lower is better; the ratios are figure / baseline.\n\n")
-	w("| visible channels | unread threads | p50 | p99 | bare p50 | bare p99 | p50 ratio | p99 ratio |\n")
-	w("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-	w("| %d | %d | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f | %.2f |\n", r.VisibleChannels, r.UnreadThreads,
-		r.P50Ms, r.P99Ms, r.BaselineP50Ms, r.BaselineP99Ms, r.P50Ratio, r.P99Ratio)
-	w("\nThe response is %d bytes, %.0f per visible channel (gzip-compressed by the benchmark for\n", r.Bytes, r.BytesPerChannel)
-	w("comparison: %d bytes, %.0f per channel; the server does not compress). By member:\n\n", r.GzipBytes, r.GzipPerChannel)
+	w("snapshot itself also authenticates the token and reads permission_version twice: for its\n")
+	w("authorization and for the Scope it filters every part with, read after the head. The case\n")
+	w("runs in %d rounds of baseline, gzip figure and identity figure, after a warm-up. Lower is\n", snapshotRounds)
+	w("better; the ratios are figure / baseline, and the target is about the gzip figure.\n\n")
+	w("| visible channels | unread threads | p50 | p99 | identity p50 | identity p99 | bare p50 | bare p99 | p50 ratio | p99 ratio | identity ratio p50 / p99 |\n")
+	w("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	w("| %d | %d | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f | %.2f | %.2f / %.2f |\n", r.VisibleChannels, r.UnreadThreads,
+		r.P50Ms, r.P99Ms, r.IdentityP50Ms, r.IdentityP99Ms, r.BaselineP50Ms, r.BaselineP99Ms, r.P50Ratio, r.P99Ratio, r.IdentityP50Ratio, r.IdentityP99Ratio)
+	w("\nOn the wire the response is %d bytes (Content-Encoding: %s), %.0f per visible channel; its\n", r.Bytes, r.ContentEncoding, r.BytesPerChannel)
+	w("JSON is %d bytes, %.0f per visible channel, which a client without gzip receives. The JSON\n", r.JSONBytes, r.JSONPerChannel)
+	w("by member:\n\n")
 	w("| member | items | bytes | bytes per visible channel |\n")
 	w("| --- | ---: | ---: | ---: |\n")
 	for _, p := range r.Parts {

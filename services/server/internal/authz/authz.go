@@ -250,13 +250,37 @@ func (s Scope) VisibleSpaceIDs() []uuid.UUID { return slices.Clone(s.visibleSpac
 // in them, also one created later, is visible.
 func (s Scope) FullyVisibleSpaceIDs() []uuid.UUID { return slices.Clone(s.fullyVisibleSpaceIDs) }
 
+// pinnedKey keys the Scope WithScope pins in a context.
+type pinnedKey struct{}
+
+// WithScope returns a context in which an Authorizer uses s for s's principal instead of
+// reading the permission_version and looking up its current Scope: Scope returns s, and
+// Authorize, ForActor and MayRead decide with it. A read-only operation that must be filtered
+// by one Scope throughout pins the Scope it read once, so the modules it asks (chat's
+// listings, the agents) decide with the same grants without a query each; the snapshot pins
+// the Scope it reads after its head. Other principals are unaffected, and inside a
+// transaction the pin is ignored (a write decides with the grants as they stand).
+func WithScope(ctx context.Context, s Scope) context.Context {
+	return context.WithValue(ctx, pinnedKey{}, s)
+}
+
+// PinnedScope returns the Scope WithScope pinned in ctx when it belongs to principalID.
+func PinnedScope(ctx context.Context, principalID uuid.UUID) (Scope, bool) {
+	s, ok := ctx.Value(pinnedKey{}).(Scope)
+	if !ok || s.principalID != principalID || principalID == uuid.Nil {
+		return Scope{}, false
+	}
+	return s, true
+}
+
 // Authorizer is the authorization port of the module: the decision of spec 04
 // (authorize.Authorizer) plus the Scope behind it, for catch-up and the snapshot.
 type Authorizer interface {
 	authorize.Authorizer
-	// Scope returns the permission snapshot of the principal, from the per-process cache
-	// while its permission_version is current, else built anew (one query for the grants and
-	// one to the channel directory). It authorizes nothing.
+	// Scope returns the permission snapshot of the principal: the one WithScope pinned in
+	// ctx for it (outside a transaction), else from the per-process cache while its
+	// permission_version is current, else built anew (one query for the grants and one to the
+	// channel directory). It authorizes nothing.
 	Scope(ctx context.Context, principalID uuid.UUID) (Scope, error)
 	// ForActor returns a Decider bound to the actor in ctx and its current Scope, for many
 	// decisions (catch-up rows, list items) without a query per decision.

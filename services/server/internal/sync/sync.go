@@ -182,18 +182,19 @@ type Snapshot interface {
 	// Build authorizes sync.snapshot.read on the instance for the actor in ctx and returns
 	// its snapshot. HeadSeq and SyncEpoch are read before every other part, so every change
 	// with seq <= HeadSeq is contained and the client continues catch-up from HeadSeq.
-	// Concurrent calls of one actor at one permission version share one build: the view is
-	// shared and must not be modified. Errors: problem.ErrUnauthenticated without an actor;
-	// the problem kinds of authorize (problem.ErrDevicePending, problem.ErrForbidden,
-	// problem.ErrNotFound) when the actor may not read snapshots; ctx.Err() when ctx ends
-	// first; anything else is unexpected (a source failed).
+	// Concurrent calls of one actor at one permission version share one build: the view,
+	// its Body included, is shared and must not be modified. Errors:
+	// problem.ErrUnauthenticated without an actor; the problem kinds of authorize
+	// (problem.ErrDevicePending, problem.ErrForbidden, problem.ErrNotFound) when the actor
+	// may not read snapshots; ctx.Err() when ctx ends first; anything else is unexpected (a
+	// source failed).
 	Build(ctx context.Context) (SnapshotView, error)
 }
 
-// SnapshotView is one snapshot, member for member the Snapshot schema of the API (plus ETag,
-// which travels as a header). Every slice is empty, not nil, when it has no entry, and no
-// part names a channel the actor cannot read: every channel id in Sidebar, UnreadThreads
-// and Drafts is one of Channels.
+// SnapshotView is one snapshot, member for member the Snapshot schema of the API (plus Body,
+// those members encoded, and ETag, which travels as a header). Every slice is empty, not nil,
+// when it has no entry, and no part names a channel the actor cannot read: every channel id in
+// Sidebar, UnreadThreads and Drafts is one of Channels.
 type SnapshotView struct {
 	// HeadSeq is the head of the event log, read first: catch-up continues after it.
 	HeadSeq int64
@@ -235,8 +236,12 @@ type SnapshotView struct {
 	Drafts []DraftRef
 	// Features are the feature flags evaluated for the actor, by key.
 	Features []instance.EvaluatedFlag
-	// ETag is the strong entity tag of every member above (app.SnapshotETag), for the ETag
-	// header and If-None-Match; it is no member of the JSON body.
+	// Body is the JSON object of every member above as getSnapshot sends it and the gateway's
+	// ready frame carries it, encoded once per build (app.SnapshotDeps.Encoder) and shared by
+	// every call that joined the build; read-only.
+	Body []byte
+	// ETag is the strong entity tag of Body (app.SnapshotETag), for the ETag header and
+	// If-None-Match; it is no member of the JSON body.
 	ETag string
 }
 

@@ -211,9 +211,10 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 	if err != nil {
 		return access{}, fmt.Errorf("personal data: %w", err)
 	}
+	reader := syncpg.NewReader(runner)
 	catchUp, err := syncapp.NewCatchUp(syncapp.CatchUpDeps{
-		Log:        syncpg.NewReader(runner),
-		Versions:   log.instance,
+		Log:        reader,
+		State:      checkState{runner: runner, instance: log.instance, log: reader},
 		Authorizer: authorizer,
 		Directory:  ids,
 		Config:     c.catchUp,
@@ -235,6 +236,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		Agents:     agentService,
 		Flags:      flags,
 		Runs:       noruns.New(),
+		Encoder:    syncapp.SnapshotEncoderFunc(synchttp.EncodeSnapshot),
 	})
 	if err != nil {
 		return access{}, fmt.Errorf("snapshot: %w", err)

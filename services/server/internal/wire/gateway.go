@@ -2,7 +2,6 @@ package wire
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -43,9 +42,13 @@ func newGateway(a access, l eventLog, logger *slog.Logger, cfg gateway.Config) (
 	return gw, nil
 }
 
-// snapshotJSON is the body getSnapshot answers for v, for the gateway's ready frame.
+// snapshotJSON is the body getSnapshot answers for v, for the gateway's ready frame: the
+// bytes the snapshot's build encoded once (and getSnapshot sends), else v encoded now.
 func snapshotJSON(v syncmod.SnapshotView) ([]byte, error) {
-	b, err := json.Marshal(synchttp.ToAPISnapshot(v))
+	if v.Body != nil {
+		return v.Body, nil
+	}
+	b, err := synchttp.EncodeSnapshot(v)
 	if err != nil {
 		return nil, fmt.Errorf("encode snapshot: %w", err)
 	}

@@ -38,7 +38,19 @@ type routerDeps struct {
 	// and answers 404 for all but the operational endpoints (a process
 	// without the api role).
 	operationsOnly apigen.MiddlewareFunc
+	// compress, when set, runs outermost around every generated operation
+	// (httpmw.Compress): the API's JSON answers are gzipped for clients that
+	// accept it, after the idempotency middleware stored or replayed them as
+	// they are. The gateway route is no operation, so it is never wrapped:
+	// a compressing writer must not stand between a WebSocket and its
+	// hijacked connection. nil means none (router tests).
+	compress apigen.MiddlewareFunc
 }
+
+// minCompressBytes is the smallest body httpmw.Compress gzips: below about
+// a kilobyte, gzip's header, trailer and CPU buy nothing (a problem, a
+// created message).
+const minCompressBytes = 1024
 
 // newRouter builds the HTTP handler. Middleware order, outermost first:
 // the logger into the context (for Recover and problem.Write), Recover (so
@@ -65,7 +77,8 @@ func newRouter(d routerDeps) http.Handler {
 	})
 	// The generated wrapper applies the slice in order, each entry wrapping
 	// the ones before it, so the last entry runs first: idempotency comes
-	// before authenticate to run inside it, with the actor in the context.
+	// before authenticate to run inside it, with the actor in the context,
+	// and compression last, to see the final response of each.
 	var middlewares []apigen.MiddlewareFunc
 	if d.idempotency != nil {
 		middlewares = append(middlewares, d.idempotency)
@@ -75,6 +88,9 @@ func newRouter(d routerDeps) http.Handler {
 	}
 	if d.operationsOnly != nil {
 		middlewares = append(middlewares, d.operationsOnly)
+	}
+	if d.compress != nil {
+		middlewares = append(middlewares, d.compress)
 	}
 	apigen.HandlerWithOptions(strict, apigen.ChiServerOptions{
 		BaseRouter:       r,

@@ -33,6 +33,7 @@ import (
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/clock"
 	"bothy.example.com/server/internal/kernel/config"
+	"bothy.example.com/server/internal/kernel/httpmw"
 	"bothy.example.com/server/internal/kernel/migrate"
 	"bothy.example.com/server/internal/kernel/pgxuuid"
 	"bothy.example.com/server/internal/kernel/tx"
@@ -260,6 +261,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 		},
 		authenticate: authenticateOperations(public, identityhttp.Authenticate(a.identity)),
 		idempotency:  a.idempotent(a.tx, a.clock),
+		compress:     httpmw.Compress(minCompressBytes),
 		mount:        opts.Mount,
 		gateway:      a.gatewayHandler(),
 	}

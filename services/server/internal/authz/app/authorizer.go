@@ -94,11 +94,16 @@ func NewAuthorizer(deps AuthorizerDeps) (*Authorizer, error) {
 	}, nil
 }
 
-// Scope implements authz.Authorizer. It reads the permission_version first and the grants
-// after, so a grant committed in between is at worst in a Scope tagged with the older version
-// (which the next call replaces), never missing from one tagged with the newer. A Scope built
-// inside a transaction is not cached: it may hold that transaction's uncommitted grants.
+// Scope implements authz.Authorizer. A Scope pinned in ctx for the principal (authz.WithScope)
+// is returned as it is outside a transaction. Otherwise it reads the permission_version first
+// and the grants after, so a grant committed in between is at worst in a Scope tagged with the
+// older version (which the next call replaces), never missing from one tagged with the newer.
+// A Scope built inside a transaction is not cached: it may hold that transaction's
+// uncommitted grants.
 func (a *Authorizer) Scope(ctx context.Context, principalID uuid.UUID) (authz.Scope, error) {
+	if s, ok := authz.PinnedScope(ctx, principalID); ok && !inTransaction(ctx) {
+		return s, nil
+	}
 	version, err := a.versions.PermissionVersion(ctx)
 	if err != nil {
 		return authz.Scope{}, fmt.Errorf("authz: scope: %w", err)

@@ -15,11 +15,16 @@ import (
 	"bothy.example.com/server/internal/sync/domain"
 )
 
-// CatchUpDeps are what CatchUp needs; all but Rand are required.
+// CatchUpDeps are what CatchUp needs; all but State, Versions and Rand are required, and
+// Versions is required when State is nil.
 type CatchUpDeps struct {
 	// Log reads the lowest retained seq and the pages (adapters/postgres.Reader).
 	Log CatchUpLog
-	// Versions reads the head (the event_seq counter) and the sync epoch (instance.Versions).
+	// State reads the head, the retention edge and the epoch in one round trip (wire's
+	// batch over instance.Versions and Log); nil means three reads, through Versions and Log.
+	State CatchUpState
+	// Versions reads the head (the event_seq counter) and the sync epoch (instance.Versions)
+	// when State is nil.
 	Versions CatchUpVersions
 	// Authorizer gives the Decider of the actor with its Scope (authz.Authorizer).
 	Authorizer DeciderSource
@@ -37,7 +42,7 @@ type CatchUpDeps struct {
 // row, and one directory query for the actors. It is safe for concurrent use.
 type CatchUp struct {
 	log      CatchUpLog
-	versions CatchUpVersions
+	state    CatchUpState
 	delivery *Delivery
 	cfg      CatchUpConfig
 	rand     func() float64
@@ -53,7 +58,7 @@ func NewCatchUp(deps CatchUpDeps) (*CatchUp, error) {
 		name    string
 		missing bool
 	}{
-		{"log", deps.Log == nil}, {"versions", deps.Versions == nil},
+		{"log", deps.Log == nil}, {"versions", deps.State == nil && deps.Versions == nil},
 		{"authorizer", deps.Authorizer == nil}, {"directory", deps.Directory == nil},
 	} {
 		if d.missing {
@@ -68,10 +73,14 @@ func NewCatchUp(deps CatchUpDeps) (*CatchUp, error) {
 	if rnd == nil {
 		rnd = rand.Float64
 	}
+	state := deps.State
+	if state == nil {
+		state = sequentialState{versions: deps.Versions, log: deps.Log}
+	}
 	// The per-row rule and the encoding are Delivery's, shared with the gateway's live
 	// events, so both transports deliver a stored event alike.
 	return &CatchUp{
-		log: deps.Log, versions: deps.Versions,
+		log: deps.Log, state: state,
 		delivery: &Delivery{authorizer: deps.Authorizer, directory: deps.Directory},
 		cfg:      deps.Config, rand: rnd,
 	}, nil
@@ -84,7 +93,7 @@ var (
 )
 
 // Check implements sync.CatchUp. It reads the head first (every seq up to it is committed and
-// visible), then the retention edge, then the epoch, each without a lock.
+// visible), then the retention edge, then the epoch, each without a lock (CatchUpState).
 func (c *CatchUp) Check(ctx context.Context, in syncmod.CheckInput) (syncmod.CheckResult, error) {
 	res, err := c.check(ctx, in)
 	if err != nil {
@@ -97,22 +106,15 @@ func (c *CatchUp) check(ctx context.Context, in syncmod.CheckInput) (syncmod.Che
 	if in.After < 0 {
 		return syncmod.CheckResult{}, errAfterNegative
 	}
-	head, err := c.versions.EventSeq(ctx)
-	if err != nil {
-		return syncmod.CheckResult{}, fmt.Errorf("head: %w", err)
-	}
-	lowest, ok, err := c.log.MinRetainedSeq(ctx)
+	st, err := c.state.CheckState(ctx)
 	if err != nil {
 		return syncmod.CheckResult{}, err
 	}
-	if !ok {
+	head, lowest, epoch := st.Head, st.MinRetainedSeq, st.Epoch
+	if !st.Retained {
 		// An empty log: the reader's value is only horizon + 1. After retention the log can
 		// be empty while the counter is not, so the edge is the head's next seq (spec 03).
 		lowest = max(lowest, head+1)
-	}
-	epoch, err := c.versions.SyncEpoch(ctx)
-	if err != nil {
-		return syncmod.CheckResult{}, fmt.Errorf("sync epoch: %w", err)
 	}
 	reason := domain.ResyncReason(in.After, in.Epoch, head, lowest, epoch, int64(c.cfg.MaxEvents))
 	return syncmod.CheckResult{
@@ -123,6 +125,28 @@ func (c *CatchUp) check(ctx context.Context, in syncmod.CheckInput) (syncmod.Che
 		Recovery:       reason.Recovery(),
 		RetryAfter:     domain.RetryAfter(reason, c.cfg.RetryBase, c.rand()),
 	}, nil
+}
+
+// sequentialState is CatchUpState by three reads, one after another.
+type sequentialState struct {
+	versions CatchUpVersions
+	log      CatchUpLog
+}
+
+// CheckState implements CatchUpState.
+func (s sequentialState) CheckState(ctx context.Context) (CheckState, error) {
+	var st CheckState
+	var err error
+	if st.Head, err = s.versions.EventSeq(ctx); err != nil {
+		return st, fmt.Errorf("head: %w", err)
+	}
+	if st.MinRetainedSeq, st.Retained, err = s.log.MinRetainedSeq(ctx); err != nil {
+		return st, err
+	}
+	if st.Epoch, err = s.versions.SyncEpoch(ctx); err != nil {
+		return st, fmt.Errorf("sync epoch: %w", err)
+	}
+	return st, nil
 }
 
 // Page implements sync.CatchUp.
@@ -162,7 +186,13 @@ func (c *CatchUp) page(ctx context.Context, in syncmod.PageInput) (syncmod.PageR
 	if rows.HorizonSeq > in.After {
 		return syncmod.PageResult{}, c.overtaken(ctx, in.After)
 	}
-	delivered := make([]domain.StoredEvent, 0, len(rows.Events))
+	read := len(rows.Events)
+	var lastSeq int64
+	if read > 0 {
+		lastSeq = rows.Events[read-1].Seq
+	}
+	// The rows are this page's own, so the delivered ones are kept in place.
+	delivered := rows.Events[:0]
 	for _, e := range rows.Events {
 		ok, err := filter.Allow(ctx, e)
 		if err != nil {
@@ -176,13 +206,9 @@ func (c *CatchUp) page(ctx context.Context, in syncmod.PageInput) (syncmod.PageR
 	if err != nil {
 		return syncmod.PageResult{}, err
 	}
-	var lastSeq int64
-	if n := len(rows.Events); n > 0 {
-		lastSeq = rows.Events[n-1].Seq
-	}
 	return syncmod.PageResult{
 		Events:     Encode(delivered, names, filter.Receiver()),
-		NextCursor: domain.NextCursor(in.After, in.Head, through, len(rows.Events), limit, lastSeq),
+		NextCursor: domain.NextCursor(in.After, in.Head, through, read, limit, lastSeq),
 	}, nil
 }
 

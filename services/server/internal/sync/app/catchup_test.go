@@ -380,6 +380,66 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// fixedState is a CatchUpState that answers one state and counts its calls.
+type fixedState struct {
+	state app.CheckState
+	err   error
+	calls int
+}
+
+func (f *fixedState) CheckState(context.Context) (app.CheckState, error) {
+	f.calls++
+	return f.state, f.err
+}
+
+// TestCheckReadsThroughState: without a CatchUpState, Check reads the head, the retention edge
+// and the epoch one after another in that order; with one (wire's single round trip), it reads
+// them there alone and needs no Versions.
+func TestCheckReadsThroughState(t *testing.T) {
+	t.Parallel()
+	t.Run("three reads in order", func(t *testing.T) {
+		t.Parallel()
+		e := newCUEnv(t, cuTestConfig)
+		e.log.add(cuMessage(cuSupport, cuHelp, cuSam))
+		if _, err := e.cu.Check(context.Background(), syncmod.CheckInput{After: 0}); err != nil {
+			t.Fatalf("Check: %v", err)
+		}
+		if want := []string{"head", "min", "epoch"}; !slices.Equal(e.log.order, want) {
+			t.Fatalf("reads %v, want %v", e.log.order, want)
+		}
+	})
+	t.Run("one state read", func(t *testing.T) {
+		t.Parallel()
+		log := newCULog()
+		st := &fixedState{state: app.CheckState{Head: 40, MinRetainedSeq: 11, Retained: true, Epoch: cuEpoch}}
+		cu, err := app.NewCatchUp(app.CatchUpDeps{
+			Log: log, State: st, Authorizer: newCUAuthz(), Directory: newCUDirectory(), Config: cuTestConfig,
+			Rand: func() float64 { return 0.5 },
+		})
+		if err != nil {
+			t.Fatalf("NewCatchUp without Versions: %v", err)
+		}
+		got, err := cu.Check(context.Background(), syncmod.CheckInput{After: 5, Epoch: cuEpoch})
+		want := syncmod.CheckResult{HeadSeq: 40, MinRetainedSeq: 11, SyncEpoch: cuEpoch, Reason: syncmod.ResyncRetention,
+			Recovery: syncmod.RecoverySnapshot, RetryAfter: time.Second}
+		if err != nil || got != want {
+			t.Fatalf("Check = %+v, %v; want %+v", got, err, want)
+		}
+		if st.calls != 1 || len(log.order) != 0 {
+			t.Fatalf("%d state reads and log reads %v; want one state read and nothing else", st.calls, log.order)
+		}
+		// An empty log: the edge is the head's next seq.
+		st.state = app.CheckState{Head: 40, MinRetainedSeq: 3, Epoch: cuEpoch}
+		if got, err := cu.Check(context.Background(), syncmod.CheckInput{After: 40}); err != nil || got.MinRetainedSeq != 41 || got.Reason != "" {
+			t.Fatalf("Check on an emptied log = %+v, %v; want MinRetainedSeq 41, served", got, err)
+		}
+		st.err = errCU
+		if _, err := cu.Check(context.Background(), syncmod.CheckInput{After: 40}); !errors.Is(err, errCU) {
+			t.Fatalf("Check = %v, want the state's error", err)
+		}
+	})
+}
+
 func TestCheckErrors(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -450,7 +510,7 @@ func TestNewCatchUpRefusesMissingParts(t *testing.T) {
 		want   string
 	}{
 		{"log", func(d *app.CatchUpDeps) { d.Log = nil }, "log is nil"},
-		{"versions", func(d *app.CatchUpDeps) { d.Versions = nil }, "versions is nil"},
+		{"versions without state", func(d *app.CatchUpDeps) { d.Versions = nil }, "versions is nil"},
 		{"authorizer", func(d *app.CatchUpDeps) { d.Authorizer = nil }, "authorizer is nil"},
 		{"directory", func(d *app.CatchUpDeps) { d.Directory = nil }, "directory is nil"},
 		{"config", func(d *app.CatchUpDeps) { d.Config.PageSize = 0 }, "sync.catchup_page_size"},

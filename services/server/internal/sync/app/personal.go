@@ -412,15 +412,28 @@ func fromDomainSections(in []domain.SidebarSection) []syncmod.SidebarSection {
 
 // ReadStates implements sync.Personal.
 func (p *Personal) ReadStates(ctx context.Context, principalID uuid.UUID) (map[uuid.UUID]syncmod.ReadState, error) {
-	list, err := p.store.ReadStates(ctx, principalID)
+	list, err := p.ReadStateList(ctx, principalID)
 	if err != nil {
-		return nil, fmt.Errorf("sync: read states: %w", err)
+		return nil, err
 	}
 	out := make(map[uuid.UUID]syncmod.ReadState, len(list))
 	for _, rs := range list {
 		out[rs.ThreadID] = rs
 	}
 	return out, nil
+}
+
+// ReadStateList returns the principal's read states ordered by thread id (PersonalSource,
+// for the snapshot); empty, not nil, when there are none. Errors are the store's, wrapped.
+func (p *Personal) ReadStateList(ctx context.Context, principalID uuid.UUID) ([]syncmod.ReadState, error) {
+	list, err := p.store.ReadStates(ctx, principalID)
+	if err != nil {
+		return nil, fmt.Errorf("sync: read states: %w", err)
+	}
+	if list == nil {
+		list = []syncmod.ReadState{}
+	}
+	return list, nil
 }
 
 // Drafts implements sync.Personal.

@@ -200,8 +200,9 @@ type MentionCounts interface {
 // *Personal implements). It authorizes nothing: the snapshot reads the actor's own data and
 // filters out the channels it can no longer read.
 type PersonalSource interface {
-	// ReadStates returns the principal's read states keyed by thread id.
-	ReadStates(ctx context.Context, principalID uuid.UUID) (map[uuid.UUID]syncmod.ReadState, error)
+	// ReadStateList returns the principal's read states, ordered by thread id: a list, not
+	// sync.Personal's map, since the snapshot keeps only the positions of visible channels.
+	ReadStateList(ctx context.Context, principalID uuid.UUID) ([]syncmod.ReadState, error)
 	// Drafts returns the principal's drafts by channel, the channel's own draft first.
 	Drafts(ctx context.Context, principalID uuid.UUID) ([]syncmod.Draft, error)
 	// Settings returns the principal's settings by key.
@@ -232,6 +233,23 @@ type RunSummarySource interface {
 	ActiveRuns(ctx context.Context) ([]syncmod.RunSummary, error)
 }
 
+// SnapshotEncoder writes a snapshot as the JSON body of getSnapshot (the HTTP adapter's
+// EncodeSnapshot, which the gateway's ready frame carries too). The snapshot calls it once per
+// build and hashes its output for the ETag, so equal tags mean byte-equal bodies.
+type SnapshotEncoder interface {
+	// EncodeSnapshot returns the JSON object of v (every member but Body and ETag); it fails
+	// for a part that does not encode (a setting's value that is not JSON).
+	EncodeSnapshot(v syncmod.SnapshotView) ([]byte, error)
+}
+
+// SnapshotEncoderFunc adapts a function to SnapshotEncoder.
+type SnapshotEncoderFunc func(v syncmod.SnapshotView) ([]byte, error)
+
+// EncodeSnapshot calls f.
+func (f SnapshotEncoderFunc) EncodeSnapshot(v syncmod.SnapshotView) ([]byte, error) {
+	return f(v)
+}
+
 // The outgoing ports of catch-up (app.CatchUp) besides DeciderSource.
 
 // CatchUpLog reads what catch-up needs from the event log (adapters/postgres.Reader).
@@ -242,7 +260,8 @@ type CatchUpLog interface {
 	MinRetainedSeq(ctx context.Context) (seq int64, ok bool, err error)
 	// CatchUpPage runs one page's query: at most q.Limit events with q.After < seq <=
 	// q.Through that pass q.Filter (domain.Prefilter.Match), in seq order, in one statement
-	// over the seq index, and the retention horizon read after them.
+	// over the seq index, and the retention horizon read after them. The rows belong to the
+	// caller, which may reuse their slice.
 	CatchUpPage(ctx context.Context, q domain.PageQuery) (domain.PageRows, error)
 }
 
@@ -253,6 +272,28 @@ type CatchUpVersions interface {
 	EventSeq(ctx context.Context) (int64, error)
 	// SyncEpoch returns the instance's sync epoch.
 	SyncEpoch(ctx context.Context) (uuid.UUID, error)
+}
+
+// CatchUpState reads what Check decides on: the head (the event_seq counter, as
+// CatchUpVersions.EventSeq reads it), then the retention edge (CatchUpLog.MinRetainedSeq), then
+// the sync epoch, in this order, each without a lock. Wire binds it to one pipelined batch of
+// the instance and sync adapters' reads, so a check costs one round trip instead of three;
+// without it, CatchUp makes the three reads one after another.
+type CatchUpState interface {
+	// CheckState returns the three values; errors are the database's, wrapped.
+	CheckState(ctx context.Context) (CheckState, error)
+}
+
+// CheckState is what CatchUpState reads.
+type CheckState struct {
+	// Head is the event_seq counter.
+	Head int64
+	// MinRetainedSeq and Retained are what CatchUpLog.MinRetainedSeq returns: the retention
+	// edge, and false for an empty log (MinRetainedSeq is then only horizon + 1).
+	MinRetainedSeq int64
+	Retained       bool
+	// Epoch is the instance's sync epoch.
+	Epoch uuid.UUID
 }
 
 // PrincipalRefs names the actors of a page's events in one query (identity.Directory).

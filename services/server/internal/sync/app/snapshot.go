@@ -50,12 +50,16 @@ type SnapshotDeps struct {
 	Flags FlagsSource
 	// Runs lists the runs in progress: adapters/noruns until the runs module exists.
 	Runs RunSummarySource
+	// Encoder writes the view as getSnapshot's body, once per build: the HTTP adapter's
+	// EncodeSnapshot.
+	Encoder SnapshotEncoder
 }
 
 // Snapshot implements sync.Snapshot: it assembles the snapshot from the ports of chat,
 // identity, instance, authz, agents and this module's personal data, computes the unread
 // counts in Go (never a query across schemas), filters every part by the channels the actor
-// may read, and lets concurrent calls of one actor share one build.
+// may read, encodes it once with its ETag, and lets concurrent calls of one actor share one
+// build, the encoded body included.
 type Snapshot struct {
 	deps    SnapshotDeps
 	flights *coalescer[syncmod.SnapshotView]
@@ -77,6 +81,7 @@ func NewSnapshot(deps SnapshotDeps) (*Snapshot, error) {
 		{"threads", deps.Threads == nil}, {"mentions", deps.Mentions == nil},
 		{"personal", deps.Personal == nil}, {"agents", deps.Agents == nil},
 		{"flags", deps.Flags == nil}, {"runs", deps.Runs == nil},
+		{"encoder", deps.Encoder == nil},
 	} {
 		if d.missing {
 			errs = append(errs, fmt.Errorf("%s is nil", d.name))
@@ -135,7 +140,7 @@ func snapshotKey(who actor.Actor, permissionVersion int64) string {
 // snapshot; a later change may be in it too, and arrives again by catch-up after HeadSeq,
 // which clients apply idempotently by version. The Scope is read after the head for the same
 // reason: a grant change up to HeadSeq is in PermissionVersion, a later one arrives as
-// permissions.changed.
+// permissions.changed. The view is encoded last, and its ETag is the hash of that encoding.
 func (s *Snapshot) assemble(ctx context.Context, who actor.Actor) (syncmod.SnapshotView, error) {
 	var v syncmod.SnapshotView
 	var err error
@@ -151,6 +156,9 @@ func (s *Snapshot) assemble(ctx context.Context, who actor.Actor) (syncmod.Snaps
 	}
 	scope := dec.Scope()
 	v.PermissionVersion, v.IsOwner = scope.PermissionVersion(), scope.IsOwner()
+	// Every part is filtered with this one Scope: the sources' own authorization finds it in
+	// the context instead of reading the permission version again.
+	ctx = authz.WithScope(ctx, scope)
 	if v.Principal, err = s.deps.Principals.Ref(ctx, who.PrincipalID); err != nil {
 		return v, fmt.Errorf("principal: %w", err)
 	}
@@ -198,9 +206,13 @@ func (s *Snapshot) assemble(ctx context.Context, who actor.Actor) (syncmod.Snaps
 		return v, fmt.Errorf("features: %w", err)
 	}
 	v.Features = nonNil(features)
-	if v.ETag, err = SnapshotETag(v); err != nil {
-		return v, err
+	body, err := s.deps.Encoder.EncodeSnapshot(v)
+	if err != nil {
+		return v, fmt.Errorf("encode: %w", err)
 	}
+	// Capped, so that appending to the shared body can never write into its spare capacity.
+	v.Body = body[:len(body):len(body)]
+	v.ETag = SnapshotETag(v.Body)
 	return v, nil
 }
 
@@ -219,16 +231,16 @@ func (s *Snapshot) personalParts(ctx context.Context, dec authz.Decider, who uui
 		return fmt.Errorf("sidebar: %w", err)
 	}
 	v.Sidebar = visibleSidebar(who, sb, visible)
-	states, err := s.deps.Personal.ReadStates(ctx, who)
+	states, err := s.deps.Personal.ReadStateList(ctx, who)
 	if err != nil {
 		return fmt.Errorf("read states: %w", err)
 	}
 	// Only the read positions of visible channels leave for the mention count: the read
 	// state keeps its thread's channel for exactly this.
 	readSeqs := make(map[uuid.UUID]int64, len(states))
-	for id, rs := range states {
+	for _, rs := range states {
 		if visible[rs.ChannelID] {
-			readSeqs[id] = rs.LastReadSeq
+			readSeqs[rs.ThreadID] = rs.LastReadSeq
 		}
 	}
 	counters, err := s.deps.Threads.Counters(ctx, ids)
@@ -303,6 +315,10 @@ func unreadThreads(ctx context.Context, dec authz.Decider, counters []chat.Threa
 			continue
 		case err != nil:
 			return nil, fmt.Errorf("authorize thread %s: %w", c.ThreadID, err)
+		}
+		if len(out) == cap(out) {
+			// Doubling: thousands of unread threads would otherwise be copied over and over.
+			out = slices.Grow(out, max(len(out), 64))
 		}
 		out = append(out, syncmod.UnreadThread{
 			ThreadID: c.ThreadID, ChannelID: c.ChannelID, SpaceID: c.SpaceID,

@@ -3,33 +3,17 @@ package app
 import (
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
-	"fmt"
 	"strings"
-
-	syncmod "bothy.example.com/server/internal/sync"
 )
 
-// snapshotETagScheme is hashed before the view. Change it whenever the HTTP mapping of a view
-// changes while the view does not (a member renamed or added in the body), so that no client
-// keeps a tag that names a body it can no longer get.
-const snapshotETagScheme = "bothy snapshot etag 1\n"
-
-// SnapshotETag returns the strong entity tag of v: the quoted, unpadded base64url SHA-256 of
-// the JSON encoding of every member of v but ETag (which it ignores), 45 characters such as
-// "Xq3v...". The body getSnapshot writes is a function of the same members (some, such as
-// Sidebar.PrincipalID, are hashed but not written, which can only change the tag more often),
-// so equal tags mean byte-equal bodies: RFC 9110's strong validator. HeadSeq is one of the
-// members, so the tag changes with every event the instance appends. It fails only for a
-// member that does not encode (a setting's value that is not JSON).
-func SnapshotETag(v syncmod.SnapshotView) (string, error) {
-	v.ETag = ""
-	h := sha256.New()
-	h.Write([]byte(snapshotETagScheme))
-	if err := json.NewEncoder(h).Encode(v); err != nil {
-		return "", fmt.Errorf("snapshot etag: %w", err)
-	}
-	return `"` + base64.RawURLEncoding.EncodeToString(h.Sum(nil)) + `"`, nil
+// SnapshotETag returns the strong entity tag of a snapshot's encoded body: the quoted,
+// unpadded base64url SHA-256 of the bytes getSnapshot sends, 45 characters such as
+// "Xq3v...". Equal tags mean byte-equal bodies, RFC 9110's strong validator, whatever the
+// mapping of a view to its body. HeadSeq is a member of the body, so the tag changes with every
+// event the instance appends.
+func SnapshotETag(body []byte) string {
+	sum := sha256.Sum256(body)
+	return `"` + base64.RawURLEncoding.EncodeToString(sum[:]) + `"`
 }
 
 // ETagMatches reports whether the If-None-Match header value ifNoneMatch names etag, so that

@@ -128,6 +128,7 @@ type snapWorld struct {
 	entered chan struct{}
 
 	calls       []string
+	pins        map[string]int64 // per source: the version of the Scope pinned for its caller, -1 for none
 	decisions   []snapDecision
 	counterArgs [][]uuid.UUID
 	readSeqArgs []map[uuid.UUID]int64
@@ -269,6 +270,23 @@ func (w *snapWorld) call(name string) error {
 		panic("snapshot test: " + name + " panics")
 	}
 	return w.fail[name]
+}
+
+// pinned records, for the source name, the permission version of the Scope pinned in ctx for
+// its actor (authz.WithScope), or -1 when none is.
+func (w *snapWorld) pinned(ctx context.Context, name string) {
+	v := int64(-1)
+	if who, ok := actor.From(ctx); ok {
+		if s, ok := authz.PinnedScope(ctx, who.PrincipalID); ok {
+			v = s.PermissionVersion()
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.pins == nil {
+		w.pins = map[string]int64{}
+	}
+	w.pins[name] = v
 }
 
 // callLog returns the names of the calls so far, in order.
@@ -456,6 +474,7 @@ func (s snapSpaces) List(ctx context.Context) ([]chat.SpaceView, error) {
 	if err := w.call("Spaces.List"); err != nil {
 		return nil, err
 	}
+	w.pinned(ctx, "Spaces.List")
 	if !authorize.IsFilter(ctx) {
 		return nil, errors.New("snapshot test: Spaces.List outside filter mode")
 	}
@@ -497,6 +516,7 @@ func (w *snapWorld) ListVisible(ctx context.Context) ([]chat.ChannelView, error)
 	if err := w.call("ListVisible"); err != nil {
 		return nil, err
 	}
+	w.pinned(ctx, "ListVisible")
 	who, err := snapWho(ctx)
 	if err != nil {
 		return nil, err
@@ -560,16 +580,17 @@ func (w *snapWorld) CountUnread(_ context.Context, principalID uuid.UUID, channe
 	return out, nil
 }
 
-// ReadStates implements app.PersonalSource.
-func (w *snapWorld) ReadStates(_ context.Context, principalID uuid.UUID) (map[uuid.UUID]syncmod.ReadState, error) {
+// ReadStateList implements app.PersonalSource (its calls are named ReadStates).
+func (w *snapWorld) ReadStateList(_ context.Context, principalID uuid.UUID) ([]syncmod.ReadState, error) {
 	if err := w.call("ReadStates"); err != nil {
 		return nil, err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := maps.Clone(w.readStates[principalID])
+	out := slices.Collect(maps.Values(w.readStates[principalID]))
+	slices.SortFunc(out, func(a, b syncmod.ReadState) int { return bytes.Compare(a.ThreadID[:], b.ThreadID[:]) })
 	if out == nil {
-		out = map[uuid.UUID]syncmod.ReadState{}
+		out = []syncmod.ReadState{}
 	}
 	return out, nil
 }
@@ -618,10 +639,11 @@ func (w *snapWorld) Sidebar(_ context.Context, principalID uuid.UUID) (syncmod.S
 // snapAgents is the world as app.AgentsSource.
 type snapAgents struct{ w *snapWorld }
 
-func (s snapAgents) List(context.Context) ([]agents.Agent, error) {
+func (s snapAgents) List(ctx context.Context) ([]agents.Agent, error) {
 	if err := s.w.call("Agents.List"); err != nil {
 		return nil, err
 	}
+	s.w.pinned(ctx, "Agents.List")
 	s.w.mu.Lock()
 	defer s.w.mu.Unlock()
 	return append([]agents.Agent{}, s.w.agentList...), nil
@@ -653,7 +675,15 @@ func snapDeps(w *snapWorld) app.SnapshotDeps {
 		Versions: w, Authorizer: w, Principals: w, Instance: w,
 		Spaces: snapSpaces{w}, Channels: w, Threads: w, Mentions: w,
 		Personal: w, Agents: snapAgents{w}, Flags: w, Runs: w,
+		Encoder: app.SnapshotEncoderFunc(snapJSON),
 	}
+}
+
+// snapJSON stands for the HTTP adapter's encoder: the JSON of every member of the view but
+// Body and ETag.
+func snapJSON(v syncmod.SnapshotView) ([]byte, error) {
+	v.Body, v.ETag = nil, ""
+	return json.Marshal(v)
 }
 
 func newSnapshot(t *testing.T, w *snapWorld) *app.Snapshot {

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -181,10 +183,13 @@ func TestSnapshotContents(t *testing.T) {
 			t.Fatalf("features %+v, want %+v", v.Features, w.flags)
 		}
 	})
-	t.Run("etag", func(t *testing.T) {
-		tag, err := app.SnapshotETag(v)
-		if err != nil || tag != v.ETag {
-			t.Fatalf("SnapshotETag = %q, %v; the view carries %q", tag, err, v.ETag)
+	t.Run("body and etag", func(t *testing.T) {
+		want, err := snapJSON(v)
+		if err != nil || !bytes.Equal(v.Body, want) {
+			t.Fatalf("Body is not the encoder's output of the view (%v)", err)
+		}
+		if tag := app.SnapshotETag(v.Body); tag != v.ETag {
+			t.Fatalf("SnapshotETag(Body) = %q; the view carries %q", tag, v.ETag)
 		}
 	})
 }
@@ -466,8 +471,8 @@ func TestSnapshotSourceErrors(t *testing.T) {
 		t.Parallel()
 		w := newSnapWorld()
 		w.settings[snapAlex] = []syncmod.Setting{{PrincipalID: snapAlex, Key: "theme", Value: json.RawMessage(`{`), Version: 1}}
-		if _, err := newSnapshot(t, w).Build(snapAs(t.Context(), snapAlex, actor.KindPerson)); err == nil || !strings.Contains(err.Error(), "etag") {
-			t.Fatalf("Build = %v, want the ETag's encoding error", err)
+		if _, err := newSnapshot(t, w).Build(snapAs(t.Context(), snapAlex, actor.KindPerson)); err == nil || !strings.Contains(err.Error(), "encode") {
+			t.Fatalf("Build = %v, want the encoder's error", err)
 		}
 	})
 	t.Run("a thread decision", func(t *testing.T) {
@@ -593,22 +598,67 @@ func TestSnapshotETag(t *testing.T) {
 			}
 		})
 	}
-	t.Run("ignores the ETag member", func(t *testing.T) {
+	t.Run("is the hash of the body", func(t *testing.T) {
 		t.Parallel()
-		v := base
-		v.ETag = `"something else"`
-		if tag, err := app.SnapshotETag(v); err != nil || tag != base.ETag {
-			t.Fatalf("SnapshotETag = %q, %v, want %q", tag, err, base.ETag)
+		if tag := app.SnapshotETag(base.Body); tag != base.ETag {
+			t.Fatalf("SnapshotETag(Body) = %q, want %q", tag, base.ETag)
+		}
+		if tag := app.SnapshotETag(append(slices.Clone(base.Body), ' ')); tag == base.ETag {
+			t.Fatal("another body has the same tag")
 		}
 	})
-	t.Run("an invalid setting value", func(t *testing.T) {
-		t.Parallel()
-		v := base
-		v.Settings = []syncmod.Setting{{Key: "x", Value: json.RawMessage(`{`)}}
-		if _, err := app.SnapshotETag(v); err == nil {
-			t.Fatal("SnapshotETag encoded an invalid JSON value")
+}
+
+// TestSnapshotEncodesOnce: the view is encoded once per build, and calls that join a build
+// share its body.
+func TestSnapshotEncodesOnce(t *testing.T) {
+	t.Parallel()
+	w := newSnapWorld()
+	var encodings atomic.Int64
+	deps := snapDeps(w)
+	deps.Encoder = app.SnapshotEncoderFunc(func(v syncmod.SnapshotView) ([]byte, error) {
+		encodings.Add(1)
+		return snapJSON(v)
+	})
+	s, err := app.NewSnapshot(deps)
+	if err != nil {
+		t.Fatalf("NewSnapshot: %v", err)
+	}
+	v, err := s.Build(snapAs(t.Context(), snapAlex, actor.KindPerson))
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	if n := encodings.Load(); n != 1 || len(v.Body) == 0 {
+		t.Fatalf("%d encodings, body of %d bytes; want one encoding", n, len(v.Body))
+	}
+	t.Run("a failing encoder fails the build", func(t *testing.T) {
+		deps := snapDeps(newSnapWorld())
+		boom := errors.New("encoder failed")
+		deps.Encoder = app.SnapshotEncoderFunc(func(syncmod.SnapshotView) ([]byte, error) { return nil, boom })
+		s, err := app.NewSnapshot(deps)
+		if err != nil {
+			t.Fatalf("NewSnapshot: %v", err)
+		}
+		if _, err := s.Build(snapAs(t.Context(), snapAlex, actor.KindPerson)); !errors.Is(err, boom) {
+			t.Fatalf("Build = %v, want the encoder's error", err)
 		}
 	})
+}
+
+// TestSnapshotPinsOneScope: the sources that authorize on their own (spaces, channels, agents)
+// find the Scope the snapshot read after its head pinned in their context, so every part is
+// filtered with the grants of the snapshot's permission_version and none reads it again.
+func TestSnapshotPinsOneScope(t *testing.T) {
+	t.Parallel()
+	w := newSnapWorld()
+	v := build(t, w, snapAlex, actor.KindPerson)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, source := range []string{"Spaces.List", "ListVisible", "Agents.List"} {
+		if got, ok := w.pins[source]; !ok || got != v.PermissionVersion {
+			t.Errorf("%s saw pinned version %d (recorded %v), want %d", source, got, ok, v.PermissionVersion)
+		}
+	}
 }
 
 func TestETagMatches(t *testing.T) {

@@ -3,6 +3,7 @@ package domain
 import (
 	"bytes"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -67,7 +68,7 @@ func AppendEnvelope(dst []byte, e StoredEvent, ref PrincipalRef, receiver Receiv
 	dst = append(dst, `,"type":`...)
 	dst = appendString(dst, e.Type)
 	dst = append(dst, `,"occurred_at":"`...)
-	dst = e.OccurredAt.UTC().AppendFormat(dst, occurredAtLayout)
+	dst = appendOccurredAt(dst, e.OccurredAt)
 	dst = append(dst, '"')
 	dst = appendActor(dst, e.ActorID, ref)
 	dst = appendOptionalID(dst, `,"space_id":`, e.SpaceID)
@@ -95,6 +96,42 @@ func AppendEnvelope(dst []byte, e StoredEvent, ref PrincipalRef, receiver Receiv
 		dst = append(dst, e.TraceContext...)
 	}
 	return append(dst, '}')
+}
+
+// appendOccurredAt appends t in UTC as occurredAtLayout writes it, digit by digit: formatting
+// through the layout cost a catch-up page of 500 events about a tenth of its encoding (make
+// bench). Years outside 0 to 9999, which the fixed digits cannot hold, go through the layout.
+func appendOccurredAt(dst []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(dst, occurredAtLayout)
+	}
+	hour, minute, second := t.Clock()
+	dst = appendDigits(dst, year, 4)
+	dst = append(dst, '-')
+	dst = appendDigits(dst, int(month), 2)
+	dst = append(dst, '-')
+	dst = appendDigits(dst, day, 2)
+	dst = append(dst, 'T')
+	dst = appendDigits(dst, hour, 2)
+	dst = append(dst, ':')
+	dst = appendDigits(dst, minute, 2)
+	dst = append(dst, ':')
+	dst = appendDigits(dst, second, 2)
+	dst = append(dst, '.')
+	dst = appendDigits(dst, t.Nanosecond()/1000, 6)
+	return append(dst, 'Z')
+}
+
+// appendDigits appends n (at least 0) as exactly width decimal digits, zero-padded.
+func appendDigits(dst []byte, n, width int) []byte {
+	var b [8]byte
+	for i := width - 1; i >= 0; i-- {
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return append(dst, b[:width]...)
 }
 
 func appendActor(dst []byte, actorID uuid.UUID, ref PrincipalRef) []byte {

@@ -277,6 +277,26 @@ func TestEnvelopeOccurredAtIsUTCMicroseconds(t *testing.T) {
 	}
 }
 
+// TestEnvelopeOccurredAtIsTheLayout: over random instants in any zone, with any nanoseconds and
+// years from before 0 to beyond 9999, occurred_at is what time's layout
+// 2006-01-02T15:04:05.000000Z07:00 writes for the instant in UTC.
+func TestEnvelopeOccurredAtIsTheLayout(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(20, 26)) //nolint:gosec // G404: reproducible test instants, not a secret
+	e := messageCreated()
+	for range 20_000 {
+		sec := rng.Int64N(1<<36) - 1<<35 // about 2,000 years either way around 1970
+		if rng.IntN(10) == 0 {
+			sec = rng.Int64N(1<<40) - 1<<39 // far beyond four-digit years
+		}
+		e.OccurredAt = time.Unix(sec, rng.Int64N(1e9)).In(time.FixedZone("", (rng.IntN(48)-24)*1800))
+		want := `"occurred_at":"` + e.OccurredAt.UTC().Format("2006-01-02T15:04:05.000000Z07:00") + `"`
+		if got := domain.AppendEnvelope(nil, e, alex, domain.ReceiverPerson); !bytes.Contains(got, []byte(want)) {
+			t.Fatalf("%v: envelope %s lacks %s", e.OccurredAt, got, want)
+		}
+	}
+}
+
 // TestEnvelopeStringsRoundTrip feeds every kind of awkward text through the string fields and
 // decodes it back with encoding/json.
 func TestEnvelopeStringsRoundTrip(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -348,14 +349,21 @@ func (s *Store) ThreadCounters(ctx context.Context, channelIDs []uuid.UUID) ([]c
 	if err != nil {
 		return nil, fmt.Errorf("thread counters: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (chat.ThreadCounter, error) {
-		var (
-			c     chat.ThreadCounter
-			space pgtype.UUID
-		)
-		err := row.Scan(&c.ThreadID, &c.ChannelID, &space, &c.LastMessageSeq, &c.UnreadFloorSeq, &c.Version)
+	// One set of scan targets for every row, and a slice that doubles: a snapshot reads
+	// thousands of counters, and a closure per row (pgx.CollectRows) would allocate its
+	// targets for each while append's gentler growth copied the slice over and over.
+	var (
+		c     chat.ThreadCounter
+		space pgtype.UUID
+		out   = []chat.ThreadCounter{}
+	)
+	_, err = pgx.ForEachRow(rows, []any{&c.ThreadID, &c.ChannelID, &space, &c.LastMessageSeq, &c.UnreadFloorSeq, &c.Version}, func() error {
 		c.SpaceID = fromUUID(space)
-		return c, err
+		if len(out) == cap(out) {
+			out = slices.Grow(out, max(len(out), 256))
+		}
+		out = append(out, c)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("thread counters: %w", err)

@@ -146,6 +146,41 @@ func (s *Store) SyncEpoch(ctx context.Context) (uuid.UUID, error) {
 	return epoch, nil
 }
 
+// QueueEventSeq queues EventSeq's read on b for a caller that sends reads of several modules
+// in one round trip (catch-up's check, composed by wire): once b's results are closed without
+// an error, set has received the value EventSeq would return. The read's error is EventSeq's.
+func (s *Store) QueueEventSeq(b *pgx.Batch, set func(int64)) {
+	b.Queue(counterValue, counterEventSeq).QueryRow(func(row pgx.Row) error {
+		var v int64
+		err := row.Scan(&v)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("instance: read %s: %w", counterEventSeq, instance.ErrCounterMissing)
+		}
+		if err != nil {
+			return fmt.Errorf("instance: read %s: %w", counterEventSeq, err)
+		}
+		set(v)
+		return nil
+	})
+}
+
+// QueueSyncEpoch queues SyncEpoch's read on b, like QueueEventSeq: once b's results are closed
+// without an error, set has received the epoch. The read's error is SyncEpoch's.
+func (s *Store) QueueSyncEpoch(b *pgx.Batch, set func(uuid.UUID)) {
+	b.Queue(instanceSyncEpoch).QueryRow(func(row pgx.Row) error {
+		var epoch uuid.UUID
+		err := row.Scan(&epoch)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return instance.ErrNoInstance
+		}
+		if err != nil {
+			return fmt.Errorf("instance: read sync epoch: %w", err)
+		}
+		set(epoch)
+		return nil
+	})
+}
+
 // QueueAdvanceEventSeq implements instance.Counters.
 func (s *Store) QueueAdvanceEventSeq(ctx context.Context, n int) error {
 	if err := checkAdvance(ctx, n); err != nil {

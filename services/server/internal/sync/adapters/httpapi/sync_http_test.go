@@ -1,9 +1,11 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -223,6 +225,27 @@ func TestGetSnapshot(t *testing.T) {
 	req3.Header.Set("If-None-Match", `"old"`)
 	if rec3, _ := sendReq(h, req3); rec3.Code != http.StatusOK {
 		t.Errorf("If-None-Match with an old tag: %d", rec3.Code)
+	}
+}
+
+// TestGetSnapshotSendsTheBuiltBody: the handler sends the body the snapshot encoded, as it is
+// (no second encoding), with the newline json.Encoder writes and the built ETag.
+func TestGetSnapshotSendsTheBuiltBody(t *testing.T) {
+	t.Parallel()
+	v := snapshotView()
+	body, err := httpapi.EncodeSnapshot(v)
+	if err != nil {
+		t.Fatalf("EncodeSnapshot: %v", err)
+	}
+	// A marker the mapping would never write proves that the bytes are the view's Body.
+	v.Body = append(body[:len(body)-1:len(body)-1], []byte(`,"marker":true}`)...)
+	h, _ := syncStack(t, &fakeCatchUp{}, &fakeSnapshot{view: v})
+	rec, _ := send(t, h, http.MethodGet, "/api/v1/sync/snapshot", "")
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "application/json" || rec.Header().Get("ETag") != v.ETag {
+		t.Fatalf("status %d, headers %v", rec.Code, rec.Header())
+	}
+	if want := append(slices.Clone(v.Body), '\n'); !bytes.Equal(rec.Body.Bytes(), want) {
+		t.Fatalf("body\n got %s\nwant %s", rec.Body, want)
 	}
 }
 

@@ -48,7 +48,7 @@ func (r *Reader) catchUpPage(ctx context.Context, q domain.PageQuery) (out domai
 	if err != nil {
 		return out, err
 	}
-	if out.Events, err = pgx.CollectRows(rows, scanStoredEvent); err != nil {
+	if out.Events, err = collectEvents(rows, q.Limit); err != nil {
 		return out, err
 	}
 	if err := res.QueryRow().Scan(&out.HorizonSeq); err != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -73,11 +74,23 @@ func (s *PersonalStore) ReadStates(ctx context.Context, principalID uuid.UUID) (
 	if err != nil {
 		return nil, fmt.Errorf("sync: read states: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (syncmod.ReadState, error) { return scanReadState(row) })
+	// One set of scan targets for every row, and a slice that doubles: a snapshot reads a
+	// read state for each of thousands of threads, and a closure per row (pgx.CollectRows)
+	// would allocate its targets for each while append's gentler growth copied the slice over
+	// and over.
+	var rs syncmod.ReadState
+	out := []syncmod.ReadState{}
+	_, err = pgx.ForEachRow(rows, []any{&rs.PrincipalID, &rs.ThreadID, &rs.ChannelID, &rs.LastReadSeq, &rs.Version}, func() error {
+		if len(out) == cap(out) {
+			out = slices.Grow(out, max(len(out), 256))
+		}
+		out = append(out, rs)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("sync: read states: %w", err)
 	}
-	return nonNil(out), nil
+	return out, nil
 }
 
 func scanReadState(row pgx.Row) (syncmod.ReadState, error) {

@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/tx"
 	"bothy.example.com/server/internal/sync/domain"
 )
@@ -43,7 +42,7 @@ func (r *Reader) EventsAfter(ctx context.Context, after int64, limit int) ([]dom
 	if err != nil {
 		return nil, fmt.Errorf("sync: events after %d: %w", after, err)
 	}
-	events, err := pgx.CollectRows(rows, scanStoredEvent)
+	events, err := collectEvents(rows, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sync: events after %d: %w", after, err)
 	}
@@ -65,35 +64,33 @@ func (r *Reader) MinRetainedSeq(ctx context.Context) (seq int64, ok bool, err er
 	if err := r.runner.DB(ctx).QueryRow(ctx, minRetainedSeq).Scan(&lowest, &horizon); err != nil {
 		return 0, false, fmt.Errorf("sync: min retained seq: %w", err)
 	}
-	if !lowest.Valid {
-		return horizon + 1, false, nil
-	}
-	return max(lowest.Int64, horizon+1), true, nil
+	seq, ok = retainedEdge(lowest, horizon)
+	return seq, ok, nil
 }
 
-// scanStoredEvent turns one row of events_after.sql into a domain.StoredEvent.
-func scanStoredEvent(row pgx.CollectableRow) (domain.StoredEvent, error) {
-	var (
-		e                                       domain.StoredEvent
-		actor, space, channel, thread, audience pgtype.UUID
-		kind                                    string
-		action, correlationID                   pgtype.Text
-		payload, traceContext                   []byte
-	)
-	err := row.Scan(&e.Seq, &e.ID, &e.Type, &e.OccurredAt, &actor, &space, &channel, &thread,
-		&kind, &e.ResourceID, &audience, &action, &payload, &e.Redacted, &correlationID, &traceContext)
-	if err != nil {
-		return domain.StoredEvent{}, err
+// QueueMinRetainedSeq queues MinRetainedSeq's read on b for a caller that sends reads of several
+// modules in one round trip (catch-up's check, composed by wire): once b's results are closed
+// without an error, set has received what MinRetainedSeq would return. The read's error is
+// MinRetainedSeq's.
+func (r *Reader) QueueMinRetainedSeq(b *pgx.Batch, set func(seq int64, ok bool)) {
+	b.Queue(minRetainedSeq).QueryRow(func(row pgx.Row) error {
+		var lowest pgtype.Int8
+		var horizon int64
+		if err := row.Scan(&lowest, &horizon); err != nil {
+			return fmt.Errorf("sync: min retained seq: %w", err)
+		}
+		set(retainedEdge(lowest, horizon))
+		return nil
+	})
+}
+
+// retainedEdge is MinRetainedSeq's answer for the log's lowest seq (NULL for an empty log) and
+// the retention horizon.
+func retainedEdge(lowest pgtype.Int8, horizon int64) (int64, bool) {
+	if !lowest.Valid {
+		return horizon + 1, false
 	}
-	e.OccurredAt = e.OccurredAt.UTC()
-	e.ActorID, e.SpaceID, e.ChannelID, e.ThreadID = fromUUID(actor), fromUUID(space), fromUUID(channel), fromUUID(thread)
-	e.AudienceID = fromUUID(audience)
-	e.ResourceKind = kernel.ResourceKind(kind)
-	e.ReceiveAction = kernel.Action(action.String)
-	e.CorrelationID = correlationID.String
-	e.Payload = payload
-	e.TraceContext = traceContext
-	return e, nil
+	return max(lowest.Int64, horizon+1), true
 }
 
 // fromUUID maps SQL NULL to uuid.Nil, the domain's "absent".

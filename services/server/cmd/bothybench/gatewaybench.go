@@ -1,0 +1,618 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"bothy.example.com/server/internal/kernel"
+	"bothy.example.com/server/internal/kernel/config"
+	"bothy.example.com/server/internal/kernel/ids"
+	"bothy.example.com/server/internal/sync/adapters/gateway"
+	syncapp "bothy.example.com/server/internal/sync/app"
+	"bothy.example.com/server/internal/wire"
+)
+
+// The sizes of the gateway cases (issue 7); options carries them so the smoke test can take
+// fewer.
+const (
+	// gwLatencyConns is how many connections receive every event in the latency case.
+	gwLatencyConns = 1000
+	// gwRate is the events per second (one per transaction) of the latency case.
+	gwRate = 500
+	// gwFanoutConns is how many connections the fan-out case and its baseline serve.
+	gwFanoutConns = 5000
+	// gwIdleConns is how many idle connections the memory case opens.
+	gwIdleConns = 5000
+)
+
+const (
+	// gwEventsPerTx is the events of one transaction of the fan-out case's writer.
+	gwEventsPerTx = 10
+	// gwWindow is how many of its transactions the fan-out writer lets be on their way to the
+	// slowest connection: enough to keep every connection busy, far fewer than
+	// gateway.send_buffer batches, so no connection falls behind by design.
+	gwWindow = 8
+	// gwHeartbeat is gateway.heartbeat_interval in these cases: longer than any run, so no
+	// heartbeat frame or ping is written or counted, and idle connections stay idle.
+	gwHeartbeat = time.Hour
+	// gwDrainTimeout bounds the wait for the last events to reach every connection.
+	gwDrainTimeout = 60 * time.Second
+	// gwStallTimeout fails the fan-out case when the slowest connection receives nothing
+	// for this long.
+	gwStallTimeout = 30 * time.Second
+	// gwDatabase prefixes the name of the gateway cases' database.
+	gwDatabase = "bothy_gateway"
+)
+
+// gatewayWorld is the served App of the gateway cases and what they created in it: Alex (the
+// owner) and, with a member grant on one channel, Sam and Robin, whose tokens the
+// connections use in turn; events are messages in one thread of that channel, written as
+// Alex, so every connection receives every event.
+type gatewayWorld struct {
+	app        *wire.App
+	dbURL      string
+	base       string // http://127.0.0.1:port
+	ws         string // ws://127.0.0.1:port/api/v1/gateway
+	alex       uuid.UUID
+	tokens     []string // Sam's and Robin's
+	space      uuid.UUID
+	channel    uuid.UUID
+	thread     uuid.UUID
+	sendBuffer int
+	batchSize  int
+}
+
+// gatewayCases wires an App with the api and gateway roles on a database of its own (created
+// on the cluster of url and dropped afterwards), serves it on 127.0.0.1:0 (which runs its log
+// tail), builds the gateway world over HTTP, and measures the idle memory per connection, the
+// commit-to-frame latency and the fan-out.
+func gatewayCases(ctx context.Context, o options, url string, logger *slog.Logger, progress func(string, ...any)) (res gatewayResult, err error) {
+	dbURL, drop, err := scratchDatabase(ctx, url, gwDatabase)
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		if derr := drop(); derr != nil && err == nil {
+			err = derr
+		}
+	}()
+	cfg, err := config.Load("", []string{
+		config.DatabaseURL.EnvName() + "=" + dbURL,
+		config.DatabaseMaxConns.EnvName() + "=" + strconv.Itoa(maxConns),
+		gateway.KeyHeartbeatInterval.EnvName() + "=" + gwHeartbeat.String(),
+	})
+	if err != nil {
+		return res, fmt.Errorf("gateway configuration: %w", err)
+	}
+	app, err := wire.New(ctx, cfg, logger, wire.Options{Migrate: true, Roles: []string{wire.RoleAPI, wire.RoleGateway}})
+	if err != nil {
+		return res, fmt.Errorf("gateway wire: %w", err)
+	}
+	defer app.Close()
+
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return res, fmt.Errorf("gateway: listen: %w", err)
+	}
+	serveCtx, stopServe := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- app.ServeListener(serveCtx, ln) }()
+	defer func() {
+		stopServe()
+		if serr := <-served; serr != nil && err == nil {
+			err = fmt.Errorf("gateway: serve: %w", serr)
+		}
+	}()
+
+	progress("gateway: Alex, Sam and Robin, a space, a channel, a thread and the grants over HTTP")
+	w, err := setUpGatewayWorld(ctx, app, "http://"+ln.Addr().String())
+	if err != nil {
+		return res, err
+	}
+	w.dbURL = dbURL
+	w.sendBuffer = gateway.ConfigFrom(cfg).SendBuffer
+	w.batchSize = cfg.Int(syncapp.KeyTailBatchSize)
+	res.SendBuffer, res.TailBatchSize, res.HeartbeatInterval, res.Cores = w.sendBuffer, w.batchSize, gwHeartbeat.String(), runtime.NumCPU()
+
+	progress("gateway: memory of %d idle connections (their clients in a child process)", o.gwIdleConns)
+	if res.Idle, err = gatewayIdleCase(ctx, w, o.gwIdleConns, o.warmup); err != nil {
+		return res, err
+	}
+	progress("gateway: commit-to-frame latency, %d connections, %d and then %d events/s", o.gwLatencyConns, max(1, o.gwRate/gwReferenceShare), o.gwRate)
+	if res.Latency, res.LatencyReference, err = gatewayLatencyCase(ctx, w, o); err != nil {
+		return res, err
+	}
+	progress("gateway: fan-out to %d connections, then the bare broadcast server", o.gwFanoutConns)
+	if res.Fanout, err = gatewayFanoutCase(ctx, w, o); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// scratchDatabase creates a database named prefix and a random suffix on the cluster of url
+// and returns its URL and a function that drops it (forcing its connections closed).
+func scratchDatabase(ctx context.Context, url, prefix string) (string, func() error, error) {
+	name := prefix + "_" + strconv.FormatUint(uint64(uuid.New().ID()), 36)
+	conn, err := connect(ctx, url)
+	if err != nil {
+		return "", nil, err
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", nil, fmt.Errorf("create database %s: %w", name, err)
+	}
+	dbURL, err := databaseURL(url, name)
+	if err != nil {
+		return "", nil, err
+	}
+	drop := func() error {
+		dctx := context.WithoutCancel(ctx)
+		conn, err := connect(dctx, url)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = conn.Close(dctx) }()
+		if _, err := conn.Exec(dctx, "DROP DATABASE "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+			return fmt.Errorf("drop database %s: %w", name, err)
+		}
+		return nil
+	}
+	return dbURL, drop, nil
+}
+
+// setUpGatewayWorld bootstraps Alex and creates, over HTTP as Alex, a space, a channel and a
+// thread, Sam and Robin (with a token each) and their member grants on the channel.
+func setUpGatewayWorld(ctx context.Context, app *wire.App, base string) (*gatewayWorld, error) {
+	owner, err := app.Bootstrap(ctx, "Alex", "alex", "alex@example.com")
+	if err != nil {
+		return nil, fmt.Errorf("gateway: bootstrap the owner: %w", err)
+	}
+	w := &gatewayWorld{app: app, base: base, ws: "ws" + base[len("http"):] + gateway.Path, alex: owner.PrincipalID}
+	token := owner.Token.Reveal()
+	c := newPostClient()
+	defer c.CloseIdleConnections()
+	create := func(what, path string, body any) (uuid.UUID, error) {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return uuid.Nil, err
+		}
+		out, err := post(ctx, c, base+path, token, raw, http.StatusCreated)
+		if err != nil {
+			return uuid.Nil, fmt.Errorf("gateway: create %s: %w", what, err)
+		}
+		var created struct {
+			ID uuid.UUID `json:"id"`
+		}
+		if err := json.Unmarshal(out, &created); err != nil || created.ID == uuid.Nil {
+			return uuid.Nil, fmt.Errorf("gateway: create %s: no id in %s", what, out)
+		}
+		return created.ID, nil
+	}
+	if w.space, err = create("the space", "/api/v1/spaces", map[string]string{"name": "Gateway"}); err != nil {
+		return nil, err
+	}
+	if w.channel, err = create("the channel", "/api/v1/spaces/"+w.space.String()+"/channels", map[string]string{"name": "live"}); err != nil {
+		return nil, err
+	}
+	if w.thread, err = create("the thread", "/api/v1/channels/"+w.channel.String()+"/threads", map[string]string{"title": "Deploys", "content_md": postContent}); err != nil {
+		return nil, err
+	}
+	for _, p := range []struct{ name, handle string }{{"Sam", "sam"}, {"Robin", "robin"}} {
+		id, err := create(p.name, "/api/v1/people", map[string]string{"display_name": p.name, "handle": p.handle, "email": p.handle + "@example.com"})
+		if err != nil {
+			return nil, err
+		}
+		tok, err := app.IssueToken(ctx, id.String())
+		if err != nil {
+			return nil, fmt.Errorf("gateway: token for %s: %w", p.name, err)
+		}
+		w.tokens = append(w.tokens, tok.Token.Reveal())
+		if _, err := create("the grant of "+p.name, "/api/v1/grants", map[string]string{
+			"principal_id": id.String(), "resource_kind": "channel", "resource_id": w.channel.String(), "role": "member",
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// events returns k message.created events in the world's thread, written by Alex, with a
+// payload of the size newEvents gives.
+func (w *gatewayWorld) events(k int) []kernel.Event {
+	out := make([]kernel.Event, k)
+	for i := range out {
+		msg := ids.New()
+		payload := fmt.Sprintf(`{"message_id":%q,"thread_id":%q,"channel_id":%q,"author_id":%q,"seq":%d,"content_md":%q,"created_at":"2025-01-02T03:04:05Z"}`,
+			msg, w.thread, w.channel, w.alex, i+1, postContent)
+		out[i] = kernel.Event{
+			ID:           ids.New(),
+			Type:         "message.created",
+			ActorID:      w.alex,
+			SpaceID:      w.space,
+			ChannelID:    w.channel,
+			ThreadID:     w.thread,
+			ResourceKind: kernel.ResourceMessage,
+			ResourceID:   msg,
+			Payload:      json.RawMessage(payload),
+		}
+	}
+	return out
+}
+
+// waitConnections waits until the gateway counts n open connections.
+func (w *gatewayWorld) waitConnections(ctx context.Context, n int) error {
+	gw := w.app.Gateway()
+	deadline := time.Now().Add(gwDrainTimeout)
+	for gw.Connections() != n {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("gateway: %d connections open, want %d", gw.Connections(), n)
+		}
+		if !sleepCtx(ctx, 10*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// gwReferenceShare divides the latency case's rate for its reference run: a load the
+// machine sustains, for the latency of a gateway that is not behind.
+const gwReferenceShare = 5
+
+// gatewayLatencyCase measures commit-to-frame latency on o.gwLatencyConns connections (Sam's
+// and Robin's in turn, after hello and ready), each receiving every event, in two runs on the
+// same connections: first at a fifth of o.gwRate events per second (the reference), then at
+// o.gwRate (the target's). In each, o.latWriter writers append the rate's events, one per
+// transaction, through the App's appender (startLoad, as the tail latency case). A sample is
+// one delivery: from the moment the writer's RunInTx returned to the moment a client had read
+// the event's frame, for every event committed in the run's measured window and every
+// connection. Beside it, in the same window and under the same load, the bare LISTEN/NOTIFY
+// round trip (roundTrips) between two plain connections to the same database; and once before
+// any load, idle.
+func gatewayLatencyCase(ctx context.Context, w *gatewayWorld, o options) (target, reference gatewayLatency, err error) {
+	listen, err := connect(ctx, w.dbURL)
+	if err != nil {
+		return target, reference, err
+	}
+	defer func() { _ = listen.Close(context.WithoutCancel(ctx)) }()
+	notify, err := connect(ctx, w.dbURL)
+	if err != nil {
+		return target, reference, err
+	}
+	defer func() { _ = notify.Close(context.WithoutCancel(ctx)) }()
+	if _, err := listen.Exec(ctx, "LISTEN "+rttChannel); err != nil {
+		return target, reference, fmt.Errorf("listen: %w", err)
+	}
+	idle, err := roundTrips(ctx, listen, notify, min(o.duration, 2*time.Second))
+	if err != nil {
+		return target, reference, fmt.Errorf("idle round trips: %w", err)
+	}
+
+	conns, err := dialAll(ctx, o.gwLatencyConns, w.ws, w.tokens)
+	if err != nil {
+		return target, reference, fmt.Errorf("gateway latency: %w", err)
+	}
+	base := time.Now()
+	clients := startClients(conns, true, false, base)
+	closed := false
+	defer func() {
+		if !closed {
+			closeClients(clients)
+		}
+	}()
+	var runs []*latencyRun
+	for _, rate := range []int{max(1, o.gwRate/gwReferenceShare), o.gwRate} {
+		run, err := w.latencyRun(ctx, clients, listen, notify, o, rate)
+		if err != nil {
+			return target, reference, err
+		}
+		runs = append(runs, run)
+	}
+	closeClients(clients)
+	closed = true
+	if err := w.waitConnections(ctx, 0); err != nil {
+		return target, reference, err
+	}
+	results := make([]gatewayLatency, len(runs))
+	for i, run := range runs {
+		if results[i], err = run.result(ctx, listen, clients, base, idle); err != nil {
+			return target, reference, err
+		}
+		results[i].Principals, results[i].Writers = len(w.tokens), o.latWriter
+	}
+	return results[1], results[0], nil
+}
+
+// latencyRun is one run of the latency case, before its samples are matched.
+type latencyRun struct {
+	rate         int
+	from, head   int64 // the events of the run are the seqs from+1 .. head
+	began, ended time.Time
+	committed    int64 // commits in the window
+	skipped      int64
+	acks         map[uuid.UUID]time.Time
+	bare         []time.Duration
+	cores        float64
+	drainErr     error
+}
+
+// latencyRun appends rate events per second for o.warmup and then o.duration, measuring the
+// bare round trip in the window, and waits until every client has received the last event.
+func (w *gatewayWorld) latencyRun(ctx context.Context, clients []*wsClient, listen, notify *pgx.Conn, o options, rate int) (*latencyRun, error) {
+	from, err := w.app.Versions().EventSeq(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("gateway latency: head: %w", err)
+	}
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	load := startLoad(loadCtx, w.app, rate, o.latWriter, func() []kernel.Event { return w.events(1) })
+	if !sleepCtx(ctx, o.warmup) {
+		stopLoad()
+		_, _ = load.wait()
+		return nil, ctx.Err()
+	}
+	committedBefore, cpu := load.committed.Load(), readCPUTimes()
+	run := &latencyRun{rate: rate, from: from, began: time.Now()}
+	bare, rttErr := roundTrips(ctx, listen, notify, o.duration)
+	run.ended = time.Now()
+	run.cores = cpu.busyCores(readCPUTimes())
+	run.committed = load.committed.Load() - committedBefore
+	stopLoad()
+	skipped, loadErr := load.wait()
+	if err := errors.Join(rttErr, loadErr); err != nil {
+		return nil, err
+	}
+	run.skipped, run.acks, run.bare = skipped, load.acks, bare
+	if run.head, err = w.app.Versions().EventSeq(ctx); err != nil {
+		return nil, fmt.Errorf("gateway latency: head: %w", err)
+	}
+	run.drainErr = drainClients(ctx, clients, run.head)
+	return run, nil
+}
+
+// result matches the run's commits with the clients' arrivals (read after the clients
+// ended): which event each seq of the run is, and when its commit returned, in the window.
+func (run *latencyRun) result(ctx context.Context, conn *pgx.Conn, clients []*wsClient, base time.Time, idle []time.Duration) (gatewayLatency, error) {
+	rows, err := conn.Query(ctx, "SELECT seq, id FROM sync.event_log WHERE seq > $1 AND seq <= $2", run.from, run.head)
+	if err != nil {
+		return gatewayLatency{}, fmt.Errorf("gateway latency: read the seqs: %w", err)
+	}
+	commits := map[int64]time.Duration{}
+	for rows.Next() {
+		var (
+			seq int64
+			id  uuid.UUID
+		)
+		if err := rows.Scan(&seq, &id); err != nil {
+			rows.Close()
+			return gatewayLatency{}, fmt.Errorf("gateway latency: read the seqs: %w", err)
+		}
+		if at, ok := run.acks[id]; ok && !at.Before(run.began) && at.Before(run.ended) {
+			commits[seq] = at.Sub(base)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return gatewayLatency{}, fmt.Errorf("gateway latency: read the seqs: %w", err)
+	}
+	var samples []time.Duration
+	for _, c := range clients {
+		for _, a := range c.arrivals {
+			if at, ok := commits[a.seq]; ok {
+				samples = append(samples, max(a.at-at, 0))
+			}
+		}
+	}
+	if len(samples) == 0 || len(run.bare) == 0 {
+		return gatewayLatency{}, fmt.Errorf("gateway latency at %d events/s: no samples: nothing was delivered in the measured window", run.rate)
+	}
+	r := gatewayLatency{
+		Connections: len(clients), RequestedRate: run.rate,
+		AchievedRate: round1(float64(run.committed) / run.ended.Sub(run.began).Seconds()), Skipped: run.skipped,
+		Events: len(commits), Deliveries: len(samples), Missing: len(commits)*len(clients) - len(samples),
+		BareSamples: len(run.bare), BusyCores: run.cores,
+		P50Ms: ms(percentile(samples, 50)), P99Ms: ms(percentile(samples, 99)),
+		BareP50Ms: ms(percentile(run.bare, 50)), BareP99Ms: ms(percentile(run.bare, 99)),
+		IdleBareP50Ms: ms(percentile(idle, 50)), IdleBareP99Ms: ms(percentile(idle, 99)),
+	}
+	if run.drainErr != nil {
+		r.DrainError = run.drainErr.Error()
+	}
+	r.P50Ratio, r.P99Ratio = round2(r.P50Ms/r.BareP50Ms), round2(r.P99Ms/r.BareP99Ms)
+	return r, nil
+}
+
+// drainClients waits until every client has received the event at head or ended, at most
+// gwDrainTimeout; it reports the clients that did not.
+func drainClients(ctx context.Context, clients []*wsClient, head int64) error {
+	deadline := time.Now().Add(gwDrainTimeout)
+	for {
+		behind, ended := 0, 0
+		for _, c := range clients {
+			select {
+			case <-c.done:
+				ended++
+				continue
+			default:
+			}
+			if c.lastSeq.Load() < head {
+				behind++
+			}
+		}
+		switch {
+		case behind == 0 && ended == 0:
+			return nil
+		case behind == 0:
+			return fmt.Errorf("%d connections ended before the last event: %w", ended, clientFailure(clients))
+		case time.Now().After(deadline):
+			return fmt.Errorf("%d connections had not received seq %d after %v, %d ended", behind, head, gwDrainTimeout, ended)
+		}
+		if !sleepCtx(ctx, 5*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+}
+
+// gwFanoutRounds is how many rounds the fan-out case runs in: each measures the gateway and
+// then the baseline for half the case's time, on connections of their own (a process may
+// not hold both sets of 5,000 at once), so drift on the machine hits both alike.
+const gwFanoutRounds = 2
+
+// gatewayFanoutCase measures delivered event frames per second with o.gwFanoutConns
+// connections, in gwFanoutRounds rounds: the gateway's (Sam's and Robin's in turn, after
+// hello and ready) while one writer appends gwEventsPerTx events per transaction through the
+// App, keeping at most gwWindow transactions on their way to the slowest connection; then the
+// bare broadcast server's, writing the first event frame a gateway client received, to as
+// many connections read by the same client code, within the same window.
+func gatewayFanoutCase(ctx context.Context, w *gatewayWorld, o options) (r gatewayFanout, err error) {
+	r = gatewayFanout{Connections: o.gwFanoutConns, EventsPerTx: gwEventsPerTx, Window: gwWindow, Rounds: gwFanoutRounds}
+	d := o.duration / gwFanoutRounds
+	var (
+		frame         []byte
+		gw, bareCount frameCount
+	)
+	for range gwFanoutRounds {
+		c, first, tx, err := w.fanout(ctx, o, d)
+		if err != nil {
+			return r, err
+		}
+		if frame == nil {
+			frame = first
+		}
+		r.Transactions += tx
+		gw.add(c)
+		c, err = bareFanout(ctx, frame, o, d)
+		if err != nil {
+			return r, err
+		}
+		bareCount.add(c)
+	}
+	r.FrameBytes = len(frame)
+	r.Frames, r.FramesPerSecond, r.BusyCores = gw.frames, gw.rate(), round2(gw.cores/gwFanoutRounds)
+	r.BareFrames, r.BareFramesPerSecond, r.BareBusyCores = bareCount.frames, bareCount.rate(), round2(bareCount.cores/gwFanoutRounds)
+	r.Ratio = round2(r.FramesPerSecond / r.BareFramesPerSecond)
+	return r, nil
+}
+
+// fanout is the gateway's half of a round of gatewayFanoutCase, measured for d; it returns
+// the first event frame and the writer's transactions.
+func (w *gatewayWorld) fanout(ctx context.Context, o options, d time.Duration) (frameCount, []byte, int64, error) {
+	conns, err := dialAll(ctx, o.gwFanoutConns, w.ws, w.tokens)
+	if err != nil {
+		return frameCount{}, nil, 0, fmt.Errorf("gateway fan-out: %w", err)
+	}
+	clients := startClients(conns, false, true, time.Now())
+	var (
+		stop     atomic.Bool
+		appended atomic.Int64
+		done     = make(chan error, 1)
+	)
+	go func() { done <- w.write(ctx, clients, &stop, &appended) }()
+	count, measureErr := measureFrames(ctx, clients, o.warmup, d)
+	stop.Store(true)
+	writeErr := <-done
+	failure := clientFailure(clients)
+	closeClients(clients)
+	if err := errors.Join(measureErr, writeErr, failure, w.waitConnections(ctx, 0)); err != nil {
+		return frameCount{}, nil, 0, fmt.Errorf("gateway fan-out: %w", err)
+	}
+	if clients[0].first == nil {
+		return frameCount{}, nil, 0, errors.New("gateway fan-out: no event frame arrived")
+	}
+	return count, clients[0].first, appended.Load() / gwEventsPerTx, nil
+}
+
+// write appends gwEventsPerTx events per transaction until stop, each as soon as the slowest
+// client is at most gwWindow transactions behind the events appended so far.
+func (w *gatewayWorld) write(ctx context.Context, clients []*wsClient, stop *atomic.Bool, appended *atomic.Int64) error {
+	return pace(ctx, clients, stop, func(slowest int64) error {
+		for appended.Load() <= slowest+gwWindow*gwEventsPerTx && !stop.Load() {
+			if err := appendReal(ctx, w.app, w.events(gwEventsPerTx)); err != nil {
+				return err
+			}
+			appended.Add(gwEventsPerTx)
+		}
+		return nil
+	})
+}
+
+// frameCount is what measureFrames counted (or the sum of several).
+type frameCount struct {
+	frames  int64
+	elapsed time.Duration
+	cores   float64 // the machine's busy cores meanwhile (summed by add)
+}
+
+// add sums c into f.
+func (f *frameCount) add(c frameCount) {
+	f.frames += c.frames
+	f.elapsed += c.elapsed
+	f.cores += c.cores
+}
+
+// rate is the frames per second.
+func (f frameCount) rate() float64 {
+	return round1(float64(f.frames) / f.elapsed.Seconds())
+}
+
+// measureFrames waits warmup, then counts the event frames the clients receive in d.
+func measureFrames(ctx context.Context, clients []*wsClient, warmup, d time.Duration) (frameCount, error) {
+	if !sleepCtx(ctx, warmup) {
+		return frameCount{}, ctx.Err()
+	}
+	before, cpu, began := totalFrames(clients), readCPUTimes(), time.Now()
+	if !sleepCtx(ctx, d) {
+		return frameCount{}, ctx.Err()
+	}
+	return frameCount{frames: totalFrames(clients) - before, elapsed: time.Since(began), cores: cpu.busyCores(readCPUTimes())}, nil
+}
+
+// bareFanout is the baseline's half of a round of gatewayFanoutCase, measured for d.
+func bareFanout(ctx context.Context, frame []byte, o options, d time.Duration) (count frameCount, err error) {
+	b, err := startBareServer(ctx, frame)
+	if err != nil {
+		return count, err
+	}
+	defer func() {
+		if cerr := b.close(); cerr != nil && err == nil {
+			err = fmt.Errorf("bare server: %w", cerr)
+		}
+	}()
+	conns, err := dialAll(ctx, o.gwFanoutConns, b.url(), nil)
+	if err != nil {
+		return count, fmt.Errorf("bare fan-out: %w", err)
+	}
+	clients := startClients(conns, false, false, time.Now())
+	var stop atomic.Bool
+	paced := make(chan error, 1)
+	go func() {
+		// The same window as the gateway's writer: gwWindow transactions of gwEventsPerTx
+		// frames beyond the slowest client.
+		paced <- pace(ctx, clients, &stop, func(slowest int64) error {
+			b.raise((slowest/gwEventsPerTx + gwWindow + 1) * gwEventsPerTx)
+			return nil
+		})
+	}()
+	count, err = measureFrames(ctx, clients, o.warmup, d)
+	stop.Store(true)
+	paceErr := <-paced
+	failure := clientFailure(clients)
+	// The clients close first, so that their ends do not count as failures; the deferred
+	// close then stops the server's handlers.
+	closeClients(clients)
+	if err := errors.Join(err, paceErr, failure); err != nil {
+		return count, fmt.Errorf("bare fan-out: %w", err)
+	}
+	return count, nil
+}

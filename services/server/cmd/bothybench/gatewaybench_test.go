@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"bothy.example.com/server/internal/pgtest"
+)
+
+// TestGatewaySmoke runs the gateway cases with a few connections for a few hundred
+// milliseconds on a pgtest database (the idle case's clients in this test binary, run again):
+// not a measurement, a check that the code paths work and the report is complete.
+func TestGatewaySmoke(t *testing.T) {
+	t.Parallel()
+	o := options{
+		duration:       300 * time.Millisecond,
+		warmup:         100 * time.Millisecond,
+		latWriter:      2,
+		gwLatencyConns: 12,
+		gwRate:         100,
+		gwFanoutConns:  20,
+		gwIdleConns:    10,
+		cases:          map[string]bool{caseGateway: true},
+	}
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	var steps []string
+	rep, err := measure(t.Context(), o, pgtest.URL(t), "", logger, func(format string, _ ...any) { steps = append(steps, format) })
+	if err != nil {
+		t.Fatalf("measure: %v", err)
+	}
+	// Steps: the world, the idle memory, the latency, the fan-out.
+	if len(steps) != 4 {
+		t.Fatalf("%d steps, want 4: %q", len(steps), steps)
+	}
+	g := rep.Gateway
+	if g.SendBuffer < 1 || g.TailBatchSize < 1 || g.HeartbeatInterval != gwHeartbeat.String() {
+		t.Fatalf("gateway settings = %+v", g)
+	}
+	for _, l := range []gatewayLatency{g.Latency, g.LatencyReference} {
+		if l.Connections != 12 || l.Principals != 2 || l.Events == 0 || l.Deliveries != l.Events*l.Connections || l.Missing != 0 ||
+			l.P50Ms < 0 || l.P99Ms < l.P50Ms || l.BareSamples == 0 || l.BareP99Ms <= 0 || l.IdleBareP99Ms <= 0 || l.DrainError != "" {
+			t.Fatalf("latency case = %+v", l)
+		}
+	}
+	if g.Latency.RequestedRate != 100 || g.LatencyReference.RequestedRate != 20 {
+		t.Fatalf("latency rates %d and %d, want 100 and a fifth of it", g.Latency.RequestedRate, g.LatencyReference.RequestedRate)
+	}
+	f := g.Fanout
+	if f.Connections != 20 || f.Rounds != gwFanoutRounds || f.Frames <= 0 || f.FramesPerSecond <= 0 || f.BareFrames <= 0 || f.BareFramesPerSecond <= 0 ||
+		f.FrameBytes < len(eventPrefix) || f.Transactions == 0 || f.Ratio <= 0 {
+		t.Fatalf("fan-out case = %+v", f)
+	}
+	// The memory figures are the whole process's, and the other tests of this binary run in
+	// parallel: only the count is checked here.
+	if i := g.Idle; i.Connections != 10 {
+		t.Fatalf("idle memory case = %+v", i)
+	}
+	if len(rep.Targets) != 3 {
+		t.Fatalf("targets = %+v, want the gateway's 3", rep.Targets)
+	}
+	md := rep.markdown()
+	for _, want := range []string{"## WebSocket gateway", "### Commit-to-frame latency", "| p99 |", "### Fan-out", "| 20 |", "### Memory per idle connection", "gateway memory per idle connection (10 connections), KiB"} {
+		if !strings.Contains(md, want) {
+			t.Fatalf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// TestGatewayTargets checks the gateway's targets at their limits and the section's tables.
+func TestGatewayTargets(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		p99Ratio    float64
+		achieved    float64
+		missing     int
+		fanoutRatio float64
+		kib         float64
+		pass        []bool
+	}{
+		{name: "at the limits", p99Ratio: 5, achieved: 475, fanoutRatio: 0.5, kib: 16, pass: []bool{true, true, true}},
+		{name: "beyond them", p99Ratio: 5.01, achieved: 500, fanoutRatio: 0.49, kib: 16.01, pass: []bool{false, false, false}},
+		{name: "a delivery missing", p99Ratio: 1, achieved: 500, missing: 1, fanoutRatio: 1, kib: 1, pass: []bool{false, true, true}},
+		{name: "the rate not held", p99Ratio: 1, achieved: 474, fanoutRatio: 1, kib: 1, pass: []bool{false, true, true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := report{Gateway: gatewayResult{
+				SendBuffer: 64, TailBatchSize: 500, HeartbeatInterval: "1h0m0s",
+				Latency: gatewayLatency{Connections: 1000, Principals: 2, Writers: 16, RequestedRate: 500, AchievedRate: tc.achieved,
+					Events: 1500, Deliveries: 1_500_000 - tc.missing, Missing: tc.missing, BareSamples: 2000,
+					P50Ms: 2.5, P99Ms: 5 * tc.p99Ratio, BareP50Ms: 0.5, BareP99Ms: 5, P50Ratio: 5, P99Ratio: tc.p99Ratio},
+				LatencyReference: gatewayLatency{Connections: 1000, Principals: 2, Writers: 16, RequestedRate: 100, AchievedRate: 100,
+					Events: 300, Deliveries: 300_000, BareSamples: 2000, P50Ms: 1, P99Ms: 3, BareP50Ms: 0.1, BareP99Ms: 1, P50Ratio: 10, P99Ratio: 3},
+				Fanout: gatewayFanout{BusyCores: 1.98, BareBusyCores: 2, Connections: 5000, EventsPerTx: 10, Window: 8, Rounds: 2, Transactions: 300, FrameBytes: 835,
+					Frames: 1_000_000, FramesPerSecond: 400_000 * tc.fanoutRatio, BareFrames: 1_200_000, BareFramesPerSecond: 400_000, Ratio: tc.fanoutRatio},
+				Idle: gatewayIdle{Connections: 5000, HeapKiBPerConnection: tc.kib / 2, StackKiBPerConnection: tc.kib / 2, KiBPerConnection: tc.kib, GoroutinesPerConnection: 2},
+			}}
+			r.evaluate()
+			if len(r.Targets) != 3 {
+				t.Fatalf("targets = %+v, want 3", r.Targets)
+			}
+			for i, tg := range r.Targets {
+				if tg.Pass != tc.pass[i] {
+					t.Fatalf("target %+v: pass %v, want %v", tg, tg.Pass, tc.pass[i])
+				}
+			}
+			if missing := strings.Contains(r.Targets[0].Name, "deliveries missing"); missing != (tc.missing > 0) {
+				t.Fatalf("latency target %q names missing deliveries: %v, want %v", r.Targets[0].Name, missing, tc.missing > 0)
+			}
+			if achieved := strings.Contains(r.Targets[0].Name, "achieved"); achieved != (tc.achieved < 475) {
+				t.Fatalf("latency target %q names the achieved rate: %v, want %v", r.Targets[0].Name, achieved, tc.achieved < 475)
+			}
+			md := r.markdown()
+			for _, want := range []string{
+				"## WebSocket gateway",
+				fmt.Sprintf("| 500 events/s | p99 | %.2f ms | 5.00 ms | %.2f |", 5*tc.p99Ratio, tc.p99Ratio),
+				"| 100 events/s | p99 | 3.00 ms | 1.00 ms | 3.00 |",
+				fmt.Sprintf("| 500 events/s | %.1f | 0 | 1500 | ", tc.achieved),
+				fmt.Sprintf("| 5000 | %.0f | 400000 | %.2f | 1.98, 2.00 |", 400_000*tc.fanoutRatio, tc.fanoutRatio),
+				fmt.Sprintf("| 5000 | %.2f KiB | %.2f KiB | %.2f KiB | 2.00 |", tc.kib/2, tc.kib/2, tc.kib),
+				"| >= 0.5 |", "| <= 16 |", "| <= 5, rate held, every delivery |",
+			} {
+				if !strings.Contains(md, want) {
+					t.Fatalf("markdown lacks %q:\n%s", want, md)
+				}
+			}
+		})
+	}
+}

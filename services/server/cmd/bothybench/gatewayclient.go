@@ -1,0 +1,475 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	gosync "sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// The benchmark's WebSocket clients, shared by the gateway and the bare broadcast server so
+// both are read by the same code: dial with a bearer token, send hello, read ready, then read
+// frames continuously, counting the event frames (and, for the latency case, recording when
+// each arrived).
+
+const (
+	// dialWorkers is how many connections are dialled (and started with hello) at once.
+	dialWorkers = 32
+	// dialTimeout bounds one dial with its hello and ready.
+	dialTimeout = 60 * time.Second
+	// clientReadLimit is the largest frame a client reads (a ready frame carries a snapshot).
+	clientReadLimit = 1 << 20
+	// helloFrame is the first frame every client sends.
+	helloFrame = `{"op":"hello"}`
+)
+
+var (
+	readyPrefix = []byte(`{"op":"ready"`)
+	// eventPrefix starts every event frame: the envelope's first member is its seq.
+	eventPrefix = []byte(`{"op":"event","event":{"seq":`)
+)
+
+// arrival is one event frame a recording client received: its seq and when, as the time since
+// the case's base time (monotonic).
+type arrival struct {
+	seq int64
+	at  time.Duration
+}
+
+// wsClient is one connection of the benchmark and its reading goroutine.
+type wsClient struct {
+	conn *websocket.Conn
+
+	frames  atomic.Int64 // event frames received
+	lastSeq atomic.Int64 // seq of the last event frame
+
+	// record keeps every arrival (the latency case); base is the time arrivals count from.
+	record   bool
+	base     time.Time
+	arrivals []arrival // owned by the reading goroutine until done is closed
+	// keepFirst keeps a copy of the first event frame (the bare server writes it).
+	keepFirst bool
+	first     []byte
+
+	closing atomic.Bool   // set before the benchmark closes the connection itself
+	done    chan struct{} // closed when the reading goroutine ended
+	err     error         // why reading ended, when the benchmark did not close it
+}
+
+// dialClient connects to the WebSocket at url with token as its bearer (none when empty),
+// sends hello and reads frames until ready (or fails with the frame that came instead).
+func dialClient(ctx context.Context, hc *http.Client, url, token string) (*websocket.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	h := http.Header{}
+	if token != "" {
+		h.Set("Authorization", "Bearer "+token)
+	}
+	conn, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: hc, HTTPHeader: h})
+	status := 0
+	if resp != nil {
+		status = resp.StatusCode
+		if resp.Body != nil { // the library keeps the first KiB of a refusal
+			_ = resp.Body.Close()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dial %s (status %d): %w", url, status, err)
+	}
+	conn.SetReadLimit(clientReadLimit)
+	if err := conn.Write(ctx, websocket.MessageText, []byte(helloFrame)); err != nil {
+		_ = conn.CloseNow()
+		return nil, fmt.Errorf("send hello: %w", err)
+	}
+	var buf []byte
+	for {
+		buf, err = readMessage(ctx, conn, buf)
+		if err != nil {
+			_ = conn.CloseNow()
+			return nil, fmt.Errorf("wait for ready: %w", err)
+		}
+		if bytes.HasPrefix(buf, readyPrefix) {
+			return conn, nil
+		}
+		if !bytes.HasPrefix(buf, eventPrefix) {
+			_ = conn.CloseNow()
+			return nil, fmt.Errorf("wait for ready: got %.200s", buf)
+		}
+	}
+}
+
+// newDialClient returns the HTTP client the dials share: no proxy, no limit per host.
+func newDialClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone() //nolint:forcetypeassert // net/http's documented type.
+	tr.Proxy = nil
+	tr.MaxIdleConns = 0
+	tr.MaxConnsPerHost = 0
+	return &http.Client{Transport: tr}
+}
+
+// dialAll opens n connections to url, the i-th with tokens[i%len(tokens)] (or none), each
+// started with hello and ready, dialWorkers at a time. On failure it closes what it opened.
+func dialAll(ctx context.Context, n int, url string, tokens []string) ([]*websocket.Conn, error) {
+	hc := newDialClient()
+	defer hc.CloseIdleConnections()
+	conns := make([]*websocket.Conn, n)
+	var (
+		next     atomic.Int64
+		wg       gosync.WaitGroup
+		errOnce  gosync.Once
+		firstErr error
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for range min(dialWorkers, n) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				token := ""
+				if len(tokens) > 0 {
+					token = tokens[i%len(tokens)]
+				}
+				c, err := dialClient(ctx, hc, url, token)
+				if err != nil {
+					errOnce.Do(func() { firstErr = fmt.Errorf("connection %d of %d: %w", i+1, n, err); cancel() })
+					return
+				}
+				conns[i] = c
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = ctx.Err()
+	}
+	if firstErr != nil {
+		for _, c := range conns {
+			if c != nil {
+				_ = c.CloseNow()
+			}
+		}
+		return nil, firstErr
+	}
+	return conns, nil
+}
+
+// startClients starts a reading goroutine on each connection; record and keepFirst apply to
+// every client (keepFirst to the first only).
+func startClients(conns []*websocket.Conn, record, keepFirst bool, base time.Time) []*wsClient {
+	clients := make([]*wsClient, len(conns))
+	for i, conn := range conns {
+		c := &wsClient{conn: conn, record: record, base: base, keepFirst: keepFirst && i == 0, done: make(chan struct{})}
+		clients[i] = c
+		go c.read()
+	}
+	return clients
+}
+
+// read reads frames until the connection ends. It passes a context without cancellation, so
+// the library sets up no timer per frame; the benchmark ends it by closing the connection.
+func (c *wsClient) read() {
+	defer close(c.done)
+	buf := make([]byte, 0, 2048)
+	for {
+		var err error
+		buf, err = readMessage(context.Background(), c.conn, buf)
+		if err != nil {
+			if !c.closing.Load() {
+				c.err = err
+			}
+			return
+		}
+		seq, ok := eventSeq(buf)
+		if !ok {
+			continue
+		}
+		if c.record {
+			c.arrivals = append(c.arrivals, arrival{seq: seq, at: time.Since(c.base)})
+		}
+		if c.keepFirst && c.first == nil {
+			c.first = bytes.Clone(buf)
+		}
+		c.lastSeq.Store(seq)
+		c.frames.Add(1)
+	}
+}
+
+// readMessage reads one message into buf (reused) and returns it.
+func readMessage(ctx context.Context, conn *websocket.Conn, buf []byte) ([]byte, error) {
+	_, r, err := conn.Reader(ctx)
+	if err != nil {
+		return buf[:0], err
+	}
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// eventSeq reads the seq of an event frame; false for any other frame.
+func eventSeq(frame []byte) (int64, bool) {
+	rest, ok := bytes.CutPrefix(frame, eventPrefix)
+	if !ok {
+		return 0, false
+	}
+	end := bytes.IndexByte(rest, ',')
+	if end < 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(rest[:end]), 10, 64)
+	return n, err == nil
+}
+
+// closeClients closes every connection without a handshake and waits for the readers.
+func closeClients(clients []*wsClient) {
+	for _, c := range clients {
+		c.closing.Store(true)
+		_ = c.conn.CloseNow()
+	}
+	for _, c := range clients {
+		<-c.done
+	}
+}
+
+// totalFrames sums the event frames every client received.
+func totalFrames(clients []*wsClient) int64 {
+	var n int64
+	for _, c := range clients {
+		n += c.frames.Load()
+	}
+	return n
+}
+
+// clientFailure returns the error of the first client whose connection ended on its own.
+func clientFailure(clients []*wsClient) error {
+	for i, c := range clients {
+		select {
+		case <-c.done:
+			if c.err != nil {
+				return fmt.Errorf("connection %d ended: %w", i+1, c.err)
+			}
+			return fmt.Errorf("connection %d ended", i+1)
+		default:
+		}
+	}
+	return nil
+}
+
+// bareServer is the fan-out baseline: a minimal coder/websocket server that answers hello with
+// a ready frame and then writes the same pre-encoded frame to every connection as fast as each
+// connection takes it (one Write per frame, as the gateway writes), within the same window as
+// the gateway's writer: a connection may be at most gwWindow transactions of gwEventsPerTx
+// frames ahead of the slowest client (see pace). Without a window, 5,000 connections written
+// as fast as possible fill the kernel's socket buffers until TCP memory pressure stalls every
+// connection for seconds. It reads nothing after hello but control frames (CloseRead), and
+// does nothing per frame but write.
+type bareServer struct {
+	frame []byte
+	ln    net.Listener
+	srv   *http.Server
+	done  chan error
+	limit atomic.Int64 // frames each connection may have written in all
+
+	mu      gosync.Mutex  // guards stopped, changed and the handlers' Add
+	changed chan struct{} // closed (and replaced) when limit grows or the server stops
+	stopped bool
+	wg      gosync.WaitGroup
+}
+
+// bareReadyFrame is the bare server's answer to hello.
+const bareReadyFrame = `{"op":"ready","snapshot":{}}`
+
+// startBareServer serves the bare broadcast server on 127.0.0.1:0; it writes nothing until
+// pace raises the limit.
+func startBareServer(ctx context.Context, frame []byte) (*bareServer, error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("bare server: listen: %w", err)
+	}
+	b := &bareServer{frame: frame, ln: ln, done: make(chan error, 1), changed: make(chan struct{})}
+	b.srv = &http.Server{Handler: http.HandlerFunc(b.serve), ReadHeaderTimeout: 10 * time.Second}
+	go func() { b.done <- b.srv.Serve(ln) }()
+	return b, nil
+}
+
+// url is the bare server's WebSocket address.
+func (b *bareServer) url() string {
+	return "ws://" + b.ln.Addr().String() + "/"
+}
+
+func (b *bareServer) serve(w http.ResponseWriter, r *http.Request) {
+	b.mu.Lock()
+	if b.stopped {
+		b.mu.Unlock()
+		http.Error(w, "stopped", http.StatusServiceUnavailable)
+		return
+	}
+	b.wg.Add(1)
+	b.mu.Unlock()
+	defer b.wg.Done()
+	conn, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer func() { _ = conn.CloseNow() }()
+	if _, _, err := conn.Read(r.Context()); err != nil {
+		return
+	}
+	if err := conn.Write(r.Context(), websocket.MessageText, []byte(bareReadyFrame)); err != nil {
+		return
+	}
+	conn.CloseRead(context.Background())
+	ctx := context.Background()
+	var written int64
+	for {
+		b.mu.Lock()
+		changed, stopped := b.changed, b.stopped
+		b.mu.Unlock()
+		if stopped {
+			return
+		}
+		for limit := b.limit.Load(); written < limit; written++ {
+			if err := conn.Write(ctx, websocket.MessageText, b.frame); err != nil {
+				return
+			}
+		}
+		if written >= b.limit.Load() {
+			<-changed
+		}
+	}
+}
+
+// raise lets every connection write up to limit frames in all.
+func (b *bareServer) raise(limit int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if limit > b.limit.Load() && !b.stopped {
+		b.limit.Store(limit)
+		close(b.changed)
+		b.changed = make(chan struct{})
+	}
+}
+
+// halt stops writing and refuses new connections.
+func (b *bareServer) halt() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.stopped {
+		b.stopped = true
+		close(b.changed)
+	}
+}
+
+// close halts, closes the listener and waits for every handler; the clients must be closed
+// (closeClients) first, so that no write blocks.
+func (b *bareServer) close() error {
+	b.halt()
+	err := b.srv.Close()
+	b.wg.Wait()
+	if serr := <-b.done; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}
+
+// slowest returns the fewest event frames any client has received.
+func slowest(clients []*wsClient) int64 {
+	n := clients[0].frames.Load()
+	for _, c := range clients[1:] {
+		n = min(n, c.frames.Load())
+	}
+	return n
+}
+
+// pace calls next with the frames the slowest client has received whenever that changed
+// (and once at the start), every paceInterval, until stop is set, next fails, ctx ends, a
+// client's connection ends, or the slowest client receives nothing for gwStallTimeout.
+func pace(ctx context.Context, clients []*wsClient, stop *atomic.Bool, next func(slowest int64) error) error {
+	last, progressed := int64(-1), time.Now()
+	for !stop.Load() {
+		s := slowest(clients)
+		if s != last {
+			last, progressed = s, time.Now()
+			if err := next(s); err != nil {
+				return err
+			}
+		}
+		if err := clientFailure(clients); err != nil {
+			return err
+		}
+		if time.Since(progressed) > gwStallTimeout {
+			return fmt.Errorf("the slowest connection received nothing for %v", gwStallTimeout)
+		}
+		if !sleepCtx(ctx, paceInterval) {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// paceInterval is how often pace looks at the clients.
+const paceInterval = 500 * time.Microsecond
+
+// cpuTimes are the machine's CPU times from /proc/stat (Linux), in clock ticks: busy (all but
+// idle and iowait) and in all.
+type cpuTimes struct{ busy, total int64 }
+
+// readCPUTimes reads the machine's CPU times; zero where /proc/stat cannot be read.
+func readCPUTimes() cpuTimes {
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return cpuTimes{}
+	}
+	line, _, _ := bytes.Cut(raw, []byte("\n"))
+	fields := bytes.Fields(line)
+	if len(fields) < 5 || string(fields[0]) != "cpu" {
+		return cpuTimes{}
+	}
+	var t cpuTimes
+	// user nice system idle iowait irq softirq steal; guest time is counted in user already.
+	for i, f := range fields[1:min(len(fields), 9)] {
+		n, err := strconv.ParseInt(string(f), 10, 64)
+		if err != nil {
+			return cpuTimes{}
+		}
+		t.total += n
+		if i != 3 && i != 4 { // idle, iowait
+			t.busy += n
+		}
+	}
+	return t
+}
+
+// busyCores returns how many of the machine's cores were busy on average between t and
+// later (the machine's cores times the busy share); 0 when /proc/stat could not be read.
+func (t cpuTimes) busyCores(later cpuTimes) float64 {
+	if later.total <= t.total {
+		return 0
+	}
+	return round2(float64(later.busy-t.busy) / float64(later.total-t.total) * float64(runtime.NumCPU()))
+}

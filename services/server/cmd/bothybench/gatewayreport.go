@@ -1,0 +1,199 @@
+package main
+
+import "fmt"
+
+// gatewayResult is the WebSocket gateway's cases (issue 7).
+type gatewayResult struct {
+	// SendBuffer is gateway.send_buffer, TailBatchSize sync.tail_batch_size and
+	// HeartbeatInterval gateway.heartbeat_interval of the measured App.
+	SendBuffer        int    `json:"send_buffer"`
+	TailBatchSize     int    `json:"tail_batch_size"`
+	HeartbeatInterval string `json:"heartbeat_interval"`
+	// Cores is the machine's CPU count, for the busy cores of each case.
+	Cores   int            `json:"cores"`
+	Latency gatewayLatency `json:"latency"`
+	// LatencyReference is the latency case at a fifth of its rate, on the same connections.
+	LatencyReference gatewayLatency `json:"latency_reference"`
+	Fanout           gatewayFanout  `json:"fan_out"`
+	Idle             gatewayIdle    `json:"idle_memory"`
+}
+
+// gatewayLatency is the commit-to-frame latency case, in milliseconds.
+type gatewayLatency struct {
+	Connections   int     `json:"connections"`
+	Principals    int     `json:"principals"`
+	Writers       int     `json:"writers"`
+	RequestedRate int     `json:"requested_rate"`
+	AchievedRate  float64 `json:"achieved_rate"`
+	Skipped       int64   `json:"skipped_ticks"`
+	// Events is how many events were committed in the window, Deliveries how many of their
+	// frames arrived (one per event and connection), Missing how many did not.
+	Events     int    `json:"events"`
+	Deliveries int    `json:"deliveries"`
+	Missing    int    `json:"missing"`
+	DrainError string `json:"drain_error,omitempty"`
+	// BusyCores is how many of the machine's cores were busy in the window (/proc/stat).
+	BusyCores     float64 `json:"busy_cores"`
+	BareSamples   int     `json:"bare_samples"`
+	P50Ms         float64 `json:"p50_ms"`
+	P99Ms         float64 `json:"p99_ms"`
+	BareP50Ms     float64 `json:"bare_p50_ms"`
+	BareP99Ms     float64 `json:"bare_p99_ms"`
+	IdleBareP50Ms float64 `json:"idle_bare_p50_ms"`
+	IdleBareP99Ms float64 `json:"idle_bare_p99_ms"`
+	P50Ratio      float64 `json:"p50_ratio"`
+	P99Ratio      float64 `json:"p99_ratio"`
+}
+
+// gatewayFanout is the fan-out case: delivered event frames per second, the gateway's and the
+// bare broadcast server's.
+type gatewayFanout struct {
+	Connections         int     `json:"connections"`
+	EventsPerTx         int     `json:"events_per_transaction"`
+	Window              int     `json:"window_transactions"`
+	Rounds              int     `json:"rounds"`
+	Transactions        int64   `json:"transactions"`
+	FrameBytes          int     `json:"frame_bytes"`
+	Frames              int64   `json:"frames"`
+	FramesPerSecond     float64 `json:"frames_per_second"`
+	BareFrames          int64   `json:"bare_frames"`
+	BareFramesPerSecond float64 `json:"bare_frames_per_second"`
+	Ratio               float64 `json:"ratio"`
+	// BusyCores and BareBusyCores are how many of the machine's cores were busy while each
+	// was measured (/proc/stat).
+	BusyCores     float64 `json:"busy_cores"`
+	BareBusyCores float64 `json:"bare_busy_cores"`
+}
+
+// gatewayIdle is the memory of idle connections on the server's side.
+type gatewayIdle struct {
+	Connections           int     `json:"connections"`
+	HeapBytes             int64   `json:"heap_inuse_bytes"`
+	StackBytes            int64   `json:"stack_inuse_bytes"`
+	BytesPerConnection    float64 `json:"bytes_per_connection"`
+	KiBPerConnection      float64 `json:"kib_per_connection"`
+	HeapKiBPerConnection  float64 `json:"heap_kib_per_connection"`
+	StackKiBPerConnection float64 `json:"stack_kib_per_connection"`
+	// LiveHeapKiBPerConnection is the growth of HeapAlloc (live objects, without the free
+	// space of their spans) per connection, for comparison.
+	LiveHeapKiBPerConnection float64 `json:"live_heap_kib_per_connection"`
+	GoroutinesPerConnection  float64 `json:"goroutines_per_connection"`
+}
+
+// gwRateHeld is the share of the requested rate the latency case must achieve for its
+// target to count: the target is about that load.
+const gwRateHeld = 0.95
+
+// gatewayTargets are the targets of issue 7: commit-to-frame p99 at most 5 times the bare
+// NOTIFY round trip's, with every delivery arriving and the requested rate held (at least
+// gwRateHeld of it achieved); the fan-out at least half the bare broadcast server's
+// frames/s; and at most 16 KiB per idle connection.
+func (g gatewayResult) targets() []target {
+	var out []target
+	if l := g.Latency; l.Deliveries > 0 {
+		name := fmt.Sprintf("gateway commit-to-frame p99 / bare NOTIFY round trip p99 (%d connections, %d events/s", l.Connections, l.RequestedRate)
+		held := l.AchievedRate >= gwRateHeld*float64(l.RequestedRate)
+		if !held {
+			name += fmt.Sprintf(" requested, %.0f achieved", l.AchievedRate)
+		}
+		name += ")"
+		if l.Missing > 0 {
+			name += fmt.Sprintf("; %d deliveries missing", l.Missing)
+		}
+		out = append(out, target{Name: name, Value: l.P99Ratio, Limit: "<= 5, rate held, every delivery", Pass: l.P99Ratio <= 5 && l.Missing == 0 && held})
+	}
+	if f := g.Fanout; f.BareFrames > 0 {
+		out = append(out, target{
+			Name:  fmt.Sprintf("gateway fan-out, %d connections: frames/s / bare broadcast server frames/s", f.Connections),
+			Value: f.Ratio, Limit: ">= 0.5", Pass: f.Ratio >= 0.5,
+		})
+	}
+	if i := g.Idle; i.Connections > 0 {
+		out = append(out, target{
+			Name:  fmt.Sprintf("gateway memory per idle connection (%d connections), KiB", i.Connections),
+			Value: i.KiBPerConnection, Limit: "<= 16", Pass: i.KiBPerConnection <= 16,
+		})
+	}
+	return out
+}
+
+// measured reports whether the gateway cases ran.
+func (g gatewayResult) measured() bool {
+	return g.Latency.Deliveries > 0 || g.Fanout.BareFrames > 0 || g.Idle.Connections > 0
+}
+
+// markdown renders the gateway section of docs/benchmarks.md through w.
+func (g gatewayResult) markdown(w func(format string, args ...any)) {
+	l, f, i := g.Latency, g.Fanout, g.Idle
+	w("\n## WebSocket gateway\n\n")
+	w("An App with the api and gateway roles on a database of its own, served on 127.0.0.1 with\n")
+	w("its log tail running (`gateway.send_buffer` %d batches, `sync.tail_batch_size` %d,\n", g.SendBuffer, g.TailBatchSize)
+	w("`gateway.heartbeat_interval` %s so that no heartbeat runs during a case). The connections\n", g.HeartbeatInterval)
+	w("are Sam's and Robin's in turn, each with a member grant on the one channel every event is\n")
+	w("posted in (`message.created` in one thread, written by Alex), so every connection receives\n")
+	w("every event, authorized for it at delivery time. Every client is a `github.com/coder/websocket`\n")
+	w("connection with its bearer token in the upgrade's `Authorization` header that sends `hello`,\n")
+	w("reads `ready` and then reads frames continuously.\n")
+
+	w("\n### Commit-to-frame latency\n\n")
+	w("Figure: from the moment a writer's commit returned (`RunInTx` with the appender, one event per\n")
+	w("transaction, %d writers sharing the load) to the moment a client had read the event's frame,\n", l.Writers)
+	w("for each of the %d connections (clients in the benchmark's process), over every event\n", l.Connections)
+	w("committed in the measured window. Baseline: the bare LISTEN/NOTIFY round trip between two\n")
+	w("plain connections to the same database, measured in the same window under the same load.\n")
+	w("Two runs on the same connections: the target's load, and a fifth of it for reference.\n")
+	w("Lower is better; the ratio is figure / baseline.\n\n")
+	w("| load | percentile | gateway | bare NOTIFY round trip | ratio |\n")
+	w("| --- | --- | ---: | ---: | ---: |\n")
+	runs := []gatewayLatency{l}
+	if g.LatencyReference.Deliveries > 0 {
+		runs = append(runs, g.LatencyReference)
+	}
+	for _, r := range runs {
+		w("| %d events/s | p50 | %.2f ms | %.2f ms | %.2f |\n", r.RequestedRate, r.P50Ms, r.BareP50Ms, r.P50Ratio)
+		w("| %d events/s | p99 | %.2f ms | %.2f ms | %.2f |\n", r.RequestedRate, r.P99Ms, r.BareP99Ms, r.P99Ratio)
+	}
+	w("\n| load | events/s achieved | ticks skipped | events | deliveries | missing | busy cores | round trips |\n")
+	w("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, r := range runs {
+		w("| %d events/s | %.1f | %d | %d | %d | %d | %.2f | %d |\n", r.RequestedRate, r.AchievedRate, r.Skipped, r.Events, r.Deliveries, r.Missing, r.BusyCores, r.BareSamples)
+	}
+	w("\nBusy cores: how many of the machine's %d cores were busy in the window (/proc/stat), the\n", g.Cores)
+	w("database, the gateway and the clients together. Without load the bare round trip takes\n")
+	w("%.2f ms (p50) and %.2f ms (p99).\n", l.IdleBareP50Ms, l.IdleBareP99Ms)
+	for _, r := range runs {
+		if r.DrainError != "" {
+			w("At %d events/s, after the load stopped, not every frame arrived: %s.\n", r.RequestedRate, r.DrainError)
+		}
+	}
+
+	w("\n### Fan-out\n\n")
+	w("Figure: event frames delivered per second to %d connections (clients in the benchmark's\n", f.Connections)
+	w("process) while one writer appends %d events per transaction through the App, starting its next\n", f.EventsPerTx)
+	w("transaction as soon as the slowest connection is at most %d transactions behind (%d\n", f.Window, f.Transactions)
+	w("transactions in all), so the gateway is kept busy without any connection falling\n")
+	w("`gateway.send_buffer` batches behind. Baseline: a bare broadcast server written in the\n")
+	w("benchmark (`github.com/coder/websocket`, answers `hello` with `ready`, then writes the same\n")
+	w("pre-encoded %d-byte event frame the gateway sent to each of as many connections as fast as\n", f.FrameBytes)
+	w("each takes it, one `Write` per frame), read by the same client code. The baseline keeps the\n")
+	w("same window (each connection at most %d frames ahead of the slowest client): written without\n", (f.Window+1)*f.EventsPerTx)
+	w("one, %d connections fill the kernel's socket buffers until TCP memory pressure stalls them all.\n", f.Connections)
+	w("The case runs in %d rounds, each measuring the gateway and then the baseline for 1/%d of the\n", f.Rounds, f.Rounds)
+	w("case's time on fresh connections, so drift on the machine hits both alike. Higher is better.\n\n")
+	w("| connections | gateway frames/s | bare broadcast frames/s | ratio | busy cores (gateway, bare) |\n")
+	w("| ---: | ---: | ---: | ---: | ---: |\n")
+	w("| %d | %.0f | %.0f | %.2f | %.2f, %.2f |\n", f.Connections, f.FramesPerSecond, f.BareFramesPerSecond, f.Ratio, f.BusyCores, f.BareBusyCores)
+
+	w("\n### Memory per idle connection\n\n")
+	w("The benchmark's binary runs again as a child process that opens %d connections, sends `hello`,\n", i.Connections)
+	w("reads `ready` and then only reads, so the benchmark's process holds the server's side alone.\n")
+	w("Figure: the growth of that process's `HeapInuse` + `StackInuse` (runtime.MemStats, after two\n")
+	w("garbage collections each) from before the child started to when the gateway counts every\n")
+	w("connection open and settled, divided by the connections: the hijacked HTTP connection with\n")
+	w("its buffers, the library's connection, the session's two goroutines and their stacks, its\n")
+	w("tail subscription (a channel of `gateway.send_buffer` batches) and what the upgrade request\n")
+	w("left referenced. The live objects alone (`HeapAlloc`) grew by %.2f KiB per connection.\n\n", i.LiveHeapKiBPerConnection)
+	w("| connections | heap per connection | stacks per connection | total per connection | goroutines per connection |\n")
+	w("| ---: | ---: | ---: | ---: | ---: |\n")
+	w("| %d | %.2f KiB | %.2f KiB | %.2f KiB | %.2f |\n", i.Connections, i.HeapKiBPerConnection, i.StackKiBPerConnection, i.KiBPerConnection, i.GoroutinesPerConnection)
+}
