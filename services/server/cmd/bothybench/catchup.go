@@ -210,8 +210,8 @@ func pageCases(ctx context.Context, w *syncWorld, cu syncmod.CatchUp, bare *pgxp
 }
 
 // portPage reads the page after after through cu as the actor in ctx, as listEvents does
-// after its authorization: Check, then Page up to the head Check read. It returns the number
-// of events.
+// after its authorization: Check, then Page up to the head Check read, then the page's
+// Release. It returns the number of events.
 func portPage(ctx context.Context, cu syncmod.CatchUp, after int64) (int, error) {
 	res, err := cu.Check(ctx, syncmod.CheckInput{After: after})
 	if err != nil {
@@ -224,7 +224,12 @@ func portPage(ctx context.Context, cu syncmod.CatchUp, after int64) (int, error)
 	if err != nil {
 		return 0, err
 	}
-	return len(pg.Events), nil
+	n := len(pg.Events)
+	if pg.Release != nil {
+		// As listEvents and the gateway do once they copied the envelopes out.
+		pg.Release()
+	}
+	return n, nil
 }
 
 // fullCatchUp measures the owner's full catch-up over HTTP (from cursor 0, paging with

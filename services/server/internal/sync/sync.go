@@ -401,6 +401,10 @@ type PageResult struct {
 	// NextCursor is the last seq the page checked, not the last it delivered: pass it as
 	// After. It equals Head when the client is caught up.
 	NextCursor int64
+	// Release, when not nil, hands the buffer Events are views of back for the next page.
+	// Call it once, after the last use of Events (a writer calls it once it has copied or
+	// sent them); a caller that never calls it only forgoes the reuse.
+	Release func()
 }
 
 // ResyncReason says why a cursor cannot be served (domain.Reason); the constants below are

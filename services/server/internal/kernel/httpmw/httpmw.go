@@ -1,8 +1,10 @@
 // Package httpmw holds the HTTP middleware every bothy server runs, so that
-// request ids, body limits, panic handling, access logs and idempotent
-// retries behave the same on every route. The composition root chains them
-// as Recover, RequestID, AccessLog, BodyLimit, then the router; Idempotency
-// runs per operation, inside authentication, because the actor owns the key.
+// request ids, body limits, panic handling, access logs, idempotent retries
+// and response compression behave the same on every route. The composition
+// root chains them as Recover, RequestID, AccessLog, BodyLimit, then the
+// router; Idempotency runs per operation, inside authentication, because the
+// actor owns the key; Compress runs per operation too, outside all of them,
+// and never around the WebSocket gateway.
 package httpmw
 
 import (

@@ -183,6 +183,10 @@ func (c *CatchUp) page(ctx context.Context, in syncmod.PageInput) (syncmod.PageR
 	if err != nil {
 		return syncmod.PageResult{}, err
 	}
+	if rows.Release != nil {
+		// Encoding copies what it needs of the rows, so they go back once the page is made.
+		defer rows.Release()
+	}
 	if rows.HorizonSeq > in.After {
 		return syncmod.PageResult{}, c.overtaken(ctx, in.After)
 	}
@@ -191,24 +195,31 @@ func (c *CatchUp) page(ctx context.Context, in syncmod.PageInput) (syncmod.PageR
 	if read > 0 {
 		lastSeq = rows.Events[read-1].Seq
 	}
-	// The rows are this page's own, so the delivered ones are kept in place.
-	delivered := rows.Events[:0]
-	for _, e := range rows.Events {
-		ok, err := filter.Allow(ctx, e)
+	// The rows are this page's own, so the delivered ones are kept in place, moved only when a
+	// row before them was dropped.
+	n := 0
+	for i := range rows.Events {
+		ok, err := filter.Allow(ctx, rows.Events[i])
 		if err != nil {
 			return syncmod.PageResult{}, err
 		}
 		if ok {
-			delivered = append(delivered, e)
+			if n != i {
+				rows.Events[n] = rows.Events[i]
+			}
+			n++
 		}
 	}
+	delivered := rows.Events[:n]
 	names, err := c.delivery.Names(ctx, delivered)
 	if err != nil {
 		return syncmod.PageResult{}, err
 	}
+	events, release := encodeReusing(delivered, names, filter.Receiver())
 	return syncmod.PageResult{
-		Events:     Encode(delivered, names, filter.Receiver()),
+		Events:     events,
 		NextCursor: domain.NextCursor(in.After, in.Head, through, read, limit, lastSeq),
+		Release:    release,
 	}, nil
 }
 

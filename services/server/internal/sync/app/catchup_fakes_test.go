@@ -62,6 +62,10 @@ type cuLog struct {
 	failHead, failEpoch, failMin, failPage bool
 	queries                                []domain.PageQuery
 	order                                  []string // the reads in the order they happened
+	// releasing, when set, gives every page rows of their own with a Release that counts in
+	// releases and then overwrites the payloads it handed out, as a reused buffer would.
+	releasing bool
+	releases  int
 }
 
 func newCULog() *cuLog {
@@ -155,6 +159,22 @@ func (l *cuLog) CatchUpPage(_ context.Context, q domain.PageQuery) (domain.PageR
 		rows.Events = append(rows.Events, e)
 		if len(rows.Events) == q.Limit {
 			break
+		}
+	}
+	if l.releasing {
+		for i := range rows.Events {
+			rows.Events[i].Payload = slices.Clone(rows.Events[i].Payload)
+		}
+		handed := rows.Events
+		rows.Release = func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.releases++
+			for _, e := range handed {
+				for j := range e.Payload {
+					e.Payload[j] = 'x'
+				}
+			}
 		}
 	}
 	return rows, nil

@@ -440,6 +440,49 @@ func TestCheckReadsThroughState(t *testing.T) {
 	})
 }
 
+// TestPageReleasesItsRowsAfterEncoding: the page hands its rows back once (CatchUpLog's
+// Release) only after encoding them, so the envelopes hold the payloads as read, and its own
+// Release may be called twice.
+func TestPageReleasesItsRowsAfterEncoding(t *testing.T) {
+	t.Parallel()
+	e := newCUEnv(t, cuTestConfig)
+	e.log.releasing = true
+	for range 5 {
+		e.log.add(cuMessage(cuSupport, cuHelp, cuSam))
+	}
+	ctx := e.as(cuAlex)
+	res, err := e.cu.Check(ctx, syncmod.CheckInput{})
+	if err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	page, err := e.cu.Page(ctx, syncmod.PageInput{Head: res.HeadSeq})
+	if err != nil || len(page.Events) != 5 {
+		t.Fatalf("Page = %d events, %v; want 5", len(page.Events), err)
+	}
+	if e.log.releases != 1 {
+		t.Fatalf("the rows were released %d times, want once", e.log.releases)
+	}
+	for i, env := range page.Events {
+		var got struct {
+			Payload map[string]any `json:"payload"`
+		}
+		if err := json.Unmarshal(env, &got); err != nil || got.Payload["n"] != float64(i+1) {
+			t.Fatalf("envelope %d = %s (%v): the payload was not copied before the release", i, env, err)
+		}
+	}
+	if page.Release == nil {
+		t.Fatal("a page without Release")
+	}
+	page.Release()
+	page.Release()
+	// The next page may reuse the buffer: it still encodes its own events.
+	e.log.add(cuMessage(cuSupport, cuHelp, cuSam))
+	next, err := e.cu.Page(ctx, syncmod.PageInput{After: page.NextCursor, Head: res.HeadSeq + 1})
+	if err != nil || len(next.Events) != 1 || !strings.Contains(string(next.Events[0]), `"payload":{"n":6}`) {
+		t.Fatalf("next page = %s, %v", next.Events, err)
+	}
+}
+
 func TestCheckErrors(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

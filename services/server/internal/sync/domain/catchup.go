@@ -202,4 +202,9 @@ type PageRows struct {
 	// stood once the rows were read: when it is beyond the page's After, retention overtook
 	// the reader while it paged and the page may miss events.
 	HorizonSeq int64
+	// Release, when not nil, hands the memory of Events (the slice and the bytes its payloads
+	// and strings point into) back to the reader for its next page. Call it once, after the
+	// last use of Events and of everything taken from them without a copy; a caller that never
+	// calls it only forgoes the reuse.
+	Release func()
 }

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"bytes"
+	"encoding/hex"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -179,16 +180,18 @@ func isEmptyObject(raw []byte) bool {
 
 const hexDigits = "0123456789abcdef"
 
-// appendUUID appends u as a quoted canonical lower-case UUID without allocating.
+// appendUUID appends u as a quoted canonical lower-case UUID without allocating. It fills a
+// fixed array and appends it once: an envelope has up to six ids, and appending digit by digit
+// was four tenths of a catch-up page's encoding (make bench).
 func appendUUID(dst []byte, u uuid.UUID) []byte {
-	dst = append(dst, '"')
-	for i, b := range u {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			dst = append(dst, '-')
-		}
-		dst = append(dst, hexDigits[b>>4], hexDigits[b&0x0f])
-	}
-	return append(dst, '"')
+	var b [38]byte
+	b[0], b[9], b[14], b[19], b[24], b[37] = '"', '-', '-', '-', '-', '"'
+	hex.Encode(b[1:9], u[0:4])
+	hex.Encode(b[10:14], u[4:6])
+	hex.Encode(b[15:19], u[6:8])
+	hex.Encode(b[20:24], u[8:10])
+	hex.Encode(b[25:37], u[10:16])
+	return append(dst, b[:]...)
 }
 
 // appendString appends s as a JSON string: quote, backslash and control characters escaped,

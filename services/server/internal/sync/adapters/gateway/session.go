@@ -497,6 +497,9 @@ func (s *session) catchUp(head int64) *ending {
 				s.told = max(s.told, seq)
 			}
 		}
+		if page.Release != nil {
+			page.Release() // every envelope was copied into its frame
+		}
 		s.cursor = max(s.cursor, page.NextCursor)
 		if s.told < s.cursor && s.cursor < head {
 			if end := s.send(cursorFrame(OpCursor, s.cursor)); end != nil {

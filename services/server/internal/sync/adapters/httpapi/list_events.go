@@ -116,6 +116,10 @@ func (p eventPage) VisitListEventsResponse(w http.ResponseWriter) error {
 	b = append(b, `","oldest_seq":`...)
 	b = strconv.AppendInt(b, p.res.OldestSeq(), 10)
 	b = append(b, "}\n"...)
+	if p.page.Release != nil {
+		// The envelopes are copied: their buffer serves the next page.
+		p.page.Release()
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", cacheControl)
 	w.WriteHeader(http.StatusOK)

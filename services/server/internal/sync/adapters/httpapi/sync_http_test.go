@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,6 +70,20 @@ func TestListEventsPage(t *testing.T) {
 				check: syncmod.CheckResult{HeadSeq: 50, MinRetainedSeq: 10, SyncEpoch: epoch},
 				page:  syncmod.PageResult{Events: tc.events, NextCursor: 45},
 			}
+			// The page is released once its envelopes are copied into the body: the body must
+			// still hold them although Release overwrites their bytes.
+			var releases atomic.Int32
+			events := make([]json.RawMessage, len(tc.events))
+			for i, e := range tc.events {
+				events[i] = slices.Clone(e)
+			}
+			c.page.Events = events
+			c.page.Release = func() {
+				releases.Add(1)
+				for _, e := range events {
+					clear(e)
+				}
+			}
 			h, a := syncStack(t, c, &fakeSnapshot{})
 			rec, req := send(t, h, http.MethodGet, "/api/v1/events?"+tc.query, "")
 			if rec.Code != http.StatusOK {
@@ -88,6 +103,9 @@ func TestListEventsPage(t *testing.T) {
 			}
 			if d := a.decisions(); len(d) != 1 || d[0].action != kernel.ActionEventsCatchUp || d[0].res != authorize.Instance() {
 				t.Errorf("authorized %+v, want events.catch_up on the instance", d)
+			}
+			if n := releases.Load(); n != 1 {
+				t.Errorf("the page was released %d times, want once", n)
 			}
 		})
 	}

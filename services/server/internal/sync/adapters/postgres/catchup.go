@@ -18,7 +18,8 @@ var catchUpPage string
 
 // CatchUpPage returns the rows of one catch-up page: at most q.Limit events with q.After <
 // seq <= q.Through that pass q.Filter (the SQL of domain.Prefilter.Match), in seq order, and
-// the retention horizon. Both statements go in one round trip, the horizon read after the
+// the retention horizon. The rows live in memory the reader reuses once the caller calls
+// their Release (domain.PageRows). Both statements go in one round trip, the horizon read after the
 // rows: a partition drop takes the log's exclusive lock, so it either committed before the
 // rows were read (and the horizon shows it) or waits until they were. A caller whose cursor
 // is below the returned horizon may have missed dropped events and must resync.
@@ -48,11 +49,21 @@ func (r *Reader) catchUpPage(ctx context.Context, q domain.PageQuery) (out domai
 	if err != nil {
 		return out, err
 	}
-	if out.Events, err = collectEvents(rows, q.Limit); err != nil {
+	scan := takeScan()
+	if out.Events, err = scan.collect(rows, q.Limit); err != nil {
+		putScan(scan)
 		return out, err
 	}
+	released := false
+	out.Release = func() {
+		if !released {
+			released = true
+			putScan(scan)
+		}
+	}
 	if err := res.QueryRow().Scan(&out.HorizonSeq); err != nil {
-		return out, fmt.Errorf("horizon: %w", err)
+		out.Release()
+		return domain.PageRows{}, fmt.Errorf("horizon: %w", err)
 	}
 	return out, nil
 }

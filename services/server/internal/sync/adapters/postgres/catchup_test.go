@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -399,4 +400,44 @@ func TestCatchUpPageInTheCallersTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatalf("page in a transaction: %v", err)
 	}
+}
+
+// TestCatchUpPageReleaseReusesItsMemory: once a page is released, its memory serves the next
+// page, which still holds exactly its own rows (payloads, strings and all, as EventsAfter reads
+// them); releasing twice is harmless. Not parallel: no other page may take the released memory
+// in between.
+func TestCatchUpPageReleaseReusesItsMemory(t *testing.T) {
+	e := newEnv(t)
+	var appended []kernel.Event
+	for _, typ := range []string{"space.created", "message.created", "channel.created", "message.created"} {
+		appended = append(appended, events(typ, 25)...)
+	}
+	e.commit(t, appended...)
+	want := e.all(t)
+	everything := domain.Prefilter{PrincipalID: uuid.Must(uuid.NewV7()), InstanceWide: true}
+	page := func(after, through int64) domain.PageRows {
+		t.Helper()
+		got, err := e.reader.CatchUpPage(t.Context(), domain.PageQuery{After: after, Through: through, Limit: 100, Filter: everything})
+		if err != nil {
+			t.Fatalf("CatchUpPage(%d, %d): %v", after, through, err)
+		}
+		if got.Release == nil {
+			t.Fatal("a page without Release")
+		}
+		if !reflect.DeepEqual(got.Events, want[after:through]) {
+			t.Fatalf("page (%d, %d] differs from the log", after, through)
+		}
+		return got
+	}
+	a := page(0, 40)
+	first := &a.Events[0]
+	a.Release()
+	a.Release()
+	b := page(40, 100)
+	if &b.Events[0] != first {
+		t.Error("the second page did not reuse the first page's memory")
+	}
+	b.Release()
+	c := page(10, 20)
+	c.Release()
 }

@@ -19,17 +19,55 @@ const maxPrealloc = 1024
 // into: a catch-up page of 500 events of about 300 bytes of payload fills three.
 const chunkSize = 64 << 10
 
+// spareScans is how many idle page scans (their events slice and chunks) the process keeps
+// for the next catch-up pages.
+const spareScans = 8
+
+// pageScans keeps idle page scans for reuse, so that a page does not allocate (and clear) its
+// events slice and payload chunks again: a page of 500 events holds about 300 KiB of them. A
+// bounded free list rather than a sync.Pool, which every garbage collection empties.
+var pageScans = make(chan *eventScan, spareScans)
+
+// takeScan returns an idle page scan, or a new one.
+func takeScan() *eventScan {
+	select {
+	case s := <-pageScans:
+		return s
+	default:
+		return newEventScan()
+	}
+}
+
+// putScan keeps s for the next page unless spareScans are idle already. The events and the
+// chunks of its last result are overwritten by the next one.
+func putScan(s *eventScan) {
+	s.events = s.events[:0]
+	s.chunks.reset()
+	select {
+	case pageScans <- s:
+	default:
+	}
+}
+
 // collectEvents reads every row of events_after.sql or catchup_page.sql (they select the same
 // columns) into StoredEvents and closes rows. It allocates little per row, which a page of
 // hundreds of rows notices (make bench's catch-up page): the scan targets are one set for
 // every row, the payloads and trace contexts are copied into shared chunks (each event's
 // slice capped at its own bytes), and a type, resource kind, receive action or correlation id
 // equal to one an earlier row had shares that row's string. capHint sizes the slice (the
-// statement's limit).
+// statement's limit). The result owns its memory (the log tail hands it to many connections).
 func collectEvents(rows pgx.Rows, capHint int) ([]domain.StoredEvent, error) {
+	return newEventScan().collect(rows, capHint)
+}
+
+// collect is collectEvents into s: the result lives in s's slice and chunks, valid until s is
+// reused (putScan).
+func (s *eventScan) collect(rows pgx.Rows, capHint int) ([]domain.StoredEvent, error) {
 	defer rows.Close()
-	s := newEventScan()
-	out := make([]domain.StoredEvent, 0, min(max(capHint, 0), maxPrealloc))
+	out := s.events[:0]
+	if want := min(max(capHint, 0), maxPrealloc); cap(out) < want {
+		out = make([]domain.StoredEvent, 0, want)
+	}
 	for rows.Next() {
 		if err := rows.Scan(s.dst[:]...); err != nil {
 			return nil, err
@@ -39,6 +77,7 @@ func collectEvents(rows pgx.Rows, capHint int) ([]domain.StoredEvent, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	s.events = out
 	return out, nil
 }
 
@@ -53,6 +92,8 @@ type eventScan struct {
 	redacted                                bool
 	chunks                                  chunks
 	dst                                     [16]any
+	// events is the slice of the last result, reused by a page scan.
+	events []domain.StoredEvent
 }
 
 func newEventScan() *eventScan {
@@ -134,18 +175,46 @@ func (b *chunkedBytes) ScanBytes(v []byte) error {
 }
 
 // chunks hands out copies of byte slices from shared chunks of chunkSize bytes (a larger
-// slice gets a chunk of its own), so many small copies cost one allocation per chunk.
+// slice gets a chunk of its own), so many small copies cost one allocation per chunk. After
+// reset it hands its chunks out again, overwriting what the copies held.
 type chunks struct {
-	buf []byte
+	buf   []byte   // the chunk being filled
+	used  [][]byte // every chunk filled since the last reset, buf included
+	spare [][]byte // chunks of before the last reset, not filled again yet
 }
 
 // copyOf returns a copy of v whose capacity ends with it, so that appending to one copy can
 // never write into the next.
 func (c *chunks) copyOf(v []byte) []byte {
 	if len(v) > cap(c.buf)-len(c.buf) {
-		c.buf = make([]byte, 0, max(chunkSize, len(v)))
+		c.buf = c.next(len(v))
 	}
 	start := len(c.buf)
 	c.buf = append(c.buf, v...)
 	return c.buf[start:len(c.buf):len(c.buf)]
+}
+
+// next returns an empty chunk of at least n bytes: a spare one when it is large enough, else a
+// new one.
+func (c *chunks) next(n int) []byte {
+	var b []byte
+	for len(c.spare) > 0 && b == nil {
+		last := c.spare[len(c.spare)-1]
+		c.spare = c.spare[:len(c.spare)-1]
+		if cap(last) >= n {
+			b = last[:0]
+		}
+	}
+	if b == nil {
+		b = make([]byte, 0, max(chunkSize, n))
+	}
+	c.used = append(c.used, b)
+	return b
+}
+
+// reset makes every chunk spare again.
+func (c *chunks) reset() {
+	c.spare = append(c.spare, c.used...)
+	c.used = c.used[:0]
+	c.buf = nil
 }
