@@ -30,7 +30,9 @@ func measure(ctx context.Context, o options, url, syncURL string, logger *slog.L
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
-	app, err := wire.New(ctx, cfg, logger, wire.Options{Migrate: true})
+	// The api role only: the postMessage case serves HTTP with this App, and the tail latency
+	// case runs the App's log tail itself, which the gateway role would start a second time.
+	app, err := wire.New(ctx, cfg, logger, wire.Options{Migrate: true, Roles: []string{wire.RoleAPI}})
 	if err != nil {
 		return nil, fmt.Errorf("wire: %w", err)
 	}
