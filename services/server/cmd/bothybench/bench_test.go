@@ -18,7 +18,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// The gateway's idle memory case runs this binary again as its client process.
+	// The gateway's cases run this binary again as their client process.
+	if code, ok := clientsChildMain(); ok {
+		os.Exit(code)
+	}
 	if spec, ok := os.LookupEnv(idleChildEnv); ok {
 		os.Exit(idleChild(spec, os.Stdin, os.Stdout, os.Stderr))
 	}

@@ -8,7 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -300,18 +303,12 @@ func gatewayLatencyCase(ctx context.Context, w *gatewayWorld, o options) (target
 		return target, reference, fmt.Errorf("idle round trips: %w", err)
 	}
 
-	conns, err := dialAll(ctx, o.gwLatencyConns, w.ws, w.tokens)
+	clients, err := startClientProc(ctx, clientSpec{URL: w.ws, Tokens: w.tokens, N: o.gwLatencyConns, Record: true})
 	if err != nil {
 		return target, reference, fmt.Errorf("gateway latency: %w", err)
 	}
-	base := time.Now()
-	clients := startClients(conns, true, false, base)
-	closed := false
-	defer func() {
-		if !closed {
-			closeClients(clients)
-		}
-	}()
+	defer func() { _, _ = clients.stop() }()
+	k := newClock(time.Now())
 	var runs []*latencyRun
 	for _, rate := range []int{max(1, o.gwRate/gwReferenceShare), o.gwRate} {
 		run, err := w.latencyRun(ctx, clients, listen, notify, o, rate)
@@ -320,14 +317,19 @@ func gatewayLatencyCase(ctx context.Context, w *gatewayWorld, o options) (target
 		}
 		runs = append(runs, run)
 	}
-	closeClients(clients)
-	closed = true
+	got, err := clients.stop()
+	if err != nil {
+		return target, reference, fmt.Errorf("gateway latency: %w", err)
+	}
+	if len(got.Seqs) != o.gwLatencyConns {
+		return target, reference, fmt.Errorf("gateway latency: the client process recorded %d connections, want %d", len(got.Seqs), o.gwLatencyConns)
+	}
 	if err := w.waitConnections(ctx, 0); err != nil {
 		return target, reference, err
 	}
 	results := make([]gatewayLatency, len(runs))
 	for i, run := range runs {
-		if results[i], err = run.result(ctx, listen, clients, base, idle); err != nil {
+		if results[i], err = run.result(ctx, listen, got, k, idle); err != nil {
 			return target, reference, err
 		}
 		results[i].Principals, results[i].Writers = len(w.tokens), o.latWriter
@@ -344,13 +346,14 @@ type latencyRun struct {
 	skipped      int64
 	acks         map[uuid.UUID]time.Time
 	bare         []time.Duration
-	cores        float64
+	cpu          cpuUse
+	sched        schedWait
 	drainErr     error
 }
 
 // latencyRun appends rate events per second for o.warmup and then o.duration, measuring the
 // bare round trip in the window, and waits until every client has received the last event.
-func (w *gatewayWorld) latencyRun(ctx context.Context, clients []*wsClient, listen, notify *pgx.Conn, o options, rate int) (*latencyRun, error) {
+func (w *gatewayWorld) latencyRun(ctx context.Context, clients *clientProc, listen, notify *pgx.Conn, o options, rate int) (*latencyRun, error) {
 	from, err := w.app.Versions().EventSeq(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("gateway latency: head: %w", err)
@@ -362,11 +365,21 @@ func (w *gatewayWorld) latencyRun(ctx context.Context, clients []*wsClient, list
 		_, _ = load.wait()
 		return nil, ctx.Err()
 	}
-	committedBefore, cpu := load.committed.Load(), readCPUTimes()
+	stopProfile := func() {}
+	if dir := os.Getenv(gatewayProfileEnv); dir != "" && rate == o.gwRate {
+		if stopProfile, err = profileWindow(dir, clients); err != nil {
+			stopLoad()
+			_, _ = load.wait()
+			return nil, err
+		}
+	}
+	committedBefore, cpu, sched := load.committed.Load(), sampleCPU(clients.pid()), sampleSched(clients.pid())
 	run := &latencyRun{rate: rate, from: from, began: time.Now()}
 	bare, rttErr := roundTrips(ctx, listen, notify, o.duration)
 	run.ended = time.Now()
-	run.cores = cpu.busyCores(readCPUTimes())
+	run.cpu = cpu.use(sampleCPU(clients.pid()))
+	run.sched = sched.wait(sampleSched(clients.pid()), run.ended.Sub(run.began))
+	stopProfile()
 	run.committed = load.committed.Load() - committedBefore
 	stopLoad()
 	skipped, loadErr := load.wait()
@@ -377,18 +390,43 @@ func (w *gatewayWorld) latencyRun(ctx context.Context, clients []*wsClient, list
 	if run.head, err = w.app.Versions().EventSeq(ctx); err != nil {
 		return nil, fmt.Errorf("gateway latency: head: %w", err)
 	}
-	run.drainErr = drainClients(ctx, clients, run.head)
+	run.drainErr = drainClients(ctx, clients.slots, run.head)
 	return run, nil
 }
 
-// result matches the run's commits with the clients' arrivals (read after the clients
-// ended): which event each seq of the run is, and when its commit returned, in the window.
-func (run *latencyRun) result(ctx context.Context, conn *pgx.Conn, clients []*wsClient, base time.Time, idle []time.Duration) (gatewayLatency, error) {
+// gatewayProfileEnv, when set to a directory, has the latency case write CPU profiles of its
+// run at the target's load there: server.pprof, the benchmark's process in the measured
+// window, and clients.pprof, the client process from the window's start until it stops.
+const gatewayProfileEnv = "BOTHYBENCH_GATEWAY_PROFILE"
+
+// profileWindow starts both CPU profiles into dir and returns what stops the server's.
+func profileWindow(dir string, clients *clientProc) (func(), error) {
+	if err := clients.startProfile(filepath.Join(dir, "clients.pprof")); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(filepath.Join(dir, "server.pprof")) //nolint:gosec // G304: a directory the user chose.
+	if err != nil {
+		return nil, fmt.Errorf("gateway profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("gateway profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
+}
+
+// result matches the run's commits with the clients' arrivals (got, from the client process
+// once it stopped): which event each seq of the run is, and when its commit returned (on k,
+// the clock the client process's arrivals compare with), in the window.
+func (run *latencyRun) result(ctx context.Context, conn *pgx.Conn, got clientResults, k clock, idle []time.Duration) (gatewayLatency, error) {
 	rows, err := conn.Query(ctx, "SELECT seq, id FROM sync.event_log WHERE seq > $1 AND seq <= $2", run.from, run.head)
 	if err != nil {
 		return gatewayLatency{}, fmt.Errorf("gateway latency: read the seqs: %w", err)
 	}
-	commits := map[int64]time.Duration{}
+	commits := map[int64]int64{}
 	for rows.Next() {
 		var (
 			seq int64
@@ -399,7 +437,7 @@ func (run *latencyRun) result(ctx context.Context, conn *pgx.Conn, clients []*ws
 			return gatewayLatency{}, fmt.Errorf("gateway latency: read the seqs: %w", err)
 		}
 		if at, ok := run.acks[id]; ok && !at.Before(run.began) && at.Before(run.ended) {
-			commits[seq] = at.Sub(base)
+			commits[seq] = k.at(at)
 		}
 	}
 	rows.Close()
@@ -407,10 +445,10 @@ func (run *latencyRun) result(ctx context.Context, conn *pgx.Conn, clients []*ws
 		return gatewayLatency{}, fmt.Errorf("gateway latency: read the seqs: %w", err)
 	}
 	var samples []time.Duration
-	for _, c := range clients {
-		for _, a := range c.arrivals {
-			if at, ok := commits[a.seq]; ok {
-				samples = append(samples, max(a.at-at, 0))
+	for i, seqs := range got.Seqs {
+		for j, seq := range seqs {
+			if at, ok := commits[seq]; ok {
+				samples = append(samples, time.Duration(max(got.Ats[i][j]-at, 0)))
 			}
 		}
 	}
@@ -418,10 +456,11 @@ func (run *latencyRun) result(ctx context.Context, conn *pgx.Conn, clients []*ws
 		return gatewayLatency{}, fmt.Errorf("gateway latency at %d events/s: no samples: nothing was delivered in the measured window", run.rate)
 	}
 	r := gatewayLatency{
-		Connections: len(clients), RequestedRate: run.rate,
+		Connections: len(got.Seqs), RequestedRate: run.rate,
 		AchievedRate: round1(float64(run.committed) / run.ended.Sub(run.began).Seconds()), Skipped: run.skipped,
-		Events: len(commits), Deliveries: len(samples), Missing: len(commits)*len(clients) - len(samples),
-		BareSamples: len(run.bare), BusyCores: run.cores,
+		Events: len(commits), Deliveries: len(samples), Missing: len(commits)*len(got.Seqs) - len(samples),
+		BareSamples: len(run.bare), BusyCores: run.cpu.All, ServerCores: run.cpu.Server, ClientCores: run.cpu.Clients,
+		SchedP50Ms: run.sched.GoP50Ms, SchedP99Ms: run.sched.GoP99Ms, ServerRunWait: run.sched.ServerWait, ClientRunWait: run.sched.ClientWait,
 		P50Ms: ms(percentile(samples, 50)), P99Ms: ms(percentile(samples, 99)),
 		BareP50Ms: ms(percentile(run.bare, 50)), BareP99Ms: ms(percentile(run.bare, 99)),
 		IdleBareP50Ms: ms(percentile(idle, 50)), IdleBareP99Ms: ms(percentile(idle, 99)),
@@ -435,18 +474,16 @@ func (run *latencyRun) result(ctx context.Context, conn *pgx.Conn, clients []*ws
 
 // drainClients waits until every client has received the event at head or ended, at most
 // gwDrainTimeout; it reports the clients that did not.
-func drainClients(ctx context.Context, clients []*wsClient, head int64) error {
+func drainClients(ctx context.Context, slots []clientSlot, head int64) error {
 	deadline := time.Now().Add(gwDrainTimeout)
 	for {
 		behind, ended := 0, 0
-		for _, c := range clients {
-			select {
-			case <-c.done:
+		for i := range slots {
+			if slots[i].ended.Load() != 0 {
 				ended++
 				continue
-			default:
 			}
-			if c.lastSeq.Load() < head {
+			if slots[i].lastSeq.Load() < head {
 				behind++
 			}
 		}
@@ -454,7 +491,7 @@ func drainClients(ctx context.Context, clients []*wsClient, head int64) error {
 		case behind == 0 && ended == 0:
 			return nil
 		case behind == 0:
-			return fmt.Errorf("%d connections ended before the last event: %w", ended, clientFailure(clients))
+			return fmt.Errorf("%d connections ended before the last event: %w", ended, slotFailure(slots))
 		case time.Now().After(deadline):
 			return fmt.Errorf("%d connections had not received seq %d after %v, %d ended", behind, head, gwDrainTimeout, ended)
 		}
@@ -499,8 +536,10 @@ func gatewayFanoutCase(ctx context.Context, w *gatewayWorld, o options) (r gatew
 		bareCount.add(c)
 	}
 	r.FrameBytes = len(frame)
-	r.Frames, r.FramesPerSecond, r.BusyCores = gw.frames, gw.rate(), round2(gw.cores/gwFanoutRounds)
-	r.BareFrames, r.BareFramesPerSecond, r.BareBusyCores = bareCount.frames, bareCount.rate(), round2(bareCount.cores/gwFanoutRounds)
+	r.Frames, r.FramesPerSecond = gw.frames, gw.rate()
+	r.BusyCores, r.ServerCores, r.ClientCores = gw.meanCPU()
+	r.BareFrames, r.BareFramesPerSecond = bareCount.frames, bareCount.rate()
+	r.BareBusyCores, r.BareServerCores, r.BareClientCores = bareCount.meanCPU()
 	r.Ratio = round2(r.FramesPerSecond / r.BareFramesPerSecond)
 	return r, nil
 }
@@ -508,35 +547,34 @@ func gatewayFanoutCase(ctx context.Context, w *gatewayWorld, o options) (r gatew
 // fanout is the gateway's half of a round of gatewayFanoutCase, measured for d; it returns
 // the first event frame and the writer's transactions.
 func (w *gatewayWorld) fanout(ctx context.Context, o options, d time.Duration) (frameCount, []byte, int64, error) {
-	conns, err := dialAll(ctx, o.gwFanoutConns, w.ws, w.tokens)
+	clients, err := startClientProc(ctx, clientSpec{URL: w.ws, Tokens: w.tokens, N: o.gwFanoutConns, KeepFirst: true})
 	if err != nil {
 		return frameCount{}, nil, 0, fmt.Errorf("gateway fan-out: %w", err)
 	}
-	clients := startClients(conns, false, true, time.Now())
+	defer func() { _, _ = clients.stop() }()
 	var (
 		stop     atomic.Bool
 		appended atomic.Int64
 		done     = make(chan error, 1)
 	)
-	go func() { done <- w.write(ctx, clients, &stop, &appended) }()
+	go func() { done <- w.write(ctx, clients.slots, &stop, &appended) }()
 	count, measureErr := measureFrames(ctx, clients, o.warmup, d)
 	stop.Store(true)
 	writeErr := <-done
-	failure := clientFailure(clients)
-	closeClients(clients)
-	if err := errors.Join(measureErr, writeErr, failure, w.waitConnections(ctx, 0)); err != nil {
+	got, stopErr := clients.stop()
+	if err := errors.Join(measureErr, writeErr, stopErr, w.waitConnections(ctx, 0)); err != nil {
 		return frameCount{}, nil, 0, fmt.Errorf("gateway fan-out: %w", err)
 	}
-	if clients[0].first == nil {
+	if got.First == nil {
 		return frameCount{}, nil, 0, errors.New("gateway fan-out: no event frame arrived")
 	}
-	return count, clients[0].first, appended.Load() / gwEventsPerTx, nil
+	return count, got.First, appended.Load() / gwEventsPerTx, nil
 }
 
 // write appends gwEventsPerTx events per transaction until stop, each as soon as the slowest
 // client is at most gwWindow transactions behind the events appended so far.
-func (w *gatewayWorld) write(ctx context.Context, clients []*wsClient, stop *atomic.Bool, appended *atomic.Int64) error {
-	return pace(ctx, clients, stop, func(slowest int64) error {
+func (w *gatewayWorld) write(ctx context.Context, slots []clientSlot, stop *atomic.Bool, appended *atomic.Int64) error {
+	return pace(ctx, slots, stop, func(slowest int64) error {
 		for appended.Load() <= slowest+gwWindow*gwEventsPerTx && !stop.Load() {
 			if err := appendReal(ctx, w.app, w.events(gwEventsPerTx)); err != nil {
 				return err
@@ -551,14 +589,25 @@ func (w *gatewayWorld) write(ctx context.Context, clients []*wsClient, stop *ato
 type frameCount struct {
 	frames  int64
 	elapsed time.Duration
-	cores   float64 // the machine's busy cores meanwhile (summed by add)
+	cpu     cpuUse // the busy cores meanwhile (summed by add)
+	counts  int    // how many counts add summed
 }
 
 // add sums c into f.
 func (f *frameCount) add(c frameCount) {
 	f.frames += c.frames
 	f.elapsed += c.elapsed
-	f.cores += c.cores
+	f.cpu.All += c.cpu.All
+	f.cpu.Server += c.cpu.Server
+	f.cpu.Clients += c.cpu.Clients
+	f.counts++
+}
+
+// meanCPU returns the mean busy cores of the counts add summed: the machine's, the
+// benchmark's process's and the client process's.
+func (f frameCount) meanCPU() (all, server, clients float64) {
+	n := float64(max(f.counts, 1))
+	return round2(f.cpu.All / n), round2(f.cpu.Server / n), round2(f.cpu.Clients / n)
 }
 
 // rate is the frames per second.
@@ -567,15 +616,15 @@ func (f frameCount) rate() float64 {
 }
 
 // measureFrames waits warmup, then counts the event frames the clients receive in d.
-func measureFrames(ctx context.Context, clients []*wsClient, warmup, d time.Duration) (frameCount, error) {
+func measureFrames(ctx context.Context, clients *clientProc, warmup, d time.Duration) (frameCount, error) {
 	if !sleepCtx(ctx, warmup) {
 		return frameCount{}, ctx.Err()
 	}
-	before, cpu, began := totalFrames(clients), readCPUTimes(), time.Now()
+	before, cpu, began := totalFrames(clients.slots), sampleCPU(clients.pid()), time.Now()
 	if !sleepCtx(ctx, d) {
 		return frameCount{}, ctx.Err()
 	}
-	return frameCount{frames: totalFrames(clients) - before, elapsed: time.Since(began), cores: cpu.busyCores(readCPUTimes())}, nil
+	return frameCount{frames: totalFrames(clients.slots) - before, elapsed: time.Since(began), cpu: cpu.use(sampleCPU(clients.pid()))}, nil
 }
 
 // bareFanout is the baseline's half of a round of gatewayFanoutCase, measured for d.
@@ -589,17 +638,19 @@ func bareFanout(ctx context.Context, frame []byte, o options, d time.Duration) (
 			err = fmt.Errorf("bare server: %w", cerr)
 		}
 	}()
-	conns, err := dialAll(ctx, o.gwFanoutConns, b.url(), nil)
+	clients, err := startClientProc(ctx, clientSpec{URL: b.url(), N: o.gwFanoutConns})
 	if err != nil {
 		return count, fmt.Errorf("bare fan-out: %w", err)
 	}
-	clients := startClients(conns, false, false, time.Now())
+	// The clients stop first (before the deferred close), so that their ends do not count as
+	// failures and no handler of the server blocks on a write.
+	defer func() { _, _ = clients.stop() }()
 	var stop atomic.Bool
 	paced := make(chan error, 1)
 	go func() {
 		// The same window as the gateway's writer: gwWindow transactions of gwEventsPerTx
 		// frames beyond the slowest client.
-		paced <- pace(ctx, clients, &stop, func(slowest int64) error {
+		paced <- pace(ctx, clients.slots, &stop, func(slowest int64) error {
 			b.raise((slowest/gwEventsPerTx + gwWindow + 1) * gwEventsPerTx)
 			return nil
 		})
@@ -607,11 +658,8 @@ func bareFanout(ctx context.Context, frame []byte, o options, d time.Duration) (
 	count, err = measureFrames(ctx, clients, o.warmup, d)
 	stop.Store(true)
 	paceErr := <-paced
-	failure := clientFailure(clients)
-	// The clients close first, so that their ends do not count as failures; the deferred
-	// close then stops the server's handlers.
-	closeClients(clients)
-	if err := errors.Join(err, paceErr, failure); err != nil {
+	_, stopErr := clients.stop()
+	if err := errors.Join(err, paceErr, stopErr); err != nil {
 		return count, fmt.Errorf("bare fan-out: %w", err)
 	}
 	return count, nil

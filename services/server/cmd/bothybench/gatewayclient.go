@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -19,17 +18,22 @@ import (
 )
 
 // The benchmark's WebSocket clients, shared by the gateway and the bare broadcast server so
-// both are read by the same code: dial with a bearer token, send hello, read ready, then read
-// frames continuously, counting the event frames (and, for the latency case, recording when
-// each arrived).
+// both are read by the same code (wsConn, the benchmark's own minimal client): dial with a
+// bearer token, send hello, read ready, then read frames continuously, counting the event
+// frames (and, for the latency case, recording when each arrived). The clients of the
+// latency and fan-out cases run in a client process of their own (clientProc) and publish
+// their counts in memory shared with the benchmark's process (clientSlot).
 
 const (
 	// dialWorkers is how many connections are dialled (and started with hello) at once.
 	dialWorkers = 32
 	// dialTimeout bounds one dial with its hello and ready.
 	dialTimeout = 60 * time.Second
-	// clientReadLimit is the largest frame a client reads (a ready frame carries a snapshot).
+	// clientReadLimit is the most a client keeps of a frame it keeps whole (the first event
+	// frame of the fan-out case, which the bare server then writes).
 	clientReadLimit = 1 << 20
+	// eventKeep is how much of every other frame a client keeps: the op, and an event's seq.
+	eventKeep = 64
 	// helloFrame is the first frame every client sends.
 	helloFrame = `{"op":"hello"}`
 )
@@ -40,23 +44,44 @@ var (
 	eventPrefix = []byte(`{"op":"event","event":{"seq":`)
 )
 
-// arrival is one event frame a recording client received: its seq and when, as the time since
-// the case's base time (monotonic).
+// clock reads times that compare across the benchmark's processes: the wall clock read once
+// at its anchor, plus the monotonic time since. (Go's monotonic readings count from each
+// process's start, so they do not compare across processes; the wall clock may be slewed
+// between the two processes' anchors, by microseconds at most.)
+type clock struct {
+	anchor time.Time
+	wall   int64 // anchor's wall clock, in ns since the Unix epoch
+}
+
+// newClock anchors a clock at t (read with time.Now, so with its monotonic reading).
+func newClock(t time.Time) clock { return clock{anchor: t, wall: t.UnixNano()} }
+
+// at returns t on the clock, in ns.
+func (k clock) at(t time.Time) int64 { return k.wall + int64(t.Sub(k.anchor)) }
+
+// arrival is one event frame a recording client received: its seq and when (clock.at).
 type arrival struct {
 	seq int64
-	at  time.Duration
+	at  int64
+}
+
+// clientSlot is what one client publishes while it reads, in a cache line of its own: in the
+// client process's memory shared with the benchmark's process, or in the process's own.
+type clientSlot struct {
+	frames  atomic.Int64 // event frames received
+	lastSeq atomic.Int64 // seq of the last event frame
+	ended   atomic.Int64 // 1 once the connection ended on its own (a failure)
+	_       [40]byte
 }
 
 // wsClient is one connection of the benchmark and its reading goroutine.
 type wsClient struct {
-	conn *websocket.Conn
+	conn *wsConn
+	slot *clientSlot
 
-	frames  atomic.Int64 // event frames received
-	lastSeq atomic.Int64 // seq of the last event frame
-
-	// record keeps every arrival (the latency case); base is the time arrivals count from.
+	// record keeps every arrival (the latency case), on clock.
 	record   bool
-	base     time.Time
+	clock    clock
 	arrivals []arrival // owned by the reading goroutine until done is closed
 	// keepFirst keeps a copy of the first event frame (the bare server writes it).
 	keepFirst bool
@@ -69,61 +94,43 @@ type wsClient struct {
 
 // dialClient connects to the WebSocket at url with token as its bearer (none when empty),
 // sends hello and reads frames until ready (or fails with the frame that came instead).
-func dialClient(ctx context.Context, hc *http.Client, url, token string) (*websocket.Conn, error) {
+func dialClient(ctx context.Context, url, token string) (*wsConn, error) {
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	h := http.Header{}
-	if token != "" {
-		h.Set("Authorization", "Bearer "+token)
-	}
-	conn, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: hc, HTTPHeader: h})
-	status := 0
-	if resp != nil {
-		status = resp.StatusCode
-		if resp.Body != nil { // the library keeps the first KiB of a refusal
-			_ = resp.Body.Close()
-		}
-	}
+	conn, err := dialWS(ctx, url, token)
 	if err != nil {
-		return nil, fmt.Errorf("dial %s (status %d): %w", url, status, err)
+		return nil, err
 	}
-	conn.SetReadLimit(clientReadLimit)
-	if err := conn.Write(ctx, websocket.MessageText, []byte(helloFrame)); err != nil {
-		_ = conn.CloseNow()
+	if err := conn.writeText([]byte(helloFrame)); err != nil {
+		_ = conn.close()
 		return nil, fmt.Errorf("send hello: %w", err)
+	}
+	// Bounded like the dial; reading goes on without a deadline.
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.conn.SetReadDeadline(dl)
 	}
 	var buf []byte
 	for {
-		buf, err = readMessage(ctx, conn, buf)
+		buf, _, err = conn.readMessage(buf, eventKeep)
 		if err != nil {
-			_ = conn.CloseNow()
+			_ = conn.close()
 			return nil, fmt.Errorf("wait for ready: %w", err)
 		}
 		if bytes.HasPrefix(buf, readyPrefix) {
+			_ = conn.conn.SetReadDeadline(time.Time{})
 			return conn, nil
 		}
 		if !bytes.HasPrefix(buf, eventPrefix) {
-			_ = conn.CloseNow()
+			_ = conn.close()
 			return nil, fmt.Errorf("wait for ready: got %.200s", buf)
 		}
 	}
 }
 
-// newDialClient returns the HTTP client the dials share: no proxy, no limit per host.
-func newDialClient() *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone() //nolint:forcetypeassert // net/http's documented type.
-	tr.Proxy = nil
-	tr.MaxIdleConns = 0
-	tr.MaxConnsPerHost = 0
-	return &http.Client{Transport: tr}
-}
-
 // dialAll opens n connections to url, the i-th with tokens[i%len(tokens)] (or none), each
 // started with hello and ready, dialWorkers at a time. On failure it closes what it opened.
-func dialAll(ctx context.Context, n int, url string, tokens []string) ([]*websocket.Conn, error) {
-	hc := newDialClient()
-	defer hc.CloseIdleConnections()
-	conns := make([]*websocket.Conn, n)
+func dialAll(ctx context.Context, n int, url string, tokens []string) ([]*wsConn, error) {
+	conns := make([]*wsConn, n)
 	var (
 		next     atomic.Int64
 		wg       gosync.WaitGroup
@@ -143,7 +150,7 @@ func dialAll(ctx context.Context, n int, url string, tokens []string) ([]*websoc
 				if len(tokens) > 0 {
 					token = tokens[i%len(tokens)]
 				}
-				c, err := dialClient(ctx, hc, url, token)
+				c, err := dialClient(ctx, url, token)
 				if err != nil {
 					errOnce.Do(func() { firstErr = fmt.Errorf("connection %d of %d: %w", i+1, n, err); cancel() })
 					return
@@ -159,7 +166,7 @@ func dialAll(ctx context.Context, n int, url string, tokens []string) ([]*websoc
 	if firstErr != nil {
 		for _, c := range conns {
 			if c != nil {
-				_ = c.CloseNow()
+				_ = c.close()
 			}
 		}
 		return nil, firstErr
@@ -167,29 +174,40 @@ func dialAll(ctx context.Context, n int, url string, tokens []string) ([]*websoc
 	return conns, nil
 }
 
-// startClients starts a reading goroutine on each connection; record and keepFirst apply to
-// every client (keepFirst to the first only).
-func startClients(conns []*websocket.Conn, record, keepFirst bool, base time.Time) []*wsClient {
+// startClients starts a reading goroutine on each connection, with slots of the process's
+// own memory; record and keepFirst apply to every client (keepFirst to the first only), and
+// arrivals are on a clock anchored at base.
+func startClients(conns []*wsConn, record, keepFirst bool, base time.Time) []*wsClient {
+	return startClientsIn(conns, make([]clientSlot, len(conns)), record, keepFirst, newClock(base))
+}
+
+// startClientsIn is startClients with the given slots (one per connection) and clock.
+func startClientsIn(conns []*wsConn, slots []clientSlot, record, keepFirst bool, k clock) []*wsClient {
 	clients := make([]*wsClient, len(conns))
 	for i, conn := range conns {
-		c := &wsClient{conn: conn, record: record, base: base, keepFirst: keepFirst && i == 0, done: make(chan struct{})}
+		c := &wsClient{conn: conn, slot: &slots[i], record: record, clock: k, keepFirst: keepFirst && i == 0, done: make(chan struct{})}
 		clients[i] = c
 		go c.read()
 	}
 	return clients
 }
 
-// read reads frames until the connection ends. It passes a context without cancellation, so
-// the library sets up no timer per frame; the benchmark ends it by closing the connection.
+// read reads frames until the connection ends; the benchmark ends it by closing the
+// connection.
 func (c *wsClient) read() {
 	defer close(c.done)
-	buf := make([]byte, 0, 2048)
+	buf := make([]byte, 0, eventKeep)
 	for {
+		keep := eventKeep
+		if c.keepFirst && c.first == nil {
+			keep = clientReadLimit
+		}
 		var err error
-		buf, err = readMessage(context.Background(), c.conn, buf)
+		buf, _, err = c.conn.readMessage(buf, keep)
 		if err != nil {
 			if !c.closing.Load() {
 				c.err = err
+				c.slot.ended.Store(1)
 			}
 			return
 		}
@@ -198,35 +216,14 @@ func (c *wsClient) read() {
 			continue
 		}
 		if c.record {
-			c.arrivals = append(c.arrivals, arrival{seq: seq, at: time.Since(c.base)})
+			c.arrivals = append(c.arrivals, arrival{seq: seq, at: c.clock.at(time.Now())})
 		}
 		if c.keepFirst && c.first == nil {
 			c.first = bytes.Clone(buf)
+			buf = make([]byte, 0, eventKeep)
 		}
-		c.lastSeq.Store(seq)
-		c.frames.Add(1)
-	}
-}
-
-// readMessage reads one message into buf (reused) and returns it.
-func readMessage(ctx context.Context, conn *websocket.Conn, buf []byte) ([]byte, error) {
-	_, r, err := conn.Reader(ctx)
-	if err != nil {
-		return buf[:0], err
-	}
-	buf = buf[:0]
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if errors.Is(err, io.EOF) {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
+		c.slot.lastSeq.Store(seq)
+		c.slot.frames.Add(1)
 	}
 }
 
@@ -240,28 +237,25 @@ func eventSeq(frame []byte) (int64, bool) {
 	if end < 0 {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(string(rest[:end]), 10, 64)
-	return n, err == nil
+	var n int64
+	for _, d := range rest[:end] {
+		if d < '0' || d > '9' || n > (1<<62)/10 {
+			return 0, false
+		}
+		n = n*10 + int64(d-'0')
+	}
+	return n, end > 0
 }
 
 // closeClients closes every connection without a handshake and waits for the readers.
 func closeClients(clients []*wsClient) {
 	for _, c := range clients {
 		c.closing.Store(true)
-		_ = c.conn.CloseNow()
+		_ = c.conn.close()
 	}
 	for _, c := range clients {
 		<-c.done
 	}
-}
-
-// totalFrames sums the event frames every client received.
-func totalFrames(clients []*wsClient) int64 {
-	var n int64
-	for _, c := range clients {
-		n += c.frames.Load()
-	}
-	return n
 }
 
 // clientFailure returns the error of the first client whose connection ended on its own.
@@ -274,6 +268,26 @@ func clientFailure(clients []*wsClient) error {
 			}
 			return fmt.Errorf("connection %d ended", i+1)
 		default:
+		}
+	}
+	return nil
+}
+
+// totalFrames sums the event frames every client received.
+func totalFrames(slots []clientSlot) int64 {
+	var n int64
+	for i := range slots {
+		n += slots[i].frames.Load()
+	}
+	return n
+}
+
+// slotFailure names the first client whose connection ended on its own (the client process
+// tells why when it stops).
+func slotFailure(slots []clientSlot) error {
+	for i := range slots {
+		if slots[i].ended.Load() != 0 {
+			return fmt.Errorf("connection %d ended", i+1)
 		}
 	}
 	return nil
@@ -398,10 +412,10 @@ func (b *bareServer) close() error {
 }
 
 // slowest returns the fewest event frames any client has received.
-func slowest(clients []*wsClient) int64 {
-	n := clients[0].frames.Load()
-	for _, c := range clients[1:] {
-		n = min(n, c.frames.Load())
+func slowest(slots []clientSlot) int64 {
+	n := slots[0].frames.Load()
+	for i := range slots[1:] {
+		n = min(n, slots[i+1].frames.Load())
 	}
 	return n
 }
@@ -409,17 +423,17 @@ func slowest(clients []*wsClient) int64 {
 // pace calls next with the frames the slowest client has received whenever that changed
 // (and once at the start), every paceInterval, until stop is set, next fails, ctx ends, a
 // client's connection ends, or the slowest client receives nothing for gwStallTimeout.
-func pace(ctx context.Context, clients []*wsClient, stop *atomic.Bool, next func(slowest int64) error) error {
+func pace(ctx context.Context, slots []clientSlot, stop *atomic.Bool, next func(slowest int64) error) error {
 	last, progressed := int64(-1), time.Now()
 	for !stop.Load() {
-		s := slowest(clients)
+		s := slowest(slots)
 		if s != last {
 			last, progressed = s, time.Now()
 			if err := next(s); err != nil {
 				return err
 			}
 		}
-		if err := clientFailure(clients); err != nil {
+		if err := slotFailure(slots); err != nil {
 			return err
 		}
 		if time.Since(progressed) > gwStallTimeout {

@@ -32,8 +32,20 @@ type gatewayLatency struct {
 	Deliveries int    `json:"deliveries"`
 	Missing    int    `json:"missing"`
 	DrainError string `json:"drain_error,omitempty"`
-	// BusyCores is how many of the machine's cores were busy in the window (/proc/stat).
-	BusyCores     float64 `json:"busy_cores"`
+	// BusyCores is how many of the machine's cores were busy in the window (/proc/stat),
+	// ServerCores how many the benchmark's process used (the App: the gateway, its log tail
+	// and the writers) and ClientCores the client process (/proc/<pid>/stat).
+	BusyCores   float64 `json:"busy_cores"`
+	ServerCores float64 `json:"server_cores"`
+	ClientCores float64 `json:"client_cores"`
+	// SchedP50Ms and SchedP99Ms are the Go scheduler's latency in the benchmark's process in
+	// the window (how long a runnable goroutine, such as a writer whose commit returned,
+	// waited to run); ServerRunWait and ClientRunWait are how many threads of each process
+	// waited for a CPU on average (/proc/<pid>/task/*/schedstat).
+	SchedP50Ms    float64 `json:"sched_p50_ms"`
+	SchedP99Ms    float64 `json:"sched_p99_ms"`
+	ServerRunWait float64 `json:"server_run_wait"`
+	ClientRunWait float64 `json:"client_run_wait"`
 	BareSamples   int     `json:"bare_samples"`
 	P50Ms         float64 `json:"p50_ms"`
 	P99Ms         float64 `json:"p99_ms"`
@@ -60,9 +72,15 @@ type gatewayFanout struct {
 	BareFramesPerSecond float64 `json:"bare_frames_per_second"`
 	Ratio               float64 `json:"ratio"`
 	// BusyCores and BareBusyCores are how many of the machine's cores were busy while each
-	// was measured (/proc/stat).
-	BusyCores     float64 `json:"busy_cores"`
-	BareBusyCores float64 `json:"bare_busy_cores"`
+	// was measured (/proc/stat); ServerCores and BareServerCores how many of them the
+	// benchmark's process used (the App and its writer, or the bare broadcast server), and
+	// ClientCores and BareClientCores the client process (/proc/<pid>/stat).
+	BusyCores       float64 `json:"busy_cores"`
+	BareBusyCores   float64 `json:"bare_busy_cores"`
+	ServerCores     float64 `json:"server_cores"`
+	BareServerCores float64 `json:"bare_server_cores"`
+	ClientCores     float64 `json:"client_cores"`
+	BareClientCores float64 `json:"bare_client_cores"`
 }
 
 // gatewayIdle is the memory of idle connections on the server's side.
@@ -92,7 +110,7 @@ func (g gatewayResult) targets() []target {
 	var out []target
 	if l := g.Latency; l.Deliveries > 0 {
 		name := fmt.Sprintf("gateway commit-to-frame p99 / bare NOTIFY round trip p99 (%d connections, %d events/s", l.Connections, l.RequestedRate)
-		held := l.AchievedRate >= gwRateHeld*float64(l.RequestedRate)
+		held := l.held()
 		if !held {
 			name += fmt.Sprintf(" requested, %.0f achieved", l.AchievedRate)
 		}
@@ -117,6 +135,12 @@ func (g gatewayResult) targets() []target {
 	return out
 }
 
+// held reports whether the run achieved the load it was asked for (gwRateHeld of it): its
+// latency says something about that load only then.
+func (l gatewayLatency) held() bool {
+	return l.AchievedRate >= gwRateHeld*float64(l.RequestedRate)
+}
+
 // measured reports whether the gateway cases ran.
 func (g gatewayResult) measured() bool {
 	return g.Latency.Deliveries > 0 || g.Fanout.BareFrames > 0 || g.Idle.Connections > 0
@@ -131,18 +155,26 @@ func (g gatewayResult) markdown(w func(format string, args ...any)) {
 	w("`gateway.heartbeat_interval` %s so that no heartbeat runs during a case). The connections\n", g.HeartbeatInterval)
 	w("are Sam's and Robin's in turn, each with a member grant on the one channel every event is\n")
 	w("posted in (`message.created` in one thread, written by Alex), so every connection receives\n")
-	w("every event, authorized for it at delivery time. Every client is a `github.com/coder/websocket`\n")
-	w("connection with its bearer token in the upgrade's `Authorization` header that sends `hello`,\n")
-	w("reads `ready` and then reads frames continuously.\n")
+	w("every event, authorized for it at delivery time. Every client is the benchmark's own minimal\n")
+	w("WebSocket client (RFC 6455 over a `net.Conn`, no extension): it upgrades with its bearer\n")
+	w("token in the `Authorization` header, sends a masked `hello`, reads `ready`, and then reads\n")
+	w("frames continuously through a 16 KiB buffer, answering ping and close, keeping the first %d\n", eventKeep)
+	w("bytes of each message (an event's seq, read without decoding JSON) and skipping the rest.\n")
+	w("The clients of the latency and fan-out cases run in a client process of their own (the\n")
+	w("benchmark's binary run again), so the benchmark's process holds the servers alone and the\n")
+	w("busy cores of each side are measured apart (/proc/<pid>/stat).\n")
 
 	w("\n### Commit-to-frame latency\n\n")
 	w("Figure: from the moment a writer's commit returned (`RunInTx` with the appender, one event per\n")
 	w("transaction, %d writers sharing the load) to the moment a client had read the event's frame,\n", l.Writers)
-	w("for each of the %d connections (clients in the benchmark's process), over every event\n", l.Connections)
+	w("for each of the %d connections (clients in the client process; both processes read\n", l.Connections)
+	w("the wall clock once and the monotonic clock after), over every event\n")
 	w("committed in the measured window. Baseline: the bare LISTEN/NOTIFY round trip between two\n")
 	w("plain connections to the same database, measured in the same window under the same load.\n")
 	w("Two runs on the same connections: the target's load, and a fifth of it for reference.\n")
-	w("Lower is better; the ratio is figure / baseline.\n\n")
+	w("Lower is better; the ratio is figure / baseline. A load counts as reached when the writers\n")
+	w("committed at least %.0f%% of the events asked for in the window; a ratio measured at a load\n", gwRateHeld*100)
+	w("that was not reached says nothing about the target and is marked so.\n\n")
 	w("| load | percentile | gateway | bare NOTIFY round trip | ratio |\n")
 	w("| --- | --- | ---: | ---: | ---: |\n")
 	runs := []gatewayLatency{l}
@@ -150,17 +182,41 @@ func (g gatewayResult) markdown(w func(format string, args ...any)) {
 		runs = append(runs, g.LatencyReference)
 	}
 	for _, r := range runs {
-		w("| %d events/s | p50 | %.2f ms | %.2f ms | %.2f |\n", r.RequestedRate, r.P50Ms, r.BareP50Ms, r.P50Ratio)
-		w("| %d events/s | p99 | %.2f ms | %.2f ms | %.2f |\n", r.RequestedRate, r.P99Ms, r.BareP99Ms, r.P99Ratio)
+		mark := ""
+		if !r.held() {
+			mark = " (load not reached)"
+		}
+		w("| %d events/s | p50 | %.2f ms | %.2f ms | %.2f%s |\n", r.RequestedRate, r.P50Ms, r.BareP50Ms, r.P50Ratio, mark)
+		w("| %d events/s | p99 | %.2f ms | %.2f ms | %.2f%s |\n", r.RequestedRate, r.P99Ms, r.BareP99Ms, r.P99Ratio, mark)
 	}
-	w("\n| load | events/s achieved | ticks skipped | events | deliveries | missing | busy cores | round trips |\n")
-	w("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	w("\n| load | events/s achieved | load reached | ticks skipped | events | deliveries | missing | busy cores (all, server, clients) | round trips |\n")
+	w("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, r := range runs {
-		w("| %d events/s | %.1f | %d | %d | %d | %d | %.2f | %d |\n", r.RequestedRate, r.AchievedRate, r.Skipped, r.Events, r.Deliveries, r.Missing, r.BusyCores, r.BareSamples)
+		w("| %d events/s | %.1f | %s | %d | %d | %d | %d | %.2f, %.2f, %.2f | %d |\n", r.RequestedRate, r.AchievedRate, yesNo(r.held()),
+			r.Skipped, r.Events, r.Deliveries, r.Missing, r.BusyCores, r.ServerCores, r.ClientCores, r.BareSamples)
 	}
-	w("\nBusy cores: how many of the machine's %d cores were busy in the window (/proc/stat), the\n", g.Cores)
-	w("database, the gateway and the clients together. Without load the bare round trip takes\n")
-	w("%.2f ms (p50) and %.2f ms (p99).\n", l.IdleBareP50Ms, l.IdleBareP99Ms)
+	w("\n| load | Go scheduler latency, server process (p50, p99) | threads waiting for a CPU (server, clients) |\n")
+	w("| --- | ---: | ---: |\n")
+	for _, r := range runs {
+		w("| %d events/s | %.2f ms, %.2f ms | %.2f, %.2f |\n", r.RequestedRate, r.SchedP50Ms, r.SchedP99Ms, r.ServerRunWait, r.ClientRunWait)
+	}
+	w("\nTicks skipped: ticks of the writers' pacer that found a second of ticks already queued.\n")
+	w("Busy cores: how many of the machine's %d cores were busy in the window: all of them\n", g.Cores)
+	w("(/proc/stat: the database, both processes, the kernel and anything else on the machine), the\n")
+	w("benchmark's process (the App: gateway, log tail and writers) and the client process\n")
+	w("(/proc/<pid>/stat). Go scheduler latency: how long a runnable goroutine of the benchmark's\n")
+	w("process (a session, the tail, a writer whose commit returned) waited to run\n")
+	w("(runtime/metrics `/sched/latencies:seconds`, bucket upper bounds). Threads waiting for a\n")
+	w("CPU: the time each process's threads spent runnable on the kernel's run queues per second\n")
+	w("of the window (/proc/<pid>/task/*/schedstat): above 0 when the machine had fewer free cores\n")
+	w("than the process wanted. Without load the bare round trip takes %.2f ms (p50) and %.2f ms\n", l.IdleBareP50Ms, l.IdleBareP99Ms)
+	w("(p99).\n")
+	for _, r := range runs {
+		if !r.held() {
+			w("At %d events/s the load was not reached: the writers committed %.1f events/s (%d ticks\n", r.RequestedRate, r.AchievedRate, r.Skipped)
+			w("skipped), so the latencies at that load do not measure the target.\n")
+		}
+	}
 	for _, r := range runs {
 		if r.DrainError != "" {
 			w("At %d events/s, after the load stopped, not every frame arrived: %s.\n", r.RequestedRate, r.DrainError)
@@ -168,21 +224,23 @@ func (g gatewayResult) markdown(w func(format string, args ...any)) {
 	}
 
 	w("\n### Fan-out\n\n")
-	w("Figure: event frames delivered per second to %d connections (clients in the benchmark's\n", f.Connections)
+	w("Figure: event frames delivered per second to %d connections (clients in the client\n", f.Connections)
 	w("process) while one writer appends %d events per transaction through the App, starting its next\n", f.EventsPerTx)
 	w("transaction as soon as the slowest connection is at most %d transactions behind (%d\n", f.Window, f.Transactions)
 	w("transactions in all), so the gateway is kept busy without any connection falling\n")
 	w("`gateway.send_buffer` batches behind. Baseline: a bare broadcast server written in the\n")
-	w("benchmark (`github.com/coder/websocket`, answers `hello` with `ready`, then writes the same\n")
-	w("pre-encoded %d-byte event frame the gateway sent to each of as many connections as fast as\n", f.FrameBytes)
-	w("each takes it, one `Write` per frame), read by the same client code. The baseline keeps the\n")
+	w("benchmark (a `github.com/coder/websocket` server like the gateway's: answers `hello` with\n")
+	w("`ready`, then writes the same pre-encoded %d-byte event frame the gateway sent to each of as\n", f.FrameBytes)
+	w("many connections as fast as each takes it, one `Write` per frame), in the benchmark's\n")
+	w("process, read by the same client code in a client process. The baseline keeps the\n")
 	w("same window (each connection at most %d frames ahead of the slowest client): written without\n", (f.Window+1)*f.EventsPerTx)
 	w("one, %d connections fill the kernel's socket buffers until TCP memory pressure stalls them all.\n", f.Connections)
 	w("The case runs in %d rounds, each measuring the gateway and then the baseline for 1/%d of the\n", f.Rounds, f.Rounds)
 	w("case's time on fresh connections, so drift on the machine hits both alike. Higher is better.\n\n")
-	w("| connections | gateway frames/s | bare broadcast frames/s | ratio | busy cores (gateway, bare) |\n")
-	w("| ---: | ---: | ---: | ---: | ---: |\n")
-	w("| %d | %.0f | %.0f | %.2f | %.2f, %.2f |\n", f.Connections, f.FramesPerSecond, f.BareFramesPerSecond, f.Ratio, f.BusyCores, f.BareBusyCores)
+	w("| connections | gateway frames/s | bare broadcast frames/s | ratio | busy cores, gateway (all, server, clients) | busy cores, bare (all, server, clients) |\n")
+	w("| ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	w("| %d | %.0f | %.0f | %.2f | %.2f, %.2f, %.2f | %.2f, %.2f, %.2f |\n", f.Connections, f.FramesPerSecond, f.BareFramesPerSecond, f.Ratio,
+		f.BusyCores, f.ServerCores, f.ClientCores, f.BareBusyCores, f.BareServerCores, f.BareClientCores)
 
 	w("\n### Memory per idle connection\n\n")
 	w("The benchmark's binary runs again as a child process that opens %d connections, sends `hello`,\n", i.Connections)
@@ -196,4 +254,12 @@ func (g gatewayResult) markdown(w func(format string, args ...any)) {
 	w("| connections | heap per connection | stacks per connection | total per connection | goroutines per connection |\n")
 	w("| ---: | ---: | ---: | ---: | ---: |\n")
 	w("| %d | %.2f KiB | %.2f KiB | %.2f KiB | %.2f |\n", i.Connections, i.HeapKiBPerConnection, i.StackKiBPerConnection, i.KiBPerConnection, i.GoroutinesPerConnection)
+}
+
+// yesNo spells a flag of a table.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }

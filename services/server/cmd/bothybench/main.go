@@ -61,6 +61,9 @@ import (
 )
 
 func main() {
+	if code, ok := clientsChildMain(); ok {
+		os.Exit(code)
+	}
 	if spec, ok := os.LookupEnv(idleChildEnv); ok {
 		os.Exit(idleChild(spec, os.Stdin, os.Stdout, os.Stderr))
 	}
