@@ -117,6 +117,7 @@ type Gateway struct {
 	cfg     Config
 	log     *slog.Logger
 	batches *batchCache
+	hub     *hub
 
 	// stop ends the work sessions share (a batch's directory lookup) when Shutdown gives up.
 	stop context.CancelFunc
@@ -167,6 +168,7 @@ func New(deps Deps) (*Gateway, error) {
 	var shared context.Context
 	shared, g.stop = context.WithCancel(context.Background())
 	g.batches = newBatchCache(shared, deps.Delivery)
+	g.hub = newHub(deps.Tail, cfg.SendBuffer)
 	return g, nil
 }
 
@@ -210,6 +212,10 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	case <-g.closing:
 	default:
 		close(g.closing)
+	}
+	// A live connection's writer runs only when it has work: wake each to close.
+	for s := range g.sessions {
+		s.goAway()
 	}
 	g.mu.Unlock()
 	done := make(chan struct{})
