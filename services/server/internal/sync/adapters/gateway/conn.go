@@ -75,6 +75,15 @@ func (w *corkWriter) cork() {
 	w.mu.Unlock()
 }
 
+// flush writes what was gathered in one write and stays corked. The writer flushes after
+// each batch and before each page of catch-up, so that it holds no gathered bytes while it
+// waits for anything (the database, a batch's directory lookup).
+func (w *corkWriter) flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.flushLocked()
+}
+
 // uncork writes what was gathered in one write and writes through again.
 func (w *corkWriter) uncork() error {
 	w.mu.Lock()

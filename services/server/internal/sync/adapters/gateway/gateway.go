@@ -9,10 +9,12 @@
 // for live events. So a stored event reaches a client alike over both transports, and the
 // cursor means the same on both.
 //
-// Each connection costs two goroutines (its handler, which writes, and a reader), one tail
-// subscription of gateway.send_buffer batches, and nothing per event but the frames it
-// writes: the events of a tail batch are named (one directory query) and encoded once per
-// receiver kind for the whole process, and every connection writes those shared bytes.
+// The gateway holds one subscription to the tail (the hub), which queues each batch on
+// every live connection. An idle connection costs one goroutine (its reader) and small
+// buffers; its writer runs only while it has something to write, and writes the frames of
+// a batch in one write to the socket. Nothing is spent per event but the frames written:
+// the events of a tail batch are named (one directory query) and encoded once per receiver
+// kind for the whole process, and every connection writes those shared bytes.
 //
 // A Gateway is an http.Handler; wire mounts it at GET /api/v1/gateway beside the strict
 // server, runs the log tail, and calls Shutdown before the HTTP server drains. Many

@@ -314,7 +314,7 @@ func (s *session) goAway() {
 }
 
 // work is the writer once the session is live: it writes what is queued, corked so that
-// everything taken at once goes out in one write, until nothing is left, and ends.
+// the frames of a batch go out in one write, until nothing is left, and ends.
 func (s *session) work() {
 	defer s.recoverPanic()
 	for {
@@ -356,6 +356,10 @@ func (s *session) handleCorked(batches []syncmod.Batch, subErr error, in inbound
 	for _, b := range batches {
 		if end := s.deliver(b); end != nil {
 			return end
+		}
+		// One write per batch.
+		if s.cork.flush() != nil {
+			return dropped
 		}
 		if s.closing() {
 			return goingAway
@@ -408,6 +412,10 @@ func (s *session) end(e *ending) {
 	s.g.hub.remove(s)
 	if s.heart != nil {
 		s.heart.Stop()
+	}
+	// Whatever a panic left gathered goes out first; the close frame must not wait in it.
+	if s.cork.uncork() != nil {
+		e = dropped
 	}
 	s.finish(e)
 	close(s.done)
@@ -705,6 +713,10 @@ func (s *session) catchUp(head int64) *ending {
 		case <-s.g.closing:
 			return goingAway
 		default:
+		}
+		// The frames of the previous page go out before the next is read.
+		if s.cork.flush() != nil {
+			return dropped
 		}
 		page, err := s.g.deps.CatchUp.Page(s.ctx, syncmod.PageInput{After: s.cursor, Head: head})
 		if err != nil {
