@@ -19,6 +19,8 @@ import (
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/correlation"
+	"bothy.example.com/server/internal/kernel/logging"
 	"bothy.example.com/server/internal/kernel/problem"
 	syncmod "bothy.example.com/server/internal/sync"
 	syncapp "bothy.example.com/server/internal/sync/app"
@@ -37,9 +39,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 		}))
 		return
 	}
-	// The session outlives the request's context (the connection is hijacked), but keeps
-	// its values: the logger and the request id of the upgrade, for error frames and logs.
-	base := context.WithoutCancel(r.Context())
+	base := sessionContext(r.Context())
 	var who actor.Actor
 	authed := len(r.Header.Values("Authorization")) > 0
 	if authed {
@@ -74,6 +74,19 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 	// The handler returns now (its access log line says 101); the session runs on goroutines
 	// of its own until it ends and unregisters itself.
 	s.start()
+}
+
+// sessionContext is the context a session starts from. The session outlives the request
+// (the connection is hijacked and the handler returns), so it keeps, of the request's
+// context, what its logs and error frames use: the logger and the request id of the
+// upgrade. Nothing else: the request's contexts and whatever the server and the middleware
+// put in them would otherwise stay referenced by every connection for its whole life.
+func sessionContext(req context.Context) context.Context {
+	ctx := logging.With(context.Background(), logging.From(req))
+	if id := correlation.From(req); id != "" {
+		ctx = correlation.With(ctx, id)
+	}
+	return ctx
 }
 
 // authenticateHeader authenticates the Authorization header of the upgrade and admits its
