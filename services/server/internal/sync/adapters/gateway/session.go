@@ -227,6 +227,9 @@ func newSession(base context.Context, g *Gateway, conn *websocket.Conn, cork *co
 	return &session{
 		g: g, conn: conn, cork: cork, ctx: ctx, cancel: cancel, who: who, authed: authed,
 		done: make(chan struct{}), taken: make(chan struct{}, 1), wake: make(chan struct{}, 1),
+		// The start is the first writer: work queued before it runs (Shutdown's, once the
+		// session is registered) waits for it instead of starting another.
+		running: true,
 	}
 }
 
@@ -237,7 +240,6 @@ func (s *session) start() {
 	// The library's own limit lies above ours, so an oversized frame gets the gateway's
 	// close code (4007) rather than the library's 1009.
 	s.conn.SetReadLimit(s.g.cfg.MaxFrameBytes + 1)
-	s.running = true
 	s.helpers.Go(s.read)
 	go s.begin()
 }
