@@ -240,7 +240,8 @@ func (s *session) start() {
 	// The library's own limit lies above ours, so an oversized frame gets the gateway's
 	// close code (4007) rather than the library's 1009.
 	s.conn.SetReadLimit(s.g.cfg.MaxFrameBytes + 1)
-	s.helpers.Go(s.read)
+	logCtx := s.ctx // the writer replaces s.ctx when an auth frame names the actor
+	s.helpers.Go(func() { s.read(logCtx) })
 	go s.begin()
 }
 
@@ -460,11 +461,12 @@ func (s *session) finish(e *ending) {
 }
 
 // read decodes client frames until reading fails or a frame is bad, and hands each over.
-// Its reads have no context: the end of the session closes the connection, which ends them.
-func (s *session) read() {
+// Its reads have no context: the end of the session closes the connection, which ends them
+// (logCtx is for its log line only).
+func (s *session) read(logCtx context.Context) {
 	defer func() {
 		if v := recover(); v != nil {
-			s.g.log.ErrorContext(s.ctx, "panic in gateway reader", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			s.g.log.ErrorContext(logCtx, "panic in gateway reader", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			s.hand(inbound{err: errPanicked})
 		}
 	}()
