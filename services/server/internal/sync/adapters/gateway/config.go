@@ -15,8 +15,8 @@ var (
 	// KeySendBuffer bounds what a connection may fall behind by before it is switched to
 	// catch-up: the live batches of the log tail it has not written yet. The batches are
 	// shared by every connection of the process, so each waiting one costs a connection a
-	// reference, not a copy; the channel that holds them is allocated at that size for every
-	// connection, which is why the default is small.
+	// reference, not a copy; the queue that holds them grows only as batches wait (an idle
+	// connection has none).
 	KeySendBuffer = config.Define("gateway.send_buffer", config.KindInt, "64",
 		"most live batches of the log tail one WebSocket connection may have waiting (each at most sync.tail_batch_size events, shared by every connection); a connection further behind leaves live delivery and catches up from its own cursor (at least 1)")
 	// KeyHeartbeatInterval paces the heartbeats: a WebSocket ping and a heartbeat or cursor
@@ -28,10 +28,11 @@ var (
 	// to send its auth frame, every client its hello or resume, before any data flows.
 	KeyAuthTimeout = config.Define("gateway.auth_timeout", config.KindDuration, "10s",
 		"how long after the upgrade a WebSocket connection has to authenticate (auth frame, when the upgrade carried no Authorization header) and send hello or resume; later it is closed with 4002 (more than 0)")
-	// KeyWriteTimeout is how long one frame may take to reach a peer's socket; a peer that
-	// stopped reading is dropped then, instead of holding its connection forever.
+	// KeyWriteTimeout is how long one write may take to reach a peer's socket (the frames of
+	// a batch are written together); a peer that stopped reading is dropped then, instead of
+	// holding its connection forever.
 	KeyWriteTimeout = config.Define("gateway.write_timeout", config.KindDuration, "10s",
-		"longest one frame may take to be written to a WebSocket connection; a peer that stopped reading is disconnected then and resumes from its cursor (more than 0)")
+		"longest one write to a WebSocket connection's socket may take (the frames of a live batch are written together, at most 64 KiB at once); a peer that stopped reading is disconnected then and resumes from its cursor (more than 0)")
 	// KeyMaxFrameBytes bounds a client frame; client frames are small (a token at most), so
 	// anything larger is a mistake or an attack.
 	KeyMaxFrameBytes = config.Define("gateway.max_frame_bytes", config.KindBytes, "4096",

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -63,6 +64,27 @@ type envSettings struct {
 	pageSize     int
 	startTail    bool
 	snapshotFail error
+	wrapConn     func(net.Conn) net.Conn
+}
+
+// withServerConns wraps every connection the test server accepts (to watch the gateway's
+// writes to its sockets).
+func withServerConns(wrap func(net.Conn) net.Conn) envOption {
+	return func(s *envSettings) { s.wrapConn = wrap }
+}
+
+// wrappingListener wraps the connections of a listener.
+type wrappingListener struct {
+	net.Listener
+	wrap func(net.Conn) net.Conn
+}
+
+func (l wrappingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return l.wrap(c), nil
 }
 
 func withConfig(fn func(*gateway.Config)) envOption {
@@ -126,9 +148,13 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET "+gateway.Path, e.gw)
-	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	e.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mux.ServeHTTP(w, r.WithContext(logging.With(r.Context(), logger)))
 	}))
+	if s.wrapConn != nil {
+		e.srv.Listener = wrappingListener{Listener: e.srv.Listener, wrap: s.wrapConn}
+	}
+	e.srv.Start()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 		defer cancel()

@@ -286,11 +286,15 @@ func (d *fakeDirectory) count() int {
 
 // fakeSnapshot builds a snapshot of the head and the epoch, read from the log.
 type fakeSnapshot struct {
-	log  *fakeLog
-	fail error
+	log   *fakeLog
+	fail  error
+	panic bool // Build panics (a bug in a port)
 }
 
 func (f *fakeSnapshot) Build(ctx context.Context) (syncmod.SnapshotView, error) {
+	if f.panic {
+		panic("fake snapshot: boom")
+	}
 	if f.fail != nil {
 		return syncmod.SnapshotView{}, f.fail
 	}

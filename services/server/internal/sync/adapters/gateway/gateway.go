@@ -9,10 +9,12 @@
 // for live events. So a stored event reaches a client alike over both transports, and the
 // cursor means the same on both.
 //
-// Each connection costs two goroutines (its handler, which writes, and a reader), one tail
-// subscription of gateway.send_buffer batches, and nothing per event but the frames it
-// writes: the events of a tail batch are named (one directory query) and encoded once per
-// receiver kind for the whole process, and every connection writes those shared bytes.
+// The gateway holds one subscription to the tail (the hub), which queues each batch on
+// every live connection. An idle connection costs one goroutine (its reader) and small
+// buffers; its writer runs only while it has something to write, and writes the frames of
+// a batch in one write to the socket. Nothing is spent per event but the frames written:
+// the events of a tail batch are named (one directory query) and encoded once per receiver
+// kind for the whole process, and every connection writes those shared bytes.
 //
 // A Gateway is an http.Handler; wire mounts it at GET /api/v1/gateway beside the strict
 // server, runs the log tail, and calls Shutdown before the HTTP server drains. Many
@@ -117,6 +119,7 @@ type Gateway struct {
 	cfg     Config
 	log     *slog.Logger
 	batches *batchCache
+	hub     *hub
 
 	// stop ends the work sessions share (a batch's directory lookup) when Shutdown gives up.
 	stop context.CancelFunc
@@ -167,6 +170,7 @@ func New(deps Deps) (*Gateway, error) {
 	var shared context.Context
 	shared, g.stop = context.WithCancel(context.Background())
 	g.batches = newBatchCache(shared, deps.Delivery)
+	g.hub = newHub(deps.Tail, cfg.SendBuffer)
 	return g, nil
 }
 
@@ -210,6 +214,10 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	case <-g.closing:
 	default:
 		close(g.closing)
+	}
+	// A live connection's writer runs only when it has work: wake each to close.
+	for s := range g.sessions {
+		s.goAway()
 	}
 	g.mu.Unlock()
 	done := make(chan struct{})

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	gosync "sync"
@@ -17,6 +19,8 @@ import (
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/correlation"
+	"bothy.example.com/server/internal/kernel/logging"
 	"bothy.example.com/server/internal/kernel/problem"
 	syncmod "bothy.example.com/server/internal/sync"
 	syncapp "bothy.example.com/server/internal/sync/app"
@@ -35,9 +39,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 		}))
 		return
 	}
-	// The session outlives the request's context (the connection is hijacked), but keeps
-	// its values: the logger and the request id of the upgrade, for error frames and logs.
-	base := context.WithoutCancel(r.Context())
+	base := sessionContext(r.Context())
 	var who actor.Actor
 	authed := len(r.Header.Values("Authorization")) > 0
 	if authed {
@@ -57,18 +59,34 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 	}
-	// The origin was checked above, with the gateway's own rule.
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	// The origin was checked above, with the gateway's own rule. The upgrader gives the
+	// library the connection with small buffers over the session's corkWriter.
+	up := &upgrader{ResponseWriter: w, timeout: g.cfg.WriteTimeout}
+	conn, err := websocket.Accept(up, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		return // Accept answered the request.
 	}
-	s := newSession(base, g, conn, who, authed)
+	s := newSession(base, g, conn, up.cork, who, authed)
 	if !g.add(s) {
 		_ = conn.Close(CloseGoingAway, "server shutting down")
 		return
 	}
-	defer g.remove(s)
-	s.run()
+	// The handler returns now (its access log line says 101); the session runs on goroutines
+	// of its own until it ends and unregisters itself.
+	s.start()
+}
+
+// sessionContext is the context a session starts from. The session outlives the request
+// (the connection is hijacked and the handler returns), so it keeps, of the request's
+// context, what its logs and error frames use: the logger and the request id of the
+// upgrade. Nothing else: the request's contexts and whatever the server and the middleware
+// put in them would otherwise stay referenced by every connection for its whole life.
+func sessionContext(req context.Context) context.Context {
+	ctx := logging.With(context.Background(), logging.From(req))
+	if id := correlation.From(req); id != "" {
+		ctx = correlation.With(ctx, id)
+	}
+	return ctx
 }
 
 // authenticateHeader authenticates the Authorization header of the upgrade and admits its
@@ -158,30 +176,39 @@ type ending struct {
 // dropped ends a session whose connection is unusable.
 var dropped = &ending{drop: true}
 
-// session is one connection. Its goroutine (the handler's) is the only writer; a reader
-// goroutine decodes client frames and hands them over; a short-lived goroutine per
-// heartbeat waits for the pong.
+// session is one connection. Its reader goroutine stays for the connection's life; its
+// writer runs only while it has work: first the start (authentication, hello or resume),
+// then, started on demand and ending when it has written everything, whenever the hub
+// queues a batch, the reader hands a frame, a heartbeat is due, a ping was answered or the
+// gateway shuts down. One writer at a time: whoever queues work starts it unless it runs. A
+// short-lived goroutine per heartbeat waits for the pong.
 type session struct {
 	g      *Gateway
 	conn   *websocket.Conn
+	cork   *corkWriter
 	ctx    context.Context // the actor's, once known; cancelled when the session ends
 	cancel context.CancelFunc
 	who    actor.Actor
 	authed bool
 
-	in      chan inbound
-	done    chan struct{} // closed when run ends: the helpers stop handing things over
-	pong    chan struct{} // a ping ended (answered, or the connection failed)
+	done    chan struct{} // closed when the session ended: the helpers stop handing things over
+	taken   chan struct{} // the writer took the reader's frame
+	wake    chan struct{} // work was queued while the start runs
 	helpers gosync.WaitGroup
+	heart   *time.Timer // queues a heartbeat every gateway.heartbeat_interval once live
 
-	// writeTimer closes the connection when a write takes longer than gateway.write_timeout;
-	// write arms it for each frame. One timer per session, rather than a context with a
-	// deadline per frame (a timer, a cancellation registration and the library's AfterFunc
-	// for every frame), which cost a fan-out more than half its frames per second (make
-	// bench, the gateway's fan-out).
-	writeTimer *time.Timer
+	mu      gosync.Mutex // guards the work below
+	running bool         // a writer runs (or the session ended: none starts again)
+	ended   bool
+	batches []syncmod.Batch // queued by the hub, at most gateway.send_buffer
+	subErr  error           // the hub dropped the connection: errLagged, errHubLagged, ErrTailStopped
+	in      inbound         // the reader's frame, when hasIn
+	hasIn   bool
+	beatDue bool
+	ponged  bool
+	going   bool // Shutdown began
 
-	sub     syncmod.Subscription
+	// The writer's state, touched by the writer alone.
 	filter  *syncapp.Filter
 	epoch   uuid.UUID
 	cursor  int64 // everything up to it was checked and its frames written
@@ -189,38 +216,228 @@ type session struct {
 	lastLag time.Time
 	pinging bool
 	missed  int
+	closed  bool // end ran
 }
 
-func newSession(base context.Context, g *Gateway, conn *websocket.Conn, who actor.Actor, authed bool) *session {
+func newSession(base context.Context, g *Gateway, conn *websocket.Conn, cork *corkWriter, who actor.Actor, authed bool) *session {
 	ctx, cancel := context.WithCancel(base)
 	if authed {
 		ctx = actor.With(ctx, who)
 	}
-	s := &session{
-		g: g, conn: conn, ctx: ctx, cancel: cancel, who: who, authed: authed,
-		in: make(chan inbound), done: make(chan struct{}), pong: make(chan struct{}, 1),
+	return &session{
+		g: g, conn: conn, cork: cork, ctx: ctx, cancel: cancel, who: who, authed: authed,
+		done: make(chan struct{}), taken: make(chan struct{}, 1), wake: make(chan struct{}, 1),
+		// The start is the first writer: work queued before it runs (Shutdown's, once the
+		// session is registered) waits for it instead of starting another.
+		running: true,
 	}
-	s.writeTimer = time.AfterFunc(time.Hour, func() { _ = conn.CloseNow() })
-	s.writeTimer.Stop()
-	return s
 }
 
-// run serves the connection until it ends, then closes it and waits for its helpers.
-func (s *session) run() {
+// start runs the session: the reader on a goroutine of its own, the start on the writer.
+// Both are fresh goroutines, so neither keeps the stack of the HTTP handler (deep from the
+// middleware), which returns once they run.
+func (s *session) start() {
 	// The library's own limit lies above ours, so an oversized frame gets the gateway's
 	// close code (4007) rather than the library's 1009.
 	s.conn.SetReadLimit(s.g.cfg.MaxFrameBytes + 1)
-	readCtx := s.ctx // s.ctx changes when an auth frame names the actor
-	s.helpers.Go(func() { s.read(readCtx) })
-	end := s.loop()
-	if s.sub != nil {
-		s.sub.Close()
+	logCtx := s.ctx // the writer replaces s.ctx when an auth frame names the actor
+	s.helpers.Go(func() { s.read(logCtx) })
+	go s.begin()
+}
+
+// begin is the writer's first run: the start, then whatever was queued meanwhile.
+func (s *session) begin() {
+	defer s.recoverPanic()
+	if end := s.open(); end != nil {
+		s.end(end)
+		return
 	}
-	s.finish(end)
-	s.writeTimer.Stop()
+	s.heart = time.AfterFunc(s.g.cfg.HeartbeatInterval, s.queueBeat)
+	s.work()
+}
+
+// recoverPanic turns a panic of the writer into a close with 1011 and a log line, as the
+// router's Recover middleware does for a handler (the writer runs on no handler's
+// goroutine).
+func (s *session) recoverPanic() {
+	v := recover()
+	if v == nil {
+		return
+	}
+	s.g.log.ErrorContext(s.ctx, "panic in gateway connection", "panic", fmt.Sprint(v), "stack", string(debug.Stack()),
+		"principal_id", s.who.PrincipalID.String())
+	s.end(&ending{code: CloseInternal, reason: "internal error", frame: errorFrame(problem.From(s.ctx, errPanicked))})
+}
+
+// errPanicked is the problem of a connection whose writer panicked.
+var errPanicked = errors.New("gateway: connection panicked")
+
+// queue records work under the session's mutex and starts the writer unless it runs (or,
+// during the start, wakes it); false once the session ended.
+func (s *session) queue(f func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return false
+	}
+	f()
+	if s.running {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+		return true
+	}
+	s.running = true
+	go s.work()
+	return true
+}
+
+// offer queues a batch of the hub; false when the session ended or has buffer batches
+// waiting (it lagged: it leaves the hub and catches up from its cursor).
+func (s *session) offer(b syncmod.Batch, buffer int) bool {
+	ok, lagged := false, false
+	s.queue(func() {
+		if len(s.batches) >= buffer {
+			s.subErr, lagged = errLagged, true
+			return
+		}
+		s.batches = append(s.batches, b)
+		ok = true
+	})
+	if lagged {
+		s.g.log.WarnContext(s.ctx, laggedMessage, "buffer", buffer, "principal_id", s.who.PrincipalID.String())
+	}
+	return ok
+}
+
+// laggedMessage is logged when a connection leaves live delivery for catch-up.
+const laggedMessage = "gateway connection lagged: it catches up from its cursor"
+
+// lose records that the hub dropped the session (the tail dropped the hub or stopped).
+func (s *session) lose(err error) {
+	s.queue(func() { s.subErr = err })
+}
+
+// queueBeat queues a heartbeat (the heart timer's function).
+func (s *session) queueBeat() {
+	s.queue(func() { s.beatDue = true })
+}
+
+// goAway queues the close of Shutdown.
+func (s *session) goAway() {
+	s.queue(func() { s.going = true })
+}
+
+// work is the writer once the session is live: it writes what is queued, corked so that
+// the frames of a batch go out in one write, until nothing is left, and ends.
+func (s *session) work() {
+	defer s.recoverPanic()
+	for {
+		s.mu.Lock()
+		batches, subErr, in, hasIn, beatDue, ponged, going := s.batches, s.subErr, s.in, s.hasIn, s.beatDue, s.ponged, s.going
+		s.batches, s.subErr, s.in, s.hasIn, s.beatDue, s.ponged = nil, nil, inbound{}, false, false, false
+		if batches == nil && subErr == nil && !hasIn && !beatDue && !ponged && !going {
+			s.running = false
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		if hasIn {
+			s.taken <- struct{}{}
+		}
+		if end := s.handle(batches, subErr, in, hasIn, beatDue, ponged, going); end != nil {
+			s.end(end)
+			return
+		}
+	}
+}
+
+// handle writes one round of queued work: the batches in order, then the end of the hub's
+// registration, the client's frame, the pong, the heartbeat; shutdown first and after each
+// batch, so that it comes after the batch in flight.
+func (s *session) handle(batches []syncmod.Batch, subErr error, in inbound, hasIn, beatDue, ponged, going bool) *ending {
+	s.cork.cork()
+	end := s.handleCorked(batches, subErr, in, hasIn, beatDue, ponged, going)
+	if err := s.cork.uncork(); err != nil && end == nil {
+		return dropped
+	}
+	return end
+}
+
+func (s *session) handleCorked(batches []syncmod.Batch, subErr error, in inbound, hasIn, beatDue, ponged, going bool) *ending {
+	if going || s.closing() {
+		return goingAway
+	}
+	for _, b := range batches {
+		if end := s.deliver(b); end != nil {
+			return end
+		}
+		// One write per batch.
+		if s.cork.flush() != nil {
+			return dropped
+		}
+		if s.closing() {
+			return goingAway
+		}
+	}
+	if subErr != nil {
+		if end := s.resubscribe(subErr); end != nil {
+			return end
+		}
+	}
+	if hasIn {
+		if end := s.inbound(in); end != nil {
+			return end
+		}
+	}
+	if ponged {
+		s.pinging, s.missed = false, 0
+	}
+	if beatDue {
+		if end := s.beat(); end != nil {
+			return end
+		}
+		s.heart.Reset(s.g.cfg.HeartbeatInterval)
+	}
+	return nil
+}
+
+// closing reports whether Shutdown began.
+func (s *session) closing() bool {
+	select {
+	case <-s.g.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+// end closes the connection as e says, stops what the session started and unregisters it.
+func (s *session) end(e *ending) {
+	if s.closed {
+		// A panic while ending: the connection is closed, the rest may not have run.
+		_ = s.conn.CloseNow()
+		return
+	}
+	s.closed = true
+	s.mu.Lock()
+	s.ended, s.running = true, true
+	s.batches = nil
+	s.mu.Unlock()
+	s.g.hub.remove(s)
+	if s.heart != nil {
+		s.heart.Stop()
+	}
+	// Whatever a panic left gathered goes out first; the close frame must not wait in it.
+	if s.cork.uncork() != nil {
+		e = dropped
+	}
+	s.finish(e)
 	close(s.done)
 	s.cancel()
 	s.helpers.Wait()
+	s.g.remove(s)
 }
 
 // drop closes the connection at once and cancels what the session waits for (Shutdown gave
@@ -237,16 +454,25 @@ func (s *session) finish(e *ending) {
 		return
 	}
 	if e.frame != nil && s.write(e.frame) != nil {
+		_ = s.conn.CloseNow()
 		return
 	}
 	_ = s.conn.Close(e.code, e.reason)
 }
 
 // read decodes client frames until reading fails or a frame is bad, and hands each over.
-func (s *session) read(ctx context.Context) {
+// Its reads have no context: the end of the session closes the connection, which ends them
+// (logCtx is for its log line only).
+func (s *session) read(logCtx context.Context) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.g.log.ErrorContext(logCtx, "panic in gateway reader", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			s.hand(inbound{err: errPanicked})
+		}
+	}()
 	limit := s.g.cfg.MaxFrameBytes
 	for {
-		typ, r, err := s.conn.Reader(ctx)
+		typ, r, err := s.conn.Reader(context.Background())
 		if err != nil {
 			s.hand(inbound{err: errConnEnded})
 			return
@@ -271,27 +497,38 @@ func (s *session) read(ctx context.Context) {
 	}
 }
 
-// hand passes m to the session; false once it has ended.
+// hand passes m to the writer and waits until it took it (so a client cannot queue frames
+// faster than they are answered); false once the session has ended.
 func (s *session) hand(m inbound) bool {
+	if !s.queue(func() { s.in, s.hasIn = m, true }) {
+		return false
+	}
 	select {
-	case s.in <- m:
+	case <-s.taken:
 		return true
 	case <-s.done:
 		return false
 	}
 }
 
-// write writes one frame within gateway.write_timeout. A write that does not complete in
-// time closes the connection (writeTimer), so a peer that stopped reading is dropped instead
-// of holding its session. The write's context has neither deadline nor cancellation, so the
-// library sets up nothing per frame; the timer, and drop, end a blocked write by closing the
-// connection. A timer that fires as a write completes closes a connection whose write took
-// the whole timeout, as the library's own deadline would.
+// takeInbound takes the reader's frame during the start.
+func (s *session) takeInbound() (inbound, bool) {
+	s.mu.Lock()
+	m, ok := s.in, s.hasIn
+	s.in, s.hasIn = inbound{}, false
+	s.mu.Unlock()
+	if ok {
+		s.taken <- struct{}{}
+	}
+	return m, ok
+}
+
+// write writes one frame. The corkWriter bounds each write to the socket by
+// gateway.write_timeout (a deadline on the connection), so a peer that stopped reading
+// fails the write and is dropped instead of holding its session; while the writer is
+// corked, the frame is gathered and reaches the socket with the round's other frames.
 func (s *session) write(frame []byte) error {
-	s.writeTimer.Reset(s.g.cfg.WriteTimeout)
-	err := s.conn.Write(context.Background(), websocket.MessageText, frame)
-	s.writeTimer.Stop()
-	return err
+	return s.conn.Write(context.Background(), websocket.MessageText, frame)
 }
 
 // send is write for the loop: nil, or the ending of a connection that failed.
@@ -334,6 +571,8 @@ func (s *session) refused(err error) *ending {
 		return dropped
 	case errors.Is(err, problem.ErrPayloadTooLarge):
 		return s.fatal(CloseFrameTooLarge, err)
+	case errors.Is(err, errPanicked):
+		return s.fatal(CloseInternal, err)
 	}
 	return s.fatal(CloseBadFrame, err)
 }
@@ -341,20 +580,25 @@ func (s *session) refused(err error) *ending {
 // goingAway ends the session on shutdown (or when the tail stopped, which only happens then).
 var goingAway = &ending{code: CloseGoingAway, reason: "server shutting down"}
 
-// loop runs the session: authentication, the start (hello or resume), then live events.
-func (s *session) loop() *ending {
+// open starts the session: authentication, the start (hello or resume), the filter. Then the
+// session is live: the hub queues batches on it.
+func (s *session) open() *ending {
 	start, end := s.handshake()
 	if end != nil {
 		return end
 	}
-	// Subscribed before the snapshot or the check reads the head, so that no event falls
+	// Registered before the snapshot or the check reads the head, so that no event falls
 	// between the head and the first live batch: whatever the tail delivers at or below the
 	// head is skipped, whatever lies between the head and the first batch is caught up.
-	s.sub = s.g.deps.Tail.Subscribe(s.g.cfg.SendBuffer)
+	s.g.hub.add(s)
+	s.cork.cork()
 	if start.Op == OpHello {
 		end = s.ready()
 	} else {
 		end = s.resume(start.After, start.Epoch)
+	}
+	if err := s.cork.uncork(); err != nil && end == nil {
+		end = dropped
 	}
 	if end != nil {
 		return end
@@ -366,7 +610,7 @@ func (s *session) loop() *ending {
 		return s.failed(err)
 	}
 	s.filter = f
-	return s.live()
+	return nil
 }
 
 // handshake authenticates the connection (when the upgrade did not) and waits for hello or
@@ -376,13 +620,16 @@ func (s *session) handshake() (ClientFrame, *ending) {
 	deadline := time.NewTimer(s.g.cfg.AuthTimeout)
 	defer deadline.Stop()
 	for {
-		var m inbound
-		select {
-		case m = <-s.in:
-		case <-deadline.C:
-			return ClientFrame{}, &ending{code: CloseAuthTimeout, reason: "auth timeout"}
-		case <-s.g.closing:
-			return ClientFrame{}, goingAway
+		m, ok := s.takeInbound()
+		if !ok {
+			select {
+			case <-s.wake:
+			case <-deadline.C:
+				return ClientFrame{}, &ending{code: CloseAuthTimeout, reason: "auth timeout"}
+			case <-s.g.closing:
+				return ClientFrame{}, goingAway
+			}
+			continue
 		}
 		if m.err != nil {
 			return ClientFrame{}, s.refused(m.err)
@@ -484,6 +731,10 @@ func (s *session) catchUp(head int64) *ending {
 			return goingAway
 		default:
 		}
+		// The frames of the previous page go out before the next is read.
+		if s.cork.flush() != nil {
+			return dropped
+		}
 		page, err := s.g.deps.CatchUp.Page(s.ctx, syncmod.PageInput{After: s.cursor, Head: head})
 		if err != nil {
 			return s.failed(err)
@@ -526,35 +777,6 @@ func envelopeSeq(env []byte) (int64, bool) {
 	return n, err == nil
 }
 
-// live delivers the tail's batches until the session ends, answering pings, beating the
-// heart, falling back to catch-up when the subscription lagged.
-func (s *session) live() *ending {
-	heartbeat := time.NewTicker(s.g.cfg.HeartbeatInterval)
-	defer heartbeat.Stop()
-	for {
-		var end *ending
-		select {
-		case b, ok := <-s.sub.Batches():
-			if ok {
-				end = s.deliver(b)
-			} else {
-				end = s.resubscribe()
-			}
-		case m := <-s.in:
-			end = s.inbound(m)
-		case <-heartbeat.C:
-			end = s.beat()
-		case <-s.pong:
-			s.pinging, s.missed = false, 0
-		case <-s.g.closing:
-			end = goingAway
-		}
-		if end != nil {
-			return end
-		}
-	}
-}
-
 // inbound handles a client frame after the start: only ping is expected.
 func (s *session) inbound(m inbound) *ending {
 	switch {
@@ -582,10 +804,8 @@ func (s *session) beat() *ending {
 		ctx := s.ctx
 		s.helpers.Go(func() {
 			// A failed ping needs nothing more: the reader reports a dead connection.
-			_ = s.conn.Ping(ctx)
-			select {
-			case s.pong <- struct{}{}:
-			case <-s.done:
+			if s.conn.Ping(ctx) == nil {
+				s.queue(func() { s.ponged = true })
 			}
 		})
 	}
@@ -648,22 +868,24 @@ func (s *session) catchUpThenRefresh(head int64) *ending {
 	return nil
 }
 
-// resubscribe handles the end of the subscription. One that lagged (its buffer was full:
-// the connection fell gateway.send_buffer batches behind) is replaced, subscribed again
-// before the check as at the start, and the connection catches up from its own cursor in
-// place; if it lags again within a heartbeat interval it cannot keep up, and it is closed
-// with CloseSlowConsumer to resume later. A tail that stopped means the process stops.
-func (s *session) resubscribe() *ending {
-	err := s.sub.Err()
+// resubscribe handles the end of the session's registration with the hub. A connection
+// that lagged (gateway.send_buffer batches were waiting: it fell that far behind) registers
+// again before the check, as at the start, and catches up from its own cursor in place; if
+// it lags again within a heartbeat interval it cannot keep up, and it is closed with
+// CloseSlowConsumer to resume later. When the tail dropped the hub itself, every connection
+// catches up alike, without that count. A tail that stopped means the process stops.
+func (s *session) resubscribe(err error) *ending {
 	if !errors.Is(err, syncmod.ErrLagged) {
 		return goingAway
 	}
-	now := time.Now()
-	if !s.lastLag.IsZero() && now.Sub(s.lastLag) < s.g.cfg.HeartbeatInterval {
-		return &ending{code: CloseSlowConsumer, reason: "slow consumer"}
+	if !errors.Is(err, errHubLagged) {
+		now := time.Now()
+		if !s.lastLag.IsZero() && now.Sub(s.lastLag) < s.g.cfg.HeartbeatInterval {
+			return &ending{code: CloseSlowConsumer, reason: "slow consumer"}
+		}
+		s.lastLag = now
 	}
-	s.lastLag = now
-	s.sub = s.g.deps.Tail.Subscribe(s.g.cfg.SendBuffer)
+	s.g.hub.add(s)
 	res, err := s.g.deps.CatchUp.Check(s.ctx, syncmod.CheckInput{After: s.cursor, Epoch: s.epoch})
 	if err == nil {
 		err = res.Err()

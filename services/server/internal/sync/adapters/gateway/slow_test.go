@@ -14,8 +14,9 @@ import (
 	"bothy.example.com/server/internal/sync/domain"
 )
 
-// lagged is what the tail logs when it drops a subscriber whose buffer is full.
-const lagged = "sync tail dropped a lagging subscriber"
+// lagged is what the gateway logs when a connection has gateway.send_buffer batches waiting
+// and the hub has another for it.
+const lagged = "gateway connection lagged: it catches up from its cursor"
 
 // bigMessage is a message event with a payload of about 256 KiB, so that a peer that stops
 // reading fills its socket buffers after a few dozen.

@@ -1,0 +1,186 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	gosync "sync"
+	"testing"
+	"time"
+
+	syncmod "bothy.example.com/server/internal/sync"
+	"bothy.example.com/server/internal/sync/domain"
+)
+
+// hubTail is a hand-written Tail whose subscriptions the test feeds and ends.
+type hubTail struct {
+	mu   gosync.Mutex
+	subs []*hubSub
+}
+
+func (t *hubTail) Subscribe(int) syncmod.Subscription {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := &hubSub{ch: make(chan syncmod.Batch, 16)}
+	t.subs = append(t.subs, s)
+	return s
+}
+
+func (t *hubTail) Ready() <-chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}
+
+func (t *hubTail) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.subs)
+}
+
+func (t *hubTail) last() *hubSub {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.subs[len(t.subs)-1]
+}
+
+type hubSub struct {
+	mu     gosync.Mutex
+	ch     chan syncmod.Batch
+	err    error
+	closed bool
+}
+
+func (s *hubSub) Batches() <-chan syncmod.Batch { return s.ch }
+
+func (s *hubSub) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+func (s *hubSub) Close() { s.end(nil) }
+
+func (s *hubSub) end(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed, s.err = true, err
+		close(s.ch)
+	}
+}
+
+func (s *hubSub) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// hubSession is a session as the hub sees it: its writer counts as running, so work is
+// only queued (nothing is written).
+func hubSession(g *Gateway) *session {
+	return &session{g: g, ctx: context.Background(), running: true, wake: make(chan struct{}, 1)}
+}
+
+// queued returns what s has queued.
+func (s *session) queued() ([]int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var lasts []int64
+	for _, b := range s.batches {
+		lasts = append(lasts, b.Last())
+	}
+	return lasts, s.subErr
+}
+
+func batchAt(seq int64) syncmod.Batch {
+	return syncmod.Batch{After: seq - 1, Events: []domain.StoredEvent{{Seq: seq}}}
+}
+
+// waitFor polls cond for at most five seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 5s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func equalSeqs(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestHub: one subscription for all sessions, made by the first and closed by the last;
+// every batch queued on each session in order; a session with buffer batches waiting lags
+// alone (errLagged, no more batches); a tail that drops the hub makes every session catch
+// up (errHubLagged), and the next registration subscribes again.
+func TestHub(t *testing.T) {
+	t.Parallel()
+	tail := &hubTail{}
+	g := &Gateway{log: slog.New(slog.DiscardHandler)}
+	h := newHub(tail, 2)
+	a, b := hubSession(g), hubSession(g)
+	h.add(a)
+	h.add(b)
+	if n := tail.count(); n != 1 {
+		t.Fatalf("%d subscriptions for two sessions, want 1", n)
+	}
+	sub := tail.last()
+	sub.ch <- batchAt(1)
+	sub.ch <- batchAt(2)
+	waitFor(t, "two batches queued on both", func() bool {
+		qa, _ := a.queued()
+		qb, _ := b.queued()
+		return equalSeqs(qa, []int64{1, 2}) && equalSeqs(qb, []int64{1, 2})
+	})
+
+	// b takes its batches; a does not, and lags on the third.
+	b.mu.Lock()
+	b.batches = nil
+	b.mu.Unlock()
+	sub.ch <- batchAt(3)
+	sub.ch <- batchAt(4)
+	waitFor(t, "b got 3 and 4", func() bool {
+		qb, _ := b.queued()
+		return equalSeqs(qb, []int64{3, 4})
+	})
+	qa, err := a.queued()
+	if !equalSeqs(qa, []int64{1, 2}) || !errors.Is(err, errLagged) || errors.Is(err, errHubLagged) {
+		t.Errorf("a queued %v with %v, want 1, 2 and errLagged", qa, err)
+	}
+
+	// The tail drops the hub: b (still registered) catches up, without it counting.
+	sub.end(&syncmod.LaggedError{Last: 4})
+	waitFor(t, "b told", func() bool {
+		_, err := b.queued()
+		return err != nil
+	})
+	if _, err := b.queued(); !errors.Is(err, errHubLagged) {
+		t.Errorf("b got %v, want errHubLagged", err)
+	}
+
+	// Registering again subscribes again; the last to leave closes it.
+	h.add(b)
+	if n := tail.count(); n != 2 {
+		t.Fatalf("%d subscriptions after the hub was dropped, want 2", n)
+	}
+	h.remove(a) // not registered: nothing changes
+	if tail.last().isClosed() {
+		t.Fatal("the subscription closed while b is registered")
+	}
+	h.remove(b)
+	if !tail.last().isClosed() {
+		t.Error("the last session left and the subscription stayed open")
+	}
+}
