@@ -126,7 +126,9 @@ func gatewayCases(ctx context.Context, o options, url string, logger *slog.Logge
 		return res, err
 	}
 	w.dbURL = dbURL
-	w.sendBuffer = gateway.ConfigFrom(cfg).SendBuffer
+	gwCfg := gateway.ConfigFrom(cfg)
+	w.sendBuffer = gwCfg.SendBuffer
+	res.BatchWindow = gwCfg.BatchWindow.String()
 	w.batchSize = cfg.Int(syncapp.KeyTailBatchSize)
 	res.SendBuffer, res.TailBatchSize, res.HeartbeatInterval, res.Cores = w.sendBuffer, w.batchSize, gwHeartbeat.String(), runtime.NumCPU()
 

@@ -4,9 +4,10 @@ import "fmt"
 
 // gatewayResult is the WebSocket gateway's cases (issue 7).
 type gatewayResult struct {
-	// SendBuffer is gateway.send_buffer, TailBatchSize sync.tail_batch_size and
-	// HeartbeatInterval gateway.heartbeat_interval of the measured App.
+	// SendBuffer is gateway.send_buffer, BatchWindow gateway.batch_window, TailBatchSize
+	// sync.tail_batch_size and HeartbeatInterval gateway.heartbeat_interval of the measured App.
 	SendBuffer        int    `json:"send_buffer"`
+	BatchWindow       string `json:"batch_window"`
 	TailBatchSize     int    `json:"tail_batch_size"`
 	HeartbeatInterval string `json:"heartbeat_interval"`
 	// Cores is the machine's CPU count, for the busy cores of each case.
@@ -151,7 +152,8 @@ func (g gatewayResult) markdown(w func(format string, args ...any)) {
 	l, f, i := g.Latency, g.Fanout, g.Idle
 	w("\n## WebSocket gateway\n\n")
 	w("An App with the api and gateway roles on a database of its own, served on 127.0.0.1 with\n")
-	w("its log tail running (`gateway.send_buffer` %d batches, `sync.tail_batch_size` %d,\n", g.SendBuffer, g.TailBatchSize)
+	w("its log tail running (`gateway.send_buffer` %d batches, `gateway.batch_window` %s,\n", g.SendBuffer, g.BatchWindow)
+	w("`sync.tail_batch_size` %d, the defaults,\n", g.TailBatchSize)
 	w("`gateway.heartbeat_interval` %s so that no heartbeat runs during a case). The connections\n", g.HeartbeatInterval)
 	w("are Sam's and Robin's in turn, each with a member grant on the one channel every event is\n")
 	w("posted in (`message.created` in one thread, written by Alex), so every connection receives\n")
@@ -248,9 +250,10 @@ func (g gatewayResult) markdown(w func(format string, args ...any)) {
 	w("Figure: the growth of that process's `HeapInuse` + `StackInuse` (runtime.MemStats, after two\n")
 	w("garbage collections each) from before the child started to when the gateway counts every\n")
 	w("connection open and settled, divided by the connections: the hijacked HTTP connection with\n")
-	w("its buffers, the library's connection, the session's two goroutines and their stacks, its\n")
-	w("tail subscription (a channel of `gateway.send_buffer` batches) and what the upgrade request\n")
-	w("left referenced. The live objects alone (`HeapAlloc`) grew by %.2f KiB per connection.\n\n", i.LiveHeapKiBPerConnection)
+	w("its buffers, the library's connection, the session with its goroutines and their stacks,\n")
+	w("its registration with the gateway's hub and timers, what the upgrade request left\n")
+	w("referenced, and whatever else the process grew by meanwhile (pooled database connections\n")
+	w("included). The live objects alone (`HeapAlloc`) grew by %.2f KiB per connection.\n\n", i.LiveHeapKiBPerConnection)
 	w("| connections | heap per connection | stacks per connection | total per connection | goroutines per connection |\n")
 	w("| ---: | ---: | ---: | ---: | ---: |\n")
 	w("| %d | %.2f KiB | %.2f KiB | %.2f KiB | %.2f |\n", i.Connections, i.HeapKiBPerConnection, i.StackKiBPerConnection, i.KiBPerConnection, i.GoroutinesPerConnection)

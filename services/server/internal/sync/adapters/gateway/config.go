@@ -33,6 +33,14 @@ var (
 	// holding its connection forever.
 	KeyWriteTimeout = config.Define("gateway.write_timeout", config.KindDuration, "10s",
 		"longest one write to a WebSocket connection's socket may take (the frames of a live batch are written together, at most 64 KiB at once); a peer that stopped reading is disconnected then and resumes from its cursor (more than 0)")
+	// KeyBatchWindow trades a few milliseconds of latency for far fewer writes when events
+	// come fast: a connection costs about one socket write (and its peer one read) per batch
+	// it is handed, whatever the batch holds, so with many connections the writes, not the
+	// events, are what a process runs out of. The first batch after a quiet window goes out
+	// at once; batches arriving within the window after it are merged and handed out at its
+	// end. See ADR 0018.
+	KeyBatchWindow = config.Define("gateway.batch_window", config.KindDuration, "10ms",
+		"shortest time between two live batches the gateway hands its connections: the first batch after a quiet window goes out at once, later ones within the window are merged and go out at its end, so each connection gets at most one write per window (0 hands every batch of the log tail out at once)")
 	// KeyMaxFrameBytes bounds a client frame; client frames are small (a token at most), so
 	// anything larger is a mistake or an attack.
 	KeyMaxFrameBytes = config.Define("gateway.max_frame_bytes", config.KindBytes, "4096",
@@ -57,6 +65,9 @@ type Config struct {
 	AuthTimeout time.Duration
 	// WriteTimeout is gateway.write_timeout.
 	WriteTimeout time.Duration
+	// BatchWindow is gateway.batch_window: the shortest time between two batches the hub
+	// hands out (0: none).
+	BatchWindow time.Duration
 	// MaxFrameBytes is gateway.max_frame_bytes.
 	MaxFrameBytes int64
 	// AllowedOrigins are the origins of gateway.allowed_origins, as given
@@ -79,14 +90,15 @@ func ConfigFrom(cfg *config.Config) Config {
 		HeartbeatInterval: cfg.Duration(KeyHeartbeatInterval),
 		AuthTimeout:       cfg.Duration(KeyAuthTimeout),
 		WriteTimeout:      cfg.Duration(KeyWriteTimeout),
+		BatchWindow:       cfg.Duration(KeyBatchWindow),
 		MaxFrameBytes:     cfg.Bytes(KeyMaxFrameBytes),
 		AllowedOrigins:    origins,
 	}
 }
 
 // Validate refuses values the keys' types allow but the gateway cannot work with, naming
-// the key: a buffer below 1, a timeout or interval that is not positive, a frame limit below
-// 64 bytes, and an origin that is not scheme://host[:port].
+// the key: a buffer below 1, a timeout or interval that is not positive, a negative batch
+// window, a frame limit below 64 bytes, and an origin that is not scheme://host[:port].
 func (c Config) Validate() error {
 	var errs []error
 	if c.SendBuffer < 1 {
@@ -99,6 +111,9 @@ func (c Config) Validate() error {
 		if d.v <= 0 {
 			errs = append(errs, fmt.Errorf("%s is %v, want more than 0", d.key.Name, d.v))
 		}
+	}
+	if c.BatchWindow < 0 {
+		errs = append(errs, fmt.Errorf("%s is %v, want 0 or more", KeyBatchWindow.Name, c.BatchWindow))
 	}
 	if c.MaxFrameBytes < minFrameBytes {
 		errs = append(errs, fmt.Errorf("%s is %d, want at least %d", KeyMaxFrameBytes.Name, c.MaxFrameBytes, minFrameBytes))

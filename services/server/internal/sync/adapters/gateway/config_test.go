@@ -21,7 +21,7 @@ func TestConfigFrom(t *testing.T) {
 	got := gateway.ConfigFrom(cfg)
 	want := gateway.Config{
 		SendBuffer: 64, HeartbeatInterval: 25 * time.Second, AuthTimeout: 10 * time.Second,
-		WriteTimeout: 10 * time.Second, MaxFrameBytes: 4096,
+		WriteTimeout: 10 * time.Second, BatchWindow: 10 * time.Millisecond, MaxFrameBytes: 4096,
 	}
 	if !equalConfig(got, want) {
 		t.Errorf("defaults = %+v, want %+v", got, want)
@@ -45,7 +45,7 @@ func TestConfigFrom(t *testing.T) {
 
 func equalConfig(a, b gateway.Config) bool {
 	return a.SendBuffer == b.SendBuffer && a.HeartbeatInterval == b.HeartbeatInterval && a.AuthTimeout == b.AuthTimeout &&
-		a.WriteTimeout == b.WriteTimeout && a.MaxFrameBytes == b.MaxFrameBytes && slices.Equal(a.AllowedOrigins, b.AllowedOrigins)
+		a.WriteTimeout == b.WriteTimeout && a.BatchWindow == b.BatchWindow && a.MaxFrameBytes == b.MaxFrameBytes && slices.Equal(a.AllowedOrigins, b.AllowedOrigins)
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -60,6 +60,7 @@ func TestConfigValidate(t *testing.T) {
 		{"auth timeout", func(c *gateway.Config) { c.AuthTimeout = -time.Second }, "gateway.auth_timeout"},
 		{"write timeout", func(c *gateway.Config) { c.WriteTimeout = 0 }, "gateway.write_timeout"},
 		{"frame limit", func(c *gateway.Config) { c.MaxFrameBytes = 63 }, "gateway.max_frame_bytes"},
+		{"negative batch window", func(c *gateway.Config) { c.BatchWindow = -time.Millisecond }, "gateway.batch_window"},
 		{"origin without scheme", func(c *gateway.Config) { c.AllowedOrigins = []string{"app.example.com"} }, "gateway.allowed_origins"},
 		{"origin with a path", func(c *gateway.Config) { c.AllowedOrigins = []string{"https://app.example.com/chat"} }, "gateway.allowed_origins"},
 		{"origin with a wildcard", func(c *gateway.Config) { c.AllowedOrigins = []string{"https://*.example.com"} }, "gateway.allowed_origins"},

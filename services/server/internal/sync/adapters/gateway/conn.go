@@ -75,9 +75,9 @@ func (w *corkWriter) cork() {
 	w.mu.Unlock()
 }
 
-// flush writes what was gathered in one write and stays corked. The writer flushes after
-// each batch and before each page of catch-up, so that it holds no gathered bytes while it
-// waits for anything (the database, a batch's directory lookup).
+// flush writes what was gathered in one write and stays corked. The writer flushes before
+// each page of catch-up, so that it holds no gathered bytes while it waits for the database;
+// the batches of one round go out together when it uncorks.
 func (w *corkWriter) flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -170,7 +170,7 @@ func New(deps Deps) (*Gateway, error) {
 	var shared context.Context
 	shared, g.stop = context.WithCancel(context.Background())
 	g.batches = newBatchCache(shared, deps.Delivery)
-	g.hub = newHub(deps.Tail, cfg.SendBuffer)
+	g.hub = newHub(deps.Tail, cfg.SendBuffer, cfg.BatchWindow)
 	return g, nil
 }
 

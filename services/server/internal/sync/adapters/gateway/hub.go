@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	gosync "sync"
+	"time"
 
 	syncmod "bothy.example.com/server/internal/sync"
+	"bothy.example.com/server/internal/sync/domain"
 )
 
 // hubBuffer is the hub's own subscription buffer in batches. The hub never waits on a
@@ -31,15 +33,16 @@ var errHubLagged = fmt.Errorf("gateway: hub lagged: %w", syncmod.ErrLagged)
 // and closed when the last one leaves.
 type hub struct {
 	tail   Tail
-	buffer int // gateway.send_buffer: the most batches a connection may have queued
+	buffer int           // gateway.send_buffer: the most batches a connection may have queued
+	window time.Duration // gateway.batch_window: the shortest time between two batches handed out
 
 	mu       gosync.Mutex
 	sub      syncmod.Subscription // nil while no connection is registered
 	sessions map[*session]struct{}
 }
 
-func newHub(tail Tail, buffer int) *hub {
-	return &hub{tail: tail, buffer: buffer, sessions: map[*session]struct{}{}}
+func newHub(tail Tail, buffer int, window time.Duration) *hub {
+	return &hub{tail: tail, buffer: buffer, window: window, sessions: map[*session]struct{}{}}
 }
 
 // add registers s: it gets every batch the hub receives from now on (queued by offer), so a
@@ -67,21 +70,90 @@ func (h *hub) remove(s *session) {
 
 // run hands out the batches of sub until it ends; a tail that dropped the hub or stopped
 // ends every registered connection's registration with the reason.
+//
+// A batch goes out at once when the last one went out at least h.window ago; one that comes
+// sooner waits, merged with every other batch that comes meanwhile, until the window since
+// the last one ended. So the connections get at most one batch per window, each connection
+// writes (and its peer reads) once per window however many events arrived in it, and a
+// lone event after a quiet moment waits for nothing. The merged batch holds the events of
+// its parts in order: each tail batch starts where the one before it ended.
 func (h *hub) run(sub syncmod.Subscription) {
-	for b := range sub.Batches() {
-		h.mu.Lock()
-		if h.sub != sub {
-			// Closed by remove: what it still buffered belongs to no one.
-			h.mu.Unlock()
-			return
+	var (
+		held    syncmod.Batch // the batches waiting for the window's end, merged
+		holding bool          // held has at least one batch
+		owned   bool          // held.Events is the hub's own slice (not the tail's, shared)
+		last    time.Time     // when the hub last handed out a batch
+		timer   *time.Timer
+		due     <-chan time.Time // the window's end while holding, else nil
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
 		}
-		for s := range h.sessions {
-			if !s.offer(b, h.buffer) {
-				delete(h.sessions, s)
+	}()
+	batches := sub.Batches()
+	for {
+		select {
+		case b, ok := <-batches:
+			if !ok {
+				if holding && !h.hand(sub, held) {
+					return
+				}
+				h.end(sub)
+				return
 			}
+			if holding {
+				if !owned {
+					held.Events = append(make([]domain.StoredEvent, 0, 2*(len(held.Events)+len(b.Events))), held.Events...)
+					owned = true
+				}
+				held.Events = append(held.Events, b.Events...)
+				continue
+			}
+			wait := h.window - time.Since(last)
+			if wait <= 0 {
+				if !h.hand(sub, b) {
+					return
+				}
+				last = time.Now()
+				continue
+			}
+			held, holding, owned = b, true, false
+			if timer == nil {
+				timer = time.NewTimer(wait)
+			} else {
+				timer.Reset(wait)
+			}
+			due = timer.C
+		case <-due:
+			due = nil
+			if !h.hand(sub, held) {
+				return
+			}
+			held, holding, owned = syncmod.Batch{}, false, false
+			last = time.Now()
 		}
-		h.mu.Unlock()
 	}
+}
+
+// hand queues b on every registered connection; false when sub is no longer the hub's (closed
+// by remove: what it still had belongs to no one).
+func (h *hub) hand(sub syncmod.Subscription, b syncmod.Batch) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.sub != sub {
+		return false
+	}
+	for s := range h.sessions {
+		if !s.offer(b, h.buffer) {
+			delete(h.sessions, s)
+		}
+	}
+	return true
+}
+
+// end ends the registration of every connection with the reason sub ended for.
+func (h *hub) end(sub syncmod.Subscription) {
 	err := sub.Err()
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -129,7 +129,7 @@ func TestHub(t *testing.T) {
 	t.Parallel()
 	tail := &hubTail{}
 	g := &Gateway{log: slog.New(slog.DiscardHandler)}
-	h := newHub(tail, 2)
+	h := newHub(tail, 2, 0)
 	a, b := hubSession(g), hubSession(g)
 	h.add(a)
 	h.add(b)
@@ -182,5 +182,69 @@ func TestHub(t *testing.T) {
 	h.remove(b)
 	if !tail.last().isClosed() {
 		t.Error("the last session left and the subscription stayed open")
+	}
+}
+
+// queuedBatches returns the batches s has queued.
+func (s *session) queuedBatches() []syncmod.Batch {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]syncmod.Batch(nil), s.batches...)
+}
+
+// TestHubBatchWindow: with gateway.batch_window, the first batch after a quiet window is
+// handed out at once; batches that come within the window after it wait until the window
+// ends and are handed out as one batch, their events in order after the first one's After;
+// the tail's own slices are never written to; after another quiet window a batch goes out
+// at once again.
+func TestHubBatchWindow(t *testing.T) {
+	t.Parallel()
+	const window = 200 * time.Millisecond
+	tail := &hubTail{}
+	g := &Gateway{log: slog.New(slog.DiscardHandler)}
+	h := newHub(tail, 64, window)
+	s := hubSession(g)
+	h.add(s)
+	defer h.remove(s)
+	sub := tail.last()
+
+	start := time.Now()
+	sub.ch <- batchAt(1)
+	waitFor(t, "the first batch", func() bool { return len(s.queuedBatches()) == 1 })
+	if d := time.Since(start); d >= window {
+		t.Errorf("the first batch after a quiet moment took %v, want it at once", d)
+	}
+	second := syncmod.Batch{After: 1, Events: []domain.StoredEvent{{Seq: 2}, {Seq: 3}}}
+	second.Events = second.Events[:2:2]
+	sub.ch <- second
+	sub.ch <- batchAt(4)
+	sub.ch <- batchAt(5)
+	time.Sleep(window / 4)
+	if n := len(s.queuedBatches()); n != 1 {
+		t.Fatalf("%d batches within the window, want the first only", n)
+	}
+	waitFor(t, "the merged batch", func() bool { return len(s.queuedBatches()) == 2 })
+	if d := time.Since(start); d < window {
+		t.Errorf("the merged batch came %v after the first, before the window of %v ended", d, window)
+	}
+	merged := s.queuedBatches()[1]
+	var seqs []int64
+	for _, e := range merged.Events {
+		seqs = append(seqs, e.Seq)
+	}
+	if merged.After != 1 || !equalSeqs(seqs, []int64{2, 3, 4, 5}) {
+		t.Errorf("merged batch after %d with %v, want after 1 with 2, 3, 4, 5", merged.After, seqs)
+	}
+	if second.Events[0].Seq != 2 || second.Events[1].Seq != 3 {
+		t.Error("the hub wrote into a batch of the tail")
+	}
+
+	// A quiet window later, a batch goes out at once again.
+	time.Sleep(window + window/2)
+	again := time.Now()
+	sub.ch <- batchAt(6)
+	waitFor(t, "the batch after a quiet window", func() bool { return len(s.queuedBatches()) == 3 })
+	if d := time.Since(again); d >= window {
+		t.Errorf("the batch after a quiet window took %v, want it at once", d)
 	}
 }

@@ -373,10 +373,9 @@ func (s *session) handleCorked(batches []syncmod.Batch, subErr error, in inbound
 		if end := s.deliver(b); end != nil {
 			return end
 		}
-		// One write per batch.
-		if s.cork.flush() != nil {
-			return dropped
-		}
+		// No flush per batch: every batch queued since the last round goes out in the one
+		// write of handle's uncork, so a connection that fell behind catches up in fewer
+		// writes (corkWriter writes through above its limit).
 		if s.closing() {
 			return goingAway
 		}
