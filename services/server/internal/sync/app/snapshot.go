@@ -140,7 +140,8 @@ func snapshotKey(who actor.Actor, permissionVersion int64) string {
 // snapshot; a later change may be in it too, and arrives again by catch-up after HeadSeq,
 // which clients apply idempotently by version. The Scope is read after the head for the same
 // reason: a grant change up to HeadSeq is in PermissionVersion, a later one arrives as
-// permissions.changed. The view is encoded last, and its ETag is the hash of that encoding.
+// permissions.changed. Every other part is read after those three, concurrently (readParts).
+// The view is encoded last, and its ETag is the hash of that encoding.
 func (s *Snapshot) assemble(ctx context.Context, who actor.Actor) (syncmod.SnapshotView, error) {
 	var v syncmod.SnapshotView
 	var err error
@@ -159,53 +160,9 @@ func (s *Snapshot) assemble(ctx context.Context, who actor.Actor) (syncmod.Snaps
 	// Every part is filtered with this one Scope: the sources' own authorization finds it in
 	// the context instead of reading the permission version again.
 	ctx = authz.WithScope(ctx, scope)
-	if v.Principal, err = s.deps.Principals.Ref(ctx, who.PrincipalID); err != nil {
-		return v, fmt.Errorf("principal: %w", err)
-	}
-	if v.Instance, err = s.deps.Instance.Info(ctx); err != nil {
-		return v, fmt.Errorf("instance: %w", err)
-	}
-	// In filter mode, and a denial is no space: chat's listing first authorizes space.read on
-	// the instance, which an app without the messages:read scope is denied, yet such an app
-	// may read snapshots (events:subscribe) and simply sees no space.
-	spaces, err := s.deps.Spaces.List(authorize.Filter(ctx))
-	switch {
-	case snapshotDenied(err):
-		spaces = nil
-	case err != nil:
-		return v, fmt.Errorf("spaces: %w", err)
-	}
-	v.Spaces = nonNil(spaces)
-	channels, err := s.deps.Channels.ListVisible(ctx)
-	if err != nil {
-		return v, fmt.Errorf("channels: %w", err)
-	}
-	v.Channels = nonNil(channels)
-	if who.Kind == actor.KindPerson {
-		err = s.personalParts(ctx, dec, who.PrincipalID, &v)
-	} else {
-		// Agents and apps keep no personal data (spec 03); nothing is read for them.
-		v.Sidebar = syncmod.Sidebar{PrincipalID: who.PrincipalID, Sections: []syncmod.SidebarSection{}}
-		v.UnreadThreads, v.Settings, v.Drafts = []syncmod.UnreadThread{}, []syncmod.Setting{}, []syncmod.DraftRef{}
-	}
-	if err != nil {
+	if err := s.readParts(ctx, dec, who, &v); err != nil {
 		return v, err
 	}
-	runs, err := s.deps.Runs.ActiveRuns(ctx)
-	if err != nil {
-		return v, fmt.Errorf("active runs: %w", err)
-	}
-	v.ActiveRuns = nonNil(runs)
-	list, err := s.deps.Agents.List(ctx)
-	if err != nil {
-		return v, fmt.Errorf("agents: %w", err)
-	}
-	v.Agents = agentPresences(list)
-	features, err := s.deps.Flags.Evaluate(ctx, who)
-	if err != nil {
-		return v, fmt.Errorf("features: %w", err)
-	}
-	v.Features = nonNil(features)
 	body, err := s.deps.Encoder.EncodeSnapshot(v)
 	if err != nil {
 		return v, fmt.Errorf("encode: %w", err)
@@ -216,60 +173,177 @@ func (s *Snapshot) assemble(ctx context.Context, who actor.Actor) (syncmod.Snaps
 	return v, nil
 }
 
-// personalParts fills the sidebar, the unread threads, the settings and the drafts of a
-// person, each restricted to v.Channels: the personal tables hold ids without foreign keys
-// and keep ids of channels the person can no longer read (spec 02).
-func (s *Snapshot) personalParts(ctx context.Context, dec authz.Decider, who uuid.UUID, v *syncmod.SnapshotView) error {
-	ids := make([]uuid.UUID, 0, len(v.Channels))
-	visible := make(map[uuid.UUID]bool, len(v.Channels))
-	for _, c := range v.Channels {
-		ids = append(ids, c.Channel.ID)
-		visible[c.Channel.ID] = true
-	}
-	sb, err := s.deps.Personal.Sidebar(ctx, who)
-	if err != nil {
-		return fmt.Errorf("sidebar: %w", err)
-	}
-	v.Sidebar = visibleSidebar(who, sb, visible)
-	states, err := s.deps.Personal.ReadStateList(ctx, who)
-	if err != nil {
-		return fmt.Errorf("read states: %w", err)
-	}
-	// Only the read positions of visible channels leave for the mention count: the read
-	// state keeps its thread's channel for exactly this.
-	readSeqs := make(map[uuid.UUID]int64, len(states))
-	for _, rs := range states {
-		if visible[rs.ChannelID] {
-			readSeqs[rs.ThreadID] = rs.LastReadSeq
+// snapshotParts is what readParts's parts read, each field written by one part only and read
+// after every part returned (or, for channels and ids, after listed is closed).
+type snapshotParts struct {
+	listed   chan struct{} // closed once channels and ids are set
+	channels []chat.ChannelView
+	ids      []uuid.UUID
+	visible  map[uuid.UUID]bool
+	readSeqs map[uuid.UUID]int64
+	counters []chat.ThreadCounter
+	mentions map[uuid.UUID]int
+	sidebar  syncmod.Sidebar
+	settings []syncmod.Setting
+	drafts   []syncmod.Draft
+	agents   []agents.Agent
+}
+
+// readParts reads every part after the Scope into v, concurrently through a partGroup: each
+// part is one or two statements on a connection of its own, so the build waits about as long
+// as its longest chain instead of the sum of all (spec 03 fixes only that the head, the epoch
+// and the Scope are read before them). The chains are the channels, then the thread counters
+// of the visible channels; and the read states, then, once the channels are known too, the
+// mention counts above the read positions. The personal parts of a person are restricted to
+// the visible channels once everything is read: the personal tables hold ids without foreign
+// keys and keep ids of channels the person can no longer read (spec 02). The first part that
+// fails ends the build with its error and cancels the others.
+func (s *Snapshot) readParts(ctx context.Context, dec authz.Decider, who actor.Actor, v *syncmod.SnapshotView) error {
+	person := who.Kind == actor.KindPerson
+	p := snapshotParts{listed: make(chan struct{})}
+	g := newPartGroup(ctx, snapshotParallelism)
+	g.spawn(func(ctx context.Context) error {
+		channels, err := s.deps.Channels.ListVisible(ctx)
+		if err != nil {
+			return fmt.Errorf("channels: %w", err)
 		}
+		p.channels = nonNil(channels)
+		p.ids = make([]uuid.UUID, 0, len(p.channels))
+		p.visible = make(map[uuid.UUID]bool, len(p.channels))
+		for _, c := range p.channels {
+			p.ids = append(p.ids, c.Channel.ID)
+			p.visible[c.Channel.ID] = true
+		}
+		close(p.listed)
+		if !person {
+			// Agents and apps keep no personal data (spec 03); nothing is read for them.
+			return nil
+		}
+		if p.counters, err = s.deps.Threads.Counters(ctx, p.ids); err != nil {
+			return fmt.Errorf("thread counters: %w", err)
+		}
+		return nil
+	})
+	if person {
+		s.spawnPersonal(g, who.PrincipalID, &p)
 	}
-	counters, err := s.deps.Threads.Counters(ctx, ids)
-	if err != nil {
-		return fmt.Errorf("thread counters: %w", err)
+	g.spawn(func(ctx context.Context) (err error) {
+		if v.Principal, err = s.deps.Principals.Ref(ctx, who.PrincipalID); err != nil {
+			return fmt.Errorf("principal: %w", err)
+		}
+		return nil
+	})
+	g.spawn(func(ctx context.Context) (err error) {
+		if v.Instance, err = s.deps.Instance.Info(ctx); err != nil {
+			return fmt.Errorf("instance: %w", err)
+		}
+		return nil
+	})
+	g.spawn(func(ctx context.Context) error {
+		// In filter mode, and a denial is no space: chat's listing first authorizes space.read
+		// on the instance, which an app without the messages:read scope is denied, yet such an
+		// app may read snapshots (events:subscribe) and simply sees no space.
+		spaces, err := s.deps.Spaces.List(authorize.Filter(ctx))
+		switch {
+		case snapshotDenied(err):
+			spaces = nil
+		case err != nil:
+			return fmt.Errorf("spaces: %w", err)
+		}
+		v.Spaces = nonNil(spaces)
+		return nil
+	})
+	g.spawn(func(ctx context.Context) (err error) {
+		if p.agents, err = s.deps.Agents.List(ctx); err != nil {
+			return fmt.Errorf("agents: %w", err)
+		}
+		return nil
+	})
+	g.spawn(func(ctx context.Context) error {
+		features, err := s.deps.Flags.Evaluate(ctx, who)
+		if err != nil {
+			return fmt.Errorf("features: %w", err)
+		}
+		v.Features = nonNil(features)
+		return nil
+	})
+	g.spawn(func(ctx context.Context) error {
+		runs, err := s.deps.Runs.ActiveRuns(ctx)
+		if err != nil {
+			return fmt.Errorf("active runs: %w", err)
+		}
+		v.ActiveRuns = nonNil(runs)
+		return nil
+	})
+	if err := g.wait(); err != nil {
+		return err
 	}
-	mentions, err := s.deps.Mentions.CountUnread(ctx, who, ids, readSeqs)
-	if err != nil {
-		return fmt.Errorf("unread mentions: %w", err)
+	v.Channels = p.channels
+	v.Agents = agentPresences(p.agents)
+	if !person {
+		v.Sidebar = syncmod.Sidebar{PrincipalID: who.PrincipalID, Sections: []syncmod.SidebarSection{}}
+		v.UnreadThreads, v.Settings, v.Drafts = []syncmod.UnreadThread{}, []syncmod.Setting{}, []syncmod.DraftRef{}
+		return nil
 	}
-	if v.UnreadThreads, err = unreadThreads(ctx, dec, counters, readSeqs, mentions, visible); err != nil {
+	v.Sidebar = visibleSidebar(who.PrincipalID, p.sidebar, p.visible)
+	var err error
+	if v.UnreadThreads, err = unreadThreads(ctx, dec, p.counters, p.readSeqs, p.mentions, p.visible); err != nil {
 		return fmt.Errorf("unread threads: %w", err)
 	}
-	settings, err := s.deps.Personal.Settings(ctx, who)
-	if err != nil {
-		return fmt.Errorf("settings: %w", err)
-	}
-	v.Settings = nonNil(settings)
-	drafts, err := s.deps.Personal.Drafts(ctx, who)
-	if err != nil {
-		return fmt.Errorf("drafts: %w", err)
-	}
-	v.Drafts = make([]syncmod.DraftRef, 0, len(drafts))
-	for _, d := range drafts {
-		if visible[d.ChannelID] {
+	v.Settings = nonNil(p.settings)
+	v.Drafts = make([]syncmod.DraftRef, 0, len(p.drafts))
+	for _, d := range p.drafts {
+		if p.visible[d.ChannelID] {
 			v.Drafts = append(v.Drafts, syncmod.DraftRef{ChannelID: d.ChannelID, ThreadID: d.ThreadID, Version: d.Version})
 		}
 	}
 	return nil
+}
+
+// spawnPersonal spawns the parts of a person's own data: the read states and then the mention
+// counts (which wait for the channels part's listed), the sidebar, the settings and the drafts.
+func (s *Snapshot) spawnPersonal(g *partGroup, who uuid.UUID, p *snapshotParts) {
+	g.spawn(func(ctx context.Context) error {
+		states, err := s.deps.Personal.ReadStateList(ctx, who)
+		if err != nil {
+			return fmt.Errorf("read states: %w", err)
+		}
+		select {
+		case <-p.listed:
+		case <-ctx.Done():
+			return fmt.Errorf("read states: %w", ctx.Err())
+		}
+		// Only the read positions of visible channels leave for the mention count: the read
+		// state keeps its thread's channel for exactly this.
+		p.readSeqs = make(map[uuid.UUID]int64, len(states))
+		for _, rs := range states {
+			if p.visible[rs.ChannelID] {
+				p.readSeqs[rs.ThreadID] = rs.LastReadSeq
+			}
+		}
+		if p.mentions, err = s.deps.Mentions.CountUnread(ctx, who, p.ids, p.readSeqs); err != nil {
+			return fmt.Errorf("unread mentions: %w", err)
+		}
+		return nil
+	})
+	g.spawn(func(ctx context.Context) (err error) {
+		if p.sidebar, err = s.deps.Personal.Sidebar(ctx, who); err != nil {
+			return fmt.Errorf("sidebar: %w", err)
+		}
+		return nil
+	})
+	g.spawn(func(ctx context.Context) (err error) {
+		if p.settings, err = s.deps.Personal.Settings(ctx, who); err != nil {
+			return fmt.Errorf("settings: %w", err)
+		}
+		return nil
+	})
+	g.spawn(func(ctx context.Context) (err error) {
+		if p.drafts, err = s.deps.Personal.Drafts(ctx, who); err != nil {
+			return fmt.Errorf("drafts: %w", err)
+		}
+		return nil
+	})
 }
 
 // visibleSidebar is sb without the channel ids outside visible. Sections stay, also when
