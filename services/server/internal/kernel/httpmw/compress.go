@@ -1,17 +1,20 @@
 package httpmw
 
 import (
-	"compress/gzip"
 	"io"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // gzipLevel is the compression level of Compress: gzip.BestSpeed, because the server spends
 // the CPU on every response while the wire saves most of the bytes already at level 1 (a
-// snapshot's JSON shrinks about tenfold).
+// snapshot's JSON shrinks about tenfold). The encoder is github.com/klauspost/compress's, a
+// drop-in for compress/gzip whose fastest level takes about a third of the standard library's
+// time for a snapshot, with slightly smaller output; any gzip decoder reads it.
 const gzipLevel = gzip.BestSpeed
 
 // spareWriters is how many idle gzip writers the process keeps.
