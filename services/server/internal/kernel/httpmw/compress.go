@@ -13,7 +13,7 @@ import (
 // gzipLevel is the compression level of Compress: gzip.BestSpeed, because the server spends
 // the CPU on every response while the wire saves most of the bytes already at level 1 (a
 // snapshot's JSON shrinks about tenfold). The encoder is github.com/klauspost/compress's, a
-// drop-in for compress/gzip whose fastest level takes about a third of the standard library's
+// drop-in for compress/gzip whose fastest level takes about half the standard library's
 // time for a snapshot, with slightly smaller output; any gzip decoder reads it.
 const gzipLevel = gzip.BestSpeed
 

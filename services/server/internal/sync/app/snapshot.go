@@ -176,17 +176,19 @@ func (s *Snapshot) assemble(ctx context.Context, who actor.Actor) (syncmod.Snaps
 // snapshotParts is what readParts's parts read, each field written by one part only and read
 // after every part returned (or, for channels and ids, after listed is closed).
 type snapshotParts struct {
-	listed   chan struct{} // closed once channels and ids are set
-	channels []chat.ChannelView
-	ids      []uuid.UUID
-	visible  map[uuid.UUID]bool
-	readSeqs map[uuid.UUID]int64
-	counters []chat.ThreadCounter
-	mentions map[uuid.UUID]int
-	sidebar  syncmod.Sidebar
-	settings []syncmod.Setting
-	drafts   []syncmod.Draft
-	agents   []agents.Agent
+	listed     chan struct{} // closed once channels, ids and visible are set
+	positioned chan struct{} // closed once readSeqs is set
+	channels   []chat.ChannelView
+	ids        []uuid.UUID
+	visible    map[uuid.UUID]bool
+	readSeqs   map[uuid.UUID]int64
+	counters   []chat.ThreadCounter
+	unread     []counterUnread // per counter, decided once counters and readSeqs are known
+	mentions   map[uuid.UUID]int
+	sidebar    syncmod.Sidebar
+	settings   []syncmod.Setting
+	drafts     []syncmod.Draft
+	agents     []agents.Agent
 }
 
 // readParts reads every part after the Scope into v, concurrently through a partGroup: each
@@ -196,11 +198,14 @@ type snapshotParts struct {
 // of the visible channels; and the read states, then, once the channels are known too, the
 // mention counts above the read positions. The personal parts of a person are restricted to
 // the visible channels once everything is read: the personal tables hold ids without foreign
-// keys and keep ids of channels the person can no longer read (spec 02). The first part that
-// fails ends the build with its error and cancels the others.
+// keys and keep ids of channels the person can no longer read (spec 02). The unread counts and
+// the thread.read decisions on threads with unread messages are made as soon as the counters
+// and the read positions are known, while the mention counts are still being read; only the
+// threads listed for a mention alone are decided once those are in. The first part that fails
+// ends the build with its error and cancels the others.
 func (s *Snapshot) readParts(ctx context.Context, dec authz.Decider, who actor.Actor, v *syncmod.SnapshotView) error {
 	person := who.Kind == actor.KindPerson
-	p := snapshotParts{listed: make(chan struct{})}
+	p := snapshotParts{listed: make(chan struct{}), positioned: make(chan struct{})}
 	g := newPartGroup(ctx, snapshotParallelism)
 	g.spawn(func(ctx context.Context) error {
 		channels, err := s.deps.Channels.ListVisible(ctx)
@@ -221,6 +226,14 @@ func (s *Snapshot) readParts(ctx context.Context, dec authz.Decider, who actor.A
 		}
 		if p.counters, err = s.deps.Threads.Counters(ctx, p.ids); err != nil {
 			return fmt.Errorf("thread counters: %w", err)
+		}
+		select {
+		case <-p.positioned:
+		case <-ctx.Done():
+			return fmt.Errorf("thread counters: %w", ctx.Err())
+		}
+		if p.unread, err = decideUnread(ctx, dec, p.counters, p.readSeqs, p.visible); err != nil {
+			return fmt.Errorf("unread threads: %w", err)
 		}
 		return nil
 	})
@@ -287,7 +300,7 @@ func (s *Snapshot) readParts(ctx context.Context, dec authz.Decider, who actor.A
 	}
 	v.Sidebar = visibleSidebar(who.PrincipalID, p.sidebar, p.visible)
 	var err error
-	if v.UnreadThreads, err = unreadThreads(ctx, dec, p.counters, p.readSeqs, p.mentions, p.visible); err != nil {
+	if v.UnreadThreads, err = unreadThreads(ctx, dec, p.counters, p.unread, p.mentions); err != nil {
 		return fmt.Errorf("unread threads: %w", err)
 	}
 	v.Settings = nonNil(p.settings)
@@ -321,6 +334,7 @@ func (s *Snapshot) spawnPersonal(g *partGroup, who uuid.UUID, p *snapshotParts) 
 				p.readSeqs[rs.ThreadID] = rs.LastReadSeq
 			}
 		}
+		close(p.positioned)
 		if p.mentions, err = s.deps.Mentions.CountUnread(ctx, who, p.ids, p.readSeqs); err != nil {
 			return fmt.Errorf("unread mentions: %w", err)
 		}
@@ -363,32 +377,97 @@ func visibleSidebar(who uuid.UUID, sb syncmod.Sidebar, visible map[uuid.UUID]boo
 	return out
 }
 
-// unreadThreads combines the thread counters with the read positions and the mention counts:
-// a thread is listed when it has unread messages or unread mentions and the actor may read it
-// (thread.read in filter mode: a hidden thread is dropped without a denial audit). A counter
-// of a channel outside visible is dropped whatever its source says, and a mention count of a
-// thread without counter (posted after the counters were read, so after HeadSeq) arrives by
-// catch-up instead. Ordered by channel id, then thread id.
-func unreadThreads(ctx context.Context, dec authz.Decider, counters []chat.ThreadCounter, readSeqs map[uuid.UUID]int64, mentions map[uuid.UUID]int, visible map[uuid.UUID]bool) ([]syncmod.UnreadThread, error) {
+// The thread.read decision on a counter's thread, made once per build.
+const (
+	undecided = iota
+	allowed
+	denied
+)
+
+// counterUnread is what decideUnread found for one thread counter: whether its channel is
+// visible, the read position and the unread count, and the thread.read decision when the
+// thread has unread messages.
+type counterUnread struct {
+	visible  bool
+	decision int8
+	read     int64
+	unread   int64
+}
+
+// decideUnread computes, per counter, the read position and the unread count, and decides
+// thread.read (filter mode: a hidden thread is dropped without a denial audit) on the threads
+// of visible channels with unread messages. The snapshot calls it before the mention counts
+// are in, so that most decisions overlap that query; a thread without unread messages is
+// decided later, and only when it has an unread mention.
+func decideUnread(ctx context.Context, dec authz.Decider, counters []chat.ThreadCounter, readSeqs map[uuid.UUID]int64, visible map[uuid.UUID]bool) ([]counterUnread, error) {
 	filter := authorize.Filter(ctx)
-	out := []syncmod.UnreadThread{}
-	for _, c := range counters {
+	out := make([]counterUnread, len(counters))
+	for i, c := range counters {
 		if !visible[c.ChannelID] {
 			continue
 		}
-		read := readSeqs[c.ThreadID]
-		unread := domain.UnreadCount(c.LastMessageSeq, read, c.UnreadFloorSeq)
-		mentioned := int64(mentions[c.ThreadID])
-		if unread == 0 && mentioned == 0 {
+		u := counterUnread{visible: true, read: readSeqs[c.ThreadID]}
+		u.unread = domain.UnreadCount(c.LastMessageSeq, u.read, c.UnreadFloorSeq)
+		if u.unread > 0 {
+			ok, err := mayReadThread(filter, dec, c)
+			if err != nil {
+				return nil, err
+			}
+			u.decision = denied
+			if ok {
+				u.decision = allowed
+			}
+		}
+		out[i] = u
+	}
+	return out, nil
+}
+
+// mayReadThread decides thread.read on c's thread in filter mode: false for a thread hidden
+// from the actor.
+func mayReadThread(filter context.Context, dec authz.Decider, c chat.ThreadCounter) (bool, error) {
+	res := authorize.Resource{Kind: kernel.ResourceThread, ID: c.ThreadID, SpaceID: c.SpaceID, ChannelID: c.ChannelID, ThreadID: c.ThreadID}
+	err := dec.Authorize(filter, kernel.ActionThreadRead, res)
+	switch {
+	case snapshotDenied(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("authorize thread %s: %w", c.ThreadID, err)
+	}
+	return true, nil
+}
+
+// unreadThreads combines the thread counters, what decideUnread found for each (units[i] is
+// counters[i]'s) and the mention counts: a thread is listed when it has unread messages or
+// unread mentions and the actor may read it (thread.read in filter mode, decided here for a
+// thread listed for its mentions alone). A counter of a channel outside the visible channels
+// is dropped whatever its source says, and a mention count of a thread without counter
+// (posted after the counters were read, so after HeadSeq) arrives by catch-up instead.
+// Ordered by channel id, then thread id.
+func unreadThreads(ctx context.Context, dec authz.Decider, counters []chat.ThreadCounter, units []counterUnread, mentions map[uuid.UUID]int) ([]syncmod.UnreadThread, error) {
+	filter := authorize.Filter(ctx)
+	out := []syncmod.UnreadThread{}
+	for i, c := range counters {
+		u := units[i]
+		if !u.visible {
 			continue
 		}
-		res := authorize.Resource{Kind: kernel.ResourceThread, ID: c.ThreadID, SpaceID: c.SpaceID, ChannelID: c.ChannelID, ThreadID: c.ThreadID}
-		err := dec.Authorize(filter, kernel.ActionThreadRead, res)
-		switch {
-		case snapshotDenied(err):
+		mentioned := int64(mentions[c.ThreadID])
+		if u.unread == 0 && mentioned == 0 {
 			continue
-		case err != nil:
-			return nil, fmt.Errorf("authorize thread %s: %w", c.ThreadID, err)
+		}
+		if u.decision == undecided {
+			ok, err := mayReadThread(filter, dec, c)
+			if err != nil {
+				return nil, err
+			}
+			u.decision = denied
+			if ok {
+				u.decision = allowed
+			}
+		}
+		if u.decision == denied {
+			continue
 		}
 		if len(out) == cap(out) {
 			// Doubling: thousands of unread threads would otherwise be copied over and over.
@@ -396,7 +475,7 @@ func unreadThreads(ctx context.Context, dec authz.Decider, counters []chat.Threa
 		}
 		out = append(out, syncmod.UnreadThread{
 			ThreadID: c.ThreadID, ChannelID: c.ChannelID, SpaceID: c.SpaceID,
-			LastMessageSeq: c.LastMessageSeq, LastReadSeq: read, UnreadCount: unread, MentionCount: mentioned,
+			LastMessageSeq: c.LastMessageSeq, LastReadSeq: u.read, UnreadCount: u.unread, MentionCount: mentioned,
 		})
 	}
 	slices.SortFunc(out, func(a, b syncmod.UnreadThread) int {

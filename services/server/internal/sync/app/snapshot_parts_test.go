@@ -15,6 +15,7 @@ import (
 	"bothy.example.com/server/internal/chat"
 	"bothy.example.com/server/internal/identity"
 	"bothy.example.com/server/internal/instance"
+	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
 	syncmod "bothy.example.com/server/internal/sync"
 	"bothy.example.com/server/internal/sync/app"
@@ -286,5 +287,42 @@ func TestSnapshotPartErrorCancelsTheOthers(t *testing.T) {
 				t.Fatalf("%d parts in flight after Build returned", n)
 			}
 		})
+	}
+}
+
+// TestSnapshotDecidesUnreadThreadsWhileMentionsAreCounted: thread.read on the threads with
+// unread messages is decided as soon as the counters and the read positions are in, while the
+// mention counts are still being read, not after them.
+func TestSnapshotDecidesUnreadThreadsWhileMentionsAreCounted(t *testing.T) {
+	t.Parallel()
+	p := &partsWorld{snapWorld: newSnapWorld(), hook: map[string]func(context.Context) error{}}
+	p.hook["CountUnread"] = func(ctx context.Context) error {
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			p.mu.Lock()
+			n := 0
+			for _, d := range p.decisions {
+				if d.action == kernel.ActionThreadRead {
+					n++
+				}
+			}
+			p.mu.Unlock()
+			if n > 0 {
+				return nil
+			}
+			select {
+			case <-time.After(time.Millisecond):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return errors.New("no thread.read was decided while the mentions were being counted")
+	}
+	v, err := newPartsSnapshot(t, p).Build(snapAs(t.Context(), snapAlex, actor.KindPerson))
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	if want := build(t, newSnapWorld(), snapAlex, actor.KindPerson); v.ETag != want.ETag {
+		t.Fatalf("snapshot differs:\n%s\n%s", v.Body, want.Body)
 	}
 }
