@@ -184,6 +184,7 @@ type snapshotParts struct {
 	readSeqs   map[uuid.UUID]int64
 	counters   []chat.ThreadCounter
 	unread     []counterUnread // per counter, decided once counters and readSeqs are known
+	allowed    int             // how many of unread have unread messages and may be read
 	mentions   map[uuid.UUID]int
 	sidebar    syncmod.Sidebar
 	settings   []syncmod.Setting
@@ -232,7 +233,7 @@ func (s *Snapshot) readParts(ctx context.Context, dec authz.Decider, who actor.A
 		case <-ctx.Done():
 			return fmt.Errorf("thread counters: %w", ctx.Err())
 		}
-		if p.unread, err = decideUnread(ctx, dec, p.counters, p.readSeqs, p.visible); err != nil {
+		if p.unread, p.allowed, err = decideUnread(ctx, dec, p.counters, p.readSeqs, p.visible); err != nil {
 			return fmt.Errorf("unread threads: %w", err)
 		}
 		return nil
@@ -300,7 +301,7 @@ func (s *Snapshot) readParts(ctx context.Context, dec authz.Decider, who actor.A
 	}
 	v.Sidebar = visibleSidebar(who.PrincipalID, p.sidebar, p.visible)
 	var err error
-	if v.UnreadThreads, err = unreadThreads(ctx, dec, p.counters, p.unread, p.mentions); err != nil {
+	if v.UnreadThreads, err = unreadThreads(ctx, dec, p.counters, p.unread, p.allowed, p.mentions); err != nil {
 		return fmt.Errorf("unread threads: %w", err)
 	}
 	v.Settings = nonNil(p.settings)
@@ -398,10 +399,12 @@ type counterUnread struct {
 // thread.read (filter mode: a hidden thread is dropped without a denial audit) on the threads
 // of visible channels with unread messages. The snapshot calls it before the mention counts
 // are in, so that most decisions overlap that query; a thread without unread messages is
-// decided later, and only when it has an unread mention.
-func decideUnread(ctx context.Context, dec authz.Decider, counters []chat.ThreadCounter, readSeqs map[uuid.UUID]int64, visible map[uuid.UUID]bool) ([]counterUnread, error) {
+// decided later, and only when it has an unread mention. It also returns how many threads it
+// allowed.
+func decideUnread(ctx context.Context, dec authz.Decider, counters []chat.ThreadCounter, readSeqs map[uuid.UUID]int64, visible map[uuid.UUID]bool) ([]counterUnread, int, error) {
 	filter := authorize.Filter(ctx)
 	out := make([]counterUnread, len(counters))
+	allowedCount := 0
 	for i, c := range counters {
 		if !visible[c.ChannelID] {
 			continue
@@ -411,16 +414,17 @@ func decideUnread(ctx context.Context, dec authz.Decider, counters []chat.Thread
 		if u.unread > 0 {
 			ok, err := mayReadThread(filter, dec, c)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			u.decision = denied
 			if ok {
 				u.decision = allowed
+				allowedCount++
 			}
 		}
 		out[i] = u
 	}
-	return out, nil
+	return out, allowedCount, nil
 }
 
 // mayReadThread decides thread.read on c's thread in filter mode: false for a thread hidden
@@ -438,15 +442,17 @@ func mayReadThread(filter context.Context, dec authz.Decider, c chat.ThreadCount
 }
 
 // unreadThreads combines the thread counters, what decideUnread found for each (units[i] is
-// counters[i]'s) and the mention counts: a thread is listed when it has unread messages or
+// counters[i]'s, allowedCount how many it allowed) and the mention counts: a thread is listed when it has unread messages or
 // unread mentions and the actor may read it (thread.read in filter mode, decided here for a
 // thread listed for its mentions alone). A counter of a channel outside the visible channels
 // is dropped whatever its source says, and a mention count of a thread without counter
 // (posted after the counters were read, so after HeadSeq) arrives by catch-up instead.
 // Ordered by channel id, then thread id.
-func unreadThreads(ctx context.Context, dec authz.Decider, counters []chat.ThreadCounter, units []counterUnread, mentions map[uuid.UUID]int) ([]syncmod.UnreadThread, error) {
+func unreadThreads(ctx context.Context, dec authz.Decider, counters []chat.ThreadCounter, units []counterUnread, allowedCount int, mentions map[uuid.UUID]int) ([]syncmod.UnreadThread, error) {
 	filter := authorize.Filter(ctx)
-	out := []syncmod.UnreadThread{}
+	// At most the threads allowed for their unread messages and those with mentions: the list
+	// is allocated once (thousands of threads would otherwise be copied as it grows).
+	out := make([]syncmod.UnreadThread, 0, min(len(counters), allowedCount+len(mentions)))
 	for i, c := range counters {
 		u := units[i]
 		if !u.visible {
@@ -468,10 +474,6 @@ func unreadThreads(ctx context.Context, dec authz.Decider, counters []chat.Threa
 		}
 		if u.decision == denied {
 			continue
-		}
-		if len(out) == cap(out) {
-			// Doubling: thousands of unread threads would otherwise be copied over and over.
-			out = slices.Grow(out, max(len(out), 64))
 		}
 		out = append(out, syncmod.UnreadThread{
 			ThreadID: c.ThreadID, ChannelID: c.ChannelID, SpaceID: c.SpaceID,
