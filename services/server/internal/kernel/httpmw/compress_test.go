@@ -353,7 +353,9 @@ func TestCompressLargeBodies(t *testing.T) {
 				rest := big
 				for _, n := range tc.sizes {
 					if n < 0 {
-						http.NewResponseController(w).Flush() //nolint:errcheck // the recorder flushes
+						if err := http.NewResponseController(w).Flush(); err != nil {
+							t.Errorf("Flush: %v", err)
+						}
 						continue
 					}
 					if _, err := w.Write(rest[:n]); err != nil {
