@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -305,4 +306,77 @@ func TestCompressRejectsNegativeMinimum(t *testing.T) {
 		}
 	}()
 	httpmw.Compress(-1)
+}
+
+// largeJSON is a JSON body of about n bytes, varied enough that the compressor finds both
+// matches and literals (a snapshot's ids), deterministic.
+func largeJSON(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"channels":[`)
+	x := uint32(2166136261)
+	for i := 0; b.Len() < n; i++ {
+		x ^= uint32(i)
+		x *= 16777619
+		b.WriteString(`{"id":"` + strconv.FormatUint(uint64(x), 16) + `-4e1c-8a3f-` + strconv.Itoa(i) + `","name":"support-` + strconv.Itoa(i%97) + `","level":"member"},`)
+	}
+	b.WriteString(`{}]}`)
+	return b.Bytes()
+}
+
+// TestCompressLargeBodies: bodies written in one large write, which is compressed in pieces
+// at once, or in writes large and small mixed, with a flush between them, decompress to what
+// the handler wrote (the reader checks the CRC-32 and the size), and still shrink about as
+// much as written in one piece.
+func TestCompressLargeBodies(t *testing.T) {
+	t.Parallel()
+	big := largeJSON(700 << 10)
+	if n := httpmw.Pieces(len(big)); n < 2 && runtime.GOMAXPROCS(0) > 1 {
+		t.Fatalf("a write of %d bytes is compressed in %d piece with %d processors", len(big), n, runtime.GOMAXPROCS(0))
+	}
+	if n := httpmw.Pieces(compressMin * 4); n != 1 {
+		t.Fatalf("a write of %d bytes is compressed in %d pieces, want 1", compressMin*4, n)
+	}
+	for _, tc := range []struct {
+		name  string
+		sizes []int // the writes, in bytes of big; -1 flushes
+	}{
+		{"at once", []int{len(big)}},
+		{"small, large, small", []int{100, 300 << 10, 50, len(big) - (300 << 10) - 150}},
+		{"large, flush, large", []int{200 << 10, -1, len(big) - (200 << 10)}},
+		{"small, flush, large", []int{5000, -1, len(big) - 5000}},
+		{"just above the threshold", []int{128 << 10, len(big) - (128 << 10)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rec := serveCompressed(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				rest := big
+				for _, n := range tc.sizes {
+					if n < 0 {
+						if err := http.NewResponseController(w).Flush(); err != nil {
+							t.Errorf("Flush: %v", err)
+						}
+						continue
+					}
+					if _, err := w.Write(rest[:n]); err != nil {
+						t.Errorf("Write: %v", err)
+					}
+					rest = rest[n:]
+				}
+				if len(rest) != 0 {
+					t.Errorf("the test case leaves %d bytes unwritten", len(rest))
+				}
+			}), http.MethodGet, "gzip")
+			if got := gunzip(t, rec.Body.Bytes()); !bytes.Equal(got, big) {
+				t.Fatalf("the body does not decompress to what the handler wrote (%d bytes, want %d)", len(got), len(big))
+			}
+			var one bytes.Buffer
+			zw, _ := gzip.NewWriterLevel(&one, gzip.BestSpeed)
+			_, _ = zw.Write(big)
+			_ = zw.Close()
+			if rec.Body.Len() > one.Len()*11/10 {
+				t.Fatalf("%d bytes compressed to %d, compress/gzip at its fastest level makes %d", len(big), rec.Body.Len(), one.Len())
+			}
+		})
+	}
 }

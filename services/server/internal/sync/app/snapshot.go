@@ -140,7 +140,8 @@ func snapshotKey(who actor.Actor, permissionVersion int64) string {
 // snapshot; a later change may be in it too, and arrives again by catch-up after HeadSeq,
 // which clients apply idempotently by version. The Scope is read after the head for the same
 // reason: a grant change up to HeadSeq is in PermissionVersion, a later one arrives as
-// permissions.changed. The view is encoded last, and its ETag is the hash of that encoding.
+// permissions.changed. Every other part is read after those three, concurrently (readParts).
+// The view is encoded last, and its ETag is the hash of that encoding.
 func (s *Snapshot) assemble(ctx context.Context, who actor.Actor) (syncmod.SnapshotView, error) {
 	var v syncmod.SnapshotView
 	var err error
@@ -159,53 +160,9 @@ func (s *Snapshot) assemble(ctx context.Context, who actor.Actor) (syncmod.Snaps
 	// Every part is filtered with this one Scope: the sources' own authorization finds it in
 	// the context instead of reading the permission version again.
 	ctx = authz.WithScope(ctx, scope)
-	if v.Principal, err = s.deps.Principals.Ref(ctx, who.PrincipalID); err != nil {
-		return v, fmt.Errorf("principal: %w", err)
-	}
-	if v.Instance, err = s.deps.Instance.Info(ctx); err != nil {
-		return v, fmt.Errorf("instance: %w", err)
-	}
-	// In filter mode, and a denial is no space: chat's listing first authorizes space.read on
-	// the instance, which an app without the messages:read scope is denied, yet such an app
-	// may read snapshots (events:subscribe) and simply sees no space.
-	spaces, err := s.deps.Spaces.List(authorize.Filter(ctx))
-	switch {
-	case snapshotDenied(err):
-		spaces = nil
-	case err != nil:
-		return v, fmt.Errorf("spaces: %w", err)
-	}
-	v.Spaces = nonNil(spaces)
-	channels, err := s.deps.Channels.ListVisible(ctx)
-	if err != nil {
-		return v, fmt.Errorf("channels: %w", err)
-	}
-	v.Channels = nonNil(channels)
-	if who.Kind == actor.KindPerson {
-		err = s.personalParts(ctx, dec, who.PrincipalID, &v)
-	} else {
-		// Agents and apps keep no personal data (spec 03); nothing is read for them.
-		v.Sidebar = syncmod.Sidebar{PrincipalID: who.PrincipalID, Sections: []syncmod.SidebarSection{}}
-		v.UnreadThreads, v.Settings, v.Drafts = []syncmod.UnreadThread{}, []syncmod.Setting{}, []syncmod.DraftRef{}
-	}
-	if err != nil {
+	if err := s.readParts(ctx, dec, who, &v); err != nil {
 		return v, err
 	}
-	runs, err := s.deps.Runs.ActiveRuns(ctx)
-	if err != nil {
-		return v, fmt.Errorf("active runs: %w", err)
-	}
-	v.ActiveRuns = nonNil(runs)
-	list, err := s.deps.Agents.List(ctx)
-	if err != nil {
-		return v, fmt.Errorf("agents: %w", err)
-	}
-	v.Agents = agentPresences(list)
-	features, err := s.deps.Flags.Evaluate(ctx, who)
-	if err != nil {
-		return v, fmt.Errorf("features: %w", err)
-	}
-	v.Features = nonNil(features)
 	body, err := s.deps.Encoder.EncodeSnapshot(v)
 	if err != nil {
 		return v, fmt.Errorf("encode: %w", err)
@@ -216,60 +173,192 @@ func (s *Snapshot) assemble(ctx context.Context, who actor.Actor) (syncmod.Snaps
 	return v, nil
 }
 
-// personalParts fills the sidebar, the unread threads, the settings and the drafts of a
-// person, each restricted to v.Channels: the personal tables hold ids without foreign keys
-// and keep ids of channels the person can no longer read (spec 02).
-func (s *Snapshot) personalParts(ctx context.Context, dec authz.Decider, who uuid.UUID, v *syncmod.SnapshotView) error {
-	ids := make([]uuid.UUID, 0, len(v.Channels))
-	visible := make(map[uuid.UUID]bool, len(v.Channels))
-	for _, c := range v.Channels {
-		ids = append(ids, c.Channel.ID)
-		visible[c.Channel.ID] = true
-	}
-	sb, err := s.deps.Personal.Sidebar(ctx, who)
-	if err != nil {
-		return fmt.Errorf("sidebar: %w", err)
-	}
-	v.Sidebar = visibleSidebar(who, sb, visible)
-	states, err := s.deps.Personal.ReadStateList(ctx, who)
-	if err != nil {
-		return fmt.Errorf("read states: %w", err)
-	}
-	// Only the read positions of visible channels leave for the mention count: the read
-	// state keeps its thread's channel for exactly this.
-	readSeqs := make(map[uuid.UUID]int64, len(states))
-	for _, rs := range states {
-		if visible[rs.ChannelID] {
-			readSeqs[rs.ThreadID] = rs.LastReadSeq
+// snapshotParts is what readParts's parts read, each field written by one part only and read
+// after every part returned (or, for channels and ids, after listed is closed).
+type snapshotParts struct {
+	listed     chan struct{} // closed once channels, ids and visible are set
+	positioned chan struct{} // closed once readSeqs is set
+	channels   []chat.ChannelView
+	ids        []uuid.UUID
+	visible    map[uuid.UUID]bool
+	readSeqs   map[uuid.UUID]int64
+	counters   []chat.ThreadCounter
+	unread     []counterUnread // per counter, decided once counters and readSeqs are known
+	allowed    int             // how many of unread have unread messages and may be read
+	mentions   map[uuid.UUID]int
+	sidebar    syncmod.Sidebar
+	settings   []syncmod.Setting
+	drafts     []syncmod.Draft
+	agents     []agents.Agent
+}
+
+// readParts reads every part after the Scope into v, concurrently through a partGroup: each
+// part is one or two statements on a connection of its own, so the build waits about as long
+// as its longest chain instead of the sum of all (spec 03 fixes only that the head, the epoch
+// and the Scope are read before them). The chains are the channels, then the thread counters
+// of the visible channels; and the read states, then, once the channels are known too, the
+// mention counts above the read positions. The personal parts of a person are restricted to
+// the visible channels once everything is read: the personal tables hold ids without foreign
+// keys and keep ids of channels the person can no longer read (spec 02). The unread counts and
+// the thread.read decisions on threads with unread messages are made as soon as the counters
+// and the read positions are known, while the mention counts are still being read; only the
+// threads listed for a mention alone are decided once those are in. The first part that fails
+// ends the build with its error and cancels the others.
+func (s *Snapshot) readParts(ctx context.Context, dec authz.Decider, who actor.Actor, v *syncmod.SnapshotView) error {
+	person := who.Kind == actor.KindPerson
+	p := snapshotParts{listed: make(chan struct{}), positioned: make(chan struct{})}
+	g := newPartGroup(ctx, snapshotParallelism)
+	g.spawn(func(ctx context.Context) error {
+		channels, err := s.deps.Channels.ListVisible(ctx)
+		if err != nil {
+			return fmt.Errorf("channels: %w", err)
 		}
+		p.channels = nonNil(channels)
+		p.ids = make([]uuid.UUID, 0, len(p.channels))
+		p.visible = make(map[uuid.UUID]bool, len(p.channels))
+		for _, c := range p.channels {
+			p.ids = append(p.ids, c.Channel.ID)
+			p.visible[c.Channel.ID] = true
+		}
+		close(p.listed)
+		if !person {
+			// Agents and apps keep no personal data (spec 03); nothing is read for them.
+			return nil
+		}
+		if p.counters, err = s.deps.Threads.Counters(ctx, p.ids); err != nil {
+			return fmt.Errorf("thread counters: %w", err)
+		}
+		select {
+		case <-p.positioned:
+		case <-ctx.Done():
+			return fmt.Errorf("thread counters: %w", ctx.Err())
+		}
+		if p.unread, p.allowed, err = decideUnread(ctx, dec, p.counters, p.readSeqs, p.visible); err != nil {
+			return fmt.Errorf("unread threads: %w", err)
+		}
+		return nil
+	})
+	if person {
+		s.spawnPersonal(g, who.PrincipalID, &p)
 	}
-	counters, err := s.deps.Threads.Counters(ctx, ids)
-	if err != nil {
-		return fmt.Errorf("thread counters: %w", err)
+	g.spawn(func(ctx context.Context) (err error) {
+		if v.Principal, err = s.deps.Principals.Ref(ctx, who.PrincipalID); err != nil {
+			return fmt.Errorf("principal: %w", err)
+		}
+		return nil
+	})
+	g.spawn(func(ctx context.Context) (err error) {
+		if v.Instance, err = s.deps.Instance.Info(ctx); err != nil {
+			return fmt.Errorf("instance: %w", err)
+		}
+		return nil
+	})
+	g.spawn(func(ctx context.Context) error {
+		// In filter mode, and a denial is no space: chat's listing first authorizes space.read
+		// on the instance, which an app without the messages:read scope is denied, yet such an
+		// app may read snapshots (events:subscribe) and simply sees no space.
+		spaces, err := s.deps.Spaces.List(authorize.Filter(ctx))
+		switch {
+		case snapshotDenied(err):
+			spaces = nil
+		case err != nil:
+			return fmt.Errorf("spaces: %w", err)
+		}
+		v.Spaces = nonNil(spaces)
+		return nil
+	})
+	g.spawn(func(ctx context.Context) (err error) {
+		if p.agents, err = s.deps.Agents.List(ctx); err != nil {
+			return fmt.Errorf("agents: %w", err)
+		}
+		return nil
+	})
+	g.spawn(func(ctx context.Context) error {
+		features, err := s.deps.Flags.Evaluate(ctx, who)
+		if err != nil {
+			return fmt.Errorf("features: %w", err)
+		}
+		v.Features = nonNil(features)
+		return nil
+	})
+	g.spawn(func(ctx context.Context) error {
+		runs, err := s.deps.Runs.ActiveRuns(ctx)
+		if err != nil {
+			return fmt.Errorf("active runs: %w", err)
+		}
+		v.ActiveRuns = nonNil(runs)
+		return nil
+	})
+	if err := g.wait(); err != nil {
+		return err
 	}
-	mentions, err := s.deps.Mentions.CountUnread(ctx, who, ids, readSeqs)
-	if err != nil {
-		return fmt.Errorf("unread mentions: %w", err)
+	v.Channels = p.channels
+	v.Agents = agentPresences(p.agents)
+	if !person {
+		v.Sidebar = syncmod.Sidebar{PrincipalID: who.PrincipalID, Sections: []syncmod.SidebarSection{}}
+		v.UnreadThreads, v.Settings, v.Drafts = []syncmod.UnreadThread{}, []syncmod.Setting{}, []syncmod.DraftRef{}
+		return nil
 	}
-	if v.UnreadThreads, err = unreadThreads(ctx, dec, counters, readSeqs, mentions, visible); err != nil {
+	v.Sidebar = visibleSidebar(who.PrincipalID, p.sidebar, p.visible)
+	var err error
+	if v.UnreadThreads, err = unreadThreads(ctx, dec, p.counters, p.unread, p.allowed, p.mentions); err != nil {
 		return fmt.Errorf("unread threads: %w", err)
 	}
-	settings, err := s.deps.Personal.Settings(ctx, who)
-	if err != nil {
-		return fmt.Errorf("settings: %w", err)
-	}
-	v.Settings = nonNil(settings)
-	drafts, err := s.deps.Personal.Drafts(ctx, who)
-	if err != nil {
-		return fmt.Errorf("drafts: %w", err)
-	}
-	v.Drafts = make([]syncmod.DraftRef, 0, len(drafts))
-	for _, d := range drafts {
-		if visible[d.ChannelID] {
+	v.Settings = nonNil(p.settings)
+	v.Drafts = make([]syncmod.DraftRef, 0, len(p.drafts))
+	for _, d := range p.drafts {
+		if p.visible[d.ChannelID] {
 			v.Drafts = append(v.Drafts, syncmod.DraftRef{ChannelID: d.ChannelID, ThreadID: d.ThreadID, Version: d.Version})
 		}
 	}
 	return nil
+}
+
+// spawnPersonal spawns the parts of a person's own data: the read states and then the mention
+// counts (which wait for the channels part's listed), the sidebar, the settings and the drafts.
+func (s *Snapshot) spawnPersonal(g *partGroup, who uuid.UUID, p *snapshotParts) {
+	g.spawn(func(ctx context.Context) error {
+		states, err := s.deps.Personal.ReadStateList(ctx, who)
+		if err != nil {
+			return fmt.Errorf("read states: %w", err)
+		}
+		select {
+		case <-p.listed:
+		case <-ctx.Done():
+			return fmt.Errorf("read states: %w", ctx.Err())
+		}
+		// Only the read positions of visible channels leave for the mention count: the read
+		// state keeps its thread's channel for exactly this.
+		p.readSeqs = make(map[uuid.UUID]int64, len(states))
+		for _, rs := range states {
+			if p.visible[rs.ChannelID] {
+				p.readSeqs[rs.ThreadID] = rs.LastReadSeq
+			}
+		}
+		close(p.positioned)
+		if p.mentions, err = s.deps.Mentions.CountUnread(ctx, who, p.ids, p.readSeqs); err != nil {
+			return fmt.Errorf("unread mentions: %w", err)
+		}
+		return nil
+	})
+	g.spawn(func(ctx context.Context) (err error) {
+		if p.sidebar, err = s.deps.Personal.Sidebar(ctx, who); err != nil {
+			return fmt.Errorf("sidebar: %w", err)
+		}
+		return nil
+	})
+	g.spawn(func(ctx context.Context) (err error) {
+		if p.settings, err = s.deps.Personal.Settings(ctx, who); err != nil {
+			return fmt.Errorf("settings: %w", err)
+		}
+		return nil
+	})
+	g.spawn(func(ctx context.Context) (err error) {
+		if p.drafts, err = s.deps.Personal.Drafts(ctx, who); err != nil {
+			return fmt.Errorf("drafts: %w", err)
+		}
+		return nil
+	})
 }
 
 // visibleSidebar is sb without the channel ids outside visible. Sections stay, also when
@@ -289,40 +378,106 @@ func visibleSidebar(who uuid.UUID, sb syncmod.Sidebar, visible map[uuid.UUID]boo
 	return out
 }
 
-// unreadThreads combines the thread counters with the read positions and the mention counts:
-// a thread is listed when it has unread messages or unread mentions and the actor may read it
-// (thread.read in filter mode: a hidden thread is dropped without a denial audit). A counter
-// of a channel outside visible is dropped whatever its source says, and a mention count of a
-// thread without counter (posted after the counters were read, so after HeadSeq) arrives by
-// catch-up instead. Ordered by channel id, then thread id.
-func unreadThreads(ctx context.Context, dec authz.Decider, counters []chat.ThreadCounter, readSeqs map[uuid.UUID]int64, mentions map[uuid.UUID]int, visible map[uuid.UUID]bool) ([]syncmod.UnreadThread, error) {
+// The thread.read decision on a counter's thread, made once per build.
+const (
+	undecided = iota
+	allowed
+	denied
+)
+
+// counterUnread is what decideUnread found for one thread counter: whether its channel is
+// visible, the read position and the unread count, and the thread.read decision when the
+// thread has unread messages.
+type counterUnread struct {
+	visible  bool
+	decision int8
+	read     int64
+	unread   int64
+}
+
+// decideUnread computes, per counter, the read position and the unread count, and decides
+// thread.read (filter mode: a hidden thread is dropped without a denial audit) on the threads
+// of visible channels with unread messages. The snapshot calls it before the mention counts
+// are in, so that most decisions overlap that query; a thread without unread messages is
+// decided later, and only when it has an unread mention. It also returns how many threads it
+// allowed.
+func decideUnread(ctx context.Context, dec authz.Decider, counters []chat.ThreadCounter, readSeqs map[uuid.UUID]int64, visible map[uuid.UUID]bool) ([]counterUnread, int, error) {
 	filter := authorize.Filter(ctx)
-	out := []syncmod.UnreadThread{}
-	for _, c := range counters {
+	out := make([]counterUnread, len(counters))
+	allowedCount := 0
+	for i, c := range counters {
 		if !visible[c.ChannelID] {
 			continue
 		}
-		read := readSeqs[c.ThreadID]
-		unread := domain.UnreadCount(c.LastMessageSeq, read, c.UnreadFloorSeq)
+		u := counterUnread{visible: true, read: readSeqs[c.ThreadID]}
+		u.unread = domain.UnreadCount(c.LastMessageSeq, u.read, c.UnreadFloorSeq)
+		if u.unread > 0 {
+			ok, err := mayReadThread(filter, dec, c)
+			if err != nil {
+				return nil, 0, err
+			}
+			u.decision = denied
+			if ok {
+				u.decision = allowed
+				allowedCount++
+			}
+		}
+		out[i] = u
+	}
+	return out, allowedCount, nil
+}
+
+// mayReadThread decides thread.read on c's thread in filter mode: false for a thread hidden
+// from the actor.
+func mayReadThread(filter context.Context, dec authz.Decider, c chat.ThreadCounter) (bool, error) {
+	res := authorize.Resource{Kind: kernel.ResourceThread, ID: c.ThreadID, SpaceID: c.SpaceID, ChannelID: c.ChannelID, ThreadID: c.ThreadID}
+	err := dec.Authorize(filter, kernel.ActionThreadRead, res)
+	switch {
+	case snapshotDenied(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("authorize thread %s: %w", c.ThreadID, err)
+	}
+	return true, nil
+}
+
+// unreadThreads combines the thread counters, what decideUnread found for each (units[i] is
+// counters[i]'s, allowedCount how many it allowed) and the mention counts: a thread is listed when it has unread messages or
+// unread mentions and the actor may read it (thread.read in filter mode, decided here for a
+// thread listed for its mentions alone). A counter of a channel outside the visible channels
+// is dropped whatever its source says, and a mention count of a thread without counter
+// (posted after the counters were read, so after HeadSeq) arrives by catch-up instead.
+// Ordered by channel id, then thread id.
+func unreadThreads(ctx context.Context, dec authz.Decider, counters []chat.ThreadCounter, units []counterUnread, allowedCount int, mentions map[uuid.UUID]int) ([]syncmod.UnreadThread, error) {
+	filter := authorize.Filter(ctx)
+	// At most the threads allowed for their unread messages and those with mentions: the list
+	// is allocated once (thousands of threads would otherwise be copied as it grows).
+	out := make([]syncmod.UnreadThread, 0, min(len(counters), allowedCount+len(mentions)))
+	for i, c := range counters {
+		u := units[i]
+		if !u.visible {
+			continue
+		}
 		mentioned := int64(mentions[c.ThreadID])
-		if unread == 0 && mentioned == 0 {
+		if u.unread == 0 && mentioned == 0 {
 			continue
 		}
-		res := authorize.Resource{Kind: kernel.ResourceThread, ID: c.ThreadID, SpaceID: c.SpaceID, ChannelID: c.ChannelID, ThreadID: c.ThreadID}
-		err := dec.Authorize(filter, kernel.ActionThreadRead, res)
-		switch {
-		case snapshotDenied(err):
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("authorize thread %s: %w", c.ThreadID, err)
+		if u.decision == undecided {
+			ok, err := mayReadThread(filter, dec, c)
+			if err != nil {
+				return nil, err
+			}
+			u.decision = denied
+			if ok {
+				u.decision = allowed
+			}
 		}
-		if len(out) == cap(out) {
-			// Doubling: thousands of unread threads would otherwise be copied over and over.
-			out = slices.Grow(out, max(len(out), 64))
+		if u.decision == denied {
+			continue
 		}
 		out = append(out, syncmod.UnreadThread{
 			ThreadID: c.ThreadID, ChannelID: c.ChannelID, SpaceID: c.SpaceID,
-			LastMessageSeq: c.LastMessageSeq, LastReadSeq: read, UnreadCount: unread, MentionCount: mentioned,
+			LastMessageSeq: c.LastMessageSeq, LastReadSeq: u.read, UnreadCount: u.unread, MentionCount: mentioned,
 		})
 	}
 	slices.SortFunc(out, func(a, b syncmod.UnreadThread) int {

@@ -1,18 +1,23 @@
 package app
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"strings"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // SnapshotETag returns the strong entity tag of a snapshot's encoded body: the quoted,
-// unpadded base64url SHA-256 of the bytes getSnapshot sends, 45 characters such as
-// "Xq3v...". Equal tags mean byte-equal bodies, RFC 9110's strong validator, whatever the
-// mapping of a view to its body. HeadSeq is a member of the body, so the tag changes with every
-// event the instance appends.
+// unpadded base64url xxHash64 of the bytes getSnapshot sends, 13 characters such as
+// "Xq3vR0xJ2aE". Equal tags mean byte-equal bodies, RFC 9110's strong validator, whatever the
+// mapping of a view to its body, up to an accidental match of two 64-bit hashes, about one in
+// 1.8e19 for a client's cached tag and a later body (DECISIONS: SHA-256 took about 0.4 ms for
+// a snapshot of 600 KiB, xxHash64 takes a tenth of that). HeadSeq is a member of the body, so
+// the tag changes with every event the instance appends.
 func SnapshotETag(body []byte) string {
-	sum := sha256.Sum256(body)
+	var sum [8]byte
+	binary.BigEndian.PutUint64(sum[:], xxhash.Sum64(body))
 	return `"` + base64.RawURLEncoding.EncodeToString(sum[:]) + `"`
 }
 
