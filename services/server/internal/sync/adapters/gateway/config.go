@@ -39,7 +39,7 @@ var (
 	// events, are what a process runs out of. The first batch after a quiet window goes out
 	// at once; batches arriving within the window after it are merged and handed out at its
 	// end. See ADR 0018.
-	KeyBatchWindow = config.Define("gateway.batch_window", config.KindDuration, "10ms",
+	KeyBatchWindow = config.Define("gateway.batch_window", config.KindDuration, "15ms",
 		"shortest time between two live batches the gateway hands its connections: the first batch after a quiet window goes out at once, later ones within the window are merged and go out at its end, so each connection gets at most one write per window (0 hands every batch of the log tail out at once)")
 	// KeyMaxFrameBytes bounds a client frame; client frames are small (a token at most), so
 	// anything larger is a mistake or an attack.

@@ -21,7 +21,7 @@ func TestConfigFrom(t *testing.T) {
 	got := gateway.ConfigFrom(cfg)
 	want := gateway.Config{
 		SendBuffer: 64, HeartbeatInterval: 25 * time.Second, AuthTimeout: 10 * time.Second,
-		WriteTimeout: 10 * time.Second, BatchWindow: 10 * time.Millisecond, MaxFrameBytes: 4096,
+		WriteTimeout: 10 * time.Second, BatchWindow: 15 * time.Millisecond, MaxFrameBytes: 4096,
 	}
 	if !equalConfig(got, want) {
 		t.Errorf("defaults = %+v, want %+v", got, want)
