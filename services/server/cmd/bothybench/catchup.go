@@ -220,7 +220,10 @@ func portPage(ctx context.Context, cu syncmod.CatchUp, after int64) (int, error)
 	if err := res.Err(); err != nil {
 		return 0, err
 	}
-	pg, err := cu.Page(ctx, syncmod.PageInput{After: after, Head: res.HeadSeq})
+	pg, err := cu.Page(ctx, syncmod.PageInput{
+		After: after, Head: res.HeadSeq,
+		PermissionVersion: res.PermissionVersion, PermissionVersionRead: res.PermissionVersionRead,
+	})
 	if err != nil {
 		return 0, err
 	}

@@ -273,6 +273,24 @@ func PinnedScope(ctx context.Context, principalID uuid.UUID) (Scope, bool) {
 	return s, true
 }
 
+// versionKey keys the permission_version WithPermissionVersion puts in a context.
+type versionKey struct{}
+
+// WithPermissionVersion returns a context in which an Authorizer takes v as the current
+// permission_version instead of reading it: a Scope cached with that version is current, and
+// one built from the grants is tagged with it. For a read-only caller that read the counter a
+// moment ago in a round trip it made anyway (catch-up's check reads it with the head), so its
+// page does not read it again. Inside a transaction it is ignored, like a pinned Scope.
+func WithPermissionVersion(ctx context.Context, v int64) context.Context {
+	return context.WithValue(ctx, versionKey{}, v)
+}
+
+// KnownPermissionVersion returns the permission_version WithPermissionVersion put in ctx.
+func KnownPermissionVersion(ctx context.Context) (int64, bool) {
+	v, ok := ctx.Value(versionKey{}).(int64)
+	return v, ok
+}
+
 // Authorizer is the authorization port of the module: the decision of spec 04
 // (authorize.Authorizer) plus the Scope behind it, for catch-up and the snapshot.
 type Authorizer interface {

@@ -374,6 +374,11 @@ type CheckResult struct {
 	// RetryAfter is how long the client waits before it recovers: sync.resync_retry_base
 	// with a jitter of plus or minus half of it; 0 without a Reason.
 	RetryAfter time.Duration
+	// PermissionVersion is the permission_version counter read with the head, when
+	// PermissionVersionRead (wire's check reads it in the same round trip). A caller that
+	// pages at once passes both on in PageInput, so that the page reads no version of its own.
+	PermissionVersion     int64
+	PermissionVersionRead bool
 }
 
 // OldestSeq is the oldest cursor still served (MinRetainedSeq - 1), the oldest_seq of every
@@ -391,6 +396,13 @@ type PageInput struct {
 	// Limit is the most events the page holds; values below 1 or above
 	// sync.catchup_page_size mean sync.catchup_page_size.
 	Limit int
+	// PermissionVersion, when PermissionVersionRead, is CheckResult.PermissionVersion of the
+	// Check right before: the page takes the actor's Scope at that version (cached, or built
+	// from the grants) instead of reading the counter again. Only for a page that follows its
+	// Check at once (listEvents): a caller that pages on for longer (the gateway's resume)
+	// leaves it unset, so each page decides with the permissions current when it is read.
+	PermissionVersion     int64
+	PermissionVersionRead bool
 }
 
 // PageResult is one page of catch-up.

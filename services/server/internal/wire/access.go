@@ -225,6 +225,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 	flags := instanceapp.NewFlags(runner, log.instance, log.appender)
 	snapshot, err := syncapp.NewSnapshot(syncapp.SnapshotDeps{
 		Versions:   log.instance,
+		State:      snapshotState{runner: runner, instance: log.instance},
 		Authorizer: authorizer,
 		Principals: ids,
 		Instance:   log.instance,

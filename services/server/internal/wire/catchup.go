@@ -22,11 +22,12 @@ func (a *App) CatchUp() syncmod.CatchUp {
 }
 
 // checkState is catch-up's syncapp.CatchUpState: the head (the instance module's event_seq
-// counter), the retention edge (the sync module's log) and the sync epoch (the instance row),
-// queued in this order by the adapters that own them and sent as one pipelined batch, so a
-// check costs one round trip. Each statement reads its own module's schema; the batch only
+// counter), the retention edge (the sync module's log), the sync epoch (the instance row) and
+// the permission_version counter (for the page that follows), queued in this order by the
+// adapters that own them and sent as one pipelined batch, so a check costs one round trip.
+// Each statement reads its own module's schema; the batch only
 // shares the trip (and, outside a transaction, PostgreSQL runs them in order, each with a
-// snapshot of its own, as three separate reads would).
+// snapshot of its own, as separate reads would).
 type checkState struct {
 	runner   *tx.Runner
 	instance *instancepg.Store
@@ -40,8 +41,32 @@ func (c checkState) CheckState(ctx context.Context) (syncapp.CheckState, error) 
 	c.instance.QueueEventSeq(b, func(head int64) { st.Head = head })
 	c.log.QueueMinRetainedSeq(b, func(seq int64, ok bool) { st.MinRetainedSeq, st.Retained = seq, ok })
 	c.instance.QueueSyncEpoch(b, func(epoch uuid.UUID) { st.Epoch = epoch })
+	c.instance.QueuePermissionVersion(b, func(v int64) { st.PermissionVersion, st.PermissionVersionRead = v, true })
 	if err := c.runner.DB(ctx).SendBatch(ctx, b).Close(); err != nil {
-		return syncapp.CheckState{}, fmt.Errorf("head, retention edge and epoch: %w", err)
+		return syncapp.CheckState{}, fmt.Errorf("head, retention edge, epoch and permission version: %w", err)
+	}
+	return st, nil
+}
+
+// snapshotState is the snapshot's syncapp.SnapshotState: the head (the event_seq counter),
+// the sync epoch and the permission_version counter, queued in this order by the instance
+// module's adapter and sent as one pipelined batch, so the snapshot's first reads cost one
+// round trip. Outside a transaction PostgreSQL runs them in order, each with a snapshot of its
+// own, as three separate reads would: the permission version is read after the head.
+type snapshotState struct {
+	runner   *tx.Runner
+	instance *instancepg.Store
+}
+
+// SnapshotState implements syncapp.SnapshotState.
+func (s snapshotState) SnapshotState(ctx context.Context) (syncapp.SnapshotHead, error) {
+	var st syncapp.SnapshotHead
+	b := &pgx.Batch{}
+	s.instance.QueueEventSeq(b, func(head int64) { st.Seq = head })
+	s.instance.QueueSyncEpoch(b, func(epoch uuid.UUID) { st.Epoch = epoch })
+	s.instance.QueuePermissionVersion(b, func(v int64) { st.PermissionVersion = v })
+	if err := s.runner.DB(ctx).SendBatch(ctx, b).Close(); err != nil {
+		return syncapp.SnapshotHead{}, fmt.Errorf("head, sync epoch and permission version: %w", err)
 	}
 	return st, nil
 }

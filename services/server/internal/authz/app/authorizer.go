@@ -99,14 +99,19 @@ func NewAuthorizer(deps AuthorizerDeps) (*Authorizer, error) {
 // and the grants after, so a grant committed in between is at worst in a Scope tagged with the
 // older version (which the next call replaces), never missing from one tagged with the newer.
 // A Scope built inside a transaction is not cached: it may hold that transaction's
-// uncommitted grants.
+// uncommitted grants. Outside one, a permission_version the caller read a moment ago
+// (authz.WithPermissionVersion) stands for the read.
 func (a *Authorizer) Scope(ctx context.Context, principalID uuid.UUID) (authz.Scope, error) {
-	if s, ok := authz.PinnedScope(ctx, principalID); ok && !inTransaction(ctx) {
+	inTx := inTransaction(ctx)
+	if s, ok := authz.PinnedScope(ctx, principalID); ok && !inTx {
 		return s, nil
 	}
-	version, err := a.versions.PermissionVersion(ctx)
-	if err != nil {
-		return authz.Scope{}, fmt.Errorf("authz: scope: %w", err)
+	version, known := authz.KnownPermissionVersion(ctx)
+	if !known || inTx {
+		var err error
+		if version, err = a.versions.PermissionVersion(ctx); err != nil {
+			return authz.Scope{}, fmt.Errorf("authz: scope: %w", err)
+		}
 	}
 	if s, ok := a.cache.get(principalID); ok && s.PermissionVersion() == version {
 		return s, nil
@@ -128,7 +133,7 @@ func (a *Authorizer) Scope(ctx context.Context, principalID uuid.UUID) (authz.Sc
 		}
 	}
 	s := authz.NewScope(principalID, version, grants, spaces)
-	if !inTransaction(ctx) {
+	if !inTx {
 		a.cache.put(s)
 	}
 	return s, nil

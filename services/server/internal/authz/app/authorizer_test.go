@@ -157,6 +157,44 @@ func TestScopeIsCachedWhileTheVersionHolds(t *testing.T) {
 	}
 }
 
+// TestKnownPermissionVersionStandsForTheRead: with a permission_version the caller read
+// (authz.WithPermissionVersion), Scope reads no version: a cached Scope of that version is
+// returned as it is, another version builds the Scope from the grants and tags it with the
+// known version; without one, the version is read as before.
+func TestKnownPermissionVersionStandsForTheRead(t *testing.T) {
+	t.Parallel()
+	space := uuid.New()
+	w := newWorld(t, 10, grantOf(sam, kernel.ResourceSpace, space, authz.RoleViewer))
+	ctx := context.Background()
+	if _, err := w.auth.Scope(ctx, sam); err != nil { // caches the Scope of version 0
+		t.Fatalf("Scope: %v", err)
+	}
+	readsBefore := w.versions.readCount()
+	s, err := w.auth.Scope(authz.WithPermissionVersion(ctx, 0), sam)
+	if err != nil || s.PermissionVersion() != 0 {
+		t.Fatalf("Scope at the cached version = %v, %v", s.PermissionVersion(), err)
+	}
+	if got := w.grants.readCount(); got != 1 {
+		t.Errorf("grant reads = %d, want 1 (the cached Scope)", got)
+	}
+	s, err = w.auth.Scope(authz.WithPermissionVersion(ctx, 7), sam)
+	if err != nil || s.PermissionVersion() != 7 {
+		t.Fatalf("Scope at a newer known version = %v, %v; want version 7", s.PermissionVersion(), err)
+	}
+	if got := w.grants.readCount(); got != 2 {
+		t.Errorf("grant reads = %d, want 2 (a new Scope for the newer version)", got)
+	}
+	if got := w.versions.readCount(); got != readsBefore {
+		t.Errorf("permission_version read %d more times with a known version, want none", got-readsBefore)
+	}
+	if _, err := w.auth.Scope(ctx, sam); err != nil {
+		t.Fatalf("Scope: %v", err)
+	}
+	if got := w.versions.readCount(); got != readsBefore+1 {
+		t.Errorf("permission_version reads without a known version = %d, want 1", got-readsBefore)
+	}
+}
+
 // TestNewChannelInFullyVisibleSpaceNeedsNoNewScope: creating a channel does not advance the
 // permission version, and a channel in a space the actor holds a grant on is visible at once,
 // whether the caller names its space or not.

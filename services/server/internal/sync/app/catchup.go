@@ -124,6 +124,9 @@ func (c *CatchUp) check(ctx context.Context, in syncmod.CheckInput) (syncmod.Che
 		Reason:         reason,
 		Recovery:       reason.Recovery(),
 		RetryAfter:     domain.RetryAfter(reason, c.cfg.RetryBase, c.rand()),
+
+		PermissionVersion:     st.PermissionVersion,
+		PermissionVersionRead: st.PermissionVersionRead,
 	}, nil
 }
 
@@ -170,6 +173,10 @@ func (c *CatchUp) page(ctx context.Context, in syncmod.PageInput) (syncmod.PageR
 		return syncmod.PageResult{}, errAfterBeyondHead
 	case in.After == in.Head:
 		return syncmod.PageResult{Events: []json.RawMessage{}, NextCursor: in.Head}, nil
+	}
+	if in.PermissionVersionRead {
+		// Read with the head by the Check right before: the Scope at that version serves.
+		ctx = authz.WithPermissionVersion(ctx, in.PermissionVersion)
 	}
 	filter, err := c.delivery.For(ctx)
 	if err != nil {

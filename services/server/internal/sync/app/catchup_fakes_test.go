@@ -207,6 +207,9 @@ type cuAuthz struct {
 	failOn    uuid.UUID // a resource id whose decision fails with errCU
 	forbidOn  uuid.UUID // a resource id whose decision is forbidden (visible, not allowed)
 	failFor   bool      // ForActor fails
+	// known records, per ForActor call, the permission version the context carried
+	// (authz.WithPermissionVersion), or -1 without one.
+	known []int64
 }
 
 type cuDecision struct {
@@ -234,6 +237,11 @@ func (a *cuAuthz) ForActor(ctx context.Context) (authz.Decider, error) {
 	}
 	a.mu.Lock()
 	r := a.readers[who.PrincipalID]
+	if v, ok := authz.KnownPermissionVersion(ctx); ok {
+		a.known = append(a.known, v)
+	} else {
+		a.known = append(a.known, -1)
+	}
 	a.mu.Unlock()
 	var grants []authz.Grant
 	if r.instanceWide {

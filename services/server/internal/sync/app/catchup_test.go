@@ -440,6 +440,43 @@ func TestCheckReadsThroughState(t *testing.T) {
 	})
 }
 
+// TestPageTakesTheCheckedPermissionVersion: the permission version a state read with the head
+// comes back in CheckResult, and a page given it (PermissionVersionRead) asks for the actor's
+// Scope at that version (authz.WithPermissionVersion) instead of having it read again; a page
+// without it asks for the current Scope.
+func TestPageTakesTheCheckedPermissionVersion(t *testing.T) {
+	t.Parallel()
+	log := newCULog()
+	for range 3 {
+		log.add(cuMessage(cuSupport, cuHelp, cuSam))
+	}
+	auth := newCUAuthz()
+	st := &fixedState{state: app.CheckState{Head: 3, MinRetainedSeq: 1, Retained: true, Epoch: cuEpoch, PermissionVersion: 9, PermissionVersionRead: true}}
+	cu, err := app.NewCatchUp(app.CatchUpDeps{Log: log, State: st, Authorizer: auth, Directory: newCUDirectory(), Config: cuTestConfig})
+	if err != nil {
+		t.Fatalf("NewCatchUp: %v", err)
+	}
+	ctx := actor.With(context.Background(), actor.Actor{PrincipalID: cuAlex, Kind: actor.KindPerson})
+	res, err := cu.Check(ctx, syncmod.CheckInput{After: 0})
+	if err != nil || res.PermissionVersion != 9 || !res.PermissionVersionRead {
+		t.Fatalf("Check = %+v, %v; want permission version 9, read", res, err)
+	}
+	in := syncmod.PageInput{After: 0, Head: res.HeadSeq, PermissionVersion: res.PermissionVersion, PermissionVersionRead: res.PermissionVersionRead}
+	if _, err := cu.Page(ctx, in); err != nil {
+		t.Fatalf("Page: %v", err)
+	}
+	in.PermissionVersionRead = false
+	if _, err := cu.Page(ctx, in); err != nil {
+		t.Fatalf("Page: %v", err)
+	}
+	auth.mu.Lock()
+	known := slices.Clone(auth.known)
+	auth.mu.Unlock()
+	if !slices.Equal(known, []int64{9, -1}) {
+		t.Fatalf("ForActor saw permission versions %v, want [9 -1] (the checked one, then none)", known)
+	}
+}
+
 // TestPageReleasesItsRowsAfterEncoding: the page hands its rows back once (CatchUpLog's
 // Release) only after encoding them, so the envelopes hold the payloads as read, and its own
 // Release may be called twice.

@@ -142,6 +142,27 @@ type SnapshotVersions interface {
 	SyncEpoch(ctx context.Context) (uuid.UUID, error)
 }
 
+// SnapshotState reads what a snapshot reads before any other part: the head (the event_seq
+// counter, as SnapshotVersions.EventSeq reads it), then the sync epoch, then the permission
+// version, in this order, each without a lock. Wire binds it to one pipelined batch of the
+// instance adapter's reads, so they cost one round trip instead of three; without it, the
+// snapshot reads the head and the epoch one after the other and takes the Scope again.
+type SnapshotState interface {
+	// SnapshotState returns the three values; errors are the database's, wrapped.
+	SnapshotState(ctx context.Context) (SnapshotHead, error)
+}
+
+// SnapshotHead is what SnapshotState reads.
+type SnapshotHead struct {
+	// Seq is the event_seq counter, the snapshot's head_seq.
+	Seq int64
+	// Epoch is the instance's sync epoch.
+	Epoch uuid.UUID
+	// PermissionVersion is the permission_version counter, read after Seq: a grant change
+	// up to Seq is in it.
+	PermissionVersion int64
+}
+
 // DeciderSource hands out a Decider for the actor in ctx with its current Scope
 // (authz.Authorizer), so that many decisions cost no query each: catch-up decides its rows
 // with it; the snapshot gates on it, reports its permission version and owner flag, and
@@ -276,9 +297,11 @@ type CatchUpVersions interface {
 
 // CatchUpState reads what Check decides on: the head (the event_seq counter, as
 // CatchUpVersions.EventSeq reads it), then the retention edge (CatchUpLog.MinRetainedSeq), then
-// the sync epoch, in this order, each without a lock. Wire binds it to one pipelined batch of
-// the instance and sync adapters' reads, so a check costs one round trip instead of three;
-// without it, CatchUp makes the three reads one after another.
+// the sync epoch, in this order, each without a lock, and may read the permission version
+// last. Wire binds it to one pipelined batch of the instance and sync adapters' reads, the
+// permission version included, so a check costs one round trip instead of three and the page
+// after it reads no permission version; without it, CatchUp makes the three reads one after
+// another.
 type CatchUpState interface {
 	// CheckState returns the three values; errors are the database's, wrapped.
 	CheckState(ctx context.Context) (CheckState, error)
@@ -294,6 +317,10 @@ type CheckState struct {
 	Retained       bool
 	// Epoch is the instance's sync epoch.
 	Epoch uuid.UUID
+	// PermissionVersion is the permission_version counter, read after the head, when
+	// PermissionVersionRead; a CatchUpState may leave it unread (the page then reads it).
+	PermissionVersion     int64
+	PermissionVersionRead bool
 }
 
 // PrincipalRefs names the actors of a page's events in one query (identity.Directory).

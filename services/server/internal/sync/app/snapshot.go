@@ -27,6 +27,10 @@ import (
 type SnapshotDeps struct {
 	// Versions reads the head and the epoch: instance.Versions.
 	Versions SnapshotVersions
+	// State, when set, reads the head, the epoch and the permission version in one round
+	// trip (wire's pipelined batch); Versions and a second Scope are then read only when the
+	// permission version moved since the call was authorized.
+	State SnapshotState
 	// Authorizer gates each call (sync.snapshot.read), gives the Scope and decides thread.read
 	// on the unread threads: authz.Authorizer.
 	Authorizer DeciderSource
@@ -119,7 +123,7 @@ func (s *Snapshot) build(ctx context.Context) (syncmod.SnapshotView, error) {
 	}
 	key := snapshotKey(who, gate.Scope().PermissionVersion())
 	return s.flights.do(ctx, key, func(ctx context.Context) (syncmod.SnapshotView, error) {
-		return s.assemble(ctx, who)
+		return s.assemble(ctx, who, gate)
 	})
 }
 
@@ -142,18 +146,15 @@ func snapshotKey(who actor.Actor, permissionVersion int64) string {
 // reason: a grant change up to HeadSeq is in PermissionVersion, a later one arrives as
 // permissions.changed. Every other part is read after those three, concurrently (readParts).
 // The view is encoded last, and its ETag is the hash of that encoding.
-func (s *Snapshot) assemble(ctx context.Context, who actor.Actor) (syncmod.SnapshotView, error) {
+//
+// With a State, the three come in one round trip (the permission version read after the
+// head); the Decider that authorized the call (gate) is kept when its Scope has that
+// permission version, and taken again otherwise.
+func (s *Snapshot) assemble(ctx context.Context, who actor.Actor, gate authz.Decider) (syncmod.SnapshotView, error) {
 	var v syncmod.SnapshotView
-	var err error
-	if v.HeadSeq, err = s.deps.Versions.EventSeq(ctx); err != nil {
-		return v, fmt.Errorf("head: %w", err)
-	}
-	if v.SyncEpoch, err = s.deps.Versions.SyncEpoch(ctx); err != nil {
-		return v, fmt.Errorf("sync epoch: %w", err)
-	}
-	dec, err := s.deps.Authorizer.ForActor(ctx)
+	dec, err := s.head(ctx, gate, &v)
 	if err != nil {
-		return v, fmt.Errorf("scope: %w", err)
+		return v, err
 	}
 	scope := dec.Scope()
 	v.PermissionVersion, v.IsOwner = scope.PermissionVersion(), scope.IsOwner()
@@ -171,6 +172,35 @@ func (s *Snapshot) assemble(ctx context.Context, who actor.Actor) (syncmod.Snaps
 	v.Body = body[:len(body):len(body)]
 	v.ETag = SnapshotETag(v.Body)
 	return v, nil
+}
+
+// head reads the head and the epoch into v and returns the Decider whose Scope was current
+// after the head: through State in one round trip when wire bound one, else one read after
+// the other and the Scope taken again.
+func (s *Snapshot) head(ctx context.Context, gate authz.Decider, v *syncmod.SnapshotView) (authz.Decider, error) {
+	if s.deps.State != nil {
+		st, err := s.deps.State.SnapshotState(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("head, sync epoch and permission version: %w", err)
+		}
+		v.HeadSeq, v.SyncEpoch = st.Seq, st.Epoch
+		if gate.Scope().PermissionVersion() == st.PermissionVersion {
+			return gate, nil
+		}
+	} else {
+		var err error
+		if v.HeadSeq, err = s.deps.Versions.EventSeq(ctx); err != nil {
+			return nil, fmt.Errorf("head: %w", err)
+		}
+		if v.SyncEpoch, err = s.deps.Versions.SyncEpoch(ctx); err != nil {
+			return nil, fmt.Errorf("sync epoch: %w", err)
+		}
+	}
+	dec, err := s.deps.Authorizer.ForActor(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("scope: %w", err)
+	}
+	return dec, nil
 }
 
 // snapshotParts is what readParts's parts read, each field written by one part only and read

@@ -382,6 +382,27 @@ func (w *snapWorld) SyncEpoch(context.Context) (uuid.UUID, error) {
 	return w.epoch, nil
 }
 
+// snapState is the world as app.SnapshotState: the head, the epoch and the permission
+// version in one call (wire's batch). bump, when set, advances the permission version first,
+// as a grant change committed between the call's gate and its head would.
+type snapState struct {
+	w    *snapWorld
+	bump bool
+}
+
+// SnapshotState implements app.SnapshotState.
+func (s snapState) SnapshotState(context.Context) (app.SnapshotHead, error) {
+	if err := s.w.call("SnapshotState"); err != nil {
+		return app.SnapshotHead{}, err
+	}
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	if s.bump {
+		s.w.pv++
+	}
+	return app.SnapshotHead{Seq: s.w.head, Epoch: s.w.epoch, PermissionVersion: s.w.pv}, nil
+}
+
 // ForActor implements app.DeciderSource with a Decider over the world's grants.
 func (w *snapWorld) ForActor(ctx context.Context) (authz.Decider, error) {
 	if err := w.call("ForActor"); err != nil {

@@ -287,6 +287,51 @@ func TestSnapshotHeadReadFirst(t *testing.T) {
 	}
 }
 
+// TestSnapshotStateInOneRead: with a State (wire's one round trip), the head, the epoch and
+// the permission version are read right after the gate and before every part; the gate's
+// Decider serves the build when its permission version is the one read after the head, and
+// the Scope is taken again (and reported) when a grant change moved it in between.
+func TestSnapshotStateInOneRead(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		bump      bool
+		wantCalls []string
+		wantPV    int64
+	}{
+		{"permission version unchanged", false, []string{"ForActor", "SnapshotState"}, 12},
+		{"permission version moved", true, []string{"ForActor", "SnapshotState", "ForActor"}, 13},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newSnapWorld()
+			deps := snapDeps(w)
+			deps.State = snapState{w: w, bump: tc.bump}
+			s, err := app.NewSnapshot(deps)
+			if err != nil {
+				t.Fatalf("NewSnapshot: %v", err)
+			}
+			v, err := s.Build(snapAs(t.Context(), snapAlex, actor.KindPerson))
+			if err != nil {
+				t.Fatalf("Build: %v", err)
+			}
+			calls := w.callLog()
+			if len(calls) <= len(tc.wantCalls) || !slices.Equal(calls[:len(tc.wantCalls)], tc.wantCalls) {
+				t.Fatalf("calls begin %v, want %v and then the parts", calls, tc.wantCalls)
+			}
+			if n := w.count("ForActor"); n != len(tc.wantCalls)-1 {
+				t.Errorf("ForActor called %d times, want %d", n, len(tc.wantCalls)-1)
+			}
+			if w.count("EventSeq") != 0 || w.count("SyncEpoch") != 0 {
+				t.Errorf("calls %v: the head and the epoch were read apart too", calls)
+			}
+			if v.HeadSeq != 1300 || v.SyncEpoch != snapEpoch || v.PermissionVersion != tc.wantPV {
+				t.Errorf("head %d, epoch %s, permission version %d; want 1300, %s, %d", v.HeadSeq, v.SyncEpoch, v.PermissionVersion, snapEpoch, tc.wantPV)
+			}
+		})
+	}
+}
+
 // TestSnapshotAgentHasEmptyPersonalParts: agents and apps have no sidebar, unread threads,
 // settings or drafts, and their personal data and counters are not even read.
 func TestSnapshotAgentHasEmptyPersonalParts(t *testing.T) {

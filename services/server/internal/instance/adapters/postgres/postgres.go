@@ -164,6 +164,24 @@ func (s *Store) QueueEventSeq(b *pgx.Batch, set func(int64)) {
 	})
 }
 
+// QueuePermissionVersion queues PermissionVersion's read on b, like QueueEventSeq: once b's
+// results are closed without an error, set has received the value. The read's error is
+// PermissionVersion's.
+func (s *Store) QueuePermissionVersion(b *pgx.Batch, set func(int64)) {
+	b.Queue(counterValue, counterPermissionVersion).QueryRow(func(row pgx.Row) error {
+		var v int64
+		err := row.Scan(&v)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("instance: read %s: %w", counterPermissionVersion, instance.ErrCounterMissing)
+		}
+		if err != nil {
+			return fmt.Errorf("instance: read %s: %w", counterPermissionVersion, err)
+		}
+		set(v)
+		return nil
+	})
+}
+
 // QueueSyncEpoch queues SyncEpoch's read on b, like QueueEventSeq: once b's results are closed
 // without an error, set has received the epoch. The read's error is SyncEpoch's.
 func (s *Store) QueueSyncEpoch(b *pgx.Batch, set func(uuid.UUID)) {

@@ -292,6 +292,48 @@ func TestVersionsReadCommittedValues(t *testing.T) {
 	}
 }
 
+// TestQueuedVersionsReadWhatVersionsRead: the reads queued on one batch (QueueEventSeq,
+// QueueSyncEpoch, QueuePermissionVersion) hand over exactly what EventSeq, SyncEpoch and
+// PermissionVersion return; before Ensure, the epoch's read fails the batch with
+// ErrNoInstance.
+func TestQueuedVersionsReadWhatVersionsRead(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	queued := func() (int64, uuid.UUID, int64, error) {
+		var (
+			head, pv int64
+			epoch    uuid.UUID
+		)
+		b := &pgx.Batch{}
+		e.store.QueueEventSeq(b, func(v int64) { head = v })
+		e.store.QueueSyncEpoch(b, func(v uuid.UUID) { epoch = v })
+		e.store.QueuePermissionVersion(b, func(v int64) { pv = v })
+		err := e.pool.SendBatch(t.Context(), b).Close()
+		return head, epoch, pv, err
+	}
+	if _, _, _, err := queued(); !errors.Is(err, instance.ErrNoInstance) {
+		t.Fatalf("before Ensure: %v, want ErrNoInstance", err)
+	}
+	info, err := e.store.Ensure(t.Context(), "bothy")
+	if err != nil {
+		t.Fatalf("Ensure: %v", err)
+	}
+	e.advance(t, 5)
+	for range 2 {
+		err = e.inCommitPhase(t.Context(), func(ctx context.Context) error {
+			_, err := e.store.AdvancePermissionVersion(ctx)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("advance permission_version: %v", err)
+		}
+	}
+	head, epoch, pv, err := queued()
+	if err != nil || head != 5 || epoch != info.SyncEpoch || pv != 2 {
+		t.Fatalf("queued reads = %d, %s, %d, %v; want 5, %s, 2", head, epoch, pv, err, info.SyncEpoch)
+	}
+}
+
 // TestVersionsDoNotWaitForTheCounterLock holds the event_seq row lock in a transaction that has
 // not committed and reads through Versions meanwhile: the read returns the committed value at
 // once, and the new value only after the COMMIT.

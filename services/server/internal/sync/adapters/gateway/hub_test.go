@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	gosync "sync"
 	"testing"
 	"time"
@@ -109,18 +110,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func equalSeqs(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // TestHub: one subscription for all sessions, made by the first and closed by the last;
 // every batch queued on each session in order; a session with buffer batches waiting lags
 // alone (errLagged, no more batches); a tail that drops the hub makes every session catch
@@ -142,7 +131,7 @@ func TestHub(t *testing.T) {
 	waitFor(t, "two batches queued on both", func() bool {
 		qa, _ := a.queued()
 		qb, _ := b.queued()
-		return equalSeqs(qa, []int64{1, 2}) && equalSeqs(qb, []int64{1, 2})
+		return slices.Equal(qa, []int64{1, 2}) && slices.Equal(qb, []int64{1, 2})
 	})
 
 	// b takes its batches; a does not, and lags on the third.
@@ -153,10 +142,10 @@ func TestHub(t *testing.T) {
 	sub.ch <- batchAt(4)
 	waitFor(t, "b got 3 and 4", func() bool {
 		qb, _ := b.queued()
-		return equalSeqs(qb, []int64{3, 4})
+		return slices.Equal(qb, []int64{3, 4})
 	})
 	qa, err := a.queued()
-	if !equalSeqs(qa, []int64{1, 2}) || !errors.Is(err, errLagged) || errors.Is(err, errHubLagged) {
+	if !slices.Equal(qa, []int64{1, 2}) || !errors.Is(err, errLagged) || errors.Is(err, errHubLagged) {
 		t.Errorf("a queued %v with %v, want 1, 2 and errLagged", qa, err)
 	}
 
@@ -232,7 +221,7 @@ func TestHubBatchWindow(t *testing.T) {
 	for _, e := range merged.Events {
 		seqs = append(seqs, e.Seq)
 	}
-	if merged.After != 1 || !equalSeqs(seqs, []int64{2, 3, 4, 5}) {
+	if merged.After != 1 || !slices.Equal(seqs, []int64{2, 3, 4, 5}) {
 		t.Errorf("merged batch after %d with %v, want after 1 with 2, 3, 4, 5", merged.After, seqs)
 	}
 	if second.Events[0].Seq != 2 || second.Events[1].Seq != 3 {

@@ -43,7 +43,11 @@ func (s *Server) ListEvents(ctx context.Context, req apigen.ListEventsRequestObj
 	if req.Params.Limit != nil {
 		limit = *req.Params.Limit
 	}
-	page, err := s.catchUp.Page(ctx, syncmod.PageInput{After: req.Params.After, Head: res.HeadSeq, Limit: limit})
+	page, err := s.catchUp.Page(ctx, syncmod.PageInput{
+		After: req.Params.After, Head: res.HeadSeq, Limit: limit,
+		// The page follows its check at once: the permission version read with the head serves.
+		PermissionVersion: res.PermissionVersion, PermissionVersionRead: res.PermissionVersionRead,
+	})
 	if err != nil {
 		if _, ok := syncmod.IsResync(err); ok {
 			// Retention overtook the reader while the page was read.

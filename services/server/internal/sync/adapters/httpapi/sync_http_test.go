@@ -52,14 +52,14 @@ func TestListEventsPage(t *testing.T) {
 			name: "a page with an event", query: "after=40&epoch=" + epoch.String() + "&limit=7",
 			events:   []json.RawMessage{env},
 			wantIn:   syncmod.CheckInput{After: 40, Epoch: epoch},
-			wantPage: syncmod.PageInput{After: 40, Head: 50, Limit: 7},
+			wantPage: syncmod.PageInput{After: 40, Head: 50, Limit: 7, PermissionVersion: 3, PermissionVersionRead: true},
 			wantBody: `{"events":[` + string(env) + `],"next_cursor":45,"head_seq":50,"sync_epoch":"` + epoch.String() + `","oldest_seq":9}`,
 		},
 		{
 			name: "an empty page still carries its cursor", query: "after=0",
 			events:   []json.RawMessage{},
 			wantIn:   syncmod.CheckInput{After: 0},
-			wantPage: syncmod.PageInput{After: 0, Head: 50},
+			wantPage: syncmod.PageInput{After: 0, Head: 50, PermissionVersion: 3, PermissionVersionRead: true},
 			wantBody: `{"events":[],"next_cursor":45,"head_seq":50,"sync_epoch":"` + epoch.String() + `","oldest_seq":9}`,
 		},
 	}
@@ -67,7 +67,7 @@ func TestListEventsPage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c := &fakeCatchUp{
-				check: syncmod.CheckResult{HeadSeq: 50, MinRetainedSeq: 10, SyncEpoch: epoch},
+				check: syncmod.CheckResult{HeadSeq: 50, MinRetainedSeq: 10, SyncEpoch: epoch, PermissionVersion: 3, PermissionVersionRead: true},
 				page:  syncmod.PageResult{Events: tc.events, NextCursor: 45},
 			}
 			// The page is released once its envelopes are copied into the body: the body must
