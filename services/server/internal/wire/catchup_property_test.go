@@ -46,14 +46,14 @@ func TestListEventsDeliversWhatAuthorizeAllows(t *testing.T) {
 			window := pick(r, []int{3, 8, 5000})
 			w := newSyncPeople(t, wiretest.WithSetting(syncapp.KeyCatchUpScanWindow, fmt.Sprint(window)))
 			m := newReadModel(w.owner.id)
-			people := []syncActor{w.alex, w.sam, w.robin}
+			people := []worldActor{w.alex, w.sam, w.robin}
 			readers := append(slices.Clone(people), w.owner)
 			cursors := map[uuid.UUID]int64{}
 			received := map[uuid.UUID]map[uuid.UUID]bool{}
 			for _, a := range readers {
 				received[a.id] = map[uuid.UUID]bool{}
 			}
-			pageOnce := func(a syncActor) int64 {
+			pageOnce := func(a worldActor) int64 {
 				next, head := w.checkedPage(t, m, a, cursors[a.id], pick(r, []int{0, 1, 2, 3, 5}), received[a.id])
 				cursors[a.id] = next
 				return head
@@ -70,7 +70,7 @@ func TestListEventsDeliversWhatAuthorizeAllows(t *testing.T) {
 						continue
 					}
 					// The owner posts anywhere; a person where a grant lets them (else 403 or 404).
-					author := pick(r, []syncActor{w.owner, w.owner, pick(r, people)})
+					author := pick(r, []worldActor{w.owner, w.owner, pick(r, people)})
 					res := w.do(t, author, http.MethodPost, "/api/v1/threads/"+th.String()+"/messages", `{"content_md":"@`+pick(r, []string{"alex", "sam", "robin"})+` news"}`)
 					switch res.Status {
 					case http.StatusCreated:
@@ -128,7 +128,7 @@ func TestListEventsDeliversWhatAuthorizeAllows(t *testing.T) {
 			}
 			// And from the start, once more, with one page size: what the final permissions
 			// allow, whole.
-			log := w.logAfter(t, 0)
+			log := w.eventsAfter(t, 0)
 			for _, a := range readers {
 				got, _ := w.catchUp(t, a, 0, pick(r, []int{0, 1, 4, 7}))
 				requireSameEvents(t, a.name+" from 0", got, storedWhere(log, func(e syncdomain.StoredEvent) bool { return m.receives(a.id, e) }))
@@ -140,11 +140,11 @@ func TestListEventsDeliversWhatAuthorizeAllows(t *testing.T) {
 // checkedPage reads one page as a after the cursor and fails unless it delivers exactly the
 // events of (after, next_cursor] the model lets a receive now, none of them delivered to a
 // before. It returns next_cursor and head_seq.
-func (w *syncWorld) checkedPage(t *testing.T, m *readModel, a syncActor, after int64, limit int, received map[uuid.UUID]bool) (int64, int64) {
+func (w *syncWorld) checkedPage(t *testing.T, m *readModel, a worldActor, after int64, limit int, received map[uuid.UUID]bool) (int64, int64) {
 	t.Helper()
 	p := w.page(t, a, after, limit)
 	var want []syncdomain.StoredEvent
-	for _, e := range w.logAfter(t, after) {
+	for _, e := range w.eventsAfter(t, after) {
 		if e.Seq > p.NextCursor {
 			break
 		}

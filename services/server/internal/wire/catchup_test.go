@@ -52,10 +52,10 @@ func TestListEventsSkipsInvisible(t *testing.T) {
 	w := newSyncWorld(t)
 	h0 := w.head(t)
 	w.postPattern(t, "SMMSMSSMMM")
-	all := w.logAfter(t, h0)
+	all := w.eventsAfter(t, h0)
 	support := storedWhere(all, inChannel(w.tickets))
 	if len(support) != 4 || len(all) != 10 {
-		t.Fatalf("the pattern appended %d events, %d in Support: %s", len(all), len(support), describeStored(all))
+		t.Fatalf("the pattern appended %d events, %d in Support: %s", len(all), len(support), describe(all))
 	}
 	head := w.head(t)
 
@@ -101,7 +101,7 @@ func TestListEventsCursorIsLastChecked(t *testing.T) {
 		w := newSyncWorld(t)
 		h0 := w.head(t)
 		w.postPattern(t, "MMMMMMMM")
-		all := w.logAfter(t, h0)
+		all := w.eventsAfter(t, h0)
 		head := w.head(t)
 		after := h0
 		for i, want := range [][]int{{0, 1, 2}, {3, 4, 5}, {6, 7}} {
@@ -124,7 +124,7 @@ func TestListEventsCursorIsLastChecked(t *testing.T) {
 		// events follow it; the last page delivers nothing and ends at the head.
 		h1 := w.head(t)
 		w.postPattern(t, "SMSMM")
-		support := storedWhere(w.logAfter(t, h1), inChannel(w.tickets))
+		support := storedWhere(w.eventsAfter(t, h1), inChannel(w.tickets))
 		head = w.head(t)
 		after = h1
 		for _, want := range []int64{support[0].Seq, support[1].Seq} {
@@ -145,7 +145,7 @@ func TestListEventsCursorIsLastChecked(t *testing.T) {
 		w := newSyncWorld(t, wiretest.WithSetting(syncapp.KeyCatchUpScanWindow, fmt.Sprint(window)))
 		h0 := w.head(t)
 		w.postPattern(t, "SMMMMMMMMMMS")
-		support := storedWhere(w.logAfter(t, h0), inChannel(w.tickets))
+		support := storedWhere(w.eventsAfter(t, h0), inChannel(w.tickets))
 		head := w.head(t)
 		var got []cuEvent
 		after := h0
@@ -178,20 +178,20 @@ func TestListEventsPersonalAudience(t *testing.T) {
 	w.must(t, w.sam, http.MethodPut, "/api/v1/me/settings/theme", `{"value":"dark"}`, http.StatusOK, nil)
 	w.must(t, w.sam, http.MethodPut, "/api/v1/me/sidebar", `{"sections":[]}`, http.StatusOK, nil)
 	w.readTo(t, w.alex, w.ticketThread, 1)
-	all := w.logAfter(t, h0)
+	all := w.eventsAfter(t, h0)
 	if len(all) != 5 || all[0].Type != "read_state.updated" || all[0].ChannelID != w.tickets || all[0].SpaceID != w.support || all[0].AudienceID != w.sam.id {
-		t.Fatalf("the writes appended %s, want Sam's read state in Support first", describeStored(all))
+		t.Fatalf("the writes appended %s, want Sam's read state in Support first", describe(all))
 	}
-	for _, a := range []syncActor{w.alex, w.sam, w.robin, w.owner} {
+	for _, a := range []worldActor{w.alex, w.sam, w.robin, w.owner} {
 		got, _ := w.catchUp(t, a, h0, 0)
 		requireSameEvents(t, a.name, got, storedWhere(all, func(e syncdomain.StoredEvent) bool { return e.AudienceID == a.id }))
 	}
 	// From the start of the log, too: no personal event of anyone else, ever.
 	byID := map[uuid.UUID]syncdomain.StoredEvent{}
-	for _, e := range w.logAfter(t, 0) {
+	for _, e := range w.eventsAfter(t, 0) {
 		byID[e.ID] = e
 	}
-	for _, a := range []syncActor{w.alex, w.sam, w.robin, w.owner} {
+	for _, a := range []worldActor{w.alex, w.sam, w.robin, w.owner} {
 		got, _ := w.catchUp(t, a, 0, 0)
 		for _, e := range got {
 			if s := byID[e.ID]; s.AudienceID != uuid.Nil && s.AudienceID != a.id {
@@ -217,7 +217,7 @@ type goneBody struct {
 // reason, its recovery, a retry_after_ms within sync.resync_retry_base (its default, 1s) plus
 // or minus half, the current head_seq and sync_epoch, the oldest_seq given, and Cache-Control
 // private, no-store.
-func (w *syncWorld) requireResync(t *testing.T, a syncActor, after int64, epoch, reason string, oldest int64) goneBody {
+func (w *syncWorld) requireResync(t *testing.T, a worldActor, after int64, epoch, reason string, oldest int64) goneBody {
 	t.Helper()
 	r := w.listEvents(t, a, after, 0, epoch)
 	r.RequireProblem(t, http.StatusGone, "resync_required")
@@ -270,8 +270,8 @@ func TestListEventsResync(t *testing.T) {
 		if len(rep.Dropped) == 0 || rep.HorizonSeq != dropped {
 			t.Fatalf("Maintain = %+v, want partitions dropped up to seq %d", rep, dropped)
 		}
-		if got := w.logAfter(t, 0); len(got) != 0 {
-			t.Fatalf("the log still holds %s", describeStored(got))
+		if got := w.eventsAfter(t, 0); len(got) != 0 {
+			t.Fatalf("the log still holds %s", describe(got))
 		}
 		for _, after := range []int64{0, 1, dropped - 1} {
 			w.requireResync(t, w.sam, after, "", "retention", dropped)
@@ -285,7 +285,7 @@ func TestListEventsResync(t *testing.T) {
 		}
 		w.postPattern(t, "MS")
 		got, cursor := w.catchUp(t, w.sam, dropped, 1)
-		requireSameEvents(t, "Sam", got, w.logAfter(t, dropped))
+		requireSameEvents(t, "Sam", got, w.eventsAfter(t, dropped))
 		if len(got) != 2 || cursor != w.head(t) {
 			t.Fatalf("Sam after retention got %s up to %d", describeEnvelopes(got), cursor)
 		}
@@ -360,11 +360,11 @@ func TestListEventsNewChannelInVisibleSpace(t *testing.T) {
 	if again, err := w.env.App.Versions().PermissionVersion(t.Context()); err != nil || again != version {
 		t.Fatalf("permission_version moved from %d to %d (%v) by creating channels", version, again, err)
 	}
-	log := w.logAfter(t, cursor)
+	log := w.eventsAfter(t, cursor)
 	got, _ := w.catchUp(t, w.alex, cursor, 0)
 	want := storedWhere(log, inChannel(escalations))
 	if len(want) != 4 {
-		t.Fatalf("the new channel's events: %s", describeStored(want))
+		t.Fatalf("the new channel's events: %s", describe(want))
 	}
 	requireSameEvents(t, "Alex", got, want)
 	got, _ = w.catchUp(t, w.sam, cursor, 0)
@@ -388,11 +388,11 @@ func TestListEventsAfterRevoke(t *testing.T) {
 	cursor = p.NextCursor
 	w.revoke(t, w.alexSupport)
 	w.postPattern(t, "S")
-	log := w.logAfter(t, cursor)
+	log := w.eventsAfter(t, cursor)
 	got, _ := w.catchUp(t, w.alex, cursor, 1)
 	want := storedWhere(log, func(e syncdomain.StoredEvent) bool { return e.AudienceID == w.alex.id })
 	if len(want) != 2 || want[0].Type != "grant.revoked" || want[1].Type != "permissions.changed" {
-		t.Fatalf("the revoke appended %s for Alex", describeStored(want))
+		t.Fatalf("the revoke appended %s for Alex", describe(want))
 	}
 	requireSameEvents(t, "Alex", got, want)
 	got, _ = w.catchUp(t, w.sam, cursor, 0)
@@ -409,7 +409,7 @@ func TestListEventsRedacted(t *testing.T) {
 	m := w.post(t, w.owner, w.ticketThread, "The door code is 4711, @alex")
 	w.must(t, w.owner, http.MethodPatch, "/api/v1/messages/"+m.Id.String(), `{"content_md":"The door code is 4712, @alex"}`, http.StatusOK, nil)
 	w.must(t, w.owner, http.MethodDelete, "/api/v1/messages/"+m.Id.String(), "", http.StatusNoContent, nil)
-	log := w.logAfter(t, h0)
+	log := w.eventsAfter(t, h0)
 	got, _ := w.catchUp(t, w.alex, h0, 0)
 	requireSameEvents(t, "Alex", got, log)
 	if len(got) != 3 {
@@ -447,7 +447,7 @@ func TestListEventsLimitCapped(t *testing.T) {
 	w := newSyncWorld(t, wiretest.WithSetting(syncapp.KeyCatchUpPageSize, fmt.Sprint(pageSize)))
 	h0 := w.head(t)
 	w.postPattern(t, "MMMMMMMM")
-	all := w.logAfter(t, h0)
+	all := w.eventsAfter(t, h0)
 	for _, limit := range []int{1000, pageSize + 1, 0, -5} {
 		p := w.page(t, w.sam, h0, limit)
 		if len(p.Events) != pageSize || p.NextCursor != all[pageSize-1].Seq {
@@ -476,7 +476,7 @@ func TestListEventsAppNeedsScope(t *testing.T) {
 	reader := w.app(t, "Reader", "reader", "messages:read")
 	listener := w.app(t, "Listener", "listener", "events:subscribe")
 	subscriber := w.app(t, "Subscriber", "subscriber", "events:subscribe", "messages:read")
-	for _, a := range []syncActor{reader, listener, subscriber} {
+	for _, a := range []worldActor{reader, listener, subscriber} {
 		w.grant(t, a, "space", w.support, "viewer")
 	}
 	h0 := w.head(t)
@@ -492,13 +492,13 @@ func TestListEventsAppNeedsScope(t *testing.T) {
 		}
 	}
 
-	log := w.logAfter(t, h0)
+	log := w.eventsAfter(t, h0)
 	got, _ := w.catchUp(t, subscriber, h0, 0)
 	requireSameEvents(t, subscriber.name, got, storedWhere(log, inChannel(w.tickets)))
 	got, _ = w.catchUp(t, listener, h0, 0)
 	requireSameEvents(t, listener.name, got, nil)
 	// Their own grant events reach both.
-	for _, a := range []syncActor{listener, subscriber} {
+	for _, a := range []worldActor{listener, subscriber} {
 		got, _ = w.catchUp(t, a, 0, 0)
 		var mine int
 		for _, e := range got {
@@ -540,7 +540,7 @@ func TestSyncPendingDevice(t *testing.T) {
 	if tok.DeviceId == nil {
 		t.Fatal("a token with a device name has no device")
 	}
-	phone := syncActor{name: "Sam (pending phone)", id: w.sam.id, token: tok.Token}
+	phone := worldActor{name: "Sam (pending phone)", id: w.sam.id, token: tok.Token}
 	for _, path := range []string{eventsPath(0, 0, ""), "/api/v1/sync/snapshot"} {
 		w.do(t, phone, http.MethodGet, path, "").RequireProblem(t, http.StatusForbidden, "device_pending")
 	}

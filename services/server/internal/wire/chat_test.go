@@ -218,7 +218,7 @@ func TestDeleteMessageRedactsItsEvents(t *testing.T) {
 	})
 
 	// The message: listed, redacted, without content and mentions, for every reader.
-	for _, a := range []chatActor{w.alex, w.sam} {
+	for _, a := range []worldActor{w.alex, w.sam} {
 		var found bool
 		for _, got := range w.messages(t, a, w.campaignThread) {
 			switch got.Id {
@@ -445,7 +445,7 @@ func TestInvisibleLikeMissing(t *testing.T) {
 	random := uuid.NewString()
 	ops := []struct {
 		method, path, body string
-		as                 chatActor
+		as                 worldActor
 	}{
 		{http.MethodGet, "/api/v1/spaces/%s/channels", "", w.robin},
 		{http.MethodPost, "/api/v1/spaces/%s/channels", `{"name":"robin"}`, w.robin},
@@ -629,7 +629,7 @@ func TestListingsShowLevelAndCapabilities(t *testing.T) {
 	channelAdmin := "channel.archive channel.update draft.write grant.admin message.create readstate.write thread.create"
 	member := "draft.write message.create readstate.write thread.create"
 	type item struct{ name, level, caps string }
-	spaces := func(a chatActor) []item {
+	spaces := func(a worldActor) []item {
 		var list apigen.SpaceViewList
 		w.must(t, a, http.MethodGet, "/api/v1/spaces", "", http.StatusOK, &list)
 		out := make([]item, len(list.Items))
@@ -641,7 +641,7 @@ func TestListingsShowLevelAndCapabilities(t *testing.T) {
 		}
 		return out
 	}
-	channels := func(a chatActor, space uuid.UUID) []item {
+	channels := func(a worldActor, space uuid.UUID) []item {
 		var list apigen.ChannelViewList
 		w.must(t, a, http.MethodGet, "/api/v1/spaces/"+space.String()+"/channels", "", http.StatusOK, &list)
 		out := make([]item, len(list.Items))
@@ -692,7 +692,7 @@ func TestConcurrentPostersGetConsecutiveSeqs(t *testing.T) {
 	t.Parallel()
 	w := newChatWorld(t, false)
 	w.grant(t, w.robin, "space", w.marketing, "member")
-	posters := []chatActor{w.alex, w.sam, w.robin}
+	posters := []worldActor{w.alex, w.sam, w.robin}
 	const clients, perClient = 8, 4
 	start := w.head(t)
 
@@ -869,7 +869,7 @@ func TestDirectMessageOnePerParticipantSet(t *testing.T) {
 		err    error
 	}
 	sides := []struct {
-		from chatActor
+		from worldActor
 		to   uuid.UUID
 	}{{w.alex, w.sam.id}, {w.sam, w.alex.id}, {w.alex, w.sam.id}, {w.sam, w.alex.id}}
 	results := make([]result, len(sides))

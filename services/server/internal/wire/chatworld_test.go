@@ -23,21 +23,14 @@ import (
 // api/openapi.yaml and for JSON null) and read what each operation appended through
 // App.EventsAfter, never through SQL on another module's tables.
 
-// chatActor is a principal of the chat tests with its token.
-type chatActor struct {
-	name  string
-	id    uuid.UUID
-	token string
-}
-
 // chatWorld is an App with Alex (the owner, made by the bootstrap), Sam (a person) and Robin
 // (a person, or an agent when the test asks), all without grants until a test gives them.
 // After build it also has the spaces Support and Marketing, the channel tickets in Support and
 // campaigns in Marketing, a thread in each started by Alex, and the grants: Sam is a viewer of
 // Support and a member of Marketing; Robin holds no grant.
 type chatWorld struct {
-	env              *wiretest.Env
-	alex, sam, robin chatActor
+	apiWorld         // Alex acts as its admin
+	alex, sam, robin worldActor
 
 	support, marketing               uuid.UUID // spaces
 	tickets, campaigns               uuid.UUID // channels
@@ -55,12 +48,11 @@ func newPeople(t *testing.T, robinAgent bool, opts ...wiretest.Option) *chatWorl
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}
-	w := &chatWorld{env: env, alex: chatActor{name: "Alex", id: owner.PrincipalID, token: owner.Token.Reveal()}}
+	alex := worldActor{name: "Alex", id: owner.PrincipalID, token: owner.Token.Reveal()}
+	w := &chatWorld{apiWorld: apiWorld{env: env, admin: alex}, alex: alex}
 	w.sam = w.person(t, "Sam", "sam")
 	if robinAgent {
-		var robin apigen.Agent
-		w.must(t, w.alex, http.MethodPost, "/api/v1/agents", `{"display_name":"Robin","handle":"robin","description":"Summarises long threads."}`, http.StatusCreated, &robin)
-		w.robin = chatActor{name: "Robin (agent)", id: robin.Id, token: w.token(t, robin.Id)}
+		w.robin = w.agent(t, "Robin", "robin")
 	} else {
 		w.robin = w.person(t, "Robin", "robin")
 	}
@@ -73,23 +65,6 @@ func newChatWorld(t *testing.T, robinAgent bool, opts ...wiretest.Option) *chatW
 	w := newPeople(t, robinAgent, opts...)
 	w.build(t)
 	return w
-}
-
-// person creates a person as Alex and issues a token for them.
-func (w *chatWorld) person(t *testing.T, name, handle string) chatActor {
-	t.Helper()
-	var p apigen.Principal
-	body := fmt.Sprintf(`{"display_name":%q,"handle":%q,"email":"%s@example.com"}`, name, handle, handle)
-	w.must(t, w.alex, http.MethodPost, "/api/v1/people", body, http.StatusCreated, &p)
-	return chatActor{name: name, id: p.Id, token: w.token(t, p.Id)}
-}
-
-// token issues a token for the principal as Alex and returns its secret.
-func (w *chatWorld) token(t *testing.T, id uuid.UUID) string {
-	t.Helper()
-	var tok apigen.CreateTokenResponse
-	w.must(t, w.alex, http.MethodPost, "/api/v1/principals/"+id.String()+"/tokens", `{}`, http.StatusCreated, &tok)
-	return tok.Token
 }
 
 // build creates, as Alex, the spaces, channels, threads and grants the chatWorld describes.
@@ -109,115 +84,12 @@ func (w *chatWorld) build(t *testing.T) {
 	w.grant(t, w.sam, "space", w.marketing, "member")
 }
 
-// space creates a space as Alex.
-func (w *chatWorld) space(t *testing.T, name string) uuid.UUID {
-	t.Helper()
-	var sp apigen.Space
-	w.must(t, w.alex, http.MethodPost, "/api/v1/spaces", fmt.Sprintf(`{"name":%q}`, name), http.StatusCreated, &sp)
-	return sp.Id
-}
-
-// channel creates a channel in the space as a.
-func (w *chatWorld) channel(t *testing.T, a chatActor, space uuid.UUID, name string) uuid.UUID {
-	t.Helper()
-	var ch apigen.Channel
-	w.must(t, a, http.MethodPost, "/api/v1/spaces/"+space.String()+"/channels", fmt.Sprintf(`{"name":%q}`, name), http.StatusCreated, &ch)
-	return ch.Id
-}
-
-// thread starts a thread in the channel as a.
-func (w *chatWorld) thread(t *testing.T, a chatActor, channel uuid.UUID, content string) apigen.Thread {
-	t.Helper()
-	var th apigen.Thread
-	w.must(t, a, http.MethodPost, "/api/v1/channels/"+channel.String()+"/threads", fmt.Sprintf(`{"content_md":%q}`, content), http.StatusCreated, &th)
-	if th.FirstMessage == nil {
-		t.Fatal("createThread returned no first message")
-	}
-	return th
-}
-
-// post posts a message into the thread as a.
-func (w *chatWorld) post(t *testing.T, a chatActor, thread uuid.UUID, content string) apigen.Message {
-	t.Helper()
-	var m apigen.Message
-	w.must(t, a, http.MethodPost, "/api/v1/threads/"+thread.String()+"/messages", fmt.Sprintf(`{"content_md":%q}`, content), http.StatusCreated, &m)
-	return m
-}
-
 // messages lists every message of the thread as a (one page of the default size).
-func (w *chatWorld) messages(t *testing.T, a chatActor, thread uuid.UUID) []apigen.Message {
+func (w *chatWorld) messages(t *testing.T, a worldActor, thread uuid.UUID) []apigen.Message {
 	t.Helper()
 	var list apigen.MessageList
 	w.must(t, a, http.MethodGet, "/api/v1/threads/"+thread.String()+"/messages", "", http.StatusOK, &list)
 	return list.Items
-}
-
-// grant gives a the role on the resource as Alex.
-func (w *chatWorld) grant(t *testing.T, a chatActor, kind string, resource uuid.UUID, role string) {
-	t.Helper()
-	body := fmt.Sprintf(`{"principal_id":%q,"resource_kind":%q,"resource_id":%q,"role":%q}`, a.id, kind, resource, role)
-	w.must(t, w.alex, http.MethodPost, "/api/v1/grants", body, http.StatusCreated, nil)
-}
-
-// do sends method path as a (no Authorization header for a zero actor) with body as JSON
-// ("" for none) and header pairs (name, value, ...) through the validating client.
-func (w *chatWorld) do(t *testing.T, a chatActor, method, path, body string, header ...string) *wiretest.Response {
-	t.Helper()
-	var req *http.Request
-	if body == "" {
-		req = w.env.Client.NewRequest(method, path, nil)
-	} else {
-		req = w.env.Client.NewRequest(method, path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if a.token != "" {
-		req.Header.Set("Authorization", "Bearer "+a.token)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	return w.env.Client.Do(req)
-}
-
-// must is do that fails the test unless the status is want, and decodes the body into out
-// (unless nil).
-func (w *chatWorld) must(t *testing.T, a chatActor, method, path, body string, want int, out any, header ...string) *wiretest.Response {
-	t.Helper()
-	r := w.do(t, a, method, path, body, header...)
-	if r.Status != want {
-		t.Fatalf("%s %s as %s = %d, want %d; body %s", method, path, a.name, r.Status, want, r.Body)
-	}
-	if out != nil {
-		r.JSON(t, out)
-	}
-	return r
-}
-
-// head is the event log's head seq.
-func (w *chatWorld) head(t *testing.T) int64 {
-	t.Helper()
-	seq, err := w.env.App.Versions().EventSeq(t.Context())
-	if err != nil {
-		t.Fatalf("EventSeq: %v", err)
-	}
-	return seq
-}
-
-// eventsAfter reads every event of the log with a seq above after.
-func (w *chatWorld) eventsAfter(t *testing.T, after int64) []syncdomain.StoredEvent {
-	t.Helper()
-	var out []syncdomain.StoredEvent
-	for {
-		page, err := w.env.App.EventsAfter(t.Context(), after, 500)
-		if err != nil {
-			t.Fatalf("EventsAfter(%d): %v", after, err)
-		}
-		out = append(out, page...)
-		if len(page) < 500 {
-			return out
-		}
-		after = page[len(page)-1].Seq
-	}
 }
 
 // wantEvent is an event an operation must append, placed and addressed exactly.
@@ -336,7 +208,7 @@ func sortedIDs(list ...uuid.UUID) []uuid.UUID {
 // code is validation_failed, and append nothing.
 type refusal struct {
 	name         string
-	as           chatActor
+	as           worldActor
 	method, path string
 	body         string
 	header       []string // name, value, ...

@@ -228,7 +228,7 @@ func gwSeqs(envs []gwEnvelope) []int64 {
 
 // restEvents pages through listEvents as a from after to head, as a REST client does, and
 // returns the seqs.
-func (w *chatWorld) restEvents(t *testing.T, a chatActor, after, head int64) []int64 {
+func (w *chatWorld) restEvents(t *testing.T, a worldActor, after, head int64) []int64 {
 	t.Helper()
 	var out []int64
 	for after < head {

@@ -112,7 +112,7 @@ type ingestEvent struct {
 
 // ingestCatchUp pages through GET /api/v1/events as a from after to the head, as a client catching
 // up does, and returns the events it was given.
-func (w *chatWorld) ingestCatchUp(t *testing.T, a chatActor, after int64) []ingestEvent {
+func (w *chatWorld) ingestCatchUp(t *testing.T, a worldActor, after int64) []ingestEvent {
 	t.Helper()
 	var out []ingestEvent
 	for range 10000 {

@@ -109,7 +109,7 @@ func TestPersonalDataAppendsItsEvents(t *testing.T) {
 
 	// Settings are per owner: Alex's theme is his own, at version 1; Robin, without any grant,
 	// keeps settings too.
-	for _, a := range []chatActor{w.alex, w.robin} {
+	for _, a := range []worldActor{w.alex, w.robin} {
 		h = w.head(t)
 		r = w.must(t, a, http.MethodPut, "/api/v1/me/settings/theme", `{"value":"dark"}`, http.StatusOK, &st)
 		if st.Version != 1 {
@@ -248,7 +248,7 @@ func TestSidebarAndDirectMessagesDeliveredToReaders(t *testing.T) {
 		t.Fatalf("the sidebar was stored as %v, want %v as given", sb.Sections[0].ChannelIds, given)
 	}
 
-	snapshot := func(a chatActor) apigen.Snapshot {
+	snapshot := func(a worldActor) apigen.Snapshot {
 		var s apigen.Snapshot
 		w.must(t, a, http.MethodGet, "/api/v1/sync/snapshot", "", http.StatusOK, &s)
 		return s

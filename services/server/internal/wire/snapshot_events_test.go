@@ -412,7 +412,7 @@ func viewString(v clientView) string {
 }
 
 // channelOf returns the one channel a lists in the space.
-func channelOf(t *testing.T, w *syncWorld, a syncActor, space uuid.UUID) uuid.UUID {
+func channelOf(t *testing.T, w *syncWorld, a worldActor, space uuid.UUID) uuid.UUID {
 	t.Helper()
 	var list apigen.ChannelViewList
 	w.must(t, a, http.MethodGet, "/api/v1/spaces/"+space.String()+"/channels", "", http.StatusOK, &list)

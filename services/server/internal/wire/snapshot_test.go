@@ -280,7 +280,7 @@ func TestSnapshotHeadReadFirst(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	log := w.logAfter(t, 0)
+	log := w.eventsAfter(t, 0)
 	heads := map[int64]bool{}
 	for _, s := range snaps {
 		heads[s.HeadSeq] = true
@@ -394,7 +394,7 @@ func TestAZP5SnapshotNoForeignChannel(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, uint64(i))) //nolint:gosec // G404: reproducible test worlds, not secrets
 			w := newSyncPeople(t)
 			m := newReadModel(w.owner.id)
-			people := []syncActor{w.alex, w.sam, w.robin}
+			people := []worldActor{w.alex, w.sam, w.robin}
 			w.randomStructure(t, r, m, people)
 			for range 4 + r.IntN(4) {
 				w.randomGrant(t, r, m, people)
@@ -441,7 +441,7 @@ func TestAZP5SnapshotNoForeignChannel(t *testing.T) {
 
 // randomStructure creates two or three spaces with one to three channels each, each channel
 // with a thread by the owner.
-func (w *syncWorld) randomStructure(t *testing.T, r *rand.Rand, m *readModel, people []syncActor) {
+func (w *syncWorld) randomStructure(t *testing.T, r *rand.Rand, m *readModel, people []worldActor) {
 	t.Helper()
 	for s := range 2 + r.IntN(2) {
 		sp := w.space(t, fmt.Sprintf("Space %d", s))
@@ -456,7 +456,7 @@ func (w *syncWorld) randomStructure(t *testing.T, r *rand.Rand, m *readModel, pe
 
 // randomGrant gives a random person a viewer or member grant on a random space or channel
 // it holds no grant on yet.
-func (w *syncWorld) randomGrant(t *testing.T, r *rand.Rand, m *readModel, people []syncActor) {
+func (w *syncWorld) randomGrant(t *testing.T, r *rand.Rand, m *readModel, people []worldActor) {
 	t.Helper()
 	a := pick(r, people)
 	kind, res := "space", pick(r, m.spaces)
@@ -473,7 +473,7 @@ func (w *syncWorld) randomGrant(t *testing.T, r *rand.Rand, m *readModel, people
 }
 
 // randomRevoke revokes a random grant of a random person made by randomGrant.
-func (w *syncWorld) randomRevoke(t *testing.T, r *rand.Rand, m *readModel, people []syncActor) {
+func (w *syncWorld) randomRevoke(t *testing.T, r *rand.Rand, m *readModel, people []worldActor) {
 	t.Helper()
 	a := pick(r, people)
 	var held []uuid.UUID
@@ -503,7 +503,7 @@ func (w *syncWorld) randomPost(t *testing.T, r *rand.Rand, m *readModel) {
 }
 
 // requireNoForeignChannel checks a's snapshot against the model.
-func requireNoForeignChannel(t *testing.T, m *readModel, a syncActor, s apigen.Snapshot) {
+func requireNoForeignChannel(t *testing.T, m *readModel, a worldActor, s apigen.Snapshot) {
 	t.Helper()
 	listed := map[uuid.UUID]bool{}
 	for _, c := range s.Channels {
@@ -556,7 +556,7 @@ func TestSnapshotAgentHasEmptyPersonalParts(t *testing.T) {
 	w.grant(t, bot, "space", w.support, "member")
 	w.grant(t, app, "space", w.support, "member")
 	w.post(t, w.owner, w.ticketThread, "@helper summarise please")
-	for _, a := range []syncActor{bot, app} {
+	for _, a := range []worldActor{bot, app} {
 		for _, write := range []struct{ method, path, body string }{
 			{http.MethodPut, "/api/v1/me/settings/theme", `{"value":"dark"}`},
 			{http.MethodPut, "/api/v1/me/sidebar", fmt.Sprintf(`{"sections":[{"key":"all","title":"All","collapsed":false,"channel_ids":[%q]}]}`, w.tickets)},
@@ -605,7 +605,7 @@ func TestSnapshotHasNoContent(t *testing.T) {
 	w.must(t, w.sam, http.MethodPut, "/api/v1/channels/"+w.tickets.String()+"/draft", fmt.Sprintf(`{"content_md":%q,"thread_id":%q}`, secrets[4], th.Id), http.StatusOK, nil)
 	dm := w.dm(t, w.alex, w.sam)
 	w.thread(t, w.alex, dm, secrets[5])
-	for _, a := range []syncActor{w.owner, w.alex, w.sam, w.robin, bot} {
+	for _, a := range []worldActor{w.owner, w.alex, w.sam, w.robin, bot} {
 		_, r := w.snapshot(t, a)
 		var v any
 		if err := json.Unmarshal(r.Body, &v); err != nil {

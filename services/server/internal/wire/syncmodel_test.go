@@ -126,7 +126,7 @@ func pick[T any](r *rand.Rand, list []T) T {
 // setting or a sidebar naming every channel, visible or not) and accepts every answer the
 // contract allows: whether the person may write there is for the API to decide, and the log
 // records what it did.
-func (w *syncWorld) randomWrite(t *testing.T, r *rand.Rand, m *readModel, a syncActor) {
+func (w *syncWorld) randomWrite(t *testing.T, r *rand.Rand, m *readModel, a worldActor) {
 	t.Helper()
 	var resp int
 	switch r.IntN(4) {

@@ -28,20 +28,13 @@ import (
 // syncCacheControl is the Cache-Control of every listEvents and getSnapshot answer (spec 03).
 const syncCacheControl = "private, no-store"
 
-// syncActor is a principal of the sync tests with its token.
-type syncActor struct {
-	name  string
-	id    uuid.UUID
-	token string
-}
-
 // syncWorld is an App with the owner (made by the bootstrap), Alex, Sam and Robin. After
 // build it also has the spaces Support and Marketing, the channels tickets (Support) and
 // campaigns (Marketing), a thread in each started by the owner, and the grants: Alex is a
 // member of Support, Sam a member of Support and of Marketing; Robin holds no grant.
 type syncWorld struct {
-	env                     *wiretest.Env
-	owner, alex, sam, robin syncActor
+	apiWorld                // the owner acts as its admin
+	owner, alex, sam, robin worldActor
 
 	support, marketing             uuid.UUID // spaces
 	tickets, campaigns             uuid.UUID // channels
@@ -58,7 +51,8 @@ func newSyncPeople(t *testing.T, opts ...wiretest.Option) *syncWorld {
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}
-	w := &syncWorld{env: env, owner: syncActor{name: "Owner", id: owner.PrincipalID, token: owner.Token.Reveal()}}
+	admin := worldActor{name: "Owner", id: owner.PrincipalID, token: owner.Token.Reveal()}
+	w := &syncWorld{apiWorld: apiWorld{env: env, admin: admin}, owner: admin}
 	w.alex = w.person(t, "Alex", "alex")
 	w.sam = w.person(t, "Sam", "sam")
 	w.robin = w.person(t, "Robin", "robin")
@@ -87,62 +81,8 @@ func (w *syncWorld) build(t *testing.T) {
 	w.samMk = w.grant(t, w.sam, "space", w.marketing, "member")
 }
 
-// person creates a person as the owner and issues a token for them.
-func (w *syncWorld) person(t *testing.T, name, handle string) syncActor {
-	t.Helper()
-	var p apigen.Principal
-	body := fmt.Sprintf(`{"display_name":%q,"handle":%q,"email":"%s@example.com"}`, name, handle, handle)
-	w.must(t, w.owner, http.MethodPost, "/api/v1/people", body, http.StatusCreated, &p)
-	return syncActor{name: name, id: p.Id, token: w.token(t, p.Id)}
-}
-
-// agent creates an agent as the owner and issues a token for it.
-func (w *syncWorld) agent(t *testing.T, name, handle string) syncActor {
-	t.Helper()
-	var a apigen.Agent
-	body := fmt.Sprintf(`{"display_name":%q,"handle":%q,"description":"Summarises long threads."}`, name, handle)
-	w.must(t, w.owner, http.MethodPost, "/api/v1/agents", body, http.StatusCreated, &a)
-	return syncActor{name: name + " (agent)", id: a.Id, token: w.token(t, a.Id)}
-}
-
-// app creates an app with the scopes as the owner and issues a token for it.
-func (w *syncWorld) app(t *testing.T, name, handle string, scopes ...string) syncActor {
-	t.Helper()
-	body, err := json.Marshal(map[string]any{"display_name": name, "handle": handle, "scopes": append([]string{}, scopes...)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p apigen.Principal
-	w.must(t, w.owner, http.MethodPost, "/api/v1/apps", string(body), http.StatusCreated, &p)
-	return syncActor{name: fmt.Sprintf("%s (app %v)", name, scopes), id: p.Id, token: w.token(t, p.Id)}
-}
-
-// token issues a token for the principal as the owner and returns its secret.
-func (w *syncWorld) token(t *testing.T, id uuid.UUID) string {
-	t.Helper()
-	var tok apigen.CreateTokenResponse
-	w.must(t, w.owner, http.MethodPost, "/api/v1/principals/"+id.String()+"/tokens", `{}`, http.StatusCreated, &tok)
-	return tok.Token
-}
-
-// space creates a space as the owner.
-func (w *syncWorld) space(t *testing.T, name string) uuid.UUID {
-	t.Helper()
-	var sp apigen.Space
-	w.must(t, w.owner, http.MethodPost, "/api/v1/spaces", fmt.Sprintf(`{"name":%q}`, name), http.StatusCreated, &sp)
-	return sp.Id
-}
-
-// channel creates a channel in the space as a.
-func (w *syncWorld) channel(t *testing.T, a syncActor, space uuid.UUID, name string) uuid.UUID {
-	t.Helper()
-	var ch apigen.Channel
-	w.must(t, a, http.MethodPost, "/api/v1/spaces/"+space.String()+"/channels", fmt.Sprintf(`{"name":%q}`, name), http.StatusCreated, &ch)
-	return ch.Id
-}
-
 // dm opens the direct message of a and the others as a.
-func (w *syncWorld) dm(t *testing.T, a syncActor, others ...syncActor) uuid.UUID {
+func (w *syncWorld) dm(t *testing.T, a worldActor, others ...worldActor) uuid.UUID {
 	t.Helper()
 	ids := make([]string, len(others))
 	for i, o := range others {
@@ -157,112 +97,10 @@ func (w *syncWorld) dm(t *testing.T, a syncActor, others ...syncActor) uuid.UUID
 	return ch.Id
 }
 
-// thread starts a thread in the channel as a.
-func (w *syncWorld) thread(t *testing.T, a syncActor, channel uuid.UUID, content string) apigen.Thread {
-	t.Helper()
-	var th apigen.Thread
-	w.must(t, a, http.MethodPost, "/api/v1/channels/"+channel.String()+"/threads", fmt.Sprintf(`{"content_md":%q}`, content), http.StatusCreated, &th)
-	return th
-}
-
-// post posts a message into the thread as a.
-func (w *syncWorld) post(t *testing.T, a syncActor, thread uuid.UUID, content string) apigen.Message {
-	t.Helper()
-	var m apigen.Message
-	w.must(t, a, http.MethodPost, "/api/v1/threads/"+thread.String()+"/messages", fmt.Sprintf(`{"content_md":%q}`, content), http.StatusCreated, &m)
-	return m
-}
-
-// grant gives a the role on the resource as the owner and returns the grant's id.
-func (w *syncWorld) grant(t *testing.T, a syncActor, kind string, resource uuid.UUID, role string) uuid.UUID {
-	t.Helper()
-	body := fmt.Sprintf(`{"principal_id":%q,"resource_kind":%q,"resource_id":%q,"role":%q}`, a.id, kind, resource, role)
-	var g apigen.Grant
-	w.must(t, w.owner, http.MethodPost, "/api/v1/grants", body, http.StatusCreated, &g)
-	return g.Id
-}
-
-// revoke revokes the grant as the owner.
-func (w *syncWorld) revoke(t *testing.T, grant uuid.UUID) {
-	t.Helper()
-	w.must(t, w.owner, http.MethodDelete, "/api/v1/grants/"+grant.String(), "", http.StatusNoContent, nil)
-}
-
 // readTo sets a's read state of the thread.
-func (w *syncWorld) readTo(t *testing.T, a syncActor, thread uuid.UUID, seq int64) {
+func (w *syncWorld) readTo(t *testing.T, a worldActor, thread uuid.UUID, seq int64) {
 	t.Helper()
 	w.must(t, a, http.MethodPut, "/api/v1/threads/"+thread.String()+"/read-state", fmt.Sprintf(`{"last_read_seq":%d}`, seq), http.StatusOK, nil)
-}
-
-// do sends method path as a (no Authorization header for a zero actor) with body as JSON
-// ("" for none) and header pairs (name, value, ...) through the validating client.
-func (w *syncWorld) do(t *testing.T, a syncActor, method, path, body string, header ...string) *wiretest.Response {
-	t.Helper()
-	var req *http.Request
-	if body == "" {
-		req = w.env.Client.NewRequest(method, path, nil)
-	} else {
-		req = w.env.Client.NewRequest(method, path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if a.token != "" {
-		req.Header.Set("Authorization", "Bearer "+a.token)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	return w.env.Client.Do(req)
-}
-
-// must is do that fails the test unless the status is want, and decodes the body into out
-// (unless nil).
-func (w *syncWorld) must(t *testing.T, a syncActor, method, path, body string, want int, out any, header ...string) *wiretest.Response {
-	t.Helper()
-	r := w.do(t, a, method, path, body, header...)
-	if r.Status != want {
-		t.Fatalf("%s %s as %s = %d, want %d; body %s", method, path, a.name, r.Status, want, r.Body)
-	}
-	if out != nil {
-		r.JSON(t, out)
-	}
-	return r
-}
-
-// head is the event log's head seq (the event_seq counter).
-func (w *syncWorld) head(t *testing.T) int64 {
-	t.Helper()
-	seq, err := w.env.App.Versions().EventSeq(t.Context())
-	if err != nil {
-		t.Fatalf("EventSeq: %v", err)
-	}
-	return seq
-}
-
-// epoch is the instance's sync epoch.
-func (w *syncWorld) epoch(t *testing.T) uuid.UUID {
-	t.Helper()
-	e, err := w.env.App.Versions().SyncEpoch(t.Context())
-	if err != nil {
-		t.Fatalf("SyncEpoch: %v", err)
-	}
-	return e
-}
-
-// logAfter reads every event of the log with a seq above after, as stored.
-func (w *syncWorld) logAfter(t *testing.T, after int64) []syncdomain.StoredEvent {
-	t.Helper()
-	var out []syncdomain.StoredEvent
-	for {
-		page, err := w.env.App.EventsAfter(t.Context(), after, 500)
-		if err != nil {
-			t.Fatalf("EventsAfter(%d): %v", after, err)
-		}
-		out = append(out, page...)
-		if len(page) < 500 {
-			return out
-		}
-		after = page[len(page)-1].Seq
-	}
 }
 
 // cuEvent is one envelope of a listEvents page.
@@ -313,7 +151,7 @@ func eventsPath(after int64, limit int, epoch string) string {
 
 // listEvents sends listEvents as a and returns the answer after checking what every answer of
 // it carries: Cache-Control private, no-store.
-func (w *syncWorld) listEvents(t *testing.T, a syncActor, after int64, limit int, epoch string) *wiretest.Response {
+func (w *syncWorld) listEvents(t *testing.T, a worldActor, after int64, limit int, epoch string) *wiretest.Response {
 	t.Helper()
 	r := w.do(t, a, http.MethodGet, eventsPath(after, limit, epoch), "")
 	if r.Status != http.StatusBadRequest && r.Status != http.StatusUnauthorized && r.Status != http.StatusForbidden {
@@ -327,7 +165,7 @@ func (w *syncWorld) listEvents(t *testing.T, a syncActor, after int64, limit int
 // page reads one page as a and checks it: 200, every member present (oldest_seq included),
 // events in seq order within (after, next_cursor], next_cursor between after and head_seq, a
 // page of limit events ending at its last event, and no member the envelope never carries.
-func (w *syncWorld) page(t *testing.T, a syncActor, after int64, limit int) cuPage {
+func (w *syncWorld) page(t *testing.T, a worldActor, after int64, limit int) cuPage {
 	t.Helper()
 	r := w.listEvents(t, a, after, limit, "")
 	if r.Status != http.StatusOK {
@@ -364,7 +202,7 @@ func (w *syncWorld) page(t *testing.T, a syncActor, after int64, limit int) cuPa
 // catchUp pages as a from after with the limit until next_cursor equals head_seq and returns
 // every event delivered and the final cursor; it fails on a duplicate, on a cursor that goes
 // back, on a change of epoch, and on more pages than the log could need.
-func (w *syncWorld) catchUp(t *testing.T, a syncActor, after int64, limit int) ([]cuEvent, int64) {
+func (w *syncWorld) catchUp(t *testing.T, a worldActor, after int64, limit int) ([]cuEvent, int64) {
 	t.Helper()
 	var out []cuEvent
 	seen := map[uuid.UUID]bool{}
@@ -416,15 +254,6 @@ func storedWhere(events []syncdomain.StoredEvent, keep func(syncdomain.StoredEve
 	return out
 }
 
-// describeStored lists stored events by seq, type and resource for failure messages.
-func describeStored(events []syncdomain.StoredEvent) string {
-	parts := make([]string, len(events))
-	for i, e := range events {
-		parts[i] = fmt.Sprintf("%d:%s(%s)", e.Seq, e.Type, e.ResourceID)
-	}
-	return "[" + strings.Join(parts, " ") + "]"
-}
-
 // describeEnvelopes lists envelopes by seq and type for failure messages.
 func describeEnvelopes(events []cuEvent) string {
 	parts := make([]string, len(events))
@@ -439,13 +268,13 @@ func describeEnvelopes(events []cuEvent) string {
 func requireSameEvents(t *testing.T, who string, got []cuEvent, want []syncdomain.StoredEvent) {
 	t.Helper()
 	if len(got) != len(want) {
-		t.Fatalf("%s received %d events, want %d:\n got  %s\n want %s", who, len(got), len(want), describeEnvelopes(got), describeStored(want))
+		t.Fatalf("%s received %d events, want %d:\n got  %s\n want %s", who, len(got), len(want), describeEnvelopes(got), describe(want))
 	}
 	for i, g := range got {
 		e := want[i]
 		if g.Seq != e.Seq || g.ID != e.ID || g.Type != e.Type || g.Resource.ID != e.ResourceID || kernel.ResourceKind(g.Resource.Kind) != e.ResourceKind {
 			t.Fatalf("%s: event %d is %d %s %s %s, want %d %s %s %s:\n got  %s\n want %s", who, i, g.Seq, g.ID, g.Type, g.Resource.ID,
-				e.Seq, e.ID, e.Type, e.ResourceID, describeEnvelopes(got), describeStored(want))
+				e.Seq, e.ID, e.Type, e.ResourceID, describeEnvelopes(got), describe(want))
 		}
 		if !bytes.Equal(g.Payload, e.Payload) {
 			t.Fatalf("%s: event %d %s payload %s, want the stored %s", who, g.Seq, g.Type, g.Payload, e.Payload)
@@ -458,7 +287,7 @@ func requireSameEvents(t *testing.T, who string, got []cuEvent, want []syncdomai
 
 // snapshot loads a's snapshot, checking its Cache-Control and ETag, and returns it with the
 // answer.
-func (w *syncWorld) snapshot(t *testing.T, a syncActor) (apigen.Snapshot, *wiretest.Response) {
+func (w *syncWorld) snapshot(t *testing.T, a worldActor) (apigen.Snapshot, *wiretest.Response) {
 	t.Helper()
 	var s apigen.Snapshot
 	r := w.must(t, a, http.MethodGet, "/api/v1/sync/snapshot", "", http.StatusOK, &s)
