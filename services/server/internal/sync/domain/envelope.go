@@ -2,10 +2,8 @@ package domain
 
 import (
 	"bytes"
-	"encoding/hex"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -65,9 +63,9 @@ func AppendEnvelope(dst []byte, e StoredEvent, ref PrincipalRef, receiver Receiv
 	dst = append(dst, `{"seq":`...)
 	dst = strconv.AppendInt(dst, e.Seq, 10)
 	dst = append(dst, `,"id":`...)
-	dst = appendUUID(dst, e.ID)
+	dst = AppendJSONUUID(dst, e.ID)
 	dst = append(dst, `,"type":`...)
-	dst = appendString(dst, e.Type)
+	dst = AppendJSONString(dst, e.Type, false)
 	dst = append(dst, `,"occurred_at":"`...)
 	dst = appendOccurredAt(dst, e.OccurredAt)
 	dst = append(dst, '"')
@@ -76,9 +74,9 @@ func AppendEnvelope(dst []byte, e StoredEvent, ref PrincipalRef, receiver Receiv
 	dst = appendOptionalID(dst, `,"channel_id":`, e.ChannelID)
 	dst = appendOptionalID(dst, `,"thread_id":`, e.ThreadID)
 	dst = append(dst, `,"resource":{"kind":`...)
-	dst = appendString(dst, string(e.ResourceKind))
+	dst = AppendJSONString(dst, string(e.ResourceKind), false)
 	dst = append(dst, `,"id":`...)
-	dst = appendUUID(dst, e.ResourceID)
+	dst = AppendJSONUUID(dst, e.ResourceID)
 	dst = append(dst, `},"payload":`...)
 	if present(e.Payload) {
 		dst = append(dst, e.Payload...)
@@ -90,7 +88,7 @@ func AppendEnvelope(dst []byte, e StoredEvent, ref PrincipalRef, receiver Receiv
 	}
 	if e.CorrelationID != "" {
 		dst = append(dst, `,"correlation_id":`...)
-		dst = appendString(dst, e.CorrelationID)
+		dst = AppendJSONString(dst, e.CorrelationID, false)
 	}
 	if receiver == ReceiverAgent && present(e.TraceContext) && !isEmptyObject(e.TraceContext) {
 		dst = append(dst, `,"trace_context":`...)
@@ -144,7 +142,7 @@ func appendActor(dst []byte, actorID uuid.UUID, ref PrincipalRef) []byte {
 		return dst
 	}
 	dst = append(dst, `,"actor":{"id":`...)
-	dst = appendUUID(dst, id)
+	dst = AppendJSONUUID(dst, id)
 	for _, m := range []struct{ name, value string }{
 		{`,"kind":`, string(ref.Kind)},
 		{`,"display_name":`, ref.DisplayName},
@@ -152,7 +150,7 @@ func appendActor(dst []byte, actorID uuid.UUID, ref PrincipalRef) []byte {
 	} {
 		if m.value != "" {
 			dst = append(dst, m.name...)
-			dst = appendString(dst, m.value)
+			dst = AppendJSONString(dst, m.value, false)
 		}
 	}
 	return append(dst, '}')
@@ -163,7 +161,7 @@ func appendOptionalID(dst []byte, member string, id uuid.UUID) []byte {
 		return dst
 	}
 	dst = append(dst, member...)
-	return appendUUID(dst, id)
+	return AppendJSONUUID(dst, id)
 }
 
 // present reports whether raw holds a JSON value other than null.
@@ -176,70 +174,4 @@ func present(raw []byte) bool {
 func isEmptyObject(raw []byte) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) >= 2 && t[0] == '{' && t[len(t)-1] == '}' && len(bytes.TrimSpace(t[1:len(t)-1])) == 0
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendUUID appends u as a quoted canonical lower-case UUID without allocating. It fills a
-// fixed array and appends it once: an envelope has up to six ids, and appending digit by digit
-// was four tenths of a catch-up page's encoding (make bench).
-func appendUUID(dst []byte, u uuid.UUID) []byte {
-	var b [38]byte
-	b[0], b[9], b[14], b[19], b[24], b[37] = '"', '-', '-', '-', '-', '"'
-	hex.Encode(b[1:9], u[0:4])
-	hex.Encode(b[10:14], u[4:6])
-	hex.Encode(b[15:19], u[6:8])
-	hex.Encode(b[20:24], u[8:10])
-	hex.Encode(b[25:37], u[10:16])
-	return append(dst, b[:]...)
-}
-
-// appendString appends s as a JSON string: quote, backslash and control characters escaped,
-// U+2028 and U+2029 escaped for JavaScript consumers, invalid UTF-8 replaced by U+FFFD.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0x0f])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0x0f])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

@@ -497,7 +497,7 @@ func RedactedPayload(typ string, payload json.RawMessage) (json.RawMessage, erro
 		if len(out) > 1 {
 			out = append(out, ',')
 		}
-		out = appendString(out, f.Name)
+		out = AppendJSONString(out, f.Name, false)
 		out = append(out, ':')
 		out = append(out, v...)
 	}

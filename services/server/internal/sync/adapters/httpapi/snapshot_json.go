@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/apigen"
 	"bothy.example.com/server/internal/chat"
 	syncmod "bothy.example.com/server/internal/sync"
+	"bothy.example.com/server/internal/sync/domain"
 )
 
 // Per-entry guesses of the encoded size of the snapshot's two long lists, so that one buffer
@@ -104,7 +104,7 @@ func appendSnapshot(dst []byte, s apigen.Snapshot, nChannels, nUnread int,
 		}
 	}
 	dst = append(dst, `,"sync_epoch":`...)
-	dst = appendJSONUUID(dst, s.SyncEpoch)
+	dst = domain.AppendJSONUUID(dst, s.SyncEpoch)
 	dst = append(dst, `,"unread_threads":`...)
 	dst = unread(dst)
 	return append(dst, '}'), nil
@@ -182,7 +182,7 @@ func appendChannelView(dst []byte, c apigen.ChannelView) ([]byte, error) {
 			if j > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, string(capability))
+			dst = domain.AppendJSONString(dst, string(capability), true)
 		}
 		dst = append(dst, ']')
 	}
@@ -192,14 +192,14 @@ func appendChannelView(dst []byte, c apigen.ChannelView) ([]byte, error) {
 		return nil, fmt.Errorf("encode snapshot: channel %s: %w", c.Id, err)
 	}
 	dst = append(dst, `","id":`...)
-	dst = appendJSONUUID(dst, c.Id)
+	dst = domain.AppendJSONUUID(dst, c.Id)
 	dst = append(dst, `,"kind":`...)
-	dst = appendJSONString(dst, string(c.Kind))
+	dst = domain.AppendJSONString(dst, string(c.Kind), true)
 	dst = append(dst, `,"level":`...)
-	dst = appendJSONString(dst, string(c.Level))
+	dst = domain.AppendJSONString(dst, string(c.Level), true)
 	if c.Name != nil {
 		dst = append(dst, `,"name":`...)
-		dst = appendJSONString(dst, *c.Name)
+		dst = domain.AppendJSONString(dst, *c.Name, true)
 	}
 	dst = append(dst, `,"participant_ids":`...)
 	if c.ParticipantIds == nil {
@@ -210,17 +210,17 @@ func appendChannelView(dst []byte, c apigen.ChannelView) ([]byte, error) {
 			if j > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONUUID(dst, id)
+			dst = domain.AppendJSONUUID(dst, id)
 		}
 		dst = append(dst, ']')
 	}
 	if c.SpaceId != nil {
 		dst = append(dst, `,"space_id":`...)
-		dst = appendJSONUUID(dst, *c.SpaceId)
+		dst = domain.AppendJSONUUID(dst, *c.SpaceId)
 	}
 	if c.Topic != nil {
 		dst = append(dst, `,"topic":`...)
-		dst = appendJSONString(dst, *c.Topic)
+		dst = domain.AppendJSONString(dst, *c.Topic, true)
 	}
 	dst = append(dst, `,"version":`...)
 	dst = strconv.AppendInt(dst, c.Version, 10)
@@ -246,7 +246,7 @@ func appendUnreadThreads(dst []byte, list []apigen.UnreadThread) []byte {
 // writes it; space is omitted when nil.
 func appendUnreadThread(dst []byte, channel uuid.UUID, lastMessage, lastRead, mentions int64, space *uuid.UUID, thread uuid.UUID, unread int64) []byte {
 	dst = append(dst, `{"channel_id":`...)
-	dst = appendJSONUUID(dst, channel)
+	dst = domain.AppendJSONUUID(dst, channel)
 	dst = append(dst, `,"last_message_seq":`...)
 	dst = strconv.AppendInt(dst, lastMessage, 10)
 	dst = append(dst, `,"last_read_seq":`...)
@@ -255,79 +255,11 @@ func appendUnreadThread(dst []byte, channel uuid.UUID, lastMessage, lastRead, me
 	dst = strconv.AppendInt(dst, mentions, 10)
 	if space != nil {
 		dst = append(dst, `,"space_id":`...)
-		dst = appendJSONUUID(dst, *space)
+		dst = domain.AppendJSONUUID(dst, *space)
 	}
 	dst = append(dst, `,"thread_id":`...)
-	dst = appendJSONUUID(dst, thread)
+	dst = domain.AppendJSONUUID(dst, thread)
 	dst = append(dst, `,"unread_count":`...)
 	dst = strconv.AppendInt(dst, unread, 10)
 	return append(dst, '}')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONUUID appends u as a quoted canonical lower-case UUID, its MarshalText form.
-func appendJSONUUID(dst []byte, u uuid.UUID) []byte {
-	dst = append(dst, '"')
-	for i, b := range u {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			dst = append(dst, '-')
-		}
-		dst = append(dst, hexDigits[b>>4], hexDigits[b&0x0f])
-	}
-	return append(dst, '"')
-}
-
-// appendJSONString appends s as encoding/json writes a string with HTML escaping on (its
-// default): quote and backslash escaped, \b \f \n \r \t by name, other control characters and
-// < > & as \u00XX, U+2028 and U+2029 as \u2028 and \u2029, invalid UTF-8 as \ufffd.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0x0f])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0x0f])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
