@@ -28,8 +28,8 @@ type SnapshotDeps struct {
 	// Versions reads the head and the epoch: instance.Versions.
 	Versions SnapshotVersions
 	// State, when set, reads the head, the epoch and the permission version in one round
-	// trip (wire's pipelined batch); Versions and a second Scope are then read only when the
-	// permission version moved since the call was authorized.
+	// trip (wire's pipelined batch); Versions is then not read, and the Scope is taken at
+	// that permission version instead of reading it again.
 	State SnapshotState
 	// Authorizer gates each call (sync.snapshot.read), gives the Scope and decides thread.read
 	// on the unread threads: authz.Authorizer.
@@ -123,7 +123,7 @@ func (s *Snapshot) build(ctx context.Context) (syncmod.SnapshotView, error) {
 	}
 	key := snapshotKey(who, gate.Scope().PermissionVersion())
 	return s.flights.do(ctx, key, func(ctx context.Context) (syncmod.SnapshotView, error) {
-		return s.assemble(ctx, who, gate)
+		return s.assemble(ctx, who)
 	})
 }
 
@@ -148,11 +148,11 @@ func snapshotKey(who actor.Actor, permissionVersion int64) string {
 // The view is encoded last, and its ETag is the hash of that encoding.
 //
 // With a State, the three come in one round trip (the permission version read after the
-// head); the Decider that authorized the call (gate) is kept when its Scope has that
-// permission version, and taken again otherwise.
-func (s *Snapshot) assemble(ctx context.Context, who actor.Actor, gate authz.Decider) (syncmod.SnapshotView, error) {
+// head), and the Scope is taken at that version (authz.WithPermissionVersion): the cached one
+// when it is current, without reading the counter again.
+func (s *Snapshot) assemble(ctx context.Context, who actor.Actor) (syncmod.SnapshotView, error) {
 	var v syncmod.SnapshotView
-	dec, err := s.head(ctx, gate, &v)
+	dec, err := s.head(ctx, &v)
 	if err != nil {
 		return v, err
 	}
@@ -175,18 +175,17 @@ func (s *Snapshot) assemble(ctx context.Context, who actor.Actor, gate authz.Dec
 }
 
 // head reads the head and the epoch into v and returns the Decider whose Scope was current
-// after the head: through State in one round trip when wire bound one, else one read after
-// the other and the Scope taken again.
-func (s *Snapshot) head(ctx context.Context, gate authz.Decider, v *syncmod.SnapshotView) (authz.Decider, error) {
+// after the head: through State in one round trip when wire bound one, the Scope at the
+// permission version it read; else one read after the other and the Scope read again.
+func (s *Snapshot) head(ctx context.Context, v *syncmod.SnapshotView) (authz.Decider, error) {
+	scopeCtx := ctx
 	if s.deps.State != nil {
 		st, err := s.deps.State.SnapshotState(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("head, sync epoch and permission version: %w", err)
 		}
 		v.HeadSeq, v.SyncEpoch = st.Seq, st.Epoch
-		if gate.Scope().PermissionVersion() == st.PermissionVersion {
-			return gate, nil
-		}
+		scopeCtx = authz.WithPermissionVersion(ctx, st.PermissionVersion)
 	} else {
 		var err error
 		if v.HeadSeq, err = s.deps.Versions.EventSeq(ctx); err != nil {
@@ -196,7 +195,7 @@ func (s *Snapshot) head(ctx context.Context, gate authz.Decider, v *syncmod.Snap
 			return nil, fmt.Errorf("sync epoch: %w", err)
 		}
 	}
-	dec, err := s.deps.Authorizer.ForActor(ctx)
+	dec, err := s.deps.Authorizer.ForActor(scopeCtx)
 	if err != nil {
 		return nil, fmt.Errorf("scope: %w", err)
 	}

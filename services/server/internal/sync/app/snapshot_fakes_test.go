@@ -384,10 +384,13 @@ func (w *snapWorld) SyncEpoch(context.Context) (uuid.UUID, error) {
 
 // snapState is the world as app.SnapshotState: the head, the epoch and the permission
 // version in one call (wire's batch). bump, when set, advances the permission version first,
-// as a grant change committed between the call's gate and its head would.
+// as a grant change committed between the call's gate and its head would; later, when set,
+// is the permission version right after the read, as a grant change committed after the head
+// would make it.
 type snapState struct {
-	w    *snapWorld
-	bump bool
+	w     *snapWorld
+	bump  bool
+	later int64
 }
 
 // SnapshotState implements app.SnapshotState.
@@ -400,7 +403,11 @@ func (s snapState) SnapshotState(context.Context) (app.SnapshotHead, error) {
 	if s.bump {
 		s.w.pv++
 	}
-	return app.SnapshotHead{Seq: s.w.head, Epoch: s.w.epoch, PermissionVersion: s.w.pv}, nil
+	read := s.w.pv
+	if s.later != 0 {
+		s.w.pv = s.later
+	}
+	return app.SnapshotHead{Seq: s.w.head, Epoch: s.w.epoch, PermissionVersion: read}, nil
 }
 
 // ForActor implements app.DeciderSource with a Decider over the world's grants.
@@ -429,7 +436,12 @@ func (w *snapWorld) ForActor(ctx context.Context) (authz.Decider, error) {
 			spacesOf[id] = c.SpaceID
 		}
 	}
-	return snapDecider{w: w, scope: authz.NewScope(who.PrincipalID, w.pv, grants, spacesOf)}, nil
+	version := w.pv
+	if v, ok := authz.KnownPermissionVersion(ctx); ok {
+		// As the Authorizer does: a version the caller read stands for reading it.
+		version = v
+	}
+	return snapDecider{w: w, scope: authz.NewScope(who.PrincipalID, version, grants, spacesOf)}, nil
 }
 
 // snapDecider decides from the world: the gate answers gateErr, thread.read is allowed on a
