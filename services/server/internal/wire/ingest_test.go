@@ -32,53 +32,12 @@ import (
 // repository made in t.TempDir, the JSON-file sources, and Alex catching up through
 // GET /api/v1/events over real HTTP with the validating client.
 
-// ingestRepo is a git repository in t.TempDir with fixed identities and dates.
-type ingestRepo struct {
-	t   *testing.T
-	dir string
-	n   int
-}
-
-func newIngestRepo(t *testing.T) *ingestRepo {
+// newIngestRepo is a scratch repository (ingesttest.Repo) whose origin is on example.com.
+func newIngestRepo(t *testing.T) *ingesttest.Repo {
 	t.Helper()
-	r := &ingestRepo{t: t, dir: filepath.Join(t.TempDir(), "bothy")}
-	if err := os.MkdirAll(r.dir, 0o750); err != nil {
-		t.Fatal(err)
-	}
-	r.git("init", "-q", "-b", "main")
-	r.git("remote", "add", "origin", "https://example.com/alex/bothy.git")
+	r := ingesttest.NewRepo(t)
+	r.Git("remote", "add", "origin", "https://example.com/alex/bothy.git")
 	return r
-}
-
-// git runs git in the repository and returns its trimmed output.
-func (r *ingestRepo) git(args ...string) string {
-	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", args...) //nolint:gosec // git from PATH with this test's arguments.
-	cmd.Dir = r.dir
-	date := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(r.n) * time.Minute).Format(time.RFC3339)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=Alex", "GIT_AUTHOR_EMAIL=alex@example.com", "GIT_COMMITTER_NAME=Alex",
-		"GIT_COMMITTER_EMAIL=alex@example.com", "GIT_AUTHOR_DATE="+date, "GIT_COMMITTER_DATE="+date)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		r.t.Fatalf("git %v: %v: %s", args, err, errOut.String())
-	}
-	return strings.TrimSpace(out.String())
-}
-
-// commit writes a file and commits it with the message; it returns the commit id.
-func (r *ingestRepo) commit(message, file, content string) string {
-	r.t.Helper()
-	r.n++
-	if err := os.WriteFile(filepath.Join(r.dir, file), []byte(content), 0o600); err != nil {
-		r.t.Fatal(err)
-	}
-	r.git("add", "--", file)
-	r.git("commit", "-q", "-m", message)
-	return r.git("rev-parse", "HEAD")
 }
 
 // writeIngestJSON writes v as a JSON file in t.TempDir and returns its path.
@@ -190,16 +149,16 @@ func TestIngestGitEndToEnd(t *testing.T) {
 	w, channel := ingestWorld(t, wiretest.WithLogCopy(&logs))
 	secret := ingesttest.All()
 	r := newIngestRepo(t)
-	first := r.commit("Initial commit\n\nSet up the repository. "+secret, "README.md", "bothy")
-	r.commit("Add the ingester, cc @sam\n\nPart of #1. "+secret, "ingest.go", "package ingest")
-	r.git("checkout", "-q", "-b", "docs")
-	r.commit("Write the docs "+ingesttest.Secrets()[0].Value, "docs.md", "docs")
-	r.git("checkout", "-q", "main")
-	r.n++
-	r.git("merge", "-q", "--no-ff", "-m", "Merge pull request #2 from sam/docs", "docs")
-	merge := r.git("rev-parse", "HEAD")
-	squash := r.commit("Speed up catch-up (#3)", "catchup.go", "package catchup")
-	commits, _ := strconv.Atoi(r.git("rev-list", "--count", "HEAD"))
+	first := r.Commit("Initial commit\n\nSet up the repository. "+secret, "README.md", "bothy")
+	r.Commit("Add the ingester, cc @sam\n\nPart of #1. "+secret, "ingest.go", "package ingest")
+	r.Git("checkout", "-q", "-b", "docs")
+	r.Commit("Write the docs "+ingesttest.Secrets()[0].Value, "docs.md", "docs")
+	r.Git("checkout", "-q", "main")
+	r.Tick()
+	r.Git("merge", "-q", "--no-ff", "-m", "Merge pull request #2 from sam/docs", "docs")
+	merge := r.Git("rev-parse", "HEAD")
+	squash := r.Commit("Speed up catch-up (#3)", "catchup.go", "package catchup")
+	commits, _ := strconv.Atoi(r.Git("rev-list", "--count", "HEAD"))
 
 	author := map[string]string{"login": "sam"}
 	prs := writeIngestJSON(t, "prs.json", []ingestGHPR{
@@ -217,7 +176,7 @@ func TestIngestGitEndToEnd(t *testing.T) {
 	})
 
 	head := w.head(t)
-	rep, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.dir, Channel: channel.String(), PRsJSON: prs, IssuesJSON: issues})
+	rep, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), PRsJSON: prs, IssuesJSON: issues})
 	if err != nil {
 		t.Fatalf("IngestGit: %v", err)
 	}
@@ -304,7 +263,7 @@ func TestIngestGitEndToEnd(t *testing.T) {
 
 	// A second pass creates nothing and appends no event.
 	head = w.head(t)
-	again, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.dir, Channel: channel.String(), PRsJSON: prs, IssuesJSON: issues})
+	again, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), PRsJSON: prs, IssuesJSON: issues})
 	if err != nil {
 		t.Fatalf("second IngestGit: %v", err)
 	}
@@ -312,8 +271,8 @@ func TestIngestGitEndToEnd(t *testing.T) {
 		t.Fatalf("second pass = %+v, head %d -> %d", again, head, w.head(t))
 	}
 	// A new commit later is the only record of the next pass.
-	r.commit("One more", "more.go", "package more")
-	third, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.dir, Channel: channel.String(), PRsJSON: prs, IssuesJSON: issues})
+	r.Commit("One more", "more.go", "package more")
+	third, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), PRsJSON: prs, IssuesJSON: issues})
 	if err != nil || third.Commits.Created != 1 || third.Budget.Used != 1 {
 		t.Fatalf("third pass = %+v, %v", third, err)
 	}
@@ -384,9 +343,9 @@ func TestIngestGitBudget(t *testing.T) {
 	w, channel := ingestWorld(t)
 	r := newIngestRepo(t)
 	for i := range 7 {
-		r.commit(fmt.Sprintf("Commit %d", i+1), fmt.Sprintf("f%d", i), "x")
+		r.Commit(fmt.Sprintf("Commit %d", i+1), fmt.Sprintf("f%d", i), "x")
 	}
-	opts := wire.IngestGitOptions{Repo: r.dir, Channel: channel.String(), MaxItems: 3, GH: noGH()}
+	opts := wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), MaxItems: 3, GH: noGH()}
 	head := w.head(t)
 	rep, err := w.env.App.IngestGit(t.Context(), opts)
 	if err != nil || rep.Commits.Created != 3 || rep.Done || rep.Budget.Used != 3 || rep.Budget.MaxItems != 3 {
@@ -431,13 +390,13 @@ func TestIngestGitFailureStallsAndIsRetried(t *testing.T) {
 	t.Parallel()
 	w, channel := ingestWorld(t, wiretest.WithSetting(chatapp.KeyMaxMessageBytes, "2000"))
 	r := newIngestRepo(t)
-	r.commit("First", "a", "a")
+	r.Commit("First", "a", "a")
 	prs := writeIngestJSON(t, "prs.json", []ingestGHPR{
 		{Number: 1, Title: "Small", Body: "ok", State: "OPEN", UpdatedAt: "2026-01-01T00:00:00Z", Author: map[string]string{"login": "alex"}},
 		{Number: 2, Title: "Large", Body: strings.Repeat("long text ", 400), State: "OPEN", UpdatedAt: "2026-01-02T00:00:00Z"},
 		{Number: 3, Title: "Small too", Body: "ok", State: "OPEN", UpdatedAt: "2026-01-03T00:00:00Z"},
 	})
-	opts := wire.IngestGitOptions{Repo: r.dir, Channel: channel.String(), PRsJSON: prs, GH: noGH()}
+	opts := wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), PRsJSON: prs, GH: noGH()}
 	rep, err := w.env.App.IngestGit(t.Context(), opts)
 	if err != nil {
 		t.Fatalf("IngestGit: %v", err)
@@ -479,9 +438,9 @@ func TestIngestGitOwnHistory(t *testing.T) {
 	if dir == "" {
 		r := newIngestRepo(t)
 		for i := range 3 {
-			r.commit(fmt.Sprintf("Commit %d", i), fmt.Sprintf("f%d", i), "x")
+			r.Commit(fmt.Sprintf("Commit %d", i), fmt.Sprintf("f%d", i), "x")
 		}
-		dir = r.dir
+		dir = r.Dir
 	}
 	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-list", "--count", "HEAD").Output()
 	if err != nil {
@@ -515,18 +474,18 @@ func TestIngestGitThroughGH(t *testing.T) {
 	t.Parallel()
 	w, channel := ingestWorld(t)
 	r := newIngestRepo(t)
-	r.commit("First", "a", "a")
+	r.Commit("First", "a", "a")
 	gh := &ingestFakeGH{answers: map[string]string{
 		"auth status": "",
 		"pr list":     `[{"number":7,"title":"From gh","body":"","author":{"login":"robin"},"state":"OPEN","updatedAt":"2026-01-01T00:00:00Z"}]`,
 		"issue list":  `[]`,
 	}}
-	rep, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.dir, Channel: channel.String(), GH: gh})
+	rep, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), GH: gh})
 	if err != nil || rep.PRs.Source != "gh" || rep.Issues.Source != "gh" || rep.PRs.Created != 1 || !rep.Done {
 		t.Fatalf("pass = %+v, %v", rep, err)
 	}
 	// The next pass asks gh from the cursor, inclusive.
-	if _, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.dir, Channel: channel.String(), GH: gh}); err != nil {
+	if _, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), GH: gh}); err != nil {
 		t.Fatalf("second pass: %v", err)
 	}
 	last := gh.calls[len(gh.calls)-2]
@@ -563,7 +522,7 @@ func TestIngestGitRefuses(t *testing.T) {
 	t.Parallel()
 	w, channel := ingestWorld(t)
 	r := newIngestRepo(t)
-	r.commit("First", "a", "a")
+	r.Commit("First", "a", "a")
 	other := w.channel(t, w.alex, w.space(t, "Other"), "elsewhere")
 	tests := []struct {
 		name string
@@ -571,9 +530,9 @@ func TestIngestGitRefuses(t *testing.T) {
 		kind error
 		want string
 	}{
-		{"a channel that is no id", wire.IngestGitOptions{Repo: r.dir, Channel: "git", GH: noGH()}, problem.ErrValidation, "channel"},
-		{"no repository", wire.IngestGitOptions{Repo: filepath.Join(r.dir, "missing"), Channel: channel.String(), GH: noGH()}, problem.ErrValidation, "repo"},
-		{"an unknown channel", wire.IngestGitOptions{Repo: r.dir, Channel: uuid.NewString(), GH: noGH()}, problem.ErrNotFound, "channel"},
+		{"a channel that is no id", wire.IngestGitOptions{Repo: r.Dir, Channel: "git", GH: noGH()}, problem.ErrValidation, "channel"},
+		{"no repository", wire.IngestGitOptions{Repo: filepath.Join(r.Dir, "missing"), Channel: channel.String(), GH: noGH()}, problem.ErrValidation, "repo"},
+		{"an unknown channel", wire.IngestGitOptions{Repo: r.Dir, Channel: uuid.NewString(), GH: noGH()}, problem.ErrNotFound, "channel"},
 	}
 	for _, tc := range tests {
 		head := w.head(t)
@@ -585,10 +544,10 @@ func TestIngestGitRefuses(t *testing.T) {
 		}
 	}
 	empty := writeIngestJSON(t, "empty.json", []ingestGHPR{})
-	if _, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.dir, Channel: channel.String(), PRsJSON: empty, IssuesJSON: empty}); err != nil {
+	if _, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), PRsJSON: empty, IssuesJSON: empty}); err != nil {
 		t.Fatalf("IngestGit: %v", err)
 	}
-	_, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.dir, Channel: other.String(), PRsJSON: empty, IssuesJSON: empty})
+	_, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: other.String(), PRsJSON: empty, IssuesJSON: empty})
 	if !errors.Is(err, problem.ErrConflict) || !strings.Contains(err.Error(), "alex/bothy is ingested into channel "+channel.String()) {
 		t.Fatalf("IngestGit into another channel = %v", err)
 	}

@@ -1,7 +1,8 @@
 // Package ingesttest is test support for the ingester's tests: credential-shaped strings that
 // are obviously fake. They are assembled from parts at run time, so no source file holds a
 // literal a secret scanner would report, and each carries a marker word (FAKE, fake, example)
-// a reader recognises. Only tests import it.
+// a reader recognises; and Repo, a scratch git repository with a fixed history. Only tests
+// import it.
 package ingesttest
 
 import "strings"

@@ -1,81 +1,21 @@
 package git_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
 	gitadapter "bothy.example.com/server/internal/ingest/adapters/git"
 	"bothy.example.com/server/internal/ingest/domain"
+	"bothy.example.com/server/internal/ingest/ingesttest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// repo is a scratch repository in t.TempDir, written with real git and fixed identities and
-// dates, so its history is the same on every run.
-type repo struct {
-	t   *testing.T
-	dir string
-	n   int
-}
-
-func newRepo(t *testing.T) *repo {
-	t.Helper()
-	r := &repo{t: t, dir: filepath.Join(t.TempDir(), "bothy")}
-	if err := os.MkdirAll(r.dir, 0o750); err != nil {
-		t.Fatal(err)
-	}
-	r.git("init", "-q", "-b", "main")
-	return r
-}
-
-// git runs git in the repository with a fixed identity and date, ignoring the machine's
-// configuration, and returns its trimmed output.
-func (r *repo) git(args ...string) string {
-	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", args...) //nolint:gosec // git from PATH with this test's arguments.
-	cmd.Dir = r.dir
-	date := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(r.n) * time.Minute).Format(time.RFC3339)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=Alex", "GIT_AUTHOR_EMAIL=alex@example.com", "GIT_COMMITTER_NAME=Alex",
-		"GIT_COMMITTER_EMAIL=alex@example.com", "GIT_AUTHOR_DATE="+date, "GIT_COMMITTER_DATE="+date)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		r.t.Fatalf("git %v: %v: %s", args, err, errOut.String())
-	}
-	return strings.TrimSpace(out.String())
-}
-
-// commit writes the files (name, content pairs) and commits them with the message; it returns
-// the commit id.
-func (r *repo) commit(message string, files ...string) string {
-	r.t.Helper()
-	r.n++
-	for i := 0; i+1 < len(files); i += 2 {
-		p := filepath.Join(r.dir, files[i])
-		if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
-			r.t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(files[i+1]), 0o600); err != nil {
-			r.t.Fatal(err)
-		}
-		r.git("add", "--", files[i])
-	}
-	r.git("commit", "-q", "--allow-empty", "--cleanup=verbatim", "-m", message)
-	return r.git("rev-parse", "HEAD")
-}
 
 func open(t *testing.T, dir string) *gitadapter.Repo {
 	t.Helper()
@@ -88,8 +28,8 @@ func open(t *testing.T, dir string) *gitadapter.Repo {
 
 func TestRepository(t *testing.T) {
 	t.Parallel()
-	r := newRepo(t)
-	g := open(t, r.dir)
+	r := ingesttest.NewRepo(t)
+	g := open(t, r.Dir)
 	raw, err := g.Repository(t.Context())
 	if err != nil {
 		t.Fatalf("Repository of an empty repository: %v", err)
@@ -97,16 +37,16 @@ func TestRepository(t *testing.T) {
 	if raw.HasCommits || raw.Branch != "main" || raw.RemoteURL != "" || filepath.Base(raw.TopLevel) != "bothy" {
 		t.Fatalf("empty repository = %+v", raw)
 	}
-	first := r.commit("first", "a.txt", "a")
-	r.git("remote", "add", "origin", "https://example.com/alex/bothy.git")
+	first := r.Commit("first", "a.txt", "a")
+	r.Git("remote", "add", "origin", "https://example.com/alex/bothy.git")
 	raw, err = g.Repository(t.Context())
 	if err != nil || !raw.HasCommits || raw.RemoteURL != "https://example.com/alex/bothy.git" || raw.Branch != "main" {
 		t.Fatalf("Repository = %+v, %v", raw, err)
 	}
 	// From a subdirectory the work tree is the same; a detached HEAD has no branch.
-	r.commit("second", "sub/b.txt", "b")
-	r.git("checkout", "-q", "--detach", first)
-	raw, err = open(t, filepath.Join(r.dir, "sub")).Repository(t.Context())
+	r.Commit("second", "sub/b.txt", "b")
+	r.Git("checkout", "-q", "--detach", first)
+	raw, err = open(t, filepath.Join(r.Dir, "sub")).Repository(t.Context())
 	if err == nil {
 		t.Fatalf("sub/ is gone at the first commit, Repository = %+v", raw)
 	}
@@ -127,18 +67,18 @@ func TestRepository(t *testing.T) {
 
 func TestLog(t *testing.T) {
 	t.Parallel()
-	r := newRepo(t)
-	first := r.commit("Initial commit\n\nWith a body:\n- one\n- two\n", "README.md", "hello")
+	r := ingesttest.NewRepo(t)
+	first := r.Commit("Initial commit\n\nWith a body:\n- one\n- two\n", "README.md", "hello")
 	odd := "Odd \x1f subject\n\nBody with \x1e and \x1f and ünïcödé\r\nand a CR.\n"
-	second := r.commit(odd, "a.go", "package a")
-	r.git("checkout", "-q", "-b", "side")
-	side := r.commit("Side work", "side.go", "package side")
-	r.git("checkout", "-q", "main")
-	third := r.commit("Main work", "b.go", "package b")
-	r.n++
-	r.git("merge", "-q", "--no-ff", "-m", "Merge branch 'side'", "side")
-	merge := r.git("rev-parse", "HEAD")
-	g := open(t, r.dir)
+	second := r.Commit(odd, "a.go", "package a")
+	r.Git("checkout", "-q", "-b", "side")
+	side := r.Commit("Side work", "side.go", "package side")
+	r.Git("checkout", "-q", "main")
+	third := r.Commit("Main work", "b.go", "package b")
+	r.Tick()
+	r.Git("merge", "-q", "--no-ff", "-m", "Merge branch 'side'", "side")
+	merge := r.Git("rev-parse", "HEAD")
+	g := open(t, r.Dir)
 
 	commits, errs, err := g.Log(t.Context(), "")
 	if err != nil || len(errs) != 0 {
@@ -200,11 +140,11 @@ func TestLog(t *testing.T) {
 
 func TestTouchedFiles(t *testing.T) {
 	t.Parallel()
-	r := newRepo(t)
-	first := r.commit("first", "a.txt", "a", "dir/with space.txt", "b", "new\nline.txt", "c")
-	empty := r.commit("empty")
-	third := r.commit("third", "a.txt", "changed")
-	g := open(t, r.dir)
+	r := ingesttest.NewRepo(t)
+	first := r.Commit("first", "a.txt", "a", "dir/with space.txt", "b", "new\nline.txt", "c")
+	empty := r.Commit("empty")
+	third := r.Commit("third", "a.txt", "changed")
+	g := open(t, r.Dir)
 	files, err := g.TouchedFiles(t.Context(), "")
 	if err != nil {
 		t.Fatalf("TouchedFiles: %v", err)
@@ -228,11 +168,11 @@ func TestTouchedFiles(t *testing.T) {
 
 func TestCancelled(t *testing.T) {
 	t.Parallel()
-	r := newRepo(t)
-	r.commit("first", "a", "a")
+	r := ingesttest.NewRepo(t)
+	r.Commit("first", "a", "a")
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, _, err := open(t, r.dir).Log(ctx, ""); !errors.Is(err, context.Canceled) {
+	if _, _, err := open(t, r.Dir).Log(ctx, ""); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Log with a cancelled context = %v", err)
 	}
 }
