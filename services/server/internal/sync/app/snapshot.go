@@ -28,8 +28,8 @@ type SnapshotDeps struct {
 	// Versions reads the head and the epoch: instance.Versions.
 	Versions SnapshotVersions
 	// State, when set, reads the head, the epoch and the permission version in one round
-	// trip (wire's pipelined batch); Versions is then not read, and the Scope is taken at
-	// that permission version instead of reading it again.
+	// trip (wire's pipelined batch) before the gate; Versions is then not read, and the gate's
+	// Scope, taken at that permission version, filters the build.
 	State SnapshotState
 	// Authorizer gates each call (sync.snapshot.read), gives the Scope and decides thread.read
 	// on the unread threads: authz.Authorizer.
@@ -114,7 +114,19 @@ func (s *Snapshot) build(ctx context.Context) (syncmod.SnapshotView, error) {
 	if !ok {
 		return syncmod.SnapshotView{}, problem.ErrUnauthenticated
 	}
-	gate, err := s.deps.Authorizer.ForActor(ctx)
+	// With a State, the head, the epoch and the permission version come first, in one round
+	// trip, and the gate's Scope is the one at that version: it then filters the whole build.
+	var head *SnapshotHead
+	gateCtx := ctx
+	if s.deps.State != nil {
+		st, err := s.deps.State.SnapshotState(ctx)
+		if err != nil {
+			return syncmod.SnapshotView{}, fmt.Errorf("head, sync epoch and permission version: %w", err)
+		}
+		head = &st
+		gateCtx = authz.WithPermissionVersion(ctx, st.PermissionVersion)
+	}
+	gate, err := s.deps.Authorizer.ForActor(gateCtx)
 	if err != nil {
 		return syncmod.SnapshotView{}, err
 	}
@@ -123,7 +135,7 @@ func (s *Snapshot) build(ctx context.Context) (syncmod.SnapshotView, error) {
 	}
 	key := snapshotKey(who, gate.Scope().PermissionVersion())
 	return s.flights.do(ctx, key, func(ctx context.Context) (syncmod.SnapshotView, error) {
-		return s.assemble(ctx, who)
+		return s.assemble(ctx, who, head, gate)
 	})
 }
 
@@ -147,14 +159,18 @@ func snapshotKey(who actor.Actor, permissionVersion int64) string {
 // permissions.changed. Every other part is read after those three, concurrently (readParts).
 // The view is encoded last, and its ETag is the hash of that encoding.
 //
-// With a State, the three come in one round trip (the permission version read after the
-// head), and the Scope is taken at that version (authz.WithPermissionVersion): the cached one
-// when it is current, without reading the counter again.
-func (s *Snapshot) assemble(ctx context.Context, who actor.Actor) (syncmod.SnapshotView, error) {
+// With a State, build read the three in one round trip before its gate (head), and the
+// gate's Decider, whose Scope is at the permission version read there, serves the build.
+func (s *Snapshot) assemble(ctx context.Context, who actor.Actor, head *SnapshotHead, gate authz.Decider) (syncmod.SnapshotView, error) {
 	var v syncmod.SnapshotView
-	dec, err := s.head(ctx, &v)
-	if err != nil {
-		return v, err
+	dec := gate
+	if head != nil {
+		v.HeadSeq, v.SyncEpoch = head.Seq, head.Epoch
+	} else {
+		var err error
+		if dec, err = s.head(ctx, &v); err != nil {
+			return v, err
+		}
 	}
 	scope := dec.Scope()
 	v.PermissionVersion, v.IsOwner = scope.PermissionVersion(), scope.IsOwner()
@@ -174,28 +190,17 @@ func (s *Snapshot) assemble(ctx context.Context, who actor.Actor) (syncmod.Snaps
 	return v, nil
 }
 
-// head reads the head and the epoch into v and returns the Decider whose Scope was current
-// after the head: through State in one round trip when wire bound one, the Scope at the
-// permission version it read; else one read after the other and the Scope read again.
+// head reads the head and the epoch into v, one after the other, and then the Decider, whose
+// Scope is thus read after the head (without a State).
 func (s *Snapshot) head(ctx context.Context, v *syncmod.SnapshotView) (authz.Decider, error) {
-	scopeCtx := ctx
-	if s.deps.State != nil {
-		st, err := s.deps.State.SnapshotState(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("head, sync epoch and permission version: %w", err)
-		}
-		v.HeadSeq, v.SyncEpoch = st.Seq, st.Epoch
-		scopeCtx = authz.WithPermissionVersion(ctx, st.PermissionVersion)
-	} else {
-		var err error
-		if v.HeadSeq, err = s.deps.Versions.EventSeq(ctx); err != nil {
-			return nil, fmt.Errorf("head: %w", err)
-		}
-		if v.SyncEpoch, err = s.deps.Versions.SyncEpoch(ctx); err != nil {
-			return nil, fmt.Errorf("sync epoch: %w", err)
-		}
+	var err error
+	if v.HeadSeq, err = s.deps.Versions.EventSeq(ctx); err != nil {
+		return nil, fmt.Errorf("head: %w", err)
 	}
-	dec, err := s.deps.Authorizer.ForActor(scopeCtx)
+	if v.SyncEpoch, err = s.deps.Versions.SyncEpoch(ctx); err != nil {
+		return nil, fmt.Errorf("sync epoch: %w", err)
+	}
+	dec, err := s.deps.Authorizer.ForActor(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("scope: %w", err)
 	}

@@ -384,7 +384,7 @@ func (w *snapWorld) SyncEpoch(context.Context) (uuid.UUID, error) {
 
 // snapState is the world as app.SnapshotState: the head, the epoch and the permission
 // version in one call (wire's batch). bump, when set, advances the permission version first,
-// as a grant change committed between the call's gate and its head would; later, when set,
+// as a grant change committed just before the head would; later, when set,
 // is the permission version right after the read, as a grant change committed after the head
 // would make it.
 type snapState struct {

@@ -288,9 +288,10 @@ func TestSnapshotHeadReadFirst(t *testing.T) {
 }
 
 // TestSnapshotStateInOneRead: with a State (wire's one round trip), the head, the epoch and
-// the permission version are read right after the gate and before every part, and the build's
-// Scope is the one at the permission version read after the head: the version a grant change
-// between the gate and the head moved it to, and not one a change after the head moved it to.
+// the permission version are read first, before the gate and every part, and the gate's Scope,
+// the one at the permission version read after the head, filters the build: the version a
+// grant change before the head moved it to, and not one a change after the head moved it to.
+// The Scope is taken once.
 func TestSnapshotStateInOneRead(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -299,7 +300,7 @@ func TestSnapshotStateInOneRead(t *testing.T) {
 		wantPV int64
 	}{
 		{"permission version unchanged", func(w *snapWorld) snapState { return snapState{w: w} }, 12},
-		{"moved before the head", func(w *snapWorld) snapState { return snapState{w: w, bump: true} }, 13},
+		{"moved just before the head", func(w *snapWorld) snapState { return snapState{w: w, bump: true} }, 13},
 		{"moved after the head", func(w *snapWorld) snapState { return snapState{w: w, later: 20} }, 12},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -316,8 +317,14 @@ func TestSnapshotStateInOneRead(t *testing.T) {
 				t.Fatalf("Build: %v", err)
 			}
 			calls := w.callLog()
-			if want := []string{"ForActor", "SnapshotState", "ForActor"}; len(calls) <= len(want) || !slices.Equal(calls[:len(want)], want) {
+			if want := []string{"SnapshotState", "ForActor"}; len(calls) <= len(want) || !slices.Equal(calls[:len(want)], want) {
 				t.Fatalf("calls begin %v, want %v and then the parts", calls, want)
+			}
+			if n := w.count("ForActor"); n != 1 {
+				t.Errorf("ForActor called %d times, want once (the gate's Scope filters the build)", n)
+			}
+			if len(w.decisions) == 0 || w.decisions[0].action != kernel.ActionSyncSnapshotRead {
+				t.Errorf("first decision %+v, want the gate's sync.snapshot.read", w.decisions)
 			}
 			if w.count("EventSeq") != 0 || w.count("SyncEpoch") != 0 {
 				t.Errorf("calls %v: the head and the epoch were read apart too", calls)
