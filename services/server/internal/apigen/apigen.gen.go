@@ -1306,6 +1306,11 @@ type Unauthenticated = Problem
 // so clients must ignore fields they do not know.
 type Unavailable = Problem
 
+// UnsupportedMediaType An RFC 9457 problem. `code` is the stable, machine-readable error code;
+// `type` is `urn:bothy:problem:<code>`. Codes may add fields (extensions),
+// so clients must ignore fields they do not know.
+type UnsupportedMediaType = Problem
+
 // CreateAgentParams defines parameters for CreateAgent.
 type CreateAgentParams struct {
 	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
@@ -3658,6 +3663,8 @@ type UnauthenticatedApplicationProblemPlusJSONResponse Problem
 
 type UnavailableApplicationProblemPlusJSONResponse Problem
 
+type UnsupportedMediaTypeApplicationProblemPlusJSONResponse Problem
+
 type ListAgentsRequestObject struct {
 }
 
@@ -3878,6 +3885,22 @@ func (response CreateAgent413ApplicationProblemPlusJSONResponse) VisitCreateAgen
 	return err
 }
 
+type CreateAgent415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAgent415ApplicationProblemPlusJSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateAgent500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -4009,6 +4032,22 @@ func (response CreateApp413ApplicationProblemPlusJSONResponse) VisitCreateAppRes
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateApp415ApplicationProblemPlusJSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4364,6 +4403,22 @@ func (response SaveDraft413ApplicationProblemPlusJSONResponse) VisitSaveDraftRes
 	return err
 }
 
+type SaveDraft415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response SaveDraft415ApplicationProblemPlusJSONResponse) VisitSaveDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SaveDraft500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -4496,6 +4551,22 @@ func (response CreateThread413ApplicationProblemPlusJSONResponse) VisitCreateThr
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateThread415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateThread415ApplicationProblemPlusJSONResponse) VisitCreateThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4748,6 +4819,22 @@ func (response CreateDirectMessage413ApplicationProblemPlusJSONResponse) VisitCr
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDirectMessage415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateDirectMessage415ApplicationProblemPlusJSONResponse) VisitCreateDirectMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5113,6 +5200,22 @@ func (response CreateGrant413ApplicationProblemPlusJSONResponse) VisitCreateGran
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateGrant415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateGrant415ApplicationProblemPlusJSONResponse) VisitCreateGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5550,6 +5653,22 @@ func (response PutSetting413ApplicationProblemPlusJSONResponse) VisitPutSettingR
 	return err
 }
 
+type PutSetting415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response PutSetting415ApplicationProblemPlusJSONResponse) VisitPutSettingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PutSetting500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -5648,6 +5767,22 @@ func (response PutSidebar413ApplicationProblemPlusJSONResponse) VisitPutSidebarR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSidebar415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response PutSidebar415ApplicationProblemPlusJSONResponse) VisitPutSidebarResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5883,6 +6018,22 @@ func (response EditMessage413ApplicationProblemPlusJSONResponse) VisitEditMessag
 	return err
 }
 
+type EditMessage415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response EditMessage415ApplicationProblemPlusJSONResponse) VisitEditMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type EditMessage500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -6014,6 +6165,22 @@ func (response CreatePerson413ApplicationProblemPlusJSONResponse) VisitCreatePer
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePerson415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePerson415ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6158,6 +6325,22 @@ func (response CreateToken413ApplicationProblemPlusJSONResponse) VisitCreateToke
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateToken415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateToken415ApplicationProblemPlusJSONResponse) VisitCreateTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6330,6 +6513,22 @@ func (response CreateSpace413ApplicationProblemPlusJSONResponse) VisitCreateSpac
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSpace415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSpace415ApplicationProblemPlusJSONResponse) VisitCreateSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6691,6 +6890,22 @@ func (response CreateChannel413ApplicationProblemPlusJSONResponse) VisitCreateCh
 	return err
 }
 
+type CreateChannel415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateChannel415ApplicationProblemPlusJSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateChannel500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -6757,6 +6972,22 @@ func (response GetSnapshot304Response) VisitGetSnapshotResponse(w http.ResponseW
 	}
 	w.WriteHeader(304)
 	return nil
+}
+
+type GetSnapshot400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetSnapshot400ApplicationProblemPlusJSONResponse) VisitGetSnapshotResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type GetSnapshot401ApplicationProblemPlusJSONResponse struct {
@@ -7030,6 +7261,22 @@ func (response PostMessage413ApplicationProblemPlusJSONResponse) VisitPostMessag
 	return err
 }
 
+type PostMessage415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response PostMessage415ApplicationProblemPlusJSONResponse) VisitPostMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PostMessage500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -7145,6 +7392,22 @@ func (response UpdateReadState413ApplicationProblemPlusJSONResponse) VisitUpdate
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateReadState415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateReadState415ApplicationProblemPlusJSONResponse) VisitUpdateReadStateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8443,255 +8706,257 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H17d9u2su9XwdXZa0W+h5JlO2kbee11t5umbc7uIzdJd/dplWNCJCShpgAWAK2oWbmf/S7MACRIkXrY",
-	"Tpx25fxxdmORIB4zg8HgN79520vkMpeCCaN747e9nCq6ZIYp+NezlC1zaZhI1v9ka/uXlOlE8dxwKXrj",
-	"3vf0imlCiWJGcZaS5z++fEU0nbExoUSzRIqUKPZ7wbQhK24WxCwY0XTJyBVbk5mSS/uXiYA/0cRIBY9x",
-	"QeKFMfmQV9+/NCaLyZwZjY0YqZhtXOdSaEbkDFuacaUN6ZcfKx9YMJoyReJgSIMXLM/omqVjYlTB4iNC",
-	"RUpWihumJ0JI25E5oXPKxTmhJJH5mmgmDFkteMagefycNjzLiCqEJivKjSYzqQg3Q/KqHJwdL3SKkpTP",
-	"ZkzZdvzUUKFXTGnycPSYxIkUs4wnJh6SE2IkOX30aCJyxYWh04yRi5dPnj0jyYIqmthlsj1b0mwm1ZKl",
-	"8JmqtdGQ/CiyNdFFkjCtZ0U2EX5CNKHKT2NEtCSUzCjPWLVgS7omU1auLfTeDu6Krc8nglZTm1Cl1jBV",
-	"ds0VM6QfP6HJgg2eSGGUzMZEyAF8Ko4I1RMRJ4pRw17JKybiB/qIcE0Eu2Yq7JD9lv34GmcW1mE4Eb2o",
-	"x97QZZ6x3rg3Onk8mn5GHw7gwQHN2JvBSS/qcSuduOS9qCfo0j4cLr0V56inkwVbUivXS/rmOybmZtEb",
-	"nz56FPWWXPh/n0S9nBrDlG3zf379X4P/9/o//9aLemad21a1UVzMe+/evYt65eTaJr+k6QucSvuvRArD",
-	"BPwnzfOMJ9Tq0HGu5DRjy//8TVuFelsNzb6R2vavacZTePgSF6gX9VJmKM96494rEHFcLzuH0hB4fmhn",
-	"SSlp1fjXt70ZZ1lqZ4SKNGO9qLdkWtO5bX5ZaAPvTRlhy9yse+9eRz1tqCl0b/xwNIp6hhuY7H+VPSFl",
-	"T9wkFEqMp9Is1mM3oPFmt9+F8/03xWa9ce8/jivzc4y/6uPn2AROad3gNMZbCX4/3vhgHFU2R85mTKRW",
-	"RmEqNLEmBicoPhrarj1xanfAWt3paLza66rTSaHATNjFYKRfWYajCCyMkxVCiaFXTBBcXRjN11JNeZoy",
-	"8aGHg0bcmg7NmLfAslAJI9MCBS2VxCy4Jv145ntpRwQmU5OUXfOEeWGmea7kNUvJGqwK/niZ41q6lftG",
-	"Cnbnw7SN7hhqUigtFUmoIEKSTIo5U1aLNFPXIJGK6bVILu0Kc8XS+OgcJmQq0zXRdK3JarGGLWchV9bS",
-	"K5bIa6ZgUM+ENTg0+5DrdyFIIdibnCWGpQS0g/Rj7npS6z4aa2v4ObPKhI/oCJ7I5JwsKO7TaKk0KYTd",
-	"fU2ovikM9AdpvpaFSD+83jmxTCVDWWNvuDZWDE1Nju1PitGUcCuBQprLme2vnw6zkrCTcpFybbiYF1wv",
-	"7E4No3tO15mk6Sspv6Nqzu7LuMCacU0y2wk7QOo9rCV9c2l/vZyuDdMx6cc5dvnSSHkJzzs1eyXl91Ss",
-	"3Zam78ewgPtlpCRLKtZ+eNaUKGrYZcaX3KCioeOQUeP06SdBC7NgwthOsg8ubcZ6OrBjca25mEfV1hWR",
-	"QlwJuRIRYW9yayisDCp2La/sjxtm0f1C+nFRH5MdNs1WYFjsFhL//PPPg4vgiTH5klHFVAxGp3TF7fL7",
-	"ObqmPLPCeyuPpQjaCXyVr6ihU6oZWfK5grbQB3XW3Los3u14NDqr3I6XTMHY6812Oh7hY3flcnChDRWJ",
-	"dXXtuQBNfCV+is8Xdm9b4aL4z3sTgTNArBeKRtE52smCJVfD3ruyl6BUF3M36RvGmdpfIkKJPQ0kPKeZ",
-	"PfZccZGSGH6LKyc9V3LGrRGKagsEbnd6SU1v3DsdnX42ODkdjE5ejR6Pz0bjk0e/9KLymek69K8fzj5j",
-	"g8+TEzp4nI7Y4HT2KDmbfkFP2Oef95oz9rJYLqni9oxhd0ViFtZ+aiKFnzLbrZRre/q6dM75Cznl1rd3",
-	"Luq4p9wfeLpfP6hd7VzJnCnD0QMPh/u2Z9UNBp5SwwaGL9mmE18f/tsWUajmfrWQxD2NW4ZdAjuy8kNF",
-	"wdO2b9RabX7k5wU1VXuwPZ0TOnUHT2tFDOyuQpLgxWHrd2pT3DYa+wvRC7kS4FHWhrHRnF+atoYKwX8v",
-	"mHNBI+teZ3IFLoJmrY3xtL0h+PwDHcwznmZ2TCocvtDP6o1/7cEjteFH1eEnWOIolJHXZaty+htLjO0m",
-	"aON3XLdppP1JN7wFK+kNpeOGLfEY9hdXv9cbCuiG3rnO2u5vKbN73nTthOecxL++jlHUzYIpBpuEkALk",
-	"qGxxmzVHE/quXE6qFF1vygg01bnozxXTTCSs2xQ3ll4zFlUGWBXCmhg8vNme12eGeiu/fVdyOvCCzWAv",
-	"s23tNfgX+PWX8EJz4Pht31znBNTa6JyEB42hnpPY+TMxsX/P3EoTxXKpDFkwqsyUUaNBTUSxtF1yr4C8",
-	"gY5OC221U85mGRdhJysLcpHnLxOZsw4TSoU9PTrPy65PKsckZte2M2NdTO0LUxaTfkJNshgUufWKJkIL",
-	"muuFNEcRiV2URI+tAsWkD8cAndOE6YgkCyoEy7RzpkDHjqKJqN6CSKL9AKi0fyYiudQmIizlBt5NWcYM",
-	"I/41aAPnrPZd/NORi4C5eWsOpwrt4Mvhv6E7vagXtN06r09oTqc842bdvuoJRIDkjOicJWT0sKEGOVPW",
-	"VltzY3+wWhauNEzfsMjtJmxlEP5JVbLg12CbcVaHOGfBH8o3/B+qd3Biq1fciKs/pIrOzNCPH1YBtNL/",
-	"Za6oMEOaLrlonxH8ZMt0eCmw00FRNMBlpyTliiVm4PrinzvAHzsZj0a/7G+AH5/0op71BaHnVKRUpVXo",
-	"0/DkihltzRBVhlujIswlT+2+9NqtwuW+XxrZOZc5T3rj3o/CC7ZdeILf6UW9a6Y0zNHJxqbgFu5mbtkh",
-	"76CLsdMbw0nbblSdBPzTPvrOz+qGNKCTNgvW32t1qwu0sRSt/mb1kEYpq7ccES2VYanbNvHjXgBCsSt3",
-	"zp0TUt81Q+k4cMS7v4RS9Hbzl1J+gv5yYT57WDXDhWFzptp9P1jUqpmaAG3OfNseGC55i+JbEUh3qb+f",
-	"DPs7nMqCxawZxUph0+U2E/QvzlbbzBAN/VHNmCbcBE5Jxq7tQyIliTfyHM+kauOoGDxgu1i3oRsmdtOo",
-	"1q3y6+gDGDsYXm/cW7LlNLz4uXPrt8W61eftbXskC2If7dsmx23TLajX7r1d32DzbtHkj8uKuuXa/s53",
-	"8FBgc/cxo3dj6/405stPZVSXvi1WzdqR9lPtq0r4dGDWGmZl80BTTvl+YhqYs5uf057ApOBhpbpp3bDU",
-	"bFUFNQIL9/5OzRtG4dCAT0SoIUupDXk0GtUu+2VhmHJLwjUxii+XaB6CG+xHcGt7d9GgCJEIJ7W+wK4i",
-	"C7i5NEpmwU+N7pzY7tQv1LfElraJzbf4VFNC2gM9WyQmz3fJS55Xu6a2p0zdlJ66JHxZ8CwlU2lCaZja",
-	"Pw7wj9jIXme2zTjKzZYuzz+6havmYWPeDckY1YZIwXDGz63tsf9BMq4hyLriCSOJLMAVFskBASEfKngH",
-	"43mG75zsMDxd8UM3hG75ctZti4x5f834EHJDujYcl+3nrQ2BaRcUEIYvarJAZ9aegBmBaykXx3VeCJ7O",
-	"t259G6sIZuv00aghVtvjtdDf7gn9Crzp71FLOqfV6oG0vuzOQxPpV9uZAQybfYNQsV7R9VFjLTZ9xn3i",
-	"oV+0qPGtPJX95Xav0w3M6zeKbt06ITBihWZJr5oiWgbo9/WcP/8Czgl47X6Qu12+5F1+K5b27xLMrHP3",
-	"N6e71sM2aYHxsf3OqrWetzWGm7JUXrnPiV8UUoiMaU3i2kBiu4HH/moxBpkURC65IdwcHdanfbxvt9j4",
-	"hvfBcQr3eVG2bLy1GW52xzXeLX3PmdJS7NiJc3ho++Z7kbE39oElXjTTjL35h3t6mMhluCXb33p3s79i",
-	"zz7AFuvGtTk/eUa5IDRNlZUuXSQLQjWJm+N3QDjbH2sIYagwoEZfTh89/DCemR9St2i8tLq0RTLcmaRj",
-	"96w//X9tI3DiBsBxUmgjl0zpKj7wsshzqcyBfrvf605Gox2bXXTT/fjWG+crcBW2TKTzJYwk2lAVxooQ",
-	"2hxE82pAD4CGXC6tNf6HpktUCAVAMHtkmmVSKnJqLdxv1J5QEL7bq1Adzzcebrm/Dz7TppS1Lkbke6qu",
-	"UgDSnJDp2oB8xMmCGkA5uccc0KndqcG+dTo1o8OcmqD7W1ZIXrFuG/hjjpILPow1h3CddU6oQLAuweYI",
-	"17oAJD5ed01lIWBRASRwzZNNDQEgpZd/unygSUZzI3O4ToYfPRin5wA6beoRtNLs+pdcpBjkwj4Z6Ybg",
-	"oEyA2Oe6zRDtYxQbnWy12eXHHmiCD5J+yma0yAyJSxDpORGMpZrEwXDiMDrrxx/1PBy1JUT7btcKIzK8",
-	"a5uDOYKEAY+h59rtN3AHbo87ELhF5CWC4VvXdF9v7DG8nXPFdBmS/XwwOmsCEqBn9jArzWJ9+cu/F4vp",
-	"v7/Uv7w8uZ4u3zz67udH1+mTk8V3//6v7L9/Xpn0m8fql58fmu+/uvDvHuAfdklYl8tVrXCEgIHaGpIV",
-	"1WTOr5nYy5kKJ2MzRoNoBCfL2shck5VUV1zMN9A5uESuudqntwZa3US3jXMKuD38eERiXIqYzGSWyRWC",
-	"Jx6ekSnV7LOHhQrdDdI/ffQZUVSkckmm3OijYee39wt7Nowc9jpooc3UfQWr0ib7lTEIYG3nOFJd2TFu",
-	"7GmNSJGtXfYNBw3xCnkDnNshetJuJw8/AX0eYBwrY3InuLU9Q9bdUfTGYWlnS5Xl3eYX4sq/xGdbQ92N",
-	"M4TzFF3rO/FZtfY35Ks08h6KYr3lJRdebjxGHWSwb70eJ3hzZsjD0dlEbKQcRCT2CxfDXV/sALlxSwMn",
-	"DbhGy05iZwTeb732+0rRmem8RpLqgSaFQFA0e2OIHVl1J6mcd9dUDvz98pC7tprD9y3NZpD0l2frHZdh",
-	"waf2EKm6v7dppGA0uy6ig9uzB5rgteU+5v8WVzbBMGuDqBptFV3btRdWdTaXl8JRzT6AaQk6cMxdm+du",
-	"nwGhY2/M5pXMgbNfm94PNl3bZuhpyvcK+lk3wE077iR7nFp+FGS5Jiu6jsg/7IGZ9Gf8mpElF4Vh+uiw",
-	"w8gtTx6HnRueXtOssDbx64zO2/bUGaOmUIzMMjoPxIZmBasuB6z1GGNu3DVTiqflbxPhTUtpmiPCMs02",
-	"n0akuQfqXnGRVk9OhP2+VUH0uIfkx5wpaqSCP3GBHfTJCuDTOOsMf48buZ5ve0zQaWanyKiCRb0rtu6N",
-	"ndTqocb7O6Y3V658r8Wrg3AxYPLtZHG476vNUbBcUykzRuF674p1wMPdmK/Yevc6X0EOqu9d+1K35gLY",
-	"DzFxzTKZg+skBSNpoSA/GG6XSB+xeWdHUZXnIQV58fTlK5/8MRFzatiKrofka8yJNNbspNIn3mVrQN7K",
-	"JTeGpRurAbPTHYyrR9wqd+vsi/SUDj5PRqPB53R0MvhiNBoNRuX/0QDZgQE22BgaW9aORhLcspRiGSaE",
-	"7vUepZTu31FmvyETyNHsdjSHJ6dnDx999gtc2kNeFUxdYRZSXR4yJTebgcDefVeIZEGoIUJK8X960U4f",
-	"Oei6N2B7fnxmP67Z773x57VdZY9X05MwrA0XJAd808mNT25+53rx8LSJ8dnR2PSkd4OOl/pbB0e1+Pel",
-	"6hwC/j7Yl6qL/9st6YGg+AkttMtkARsyvMUpo6YX+55gAgVpdHWds4E1aHzGk3M8BPJUO9ihYinFhNVG",
-	"rysz6h/ZbBpB/ojDtrtKmXbg7OiK6vID7TtBKKvblhNMub99KUWz2Z9vMjm1220il0tuBi45IiJzmg9m",
-	"qnFT1eVuHYpiOsjvM8o2DablTVug5OwJgUeIewQcsiBXAEXOrSKs4BypMBLGr+th1WoB8Q+bno5ic64N",
-	"5I/4/c8+GlV3IQ1d3MP7susS9arB16U5csobLHwluRtbeNR7M5jLgfvjb1qK4Qu6+r6yTyAVz+m8ZXQ/",
-	"CkZyhx31KQqbPj6CSTpchOuWBCXIUuGCaPY75t6E+TYHZdmgc9KCoVtYcWoVb+esW5sD359hioDPriyV",
-	"D8aNukfTPWVesDfmEnPy2z+cUfdZyLtk6TnJqdYQWtIkhouXeEie/l5QwGXEfhhubhJazBeG4CLs0R+Z",
-	"pUyb7nnA3z2LAFLIIHUAkM1k3KrFlC24gNRzYL55eDIisWJ2V+dSxPtag7VILlkuk8Xh4T0nX/XpDZa4",
-	"1npt0J3+7IvAYrbn7aDttRveHM1uA2p4GCLVB1+8mPmsk8qrKnf7gBklKtOkygOOzxRpj/7XPHu8/+6I",
-	"hoK7/VSpNkG1Ws8FcJkgVQkeaAMIYn0uHLNL++0Yy9LICjclqbQ+PMmpPQwKIysmB3fWgfttjMJ6Bqja",
-	"6bm6ut0Epngumdbl5JqslBTlQbTe6ib7zK6pxQFXX22b4JC8w7pbWfbjDBIw90oBj9425vim9qxVPZdc",
-	"8KUVyNHdGo0bfEwxqtsBqWvPP+MITtwKVV8q88+s3l86TYVN0dkmuBGQlzOqLtGGWW2D9i7poivzzBGg",
-	"rLdgZJ1dRNIO9saMSewz9mLSt7swoSTI4ZNqImIgg4hJ37obcdiLOCKFLmhmj7oko/M5F3OIa/KEQh7H",
-	"RHhDXMyJoi5aQAXJpDYkpYY2Irz+0zgXat0xTqPWl7DjXLblx34rVw6ELIFQjEzZTCqMv9hBE2qM1RYX",
-	"FPzNHtDVDQSgvjF00x480BUX0VokBF45PCnbyVuwzhtTccOd5fUGlQ3ZYN8hjiCC9B+ejI7GgTTh8Nq4",
-	"fCbCiTxczHrZUzLXEPrCtyJixU4Hckf6wOBhFGcaLyZBCHHQCPtCkUTGOespc1EwXTLilS090IEfshGC",
-	"cXwbjZE2+cHc2LgG6+HkF5l4DOXCn5zA865M3cnZaFS3Rycj+xdvNGqqXinuhgIEYv6Ffb9kFjsZ1QVw",
-	"3/szDyB5AaMmwag7KUGaE2QFE0BtrWcKmTXvI8tcVqcPUZkVASfQw3M7b5Psv+e1zRejG91QfmiM5vun",
-	"6FjSFC0nZvnucxW0p4N57/hSWr/1avU7PlboaNvdbyt+tJH7FCx+q+tnP9ie2RQeqGFh9Acn6vhz6+5B",
-	"/B44w7Xgg6Bzux9yQXi6GXu4IdcH2vGWKMTWeMBze/K3x358IC51CNwrKyWldjnbD9GDfL/E5r0T2Db1",
-	"quNM7JD4cD81JB6Y39iW4NIG8nml3dLV2pkM4LUoE0qlgKsgWmFo8VkPG+CAYerTTNtTotTMkxxNBNCp",
-	"HQVNBGksGEP2H4FLaZdBZ10cn+BUd5a3nMjb3ObKmGwCPa45WzEVQ8BIn5MYZTYmMIxcwg26YjQx2J8r",
-	"xnLtENw0A0f+fCJiuH50Lzl5rXNYUgjGaCfd5ySWK2E/0/dDmQgpsvWRIxzBqQUe4frIsbtwjHWpysg+",
-	"EfWgwdbhf7uFfqk0FgAIgRQee6KH0z8XJIYr7nhMTu1SnZ2GADE5m4iM2ROEjkjK59xOVXwZRyQeIlNc",
-	"PIgjhAcDya9IieNSdYTG+PZESIXvD8kTucypYinQPw240Exobvg1y5Dw0rE311miGtS+7t4wgIWendZQ",
-	"oad1Xt6LwS908Mdo8Ph19Z+Xw8Hr/x388re2nfBbRjPTcQLK+DUTzNoKIFVubBgllEtebXo2XcjUC6To",
-	"i+VVfE6oWLuUJVmYRC4d8an7HLGqn2XhgVte7Y4+uS+3GZxnTkyfiZncfuZDcC4cfxQQMDc3yz03pVEF",
-	"nwOnvHe413+yHWTU5S8Fp1eenlfATIxW6L28pO6EkKD1ZkrFJlRuyzn7CfbGQxtdADz1XIlA+OjUBU6H",
-	"lExpclXk52hbJqI83ukCMo3sEY8KFCr4JuQJAzQV44qoaIcAfOo9fibshqChz8HeMWeHxb9O9suE93jA",
-	"MBawDTP0nScV6EbMsdmMJdYaubOeCI9z1RYmFkxx4+cdEBPVTusJNDERWyRZkZYYiVvY+O+7YqkXIZUI",
-	"bQf2NWAF+7iLt8YCNmFUO4AFZ4fxfExHMH3C3WLvm3v5uZ3b6tJ3RjPN3IXr6Y3IjupQgB2v0FHLjX+1",
-	"NPvc3d8GNtmOTDv3+SLCcTl4ceLaEZClw7viXWIpf0/o5ZoobPWDdG2Q7j3tAgJrT+is74YgqRtf8EoV",
-	"bM85r2EKsL2DprDzzsB99YEmorCGCD18759HaN5OboAsaIXgAgT5JlRQB6AQ2vaJ6v2oDjDFWHKlgA2E",
-	"bihSjVBDuaxt+4yz1LtDDeXR55aUKQFq4GZHXbzhvulJd1/2ms6z7nOpd4J5q13O4KntEATvRwzZLbFc",
-	"rVm8Lo8YgTBS2WP8DWLJt8yJ3j8h5vM2hObto7o3y8H2E9u6eXUkTr8qk7etM2ifKXOo+zmTOfiE2fro",
-	"Q5Eg3wm3ViliPjzbRbTyCqlhHnheG9Knea6rER9MqLKdvClgs9rFx9yR4lMfWXuATEsFSLMq9A/HV67r",
-	"eZwK7x89soPmeasXXoNett7OOmiVPQZkXBvMYg2vjLYTFtyabTnQQerJjrdTGmwR5A8olgdLR7tAVNCO",
-	"NOV2WWj2PBg95gdsMNe++PoJefzw0ef+JnhI4kSmLHYHZKKhwlZEljRZcMEG1qFATD2UQrHPnk9EbPuD",
-	"l7ibN42TYjQ6S+yT8F8sHpInMmUanE6apr78UJ+9MUzYQyzw/WrpLpc1AUQMnwupmH/YLNja4/KvhFzh",
-	"MbO51aUdRmljNPbRMdmoHhGRZq5bNBFBiZ6IBMVPgBzZLGR6af9GMQ0VXmgrw1RVLoo27+XtS5s1RyLb",
-	"QY28DCy9XLKU00uYedtEWOzDvl/WqIGEvLAEQzOqWA6hnZffdDBtLIolFYFAvMkzKqgnQgZb41CiImFl",
-	"ZpYvi1PHPP0giZKFsStjkgVEmLkGaFb7JubKeLXCgZplrSA40LIGpcjva+ADjFrrgQccuF3A8geaBDB0",
-	"wtMyHv3vgfMBB88Qk9tS0m0HDKA7H3WzP9++evXcMwBY8S8XzRdsq3Xh4ehh3fE9O8VANAauHj1+HIax",
-	"Rq3Qmi4qCeu/KNOUJ0xeWvsAmkeq2GabsmNIp/h2oaR/evHM7k8cWA3rrUf7GbFaHzZf2KJUzWxxRFTj",
-	"7IRZvtZ8tdr6wrxkxnAx35oBiMltSFeJjzc2YHgAXFDVEqt3v26yna/Jf7388QfX/LQwJBZFlsGEbEV2",
-	"N4aN7XeNj6dsStXW8Wl8Bnla5AZZr2bIKYuX1+Xpd8942eMToOeVWUZzHQTMMMFuRq9lATUxA/DN19Uf",
-	"W66Fq+7sebZ1U/AS39vpVJbtt83oC0bTjpoF1nOb0bDA18JhzLtCqjeJj9rz86UqgVSnN4gfBtH3s9sm",
-	"VTe683afKM8HSwXujNrUe7095G9XnAumdddm5H72t2pVgcUFS65c3mNOtd7kkYAHQKuc5+4vZkIiB7j9",
-	"K5+oqls1nwnqagJf9rrl4Ow+2BzHU3fNwpIr7C4kRxQi8kyNAKcg3BBFxd6bfDlxT2zDrXTIOy4xYRhw",
-	"jxleHNKyGCn8XlakfTQ6C89jOAf7XmdGfnK2igCOpDUgV8kBzqO/y3c3r5vxue5IBDRQL8IZe8lAH7SS",
-	"gnaqqW3eiuvQeVWS1y18oTxtOAoyIPlpc1r3uSKus2y0zmghkBJ53QqSLITA4siQvFUIrHRmz8LWz1pr",
-	"d92AtBtQvxd4DDoK4exrafanJlEHh8/9lnHnkelyhP4jtQ62zf1Les0cO0RnoBTJIaw/QK+3Eh3U2DoO",
-	"CpEGgVF7ZIPAKHx2K4daN0kHFEJEvjnn6Jb4oQVzA5qyTIq5JkZuwBuDq5rDVmFHcLbhfLTaDudx+H47",
-	"d2wb5cYteegDb+ztvvwDQCf42cMA3LPB51v1+1Dyuy8O475DbgPv51ejiWpTtG052l248B4/GM1H4wtv",
-	"RarcuV+8BaUxCqrUV75uWGTdnpWqGTzUcyvHst03e+nTAdqPNVDZusx2BLPosiBKBosxEbK6FmJvTASs",
-	"htZaTCDDeBimagJerQKLxGTFFG79yBbZRmPBr9ml3aKwGgiWx8L/9oUQ8F/wTfffjmMFpWwrMcn1KYhF",
-	"M7OixD4egKU6uT2WaqN6CdeXCEfxkp4zBUVqpbisHjwN0yAP5vy40Y2SO8f7Gi0oqQ0FD9Vt5G+n/Rs3",
-	"mJlCwOblls6208bdUMnLnmoc+FItKuwF7u0BxQ3L4oRtW0cptE2V+xfXHCLAvr4HuOoIubb/i3W5ohLd",
-	"VL/G1373K3lxbl/qo1KqPUdfkma1NFXp5Nt9M9hDJqUdmex7HJtDnd723RoKs6aDbXt9m0Lu1Z2axh5U",
-	"Z7JUvT0n8ifNlAvTtZ4iK+XdZ7fDopWVNu+7WdrHu8TsoBz4TUOw7zzAa0i6vDOK1ZXp2LLegYjU89Gb",
-	"CHrdC/S/mviNAUU1O1baoGDpS80M9Kp1gwfgfidF91zJIi9hVvq8TGWQkGYAaYO6LQPhJgiIfWm/D8H+",
-	"NSjCD6ls2IqPqryysohPaHz3p4u9EcZiK595wGILp/fh++AZvTmsuCxGcqOKWi7i0VpRq1Ouu8rtubya",
-	"91Vs73V0lwy2IMZdpfH2kuvb1rSTQTWZlnqVB+V73X2Bu4ZS3FTi76ia3W0rx22T8z3qw5Vi310dDjea",
-	"Oy4It2Xz3hth6Pbd7ioHcD/Yka19EyD8Fh09dUD395glCvdEcE/i0Yp4vLwRwr27KsOdEvzeOtt75yfg",
-	"lH8ZcNLsiak95DatNt+tKlKRwaDoPdCeJ6YNE30fcGsf7btzA1QnQ64Wr2GJKgO1MaVtul3zrLs1HDZf",
-	"9HWDY6uq/iTKehq1k+ztb1gbMrHH2t7kYtaj1aEI3uY8/LRlmD4GXN1z/1ng/uXppWPUzfknA/LNi6cX",
-	"r56+fNWvTXJU10gnFGDojiIXG52yTK7I6CZ+5vbL7FBANu+3ayNsrnOrQkA9/BLssB09UpmjuhVqQUI0",
-	"9sUmmGFjB9gtxds4iBozWG+sddhBpKHjpgZ+3NDwYEw+PsvQUwqRQVs3O3fpsmkx7xo9dCsjjDcv2Kdt",
-	"sXmI8ySF4mb90m6HOEasNHJRtCVEXwgic/p74aug9OMLyKrhf8BN95h8iWVKED8GzzgA2VHkcPuypHnk",
-	"ZiK49twCQ3JBIOiBNSivBGRmYAmVlACbEhRJcF9GMsTRyUS0wFhLwmvgt+PlYbLMMYfdH4Js0N9qShfG",
-	"5L137yCSh/nRiRSGJqBWPpNiSbkA3iSlGwkVYWieBI9Z9VaZa1+Pj4/hiWH4cvMYUqEWL54/s7IMr0To",
-	"vhqflm0PT5iw4LJHEJFO81wPJ2IiXi24JqlMiiVD8giYGmQysPqhCrNAIizXINdkzgRTtEx7tcvUlzTn",
-	"g0SmbA61bxRPyi5IQZIFRx4rnGcPqfT7DcgpYiEmwjBttP2Mg6j6wmDaEG6QZcsOeK7kSlcnaaxuNSbU",
-	"CiDzbZU5uOjMYYI3SzUEtGmashRLJ5VJ1eW7tgPTgmd2bDHN+XH5ix6u6TKLHagf0JKZNeQpkYLpI5jV",
-	"J1Jcuw12bP89QC2fytQe75HNXgt6xS4TgIMgNPccKItt13766dlXBK2Hjqxthj9PBCFOpe3iDcgPEttF",
-	"mwG1SSFyQEANEfTuKCK5Jpov82ztMDeu6iQAXLRt2HG4lxWK4CpQomE6JxRxG9BzIQkTQFwGCPdfX8dD",
-	"2xOcY+wjImdDsYIuerj1gABsGMcaAyVJAnN77OCi/2ntXUz6Ho5/NCaxR3aDWxpH9kMxglMQPp4yd7WH",
-	"EO04InlW4AJVyGcACciUIdGfUy9oCjHUGG1oR6gjrVlcXn14RjOy4FatZlJBQ03w+pE1XI9GI08tQBVO",
-	"XYn8hvmo64V/yH5mwWjKVAMPHbkeOAy1/XAdRj0mFBWIcJFIAPZKwUgfK1GeftGk9yAkvhj8QujgDzIa",
-	"PCZDcknGZBAf2bW7YrmJkINixV2NB6fb3hRo2/qQfCfn0Bc7RR5D7IS+H1eI8PgIk2FKMwyMA05JPBJM",
-	"zsgJ+Sf/0pr2pXS8P/M/eD6wpzTFtGYp6cdPELkxeCoSmXIxH9vv28fio0qtK7B5fJEkLK8ejwmFP2h4",
-	"p2RMIB4/hdTUlVnwKxP/i6r1mDRbG7qVhMmyzbjV6zcZ+56+ovO4ZAU4Ki2vnQ3GgZlhRdeBbFRdcBas",
-	"VvHLl4/lhmi61tVinSMrAanepxlhIs0lCG18vABqkz+sgB8D2u4Pp0bHS2bNuI5h4vNimvEEN8eMJ8zV",
-	"qfOXuzlNFmxwOhxtbGSr1WpI4eehVPNj964+/u7Zk6c/vHwK71SHTbczXjx/FvpZvdHwBB+TORM0571x",
-	"72w4Gp4BsbZZgFtybK309clxdVc6Z6YLJomgtBCG6KPrTr19vf0yUGnnBvYC++bQ/iuGKDRNFtgaMIkC",
-	"FzuZrl2C35D8gHUD629NRMiBAdBImuduYXG/kjlzb2HF93hILtz2rRiZsRWmBJWIOjeKnM49x0S54M+g",
-	"tgPX5sLf4Hg7A7N0OhoFKC+4owgM8m+O/hWt+14XzxAWBBepJQg8b+EbxzPFu6j3cHTS9YWyy8c/1b05",
-	"fO9s93tf+zQlfOPh7jd+kOZrSFmwL5zs8YnnmKP0SsrvqEIv/RHO7vb3nrm9AD1uD6mENcOp8gtnKIAd",
-	"/F0cQA9k25EOy0rqklZ/XOeqnEEhHidgcQlzzZWccZeWKgWbCKOo0Bi4j7zfyEQl0CVlfl3O8c+xC+pX",
-	"nCjovaFqWIlNtnBAgavhrHFIXdXFDWV9FEOtKXTt+33k4ejxRFTpZUPyzLqK1byWFVHRLUuqgpxxmyLh",
-	"zF544m/PhK07yaOrR46fpWyZS8NEsv4nWwPmx+1MX8p0fWdaGHTRn/nf1Y+ARhXs3YYdOLlbO9BlAwRb",
-	"4cw7nd9DQb6sChR/5GZi9Hj3C0+cLN6XXUH5KG1Dm115F1X7aZ5jqfzthqbVvOR5XB3RMJfcmYqJiKtE",
-	"aMep1+Aq9L4Uaqcjr3K89DTPJyL0ksN09XJDBS4/z5plPUi3sTpIgS9kZp2qOmsfgXRVe97stgB5/pHr",
-	"f57fk/ZXVBbbLECef9L/e9d/EGKv/Ty102XWdf33uJzjt1XA+t2xc5e7DcMFPqBrIP6aC+FvWb3nHQMB",
-	"H9DQZYy6VyfCurdczHHntzs8xCWgILZjD7VupGfQ8Y5Io/F4Ipx18V2BSqxgeLQ9ocNjyF1ZHQX8s44O",
-	"cCKEDIg661bBjfdJWS6kYRraMoQqXin7N3uSqUKEtduBuu5GgR7uTHO4mVF6T+cDPztdp4PGxP8VDcQ9",
-	"6LsTzQrYEOh8sqBmH31PqyrDGWvLuvgK/h4c7XxlXR/kLRUP7xmBIHhWYwG2nsJExOUdmat9UBoMLNTr",
-	"aNHi0hWAcyTNpGDnyJnGxXwifG1cV7GS4fkYMsy8PhOvzt5o4AdWioeHFy+LLTqPY8YCzB+RwnemVK2A",
-	"q7lMC8OZ7EqiCisjQ3d/L7Aeh+tveJW5f/c2rcvD9gtJJzuazAH69ZczBLdRaJQ7X/450GbPVo2RgaJl",
-	"W37pN9b3q6SaXreraOX+tyhb9XnEIMLO3LIfdx3tW1S0zJP8aBT0PTn9Gwmhezn9d7e14yR3bOwoY1S7",
-	"yM0nx/9+HAErI9utxk4/IEh3aPf7X2KCnifLaBqWMhoAILwSZBKYkNK4lNFFvI/YKNPpd+3a0xv79gG2",
-	"hGw3JXhseuWrAP6p/fv3FXTA2bmnuINPqukOOoQQwA0h/GSV7skqWYtRGoytZxNkn9PHbx0NHUQi8lzJ",
-	"bZGIlwzsEb7yQHuSLyMhQGnfTeOIaIlujrxiwnHxJeaQYOUFtOVDCK5h91W0RsGR4xzoFhCvhI8ENRTL",
-	"l/sNB+eoNfCAT38Frdw6JNl6fCinjqcd1qxcj9u7Ru/LP8H56XJQ4NeICLkqp/+TPbincAXOP6HEsUy6",
-	"1dkZqUyXW/ySH3Pmko8Qijzwrod3BGpAaI/xyaky3Oq9MHo8EQhfC/6IwA4PnvZgjjlaHHQ8wmTGCAst",
-	"ldHJ0sPh2rk/LB0Sh1EFstrg+wDJsicyHMBEuBGMS8wWRDc0oRlyKnGDtUFMoQRzu97paASDc3YIwF/2",
-	"DGaYGBJP5FGRXKfLy7ALcb1DXBCaZeeEiolwiMza5FS+1cizC8bB75c81Vs8ra9gmN+XxZY/4ruWWlfv",
-	"6QC2I7ZaB+CjqLDUywrYurv0xXb0xjpjzZSAj97a3oMttFZrI3tiq4tUVfvfAn9KC4UktVBFHVj/S/L/",
-	"FuyTZszujIAL0ez3iQCgExZ5gxoGUH/O8CUrOVkiklCTLAZFfoSojxzrS8RBIYIY4N2mpe5+BMHa8peU",
-	"ZfyaKZaOPat2rX9wLwOdxGrXNL0Gljlrb7VsKeHvOMesxfy9oJn176oKuuQCx+SY/6i3icBvBYMq8kud",
-	"UHG54iKVqxjwufAlOhHI3SqVIzeDlhBYEgzcwd9JxUkDl9RLRoUmk94VY/lE5HTOxXzSsx1yr2EBvUat",
-	"7crKYuX/Ovp0IsrDTg3AupAr6wE7DGt5lnZlfmGYl0W+CeFBKnhEhLunx7qYWhGbshjv14+6AGhPrx2O",
-	"affZ2ZVNrglHUNzbyck5GZVha2AG6gpWw7rv55vul5PS1ukaqVBQHX1Fda321jlo9GzGFJbUYPUlrBVM",
-	"j7tG5KkgbnEz8L2Va6dQLkyDxT6AX1sh9hsBh4n1TlJi5ETUFSGHfCX+B4sjslpwLCXmCkNat3pGi8yQ",
-	"PsVmsMWJwAyqEycobcMD6u7a8DbW4H2eFkBSnyNP78YGFpZuqdfFZsjC/QTQsE+kMEpm3cyYueLX1MCp",
-	"YwCBUVjsjRGXC/ju498h9+jcN1LcHsFgpY8UueOBAMQObGLU6VywRVpxrW+RiPHp3CK3laYl/RhrRFdR",
-	"AEAAwx8f6InwZUCPIisdsEFWuCjlJEatpWC1Kre1vXQicDMtrXLtk33jC48SLZe+q0dD8k2jzxNRXnu6",
-	"560KZmxmiCzMeX0rtmqbA2NUwD+iGG6vUwYI/C6zjh/eZdZ/tFucqebW86vX6mG0mYJGBehbXoXWR12y",
-	"qbNrLgtd1jRq60cpWbc1uW4C3B7mNjCu9zK+Vkv/GGILH9D4blDdf1BrXFXs3mGNzRbV/QQmuTtQ+txr",
-	"fHCF5AiptqHSnYUKsaK0LLAZRlOjsNwmrQpuQvSkvGpGs1i/JQo6MvQulL+G9qX2y6BuaFfHpNWukj78",
-	"DLZ7JTAhqNZTqGnsnpm1VAk9ihDS5h4RVU8e6LJo9ET03ZsPPCjN96VpMVlVsTusTqjPw9Kj2IJ9BDrt",
-	"2bOgnaMhAVPsfsHolCtSHU0E2hEXSWpWD7fHFHseaQ4y3HTc+cQex6r4z8OIZPyKwS7XgsiBQ5eXiYlY",
-	"yCytTl72HexlzlQ5ZWOo45BIkXbBAUgfI+wuBVBpAL04wijICpNZ+1kFgzpYNv6jjju54vD3ctvmqup3",
-	"x3dQuz4F0e/FTMPqOOvaaac3fOLjt/C/lzx9tw3r94It5TWA/lEvawAgXHZ3ubXFKk+EkS7ryCl+5ABq",
-	"wdNeXct6DFCS0inUcCLaHOQOGwuFhSC7N6l0Jz7HavzeGjqL4Wv246xUbKcQisB9wEX1Z43wSBWd8dd7",
-	"/TqyANKByysBWnavzEawVnWbCfWT3mZGW2zZC+hGhy3rOPhsu+nzAnLHF30Pt5zD8BYDZvOTObkfc4JS",
-	"5GVvH4MSEt12HrODgiBc+5xyVQg9RlKHNIJE8YjYQ7wrVW910WUGVwagvIYvE3Mbl/M+cHjFWK5rkbog",
-	"QoonvHGVN45f9Hf3feoL7dfr7B9F/mbQBfycoyaztCqvX6usX1fRb5h5VpG0vrdTVJ1SuH3fruryfzr5",
-	"bOoATWtiFV5I+z/VdGC5XfrbqvrCB2qZ/VW5izY0SiDv1ASxlHYx+/69CtjOvK+apISBn0/C1ilsHXO2",
-	"EwyxZMeeqPn47RVbg0PXDgm3Fg0DJmWNPNlBk9UAavpCegUwjXUAvv/J1hoLWU5E/D+/0sEfr+3/Gw0e",
-	"Xw4Hr9+Oos/O3v0tPg8jXrSLFyvyp0J/D7Gkby5dL1zJGcJEIgFH4fYG38k61BxZv1rUpConuI+/5Bp/",
-	"oMkVW3e4TEi31e0t5dRYGeiNe12z8+Fg5JvFFD8wjKHGE99uRrxg/pnw5PeCq7SeikvhCDM+AgL37RBw",
-	"a0MqXv5W4/GC5Vmd67equkP6nhDF1+OwPSkp3FN91Ajo+VozW82JByk9GlXNQjMno9EobN3Bk4bkia9l",
-	"YU3LFcsBCjDn10yck1UN7VBGrxC6rsvbEnAJgb8pqJFkHyihCdXmfAN7U3Lwvy+VrtcP/cAqXS/a0KHT",
-	"bko/6fQeOt2ia3voMmZIH7/1LKM7gjw+oZOWmLHpmiiWImECHtCceIBXUDLKwpVVZl3YtDwYMaoyzpQD",
-	"HEFKGZ7qbXOszBLBnzM5J31X79s+UiQsxWhRqo+iejZImQ1aQ1C6nb/+UBxNBERQYpZyD9aLh+QrlzMK",
-	"GHFojYTY0DBRtDMHtBOl2FJsvaLAbfEVqsX5MAEWP1I0ZXbwn3It23MtO8F3wEGWLHbsjV5V4JLItRUB",
-	"/krZrcroQIGAH6O2M3qhsZIb5j75v+OOGY/huCCVJvZB+12uJgDLLZmuqXa4ZB35e6JGpUV4lQq46HEy",
-	"UWKND0iXelop2celFne/wwZDvacttqoq3rq7oth8SnS63yDqU1CsvVC8SNl7Q9oldAAqI9GRu3QzXrYa",
-	"/9pE7EfAtldm5XOs6/dRX7hiHz9mXiVc/E8qfr/USm4ZdkbpStXUx29DnNu7Y0xE7LYAwGK4QQPrwdDB",
-	"naongs7WZGrnkkBBcMFWE4F5VbvsRGBi+u6aFKKAjjtpIjAmkyhm8KIDb3NKMmMpsnWNQhzvYKzL8/Lb",
-	"i8Hpo88mYkH1Ykh+BqC8yyW0O7/jOfYMcI0B+MxJuDWeCJfXyXXZhKOHJn0PhYtdRll8dF7SPoJD5v7u",
-	"p8Szx5+VTfkXsaA7csgicxzmEpgyiRBSqsocQrCs+CGkqvdI1dgLxBB+vTQmi0l/NEaa6C2wFKCmfD95",
-	"niHPZucFcAOO+dE5Y8EsBXb6fdrl2hfxG1uT0O2DvtoBqIoUWLXucAh5iRyH/BMhSWLfcxpmSr0cbl0o",
-	"JoolVPx3jQWVIP5E2PO/5H6CXLU0sO70gDugqjrqllwwxPJtMjK3s2P3g+Kc4EO6in2yRhbkQYkR4Cbr",
-	"l/FHEZmu3bW+h/U44MsDTWKokedgQ2EputhVRezAoL/0pU3fXxSzVvauQ7+vXflknPkPfLF5J1zTraX7",
-	"WoMeOw4mFUy1iu9Dec4NApfwz20ZZ9241qMh+YEu3aUhlDb4YhRUNpgI3GuN4sslsC4Ena0Apiej0ah7",
-	"v8XqtR/1qQS6eE+HEpyeLdudq8n6KZq/5bSgnYx1BwRQLY/f+mprhzKwdmrjjdlXvY1vqLEnXK1VdJ2I",
-	"fehWsY97xNzdyDo0s6McaYc7W5av++uwrG5Vyfpsf0qKuWOG1ZtoclmNfRtYzD9UzwLpctvsfhj6bdFE",
-	"bDhdZLfPFVxqg7TU0JXwp/Nyp6+60g5f3uq5PakK0t+/Nn8ABuR9/cjWVf90Q9fuuoaTtSmVN/VjS0SJ",
-	"6NpIm2w+ldbUf6lrTshAHpFtPu5EXLh6WRBen64JFVDgqcld5Ie8eW6zB7GJ2Nhso4OD9Afwm3+su+77",
-	"8sLd1NyTH74H4c5fmFX9T3U3EFiUvRyGtUiOfe24Th/hpVFFYgrFIgIVgX2Y3qVK6PJqAKwhegGygIv+",
-	"EgQCnAHIDs7emIDLx3/9aAw4Bi4Kz2qTlbQuMZBGw6FhTg1b0fWRrw+qScivU/03ehwha4r1W7DS2pTN",
-	"pGIu1I7WLqcKGX1csgWmhhU5UDlWjeIdBNRuuXDW7Wz0EJM64mezwQ9SsMH31NjvCYgeNIrzJYUCZhYs",
-	"0lclmQDg2D/XkWnSjrt/6VdvD7PpSgPiHubeC6lvIDm2NKsYMq4Ma218W9lE3usJxI+3C+3nJ/GD8KZE",
-	"PTulLVdoEDSdYQkhrmsigLMQYcJgXWh2k7ScdaGtyvW0qwV1ApsCyUvxa8xN+xAcV1IorntQyPwpApLS",
-	"JUBo46wmir9GfmlrWbaSvDii6uO3JVP9uxIDufWgVSKlnFMVcgZTEqPdmspr5tnEPC2aY3KZiE1aNAcy",
-	"rCA4GLHMkIPPm2IndBPRjz0wckys3xAfNcmua8bH/a3jfPW9H/Qetqcq/N/is4UFH+6wPsWPSH3mpsVN",
-	"s51OnGR3QcbOyQjJNt1drttc9mb+ujOmL6BwKft7AG8Wkmq6F/+qxFlO2vYhaylrNn06zoaG7zmyfihZ",
-	"zDFMExqkbpbsroPsRZqGGG6XUREaterfDzTm16OR659E5DQiZ9FEDIfD0krNaU6kImmBImLPkFZqgdnO",
-	"mjC/HdnucDE/6kCyVofl+B8IGIsrBKycVbecmqwWEnmolE+KK8n7FXMQ2hbUd+PQjUOcCF8PoHFXeVB5",
-	"gPOJ8HjeTIo5pIVQEfDmeryqS0kLiHBbU0CkPgQq+2Gs9MdxtA6m5p4O1jugtfZg/QlXe68Haysje+Jq",
-	"27xC+x8D8DK7U2SZqWe4gSVCz7TuJtbzY+Eb8Nj2nLY4o9pcqvAIm2R06V2HhoVesaByima/l5YPxgZf",
-	"q+ee7TR9LTbpJ+jvC0ZTzNv6OOzSe7IyjcHeE4i/muwOWxNI3V+6ltK95NtbLwJokWc0CJQB6T5q9qbr",
-	"1ci0WzCamcUfnadLH40CDn4NnoP9X4TYyoRpR4GiybevXj0fkmcBv4+RReKgUik1dAqA+0IzEoP9Wv8B",
-	"hoXqK7JaMIiW1YjbEiqwbc+dpDsiVd/CGN4njsp9oUPE/URwTQpXIPjDSQNLCsXNujf+9XVdNnKpTEWM",
-	"XutjIA7lZHoqnCUziifbww2usQeauKdJ365+uU5kak/HZiHTiChZGHt+AroA9KsR4hz5x4HZHboQkW8k",
-	"UYUAVna7K/leJzLLmBVtfeROrxPxXEn7DVZojPyyN7nUHODNaJE7+URwgDvFxbZ6nGeUg6CwN3QJ6S29",
-	"/yDfPv3uOZlKs1hfLozJL/24L400NCP1uUDG82jrnLj6PsOJ+A/y6r+fP93SuAuUT0TnI2/xM3+f9L55",
-	"+mrSi+Brf5+Uuj7pRfi5v0/sqCe9d+QEpmpLCC5qDTrh2rtwwu71+Dg046ntV9X7mVRB17dpBtqsvSxl",
-	"Scbk7V55mrInUjdhtj0urHhbeZcFBNFkroflD5fuB1evEq8QlnyO/XLpwxln6TneNqy4ZuTR6MzRQzm9",
-	"n2ZsSRKZMhIXgl5TntGpPbmC20dSZijPfKkToJ2kPGPpRADXL+kjhQB3U6uPhgTCnFOaWSutrICLlBhF",
-	"ZzOeYFEAIOmn6XoinAKzLtP9wg+19559FPxIV52R5ipBbrifZxcV8xHuDyfE9oWzvRwev6j7bAl77rWd",
-	"mlD/wtse5vJcFGZhP2i9XUyZ6WafUchJQY13HSBemsqkWDJhSF+xjBp+zY6sW16orDfuHcNh3XWo2Sru",
-	"zlGgUJjbXyk4jkC6lZUqWTBt8C/nREgHVReMpQzOAs7/Dwa+GVN9XgV7+pj66FixdGTVUiOJLle+PJv9",
-	"sqsFF3yiBMG3Z7eUC8SNZtksfNGzd22+eOF6EYSjyjxL6GHsQ9a5kjOesaBZHEFLo9+UfL5KZgxK0YXt",
-	"N7mQHSTbDroEXQb5OAED3+anEBcfBYj8ei0ZHZWVfXGhfUw2LFRpWhp+4sq7lNyY5d0WXtRo4OxbKCms",
-	"IZ0puQzahOua9lXyJ2y5EmBLzoNTj+29ojO7Hp7Dpvq8446pTQx65+9ev/v/AQAA//8=",
+	"7L19k9s2si/8VfBot8qaZymNZsZOYk1t3Z04TuKzceJrO5s9iXyGEAlJ2KEABgBHVly+n/0WugESpEi9",
+	"zIzfcn3+OBuPSBAvjUZ349e/ftNL5DKXggmje+M3vZwqumSGKfjXk5Qtc2mYSNb/ZGv7l5TpRPHccCl6",
+	"495TesU0oUQxozhLybOfXrwkms7YmFCiWSJFShT7vWDakBU3C2IWjGi6ZOSKrclMyaX9y0TAn2hipILH",
+	"uCDxwph8yKvvXxqTxWTOjMZGjFTMNq5zKTQjcoYtzbjShvTLj5UPLBhNmSJxMKTBc5ZndM3SMTGqYPER",
+	"oSIlK8UN0xMhpO3InNA55eKcUJLIfE00E4asFjxj0Dx+ThueZUQVQpMV5UaTmVSEmyF5WQ7Ojhc6RUnK",
+	"ZzOmbDt+aqjQK6Y0uT96SOJEilnGExMPyQkxkpw+eDARueLC0GnGyMWLR0+ekGRBFU3sMtmeLWk2k2rJ",
+	"UvhM1dpoSH4S2ZroIkmY1rMimwg/IZpQ5acxIloSSmaUZ6xasCVdkykr1xZ6bwd3xdbnE0GrqU2oUmuY",
+	"KrvmihnSjx/RZMEGj6QwSmZjIuQAPhVHhOqJiBPFqGEv5RUT8T19RLgmgl0zFXbIfst+fI0zC+swnIhe",
+	"1GOv6TLPWG/cG508HE2/oPcH8OCAZuz14KQX9biVTlzyXtQTdGkfDpfeinPU08mCLamV6yV9/QMTc7Po",
+	"jU8fPIh6Sy78v0+iXk6NYcq2+T+//X+D//Pqb3/tRT2zzm2r2igu5r23b99GvXJybZNf0/Q5TqX9VyKF",
+	"YQL+k+Z5xhNq99BxruQ0Y8u//UfbDfWmGpp9I7XtX9OMp/DwJS5QL+qlzFCe9ca9lyDiuF52DqUh8PzQ",
+	"zpJS0m7j3970ZpxlqZ0RKtKM9aLekmlN57b5ZaENvDdlhC1zs+69fRX1tKGm0L3x/dEo6hluYLL/VfaE",
+	"lD1xk1AoMZ5Ks1iP3YDGm91+G873XxWb9ca9vxxX6ucYf9XHz7AJnNK6wmmMtxL8frzxwTiqdI6czZhI",
+	"rYzCVGhiVQxOUHw0tF175LbdAWt1p6Px215XnU4KBWrCLgYj/UozHEWgYZysEEoMvWKC4OrCaL6VasrT",
+	"lIn3PRxU4lZ1aMa8BpaFShiZFihoqSRmwTXpxzPfSzsiUJmapOyaJ8wLM81zJa9ZStagVfDHyxzX0q3c",
+	"d1KwOx+mbXTHUJNCaalIQgURkmRSzJmyu0gzdQ0SqZhei+TSrjBXLI2PzmFCpjJdE03XmqwWazhyFnJl",
+	"Nb1iibxmCgb1RFiFQ7P3uX4XghSCvc5ZYlhKYHeQfsxdT2rdR2VtFT9ndjPhIzqCJzI5JwuK5zRqKk0K",
+	"YU9fE27fFAb6ozTfykKk73/fObFMJUNZY6+5NlYMTU2O7U+K0ZRwK4FCmsuZ7a+fDrOScJJykXJtuJgX",
+	"XC/sSQ2je0bXmaTpSyl/oGrOPpRygTXjmmS2E3aA1FtYS/r60v56OV0bpmPSj3Ps8qWR8hKed9vspZRP",
+	"qVi7I01/GMUC5peRkiypWPvhWVWiqGGXGV9ygxsNDYeMGreffha0MAsmjO0ke+/SZqylAycW15qLeVQd",
+	"XREpxJWQKxER9jq3isLKoGLX8sr+uKEW3S+kHxf1Mdlh02wFisUeIfEvv/wyuAieGJOvGVVMxaB0SlPc",
+	"Lr+fo2vKMyu8t7JYiqCdwFb5hho6pZqRJZ8raAttUKfNrcnizY4Ho7PK7HjBFIy93myn4RE+dlcmBxfa",
+	"UJFYU9f6BajiK/FTfL6wZ9sKF8V/3qsInAFirVBUis7QThYsuXIzr4s8l8qw9ClLOX0Jg/swusJqbooa",
+	"Y7WQmpH4EfZiYHsV+5M5DjtkOxKTPiXx3/A/7eqAlMXWU9HM/L0ws8FXMSw4TRKWG5ael9/hZiELQ2jL",
+	"txSbFZqldtMfwfSWM3W5tFN1aT8FKqpcbNBNF3M3cRtnHLW/RIQS61QlPKeZ9R6vuO0t/BZXvk6u5Ixb",
+	"XR7V5By8l/SSmt64dzo6/WJwcjoYnbwcPRyfjcYnD37tReUz03XoptyffcEGXyYndPAwHbHB6exBcjb9",
+	"ip6wL7/sNRflRbFcUsWtq2aNC2IW9hjSRAq/VrZbKdfWib10Ps5zOeXWRXKW/rin3B94ul8/qJXHXMmc",
+	"KcPRkQmH+6ZntRYMPKWGDQxfsk1fqD78Ny3SVs39aiGJexpPXrsEdmTlh4qCp23fqLXa/MgvC2qq9uCU",
+	"Pyd06vx3q4xR1IUkwYvD1u/UprhtNPYXohdyJcAwrw1jozm/NG0NFYL/XjBnyUfWS8nkCiwtzVob42l7",
+	"Q/D5ezqYZ3QKd0wq+LBorvbGv/Xgkdrwo8qHDJY4CmXkVdmqnP6HJcZ2E3bjD1y37Uj7k24YXVbSG5uO",
+	"G7ZEb/ZPvv1ebWxAN/TOddbWTEiZNR2mayc85yT+7VWMom4WzKpdxYiQAuSobHHbgYEq9G25nFQput6U",
+	"EWiqc9GfKaaZSFi3Km4svWYsqhSwKoRVMegD257XZ4Z6Lb/94HN74DmbgUlg29pr8M/x6y/ghebA8du+",
+	"uc4JqLXROQn3GkM9J7EzC2Ni/565lSaK2dOPLBhVZsqo0bBNRLG0XXKvgLzBHp0W2u5OOZtlXISdrDTI",
+	"RZ6/SGTOOlQoFdYJdwasXZ9UjknMrm1nxrqY2hemLCb9hJpkMShye+xPhBY01wtpjiISu2CTHtsNFJM+",
+	"eFM6pwnTEUkWVAiWaWeTwh47iiaiegsCsvYDsKX9MxHJpTYRYSk38G7KMmYY8a9BGzhnte/in45cINHN",
+	"W3M4VYQMXw7/Dd3pRb2g7dZ5fURzOuUZN+v2VU8gkCZnROcsIaP7jW2QM2V1tVU39ge7y8KVhukbFrk9",
+	"hK0Mwj+pShb8GnQzzuoQ5yz4Q/mG/0P1Dk5s9YobcfWHVNGZGfrxwyrArvR/mSsqzJCmSy7aZwQ/2TId",
+	"XgrsdFAUDfB8KEm5YokZuL745w6wx07Go9Gv+yvghye9qGdtQeg5FSlVaRVBNjy5YkZbNUSV4VapCHPJ",
+	"U3suvXKrcLnvl0Z2zmXOk96495Pwgm0XnuB3elHvmikNc3SycSi4hbuZWXbIO2hi7LTGcNK2K1UnAf+0",
+	"j771s7ohDWikzYL197u61QTaWIpWe7N6SKOU1VuOiAanwh2b+HEvAKHYlSfnzgmpn5qhdBw44t1fQil6",
+	"s/lLKT9Bf7kwX9yvmuHCsDlT7bYfLGrVTE2ANme+7QwMl7xl41sRSHdtfz8Z9nfwyoLFrCnFasOmy20q",
+	"6F+crbapIRrao5oxTbgJjJKMXduHREoSr+Q5uvZqw1UMHrBdrOvQDRW7qVTrWvlV9B6UHQyvN+4t2XIa",
+	"3p/dufbbot3q8/amPSAIIaT2Y5PjsekW1O/uvU3f4PBu2ckflxZ1y7X9nR/goUDn7qNG70bXfTLqy09l",
+	"VJe+LVrN6pF2r/ZlJXw6UGsNtbLp0JRTvp+YBurs5n7aI5gUdFaqC+sNTc1WVVAj0HDvzmveUAqHBnwi",
+	"Qg1ZSm3Ig9GohpmQhWHKLQnXxCi+XKJ6CIAAD+Dy++6iQRECOk5qfSmDnwliJYKfGt05sd2p4xK2xJa2",
+	"ic33+FRTQtoDPVskJs93yUueV6emtl6mbkpPXRK+LniWkqk0oTRM7R8H+EdsZC+fbTOOcrOly/OPbuGq",
+	"ediYd0MyRrUhUjCc8XOre+x/kIxrCLKueMJIIgswhUVyQEDIhwrewnie4DsnOxRPV/zQDaFbvpx22yJj",
+	"3l4zPoTckK4Nw2W7v7UhMO2CAsLwVU0W6MzqE1AjcLvn4rjOCkHvfOvRt7GKoLZOH4waYrU9Xgv97Z7Q",
+	"b8Cafoq7pHNa7T6Q1pbd6TSRfnWcGYAC2jcIFesVXR811mLTZtwnHvpVyza+laWyv9zu5d3AvH6n6Naj",
+	"EwIjVmiW9KopomWAfl/L+cuvwE9A9MJB5nb5kjf5rVjav0tQs87c35zuWg/bpAXGx/bzVWs9b2sMD2Wp",
+	"/OY+J35RSCEypjWJawOBW8LY39DGIJOCyCU3hJujw/q0j/XtFhvf8DY4TuE+L8qWg7c2w83uuMa7pe8Z",
+	"U1qKHSdxDg9tP3wvMvbaPrDE+3qasdf/cE8PE7kMj2T7W+9uzlfs2Xs4Yt24NucnzygXhKapstKli2RB",
+	"qCZxc/wOT4gX1W6oMKBGX04f3H8/lpkfUrdovLB7aYtkOJ+k4/SsP/2/bSPgcQNuOym0kUumdBUfeIE3",
+	"8wfa7f6sOxmNdhx20U3P41sfnC/BVNgykc6WMJJoQ1UYK0KEeBDNq+FlAOxwubTa+B+aLnFDKMDTWZdp",
+	"lkmpyKnVcP+h1kNBFHSvAsc823i45f4++Ezbpqx1MSJPqbpKAY90QqZrA/IRJwtqACzmHnN4sXajBvvW",
+	"adSMDjNqgu5vWSF5xbp14E85Si7YMFYdwnXWOaECMc8EmyNc6wISGvC6ayoLAYsKIIFrnmzuEMCjevmn",
+	"y3uaZDQ3MofrZPjRY5p6DufUtj2CVppd/5qLFINc2Ccj3RAcIgwSH7huU0T7KMVGJ1t1dvmxe5rgg6Sf",
+	"shktMkPiEot7TgRjqSZxMJw4jM768Uc9j+ptCdG+3bXCCLDvOuZgjiDvwqcicO3OG7gDt+4OBG4RwIo5",
+	"Ba1ruq819hDezrliugzJfjkYnTUBCdAz68xKs1hf/vrvxWL676/1ry9OrqfL1w9++OXBdfroZPHDv/8r",
+	"++9fVib97qH69Zf75uk3F/7dA+zDLgnrMrmqFY4QMFBbQ7Kimsz5NRN7GVPhZGzGaBCN4GRZG5lrspLq",
+	"iov5BjoHl8g1V/v01kCrm+i2cU4B/ogfj0iMSxGTmcwyuULwxP0zMqWafXG/UKG5QfqnD74giopULsmU",
+	"G3007Pz2fmHPhpLDXgcttKm6b2BV2mS/UgYBrO0cR6orPcaN9daIFNnaJTFx2CF+Q94A53bIPmnXk4d7",
+	"QF8GUNFKmdwJbm3PkHV3FL3hLO1sqdK82+xCXPkX+GxrqLvhQzhL0bW+E59Va39Dvkol76Eo1lpecuHl",
+	"xkP9QQb71upxgjdnhtwfnU3ERuZGBABSWLgY7vpih2uOWxo4acA1Wk4SOyPwfuu13zeKzkznNZJU9zQp",
+	"BGLL2WtD7MiqO0nlrLvm5sDfLw+5a6sZfN/TbAa5k3m23nEZFnxqD5Gq23ubSgpGs+siOrg9u6cJXlvu",
+	"o/5vcWUTDLM2iKrRVtG1XXtut87m8lJw1ewDmN2hA8PctXnuzhkQOvbabF7JHDj7tel9b9O1bYYep3yv",
+	"oJ81A9y040myh9fykyDLNVnRdUT+YR1m0p/xa0aWXBSG6aPDnJFbeh6H+Q2Pr2lWWJ34bUbnbWfqjFFT",
+	"KEZmGZ0HYkOzglWXA1Z7jDHF8JopxdPyt4nwqqVUzRFhmWabTyPS3AN1r7hIqycnwn7fbkG0uIfkp5wp",
+	"aqSCP3GBHfQ5H2DTOO0Mf48bKbNvekzQaWanyKiCRb0rtu6NndTqocb7O6Y3V658r8Wqg3AxpDbYyeJw",
+	"31ebo2C5plJmjML13hXrgIe7MV+x9e51voJUXt+79qVuzQWwH2LimmUyB9NJCkbSQkGaNdwukT5i886O",
+	"oipdRgry/PGLlz6HZiLm1LAVXQ/Jt5haaqzaSaXPX8zWgLyVS24MSzdWA2anOxhXj7hV5tbZV+kpHXyZ",
+	"jEaDL+noZPDVaDQajMr/owGyAwNscDA0jqwdjSR4ZCnFMsyr3es9Sindv6PMfkMmkOrabWgOT07P7j/4",
+	"4le4tIf0NJi6wiykujxkSm42A4G++6EQyYJQQ4SU4n/1op02ctB1r8D2/PjMflyz33vjL2unyh6vpidh",
+	"WBsuSA74ppMbnyP+1vXi/mkT47OjselJ7wYdL/dvHRzVYt+XW+cQ8PfBtlRd/N9syZyCjZ9QTFdaOB0y",
+	"vIWXUdsX+3owwQZpdHWds4FVaHzGk3N0AnmqHexQsZRi3m+j15Ua9Y9sNo0gf8Rh21OlTDtwenRFdfmB",
+	"9pMglNVtywmq3N++lKLZ7M93mZza4zaRyyU3A5ccEZE5zQcz1bip6jK3DkUxHWT3GWWbBtXyui1QcvaI",
+	"wCPEPQIGWZArgCLnVhFWcI6MIgnj1/WwarWAZp23Rg8Um3NtIH/En3/20ai6C2nsxT2sL7suUa8afF2a",
+	"I7d5g4WvJHfjCI96rwdzOXB//I+WYvicrp5W+gmk4hmdt4zuJ8FI7rCjPkVh08ZHMEmHiXDdkqAEWSpc",
+	"EM1+x9ybMN/moCwbNE5aMHQLK06t4u2Mdatz4PszTBHwSarl5oNx496j6Z4yL9hrc4nUBu0fzqj7LKSv",
+	"svSc5FRrCC1pEsPFSzwkj38vKOAyYj8MNzcJLeYLQ3AR9uiPzFKmTfc84O+ejAGZeJCBATh7Mm63xZQt",
+	"uIAMfiAQun8yIrFi9lTnUsT7aoO1SC5ZLpPF4eE9J1/16Q2WuNZ6bdCd9uzzQGO25+2g7rUH3hzVbgNq",
+	"eBgi1QdfvJj5rJPKqipP+4BgJirTpEoHx2eKtEf/a5Y93n93REPB3H6sVJug2l3PBVDCIOMLOrQBBLE+",
+	"F44gp/12jGVpRCArOpXWhic5tc6gMLIixHC+DtxvYxTWE2nVvOfq6nYTmOIpeVqXk2uyUlKUjmi91U0S",
+	"n11TiwOuvto2wSEHijW3suynGSRg7pVlHr1pzPFN9Vnr9lxywZdWIEd3qzRu8DHFqG4HpK49jY/jiXEr",
+	"VH2pzD+z+/7S7VQ4FJ1ughsBeTmj6hJ1mN1t0N4lXXRlnjkemfUWjKzTi8h9wl6bMYl9xl5M+vYUJpQE",
+	"OXxSTUQMnBox6VtzIw57EUek0AXNrKtLMjqfczGHuCZPKORxTIRXxMWcKOqiBVSQTGpDUmpoI8LrP41z",
+	"odYd4zRqfQknzmVbfuz3cuVAyBJ42ciUzaTC+IsdNKHG2N3igoL/sQ66uoEA1A+GbvaIe7qidFqLhMAr",
+	"hydlO3kL1nljKm54srzaYAQiGyRGxJFPkP79k9HROJAmHF4bJdJEOJGHi1kve0rmGkJf+FZErNjpQO5I",
+	"H4hQjOJM48UkCCEOGmFfKJJI3GctZS4KpktiwbKlezqwQzZCMI62pDHSJs2aGxvXoD2c/CKhkaFceM8J",
+	"LO9K1Z2cjUZ1fXQysn/xSqO21auNu7EBAjH/yr5fErSdjOoCuO/9mQeQPIdRk2DUncwqzQmyggmgtlaf",
+	"QmbN+8gyl9Xth6jMigAP9PDcztsk++95bfPV6EY3lO8bo/nuKTqWNEXNiVm++1wF7WlgfnB8Ka3ferXa",
+	"HR8rdLTt7rcVP9rIfQoWv9X0sx9sz2wKHWpYGP3eiTo+7b17EL8HznAt+CDo3J6HXBCebsYebsj1gXq8",
+	"JQqxNR7wzHr+1u3HB+JyD4F5ZaWk3F1O90P0IN8vsXnvBLbNfdXhEzskPtxPDYkH5jeOJbi0gXxeaY90",
+	"tXYqA3gtyoRSKeAqiFYYWnzWwwY4YJj6NNPWS5SaeZKjiQBWuqOgiSCNBWPI/iNwKe0y6KyJ4xOc6sby",
+	"Fo+8zWyulMkm0OOasxVTMQSM9DmJUWZjAsPIJdygK0YTg/25YizXDsFNMzDkzycihutH95KT1zoVKIVg",
+	"jHbSfU5iuRL2M30/lImQIlsfOcIRnFqgY66PHLsLbqxLVUb2iagHDbYO//st9EulsgBACKTwWI8evH8u",
+	"SAxX3PGYnNqlOjsNAWJyNhEZsx6EjkjK59xOVXwZRyQeIuFePIgjhAcDV7JIiaOkdbzQ+PZESIXvD8kj",
+	"ucypYinQPw240Exobvg1y5A31JFg11miGgzJ7t4wgIWendZQoad1euOLwa908Mdo8PBV9Z+Xw8Gr/z/4",
+	"5a9tJ+H3jGamwwPK+DUTzOoK4KZuHBgllEtebVo2XcjUC2Q6jOVVfE6oWLuUJVmYRC4df6z7HLFbP8tC",
+	"h1te7Y4+uS+3KZwnTkyfiJnc7vMhOBfcHwU81s3Dcs9DaVTB58Ao7x1u9Z9sBxl12UuB98rT8wqYidEK",
+	"vZeV1J0QErTeTKnYhMpt8bMfYW88tNEFwFNPOQlEgm67gHdIyZQmV0V+jrplIkr3TheQaWRdPCpQqOCb",
+	"kCcM0FSMK+JGOwTgU+/xE2EPBA19Ds6OOTss/nWyXya8xwOGsYBtmKEfPKlAN2KOzWYssdrI+XoidOeq",
+	"I0wsmOLGzzsgJqqT1vOQYiK2SLIiLTESt9DxT7tiqRchlQhtB/Y1YAX7mIu3xgI2YVQ7gAVnh/F8TEcw",
+	"fcLdYu+be/mlndvq0ndGM83chevpjciO6lCAHa/QUcuNf7U0+9zd3wY22Y5MO/f5IsJxOXhx4toRkKXD",
+	"u+JdYil/R+jlmihstYN0bZDuPe0CAmvPi63vhiCpG1/wUhVszzmvYQqwvYOmsPPOwH31niaisIoILXxv",
+	"n0eo3k5ugCxoheACBPkmVFAHoBDazonq/agOMMVYcrUBGwjdUKQaoYZyWdvOGaepd4caStfnlpQpAWrg",
+	"Zq4u3nDf1NPdl72m09d9JvVOMG91yhn02g5B8H7EkN0Sy9WaxevyiBEII5V1428QS75lTvT+CTFftiE0",
+	"bx/VvVkOtp/Y1sOrI3H6ZZm8bY1B+0yZQ93PmczBJszWR++LBPlOuLVKEfPh2S6ilZdIDXPP89qQPs1z",
+	"XY34YEKV7eRNAZvVLj7mjhSf+sjaA2RaKkCaVaF/cF+5rudxKrx/9MgOmuetVngNetl6O+ugVdYNyLg2",
+	"mMUaXhltJyy4NdtysAepJzveTmmwRZDfo1geLB3tAlFBO9KU22Wh2bNg9JgfsMFc+/zbR+Th/Qdf+pvg",
+	"IYkTmSJbP5Zmo1O7b5c0WXDBBtagQEw9VJSxz55PRGw8w3+8edM4KUajs8Q+Cf/F4iF5JFOmweikaeqr",
+	"OPXZa8OEdWKB71dLd7msCSBi+FxIxfzDZsHWHpd/JeQK3czmUZd2KKWN0dhHx2SjCEdEmrlu0UQElY4i",
+	"EtSQAXJks5Dppf0bxTRUeKGtmlVVACravJe3L22WbolIV8UE20RYM8W+X5b6gYS8sJJFM6pYDqGdl990",
+	"MG0siiUVgUC8zjMqqCdCBl3jUKIiYWVmlq8uVMc8/SiJkoWxK2OSBUSYuQZoVvsh5qqhtcKBmtXBIDjQ",
+	"sgalyO+r4AOMWqvDAwbcLmD5PU0CGDrhaRmP/vfA2YCDJ4jJbamMtwMG0J2Putmf71++fOYZAKz4l4vm",
+	"697VunB/dL9u+J6dYiAaA1cPHj4Mw1ijVmhNF5WEtV+UacoTJi+tfQDNI1Vss03ZMaRTfLtQ0j8/f2LP",
+	"Jw6shvXWo/2UWK0Pmy9s2VTNbHFEVOPshFm+Vn216vrCvGDGcDHfmgGIyW1IV4mPNw5geABMUNUSq3e/",
+	"brKdr8l/vfjpR9f8tDAkFkWWwYRsRXY3ho3td42Pp2xK1dbxaXwGeVrkBlmvZsgpi5fXpfe7Z7zs4QnQ",
+	"88oso7kOAmaYYDej17KA0qIB+Obb6o8t18JVd/b0bd0UvMD3dhqVZfttM/qc0bSjZoG13GY0rJO2cBjz",
+	"rpDqTeKj1n++VCWQ6vQG8cMg+n5226TqRnfe7BPleW+pwJ1Rm3qvt4f87YpzwbTuOozcz/5WrapTuWDJ",
+	"lct7zKnWmzwS8ADsKme5+4uZkMgBbv/KJ6oiYc1ngvKkwJe9bnGc3Qeb43jsrllYcoXdheSIQkSeqRHg",
+	"FIQboqjY+5AvJ+6RbbiVDnnHJSYMA+4xw4tDWtZ0hd/Lwr4PRmehP4ZzsO91ZuQnZ6sI4EhaA3KVHOA8",
+	"+rt8d/O6GZ/rjkRAA/VaprGXDLRBKylop5raZq24Dp1XlY3dwhfK04ajIAOSnzandZ8r4jrLRuuMFgIp",
+	"kdetIMlCCKwxDclbhcCCcdYXtnbWWrvrBqTdgDLIwGPQUQhnX02zPzWJOjh87o+MO49MlyP0H6l1sG3u",
+	"X9Br5tghOgOlSA5h7QF6vZXooMbWcVCINAiMWpcNAqPw2a0cat0kHVBPEvnmnKFb4ocWzA1oyjIp5poY",
+	"uQFvDK5qDluFHcHZhvHRqjucxeH77cyxbZQbt+ShD6yxN/vyDwCd4Bf3A3DPBp9v1e9Dye++Ooz7DrkN",
+	"vJ1fjSaqTdG25Wg34cJ7/GA0H40tvBWpcud28RaUxigo9l/ZumGteusrVTN4qOVWjmW7bfbCpwO0uzVQ",
+	"ILzMdgS16LIgSgaLMRGyuhZir00ErIZWW0wgw3gYpmoCXq0Ci8RkxRQe/cgW2UZjwa/ZpT2isBoIlsfC",
+	"//aFEPBf8E33345jBaVsKzHJ9SmIRTOzosQ+HoClOrk9lmqjegnXlwhH8ZKeMwW1fqW4rB48DdMgD+b8",
+	"uNGNkvPjfY0WlNTGBg+328jfTvs3bjAzhYDDyy2dbaeNu6GSlz23cWBLtWxhL3BvDihuWBYnbDs6SqFt",
+	"brl/cc0hAuzre4CpjpBr+79Ylysq0U31a3ztT7+SF+f2pT6qTbXn6EvSrJamqj35Zt8M9pBJaUcm+x5u",
+	"c7int323hsKs7cG2s75tQ+7VndqOPajOZLn19pzInzVTLkzX6kVWm3ef0w6LVla7ed/D0j7eJWYH5cBv",
+	"KoJ95wFeQ9LlnVGsrkzHlvUORKSej95E0OtesP+rid8YUFTTY6UOCpa+3JnBvmo94AG430nRPVeyyEuY",
+	"lT4vUxkkpBlA2qBuy0C4CQJiX9rvQ7B/DYrwQyobtuKjKqusLOITKt/96WJvhLHYymcesNiC9z58Fzyj",
+	"N4cVl8VIblRRy0U8Witqdcp1V7k9l1fzrortvYruksEWxLirNN5ecn3bmnYyqCbTUq/yoHyvuy9w19gU",
+	"N5X4O6pmd9vKcdvkfI/6cKXYd1eHw4PmjgvCbTm890YYunO3u8oB3A92ZGvfBAi/ZY+eOqD7O8wShXsi",
+	"uCfxaEV0L2+EcO+uynCnBL+3zvbe+Qnw8i8DTpo9MbWH3KbV5rt1i1RkMCh697TniWnDRH8IuLWP9t25",
+	"AqqTIVeL19BElYLamNK2vV2zrLt3OBy+aOsGbquq/iTKeho1T/b2N6wNmdhjbW9yMevR6lAEb3Meft4y",
+	"TB8Dru65PxW4f+m9dIy6Of9kQL57/vji5eMXL/u1SY7qO9IJBSi6o8jFRqcskysyuomduf0yOxSQzfvt",
+	"2gib69y6IaAefgl22I4eqdRRXQu1ICEa52ITzLBxAuyW4m0cRI0ZrDfWOuwg0tBxUwM/buzwYEw+PsvQ",
+	"UgqRQVsPO3fpsqkx7xo9dCsljDcv2KdtsXmI8ySF4mb9wh6HOEasNHJRtCVEXwgic/p74aug9OMLyKrh",
+	"f8BN95h8jWVKED8GzzgA2VHkcPuypHnkZiK49twCQ3JBIOiBNSivBGRmYAmVlACbEhRJcF9GMsTRyUS0",
+	"wFhLwmvgt+OlM1nmmMPpD0E26G81pQtj8t7btxDJw/zoRApDE9hWPpNiSbkA3iSlGwkVYWieBI/Z7a0y",
+	"174eHx/DE8Pw5aYbUqEWL549sbIMr0Rovhqflm2dJ0xYcNkjiEinea6HEzERLxdck1QmxZIheQRMDTIZ",
+	"2P2hCrNAIizXINdkzgRTtEx7tcvUlzTng0SmbA61bxRPyi5IQZIFRx4rnGcPqfTnDcgpYiEmwjBttP2M",
+	"g6j6wmDaEG6QZcsOeK7kSleeNFa3GhNqBZD5tsocXDTmMMGbpRoC2jRNWYqlk8qk6vJd24FpwTM7tpjm",
+	"/Lj8RQ/XdJnFDtQPaMnMKvKUSMH0EczqIymu3QE7tv8e4C6fytS698hmrwW9YpcJwEEQmnsOlMW2az//",
+	"/OQbgtpDR1Y3w58nghC3pe3iDciPEttFnQG1SSFyQGAbIujdUURyTTRf5tnaYW5c1UkAuGjbsONwLysU",
+	"wVWgRMV0TijiNqDnQhImgLgMEO6/vYqHtic4x9hHRM6GYgVd9HDrAQHYMI41BkqSBOb22MFF/2b1XUz6",
+	"Ho5/NCaxR3aDWRpH9kMxglMQPp4yd7WHEO04InlW4AJVyGcACciUIdGf217QFGKoMdrQjlBHWrO4vPrw",
+	"jGZkwe22mkkFDTXB60dWcT0YjTy1AFU4dSXyG+ajvi/8Q/YzC0ZTphp46Mj1wGGo7YfrMOoxobiBCBeJ",
+	"BGCvFIz0sRLl6VdNeg9C4ovBr4QO/iCjwUMyJJdkTAbxkV27K5abCDkoVtzVeHB726sCbVsfkh/kHPpi",
+	"p8hjiJ3Q9+MKER4fYTJMqYaBccBtEo8EkzNyQv7Jv7aqfSkd78/8D54PrJemmNYsJf34ESI3Bo9FIlMu",
+	"5mP7fftYfFRt6wpsHl8kCcurx2NC4Q8a3ikZE4jHTyE1daUW/MrE/6JqPSbN1oZuJWGybDNu9fpNxr7H",
+	"L+k8LlkBjkrNa2eDcWBmWNF1IBtVF5wGq1X88uVjuSGarnW1WOfISkCq92lGmEhzCUIbHy+A2uQPK+DH",
+	"gLb7w22j4yWzalzHMPF5Mc14godjxhPm6tT5y92cJgs2OB2ONg6y1Wo1pPDzUKr5sXtXH//w5NHjH188",
+	"hncqZ9OdjBfPnoR2Vm80PMHHZM4EzXlv3DsbjoZnQKxtFmCWHFstfX1yXN2VzpnpgkkiKC2EIfroutve",
+	"vt5+Gai0cwNngX1zaP8VQxSaJgtsDZhEgYudTNcuwW9IfsS6gfW3JiLkwABoJM1zt7B4Xsmcubew4ns8",
+	"JBfu+FaMzNgKU4JKRJ0bRU7nnmOiXPAnUNuBa3Phb3C8noFZOh2NApQX3FEECvk/jv4VtfteF88QFgQT",
+	"qSUIPG/hG0ef4m3Uuz866fpC2eXjn+vWHL53tvu9b32aEr5xf/cbP0rzLaQs2BdO9vjEM8xReinlD1Sh",
+	"lf4AZ3f7e0/cWYAWt4dUwprhVPmFMxTADv4uDqAHss2lw7KSuqTVH9e5KmdQiMcJWFzCXHMlZ9ylpUrB",
+	"JsIoKjQG7iNvNzJRCXRJmV+Xc/xz7IL6FScKWm+4NazEJls4oMDUcNo4pK7q4oayNoqhVhW69v05cn/0",
+	"cCKq9LIheWJNxWpey4qoaJYlVUHOuG0j4cxeeOJvz4StO8mjq0eOn6RsmUvDRLL+J1sD5sedTF/LdH1n",
+	"uzDoovf539ZdQKMK9nZDD5zcrR7o0gGCrXDm3Z7fY4N8XRUo/sjVxOjh7hceOVm8jV65f/Jgnzko0yOf",
+	"spTTl+v81koJhatULG1K6W1UHcZ5jnX2t2upVt2U53Hl32EiutMzExFXWdSOkK9BdOgNMdzajvnKkdrT",
+	"PJ+I0MQOc93L0xiIAD3lljU/3ans8Ai+Cpq1yOqUfwRyXa2z2q0+8vwjVx55/oFUR8WDsU195Pln5fFp",
+	"Kw/YAV518NTOtVnXlYdHBB2/qULlb4+dod6tVS7wAV1LH6gZL/5+19v8MVD/AQFexqh7dSKsYc3FHG0O",
+	"a1tARARKcTveUmvAeu4ebwI1Go8nwqkm3xWoAQtaSx8NCfYWWTMrJ8Q/64gIJ0LIgCK0rlLceB+VhUoa",
+	"eqUtN6litLJ/sz5UFZys3UvUN34UbOKdCRY302jvyDPxs9PllzQm/s+oXT6AB+NEs4JUBHs+WVCzz35P",
+	"q/rGGWvL9/gG/h44lb6mrw8vlxsPbziBmnhW4x+2ZsZExOXtnKu6UCoMLBHsCNni0o4AD5ZmUrBzZGvj",
+	"Yj4Rviqvq5XJ0DOH3Da/n4nfzl5p4AdWioduk5fFlj2PY8bSzx/Rhu9M5loBS3SZkIYz2ZW+FdZkhu7+",
+	"XmAlENff8BJ1/+5tapf77VehTnY0mQPo7E+nCG6zoVHufOHpYDd7nmyMSRQtx/ILf7C+202q6XX7Fq18",
+	"h5bNVn0e0Y9wMrecx11BhZYtWmZofjQb9B15DBupqHt5DHd3tOMkdxzsKGNUu5jRZ6/hE/QarIBtVzk7",
+	"jYggS6PdaXiBeYWe46Oplco4BGAHS2xMoH9KzVQGRfEaZaO6qD/ya09vHPoHKCKyXQ+hz/XSFy/8pJ2D",
+	"dxXuwNn5QBEPnwvUHe4IkYsbQvhZpX2KKs2qm1LbbPWKkHFPH79x1HsQA8lzJbfFQF4wUGb4yj3tic2M",
+	"hLiqfTeNI6IlGljyignHP5iYQ2KsF9CWD164ht1XUZUFzs45UEwgRgsfCepGli/3G6bVUWvIA5/+Blq5",
+	"dSS11XEpp46nHaqwXI/bG2XvyjLC+ekyjeDXiAi5Kqf/szL5QIESnH9CiWPWdKuzM0aaLrcYNT/lzCVc",
+	"Ifx64O0Wb0XUwN8e15RTZbjd98Lo8UQgZC/4I4JZPGDcA1jmqHHQagkTOCMsLlXGRUvziGtnO7F0SBwu",
+	"Fwh6g+8DDM36gjiAiXAjGJc4NYiraEIz5JHiBuuhmEIJ5o7M09EIBuf0EADerPdnmBgST15SEXuny8uw",
+	"C3G9Q1wQmmXnhIqJcCjU2uRUhtnIMyrGwe+XPNVbzLRvYJhPywLTH/EVUa2rH8j12xHVrScdoKiw1MsK",
+	"6Lq7NOR29MZacs00iI9e235qhpVVeRvpJlvtK1e+fjteLC0UsvpC2Xkok1BWS2gBi2nG7LEKQBrNfp8I",
+	"QIZhVTwo+gAF+wxfspLEJiIJNcliUORHCJPJsSBHHFRuiAEPXxZg0Ox3pH1jaQQx5vKXlGX8mimWjj0N",
+	"ea1/cJ0EncTy4DS9Blo+q6y1BJ5Dq0iDihBI0mbV7e8FzaxxWJUcJhc4JkeVSL1CBUIwGFSRX+qEissV",
+	"F6lcxQBohi/RiUCyW6kcGxy0hEicYOAuX4BUJD5wMb9kVGgy6V0xlk9ETudczCc92yH3GlYcbBQnr1T0",
+	"yWgTrjsRpZtVQ/wu5Mqazw70W3rxri4yDPOyyDcxT8idjxB69/RYF1MrYlMWI6bgqAux9/jaAb92e+2u",
+	"znRNOIJq6E5OzsmojLYDlVJXjB3WfT/Ddr8knrZO11iYgnLyK6prxcrOYUfPZkxhDRJWX8Jahfm4a0Se",
+	"O+MWFxpPrVy7DeUCRFgdBQjJFYLlEaGZWNMmJUZORH0j5JDgxf9gcURWC46111wlTWuTz2iRGdKn2Ay2",
+	"OBGYcnbiBKVteMB1Xhvexhq8S1cDJPUZEhtvnH5hrZt6IXGGtOWPAD78SAqjZNZNJZorfk0NuCwDiOfC",
+	"Ym+MuFzAtx//8bpH576T4vbACyt9pMgdcQaglOAQo27PBUekFdf6EYm4ps4jclstX9KPsah2FUIAyDT8",
+	"8Z6eCF839Siy0gEHZIUFU05i1FoKVisLXDtLJwIP01Ir1z7ZN75SK9Fy6bt6NCTfNfo8EeVtrXvebsGM",
+	"zQyRhTmvH8V22+ZAsRUQtiiGx+uUQcpCl1rHD+9S6z/ZI85Uc+sJ6WsFRNpUQaNk9i1vcOujLunn2TWX",
+	"hS6LQLX1o5Ss26pcNwHuDHMHGNd7KV+7S/8YYgvvUflu1AZ4r9q4KnG+QxubLVv3Mwbm7lD8c7/jg8sr",
+	"x+C1DcbvNFSIj6VlRdIwFBuF9UlpVaEUQi/lDTmqxfr9VNCRoTeh/O05PM+Cm/NQr45Jq14lffgZdPdK",
+	"YAZVradQBNo9M2spq3oUIRLPPSKqntzTZZXtiei7N+95LJ3vS1NjsqrEeVjOUZ+HtVqxBfsIdNrTjUE7",
+	"R0MCqtj9gqEtV9U7mgjUIy4M1Sy3bt0U6480BxkeOs4/se5YFTy6H5GMXzE45VqAROB0eZmYiIXM0srz",
+	"su9gL3OmyikbQ+GLRIq0C8VA+hiedzmTSgNWxzFsQRqdzNp9FYwIYZ39jzpo5arpf5B7PpyeLcEh3F2f",
+	"I/CfXtQJltap5k4lv2FQH7+B/73k6dtt+MbnbCmvIUsCN3UN9IQy467Vtqj0iTDS5Xg5rRE5UF7wtN/r",
+	"ZfULKADqduNwItqs6w4FDWWcIJc6qTZefD4RMlClTt04Xeq0dsUtC3EMPETcfcKsEVupQjv+YrFfB0RA",
+	"8nV5GUHL7pXpG1Ylb9O/ftLbdHCLInwO3ehQhB1e07Y7Ri8gd3zFeH+LE4f3JzCbn3XRhzEZUYq87O2j",
+	"UEJa4U4fPSi/wrXP4FeF0GOk0EgjSMuPiF6LhEC8DPaiy8OuFEAJACjToBuwAB91vGIs17UwXxBeRfdw",
+	"XGXp4xc9aqAPu9VAkUMll4SSKU2uivwo8neSLlrorDyZpa4FrgkXQH7QtkW/Y+ZJRYn7zlywOoFz+6Ff",
+	"zthnt6llD9C0JlbhVbj/U20PLLdLf1sNZfhAjUehKi7ShoMJ5J2aIBDTLmZP36mA7UyUq0lKGDX6LGyd",
+	"wtYxZzthGEt27Gmxj99csTUYdO0weKvRMNpSViSUHaRkDXypL1tYAK9bB8j9n2ytsWzoRMT/8xsd/PHK",
+	"/r/R4OHlcPDqzSj64uztX+PzMFxGu1jIIu9S+kuMJX196XrhCvwQJhIJCA53NvhO1uH1yLHWsk2q4o37",
+	"2Euu8XuaXLF1h8mE5Gbd1lJOjZWB3rjXNTvvDzq/WbryPQMoaqz87WrEC+anhKH/9OCg1sxxOS9hikzA",
+	"tb8d9m4VUFVCoVXzPGd5Vqdlrgokkb7nrvGlU2xPSrb9VB81Qom+LNBWXeSxVQ9GVbPQzMloNApbd6iq",
+	"IXnky45YvXTFcgAhzPk1E+dkVcNZlHEzhOvr8p4G7Emg2grKWdkHSlBEdbLfQFmV5RLelT6ol3p9z/qg",
+	"Xl+jQyG4Kf2sEN61QmjZqHsoAsxHP37j2WR3hJd8+iwtcXLTNVEsRW4LdA2dbIE9UjIHw01bZo3ntHTJ",
+	"GFUZZ8rhpCCBD+MJtjlWptXgz5mck76r624fKRKWYpwq1UdRPX2mzL2toUadzVF/KI4mAmI3MUu5ByjG",
+	"Q/KNy9AFXDy0RkI8bJiW25lx24nMbCmqX1Edt1gp1eK8n9COHynqQTv4z5mt7ZmtnZhB4JpLFjsOVr9V",
+	"4G7LtRUBbEzZc87oYAMBlUntWPVCYyU3TBbzf8fjNh6DoyKVJvZB+12uJgBFLhnNqXZYbB35661GRU14",
+	"lQq4n3IyUeKrD8gve1xtso9rW9z98RwM9QOdz1X1+NajGcXmc2bYJ3yV9Bh25V7IZeR1viG9FloPlYbp",
+	"SPa6GXlfjaRvIvZj6dsrj/UZFn/8qC+ZsY8fM38WLv5n/fAJU2i5NdwZmSz3tT5+EwID3x5j2me3+gCe",
+	"zA2iYY8eD+6RPdV4tiZTuxAESs4LtpoIzGLbpWQC/dR3V8MQ+XQcWROBcahEMYOXO3iDVdJlS5GtayT1",
+	"eO9kja0X318MTh98MRELqhdD8gtkFrjMTWtzOCZtTxPYGIDPU4Wb8olwWbRcl004AnLS99jB2OXvxUfn",
+	"JbEomILu735KfH2Cs7Ip/yLMMHpTjl4Qky9MmbIJCWxlxiaoZfwQFkPw0N7YC8QQfr00JotJfzRGIvIt",
+	"OB4gP303WbUhk2vnpXcDv/rRmYHBLAVK/l0q9doX8Rtb+QLsg76eBmwVKbAu4uGY+xJqDwk7QpLEvud2",
+	"mCn35XDrQjFRLK2K8o0FtUY+IbD+58OoeRghlTINjgZ6wKVZVbx3S+YdIic3CcPbydv7Qe1YsF5dQUlZ",
+	"Y5TyENAIUKp19MJRRKZrh4PwOCiHFLqnSQwlHB3OKqyUGLuinR2I/xe+8u67i9zWqjJ2KIdrV90bZ/49",
+	"3wTfCRV6a2XJ1ljNDpeoAgVXdxpQPXaDqCf8c1t+XzeK+GhIfqRLd8sKlTe+GgWFNyYCD2qj+HIJBBlB",
+	"Zys478loNOo+rLG48kftD0EXP5A7hNOz5ax0JYM/32C8Kz9FOwHtjmPgnj5+4ysJHsrx27mVb8zv6w+I",
+	"hg7wlL61asUTsQ+hL/Zxj3sGN7KObd1RarfDkC5LM/55eHy37uf6bH/OX7pjDt+b7GS/k7ZC8/xD9YSd",
+	"LpvPHqah0RdNxIbFRnYbbAEKAKSlhmWFP52XZkLVlXaw+Fazz2MaPord/B44tvc1QltX/fOtZLvdG07W",
+	"plTe1AguITii6yBtsjZVu6b+S33nhBz3EdlmIE/EhasFB7cC0zWhAoqXNTmq/JA3nT7rxU3ExmEbHXy3",
+	"cACD/sd66r4rE95NzQcy4vcgVvoT8/b/v3OlEaijvayNtUiOfVHFTgPjhVFFYgrFIgKlsv3tgstq0eWN",
+	"BqhSNCFkAciIEjUD3BBIXs9em4CzyX/9aAzADy4Kz16UlfQ9MXCag8cxp4at6PrIF87VJORRqv4bzZWQ",
+	"HccaPViCcMpmUjF3Q4CqMqcKmZtcXgxm8RU58H1WjeLVCdQlunCq8Wx0H/Nv4iezwY9SsMFTauz3BMQt",
+	"GlUrk0IBAw9Wr6zygQAb7p/rSApqT5F44VdvD53rambiAejeCymOIAm61MkY6a60cm18W1lj3qn74sfb",
+	"ha30k/he+HGinp3Slps/CNfOsDwW1zURwFmIMLezLjS7yXjOuuBp5Xra1YICmk2B5KX4NeamfQiOEysU",
+	"10+bKuhWVqR06S3aOEWLO0Yj6blVRlv5fxx7+vGbsvbC2xJnutWxK9FozogLiawpiVHVTeU180RznjHP",
+	"kfxMxCZjngNyVjAnDK9myO3otbeT04noxx58OibWTomPmgzsNX3l/tbhzz31g95DXbmW2m3EsITJHVZc",
+	"+QlZ8dy0uGm204mT7K4C2TkZIYmru7V259HepHB3RgIH7D5lfw+gVEOyVvfin5VTzUnbPjw+ZRWyz+5z",
+	"qPieISGMksUcw0KhQupmX+9ynC/SNMTJu5SXUKlV/76nkT0BlVz/JCKnETmLJmI4HJZaak5zIhVJCxQR",
+	"67NaqQXSQ6vC/Almu8PF/KgDLVw55/E/EFcXVyhjOauuZDVZLSRSlCmf8lhWlFDMwZRbkPUNJx+HOBG+",
+	"SEXjYvWgmhXnE+Ex05kUc8jboSLgY/aYYJdwGBAst+boSH0IHPn9aOmPw5UPpuYDOfI74MvWkf+MXf50",
+	"HXkrYHtil9tMSvsfAzBRu7OnmannL4IaQ7O2bmPWU6fhG/DY9ozFOKPaXKrQZU4yuvR2R0O9r1hQC0iz",
+	"30u1CWODr9UzC3fqzRaF9jP09zmjKWblfRxK7R2pqMZgP1CWRTXZHYoqkLo/dWmxT00BPQf7Bbi6ZzSI",
+	"6kEZCVQLm0ZfI49ywWhmFn90+rU+dAZVJTTYLPZ/EcYsE6YdtY4m3798+WxIngS8UUYWiUOUpdTQKWRE",
+	"FJqRGJTf+g/QSlRfkdWCQWivxiaYUIFte04u3RFW+x7G8C7hZu4LHfvDTwTXpHCVut/fzTVLCsXNujf+",
+	"7VVdNqywVWz9tT4G4lBOpqdYWjKjeLI90OEau6eJe5r07eqX60Sm1i83C5lGRMnCWM8NaCjQokcYeeQf",
+	"h3ID0IWIfCeJKgSUCrBHmu91IrOMWdHWR85vnohnStpvsEJjmJq9zqXmACFHdd7JU4MD3CkuttXjPKMc",
+	"BIW9pkvIP+r9hXz/+IdnZCrNYn25MCa/9OO+NNLQjNTnAmn4o61z4ipWDSfiL+Tlfz97vKVxF9WfiM5H",
+	"3uBn/j7pfff45aQXwdf+Pin3+qQX4ef+PrGjnvTekhOYqi3xwqg13IVr7wIZu9fj49gZj22/qt7PpAq6",
+	"vm1noM7aS1OWJF9e75V+nPWF3YTZ9riw4m3lXRYQvpO5HpY/XLofXO1XvO9Y8jn2yyWHZ5yl53g1suKa",
+	"kQejM0c75vb9NGNLksiUkbgQ9JryjE6tzww2I0mZoTzzxXuAC5XyjKUTAQTUpI/sEtxNrT4aEgiwTmlm",
+	"tbSyAi5SYhSdzXiClSqgcgRN1xPhNjDrUt3P/VB779jAwY90Vc5prhJk/vt5dvE4H45/f0JsXzjby1ry",
+	"i7rPkbDnWdu5E+pfeNPDfKmLwizsB62pjGlJ3axGCulKqPGmA0RqU5kUSyYM6SuWUcOv2ZG16QuV9ca9",
+	"YwgTuA41W8XTOQo2FDI3VBscRyDdykqVLJg2+JdzIqRD9AvGUgaOhHMegoFvRnOfVWGmPuamOrY1Hdlt",
+	"qZHZmStfcNB+2VU3DD5R5gq0ZxCVC8SNZtksfNGzwm2+eOF6EQTCykRY6GHsg+W5kjOesaBZHEFLo9+V",
+	"JNNKZgyKK4btNwm6HXLdDrqElwY5TwGz4+anMH0gChIX6gWOdFRWycaF9tHgsG6raWn4kas5VHKulhdx",
+	"eEWkgQtyoaSwinSm5DJoEy6K2lfJu+dyJUCXnAcuk+29ojO7Hp7eqPq8oxWqTQxa529fvf2/AQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -226,7 +226,13 @@ func sampleValue(ref *openapi3.SchemaRef, depth int) any {
 		}
 		return out
 	case s.Type.Is(openapi3.TypeArray):
-		return []any{}
+		// As many elements as the schema needs: a body must pass its
+		// schema to reach the handler (request validation, ADR 0022).
+		out := []any{}
+		for range s.MinItems {
+			out = append(out, sampleValue(s.Items, depth+1))
+		}
+		return out
 	case s.Type.Is(openapi3.TypeInteger), s.Type.Is(openapi3.TypeNumber):
 		if len(s.Enum) > 0 {
 			return s.Enum[0]

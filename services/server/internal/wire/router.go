@@ -30,7 +30,13 @@ type routerDeps struct {
 	// authenticate, so it sees the actor (httpmw.Idempotency, which acts on
 	// POST only); nil means none (router tests).
 	idempotency apigen.MiddlewareFunc
-	mount       func(chi.Router)
+	// validate runs around every generated operation inside authenticate
+	// and outside idempotency (validateRequests, ADR 0022): the one place
+	// bodies and parameters are checked against api/openapi.yaml, so a
+	// refused request costs no idempotency claim. nil means none (router
+	// tests).
+	validate apigen.MiddlewareFunc
+	mount    func(chi.Router)
 	// gateway, when set, is mounted at GET gateway.Path beside the strict
 	// server: the WebSocket gateway is no OpenAPI operation (spec 05).
 	gateway http.Handler
@@ -78,10 +84,15 @@ func newRouter(d routerDeps) http.Handler {
 	// The generated wrapper applies the slice in order, each entry wrapping
 	// the ones before it, so the last entry runs first: idempotency comes
 	// before authenticate to run inside it, with the actor in the context,
-	// and compression last, to see the final response of each.
+	// validation between them (a request is authenticated before its body
+	// is read, and checked before it claims an idempotency key), and
+	// compression last, to see the final response of each.
 	var middlewares []apigen.MiddlewareFunc
 	if d.idempotency != nil {
 		middlewares = append(middlewares, d.idempotency)
+	}
+	if d.validate != nil {
+		middlewares = append(middlewares, d.validate)
 	}
 	if d.authenticate != nil {
 		middlewares = append(middlewares, d.authenticate)

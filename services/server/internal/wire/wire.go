@@ -185,6 +185,10 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	if err != nil {
 		return nil, err
 	}
+	checks, err := newRequestChecks(doc)
+	if err != nil {
+		return nil, err
+	}
 
 	pool, err := NewPool(ctx, dbURL, maxConns)
 	if err != nil {
@@ -261,6 +265,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 		},
 		authenticate: authenticateOperations(public, identityhttp.Authenticate(a.identity)),
 		idempotency:  a.idempotent(a.tx, a.clock),
+		validate:     validateRequests(checks),
 		compress:     httpmw.Compress(minCompressBytes),
 		mount:        opts.Mount,
 		gateway:      a.gatewayHandler(),
