@@ -136,7 +136,7 @@ func stringMembers(s *openapi3.Schema, v any, segs []any, field string) []locati
 		}
 	case []any:
 		for i, e := range t {
-			out = append(out, stringMembers(s.Items.Value, e, append(segs, i), fmt.Sprintf("%s[%d]", field, i))...)
+			out = append(out, stringMembers(itemsOf(s), e, append(segs, i), fmt.Sprintf("%s[%d]", field, i))...)
 		}
 	}
 	return out
@@ -164,10 +164,19 @@ func objects(s *openapi3.Schema, v any, segs []any, field string) []struct {
 		}
 	case []any:
 		for i, e := range t {
-			out = append(out, objects(s.Items.Value, e, append(segs, i), fmt.Sprintf("%s[%d]", field, i))...)
+			out = append(out, objects(itemsOf(s), e, append(segs, i), fmt.Sprintf("%s[%d]", field, i))...)
 		}
 	}
 	return out
+}
+
+// itemsOf is the schema of s's array elements, an empty schema when s is no
+// array (a fuzzed body may hold an array where its schema wants a string).
+func itemsOf(s *openapi3.Schema) *openapi3.Schema {
+	if s.Items == nil || s.Items.Value == nil {
+		return &openapi3.Schema{}
+	}
+	return s.Items.Value
 }
 
 func mapKeys(m map[string]any) func(func(string) bool) {
