@@ -254,14 +254,13 @@ func fuzzRequest(t *testing.T, g sampler, o specOperation) fuzzed {
 			base = map[string]any{"x": "y"}
 		}
 		// Later mutations may have replaced the invalid text: the body
-		// carries it when the placeholder survived (encode replaces the
-		// first; any other is valid text).
+		// carries it when the placeholder survived them (encode replaces
+		// the first; any other is valid text) and the raw mutations below
+		// left it whole.
 		quoted, _ := json.Marshal(badPlaceholder)
-		plain := encode(t, base, "")
-		if bad != "" && strings.Contains(plain, string(quoted)) {
-			f.invalid, f.why = true, "a member or member name"
-		}
+		carriesBad := bad != "" && strings.Contains(encode(t, base, ""), string(quoted))
 		f.body = []byte(encode(t, base, bad))
+		changed := false
 		switch rnd.IntN(12) {
 		case 0:
 			f.body = f.body[:rnd.IntN(len(f.body)+1)]
@@ -269,18 +268,20 @@ func fuzzRequest(t *testing.T, g sampler, o specOperation) fuzzed {
 			b := bytes.Clone(f.body)
 			b[rnd.IntN(len(b))] = byte(rnd.IntN(256))
 			f.body = b
-			if !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0 {
-				f.invalid, f.why = true, "a changed byte"
-			}
+			changed = !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0
 		case 2:
 			f.body = []byte{}
 		}
 		if contentType != "" {
 			f.header.Set("Content-Type", contentType)
 		}
-		if o.body == nil {
+		switch {
+		case o.body == nil:
 			// A body to an operation that takes none is not read.
-			f.invalid, f.why = false, ""
+		case carriesBad && bytes.Contains(f.body, []byte(`"`+bad+`"`)):
+			f.invalid, f.why = true, "a member or member name"
+		case changed:
+			f.invalid, f.why = true, "a changed byte"
 		}
 	}
 	return f

@@ -15,6 +15,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/uuid"
 
+	"bothy.example.com/server/internal/apigen"
 	"bothy.example.com/server/internal/kernel/problem"
 	"bothy.example.com/server/internal/wire/wiretest"
 )
@@ -511,4 +512,42 @@ func TestUnsupportedMediaType(t *testing.T) {
 			}.check(t, w.env, w.alex.token)
 		}
 	}
+}
+
+// TestIssue16Findings replays the requests of issue 16, finding 2, and issue 13 on a world
+// with data: each is refused with the status and field spec 05 names and writes nothing; a
+// read state survives an empty body.
+func TestIssue16Findings(t *testing.T) {
+	t.Parallel()
+	w := newChatWorld(t, false)
+	w.post(t, w.alex, w.campaignThread, "Second")
+	thread := "/api/v1/threads/" + w.campaignThread.String()
+	readState := thread + "/read-state"
+	var rs apigen.ReadState
+	w.must(t, w.sam, http.MethodPut, readState, `{"last_read_seq":2}`, http.StatusOK, &rs)
+	if rs.LastReadSeq != 2 || rs.Version != 1 {
+		t.Fatalf("updateReadState = %+v, want last_read_seq 2 at version 1", rs)
+	}
+	message := "/api/v1/messages/" + w.campaignFirstMsg.String()
+	w.refuse(t,
+		refusal{name: "postMessage with NUL", as: w.alex, method: http.MethodPost, path: thread + "/messages", body: `{"content_md":"a\u0000b"}`, status: http.StatusBadRequest, code: invalid, fields: []string{"content_md"}},
+		refusal{name: "createThread with NUL in the title", as: w.alex, method: http.MethodPost, path: "/api/v1/channels/" + w.campaigns.String() + "/threads", body: `{"title":"a\u0000","content_md":"b"}`, status: http.StatusBadRequest, code: invalid, fields: []string{"title"}},
+		refusal{name: "editMessage with a lone surrogate", as: w.alex, method: http.MethodPatch, path: message, body: `{"content_md":"\ud800"}`, status: http.StatusBadRequest, code: invalid, fields: []string{"content_md"}},
+		refusal{name: "createSpace with an overlong form", as: w.alex, method: http.MethodPost, path: "/api/v1/spaces", body: "{\"name\":\"\xc0\xaf\"}", status: http.StatusBadRequest, code: invalid, fields: []string{"name"}},
+		refusal{name: "saveDraft with an encoded surrogate", as: w.sam, method: http.MethodPut, path: "/api/v1/channels/" + w.campaigns.String() + "/draft", body: "{\"content_md\":\"\xed\xa0\x80\"}", status: http.StatusBadRequest, code: invalid, fields: []string{"content_md"}},
+		refusal{name: "putSetting with NUL in a nested member name", as: w.sam, method: http.MethodPut, path: "/api/v1/me/settings/theme", body: `{"value":{"a\u0000":1}}`, status: http.StatusBadRequest, code: invalid, fields: []string{"value"}},
+		refusal{name: "read state from {}", as: w.sam, method: http.MethodPut, path: readState, body: `{}`, status: http.StatusBadRequest, code: invalid, fields: []string{"last_read_seq"}},
+		refusal{name: "read state from null", as: w.sam, method: http.MethodPut, path: readState, body: `{"last_read_seq":null}`, status: http.StatusBadRequest, code: invalid, fields: []string{"last_read_seq"}},
+		refusal{name: "read state from a string", as: w.sam, method: http.MethodPut, path: readState, body: `{"last_read_seq":"2"}`, status: http.StatusBadRequest, code: invalid, fields: []string{"last_read_seq"}},
+		refusal{name: "read state with an unknown member", as: w.sam, method: http.MethodPut, path: readState, body: `{"last_read_seq":2,"last_read":1}`, status: http.StatusBadRequest, code: invalid, fields: []string{"last_read"}},
+		refusal{name: "postMessage as text/plain (issue 13)", as: w.alex, method: http.MethodPost, path: thread + "/messages", body: `{"content_md":"hi"}`, header: []string{"Content-Type", "text/plain"}, status: http.StatusUnsupportedMediaType, code: "unsupported_media_type"},
+	)
+	// The read state is where it was: the next write is its version 2.
+	w.must(t, w.sam, http.MethodPut, readState, `{"last_read_seq":2}`, http.StatusOK, &rs)
+	if rs.LastReadSeq != 2 || rs.Version != 2 {
+		t.Fatalf("updateReadState after the refusals = %+v, want last_read_seq 2 at version 2", rs)
+	}
+	// A charset and a +json type are JSON.
+	w.must(t, w.alex, http.MethodPost, thread+"/messages", `{"content_md":"hi"}`, http.StatusCreated, nil, "Content-Type", "application/json; charset=UTF-8")
+	w.must(t, w.alex, http.MethodPost, thread+"/messages", `{"content_md":"hi"}`, http.StatusCreated, nil, "Content-Type", "application/vnd.bothy+json")
 }
