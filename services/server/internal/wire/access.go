@@ -185,6 +185,11 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		return access{}, fmt.Errorf("agents: %w", err)
 	}
 
+	personalStore := syncpg.NewPersonalStore(runner)
+	marker, err := syncapp.NewOwnReads(personalStore, log.appender, clk)
+	if err != nil {
+		return access{}, fmt.Errorf("own reads: %w", err)
+	}
 	chatService, err := chatapp.New(chatapp.Deps{
 		Store:      chatStore,
 		Tx:         runner,
@@ -193,6 +198,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		Authorizer: authorizer,
 		Grants:     grants,
 		Principals: ids,
+		OwnReads:   ownReads{reads: marker},
 		Clock:      clk,
 		Config:     c.chat,
 	})
@@ -201,7 +207,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 	}
 	personal, err := syncapp.NewPersonal(syncapp.PersonalDeps{
 		Runner:     runner,
-		Store:      syncpg.NewPersonalStore(runner),
+		Store:      personalStore,
 		Places:     chatPlaces{threads: chatService.Threads(), channels: chatService.Channels()},
 		Authorizer: authorizer,
 		Appender:   log.appender,

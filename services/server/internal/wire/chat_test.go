@@ -53,7 +53,7 @@ func TestChatOperationsAppendTheirEvents(t *testing.T) {
 	w.grant(t, sam, "space", support.Id, "member")
 
 	// createThread: thread.created and message.created (seq 1), with the mention of Sam, who
-	// may read the channel.
+	// may read the channel, then Alex's own read state of it (spec 05a, own posts are read).
 	h = w.head(t)
 	var th apigen.Thread
 	r = w.must(t, alex, http.MethodPost, "/api/v1/channels/"+tickets.Id.String()+"/threads", `{"title":"Printer","content_md":"@sam the printer is jammed"}`, http.StatusCreated, &th)
@@ -64,6 +64,7 @@ func TestChatOperationsAppendTheirEvents(t *testing.T) {
 	ev = w.expectEvents(t, h, r,
 		wantEvent{typ: "thread.created", kind: kernel.ResourceThread, id: th.Id, space: support.Id, channel: tickets.Id, thread: th.Id, actor: alex.id},
 		wantEvent{typ: "message.created", kind: kernel.ResourceMessage, id: first.Id, space: support.Id, channel: tickets.Id, thread: th.Id, actor: alex.id},
+		wantEvent{typ: "read_state.updated", kind: kernel.ResourceThread, id: th.Id, space: support.Id, channel: tickets.Id, thread: th.Id, actor: alex.id, audience: alex.id},
 	)
 	requirePayload(t, ev[0], map[string]any{
 		"thread_id": th.Id.String(), "channel_id": tickets.Id.String(), "title": "Printer", "created_by": alex.id.String(), "version": 1,
@@ -73,14 +74,17 @@ func TestChatOperationsAppendTheirEvents(t *testing.T) {
 		"seq": 1, "content_md": "@sam the printer is jammed", "mention_ids": idStrings(sam.id), "created_at": stamp(first.CreatedAt),
 	})
 
-	// postMessage: message.created with the next seq.
+	// postMessage: message.created with the next seq, then Sam's own read state.
 	h = w.head(t)
 	var reply apigen.Message
 	r = w.must(t, sam, http.MethodPost, "/api/v1/threads/"+th.Id.String()+"/messages", `{"content_md":"On my way, @alex"}`, http.StatusCreated, &reply)
 	if reply.Seq != 2 || reply.AuthorId != sam.id {
 		t.Fatalf("postMessage = %+v, want seq 2 by Sam", reply)
 	}
-	ev = w.expectEvents(t, h, r, wantEvent{typ: "message.created", kind: kernel.ResourceMessage, id: reply.Id, space: support.Id, channel: tickets.Id, thread: th.Id, actor: sam.id})
+	ev = w.expectEvents(t, h, r,
+		wantEvent{typ: "message.created", kind: kernel.ResourceMessage, id: reply.Id, space: support.Id, channel: tickets.Id, thread: th.Id, actor: sam.id},
+		wantEvent{typ: "read_state.updated", kind: kernel.ResourceThread, id: th.Id, space: support.Id, channel: tickets.Id, thread: th.Id, actor: sam.id, audience: sam.id})
+	requirePayload(t, ev[1], map[string]any{"thread_id": th.Id.String(), "channel_id": tickets.Id.String(), "last_read_seq": 2, "version": 1})
 	requirePayload(t, ev[0], map[string]any{
 		"message_id": reply.Id.String(), "thread_id": th.Id.String(), "channel_id": tickets.Id.String(), "author_id": sam.id.String(),
 		"seq": 2, "content_md": "On my way, @alex", "mention_ids": idStrings(alex.id), "created_at": stamp(reply.CreatedAt),
@@ -160,6 +164,7 @@ func TestChatOperationsAppendTheirEvents(t *testing.T) {
 	w.expectEvents(t, h, r,
 		wantEvent{typ: "thread.created", kind: kernel.ResourceThread, id: th.Id, channel: dm.Id, thread: th.Id, actor: sam.id},
 		wantEvent{typ: "message.created", kind: kernel.ResourceMessage, id: th.FirstMessage.Id, channel: dm.Id, thread: th.Id, actor: sam.id},
+		wantEvent{typ: "read_state.updated", kind: kernel.ResourceThread, id: th.Id, channel: dm.Id, thread: th.Id, actor: sam.id, audience: sam.id},
 	)
 
 	// Reads append nothing.
@@ -580,7 +585,9 @@ func TestMentionsOnlyOfReaders(t *testing.T) {
 	if fmt.Sprint(m.MentionIds) != fmt.Sprint([]uuid.UUID{sam.id}) {
 		t.Fatalf("mention_ids = %v, want only Sam %s", m.MentionIds, sam.id)
 	}
-	ev := w.expectEvents(t, h, r, wantEvent{typ: "message.created", kind: kernel.ResourceMessage, id: m.Id, space: w.support, channel: w.tickets, thread: w.ticketThread, actor: alex.id})
+	ev := w.expectEvents(t, h, r,
+		wantEvent{typ: "message.created", kind: kernel.ResourceMessage, id: m.Id, space: w.support, channel: w.tickets, thread: w.ticketThread, actor: alex.id},
+		wantEvent{typ: "read_state.updated", kind: kernel.ResourceThread, id: w.ticketThread, space: w.support, channel: w.tickets, thread: w.ticketThread, actor: alex.id, audience: alex.id})
 	if got := payloadOf(t, ev[0])["mention_ids"]; fmt.Sprint(got) != fmt.Sprint(idStrings(sam.id)) {
 		t.Fatalf("message.created mention_ids = %v, want only Sam", got)
 	}
@@ -793,9 +800,22 @@ func TestConcurrentPostersGetConsecutiveSeqs(t *testing.T) {
 		t.Fatalf("paging by 10 yields %d messages, want %d", len(paged), n)
 	}
 
-	// The log: one message.created per post, in seq order.
+	// The log: one message.created per post, in seq order, each followed by its author's own
+	// read state of the thread at its seq (spec 05a, own posts are read).
 	var logged []int64
-	for _, e := range w.eventsAfter(t, start) {
+	events := w.eventsAfter(t, start)
+	for i, e := range events {
+		if e.Type == "read_state.updated" {
+			if i == 0 {
+				t.Fatalf("event %d is a read state before any post", e.Seq)
+			}
+			prev := events[i-1]
+			if prev.Type != "message.created" || e.AudienceID != prev.ActorID || e.ActorID != prev.ActorID ||
+				payloadOf(t, e)["last_read_seq"] != payloadOf(t, prev)["seq"] {
+				t.Fatalf("event %d is a read state that follows no own post of its owner", e.Seq)
+			}
+			continue
+		}
 		if e.Type != "message.created" || e.ResourceID != bySeq[int64(len(logged)+2)].Id {
 			t.Fatalf("event %d is %s of %s, want message.created of seq %d", e.Seq, e.Type, e.ResourceID, len(logged)+2)
 		}
@@ -829,8 +849,10 @@ func TestIdempotencyKeyOnPostMessage(t *testing.T) {
 	}
 	var m apigen.Message
 	first.JSON(t, &m)
-	// One event, of the first request.
-	w.expectEvents(t, h, first, wantEvent{typ: "message.created", kind: kernel.ResourceMessage, id: m.Id, space: w.marketing, channel: w.campaigns, thread: w.campaignThread, actor: w.alex.id})
+	// One message.created and Alex's own read state, of the first request.
+	w.expectEvents(t, h, first,
+		wantEvent{typ: "message.created", kind: kernel.ResourceMessage, id: m.Id, space: w.marketing, channel: w.campaigns, thread: w.campaignThread, actor: w.alex.id},
+		wantEvent{typ: "read_state.updated", kind: kernel.ResourceThread, id: w.campaignThread, space: w.marketing, channel: w.campaigns, thread: w.campaignThread, actor: w.alex.id, audience: w.alex.id})
 	// One message.
 	list := w.messages(t, w.sam, w.campaignThread)
 	count := 0
@@ -850,7 +872,9 @@ func TestIdempotencyKeyOnPostMessage(t *testing.T) {
 	if r.Header.Get("Idempotency-Replayed") != "" || sams.Id == m.Id || sams.Seq != 3 {
 		t.Fatalf("Sam's post with Alex's key = %+v (replayed %q), want a new message", sams, r.Header.Get("Idempotency-Replayed"))
 	}
-	w.expectEvents(t, h, r, wantEvent{typ: "message.created", kind: kernel.ResourceMessage, id: sams.Id, space: w.marketing, channel: w.campaigns, thread: w.campaignThread, actor: w.sam.id})
+	w.expectEvents(t, h, r,
+		wantEvent{typ: "message.created", kind: kernel.ResourceMessage, id: sams.Id, space: w.marketing, channel: w.campaigns, thread: w.campaignThread, actor: w.sam.id},
+		wantEvent{typ: "read_state.updated", kind: kernel.ResourceThread, id: w.campaignThread, space: w.marketing, channel: w.campaigns, thread: w.campaignThread, actor: w.sam.id, audience: w.sam.id})
 }
 
 // TestDirectMessageOnePerParticipantSet: Alex and Sam open their direct message at the same

@@ -127,7 +127,7 @@ func TestDemoWorldIsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Demo: %v", err)
 	}
-	want := wire.DemoCounts{Principals: 4, Spaces: 2, Channels: 3, Grants: 5, Threads: 4, Messages: 10, ReadStates: 5, Drafts: 2}
+	want := wire.DemoCounts{Principals: 4, Spaces: 2, Channels: 3, Grants: 5, Threads: 4, Messages: 10, ReadStates: 1, Drafts: 2}
 	if first.Created != want {
 		t.Fatalf("first run created %+v, want %+v", first.Created, want)
 	}
@@ -282,12 +282,15 @@ func TestDemoWorldAccess(t *testing.T) {
 	if err != nil {
 		t.Fatalf("read states of Sam: %v", err)
 	}
-	if len(samRead) != 3 || samRead[threadID["demo:support-tickets-1"]].LastReadSeq != 2 {
-		t.Fatalf("Sam's read states %+v, want 3 with tickets-1 read up to 2", samRead)
+	// Own posts are read: Sam's four threads are read up to his last message in each.
+	if len(samRead) != 4 || samRead[threadID["demo:support-tickets-1"]].LastReadSeq != 2 ||
+		samRead[threadID["demo:support-tickets-2"]].LastReadSeq != 1 || samRead[threadID["demo:marketing-campaigns-1"]].LastReadSeq != 2 {
+		t.Fatalf("Sam's read states %+v, want 4 with tickets-1 read up to 2", samRead)
 	}
 	robinRead, err := env.App.ReadStatesOf(ctx, ids["robin"])
-	if err != nil || len(robinRead) != 2 || robinRead[threadID["demo:support-escalations-1"]].LastReadSeq != 1 {
-		t.Fatalf("Robin's read states %+v (%v), want 2 with escalations-1 read up to 1", robinRead, err)
+	if err != nil || len(robinRead) != 3 || robinRead[threadID["demo:support-escalations-1"]].LastReadSeq != 1 ||
+		robinRead[threadID["demo:support-tickets-1"]].LastReadSeq != 4 {
+		t.Fatalf("Robin's read states %+v (%v), want 3 with escalations-1 read up to 1", robinRead, err)
 	}
 	unread := func(who string, rs map[uuid.UUID]int64) map[uuid.UUID]int {
 		t.Helper()

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/chat"
+	chatapp "bothy.example.com/server/internal/chat/app"
 	syncapp "bothy.example.com/server/internal/sync/app"
 )
 
@@ -37,4 +38,15 @@ func (p chatPlaces) Channel(ctx context.Context, id uuid.UUID) (syncapp.ChannelP
 		return syncapp.ChannelPlace{}, err
 	}
 	return syncapp.ChannelPlace{ChannelID: ch.ID, SpaceID: ch.SpaceID, Archived: !ch.ArchivedAt.IsZero()}, nil
+}
+
+// ownReads binds chat's OwnReads port to the sync module's use case: the
+// read state of an author's own post moves in the post's transaction.
+type ownReads struct{ reads *syncapp.OwnReads }
+
+var _ chatapp.OwnReads = ownReads{}
+
+// MarkRead implements chatapp.OwnReads.
+func (o ownReads) MarkRead(ctx context.Context, p chatapp.OwnPost) error {
+	return o.reads.MarkRead(ctx, syncapp.OwnPost(p))
 }

@@ -51,6 +51,11 @@ type routerDeps struct {
 	// a compressing writer must not stand between a WebSocket and its
 	// hijacked connection. nil means none (router tests).
 	compress apigen.MiddlewareFunc
+	// cors, when set, runs after the metrics and before the body limit, on
+	// every route (httpmw.CORS): it answers preflights before routing and
+	// authentication, and marks every other answer for the origins
+	// http.cors.allowed_origins lists. nil means none (router tests).
+	cors func(http.Handler) http.Handler
 }
 
 // minCompressBytes is the smallest body httpmw.Compress gzips: below about
@@ -62,8 +67,10 @@ const minCompressBytes = 1024
 // the logger into the context (for Recover and problem.Write), Recover (so
 // a panic anywhere below is a 500 problem), RequestID (so every response,
 // even a panic's, carries X-Request-Id), AccessLog and the HTTP metrics
-// (which see the final status), BodyLimit (before anything reads a body).
-// All of them are chi middleware, so the metrics see the route pattern.
+// (which see the final status), CORS (so a preflight is logged and counted,
+// and answered before chi routes it, which would answer 405), BodyLimit
+// (before anything reads a body). All of them are chi middleware, so the
+// metrics see the route pattern.
 func newRouter(d routerDeps) http.Handler {
 	r := chi.NewRouter()
 	r.Use(
@@ -72,8 +79,11 @@ func newRouter(d routerDeps) http.Handler {
 		httpmw.RequestID,
 		httpmw.AccessLog(d.logger),
 		d.metrics.Middleware,
-		httpmw.BodyLimit(d.maxBodyBytes),
 	)
+	if d.cors != nil {
+		r.Use(d.cors)
+	}
+	r.Use(httpmw.BodyLimit(d.maxBodyBytes))
 	r.NotFound(notFound)
 	r.MethodNotAllowed(methodNotAllowed(r))
 

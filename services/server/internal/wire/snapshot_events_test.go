@@ -326,7 +326,14 @@ func TestSnapshotPlusEventsEqualsSnapshot(t *testing.T) {
 		}},
 		{"a read state in the middle", []string{"read_state.updated"}, func() { w.readTo(t, sam, launch, 1) }},
 		{"a read state at the end", []string{"read_state.updated"}, func() { w.readTo(t, sam, launch, 2) }},
-		{"Sam's own message", []string{"message.created"}, func() { w.post(t, sam, w.campaignThread, "Looks good") }},
+		{"Sam's own message", []string{"message.created", "read_state.updated"}, func() { w.post(t, sam, w.campaignThread, "Looks good") }},
+		{"Sam's own message after he marked the thread unread", []string{"read_state.updated", "message.created", "read_state.updated"}, func() {
+			w.readTo(t, sam, w.campaignThread, 0)
+			w.post(t, sam, w.campaignThread, "And one more thing, @sam")
+		}},
+		{"Sam's own thread", []string{"thread.created", "message.created", "read_state.updated"}, func() {
+			w.thread(t, sam, w.campaigns, "Notes from the launch call")
+		}},
 		{"a channel draft", []string{"draft.saved"}, func() {
 			w.must(t, sam, http.MethodPut, "/api/v1/channels/"+w.campaigns.String()+"/draft", `{"content_md":"Half a reply"}`, http.StatusOK, nil)
 		}},

@@ -244,6 +244,24 @@ func cuSeqs(events []cuEvent) []int64 {
 }
 
 // storedWhere returns the stored events keep accepts, in order.
+// storedSeqs lists the seqs of stored events.
+func storedSeqs(events []syncdomain.StoredEvent) []int64 {
+	out := make([]int64, len(events))
+	for i, e := range events {
+		out[i] = e.Seq
+	}
+	return out
+}
+
+// sharedAfter is eventsAfter without the personal events, each of which reaches its owner
+// only: what a reader of everything receives who wrote none of them. Every post appends its
+// author's own read state too (spec 05a, own posts are read), so the owner's posts leave one
+// personal event each in the log.
+func (w *apiWorld) sharedAfter(t *testing.T, after int64) []syncdomain.StoredEvent {
+	t.Helper()
+	return storedWhere(w.eventsAfter(t, after), func(e syncdomain.StoredEvent) bool { return !e.Personal() })
+}
+
 func storedWhere(events []syncdomain.StoredEvent, keep func(syncdomain.StoredEvent) bool) []syncdomain.StoredEvent {
 	var out []syncdomain.StoredEvent
 	for _, e := range events {

@@ -161,6 +161,8 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	logCfg := readEventLogConfig(cfg)
 	accessCfg := readAccessConfig(cfg)
 	gatewayCfg := gateway.ConfigFrom(cfg)
+	corsOrigins, corsErr := httpmw.ParseOrigins(cfg.String(config.HTTPCORSAllowedOrigins))
+	corsCfg := httpmw.CORSConfig{AllowedOrigins: corsOrigins, MaxAge: cfg.Duration(config.HTTPCORSMaxAge)}
 	// Every key is read by now: report all bad values and typos at once.
 	if err := cfg.Err(); err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
@@ -176,6 +178,9 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	}
 	if err := gatewayCfg.Validate(); err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	if corsErr != nil {
+		return nil, fmt.Errorf("configuration: %s: %w", config.HTTPCORSAllowedOrigins.Name, corsErr)
 	}
 	doc, err := apigen.GetSpec()
 	if err != nil {
@@ -267,6 +272,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 		idempotency:  a.idempotent(a.tx, a.clock),
 		validate:     validateRequests(checks),
 		compress:     httpmw.Compress(minCompressBytes),
+		cors:         httpmw.CORS(corsCfg),
 		mount:        opts.Mount,
 		gateway:      a.gatewayHandler(),
 	}

@@ -38,6 +38,7 @@ type env struct {
 	authz    *fakeAuthorizer
 	grants   *fakeGrants
 	dir      *fakeDirectory
+	ownReads *fakeOwnReads
 	clock    *clock.Fake
 	svc      *app.Service
 }
@@ -46,7 +47,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{
 		store: newFakeStore(), appender: &fakeAppender{}, redactor: &fakeRedactor{}, authz: newFakeAuthorizer(),
-		grants: &fakeGrants{}, clock: clock.NewFake(start),
+		grants: &fakeGrants{}, ownReads: &fakeOwnReads{}, clock: clock.NewFake(start),
 		dir: &fakeDirectory{
 			refs: map[uuid.UUID]identity.PrincipalRef{
 				alex:  {ID: alex, Kind: actor.KindPerson, DisplayName: "Alex", Handle: "alex"},
@@ -59,7 +60,7 @@ func newEnv(t *testing.T) *env {
 	e.tx = &fakeTx{store: e.store, appender: e.appender}
 	svc, err := app.New(app.Deps{
 		Store: e.store, Tx: e.tx, Appender: e.appender, Redactor: e.redactor, Authorizer: e.authz,
-		Grants: e.grants, Principals: e.dir, Clock: e.clock, Config: testConfig,
+		Grants: e.grants, Principals: e.dir, OwnReads: e.ownReads, Clock: e.clock, Config: testConfig,
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)

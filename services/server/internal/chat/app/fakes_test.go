@@ -746,3 +746,33 @@ func payload(e kernel.Event) map[string]any {
 	}
 	return m
 }
+
+// fakeOwnReads records the own posts it is asked to mark read, which must come inside a
+// fake transaction (unless realTx: the stack's transactions are PostgreSQL's); failNext makes
+// the next call fail, as a failed write of the read state would.
+type fakeOwnReads struct {
+	mu       gosync.Mutex
+	marked   []app.OwnPost
+	failNext error
+	realTx   bool
+}
+
+func (f *fakeOwnReads) MarkRead(ctx context.Context, p app.OwnPost) error {
+	if _, ok := ctx.Value(txKey{}).(*[]kernel.Event); !ok && !f.realTx {
+		return problem.New(problem.ErrConflict, "own post marked outside a transaction")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.failNext; err != nil {
+		f.failNext = nil
+		return err
+	}
+	f.marked = append(f.marked, p)
+	return nil
+}
+
+func (f *fakeOwnReads) posts() []app.OwnPost {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.marked)
+}

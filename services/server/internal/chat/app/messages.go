@@ -17,7 +17,8 @@ import (
 // text validated and its mentions resolved; then, in one transaction, the thread's next seq
 // is taken under its row lock (Store.AdvanceThread; an archived channel is refused with
 // domain.ErrChannelArchived and the advance rolled back), the message and its mentions are
-// stored and message.created appended. chat.ErrDuplicateKey for a taken external key.
+// stored and message.created appended, and the author's read state moved to the message
+// (OwnReads). chat.ErrDuplicateKey for a taken external key.
 func (v messages) Post(ctx context.Context, in chat.MessageInput) (chat.Message, error) {
 	s := v.s
 	th, err := s.store.Thread(ctx, in.ThreadID)
@@ -52,7 +53,10 @@ func (v messages) Post(ctx context.Context, in chat.MessageInput) (chat.Message,
 		if err := s.store.InsertMessage(ctx, m); err != nil {
 			return err
 		}
-		return s.appender.Append(ctx, messageCreated(who.PrincipalID, m))
+		if err := s.appender.Append(ctx, messageCreated(who.PrincipalID, m)); err != nil {
+			return err
+		}
+		return s.ownReads.MarkRead(ctx, ownPost(m))
 	})
 	if err != nil {
 		return chat.Message{}, fmt.Errorf("chat: post message: %w", err)

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/chat"
+	"bothy.example.com/server/internal/chat/app"
 	"bothy.example.com/server/internal/chat/domain"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/authorize"
@@ -40,6 +41,10 @@ func TestPostMessage(t *testing.T) {
 	if p := payload(evs[0]); p["seq"] != 2.0 || p["author_id"] != sam.String() || p["content_md"] != "thanks @alex" {
 		t.Errorf("payload = %v", p)
 	}
+	// Sam's own post is read: his read state moves to it, in the post's transaction.
+	if got := e.ownReads.posts(); len(got) == 0 || got[len(got)-1] != (app.OwnPost{AuthorID: sam, SpaceID: sp.ID, ChannelID: ch.ID, ThreadID: th.ID, Seq: 2}) {
+		t.Errorf("own posts marked read = %+v, want Sam's seq 2 last", got)
+	}
 	for range 3 {
 		if _, err := e.svc.Messages().Post(as(t, sam), chat.MessageInput{ThreadID: th.ID, ContentMD: "more"}); err != nil {
 			t.Fatal(err)
@@ -69,6 +74,7 @@ func TestPostMessage(t *testing.T) {
 		}, chat.MessageInput{ThreadID: th.ID, ContentMD: "hi"}, errDB, nil},
 		{"failing insert", func() { e.store.fail("InsertMessage", errDB) }, chat.MessageInput{ThreadID: th.ID, ContentMD: "hi"}, errDB, nil},
 		{"failing append", func() { e.appender.fail(errDB) }, chat.MessageInput{ThreadID: th.ID, ContentMD: "hi"}, errDB, nil},
+		{"failing read state", func() { e.ownReads.failNext = errDB }, chat.MessageInput{ThreadID: th.ID, ContentMD: "hi"}, errDB, nil},
 		{"failing mentions", func() { e.dir.fail = errDB }, chat.MessageInput{ThreadID: th.ID, ContentMD: "hi @alex"}, errDB, nil},
 	}
 	for _, tc := range tests {

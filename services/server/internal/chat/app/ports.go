@@ -116,3 +116,32 @@ type TxRunner interface {
 	// RunInTx runs fn in a transaction and commits when fn returns nil.
 	RunInTx(ctx context.Context, fn func(ctx context.Context) error) error
 }
+
+// OwnReads marks an author's own posts as read (spec 05a, "Own posts are read"): the read
+// state of principal data lives in the sync module, which the composition root binds this
+// port to, so chat never reads or writes it itself.
+type OwnReads interface {
+	// MarkRead moves the author's read state of the thread forward to the post's seq, never
+	// backwards, and appends the author's read_state.updated when it moved, in the
+	// transaction of ctx (the post's).
+	MarkRead(ctx context.Context, p OwnPost) error
+}
+
+// OwnPost is a message its author has just posted: who, where, and its seq.
+type OwnPost struct {
+	// AuthorID is the principal who posted; its read state moves.
+	AuthorID uuid.UUID
+	// SpaceID is the thread's space; uuid.Nil in a direct message.
+	SpaceID uuid.UUID
+	// ChannelID is the thread's channel.
+	ChannelID uuid.UUID
+	// ThreadID is the thread posted in.
+	ThreadID uuid.UUID
+	// Seq is the new message's seq.
+	Seq int64
+}
+
+// ownPost is the OwnPost of a message just stored.
+func ownPost(m chat.Message) OwnPost {
+	return OwnPost{AuthorID: m.AuthorID, SpaceID: m.SpaceID, ChannelID: m.ChannelID, ThreadID: m.ThreadID, Seq: m.Seq}
+}

@@ -36,6 +36,8 @@ type Deps struct {
 	// Principals checks that direct-message participants exist (Refs) and resolves @handle
 	// mentions (ByHandles).
 	Principals identity.Directory
+	// OwnReads moves an author's read state to each message they post, in its transaction.
+	OwnReads OwnReads
 	// Clock is the time of creation, edit, redaction and archiving.
 	Clock clock.Clock
 	// Config holds the message limit, the page size and the direct-message limit.
@@ -52,6 +54,7 @@ type Service struct {
 	authz      authz.Authorizer
 	grants     authz.Grants
 	principals identity.Directory
+	ownReads   OwnReads
 	clock      clock.Clock
 	cfg        Config
 }
@@ -71,6 +74,7 @@ func New(deps Deps) (*Service, error) {
 		{deps.Authorizer == nil, "authorizer"},
 		{deps.Grants == nil, "grants port"},
 		{deps.Principals == nil, "principal directory"},
+		{deps.OwnReads == nil, "own reads port"},
 		{deps.Clock == nil, "clock"},
 	} {
 		if d.missing {
@@ -84,7 +88,7 @@ func New(deps Deps) (*Service, error) {
 	return &Service{
 		store: deps.Store, tx: deps.Tx, appender: deps.Appender, redactor: deps.Redactor,
 		authz: deps.Authorizer, grants: deps.Grants, principals: deps.Principals,
-		clock: deps.Clock, cfg: deps.Config,
+		ownReads: deps.OwnReads, clock: deps.Clock, cfg: deps.Config,
 	}, nil
 }
 

@@ -85,7 +85,7 @@ func newStack(t *testing.T) *stack {
 	}
 	s.svc, err = app.New(app.Deps{
 		Store: store, Tx: runner, Appender: appender, Redactor: appender, Authorizer: authorizer,
-		Grants: s.grants, Principals: s.identity, Clock: clock.System(),
+		Grants: s.grants, Principals: s.identity, OwnReads: &fakeOwnReads{realTx: true}, Clock: clock.System(),
 		Config: app.Config{MaxMessageBytes: 16384, MessagesPageSize: 100, MaxDMParticipants: 8},
 	})
 	if err != nil {

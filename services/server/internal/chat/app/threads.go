@@ -15,8 +15,9 @@ import (
 // Create implements chat.Threads: the channel is loaded, thread.create on it authorized, the
 // title and first message validated, an archived channel refused (domain.ErrChannelArchived),
 // the mentions resolved, then the thread, its first message (seq 1) with its mentions,
-// thread.created and message.created in one transaction (chat.ErrDuplicateKey for a taken
-// external key, which rolls the thread back too).
+// thread.created and message.created, and the author's read state moved to the first message
+// (OwnReads), in one transaction (chat.ErrDuplicateKey for a taken external key, which rolls
+// the thread back too).
 func (v threads) Create(ctx context.Context, in chat.ThreadInput) (chat.Thread, chat.Message, error) {
 	s := v.s
 	ch, err := s.store.Channel(ctx, in.ChannelID)
@@ -58,7 +59,10 @@ func (v threads) Create(ctx context.Context, in chat.ThreadInput) (chat.Thread, 
 		if err := s.store.InsertMessage(ctx, m); err != nil {
 			return err
 		}
-		return s.appender.Append(ctx, threadCreated(who.PrincipalID, th), messageCreated(who.PrincipalID, m))
+		if err := s.appender.Append(ctx, threadCreated(who.PrincipalID, th), messageCreated(who.PrincipalID, m)); err != nil {
+			return err
+		}
+		return s.ownReads.MarkRead(ctx, ownPost(m))
 	})
 	if err != nil {
 		return chat.Thread{}, chat.Message{}, fmt.Errorf("chat: create thread: %w", err)

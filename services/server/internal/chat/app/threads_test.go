@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/chat"
+	"bothy.example.com/server/internal/chat/app"
 	"bothy.example.com/server/internal/chat/domain"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/authorize"
@@ -63,6 +64,10 @@ func TestCreateThread(t *testing.T) {
 	if got := e.store.message(m.ID); !slices.Equal(got.MentionIDs, []uuid.UUID{robin}) {
 		t.Errorf("stored mentions = %v", got.MentionIDs)
 	}
+	// Sam's first message is read: his read state moves to seq 1 in the thread's transaction.
+	if got := e.ownReads.posts(); len(got) != 1 || got[0] != (app.OwnPost{AuthorID: sam, SpaceID: sp.ID, ChannelID: ch.ID, ThreadID: th.ID, Seq: 1}) {
+		t.Errorf("own posts marked read = %+v, want Sam's seq 1 of the thread", got)
+	}
 
 	// Without mentions: none in the payload and no lookup.
 	lookups := e.dir.byHandle
@@ -103,6 +108,7 @@ func TestCreateThread(t *testing.T) {
 		}, chat.ThreadInput{ChannelID: ch.ID, ContentMD: "hi"}, errDB, nil},
 		{"failing message store", func() { e.store.fail("InsertMessage", errDB) }, chat.ThreadInput{ChannelID: ch.ID, ContentMD: "hi"}, errDB, nil},
 		{"failing append", func() { e.appender.fail(errDB) }, chat.ThreadInput{ChannelID: ch.ID, ContentMD: "hi"}, errDB, nil},
+		{"failing read state", func() { e.ownReads.failNext = errDB }, chat.ThreadInput{ChannelID: ch.ID, ContentMD: "hi"}, errDB, nil},
 		{"failing mention lookup", func() { e.dir.fail = errDB }, chat.ThreadInput{ChannelID: ch.ID, ContentMD: "hi @sam"}, errDB, nil},
 		{"failing reader check", func() {
 			e.dir.fail = nil

@@ -15,6 +15,15 @@ var (
 	// network outage, short enough that the stored responses stay few.
 	HTTPIdempotencyTTL = Define("http.idempotency_ttl", KindDuration, "24h",
 		"how long the response of a POST with an Idempotency-Key is kept and replayed to a retry with that key; expired keys are deleted by the maintenance (more than 0)")
+	// HTTPCORSAllowedOrigins lists the web origins whose browser pages may call the API
+	// (httpmw.CORS) and open the WebSocket gateway (besides the server's own host): one list
+	// for both, so a web client is allowed or refused as a whole.
+	HTTPCORSAllowedOrigins = Define("http.cors.allowed_origins", KindString, "",
+		"comma-separated origins (scheme://host[:port], no wildcards) whose browser pages may call the API (CORS) and open the WebSocket gateway; empty allows same-origin pages only; clients that send no Origin header (not browsers) are not affected")
+	// HTTPCORSMaxAge is how long a browser may cache a preflight's answer
+	// (Access-Control-Max-Age); browsers cap it themselves (Chromium at two hours).
+	HTTPCORSMaxAge = Define("http.cors.max_age", KindDuration, "10m",
+		"how long a browser may reuse the answer to a CORS preflight (Access-Control-Max-Age, in whole seconds)")
 	// HTTPReadHeaderTimeout bounds header reading, against slowloris clients.
 	HTTPReadHeaderTimeout = Define("http.read_header_timeout", KindDuration, "10s",
 		"time allowed to read request headers")

@@ -105,7 +105,7 @@ func (w *compressWriter) WriteHeader(code int) {
 		return
 	}
 	w.status = code
-	addVary(w.Header())
+	addVary(w.Header(), "Accept-Encoding")
 	if w.accepts && bodyAllowed(code) && compressible(w.Header()) {
 		w.state = stateHolding
 		return
@@ -203,16 +203,19 @@ func compressible(h http.Header) bool {
 	return err == nil && (mt == "application/json" || mt == "application/problem+json")
 }
 
-// addVary adds Accept-Encoding to the Vary header unless it names it (or *) already.
-func addVary(h http.Header) {
-	for _, v := range h.Values("Vary") {
+// addVary adds field to the Vary header unless it names it (or *) already. The header stays
+// one line ("Origin, Accept-Encoding"), which every cache reads alike and a client's
+// Header.Get sees whole.
+func addVary(h http.Header, field string) {
+	values := h.Values("Vary")
+	for _, v := range values {
 		for f := range strings.SplitSeq(v, ",") {
-			if f = strings.TrimSpace(f); f == "*" || strings.EqualFold(f, "Accept-Encoding") {
+			if f = strings.TrimSpace(f); f == "*" || strings.EqualFold(f, field) {
 				return
 			}
 		}
 	}
-	h.Add("Vary", "Accept-Encoding")
+	h.Set("Vary", strings.Join(append(values, field), ", "))
 }
 
 // acceptsGzip reports whether the request's Accept-Encoding accepts gzip (RFC 9110, 12.5.3):

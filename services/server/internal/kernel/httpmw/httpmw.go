@@ -1,8 +1,8 @@
 // Package httpmw holds the HTTP middleware every bothy server runs, so that
-// request ids, body limits, panic handling, access logs, idempotent retries
-// and response compression behave the same on every route. The composition
-// root chains them as Recover, RequestID, AccessLog, BodyLimit, then the
-// router; Idempotency runs per operation, inside authentication, because the
+// request ids, body limits, panic handling, access logs, CORS, idempotent
+// retries and response compression behave the same on every route. The
+// composition root chains them as Recover, RequestID, AccessLog, CORS,
+// BodyLimit, then the router; Idempotency runs per operation, inside authentication, because the
 // actor owns the key; Compress runs per operation too, outside all of them,
 // and never around the WebSocket gateway.
 package httpmw
@@ -100,10 +100,12 @@ func Recover(next http.Handler) http.Handler {
 				panic(http.ErrAbortHandler)
 			}
 			// Drop what the handler set for its own answer (caching, length,
-			// type); only the request id belongs on the problem.
+			// type); only the request id and the CORS headers (set by CORS
+			// before the handler, so a browser can read this problem too)
+			// belong on the problem.
 			h := w.Header()
 			for k := range h {
-				if k != correlation.Header {
+				if k != correlation.Header && !corsHeader(k) {
 					delete(h, k)
 				}
 			}

@@ -20,7 +20,8 @@ import (
 // The personal event types the personal-data use cases append (spec 02), each with the owner
 // as its only audience.
 const (
-	// EventReadStateUpdated is appended by UpdateReadState, on the thread.
+	// EventReadStateUpdated is appended by UpdateReadState and by OwnReads for an own post, on
+	// the thread.
 	EventReadStateUpdated = "read_state.updated"
 	// EventDraftSaved is appended by SaveDraft, on the channel.
 	EventDraftSaved = "draft.saved"

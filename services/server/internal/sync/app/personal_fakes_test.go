@@ -145,6 +145,17 @@ func (w *personalWorld) UpsertReadState(_ context.Context, rs syncmod.ReadState,
 	return rs, nil
 }
 
+func (w *personalWorld) AdvanceReadState(ctx context.Context, rs syncmod.ReadState, at time.Time) (syncmod.ReadState, bool, error) {
+	if w.failWrite != nil {
+		return syncmod.ReadState{}, false, w.failWrite
+	}
+	if cur, ok := w.readStates[[2]uuid.UUID{rs.PrincipalID, rs.ThreadID}]; ok && cur.LastReadSeq >= rs.LastReadSeq {
+		return syncmod.ReadState{}, false, nil
+	}
+	stored, err := w.UpsertReadState(ctx, rs, at)
+	return stored, err == nil, err
+}
+
 func (w *personalWorld) ReadStates(_ context.Context, principalID uuid.UUID) ([]syncmod.ReadState, error) {
 	if w.failRead != nil {
 		return nil, w.failRead

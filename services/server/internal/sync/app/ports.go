@@ -99,6 +99,10 @@ type PersonalStore interface {
 	// UpsertReadState stores the read state of (rs.PrincipalID, rs.ThreadID) with its channel
 	// and last read seq, at time at.
 	UpsertReadState(ctx context.Context, rs syncmod.ReadState, at time.Time) (syncmod.ReadState, error)
+	// AdvanceReadState moves the read state of (rs.PrincipalID, rs.ThreadID) forward to
+	// rs.LastReadSeq with its channel, like UpsertReadState, unless it is already at or past
+	// it: then it changes nothing and reports moved false.
+	AdvanceReadState(ctx context.Context, rs syncmod.ReadState, at time.Time) (stored syncmod.ReadState, moved bool, err error)
 	// ReadStates returns every read state of the principal, ordered by thread id.
 	ReadStates(ctx context.Context, principalID uuid.UUID) ([]syncmod.ReadState, error)
 	// UpsertDraft stores the draft of (d.PrincipalID, d.ChannelID, d.ThreadID) with its text,

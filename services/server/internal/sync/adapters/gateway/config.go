@@ -3,11 +3,11 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
 	"bothy.example.com/server/internal/kernel/config"
+	"bothy.example.com/server/internal/kernel/httpmw"
 )
 
 // The configuration keys of the gateway; ConfigFrom reads them and wire calls it.
@@ -45,10 +45,6 @@ var (
 	// anything larger is a mistake or an attack.
 	KeyMaxFrameBytes = config.Define("gateway.max_frame_bytes", config.KindBytes, "4096",
 		"most bytes of one frame a client may send over the gateway; a larger frame closes the connection with 4007 (at least 64)")
-	// KeyAllowedOrigins lists the web origins whose pages may open the gateway besides the
-	// server's own (same host): a cross-site page must not act with a user's credentials.
-	KeyAllowedOrigins = config.Define("gateway.allowed_origins", config.KindString, "",
-		"comma-separated origins (scheme://host[:port], no wildcards) whose browser pages may open the gateway besides the server's own host; empty allows same-origin pages only; clients that send no Origin header (not browsers) are always allowed")
 )
 
 // minFrameBytes is the smallest gateway.max_frame_bytes that still takes a resume frame with
@@ -70,7 +66,8 @@ type Config struct {
 	BatchWindow time.Duration
 	// MaxFrameBytes is gateway.max_frame_bytes.
 	MaxFrameBytes int64
-	// AllowedOrigins are the origins of gateway.allowed_origins, as given
+	// AllowedOrigins are the origins of http.cors.allowed_origins, the list the API's CORS
+	// answers from too (one list, so a web client is allowed or refused as a whole), as given
 	// (scheme://host[:port]); empty for same-origin only.
 	AllowedOrigins []string
 }
@@ -80,7 +77,7 @@ type Config struct {
 // blanks trimmed, empty entries dropped; Validate checks each.
 func ConfigFrom(cfg *config.Config) Config {
 	var origins []string
-	for o := range strings.SplitSeq(cfg.String(KeyAllowedOrigins), ",") {
+	for o := range strings.SplitSeq(cfg.String(config.HTTPCORSAllowedOrigins), ",") {
 		if o = strings.TrimSpace(o); o != "" {
 			origins = append(origins, o)
 		}
@@ -119,23 +116,12 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("%s is %d, want at least %d", KeyMaxFrameBytes.Name, c.MaxFrameBytes, minFrameBytes))
 	}
 	for _, o := range c.AllowedOrigins {
-		if _, err := parseOrigin(o); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", KeyAllowedOrigins.Name, err))
+		if _, err := httpmw.ParseOrigin(o); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", config.HTTPCORSAllowedOrigins.Name, err))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("gateway: %w", err)
 	}
 	return nil
-}
-
-// parseOrigin returns an allowed origin in the form browsers send it (lower-case
-// scheme://host[:port]); anything with a path, query, user or without a scheme or host is
-// an error.
-func parseOrigin(s string) (string, error) {
-	u, err := url.Parse(s)
-	if err != nil || u.Scheme == "" || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || strings.Contains(s, "*") {
-		return "", fmt.Errorf("origin %q is not scheme://host[:port]", s)
-	}
-	return strings.ToLower(u.Scheme + "://" + u.Host), nil
 }

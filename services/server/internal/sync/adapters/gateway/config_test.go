@@ -31,7 +31,7 @@ func TestConfigFrom(t *testing.T) {
 	}
 
 	cfg, err = config.Load("", []string{
-		gateway.KeyAllowedOrigins.EnvName() + "= https://app.example.com ,,http://localhost:5173",
+		config.HTTPCORSAllowedOrigins.EnvName() + "= https://app.example.com ,,http://localhost:5173",
 		gateway.KeySendBuffer.EnvName() + "=8",
 	})
 	if err != nil {
@@ -61,11 +61,11 @@ func TestConfigValidate(t *testing.T) {
 		{"write timeout", func(c *gateway.Config) { c.WriteTimeout = 0 }, "gateway.write_timeout"},
 		{"frame limit", func(c *gateway.Config) { c.MaxFrameBytes = 63 }, "gateway.max_frame_bytes"},
 		{"negative batch window", func(c *gateway.Config) { c.BatchWindow = -time.Millisecond }, "gateway.batch_window"},
-		{"origin without scheme", func(c *gateway.Config) { c.AllowedOrigins = []string{"app.example.com"} }, "gateway.allowed_origins"},
-		{"origin with a path", func(c *gateway.Config) { c.AllowedOrigins = []string{"https://app.example.com/chat"} }, "gateway.allowed_origins"},
-		{"origin with a wildcard", func(c *gateway.Config) { c.AllowedOrigins = []string{"https://*.example.com"} }, "gateway.allowed_origins"},
-		{"origin with a query", func(c *gateway.Config) { c.AllowedOrigins = []string{"https://app.example.com?x=1"} }, "gateway.allowed_origins"},
-		{"origin with a user", func(c *gateway.Config) { c.AllowedOrigins = []string{"https://sam@app.example.com"} }, "gateway.allowed_origins"},
+		{"origin without scheme", func(c *gateway.Config) { c.AllowedOrigins = []string{"app.example.com"} }, "http.cors.allowed_origins"},
+		{"origin with a path", func(c *gateway.Config) { c.AllowedOrigins = []string{"https://app.example.com/chat"} }, "http.cors.allowed_origins"},
+		{"origin with a wildcard", func(c *gateway.Config) { c.AllowedOrigins = []string{"https://*.example.com"} }, "http.cors.allowed_origins"},
+		{"origin with a query", func(c *gateway.Config) { c.AllowedOrigins = []string{"https://app.example.com?x=1"} }, "http.cors.allowed_origins"},
+		{"origin with a user", func(c *gateway.Config) { c.AllowedOrigins = []string{"https://sam@app.example.com"} }, "http.cors.allowed_origins"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := testConfig()

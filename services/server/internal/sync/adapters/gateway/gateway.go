@@ -34,6 +34,7 @@ import (
 
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/httpmw"
 	syncmod "bothy.example.com/server/internal/sync"
 	syncapp "bothy.example.com/server/internal/sync/app"
 	"bothy.example.com/server/internal/sync/domain"
@@ -154,7 +155,7 @@ func New(deps Deps) (*Gateway, error) {
 	cfg := deps.Config
 	cfg.AllowedOrigins = make([]string, len(deps.Config.AllowedOrigins))
 	for i, o := range deps.Config.AllowedOrigins {
-		cfg.AllowedOrigins[i], _ = parseOrigin(o) // Validate accepted every one
+		cfg.AllowedOrigins[i], _ = httpmw.ParseOrigin(o) // Validate accepted every one
 	}
 	logger := deps.Logger
 	if logger == nil {

@@ -23,6 +23,8 @@ import (
 var (
 	//go:embed queries/read_state_upsert.sql
 	readStateUpsert string
+	//go:embed queries/read_state_advance.sql
+	readStateAdvance string
 	//go:embed queries/read_states_of_principal.sql
 	readStatesOfPrincipal string
 	//go:embed queries/draft_upsert.sql
@@ -66,6 +68,20 @@ func (s *PersonalStore) UpsertReadState(ctx context.Context, rs syncmod.ReadStat
 		return syncmod.ReadState{}, fmt.Errorf("sync: upsert read state: %w", err)
 	}
 	return out, nil
+}
+
+// AdvanceReadState implements app.PersonalStore: one INSERT ... ON CONFLICT DO UPDATE ...
+// WHERE, so the comparison and the write happen under the row's lock.
+func (s *PersonalStore) AdvanceReadState(ctx context.Context, rs syncmod.ReadState, at time.Time) (syncmod.ReadState, bool, error) {
+	row := s.runner.DB(ctx).QueryRow(ctx, readStateAdvance, rs.PrincipalID, rs.ThreadID, rs.ChannelID, rs.LastReadSeq, at)
+	out, err := scanReadState(row)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return syncmod.ReadState{}, false, nil
+	}
+	if err != nil {
+		return syncmod.ReadState{}, false, fmt.Errorf("sync: advance read state: %w", err)
+	}
+	return out, true, nil
 }
 
 // ReadStates implements app.PersonalStore.

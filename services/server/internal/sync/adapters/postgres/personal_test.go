@@ -556,3 +556,49 @@ func TestPersonalStoreErrorsAreWrapped(t *testing.T) {
 		}
 	}
 }
+
+// TestPersonalStoreAdvanceReadState: the own-post read state is created at version 1, moves
+// forward with its version raised, and is left alone (no row returned, nothing changed) when
+// it is already at or past the seq: it never moves backwards.
+func TestPersonalStoreAdvanceReadState(t *testing.T) {
+	t.Parallel()
+	e := newPersonalEnv(t)
+	ctx := t.Context()
+	rs := func(seq int64) syncmod.ReadState {
+		return syncmod.ReadState{PrincipalID: samID, ThreadID: threadA1, ChannelID: channelA, LastReadSeq: seq}
+	}
+	for i, step := range []struct {
+		seq       int64
+		wantMoved bool
+		wantSeq   int64
+		wantVer   int64
+	}{
+		{2, true, 2, 1},  // no row yet
+		{5, true, 5, 2},  // behind
+		{5, false, 5, 2}, // at
+		{3, false, 5, 2}, // past: never backwards
+		{6, true, 6, 3},
+	} {
+		got, moved, err := e.store.AdvanceReadState(ctx, rs(step.seq), savedTime)
+		if err != nil {
+			t.Fatalf("step %d: AdvanceReadState: %v", i, err)
+		}
+		if moved != step.wantMoved || (moved && (got.LastReadSeq != step.wantSeq || got.Version != step.wantVer)) {
+			t.Fatalf("step %d: AdvanceReadState(%d) = %+v moved %v, want moved %v", i, step.seq, got, moved, step.wantMoved)
+		}
+		list, err := e.store.ReadStates(ctx, samID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) != 1 || list[0].LastReadSeq != step.wantSeq || list[0].Version != step.wantVer {
+			t.Fatalf("step %d: stored %+v, want seq %d at version %d", i, list, step.wantSeq, step.wantVer)
+		}
+	}
+	// An explicit read state may still go back; the next post moves it forward again.
+	if _, err := e.store.UpsertReadState(ctx, rs(1), savedTime); err != nil {
+		t.Fatal(err)
+	}
+	if got, moved, err := e.store.AdvanceReadState(ctx, rs(7), savedTime); err != nil || !moved || got.LastReadSeq != 7 || got.Version != 5 {
+		t.Fatalf("after going back, AdvanceReadState(7) = %+v moved %v err %v", got, moved, err)
+	}
+}
