@@ -42,6 +42,11 @@ const usage = `usage:
                                   build the demo world (make demo); prints fresh tokens
   bothy admin flags list|define|set|clear|delete ... [--config FILE]
                                   administer feature flags (bothy admin flags -h)
+  bothy admin backup [--file FILE] [--config FILE]
+                                  write the database into a pg_dump archive; prints its report
+  bothy admin restore --file FILE [--config FILE]
+                                  restore a backup (bothy serve stopped) and rotate the sync
+                                  epoch; prints its report
   bothy ingest git --repo PATH --channel ID [--issues-json FILE] [--prs-json FILE]
                    [--max-items N] [--config FILE]
                                   write a repository's pull requests, issues and commits
