@@ -99,6 +99,10 @@ func Backup(ctx context.Context, url string, o BackupOptions) (BackupReport, err
 	if err != nil {
 		return BackupReport{}, fmt.Errorf("backup: %w", err)
 	}
+	// The archive holds what the database holds: readable by its owner only.
+	if err := os.Chmod(partial, 0o600); err != nil {
+		return BackupReport{}, fmt.Errorf("backup: %w", err)
+	}
 	if err := os.Rename(partial, file); err != nil {
 		return BackupReport{}, fmt.Errorf("backup: %w", err)
 	}
