@@ -215,6 +215,11 @@ func serve(ctx context.Context, args, environ []string, stdout, stderr io.Writer
 		return startFailed(ctx, logger, "wire", err)
 	}
 	defer app.Close()
+	// The start-up check for a restore behind bothy's back (ADR 0021) needs the database; one
+	// that is down or not migrated yet does not stop the process (readiness says so).
+	if err := app.ReconcileClusterIdentity(ctx); err != nil {
+		logger.WarnContext(ctx, "skipped the start-up check for a restore behind bothy's back", "error", err.Error())
+	}
 	if o.bootstrapOwner {
 		owner, created, err := app.BootstrapIfNoOwner(ctx, o.owner.name, o.owner.handle, o.owner.email)
 		if err != nil {

@@ -322,3 +322,21 @@ type Restores interface {
 	// ListRestores returns every rotation, oldest first; an empty list when there was none.
 	ListRestores(ctx context.Context) ([]Restore, error)
 }
+
+// ClusterIdentity detects a database set back behind bothy's back: it compares the identity of
+// the PostgreSQL cluster the database runs on (system identifier and timeline) with the one
+// recorded inside the database (ADR 0021). A database restored into another cluster carries the
+// old cluster's identity, and a point-in-time recovery or a promoted replica runs on a new
+// timeline; a pg_restore by hand into the same cluster is not detected.
+type ClusterIdentity interface {
+	// Reconcile records the cluster's identity when the database has none yet, does nothing
+	// when it matches, and otherwise rotates the sync epoch (RestoreDetected, the source naming
+	// both identities) and records the new identity, in one transaction, so that processes
+	// starting together rotate once. rotated reports whether it rotated. A role without the
+	// right to read the cluster's control data (pg_control_system) leaves everything as it is:
+	// ok is false.
+	Reconcile(ctx context.Context, at time.Time) (r Restore, rotated, ok bool, err error)
+	// Record records the cluster's identity without rotating (after bothy admin restore
+	// rotated); ok is false when the role may not read it.
+	Record(ctx context.Context, at time.Time) (ok bool, err error)
+}

@@ -292,14 +292,43 @@ func emptySchemas(ctx context.Context, url string, archiveSchemas []string) erro
 	})
 }
 
-// rotateEpoch gives the instance a fresh sync epoch and records the restore.
+// rotateEpoch gives the instance a fresh sync epoch, records the restore, and records the
+// cluster's identity, so that the start-up check (ReconcileClusterIdentity) does not take the
+// backup's identity for a restore behind bothy's back and rotate again.
 func rotateEpoch(ctx context.Context, url string, in instance.RestoreInput) (instance.Restore, error) {
 	pool, err := NewPool(ctx, url, 1)
 	if err != nil {
 		return instance.Restore{}, err
 	}
 	defer pool.Close()
-	return instancepg.New(tx.NewRunner(pool)).RotateEpoch(ctx, in)
+	store := instancepg.New(tx.NewRunner(pool))
+	r, err := store.RotateEpoch(ctx, in)
+	if err != nil {
+		return instance.Restore{}, err
+	}
+	if _, err := store.Record(ctx, in.At); err != nil {
+		return instance.Restore{}, err
+	}
+	return r, nil
+}
+
+// ReconcileClusterIdentity is the start-up check of bothy serve (ADR 0021): when the database
+// was restored into another PostgreSQL cluster, or recovered to an earlier point (a new
+// timeline), behind bothy's back, it rotates the sync epoch and records that, so that every
+// client resyncs; it logs a warning when it did. A role that may not read the cluster's control
+// data skips the check (logged at info).
+func (a *App) ReconcileClusterIdentity(ctx context.Context) error {
+	r, rotated, ok, err := instancepg.New(a.tx).Reconcile(ctx, a.clock.Now().UTC())
+	switch {
+	case err != nil:
+		return fmt.Errorf("check the cluster's identity: %w", err)
+	case !ok:
+		a.logger.InfoContext(ctx, "cannot read the cluster's control data (pg_control_system): a restore behind bothy's back is not detected")
+	case rotated:
+		a.logger.WarnContext(ctx, "the database was restored or recovered behind bothy's back; the sync epoch rotated and every client resyncs",
+			"source", r.Source, "head_seq", r.HeadSeq, "old_epoch", r.OldEpoch.String(), "new_epoch", r.NewEpoch.String())
+	}
+	return nil
 }
 
 // Restores lists every rotation of the sync epoch (instance.restores), oldest first.

@@ -176,6 +176,15 @@ func TestRestoreRotatesTheEpochForEveryClient(t *testing.T) {
 		t.Fatalf("restore records %+v, want the one of %+v", records, rep)
 	}
 
+	// The start-up check of bothy serve takes the restored database for what it is: the
+	// restore recorded this cluster's identity, so it rotates nothing more.
+	if err := w.env.App.ReconcileClusterIdentity(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w.epoch(t) != newEpoch {
+		t.Fatal("the start-up check rotated the epoch again after bothy's own restore")
+	}
+
 	// Every client that sends its epoch learns of the restore, whichever side of the backup
 	// its cursor is; without the epoch, a cursor past the restored head is only "ahead".
 	w.requireResync(t, w.alex, newerCursor, epoch.String(), "epoch_changed", 0)

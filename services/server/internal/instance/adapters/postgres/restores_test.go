@@ -69,3 +69,49 @@ func TestRotateEpochRecordsEachRotation(t *testing.T) {
 		}
 	}
 }
+
+// TestReconcileRotatesWhenTheClusterChanged: the first check records the cluster's identity,
+// an unchanged one does nothing, and a database whose recorded identity is another cluster's
+// (restored into this one) or another timeline's (a point-in-time recovery) gets a fresh epoch,
+// recorded as detected, once.
+func TestReconcileRotatesWhenTheClusterChanged(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := t.Context()
+	info, err := e.store.Ensure(ctx, "Example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 1, 21, 0, 0, 0, time.UTC)
+	for i := range 2 {
+		if _, rotated, ok, err := e.store.Reconcile(ctx, at); err != nil || !ok || rotated {
+			t.Fatalf("Reconcile %d on an unchanged cluster = rotated %v, ok %v, %v", i, rotated, ok, err)
+		}
+	}
+	for _, change := range []string{
+		"UPDATE instance.cluster_identity SET timeline_id = timeline_id + 1",
+		"UPDATE instance.cluster_identity SET system_identifier = '1'",
+	} {
+		if _, err := e.pool.Exec(ctx, change); err != nil {
+			t.Fatal(err)
+		}
+		before, err := e.store.SyncEpoch(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, rotated, ok, err := e.store.Reconcile(ctx, at)
+		if err != nil || !ok || !rotated || r.How != instance.RestoreDetected || r.OldEpoch != before || r.Source == "" {
+			t.Fatalf("Reconcile after %q = %+v, rotated %v, ok %v, %v", change, r, rotated, ok, err)
+		}
+		if _, rotated, _, err := e.store.Reconcile(ctx, at); err != nil || rotated {
+			t.Fatalf("Reconcile right after the rotation = rotated %v, %v", rotated, err)
+		}
+	}
+	if ok, err := e.store.Record(ctx, at); err != nil || !ok {
+		t.Fatalf("Record = %v, %v", ok, err)
+	}
+	list, err := e.store.ListRestores(ctx)
+	if err != nil || len(list) != 2 || list[0].OldEpoch != info.SyncEpoch {
+		t.Fatalf("ListRestores = %+v, %v, want the two detected rotations", list, err)
+	}
+}
