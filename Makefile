@@ -103,6 +103,17 @@ ingest-git: build ## Write a repository's pull requests, issues and commits into
 	fi
 	$(BOTHY) ingest git --repo "$(REPO)" --channel "$(CHANNEL)" $(if $(PRS_JSON),--prs-json "$(PRS_JSON)") $(if $(ISSUES_JSON),--issues-json "$(ISSUES_JSON)") $(if $(MAX_ITEMS),--max-items "$(MAX_ITEMS)")
 
+.PHONY: backup
+backup: build ## Write the database (embedded default unless database.url is set) into a pg_dump archive: make backup [FILE=bothy.dump]; safe while bothy serves; prints the JSON report.
+	$(BOTHY) admin backup $(if $(FILE),--file "$(FILE)")
+
+.PHONY: restore
+restore: build ## Replace the database with a backup and rotate the sync epoch (every client resyncs): make restore FILE=bothy.dump; stop bothy first (refused while it runs); prints the JSON report.
+	@if [[ -z "$(FILE)" ]]; then \
+	  echo 'restore: give the backup: make restore FILE=bothy-20261201T120000Z.dump (stop bothy first)'; exit 2; \
+	fi
+	$(BOTHY) admin restore --file "$(FILE)"
+
 .PHONY: bench
 bench: ## Benchmark the event log, authorization, catch-up and the snapshot on a throwaway PostgreSQL (fsync on; a few minutes); writes docs/benchmarks.md and .json.
 	$(GO) run ./services/server/cmd/bothybench -out docs

@@ -44,6 +44,17 @@ const adminUsage = `usage:
   bothy admin flags delete --key KEY
       delete the flag and its overrides; prints {"deleted": KEY}.
 
+  bothy admin backup [--file FILE] [--config FILE]
+      write the database (the embedded default, or database.url) into a
+      pg_dump archive (--format=custom; default bothy-<UTC time>.dump here);
+      safe while bothy serve runs. Prints {"file", "bytes", "head_seq", ...}.
+  bothy admin restore --file FILE [--config FILE]
+      replace the database with a backup and rotate the sync epoch, so that
+      every client resyncs (docs/operations/backup-and-restore.md). Refused
+      (exit code 1) while bothy serve or any other session uses the
+      database. Prints {"file", "head_seq", "old_epoch", "new_epoch", ...}.
+
+A progress bar goes to stderr when it is a terminal (log lines otherwise).
 Tokens are printed on stdout only, once; they never reach the log.
 Every flag change appends a flags.updated event.
 `
@@ -51,7 +62,7 @@ Every flag change appends a flags.updated event.
 // adminCmd runs a bothy admin subcommand.
 func adminCmd(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: admin: missing subcommand (bootstrap, token, demo or flags)", errUsage)
+		return fmt.Errorf("%w: admin: missing subcommand (bootstrap, token, demo, flags, backup or restore)", errUsage)
 	}
 	switch args[0] {
 	case "bootstrap":
@@ -62,6 +73,10 @@ func adminCmd(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 		return adminDemo(ctx, args[1:], environ, stdout, stderr)
 	case "flags":
 		return adminFlags(ctx, args[1:], environ, stdout, stderr)
+	case "backup":
+		return adminBackup(ctx, args[1:], environ, stdout, stderr)
+	case "restore":
+		return adminRestore(ctx, args[1:], environ, stdout, stderr)
 	case "help", "-h", "--help":
 		_, _ = fmt.Fprint(stdout, adminUsage)
 		return errHelp
@@ -241,6 +256,16 @@ func withApp(ctx context.Context, configPath string, environ []string, stderr io
 // frame every one-shot command (migrate, maintain, admin) shares.
 func withDatabase(ctx context.Context, configPath string, environ []string, stderr io.Writer,
 	fn func(ctx context.Context, cfg *config.Config, logger *slog.Logger, url string) error,
+) error {
+	return withDatabaseVia(ctx, wire.Database, configPath, environ, stderr, fn)
+}
+
+// withDatabaseVia is withDatabase with the function that starts the database (wire.Database, or
+// wire.DatabaseExclusive for a restore).
+func withDatabaseVia(ctx context.Context,
+	database func(context.Context, *config.Config, *slog.Logger) (string, func(context.Context) error, error),
+	configPath string, environ []string, stderr io.Writer,
+	fn func(ctx context.Context, cfg *config.Config, logger *slog.Logger, url string) error,
 ) (err error) {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -248,7 +273,7 @@ func withDatabase(ctx context.Context, configPath string, environ []string, stde
 	if err != nil {
 		return err
 	}
-	url, stopDB, err := wire.Database(ctx, cfg, logger)
+	url, stopDB, err := database(ctx, cfg, logger)
 	if err != nil {
 		return fail(ctx, logger, "start database", err)
 	}

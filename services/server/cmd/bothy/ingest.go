@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 
 	"bothy.example.com/server/internal/wire"
 )
@@ -107,11 +106,12 @@ const barWidth = 30
 
 // update redraws the bar for p.
 func (b *progressBar) update(p wire.IngestProgress) {
-	filled := 0
-	if p.Total > 0 {
-		filled = min(barWidth, p.Done*barWidth/p.Total)
-	}
-	line := fmt.Sprintf("\r%-8s [%s%s] %d/%d", p.Section, strings.Repeat("#", filled), strings.Repeat(".", barWidth-filled), p.Done, p.Total)
+	b.draw(string(p.Section), p.Done, p.Total)
+}
+
+// draw redraws the bar for done of total steps of section, when the line changed.
+func (b *progressBar) draw(section string, done, total int) {
+	line := progressLine(section, done, total)
 	if line == b.last {
 		return
 	}

@@ -42,6 +42,11 @@ const usage = `usage:
                                   build the demo world (make demo); prints fresh tokens
   bothy admin flags list|define|set|clear|delete ... [--config FILE]
                                   administer feature flags (bothy admin flags -h)
+  bothy admin backup [--file FILE] [--config FILE]
+                                  write the database into a pg_dump archive; prints its report
+  bothy admin restore --file FILE [--config FILE]
+                                  restore a backup (bothy serve stopped) and rotate the sync
+                                  epoch; prints its report
   bothy ingest git --repo PATH --channel ID [--issues-json FILE] [--prs-json FILE]
                    [--max-items N] [--config FILE]
                                   write a repository's pull requests, issues and commits
@@ -210,6 +215,11 @@ func serve(ctx context.Context, args, environ []string, stdout, stderr io.Writer
 		return startFailed(ctx, logger, "wire", err)
 	}
 	defer app.Close()
+	// The start-up check for a restore behind bothy's back (ADR 0021) needs the database; one
+	// that is down or not migrated yet does not stop the process (readiness says so).
+	if err := app.ReconcileClusterIdentity(ctx); err != nil {
+		logger.WarnContext(ctx, "skipped the start-up check for a restore behind bothy's back", "error", err.Error())
+	}
 	if o.bootstrapOwner {
 		owner, created, err := app.BootstrapIfNoOwner(ctx, o.owner.name, o.owner.handle, o.owner.email)
 		if err != nil {

@@ -263,3 +263,80 @@ type FlagAdmin interface {
 	// List returns every flag with its overrides, ordered by key.
 	List(ctx context.Context) ([]Flag, error)
 }
+
+// RestoreHow says what rotated the sync epoch.
+type RestoreHow string
+
+// The ways the sync epoch rotates (spec 06, ADR 0021).
+const (
+	// RestoreByCommand: bothy admin restore restored a backup.
+	RestoreByCommand RestoreHow = "restore"
+	// RestoreDetected: a process found at its start that the database was set back behind
+	// bothy's back (a pg_restore by hand, a point-in-time recovery).
+	RestoreDetected RestoreHow = "detected"
+)
+
+// ErrInvalidRestore is returned by Restores.RotateEpoch for a rotation without a way, a source
+// or a time.
+var ErrInvalidRestore = errors.New("instance: a rotation needs its way, its source and its time")
+
+// RestoreInput describes a rotation of the sync epoch.
+type RestoreInput struct {
+	// At is when the restore happened (the application clock).
+	At time.Time
+	// How is what rotated the epoch.
+	How RestoreHow
+	// Source is the backup file restored, or what the start-up check saw (at most 4096 bytes).
+	Source string
+	// BackupTakenAt is when the backup was taken; zero when unknown.
+	BackupTakenAt time.Time
+}
+
+// Restore is one rotation of the sync epoch, as instance.restores records it.
+type Restore struct {
+	// ID identifies the record (UUIDv7).
+	ID uuid.UUID
+	// RestoredAt is when the restore happened, in UTC.
+	RestoredAt time.Time
+	// How is what rotated the epoch.
+	How RestoreHow
+	// Source is the backup file restored, or what the start-up check saw.
+	Source string
+	// BackupTakenAt is when the backup was taken, in UTC; zero when unknown.
+	BackupTakenAt time.Time
+	// HeadSeq is the head of the log (the event_seq counter) as the restore left it.
+	HeadSeq int64
+	// OldEpoch is the epoch the restored database carried; NewEpoch replaced it.
+	OldEpoch, NewEpoch uuid.UUID
+}
+
+// Restores rotates the sync epoch after the database was set back, so that every cursor issued
+// before (whose seqs may now name other events, or none) gets epoch_changed and its client
+// resyncs from a snapshot (spec 03, ADR 0015), and keeps the record of each rotation.
+type Restores interface {
+	// RotateEpoch gives the instance a fresh UUIDv7 sync_epoch, raises its version and records
+	// the rotation with the head of the log, in one statement (joining the caller's
+	// transaction, if any). ErrNoInstance without an instance row; ErrInvalidRestore for an
+	// input without its way, source or time.
+	RotateEpoch(ctx context.Context, in RestoreInput) (Restore, error)
+	// ListRestores returns every rotation, oldest first; an empty list when there was none.
+	ListRestores(ctx context.Context) ([]Restore, error)
+}
+
+// ClusterIdentity detects a database set back behind bothy's back: it compares the identity of
+// the PostgreSQL cluster the database runs on (system identifier and timeline) with the one
+// recorded inside the database (ADR 0021). A database restored into another cluster carries the
+// old cluster's identity, and a point-in-time recovery or a promoted replica runs on a new
+// timeline; a pg_restore by hand into the same cluster is not detected.
+type ClusterIdentity interface {
+	// Reconcile records the cluster's identity when the database has none yet, does nothing
+	// when it matches, and otherwise rotates the sync epoch (RestoreDetected, the source naming
+	// both identities) and records the new identity, in one transaction, so that processes
+	// starting together rotate once. rotated reports whether it rotated. A role without the
+	// right to read the cluster's control data (pg_control_system) leaves everything as it is:
+	// ok is false.
+	Reconcile(ctx context.Context, at time.Time) (r Restore, rotated, ok bool, err error)
+	// Record records the cluster's identity without rotating (after bothy admin restore
+	// rotated); ok is false when the role may not read it.
+	Record(ctx context.Context, at time.Time) (ok bool, err error)
+}

@@ -24,8 +24,9 @@ const ownerLockName = "owner.lock"
 // takes the owner lock when it is free and returns; c.lock is then set and the caller starts the
 // server. While another process holds the lock it waits, within ctx, until that owner's server
 // accepts connections and attaches to it (c.attached, c.pid, c.port set), or until the lock
-// becomes free and takes it.
-func (c *Cluster) claim(ctx context.Context) error {
+// becomes free and takes it. An exclusive claim fails with ErrInUse while another process holds
+// the lock.
+func (c *Cluster) claim(ctx context.Context, exclusive bool) error {
 	name := filepath.Join(filepath.Dir(c.dir), ownerLockName)
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600) //nolint:gosec // G304: next to the data directory pglocal manages.
 	if err != nil {
@@ -39,6 +40,8 @@ func (c *Cluster) claim(ctx context.Context) error {
 			return true, nil
 		case !errors.Is(err, syscall.EWOULDBLOCK):
 			return false, fmt.Errorf("lock %s: %w", name, err)
+		case exclusive:
+			return false, fmt.Errorf("%w (another process holds %s)", ErrInUse, name)
 		}
 		pid, port, ok, err := c.ownersServer(f)
 		if err != nil {

@@ -37,6 +37,10 @@ const DefaultSuperuser = "bothy"
 // default keeps bothy's schemas in it.
 const DefaultDatabase = "bothy"
 
+// ErrInUse is returned by Start with Options.Exclusive when another live process owns the
+// cluster (a bothy serve on the same directory).
+var ErrInUse = errors.New("the cluster is in use by another process")
+
 // ErrNotInstalled is returned by Start when the PostgreSQL server binaries cannot be found; its
 // text tells the operator how to install them.
 var ErrNotInstalled = errors.New("postgresql server binaries (initdb, pg_ctl, postgres) not found on PATH or in " +
@@ -90,6 +94,11 @@ type Options struct {
 	LogFile string
 	// Settings are extra server settings passed as -c name=value on every start.
 	Settings map[string]string
+	// Exclusive refuses to share the cluster: when another live process owns it, Start fails
+	// with ErrInUse instead of attaching, and the owner never publishes its postmaster, so a
+	// process that starts meanwhile waits for this one to stop instead of attaching to it
+	// (bothy admin restore, which must be the cluster's only user).
+	Exclusive bool
 }
 
 // Cluster is a running PostgreSQL server started by Start: either owned (this process started
@@ -151,7 +160,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err := c.prepareDirs(); err != nil {
 		return nil, fmt.Errorf("pglocal: %w", err)
 	}
-	if err := c.claim(ctx); err != nil {
+	if err := c.claim(ctx, o.Exclusive); err != nil {
 		return nil, fmt.Errorf("pglocal: %w", err)
 	}
 	if c.attached {
@@ -182,6 +191,9 @@ func (c *Cluster) startOwned(ctx context.Context, o Options) error {
 	if err := c.ensureDatabase(ctx, o.Database); err != nil {
 		_ = c.stopServer(context.WithoutCancel(ctx))
 		return err
+	}
+	if o.Exclusive {
+		return nil
 	}
 	if err := c.publish(c.pid); err != nil {
 		_ = c.stopServer(context.WithoutCancel(ctx))

@@ -114,7 +114,7 @@ func TestMigrations(t *testing.T) {
 	if err != nil {
 		t.Fatalf("glob: %v", err)
 	}
-	want := []string{"0001_create_instance.sql", "0002_create_sequence_counters.sql", "0003_create_feature_flags.sql", "0004_create_idempotency_keys.sql"}
+	want := []string{"0001_create_instance.sql", "0002_create_sequence_counters.sql", "0003_create_feature_flags.sql", "0004_create_idempotency_keys.sql", "0005_create_restores.sql", "0006_create_cluster_identity.sql"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("files = %v, want %v", names, want)
 	}
