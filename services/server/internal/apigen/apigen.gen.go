@@ -384,6 +384,21 @@ func (e ReadinessCheckStatus) Valid() bool {
 	}
 }
 
+// Defines values for SystemActorKind.
+const (
+	SystemActorKindSystem SystemActorKind = "system"
+)
+
+// Valid indicates whether the value is a known member of the SystemActorKind enum.
+func (e SystemActorKind) Valid() bool {
+	switch e {
+	case SystemActorKindSystem:
+		return true
+	default:
+		return false
+	}
+}
+
 // Agent An agent, a principal of kind `agent` with its profile.
 //
 // Example: {"created_at":"2026-12-01T09:30:15Z","created_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","description":"Summarises long threads on request.","display_name":"Robin","handle":"robin","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e7a"}
@@ -700,6 +715,13 @@ type EvaluatedFlag struct {
 //
 // Example: {"actor":{"display_name":"Alex","handle":"alex","id":"01938d2a-7c00-7a01-8000-0000000000a1","kind":"person"},"channel_id":"01938d2a-7c00-7a01-8000-0000000000c1","correlation_id":"01938d2a-7c00-7a01-8000-00000000aaaa","id":"01938d2a-7c00-7a01-8000-0000000000e1","occurred_at":"2026-12-01T09:30:15.123456Z","payload":{"author_id":"01938d2a-7c00-7a01-8000-0000000000a1","channel_id":"01938d2a-7c00-7a01-8000-0000000000c1","content_md":"Lunch at noon?","created_at":"2026-12-01T09:30:15.123456Z","message_id":"01938d2a-7c00-7a01-8000-0000000000f1","seq":7,"thread_id":"01938d2a-7c00-7a01-8000-0000000000d1"},"resource":{"id":"01938d2a-7c00-7a01-8000-0000000000f1","kind":"message"},"seq":42,"space_id":"01938d2a-7c00-7a01-8000-0000000000b1","thread_id":"01938d2a-7c00-7a01-8000-0000000000d1","type":"message.created"}
 type Event = json.RawMessage
+
+// EventActor Who caused an event: a principal (`kind` person, agent or app), or
+// the instance itself (`kind: system`) for an event no principal
+// caused. Switch on `kind`.
+type EventActor struct {
+	union json.RawMessage
+}
 
 // EventPage One page of catch-up.
 type EventPage struct {
@@ -1192,6 +1214,21 @@ type SpaceView struct {
 type SpaceViewList struct {
 	Items []SpaceView `json:"items"`
 }
+
+// SystemActor The actor of an event no person, agent or app caused: an operator's
+// change at the command line (`bothy admin flags`) or the instance's own
+// work. `id` is the instance's id (`getInstance`), `display_name` its
+// name; it has no handle.
+//
+// Example: {"display_name":"Bothy at Example","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","kind":"system"}
+type SystemActor struct {
+	DisplayName string             `json:"display_name"`
+	Id          openapi_types.UUID `json:"id"`
+	Kind        SystemActorKind    `json:"kind"`
+}
+
+// SystemActorKind defines model for SystemActor.Kind.
+type SystemActorKind string
 
 // Thread A thread of a channel.
 //
@@ -1960,6 +1997,68 @@ func (a Problem) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(object)
+}
+
+// AsPrincipalRef returns the union data inside the EventActor as a PrincipalRef
+func (t EventActor) AsPrincipalRef() (PrincipalRef, error) {
+	var body PrincipalRef
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPrincipalRef overwrites any union data inside the EventActor as the provided PrincipalRef
+func (t *EventActor) FromPrincipalRef(v PrincipalRef) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePrincipalRef performs a merge with any union data inside the EventActor, using the provided PrincipalRef
+func (t *EventActor) MergePrincipalRef(v PrincipalRef) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSystemActor returns the union data inside the EventActor as a SystemActor
+func (t EventActor) AsSystemActor() (SystemActor, error) {
+	var body SystemActor
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSystemActor overwrites any union data inside the EventActor as the provided SystemActor
+func (t *EventActor) FromSystemActor(v SystemActor) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSystemActor performs a merge with any union data inside the EventActor, using the provided SystemActor
+func (t *EventActor) MergeSystemActor(v SystemActor) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t EventActor) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *EventActor) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
 }
 
 // ServerInterface represents all server handlers.
@@ -8443,255 +8542,259 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H17d9u2su9XwdXZa0W+h5JlO2kbee11t5umbc7uIzdJd/dplWNCJCShpgAWAK2oWbmf/S7MACRIkXrY",
-	"Tpx25fxxdmORIB4zg8HgN79520vkMpeCCaN747e9nCq6ZIYp+NezlC1zaZhI1v9ka/uXlOlE8dxwKXrj",
-	"3vf0imlCiWJGcZaS5z++fEU0nbExoUSzRIqUKPZ7wbQhK24WxCwY0XTJyBVbk5mSS/uXiYA/0cRIBY9x",
-	"QeKFMfmQV9+/NCaLyZwZjY0YqZhtXOdSaEbkDFuacaUN6ZcfKx9YMJoyReJgSIMXLM/omqVjYlTB4iNC",
-	"RUpWihumJ0JI25E5oXPKxTmhJJH5mmgmDFkteMagefycNjzLiCqEJivKjSYzqQg3Q/KqHJwdL3SKkpTP",
-	"ZkzZdvzUUKFXTGnycPSYxIkUs4wnJh6SE2IkOX30aCJyxYWh04yRi5dPnj0jyYIqmthlsj1b0mwm1ZKl",
-	"8JmqtdGQ/CiyNdFFkjCtZ0U2EX5CNKHKT2NEtCSUzCjPWLVgS7omU1auLfTeDu6Krc8nglZTm1Cl1jBV",
-	"ds0VM6QfP6HJgg2eSGGUzMZEyAF8Ko4I1RMRJ4pRw17JKybiB/qIcE0Eu2Yq7JD9lv34GmcW1mE4Eb2o",
-	"x97QZZ6x3rg3Onk8mn5GHw7gwQHN2JvBSS/qcSuduOS9qCfo0j4cLr0V56inkwVbUivXS/rmOybmZtEb",
-	"nz56FPWWXPh/n0S9nBrDlG3zf379X4P/9/o//9aLemad21a1UVzMe+/evYt65eTaJr+k6QucSvuvRArD",
-	"BPwnzfOMJ9Tq0HGu5DRjy//8TVuFelsNzb6R2vavacZTePgSF6gX9VJmKM96494rEHFcLzuH0hB4fmhn",
-	"SSlp1fjXt70ZZ1lqZ4SKNGO9qLdkWtO5bX5ZaAPvTRlhy9yse+9eRz1tqCl0b/xwNIp6hhuY7H+VPSFl",
-	"T9wkFEqMp9Is1mM3oPFmt9+F8/03xWa9ce8/jivzc4y/6uPn2AROad3gNMZbCX4/3vhgHFU2R85mTKRW",
-	"RmEqNLEmBicoPhrarj1xanfAWt3paLza66rTSaHATNjFYKRfWYajCCyMkxVCiaFXTBBcXRjN11JNeZoy",
-	"8aGHg0bcmg7NmLfAslAJI9MCBS2VxCy4Jv145ntpRwQmU5OUXfOEeWGmea7kNUvJGqwK/niZ41q6lftG",
-	"Cnbnw7SN7hhqUigtFUmoIEKSTIo5U1aLNFPXIJGK6bVILu0Kc8XS+OgcJmQq0zXRdK3JarGGLWchV9bS",
-	"K5bIa6ZgUM+ENTg0+5DrdyFIIdibnCWGpQS0g/Rj7npS6z4aa2v4ObPKhI/oCJ7I5JwsKO7TaKk0KYTd",
-	"fU2ovikM9AdpvpaFSD+83jmxTCVDWWNvuDZWDE1Nju1PitGUcCuBQprLme2vnw6zkrCTcpFybbiYF1wv",
-	"7E4No3tO15mk6Sspv6Nqzu7LuMCacU0y2wk7QOo9rCV9c2l/vZyuDdMx6cc5dvnSSHkJzzs1eyXl91Ss",
-	"3Zam78ewgPtlpCRLKtZ+eNaUKGrYZcaX3KCioeOQUeP06SdBC7NgwthOsg8ubcZ6OrBjca25mEfV1hWR",
-	"QlwJuRIRYW9yayisDCp2La/sjxtm0f1C+nFRH5MdNs1WYFjsFhL//PPPg4vgiTH5klHFVAxGp3TF7fL7",
-	"ObqmPLPCeyuPpQjaCXyVr6ihU6oZWfK5grbQB3XW3Los3u14NDqr3I6XTMHY6812Oh7hY3flcnChDRWJ",
-	"dXXtuQBNfCV+is8Xdm9b4aL4z3sTgTNArBeKRtE52smCJVfD3ruyl6BUF3M36RvGmdpfIkKJPQ0kPKeZ",
-	"PfZccZGSGH6LKyc9V3LGrRGKagsEbnd6SU1v3DsdnX42ODkdjE5ejR6Pz0bjk0e/9KLymek69K8fzj5j",
-	"g8+TEzp4nI7Y4HT2KDmbfkFP2Oef95oz9rJYLqni9oxhd0ViFtZ+aiKFnzLbrZRre/q6dM75Cznl1rd3",
-	"Luq4p9wfeLpfP6hd7VzJnCnD0QMPh/u2Z9UNBp5SwwaGL9mmE18f/tsWUajmfrWQxD2NW4ZdAjuy8kNF",
-	"wdO2b9RabX7k5wU1VXuwPZ0TOnUHT2tFDOyuQpLgxWHrd2pT3DYa+wvRC7kS4FHWhrHRnF+atoYKwX8v",
-	"mHNBI+teZ3IFLoJmrY3xtL0h+PwDHcwznmZ2TCocvtDP6o1/7cEjteFH1eEnWOIolJHXZaty+htLjO0m",
-	"aON3XLdppP1JN7wFK+kNpeOGLfEY9hdXv9cbCuiG3rnO2u5vKbN73nTthOecxL++jlHUzYIpBpuEkALk",
-	"qGxxmzVHE/quXE6qFF1vygg01bnozxXTTCSs2xQ3ll4zFlUGWBXCmhg8vNme12eGeiu/fVdyOvCCzWAv",
-	"s23tNfgX+PWX8EJz4Pht31znBNTa6JyEB42hnpPY+TMxsX/P3EoTxXKpDFkwqsyUUaNBTUSxtF1yr4C8",
-	"gY5OC221U85mGRdhJysLcpHnLxOZsw4TSoU9PTrPy65PKsckZte2M2NdTO0LUxaTfkJNshgUufWKJkIL",
-	"muuFNEcRiV2URI+tAsWkD8cAndOE6YgkCyoEy7RzpkDHjqKJqN6CSKL9AKi0fyYiudQmIizlBt5NWcYM",
-	"I/41aAPnrPZd/NORi4C5eWsOpwrt4Mvhv6E7vagXtN06r09oTqc842bdvuoJRIDkjOicJWT0sKEGOVPW",
-	"VltzY3+wWhauNEzfsMjtJmxlEP5JVbLg12CbcVaHOGfBH8o3/B+qd3Biq1fciKs/pIrOzNCPH1YBtNL/",
-	"Za6oMEOaLrlonxH8ZMt0eCmw00FRNMBlpyTliiVm4PrinzvAHzsZj0a/7G+AH5/0op71BaHnVKRUpVXo",
-	"0/DkihltzRBVhlujIswlT+2+9NqtwuW+XxrZOZc5T3rj3o/CC7ZdeILf6UW9a6Y0zNHJxqbgFu5mbtkh",
-	"76CLsdMbw0nbblSdBPzTPvrOz+qGNKCTNgvW32t1qwu0sRSt/mb1kEYpq7ccES2VYanbNvHjXgBCsSt3",
-	"zp0TUt81Q+k4cMS7v4RS9Hbzl1J+gv5yYT57WDXDhWFzptp9P1jUqpmaAG3OfNseGC55i+JbEUh3qb+f",
-	"DPs7nMqCxawZxUph0+U2E/QvzlbbzBAN/VHNmCbcBE5Jxq7tQyIliTfyHM+kauOoGDxgu1i3oRsmdtOo",
-	"1q3y6+gDGDsYXm/cW7LlNLz4uXPrt8W61eftbXskC2If7dsmx23TLajX7r1d32DzbtHkj8uKuuXa/s53",
-	"8FBgc/cxo3dj6/405stPZVSXvi1WzdqR9lPtq0r4dGDWGmZl80BTTvl+YhqYs5uf057ApOBhpbpp3bDU",
-	"bFUFNQIL9/5OzRtG4dCAT0SoIUupDXk0GtUu+2VhmHJLwjUxii+XaB6CG+xHcGt7d9GgCJEIJ7W+wK4i",
-	"C7i5NEpmwU+N7pzY7tQv1LfElraJzbf4VFNC2gM9WyQmz3fJS55Xu6a2p0zdlJ66JHxZ8CwlU2lCaZja",
-	"Pw7wj9jIXme2zTjKzZYuzz+6havmYWPeDckY1YZIwXDGz63tsf9BMq4hyLriCSOJLMAVFskBASEfKngH",
-	"43mG75zsMDxd8UM3hG75ctZti4x5f834EHJDujYcl+3nrQ2BaRcUEIYvarJAZ9aegBmBaykXx3VeCJ7O",
-	"t259G6sIZuv00aghVtvjtdDf7gn9Crzp71FLOqfV6oG0vuzOQxPpV9uZAQybfYNQsV7R9VFjLTZ9xn3i",
-	"oV+0qPGtPJX95Xav0w3M6zeKbt06ITBihWZJr5oiWgbo9/WcP/8Czgl47X6Qu12+5F1+K5b27xLMrHP3",
-	"N6e71sM2aYHxsf3OqrWetzWGm7JUXrnPiV8UUoiMaU3i2kBiu4HH/moxBpkURC65IdwcHdanfbxvt9j4",
-	"hvfBcQr3eVG2bLy1GW52xzXeLX3PmdJS7NiJc3ho++Z7kbE39oElXjTTjL35h3t6mMhluCXb33p3s79i",
-	"zz7AFuvGtTk/eUa5IDRNlZUuXSQLQjWJm+N3QDjbH2sIYagwoEZfTh89/DCemR9St2i8tLq0RTLcmaRj",
-	"96w//X9tI3DiBsBxUmgjl0zpKj7wsshzqcyBfrvf605Gox2bXXTT/fjWG+crcBW2TKTzJYwk2lAVxooQ",
-	"2hxE82pAD4CGXC6tNf6HpktUCAVAMHtkmmVSKnJqLdxv1J5QEL7bq1Adzzcebrm/Dz7TppS1Lkbke6qu",
-	"UgDSnJDp2oB8xMmCGkA5uccc0KndqcG+dTo1o8OcmqD7W1ZIXrFuG/hjjpILPow1h3CddU6oQLAuweYI",
-	"17oAJD5ed01lIWBRASRwzZNNDQEgpZd/unygSUZzI3O4ToYfPRin5wA6beoRtNLs+pdcpBjkwj4Z6Ybg",
-	"oEyA2Oe6zRDtYxQbnWy12eXHHmiCD5J+yma0yAyJSxDpORGMpZrEwXDiMDrrxx/1PBy1JUT7btcKIzK8",
-	"a5uDOYKEAY+h59rtN3AHbo87ELhF5CWC4VvXdF9v7DG8nXPFdBmS/XwwOmsCEqBn9jArzWJ9+cu/F4vp",
-	"v7/Uv7w8uZ4u3zz67udH1+mTk8V3//6v7L9/Xpn0m8fql58fmu+/uvDvHuAfdklYl8tVrXCEgIHaGpIV",
-	"1WTOr5nYy5kKJ2MzRoNoBCfL2shck5VUV1zMN9A5uESuudqntwZa3US3jXMKuD38eERiXIqYzGSWyRWC",
-	"Jx6ekSnV7LOHhQrdDdI/ffQZUVSkckmm3OijYee39wt7Nowc9jpooc3UfQWr0ib7lTEIYG3nOFJd2TFu",
-	"7GmNSJGtXfYNBw3xCnkDnNshetJuJw8/AX0eYBwrY3InuLU9Q9bdUfTGYWlnS5Xl3eYX4sq/xGdbQ92N",
-	"M4TzFF3rO/FZtfY35Ks08h6KYr3lJRdebjxGHWSwb70eJ3hzZsjD0dlEbKQcRCT2CxfDXV/sALlxSwMn",
-	"DbhGy05iZwTeb732+0rRmem8RpLqgSaFQFA0e2OIHVl1J6mcd9dUDvz98pC7tprD9y3NZpD0l2frHZdh",
-	"waf2EKm6v7dppGA0uy6ig9uzB5rgteU+5v8WVzbBMGuDqBptFV3btRdWdTaXl8JRzT6AaQk6cMxdm+du",
-	"nwGhY2/M5pXMgbNfm94PNl3bZuhpyvcK+lk3wE077iR7nFp+FGS5Jiu6jsg/7IGZ9Gf8mpElF4Vh+uiw",
-	"w8gtTx6HnRueXtOssDbx64zO2/bUGaOmUIzMMjoPxIZmBasuB6z1GGNu3DVTiqflbxPhTUtpmiPCMs02",
-	"n0akuQfqXnGRVk9OhP2+VUH0uIfkx5wpaqSCP3GBHfTJCuDTOOsMf48buZ5ve0zQaWanyKiCRb0rtu6N",
-	"ndTqocb7O6Y3V658r8Wrg3AxYPLtZHG476vNUbBcUykzRuF674p1wMPdmK/Yevc6X0EOqu9d+1K35gLY",
-	"DzFxzTKZg+skBSNpoSA/GG6XSB+xeWdHUZXnIQV58fTlK5/8MRFzatiKrofka8yJNNbspNIn3mVrQN7K",
-	"JTeGpRurAbPTHYyrR9wqd+vsi/SUDj5PRqPB53R0MvhiNBoNRuX/0QDZgQE22BgaW9aORhLcspRiGSaE",
-	"7vUepZTu31FmvyETyNHsdjSHJ6dnDx999gtc2kNeFUxdYRZSXR4yJTebgcDefVeIZEGoIUJK8X960U4f",
-	"Oei6N2B7fnxmP67Z773x57VdZY9X05MwrA0XJAd808mNT25+53rx8LSJ8dnR2PSkd4OOl/pbB0e1+Pel",
-	"6hwC/j7Yl6qL/9st6YGg+AkttMtkARsyvMUpo6YX+55gAgVpdHWds4E1aHzGk3M8BPJUO9ihYinFhNVG",
-	"rysz6h/ZbBpB/ojDtrtKmXbg7OiK6vID7TtBKKvblhNMub99KUWz2Z9vMjm1220il0tuBi45IiJzmg9m",
-	"qnFT1eVuHYpiOsjvM8o2DablTVug5OwJgUeIewQcsiBXAEXOrSKs4BypMBLGr+th1WoB8Q+bno5ic64N",
-	"5I/4/c8+GlV3IQ1d3MP7susS9arB16U5csobLHwluRtbeNR7M5jLgfvjb1qK4Qu6+r6yTyAVz+m8ZXQ/",
-	"CkZyhx31KQqbPj6CSTpchOuWBCXIUuGCaPY75t6E+TYHZdmgc9KCoVtYcWoVb+esW5sD359hioDPriyV",
-	"D8aNukfTPWVesDfmEnPy2z+cUfdZyLtk6TnJqdYQWtIkhouXeEie/l5QwGXEfhhubhJazBeG4CLs0R+Z",
-	"pUyb7nnA3z2LAFLIIHUAkM1k3KrFlC24gNRzYL55eDIisWJ2V+dSxPtag7VILlkuk8Xh4T0nX/XpDZa4",
-	"1npt0J3+7IvAYrbn7aDttRveHM1uA2p4GCLVB1+8mPmsk8qrKnf7gBklKtOkygOOzxRpj/7XPHu8/+6I",
-	"hoK7/VSpNkG1Ws8FcJkgVQkeaAMIYn0uHLNL++0Yy9LICjclqbQ+PMmpPQwKIysmB3fWgfttjMJ6Bqja",
-	"6bm6ut0Epngumdbl5JqslBTlQbTe6ib7zK6pxQFXX22b4JC8w7pbWfbjDBIw90oBj9425vim9qxVPZdc",
-	"8KUVyNHdGo0bfEwxqtsBqWvPP+MITtwKVV8q88+s3l86TYVN0dkmuBGQlzOqLtGGWW2D9i7poivzzBGg",
-	"rLdgZJ1dRNIO9saMSewz9mLSt7swoSTI4ZNqImIgg4hJ37obcdiLOCKFLmhmj7oko/M5F3OIa/KEQh7H",
-	"RHhDXMyJoi5aQAXJpDYkpYY2Irz+0zgXat0xTqPWl7DjXLblx34rVw6ELIFQjEzZTCqMv9hBE2qM1RYX",
-	"FPzNHtDVDQSgvjF00x480BUX0VokBF45PCnbyVuwzhtTccOd5fUGlQ3ZYN8hjiCC9B+ejI7GgTTh8Nq4",
-	"fCbCiTxczHrZUzLXEPrCtyJixU4Hckf6wOBhFGcaLyZBCHHQCPtCkUTGOespc1EwXTLilS090IEfshGC",
-	"cXwbjZE2+cHc2LgG6+HkF5l4DOXCn5zA865M3cnZaFS3Rycj+xdvNGqqXinuhgIEYv6Ffb9kFjsZ1QVw",
-	"3/szDyB5AaMmwag7KUGaE2QFE0BtrWcKmTXvI8tcVqcPUZkVASfQw3M7b5Psv+e1zRejG91QfmiM5vun",
-	"6FjSFC0nZvnucxW0p4N57/hSWr/1avU7PlboaNvdbyt+tJH7FCx+q+tnP9ie2RQeqGFh9Acn6vhz6+5B",
-	"/B44w7Xgg6Bzux9yQXi6GXu4IdcH2vGWKMTWeMBze/K3x358IC51CNwrKyWldjnbD9GDfL/E5r0T2Db1",
-	"quNM7JD4cD81JB6Y39iW4NIG8nml3dLV2pkM4LUoE0qlgKsgWmFo8VkPG+CAYerTTNtTotTMkxxNBNCp",
-	"HQVNBGksGEP2H4FLaZdBZ10cn+BUd5a3nMjb3ObKmGwCPa45WzEVQ8BIn5MYZTYmMIxcwg26YjQx2J8r",
-	"xnLtENw0A0f+fCJiuH50Lzl5rXNYUgjGaCfd5ySWK2E/0/dDmQgpsvWRIxzBqQUe4frIsbtwjHWpysg+",
-	"EfWgwdbhf7uFfqk0FgAIgRQee6KH0z8XJIYr7nhMTu1SnZ2GADE5m4iM2ROEjkjK59xOVXwZRyQeIlNc",
-	"PIgjhAcDya9IieNSdYTG+PZESIXvD8kTucypYinQPw240Exobvg1y5Dw0rE311miGtS+7t4wgIWendZQ",
-	"oad1Xt6LwS908Mdo8Ph19Z+Xw8Hr/x388re2nfBbRjPTcQLK+DUTzNoKIFVubBgllEtebXo2XcjUC6To",
-	"i+VVfE6oWLuUJVmYRC4d8an7HLGqn2XhgVte7Y4+uS+3GZxnTkyfiZncfuZDcC4cfxQQMDc3yz03pVEF",
-	"nwOnvHe413+yHWTU5S8Fp1eenlfATIxW6L28pO6EkKD1ZkrFJlRuyzn7CfbGQxtdADz1XIlA+OjUBU6H",
-	"lExpclXk52hbJqI83ukCMo3sEY8KFCr4JuQJAzQV44qoaIcAfOo9fibshqChz8HeMWeHxb9O9suE93jA",
-	"MBawDTP0nScV6EbMsdmMJdYaubOeCI9z1RYmFkxx4+cdEBPVTusJNDERWyRZkZYYiVvY+O+7YqkXIZUI",
-	"bQf2NWAF+7iLt8YCNmFUO4AFZ4fxfExHMH3C3WLvm3v5uZ3b6tJ3RjPN3IXr6Y3IjupQgB2v0FHLjX+1",
-	"NPvc3d8GNtmOTDv3+SLCcTl4ceLaEZClw7viXWIpf0/o5ZoobPWDdG2Q7j3tAgJrT+is74YgqRtf8EoV",
-	"bM85r2EKsL2DprDzzsB99YEmorCGCD18759HaN5OboAsaIXgAgT5JlRQB6AQ2vaJ6v2oDjDFWHKlgA2E",
-	"bihSjVBDuaxt+4yz1LtDDeXR55aUKQFq4GZHXbzhvulJd1/2ms6z7nOpd4J5q13O4KntEATvRwzZLbFc",
-	"rVm8Lo8YgTBS2WP8DWLJt8yJ3j8h5vM2hObto7o3y8H2E9u6eXUkTr8qk7etM2ifKXOo+zmTOfiE2fro",
-	"Q5Eg3wm3ViliPjzbRbTyCqlhHnheG9Knea6rER9MqLKdvClgs9rFx9yR4lMfWXuATEsFSLMq9A/HV67r",
-	"eZwK7x89soPmeasXXoNett7OOmiVPQZkXBvMYg2vjLYTFtyabTnQQerJjrdTGmwR5A8olgdLR7tAVNCO",
-	"NOV2WWj2PBg95gdsMNe++PoJefzw0ef+JnhI4kSmLHYHZKKhwlZEljRZcMEG1qFATD2UQrHPnk9EbPuD",
-	"l7ibN42TYjQ6S+yT8F8sHpInMmUanE6apr78UJ+9MUzYQyzw/WrpLpc1AUQMnwupmH/YLNja4/KvhFzh",
-	"MbO51aUdRmljNPbRMdmoHhGRZq5bNBFBiZ6IBMVPgBzZLGR6af9GMQ0VXmgrw1RVLoo27+XtS5s1RyLb",
-	"QY28DCy9XLKU00uYedtEWOzDvl/WqIGEvLAEQzOqWA6hnZffdDBtLIolFYFAvMkzKqgnQgZb41CiImFl",
-	"ZpYvi1PHPP0giZKFsStjkgVEmLkGaFb7JubKeLXCgZplrSA40LIGpcjva+ADjFrrgQccuF3A8geaBDB0",
-	"wtMyHv3vgfMBB88Qk9tS0m0HDKA7H3WzP9++evXcMwBY8S8XzRdsq3Xh4ehh3fE9O8VANAauHj1+HIax",
-	"Rq3Qmi4qCeu/KNOUJ0xeWvsAmkeq2GabsmNIp/h2oaR/evHM7k8cWA3rrUf7GbFaHzZf2KJUzWxxRFTj",
-	"7IRZvtZ8tdr6wrxkxnAx35oBiMltSFeJjzc2YHgAXFDVEqt3v26yna/Jf7388QfX/LQwJBZFlsGEbEV2",
-	"N4aN7XeNj6dsStXW8Wl8Bnla5AZZr2bIKYuX1+Xpd8942eMToOeVWUZzHQTMMMFuRq9lATUxA/DN19Uf",
-	"W66Fq+7sebZ1U/AS39vpVJbtt83oC0bTjpoF1nOb0bDA18JhzLtCqjeJj9rz86UqgVSnN4gfBtH3s9sm",
-	"VTe683afKM8HSwXujNrUe7095G9XnAumdddm5H72t2pVgcUFS65c3mNOtd7kkYAHQKuc5+4vZkIiB7j9",
-	"K5+oqls1nwnqagJf9rrl4Ow+2BzHU3fNwpIr7C4kRxQi8kyNAKcg3BBFxd6bfDlxT2zDrXTIOy4xYRhw",
-	"jxleHNKyGCn8XlakfTQ6C89jOAf7XmdGfnK2igCOpDUgV8kBzqO/y3c3r5vxue5IBDRQL8IZe8lAH7SS",
-	"gnaqqW3eiuvQeVWS1y18oTxtOAoyIPlpc1r3uSKus2y0zmghkBJ53QqSLITA4siQvFUIrHRmz8LWz1pr",
-	"d92AtBtQvxd4DDoK4exrafanJlEHh8/9lnHnkelyhP4jtQ62zf1Les0cO0RnoBTJIaw/QK+3Eh3U2DoO",
-	"CpEGgVF7ZIPAKHx2K4daN0kHFEJEvjnn6Jb4oQVzA5qyTIq5JkZuwBuDq5rDVmFHcLbhfLTaDudx+H47",
-	"d2wb5cYteegDb+ztvvwDQCf42cMA3LPB51v1+1Dyuy8O475DbgPv51ejiWpTtG052l248B4/GM1H4wtv",
-	"RarcuV+8BaUxCqrUV75uWGTdnpWqGTzUcyvHst03e+nTAdqPNVDZusx2BLPosiBKBosxEbK6FmJvTASs",
-	"htZaTCDDeBimagJerQKLxGTFFG79yBbZRmPBr9ml3aKwGgiWx8L/9oUQ8F/wTfffjmMFpWwrMcn1KYhF",
-	"M7OixD4egKU6uT2WaqN6CdeXCEfxkp4zBUVqpbisHjwN0yAP5vy40Y2SO8f7Gi0oqQ0FD9Vt5G+n/Rs3",
-	"mJlCwOblls6208bdUMnLnmoc+FItKuwF7u0BxQ3L4oRtW0cptE2V+xfXHCLAvr4HuOoIubb/i3W5ohLd",
-	"VL/G1373K3lxbl/qo1KqPUdfkma1NFXp5Nt9M9hDJqUdmex7HJtDnd723RoKs6aDbXt9m0Lu1Z2axh5U",
-	"Z7JUvT0n8ifNlAvTtZ4iK+XdZ7fDopWVNu+7WdrHu8TsoBz4TUOw7zzAa0i6vDOK1ZXp2LLegYjU89Gb",
-	"CHrdC/S/mviNAUU1O1baoGDpS80M9Kp1gwfgfidF91zJIi9hVvq8TGWQkGYAaYO6LQPhJgiIfWm/D8H+",
-	"NSjCD6ls2IqPqryysohPaHz3p4u9EcZiK595wGILp/fh++AZvTmsuCxGcqOKWi7i0VpRq1Ouu8rtubya",
-	"91Vs73V0lwy2IMZdpfH2kuvb1rSTQTWZlnqVB+V73X2Bu4ZS3FTi76ia3W0rx22T8z3qw5Vi310dDjea",
-	"Oy4It2Xz3hth6Pbd7ioHcD/Yka19EyD8Fh09dUD395glCvdEcE/i0Yp4vLwRwr27KsOdEvzeOtt75yfg",
-	"lH8ZcNLsiak95DatNt+tKlKRwaDoPdCeJ6YNE30fcGsf7btzA1QnQ64Wr2GJKgO1MaVtul3zrLs1HDZf",
-	"9HWDY6uq/iTKehq1k+ztb1gbMrHH2t7kYtaj1aEI3uY8/LRlmD4GXN1z/1ng/uXppWPUzfknA/LNi6cX",
-	"r56+fNWvTXJU10gnFGDojiIXG52yTK7I6CZ+5vbL7FBANu+3ayNsrnOrQkA9/BLssB09UpmjuhVqQUI0",
-	"9sUmmGFjB9gtxds4iBozWG+sddhBpKHjpgZ+3NDwYEw+PsvQUwqRQVs3O3fpsmkx7xo9dCsjjDcv2Kdt",
-	"sXmI8ySF4mb90m6HOEasNHJRtCVEXwgic/p74aug9OMLyKrhf8BN95h8iWVKED8GzzgA2VHkcPuypHnk",
-	"ZiK49twCQ3JBIOiBNSivBGRmYAmVlACbEhRJcF9GMsTRyUS0wFhLwmvgt+PlYbLMMYfdH4Js0N9qShfG",
-	"5L137yCSh/nRiRSGJqBWPpNiSbkA3iSlGwkVYWieBI9Z9VaZa1+Pj4/hiWH4cvMYUqEWL54/s7IMr0To",
-	"vhqflm0PT5iw4LJHEJFO81wPJ2IiXi24JqlMiiVD8giYGmQysPqhCrNAIizXINdkzgRTtEx7tcvUlzTn",
-	"g0SmbA61bxRPyi5IQZIFRx4rnGcPqfT7DcgpYiEmwjBttP2Mg6j6wmDaEG6QZcsOeK7kSlcnaaxuNSbU",
-	"CiDzbZU5uOjMYYI3SzUEtGmashRLJ5VJ1eW7tgPTgmd2bDHN+XH5ix6u6TKLHagf0JKZNeQpkYLpI5jV",
-	"J1Jcuw12bP89QC2fytQe75HNXgt6xS4TgIMgNPccKItt13766dlXBK2Hjqxthj9PBCFOpe3iDcgPEttF",
-	"mwG1SSFyQEANEfTuKCK5Jpov82ztMDeu6iQAXLRt2HG4lxWK4CpQomE6JxRxG9BzIQkTQFwGCPdfX8dD",
-	"2xOcY+wjImdDsYIuerj1gABsGMcaAyVJAnN77OCi/2ntXUz6Ho5/NCaxR3aDWxpH9kMxglMQPp4yd7WH",
-	"EO04InlW4AJVyGcACciUIdGfUy9oCjHUGG1oR6gjrVlcXn14RjOy4FatZlJBQ03w+pE1XI9GI08tQBVO",
-	"XYn8hvmo64V/yH5mwWjKVAMPHbkeOAy1/XAdRj0mFBWIcJFIAPZKwUgfK1GeftGk9yAkvhj8QujgDzIa",
-	"PCZDcknGZBAf2bW7YrmJkINixV2NB6fb3hRo2/qQfCfn0Bc7RR5D7IS+H1eI8PgIk2FKMwyMA05JPBJM",
-	"zsgJ+Sf/0pr2pXS8P/M/eD6wpzTFtGYp6cdPELkxeCoSmXIxH9vv28fio0qtK7B5fJEkLK8ejwmFP2h4",
-	"p2RMIB4/hdTUlVnwKxP/i6r1mDRbG7qVhMmyzbjV6zcZ+56+ovO4ZAU4Ki2vnQ3GgZlhRdeBbFRdcBas",
-	"VvHLl4/lhmi61tVinSMrAanepxlhIs0lCG18vABqkz+sgB8D2u4Pp0bHS2bNuI5h4vNimvEEN8eMJ8zV",
-	"qfOXuzlNFmxwOhxtbGSr1WpI4eehVPNj964+/u7Zk6c/vHwK71SHTbczXjx/FvpZvdHwBB+TORM0571x",
-	"72w4Gp4BsbZZgFtybK309clxdVc6Z6YLJomgtBCG6KPrTr19vf0yUGnnBvYC++bQ/iuGKDRNFtgaMIkC",
-	"FzuZrl2C35D8gHUD629NRMiBAdBImuduYXG/kjlzb2HF93hILtz2rRiZsRWmBJWIOjeKnM49x0S54M+g",
-	"tgPX5sLf4Hg7A7N0OhoFKC+4owgM8m+O/hWt+14XzxAWBBepJQg8b+EbxzPFu6j3cHTS9YWyy8c/1b05",
-	"fO9s93tf+zQlfOPh7jd+kOZrSFmwL5zs8YnnmKP0SsrvqEIv/RHO7vb3nrm9AD1uD6mENcOp8gtnKIAd",
-	"/F0cQA9k25EOy0rqklZ/XOeqnEEhHidgcQlzzZWccZeWKgWbCKOo0Bi4j7zfyEQl0CVlfl3O8c+xC+pX",
-	"nCjovaFqWIlNtnBAgavhrHFIXdXFDWV9FEOtKXTt+33k4ejxRFTpZUPyzLqK1byWFVHRLUuqgpxxmyLh",
-	"zF544m/PhK07yaOrR46fpWyZS8NEsv4nWwPmx+1MX8p0fWdaGHTRn/nf1Y+ARhXs3YYdOLlbO9BlAwRb",
-	"4cw7nd9DQb6sChR/5GZi9Hj3C0+cLN6XXUH5KG1Dm115F1X7aZ5jqfzthqbVvOR5XB3RMJfcmYqJiKtE",
-	"aMep1+Aq9L4Uaqcjr3K89DTPJyL0ksN09XJDBS4/z5plPUi3sTpIgS9kZp2qOmsfgXRVe97stgB5/pHr",
-	"f57fk/ZXVBbbLECef9L/e9d/EGKv/Ty102XWdf33uJzjt1XA+t2xc5e7DcMFPqBrIP6aC+FvWb3nHQMB",
-	"H9DQZYy6VyfCurdczHHntzs8xCWgILZjD7VupGfQ8Y5Io/F4Ipx18V2BSqxgeLQ9ocNjyF1ZHQX8s44O",
-	"cCKEDIg661bBjfdJWS6kYRraMoQqXin7N3uSqUKEtduBuu5GgR7uTHO4mVF6T+cDPztdp4PGxP8VDcQ9",
-	"6LsTzQrYEOh8sqBmH31PqyrDGWvLuvgK/h4c7XxlXR/kLRUP7xmBIHhWYwG2nsJExOUdmat9UBoMLNTr",
-	"aNHi0hWAcyTNpGDnyJnGxXwifG1cV7GS4fkYMsy8PhOvzt5o4AdWioeHFy+LLTqPY8YCzB+RwnemVK2A",
-	"q7lMC8OZ7EqiCisjQ3d/L7Aeh+tveJW5f/c2rcvD9gtJJzuazAH69ZczBLdRaJQ7X/450GbPVo2RgaJl",
-	"W37pN9b3q6SaXreraOX+tyhb9XnEIMLO3LIfdx3tW1S0zJP8aBT0PTn9Gwmhezn9d7e14yR3bOwoY1S7",
-	"yM0nx/9+HAErI9utxk4/IEh3aPf7X2KCnifLaBqWMhoAILwSZBKYkNK4lNFFvI/YKNPpd+3a0xv79gG2",
-	"hGw3JXhseuWrAP6p/fv3FXTA2bmnuINPqukOOoQQwA0h/GSV7skqWYtRGoytZxNkn9PHbx0NHUQi8lzJ",
-	"bZGIlwzsEb7yQHuSLyMhQGnfTeOIaIlujrxiwnHxJeaQYOUFtOVDCK5h91W0RsGR4xzoFhCvhI8ENRTL",
-	"l/sNB+eoNfCAT38Frdw6JNl6fCinjqcd1qxcj9u7Ru/LP8H56XJQ4NeICLkqp/+TPbincAXOP6HEsUy6",
-	"1dkZqUyXW/ySH3Pmko8Qijzwrod3BGpAaI/xyaky3Oq9MHo8EQhfC/6IwA4PnvZgjjlaHHQ8wmTGCAst",
-	"ldHJ0sPh2rk/LB0Sh1EFstrg+wDJsicyHMBEuBGMS8wWRDc0oRlyKnGDtUFMoQRzu97paASDc3YIwF/2",
-	"DGaYGBJP5FGRXKfLy7ALcb1DXBCaZeeEiolwiMza5FS+1cizC8bB75c81Vs8ra9gmN+XxZY/4ruWWlfv",
-	"6QC2I7ZaB+CjqLDUywrYurv0xXb0xjpjzZSAj97a3oMttFZrI3tiq4tUVfvfAn9KC4UktVBFHVj/S/L/",
-	"FuyTZszujIAL0ez3iQCgExZ5gxoGUH/O8CUrOVkiklCTLAZFfoSojxzrS8RBIYIY4N2mpe5+BMHa8peU",
-	"ZfyaKZaOPat2rX9wLwOdxGrXNL0Gljlrb7VsKeHvOMesxfy9oJn176oKuuQCx+SY/6i3icBvBYMq8kud",
-	"UHG54iKVqxjwufAlOhHI3SqVIzeDlhBYEgzcwd9JxUkDl9RLRoUmk94VY/lE5HTOxXzSsx1yr2EBvUat",
-	"7crKYuX/Ovp0IsrDTg3AupAr6wE7DGt5lnZlfmGYl0W+CeFBKnhEhLunx7qYWhGbshjv14+6AGhPrx2O",
-	"affZ2ZVNrglHUNzbyck5GZVha2AG6gpWw7rv55vul5PS1ukaqVBQHX1Fda321jlo9GzGFJbUYPUlrBVM",
-	"j7tG5KkgbnEz8L2Va6dQLkyDxT6AX1sh9hsBh4n1TlJi5ETUFSGHfCX+B4sjslpwLCXmCkNat3pGi8yQ",
-	"PsVmsMWJwAyqEycobcMD6u7a8DbW4H2eFkBSnyNP78YGFpZuqdfFZsjC/QTQsE+kMEpm3cyYueLX1MCp",
-	"YwCBUVjsjRGXC/ju498h9+jcN1LcHsFgpY8UueOBAMQObGLU6VywRVpxrW+RiPHp3CK3laYl/RhrRFdR",
-	"AEAAwx8f6InwZUCPIisdsEFWuCjlJEatpWC1Kre1vXQicDMtrXLtk33jC48SLZe+q0dD8k2jzxNRXnu6",
-	"560KZmxmiCzMeX0rtmqbA2NUwD+iGG6vUwYI/C6zjh/eZdZ/tFucqebW86vX6mG0mYJGBehbXoXWR12y",
-	"qbNrLgtd1jRq60cpWbc1uW4C3B7mNjCu9zK+Vkv/GGILH9D4blDdf1BrXFXs3mGNzRbV/QQmuTtQ+txr",
-	"fHCF5AiptqHSnYUKsaK0LLAZRlOjsNwmrQpuQvSkvGpGs1i/JQo6MvQulL+G9qX2y6BuaFfHpNWukj78",
-	"DLZ7JTAhqNZTqGnsnpm1VAk9ihDS5h4RVU8e6LJo9ET03ZsPPCjN96VpMVlVsTusTqjPw9Kj2IJ9BDrt",
-	"2bOgnaMhAVPsfsHolCtSHU0E2hEXSWpWD7fHFHseaQ4y3HTc+cQex6r4z8OIZPyKwS7XgsiBQ5eXiYlY",
-	"yCytTl72HexlzlQ5ZWOo45BIkXbBAUgfI+wuBVBpAL04wijICpNZ+1kFgzpYNv6jjju54vD3ctvmqup3",
-	"x3dQuz4F0e/FTMPqOOvaaac3fOLjt/C/lzx9tw3r94It5TWA/lEvawAgXHZ3ubXFKk+EkS7ryCl+5ABq",
-	"wdNeXct6DFCS0inUcCLaHOQOGwuFhSC7N6l0Jz7HavzeGjqL4Wv246xUbKcQisB9wEX1Z43wSBWd8dd7",
-	"/TqyANKByysBWnavzEawVnWbCfWT3mZGW2zZC+hGhy3rOPhsu+nzAnLHF30Pt5zD8BYDZvOTObkfc4JS",
-	"5GVvH4MSEt12HrODgiBc+5xyVQg9RlKHNIJE8YjYQ7wrVW910WUGVwagvIYvE3Mbl/M+cHjFWK5rkbog",
-	"QoonvHGVN45f9Hf3feoL7dfr7B9F/mbQBfycoyaztCqvX6usX1fRb5h5VpG0vrdTVJ1SuH3fruryfzr5",
-	"bOoATWtiFV5I+z/VdGC5XfrbqvrCB2qZ/VW5izY0SiDv1ASxlHYx+/69CtjOvK+apISBn0/C1ilsHXO2",
-	"EwyxZMeeqPn47RVbg0PXDgm3Fg0DJmWNPNlBk9UAavpCegUwjXUAvv/J1hoLWU5E/D+/0sEfr+3/Gw0e",
-	"Xw4Hr9+Oos/O3v0tPg8jXrSLFyvyp0J/D7Gkby5dL1zJGcJEIgFH4fYG38k61BxZv1rUpConuI+/5Bp/",
-	"oMkVW3e4TEi31e0t5dRYGeiNe12z8+Fg5JvFFD8wjKHGE99uRrxg/pnw5PeCq7SeikvhCDM+AgL37RBw",
-	"a0MqXv5W4/GC5Vmd67equkP6nhDF1+OwPSkp3FN91Ajo+VozW82JByk9GlXNQjMno9EobN3Bk4bkia9l",
-	"YU3LFcsBCjDn10yck1UN7VBGrxC6rsvbEnAJgb8pqJFkHyihCdXmfAN7U3Lwvy+VrtcP/cAqXS/a0KHT",
-	"bko/6fQeOt2ia3voMmZIH7/1LKM7gjw+oZOWmLHpmiiWImECHtCceIBXUDLKwpVVZl3YtDwYMaoyzpQD",
-	"HEFKGZ7qbXOszBLBnzM5J31X79s+UiQsxWhRqo+iejZImQ1aQ1C6nb/+UBxNBERQYpZyD9aLh+QrlzMK",
-	"GHFojYTY0DBRtDMHtBOl2FJsvaLAbfEVqsX5MAEWP1I0ZXbwn3It23MtO8F3wEGWLHbsjV5V4JLItRUB",
-	"/krZrcroQIGAH6O2M3qhsZIb5j75v+OOGY/huCCVJvZB+12uJgDLLZmuqXa4ZB35e6JGpUV4lQq46HEy",
-	"UWKND0iXelop2celFne/wwZDvacttqoq3rq7oth8SnS63yDqU1CsvVC8SNl7Q9oldAAqI9GRu3QzXrYa",
-	"/9pE7EfAtldm5XOs6/dRX7hiHz9mXiVc/E8qfr/USm4ZdkbpStXUx29DnNu7Y0xE7LYAwGK4QQPrwdDB",
-	"naongs7WZGrnkkBBcMFWE4F5VbvsRGBi+u6aFKKAjjtpIjAmkyhm8KIDb3NKMmMpsnWNQhzvYKzL8/Lb",
-	"i8Hpo88mYkH1Ykh+BqC8yyW0O7/jOfYMcI0B+MxJuDWeCJfXyXXZhKOHJn0PhYtdRll8dF7SPoJD5v7u",
-	"p8Szx5+VTfkXsaA7csgicxzmEpgyiRBSqsocQrCs+CGkqvdI1dgLxBB+vTQmi0l/NEaa6C2wFKCmfD95",
-	"niHPZucFcAOO+dE5Y8EsBXb6fdrl2hfxG1uT0O2DvtoBqIoUWLXucAh5iRyH/BMhSWLfcxpmSr0cbl0o",
-	"JoolVPx3jQWVIP5E2PO/5H6CXLU0sO70gDugqjrqllwwxPJtMjK3s2P3g+Kc4EO6in2yRhbkQYkR4Cbr",
-	"l/FHEZmu3bW+h/U44MsDTWKokedgQ2EputhVRezAoL/0pU3fXxSzVvauQ7+vXflknPkPfLF5J1zTraX7",
-	"WoMeOw4mFUy1iu9Dec4NApfwz20ZZ9241qMh+YEu3aUhlDb4YhRUNpgI3GuN4sslsC4Ena0Apiej0ah7",
-	"v8XqtR/1qQS6eE+HEpyeLdudq8n6KZq/5bSgnYx1BwRQLY/f+mprhzKwdmrjjdlXvY1vqLEnXK1VdJ2I",
-	"fehWsY97xNzdyDo0s6McaYc7W5av++uwrG5Vyfpsf0qKuWOG1ZtoclmNfRtYzD9UzwLpctvsfhj6bdFE",
-	"bDhdZLfPFVxqg7TU0JXwp/Nyp6+60g5f3uq5PakK0t+/Nn8ABuR9/cjWVf90Q9fuuoaTtSmVN/VjS0SJ",
-	"6NpIm2w+ldbUf6lrTshAHpFtPu5EXLh6WRBen64JFVDgqcld5Ie8eW6zB7GJ2Nhso4OD9Afwm3+su+77",
-	"8sLd1NyTH74H4c5fmFX9T3U3EFiUvRyGtUiOfe24Th/hpVFFYgrFIgIVgX2Y3qVK6PJqAKwhegGygIv+",
-	"EgQCnAHIDs7emIDLx3/9aAw4Bi4Kz2qTlbQuMZBGw6FhTg1b0fWRrw+qScivU/03ehwha4r1W7DS2pTN",
-	"pGIu1I7WLqcKGX1csgWmhhU5UDlWjeIdBNRuuXDW7Wz0EJM64mezwQ9SsMH31NjvCYgeNIrzJYUCZhYs",
-	"0lclmQDg2D/XkWnSjrt/6VdvD7PpSgPiHubeC6lvIDm2NKsYMq4Ma218W9lE3usJxI+3C+3nJ/GD8KZE",
-	"PTulLVdoEDSdYQkhrmsigLMQYcJgXWh2k7ScdaGtyvW0qwV1ApsCyUvxa8xN+xAcV1IorntQyPwpApLS",
-	"JUBo46wmir9GfmlrWbaSvDii6uO3JVP9uxIDufWgVSKlnFMVcgZTEqPdmspr5tnEPC2aY3KZiE1aNAcy",
-	"rCA4GLHMkIPPm2IndBPRjz0wckys3xAfNcmua8bH/a3jfPW9H/Qetqcq/N/is4UFH+6wPsWPSH3mpsVN",
-	"s51OnGR3QcbOyQjJNt1drttc9mb+ujOmL6BwKft7AG8Wkmq6F/+qxFlO2vYhaylrNn06zoaG7zmyfihZ",
-	"zDFMExqkbpbsroPsRZqGGG6XUREaterfDzTm16OR659E5DQiZ9FEDIfD0krNaU6kImmBImLPkFZqgdnO",
-	"mjC/HdnucDE/6kCyVofl+B8IGIsrBKycVbecmqwWEnmolE+KK8n7FXMQ2hbUd+PQjUOcCF8PoHFXeVB5",
-	"gPOJ8HjeTIo5pIVQEfDmeryqS0kLiHBbU0CkPgQq+2Gs9MdxtA6m5p4O1jugtfZg/QlXe68Haysje+Jq",
-	"27xC+x8D8DK7U2SZqWe4gSVCz7TuJtbzY+Eb8Nj2nLY4o9pcqvAIm2R06V2HhoVesaByima/l5YPxgZf",
-	"q+ee7TR9LTbpJ+jvC0ZTzNv6OOzSe7IyjcHeE4i/muwOWxNI3V+6ltK95NtbLwJokWc0CJQB6T5q9qbr",
-	"1ci0WzCamcUfnadLH40CDn4NnoP9X4TYyoRpR4GiybevXj0fkmcBv4+RReKgUik1dAqA+0IzEoP9Wv8B",
-	"hoXqK7JaMIiW1YjbEiqwbc+dpDsiVd/CGN4njsp9oUPE/URwTQpXIPjDSQNLCsXNujf+9XVdNnKpTEWM",
-	"XutjIA7lZHoqnCUziifbww2usQeauKdJ365+uU5kak/HZiHTiChZGHt+AroA9KsR4hz5x4HZHboQkW8k",
-	"UYUAVna7K/leJzLLmBVtfeROrxPxXEn7DVZojPyyN7nUHODNaJE7+URwgDvFxbZ6nGeUg6CwN3QJ6S29",
-	"/yDfPv3uOZlKs1hfLozJL/24L400NCP1uUDG82jrnLj6PsOJ+A/y6r+fP93SuAuUT0TnI2/xM3+f9L55",
-	"+mrSi+Brf5+Uuj7pRfi5v0/sqCe9d+QEpmpLCC5qDTrh2rtwwu71+Dg046ntV9X7mVRB17dpBtqsvSxl",
-	"Scbk7V55mrInUjdhtj0urHhbeZcFBNFkroflD5fuB1evEq8QlnyO/XLpwxln6TneNqy4ZuTR6MzRQzm9",
-	"n2ZsSRKZMhIXgl5TntGpPbmC20dSZijPfKkToJ2kPGPpRADXL+kjhQB3U6uPhgTCnFOaWSutrICLlBhF",
-	"ZzOeYFEAIOmn6XoinAKzLtP9wg+19559FPxIV52R5ipBbrifZxcV8xHuDyfE9oWzvRwev6j7bAl77rWd",
-	"mlD/wtse5vJcFGZhP2i9XUyZ6WafUchJQY13HSBemsqkWDJhSF+xjBp+zY6sW16orDfuHcNh3XWo2Sru",
-	"zlGgUJjbXyk4jkC6lZUqWTBt8C/nREgHVReMpQzOAs7/Dwa+GVN9XgV7+pj66FixdGTVUiOJLle+PJv9",
-	"sqsFF3yiBMG3Z7eUC8SNZtksfNGzd22+eOF6EYSjyjxL6GHsQ9a5kjOesaBZHEFLo9+UfL5KZgxK0YXt",
-	"N7mQHSTbDroEXQb5OAED3+anEBcfBYj8ei0ZHZWVfXGhfUw2LFRpWhp+4sq7lNyY5d0WXtRo4OxbKCms",
-	"IZ0puQzahOua9lXyJ2y5EmBLzoNTj+29ojO7Hp7Dpvq8446pTQx65+9ev/v/AQAA//8=",
+	"7L1/d9s2sj/8VvDo7jmRn0vJsp20jXzuedZN0zZ3+yNPnG73dpVrQiQkYU0BLABaUXPyfe3fgxmABClS",
+	"P2wnzvbk/nG3sUgQGMwMZgYzn3nXS+Qyl4IJo3vjd72cKrpkhin414uULXNpmEjWf2Nr+5eU6UTx3HAp",
+	"euPej/SaaUKJYkZxlpKXP1++JprO2JhQolkiRUoU+71g2pAVNwtiFoxoumTkmq3JTMml/ctEwJ9oYqSC",
+	"x7gg8cKYfMir718Zk8VkzozGQYxUzA6ucyk0I3KGI8240ob0y4+VDywYTZkicbCkwSuWZ3TN0jExqmDx",
+	"EaEiJSvFDdMTIaSdyJzQOeXinFCSyHxNNBOGrBY8YzA8fk4bnmVEFUKTFeVGk5lUhJsheV0uzq4XJkVJ",
+	"ymczpuw4njRU6BVTmjwePSVxIsUs44mJh+SEGElOnzyZiFxxYeg0Y+Ti8tmLFyRZUEUTu012ZkuazaRa",
+	"shQ+U402GpKfRbYmukgSpvWsyCbCE0QTqjwZI6IloWRGecaqDVvSNZmycm9h9nZx12x9PhG0Im1ClVoD",
+	"qeyeK2ZIP35GkwUbPJPCKJmNiZAD+FQcEaonIk4Uo4a9ltdMxI/0EeGaCHbDVDgh+y378TVSFvZhOBG9",
+	"qMfe0mWesd64Nzp5Opp+QR8P4MEBzdjbwUkv6nHLnbjlvagn6NI+HG69Zeeop5MFW1LL10v69gcm5mbR",
+	"G58+eRL1llz4f59EvZwaw5Qd83//+f8M/s+b//xLL+qZdW5H1UZxMe+9f/8+6pXEtUN+TdNXSEr7r0QK",
+	"wwT8J83zjCfUytBxruQ0Y8v//Je2AvWuWpp9I7Xj39CMp/DwFW5QL+qlzFCe9ca918DiuF+WhtIQeH5o",
+	"qaSUtGL8z3e9GWdZailCRZqxXtRbMq3p3A6/LLSB96aMsGVu1r33b6KeNtQUujd+PBpFPcMNEPvv5UxI",
+	"ORNHhEKJ8VSaxXrsFjTenPb7kN5/UWzWG/f+47hSP8f4qz5+iUMgSesKp7HeivH78cYH46jSOXI2YyK1",
+	"PAqk0MSqGCRQfDS0U3vmxO6AvbrX1Xix19Wkk0KBmrCbwUi/0gxHEWgYxyuEEkOvmSC4u7Cab6Wa8jRl",
+	"4mMvB5W4VR2aMa+BZaESRqYFMloqiVlwTfrxzM/SrghUpiYpu+EJ88xM81zJG5aSNWgV/PEqx710O/ed",
+	"FOzel2kH3bHUpFBaKpJQQYQkmRRzpqwUaaZugCMV02uRXNkd5oql8dE5EGQq0zXRdK3JarGGI2chV1bT",
+	"K5bIG6ZgUS+EVTg0+5j7dyFIIdjbnCWGpQSkg/Rj7mZSmz4qa6v4ObPChI/oCJ7I5JwsKJ7TqKk0KYQ9",
+	"fU0oviks9CdpvpWFSD++3Dm2TCVDXmNvuTaWDU2Nj+1PitGUcMuBQpqrmZ2vJ4dZSThJuUi5NlzMC64X",
+	"9qSG1b2k60zS9LWUP1A1Zw+lXGDPuCaZnYRdIPUW1pK+vbK/Xk3XhumY9OMcp3xlpLyC552YvZbyRyrW",
+	"7kjTD6NYwPwyUpIlFWu/PKtKFDXsKuNLblDQ0HDIqHHy9IughVkwYewk2UfnNmMtHTixuNZczKPq6IpI",
+	"Ia6FXImIsLe5VRSWBxW7kdf2xw216H4h/bior8kum2YrUCz2CIl//fXXwUXwxJh8zahiKgalU5ridvs9",
+	"jW4ozyzz3sliKYJxAlvlG2rolGpGlnyuYCy0QZ02tyaLNzuejM4qs+OSKVh7fdhOwyN87L5MDi60oSKx",
+	"pq71C1DFV+yn+Hxhz7YVbor/vFcRSAFirVBUis7QThYsuR723pezBKG6mDuibyhnan+JCCXWG0h4TjPr",
+	"9lxzkZIYfosrIz1XcsatEopqGwRmd3pFTW/cOx2dfjE4OR2MTl6Pno7PRuOTJ7/1ovKZ6Tq0rx/PvmCD",
+	"L5MTOniajtjgdPYkOZt+RU/Yl1/2mhS7LJZLqrj1MeypSMzC6k9NpPAks9NKubbe15Uzzl/JKbe2vTNR",
+	"xz3l/sDT/eZB7W7nSuZMGY4WeLjcdz0rbrDwlBo2MHzJNo34+vLftbBCRfvVQhL3NB4ZdgvsysoPFQVP",
+	"275RG7X5kV8X1FTjwfF0TujUOZ5Wixg4XYUkwYvD1u/USNy2GvsL0Qu5EmBR1paxMZzfmraBCsF/L5gz",
+	"QSNrXmdyBSaCZq2D8bR9IPj8Ix3QGb2ZHUQF5wvtrN74nz14pLb8qHJ+gi2OQh55U44qp/9iibHTBGn8",
+	"ges2ibQ/6Ya1YDm9IXTcsCW6YX9y8XuzIYBu6Z37rO35ljJ75k3XjnnOSfzPNzGyulkwxeCQEFIAH5Uj",
+	"btPmqELfl9tJlaLrTR6BoTo3/aVimomEdavixtZrxqJKAatCWBWDzpudeZ0y1Gv57aeSk4FXbAZnmR1r",
+	"r8W/wq9fwgvNheO3/XCdBKiN0UmER42lnpPY2TMxsX/P3E4TxXKpDFkwqsyUUaNBTESxtFNyrwC/gYxO",
+	"C22lU85mGRfhJCsNcpHnl4nMWYcKpcJ6j87ysvuTyjGJ2Y2dzFgXU/vClMWkn1CTLAZFbq2iidCC5noh",
+	"zVFEYhcl0WMrQDHpgxugc5owHZFkQYVgmXbGFMjYUTQR1VsQSbQfAJH2z0Qkl9pEhKXcwLspy5hhxL8G",
+	"YyDNat/FPx25CJijW3M5VWgHXw7/DdPpRb1g7Fa6PqM5nfKMm3X7ricQAZIzonOWkNHjhhjkTFldbdWN",
+	"/cFKWbjTQL5hkdtD2PIg/JOqZMFvQDcjVYdIs+AP5Rv+D9U7SNjqFbfi6g+pojMz9OuHXQCp9H+ZKyrM",
+	"kKZLLtopgp9sIYfnAksOiqwBJjslKVcsMQM3F//cAfbYyXg0+m1/Bfz0pBf1rC0IM6cipSqtQp+GJ9fM",
+	"aKuGqDLcKhVhrnhqz6U3bheu9v3SyNJc5jzpjXs/C8/YduMJfqcX9W6Y0kCjk41DwW3c7cyyQ95BE2On",
+	"NYZE265UHQf8zT763lN1gxvQSJsF+++lutUE2tiKVnuzekgjl9VHjoiWyrDUHZv4cc8AIduVJ+dOgtRP",
+	"zZA7Dlzx7i8hF73b/KXkn2C+XJgvHlfDcGHYnKl22w82tRqmxkCblG87A8MtbxF8ywLpLvH3xLC/g1cW",
+	"bGZNKVYCmy63qaC/c7bapoZoaI9qxjThJjBKMnZjHxIpSbyS5+iTqg1XMXjATrGuQzdU7KZSrWvlN9FH",
+	"UHawvN64t2TLaXjxc+/ab4t2q9PtXXskC2If7ccmx2PTbaiX7r1N3+DwbpHkT0uLuu3a/s4P8FCgc/dR",
+	"o/ej6/5t1JcnZVTnvi1azeqRdq/2dcV8OlBrDbWy6dCUJN+PTQN1dns/7RkQBZ2V6qZ1Q1OzVRXUCDTc",
+	"h/OaN5TCoQGfiFBDllIb8mQ0ql32y8Iw5baEa2IUXy5RPQQ32E/g1vb+okERZiKc1OYCp4os4ObSKJkF",
+	"PzWmc2KnU79Q3xJb2sY23+NTTQ5pD/Rs4Zg838UveV6dmtp6mbrJPXVO+LrgWUqm0oTcMLV/HOAfcZC9",
+	"fLbNOMrtti7PP7mNq+iwQXdDMka1IVIwpPi51T32P0jGNQRZVzxhJJEFmMIiOSAg5EMF72E9L/Cdkx2K",
+	"pyt+6JbQzV9Ou23hMW+vGR9CbnDXhuGy3d/aYJh2RgFm+KrGC3Rm9QmoEbiWcnFcZ4Wgd7716NvYRVBb",
+	"p09GDbbaHq+F+XYT9Buwpn9EKekkq5UDaW3ZnU4T6VfHmYEcNvsGoWK9ouujxl5s2oz7xEO/ahHjO1kq",
+	"+/PtXt4N0PU7RbcenRAYsUyzpNdNFi0D9Ptazl9+BX4CXrsfZG6XL3mT37Kl/bsENevM/U1y12bYxi2w",
+	"Prafr1qbedtgeChL5YX7nPhNIYXImNYkri0ktgd47K8WY+BJQeSSG8LN0WFz2sf6dpuNb3gbHEm4z4uy",
+	"5eCtUbg5HTd4N/e9ZEpLseMkzuGh7YfvRcbe2geWeNFMM/b2r+7pYSKX4ZFsf+vdz/mKM/sIR6xb1yZ9",
+	"8oxyQWiaKstdukgWhGoSN9fvEuHsfKwihKXCghpzOX3y+ONYZn5J3axxaWVpC2c4n6Tj9Kw//f/bQcDj",
+	"hoTjpNBGLpnSVXzgsshzqcyBdrs/605Gox2HXXTb8/jOB+drMBW2ENLZEkYSbagKY0WY2hxE82qJHpAa",
+	"crW02vivmi5RIBQkglmXaZZJqcip1XD/otZDwfTdXpXV8XLj4Zb7++AzbUJZm2JEfqTqOoVEmhMyXRvg",
+	"jzhZUANZTu4xl+jUbtTg3DqNmtFhRk0w/S07JK9Ztw78OUfOBRvGqkO4zjonVGCyLsHhCNe6gEx8vO6a",
+	"ykLApkKSwA1PNiUEEik9/9PlI00ymhuZw3Uy/OiTcXouQadNPIJRmlP/mosUg1w4JyPdElwqE2Tsc92m",
+	"iPZRio1Jturs8mOPNMEHST9lM1pkhsRlEuk5EYylmsTBcuIwOuvXH/V8OmpLiPb9rh3GzPCuYw5oBAUD",
+	"Poeea3fewB24dXcgcIuZl5gM37qn+1pjT+HtnCumy5Dsl4PRWTMhAWZmnVlpFuur3/6xWEz/8bX+7fLk",
+	"Zrp8++SHX5/cpM9OFj/847+z//l1ZdLvnqrffn1sfvzmwr97gH3YxWFdJle1wxEmDNT2kKyoJnN+w8Re",
+	"xlRIjM0YDWYjOF7WRuaarKS65mK+kZ2DW+SGq316a6DVEbptnVPI28OPRyTGrYjJTGaZXGHyxOMzMqWa",
+	"ffG4UKG5QfqnT74giopULsmUG3007Pz2fmHPhpLDWQcjtKm6b2BX2ni/UgZBWts5rlRXeowb660RKbK1",
+	"q77hICFeIG+R53aInLTrycM9oC+DHMdKmdxL3tqeIevuKHrDWdo5UqV5t9mFuPOX+GxrqLvhQzhL0Y2+",
+	"Mz+rNv4Gf5VK3qeiWGt5yYXnG5+jDjzYt1aPY7w5M+Tx6GwiNkoOIhL7jYvhri92CblxywAnjXSNlpPE",
+	"UgTeb732+0bRmem8RpLqkSaFwKRo9tYQu7LqTlI5664pHPj71SF3bTWD73uazaDoL8/WOy7Dgk/twVJ1",
+	"e29TScFqdl1EB7dnjzTBa8t91P8drmyCZdYWUQ3ayrp2aq+s6GxuLwVXzT6AZQk6MMzdmOfunAGmY2/N",
+	"5pXMgdSvkfejkWsbhZ6nfK+gnzUDHNnxJNnDa/lZkOWarOg6In+1DjPpz/gNI0suCsP00WHOyB09j8P8",
+	"huc3NCusTvw2o/O2M3XGqCkUI7OMzgO2oVnBqssBqz3GWBt3w5TiafnbRHjVUqrmiLBMs82nMdPcJ+pe",
+	"c5FWT06E/b4VQbS4h+TnnClqpII/cYET9MUKYNM47Qx/jxu1nu96TNBpZklkVMGi3jVb98aOa/VQ4/0d",
+	"05s7V77XYtVBuBhy8i2xONz31WgUbNdUyoxRuN67Zh3p4W7N12y9e5+voQbVz659q1trAeyHmLhhmczB",
+	"dJKCkbRQUB8Mt0ukj7l5Z0dRVechBXn1/PK1L/6YiDk1bEXXQ/It1kQaq3ZS6QvvsjVk3solN4alG7sB",
+	"1OkOxtUjbpW5dfZVekoHXyaj0eBLOjoZfDUajQaj8v9okNmBATY4GBpH1o5BEjyylGIZFoTu9R6llO4/",
+	"UWa/IROo0ew2NIcnp2ePn3zxG1zaQ10VkK4wC6muDiHJ7SgQ6LsfCpEsCDVESCn+v16000YOpu4V2J4f",
+	"n9mPa/Z7b/xl7VTZ49X0JAxrwwXJAd90fOOLm9+7WTw+beb47BhsetK7xcRL+a0nR7XY96XobLOcQfYv",
+	"4MmGBOxlSdWZ/92W4kAQ+4QW2tWxgAYZ3sHHqEnFvv5LIB6Nqa5zNrDqjM94co4uIE+1SzpULKVYrtqY",
+	"daVE/SObQ2OKP2Zh2zOlLDpwWnRFdfmB9nMg5NSdm+nvXkrGbM7nu0xO7WGbyOWSm4ErjYjInOaDmWrc",
+	"U3UZW4fmMB1k9RllhwbF8rYtTHL2jMAjxD0C5lhQKYAs53YRdnCOQBgJ4zf1oGq1gfiHTTtHsTnXBqpH",
+	"/OlnH42qm5CGJO5he9l9iXrV4uvcHDnRDTa+4tyNAzzqvR3M5cD98V9aiuEruvqx0k6BiLfYJtILJRXI",
+	"j+Na6V8/xktEfw2FlLQkzXMop58IE5YucqNZNnOvjYlea8OW8RHugvsCEbL6wkTg94fkcsVNsrAGBH4T",
+	"bQEp2M8zqGs6oIZl+8OXMCmn9N54Cr2k85b9/1kwkrvcWl/CsekDYbJNhwl101LABVU8XBDNfsfapLAe",
+	"6aAqJDTeWnIMF1bgWhWAc2asVobvz0htC0v1BOtG7UTTPbWCYG/NFWIWtH84o+6zUJfK0nOSU60h9KZJ",
+	"DBdT8ZA8/72gkLcS+2U42iS0mC8MwU3YYz4yS5k23XTA3z3KAkLsILQCgPFk3PLrlC24gNJ8QAZ6fDIi",
+	"sWLW6uFSxPvqy7VIrlguk8Xh4U/HX3XyBltcG7226E57/1VwprTXNaGsWpNgjgdTIxXzsIxdH5zybOar",
+	"ciqrs7SGAuSYqCwjKxWGr6Rpvx2peT6YH9ARLQZ35LlSbYxqpZ4LwHpBKBd0+IMUzTotHPJN++0hy9LI",
+	"MjclqbQ+DsmpdZaFkRXShfMF4f4fo9QeIasWXaiutjcTdzzWTut2ck1WSorSUa+PuonOs4u0uODqq20E",
+	"DsFNrDmaZXspclciH71r0Pi2+qxVPJdc8KVlyNH9Ko1bfEwxqtsTdtcen8cBwLgdqr5U1udZub9ykgpm",
+	"g9NNcGMir2ZUXaEOs9IG413RRVdlngOIWW/JIXZ6EUFN2FszJrGvaIxJ39ophJKgxtGaCTGAZcSkb02B",
+	"OJxFHJFCFzTL1oSSjM7nXMwh7ssTCqbGRHhFXMyJoi6aQgXJpDYkpYY2IuD+00gLte5Yp1HrKzhxrtrq",
+	"h7+XK5ekLQFwjUzZTCqMT9lFE2qMlRYXNP0XN05cD2SA+sHQDQvxSFdYTWuREHjl8KJ1x2/BPm+Q4pYn",
+	"y5sNqB+ygU5EHIAG6T8+GR2NA27C5bVhHU2EY3m4uPa8p2SuITSIb0XEsp0O+I70AeHEKM40XtwCE+Ki",
+	"MS0OWRIR+awvwUXBdIkYWI70SAd2yEaIyuGRNFbaxE9za+MatIfjX0QqMpQL71uCb1KpupOz0aiuj05G",
+	"9i9eadREvRLcDQEI2Pwr+36JvHYyqjPgvveLPsHmFayaBKvuhExpEsgyJiT9tXpdMmve15a1vk4eorJq",
+	"BHz0w2tf7wKGsOe11lejW93gfuwc1g8PYbKkKWpOrILe56psTwPzwfNvaf1WsNXu+FRTa9vuxlvzaxu1",
+	"YcHmt5p+9oPtlV+hQw0boz86kMm/t+wehH+CFK4FHwSd2/OQC8LTzdjDLbFQUI+3RCG2xgNeWs/fuv34",
+	"QFzKEJhXlktK6XK6H6IH+X6F33sX+G3KVYdP7CoV4P5uSHzhQuNYgkstqHeW9khXa6cyAPejLLiVAq7K",
+	"aJVjjM/6tAoOOV59mmnrJUrNPAjURADc3FEwRFDmg1F2/xG4tHcVhtbE8QVgdWN5i0feZjZXymQzEeaG",
+	"sxVTMQSM9DmJkWdjAsvIJWQYKEYTg/O5ZizXLrRIMzDkzycihutZ95Lj1zrGJ4VgjHbcfU5iuRL2M32/",
+	"lImQIlsfOUAWJC3gLNdXjtMFN9aVciM6R9SDAVuX//0WeKpSWUDCDJQ4WY8evH8uSAwpAPGYnNqtOjsN",
+	"E+jkbCIyZj0IHZGUz7klVXwVRyQeIpJePIgjTJ8GEGSREoc16wCf8e2JkArfH5JncplTxVKAxxpwoZnQ",
+	"3PAbliEgqEO3rqNoNaCP3b1qkDZ7dlrLmj2t4xZfDH6jgz9Gg6dvqv+8Gg7e/L/BL39pOwm/ZzQzHR5Q",
+	"xm+YYFZXAOh048AoU93k9aZl05W5e4EQhrG8js8JFWtX0iULk8ilA4Z1nyNW9LMsdLjl9e7ok/tym8J5",
+	"4dj0hZjJ7T4fJi+D+6MAoLp5WO55KI2q9EIwynuHW/0n25OwuuylwHvl6XmVuIrRCr2XldRdMBOM3iw5",
+	"2Uwl3OJnP8PZ+NRPFwBPPZYkAGI6cQHvkJIpTa6L/Bx1y0SU7p0uoBLLunhUIFPBN6GOGlJ3Ma6IgnZI",
+	"AlR9xi+EPRA0zDk4O+bssPjXyX5IAT5fMowFbMup+sGDLnRnFLLZjCVWGzlfT4TuXHWEiQVT3Hi6Q0ZJ",
+	"ddJ6gFEsVBdJVqRlDskddPyPXbHUixBqhbYnPjbSLvYxF++cK9lMM9uReHF2GA7KdATkE+6ef9/a1C8t",
+	"batr8RnNNHNX0qe3AoOqp0rseIWOWjIiqq3ZJ7vhLmml7Zl7576eRjisC89OXDuAtnR4X7hULOUfKLu7",
+	"xgpb7SBdW6R7T7uAwNoDXuv7AZDqzsB4rQq2J81rWRc43kEk7LwzcF99pIkorCJCC9/b5xGqt5Nb5F60",
+	"pihDivZtoLIOyNNoOyeq96N6Ai7GkisBbGQwhyzVCDWU29p2zjhNvTvUULo+d4SUCfIqbufq4g33bT3d",
+	"fdF9On3dl1LvTHauTjmDXtshGc6fcEpzmSTSWuXckuByi1jyHWvG9y8Y+rItg/XuUd3b1ah7wrYeXh2F",
+	"5a/L4nZrDNpnyhrzfs5kDjZhtj76WCDR94I9VrKYD892AdG8RuicRx73h/RpnutqxQcDzmwHtwrQvnbh",
+	"VXeUQNVX1h4g01JBLl4V+gf3let6navC+0ef2UHzvNUKr+V0td7OutQq6wZkXBus8g2vjLYDOtwZjTqQ",
+	"QerBoLdDPmxh5I/IlgdzRztDVKkdacrtttDsZbB6rJ/YQPZ99e0z8vTxky/9TfCQxIlMWewcZKKhA1lE",
+	"ljRZcMEG1qDAmgNoFWOfPZ+I2M4HL3E3bxonxWh0ltgn4b9YPCTPZMo0GJ00TX17pj57a5iwTizgIWvp",
+	"Lpc1gYwYPhdSMf+wWbC1r1u4FnKFbmbzqEs7lNLGauyjY7LRXSMizVrAaCKCFkYRCZrDAHi0Wcj0yv6N",
+	"YpkuvNDWpqrq7BRt3svblzZ7skR2ghpxK1h6tWQpp1dAeTtE2AzFvl/28IGCxbBFRTOqWC6hvW+B6UAi",
+	"WRRLKgKGeJtnVFAPFA26xuXRioSVlWu+bVA95+knSZQsjN0Zkywgwsw1pGa1H2KuzVlrOlCz7RcEB1r2",
+	"oGT5fRV8kKPW6vCAAbcr9f6RJkGiPuFpGY/+x8DZgIMXmLXc0vJuRxpAd73u5ny+f/36pUdIsOxfbppv",
+	"aFebwuPR47rhe3aKgWgMXD15+jQMY41aU2u6oDas/aJMk5+wuGvtA2g+U8UO2+QdQzrZtyuP/JdXL+z5",
+	"xAH1sT56tJ8Sq81h84UtQtWspsecc6ROWAVt1Verri/MJTOGi/nWCkks/kM4T3y8cQDDA2CCqpZYvft1",
+	"Ew1+Tf778uef3PDTwpBYFFkGBNma+95YNo7ftT6esilVW9en8RnEsZEbYMaaIeYuXl6X3u+e8bKnJwBf",
+	"LLOM5joImGEB4ozeyAJ6hgbJN99Wf2y5Fq6ms6dv60hwie/tNCrL8dso+orRtKOng7XcZjRsgLZwOeZd",
+	"IdXbxEet/3ylykSq01vED4Po+9ldi84b03m3T5Tno5VKd0Zt6rPeHvK3O84F07rrMHI/+1u1qgHlgiXX",
+	"ri40p1pv4mzAAyBVznL3FzMh0AXc/pVPVN2/ms8EfUcBT3zd4ji7DzbX8dxds7DkGqcLxRGFiDySJaRT",
+	"EG6IomLvQ74k3DM7cCtc9I5LTFgG3GOGF4e0bNYKv5cde5+MzkJ/DGmw73Vm5ImzlQVwJa0BuYoPkI7+",
+	"Lt/dvG7G57ojETBAvUlp7DkDbdCKC9qhuLZZK25C51XLYrfxhfKw6sjIkMlPm2Td54q4jkLSStFCIGT0",
+	"ujVJshACm0dDeVshsBOc9YWtnbXW7roBYUmgvzHgPHQ0CtpX0+wP3aIODp/7I+PeI9PlCv1HahNso/0l",
+	"vWEOPaMzUIrgGdYeoDdbgSBqaCYHhUiDwKh12SAwCp/dijHXDWICjSIRj88ZumX+0IK5BU1ZJsVcEyM3",
+	"0huDq5rDdmFHcLZhfLTqDmdx+Hk7c2wbJMkdcfoDa+zdvvgMALf4xeMguWcD77ia96HggF8dhg2I2A/e",
+	"zq9WE9VItG072k248B4/WM0nYwtvzVS5d7t4S5bGKOjiX9m6YRN66ytVFDzUcivXst02u/TlAO1uDXT+",
+	"LqsdQS26KogS4WNMhKyuhdhbEwHqo9UWE6jBHoalmpCvViWLxGTFFB79iKbZBvPBb9iVPaKwWwq2D8P/",
+	"9o0i8F/wTfffDoMGuWwrcMvNKbBFs7KizH08IJfq5O65VBvdXbi+wnQUz+k5U9DEV4qr6sHTsAzyYEyU",
+	"W90oOT/e97BBTm0IeChuI3877d+4BWUKAYeX2zo7Thu2RcUve4pxYEu1iLBnuHcHNH8smze2HR0l0zZF",
+	"7u9cc4gA+/4nYKpjyrX9X+xbFpXZTfVrfO1PvxI36O6tUCqh2nP1JahYy1CVTL7bt4I9RJraUcm+h9sc",
+	"yvS279ayMGsy2HbWtwnkXtOpSexBfThL0duTkL9oplyYrtWLrIR3n9MOm3pW0rzvYWkf72Kzg2rgNxXB",
+	"vnSA1xCUemcUq6vSsWW/Axap16M3M+h1L5D/ivAbC4pqeqzUQcHWl5IZyFXrAQ+J+50Q5nMli7xMs9Ln",
+	"ZSmDhDIDKBvUbRUIt8mA2BcW/ZDcvwaE+iGdH1vzoyqrrGxyFCrf/eF0b5VjsRXvPUD5Be99+CFwWG+f",
+	"Vlw2a7lVxzEX8WjtONbJ113tCF1dzYdqRvgmuk+EX2DjrtaBe/H1XXv+yaDbTks/z4Pqve6/AWBDKG7L",
+	"8ffU7e+unfW28fke/fNKtu/unocHzT03zNtyeO+dYRiiK3UHDhxkV4UH1ZJ+55CpxvZB6VA9H2ksopsz",
+	"4rEo5HKJGUCCkX4LwucRaVTmPtJErsRErKS6HpKYp2XuSa1YhfTjOTPeSgRM5tDhiq16mQj7n1DWAo69",
+	"dGlnGw5us5EbztKQ5+6RW7lpiK51i6yjW2L3uO+92Svg2pZQ1MYvzk7r7hoC98kd1f23KZzYotNPXWHE",
+	"B6wqhntFuFfz2a0YjrhVRUR3l5N7Bcy+MzrAzk9AVOgqwDDaMwf7kNvXGr1bVWoFHoSs90h7XKG2HPqH",
+	"SM/30eF7P7Dq4OLV5jVOrupA2yBpm2zXPLFuCQdjDX2jIMyhqj+Jsj9NLfJx9xv5Bk/ssbe3ucj31Q3Q",
+	"VHKTDr9sWaa/M6jyIv5dykNKb7dj1U36kwH57tXzi9fPL1/3a0SO6hLpmAIU3VHkYulTlskVGd3GL9me",
+	"/BAyyGY+RG2FzX1uFYjcas0yOWZ7tlGljupaqCVzpnEuNpNfNk6A3Vy8DbOqQcH6YK3LDiJTHTd78OOG",
+	"hAdr8vF8hpZ1mEm29bBzl3SbGvO+s83upITxpg7ntO0uB+KCSaG4WV/a4xDXiJ17Loq2AvoLazzT3wvf",
+	"VagfX0AVFv8DMiPG5Gts+4P5hvCMSzg8ilydhyxhQbmZCK49FsWQXBAIkmFP12sBlTzYkiglgL4FTUfc",
+	"lxE8c3QyES1pzyWAPOAh8jL4UGISwOkPQVmYb0XShTF57/17iPxiPX0ihaEJiJWvvFlSLgBnS+lGAU54",
+	"lUOCx6x4q8yNr8fHx/DEMHy56bZWWa4XL19YXoZXIjRfjS/jt842Frg4dwcrGGie6+FETMTrBdcklUmx",
+	"ZAg2AqRB5AsrH6owCwROcwNyTeZMWP/Il0nbbepLmvNBIlM2h15SiiflFKQgyYIj7hnS2afg+vMG+BRz",
+	"ZybCMG20/YxLafaN9rQh3CAqm13wXMmVriIv2C0u8N5grLJmG405BARgqYYLEJqmLMVWZGURfvmuncC0",
+	"4JldW0xzflz+oodrusxiVwQC2bWZVeQpkYLpI6DqMylu3AE7tv8eoJRPZcqZ7w6hBb1mVwmkD2Eq9zmA",
+	"gNup/fLLi28Iag8dWd0Mf54IQpxI280bkJ8kjos6A3r9QqSJgBhikYSDFOWaaL7Ms7XL0XJdXCEhStuB",
+	"XU+EsuOX8zBBSZwTink+MHMhCRMAdAcVEf98Ew/tTJDGOEfMtA7ZCqbo0/MHBNLMca0xQNgkQNtjl178",
+	"n1bfxaTvyzeOxiT2lQBglsaR/VCMyUxYbpAydxWMKf1xRPKswA2qMuXRh08ZAkM68YKhMOceo1PtFQ0I",
+	"gxeXV2UeAY8suBWrmVQwULPY4cgqriejkYeioApJV1YKAD3qcuEfsp9ZMJoy1cifj9wMXM69/XA97X5M",
+	"KAoQ4SKRkAguBSN97Ox6+lUTDoaQ+GLwG6GDP8ho8JQMyRUZk0F8ZPfumuUmQsySFXc9U5xse1Wg7ehD",
+	"8oOcw1wsiXzOuWP6flxVEMRHWDxVqmFAqHBC4jMH5YyckL/xr61qX0qHEzX/g+cD66UppjVLST9+hpk+",
+	"g+cikSkX87H9vn0sPqrEuipOiC+ShOXV4zGh8AcN75QIG8Tn22HkqFILfmfiv1O1HpPmaEO3k0AsO4zb",
+	"vX4T4fH5azqPSxSJo1LzWmowDkgeK7oOeKOagtNgtQ56vh0zN0TTta426xxRLEj1Ps0IE2kugWnj4wVA",
+	"4fxhGfwYsjP/cGJ0vGRWjesYCJ8X04wneDhmPGGu76NPBshpsmCD0+Fo4yBbrVZDCj8PpZofu3f18Q8v",
+	"nj3/6fI5vFM5m+5kvHj5IrSzeqPhCT4mcyZoznvj3tlwNDwDqHqzALPk2Grpm5Pj6m59zkxXWi1G/sK0",
+	"VX8b48TbxfuqwLalDZwF9s2h/VcMtxY0WeBogDwL3Q3IdO0jc+Qn7MNZf6sOYw+ptDTP3cbieSVz5t7S",
+	"Y3htSC7c8a0YmbEVlpCVGZhuFTmde0yScsNfQK8Urs2Fv/HzegaodDoaBVmBcKcVKOR/Obhg1O57JSpA",
+	"GBlMpJZw7LwFnx59ivdR7/HopOsL5ZSPf6lbc/je2e73vvVlbfjG491v/CTNt1DiYl842eMTL7Gm7bWU",
+	"P1CFVvoTpO729164swAtbp+CC3uGpPIbZygkx/i7W0hVkW0uHbZp1WWjinqfBTmDxlaOweIyLTpXcsZd",
+	"GbMUbCKMokLjRU/k7UYmKoYum1DU+Rz/HLtLoApDB603FA3LsckWzDAwNZw2DqHOurDErI1iqFWFbnx/",
+	"jjwePZ2IqhxxSF5YU7Gia9lhGM2ypGpwG7cJElL2wgPFe+R03Qk2Xj1y/CJly1waJpL139gacsTcyfS1",
+	"TNf3JoXBFL3P/77uAhpVsPcbeuDkfvVAlw4QbIWUdzK/h4B8XTX8/sTVxOjp7heeOV58KL2C/FHqhja9",
+	"8j6qztM8B/7YoWha1Uuex5WLhtgDTlVMRFwVzjsMxga2pbelUDod2JnrY0DzfCJCKzmENygPVMB+9Chr",
+	"1oJ0B6tLQfGNAa1RVUd5JFDebP3Nbg2Q55+4/Of5A0l/BX2yTQPk+Wf5f3D5Byb20s9TSy6zrsu/z+M6",
+	"flcFrN8fO3O5WzFc4AO6VvRRMyH8Lau3vGO42QbYwoxR9+pEWPOWizme/PaEh7gENJh3aLPWjPSIS94Q",
+	"aQweT4TTLn4q0NkYFI+2Hjo8hlinlSvgn3XwkRMhZADsWtcKbr3PyvYyDdXQVlFW4ZDZv1lPpgoR1m4H",
+	"6rIbBXK4syzmdkrpA/kHnjpd3kGD8H9GBfEA8u5Ys0psCGQ+WVCzj7ynVdfujLVV6XwDfw9cO9+p2gd5",
+	"S8HDe0YAlJ7VUKOtpTARcXlH5npllAoDG187GL24NAXAj6SZFOwcMfa4mE+E7zXtOsAy9I+hItHLM/Hi",
+	"7JUGfmCleOi8eF5skXlcMzY0/4QEvrMEbwXY3mUZIVKyq+gu7DQO0/29wP4tbr7hVeb+09vULo/bLyQd",
+	"72gyh1TBP50iuItAI9/5duqBNHt0c4wMFC3H8qU/WD+skGp60y6ilfnfImzV5zFnFU7mlvO4y7VvEdGy",
+	"rvaTEdAPZPRvFBDvZfTf39GORO442JHHqHaRm8+G/8MYApZHtmuNnXZAUB7TbvdfYkGnB1dpKpYyGgBJ",
+	"eGWSSaBCSuVSRhfxPmKj8a0/tWtPb5zbB+gSsl2VoNv02neN/Le27z9U0AGp80BxB1+E1R10CFMAN5jw",
+	"s1Z6IK1kNUapMLb6JohWqI/fOdhCiETkuZLbIhGXDPQRvvJIe1A4IyFAad9N44hoiWaOvGbCYTcm5pBg",
+	"5QWM5UMIbmD3VV9GULoc5wDPgflK+EjQc7N8ud8wcI5aAw/49Dcwyp1Dkq3uQ0k6nnZos3I/7m4afSj7",
+	"BOnTZaDArxERclWS/7M+eKBwBdKfUOJQSd3u7IxUpsstdsnPOXPFapiKPPCmhzcEaonQPscnp8pwK/fC",
+	"6PFEYPpa8EdM7PDJ0z6ZY44aBw2PsPg1wsZcZXSytHC4duYPS4fE5agCuHHwfUjJsh4ZLmAi3ArGZc4W",
+	"RDc0oRlicHGDvWRMoQRzp97paASLc3oIkr+sD2aYGBIP/FKBoqfLq3AKcX1CXBCaZeeEiolwGZk14lS2",
+	"1cijUcbB71c81VssrW9gmT+Wzbk/4buW2lQfyAHbEVutJ+Ajq7DU8wrouvu0xXbMxhpjzZKAT17bPoAu",
+	"tFpro3piq4nkuvdvT39KC4WgxlARCV0iymYRLblPmjF7MkJeiGa/TwQkOmFTQOh5Af0KDV+yEsMnIgk1",
+	"yWJQ5EeY9ZFjP5I4aFwRQ3p32X9Cs98R9Y6lEQRry19SlvEbplg69ijstfnBvQxMEruj0/QGUAmtvtUS",
+	"YB6tLgwaYiBGndWYvxc0s/Zd1XGZXOCaHFIk9ToR8NBgUUV+pRMqrlZcpHIVQ34ufIlOBGL9SuXA8GAk",
+	"TCwJFu7S30mFYQSX1EtGhSaT3jVj+UTkdM7FfNKzE3KvYcPFRm/2SsuejDazTyeidHZqCawLubIWsMth",
+	"LX1p1xYalnlV5JspPNg6ADPC3dNjXUwti01ZjPfrR10JaM9vXB7Tbt/ZtdmuMUfQDN7xyTkZlWFrQJLq",
+	"ClbDvu9nm+5Xk9I26RoIVdBNf0V1rVfbOUj0bMYUtmBh9S2sNdiPu1bkoUPucDPwo+VrJ1AuTIPNYQCP",
+	"XWHuNyYcJtY6SYmRE1EXhBzqlfgfLI7IasGx9ZxrJGrN6hktMkP6FIfBEScCK6hOHKO0LQ+g3mvL29iD",
+	"D+ktAKe+RFznjQMsbPVT76POELX9GWTDPpPCKJl1I6nmit9QA17HAAKjsNkbKy438P2nf0LuMbnvpLh7",
+	"BoPlPlLkDjcEMnbgEKNO5oIj0rJr/YjEHJ/OI3JbK2PSj7GneBUFgAxg+OMjPRG+bexRZLkDDsgqL0o5",
+	"jlFrKVitK3LtLJ0IPExLrVz7ZN/4RrVEy6Wf6tGQfNeY80SU157ueSuCGZsZIgtzXj+KrdjmgDAW4NUo",
+	"hsfrlEEGfpdaxw/vUus/2yPOVLT1ePy1/iltqqDRMfyOV6H1VZfo++yGy0KXPbDa5lFy1l1VriOAO8Pc",
+	"Acb1XsrXSukfQxzhIyrfjdYIH1UbVx3ed2hjs0V0PyeT3F9S+txLfHCF5ADMtmWlOw0V5orSsiFrGE2N",
+	"wvastGrQCtGT8qoZ1WL9liiYyNCbUP4aGp5nwRV0qFfHpFWvkj6iu1jdvRJYEFSbKfTAds/MWrrKHkWY",
+	"0uYeEdVMHumyyfhE9N2bj3xSmp9LU2OyqsN72M1Sn4etanEE+whM2qOtwThHQwKq2P2C0SnX1DyaCNQj",
+	"LpLU7DZv3RTrjzQXGR46zj+x7lgV/3kckYxfMzjlWjJywOnyPDERC5mlledl38FZ5kyVJBtD349EirQr",
+	"HYD0McLuSgCVhqQXh+cDVWEya/dVMKgD3Pppx52wPf7D3LYhebbEd1C6PgfRH0RNw+447dqppzds4uN3",
+	"8L9XPH2/LdfvFVvKG0j6R7msJQDhtrvLrS1aeSKMdFVHTvAjl6AWPO3FtezfAS1MnUANJ6LNQO7QsdCI",
+	"Cqp7k0p24vOJkIE2dBrDqUOneCt0XAhF4DngovqzRnikis74671+PbMAyoHLKwFaTq+sRrBadZsK9URv",
+	"U6MtuuwVTKNDl3U4Pttu+jyD3PNF3+MtfhjeYgA1P6uTh1EnyEWe9/ZRKCEwcqebHTSQ4drXlKtC6DGC",
+	"OqQRFIpHxDrxBEJeIIuuMrhSAOU1fFmY27ic94HDa8ZyXYvUBRFS9PDGVd04ftHf3fdBWg20aVRySSiZ",
+	"0uS6yI8ifzPoAn7OUJNZ6kbgmnAB5fhtIvpdBfz3IYtz6xDU7ed2SbHPnk+LDNC0xlbhhbT/U00Gltu5",
+	"vxWG0n6gVtlftUdpy0YJ+J2aIJbSzmY/flAG21n3VeOUMPDzmdk6ma2DZjuTIZbs2AN7H7+7Zmsw6NpT",
+	"wq1Gw4BJ2VNRdsBkNRI1fePFApDGOhK+/8bWGhufTkT8v/+kgz/e2P83Gjy9Gg7evBtFX5y9/0t8Hka8",
+	"aBcuVuS9Qn8PsaRvr9wsXIsiwkQiIY/CnQ1+kvVUc0T9ahGTqv3kPvaSG/yRJtds3WEyIdxWt7WUU2N5",
+	"oDfudVHn46WRbzbf/MhpDLW+Au1qxDPmv1M++YPkVVpLxZVwhBUfAeD/9hRwq0OqPg6tyuMVy7M6NnTV",
+	"pYn0PSCK799iZ1JC/qf6qBHQ872JtqoTn6T0ZFQNC8OcjEajcHSXnjQkz3zvE6tarlkOqQBzfsPEOVnV",
+	"sh3K6BWmruvytgRMQsBvCnpq2QfK1ITqcL6Fvil7Nnwoka73m/3IIl1v8tEh046kn2V6D5lukbU9ZBkr",
+	"pI/feZTRHUEeX9BJy5yx6ZooliJgAjpojj3AKigRZeHKKrMmbFo6RoyqjDPlEo6gpAy9ejscK6tE8OdM",
+	"zknf9Ye3jxQJSzFalOqjqF4NUlaD1jIo3clffyiOJgIiKDFLuU/Wi4fkG1czCjniMBoJc0PDQtHOGtDO",
+	"LMWW5vwVBG6LrVBtzscJsPiVoiqzi/9ca9lea9mZfAcYZMlix9noRQUuidxYEeRfKXtUGR0IEOBj1E5G",
+	"zzSWc8PaJ/93PDHjMbgLUmliH7Tf5WoCabkl0jXVLi9ZR/6eqNGZE16lAi56HE+UucYHlEs9r4Ts0xKL",
+	"+z9hg6U+0BFbdaFvPV2RbT4XOj1sEPU5CNZeWbwI2XtL2CU0ACol0VG7dDtcthr+2kTsB8C2V2XlS+wD",
+	"+UlfuOIcP2VcJdz8zyL+sNBKbht2RulK0dTH78I8t/fHWIjYrQEAxXADBtYnQwd3qh4IOluTqaUlgQby",
+	"gq0mAuuqdumJQMX03TUpRAEddtJEYEwmUczgRQfe5pRgxlJk6xqEON7BWJPn8vuLwemTLyZiQfViSH6F",
+	"RHlXSwhtj1w7BocA11iAr5yEW+OJcHWdXJdDOHho0vepcLGrKIuPzkvYRzDI3N89STx6/Fk5lH8RKIw+",
+	"jUOOw1oCUxYRQklVWUMImhU/hFD1PlM19gwxhF+vjMli0h+NESZ6S1oKQFN+mDrPEGez8wK4kY75yRlj",
+	"AZUCPf0h9XLti/iNrUXo9kHf7QBERQrscnh4CnmZOQ71J0KSxL7nJMyUcjnculG+45YfrK3n1vvP58lD",
+	"nCeIVUsD7U4PuAOquuluqQXDXL5NROZ2dOx+0MwVbEjX4VHWwIJ8UmIEeZP1y/ijiEzX7lrfp/W4xJdH",
+	"msTQU9GlDYWtC2PXRbMjB/3St8L9cFHMWpvEDvm+ce22kfIf+WLzXrCmW1s9tgY9djgmVZpqFd+Hdq4b",
+	"AC7hn9sqzrrzWo+G5Ce6dJeG0Nrgq1HQ2WAi8Kw1ii+XgLoQTLZKMD0ZjUbd5y12O/6kvRKY4gM5JUie",
+	"Lced6+H7OZq/xVvQjse6AwIolsfvfLe1QxFYO6Xx1uirXsc3xNgDrtY6AE/EPnCrOMc9Yu5uZR2S2dG+",
+	"tsOcLdvX/XlQVreKZJ3an4ti7hlh9TaSXHbv35Ys5h+qV4F0mW32PAzttmgiNowustvmCi61gVtq2ZXw",
+	"p/PypK+m0p6+vNVy81f0n4Q0fwQE5H3tyNZd/3xD1266hsTa5Mrb2rFlRonoOkibaD6V1NR/qUtOiEAe",
+	"kW027kRcuH5ZEF6frgkV0OCpiV3kl7zpt1lHbCI2Dtvo4CD9Afjmn+qp+6GscEeaB7LD9wDc+ROjqv9b",
+	"3Q0EGmUvg2EtkmPfO67TRrg0qkhMoVhEoCOwD9O7UgldXg2ANkQrQBZw0V8mgQBmAKKDs7cmwPLxXz8a",
+	"Qx4DF4VHtclKWJcYQKPBaZhTw1Z0feT7g2oS4utU/40WR4iaYu0W7LQ2ZTOpmAu1o7bLqUJEH1dsgaVh",
+	"RQ5QjtWgeAcBvVsunHY7Gz3Goo74xWzwkxRs8CM19nsCogeN5nxJoQCZBZv0VUUmkHDsn+uoNGnPu7/0",
+	"u7eH2nStAfEMc++F0DdQHFuqVQwZV4q1tr6taCIf1APx6+3K9vNE/Ci4KVHPkrTlCg2CpjNsIcR1jQWQ",
+	"ChEWDNaZZjdIy1lXtlW5n3a3oE9gkyF5yX4N2rQvwWElhey6B4TMv0VAUroCCG2c1kT214gvbTXLVpAX",
+	"B1R9/K5Eqn9f5kBudbTKTClnVIWYwZTEqLem8oZ5NDEPi+aQXCZiExbNJRlWKTgYscwQg8+rYsd0E9GP",
+	"fWLkmFi7IT5qgl3XlI/7W4d/9aNf9B66p2r832KzhQ0f7rE/xc8IfebI4shsyYlEdhdk7JyMEGzT3eW6",
+	"w2Vv5K97Q/oCCJdyvgfgZiGopnvxzwqc5bhtH7CWsmfTZ3c2VHwvEfVDyWKOYZpQIXWjZHc5shdpGuZw",
+	"u4qKUKlV/36ksb4elVz/JCKnETmLJmI4HJZaak5zIhVJC2QR60NargVkO6vC/HFkp8PF/Kgjk7VyluO/",
+	"YsJYXGXAyll1y6nJaiERh0r5orgSvF8xl0LbkvXdcLpxiRPh+wE07ioPag9wPhE+nzeTYg5lIVQEuLk+",
+	"X9WVpAVAuK0lIFIfkir7cbT0p+FaB6R5IMd6R2qtdaw/59U+qGNteWTPvNo2q9D+xwCszO4SWWbqFW6g",
+	"idAyrZuJ9fpY+AY8tr2mLc6oNlcqdGGTjC696dDQ0CsWdE7R7PdS88Ha4Gv12rOdqq9FJ/0C833FaIp1",
+	"W5+GXvpAWqax2AdK4q+I3aFrAq77U/dSepB6e2tFACzyjAaBMgDdR8neNL0alXYLRjOz+KPTu/TRKMDg",
+	"12A52P/FFFuZMO0gUDT5/vXrl0PyIsD3MbJIXKpUSg2dQsJ9oRmJQX+t/wDFQvU1WS0YRMtqwG0JFTi2",
+	"x07SHZGq72ENHzKPyn2hg8U9IbgmhWsQ/PG4gSWF4mbdG//zTZ03cqlMBYxem2PADiUxPRTOkhnFk+3h",
+	"BjfYI03c06Rvd7/cJzK13rFZyDQiShbG+k8AF4B2NaY4R/5xQHaHKUTkO0lUIQCV3Z5KftaJzDJmWVsf",
+	"Oe91Il4qab/BCo2RX/Y2l5pDejNq5E48EVzgTnaxox7nGeXAKOwtXUJ5S+8/yPfPf3hJptIs1lcLY/Ir",
+	"v+4rIw3NSJ0WiHgebaWJ6+8znIj/IK//5+XzLYO7QPlEdD7yDj/zX5Ped89fT3oRfO2/JqWsT3oRfu6/",
+	"JnbVk957cgKk2hKCi1qDTrj3Lpywez8+Dcl4budVzX4mVTD1bZKBOmsvTVmCMXm9V3pT1iN1BLPjcWHZ",
+	"2/K7LCCIJnM9LH+4cj+4fpV4hbDkc5yXKx/OOEvP8bZhxTUjT0ZnDh7Kyf00Y0uSyJSRuBD0hvKMTq3n",
+	"CmYfSZmhPPOtTgB2kvKMpRMBWL+kjxAC3JFWHw0JhDmnNLNaWlkGFykxis5mPMGmAADST9P1RDgBZl2q",
+	"+5Vfau8D2yj4ka4+I81dgtpwT2cXFfMR7o/HxPaFs70MHr+p+xwJe561nZJQ/8K7HtbyXBRmYT9orV0s",
+	"melGn1GISUGNNx0gXprKpFgyYUhfsYwafsOOrFleqKw37h2Ds+4m1BwVT+coECis7a8EHFcg3c5KlSyY",
+	"NviXcyKkS1UXjKUMfAFn/wcL34ypvqyCPX0sfXSoWDqyYqkRRJcr357Nftn1ggs+USbBt1e3lBvEjWbZ",
+	"LHzRo3dtvnjhZhGEo8o6S5hh7EPWuZIznrFgWFxBy6DflXi+SmYMWtGF4zexkF1Ktl10mXQZ1OMECHyb",
+	"n8K8+CjIyK/3ktFR2dkXN9rHZMNGlaZl4GeuvUuJjVnebeFFjQbMvoWSwirSmZLLYEy4rmnfJe9hy5UA",
+	"XXIeeD129orO7H54DJvq8w47pkYYtM7fv3n/fwMAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
