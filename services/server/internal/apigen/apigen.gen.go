@@ -1328,6 +1328,11 @@ type NotFound = Problem
 // so clients must ignore fields they do not know.
 type PayloadTooLarge = Problem
 
+// ServiceUnavailable An RFC 9457 problem. `code` is the stable, machine-readable error code;
+// `type` is `urn:bothy:problem:<code>`. Codes may add fields (extensions),
+// so clients must ignore fields they do not know.
+type ServiceUnavailable = Problem
+
 // TooManyRequests An RFC 9457 problem. `code` is the stable, machine-readable error code;
 // `type` is `urn:bothy:problem:<code>`. Codes may add fields (extensions),
 // so clients must ignore fields they do not know.
@@ -1342,6 +1347,11 @@ type Unauthenticated = Problem
 // `type` is `urn:bothy:problem:<code>`. Codes may add fields (extensions),
 // so clients must ignore fields they do not know.
 type Unavailable = Problem
+
+// UnsupportedMediaType An RFC 9457 problem. `code` is the stable, machine-readable error code;
+// `type` is `urn:bothy:problem:<code>`. Codes may add fields (extensions),
+// so clients must ignore fields they do not know.
+type UnsupportedMediaType = Problem
 
 // CreateAgentParams defines parameters for CreateAgent.
 type CreateAgentParams struct {
@@ -3751,11 +3761,29 @@ type NotFoundApplicationProblemPlusJSONResponse Problem
 
 type PayloadTooLargeApplicationProblemPlusJSONResponse Problem
 
-type TooManyRequestsApplicationProblemPlusJSONResponse Problem
+type ServiceUnavailableResponseHeaders struct {
+	RetryAfter *int
+}
+type ServiceUnavailableApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers ServiceUnavailableResponseHeaders
+}
+
+type TooManyRequestsResponseHeaders struct {
+	RetryAfter *int
+}
+type TooManyRequestsApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers TooManyRequestsResponseHeaders
+}
 
 type UnauthenticatedApplicationProblemPlusJSONResponse Problem
 
 type UnavailableApplicationProblemPlusJSONResponse Problem
+
+type UnsupportedMediaTypeApplicationProblemPlusJSONResponse Problem
 
 type ListAgentsRequestObject struct {
 }
@@ -3842,6 +3870,25 @@ func (response ListAgents413ApplicationProblemPlusJSONResponse) VisitListAgentsR
 	return err
 }
 
+type ListAgents429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListAgents429ApplicationProblemPlusJSONResponse) VisitListAgentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListAgents500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -3854,6 +3901,25 @@ func (response ListAgents500ApplicationProblemPlusJSONResponse) VisitListAgentsR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgents503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListAgents503ApplicationProblemPlusJSONResponse) VisitListAgentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3977,6 +4043,41 @@ func (response CreateAgent413ApplicationProblemPlusJSONResponse) VisitCreateAgen
 	return err
 }
 
+type CreateAgent415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAgent415ApplicationProblemPlusJSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAgent429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAgent429ApplicationProblemPlusJSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateAgent500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -3989,6 +4090,25 @@ func (response CreateAgent500ApplicationProblemPlusJSONResponse) VisitCreateAgen
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAgent503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAgent503ApplicationProblemPlusJSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4112,6 +4232,41 @@ func (response CreateApp413ApplicationProblemPlusJSONResponse) VisitCreateAppRes
 	return err
 }
 
+type CreateApp415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateApp415ApplicationProblemPlusJSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateApp429ApplicationProblemPlusJSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateApp500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -4124,6 +4279,25 @@ func (response CreateApp500ApplicationProblemPlusJSONResponse) VisitCreateAppRes
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateApp503ApplicationProblemPlusJSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4231,6 +4405,25 @@ func (response ArchiveChannel413ApplicationProblemPlusJSONResponse) VisitArchive
 	return err
 }
 
+type ArchiveChannel429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ArchiveChannel429ApplicationProblemPlusJSONResponse) VisitArchiveChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ArchiveChannel500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -4243,6 +4436,25 @@ func (response ArchiveChannel500ApplicationProblemPlusJSONResponse) VisitArchive
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveChannel503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ArchiveChannel503ApplicationProblemPlusJSONResponse) VisitArchiveChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4328,6 +4540,41 @@ func (response DeleteDraft404ApplicationProblemPlusJSONResponse) VisitDeleteDraf
 	return err
 }
 
+type DeleteDraft413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteDraft413ApplicationProblemPlusJSONResponse) VisitDeleteDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteDraft429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteDraft429ApplicationProblemPlusJSONResponse) VisitDeleteDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteDraft500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -4340,6 +4587,25 @@ func (response DeleteDraft500ApplicationProblemPlusJSONResponse) VisitDeleteDraf
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteDraft503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteDraft503ApplicationProblemPlusJSONResponse) VisitDeleteDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4463,6 +4729,41 @@ func (response SaveDraft413ApplicationProblemPlusJSONResponse) VisitSaveDraftRes
 	return err
 }
 
+type SaveDraft415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response SaveDraft415ApplicationProblemPlusJSONResponse) VisitSaveDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SaveDraft429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response SaveDraft429ApplicationProblemPlusJSONResponse) VisitSaveDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SaveDraft500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -4475,6 +4776,25 @@ func (response SaveDraft500ApplicationProblemPlusJSONResponse) VisitSaveDraftRes
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SaveDraft503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response SaveDraft503ApplicationProblemPlusJSONResponse) VisitSaveDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4599,6 +4919,41 @@ func (response CreateThread413ApplicationProblemPlusJSONResponse) VisitCreateThr
 	return err
 }
 
+type CreateThread415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateThread415ApplicationProblemPlusJSONResponse) VisitCreateThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateThread429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateThread429ApplicationProblemPlusJSONResponse) VisitCreateThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateThread500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -4611,6 +4966,25 @@ func (response CreateThread500ApplicationProblemPlusJSONResponse) VisitCreateThr
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateThread503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateThread503ApplicationProblemPlusJSONResponse) VisitCreateThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4734,6 +5108,25 @@ func (response ApproveDevice413ApplicationProblemPlusJSONResponse) VisitApproveD
 	return err
 }
 
+type ApproveDevice429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ApproveDevice429ApplicationProblemPlusJSONResponse) VisitApproveDeviceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ApproveDevice500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -4746,6 +5139,25 @@ func (response ApproveDevice500ApplicationProblemPlusJSONResponse) VisitApproveD
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveDevice503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ApproveDevice503ApplicationProblemPlusJSONResponse) VisitApproveDeviceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4851,6 +5263,41 @@ func (response CreateDirectMessage413ApplicationProblemPlusJSONResponse) VisitCr
 	return err
 }
 
+type CreateDirectMessage415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateDirectMessage415ApplicationProblemPlusJSONResponse) VisitCreateDirectMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDirectMessage429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateDirectMessage429ApplicationProblemPlusJSONResponse) VisitCreateDirectMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateDirectMessage500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -4863,6 +5310,25 @@ func (response CreateDirectMessage500ApplicationProblemPlusJSONResponse) VisitCr
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDirectMessage503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateDirectMessage503ApplicationProblemPlusJSONResponse) VisitCreateDirectMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4963,6 +5429,41 @@ func (response ListEvents410ApplicationProblemPlusJSONResponse) VisitListEventsR
 	return err
 }
 
+type ListEvents413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListEvents413ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListEvents429ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListEvents500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -4975,6 +5476,25 @@ func (response ListEvents500ApplicationProblemPlusJSONResponse) VisitListEventsR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListEvents503ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5081,6 +5601,25 @@ func (response ListGrants413ApplicationProblemPlusJSONResponse) VisitListGrantsR
 	return err
 }
 
+type ListGrants429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListGrants429ApplicationProblemPlusJSONResponse) VisitListGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListGrants500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -5093,6 +5632,25 @@ func (response ListGrants500ApplicationProblemPlusJSONResponse) VisitListGrantsR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGrants503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListGrants503ApplicationProblemPlusJSONResponse) VisitListGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5216,6 +5774,41 @@ func (response CreateGrant413ApplicationProblemPlusJSONResponse) VisitCreateGran
 	return err
 }
 
+type CreateGrant415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateGrant415ApplicationProblemPlusJSONResponse) VisitCreateGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateGrant429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateGrant429ApplicationProblemPlusJSONResponse) VisitCreateGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateGrant500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -5228,6 +5821,25 @@ func (response CreateGrant500ApplicationProblemPlusJSONResponse) VisitCreateGran
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateGrant503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateGrant503ApplicationProblemPlusJSONResponse) VisitCreateGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5344,6 +5956,25 @@ func (response RevokeGrant413ApplicationProblemPlusJSONResponse) VisitRevokeGran
 	return err
 }
 
+type RevokeGrant429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeGrant429ApplicationProblemPlusJSONResponse) VisitRevokeGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RevokeGrant500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -5356,6 +5987,25 @@ func (response RevokeGrant500ApplicationProblemPlusJSONResponse) VisitRevokeGran
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeGrant503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeGrant503ApplicationProblemPlusJSONResponse) VisitRevokeGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5445,6 +6095,25 @@ func (response GetInstance413ApplicationProblemPlusJSONResponse) VisitGetInstanc
 	return err
 }
 
+type GetInstance429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetInstance429ApplicationProblemPlusJSONResponse) VisitGetInstanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetInstance500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -5457,6 +6126,25 @@ func (response GetInstance500ApplicationProblemPlusJSONResponse) VisitGetInstanc
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInstance503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetInstance503ApplicationProblemPlusJSONResponse) VisitGetInstanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5546,6 +6234,25 @@ func (response GetMe413ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w 
 	return err
 }
 
+type GetMe429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetMe429ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetMe500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -5558,6 +6265,25 @@ func (response GetMe500ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w 
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetMe503ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5649,6 +6375,41 @@ func (response PutSetting413ApplicationProblemPlusJSONResponse) VisitPutSettingR
 	return err
 }
 
+type PutSetting415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response PutSetting415ApplicationProblemPlusJSONResponse) VisitPutSettingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSetting429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response PutSetting429ApplicationProblemPlusJSONResponse) VisitPutSettingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PutSetting500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -5661,6 +6422,25 @@ func (response PutSetting500ApplicationProblemPlusJSONResponse) VisitPutSettingR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSetting503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response PutSetting503ApplicationProblemPlusJSONResponse) VisitPutSettingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5751,6 +6531,41 @@ func (response PutSidebar413ApplicationProblemPlusJSONResponse) VisitPutSidebarR
 	return err
 }
 
+type PutSidebar415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response PutSidebar415ApplicationProblemPlusJSONResponse) VisitPutSidebarResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSidebar429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response PutSidebar429ApplicationProblemPlusJSONResponse) VisitPutSidebarResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PutSidebar500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -5763,6 +6578,25 @@ func (response PutSidebar500ApplicationProblemPlusJSONResponse) VisitPutSidebarR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSidebar503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response PutSidebar503ApplicationProblemPlusJSONResponse) VisitPutSidebarResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5847,6 +6681,41 @@ func (response DeleteMessage404ApplicationProblemPlusJSONResponse) VisitDeleteMe
 	return err
 }
 
+type DeleteMessage413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteMessage413ApplicationProblemPlusJSONResponse) VisitDeleteMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMessage429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteMessage429ApplicationProblemPlusJSONResponse) VisitDeleteMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteMessage500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -5859,6 +6728,25 @@ func (response DeleteMessage500ApplicationProblemPlusJSONResponse) VisitDeleteMe
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMessage503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteMessage503ApplicationProblemPlusJSONResponse) VisitDeleteMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5982,6 +6870,41 @@ func (response EditMessage413ApplicationProblemPlusJSONResponse) VisitEditMessag
 	return err
 }
 
+type EditMessage415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response EditMessage415ApplicationProblemPlusJSONResponse) VisitEditMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EditMessage429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response EditMessage429ApplicationProblemPlusJSONResponse) VisitEditMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type EditMessage500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -5994,6 +6917,25 @@ func (response EditMessage500ApplicationProblemPlusJSONResponse) VisitEditMessag
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EditMessage503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response EditMessage503ApplicationProblemPlusJSONResponse) VisitEditMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6117,6 +7059,41 @@ func (response CreatePerson413ApplicationProblemPlusJSONResponse) VisitCreatePer
 	return err
 }
 
+type CreatePerson415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePerson415ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePerson429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePerson429ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreatePerson500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -6129,6 +7106,25 @@ func (response CreatePerson500ApplicationProblemPlusJSONResponse) VisitCreatePer
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePerson503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePerson503ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6261,6 +7257,41 @@ func (response CreateToken413ApplicationProblemPlusJSONResponse) VisitCreateToke
 	return err
 }
 
+type CreateToken415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateToken415ApplicationProblemPlusJSONResponse) VisitCreateTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateToken429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateToken429ApplicationProblemPlusJSONResponse) VisitCreateTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateToken500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -6273,6 +7304,25 @@ func (response CreateToken500ApplicationProblemPlusJSONResponse) VisitCreateToke
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateToken503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateToken503ApplicationProblemPlusJSONResponse) VisitCreateTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6330,6 +7380,41 @@ func (response ListSpaces403ApplicationProblemPlusJSONResponse) VisitListSpacesR
 	return err
 }
 
+type ListSpaces413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListSpaces413ApplicationProblemPlusJSONResponse) VisitListSpacesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSpaces429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListSpaces429ApplicationProblemPlusJSONResponse) VisitListSpacesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListSpaces500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -6342,6 +7427,25 @@ func (response ListSpaces500ApplicationProblemPlusJSONResponse) VisitListSpacesR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSpaces503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListSpaces503ApplicationProblemPlusJSONResponse) VisitListSpacesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6433,6 +7537,41 @@ func (response CreateSpace413ApplicationProblemPlusJSONResponse) VisitCreateSpac
 	return err
 }
 
+type CreateSpace415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSpace415ApplicationProblemPlusJSONResponse) VisitCreateSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSpace429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSpace429ApplicationProblemPlusJSONResponse) VisitCreateSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateSpace500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -6445,6 +7584,25 @@ func (response CreateSpace500ApplicationProblemPlusJSONResponse) VisitCreateSpac
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSpace503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSpace503ApplicationProblemPlusJSONResponse) VisitCreateSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6552,6 +7710,25 @@ func (response ArchiveSpace413ApplicationProblemPlusJSONResponse) VisitArchiveSp
 	return err
 }
 
+type ArchiveSpace429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ArchiveSpace429ApplicationProblemPlusJSONResponse) VisitArchiveSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ArchiveSpace500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -6564,6 +7741,25 @@ func (response ArchiveSpace500ApplicationProblemPlusJSONResponse) VisitArchiveSp
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveSpace503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ArchiveSpace503ApplicationProblemPlusJSONResponse) VisitArchiveSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6654,6 +7850,41 @@ func (response ListSpaceChannels404ApplicationProblemPlusJSONResponse) VisitList
 	return err
 }
 
+type ListSpaceChannels413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListSpaceChannels413ApplicationProblemPlusJSONResponse) VisitListSpaceChannelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSpaceChannels429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListSpaceChannels429ApplicationProblemPlusJSONResponse) VisitListSpaceChannelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListSpaceChannels500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -6666,6 +7897,25 @@ func (response ListSpaceChannels500ApplicationProblemPlusJSONResponse) VisitList
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSpaceChannels503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListSpaceChannels503ApplicationProblemPlusJSONResponse) VisitListSpaceChannelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6790,6 +8040,41 @@ func (response CreateChannel413ApplicationProblemPlusJSONResponse) VisitCreateCh
 	return err
 }
 
+type CreateChannel415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateChannel415ApplicationProblemPlusJSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChannel429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateChannel429ApplicationProblemPlusJSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateChannel500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -6802,6 +8087,25 @@ func (response CreateChannel500ApplicationProblemPlusJSONResponse) VisitCreateCh
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChannel503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateChannel503ApplicationProblemPlusJSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6858,6 +8162,22 @@ func (response GetSnapshot304Response) VisitGetSnapshotResponse(w http.ResponseW
 	return nil
 }
 
+type GetSnapshot400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetSnapshot400ApplicationProblemPlusJSONResponse) VisitGetSnapshotResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetSnapshot401ApplicationProblemPlusJSONResponse struct {
 	UnauthenticatedApplicationProblemPlusJSONResponse
 }
@@ -6890,6 +8210,41 @@ func (response GetSnapshot403ApplicationProblemPlusJSONResponse) VisitGetSnapsho
 	return err
 }
 
+type GetSnapshot413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetSnapshot413ApplicationProblemPlusJSONResponse) VisitGetSnapshotResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSnapshot429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSnapshot429ApplicationProblemPlusJSONResponse) VisitGetSnapshotResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetSnapshot500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -6902,6 +8257,25 @@ func (response GetSnapshot500ApplicationProblemPlusJSONResponse) VisitGetSnapsho
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSnapshot503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetSnapshot503ApplicationProblemPlusJSONResponse) VisitGetSnapshotResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6993,6 +8367,41 @@ func (response ListMessages404ApplicationProblemPlusJSONResponse) VisitListMessa
 	return err
 }
 
+type ListMessages413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListMessages413ApplicationProblemPlusJSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessages429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListMessages429ApplicationProblemPlusJSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListMessages500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -7005,6 +8414,25 @@ func (response ListMessages500ApplicationProblemPlusJSONResponse) VisitListMessa
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessages503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListMessages503ApplicationProblemPlusJSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7129,6 +8557,41 @@ func (response PostMessage413ApplicationProblemPlusJSONResponse) VisitPostMessag
 	return err
 }
 
+type PostMessage415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response PostMessage415ApplicationProblemPlusJSONResponse) VisitPostMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostMessage429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response PostMessage429ApplicationProblemPlusJSONResponse) VisitPostMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PostMessage500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -7141,6 +8604,25 @@ func (response PostMessage500ApplicationProblemPlusJSONResponse) VisitPostMessag
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostMessage503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response PostMessage503ApplicationProblemPlusJSONResponse) VisitPostMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7248,6 +8730,41 @@ func (response UpdateReadState413ApplicationProblemPlusJSONResponse) VisitUpdate
 	return err
 }
 
+type UpdateReadState415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateReadState415ApplicationProblemPlusJSONResponse) VisitUpdateReadStateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateReadState429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateReadState429ApplicationProblemPlusJSONResponse) VisitUpdateReadStateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type UpdateReadState500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -7260,6 +8777,25 @@ func (response UpdateReadState500ApplicationProblemPlusJSONResponse) VisitUpdate
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateReadState503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateReadState503ApplicationProblemPlusJSONResponse) VisitUpdateReadStateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8542,259 +10078,264 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1/d9s2sj/8VvDo7jmRn0vJsp20jXzuedZN0zZ3+yNPnG73dpVrQiQkYU0BLABaUXPyfe3fgxmABClS",
-	"P2wnzvbk/nG3sUgQGMwMZgYzn3nXS+Qyl4IJo3vjd72cKrpkhin414uULXNpmEjWf2Nr+5eU6UTx3HAp",
-	"euPej/SaaUKJYkZxlpKXP1++JprO2JhQolkiRUoU+71g2pAVNwtiFoxoumTkmq3JTMml/ctEwJ9oYqSC",
-	"x7gg8cKYfMir718Zk8VkzozGQYxUzA6ucyk0I3KGI8240ob0y4+VDywYTZkicbCkwSuWZ3TN0jExqmDx",
-	"EaEiJSvFDdMTIaSdyJzQOeXinFCSyHxNNBOGrBY8YzA8fk4bnmVEFUKTFeVGk5lUhJsheV0uzq4XJkVJ",
-	"ymczpuw4njRU6BVTmjwePSVxIsUs44mJh+SEGElOnzyZiFxxYeg0Y+Ti8tmLFyRZUEUTu012ZkuazaRa",
-	"shQ+U402GpKfRbYmukgSpvWsyCbCE0QTqjwZI6IloWRGecaqDVvSNZmycm9h9nZx12x9PhG0Im1ClVoD",
-	"qeyeK2ZIP35GkwUbPJPCKJmNiZAD+FQcEaonIk4Uo4a9ltdMxI/0EeGaCHbDVDgh+y378TVSFvZhOBG9",
-	"qMfe0mWesd64Nzp5Opp+QR8P4MEBzdjbwUkv6nHLnbjlvagn6NI+HG69Zeeop5MFW1LL10v69gcm5mbR",
-	"G58+eRL1llz4f59EvZwaw5Qd83//+f8M/s+b//xLL+qZdW5H1UZxMe+9f/8+6pXEtUN+TdNXSEr7r0QK",
-	"wwT8J83zjCfUytBxruQ0Y8v//Je2AvWuWpp9I7Xj39CMp/DwFW5QL+qlzFCe9ca918DiuF+WhtIQeH5o",
-	"qaSUtGL8z3e9GWdZailCRZqxXtRbMq3p3A6/LLSB96aMsGVu1r33b6KeNtQUujd+PBpFPcMNEPvv5UxI",
-	"ORNHhEKJ8VSaxXrsFjTenPb7kN5/UWzWG/f+47hSP8f4qz5+iUMgSesKp7HeivH78cYH46jSOXI2YyK1",
-	"PAqk0MSqGCRQfDS0U3vmxO6AvbrX1Xix19Wkk0KBmrCbwUi/0gxHEWgYxyuEEkOvmSC4u7Cab6Wa8jRl",
-	"4mMvB5W4VR2aMa+BZaESRqYFMloqiVlwTfrxzM/SrghUpiYpu+EJ88xM81zJG5aSNWgV/PEqx710O/ed",
-	"FOzel2kH3bHUpFBaKpJQQYQkmRRzpqwUaaZugCMV02uRXNkd5oql8dE5EGQq0zXRdK3JarGGI2chV1bT",
-	"K5bIG6ZgUS+EVTg0+5j7dyFIIdjbnCWGpQSkg/Rj7mZSmz4qa6v4ObPChI/oCJ7I5JwsKJ7TqKk0KYQ9",
-	"fU0oviks9CdpvpWFSD++3Dm2TCVDXmNvuTaWDU2Nj+1PitGUcMuBQpqrmZ2vJ4dZSThJuUi5NlzMC64X",
-	"9qSG1b2k60zS9LWUP1A1Zw+lXGDPuCaZnYRdIPUW1pK+vbK/Xk3XhumY9OMcp3xlpLyC552YvZbyRyrW",
-	"7kjTD6NYwPwyUpIlFWu/PKtKFDXsKuNLblDQ0HDIqHHy9IughVkwYewk2UfnNmMtHTixuNZczKPq6IpI",
-	"Ia6FXImIsLe5VRSWBxW7kdf2xw216H4h/bior8kum2YrUCz2CIl//fXXwUXwxJh8zahiKgalU5ridvs9",
-	"jW4ozyzz3sliKYJxAlvlG2rolGpGlnyuYCy0QZ02tyaLNzuejM4qs+OSKVh7fdhOwyN87L5MDi60oSKx",
-	"pq71C1DFV+yn+Hxhz7YVbor/vFcRSAFirVBUis7QThYsuR723pezBKG6mDuibyhnan+JCCXWG0h4TjPr",
-	"9lxzkZIYfosrIz1XcsatEopqGwRmd3pFTW/cOx2dfjE4OR2MTl6Pno7PRuOTJ7/1ovKZ6Tq0rx/PvmCD",
-	"L5MTOniajtjgdPYkOZt+RU/Yl1/2mhS7LJZLqrj1MeypSMzC6k9NpPAks9NKubbe15Uzzl/JKbe2vTNR",
-	"xz3l/sDT/eZB7W7nSuZMGY4WeLjcdz0rbrDwlBo2MHzJNo34+vLftbBCRfvVQhL3NB4ZdgvsysoPFQVP",
-	"275RG7X5kV8X1FTjwfF0TujUOZ5Wixg4XYUkwYvD1u/USNy2GvsL0Qu5EmBR1paxMZzfmraBCsF/L5gz",
-	"QSNrXmdyBSaCZq2D8bR9IPj8Ix3QGb2ZHUQF5wvtrN74nz14pLb8qHJ+gi2OQh55U44qp/9iibHTBGn8",
-	"ges2ibQ/6Ya1YDm9IXTcsCW6YX9y8XuzIYBu6Z37rO35ljJ75k3XjnnOSfzPNzGyulkwxeCQEFIAH5Uj",
-	"btPmqELfl9tJlaLrTR6BoTo3/aVimomEdavixtZrxqJKAatCWBWDzpudeZ0y1Gv57aeSk4FXbAZnmR1r",
-	"r8W/wq9fwgvNheO3/XCdBKiN0UmER42lnpPY2TMxsX/P3E4TxXKpDFkwqsyUUaNBTESxtFNyrwC/gYxO",
-	"C22lU85mGRfhJCsNcpHnl4nMWYcKpcJ6j87ysvuTyjGJ2Y2dzFgXU/vClMWkn1CTLAZFbq2iidCC5noh",
-	"zVFEYhcl0WMrQDHpgxugc5owHZFkQYVgmXbGFMjYUTQR1VsQSbQfAJH2z0Qkl9pEhKXcwLspy5hhxL8G",
-	"YyDNat/FPx25CJijW3M5VWgHXw7/DdPpRb1g7Fa6PqM5nfKMm3X7ricQAZIzonOWkNHjhhjkTFldbdWN",
-	"/cFKWbjTQL5hkdtD2PIg/JOqZMFvQDcjVYdIs+AP5Rv+D9U7SNjqFbfi6g+pojMz9OuHXQCp9H+ZKyrM",
-	"kKZLLtopgp9sIYfnAksOiqwBJjslKVcsMQM3F//cAfbYyXg0+m1/Bfz0pBf1rC0IM6cipSqtQp+GJ9fM",
-	"aKuGqDLcKhVhrnhqz6U3bheu9v3SyNJc5jzpjXs/C8/YduMJfqcX9W6Y0kCjk41DwW3c7cyyQ95BE2On",
-	"NYZE265UHQf8zT763lN1gxvQSJsF+++lutUE2tiKVnuzekgjl9VHjoiWyrDUHZv4cc8AIduVJ+dOgtRP",
-	"zZA7Dlzx7i8hF73b/KXkn2C+XJgvHlfDcGHYnKl22w82tRqmxkCblG87A8MtbxF8ywLpLvH3xLC/g1cW",
-	"bGZNKVYCmy63qaC/c7bapoZoaI9qxjThJjBKMnZjHxIpSbyS5+iTqg1XMXjATrGuQzdU7KZSrWvlN9FH",
-	"UHawvN64t2TLaXjxc+/ab4t2q9PtXXskC2If7ccmx2PTbaiX7r1N3+DwbpHkT0uLuu3a/s4P8FCgc/dR",
-	"o/ej6/5t1JcnZVTnvi1azeqRdq/2dcV8OlBrDbWy6dCUJN+PTQN1dns/7RkQBZ2V6qZ1Q1OzVRXUCDTc",
-	"h/OaN5TCoQGfiFBDllIb8mQ0ql32y8Iw5baEa2IUXy5RPQQ32E/g1vb+okERZiKc1OYCp4os4ObSKJkF",
-	"PzWmc2KnU79Q3xJb2sY23+NTTQ5pD/Rs4Zg838UveV6dmtp6mbrJPXVO+LrgWUqm0oTcMLV/HOAfcZC9",
-	"fLbNOMrtti7PP7mNq+iwQXdDMka1IVIwpPi51T32P0jGNQRZVzxhJJEFmMIiOSAg5EMF72E9L/Cdkx2K",
-	"pyt+6JbQzV9Ou23hMW+vGR9CbnDXhuGy3d/aYJh2RgFm+KrGC3Rm9QmoEbiWcnFcZ4Wgd7716NvYRVBb",
-	"p09GDbbaHq+F+XYT9Buwpn9EKekkq5UDaW3ZnU4T6VfHmYEcNvsGoWK9ouujxl5s2oz7xEO/ahHjO1kq",
-	"+/PtXt4N0PU7RbcenRAYsUyzpNdNFi0D9Ptazl9+BX4CXrsfZG6XL3mT37Kl/bsENevM/U1y12bYxi2w",
-	"Prafr1qbedtgeChL5YX7nPhNIYXImNYkri0ktgd47K8WY+BJQeSSG8LN0WFz2sf6dpuNb3gbHEm4z4uy",
-	"5eCtUbg5HTd4N/e9ZEpLseMkzuGh7YfvRcbe2geWeNFMM/b2r+7pYSKX4ZFsf+vdz/mKM/sIR6xb1yZ9",
-	"8oxyQWiaKstdukgWhGoSN9fvEuHsfKwihKXCghpzOX3y+ONYZn5J3axxaWVpC2c4n6Tj9Kw//f/bQcDj",
-	"hoTjpNBGLpnSVXzgsshzqcyBdrs/605Gox2HXXTb8/jOB+drMBW2ENLZEkYSbagKY0WY2hxE82qJHpAa",
-	"crW02vivmi5RIBQkglmXaZZJqcip1XD/otZDwfTdXpXV8XLj4Zb7++AzbUJZm2JEfqTqOoVEmhMyXRvg",
-	"jzhZUANZTu4xl+jUbtTg3DqNmtFhRk0w/S07JK9Ztw78OUfOBRvGqkO4zjonVGCyLsHhCNe6gEx8vO6a",
-	"ykLApkKSwA1PNiUEEik9/9PlI00ymhuZw3Uy/OiTcXouQadNPIJRmlP/mosUg1w4JyPdElwqE2Tsc92m",
-	"iPZRio1Jturs8mOPNMEHST9lM1pkhsRlEuk5EYylmsTBcuIwOuvXH/V8OmpLiPb9rh3GzPCuYw5oBAUD",
-	"Poeea3fewB24dXcgcIuZl5gM37qn+1pjT+HtnCumy5Dsl4PRWTMhAWZmnVlpFuur3/6xWEz/8bX+7fLk",
-	"Zrp8++SHX5/cpM9OFj/847+z//l1ZdLvnqrffn1sfvzmwr97gH3YxWFdJle1wxEmDNT2kKyoJnN+w8Re",
-	"xlRIjM0YDWYjOF7WRuaarKS65mK+kZ2DW+SGq316a6DVEbptnVPI28OPRyTGrYjJTGaZXGHyxOMzMqWa",
-	"ffG4UKG5QfqnT74giopULsmUG3007Pz2fmHPhpLDWQcjtKm6b2BX2ni/UgZBWts5rlRXeowb660RKbK1",
-	"q77hICFeIG+R53aInLTrycM9oC+DHMdKmdxL3tqeIevuKHrDWdo5UqV5t9mFuPOX+GxrqLvhQzhL0Y2+",
-	"Mz+rNv4Gf5VK3qeiWGt5yYXnG5+jDjzYt1aPY7w5M+Tx6GwiNkoOIhL7jYvhri92CblxywAnjXSNlpPE",
-	"UgTeb732+0bRmem8RpLqkSaFwKRo9tYQu7LqTlI5664pHPj71SF3bTWD73uazaDoL8/WOy7Dgk/twVJ1",
-	"e29TScFqdl1EB7dnjzTBa8t91P8drmyCZdYWUQ3ayrp2aq+s6GxuLwVXzT6AZQk6MMzdmOfunAGmY2/N",
-	"5pXMgdSvkfejkWsbhZ6nfK+gnzUDHNnxJNnDa/lZkOWarOg6In+1DjPpz/gNI0suCsP00WHOyB09j8P8",
-	"huc3NCusTvw2o/O2M3XGqCkUI7OMzgO2oVnBqssBqz3GWBt3w5TiafnbRHjVUqrmiLBMs82nMdPcJ+pe",
-	"c5FWT06E/b4VQbS4h+TnnClqpII/cYET9MUKYNM47Qx/jxu1nu96TNBpZklkVMGi3jVb98aOa/VQ4/0d",
-	"05s7V77XYtVBuBhy8i2xONz31WgUbNdUyoxRuN67Zh3p4W7N12y9e5+voQbVz659q1trAeyHmLhhmczB",
-	"dJKCkbRQUB8Mt0ukj7l5Z0dRVechBXn1/PK1L/6YiDk1bEXXQ/It1kQaq3ZS6QvvsjVk3solN4alG7sB",
-	"1OkOxtUjbpW5dfZVekoHXyaj0eBLOjoZfDUajQaj8v9okNmBATY4GBpH1o5BEjyylGIZFoTu9R6llO4/",
-	"UWa/IROo0ew2NIcnp2ePn3zxG1zaQ10VkK4wC6muDiHJ7SgQ6LsfCpEsCDVESCn+v16000YOpu4V2J4f",
-	"n9mPa/Z7b/xl7VTZ49X0JAxrwwXJAd90fOOLm9+7WTw+beb47BhsetK7xcRL+a0nR7XY96XobLOcQfYv",
-	"4MmGBOxlSdWZ/92W4kAQ+4QW2tWxgAYZ3sHHqEnFvv5LIB6Nqa5zNrDqjM94co4uIE+1SzpULKVYrtqY",
-	"daVE/SObQ2OKP2Zh2zOlLDpwWnRFdfmB9nMg5NSdm+nvXkrGbM7nu0xO7WGbyOWSm4ErjYjInOaDmWrc",
-	"U3UZW4fmMB1k9RllhwbF8rYtTHL2jMAjxD0C5lhQKYAs53YRdnCOQBgJ4zf1oGq1gfiHTTtHsTnXBqpH",
-	"/OlnH42qm5CGJO5he9l9iXrV4uvcHDnRDTa+4tyNAzzqvR3M5cD98V9aiuEruvqx0k6BiLfYJtILJRXI",
-	"j+Na6V8/xktEfw2FlLQkzXMop58IE5YucqNZNnOvjYlea8OW8RHugvsCEbL6wkTg94fkcsVNsrAGBH4T",
-	"bQEp2M8zqGs6oIZl+8OXMCmn9N54Cr2k85b9/1kwkrvcWl/CsekDYbJNhwl101LABVU8XBDNfsfapLAe",
-	"6aAqJDTeWnIMF1bgWhWAc2asVobvz0htC0v1BOtG7UTTPbWCYG/NFWIWtH84o+6zUJfK0nOSU60h9KZJ",
-	"DBdT8ZA8/72gkLcS+2U42iS0mC8MwU3YYz4yS5k23XTA3z3KAkLsILQCgPFk3PLrlC24gNJ8QAZ6fDIi",
-	"sWLW6uFSxPvqy7VIrlguk8Xh4U/HX3XyBltcG7226E57/1VwprTXNaGsWpNgjgdTIxXzsIxdH5zybOar",
-	"ciqrs7SGAuSYqCwjKxWGr6Rpvx2peT6YH9ARLQZ35LlSbYxqpZ4LwHpBKBd0+IMUzTotHPJN++0hy9LI",
-	"MjclqbQ+DsmpdZaFkRXShfMF4f4fo9QeIasWXaiutjcTdzzWTut2ck1WSorSUa+PuonOs4u0uODqq20E",
-	"DsFNrDmaZXspclciH71r0Pi2+qxVPJdc8KVlyNH9Ko1bfEwxqtsTdtcen8cBwLgdqr5U1udZub9ykgpm",
-	"g9NNcGMir2ZUXaEOs9IG413RRVdlngOIWW/JIXZ6EUFN2FszJrGvaIxJ39ophJKgxtGaCTGAZcSkb02B",
-	"OJxFHJFCFzTL1oSSjM7nXMwh7ssTCqbGRHhFXMyJoi6aQgXJpDYkpYY2IuD+00gLte5Yp1HrKzhxrtrq",
-	"h7+XK5ekLQFwjUzZTCqMT9lFE2qMlRYXNP0XN05cD2SA+sHQDQvxSFdYTWuREHjl8KJ1x2/BPm+Q4pYn",
-	"y5sNqB+ygU5EHIAG6T8+GR2NA27C5bVhHU2EY3m4uPa8p2SuITSIb0XEsp0O+I70AeHEKM40XtwCE+Ki",
-	"MS0OWRIR+awvwUXBdIkYWI70SAd2yEaIyuGRNFbaxE9za+MatIfjX0QqMpQL71uCb1KpupOz0aiuj05G",
-	"9i9eadREvRLcDQEI2Pwr+36JvHYyqjPgvveLPsHmFayaBKvuhExpEsgyJiT9tXpdMmve15a1vk4eorJq",
-	"BHz0w2tf7wKGsOe11lejW93gfuwc1g8PYbKkKWpOrILe56psTwPzwfNvaf1WsNXu+FRTa9vuxlvzaxu1",
-	"YcHmt5p+9oPtlV+hQw0boz86kMm/t+wehH+CFK4FHwSd2/OQC8LTzdjDLbFQUI+3RCG2xgNeWs/fuv34",
-	"QFzKEJhXlktK6XK6H6IH+X6F33sX+G3KVYdP7CoV4P5uSHzhQuNYgkstqHeW9khXa6cyAPejLLiVAq7K",
-	"aJVjjM/6tAoOOV59mmnrJUrNPAjURADc3FEwRFDmg1F2/xG4tHcVhtbE8QVgdWN5i0feZjZXymQzEeaG",
-	"sxVTMQSM9DmJkWdjAsvIJWQYKEYTg/O5ZizXLrRIMzDkzycihutZ95Lj1zrGJ4VgjHbcfU5iuRL2M32/",
-	"lImQIlsfOUAWJC3gLNdXjtMFN9aVciM6R9SDAVuX//0WeKpSWUDCDJQ4WY8evH8uSAwpAPGYnNqtOjsN",
-	"E+jkbCIyZj0IHZGUz7klVXwVRyQeIpJePIgjTJ8GEGSREoc16wCf8e2JkArfH5JncplTxVKAxxpwoZnQ",
-	"3PAbliEgqEO3rqNoNaCP3b1qkDZ7dlrLmj2t4xZfDH6jgz9Gg6dvqv+8Gg7e/L/BL39pOwm/ZzQzHR5Q",
-	"xm+YYFZXAOh048AoU93k9aZl05W5e4EQhrG8js8JFWtX0iULk8ilA4Z1nyNW9LMsdLjl9e7ok/tym8J5",
-	"4dj0hZjJ7T4fJi+D+6MAoLp5WO55KI2q9EIwynuHW/0n25OwuuylwHvl6XmVuIrRCr2XldRdMBOM3iw5",
-	"2Uwl3OJnP8PZ+NRPFwBPPZYkAGI6cQHvkJIpTa6L/Bx1y0SU7p0uoBLLunhUIFPBN6GOGlJ3Ma6IgnZI",
-	"AlR9xi+EPRA0zDk4O+bssPjXyX5IAT5fMowFbMup+sGDLnRnFLLZjCVWGzlfT4TuXHWEiQVT3Hi6Q0ZJ",
-	"ddJ6gFEsVBdJVqRlDskddPyPXbHUixBqhbYnPjbSLvYxF++cK9lMM9uReHF2GA7KdATkE+6ef9/a1C8t",
-	"batr8RnNNHNX0qe3AoOqp0rseIWOWjIiqq3ZJ7vhLmml7Zl7576eRjisC89OXDuAtnR4X7hULOUfKLu7",
-	"xgpb7SBdW6R7T7uAwNoDXuv7AZDqzsB4rQq2J81rWRc43kEk7LwzcF99pIkorCJCC9/b5xGqt5Nb5F60",
-	"pihDivZtoLIOyNNoOyeq96N6Ai7GkisBbGQwhyzVCDWU29p2zjhNvTvUULo+d4SUCfIqbufq4g33bT3d",
-	"fdF9On3dl1LvTHauTjmDXtshGc6fcEpzmSTSWuXckuByi1jyHWvG9y8Y+rItg/XuUd3b1ah7wrYeXh2F",
-	"5a/L4nZrDNpnyhrzfs5kDjZhtj76WCDR94I9VrKYD892AdG8RuicRx73h/RpnutqxQcDzmwHtwrQvnbh",
-	"VXeUQNVX1h4g01JBLl4V+gf3let6navC+0ef2UHzvNUKr+V0td7OutQq6wZkXBus8g2vjLYDOtwZjTqQ",
-	"QerBoLdDPmxh5I/IlgdzRztDVKkdacrtttDsZbB6rJ/YQPZ99e0z8vTxky/9TfCQxIlMWewcZKKhA1lE",
-	"ljRZcMEG1qDAmgNoFWOfPZ+I2M4HL3E3bxonxWh0ltgn4b9YPCTPZMo0GJ00TX17pj57a5iwTizgIWvp",
-	"Lpc1gYwYPhdSMf+wWbC1r1u4FnKFbmbzqEs7lNLGauyjY7LRXSMizVrAaCKCFkYRCZrDAHi0Wcj0yv6N",
-	"YpkuvNDWpqrq7BRt3svblzZ7skR2ghpxK1h6tWQpp1dAeTtE2AzFvl/28IGCxbBFRTOqWC6hvW+B6UAi",
-	"WRRLKgKGeJtnVFAPFA26xuXRioSVlWu+bVA95+knSZQsjN0Zkywgwsw1pGa1H2KuzVlrOlCz7RcEB1r2",
-	"oGT5fRV8kKPW6vCAAbcr9f6RJkGiPuFpGY/+x8DZgIMXmLXc0vJuRxpAd73u5ny+f/36pUdIsOxfbppv",
-	"aFebwuPR47rhe3aKgWgMXD15+jQMY41aU2u6oDas/aJMk5+wuGvtA2g+U8UO2+QdQzrZtyuP/JdXL+z5",
-	"xAH1sT56tJ8Sq81h84UtQtWspsecc6ROWAVt1Verri/MJTOGi/nWCkks/kM4T3y8cQDDA2CCqpZYvft1",
-	"Ew1+Tf778uef3PDTwpBYFFkGBNma+95YNo7ftT6esilVW9en8RnEsZEbYMaaIeYuXl6X3u+e8bKnJwBf",
-	"LLOM5joImGEB4ozeyAJ6hgbJN99Wf2y5Fq6ms6dv60hwie/tNCrL8dso+orRtKOng7XcZjRsgLZwOeZd",
-	"IdXbxEet/3ylykSq01vED4Po+9ldi84b03m3T5Tno5VKd0Zt6rPeHvK3O84F07rrMHI/+1u1qgHlgiXX",
-	"ri40p1pv4mzAAyBVznL3FzMh0AXc/pVPVN2/ms8EfUcBT3zd4ji7DzbX8dxds7DkGqcLxRGFiDySJaRT",
-	"EG6IomLvQ74k3DM7cCtc9I5LTFgG3GOGF4e0bNYKv5cde5+MzkJ/DGmw73Vm5ImzlQVwJa0BuYoPkI7+",
-	"Lt/dvG7G57ojETBAvUlp7DkDbdCKC9qhuLZZK25C51XLYrfxhfKw6sjIkMlPm2Td54q4jkLSStFCIGT0",
-	"ujVJshACm0dDeVshsBOc9YWtnbXW7roBYUmgvzHgPHQ0CtpX0+wP3aIODp/7I+PeI9PlCv1HahNso/0l",
-	"vWEOPaMzUIrgGdYeoDdbgSBqaCYHhUiDwKh12SAwCp/dijHXDWICjSIRj88ZumX+0IK5BU1ZJsVcEyM3",
-	"0huDq5rDdmFHcLZhfLTqDmdx+Hk7c2wbJMkdcfoDa+zdvvgMALf4xeMguWcD77ia96HggF8dhg2I2A/e",
-	"zq9WE9VItG072k248B4/WM0nYwtvzVS5d7t4S5bGKOjiX9m6YRN66ytVFDzUcivXst02u/TlAO1uDXT+",
-	"LqsdQS26KogS4WNMhKyuhdhbEwHqo9UWE6jBHoalmpCvViWLxGTFFB79iKbZBvPBb9iVPaKwWwq2D8P/",
-	"9o0i8F/wTfffDoMGuWwrcMvNKbBFs7KizH08IJfq5O65VBvdXbi+wnQUz+k5U9DEV4qr6sHTsAzyYEyU",
-	"W90oOT/e97BBTm0IeChuI3877d+4BWUKAYeX2zo7Thu2RcUve4pxYEu1iLBnuHcHNH8smze2HR0l0zZF",
-	"7u9cc4gA+/4nYKpjyrX9X+xbFpXZTfVrfO1PvxI36O6tUCqh2nP1JahYy1CVTL7bt4I9RJraUcm+h9sc",
-	"yvS279ayMGsy2HbWtwnkXtOpSexBfThL0duTkL9oplyYrtWLrIR3n9MOm3pW0rzvYWkf72Kzg2rgNxXB",
-	"vnSA1xCUemcUq6vSsWW/Axap16M3M+h1L5D/ivAbC4pqeqzUQcHWl5IZyFXrAQ+J+50Q5nMli7xMs9Ln",
-	"ZSmDhDIDKBvUbRUIt8mA2BcW/ZDcvwaE+iGdH1vzoyqrrGxyFCrf/eF0b5VjsRXvPUD5Be99+CFwWG+f",
-	"Vlw2a7lVxzEX8WjtONbJ113tCF1dzYdqRvgmuk+EX2DjrtaBe/H1XXv+yaDbTks/z4Pqve6/AWBDKG7L",
-	"8ffU7e+unfW28fke/fNKtu/unocHzT03zNtyeO+dYRiiK3UHDhxkV4UH1ZJ+55CpxvZB6VA9H2ksopsz",
-	"4rEo5HKJGUCCkX4LwucRaVTmPtJErsRErKS6HpKYp2XuSa1YhfTjOTPeSgRM5tDhiq16mQj7n1DWAo69",
-	"dGlnGw5us5EbztKQ5+6RW7lpiK51i6yjW2L3uO+92Svg2pZQ1MYvzk7r7hoC98kd1f23KZzYotNPXWHE",
-	"B6wqhntFuFfz2a0YjrhVRUR3l5N7Bcy+MzrAzk9AVOgqwDDaMwf7kNvXGr1bVWoFHoSs90h7XKG2HPqH",
-	"SM/30eF7P7Dq4OLV5jVOrupA2yBpm2zXPLFuCQdjDX2jIMyhqj+Jsj9NLfJx9xv5Bk/ssbe3ucj31Q3Q",
-	"VHKTDr9sWaa/M6jyIv5dykNKb7dj1U36kwH57tXzi9fPL1/3a0SO6hLpmAIU3VHkYulTlskVGd3GL9me",
-	"/BAyyGY+RG2FzX1uFYjcas0yOWZ7tlGljupaqCVzpnEuNpNfNk6A3Vy8DbOqQcH6YK3LDiJTHTd78OOG",
-	"hAdr8vF8hpZ1mEm29bBzl3SbGvO+s83upITxpg7ntO0uB+KCSaG4WV/a4xDXiJ17Loq2AvoLazzT3wvf",
-	"VagfX0AVFv8DMiPG5Gts+4P5hvCMSzg8ilydhyxhQbmZCK49FsWQXBAIkmFP12sBlTzYkiglgL4FTUfc",
-	"lxE8c3QyES1pzyWAPOAh8jL4UGISwOkPQVmYb0XShTF57/17iPxiPX0ihaEJiJWvvFlSLgBnS+lGAU54",
-	"lUOCx6x4q8yNr8fHx/DEMHy56bZWWa4XL19YXoZXIjRfjS/jt842Frg4dwcrGGie6+FETMTrBdcklUmx",
-	"ZAg2AqRB5AsrH6owCwROcwNyTeZMWP/Il0nbbepLmvNBIlM2h15SiiflFKQgyYIj7hnS2afg+vMG+BRz",
-	"ZybCMG20/YxLafaN9rQh3CAqm13wXMmVriIv2C0u8N5grLJmG405BARgqYYLEJqmLMVWZGURfvmuncC0",
-	"4JldW0xzflz+oodrusxiVwQC2bWZVeQpkYLpI6DqMylu3AE7tv8eoJRPZcqZ7w6hBb1mVwmkD2Eq9zmA",
-	"gNup/fLLi28Iag8dWd0Mf54IQpxI280bkJ8kjos6A3r9QqSJgBhikYSDFOWaaL7Ms7XL0XJdXCEhStuB",
-	"XU+EsuOX8zBBSZwTink+MHMhCRMAdAcVEf98Ew/tTJDGOEfMtA7ZCqbo0/MHBNLMca0xQNgkQNtjl178",
-	"n1bfxaTvyzeOxiT2lQBglsaR/VCMyUxYbpAydxWMKf1xRPKswA2qMuXRh08ZAkM68YKhMOceo1PtFQ0I",
-	"gxeXV2UeAY8suBWrmVQwULPY4cgqriejkYeioApJV1YKAD3qcuEfsp9ZMJoy1cifj9wMXM69/XA97X5M",
-	"KAoQ4SKRkAguBSN97Ox6+lUTDoaQ+GLwG6GDP8ho8JQMyRUZk0F8ZPfumuUmQsySFXc9U5xse1Wg7ehD",
-	"8oOcw1wsiXzOuWP6flxVEMRHWDxVqmFAqHBC4jMH5YyckL/xr61qX0qHEzX/g+cD66UppjVLST9+hpk+",
-	"g+cikSkX87H9vn0sPqrEuipOiC+ShOXV4zGh8AcN75QIG8Tn22HkqFILfmfiv1O1HpPmaEO3k0AsO4zb",
-	"vX4T4fH5azqPSxSJo1LzWmowDkgeK7oOeKOagtNgtQ56vh0zN0TTta426xxRLEj1Ps0IE2kugWnj4wVA",
-	"4fxhGfwYsjP/cGJ0vGRWjesYCJ8X04wneDhmPGGu76NPBshpsmCD0+Fo4yBbrVZDCj8PpZofu3f18Q8v",
-	"nj3/6fI5vFM5m+5kvHj5IrSzeqPhCT4mcyZoznvj3tlwNDwDqHqzALPk2Grpm5Pj6m59zkxXWi1G/sK0",
-	"VX8b48TbxfuqwLalDZwF9s2h/VcMtxY0WeBogDwL3Q3IdO0jc+Qn7MNZf6sOYw+ptDTP3cbieSVz5t7S",
-	"Y3htSC7c8a0YmbEVlpCVGZhuFTmde0yScsNfQK8Urs2Fv/HzegaodDoaBVmBcKcVKOR/Obhg1O57JSpA",
-	"GBlMpJZw7LwFnx59ivdR7/HopOsL5ZSPf6lbc/je2e73vvVlbfjG491v/CTNt1DiYl842eMTL7Gm7bWU",
-	"P1CFVvoTpO729164swAtbp+CC3uGpPIbZygkx/i7W0hVkW0uHbZp1WWjinqfBTmDxlaOweIyLTpXcsZd",
-	"GbMUbCKMokLjRU/k7UYmKoYum1DU+Rz/HLtLoApDB603FA3LsckWzDAwNZw2DqHOurDErI1iqFWFbnx/",
-	"jjwePZ2IqhxxSF5YU7Gia9lhGM2ypGpwG7cJElL2wgPFe+R03Qk2Xj1y/CJly1waJpL139gacsTcyfS1",
-	"TNf3JoXBFL3P/77uAhpVsPcbeuDkfvVAlw4QbIWUdzK/h4B8XTX8/sTVxOjp7heeOV58KL2C/FHqhja9",
-	"8j6qztM8B/7YoWha1Uuex5WLhtgDTlVMRFwVzjsMxga2pbelUDod2JnrY0DzfCJCKzmENygPVMB+9Chr",
-	"1oJ0B6tLQfGNAa1RVUd5JFDebP3Nbg2Q55+4/Of5A0l/BX2yTQPk+Wf5f3D5Byb20s9TSy6zrsu/z+M6",
-	"flcFrN8fO3O5WzFc4AO6VvRRMyH8Lau3vGO42QbYwoxR9+pEWPOWizme/PaEh7gENJh3aLPWjPSIS94Q",
-	"aQweT4TTLn4q0NkYFI+2Hjo8hlinlSvgn3XwkRMhZADsWtcKbr3PyvYyDdXQVlFW4ZDZv1lPpgoR1m4H",
-	"6rIbBXK4syzmdkrpA/kHnjpd3kGD8H9GBfEA8u5Ys0psCGQ+WVCzj7ynVdfujLVV6XwDfw9cO9+p2gd5",
-	"S8HDe0YAlJ7VUKOtpTARcXlH5npllAoDG187GL24NAXAj6SZFOwcMfa4mE+E7zXtOsAy9I+hItHLM/Hi",
-	"7JUGfmCleOi8eF5skXlcMzY0/4QEvrMEbwXY3mUZIVKyq+gu7DQO0/29wP4tbr7hVeb+09vULo/bLyQd",
-	"72gyh1TBP50iuItAI9/5duqBNHt0c4wMFC3H8qU/WD+skGp60y6ilfnfImzV5zFnFU7mlvO4y7VvEdGy",
-	"rvaTEdAPZPRvFBDvZfTf39GORO442JHHqHaRm8+G/8MYApZHtmuNnXZAUB7TbvdfYkGnB1dpKpYyGgBJ",
-	"eGWSSaBCSuVSRhfxPmKj8a0/tWtPb5zbB+gSsl2VoNv02neN/Le27z9U0AGp80BxB1+E1R10CFMAN5jw",
-	"s1Z6IK1kNUapMLb6JohWqI/fOdhCiETkuZLbIhGXDPQRvvJIe1A4IyFAad9N44hoiWaOvGbCYTcm5pBg",
-	"5QWM5UMIbmD3VV9GULoc5wDPgflK+EjQc7N8ud8wcI5aAw/49Dcwyp1Dkq3uQ0k6nnZos3I/7m4afSj7",
-	"BOnTZaDArxERclWS/7M+eKBwBdKfUOJQSd3u7IxUpsstdsnPOXPFapiKPPCmhzcEaonQPscnp8pwK/fC",
-	"6PFEYPpa8EdM7PDJ0z6ZY44aBw2PsPg1wsZcZXSytHC4duYPS4fE5agCuHHwfUjJsh4ZLmAi3ArGZc4W",
-	"RDc0oRlicHGDvWRMoQRzp97paASLc3oIkr+sD2aYGBIP/FKBoqfLq3AKcX1CXBCaZeeEiolwGZk14lS2",
-	"1cijUcbB71c81VssrW9gmT+Wzbk/4buW2lQfyAHbEVutJ+Ajq7DU8wrouvu0xXbMxhpjzZKAT17bPoAu",
-	"tFpro3piq4nkuvdvT39KC4WgxlARCV0iymYRLblPmjF7MkJeiGa/TwQkOmFTQOh5Af0KDV+yEsMnIgk1",
-	"yWJQ5EeY9ZFjP5I4aFwRQ3p32X9Cs98R9Y6lEQRry19SlvEbplg69ijstfnBvQxMEruj0/QGUAmtvtUS",
-	"YB6tLgwaYiBGndWYvxc0s/Zd1XGZXOCaHFIk9ToR8NBgUUV+pRMqrlZcpHIVQ34ufIlOBGL9SuXA8GAk",
-	"TCwJFu7S30mFYQSX1EtGhSaT3jVj+UTkdM7FfNKzE3KvYcPFRm/2SsuejDazTyeidHZqCawLubIWsMth",
-	"LX1p1xYalnlV5JspPNg6ADPC3dNjXUwti01ZjPfrR10JaM9vXB7Tbt/ZtdmuMUfQDN7xyTkZlWFrQJLq",
-	"ClbDvu9nm+5Xk9I26RoIVdBNf0V1rVfbOUj0bMYUtmBh9S2sNdiPu1bkoUPucDPwo+VrJ1AuTIPNYQCP",
-	"XWHuNyYcJtY6SYmRE1EXhBzqlfgfLI7IasGx9ZxrJGrN6hktMkP6FIfBEScCK6hOHKO0LQ+g3mvL29iD",
-	"D+ktAKe+RFznjQMsbPVT76POELX9GWTDPpPCKJl1I6nmit9QA17HAAKjsNkbKy438P2nf0LuMbnvpLh7",
-	"BoPlPlLkDjcEMnbgEKNO5oIj0rJr/YjEHJ/OI3JbK2PSj7GneBUFgAxg+OMjPRG+bexRZLkDDsgqL0o5",
-	"jlFrKVitK3LtLJ0IPExLrVz7ZN/4RrVEy6Wf6tGQfNeY80SU157ueSuCGZsZIgtzXj+KrdjmgDAW4NUo",
-	"hsfrlEEGfpdaxw/vUus/2yPOVLT1ePy1/iltqqDRMfyOV6H1VZfo++yGy0KXPbDa5lFy1l1VriOAO8Pc",
-	"Acb1XsrXSukfQxzhIyrfjdYIH1UbVx3ed2hjs0V0PyeT3F9S+txLfHCF5ADMtmWlOw0V5orSsiFrGE2N",
-	"wvastGrQCtGT8qoZ1WL9liiYyNCbUP4aGp5nwRV0qFfHpFWvkj6iu1jdvRJYEFSbKfTAds/MWrrKHkWY",
-	"0uYeEdVMHumyyfhE9N2bj3xSmp9LU2OyqsN72M1Sn4etanEE+whM2qOtwThHQwKq2P2C0SnX1DyaCNQj",
-	"LpLU7DZv3RTrjzQXGR46zj+x7lgV/3kckYxfMzjlWjJywOnyPDERC5mlledl38FZ5kyVJBtD349EirQr",
-	"HYD0McLuSgCVhqQXh+cDVWEya/dVMKgD3Pppx52wPf7D3LYhebbEd1C6PgfRH0RNw+447dqppzds4uN3",
-	"8L9XPH2/LdfvFVvKG0j6R7msJQDhtrvLrS1aeSKMdFVHTvAjl6AWPO3FtezfAS1MnUANJ6LNQO7QsdCI",
-	"Cqp7k0p24vOJkIE2dBrDqUOneCt0XAhF4DngovqzRnikis74671+PbMAyoHLKwFaTq+sRrBadZsK9URv",
-	"U6MtuuwVTKNDl3U4Pttu+jyD3PNF3+MtfhjeYgA1P6uTh1EnyEWe9/ZRKCEwcqebHTSQ4drXlKtC6DGC",
-	"OqQRFIpHxDrxBEJeIIuuMrhSAOU1fFmY27ic94HDa8ZyXYvUBRFS9PDGVd04ftHf3fdBWg20aVRySSiZ",
-	"0uS6yI8ifzPoAn7OUJNZ6kbgmnAB5fhtIvpdBfz3IYtz6xDU7ed2SbHPnk+LDNC0xlbhhbT/U00Gltu5",
-	"vxWG0n6gVtlftUdpy0YJ+J2aIJbSzmY/flAG21n3VeOUMPDzmdk6ma2DZjuTIZbs2AN7H7+7Zmsw6NpT",
-	"wq1Gw4BJ2VNRdsBkNRI1fePFApDGOhK+/8bWGhufTkT8v/+kgz/e2P83Gjy9Gg7evBtFX5y9/0t8Hka8",
-	"aBcuVuS9Qn8PsaRvr9wsXIsiwkQiIY/CnQ1+kvVUc0T9ahGTqv3kPvaSG/yRJtds3WEyIdxWt7WUU2N5",
-	"oDfudVHn46WRbzbf/MhpDLW+Au1qxDPmv1M++YPkVVpLxZVwhBUfAeD/9hRwq0OqPg6tyuMVy7M6NnTV",
-	"pYn0PSCK799iZ1JC/qf6qBHQ872JtqoTn6T0ZFQNC8OcjEajcHSXnjQkz3zvE6tarlkOqQBzfsPEOVnV",
-	"sh3K6BWmruvytgRMQsBvCnpq2QfK1ITqcL6Fvil7Nnwoka73m/3IIl1v8tEh046kn2V6D5lukbU9ZBkr",
-	"pI/feZTRHUEeX9BJy5yx6ZooliJgAjpojj3AKigRZeHKKrMmbFo6RoyqjDPlEo6gpAy9ejscK6tE8OdM",
-	"zknf9Ye3jxQJSzFalOqjqF4NUlaD1jIo3clffyiOJgIiKDFLuU/Wi4fkG1czCjniMBoJc0PDQtHOGtDO",
-	"LMWW5vwVBG6LrVBtzscJsPiVoiqzi/9ca9lea9mZfAcYZMlix9noRQUuidxYEeRfKXtUGR0IEOBj1E5G",
-	"zzSWc8PaJ/93PDHjMbgLUmliH7Tf5WoCabkl0jXVLi9ZR/6eqNGZE16lAi56HE+UucYHlEs9r4Ts0xKL",
-	"+z9hg6U+0BFbdaFvPV2RbT4XOj1sEPU5CNZeWbwI2XtL2CU0ACol0VG7dDtcthr+2kTsB8C2V2XlS+wD",
-	"+UlfuOIcP2VcJdz8zyL+sNBKbht2RulK0dTH78I8t/fHWIjYrQEAxXADBtYnQwd3qh4IOluTqaUlgQby",
-	"gq0mAuuqdumJQMX03TUpRAEddtJEYEwmUczgRQfe5pRgxlJk6xqEON7BWJPn8vuLwemTLyZiQfViSH6F",
-	"RHlXSwhtj1w7BocA11iAr5yEW+OJcHWdXJdDOHho0vepcLGrKIuPzkvYRzDI3N89STx6/Fk5lH8RKIw+",
-	"jUOOw1oCUxYRQklVWUMImhU/hFD1PlM19gwxhF+vjMli0h+NESZ6S1oKQFN+mDrPEGez8wK4kY75yRlj",
-	"AZUCPf0h9XLti/iNrUXo9kHf7QBERQrscnh4CnmZOQ71J0KSxL7nJMyUcjnculG+45YfrK3n1vvP58lD",
-	"nCeIVUsD7U4PuAOquuluqQXDXL5NROZ2dOx+0MwVbEjX4VHWwIJ8UmIEeZP1y/ijiEzX7lrfp/W4xJdH",
-	"msTQU9GlDYWtC2PXRbMjB/3St8L9cFHMWpvEDvm+ce22kfIf+WLzXrCmW1s9tgY9djgmVZpqFd+Hdq4b",
-	"AC7hn9sqzrrzWo+G5Ce6dJeG0Nrgq1HQ2WAi8Kw1ii+XgLoQTLZKMD0ZjUbd5y12O/6kvRKY4gM5JUie",
-	"Lced6+H7OZq/xVvQjse6AwIolsfvfLe1QxFYO6Xx1uirXsc3xNgDrtY6AE/EPnCrOMc9Yu5uZR2S2dG+",
-	"tsOcLdvX/XlQVreKZJ3an4ti7hlh9TaSXHbv35Ys5h+qV4F0mW32PAzttmgiNowustvmCi61gVtq2ZXw",
-	"p/PypK+m0p6+vNVy81f0n4Q0fwQE5H3tyNZd/3xD1266hsTa5Mrb2rFlRonoOkibaD6V1NR/qUtOiEAe",
-	"kW027kRcuH5ZEF6frgkV0OCpiV3kl7zpt1lHbCI2Dtvo4CD9Afjmn+qp+6GscEeaB7LD9wDc+ROjqv9b",
-	"3Q0EGmUvg2EtkmPfO67TRrg0qkhMoVhEoCOwD9O7UgldXg2ANkQrQBZw0V8mgQBmAKKDs7cmwPLxXz8a",
-	"Qx4DF4VHtclKWJcYQKPBaZhTw1Z0feT7g2oS4utU/40WR4iaYu0W7LQ2ZTOpmAu1o7bLqUJEH1dsgaVh",
-	"RQ5QjtWgeAcBvVsunHY7Gz3Goo74xWzwkxRs8CM19nsCogeN5nxJoQCZBZv0VUUmkHDsn+uoNGnPu7/0",
-	"u7eH2nStAfEMc++F0DdQHFuqVQwZV4q1tr6taCIf1APx6+3K9vNE/Ci4KVHPkrTlCg2CpjNsIcR1jQWQ",
-	"ChEWDNaZZjdIy1lXtlW5n3a3oE9gkyF5yX4N2rQvwWElhey6B4TMv0VAUroCCG2c1kT214gvbTXLVpAX",
-	"B1R9/K5Eqn9f5kBudbTKTClnVIWYwZTEqLem8oZ5NDEPi+aQXCZiExbNJRlWKTgYscwQg8+rYsd0E9GP",
-	"fWLkmFi7IT5qgl3XlI/7W4d/9aNf9B66p2r832KzhQ0f7rE/xc8IfebI4shsyYlEdhdk7JyMEGzT3eW6",
-	"w2Vv5K97Q/oCCJdyvgfgZiGopnvxzwqc5bhtH7CWsmfTZ3c2VHwvEfVDyWKOYZpQIXWjZHc5shdpGuZw",
-	"u4qKUKlV/36ksb4elVz/JCKnETmLJmI4HJZaak5zIhVJC2QR60NargVkO6vC/HFkp8PF/Kgjk7VyluO/",
-	"YsJYXGXAyll1y6nJaiERh0r5orgSvF8xl0LbkvXdcLpxiRPh+wE07ioPag9wPhE+nzeTYg5lIVQEuLk+",
-	"X9WVpAVAuK0lIFIfkir7cbT0p+FaB6R5IMd6R2qtdaw/59U+qGNteWTPvNo2q9D+xwCszO4SWWbqFW6g",
-	"idAyrZuJ9fpY+AY8tr2mLc6oNlcqdGGTjC696dDQ0CsWdE7R7PdS88Ha4Gv12rOdqq9FJ/0C833FaIp1",
-	"W5+GXvpAWqax2AdK4q+I3aFrAq77U/dSepB6e2tFACzyjAaBMgDdR8neNL0alXYLRjOz+KPTu/TRKMDg",
-	"12A52P/FFFuZMO0gUDT5/vXrl0PyIsD3MbJIXKpUSg2dQsJ9oRmJQX+t/wDFQvU1WS0YRMtqwG0JFTi2",
-	"x07SHZGq72ENHzKPyn2hg8U9IbgmhWsQ/PG4gSWF4mbdG//zTZ03cqlMBYxem2PADiUxPRTOkhnFk+3h",
-	"BjfYI03c06Rvd7/cJzK13rFZyDQiShbG+k8AF4B2NaY4R/5xQHaHKUTkO0lUIQCV3Z5KftaJzDJmWVsf",
-	"Oe91Il4qab/BCo2RX/Y2l5pDejNq5E48EVzgTnaxox7nGeXAKOwtXUJ5S+8/yPfPf3hJptIs1lcLY/Ir",
-	"v+4rIw3NSJ0WiHgebaWJ6+8znIj/IK//5+XzLYO7QPlEdD7yDj/zX5Ped89fT3oRfO2/JqWsT3oRfu6/",
-	"JnbVk957cgKk2hKCi1qDTrj3Lpywez8+Dcl4budVzX4mVTD1bZKBOmsvTVmCMXm9V3pT1iN1BLPjcWHZ",
-	"2/K7LCCIJnM9LH+4cj+4fpV4hbDkc5yXKx/OOEvP8bZhxTUjT0ZnDh7Kyf00Y0uSyJSRuBD0hvKMTq3n",
-	"CmYfSZmhPPOtTgB2kvKMpRMBWL+kjxAC3JFWHw0JhDmnNLNaWlkGFykxis5mPMGmAADST9P1RDgBZl2q",
-	"+5Vfau8D2yj4ka4+I81dgtpwT2cXFfMR7o/HxPaFs70MHr+p+xwJe561nZJQ/8K7HtbyXBRmYT9orV0s",
-	"melGn1GISUGNNx0gXprKpFgyYUhfsYwafsOOrFleqKw37h2Ds+4m1BwVT+coECis7a8EHFcg3c5KlSyY",
-	"NviXcyKkS1UXjKUMfAFn/wcL34ypvqyCPX0sfXSoWDqyYqkRRJcr357Nftn1ggs+USbBt1e3lBvEjWbZ",
-	"LHzRo3dtvnjhZhGEo8o6S5hh7EPWuZIznrFgWFxBy6DflXi+SmYMWtGF4zexkF1Ktl10mXQZ1OMECHyb",
-	"n8K8+CjIyK/3ktFR2dkXN9rHZMNGlaZl4GeuvUuJjVnebeFFjQbMvoWSwirSmZLLYEy4rmnfJe9hy5UA",
-	"XXIeeD129orO7H54DJvq8w47pkYYtM7fv3n/fwMAAP//",
+	"7L1/d9s2sj/8VvDo7jmRn0vJspO0jXzuedZN0zZ3mzZPnG73dpVrQiQkYU0BLAFaUXPyfe3fgxmABH9J",
+	"lO2kSdf7xzYWSfycGcwMZj7zbhDJdSoFE1oNpu8GK0ZjlsE/XzGdbc8XmmXmr5ipKOOp5lIMpoPv5Yas",
+	"qdgSxSIpYkW0JBvKNZmzhcwYycy3XCzJ8NW3T8mTk5NJQGKW0O3IfnA0HgQDFa3YmprW11zwdb4eTCfB",
+	"QG9TNpgOuNBsybLB+/fvg0FKM7pm2o7seczWqdRMRNu/sW1zdC/oFVOEwig4i8nLny5eE0UXbEqoHTHJ",
+	"2G85U5psuF4RvWJE0TUjV2xLFplcm19mAn6ikZYZvMYFCVdap2Ne9n+pdRKSJdMKG9EyY6ZxlUqhGJEL",
+	"bGnBM6XJsOiseAHXm4TelEavWJrQLYunRGc5C48IFTHZZFwzNRNCmoEsCV1SLs4IJZFMzTYITTYrnjBo",
+	"HrtTmicJyXKhYG8UWciMcD0mr4vJmfnCoCiJ+WLBMtOOWxoq1IZlijyaPCFhJMUi4ZEOx+TE7Pbp48cz",
+	"kWZcaDpPGDm/ePr8OYlWNKOR2SYzsjVNFjJbsxi6KVubjMlPItkSlUcRU2qRJzPhFkQRmrllDIiShJIF",
+	"5QkrN2xNt2TOir2F0ZvJXbHt2UzQcmkjmiENwp5nTJNh+JRGKzZ6KoXOZDIlQo6gqzAgVM1EGGWMavZa",
+	"XjERPlBHhCsi2DXL/AGZvoC8cWVhH8YzMQgG7C1dp4mh3cnJk8n8C/poBC+OaMLejk4GwYAb6sQtHwQD",
+	"QdfmZX/rDTlX+IK+/YGJpV4NpqePHweGT9zfJ4YrtGaZafN///n/jP7Pm//8y6BgH6UzLpbIPcXimia/",
+	"pvErXErzVySFZgL+SdM04RE1PHScZnKesPV//ksZhnpXTs18EZv2r2nCY3j5EjdoEAxipilPBtPBayBx",
+	"3C+zhlITeN8wPcsyadj4n+8GC86S2KwIFXHCBsFgzZSiS9P8Olcavpszwtap3g7evwkGSlOdq8H00cTI",
+	"Ca5hsf9ejIQUI7GLkGdiOpd6tZ3aCU2bw37vr/dfMrYYTAf/cVxKxWN8qo5fYhO4pFWBU5tvSfjDsNFh",
+	"GJQyRy4WTMSGRmEpFDEiBhcoPBqboT21bHfAXt3pbBzbq3LQUZ6BmDCbwciwlAxHAUgYSyuEEk2vmCC4",
+	"uzCbb2U253HMxMeeDgpxIzoUY04CyzyLGJnnSGixJHrFFRmGCzdKMyMQmYrE7JpHzBEzTdNMXrOYbEGq",
+	"4MPLFPfS7tx3UrA7n6ZpdM9UozxTMiMRFURIkkixZJnhIsWya6DIjKmtiC7NDvOMxeHRGSzIXMZbouhW",
+	"kc1qC0fOSm6MpM9YJK9ZBpN6LozAocnH3L9zQXLB3qYs0iwmwB1kGHI7ksrwUVgbwc+ZYSZ8RQXwRiKX",
+	"ZEXxnEZJpUguzOmrffaNYaI/Sv2tzEX88fnOkmUsGdIae8uVNmSoK3RsHmWMxoQbChRSXy7MeN1y6I2E",
+	"k5SLmCvNxTLnamVOapjdS7pNJI1fS/kDzZbsjxIusGdckcQMwkyQOg1rTd9emqeX861mKiTDMMUhX2op",
+	"L+F9y2YXLDPM97Og15QnZoYfezYx1XROQeEw2hkyWoWmMr5cGSGzIcMwLwcaHp0ZxceoEtSo2SQElXsE",
+	"OnfoVGvULep6+ahQzNtGbt8+9lR4GPxrKV9QsbXnv/qoKyUlWgx2UYygzahmlwlfc23E0NRpejTXKya0",
+	"HYryFPIo4UzoB4rQOM6YUiCeUTMuzydt1Lcz0rmwM/EBVvZn4Y2afXSxAXMG1YMrxcUyKHWQgOTiSsiN",
+	"CAh7mxqJbxYtY9fyyjxsnG/2CZKqPycjWmiygRPCrHX4yy+/jM69N6bka0YzQ7rm9ChsKsPHwKo349Gm",
+	"6umxkK90fuP4cM2XmSUdIwLtsQwGp9UfH08elvqjlSCk2mynBum/dle6IxdKUxHVREjBKd3ywzvMiDEn",
+	"8HSzfBStWHRlV17laSozzeIXLOb0NUzujxP6DxQJn2LfIzOW0ClWoT8M030IUy5Gf7k2w780mwPyv9gA",
+	"4N/zpZ1MQ4Gg5klAKDEWa8RTmhjT/IqLmITwLCwNyTSTC24OyqBCe2AaxpdUD6aD08npF6OT09Hk5PXk",
+	"yfThZHry+NdBULwz3/o24KPFF2z0ZXRCR0/iCRudLh5HD+df0RP25ZeD+kJd5Os1zbixg43mRvTKnPGK",
+	"SOHWzwwr5ipN6PbSGpCv5JyDJEMzajrI7A887jcOamgkzWTKMs3RSvSn+25gJAlMPKaajTRfs6ahWZ3+",
+	"uxYKKNd+s5LEvo1qjdkCM7OiozzncVsflVbrnfyyorpsD1SoM0Ln1jliBKQGDVBI4n04bu2nssRtszFP",
+	"iFrJjQCrpzKNRnNua9oaygX/LWfWTAqMCZjIDaixirU2xuP2hqD7B8pbZ7S49ywqOAjQFhhM/zmAVyrT",
+	"D0oD3dviwKeRN0Wrcv4vFmkzTODGH7hq40jzSNU0WkPpNabjmq3RVfAnZ783DQa0U+/cZ9B9YmaO8/nW",
+	"Es8ZCf/5JkRS1yuWMTj/hBRAR0WLu4Q4itD3xXbSLKPbJo1AU52b/jJjiomIdYvi2tYrxoJSAGe5MCIG",
+	"HQxm5NWVoU7K7z6MLA+8Ygs4pk1bvSb/Cnu/gA/qE8e+XXOdC1Bpo3MRHtSmekZCq6qFxPye2J0mGTOn",
+	"H1kxmuk5o1oBm4h8bYZkPwF6Ax6d58pwp1wsEi78QZYS5DxNLyKZsg4RSgWhaWqVSrM/sZySkF2bwUxV",
+	"PjcfzFlIhhHV0WqUp0bhmwklaKpWUh8FJLSePDU1DBSSIZiqKqURUwGJVlQIliirJwKPHQUzUX4FOr3p",
+	"AFjavROQVCodEBZzDd/GLGGaEfcZtIFrVukXfzqyXlq7bvXplO5H/Nj/G4YzCAZe263r+pSmdM4Trrft",
+	"ux6Bl1IuiEpZRCaPamyQsszIaiNuzAPDZf5Ow/KN89QcwoYG4U+aRSt+DbIZV3WMa+b9UHzhfii/wYUt",
+	"P7EzLn+IM7rQYzd/2AXgSvfLMqNCj2m85qJ9RbDLluVwVGCWgyJpgDVCScwzFumRHYt77wB97GQ6mfza",
+	"XwA/ORkEA6MLwsipiGkWl+55zaMrptUALqE0N0JF6Esem3Ppjd2Fy749Tcyay5RHg+ngJ+EI22w8wX4G",
+	"weCaZQrW6KRxKNiNu5ladsg3qGLs1cZw0XYLVUsBfzOvvner2qAGVNIW3v47rm5VgRpb0apvli8ppLJq",
+	"ywFRYFTYYxM7dwTgk11xcu5dkOqp6VPHgTPe3xNS0bvmk4J+vPFyob94NGi5W23R/WBTy2YqBNRc+bYz",
+	"0N/yFsY3JBDvY3+3GOY5WGXeZlaEYsmw8XqXCPo7Z5tdYoj6+qhiTBGuPaUkYdfmJRGTyAl5juZ21jAV",
+	"vRfMEKsytCFim0K1KpXfBB9B2MH0BtPBmq3n/uXknUu/HdKtum7v2q9xwK3TfmxyPDbthjru7q36eod3",
+	"Cyd/WlLUbtfub36AlzyZ20eM3o2s+2zEl1vKoEp9O6SakSPtVu3rkviUJ9ZqYqVp0BRL3o9MPXF2czvt",
+	"KSwKGitlNEBDUrNN6dTwJNyHs5obQuFQh09AqCZrqTR5PJlUAlJkrllmt4QrojO+XqN48KIsHk8md+oN",
+	"CjBa5qQyFjhVZA636zqTifeoNpwTM5xq0McO39Iusvke36pTSLujZwfFpOk+eknT8tRUxspUdeqpUsLX",
+	"OU9iMpfap4a5+XGEP2IjvWy2ph/lZluXpp/cxpXr0Fh3TRJGlSZSMFzxMyN7zD9IwhU4WTc8YiSSOajC",
+	"IjrAIeRcBe9hPs/xm5M9gqfLf2in0E1fVrrtoDGnr2nnQq5RV0Nx2W1vNQimnVCAGL6q0AJeLYIYgRs3",
+	"68e1Wgha5zuPvsYugtg6fTypkdVufy2Mt3tBvwFt+gVySeeyGj6QRpfdazSRYXmcaYizNF8QKrYbuj2q",
+	"7UVTZ+zjD/2qhY1vpan0p9te1g2s63cZ3Xl0gmPEEM2aXtVJtHDQ99Wcv/wK7AQMDTlI3S4+ciq/IUvz",
+	"uwQxa9X95nJXRthGLTA/1s9WrYy8rTE8lGXmmPuMuE0huUiYUiSsTATuC0N3axoCTQoi11wTro8OG1Mf",
+	"7dtuNn7hdHBcwj4fypaDt7LC9eHYxrup7yXLlBR7TuIUXtp9+J4n7K15YY136DRhb/9q3x5Hcu0fyebZ",
+	"4G7OVxzZRzhi7bya65MmlAsXRkJUHq0IVSSsz98Ga5rxGEEIU4UJ1cZy+vjRx9HM3JS6SePC8NIOyrA2",
+	"ScfpWX37/zeNlDE4Ua60XLNMlf6BC7yZP1Bvd2fdyWSy57ALbnoe3/rgfA2qwo6FtLqElkRpmvm+Igy/",
+	"97x5lRgWCHu4XBtp/FdF18gQGQQrGpNpkUiZkVMj4f5FjYWCIeaDMmDlZePllvt7r5s2pqwMMSAvaHYV",
+	"Q4zQCZlvNdBHGK2ohkg8+5oNxmtXanBsnUrN5DClxhv+jh2SV6xbBv6UIuWCDmPEoY0LowIDygk2R7hS",
+	"OWSL4HXXXOYCNhWCBK551OQQCPZ19E/XDxRJaKplCtfJ8NDFGQ1s7FEbe3it1If+NYeUmiKuS0s7BRul",
+	"BVklXLUJoj5CsTbIVplddPZAEXyRDGO2oHmiSVgEOp8RwVisSOhNJ/S9s27+wcCFTLe4aN/v22HMXug6",
+	"5mCNIKnF5XlwZc8buAM35g44bjE6GBM2Wve0rzb2BL5OecZU4ZL9cjR5WA9IgJEZY1bq1fby13+sVvN/",
+	"fK1+vTi5nq/fPv7hl8fX8dOT1Q//+O/kf37Z6Pi7J9mvvzzSL745d98eoB92UViXylXucIABA5U9JBuq",
+	"yJJfM9FLmfIXo+mjwWgES8tKy1SRjcyuuFg2onNwi2xzla53OlrtQrfNcw4hidh5QELcipAsZJLIDQZP",
+	"PHpI5lSxLx7lma9ukOHp4y9IRkUs12TONeastffdz+1ZE3I4aq+FNlH3DexKG+2XwsALazvDmapSjnFt",
+	"rDUiRbK1GWIcOMQx5A3i3A7hk3Y5ebgF9KUXvlkKkzuJW+vpsu72oteMpb0tlZJ3l16IO3+B77a6ums2",
+	"hNUUbet747Mq7TfoqxDyLhTFaMtrLhzduDwKoMGh0Xos4S2ZJo8mD2eikRYTQHgnbFwId32hjTUOWxo4",
+	"qYVrtJwkZkXg+9Zrv28yutCd10gye6BILkD4aPZWEzOz8k4ys9pdnTnw+eUhd20Vhe97miwgMTVNtnsu",
+	"w7yuepBUVd9rCimYzb6LaO/27IEieG3ZR/zf4srGm2ZlEmWjraRrhvbKsE5zeymYauYFTJ1RnmJu2zyz",
+	"5wwQHXurm1cyB65+ZXk/2nLtWqFnMe/l9DNqgF12PEl6WC0/CbLekg3dBuSvxmAmwwW/ZmTNRa6ZOjrM",
+	"GLml5XGY3fDsmia5kYnfJnTZdqYuGNV5xsgioUuPbGiSs/JywEiPKeZvXrMs43HxbCacaClEc0BYoljz",
+	"bYw0d4G6V1zE5ZszYfo3LIga95j8lLKMapnBT1zgAF0eBug0VjrD72EtH/ndgAk6T8wS6SxnweCKbQdT",
+	"S7VqrPD+jqnmzhXftWh14C6GdAOzWBzu+ypr5G3XXMqEUbjeu2Id4eF2zldsu3+fryBP2o2ufatbcwFM",
+	"R0xcs0SmoDpJwUicZ5DDDrdLZIixeQ+PgjKFRQry6tnFa5fXMhNLqtmGbsfkW8zb1UbsxNIlhyZbiLyV",
+	"a641ixu7AavT7YyretxKdevhV/EpHX0ZTSajL+nkZPTVZDIZTYr/US+yAx1scDDUjqw9jUR4ZGUZSzBp",
+	"udd3lFLaf6DM9CEjyCPuVjTHJ6cPHz3+4le4tIfcP1i6XK9kdnnIktxsBTx590MuohWhmggpxf83CPbq",
+	"yN7QnQDr2fnCdK7Yb4Ppl5VTpcen8Ynv1oYLkgP6tHTjEvDf21E8Oq3H+OxpbH4yuMHAC/6tBke16PcF",
+	"6+zSnIH3z+HNGgf00qSqxP9uRy4TsH1Ec2XzWECCjG9hY1S4oq/94rFHbajblI2MOOMLHp2hCchjZYMO",
+	"MxZTTKmujboUou6VZtMY4o9R2OZMKZIOrBTdUFV00H4O+JS6dzPd3UtBmPXxfJfIuTlsI7lecz2yqREB",
+	"WdJ0tMhq91RdytahMUwHaX06M02DYHnb5iZ5+JTAK8S+AuqYlymAJGd3EXZwiWAtEePXVadquYF6m7b6",
+	"DjK25EpD9og7/cyrQXkTUuPEHrqX2ZdgUE6+Ss2BZV1v40vKbRzgweDtaClH9sd/KSnGr+jmRSmdPBZv",
+	"0U2kY0oqkB6nldS/YYiXiO4aClfSLGmaAuTDTGg/K5NrxZKF/WxK1FZptg6PcBdsD0TIsoeZwP7H5GLD",
+	"dbQyCgT2ibqAFOynBeQ1HZDDsvvlCxiUFXpv3Aq9pMuW/f9JMJLa2FqXwtG0gTDYpkOFum5J4IIsHi6I",
+	"Yr9hbpKfj3RQFhIqby0xhivDcK0CwBozRipD/wtS2cJCPMG8UTrRuKdUEOytvkRcjfaOE2q7hZRbFp+R",
+	"lCoFrjdFQriYCsfk2W85hbiV0E3Drk1E8+VKE9yEHuORScyU7l4HfO6QQBAGCuE/ADAKkujJnK24APgI",
+	"QK96dDIhYcaM1sOlCPvKy62ILlkqo9Xh7k9LX9Xl9ba40npl0p36/ivvTGnPa0JeNSrBEg+mWijmYRG7",
+	"zjnlyMxl5ZRaZ6ENeehGQZFGVggMl0nTfjtSsXwwPqDDWwzmyLMsayNUw/VcAB4Rwg2hwe+FaFbXwqIz",
+	"td8esiQODHFTEktj45CUGmNZaFmisVhbEO7/0UvtUNwq3oXyarsZuOPwoFq3kyuyyaQoDPVqq00EqX1L",
+	"ixMue21bYB+Ax6ijSdJLkNvM+OBdbY1vKs9a2XMXiN5thMYNOssYVe0Bu1uHIWVBiuwOlT0V+XmG7y8t",
+	"p4LaYGUT3JjIywXNLlGGGW6D9i7pqiszz4IYbXfEEFu5iMA77K2ektBlNIZkaPQUQomX42jUhBBQRkIy",
+	"NKpA6I8iDEiucpokW0JJQpdLLpbg9+URBVXDoZmQeb4kGbXeFCpIIpUGUJmaB9x1jWuRbTvmqbPtJZw4",
+	"l235w9/LjQ3SrgI2AqMarZNqbbjFOk3/xbVl1wMJoHowdCNePFAlnthWRAQ+OTxp3dKbt8+NpbjhyfKm",
+	"AUdFGghaxAJmkOGjk8nR1KMmnF4bHtdMWJKHi2tHe5lMFbgG8auAGLJTHt2RIYC36IwzhRe3QIQ4aQyL",
+	"Q5JE1EhjS3CRsxJEp2jpgfL0kIaLykKt1GZax/izc+MKpIelX0Q+0pQLZ1uCbVKKupOHk0lVHp1MzC9O",
+	"aFRYvWTcBgN4ZP6V+b5ABzyZVAmw7/2iC7B5BbMm3qw70WDqC2QIE4L+Wq0umdTva4tcX8sPQZE1Ajb6",
+	"4bmvtwFD6Hmt9dXkRje4HzuG9cNDmKxpjJITs6D7XJX1VDD/8PhbWr0VbNU7PtXQ2ra78db42lpumLf5",
+	"raqf6bA988s3qGFj1EcHMvm8efcg/BNc4YrzQdClOQ+5IDxu+h5uiIWCcrzFC7HTH/DSWP7G7McXwoKH",
+	"QL0yVFJwl5X94D1I+yV+907wa/JVh01sMxXg/m5MXOJC7ViCSy3Id5bmSM+2VmQA7keRcCsFXJXRMsYY",
+	"33VhFRxivIY0UcZKlIo5EKiZSKhm2ZHXhJfmg1521wlc2tsMQ6PiuASwqrK8wyJvU5tLYdIMhLnmbMOy",
+	"EBxG6oyESLMhgWmkEiIMMkYjjeO5YixV1rVIE1Dkz2YihOtZ+5Gl1yoOLQVnjLLUfUZCuRGmm6GbykxI",
+	"kWyPLCALLi1ggVdnjsMFM9amciM6RzCABlun//0OeKpCWEDADKQ4GYserH8uSAghAOGUnJqtenjqB9DJ",
+	"xUwkzFgQKiAxX3KzVOFlGJBwjCCB4SgMMHwagLpFTCwesgUlx69nQmb4/Zg8leuUZiwGeKwRF4oJxTW/",
+	"ZgmC1loE9iqKVg2e296remGzD08rUbOnVWzt89GvdPT7ZPTkTfnPy/Hozf/rPflL20n4PaOJ7rCAEn7N",
+	"BDOyAoDRawdGEeomr5qaTVfk7jmiM4byKjwjVGxtSpfMdSTXFrzYdkcM6yeJb3DLq/3eJ9tzm8B5bsn0",
+	"uVjI3TYfBi+D+ZMBiHr9sOx5KE3K8EJQygeHa/0nu4OwuvQlz3rl8VkZuIreCtVLS+pOmPFar6ecNEMJ",
+	"d9jZT3E0LvTTOsALuFrA+rTsAtYhJXMaXeXpGcqWmSjMO5VDJpYx8ahAooI+IY8aQnfRr4iMdkgAVHXE",
+	"z4U5EBSM2Ts7luww/9dJP6QAFy/p+wJ2xVT94EAXuiMK2WLBIiONrK0nfHOuPMLEimVcu3WHiJLypHXY",
+	"qZioLqIkj4sYklvI+BddvtRzH2qFtgc+1sIu+qiLt46VrIeZ7Qm8eHgYDsp8Assn7D1/39zUL83altfi",
+	"C5ooZq+kT28EBlUNldjzCZ20RESUW9MnuuE2YaXtkXtnLp9GWKwLR05cWYC2eHxXuFQs5h8ourtCCjv1",
+	"IFWZpP1OWYfA1oGyq7sBkOqOwHid5aznmleiLrC9g5aw887A9vpAEZEbQYQavtPPAxRvJzeIvWgNUYYQ",
+	"7ZtAZR0Qp9F2TpTfB9UAXPQllwxYi2D2Sarmaii2te2csZJ6v6uhMH1uCSnjxVXczNTFG+6bWrp90X06",
+	"bd2XUu0Ndi5POY1W2yERzp9wSHMRJNKa5dwS4HIDX/Itc8b7Jwx92RbBenuv7s1y1N3Cth5eHYnlr4vk",
+	"dqMMmneKHPNhymQKOmGyPfpYINF3gj1WkJhzz3YB0bxG6JwHDveHDGmaqnLGBwPO7Aa38tC+9uFVd6RA",
+	"VWfW7iBTMoNYvNL1D+YrV9U81wzvH11kB03TVi28EtPVejtrQ6uMGZBwpTHL178y2g3ocGs0ao8HqQOD",
+	"3g35sIOQPyJZHkwd7QRRhnbEMTfbQpOX3uwxf6KB7AtVDh89/tLdBI9JGMkY6xpgXUA6N3y7ptGKCzYy",
+	"CgXmHEA5I/Pu2UyE2tVCCJs3jbN8MnkYmTfhXywck6cyZgqUThrHroTYkL3VTBgjFvCQlbSXy4pARAxf",
+	"Cpkx97Jesa3LW7gScoNmZv2oizuEUmM25tUpaRQOCUg9FzCYCa/MVkC8AkYAHq1XMr40v1FM04UP2kqp",
+	"ldXHgua9vPmoWTcoIF0VJUwTfkka831RZwoSFv3qG3WvYjGF9roFugOJZJWvqfAI4m2aUEEdUDTIGhtH",
+	"KyJWZK650lbVmKcfJclkrs3O6GgFHmauIDSr/RCzpfhaw4HqpenAOdCyBwXJ9xXwXoxaq8EDCty+0PsH",
+	"iniB+oTHhT/6HyOrA46eY9RyS1nGPWEA3fm6zfF8//r1S4eQYMi/2DRXdLEyhEeTR1XF9+EpOqLRcfX4",
+	"yRPfjTVpDa3pgtow+kum6/SEyV1b50BzkSqm2TrtaNJJvl1x5D+/em7OJw6oj9XWg35CrDKG5gc7mKqe",
+	"TY8x57g6fha0EV+tsj7XF0xrLpY7MyQx+Q/hPPH12gEML4AKmrX46u3TJhr8lvz3xU8/2ubnuSahyJME",
+	"FmRn7Htt2th+1/x4zOY02zk/he8gjo1sgBkrhpi7eHldWL89/WVPTgC+WCYJTZXnMMMExAW9ljlU7/KC",
+	"b74tf2y5Fi6H09O2tUtwgd/tVSqL9ttW9BWjcUdNB6O5LahfpG9lY8y7XKo38Y8a+/kyKwKpTm/gP/S8",
+	"7w9vm3ReG867Pl6ej5Yq3em1qY56t8vf7DgXTKmuw8g+drdqZZHUFYuubF5oSpVq4mzAC8BVVnN3FzM+",
+	"0AXc/hVvlIXN6u94tXEBT3zbYjjbDuvzeGavWVh0hcOF5IhcBA7JEsIpCNcko6L3IV8s3FPTcCtc9J5L",
+	"TJgG3GP6F4e0KCgMz4uq0o8nD317DNeg73Vm4BZnJwngTFodciUd4Dq6u3x789r0z3V7IqCBaiHd0FEG",
+	"6qAlFbRDce3SVuyAzsqy2nbj88zBqiMhQyQ/rS9rnyviKgpJ64rmAiGjt61BkrkQWOAc0ttygUXujC1s",
+	"9KytstcNCEsCNbgB56GjUFBfSdMfuiU72H3ujow790wXM3SdVAbYtvYX9JpZ9IxORymCZxh9gF7vBIKo",
+	"oJkc5CL1HKPGZAPHKHS7E2OuG8QEamAiHp9VdIv4oRWzE5qzRIqlIlo2whu9q5rDdmGPc7amfLTKDqtx",
+	"uHFbdWwXJMktcfo9bexdX3wGgFv84pEX3NPAOy7HfSg44FeHYQMi9oPT88vZBJUl2rUd7Sqcf4/vzeaT",
+	"0YV3RqrcuV68I0pjYnHEqrouOiZsPAn1V/BQza2Yy27d7MKlA7SbNVCdvsh2BLFosyAKhI8pEbK8FmJv",
+	"dQCoj0ZazCAHe+ynakK8WhksEpINy/DoRzTNNpgPfs0uzRGF1VKwfBj+2xWKwL+gT/tvi0GDVLYTuOX6",
+	"FMiinllRxD4eEEt1cvtYqkZ1F64uMRzFUXrKMqhPLMVl+eKpnwZ5MCbKjW6UrB3vatggpdYY3Ge3ibud",
+	"dl/cYGVyAYeX3TrTThu2RUkvPdnY06VaWNgR3LsDij8WxRvbjo6CaOss93euOHiAXf0TUNUx5Nr8F+uW",
+	"BUV0U/UaX7nTr8ANun0plJKpes6+ABVraarkyXd9M9h9pKk9mew9zGafp3f1W4nCrPBg21nfxpC9hlPh",
+	"2IPqcBas13Mhf1Yss266ViuyZN4+px0W9Sy5ue9haV7vIrODcuCbgqDvOsBnCEq914vVlenYst8eiVTz",
+	"0esR9Grg8X+58I0JBRU5Vsggb+sLzvT4qvWAh8D9TgjzZSbztAizUmdFKoOENANIG1RtGQg3iYDoC4t+",
+	"SOxfDUL9kMqPrfFRpVZWFDnyhW9/ON0bxVjsxHv3UH7Beh9/CBzWm4cVF8VablRxzHo8WiuOddJ1VzlC",
+	"m1fzoYoRvgnuEuEXyLirdGAvur5tzT/pVdtpqed5UL7X3RcArDHFTSn+jqr93bay3i4671E/ryD77up5",
+	"eNDcccG8HYd37whDH12p23FgIbtKPKiW8DuLTDU1L0qL6vlAYRLdkhGHRSHXa4wAEowMWxA+j0gtM/eB",
+	"InIjZmIjs6sxCXlcxJ5UklXIMFwy7bREwGT2Da7QiJeZMP+EtBYw7KUNO2sYuPVCbjhKTZ7ZV25kpiG6",
+	"1g2ijm6I3WP7e9PL4doWUNRGL1ZP664aAvfJHdn9N0mc2CHTT21ixAfMKoZ7RbhXc9Gt6I64UUZEd5WT",
+	"OwXMvjU6wN4uwCt06WEY9YzBPuT2tbLerSK1BA9C0nugHK5QWwz9HxGe77zDd35gVcHFy82rnVzlgdZY",
+	"0jberlhi3RwOyhraRp6bIyt/EkV9morn4/Y38jWa6LG3N7nId9kNUFSyuQ4/75imuzMo4yI+l/SQwtrt",
+	"mHV9/cmIfPfq2fnrZxevh5VFDqocaYkCBN1RYH3pc5bIDZncxC7ZHfzgE0gzHqIyw/o+tzJEaqRmERyz",
+	"O9qoFEdVKdQSOVM7F+vBL40TYD8V78Ksqq1gtbHWaXueqY6bPXjY4HBvTs6fz1Cz9iPJdh529pKuKTHv",
+	"OtrsVkIYb+pwTLvucsAvGOUZ19sLcxziHLFyz3nelkB/bpRn+lvuqgoNw3PIwuK/Q2TElHyNZX8w3hDe",
+	"sQGHR4HN85AFLCjXM8GVw6IYk3MCTjKs6XolIJMHSxLFBNC3oOiI7RnBMycnM9ES9lwAyAMeIi+cDwUm",
+	"AZz+4JSF8ZZLutI6Hbx/D55fzKePpNA0ArZymTdrygXgbGWqloDjX+UQ7zXD3lli21fT42N4Y+x/XDdb",
+	"yyjX85fPDS3DJwGqr9ql8RtjGxNcrLmDGQw0TdV4Jmbi9YorEssoXzMEG4GlQeQLwx9ZrlcInGYb5Ios",
+	"mTD2kUuTNts0lDTlo0jGbAm1pDIeFUOQgkQrjrhnuM4uBNedN0CnGDszE5oprUw3NqTZFdpTmnCNqGxm",
+	"wstMblTpecFqcZ71Bm0VOduozCEgAIsVXIDQOGYxliIrkvCLb80A5jlPzNxCmvLj4okab+k6CW0SCETX",
+	"JkaQx0QKpo5gVZ9KcW0P2Kn5e4RcPpcxZ646hBL0il1GED6EodxnAAJuhvbzz8+/ISg9VGBkM/w8E4RY",
+	"ljabNyI/SmwXZQbU+gVPEwE2xCQJCynKFVF8nSZbG6Nlq7hCQJQyDduaCEXFL2thgpA4IxTjfGDkQhIm",
+	"AOgOMiL++SYcm5HgGuMYMdLaJysYogvPHxEIM8e5hgBhE8HaHtvw4v808i4kQ5e+cTQlocsEALU0DExH",
+	"IQYzYbpBzOxVMIb0hwFJkxw3qIyURxs+ZggMadkLmsKYe/ROtWc0IAxeWFyVOQQ8suKGrRYyg4bqyQ5H",
+	"RnA9nkwcFAXNcOmKTAFYjypfuJdMNytGY5bV4ucDOwIbc286robdTwlFBiJcRBICwaVgZIiVXU+/qsPB",
+	"EBKej34ldPQ7mYyekDG5JFMyCo/M3l2xVAeIWbLhtmaK5W0nCpRpfUx+kEsYi1kiF3NuiX4YlhkE4REm",
+	"TxViGBAqLJO4yEG5ICfkb/xrI9rX0uJELX/n6chYaRlTisVkGD7FSJ/RMxHJmIvl1PRvXguPSrYukxPC",
+	"8yhiafl6SCj8oOCbAmGDuHg79ByVYsHtTPh3mm2npN7a2O4kLJZpxu7esI7w+Ow1XYYFisRRIXnNajAO",
+	"SB4buvVooxyClWCVCnquHDPXRNGtKjfrDFEsSPk9TQgTcSqBaMPjFUDh/G4I/BiiM3+3bHS8ZkaMqxAW",
+	"Ps3nCY/wcEx4xGzdRxcMkNJoxUan40njINtsNmMKj8cyWx7bb9XxD8+fPvvx4hl8Uxqb9mQ8f/nc17MG",
+	"k/EJviZTJmjKB9PBw/Fk/BCg6vUK1JJjI6WvT47Lu/Ul011htej588NW3W2MZW/r7ysd22Zt4CwwX47N",
+	"XyHcWtBoha0B8ixUNyDzrfPMkR+xDmf1qyqMPYTS0jS1G4vnlUyZ/UpN4bMxObfHd8bIgm0whayIwLSz",
+	"SOnSYZIUG/4caqVwpc/djZ+TM7BKp5OJFxUId1qeQP6XhQtG6d4rUAHcyKAitbhjly349GhTvA8GjyYn",
+	"XT0UQz7+uarN4XcP93/3rUtrwy8e7f/iR6m/hRQX88FJjy5eYk7bayl/oBlq6Y9On+z/7rWUL6jYWvkO",
+	"5Z4e467s/u65PUPwgx4DvGDZNY/Yz2W2HCr5LuoXyAR3x9GKphCP466LITpGtlmRWBlWFbUxqqUd5AJq",
+	"aVmaDotI7DSTC24zp6VgM6EzKhTeLQVOVWWi5KGi7kWVtfDn0N47lbA9qDAiNxomiXbAlIF2Yw8AH12t",
+	"C77MqEWaGulr23dH16PJk5koMyDH5LnRTst1LYoaoyYYlTV1wzbexZU9d9j0DqxddeKbl68cP4/ZOpWa",
+	"iWj7N7aFsDR7GH4t4+2dMb43ROdmeF+1OnWWs/cN0XNyt6KnS+wItsGVt2KmB299XdYY/8Ql06SHhHlq",
+	"afFWouzkcZ81KDJ4X7CY09fb9HOUg0jPhSxrk4Pvg1LlSFOg5z2CsVUcpmlYWrEIz2BF20yEJbaAhams",
+	"wX86dROlicWDs6UeaJrOhG9I+AgQhc4B8JgOiM4o2Vb3sFE6rnai0TurQJgEMsCNSd4tsdL0E5dXafoH",
+	"SasSHWaXxErTe3l1L68OlFfAdE5a8dhsr95W5ZULzTt+V95BvD+2FlC3IDvHF1Qlj6eiormLc2dMhRCs",
+	"AEiUCaP205kwFgsXS9SsjAYFriZD8g5A2FgGDkTLKXq1xsOZsNLQDQWKVYOgVEdjgqNF+NrSunPvWkTQ",
+	"mRDSw+qtSjE736dFxaCaKGtLEiyh5cxvxjgtvb6VC5+qrAk8ubE30+lmQvQDmXxudboMvtrC/xkF2r+H",
+	"aWi5oQyP8cRMtKK6j4iJy9rvCWvL9foGfvccBK7eubsqKHgdb6sBlnxRwR43ytRMhMVNq624UsgoLJ9u",
+	"wRjDQlsCbwRNpGBniNTIxXImXMVyW0eYoZcF8lqdCCFOgjg5hR1sMu7bo478W8QMzhnL4n9CMqYzkXMD",
+	"CPFFMiquZFfqpl+vHob7W45VgOx4/Qvx/sNrCrRH7dfalnYUWULA6b3s+TxlD7IIsdzoCR4H549+qbxF",
+	"ablwaseHlSeKXrdLk9KYa5ELZfcYpA16S4u20uVYapEmRSL5JyNLPpAJ18iY72XC3Z3ig4vcofYgjVFl",
+	"/Yb3Zty9GddHzhma3i3l9qpYXv5auxV3gRnXDv2oLggLXxREyRZRYJ7IK4Rh4YvHC8NGZWqnEFXebqhE",
+	"B8g+slv0oRH82pV1/ayttQ/l8sLV+YO8Xi5Lstvl5cfoNojwXoreS9FeUtRIuELA7TRTEf5UHb+zOKjg",
+	"B0vTTO7yg10wkJ/4yQPlUCa1BHe++TYOA6IkqpHyigkLBhvpQ1z759CWc2DZhm2vLi+psD7PAO8HAyDx",
+	"Fa+Ib/HxsKZAHrW6vfDtb6CVWzvwWy3JYul43CF9i/24ver5ofQ/XJ8uBRCeBkTITbH89/Lr38dZhltO",
+	"KLHIypYg9rrm4/UO1e2nlNmEW0ynGDntzOlKlWQOF6eY0kxzI2qEVtOZwBBc70cMTnMJIC4gbYlCDnUz",
+	"P4E/wOKChTu+UAK5shoii8fExtkDQLvXP4SVGiMbJzATdgbTIu4UfGuK0ARxBLnGelg6zwSzisHpZAKT",
+	"s6IPAliNWa2ZGBMHXlUWdojXl/4QwuqAuCA0Sc4IFTNho8ori1OqnxOHqBt6zy95rHYoo9/ANF3U/id9",
+	"GVoZ6h9kU++5TKgmESGpsNjRCojXu1RX94zG6Kv1tKZPXsDfq497ZbeRso2MtZ1aJJaG2BNyGucZAslD",
+	"FjpU5ikK9LTEmyrGjPIAgXGK/TYTEFyKhVihzhDUiNV8zQrctIBEVEerUZ4eYdhbijWgQq9YUAgpNUXN",
+	"H8V+Q6RRFgdwtVE8iVnCr1nG4qmrfFEZH1ycwiCV5klCaHwNSLDmfFASoHWN7PaKECEuqJHwv+U0MSpw",
+	"WeWenOOcLDovdTIcMChhUnl6qSIqLjdcxHITQk4E9ERnAvHVZWYBSKEljKzzJm5TjkiJGwdRL2tGhSKz",
+	"wRVj6UykdMnFcjYwA7KfYZHbQpWGuPe4PBVOJs2I/5ko7NdK0sBKboyRYPMGCveILcUP07zM02YMI5Zr",
+	"wSwc+/ZU5XNDYnMWYsDOUVfQ77NrG8i53x0CEw6qxAGuIYTqs3RyRibFJQ+g93Vd7cC+91Pf++UBtg26",
+	"Avyni1kAWLJfH/MMOHqxYBmWvWLVLYQGLtGmwuoEbTNycE23uEd7YejaMpT1vGFBLqiBkWG+DQZ5R0ab",
+	"iomWM1FlhBRyRPnvLAzIZsWx3Kct3mwsjwXNE02GFJvBFmcCs1ZPLKG0TQ/Ka1Sm19iDD2lQAaW+RCz9",
+	"xoHrl1ezDDNAsDaGlTKeQgbCUyl0JpNu9Oo049dUg2E2At88bHZjxsUGvv/0T/Qeg/tOCvZvZH09NYxC",
+	"8tTCSkG0Ipy31IoH7zQ3nFU9zTG+sfM031XpngxDeOT5dCBBBH58oGbCVRU/Cgwhw1lexoRmlrizrRSs",
+	"UjS/cuzPBJ77xQFS6XKoXR1zouTaDfVoTL6rjXkmingG+76RFglbaCJzfVbVGoyESQGA0oMzyxhqAnMG",
+	"CVpdJxB2vO8E+smcxrpcW1eupVJeq01qFS8cGkTQfp5UZl0UZ2HXXOaqKJHYNo6Csm57OtgFsMetPWu5",
+	"6nVOGIHy+xhb+IjnRKNyzkc9OIDAurKO/IND72Dd++CQzzpnaemEjHdnaiE1dyUtWaHoh+bTokS4744P",
+	"/ILhtCwZDr6wIhYEJXH1WtQbyNgpmC5OBN5nXoyIL8qnpFWUkyHijZnjYiMwRbUyUmMqWkwyrI5Uq3N+",
+	"FGBErn1FlCN5ANWx4ICaiaH98oGLqXVjqQtpB2vp8gMK4E+/eDq2YF6BQTv8T2jnaExA+tsn6GsM4a8w",
+	"mAkUXdYvWNsWMOKMtVafpH/OWevNGKulN+9RQBJ+xeBgbYnuA5PU0cRMrGQSl3ap+QZHmbKsWLIpVKKK",
+	"pIi74nXIEK9obFJ6piCAziLMQZ6yTNotOXTRAbV+2l5EGOIfdL2My7PDW4fcdX8Lc+8G7HGsADXZ06Dz",
+	"XGmYDcfv4L+XPH6/K875FVvLa8gJQzlSiShEMrW3uTtOkZnQ0ibRWkEV2OBc720nXooKWFAE3AqA8Uy0",
+	"2RAdZwKUcgR8jKjk9fBsJqQnva2Es+LbHhQlvjw4lvDcsndKi5qzq/S1ufvsYTX0BwA1igspWgyvSFYz",
+	"p8Auke8WvU3st8jeVzCMDtnbYRvuutp2BHLHN9uPdpiqeIcGq3kv/v5tFGMkXEfufWSYX82g0/nhVX3j",
+	"ygHBZLlQU0RiigNAdwmI2oqIgM8U2N/CeZQypwh1KdA0agEwzvN8xViqKq5ez8WOdve0BHvBHl18zBAE",
+	"hIbayplcE0rmNLrK06PAXYVbj7HVZWUS2xa4IlwAhk6bVPiuROv9kIga1boR7apNsWL39uinwXY0rlCy",
+	"H/Thfqqw3Xo3w7XCVZsOKghAZRm1tiAzj8Wo9pxq7ZT94oPS9N7k5wpx+h7Ae/r+lOi7Y5v2xjit2bGr",
+	"OXL87optQVNuT94xchuddUW5Z9mB4FkLUXc1oXMAQe1Izfkb2yqsyT4T4f/+k45+f2P+bzJ6cjkevXk3",
+	"Cb54+P4v4ZnvbaVdkJ2Bcw+467o1fXtpR2GrJxImIgnhUfYEdIOsJgUhIGkLZ5aVsfsoorbxB4pcsW2H",
+	"LopIoN1qaEq1IZ/BdNC1Oh8v4adZF/wjRydVSh61Sy5HmJ9T5s+9L6BHRLnRH21yoJ9L6NVO2p2sY2Re",
+	"WRKrVdi9YmlSLbNRFrwkQ4ct50rhmZEU1ZNidVTzRLsyjzvFn4uVfDwpm4VmTiaTid+6jZIck6eujJwR",
+	"hVcshQifJb9m4oxsKkFMhdsVk4xUcbMIijpAYXrlSc0LRcRRqb/cQD4W5a8+lAiqlu7/yCKoWi+tQwbZ",
+	"Jb2XQX9CGdQiG3rIHkRSOX7nAOb3eCcdCgMtQm3nW5KxGIGg0My35AxaV1FMAK6jE2OVxIV5zWiWcJbZ",
+	"uEdIrkZ3lGmOFfmH+DiRSzJMcaPNK3nEYnRzxuooqOYZFhAOlcBzq1lVXwqDmQDXX8hi7mKcwzH5xgI9",
+	"QDYPtEb8kHof3aETuKEzuLvJmV71gxZdrNycj+MZdDNF0Wsmf38H/tkDJHSGKwNSbrTao3Y4roaLY9tW",
+	"ABGrmdECtPJ4HSDKKkqHo2/DZH4CsPsdlZFwCpajzBQxL5p+eTaDxIuiHgtVNvNEBe7uuFY/Hj6lAi5/",
+	"LfkW2SQH5Aw/K+XBp8XBd6+8eFP9g7SXonpFu+KCZHOf7Xt/T3uI6HsGgqBXngYWwrghUifqVqVQ60jg",
+	"vRn0cAVieCb6YQz3gkN4idXVP+mgERzjpwzFiZt/L5LuRdIhaJyWbPY6xAtRoo7f+eHM748RPaBbYgGw",
+	"eKMYhEvP8eJCXDmYZEvmZu+JloQa0p4JzEzeJ9c8kTi0oR7gcLdwmzOB7s8oYxpvTvF6uChpIkWyrRQS",
+	"wktdo1JefH8+On38xUysqFqNyS+QumUBAKD4qS3KZkGOaxNwcAcQ+TITFoyBq6IJWySGDF3Ec2hzssOj",
+	"swKJHRRe+7tbEldD6mHRlPsQVhjNWwuOjNltusj8h6TkIvEfTgLsCAtWuYSE0BHEGJ5eap2EZDiZYrGY",
+	"HaGAgBb/YcAZfOj7ziCWWtT9J6fseqvknSsf8hyp9Ih97ES6MS+6mmfAKlJgrfPDk5qKXCbIiBSSROY7",
+	"y2G64Mvxzo1ydXddY22Vd9/fn3/359/+8w/LXVDvNKIHXA9jsfE92dQY792sI9Ne02dIy4BB0NFtXXpZ",
+	"QXx0gesBxNZXo5GOAjLf2rgmF0ppgw0fKBJCJXgbqukXXA9t7f+O1KgLnOqHvDCoFHfvkEfXXPF54sq8",
+	"jz8T3/9nWlmntZZ+q79uj41aZl2Ut37mpyYAn/9zW3p5d5rG0Zj8SNc29AFqx3018UrHzQSqMTrj6zWg",
+	"UHmDLfMlTiaTSbcqAyT6aRuoMMQ/yD7F5dmhSeDu3t/x/ZkMR2V5otuXhWLk+J0rv31o/YZO6XHj2g3u",
+	"+KyJHVeuwZ2o8OtM9CnWgGPscRNnZ9YhSVquyJFlWi2bop75n6dGw04RUl3t+yvAz78+w02Eh2PenYHI",
+	"7qVq3meXEm5UBl8LD2aioUKT/Rq0Fw0EBFpJFoCfzgplqBxKewLQTj3cxTZ9EgLkI5Rs6WsVtO76vZz4",
+	"7A0Rf1+bDHRTq6SIGhRdakYdOLJk8OqTKpP71Z0CsstimYlzW14a7s3mW0IF1EOuw2S6KTcdBgGR2Uw0",
+	"VJHg4Nu3A2pHfao6yYeyqezS/EFWVQ9sxz9xxap7p+cHtN08CdhLF9uK6NiVhu9Uvy50lkc6z1hAIpkL",
+	"7e7fbFKlKu78QHqjgiVziJAqAv0A8wnLNrG32oONdL0fTSEAjIvcASgmBYJgCCVywARcUs02dHuECZUA",
+	"c+hBOZb/RmXOB+gzKiEWUp+zhcyYvUND6ZzSDMEjbVom5q3nKQCrl43i5SLUHT230vjh5BGmf4bPF6Mf",
+	"pWCjF1Sb/gT4rmq196M8AxBArMFfpqNC0o57ryMntT1d7sLtXg8xbyv/45lrv/NRFgFppDgG8C6oPAgq",
+	"89sJXPdB7Uk3364IdLeIHwWiLxiYJW25G4fbhQWWv+WqQgK4CgGiGVSJZj8e4MOuiNpiP81uxUbzqBMk",
+	"L8ivtjbtU7CwnD65fu5ohf8eOra0KZJK2zMBmVth7R0jN3dCENoiPsfviqpj74so/p0WehFAa1Vcv54K",
+	"JSFK5bm8Zg6W1+ELW5zBmWjiC9sw+TIyE28DEgTfdgeNZamZGIYutH9KjBYXHtULAVVEq/2twzB/4Sbd",
+	"Q7Lalto1aL/O4B2WRfwJMYTtsthlNsuJi2zv9dkZmSDKvg1BsUdnbwjdO4PMBYDBYrwHANAimr798M+K",
+	"QGuprQ+UYFGd+N4P8pnK6JeIZZfJfImuSF92dhcP6vKAnMexnzBl0y19+Vv+/UAhChPK4+FJQE4D8jCY",
+	"ifF4XAjUJU2JzEicIzWzABkM0KyNtHV6gRkOF8ujjlyM0ssS/hVDiMMyh0MuyrgMRTYriYCumcvwL2qw",
+	"gd4emTOimWJV89bgFGfClXWrRVccVOXtbCZcRkoixRJyRqnwanu4jAubX+8V62jND5XqkGSPj3OgfBo+",
+	"GW9p/iCPzJ7kEME295kh9x6ZgyS8UXb6ZYa0KdzmHyNQ4LvxSZiupuuD5ESlv6qBV8FJoA94bXeCfphQ",
+	"pS8z3/cRJXTttLLaibJhXsFOxX4rJDXMDXqrJtLvFdUtMvRnGO8rRmNMQv805OgHkoq1yf5BaXPlYnfI",
+	"Ro/q/tQlh+9lXg9wJqOlQamZBfU8wlB4DSVRU7WtwQasGE306vdOR4Nzu0IdNgWamfkvJonIiCmLCqjI",
+	"969fvxyT5x7KppZ5ZINnY6rpHFLccsVICPJ2+zsIQqquyGbFwC1cgXuOqMC2HYKp6nDJfg9z+JCRtbaH",
+	"DpZ0C8EVydPxbaj3QEIy1MCiPON6O5j+802VNgx9l8WmKmP0yKFYTIcOuWY649Fuz5Nt7IEi9m0yNLtf",
+	"7BOZb82TlYwDkslcG1MasKXQbsEkncC9DtWyYAgB+U6SLBdQ6cqcom7UkUwSZkhbHVlHxky8zKTpg+UK",
+	"rzjY21QqDgk6eIJ04t3hBPeSi2n1OE0oB0Jhb+kaEkoH/0G+f/bDSzKXerW9XGmdXrp5X2qpaUKqa4FV",
+	"pIKda2LLyo5n4j/I6/95+WxH4/ZGaCY6X3mH3fzXbPDds9ezQQC9/des4PXZIMDu/mtmZj0bvCcnsFQ7",
+	"fM1Bq/8R9956lvbvx6fBGc/MuMrRL2TmDX0XZ6DM6iUpC3xSJ/cKa9VY/HbBTHtcGPI29C5z8KfKVI2L",
+	"B5f2QQgGv70rW/MljstioSScxWd4rbbhipHHk4cWMdXy/TxhaxLJmJEwL88SvLGjJGaa8sSVuwSwesoT",
+	"Fs8EFCUhQ8Rv4nZp1dGYgMd7ThMjpTND4CImOqOLBY+w0BoUPqPxdiYsA7Mu0f3KTXXwgXUq7KSr1mR9",
+	"lwDoxq2zdZC6q5yPR8Q99YSGgrD7SOh51nZyQrWHdwPMRj3P9cp0aLRzTPrshirMEBCMaqc6gOs8llG+",
+	"ZkKTYcYSqvk1OzJmRJ4lg+ngGJwhdkD1VvF0DjyGQqCiksFxBtLurMyiFVMafzkjQtrkJcFYzMB2sfaK",
+	"N/Gme/1l6UwbItiARW1VgWFLhaU3eOaqgpuebQlyr4siLao9P7PYIK4VSxb+hw5dtvnhuR2F5+4rkA1g",
+	"hKG7vUgzueAJ85rFGbQ0+l1RBSSTCYMK6H779QoqNvPFTLqIFfcySj1Q6mZXmCkVeDla1fqcKrBqrdto",
+	"554v6zMZo7/Z8FNbMrNAqC8ucfHOTgGM9SqTwgjSRSbXXptwc9e+S84jIDcCZMmZZ6WZ0Wd0YfbDAQiW",
+	"3VvgvsrCoHb+/s37/xsAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
