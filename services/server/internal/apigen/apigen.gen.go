@@ -384,6 +384,21 @@ func (e ReadinessCheckStatus) Valid() bool {
 	}
 }
 
+// Defines values for SystemActorKind.
+const (
+	SystemActorKindSystem SystemActorKind = "system"
+)
+
+// Valid indicates whether the value is a known member of the SystemActorKind enum.
+func (e SystemActorKind) Valid() bool {
+	switch e {
+	case SystemActorKindSystem:
+		return true
+	default:
+		return false
+	}
+}
+
 // Agent An agent, a principal of kind `agent` with its profile.
 //
 // Example: {"created_at":"2026-12-01T09:30:15Z","created_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","description":"Summarises long threads on request.","display_name":"Robin","handle":"robin","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e7a"}
@@ -700,6 +715,13 @@ type EvaluatedFlag struct {
 //
 // Example: {"actor":{"display_name":"Alex","handle":"alex","id":"01938d2a-7c00-7a01-8000-0000000000a1","kind":"person"},"channel_id":"01938d2a-7c00-7a01-8000-0000000000c1","correlation_id":"01938d2a-7c00-7a01-8000-00000000aaaa","id":"01938d2a-7c00-7a01-8000-0000000000e1","occurred_at":"2026-12-01T09:30:15.123456Z","payload":{"author_id":"01938d2a-7c00-7a01-8000-0000000000a1","channel_id":"01938d2a-7c00-7a01-8000-0000000000c1","content_md":"Lunch at noon?","created_at":"2026-12-01T09:30:15.123456Z","message_id":"01938d2a-7c00-7a01-8000-0000000000f1","seq":7,"thread_id":"01938d2a-7c00-7a01-8000-0000000000d1"},"resource":{"id":"01938d2a-7c00-7a01-8000-0000000000f1","kind":"message"},"seq":42,"space_id":"01938d2a-7c00-7a01-8000-0000000000b1","thread_id":"01938d2a-7c00-7a01-8000-0000000000d1","type":"message.created"}
 type Event = json.RawMessage
+
+// EventActor Who caused an event: a principal (`kind` person, agent or app), or
+// the instance itself (`kind: system`) for an event no principal
+// caused. Switch on `kind`.
+type EventActor struct {
+	union json.RawMessage
+}
 
 // EventPage One page of catch-up.
 type EventPage struct {
@@ -1193,6 +1215,21 @@ type SpaceViewList struct {
 	Items []SpaceView `json:"items"`
 }
 
+// SystemActor The actor of an event no person, agent or app caused: an operator's
+// change at the command line (`bothy admin flags`) or the instance's own
+// work. `id` is the instance's id (`getInstance`), `display_name` its
+// name; it has no handle.
+//
+// Example: {"display_name":"Bothy at Example","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","kind":"system"}
+type SystemActor struct {
+	DisplayName string             `json:"display_name"`
+	Id          openapi_types.UUID `json:"id"`
+	Kind        SystemActorKind    `json:"kind"`
+}
+
+// SystemActorKind defines model for SystemActor.Kind.
+type SystemActorKind string
+
 // Thread A thread of a channel.
 //
 // Example: {"channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","created_at":"2026-12-01T09:32:00Z","created_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0","last_message_seq":1,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","title":"Printer on floor 2","version":1}
@@ -1290,6 +1327,11 @@ type NotFound = Problem
 // `type` is `urn:bothy:problem:<code>`. Codes may add fields (extensions),
 // so clients must ignore fields they do not know.
 type PayloadTooLarge = Problem
+
+// ServiceUnavailable An RFC 9457 problem. `code` is the stable, machine-readable error code;
+// `type` is `urn:bothy:problem:<code>`. Codes may add fields (extensions),
+// so clients must ignore fields they do not know.
+type ServiceUnavailable = Problem
 
 // TooManyRequests An RFC 9457 problem. `code` is the stable, machine-readable error code;
 // `type` is `urn:bothy:problem:<code>`. Codes may add fields (extensions),
@@ -1965,6 +2007,68 @@ func (a Problem) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(object)
+}
+
+// AsPrincipalRef returns the union data inside the EventActor as a PrincipalRef
+func (t EventActor) AsPrincipalRef() (PrincipalRef, error) {
+	var body PrincipalRef
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPrincipalRef overwrites any union data inside the EventActor as the provided PrincipalRef
+func (t *EventActor) FromPrincipalRef(v PrincipalRef) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePrincipalRef performs a merge with any union data inside the EventActor, using the provided PrincipalRef
+func (t *EventActor) MergePrincipalRef(v PrincipalRef) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSystemActor returns the union data inside the EventActor as a SystemActor
+func (t EventActor) AsSystemActor() (SystemActor, error) {
+	var body SystemActor
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSystemActor overwrites any union data inside the EventActor as the provided SystemActor
+func (t *EventActor) FromSystemActor(v SystemActor) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSystemActor performs a merge with any union data inside the EventActor, using the provided SystemActor
+func (t *EventActor) MergeSystemActor(v SystemActor) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t EventActor) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *EventActor) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
 }
 
 // ServerInterface represents all server handlers.
@@ -3657,7 +3761,23 @@ type NotFoundApplicationProblemPlusJSONResponse Problem
 
 type PayloadTooLargeApplicationProblemPlusJSONResponse Problem
 
-type TooManyRequestsApplicationProblemPlusJSONResponse Problem
+type ServiceUnavailableResponseHeaders struct {
+	RetryAfter *int
+}
+type ServiceUnavailableApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers ServiceUnavailableResponseHeaders
+}
+
+type TooManyRequestsResponseHeaders struct {
+	RetryAfter *int
+}
+type TooManyRequestsApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers TooManyRequestsResponseHeaders
+}
 
 type UnauthenticatedApplicationProblemPlusJSONResponse Problem
 
@@ -3750,6 +3870,25 @@ func (response ListAgents413ApplicationProblemPlusJSONResponse) VisitListAgentsR
 	return err
 }
 
+type ListAgents429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListAgents429ApplicationProblemPlusJSONResponse) VisitListAgentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListAgents500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -3762,6 +3901,25 @@ func (response ListAgents500ApplicationProblemPlusJSONResponse) VisitListAgentsR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgents503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListAgents503ApplicationProblemPlusJSONResponse) VisitListAgentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3901,6 +4059,25 @@ func (response CreateAgent415ApplicationProblemPlusJSONResponse) VisitCreateAgen
 	return err
 }
 
+type CreateAgent429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAgent429ApplicationProblemPlusJSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateAgent500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -3913,6 +4090,25 @@ func (response CreateAgent500ApplicationProblemPlusJSONResponse) VisitCreateAgen
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAgent503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateAgent503ApplicationProblemPlusJSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4052,6 +4248,25 @@ func (response CreateApp415ApplicationProblemPlusJSONResponse) VisitCreateAppRes
 	return err
 }
 
+type CreateApp429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateApp429ApplicationProblemPlusJSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateApp500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -4064,6 +4279,25 @@ func (response CreateApp500ApplicationProblemPlusJSONResponse) VisitCreateAppRes
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateApp503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateApp503ApplicationProblemPlusJSONResponse) VisitCreateAppResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4171,6 +4405,25 @@ func (response ArchiveChannel413ApplicationProblemPlusJSONResponse) VisitArchive
 	return err
 }
 
+type ArchiveChannel429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ArchiveChannel429ApplicationProblemPlusJSONResponse) VisitArchiveChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ArchiveChannel500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -4183,6 +4436,25 @@ func (response ArchiveChannel500ApplicationProblemPlusJSONResponse) VisitArchive
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveChannel503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ArchiveChannel503ApplicationProblemPlusJSONResponse) VisitArchiveChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4268,6 +4540,41 @@ func (response DeleteDraft404ApplicationProblemPlusJSONResponse) VisitDeleteDraf
 	return err
 }
 
+type DeleteDraft413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteDraft413ApplicationProblemPlusJSONResponse) VisitDeleteDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteDraft429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteDraft429ApplicationProblemPlusJSONResponse) VisitDeleteDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteDraft500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -4280,6 +4587,25 @@ func (response DeleteDraft500ApplicationProblemPlusJSONResponse) VisitDeleteDraf
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteDraft503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteDraft503ApplicationProblemPlusJSONResponse) VisitDeleteDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4419,6 +4745,25 @@ func (response SaveDraft415ApplicationProblemPlusJSONResponse) VisitSaveDraftRes
 	return err
 }
 
+type SaveDraft429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response SaveDraft429ApplicationProblemPlusJSONResponse) VisitSaveDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SaveDraft500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -4431,6 +4776,25 @@ func (response SaveDraft500ApplicationProblemPlusJSONResponse) VisitSaveDraftRes
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SaveDraft503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response SaveDraft503ApplicationProblemPlusJSONResponse) VisitSaveDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4571,6 +4935,25 @@ func (response CreateThread415ApplicationProblemPlusJSONResponse) VisitCreateThr
 	return err
 }
 
+type CreateThread429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateThread429ApplicationProblemPlusJSONResponse) VisitCreateThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateThread500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -4583,6 +4966,25 @@ func (response CreateThread500ApplicationProblemPlusJSONResponse) VisitCreateThr
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateThread503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateThread503ApplicationProblemPlusJSONResponse) VisitCreateThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4706,6 +5108,25 @@ func (response ApproveDevice413ApplicationProblemPlusJSONResponse) VisitApproveD
 	return err
 }
 
+type ApproveDevice429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ApproveDevice429ApplicationProblemPlusJSONResponse) VisitApproveDeviceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ApproveDevice500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -4718,6 +5139,25 @@ func (response ApproveDevice500ApplicationProblemPlusJSONResponse) VisitApproveD
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveDevice503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ApproveDevice503ApplicationProblemPlusJSONResponse) VisitApproveDeviceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4839,6 +5279,25 @@ func (response CreateDirectMessage415ApplicationProblemPlusJSONResponse) VisitCr
 	return err
 }
 
+type CreateDirectMessage429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateDirectMessage429ApplicationProblemPlusJSONResponse) VisitCreateDirectMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateDirectMessage500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -4851,6 +5310,25 @@ func (response CreateDirectMessage500ApplicationProblemPlusJSONResponse) VisitCr
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDirectMessage503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateDirectMessage503ApplicationProblemPlusJSONResponse) VisitCreateDirectMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4951,6 +5429,41 @@ func (response ListEvents410ApplicationProblemPlusJSONResponse) VisitListEventsR
 	return err
 }
 
+type ListEvents413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListEvents413ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListEvents429ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListEvents500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -4963,6 +5476,25 @@ func (response ListEvents500ApplicationProblemPlusJSONResponse) VisitListEventsR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListEvents503ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5069,6 +5601,25 @@ func (response ListGrants413ApplicationProblemPlusJSONResponse) VisitListGrantsR
 	return err
 }
 
+type ListGrants429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListGrants429ApplicationProblemPlusJSONResponse) VisitListGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListGrants500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -5081,6 +5632,25 @@ func (response ListGrants500ApplicationProblemPlusJSONResponse) VisitListGrantsR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGrants503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListGrants503ApplicationProblemPlusJSONResponse) VisitListGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5220,6 +5790,25 @@ func (response CreateGrant415ApplicationProblemPlusJSONResponse) VisitCreateGran
 	return err
 }
 
+type CreateGrant429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateGrant429ApplicationProblemPlusJSONResponse) VisitCreateGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateGrant500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -5232,6 +5821,25 @@ func (response CreateGrant500ApplicationProblemPlusJSONResponse) VisitCreateGran
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateGrant503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateGrant503ApplicationProblemPlusJSONResponse) VisitCreateGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5348,6 +5956,25 @@ func (response RevokeGrant413ApplicationProblemPlusJSONResponse) VisitRevokeGran
 	return err
 }
 
+type RevokeGrant429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeGrant429ApplicationProblemPlusJSONResponse) VisitRevokeGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RevokeGrant500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -5360,6 +5987,25 @@ func (response RevokeGrant500ApplicationProblemPlusJSONResponse) VisitRevokeGran
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeGrant503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeGrant503ApplicationProblemPlusJSONResponse) VisitRevokeGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5449,6 +6095,25 @@ func (response GetInstance413ApplicationProblemPlusJSONResponse) VisitGetInstanc
 	return err
 }
 
+type GetInstance429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetInstance429ApplicationProblemPlusJSONResponse) VisitGetInstanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetInstance500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -5461,6 +6126,25 @@ func (response GetInstance500ApplicationProblemPlusJSONResponse) VisitGetInstanc
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInstance503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetInstance503ApplicationProblemPlusJSONResponse) VisitGetInstanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5550,6 +6234,25 @@ func (response GetMe413ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w 
 	return err
 }
 
+type GetMe429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetMe429ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetMe500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -5562,6 +6265,25 @@ func (response GetMe500ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w 
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetMe503ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5669,6 +6391,25 @@ func (response PutSetting415ApplicationProblemPlusJSONResponse) VisitPutSettingR
 	return err
 }
 
+type PutSetting429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response PutSetting429ApplicationProblemPlusJSONResponse) VisitPutSettingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PutSetting500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -5681,6 +6422,25 @@ func (response PutSetting500ApplicationProblemPlusJSONResponse) VisitPutSettingR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSetting503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response PutSetting503ApplicationProblemPlusJSONResponse) VisitPutSettingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5787,6 +6547,25 @@ func (response PutSidebar415ApplicationProblemPlusJSONResponse) VisitPutSidebarR
 	return err
 }
 
+type PutSidebar429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response PutSidebar429ApplicationProblemPlusJSONResponse) VisitPutSidebarResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PutSidebar500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -5799,6 +6578,25 @@ func (response PutSidebar500ApplicationProblemPlusJSONResponse) VisitPutSidebarR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutSidebar503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response PutSidebar503ApplicationProblemPlusJSONResponse) VisitPutSidebarResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5883,6 +6681,41 @@ func (response DeleteMessage404ApplicationProblemPlusJSONResponse) VisitDeleteMe
 	return err
 }
 
+type DeleteMessage413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteMessage413ApplicationProblemPlusJSONResponse) VisitDeleteMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMessage429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteMessage429ApplicationProblemPlusJSONResponse) VisitDeleteMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteMessage500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -5895,6 +6728,25 @@ func (response DeleteMessage500ApplicationProblemPlusJSONResponse) VisitDeleteMe
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMessage503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteMessage503ApplicationProblemPlusJSONResponse) VisitDeleteMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6034,6 +6886,25 @@ func (response EditMessage415ApplicationProblemPlusJSONResponse) VisitEditMessag
 	return err
 }
 
+type EditMessage429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response EditMessage429ApplicationProblemPlusJSONResponse) VisitEditMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type EditMessage500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -6046,6 +6917,25 @@ func (response EditMessage500ApplicationProblemPlusJSONResponse) VisitEditMessag
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EditMessage503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response EditMessage503ApplicationProblemPlusJSONResponse) VisitEditMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6185,6 +7075,25 @@ func (response CreatePerson415ApplicationProblemPlusJSONResponse) VisitCreatePer
 	return err
 }
 
+type CreatePerson429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePerson429ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreatePerson500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -6197,6 +7106,25 @@ func (response CreatePerson500ApplicationProblemPlusJSONResponse) VisitCreatePer
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePerson503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePerson503ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6345,6 +7273,25 @@ func (response CreateToken415ApplicationProblemPlusJSONResponse) VisitCreateToke
 	return err
 }
 
+type CreateToken429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateToken429ApplicationProblemPlusJSONResponse) VisitCreateTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateToken500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -6357,6 +7304,25 @@ func (response CreateToken500ApplicationProblemPlusJSONResponse) VisitCreateToke
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateToken503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateToken503ApplicationProblemPlusJSONResponse) VisitCreateTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6414,6 +7380,41 @@ func (response ListSpaces403ApplicationProblemPlusJSONResponse) VisitListSpacesR
 	return err
 }
 
+type ListSpaces413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListSpaces413ApplicationProblemPlusJSONResponse) VisitListSpacesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSpaces429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListSpaces429ApplicationProblemPlusJSONResponse) VisitListSpacesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListSpaces500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -6426,6 +7427,25 @@ func (response ListSpaces500ApplicationProblemPlusJSONResponse) VisitListSpacesR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSpaces503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListSpaces503ApplicationProblemPlusJSONResponse) VisitListSpacesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6533,6 +7553,25 @@ func (response CreateSpace415ApplicationProblemPlusJSONResponse) VisitCreateSpac
 	return err
 }
 
+type CreateSpace429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSpace429ApplicationProblemPlusJSONResponse) VisitCreateSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateSpace500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -6545,6 +7584,25 @@ func (response CreateSpace500ApplicationProblemPlusJSONResponse) VisitCreateSpac
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSpace503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSpace503ApplicationProblemPlusJSONResponse) VisitCreateSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6652,6 +7710,25 @@ func (response ArchiveSpace413ApplicationProblemPlusJSONResponse) VisitArchiveSp
 	return err
 }
 
+type ArchiveSpace429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ArchiveSpace429ApplicationProblemPlusJSONResponse) VisitArchiveSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ArchiveSpace500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -6664,6 +7741,25 @@ func (response ArchiveSpace500ApplicationProblemPlusJSONResponse) VisitArchiveSp
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveSpace503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ArchiveSpace503ApplicationProblemPlusJSONResponse) VisitArchiveSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6754,6 +7850,41 @@ func (response ListSpaceChannels404ApplicationProblemPlusJSONResponse) VisitList
 	return err
 }
 
+type ListSpaceChannels413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListSpaceChannels413ApplicationProblemPlusJSONResponse) VisitListSpaceChannelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSpaceChannels429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListSpaceChannels429ApplicationProblemPlusJSONResponse) VisitListSpaceChannelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListSpaceChannels500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -6766,6 +7897,25 @@ func (response ListSpaceChannels500ApplicationProblemPlusJSONResponse) VisitList
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSpaceChannels503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListSpaceChannels503ApplicationProblemPlusJSONResponse) VisitListSpaceChannelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6906,6 +8056,25 @@ func (response CreateChannel415ApplicationProblemPlusJSONResponse) VisitCreateCh
 	return err
 }
 
+type CreateChannel429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateChannel429ApplicationProblemPlusJSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateChannel500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -6918,6 +8087,25 @@ func (response CreateChannel500ApplicationProblemPlusJSONResponse) VisitCreateCh
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChannel503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateChannel503ApplicationProblemPlusJSONResponse) VisitCreateChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7022,6 +8210,41 @@ func (response GetSnapshot403ApplicationProblemPlusJSONResponse) VisitGetSnapsho
 	return err
 }
 
+type GetSnapshot413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetSnapshot413ApplicationProblemPlusJSONResponse) VisitGetSnapshotResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSnapshot429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSnapshot429ApplicationProblemPlusJSONResponse) VisitGetSnapshotResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetSnapshot500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -7034,6 +8257,25 @@ func (response GetSnapshot500ApplicationProblemPlusJSONResponse) VisitGetSnapsho
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSnapshot503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetSnapshot503ApplicationProblemPlusJSONResponse) VisitGetSnapshotResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7125,6 +8367,41 @@ func (response ListMessages404ApplicationProblemPlusJSONResponse) VisitListMessa
 	return err
 }
 
+type ListMessages413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListMessages413ApplicationProblemPlusJSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessages429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListMessages429ApplicationProblemPlusJSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListMessages500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -7137,6 +8414,25 @@ func (response ListMessages500ApplicationProblemPlusJSONResponse) VisitListMessa
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessages503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListMessages503ApplicationProblemPlusJSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7277,6 +8573,25 @@ func (response PostMessage415ApplicationProblemPlusJSONResponse) VisitPostMessag
 	return err
 }
 
+type PostMessage429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response PostMessage429ApplicationProblemPlusJSONResponse) VisitPostMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PostMessage500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -7289,6 +8604,25 @@ func (response PostMessage500ApplicationProblemPlusJSONResponse) VisitPostMessag
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PostMessage503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response PostMessage503ApplicationProblemPlusJSONResponse) VisitPostMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7412,6 +8746,25 @@ func (response UpdateReadState415ApplicationProblemPlusJSONResponse) VisitUpdate
 	return err
 }
 
+type UpdateReadState429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateReadState429ApplicationProblemPlusJSONResponse) VisitUpdateReadStateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type UpdateReadState500ApplicationProblemPlusJSONResponse struct {
 	InternalApplicationProblemPlusJSONResponse
 }
@@ -7424,6 +8777,25 @@ func (response UpdateReadState500ApplicationProblemPlusJSONResponse) VisitUpdate
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateReadState503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateReadState503ApplicationProblemPlusJSONResponse) VisitUpdateReadStateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8706,257 +10078,265 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L19k9s2si/8VfBot8qaZymNZsZOYk1t3Z04TuKzceJrO5s9iXyGEAlJ2KEABgBHVly+n/0WugESpEi9",
-	"zIzfcn3+OBuPSBAvjUZ349e/ftNL5DKXggmje+M3vZwqumSGKfjXk5Qtc2mYSNb/ZGv7l5TpRPHccCl6",
-	"495TesU0oUQxozhLybOfXrwkms7YmFCiWSJFShT7vWDakBU3C2IWjGi6ZOSKrclMyaX9y0TAn2hipILH",
-	"uCDxwph8yKvvXxqTxWTOjMZGjFTMNq5zKTQjcoYtzbjShvTLj5UPLBhNmSJxMKTBc5ZndM3SMTGqYPER",
-	"oSIlK8UN0xMhpO3InNA55eKcUJLIfE00E4asFjxj0Dx+ThueZUQVQpMV5UaTmVSEmyF5WQ7Ojhc6RUnK",
-	"ZzOmbDt+aqjQK6Y0uT96SOJEilnGExMPyQkxkpw+eDARueLC0GnGyMWLR0+ekGRBFU3sMtmeLWk2k2rJ",
-	"UvhM1dpoSH4S2ZroIkmY1rMimwg/IZpQ5acxIloSSmaUZ6xasCVdkykr1xZ6bwd3xdbnE0GrqU2oUmuY",
-	"KrvmihnSjx/RZMEGj6QwSmZjIuQAPhVHhOqJiBPFqGEv5RUT8T19RLgmgl0zFXbIfst+fI0zC+swnIhe",
-	"1GOv6TLPWG/cG508HE2/oPcH8OCAZuz14KQX9biVTlzyXtQTdGkfDpfeinPU08mCLamV6yV9/QMTc7Po",
-	"jU8fPIh6Sy78v0+iXk6NYcq2+T+//X+D//Pqb3/tRT2zzm2r2igu5r23b99GvXJybZNf0/Q5TqX9VyKF",
-	"YQL+k+Z5xhNq99BxruQ0Y8u//UfbDfWmGpp9I7XtX9OMp/DwJS5QL+qlzFCe9ca9lyDiuF52DqUh8PzQ",
-	"zpJS0m7j3970ZpxlqZ0RKtKM9aLekmlN57b5ZaENvDdlhC1zs+69fRX1tKGm0L3x/dEo6hluYLL/VfaE",
-	"lD1xk1AoMZ5Ks1iP3YDGm91+G873XxWb9ca9vxxX6ucYf9XHz7AJnNK6wmmMtxL8frzxwTiqdI6czZhI",
-	"rYzCVGhiVQxOUHw0tF175LbdAWt1p6Px215XnU4KBWrCLgYj/UozHEWgYZysEEoMvWKC4OrCaL6VasrT",
-	"lIn3PRxU4lZ1aMa8BpaFShiZFihoqSRmwTXpxzPfSzsiUJmapOyaJ8wLM81zJa9ZStagVfDHyxzX0q3c",
-	"d1KwOx+mbXTHUJNCaalIQgURkmRSzJmyu0gzdQ0SqZhei+TSrjBXLI2PzmFCpjJdE03XmqwWazhyFnJl",
-	"Nb1iibxmCgb1RFiFQ7P3uX4XghSCvc5ZYlhKYHeQfsxdT2rdR2VtFT9ndjPhIzqCJzI5JwuK5zRqKk0K",
-	"YU9fE27fFAb6ozTfykKk73/fObFMJUNZY6+5NlYMTU2O7U+K0ZRwK4FCmsuZ7a+fDrOScJJykXJtuJgX",
-	"XC/sSQ2je0bXmaTpSyl/oGrOPpRygTXjmmS2E3aA1FtYS/r60v56OV0bpmPSj3Ps8qWR8hKed9vspZRP",
-	"qVi7I01/GMUC5peRkiypWPvhWVWiqGGXGV9ygxsNDYeMGreffha0MAsmjO0ke+/SZqylAycW15qLeVQd",
-	"XREpxJWQKxER9jq3isLKoGLX8sr+uKEW3S+kHxf1Mdlh02wFisUeIfEvv/wyuAieGJOvGVVMxaB0SlPc",
-	"Lr+fo2vKMyu8t7JYiqCdwFb5hho6pZqRJZ8raAttUKfNrcnizY4Ho7PK7HjBFIy93myn4RE+dlcmBxfa",
-	"UJFYU9f6BajiK/FTfL6wZ9sKF8V/3qsInAFirVBUis7QThYsuXIzr4s8l8qw9ClLOX0Jg/swusJqbooa",
-	"Y7WQmpH4EfZiYHsV+5M5DjtkOxKTPiXx3/A/7eqAlMXWU9HM/L0ws8FXMSw4TRKWG5ael9/hZiELQ2jL",
-	"txSbFZqldtMfwfSWM3W5tFN1aT8FKqpcbNBNF3M3cRtnHLW/RIQS61QlPKeZ9R6vuO0t/BZXvk6u5Ixb",
-	"XR7V5By8l/SSmt64dzo6/WJwcjoYnbwcPRyfjcYnD37tReUz03XoptyffcEGXyYndPAwHbHB6exBcjb9",
-	"ip6wL7/sNRflRbFcUsWtq2aNC2IW9hjSRAq/VrZbKdfWib10Ps5zOeXWRXKW/rin3B94ul8/qJXHXMmc",
-	"KcPRkQmH+6ZntRYMPKWGDQxfsk1fqD78Ny3SVs39aiGJexpPXrsEdmTlh4qCp23fqLXa/MgvC2qq9uCU",
-	"Pyd06vx3q4xR1IUkwYvD1u/UprhtNPYXohdyJcAwrw1jozm/NG0NFYL/XjBnyUfWS8nkCiwtzVob42l7",
-	"Q/D5ezqYZ3QKd0wq+LBorvbGv/Xgkdrwo8qHDJY4CmXkVdmqnP6HJcZ2E3bjD1y37Uj7k24YXVbSG5uO",
-	"G7ZEb/ZPvv1ebWxAN/TOddbWTEiZNR2mayc85yT+7VWMom4WzKpdxYiQAuSobHHbgYEq9G25nFQput6U",
-	"EWiqc9GfKaaZSFi3Km4svWYsqhSwKoRVMegD257XZ4Z6Lb/94HN74DmbgUlg29pr8M/x6y/ghebA8du+",
-	"uc4JqLXROQn3GkM9J7EzC2Ni/565lSaK2dOPLBhVZsqo0bBNRLG0XXKvgLzBHp0W2u5OOZtlXISdrDTI",
-	"RZ6/SGTOOlQoFdYJdwasXZ9UjknMrm1nxrqY2hemLCb9hJpkMShye+xPhBY01wtpjiISu2CTHtsNFJM+",
-	"eFM6pwnTEUkWVAiWaWeTwh47iiaiegsCsvYDsKX9MxHJpTYRYSk38G7KMmYY8a9BGzhnte/in45cINHN",
-	"W3M4VYQMXw7/Dd3pRb2g7dZ5fURzOuUZN+v2VU8gkCZnROcsIaP7jW2QM2V1tVU39ge7y8KVhukbFrk9",
-	"hK0Mwj+pShb8GnQzzuoQ5yz4Q/mG/0P1Dk5s9YobcfWHVNGZGfrxwyrArvR/mSsqzJCmSy7aZwQ/2TId",
-	"XgrsdFAUDfB8KEm5YokZuL745w6wx07Go9Gv+yvghye9qGdtQeg5FSlVaRVBNjy5YkZbNUSV4VapCHPJ",
-	"U3suvXKrcLnvl0Z2zmXOk96495Pwgm0XnuB3elHvmikNc3SycSi4hbuZWXbIO2hi7LTGcNK2K1UnAf+0",
-	"j771s7ohDWikzYL197u61QTaWIpWe7N6SKOU1VuOiAanwh2b+HEvAKHYlSfnzgmpn5qhdBw44t1fQil6",
-	"s/lLKT9Bf7kwX9yvmuHCsDlT7bYfLGrVTE2ANme+7QwMl7xl41sRSHdtfz8Z9nfwyoLFrCnFasOmy20q",
-	"6F+crbapIRrao5oxTbgJjJKMXduHREoSr+Q5uvZqw1UMHrBdrOvQDRW7qVTrWvlV9B6UHQyvN+4t2XIa",
-	"3p/dufbbot3q8/amPSAIIaT2Y5PjsekW1O/uvU3f4PBu2ckflxZ1y7X9nR/goUDn7qNG70bXfTLqy09l",
-	"VJe+LVrN6pF2r/ZlJXw6UGsNtbLp0JRTvp+YBurs5n7aI5gUdFaqC+sNTc1WVVAj0HDvzmveUAqHBnwi",
-	"Qg1ZSm3Ig9GohpmQhWHKLQnXxCi+XKJ6CIAAD+Dy++6iQRECOk5qfSmDnwliJYKfGt05sd2p4xK2xJa2",
-	"ic33+FRTQtoDPVskJs93yUueV6emtl6mbkpPXRK+LniWkqk0oTRM7R8H+EdsZC+fbTOOcrOly/OPbuGq",
-	"ediYd0MyRrUhUjCc8XOre+x/kIxrCLKueMJIIgswhUVyQEDIhwrewnie4DsnOxRPV/zQDaFbvpx22yJj",
-	"3l4zPoTckK4Nw2W7v7UhMO2CAsLwVU0W6MzqE1AjcLvn4rjOCkHvfOvRt7GKoLZOH4waYrU9Xgv97Z7Q",
-	"b8Cafoq7pHNa7T6Q1pbd6TSRfnWcGYAC2jcIFesVXR811mLTZtwnHvpVyza+laWyv9zu5d3AvH6n6Naj",
-	"EwIjVmiW9KopomWAfl/L+cuvwE9A9MJB5nb5kjf5rVjav0tQs87c35zuWg/bpAXGx/bzVWs9b2sMD2Wp",
-	"/OY+J35RSCEypjWJawOBW8LY39DGIJOCyCU3hJujw/q0j/XtFhvf8DY4TuE+L8qWg7c2w83uuMa7pe8Z",
-	"U1qKHSdxDg9tP3wvMvbaPrDE+3qasdf/cE8PE7kMj2T7W+9uzlfs2Xs4Yt24NucnzygXhKapstKli2RB",
-	"qCZxc/wOT4gX1W6oMKBGX04f3H8/lpkfUrdovLB7aYtkOJ+k4/SsP/2/bSPgcQNuOym0kUumdBUfeIE3",
-	"8wfa7f6sOxmNdhx20U3P41sfnC/BVNgykc6WMJJoQ1UYK0KEeBDNq+FlAOxwubTa+B+aLnFDKMDTWZdp",
-	"lkmpyKnVcP+h1kNBFHSvAsc823i45f4++Ezbpqx1MSJPqbpKAY90QqZrA/IRJwtqACzmHnN4sXajBvvW",
-	"adSMDjNqgu5vWSF5xbp14E85Si7YMFYdwnXWOaECMc8EmyNc6wISGvC6ayoLAYsKIIFrnmzuEMCjevmn",
-	"y3uaZDQ3MofrZPjRY5p6DufUtj2CVppd/5qLFINc2Ccj3RAcIgwSH7huU0T7KMVGJ1t1dvmxe5rgg6Sf",
-	"shktMkPiEot7TgRjqSZxMJw4jM768Uc9j+ptCdG+3bXCCLDvOuZgjiDvwqcicO3OG7gDt+4OBG4RwIo5",
-	"Ba1ruq819hDezrliugzJfjkYnTUBCdAz68xKs1hf/vrvxWL676/1ry9OrqfL1w9++OXBdfroZPHDv/8r",
-	"++9fVib97qH69Zf75uk3F/7dA+zDLgnrMrmqFY4QMFBbQ7Kimsz5NRN7GVPhZGzGaBCN4GRZG5lrspLq",
-	"iov5BjoHl8g1V/v01kCrm+i2cU4B/ogfj0iMSxGTmcwyuULwxP0zMqWafXG/UKG5QfqnD74giopULsmU",
-	"G3007Pz2fmHPhpLDXgcttKm6b2BV2mS/UgYBrO0cR6orPcaN9daIFNnaJTFx2CF+Q94A53bIPmnXk4d7",
-	"QF8GUNFKmdwJbm3PkHV3FL3hLO1sqdK82+xCXPkX+GxrqLvhQzhL0bW+E59Va39Dvkol76Eo1lpecuHl",
-	"xkP9QQb71upxgjdnhtwfnU3ERuZGBABSWLgY7vpih2uOWxo4acA1Wk4SOyPwfuu13zeKzkznNZJU9zQp",
-	"BGLL2WtD7MiqO0nlrLvm5sDfLw+5a6sZfN/TbAa5k3m23nEZFnxqD5Gq23ubSgpGs+siOrg9u6cJXlvu",
-	"o/5vcWUTDLM2iKrRVtG1XXtut87m8lJw1ewDmN2hA8PctXnuzhkQOvbabF7JHDj7tel9b9O1bYYep3yv",
-	"oJ81A9y040myh9fykyDLNVnRdUT+YR1m0p/xa0aWXBSG6aPDnJFbeh6H+Q2Pr2lWWJ34bUbnbWfqjFFT",
-	"KEZmGZ0HYkOzglWXA1Z7jDHF8JopxdPyt4nwqqVUzRFhmWabTyPS3AN1r7hIqycnwn7fbkG0uIfkp5wp",
-	"aqSCP3GBHfQ5H2DTOO0Mf48bKbNvekzQaWanyKiCRb0rtu6NndTqocb7O6Y3V658r8Wqg3AxpDbYyeJw",
-	"31ebo2C5plJmjML13hXrgIe7MV+x9e51voJUXt+79qVuzQWwH2LimmUyB9NJCkbSQkGaNdwukT5i886O",
-	"oipdRgry/PGLlz6HZiLm1LAVXQ/Jt5haaqzaSaXPX8zWgLyVS24MSzdWA2anOxhXj7hV5tbZV+kpHXyZ",
-	"jEaDL+noZPDVaDQajMr/owGyAwNscDA0jqwdjSR4ZCnFMsyr3es9Sindv6PMfkMmkOrabWgOT07P7j/4",
-	"4le4tIf0NJi6wiykujxkSm42A4G++6EQyYJQQ4SU4n/1op02ctB1r8D2/PjMflyz33vjL2unyh6vpidh",
-	"WBsuSA74ppMbnyP+1vXi/mkT47OjselJ7wYdL/dvHRzVYt+XW+cQ8PfBtlRd/N9syZyCjZ9QTFdaOB0y",
-	"vIWXUdsX+3owwQZpdHWds4FVaHzGk3N0AnmqHexQsZRi3m+j15Ua9Y9sNo0gf8Rh21OlTDtwenRFdfmB",
-	"9pMglNVtywmq3N++lKLZ7M93mZza4zaRyyU3A5ccEZE5zQcz1bip6jK3DkUxHWT3GWWbBtXyui1QcvaI",
-	"wCPEPQIGWZArgCLnVhFWcI6MIgnj1/WwarWAZp23Rg8Um3NtIH/En3/20ai6C2nsxT2sL7suUa8afF2a",
-	"I7d5g4WvJHfjCI96rwdzOXB//I+WYvicrp5W+gmk4hmdt4zuJ8FI7rCjPkVh08ZHMEmHiXDdkqAEWSpc",
-	"EM1+x9ybMN/moCwbNE5aMHQLK06t4u2Mdatz4PszTBHwSarl5oNx496j6Z4yL9hrc4nUBu0fzqj7LKSv",
-	"svSc5FRrCC1pEsPFSzwkj38vKOAyYj8MNzcJLeYLQ3AR9uiPzFKmTfc84O+ejAGZeJCBATh7Mm63xZQt",
-	"uIAMfiAQun8yIrFi9lTnUsT7aoO1SC5ZLpPF4eE9J1/16Q2WuNZ6bdCd9uzzQGO25+2g7rUH3hzVbgNq",
-	"eBgi1QdfvJj5rJPKqipP+4BgJirTpEoHx2eKtEf/a5Y93n93REPB3H6sVJug2l3PBVDCIOMLOrQBBLE+",
-	"F44gp/12jGVpRCArOpXWhic5tc6gMLIixHC+DtxvYxTWE2nVvOfq6nYTmOIpeVqXk2uyUlKUjmi91U0S",
-	"n11TiwOuvto2wSEHijW3suynGSRg7pVlHr1pzPFN9Vnr9lxywZdWIEd3qzRu8DHFqG4HpK49jY/jiXEr",
-	"VH2pzD+z+/7S7VQ4FJ1ughsBeTmj6hJ1mN1t0N4lXXRlnjkemfUWjKzTi8h9wl6bMYl9xl5M+vYUJpQE",
-	"OXxSTUQMnBox6VtzIw57EUek0AXNrKtLMjqfczGHuCZPKORxTIRXxMWcKOqiBVSQTGpDUmpoI8LrP41z",
-	"odYd4zRqfQknzmVbfuz3cuVAyBJ42ciUzaTC+IsdNKHG2N3igoL/sQ66uoEA1A+GbvaIe7qidFqLhMAr",
-	"hydlO3kL1nljKm54srzaYAQiGyRGxJFPkP79k9HROJAmHF4bJdJEOJGHi1kve0rmGkJf+FZErNjpQO5I",
-	"H4hQjOJM48UkCCEOGmFfKJJI3GctZS4KpktiwbKlezqwQzZCMI62pDHSJs2aGxvXoD2c/CKhkaFceM8J",
-	"LO9K1Z2cjUZ1fXQysn/xSqO21auNu7EBAjH/yr5fErSdjOoCuO/9mQeQPIdRk2DUncwqzQmyggmgtlaf",
-	"QmbN+8gyl9Xth6jMigAP9PDcztsk++95bfPV6EY3lO8bo/nuKTqWNEXNiVm++1wF7WlgfnB8Ka3ferXa",
-	"HR8rdLTt7rcVP9rIfQoWv9X0sx9sz2wKHWpYGP3eiTo+7b17EL8HznAt+CDo3J6HXBCebsYebsj1gXq8",
-	"JQqxNR7wzHr+1u3HB+JyD4F5ZaWk3F1O90P0IN8vsXnvBLbNfdXhEzskPtxPDYkH5jeOJbi0gXxeaY90",
-	"tXYqA3gtyoRSKeAqiFYYWnzWwwY4YJj6NNPWS5SaeZKjiQBWuqOgiSCNBWPI/iNwKe0y6KyJ4xOc6sby",
-	"Fo+8zWyulMkm0OOasxVTMQSM9DmJUWZjAsPIJdygK0YTg/25YizXDsFNMzDkzycihutH95KT1zoVKIVg",
-	"jHbSfU5iuRL2M30/lImQIlsfOcIRnFqgY66PHLsLbqxLVUb2iagHDbYO//st9EulsgBACKTwWI8evH8u",
-	"SAxX3PGYnNqlOjsNAWJyNhEZsx6EjkjK59xOVXwZRyQeIuFePIgjhAcDV7JIiaOkdbzQ+PZESIXvD8kj",
-	"ucypYinQPw240Exobvg1y5A31JFg11miGgzJ7t4wgIWendZQoad1euOLwa908Mdo8PBV9Z+Xw8Gr/z/4",
-	"5a9tJ+H3jGamwwPK+DUTzOoK4KZuHBgllEtebVo2XcjUC2Q6jOVVfE6oWLuUJVmYRC4df6z7HLFbP8tC",
-	"h1te7Y4+uS+3KZwnTkyfiJnc7vMhOBfcHwU81s3Dcs9DaVTB58Ao7x1u9Z9sBxl12UuB98rT8wqYidEK",
-	"vZeV1J0QErTeTKnYhMpt8bMfYW88tNEFwFNPOQlEgm67gHdIyZQmV0V+jrplIkr3TheQaWRdPCpQqOCb",
-	"kCcM0FSMK+JGOwTgU+/xE2EPBA19Ds6OOTss/nWyXya8xwOGsYBtmKEfPKlAN2KOzWYssdrI+XoidOeq",
-	"I0wsmOLGzzsgJqqT1vOQYiK2SLIiLTESt9DxT7tiqRchlQhtB/Y1YAX7mIu3xgI2YVQ7gAVnh/F8TEcw",
-	"fcLdYu+be/mlndvq0ndGM83chevpjciO6lCAHa/QUcuNf7U0+9zd3wY22Y5MO/f5IsJxOXhx4toRkKXD",
-	"u+JdYil/R+jlmihstYN0bZDuPe0CAmvPi63vhiCpG1/wUhVszzmvYQqwvYOmsPPOwH31niaisIoILXxv",
-	"n0eo3k5ugCxoheACBPkmVFAHoBDazonq/agOMMVYcrUBGwjdUKQaoYZyWdvOGaepd4caStfnlpQpAWrg",
-	"Zq4u3nDf1NPdl72m09d9JvVOMG91yhn02g5B8H7EkN0Sy9WaxevyiBEII5V1428QS75lTvT+CTFftiE0",
-	"bx/VvVkOtp/Y1sOrI3H6ZZm8bY1B+0yZQ93PmczBJszWR++LBPlOuLVKEfPh2S6ilZdIDXPP89qQPs1z",
-	"XY34YEKV7eRNAZvVLj7mjhSf+sjaA2RaKkCaVaF/cF+5rudxKrx/9MgOmuetVngNetl6O+ugVdYNyLg2",
-	"mMUaXhltJyy4NdtysAepJzveTmmwRZDfo1geLB3tAlFBO9KU22Wh2bNg9JgfsMFc+/zbR+Th/Qdf+pvg",
-	"IYkTmSJbP5Zmo1O7b5c0WXDBBtagQEw9VJSxz55PRGw8w3+8edM4KUajs8Q+Cf/F4iF5JFOmweikaeqr",
-	"OPXZa8OEdWKB71dLd7msCSBi+FxIxfzDZsHWHpd/JeQK3czmUZd2KKWN0dhHx2SjCEdEmrlu0UQElY4i",
-	"EtSQAXJks5Dppf0bxTRUeKGtmlVVACravJe3L22WbolIV8UE20RYM8W+X5b6gYS8sJJFM6pYDqGdl990",
-	"MG0siiUVgUC8zjMqqCdCBl3jUKIiYWVmlq8uVMc8/SiJkoWxK2OSBUSYuQZoVvsh5qqhtcKBmtXBIDjQ",
-	"sgalyO+r4AOMWqvDAwbcLmD5PU0CGDrhaRmP/vfA2YCDJ4jJbamMtwMG0J2Putmf71++fOYZAKz4l4vm",
-	"697VunB/dL9u+J6dYiAaA1cPHj4Mw1ijVmhNF5WEtV+UacoTJi+tfQDNI1Vss03ZMaRTfLtQ0j8/f2LP",
-	"Jw6shvXWo/2UWK0Pmy9s2VTNbHFEVOPshFm+Vn216vrCvGDGcDHfmgGIyW1IV4mPNw5geABMUNUSq3e/",
-	"brKdr8l/vfjpR9f8tDAkFkWWwYRsRXY3ho3td42Pp2xK1dbxaXwGeVrkBlmvZsgpi5fXpfe7Z7zs4QnQ",
-	"88oso7kOAmaYYDej17KA0qIB+Obb6o8t18JVd/b0bd0UvMD3dhqVZfttM/qc0bSjZoG13GY0rJO2cBjz",
-	"rpDqTeKj1n++VCWQ6vQG8cMg+n5226TqRnfe7BPleW+pwJ1Rm3qvt4f87YpzwbTuOozcz/5WrapTuWDJ",
-	"lct7zKnWmzwS8ADsKme5+4uZkMgBbv/KJ6oiYc1ngvKkwJe9bnGc3Qeb43jsrllYcoXdheSIQkSeqRHg",
-	"FIQboqjY+5AvJ+6RbbiVDnnHJSYMA+4xw4tDWtZ0hd/Lwr4PRmehP4ZzsO91ZuQnZ6sI4EhaA3KVHOA8",
-	"+rt8d/O6GZ/rjkRAA/VaprGXDLRBKylop5raZq24Dp1XlY3dwhfK04ajIAOSnzandZ8r4jrLRuuMFgIp",
-	"kdetIMlCCKwxDclbhcCCcdYXtnbWWrvrBqTdgDLIwGPQUQhnX02zPzWJOjh87o+MO49MlyP0H6l1sG3u",
-	"X9Br5tghOgOlSA5h7QF6vZXooMbWcVCINAiMWpcNAqPw2a0cat0kHVBPEvnmnKFb4ocWzA1oyjIp5poY",
-	"uQFvDK5qDluFHcHZhvHRqjucxeH77cyxbZQbt+ShD6yxN/vyDwCd4Bf3A3DPBp9v1e9Dye++Ooz7DrkN",
-	"vJ1fjSaqTdG25Wg34cJ7/GA0H40tvBWpcud28RaUxigo9l/ZumGteusrVTN4qOVWjmW7bfbCpwO0uzVQ",
-	"ILzMdgS16LIgSgaLMRGyuhZir00ErIZWW0wgw3gYpmoCXq0Ci8RkxRQe/cgW2UZjwa/ZpT2isBoIlsfC",
-	"//aFEPBf8E33345jBaVsKzHJ9SmIRTOzosQ+HoClOrk9lmqjegnXlwhH8ZKeMwW1fqW4rB48DdMgD+b8",
-	"uNGNkvPjfY0WlNTGBg+328jfTvs3bjAzhYDDyy2dbaeNu6GSlz23cWBLtWxhL3BvDihuWBYnbDs6SqFt",
-	"brl/cc0hAuzre4CpjpBr+79Ylysq0U31a3ztT7+SF+f2pT6qTbXn6EvSrJamqj35Zt8M9pBJaUcm+x5u",
-	"c7int323hsKs7cG2s75tQ+7VndqOPajOZLn19pzInzVTLkzX6kVWm3ef0w6LVla7ed/D0j7eJWYH5cBv",
-	"KoJ95wFeQ9LlnVGsrkzHlvUORKSej95E0OtesP+rid8YUFTTY6UOCpa+3JnBvmo94AG430nRPVeyyEuY",
-	"lT4vUxkkpBlA2qBuy0C4CQJiX9rvQ7B/DYrwQyobtuKjKqusLOITKt/96WJvhLHYymcesNiC9z58Fzyj",
-	"N4cVl8VIblRRy0U8Witqdcp1V7k9l1fzrortvYruksEWxLirNN5ecn3bmnYyqCbTUq/yoHyvuy9w19gU",
-	"N5X4O6pmd9vKcdvkfI/6cKXYd1eHw4PmjgvCbTm890YYunO3u8oB3A92ZGvfBAi/ZY+eOqD7O8wShXsi",
-	"uCfxaEV0L2+EcO+uynCnBL+3zvbe+Qnw8i8DTpo9MbWH3KbV5rt1i1RkMCh697TniWnDRH8IuLWP9t25",
-	"AqqTIVeL19BElYLamNK2vV2zrLt3OBy+aOsGbquq/iTKeho1T/b2N6wNmdhjbW9yMevR6lAEb3Meft4y",
-	"TB8Dru65PxW4f+m9dIy6Of9kQL57/vji5eMXL/u1SY7qO9IJBSi6o8jFRqcskysyuomduf0yOxSQzfvt",
-	"2gib69y6IaAefgl22I4eqdRRXQu1ICEa52ITzLBxAuyW4m0cRI0ZrDfWOuwg0tBxUwM/buzwYEw+PsvQ",
-	"UgqRQVsPO3fpsqkx7xo9dCsljDcv2KdtsXmI8ySF4mb9wh6HOEasNHJRtCVEXwgic/p74aug9OMLyKrh",
-	"f8BN95h8jWVKED8GzzgA2VHkcPuypHnkZiK49twCQ3JBIOiBNSivBGRmYAmVlACbEhRJcF9GMsTRyUS0",
-	"wFhLwmvgt+OlM1nmmMPpD0E26G81pQtj8t7btxDJw/zoRApDE9hWPpNiSbkA3iSlGwkVYWieBI/Z7a0y",
-	"174eHx/DE8Pw5aYbUqEWL549sbIMr0Rovhqflm2dJ0xYcNkjiEinea6HEzERLxdck1QmxZIheQRMDTIZ",
-	"2P2hCrNAIizXINdkzgRTtEx7tcvUlzTng0SmbA61bxRPyi5IQZIFRx4rnGcPqfTnDcgpYiEmwjBttP2M",
-	"g6j6wmDaEG6QZcsOeK7kSleeNFa3GhNqBZD5tsocXDTmMMGbpRoC2jRNWYqlk8qk6vJd24FpwTM7tpjm",
-	"/Lj8RQ/XdJnFDtQPaMnMKvKUSMH0EczqIymu3QE7tv8e4C6fytS698hmrwW9YpcJwEEQmnsOlMW2az//",
-	"/OQbgtpDR1Y3w58nghC3pe3iDciPEttFnQG1SSFyQGAbIujdUURyTTRf5tnaYW5c1UkAuGjbsONwLysU",
-	"wVWgRMV0TijiNqDnQhImgLgMEO6/vYqHtic4x9hHRM6GYgVd9HDrAQHYMI41BkqSBOb22MFF/2b1XUz6",
-	"Ho5/NCaxR3aDWRpH9kMxglMQPp4yd7WHEO04InlW4AJVyGcACciUIdGf217QFGKoMdrQjlBHWrO4vPrw",
-	"jGZkwe22mkkFDTXB60dWcT0YjTy1AFU4dSXyG+ajvi/8Q/YzC0ZTphp46Mj1wGGo7YfrMOoxobiBCBeJ",
-	"BGCvFIz0sRLl6VdNeg9C4ovBr4QO/iCjwUMyJJdkTAbxkV27K5abCDkoVtzVeHB726sCbVsfkh/kHPpi",
-	"p8hjiJ3Q9+MKER4fYTJMqYaBccBtEo8EkzNyQv7Jv7aqfSkd78/8D54PrJemmNYsJf34ESI3Bo9FIlMu",
-	"5mP7fftYfFRt6wpsHl8kCcurx2NC4Q8a3ikZE4jHTyE1daUW/MrE/6JqPSbN1oZuJWGybDNu9fpNxr7H",
-	"L+k8LlkBjkrNa2eDcWBmWNF1IBtVF5wGq1X88uVjuSGarnW1WOfISkCq92lGmEhzCUIbHy+A2uQPK+DH",
-	"gLb7w22j4yWzalzHMPF5Mc14godjxhPm6tT5y92cJgs2OB2ONg6y1Wo1pPDzUKr5sXtXH//w5NHjH188",
-	"hncqZ9OdjBfPnoR2Vm80PMHHZM4EzXlv3DsbjoZnQKxtFmCWHFstfX1yXN2VzpnpgkkiKC2EIfroutve",
-	"vt5+Gai0cwNngX1zaP8VQxSaJgtsDZhEgYudTNcuwW9IfsS6gfW3JiLkwABoJM1zt7B4Xsmcubew4ns8",
-	"JBfu+FaMzNgKU4JKRJ0bRU7nnmOiXPAnUNuBa3Phb3C8noFZOh2NApQX3FEECvk/jv4VtfteF88QFgQT",
-	"qSUIPG/hG0ef4m3Uuz866fpC2eXjn+vWHL53tvu9b32aEr5xf/cbP0rzLaQs2BdO9vjEM8xReinlD1Sh",
-	"lf4AZ3f7e0/cWYAWt4dUwprhVPmFMxTADv4uDqAHss2lw7KSuqTVH9e5KmdQiMcJWFzCXHMlZ9ylpUrB",
-	"JsIoKjQG7iNvNzJRCXRJmV+Xc/xz7IL6FScKWm+4NazEJls4oMDUcNo4pK7q4oayNoqhVhW69v05cn/0",
-	"cCKq9LIheWJNxWpey4qoaJYlVUHOuG0j4cxeeOJvz4StO8mjq0eOn6RsmUvDRLL+J1sD5sedTF/LdH1n",
-	"uzDoovf539ZdQKMK9nZDD5zcrR7o0gGCrXDm3Z7fY4N8XRUo/sjVxOjh7hceOVm8jV65f/Jgnzko0yOf",
-	"spTTl+v81koJhatULG1K6W1UHcZ5jnX2t2upVt2U53Hl32EiutMzExFXWdSOkK9BdOgNMdzajvnKkdrT",
-	"PJ+I0MQOc93L0xiIAD3lljU/3ans8Ai+Cpq1yOqUfwRyXa2z2q0+8vwjVx55/oFUR8WDsU195Pln5fFp",
-	"Kw/YAV518NTOtVnXlYdHBB2/qULlb4+dod6tVS7wAV1LH6gZL/5+19v8MVD/AQFexqh7dSKsYc3FHG0O",
-	"a1tARARKcTveUmvAeu4ebwI1Go8nwqkm3xWoAQtaSx8NCfYWWTMrJ8Q/64gIJ0LIgCK0rlLceB+VhUoa",
-	"eqUtN6litLJ/sz5UFZys3UvUN34UbOKdCRY302jvyDPxs9PllzQm/s+oXT6AB+NEs4JUBHs+WVCzz35P",
-	"q/rGGWvL9/gG/h44lb6mrw8vlxsPbziBmnhW4x+2ZsZExOXtnKu6UCoMLBHsCNni0o4AD5ZmUrBzZGvj",
-	"Yj4Rviqvq5XJ0DOH3Da/n4nfzl5p4AdWioduk5fFlj2PY8bSzx/Rhu9M5loBS3SZkIYz2ZW+FdZkhu7+",
-	"XmAlENff8BJ1/+5tapf77VehTnY0mQPo7E+nCG6zoVHufOHpYDd7nmyMSRQtx/ILf7C+202q6XX7Fq18",
-	"h5bNVn0e0Y9wMrecx11BhZYtWmZofjQb9B15DBupqHt5DHd3tOMkdxzsKGNUu5jRZ6/hE/QarIBtVzk7",
-	"jYggS6PdaXiBeYWe46Oplco4BGAHS2xMoH9KzVQGRfEaZaO6qD/ya09vHPoHKCKyXQ+hz/XSFy/8pJ2D",
-	"dxXuwNn5QBEPnwvUHe4IkYsbQvhZpX2KKs2qm1LbbPWKkHFPH79x1HsQA8lzJbfFQF4wUGb4yj3tic2M",
-	"hLiqfTeNI6IlGljyignHP5iYQ2KsF9CWD164ht1XUZUFzs45UEwgRgsfCepGli/3G6bVUWvIA5/+Blq5",
-	"dSS11XEpp46nHaqwXI/bG2XvyjLC+ekyjeDXiAi5Kqf/szL5QIESnH9CiWPWdKuzM0aaLrcYNT/lzCVc",
-	"Ifx64O0Wb0XUwN8e15RTZbjd98Lo8UQgZC/4I4JZPGDcA1jmqHHQagkTOCMsLlXGRUvziGtnO7F0SBwu",
-	"Fwh6g+8DDM36gjiAiXAjGJc4NYiraEIz5JHiBuuhmEIJ5o7M09EIBuf0EADerPdnmBgST15SEXuny8uw",
-	"C3G9Q1wQmmXnhIqJcCjU2uRUhtnIMyrGwe+XPNVbzLRvYJhPywLTH/EVUa2rH8j12xHVrScdoKiw1MsK",
-	"6Lq7NOR29MZacs00iI9e235qhpVVeRvpJlvtK1e+fjteLC0UsvpC2Xkok1BWS2gBi2nG7LEKQBrNfp8I",
-	"QIZhVTwo+gAF+wxfspLEJiIJNcliUORHCJPJsSBHHFRuiAEPXxZg0Ox3pH1jaQQx5vKXlGX8mimWjj0N",
-	"ea1/cJ0EncTy4DS9Blo+q6y1BJ5Dq0iDihBI0mbV7e8FzaxxWJUcJhc4JkeVSL1CBUIwGFSRX+qEissV",
-	"F6lcxQBohi/RiUCyW6kcGxy0hEicYOAuX4BUJD5wMb9kVGgy6V0xlk9ETudczCc92yH3GlYcbBQnr1T0",
-	"yWgTrjsRpZtVQ/wu5Mqazw70W3rxri4yDPOyyDcxT8idjxB69/RYF1MrYlMWI6bgqAux9/jaAb92e+2u",
-	"znRNOIJq6E5OzsmojLYDlVJXjB3WfT/Ddr8knrZO11iYgnLyK6prxcrOYUfPZkxhDRJWX8Jahfm4a0Se",
-	"O+MWFxpPrVy7DeUCRFgdBQjJFYLlEaGZWNMmJUZORH0j5JDgxf9gcURWC46111wlTWuTz2iRGdKn2Ay2",
-	"OBGYcnbiBKVteMB1Xhvexhq8S1cDJPUZEhtvnH5hrZt6IXGGtOWPAD78SAqjZNZNJZorfk0NuCwDiOfC",
-	"Ym+MuFzAtx//8bpH576T4vbACyt9pMgdcQaglOAQo27PBUekFdf6EYm4ps4jclstX9KPsah2FUIAyDT8",
-	"8Z6eCF839Siy0gEHZIUFU05i1FoKVisLXDtLJwIP01Ir1z7ZN75SK9Fy6bt6NCTfNfo8EeVtrXvebsGM",
-	"zQyRhTmvH8V22+ZAsRUQtiiGx+uUQcpCl1rHD+9S6z/ZI85Uc+sJ6WsFRNpUQaNk9i1vcOujLunn2TWX",
-	"hS6LQLX1o5Ss26pcNwHuDHMHGNd7KV+7S/8YYgvvUflu1AZ4r9q4KnG+QxubLVv3Mwbm7lD8c7/jg8sr",
-	"x+C1DcbvNFSIj6VlRdIwFBuF9UlpVaEUQi/lDTmqxfr9VNCRoTeh/O05PM+Cm/NQr45Jq14lffgZdPdK",
-	"YAZVradQBNo9M2spq3oUIRLPPSKqntzTZZXtiei7N+95LJ3vS1NjsqrEeVjOUZ+HtVqxBfsIdNrTjUE7",
-	"R0MCqtj9gqEtV9U7mgjUIy4M1Sy3bt0U6480BxkeOs4/se5YFTy6H5GMXzE45VqAROB0eZmYiIXM0srz",
-	"su9gL3OmyikbQ+GLRIq0C8VA+hiedzmTSgNWxzFsQRqdzNp9FYwIYZ39jzpo5arpf5B7PpyeLcEh3F2f",
-	"I/CfXtQJltap5k4lv2FQH7+B/73k6dtt+MbnbCmvIUsCN3UN9IQy467Vtqj0iTDS5Xg5rRE5UF7wtN/r",
-	"ZfULKADqduNwItqs6w4FDWWcIJc6qTZefD4RMlClTt04Xeq0dsUtC3EMPETcfcKsEVupQjv+YrFfB0RA",
-	"8nV5GUHL7pXpG1Ylb9O/ftLbdHCLInwO3ehQhB1e07Y7Ri8gd3zFeH+LE4f3JzCbn3XRhzEZUYq87O2j",
-	"UEJa4U4fPSi/wrXP4FeF0GOk0EgjSMuPiF6LhEC8DPaiy8OuFEAJACjToBuwAB91vGIs17UwXxBeRfdw",
-	"XGXp4xc9aqAPu9VAkUMll4SSKU2uivwo8neSLlrorDyZpa4FrgkXQH7QtkW/Y+ZJRYn7zlywOoFz+6Ff",
-	"zthnt6llD9C0JlbhVbj/U20PLLdLf1sNZfhAjUehKi7ShoMJ5J2aIBDTLmZP36mA7UyUq0lKGDX6LGyd",
-	"wtYxZzthGEt27Gmxj99csTUYdO0weKvRMNpSViSUHaRkDXypL1tYAK9bB8j9n2ytsWzoRMT/8xsd/PHK",
-	"/r/R4OHlcPDqzSj64uztX+PzMFxGu1jIIu9S+kuMJX196XrhCvwQJhIJCA53NvhO1uH1yLHWsk2q4o37",
-	"2Euu8XuaXLF1h8mE5Gbd1lJOjZWB3rjXNTvvDzq/WbryPQMoaqz87WrEC+anhKH/9OCg1sxxOS9hikzA",
-	"tb8d9m4VUFVCoVXzPGd5Vqdlrgokkb7nrvGlU2xPSrb9VB81Qom+LNBWXeSxVQ9GVbPQzMloNApbd6iq",
-	"IXnky45YvXTFcgAhzPk1E+dkVcNZlHEzhOvr8p4G7Emg2grKWdkHSlBEdbLfQFmV5RLelT6ol3p9z/qg",
-	"Xl+jQyG4Kf2sEN61QmjZqHsoAsxHP37j2WR3hJd8+iwtcXLTNVEsRW4LdA2dbIE9UjIHw01bZo3ntHTJ",
-	"GFUZZ8rhpCCBD+MJtjlWptXgz5mck76r624fKRKWYpwq1UdRPX2mzL2toUadzVF/KI4mAmI3MUu5ByjG",
-	"Q/KNy9AFXDy0RkI8bJiW25lx24nMbCmqX1Edt1gp1eK8n9COHynqQTv4z5mt7ZmtnZhB4JpLFjsOVr9V",
-	"4G7LtRUBbEzZc87oYAMBlUntWPVCYyU3TBbzf8fjNh6DoyKVJvZB+12uJgBFLhnNqXZYbB35661GRU14",
-	"lQq4n3IyUeKrD8gve1xtso9rW9z98RwM9QOdz1X1+NajGcXmc2bYJ3yV9Bh25V7IZeR1viG9FloPlYbp",
-	"SPa6GXlfjaRvIvZj6dsrj/UZFn/8qC+ZsY8fM38WLv5n/fAJU2i5NdwZmSz3tT5+EwID3x5j2me3+gCe",
-	"zA2iYY8eD+6RPdV4tiZTuxAESs4LtpoIzGLbpWQC/dR3V8MQ+XQcWROBcahEMYOXO3iDVdJlS5GtayT1",
-	"eO9kja0X318MTh98MRELqhdD8gtkFrjMTWtzOCZtTxPYGIDPU4Wb8olwWbRcl004AnLS99jB2OXvxUfn",
-	"JbEomILu735KfH2Cs7Ip/yLMMHpTjl4Qky9MmbIJCWxlxiaoZfwQFkPw0N7YC8QQfr00JotJfzRGIvIt",
-	"OB4gP303WbUhk2vnpXcDv/rRmYHBLAVK/l0q9doX8Rtb+QLsg76eBmwVKbAu4uGY+xJqDwk7QpLEvud2",
-	"mCn35XDrQjFRLK2K8o0FtUY+IbD+58OoeRghlTINjgZ6wKVZVbx3S+YdIic3CcPbydv7Qe1YsF5dQUlZ",
-	"Y5TyENAIUKp19MJRRKZrh4PwOCiHFLqnSQwlHB3OKqyUGLuinR2I/xe+8u67i9zWqjJ2KIdrV90bZ/49",
-	"3wTfCRV6a2XJ1ljNDpeoAgVXdxpQPXaDqCf8c1t+XzeK+GhIfqRLd8sKlTe+GgWFNyYCD2qj+HIJBBlB",
-	"Zys478loNOo+rLG48kftD0EXP5A7hNOz5ax0JYM/32C8Kz9FOwHtjmPgnj5+4ysJHsrx27mVb8zv6w+I",
-	"hg7wlL61asUTsQ+hL/Zxj3sGN7KObd1RarfDkC5LM/55eHy37uf6bH/OX7pjDt+b7GS/k7ZC8/xD9YSd",
-	"LpvPHqah0RdNxIbFRnYbbAEKAKSlhmWFP52XZkLVlXaw+Fazz2MaPord/B44tvc1QltX/fOtZLvdG07W",
-	"plTe1AguITii6yBtsjZVu6b+S33nhBz3EdlmIE/EhasFB7cC0zWhAoqXNTmq/JA3nT7rxU3ExmEbHXy3",
-	"cACD/sd66r4rE95NzQcy4vcgVvoT8/b/v3OlEaijvayNtUiOfVHFTgPjhVFFYgrFIgKlsv3tgstq0eWN",
-	"BqhSNCFkAciIEjUD3BBIXs9em4CzyX/9aAzADy4Kz16UlfQ9MXCag8cxp4at6PrIF87VJORRqv4bzZWQ",
-	"HccaPViCcMpmUjF3Q4CqMqcKmZtcXgxm8RU58H1WjeLVCdQlunCq8Wx0H/Nv4iezwY9SsMFTauz3BMQt",
-	"GlUrk0IBAw9Wr6zygQAb7p/rSApqT5F44VdvD53rambiAejeCymOIAm61MkY6a60cm18W1lj3qn74sfb",
-	"ha30k/he+HGinp3Slps/CNfOsDwW1zURwFmIMLezLjS7yXjOuuBp5Xra1YICmk2B5KX4NeamfQiOEysU",
-	"10+bKuhWVqR06S3aOEWLO0Yj6blVRlv5fxx7+vGbsvbC2xJnutWxK9FozogLiawpiVHVTeU180RznjHP",
-	"kfxMxCZjngNyVjAnDK9myO3otbeT04noxx58OibWTomPmgzsNX3l/tbhzz31g95DXbmW2m3EsITJHVZc",
-	"+QlZ8dy0uGm204mT7K4C2TkZIYmru7V259HepHB3RgIH7D5lfw+gVEOyVvfin5VTzUnbPjw+ZRWyz+5z",
-	"qPieISGMksUcw0KhQupmX+9ynC/SNMTJu5SXUKlV/76nkT0BlVz/JCKnETmLJmI4HJZaak5zIhVJCxQR",
-	"67NaqQXSQ6vC/Almu8PF/KgDLVw55/E/EFcXVyhjOauuZDVZLSRSlCmf8lhWlFDMwZRbkPUNJx+HOBG+",
-	"SEXjYvWgmhXnE+Ex05kUc8jboSLgY/aYYJdwGBAst+boSH0IHPn9aOmPw5UPpuYDOfI74MvWkf+MXf50",
-	"HXkrYHtil9tMSvsfAzBRu7OnmannL4IaQ7O2bmPWU6fhG/DY9ozFOKPaXKrQZU4yuvR2R0O9r1hQC0iz",
-	"30u1CWODr9UzC3fqzRaF9jP09zmjKWblfRxK7R2pqMZgP1CWRTXZHYoqkLo/dWmxT00BPQf7Bbi6ZzSI",
-	"6kEZCVQLm0ZfI49ywWhmFn90+rU+dAZVJTTYLPZ/EcYsE6YdtY4m3798+WxIngS8UUYWiUOUpdTQKWRE",
-	"FJqRGJTf+g/QSlRfkdWCQWivxiaYUIFte04u3RFW+x7G8C7hZu4LHfvDTwTXpHCVut/fzTVLCsXNujf+",
-	"7VVdNqywVWz9tT4G4lBOpqdYWjKjeLI90OEau6eJe5r07eqX60Sm1i83C5lGRMnCWM8NaCjQokcYeeQf",
-	"h3ID0IWIfCeJKgSUCrBHmu91IrOMWdHWR85vnohnStpvsEJjmJq9zqXmACFHdd7JU4MD3CkuttXjPKMc",
-	"BIW9pkvIP+r9hXz/+IdnZCrNYn25MCa/9OO+NNLQjNTnAmn4o61z4ipWDSfiL+Tlfz97vKVxF9WfiM5H",
-	"3uBn/j7pfff45aQXwdf+Pin3+qQX4ef+PrGjnvTekhOYqi3xwqg13IVr7wIZu9fj49gZj22/qt7PpAq6",
-	"vm1noM7aS1OWJF9e75V+nPWF3YTZ9riw4m3lXRYQvpO5HpY/XLofXO1XvO9Y8jn2yyWHZ5yl53g1suKa",
-	"kQejM0c75vb9NGNLksiUkbgQ9JryjE6tzww2I0mZoTzzxXuAC5XyjKUTAQTUpI/sEtxNrT4aEgiwTmlm",
-	"tbSyAi5SYhSdzXiClSqgcgRN1xPhNjDrUt3P/VB779jAwY90Vc5prhJk/vt5dvE4H45/f0JsXzjby1ry",
-	"i7rPkbDnWdu5E+pfeNPDfKmLwizsB62pjGlJ3axGCulKqPGmA0RqU5kUSyYM6SuWUcOv2ZG16QuV9ca9",
-	"YwgTuA41W8XTOQo2FDI3VBscRyDdykqVLJg2+JdzIqRD9AvGUgaOhHMegoFvRnOfVWGmPuamOrY1Hdlt",
-	"qZHZmStfcNB+2VU3DD5R5gq0ZxCVC8SNZtksfNGzwm2+eOF6EQTCykRY6GHsg+W5kjOesaBZHEFLo9+V",
-	"JNNKZgyKK4btNwm6HXLdDrqElwY5TwGz4+anMH0gChIX6gWOdFRWycaF9tHgsG6raWn4kas5VHKulhdx",
-	"eEWkgQtyoaSwinSm5DJoEy6K2lfJu+dyJUCXnAcuk+29ojO7Hp7eqPq8oxWqTQxa529fvf2/AQAA//8=",
+	"7L39d9s20j/6r+Dq2XMi36Vk2UnaRj577rpp2ubZvuTG6XafVnlMiIQkrCmAJUArak6+f/v3YAYgwTeJ",
+	"sp006Xp/2DoiideZwcxg5jNvB5Fcp1IwodVg+nawYjRmGfz5kulse77QLDP/ipmKMp5qLsVgOvhWbsia",
+	"ii1RLJIiVkRLsqFckzlbyIyRzHzLxZIMX379lDw5OZkEJGYJ3Y7sB0fjQTBQ0YqtqWl9zQVf5+vBdBIM",
+	"9DZlg+mAC82WLBu8e/cuGKQ0o2um7ciex2ydSs1EtP0H2zZH9z29YopQGAVnMXnx48UrouiCTQm1IyYZ",
+	"+y1nSpMN1yuiV4woumbkim3JIpNr88tMwE800jKD17gg4UrrdMzL/i+1TkKyZFphI1pmzDSuUikUI3KB",
+	"LS14pjQZFp0VL+B6k9Cb0uglSxO6ZfGU6Cxn4RGhIiabjGumZkJIM5AloUvKxRmhJJKp2QahyWbFEwbN",
+	"Y3dK8yQhWS4U7I0iC5kRrsfkVTE5M18YFCUxXyxYZtpxS0OF2rBMkUeTJySMpFgkPNLhmJyY3T59/Hgm",
+	"0owLTecJI+cXT58/J9GKZjQy22RGtqbJQmZrFkM3ZWuTMflRJFui8ihiSi3yZCbcgihCM7eMAVGSULKg",
+	"PGHlhq3plsxZsbcwejO5K7Y9mwlaLm1EM6RB2POMaTIMn9JoxUZPpdCZTKZEyBF0FQaEqpkIo4xRzV7J",
+	"KybCB+qIcEUEu2aZPyDTF5A3rizsw3gmBsGAvaHrNDG0Ozl5Mpl/Rh+N4MURTdib0ckgGHBDnbjlg2Ag",
+	"6Nq87G+9IecKX9A33zGx1KvB9PTx48Dwifv3ieEKrVlm2vzfX/+f0f95/de/DAr2UTrjYoncUyyuafJL",
+	"Gr/EpTT/iqTQTMCfNE0THlHDQ8dpJucJW//138ow1NtyauaL2LR/TRMew8uXuEGDYBAzTXkymA5eAYnj",
+	"fpk1lJrA+4bpWZZJw8a/vh0sOEtisyJUxAkbBIM1U4ouTfPrXGn4bs4IW6d6O3j3OhgoTXWuBtNHEyMn",
+	"uIbF/mcxElKMxC5CnonpXOrVdmonNG0O+52/3n/J2GIwHfzXcSkVj/GpOn6BTeCSVgVObb4l4Q/DRodh",
+	"UMocuVgwERsahaVQxIgYXKDwaGyG9tSy3QF7daezcWyvykFHeQZiwmwGI8NSMhwFIGEsrRBKNL1iguDu",
+	"wmy+ltmcxzETH3o6KMSN6FCMOQks8yxiZJ4jocWS6BVXZBgu3CjNjEBkKhKzax4xR8w0TTN5zWKyBamC",
+	"Dy9T3Eu7c99Iwe58mqbRPVON8kzJjERUECFJIsWSZYaLFMuugSIzprYiujQ7zDMWh0dnsCBzGW+JoltF",
+	"NqstHDkruTGSPmORvGYZTOq5MAKHJh9y/84FyQV7k7JIs5gAd5BhyO1IKsNHYW0EP2eGmfAVFcAbiVyS",
+	"FcVzGiWVIrkwp6/22TeGif4g9dcyF/GH5ztLlrFkSGvsDVfakKGu0LF5lDEaE24oUEh9uTDjdcuhNxJO",
+	"Ui5irjQXy5yrlTmpYXYv6DaRNH4l5Xc0W7I/SrjAnnFFEjMIM0HqNKw1fXNpnl7Ot5qpkAzDFId8qaW8",
+	"hPctm12wzDDfT4JeU56YGX7o2cRU0zkFhcNoZ8hoFZrK+HJlhMyGDMO8HGh4dGYUH6NKUKNmkxBU7hHo",
+	"3KFTrVG3qOvlo0Ixbxu5ffvYU+Fh8K+k/J6KrT3/1QddKSnRYrCLYgRtRjW7TPiaayOGpk7To7leMaHt",
+	"UJSnkEcJZ0I/UITGccaUAvGMmnF5Pmmjvp2RzoWdifewsj8Jb9Tsg4sNmDOoHlwpLpZBqYMEJBdXQm5E",
+	"QNib1Eh8s2gZu5ZX5mHjfLNPkFT9ORnRQpMNnBBmrcOff/55dO69MSVfMpoZ0jWnR2FTGT4GVr0ZjzZV",
+	"T4+FfKXzK8eHa77MLOkYEWiPZTA4rf74ePKw1B+tBCHVZjs1SP+1u9IduVCaiqgmQgpO6ZYf3mFGjDmB",
+	"p5vlo2jFoiu78ipPU5lpFn/PYk5fweT+GKFvjmCKon+zkoqR8CmOYmRGFToVK/QHZAYSkiEl4V/xT7M7",
+	"QGWhMTkV03/L9WL0RQgbTqOIpZrFZ0U/XK9krglt6Stji1yxmGgpj2B5i5W6XJulujRdwVlTbDbIivOl",
+	"XbiGskLNk4BQYqzjiKc0IXJBrrgZLTwLS6M1zeSCm0M5qNA5mKHxJdWD6eB0cvrZ6OR0NDl5NXkyfTiZ",
+	"njz+ZRAU78y3vr35aPEZG30endDRk3jCRqeLx9HD+Rf0hH3++aC+KRf5ek0zbmxuoyUSvTL6hCJSuL0y",
+	"w4q5ShO6vbTG6ks55yA10WSbDjL7A4/7jYMaekwzmbJMc7RI/em+HRipBROPqWYjzdesadRWp/+2hdrK",
+	"td+sJLFvowpltsDMrOgoz3nc1kel1XonP6+oLtsDde2M0Ll1xBhhjKQuJPE+HLf2U1nittmYJ0St5EaA",
+	"hVWZRqM5tzVtDeWC/5Yza5IFxtxM5AZUZsVaG+Nxe0PQ/QPlrTNa93sWFZwRaHcMpr8O4JXK9IPSGeBt",
+	"ceDTyOuiVTn/N4u0GSZw43dctXGkeaRq2rOh9BrTcc3W6Jb4k7Pf6wYD2ql37jPoWTEzqsN8a4nnjIS/",
+	"vg6R1PWKGbGbMSKkADoqWtx1YKAIfVdsJ80yum3SCDTVuekvMqaYiFi3KK5tvWIsKAVwlgsjYtCZYUZe",
+	"XRnqpPzug8/ywEu2AJXAtNVr8i+x9wv4oD5x7Ns117kAlTY6F+FBbapnJLRqYUjM74ndaZIxc/qRFaOZ",
+	"njOqFbCJyNdmSPYToDfg0XmuDHfKxSLhwh9kKUHO0/QikinrEKFUEJqmVoE1+xPLKQnZtRnMVOVz88Gc",
+	"hWQYUR2tRnlqjv2ZUIKmaiX1UUBC6zVUU8NAIRmCWaxSGjEVkGhFhWCJsjop8NhRMBPlV2A/mA6Apd07",
+	"AUml0gFhMdfwbcwSphlxn0EbuGaVfvGnI+sRtutWn07p6sSP/X/DcAbBwGu7dV2f0pTOecL1tn3XI/CI",
+	"ygVRKYvI5FGNDVKWGVltxI15YLjM32lYvnGemkPY0CD8k2bRil+DbMZVHeOaeT8UX7gfym9wYctP7IzL",
+	"H+KMLvTYzR92AbjS/bLMqNBjGq+5aF8R7LJlORwVmOWgSBpg+VAS84xFemTH4t47QB87mU4mv/QXwE9O",
+	"BsHA6IIwcipimsXlVYDm0RXTagAXXpoboSL0JY/NufTa7sJl354mZs1lyqPBdPCjcIRtNp5gP4NgcM0y",
+	"BWt00jgU7MbdTC075BtUMfZqY7hou4WqpYB/mFffuVVtUAMqaQtv/x1Xt6pAja1o1TfLlxRSWbXlgCgw",
+	"KuyxiZ07AvDJrjg59y5I9dT0qePAGe/vCanobfNJQT/eeLnQnz0atNzjtuh+sKllMxUCaq582xnob3kL",
+	"4xsSiPexv1sM8xysMm8zK0KxZNh4vUsE/ZOzzS4xRH19VDGmCNeeUpKwa/OSiEnkhDxH0z5rmIreC2aI",
+	"VRnaELFNoVqVyq+DDyDsYHqD6WDN1nP/IvTOpd8O6VZdt7ftV0bgQmo/Njkem3ZDHXf3Vn29w7uFkz8u",
+	"KWq3a/c338FLnsztI0bvRtZ9MuLLLWVQpb4dUs3IkXar9lVJfMoTazWx0jRoiiXvR6aeOLu5nfYUFgWN",
+	"lTLyoCGp2aZ0angS7v1ZzQ2hcKjDJyBUk7VUmjyeTCrBLzLXLLNbwhXRGV+vUTx4ER2PJ5M79QYFGJlz",
+	"UhlL4fyMMOjFe1QbzokZTjXAZIdvaRfZfItv1Smk3dGzg2LSdB+9pGl5aipjZao69VQp4cucJzGZS+1T",
+	"w9z8OMIfsZFeNlvTj3KzrUvTj27jynVorLsmCaNKEykYrviZkT3mD5JwBU7WDY8YiWQOqrCIDnAIOVfB",
+	"O5jPc/zmZI/g6fIf2il005eVbjtozOlr2rmQa9TVUFx221sNgmknFCCGLyq0gNeYIEbgds/6ca0Wgtb5",
+	"zqOvsYsgtk4fT2pktdtfC+PtXtCvQJv+Hrmkc1kNH0ijy+41msiwPM40xHSaLwgV2w3dHtX2oqkz9vGH",
+	"ftHCxrfSVPrTbS/rBtb1m4zuPDrBMWKIZk2v6iRaOOj7as6ffwF2AoahHKRuFx85ld+Qpfldgpi16n5z",
+	"uSsjbKMWmB/rZ6tWRt7WGB7KMnPMfUbcppBcJEwpElYmAreEobuhDYEmBZFrrgnXR4eNqY/2bTcbv3A6",
+	"OC5hnw9ly8FbWeH6cGzj3dT3gmVKij0ncQov7T58zxP2xrywxvt6mrA3f7dvjyO59o9k82xwN+crjuwD",
+	"HLF2Xs31SRPKhQtZISqPVoQqEtbnbwND8aLaThUmVBvL6eNHH0Yzc1PqJo0Lw0s7KMPaJB2nZ/Xt/980",
+	"Usb7RLnScs0yVfoHLvBm/kC93Z11J5PJnsMuuOl5fOuD8xWoCjsW0uoSWhKlaeb7ijDU3/PmVeJlINjh",
+	"cm2k8d8VXSNDZBAYaUymRSJlRk6NhPs3NRYKhrMPyuCYF42XW+7vvW7amLIyxIB8T7OrGOKRTsh8q4E+",
+	"wmhFNUT92dds4F+7UoNj61RqJocpNd7wd+yQvGLdMvDHFCkXdBgjDm0MGhUYvE6wOcKVyiEzBa+75jIX",
+	"sKkQJHDNoyaHQGCxo3+6fqBIQlMtU7hOhocupmlg45za2MNrpT70Lzmk7xQxZFraKdiIMMhg4apNEPUR",
+	"irVBtsrsorMHiuCLZBizBc0TTcIiqPqMCMZiRUJvOqHvnXXzDwYuPLvFRftu3w5jpkTXMQdrBAk0LqeE",
+	"K3vewB24MXfAcYuRyJgc0rqnfbWxJ/B1yjOmCpfs56PJw3pAAozMGLNSr7aXv/xrtZr/60v1y8XJ9Xz9",
+	"5vF3Pz++jp+erL77138n//PzRsffPMl++fmR/v6rc/ftAfphF4V1qVzlDgcYMFDZQ7Khiiz5NRO9lCl/",
+	"MZo+GoxGsLSstEwV2cjsiotlIzoHt8g2V+l6p6PVLnTbPOcQ/oidByTErQjJQiaJ3GDwxKOHZE4V++xR",
+	"nvnqBhmePv6MZFTEck3mXGN+XHvf/dyeNSGHo/ZaaBN1X8GutNF+KQy8sLYznKkq5RjXxlojUiRbm43G",
+	"gUMcQ94gzu0QPmmXk4dbQJ97oaKlMLmTuLWeLutuL3rNWNrbUil5d+mFuPMX+G6rq7tmQ1hN0ba+Nz6r",
+	"0n6Dvgoh70JRjLa85sLRjcvZABocGq3HEt6SafJo8nAmGik4AQSQwsaFcNcX2rjmsKWBk1q4RstJYlYE",
+	"vm+99vsqowvdeY0ksweK5AKEj2ZvNDEzK+8kM6vd1ZkDn18ectdWUfi+pckCkmDTZLvnMszrqgdJVfW9",
+	"ppCC2ey7iPZuzx4ogteWfcT/La5svGlWJlE22kq6ZmgvDes0t5eCqWZewDQd5Snmts0ze84A0bE3unkl",
+	"c+DqV5b3gy3XrhV6FvNeTj+jBthlx5Okh9XyoyDrLdnQbUD+bgxmMlzwa0bWXOSaqaPDjJFbWh6H2Q3P",
+	"rmmSG5n4dUKXbWfqglGdZ4wsErr0yIYmOSsvB4z0mGKu6DXLMh4Xz2bCiZZCNAeEJYo138ZIcxeoe8VF",
+	"XL45E6Z/w4KocY/JjynLqJYZ/MQFDtDlfIBOY6Uz/B7Wcp/fDpig88Qskc5yFgyu2HYwtVSrxgrv75hq",
+	"7lzxXYtWB+5iSG0wi8Xhvq+yRt52zaVMGIXrvSvWER5u53zFtvv3+Qpyst3o2re6NRfAdMTENUtkCqqT",
+	"FIzEeQb58nC7RIYYm/fwKCjTZaQgL59dvHI5NDOxpJpt6HZMvsYcYW3ETixdImqyhchbueZas7ixG7A6",
+	"3c64qsetVLcefhGf0tHn0WQy+pxOTkZfTCaT0aT4H/UiO9DBBgdD7cja00iER1aWsQQTpHt9Ryml/QfK",
+	"TB8ygpzlbkVzfHL68NHjz36BS3vIM4Sly/VKZpeHLMnNVsCTd9/lIloRqomQUvx/g2CvjuwN3Qmwnp0v",
+	"TOeK/TaYfl45VXp8Gp/4bm24IDmgT0s3Ltn/nR3Fo9N6jM+exuYngxsMvODfanBUi35fsM4uzRl4/xze",
+	"rHFAL02qSvxvd+RNAdtHFJOVVlaCjG9hY1S4oq/94rFHbajblI2MOOMLHp2hCchjZYMOMxZTTN+ujboU",
+	"ou6VZtMY4o9R2OZMKZIOrBTdUFV00H4O+JS6dzPd3UtBmPXxfJPIuTlsI7lecz2yqREBWdJ0tMhq91Rd",
+	"ytahMUwHaX06M02DYHnT5iZ5+JTAK8S+AuqYlymAJGd3EXZwicAwEePXVadquYF6m7b6DjK25EpD9og7",
+	"/cyrQXkTUuPEHrqX2ZdgUE6+Ss2BZV1v40vKbRzgweDNaClH9sd/KynGL+nm+1I6eSzeoptIx5RUID1O",
+	"K6l/wxAvEd01FK6kWdI0BXiJmdB+BijXiiUL+9mUqK3SbB0e4S7YHoiQZQ8zgf2PycWG62hlFAjsE3UB",
+	"KdiPC8hrOiCHZffLFzAoK/ReuxV6QZct+/+jYCS1sbUuhaNpA2GwTYcKdd2SwAVZPFwQxX7D3CQ/H+mg",
+	"LCRU3lpiDFeG4VoFgDVmjFSG/heksoWFeIJ5o3SicU+pINgbfYkYHu0dJ9R2C+m9LD4jKVUKXG+KhHAx",
+	"FY7Js99yCnEroZuGXZuI5suVJrgJPcYjk5gp3b0O+NyhjiDkFEKNADgVJOyTOVtxAVAVgJT16GRCwowZ",
+	"rYdLEfaVl1sRXbJURqvD3Z+WvqrL621xpfXKpDv1/ZfemdKe14S8alSCJR5MtVDMwyJ2nXPKkZnLyim1",
+	"zkIb8pCUgiKNrBAYLpOm/XakYvlgfECHtxjMkWdZ1kaohuu5AOwjhDZCg98L0ayuhUWCar89ZEkcEMga",
+	"j6WxcUhKjbEstCyRX6wtCPf/6KV2iHEV70J5td0M3HHYU63byRXZZFIUhnq11SZa1b6lxQmXvbYtsA/2",
+	"Y9TRJOklyG0WfvC2tsY3lWet7LkLsO82QuMGnWWMqvaA3a3Dq7KASHaHyp6K/DzD95eWU0FtsLIJbkzk",
+	"5YJmlyjDDLdBe5d01ZWZZwGTtjtiiK1cRJAf9kZPSegyGkMyNHoKocTLcTRqQgiIJiEZGlUg9EcRBiRX",
+	"OU2SLaEkocslF0vw+/KIgqrhkFPIPF+SjFpvChUkkUoDgE3NA+66xrXIth3z1Nn2Ek6cy7b84W/lxgZp",
+	"V8EhgVGN1km1Ntxinab/5tqy64EEUD0YutE1HqgSu2wrIgKfHJ60bunN2+fGUtzwZHndgL4iDbQuYsE5",
+	"yPDRyeRo6lETTq8N+2smLMnDxbWjvUymClyD+FVADNkpj+7IEIBidMaZwotbIEKcNIbFIUkiQqWxJbjI",
+	"WQnYU7T0QHl6SMNFZWFdajOt4wnauXEF0sPSL6IsacqFsy3BNilF3cnDyaQqj04m5hcnNCqsXjJugwE8",
+	"Mv/CfF8gEZ5MqgTY937RBdi8hFkTb9adyDP1BTKECUF/rVaXTOr3tUWur+WHoMgaARv98NzX24Ah9LzW",
+	"+mJyoxvcDx3D+v4hTNY0RsmJWdB9rsp6Kph/ePwtrd4KtuodH2tobdvdeGt8bS03zNv8VtXPdNie+eUb",
+	"1LAx6oMDmXzavHsQ/gmucMX5IOjSnIdcEB43fQ83xEJBOd7ihdjpD3hhLH9j9uMLYcFDoF4ZKim4y8p+",
+	"8B6k/RK/eyf4Nfmqwya2mQpwfzcmLnGhdizBpRbkO0tzpGdbKzIA96NIuJUCrspoGWOM77qwCg4xXkOa",
+	"KGMlSsUcCNRMJFSz7MhrwkvzQS+76wQu7W2GoVFxXAJYVVneYZG3qc2lMGkGwlxztmFZCA4jdUZCpNmQ",
+	"wDRSCREGGaORxvFcMZYq61qkCSjyZzMRwvWs/cjSaxXzloIzRlnqPiOh3AjTzdBNZSakSLZHFpAFlxZw",
+	"x6szx+GCGWtTuRGdIxhAg63T/3YHPFUhLCBgBlKcjEUP1j8XJIQQgHBKTs1WPTz1A+jkYiYSZiwIFZCY",
+	"L7lZqvAyDEg4RkDCcBQGGD4NoOAiJhZ72QKg49czITP8fkyeynVKMxYDPNaIC8WE4ppfswQBci3aexVF",
+	"qwYFbu9VvbDZh6eVqNnTKo73+egXOvp9Mnryuvzzcjx6/f96T/7SdhJ+y2iiOyyghF8zwYysABD22oFR",
+	"hLrJq6Zm0xW5e45IkKG8Cs8IFVub0iVzHcm1BUq23RHD+kniG9zyar/3yfbcJnCeWzJ9LhZyt82Hwctg",
+	"/mQA2F4/LHseSpMyvBCU8sHhWv/J7iCsLn3Js155fFYGrqK3QvXSkroTZrzW6yknzVDCHXb2UxyNC/20",
+	"DvACGheAFi27gHVIyZxGV3l6hrJlJgrzTuWQiWVMPCqQqKBPyKOG0F30KyKjHRIAVR3xc2EOBAVj9s6O",
+	"JTvM/3XSDynAxUv6voBdMVXfOdCF7ohCtliwyEgja+sJ35wrjzCxYhnXbt0hoqQ8aR1OKyaqiyjJ4yKG",
+	"5BYy/vsuX+q5D7VC2wMfa2EXfdTFW8dK1sPM9gRePDwMB2U+geUT9p6/b27q52Zty2vxBU0Us1fSpzcC",
+	"g6qGSuz5hE5aIiLKrekT3XCbsNL2yL0zl08jLNaFIyeuLEBbPL4rXCoW8/cU3V0hhZ16kKpM0n6nrENg",
+	"6wDg1d0ASHVHYLzKctZzzStRF9jeQUvYeWdge32giMiNIEIN3+nnAYq3kxvEXrSGKEOI9k2gsg6I02g7",
+	"J8rvg2oALvqSSwasRTD7JFVzNRTb2nbOWEm939VQmD63hJTx4ipuZuriDfdNLd2+6D6dtu4LqfYGO5en",
+	"nEar7ZAI5484pLkIEmnNcm4JcLmBL/mWOeP9E4Y+b4tgvb1X92Y56m5hWw+vjsTyV0Vyu1EGzTtFjvkw",
+	"ZTIFnTDZHn0okOg7wR4rSMy5Z7uAaF4hdM4Dh/tDhjRNVTnjgwFndoNbeWhf+/CqO1KgqjNrd5ApmUEs",
+	"Xun6B/OVq2qea4b3jy6yg6ZpqxZeielqvZ21oVXGDEi40pjl618Z7QZ0uDUatceD1IFB74Z82EHIH5As",
+	"D6aOdoIoQzvimJttockLb/aYP9FA9oWKio8ef+5ugsckjGSM1QywBiGdG75d02jFBRsZhQJzDqB0knn3",
+	"bCZC7SoghM2bxlk+mTyMzJvwFwvH5KmMmQKlk8axK1c2ZG80E8aIBTxkJe3lsiIQEcOXQmbMvaxXbOvy",
+	"Fq6E3KCZWT/q4g6h1JiNeXVKGkVKAlLPBQxmwivpFRCvWBKAR+uVjC/NbxTTdOGDtrJtZaWzoHkvbz5q",
+	"1igKSFdFCdOEX/7GfF/UtIKERb/SR92rWEyhvW6B7kAiWeVrKjyCeJMmVFAHFA2yxsbRiogVmWuujFY1",
+	"5ukHSTKZa7MzOlqBh5krCM1qP8Rs2b/WcKB6GTxwDrTsQUHyfQW8F6PWavCAArcv9P6BIl6gPuFx4Y/+",
+	"18jqgKPnGLXcUgJyTxhAd75uczzfvnr1wiEkGPIvNs0VeKwM4dHkUVXxfXiKjmh0XD1+8sR3Y01aQ2u6",
+	"oDaM/pLpOj1hctfWOdBcpIpptk47mnSSb1cc+U8vn5vziQPqY7X1oJ8Qq4yh+cEOpqpn02PMOa6OnwVt",
+	"xFerrM/1BdOai+XODElM/kM4T3y9dgDDC6CCZi2+evu0iQa/Jf998eMPtvl5rkko8iSBBdkZ+16bNrbf",
+	"NT8esznNds5P4TuIYyMbYMaKIeYuXl4X1m9Pf9mTE4AvlklCU+U5zDABcUGvZQ6Vwrzgm6/LH1uuhcvh",
+	"9LRt7RJc4Hd7lcqi/bYVfclo3FHTwWhuC+oXBFzZGPMul+pN/KPGfr7MikCq0xv4Dz3v+8PbJp3XhvO2",
+	"j5fng6VKd3ptqqPe7fI3O84FU6rrMLKP3a1aWZB1xaIrmxeaUqWaOBvwAnCV1dzdxYwPdAG3f8UbZRG1",
+	"+jteHV7AE9+2GM62w/o8ntlrFhZd4XAhOSIXgUOyhHAKwjXJqOh9yBcL99Q03AoXvecSE6YB95j+xSEt",
+	"ihfD86KC9ePJQ98ewzXoe50ZuMXZSQI4k1aHXEkHuI7uLt/evDb9c92eCGigWrQ3dJSBOmhJBe1QXLu0",
+	"FTugs7KEt934PHOw6kjIEMlP68va54q4ikLSuqK5QMjobWuQZC4EFlOH9LZcYEE9YwsbPWur7HUDwpJA",
+	"vW/AeegoFNRX0vSHbskOdp+7I+POPdPFDF0nlQG2rf0FvWYWPaPTUYrgGUYfoNc7gSAqaCYHuUg9x6gx",
+	"2cAxCt3uxJjrBjGBepuIx2cV3SJ+aMXshOYskWKpiJaN8EbvquawXdjjnK0pH62yw2ocbtxWHdsFSXJL",
+	"nH5PG3vbF58B4BY/e+QF9zTwjstxHwoO+MVh2ICI/eD0/HI2QWWJdm1Huwrn3+N7s/lodOGdkSp3rhfv",
+	"iNKYWByxqq6LjgkbT0L9FTxUcyvmsls3u3DpAO1mDVTCL7IdQSzaLIgC4WNKhCyvhdgbHQDqo5EWM8jB",
+	"HvupmhCvVgaLhGTDMjz6EU2zDeaDX7NLc0RhtRQsH4Z/u0IR+C/o0/5tMWiQynYCt1yfAlnUMyuK2McD",
+	"YqlObh9L1ajuwtUlhqM4Sk9ZBrWQpbgsXzz10yAPxkS50Y2SteNdDRuk1BqD++w2cbfT7osbrEwu4PCy",
+	"W2faacO2KOmlJxt7ulQLCzuCe3tA8ceieGPb0VEQbZ3l/skVBw+wq38CqjqGXJv/Yt2yoIhuql7jK3f6",
+	"FbhBty+FUjJVz9kXoGItTZU8+bZvBruPNLUnk72H2ezz9K5+K1GYFR5sO+vbGLLXcCoce1AdzoL1ei7k",
+	"T4pl1k3XakWWzNvntMOiniU39z0szetdZHZQDnxTEPRdB/gMQan3erG6Mh1b9tsjkWo+ej2CXg08/i8X",
+	"vjGhoCLHChnkbX3BmR5ftR7wELjfCWG+zGSeFmFW6qxIZZCQZgBpg6otA+EmERB9YdEPif2rQagfUvmx",
+	"NT6q1MqKIke+8O0Pp3ujGIudeO8eyi9Y7+P3gcN687DioljLjSqOWY9Ha8WxTrruKkdo82reVzHC18Fd",
+	"IvwCGXeVDuxF17et+Se9ajst9TwPyve6+wKANaa4KcXfUbW/21bW20XnPernFWTfXT0PD5o7Lpi34/Du",
+	"HWHooyt1Ow4sZFeJB9USfmeRqabmRWlRPR8oTKJbMuKwKOR6jRFAgpFhC8LnEall5j5QRG7ETGxkdjUm",
+	"IY+L2JNKsgoZhkumnZYImMy+wRUa8TIT5k9IawHDXtqws4aBWy/khqPU5Jl95UZmGqJr3SDq6IbYPba/",
+	"170crm0BRW30YvW07qohcJ/ckd1/k8SJHTL91CZGvMesYrhXhHs1F92K7ogbZUR0Vzm5U8DsW6MD7O0C",
+	"vEKXHoZRzxjsQ25fK+vdKlJL8CAkvQfK4Qq1xdD/EeH5zjt85wdWFVy83LzayVUeaI0lbePtiiXWzeGg",
+	"rKFt5Lk5svInUdSnqXg+bn8jX6OJHnt7k4t8l90ARSWb6/DTjmm6O4MyLuJTSQ8prN2OWdfXn4zINy+f",
+	"nb96dvFqWFnkoMqRlihA0B0F1pc+Z4nckMlN7JLdwQ8+gTTjISozrO9zK0OkRmoWwTG7o41KcVSVQi2R",
+	"M7VzsR780jgB9lPxLsyq2gpWG2udtueZ6rjZg4cNDvfm5Pz5DDVrP5Js52FnL+maEvOuo81uJYTxpg7H",
+	"tOsuB/yCUZ5xvb0wxyHOESv3nOdtCfTnRnmmv+WuqtAwPIcsLP47REZMyZdY9gfjDeEdG3B4FNg8D1nA",
+	"gnI9E1w5LIoxOSfgJMOarlcCMnmwJFFMAH0Lio7YnhE8c3IyEy1hzwWAPOAh8sL5UGASwOkPTlkYb7mk",
+	"K63Twbt34PnFfPpICk0jYCuXebOmXADOVqZqCTj+VQ7xXjPsnSW2fTU9PoY3xv7HdbO1jHI9f/Hc0DJ8",
+	"EqD6ql0avzG2McHFmjuYwUDTVI1nYiZerbgisYzyNUOwEVgaRL4w/JHleoXAabZBrsiSCWMfuTRps01D",
+	"SVM+imTMllBLKuNRMQQpSLTiiHuG6+xCcN15A3SKsTMzoZnSynRjQ5pdoT2lCdeIymYmvMzkRpWeF6wW",
+	"51lv0FaRs43KHAICsFjBBQiNYxZjKbIiCb/41gxgnvPEzC2kKT8unqjxlq6T0CaBQHRtYgR5TKRg6ghW",
+	"9akU1/aAnZp/j5DL5zLmzFWHUIJescsIwocwlPsMQMDN0H766flXBKWHCoxshp9nghDL0mbzRuQHie2i",
+	"zIBav+BpIsCGmCRhIUW5Ioqv02RrY7RsFVcIiFKmYVsToaj4ZS1MEBJnhGKcD4xcSMIEAN1BRsSvr8Ox",
+	"GQmuMY4RI619soIhuvD8EYEwc5xrCBA2EaztsQ0v/quRdyEZuvSNoykJXSYAqKVhYDoKMZgJ0w1iZq+C",
+	"MaQ/DEia5LhBZaQ82vAxQ2BIy17QFMbco3eqPaMBYfDC4qrMIeCRFTdstZAZNFRPdjgyguvxZOKgKGiG",
+	"S1dkCsB6VPnCvWS6WTEas6wWPx/YEdiYe9NxNex+SigyEOEikhAILgUjQ6zsevpFHQ6GkPB89Auho9/J",
+	"ZPSEjMklmZJReGT27oqlOkDMkg23NVMsbztRoEzrY/KdXMJYzBK5mHNL9MOwzCAIjzB5qhDDgFBhmcRF",
+	"DsoFOSH/4F8a0b6WFidq+TtPR8ZKy5hSLCbD8ClG+oyeiUjGXCynpn/zWnhUsnWZnBCeRxFLy9dDQuEH",
+	"Bd8UCBvExduh56gUC25nwn/SbDsl9dbGdidhsUwzdveGdYTHZ6/oMixQJI4KyWtWg3FA8tjQrUcb5RCs",
+	"BKtU0HPlmLkmim5VuVlniGJByu9pQpiIUwlEGx6vAArnd0PgxxCd+btlo+M1M2JchbDwaT5PeISHY8Ij",
+	"Zus+umCAlEYrNjodTxoH2WazGVN4PJbZ8th+q46/e/702Q8Xz+Cb0ti0J+P5i+e+njWYjE/wNZkyQVM+",
+	"mA4ejifjhwBVr1eglhwbKX19clzerS+Z7gqrRc+fH7bqbmMse1t/X+nYNmsDZ4H5cmz+FcKtBY1W2Bog",
+	"z0J1AzLfOs8c+QHrcFa/qsLYQygtTVO7sXheyZTZr9QUPhuTc3t8Z4ws2AZTyIoITDuLlC4dJkmx4c+h",
+	"VgpX+tzd+Dk5A6t0Opl4UYFwp+UJ5H9buGCU7r0CFcCNDCpSizt22YJPjzbFu2DwaHLS1UMx5OOfqtoc",
+	"fvdw/3dfu7Q2/OLR/i9+kPprSHExH5z06OIF5rS9kvI7mqGW/uj0yf7vXkn5PRVbK9+h3NNj3JXd3z23",
+	"Zwh+0GOAFyy75hH7qcyWQyXfRf0CmeDuOFrRFOJx3HUxRMfINisSK8OqojZGtbSDXEAtLUvTYRGJnWZy",
+	"wW3mtBRsJnRGhcK7pcCpqkyUPFTUvaiyFv4c2nunErYHFUbkRsMk0Q6YMtBu7AHgo6t1wZcZtUhTI31t",
+	"++7oejR5MhNlBuSYPDfaabmuRVFj1ASjsqZu2Ma7uLLnDpvegbWrTnzz8pXj5zFbp1IzEW3/wbYQlmYP",
+	"wy9lvL0zxveG6NwM76pWp85y9q4hek7uVvR0iR3BNrjyVsz04K0vyxrjH7lkmvSQME8tLd5KlJ087rMG",
+	"RQbv9yzm9NU2/RTlINJzIcva5OC7oFQ50hToeY9gbBWHaRqWVizCM1jRNhNhiS1gYSpr8J9O3URpYvHg",
+	"bKkHmqYz4RsSPgJEoXMAPKYDojNKttU9bJSOq51o9M4qECaBDHBjkndLrDT9yOVVmv5B0qpEh9klsdL0",
+	"Xl7dy6sD5RUwnZNWPDbbq7dVeeVC847flncQ746tBdQtyM7xBVXJ46moaO7i3BlTIQQrABJlwqj9dCaM",
+	"xcLFEjUro0GBq8mQvAMQNpaBA9Fyil6t8XAmrDR0Q4Fi1SAo1dGY4GgRvra07ty7FhF0JoT0sHqrUszO",
+	"92lRMagmytqSBEtoOfObMU5Lr2/lwqcqawJPbuzNdLqZEH1PJp9bnS6Dr7bwf0aB9p9hGlpuKMNjPDET",
+	"rajuI2LisvZ7wtpyvb6C3z0Hgat37q4KCl7H22qAJV9UsMeNMjUTYXHTaiuuFDIKy6dbMMaw0JbAG0ET",
+	"KdgZIjVysZwJV7Hc1hFm6GWBvFYnQoiTIE5OYQebjPv2qCP/FjGDc8ay+B+RjOlM5NwAQnyRjIor2ZW6",
+	"6derh+H+lmMVIDte/0K8//CaAu1R+7W2pR1FlhBwei97Pk3ZgyxCLDd6gsfB+aNfKm9RWi6c2vF+5Ymi",
+	"1+3SpDTmWuRC2T0GaYPe0qKtdDmWWqRJkUj+0ciS92TCNTLme5lwd6f44CJ3qD1IY1RZv+G9GXdvxvWR",
+	"c4amd0u5vSqWl7/WbsVdYMa1Qz+qC8LCFwVRskUUmCfyCmFY+OLxwrBRmdopRJW3GyrRAbKP7BZ9aAS/",
+	"cmVdP2lr7X25vHB1/iCvl8uS7HZ5+TG6DSK8l6L3UrSXFDUSrhBwO81UhD9Vx28tDir4wdI0k7v8YBcM",
+	"5Cd+8kA5lEktwZ1vvo3DgCiJaqS8YsKCwUb6ENf+ObTlHFi2Ydury0sqrM8zwPvBAEh8xSviW3w8rCmQ",
+	"R61uL3z7K2jl1g78VkuyWDoed0jfYj9ur3q+L/0P16dLAYSnARFyUyz/vfz6z3GW4ZYTSiyysiWIva75",
+	"eL1DdfsxZTbhFtMpRk47c7pSJZnDxSmmNNPciBqh1XQmMATX+xGD01wCiAtIW6KQQ93MT+APsLhg4Y4v",
+	"lECurIbI4jGxcfYA0O71D2GlxsjGCcyEncG0iDsF35oiNEEcQa6xHpbOM8GsYnA6mcDkrOiDAFZjVmsm",
+	"xsSBV5WFHeL1pT+EsDogLghNkjNCxUzYqPLK4pTq58Qh6obe80seqx3K6FcwTRe1/1FfhlaG+gfZ1Hsu",
+	"E6pJREgqLHa0AuL1LtXVPaMx+mo9remjF/D36uNe2W2kbCNjbacWiaUh9oScxnmGQPKQhQ6VeYoCPS3x",
+	"pooxozxAYJxiv80EBJdiIVaoMwQ1YjVfswI3LSAR1dFqlKdHGPaWYg2o0CsWFEJKTVHzR7HfEGmUxQFc",
+	"bRRPYpbwa5axeOoqX1TGBxenMEileZIQGl8DEqw5H5QEaF0ju70iRIgLaiT8bzlNjApcVrkn5zgni85L",
+	"nQwHDEqYVJ5eqoiKyw0XsdyEkBMBPdGZQHx1mVkAUmgJI+u8iduUI1LixkHUy5pRochscMVYOhMpXXKx",
+	"nA3MgOxnWOS2UKUh7j0uT4WTSTPifyYK+7WSNLCSG2Mk2LyBwj1iS/HDNC/ztBnDiOVaMAvHvj1V+dyQ",
+	"2JyFGLBz1BX0++zaBnLud4fAhIMqcYBrCKH6LJ2ckUlxyQPofV1XO7Dv/dT3fnmAbYOuAP/pYhYAluzX",
+	"xzwDjl4sWIZlr1h1C6GBS7SpsDpB24wcXNMt7tG+N3RtGcp63rAgF9TAyDDfBoO8I6NNxUTLmagyQgo5",
+	"ovx3FgZks+JY7tMWbzaWx4LmiSZDis1gizOBWasnllDapgflNSrTa+zB+zSogFJfIJZ+48D1y6tZhhkg",
+	"WBvDShlPIQPhqRQ6k0k3enWa8WuqwTAbgW8eNrsx42ID3338J3qPwX0jBfsPsr6eGkYheWphpSBaEc5b",
+	"asWDd5obzqqe5hjf2Hma76p0T4YhPPJ8OpAgAj8+UDPhqoofBYaQ4SwvY0IzS9zZVgpWKZpfOfZnAs/9",
+	"4gCpdDnUro45UXLthno0Jt/UxjwTRTyDfd9Ii4QtNJG5PqtqDUbCpABA6cGZZQw1gTmDBK2uEwg73ncC",
+	"/WhOY12urSvXUimv1Sa1ihcODSJoP08qsy6Ks7BrLnNVlEhsG0dBWbc9HewC2OPWnrVc9TonjED5fYwt",
+	"fMBzolE554MeHEBgXVlH/sGhd7DufXDIJ52ztHRCxrsztZCau5KWrFD0Q/NpUSLcd8cHfsFwWpYMB19Y",
+	"EQuCkrh6LeoNZOwUTBcnAu8zL0bEF+VT0irKyRDxxsxxsRGYoloZqTEVLSYZVkeq1Tk/CjAi174iypE8",
+	"gOpYcEDNxNB++cDF1Lqx1IW0g7V0+QEF8KdfPB1bMK/AoB3+J7RzNCYg/e0T9DWG8K8wmAkUXdYvWNsW",
+	"MOKMtVafpH/OWevNGKulN+9RQBJ+xeBgbYnuA5PU0cRMrGQSl3ap+QZHmbKsWLIpVKKKpIi74nXIEK9o",
+	"bFJ6piCAziLMQZ6yTNotOXTRAbV+3F5EGOIfdL2My7PDW4fcdX8Lc+8G7HGsADXZ06DzXGmYDcdv4b+X",
+	"PH63K875JVvLa8gJQzlSiShEMrW3uTtOkZnQ0ibRWkEV2OBc720nXooKWFAE3AqA8Uy02RAdZwKUcgR8",
+	"jKjk9fBsJqQnva2Es+LbHhQlvjw4lvDcsndKi5qzq/S1ufvsYTX0BwA1igspWgyvSFYzp8Auke8WvU3s",
+	"t8jelzCMDtnbYRvuutp2BHLHN9uPdpiqeIcGq3kv/v5jFGMkXEfufWSYX82g0/nhVX3jygHBZLlQU0Ri",
+	"igNAdwmI2oqIgM8U2N/CeZQypwh1KdA0agEwzvN8xViqKq5ez8WOdve0BHvBHl18zBAEhIbayplcE0rm",
+	"NLrK06PAXYVbj7HVZWUS2xa4IlwAhk6bVPimROt9n4ga1boR7apNsWL39ujHwXY0rlCyH/Thfqqw3Xo3",
+	"w7XCVZsOKghAZRm1tiAzj8Wo9pxq7ZT9/Xul6b3JzxXi9D2A9/T9MdF3xzbtjXFas2NXc+T47RXbgqbc",
+	"nrxj5DY664pyz7IDwbMWou5qQucAgtqRmvMPtlVYk30mwv/9lY5+f23+bzJ6cjkevX47CT57+O4v4Znv",
+	"baVdkJ2Bcw+467o1fXNpR2GrJxImIgnhUfYEdIOsJgUhIGkLZ5aVsfsoorbxB4pcsW2HLopIoN1qaEq1",
+	"IZ/BdNC1Oh8u4adZF/wDRydVSh61Sy5HmJ9S5s+9L6BHRLnRH21yoJ9L6NVO2p2sY2ReWRKrVdi9ZGlS",
+	"LbNRFrwkQ4ct50rhmZEU1ZNidVTzRLsyjzvFn4uVfDwpm4VmTiaTid+6jZIck6eujJwRhVcshQifJb9m",
+	"4oxsKkFMhdsVk4xUcbMIijpAYXrlSc0LRcRRqb/cQD4W5a/elwiqlu7/wCKoWi+tQwbZJb2XQX9CGdQi",
+	"G3rIHkRSOX7rAOb3eCcdCgMtQm3nW5KxGIGg0My35AxaV1FMAK6jE2OVxIV5zWiWcJbZuEdIrkZ3lGmO",
+	"FfmH+DiRSzJMcaPNK3nEYnRzxuooqOYZFhAOlcBzq1lVXwqDmQDXX8hi7mKcwzH5ygI9QDYPtEb8kHof",
+	"3aETuKEzuLvJmV71gxZdrNycD+MZdDNF0Wsmf38H/skDJHSGKwNSbrTao3Y4roaLY9tWABGrmdECtPJ4",
+	"HSDKKkqHo2/DZH4CsPsdlZFwCpajzBQxL5p+eTaDxIuiHgtVNvNEBe7uuFY/Hj6lAi5/LfkW2SQH5Aw/",
+	"K+XBx8XBd6+8eFP9g7SXonpFu+KCZHOf7Xt/T3uI6HsGgqBXngYWwrghUifqVqVQ60jgvRn0cAVieCb6",
+	"YQz3gkN4gdXVP+qgERzjxwzFiZt/L5LuRdIhaJyWbPY6xAtRoo7f+uHM744RPaBbYgGweKMYhEvP8eJC",
+	"XDmYZEvmZu+JloQa0p4JzEzeJ9c8kTi0oR7gcLdwmzOB7s8oYxpvTvF6uChpIkWyrRQSwktdo1JefHs+",
+	"On382UysqFqNyc+QumUBAKD4qS3KZkGOaxNwcAcQ+TITFoyBq6IJWySGDF3Ec2hzssOjswKJHRRe+7tb",
+	"EldD6mHRlPsQVhjNWwuOjNltusj8h6TkIvEfTgLsCAtWuYSE0BHEGJ5eap2EZDiZYrGYHaGAgBb/fsAZ",
+	"fOj7ziCWWtT9R6fseqvknSvv8xyp9Ih97ES6MS+6mmfAKlJgrfPDk5qKXCbIiBSSROY7y2G64Mvxzo1y",
+	"dXddY22Vd9/dn3/359/+8w/LXVDvNKIHXA9jsfE92dQY792sI9Ne02dIy4BB0NFtXXpZQXx0gesBxNZX",
+	"o5GOAjLf2rgmF0ppgw0fKBJCJXgbqukXXA9t7f+O1KgLnOr7vDCoFHfvkEfXXPF54sq8jz8R3/8nWlmn",
+	"tZZ+q79uj41aZl2Ut37mpyYAn/9zW3p5d5rG0Zj8QNc29AFqx30x8UrHzQSqMTrj6zWgUHmDLfMlTiaT",
+	"SbcqAyT6cRuoMMQ/yD7F5dmhSeDu3t/x/ZkMR2V5otuXhWLk+K0rv31o/YZO6XHj2g3u+KyJHVeuwZ2o",
+	"8OtM9CnWgGPscRNnZ9YhSVquyJFlWi2bop75n6dGw04RUl3t+yvAT78+w02Eh2PenYHI7qVq3meXEm5U",
+	"Bl8LD2aioUKT/Rq0Fw0EBFpJFoCfzgplqBxKewLQTj3cxTZ9FALkA5Rs6WsVtO76vZz45A0Rf1+bDHRT",
+	"q6SIGhRdakYdOLJk8OqTKpP71Z0CsstimYlzW14a7s3mW0IF1EOuw2S6KTcdBgGR2Uw0VJHg4Nu3A2pH",
+	"faw6yfuyqezS/EFWVQ9sxz9xxap7p+d7tN08CdhLF9uK6NiVhu9Uvy50lkc6z1hAIpkL7e7fbFKlKu78",
+	"QHqjgiVziJAqAv0A8wnLNrE32oONdL0fTSEAjIvcASgmBYJgCCVywARcUs02dHuECZUAc+hBOZZ/ozLn",
+	"A/QZlRALqc/ZQmbM3qGhdE5phuCRNi0T89bzFIDVy0bxchHqjp5bafxw8gjTP8Pni9EPUrDR91Sb/gT4",
+	"rmq196M8AxBArMFfpqNC0o57ryMntT1d7sLtXg8xbyv/45lrv/NRFgFppDgG8C6oPAgq89sJXPde7Uk3",
+	"364IdLeIHwSiLxiYJW25G4fbhQWWv+WqQgK4CgGiGVSJZj8e4MOuiNpiP81uxUbzqBMkL8ivtjbtU7Cw",
+	"nD65fupohf8ZOra0KZJK2zMBmVth7R0jN3dCENoiPsdvi6pj74oo/p0WehFAa1Vcv54KJSFK5bm8Zg6W",
+	"1+ELW5zBmWjiC9sw+TIyE28DEgTfdgeNZamZGIYutH9KjBYXHtULAVVEq/2twzD/3k26h2S1LbVr0H6d",
+	"wTssi/gjYgjbZbHLbJYTF9ne67MzMkGUfRuCYo/O3hC6dwaZCwCDxXgPAKBFNH374Z8VgdZSWx8owaI6",
+	"8b0f5BOV0S8Qyy6T+RJdkb7s7C4e1OUBOY9jP2HKplv68rf89wOFKEwoj4cnATkNyMNgJsbjcSFQlzQl",
+	"MiNxjtTMAmQwQLM20tbpBWY4XCyPOnIxSi9L+HcMIQ7LHA65KOMyFNmsJAK6Zi7Dv6jBBnp7ZM6IZopV",
+	"zVuDU5wJV9atFl1xUJW3s5lwGSmJFEvIGaXCq+3hMi5sfr1XrKM1P1SqQ5I9PsyB8nH4ZLyl+YM8MnuS",
+	"QwTb3GeG3HtkDpLwRtnplxnSpnCbP0agwHfjkzBdTdcHyYlKf1UDr4KTQB/w2u4E/TChSl9mvu8jSuja",
+	"aWW1E2XDvIKdiv1WSGqYG/RWTaTfK6pbZOhPMN6XjMaYhP5xyNH3JBVrk/2D0ubKxe6QjR7V/alLDt/L",
+	"vB7gTEZLg1IzC+p5hKHwGkqipmpbgw1YMZro1e+djgbndoU6bAo0M/NfTBKREVMWFVCRb1+9ejEmzz2U",
+	"TS3zyAbPxlTTOaS45YqREOTt9ncQhFRdkc2KgVu4AvccUYFtOwRT1eGS/Rbm8D4ja20PHSzpFoIrkqfj",
+	"21DvgYRkqIFFecb1djD99XWVNgx9l8WmKmP0yKFYTIcOuWY649Fuz5Nt7IEi9m0yNLtf7BOZb82TlYwD",
+	"kslcG1MasKXQbsEkncC9DtWyYAgB+UaSLBdQ6cqcom7UkUwSZkhbHVlHxky8yKTpg+UKrzjYm1QqDgk6",
+	"eIJ04t3hBPeSi2n1OE0oB0Jhb+gaEkoH/0W+ffbdCzKXerW9XGmdXrp5X2qpaUKqa4FVpIKda2LLyo5n",
+	"4r/Iq/958WxH4/ZGaCY6X3mL3fxtNvjm2avZIIDe/jYreH02CLC7v83MrGeDd+QElmqHrzlo9T/i3lvP",
+	"0v79+Dg445kZVzn6hcy8oe/iDJRZvSRlgU/q5F5hrRqL3y6YaY8LQ96G3mUO/lSZqnHx4NI+CMHgt3dl",
+	"a77EcVkslISz+Ayv1TZcMfJ48tAiplq+nydsTSIZMxLm5VmCN3aUxExTnrhylwBWT3nC4pmAoiRkiPhN",
+	"3C6tOhoT8HjPaWKkdGYIXMREZ3Sx4BEWWoPCZzTezoRlYNYlul+6qQ7es06FnXTVmqzvEgDduHW2DlJ3",
+	"lfPhiLinntBQEHYfCT3P2k5OqPbwdoDZqOe5XpkOjXaOSZ/dUIUZAoJR7VQHcJ3HMsrXTGgyzFhCNb9m",
+	"R8aMyLNkMB0cgzPEDqjeKp7OgcdQCFRUMjjOQNqdlVm0YkrjL2dESJu8JBiLGdgu1l7xJt50r78onWlD",
+	"BBuwqK0qMGypsPQGz1xVcNOzLUHudVGkRbXnZxYbxLViycL/0KHLNj88t6Pw3H0FsgGMMHS3F2kmFzxh",
+	"XrM4g5ZGvymqgGQyYVAB3W+/XkHFZr6YSRex4l5GqQdK3ewKM6UCL0erWp9TBVatdRvt3PNlfSZj9Dcb",
+	"fmpLZhYI9cUlLt7ZKYCxXmVSGEG6yOTaaxNu7tp3yXkE5EaALDnzrDQz+owuzH44AMGyewvcV1kY1M7f",
+	"vX73fwMAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

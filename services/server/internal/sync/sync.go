@@ -352,10 +352,17 @@ type CatchUp interface {
 type CheckInput struct {
 	// After is the last seq the client checked (0 for the start); at least 0.
 	After int64
-	// Epoch is the sync epoch the cursor was issued under; uuid.Nil when the client sent
-	// none (then only cursor_ahead guards against a foreign cursor).
-	Epoch uuid.UUID
+	// Epoch is the sync epoch the cursor was issued under (EpochOf); the zero value when the
+	// client sent none (then only cursor_ahead guards against a foreign cursor). Any epoch
+	// given that is not the instance's, the nil UUID included, is epoch_changed.
+	Epoch CursorEpoch
 }
+
+// CursorEpoch is the sync epoch a client names with its cursor (domain.CursorEpoch).
+type CursorEpoch = domain.CursorEpoch
+
+// EpochOf is the CursorEpoch of a client that named id, on either transport.
+func EpochOf(id uuid.UUID) CursorEpoch { return domain.EpochOf(id) }
 
 // CheckResult is the state of the log a cursor was checked against, and the verdict.
 type CheckResult struct {

@@ -91,6 +91,7 @@ type access struct {
 type syncShared struct {
 	authorizer *authzapp.Authorizer
 	identity   *identityapp.Service
+	actors     eventActors // names event actors: principals and the system
 	catchUp    *syncapp.CatchUp
 	snapshot   *syncapp.Snapshot
 }
@@ -222,7 +223,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		Log:        reader,
 		State:      checkState{runner: runner, instance: log.instance, log: reader},
 		Authorizer: authorizer,
-		Directory:  ids,
+		Directory:  eventActors{principals: ids, instance: log.instance},
 		Config:     c.catchUp,
 	})
 	if err != nil {
@@ -257,7 +258,8 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		personal:  personal,
 		grants:    grants,
 		agents:    agentService,
-		sync:      syncShared{authorizer: authorizer, identity: ids, catchUp: catchUp, snapshot: snapshot},
+		sync: syncShared{authorizer: authorizer, identity: ids, actors: eventActors{principals: ids, instance: log.instance},
+			catchUp: catchUp, snapshot: snapshot},
 	}
 	var errs []error
 	a.handlers.identity, err = identityhttp.New(identityhttp.Deps{

@@ -73,7 +73,7 @@ func authenticateOperations(public map[route]struct{}, authenticate func(http.Ha
 		authed := authenticate(next)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if rctx := chi.RouteContext(r.Context()); rctx != nil {
-				if _, ok := public[route{method: r.Method, pattern: rctx.RoutePattern()}]; ok {
+				if _, ok := public[route{method: routeMethod(r), pattern: rctx.RoutePattern()}]; ok {
 					next.ServeHTTP(w, r)
 					return
 				}

@@ -335,6 +335,11 @@ func TestListEventsResync(t *testing.T) {
 		for _, after := range []int64{0, head, head + 1} {
 			w.requireResync(t, w.robin, after, other, "epoch_changed", 0)
 		}
+		// The nil UUID is a well-formed epoch that is not the instance's: epoch_changed too,
+		// never "no epoch given" (the gateway's resume answers the same).
+		for _, after := range []int64{0, head} {
+			w.requireResync(t, w.robin, after, uuid.Nil.String(), "epoch_changed", 0)
+		}
 		if p := w.page(t, w.robin, 0, 0); p.SyncEpoch != w.epoch(t) {
 			t.Fatalf("a page's sync_epoch = %s, want %s", p.SyncEpoch, w.epoch(t))
 		}

@@ -19,9 +19,9 @@ import (
 // newGateway builds the WebSocket gateway over the very pieces the REST handlers use:
 // identity's Authenticator, the Authorizer, catch-up and the snapshot, the snapshot's JSON as
 // getSnapshot writes it, and a Delivery over the Authorizer and identity's Directory (the
-// per-row rule and encoder catch-up uses) for live events from the process's log tail.
+// per-row rule and encoder catch-up uses, with the actors named as catch-up names them) for live events from the process's log tail.
 func newGateway(a access, l eventLog, logger *slog.Logger, cfg gateway.Config) (*gateway.Gateway, error) {
-	delivery, err := syncapp.NewDelivery(a.sync.authorizer, a.sync.identity)
+	delivery, err := syncapp.NewDelivery(a.sync.authorizer, a.sync.actors)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
@@ -70,7 +70,7 @@ func operationsOnly(public map[route]struct{}) apigen.MiddlewareFunc {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if rctx := chi.RouteContext(r.Context()); rctx != nil {
-				if _, ok := public[route{method: r.Method, pattern: rctx.RoutePattern()}]; ok {
+				if _, ok := public[route{method: routeMethod(r), pattern: rctx.RoutePattern()}]; ok {
 					next.ServeHTTP(w, r)
 					return
 				}

@@ -540,3 +540,50 @@ func TestGatewayServeClosesWithGoingAway(t *testing.T) {
 		t.Errorf("across the shutdown Sam got %v, want %v (message %s)", gwSeqs(got), want, m.Id)
 	}
 }
+
+// TestGatewayResumeEpochLikeREST: the resume frame's epoch is judged as listEvents' epoch
+// parameter is, by the one rule of Check: the nil UUID and any other well-formed epoch that
+// is not the instance's get resync_required epoch_changed (recovery snapshot) and close 4004,
+// as listEvents answers them 410; a malformed one is a bad frame (4000), as listEvents
+// answers it 400 validation_failed; the current epoch resumes.
+func TestGatewayResumeEpochLikeREST(t *testing.T) {
+	t.Parallel()
+	w := gatewayWorld(t)
+	head := w.head(t)
+	for _, epoch := range []string{uuid.Nil.String(), uuid.NewString()} {
+		r := w.do(t, w.sam, http.MethodGet, eventsPath(head, 0, epoch), "")
+		r.RequireProblem(t, http.StatusGone, "resync_required")
+		var g goneBody
+		r.JSON(t, &g)
+		if g.Reason != "epoch_changed" || g.Recovery != "snapshot" {
+			t.Fatalf("listEvents with epoch %s: %s", epoch, r.Body)
+		}
+		c := mustDial(t, w.env.Server.URL, w.sam.token)
+		c.send(fmt.Sprintf(`{"op":"resume","after":%d,"epoch":%q}`, head, epoch))
+		var f struct {
+			Op       string `json:"op"`
+			Reason   string `json:"reason"`
+			Recovery string `json:"recovery"`
+		}
+		if err := json.Unmarshal(c.expect("resync_required").raw, &f); err != nil || f.Reason != "epoch_changed" || f.Recovery != "snapshot" {
+			t.Fatalf("resume with epoch %s: %+v (%v)", epoch, f, err)
+		}
+		if code, _ := c.closed(); code != gateway.CloseResyncRequired {
+			t.Fatalf("resume with epoch %s: close %d, want %d", epoch, code, gateway.CloseResyncRequired)
+		}
+	}
+
+	const malformed = "not-a-uuid"
+	w.do(t, w.sam, http.MethodGet, eventsPath(head, 0, malformed), "").RequireProblem(t, http.StatusBadRequest, "validation_failed")
+	c := mustDial(t, w.env.Server.URL, w.sam.token)
+	c.send(fmt.Sprintf(`{"op":"resume","after":%d,"epoch":%q}`, head, malformed))
+	if code, _ := c.closed(); code != gateway.CloseBadFrame {
+		t.Fatalf("resume with a malformed epoch: close %d, want %d", code, gateway.CloseBadFrame)
+	}
+
+	current := mustDial(t, w.env.Server.URL, w.sam.token)
+	current.send(fmt.Sprintf(`{"op":"resume","after":%d,"epoch":%q}`, head, w.epoch(t)))
+	if f := current.expect("catchup.complete"); f.Cursor != head {
+		t.Fatalf("resume with the current epoch: catchup.complete at %d, want %d", f.Cursor, head)
+	}
+}

@@ -75,13 +75,13 @@ func TestProblemResponses(t *testing.T) {
 	}{
 		{name: "unknown path", method: "GET", path: "/no/such/path", status: 404, code: "not_found"},
 		{name: "unknown api path", method: "GET", path: "/api/v1/no-such-collection", status: 404, code: "not_found"},
-		{name: "wrong method", method: "POST", path: "/healthz", status: 405, code: "method_not_allowed", wantAllow: "GET"},
-		{name: "wrong method on an operation that needs a token", method: "DELETE", path: "/api/v1/me", status: 405, code: "method_not_allowed", wantAllow: "GET"},
+		{name: "wrong method", method: "POST", path: "/healthz", status: 405, code: "method_not_allowed", wantAllow: "GET, HEAD"},
+		{name: "wrong method on an operation that needs a token", method: "DELETE", path: "/api/v1/me", status: 405, code: "method_not_allowed", wantAllow: "GET, HEAD"},
 		{name: "unknown path under an operation that needs a token", method: "GET", path: "/api/v1/me/nothing", status: 404, code: "not_found"},
 		{name: "malformed path parameter, no token", method: "POST", path: "/api/v1/principals/not-a-uuid/tokens", status: 400, code: "validation_failed"},
 		{name: "operation that needs a token, none given", method: "GET", path: "/api/v1/me", status: 401, code: "unauthenticated"},
-		{name: "delete on readiness", method: "DELETE", path: "/readyz", status: 405, code: "method_not_allowed", wantAllow: "GET"},
-		{name: "unknown method", method: "BREW", path: "/metrics", status: 405, code: "method_not_allowed", wantAllow: "GET"},
+		{name: "delete on readiness", method: "DELETE", path: "/readyz", status: 405, code: "method_not_allowed", wantAllow: "GET, HEAD"},
+		{name: "unknown method", method: "BREW", path: "/metrics", status: 405, code: "method_not_allowed", wantAllow: "GET, HEAD"},
 		{name: "unknown method and path", method: "BREW", path: "/teapot", status: 404, code: "not_found"},
 		{name: "oversized with length, unknown path", method: "POST", path: "/no/such/path", body: big, status: 413, code: "payload_too_large"},
 		{name: "oversized chunked, unknown path", method: "POST", path: "/no/such/path", body: big, chunked: true, status: 413, code: "payload_too_large"},
@@ -89,7 +89,7 @@ func TestProblemResponses(t *testing.T) {
 		{name: "oversized chunked, wrong method", method: "PUT", path: "/healthz", body: big, chunked: true, status: 413, code: "payload_too_large"},
 		{name: "oversized with length, get", method: "GET", path: "/healthz", body: big, status: 413, code: "payload_too_large"},
 		{name: "at the limit, unknown path", method: "POST", path: "/no/such/path", body: small, chunked: true, status: 404, code: "not_found"},
-		{name: "at the limit, wrong method", method: "POST", path: "/healthz", body: small, status: 405, code: "method_not_allowed", wantAllow: "GET"},
+		{name: "at the limit, wrong method", method: "POST", path: "/healthz", body: small, status: 405, code: "method_not_allowed", wantAllow: "GET, HEAD"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -69,8 +69,9 @@ const minCompressBytes = 1024
 // even a panic's, carries X-Request-Id), AccessLog and the HTTP metrics
 // (which see the final status), CORS (so a preflight is logged and counted,
 // and answered before chi routes it, which would answer 405), BodyLimit
-// (before anything reads a body). All of them are chi middleware, so the
-// metrics see the route pattern.
+// (before anything reads a body), headAsGet (HEAD answered wherever GET
+// is). All of them are chi middleware, so the metrics see the route
+// pattern.
 func newRouter(d routerDeps) http.Handler {
 	r := chi.NewRouter()
 	r.Use(
@@ -83,7 +84,7 @@ func newRouter(d routerDeps) http.Handler {
 	if d.cors != nil {
 		r.Use(d.cors)
 	}
-	r.Use(httpmw.BodyLimit(d.maxBodyBytes))
+	r.Use(httpmw.BodyLimit(d.maxBodyBytes), headAsGet)
 	r.NotFound(notFound)
 	r.MethodNotAllowed(methodNotAllowed(r))
 
@@ -139,6 +140,32 @@ func withLogger(logger *slog.Logger) func(http.Handler) http.Handler {
 	}
 }
 
+// headAsGet routes a HEAD request as the GET of its path (spec 05: HEAD is
+// answered wherever GET is), with the method left HEAD: the operation runs as
+// for GET, with the same status and headers, and net/http sends no body for
+// a HEAD. Content-Length is the GET's where the GET's body fits the server's
+// response buffer (net/http counts the discarded bytes) or the handler sets
+// it; a GET sent chunked is a HEAD without one, as RFC 9110 allows. The
+// OpenAPI document declares GET only: HEAD follows from HTTP itself.
+func headAsGet(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			if rctx := chi.RouteContext(r.Context()); rctx != nil && rctx.RouteMethod == "" {
+				rctx.RouteMethod = http.MethodGet
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// routeMethod is the method r is routed by: GET for a HEAD (headAsGet).
+func routeMethod(r *http.Request) string {
+	if r.Method == http.MethodHead {
+		return http.MethodGet
+	}
+	return r.Method
+}
+
 // notFound answers a path no route matches with a 404 problem.
 func notFound(w http.ResponseWriter, r *http.Request) {
 	if bodyTooLarge(w, r) {
@@ -169,7 +196,12 @@ func methodNotAllowed(mux *chi.Mux) http.HandlerFunc {
 		}
 		var allowed []string
 		for _, m := range standardMethods {
-			if mux.Match(chi.NewRouteContext(), m, path) {
+			// HEAD has no routes of its own: a path has it when it has GET.
+			routed := m
+			if m == http.MethodHead {
+				routed = http.MethodGet
+			}
+			if mux.Match(chi.NewRouteContext(), routed, path) {
 				allowed = append(allowed, m)
 			}
 		}

@@ -160,7 +160,9 @@ func (f *Flags) Delete(ctx context.Context, key string) error {
 }
 
 // appendUpdated appends flags.updated for key in the transaction of ctx. The actor is the one
-// in ctx, or the instance itself for an operator at the CLI, since the log needs an actor.
+// in ctx, or the instance itself for an operator at the CLI: the log needs an actor, and an
+// event no principal caused is the system's (spec 03, actor), named {id: the instance's id,
+// kind: system, display_name: its name} where the event is delivered.
 func (f *Flags) appendUpdated(ctx context.Context, key string) error {
 	info, err := f.store.Info(ctx)
 	if err != nil {

@@ -67,3 +67,32 @@ func TestFakeConcurrent(t *testing.T) {
 		t.Fatalf("Now = %v, want %v", got, want)
 	}
 }
+
+// TestPrecision holds both clocks to what PostgreSQL stores: a time with
+// nanoseconds would come back from the database different from the one a
+// create response or an event payload carried.
+func TestPrecision(t *testing.T) {
+	t.Parallel()
+	exact := time.Date(2026, 12, 1, 9, 30, 35, 237283497, time.UTC)
+	want := time.Date(2026, 12, 1, 9, 30, 35, 237283000, time.UTC)
+	f := clock.NewFake(exact)
+	if got := f.Now(); !got.Equal(want) {
+		t.Fatalf("Fake.Now = %v, want %v", got, want)
+	}
+	f.Set(exact)
+	if got := f.Now(); !got.Equal(want) {
+		t.Fatalf("Fake.Now after Set = %v, want %v", got, want)
+	}
+	if got := f.Advance(time.Nanosecond); !got.Equal(want) {
+		t.Fatalf("Advance(1ns) = %v, want %v", got, want)
+	}
+	// Small steps add up: the fake keeps the exact instant.
+	if got := f.Advance(502 * time.Nanosecond); !got.Equal(want.Add(time.Microsecond)) {
+		t.Fatalf("Advance(502ns) = %v, want %v", got, want.Add(time.Microsecond))
+	}
+	for range 100 {
+		if got := clock.System().Now(); got.Nanosecond()%int(clock.Precision) != 0 {
+			t.Fatalf("System().Now() = %v has digits below %v", got, clock.Precision)
+		}
+	}
+}

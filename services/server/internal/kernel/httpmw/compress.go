@@ -54,9 +54,10 @@ func putGzip(gz *gzipStream) {
 // connection. A compressed response gets Content-Encoding: gzip and loses its Content-Length;
 // every other header the handler set (X-Request-Id, ETag, Cache-Control, Location,
 // Idempotency-Replayed) is kept as it is. Every response it sees gets Vary: Accept-Encoding,
-// since another request's Accept-Encoding may get the other coding. It leaves alone a HEAD
-// request, an informational status, 204 and 304 (no body), a response the handler encoded
-// already, and a body shorter than minSize bytes, which it holds back until it knows its size
+// since another request's Accept-Encoding may get the other coding. A HEAD is compressed as
+// its GET is, so its headers (Content-Encoding, Content-Length) are the GET's (spec 05); net/http
+// sends no body for it. It leaves alone an informational status, 204 and 304 (no body), a
+// response the handler encoded already, and a body shorter than minSize bytes, which it holds back until it knows its size
 // (gzip would add more than it saves). The handler's writes are compressed as they come: the
 // body is never held whole. A negative minSize is a wiring mistake and panics.
 func Compress(minSize int) func(http.Handler) http.Handler {
@@ -65,7 +66,7 @@ func Compress(minSize int) func(http.Handler) http.Handler {
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			cw := &compressWriter{ResponseWriter: w, minSize: minSize, accepts: r.Method != http.MethodHead && acceptsGzip(r.Header)}
+			cw := &compressWriter{ResponseWriter: w, minSize: minSize, accepts: acceptsGzip(r.Header)}
 			next.ServeHTTP(cw, r)
 			cw.finish()
 		})

@@ -365,7 +365,7 @@ func TestCheck(t *testing.T) {
 			if tc.dropped > 0 {
 				e.log.drop(tc.dropped)
 			}
-			got, err := e.cu.Check(context.Background(), syncmod.CheckInput{After: tc.after, Epoch: tc.epoch})
+			got, err := e.cu.Check(context.Background(), syncmod.CheckInput{After: tc.after, Epoch: givenEpoch(tc.epoch)})
 			if err != nil {
 				t.Fatalf("Check: %v", err)
 			}
@@ -419,7 +419,7 @@ func TestCheckReadsThroughState(t *testing.T) {
 		if err != nil {
 			t.Fatalf("NewCatchUp without Versions: %v", err)
 		}
-		got, err := cu.Check(context.Background(), syncmod.CheckInput{After: 5, Epoch: cuEpoch})
+		got, err := cu.Check(context.Background(), syncmod.CheckInput{After: 5, Epoch: syncmod.EpochOf(cuEpoch)})
 		want := syncmod.CheckResult{HeadSeq: 40, MinRetainedSeq: 11, SyncEpoch: cuEpoch, Reason: syncmod.ResyncRetention,
 			Recovery: syncmod.RecoverySnapshot, RetryAfter: time.Second}
 		if err != nil || got != want {
@@ -691,4 +691,12 @@ func TestCatchUpDeliversExactlyWhatAuthorizeAllows(t *testing.T) {
 // resourceOf is the oracle's own reading of an event's resource.
 func resourceOf(e domain.StoredEvent) authorize.Resource {
 	return authorize.Resource{Kind: e.ResourceKind, ID: e.ResourceID, SpaceID: e.SpaceID, ChannelID: e.ChannelID, ThreadID: e.ThreadID}
+}
+
+// givenEpoch is the cursor epoch of a table row: none for uuid.Nil, else that epoch.
+func givenEpoch(id uuid.UUID) syncmod.CursorEpoch {
+	if id == uuid.Nil {
+		return syncmod.CursorEpoch{}
+	}
+	return syncmod.EpochOf(id)
 }

@@ -61,8 +61,24 @@ func (r Reason) Recovery() Recovery {
 	return RecoverySnapshot
 }
 
+// CursorEpoch is the sync epoch a client names with its cursor: the epoch query parameter of
+// catch-up, the epoch member of the gateway's resume frame. The zero value is "none given".
+// Any UUID a client gives counts, the nil UUID included: it is not the instance's epoch, so
+// its cursor is epoch_changed like every other foreign one, on both transports alike.
+type CursorEpoch struct {
+	// ID is the epoch the client named; meaningless unless Given.
+	ID uuid.UUID
+	// Given reports whether the client named an epoch at all.
+	Given bool
+}
+
+// EpochOf is the CursorEpoch of a client that named id.
+func EpochOf(id uuid.UUID) CursorEpoch {
+	return CursorEpoch{ID: id, Given: true}
+}
+
 // ResyncReason decides whether a client with cursor after, issued under sync epoch epoch
-// (uuid.Nil when the client sent none), can catch up, given the head of the log (the event_seq
+// (the zero CursorEpoch when the client sent none), can catch up, given the head of the log (the event_seq
 // counter, never max(seq)), the lowest seq still retained (head + 1 for an empty log), the
 // instance's current sync epoch and sync.catchup_max_events. The first match wins (spec 03):
 //
@@ -73,9 +89,9 @@ func (r Reason) Recovery() Recovery {
 //  4. head - after > maxEvents: ReasonTooFarBehind.
 //
 // Otherwise ReasonNone.
-func ResyncReason(after int64, epoch uuid.UUID, head, minRetained int64, current uuid.UUID, maxEvents int64) Reason {
+func ResyncReason(after int64, epoch CursorEpoch, head, minRetained int64, current uuid.UUID, maxEvents int64) Reason {
 	switch {
-	case epoch != uuid.Nil && epoch != current:
+	case epoch.Given && epoch.ID != current:
 		return ReasonEpochChanged
 	case after > head:
 		return ReasonCursorAhead

@@ -20,30 +20,31 @@ func TestResyncReasonOrder(t *testing.T) {
 	tests := []struct {
 		name        string
 		after       int64
-		epoch       uuid.UUID
+		epoch       domain.CursorEpoch
 		head        int64
 		minRetained int64
 		maxEvents   int64
 		want        domain.Reason
 	}{
-		{name: "caught up", after: 100, epoch: epochNow, head: 100, minRetained: 1, maxEvents: 1000, want: domain.ReasonNone},
-		{name: "behind, served", after: 40, epoch: epochNow, head: 100, minRetained: 1, maxEvents: 1000, want: domain.ReasonNone},
-		{name: "no epoch given: no epoch check", after: 40, epoch: uuid.Nil, head: 100, minRetained: 1, maxEvents: 1000, want: domain.ReasonNone},
-		{name: "epoch changed", after: 40, epoch: epochOld, head: 100, minRetained: 1, maxEvents: 1000, want: domain.ReasonEpochChanged},
-		{name: "epoch wrong and cursor ahead: epoch first", after: 500, epoch: epochOld, head: 100, minRetained: 1, maxEvents: 1000, want: domain.ReasonEpochChanged},
-		{name: "epoch wrong and retention: epoch first", after: 5, epoch: epochOld, head: 100, minRetained: 50, maxEvents: 1000, want: domain.ReasonEpochChanged},
-		{name: "cursor ahead", after: 101, epoch: epochNow, head: 100, minRetained: 1, maxEvents: 1000, want: domain.ReasonCursorAhead},
-		{name: "cursor ahead without epoch: the second net", after: 101, epoch: uuid.Nil, head: 100, minRetained: 1, maxEvents: 1000, want: domain.ReasonCursorAhead},
-		{name: "cursor ahead of an empty log", after: 1, epoch: uuid.Nil, head: 0, minRetained: 1, maxEvents: 1000, want: domain.ReasonCursorAhead},
-		{name: "retention", after: 48, epoch: epochNow, head: 100, minRetained: 50, maxEvents: 1000, want: domain.ReasonRetention},
-		{name: "after exactly MinRetainedSeq - 1: served", after: 49, epoch: epochNow, head: 100, minRetained: 50, maxEvents: 1000, want: domain.ReasonNone},
-		{name: "retention and too far behind: retention first", after: 0, epoch: epochNow, head: 5000, minRetained: 50, maxEvents: 1000, want: domain.ReasonRetention},
-		{name: "too far behind", after: 100, epoch: epochNow, head: 1101, minRetained: 1, maxEvents: 1000, want: domain.ReasonTooFarBehind},
-		{name: "exactly max events behind: served", after: 100, epoch: epochNow, head: 1100, minRetained: 1, maxEvents: 1000, want: domain.ReasonNone},
-		{name: "empty log from the start", after: 0, epoch: uuid.Nil, head: 0, minRetained: 1, maxEvents: 1000, want: domain.ReasonNone},
-		{name: "empty log after retention, caught up", after: 300, epoch: epochNow, head: 300, minRetained: 301, maxEvents: 1000, want: domain.ReasonNone},
-		{name: "empty log after retention, cursor behind", after: 299, epoch: epochNow, head: 300, minRetained: 301, maxEvents: 1000, want: domain.ReasonRetention},
-		{name: "empty log after retention, fresh client", after: 0, epoch: uuid.Nil, head: 300, minRetained: 301, maxEvents: 1000, want: domain.ReasonRetention},
+		{name: "caught up", after: 100, epoch: domain.EpochOf(epochNow), head: 100, minRetained: 1, maxEvents: 1000, want: domain.ReasonNone},
+		{name: "behind, served", after: 40, epoch: domain.EpochOf(epochNow), head: 100, minRetained: 1, maxEvents: 1000, want: domain.ReasonNone},
+		{name: "no epoch given: no epoch check", after: 40, epoch: domain.CursorEpoch{}, head: 100, minRetained: 1, maxEvents: 1000, want: domain.ReasonNone},
+		{name: "the nil UUID given: not the current epoch", after: 40, epoch: domain.EpochOf(uuid.Nil), head: 100, minRetained: 1, maxEvents: 1000, want: domain.ReasonEpochChanged},
+		{name: "epoch changed", after: 40, epoch: domain.EpochOf(epochOld), head: 100, minRetained: 1, maxEvents: 1000, want: domain.ReasonEpochChanged},
+		{name: "epoch wrong and cursor ahead: epoch first", after: 500, epoch: domain.EpochOf(epochOld), head: 100, minRetained: 1, maxEvents: 1000, want: domain.ReasonEpochChanged},
+		{name: "epoch wrong and retention: epoch first", after: 5, epoch: domain.EpochOf(epochOld), head: 100, minRetained: 50, maxEvents: 1000, want: domain.ReasonEpochChanged},
+		{name: "cursor ahead", after: 101, epoch: domain.EpochOf(epochNow), head: 100, minRetained: 1, maxEvents: 1000, want: domain.ReasonCursorAhead},
+		{name: "cursor ahead without epoch: the second net", after: 101, epoch: domain.CursorEpoch{}, head: 100, minRetained: 1, maxEvents: 1000, want: domain.ReasonCursorAhead},
+		{name: "cursor ahead of an empty log", after: 1, epoch: domain.CursorEpoch{}, head: 0, minRetained: 1, maxEvents: 1000, want: domain.ReasonCursorAhead},
+		{name: "retention", after: 48, epoch: domain.EpochOf(epochNow), head: 100, minRetained: 50, maxEvents: 1000, want: domain.ReasonRetention},
+		{name: "after exactly MinRetainedSeq - 1: served", after: 49, epoch: domain.EpochOf(epochNow), head: 100, minRetained: 50, maxEvents: 1000, want: domain.ReasonNone},
+		{name: "retention and too far behind: retention first", after: 0, epoch: domain.EpochOf(epochNow), head: 5000, minRetained: 50, maxEvents: 1000, want: domain.ReasonRetention},
+		{name: "too far behind", after: 100, epoch: domain.EpochOf(epochNow), head: 1101, minRetained: 1, maxEvents: 1000, want: domain.ReasonTooFarBehind},
+		{name: "exactly max events behind: served", after: 100, epoch: domain.EpochOf(epochNow), head: 1100, minRetained: 1, maxEvents: 1000, want: domain.ReasonNone},
+		{name: "empty log from the start", after: 0, epoch: domain.CursorEpoch{}, head: 0, minRetained: 1, maxEvents: 1000, want: domain.ReasonNone},
+		{name: "empty log after retention, caught up", after: 300, epoch: domain.EpochOf(epochNow), head: 300, minRetained: 301, maxEvents: 1000, want: domain.ReasonNone},
+		{name: "empty log after retention, cursor behind", after: 299, epoch: domain.EpochOf(epochNow), head: 300, minRetained: 301, maxEvents: 1000, want: domain.ReasonRetention},
+		{name: "empty log after retention, fresh client", after: 0, epoch: domain.CursorEpoch{}, head: 300, minRetained: 301, maxEvents: 1000, want: domain.ReasonRetention},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

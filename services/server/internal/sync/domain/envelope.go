@@ -15,13 +15,19 @@ import (
 type PrincipalRef struct {
 	// ID identifies the principal; uuid.Nil means unresolved, and the event's ActorID is used.
 	ID uuid.UUID
-	// Kind is person, agent or app; omitted when empty.
+	// Kind is person, agent or app, or KindSystem for the instance itself; omitted when empty.
 	Kind actor.Kind
 	// DisplayName is the principal's display name; omitted when empty.
 	DisplayName string
 	// Handle is the principal's unique handle; omitted when empty.
 	Handle string
 }
+
+// KindSystem is the kind of the actor of an event no principal caused (spec 03, actor): an
+// operator's change at the command line, the instance's own work. Such an event is appended with
+// the instance's id as its actor, and named {id, kind: system, display_name: the instance's
+// name}. No request ever authenticates as it: it is a kind of envelope actor, not of caller.
+const KindSystem actor.Kind = "system"
 
 // ReceiverKind is the kind of principal an envelope is encoded for: only agents receive the
 // trace context, so the same event encodes differently for them.

@@ -97,7 +97,8 @@ func Spec() (*openapi3.T, routers.Router, error) {
 //   - otherwise (no route, or a method the path lacks: the router's 404,
 //     405 and the body limit's 413) the body is a Problem;
 //   - a problem body agrees with the response: its status is the HTTP
-//     status and its type is urn:bothy:problem:<code>.
+//     status and its type is urn:bothy:problem:<code>;
+//   - a HEAD has no body, and a status and headers its path's GET declares.
 func Validate(ctx context.Context, req *http.Request, status int, header http.Header, body []byte) error {
 	doc, router, err := Spec()
 	if err != nil {
@@ -108,6 +109,10 @@ func Validate(ctx context.Context, req *http.Request, status int, header http.He
 		errs = append(errs, errors.New("response has no X-Request-Id header"))
 	} else if !correlation.Valid(id) {
 		errs = append(errs, fmt.Errorf("response X-Request-Id %q is not a valid request id", id))
+	}
+
+	if req.Method == http.MethodHead {
+		return errors.Join(append(errs, validateHead(ctx, req, router, status, header, body)...)...)
 	}
 
 	mediaType, _, _ := mime.ParseMediaType(header.Get("Content-Type"))
@@ -161,6 +166,65 @@ func Validate(ctx context.Context, req *http.Request, status int, header http.He
 		errs = append(errs, checkProblem(value, status)...)
 	}
 	return errors.Join(errs...)
+}
+
+// ValidateSchema checks a JSON document against the schema of components.schemas named name,
+// as Validate checks a response body (no null anywhere, then the schema): for what reaches a
+// client outside an HTTP response, such as the gateway's event frames.
+func ValidateSchema(name string, data []byte) error {
+	doc, _, err := Spec()
+	if err != nil {
+		return err
+	}
+	schema := doc.Components.Schemas[name]
+	if schema == nil || schema.Value == nil {
+		return fmt.Errorf("openapi: components.schemas.%s is missing", name)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var value any
+	if err := dec.Decode(&value); err != nil {
+		return fmt.Errorf("not json: %w", err)
+	}
+	if path, found := findNull(value, "$"); found {
+		return fmt.Errorf("null at %s", path)
+	}
+	if err := schema.Value.VisitJSON(plain(value), openapi3.MultiErrors()); err != nil {
+		return fmt.Errorf("openapi: %s: %w", name, err)
+	}
+	return nil
+}
+
+// validateHead checks the answer to a HEAD (spec 05: answered wherever GET is, declared as the
+// GET only): no body, and, when the path has a GET operation, a status and headers that
+// operation declares.
+func validateHead(ctx context.Context, req *http.Request, router routers.Router, status int, header http.Header, body []byte) []error {
+	var errs []error
+	if len(body) != 0 {
+		errs = append(errs, fmt.Errorf("HEAD %s -> %d has a body of %d bytes", req.URL.Path, status, len(body)))
+	}
+	routed := req.Clone(ctx)
+	routed.Method = http.MethodGet
+	routed.URL = &url.URL{Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery}
+	route, pathParams, err := router.FindRoute(routed)
+	if err != nil {
+		return errs
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: routed, PathParams: pathParams, Route: route},
+		Status:                 status,
+		Header:                 header,
+		Body:                   io.NopCloser(bytes.NewReader(nil)),
+		Options: &openapi3filter.Options{
+			IncludeResponseStatus: true,
+			ExcludeResponseBody:   true,
+			MultiError:            true,
+		},
+	}
+	if err := openapi3filter.ValidateResponse(ctx, in); err != nil {
+		errs = append(errs, fmt.Errorf("openapi: HEAD %s -> %d (as its GET): %w", req.URL.Path, status, err))
+	}
+	return errs
 }
 
 // checkProblem checks that a problem body agrees with its response.

@@ -100,6 +100,22 @@ func TestValidate(t *testing.T) {
 			name: "empty body without content", method: "GET", path: "/healthz", status: 200,
 			header: okID, body: "", wantErr: "openapi",
 		},
+		{
+			name: "HEAD as its GET, without a body", method: "HEAD", path: "/healthz", status: 200,
+			header: jsonHeader, body: "",
+		},
+		{
+			name: "HEAD with a body", method: "HEAD", path: "/healthz", status: 200,
+			header: jsonHeader, body: `{"status":"ok"}`, wantErr: "body",
+		},
+		{
+			name: "HEAD with a status its GET does not declare", method: "HEAD", path: "/healthz", status: 418,
+			header: jsonHeader, body: "", wantErr: "openapi",
+		},
+		{
+			name: "HEAD of a path without GET", method: "HEAD", path: "/api/v1/people", status: 405,
+			header: problemHeader("req-sam-1"), body: "",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -61,8 +61,8 @@ type ClientFrame struct {
 	Token string
 	// After is the cursor of a resume frame (at least 0).
 	After int64
-	// Epoch is the sync epoch of a resume frame; uuid.Nil when the frame has none.
-	Epoch uuid.UUID
+	// Epoch is the sync epoch of a resume frame; the zero value when the frame has none.
+	Epoch syncmod.CursorEpoch
 }
 
 // ErrUnknownOp is wrapped by DecodeClientFrame's error for a well-formed frame whose op the
@@ -106,9 +106,14 @@ func DecodeClientFrame(data []byte) (ClientFrame, error) {
 			return ClientFrame{}, err
 		}
 		if _, ok := members["epoch"]; ok {
-			if f.Epoch, err = uuid.Parse(epoch); err != nil || f.Epoch == uuid.Nil {
+			// Parsed as the REST parameter is (uuid.Parse), and never judged here: any UUID,
+			// the nil one included, goes to Check, which answers epoch_changed for every
+			// epoch but the instance's, on both transports alike.
+			id, perr := uuid.Parse(epoch)
+			if perr != nil {
 				return ClientFrame{}, invalid("epoch", "must be a UUID")
 			}
+			f.Epoch = syncmod.EpochOf(id)
 		}
 	default:
 		return ClientFrame{}, fmt.Errorf("%w: %w", ErrUnknownOp,

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/kernel/problem"
+	syncmod "bothy.example.com/server/internal/sync"
 	"bothy.example.com/server/internal/sync/adapters/gateway"
 )
 
@@ -24,7 +25,8 @@ func TestDecodeClientFrame(t *testing.T) {
 		{"hello", `{"op":"hello"}`, gateway.ClientFrame{Op: gateway.OpHello}},
 		{"ping with white space", " {\n\"op\" : \"ping\" }\n", gateway.ClientFrame{Op: gateway.OpPing}},
 		{"auth", `{"op":"auth","token":"bothy_abc"}`, gateway.ClientFrame{Op: gateway.OpAuth, Token: "bothy_abc"}},
-		{"resume", `{"op":"resume","after":1234,"epoch":"` + ep.String() + `"}`, gateway.ClientFrame{Op: gateway.OpResume, After: 1234, Epoch: ep}},
+		{"resume", `{"op":"resume","after":1234,"epoch":"` + ep.String() + `"}`, gateway.ClientFrame{Op: gateway.OpResume, After: 1234, Epoch: syncmod.EpochOf(ep)}},
+		{"resume with the nil UUID: given, for Check to refuse", `{"op":"resume","after":3,"epoch":"00000000-0000-0000-0000-000000000000"}`, gateway.ClientFrame{Op: gateway.OpResume, After: 3, Epoch: syncmod.EpochOf(uuid.Nil)}},
 		{"resume without epoch", `{"op":"resume","after":0}`, gateway.ClientFrame{Op: gateway.OpResume}},
 		{"resume at the largest cursor", `{"op":"resume","after":9223372036854775807}`, gateway.ClientFrame{Op: gateway.OpResume, After: 1<<63 - 1}},
 		{"extra members are ignored", `{"op":"hello","client":{"name":"web","v":[1,null]},"after":"x"}`, gateway.ClientFrame{Op: gateway.OpHello}},
@@ -69,7 +71,6 @@ func TestDecodeClientFrameRefuses(t *testing.T) {
 		{"resume after string", `{"op":"resume","after":"12"}`, "after", false},
 		{"resume after too large", `{"op":"resume","after":9223372036854775808}`, "after", false},
 		{"resume epoch not a uuid", `{"op":"resume","after":1,"epoch":"0193"}`, "epoch", false},
-		{"resume epoch nil", `{"op":"resume","after":1,"epoch":"00000000-0000-0000-0000-000000000000"}`, "epoch", false},
 		{"resume epoch null", `{"op":"resume","after":1,"epoch":null}`, "epoch", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -125,7 +126,7 @@ func FuzzDecodeClientFrame(f *testing.F) {
 			if got.After < 0 {
 				t.Fatalf("negative cursor from %q", data)
 			}
-			if _, has := m["epoch"]; has != (got.Epoch != uuid.Nil) {
+			if _, has := m["epoch"]; has != got.Epoch.Given {
 				t.Fatalf("epoch %v from %q", got.Epoch, data)
 			}
 		default:

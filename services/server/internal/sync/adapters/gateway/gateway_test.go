@@ -213,6 +213,7 @@ func TestResumeWithACursorThatCannotBeServed(t *testing.T) {
 	}{
 		{"ahead", `{"op":"resume","after":9}`, "cursor_ahead", "retry"},
 		{"another epoch", `{"op":"resume","after":1,"epoch":"0193a1c2-7c00-7a01-8000-00000000beef"}`, "epoch_changed", "snapshot"},
+		{"the nil UUID as epoch", `{"op":"resume","after":1,"epoch":"00000000-0000-0000-0000-000000000000"}`, "epoch_changed", "snapshot"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := e.dialAs(t, "sam-token")

@@ -700,7 +700,7 @@ func (s *session) ready() *ending {
 
 // resume answers resume: the check (resync_required when the cursor cannot be served), the
 // pages up to the head, catchup.complete.
-func (s *session) resume(after int64, epoch uuid.UUID) *ending {
+func (s *session) resume(after int64, epoch syncmod.CursorEpoch) *ending {
 	res, err := s.g.deps.CatchUp.Check(s.ctx, syncmod.CheckInput{After: after, Epoch: epoch})
 	if err == nil {
 		err = res.Err()
@@ -885,7 +885,7 @@ func (s *session) resubscribe(err error) *ending {
 		s.lastLag = now
 	}
 	s.g.hub.add(s)
-	res, err := s.g.deps.CatchUp.Check(s.ctx, syncmod.CheckInput{After: s.cursor, Epoch: s.epoch})
+	res, err := s.g.deps.CatchUp.Check(s.ctx, syncmod.CheckInput{After: s.cursor, Epoch: syncmod.EpochOf(s.epoch)})
 	if err == nil {
 		err = res.Err()
 	}

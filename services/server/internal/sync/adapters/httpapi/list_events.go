@@ -30,7 +30,7 @@ func (s *Server) ListEvents(ctx context.Context, req apigen.ListEventsRequestObj
 	}
 	in := syncmod.CheckInput{After: req.Params.After}
 	if req.Params.Epoch != nil {
-		in.Epoch = *req.Params.Epoch
+		in.Epoch = syncmod.EpochOf(*req.Params.Epoch)
 	}
 	res, err := s.catchUp.Check(ctx, in)
 	if err != nil {

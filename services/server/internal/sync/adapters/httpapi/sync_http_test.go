@@ -51,7 +51,7 @@ func TestListEventsPage(t *testing.T) {
 		{
 			name: "a page with an event", query: "after=40&epoch=" + epoch.String() + "&limit=7",
 			events:   []json.RawMessage{env},
-			wantIn:   syncmod.CheckInput{After: 40, Epoch: epoch},
+			wantIn:   syncmod.CheckInput{After: 40, Epoch: syncmod.EpochOf(epoch)},
 			wantPage: syncmod.PageInput{After: 40, Head: 50, Limit: 7, PermissionVersion: 3, PermissionVersionRead: true},
 			wantBody: `{"events":[` + string(env) + `],"next_cursor":45,"head_seq":50,"sync_epoch":"` + epoch.String() + `","oldest_seq":9}`,
 		},
