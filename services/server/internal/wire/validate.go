@@ -247,7 +247,8 @@ func jsonContentType(header string) bool {
 	if err != nil {
 		return false
 	}
-	if mt != jsonMediaType && !(strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
+	suffixed := strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")
+	if mt != jsonMediaType && !suffixed {
 		return false
 	}
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {

@@ -81,7 +81,7 @@ func BenchmarkPostMessageValidation(b *testing.B) {
 			})
 			b.ReportAllocs()
 			for b.Loop() {
-				req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+				req := httptest.NewRequestWithContext(b.Context(), http.MethodPost, path, strings.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, req)
