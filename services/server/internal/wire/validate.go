@@ -41,9 +41,10 @@ type operationChecks struct {
 	params []*openapi3.Parameter
 }
 
-// newRequestChecks reads the operations of doc. doc must be a copy of its
-// own (apigen.GetSpec loads a new one per call): closeObjects changes its
-// request schemas.
+// newRequestChecks reads the operations of doc. It changes doc's request
+// schemas (closeObjects), so doc must be a document loaded for the server
+// (apigen.GetSpec loads a new one per call), never one that something else
+// validates responses with.
 func newRequestChecks(doc *openapi3.T) (requestChecks, error) {
 	checks := requestChecks{}
 	closed := map[*openapi3.Schema]bool{}
@@ -229,7 +230,7 @@ func (c *operationChecks) checkBody(r *http.Request) ([]problem.FieldError, erro
 	if err := json.Unmarshal(body, &doc); err != nil {
 		return []problem.FieldError{{Field: "body", Message: "is not a valid JSON document for this operation"}}, nil
 	}
-	if err := c.schema.VisitJSON(doc, openapi3.MultiErrors()); err != nil {
+	if err := c.schema.VisitJSON(doc, openapi3.MultiErrors(), openapi3.VisitAsRequest()); err != nil {
 		return schemaFields("", err), nil
 	}
 	return nil, nil
@@ -247,7 +248,8 @@ func jsonContentType(header string) bool {
 	if err != nil {
 		return false
 	}
-	if mt != jsonMediaType && !(strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
+	suffixed := strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")
+	if mt != jsonMediaType && !suffixed {
 		return false
 	}
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
