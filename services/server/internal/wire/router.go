@@ -45,6 +45,16 @@ type routerDeps struct {
 	// a compressing writer must not stand between a WebSocket and its
 	// hijacked connection. nil means none (router tests).
 	compress apigen.MiddlewareFunc
+	// deadlines, when set, runs first on every request (httpmw.Deadlines):
+	// the body-read and write deadlines of ADR 0019. nil means none.
+	deadlines func(http.Handler) http.Handler
+	// perAddress run after the HTTP metrics on every request, so the
+	// metrics count their 429s: the failed-authentication and per-address
+	// write limits (ADR 0019). Empty means none.
+	perAddress []func(http.Handler) http.Handler
+	// perToken, when set, runs around every generated operation inside
+	// authenticate and outside idempotency: the per-token write limit.
+	perToken apigen.MiddlewareFunc
 }
 
 // minCompressBytes is the smallest body httpmw.Compress gzips: below about
@@ -56,18 +66,24 @@ const minCompressBytes = 1024
 // the logger into the context (for Recover and problem.Write), Recover (so
 // a panic anywhere below is a 500 problem), RequestID (so every response,
 // even a panic's, carries X-Request-Id), AccessLog and the HTTP metrics
-// (which see the final status), BodyLimit (before anything reads a body).
-// All of them are chi middleware, so the metrics see the route pattern.
+// (which see the final status), the per-address rate limits, BodyLimit
+// (before anything reads a body). The body-read and write deadlines come
+// before all of them, on the bare connection's writer. All of them are chi
+// middleware, so the metrics see the route pattern.
 func newRouter(d routerDeps) http.Handler {
 	r := chi.NewRouter()
+	if d.deadlines != nil {
+		r.Use(d.deadlines)
+	}
 	r.Use(
 		withLogger(d.logger),
 		httpmw.Recover,
 		httpmw.RequestID,
 		httpmw.AccessLog(d.logger),
 		d.metrics.Middleware,
-		httpmw.BodyLimit(d.maxBodyBytes),
 	)
+	r.Use(d.perAddress...)
+	r.Use(httpmw.BodyLimit(d.maxBodyBytes))
 	r.NotFound(notFound)
 	r.MethodNotAllowed(methodNotAllowed(r))
 
@@ -78,10 +94,15 @@ func newRouter(d routerDeps) http.Handler {
 	// The generated wrapper applies the slice in order, each entry wrapping
 	// the ones before it, so the last entry runs first: idempotency comes
 	// before authenticate to run inside it, with the actor in the context,
-	// and compression last, to see the final response of each.
+	// and compression last, to see the final response of each. The per-token
+	// write limit sits between them: it needs the actor, and a refused write
+	// must not reach idempotency, which would store the 429 for replay.
 	var middlewares []apigen.MiddlewareFunc
 	if d.idempotency != nil {
 		middlewares = append(middlewares, d.idempotency)
+	}
+	if d.perToken != nil {
+		middlewares = append(middlewares, d.perToken)
 	}
 	if d.authenticate != nil {
 		middlewares = append(middlewares, d.authenticate)

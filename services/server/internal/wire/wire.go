@@ -119,6 +119,7 @@ type App struct {
 	readHeaderTimeout time.Duration
 	shutdownTimeout   time.Duration
 	gateway           *gateway.Gateway // nil without the gateway role
+	limits            *limits
 	eventLog
 	access
 }
@@ -161,6 +162,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	logCfg := readEventLogConfig(cfg)
 	accessCfg := readAccessConfig(cfg)
 	gatewayCfg := gateway.ConfigFrom(cfg)
+	limitsCfg := readLimitsConfig(cfg)
 	// Every key is read by now: report all bad values and typos at once.
 	if err := cfg.Err(); err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
@@ -176,6 +178,9 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	}
 	if err := gatewayCfg.Validate(); err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	if err := limitsCfg.validate(); err != nil {
+		return nil, err
 	}
 	doc, err := apigen.GetSpec()
 	if err != nil {
@@ -224,6 +229,10 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 		pool.Close()
 		return nil, err
 	}
+	if a.limits, err = newLimits(limitsCfg, a.clock, a.registry); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	a.access, err = newAccess(a.tx, a.eventLog, a.clock, logger, a.registry, accessCfg)
 	if err != nil {
 		pool.Close()
@@ -264,6 +273,9 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 		compress:     httpmw.Compress(minCompressBytes),
 		mount:        opts.Mount,
 		gateway:      a.gatewayHandler(),
+		deadlines:    a.limits.deadlines(),
+		perAddress:   a.limits.perAddress(),
+		perToken:     a.limits.perToken(),
 	}
 	if !slices.Contains(roles, RoleAPI) {
 		deps.operationsOnly = operationsOnly(public)
@@ -469,12 +481,17 @@ func (a *App) serve(ctx context.Context, ln net.Listener) error {
 
 // serveHTTP serves the handler on ln until ctx ends, then drains.
 func (a *App) serveHTTP(ctx context.Context, ln net.Listener) error {
+	// No ReadTimeout or WriteTimeout: they would also bound the gateway's
+	// hijacked WebSockets; the router sets per-request deadlines instead
+	// (httpmw.Deadlines, ADR 0019). The listener caps the open connections.
 	srv := &http.Server{
 		Handler:           a.handler,
 		ReadHeaderTimeout: a.readHeaderTimeout,
+		IdleTimeout:       a.limits.cfg.idle,
 		ErrorLog:          slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn),
 	}
 	a.logger.InfoContext(ctx, "serving http", "addr", ln.Addr().String())
+	ln = a.limits.listener(ln, a.readHeaderTimeout)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 
