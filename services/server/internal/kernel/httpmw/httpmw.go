@@ -4,7 +4,11 @@
 // root chains them as Recover, RequestID, AccessLog, BodyLimit, then the
 // router; Idempotency runs per operation, inside authentication, because the
 // actor owns the key; Compress runs per operation too, outside all of them,
-// and never around the WebSocket gateway.
+// and never around the WebSocket gateway. The bounds on abusive clients of
+// ADR 0019 live here too: Deadlines runs first, FailedAuth and the
+// per-address LimitWrites after the metrics, the per-token LimitWrites per
+// operation between authentication and Idempotency, and LimitConnections
+// wraps the listener.
 package httpmw
 
 import (
