@@ -87,10 +87,10 @@ func (c limitsConfig) rate(r rateConfig) ratelimit.Config {
 // limits is the process's bounds: its limiters (nil when off), the client
 // addresses, the metrics and the connection cap of the listener Serve opens.
 type limits struct {
-	cfg                                   limitsConfig
-	addrs                                 *httpmw.ClientAddrs
+	cfg                                    limitsConfig
+	addrs                                  *httpmw.ClientAddrs
 	tokenWrites, addressWrites, failedAuth *ratelimit.Limiter
-	metrics                               *ops.LimitMetrics
+	metrics                                *ops.LimitMetrics
 
 	mu    gosync.Mutex
 	conns *httpmw.ConnLimit

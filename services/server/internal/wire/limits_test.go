@@ -71,8 +71,16 @@ func dialRaw(t *testing.T, base string) *rawConn {
 	return &rawConn{t: t, conn: c, r: bufio.NewReader(c)}
 }
 
+// rawReply is a response read off a rawConn, its body read in full.
+type rawReply struct {
+	StatusCode int
+	Header     http.Header
+	Body       string
+	Close      bool
+}
+
 // get sends a GET of path on the connection and reads its response.
-func (c *rawConn) get(path string) *http.Response {
+func (c *rawConn) get(path string) rawReply {
 	c.t.Helper()
 	if _, err := fmt.Fprintf(c.conn, "GET %s HTTP/1.1\r\nHost: bothy\r\n\r\n", path); err != nil {
 		c.t.Fatalf("write GET %s: %v", path, err)
@@ -80,19 +88,19 @@ func (c *rawConn) get(path string) *http.Response {
 	return c.response()
 }
 
-func (c *rawConn) response() *http.Response {
+func (c *rawConn) response() rawReply {
 	c.t.Helper()
 	_ = c.conn.SetReadDeadline(time.Now().Add(waitTimeout))
 	resp, err := http.ReadResponse(c.r, nil)
 	if err != nil {
 		c.t.Fatalf("read response: %v", err)
 	}
+	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		c.t.Fatalf("read body: %v", err)
 	}
-	resp.Body = io.NopCloser(strings.NewReader(string(body)))
-	return resp
+	return rawReply{StatusCode: resp.StatusCode, Header: resp.Header, Body: string(body), Close: resp.Close}
 }
 
 // closedWithin reads until the server closes the connection and returns how long that took;
@@ -202,9 +210,8 @@ func TestConnectionsBeyondTheCapAreRefused(t *testing.T) {
 	for {
 		c := dialRaw(t, base)
 		if r := c.get("/metrics"); r.StatusCode == http.StatusOK {
-			b, _ := io.ReadAll(r.Body)
 			for _, line := range []string{"bothy_http_connections_refused_total 1", "bothy_http_connections_open 2"} {
-				if !strings.Contains(string(b), line+"\n") {
+				if !strings.Contains(r.Body, line+"\n") {
 					t.Errorf("metrics lack %q", line)
 				}
 			}

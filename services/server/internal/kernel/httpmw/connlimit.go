@@ -54,7 +54,7 @@ func (l *ConnLimit) Accept() (net.Conn, error) {
 			l.refuse(c)
 			continue
 		}
-		return &limitedConn{Conn: c, release: func() { l.open.Add(-1) }}, nil
+		return &limitedConn{Conn: c, limit: l}, nil
 	}
 }
 
@@ -102,12 +102,24 @@ func (l *ConnLimit) refuse(c net.Conn) {
 // limitedConn gives its slot back once, on the first Close.
 type limitedConn struct {
 	net.Conn
-	once    sync.Once
-	release func()
+	once  sync.Once
+	limit *ConnLimit
 }
 
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(c.release)
+	c.once.Do(func() { c.limit.open.Add(-1) })
 	return err
+}
+
+// CloseWrite passes net/http's half close through: after an answer that
+// leaves request bytes unread (a 413), the server closes its sending half
+// and waits a moment before the close, so the client reads the answer
+// instead of a reset. Hidden behind the wrapper, the server would close at
+// once.
+func (c *limitedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
 }

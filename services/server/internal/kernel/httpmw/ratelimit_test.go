@@ -15,7 +15,6 @@ import (
 	"bothy.example.com/server/internal/kernel/ratelimit"
 )
 
-
 func limiter(clk clock.Clock, rate float64, burst int) *ratelimit.Limiter {
 	return ratelimit.New(ratelimit.Config{Rate: rate, Burst: burst, MaxBuckets: 100, SweepInterval: time.Minute}, clk)
 }
@@ -49,7 +48,7 @@ func TestClientAddrs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			r := httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/", nil)
 			r.RemoteAddr = tc.remote
 			if tc.xff != "" {
 				r.Header.Set("X-Forwarded-For", tc.xff)
@@ -71,7 +70,7 @@ func TestLimitWrites(t *testing.T) {
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	h := httpmw.LimitWrites(limiter(clk, 1, 2), httpmw.LimitTokenWrites, httpmw.ActorKey, refused.add)(ok)
 	send := func(method string, a *actor.Actor) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(method, "/", strings.NewReader("{}"))
+		r := httptest.NewRequestWithContext(t.Context(), method, "/", strings.NewReader("{}"))
 		if a != nil {
 			r = r.WithContext(actor.With(r.Context(), *a))
 		}
@@ -131,7 +130,7 @@ func TestFailedAuth(t *testing.T) {
 	})
 	h := httpmw.FailedAuth(limiter(clk, 1.0/60, 2), addrs, refused.add)(auth)
 	send := func(from, token string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r := httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/", nil)
 		r.RemoteAddr = from + ":1234"
 		if token != "" {
 			r.Header.Set("Authorization", "Bearer "+token)
@@ -189,7 +188,7 @@ func BenchmarkLimits(b *testing.B) {
 	const keys = 1000
 	reqs := make([]*http.Request, keys)
 	for i := range reqs {
-		r := httptest.NewRequest(http.MethodPost, "/api/v1/threads/x/messages", http.NoBody)
+		r := httptest.NewRequestWithContext(b.Context(), http.MethodPost, "/api/v1/threads/x/messages", http.NoBody)
 		r.RemoteAddr = "198.51." + itoa(i/250) + "." + itoa(i%250) + ":40000"
 		r.Header.Set("Authorization", "Bearer token")
 		reqs[i] = r.WithContext(actor.With(r.Context(), actor.Actor{PrincipalID: uuid.New(), Kind: actor.KindAgent}))
