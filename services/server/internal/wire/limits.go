@@ -15,20 +15,19 @@ import (
 	"bothy.example.com/server/internal/kernel/httpmw"
 	"bothy.example.com/server/internal/kernel/ratelimit"
 	"bothy.example.com/server/internal/ops"
-	"bothy.example.com/server/internal/sync/adapters/gateway"
 )
 
 // limitsConfig is what bounds one client (ADR 0019): the timeouts, the
 // connection cap and the rate limits, as read from their keys.
 type limitsConfig struct {
-	bodyRead, write, idle time.Duration
-	maxConns              int
-	trustedProxies        string
-	tokenWrites           rateConfig
-	addressWrites         rateConfig
-	failedAuth            rateConfig
-	maxBuckets            int
-	sweep                 time.Duration
+	readHeader, read, write, idle time.Duration
+	maxConns                      int
+	trustedProxies                string
+	tokenWrites                   rateConfig
+	addressWrites                 rateConfig
+	failedAuth                    rateConfig
+	maxBuckets                    int
+	sweep                         time.Duration
 }
 
 // rateConfig is one rate limit's keys: perSecond tokens a second (0: off)
@@ -41,7 +40,8 @@ type rateConfig struct {
 
 func readLimitsConfig(cfg *config.Config) limitsConfig {
 	return limitsConfig{
-		bodyRead:       cfg.Duration(config.HTTPBodyReadTimeout),
+		readHeader:     cfg.Duration(config.HTTPReadHeaderTimeout),
+		read:           cfg.Duration(config.HTTPReadTimeout),
 		write:          cfg.Duration(config.HTTPWriteTimeout),
 		idle:           cfg.Duration(config.HTTPIdleTimeout),
 		maxConns:       cfg.Int(config.HTTPMaxConnections),
@@ -59,8 +59,10 @@ func readLimitsConfig(cfg *config.Config) limitsConfig {
 
 func (c limitsConfig) validate() error {
 	switch {
-	case c.bodyRead < 0 || c.write < 0:
-		return fmt.Errorf("configuration: http.body_read_timeout and http.write_timeout must not be negative (%v, %v)", c.bodyRead, c.write)
+	case c.read < 0 || c.write < 0:
+		return fmt.Errorf("configuration: http.read_timeout and http.write_timeout must not be negative (%v, %v)", c.read, c.write)
+	case c.read > 0 && c.read < c.readHeader:
+		return fmt.Errorf("configuration: http.read_timeout (%v) is shorter than http.read_header_timeout (%v), which it includes", c.read, c.readHeader)
 	case c.idle <= 0:
 		return fmt.Errorf("configuration: http.idle_timeout is %v, want more than 0", c.idle)
 	case c.maxConns < 1:
@@ -134,14 +136,6 @@ func (l *limits) listener(ln net.Listener, readHeaderTimeout time.Duration) net.
 	l.conns = c
 	l.mu.Unlock()
 	return c
-}
-
-// deadlines is the per-request body and write deadlines; the gateway's
-// upgrade is exempt (its WebSocket lives for hours and sets its own).
-func (l *limits) deadlines() func(http.Handler) http.Handler {
-	return httpmw.Deadlines(l.cfg.bodyRead, l.cfg.write, func(r *http.Request) bool {
-		return r.Method == http.MethodGet && r.URL.Path == gateway.Path
-	})
 }
 
 // perAddress is the chi middleware of the per-address limits: failed

@@ -126,12 +126,12 @@ func errorAs(err error, target *net.Error) bool {
 	return ok
 }
 
-// TestSlowBodyIsClosedAtBodyReadTimeout: a client sending its body a byte a second is cut
-// off at http.body_read_timeout, counted from the end of its headers.
-func TestSlowBodyIsClosedAtBodyReadTimeout(t *testing.T) {
+// TestSlowBodyIsClosedAtReadTimeout: a client sending its body a byte a second is cut off at
+// http.read_timeout.
+func TestSlowBodyIsClosedAtReadTimeout(t *testing.T) {
 	t.Parallel()
 	w := newChatWorld(t, false)
-	base := servedApp(t, w, map[config.Key]string{config.HTTPBodyReadTimeout: "2s"})
+	base := servedApp(t, w, map[config.Key]string{config.HTTPReadTimeout: "2s", config.HTTPReadHeaderTimeout: "1s"})
 	c := dialRaw(t, base)
 	body := `{"content_md":"One byte a second, for ever and ever"}`
 	head := fmt.Sprintf("POST /api/v1/threads/%s/messages HTTP/1.1\r\nHost: bothy\r\n"+
@@ -151,7 +151,7 @@ func TestSlowBodyIsClosedAtBodyReadTimeout(t *testing.T) {
 	}()
 	c.closedWithin(15 * time.Second)
 	if elapsed := time.Since(start); elapsed < 1500*time.Millisecond || elapsed > 8*time.Second {
-		t.Fatalf("closed after %v, want about http.body_read_timeout (2s)", elapsed)
+		t.Fatalf("closed after %v, want about http.read_timeout (2s)", elapsed)
 	}
 }
 
@@ -338,15 +338,15 @@ func TestFailedAuthOverItsRateGets429(t *testing.T) {
 }
 
 // TestWebSocketOutlivesTheRequestTimeouts: a gateway connection lives on past
-// http.body_read_timeout, http.write_timeout and http.idle_timeout, and still gets its
-// events.
+// http.read_timeout, http.write_timeout and http.idle_timeout, and still gets its events.
 func TestWebSocketOutlivesTheRequestTimeouts(t *testing.T) {
 	t.Parallel()
 	w := newChatWorld(t, false)
 	base := servedApp(t, w, map[config.Key]string{
-		config.HTTPBodyReadTimeout: "1s",
-		config.HTTPWriteTimeout:    "1s",
-		config.HTTPIdleTimeout:     "1s",
+		config.HTTPReadHeaderTimeout: "1s",
+		config.HTTPReadTimeout:       "1s",
+		config.HTTPWriteTimeout:      "1s",
+		config.HTTPIdleTimeout:       "1s",
 	})
 	c := mustDial(t, base, w.sam.token)
 	c.send(`{"op":"resume","after":0}`)

@@ -45,9 +45,6 @@ type routerDeps struct {
 	// a compressing writer must not stand between a WebSocket and its
 	// hijacked connection. nil means none (router tests).
 	compress apigen.MiddlewareFunc
-	// deadlines, when set, runs first on every request (httpmw.Deadlines):
-	// the body-read and write deadlines of ADR 0019. nil means none.
-	deadlines func(http.Handler) http.Handler
 	// perAddress run after the HTTP metrics on every request, so the
 	// metrics count their 429s: the failed-authentication and per-address
 	// write limits (ADR 0019). Empty means none.
@@ -67,14 +64,10 @@ const minCompressBytes = 1024
 // a panic anywhere below is a 500 problem), RequestID (so every response,
 // even a panic's, carries X-Request-Id), AccessLog and the HTTP metrics
 // (which see the final status), the per-address rate limits, BodyLimit
-// (before anything reads a body). The body-read and write deadlines come
-// before all of them, on the bare connection's writer. All of them are chi
-// middleware, so the metrics see the route pattern.
+// (before anything reads a body). All of them are chi middleware, so the
+// metrics see the route pattern.
 func newRouter(d routerDeps) http.Handler {
 	r := chi.NewRouter()
-	if d.deadlines != nil {
-		r.Use(d.deadlines)
-	}
 	r.Use(
 		withLogger(d.logger),
 		httpmw.Recover,

@@ -273,7 +273,6 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 		compress:     httpmw.Compress(minCompressBytes),
 		mount:        opts.Mount,
 		gateway:      a.gatewayHandler(),
-		deadlines:    a.limits.deadlines(),
 		perAddress:   a.limits.perAddress(),
 		perToken:     a.limits.perToken(),
 	}
@@ -481,12 +480,15 @@ func (a *App) serve(ctx context.Context, ln net.Listener) error {
 
 // serveHTTP serves the handler on ln until ctx ends, then drains.
 func (a *App) serveHTTP(ctx context.Context, ln net.Listener) error {
-	// No ReadTimeout or WriteTimeout: they would also bound the gateway's
-	// hijacked WebSockets; the router sets per-request deadlines instead
-	// (httpmw.Deadlines, ADR 0019). The listener caps the open connections.
+	// The timeouts of ADR 0019. net/http clears the read deadline once a
+	// body was read (its background read starts) and both deadlines when the
+	// gateway hijacks a connection, so a long handler keeps its context and a
+	// WebSocket outlives them. The listener caps the open connections.
 	srv := &http.Server{
 		Handler:           a.handler,
 		ReadHeaderTimeout: a.readHeaderTimeout,
+		ReadTimeout:       a.limits.cfg.read,
+		WriteTimeout:      a.limits.cfg.write,
 		IdleTimeout:       a.limits.cfg.idle,
 		ErrorLog:          slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn),
 	}

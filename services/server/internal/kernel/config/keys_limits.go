@@ -5,15 +5,20 @@ package config
 // limits. The composition root reads them; internal/kernel/httpmw and
 // internal/kernel/ratelimit enforce them.
 var (
-	// HTTPBodyReadTimeout bounds the reading of one request body, against
-	// clients that send it a byte at a time (httpmw.Deadlines).
-	HTTPBodyReadTimeout = Define("http.body_read_timeout", KindDuration, "30s",
-		"longest time a request body may take to arrive in full, counted from the end of its headers; a slower body gets its connection closed. Together with http.max_body_bytes it sets the slowest upload accepted; raise both for large uploads over slow links (0 turns it off)")
+	// HTTPReadTimeout bounds the reading of one whole request, headers and
+	// body, against clients that send it a byte at a time (http.Server's
+	// ReadTimeout). net/http clears the deadline once the body was read and
+	// when the gateway takes a connection over, so neither a long handler nor
+	// a WebSocket is cut by it.
+	HTTPReadTimeout = Define("http.read_timeout", KindDuration, "30s",
+		"longest time one request, headers and body, may take to arrive in full; a slower request gets its connection closed. Together with http.max_body_bytes it sets the slowest upload accepted; raise both for large uploads over slow links. At least http.read_header_timeout (0 turns it off)")
 	// HTTPWriteTimeout bounds the sending of one response, against clients
-	// that read it a byte at a time (httpmw.Deadlines). The gateway's
-	// WebSockets are exempt: they use gateway.write_timeout per write.
+	// that read it a byte at a time (http.Server's WriteTimeout). The
+	// gateway's WebSockets are not bound by it: net/http clears it when the
+	// gateway takes the connection over, and gateway.write_timeout bounds
+	// each of their writes.
 	HTTPWriteTimeout = Define("http.write_timeout", KindDuration, "60s",
-		"longest time one HTTP request may take from the end of its headers until its response is written, handling included; later the connection is closed. WebSocket connections of the gateway are exempt (0 turns it off)")
+		"longest time one HTTP request may take from the end of its headers until its response is written, handling included; later the connection is closed. WebSocket connections of the gateway are not bound by it (gateway.write_timeout bounds their writes) (0 turns it off)")
 	// HTTPIdleTimeout closes keep-alive connections that wait for a next
 	// request, so idle clients do not hold connections for ever. Above the
 	// idle timeouts of common load balancers (60 s), so that they, not the

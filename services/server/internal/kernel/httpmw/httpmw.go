@@ -5,10 +5,9 @@
 // router; Idempotency runs per operation, inside authentication, because the
 // actor owns the key; Compress runs per operation too, outside all of them,
 // and never around the WebSocket gateway. The bounds on abusive clients of
-// ADR 0019 live here too: Deadlines runs first, FailedAuth and the
-// per-address LimitWrites after the metrics, the per-token LimitWrites per
-// operation between authentication and Idempotency, and LimitConnections
-// wraps the listener.
+// ADR 0019 live here too: FailedAuth and the per-address LimitWrites run
+// after the metrics, the per-token LimitWrites per operation between
+// authentication and Idempotency, and LimitConnections wraps the listener.
 package httpmw
 
 import (
