@@ -768,7 +768,7 @@ type GoneProblem struct {
 	// Code The machine-readable code: `unauthenticated`, `device_pending`,
 	// `forbidden`, `not_found`, `method_not_allowed`,
 	// `validation_failed`, `conflict`, `resync_required`,
-	// `payload_too_large`, `unsupported_media_type`, `rate_limited`,
+	// `payload_too_large`, `unsupported_media_type`, `too_many_requests`,
 	// `internal` or `unavailable`.
 	//
 	//
@@ -1010,7 +1010,7 @@ type Problem struct {
 	// Code The machine-readable code: `unauthenticated`, `device_pending`,
 	// `forbidden`, `not_found`, `method_not_allowed`,
 	// `validation_failed`, `conflict`, `resync_required`,
-	// `payload_too_large`, `unsupported_media_type`, `rate_limited`,
+	// `payload_too_large`, `unsupported_media_type`, `too_many_requests`,
 	// `internal` or `unavailable`.
 	//
 	//
@@ -3762,7 +3762,7 @@ type NotFoundApplicationProblemPlusJSONResponse Problem
 type PayloadTooLargeApplicationProblemPlusJSONResponse Problem
 
 type ServiceUnavailableResponseHeaders struct {
-	RetryAfter *int
+	RetryAfter int
 }
 type ServiceUnavailableApplicationProblemPlusJSONResponse struct {
 	Body Problem
@@ -3771,7 +3771,7 @@ type ServiceUnavailableApplicationProblemPlusJSONResponse struct {
 }
 
 type TooManyRequestsResponseHeaders struct {
-	RetryAfter *int
+	RetryAfter int
 }
 type TooManyRequestsApplicationProblemPlusJSONResponse struct {
 	Body Problem
@@ -3881,9 +3881,7 @@ func (response ListAgents429ApplicationProblemPlusJSONResponse) VisitListAgentsR
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -3916,9 +3914,7 @@ func (response ListAgents503ApplicationProblemPlusJSONResponse) VisitListAgentsR
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -4070,9 +4066,7 @@ func (response CreateAgent429ApplicationProblemPlusJSONResponse) VisitCreateAgen
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -4105,9 +4099,7 @@ func (response CreateAgent503ApplicationProblemPlusJSONResponse) VisitCreateAgen
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -4259,9 +4251,7 @@ func (response CreateApp429ApplicationProblemPlusJSONResponse) VisitCreateAppRes
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -4294,9 +4284,7 @@ func (response CreateApp503ApplicationProblemPlusJSONResponse) VisitCreateAppRes
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -4416,9 +4404,7 @@ func (response ArchiveChannel429ApplicationProblemPlusJSONResponse) VisitArchive
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -4451,9 +4437,7 @@ func (response ArchiveChannel503ApplicationProblemPlusJSONResponse) VisitArchive
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -4567,9 +4551,7 @@ func (response DeleteDraft429ApplicationProblemPlusJSONResponse) VisitDeleteDraf
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -4602,9 +4584,7 @@ func (response DeleteDraft503ApplicationProblemPlusJSONResponse) VisitDeleteDraf
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -4756,9 +4736,7 @@ func (response SaveDraft429ApplicationProblemPlusJSONResponse) VisitSaveDraftRes
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -4791,9 +4769,7 @@ func (response SaveDraft503ApplicationProblemPlusJSONResponse) VisitSaveDraftRes
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -4946,9 +4922,7 @@ func (response CreateThread429ApplicationProblemPlusJSONResponse) VisitCreateThr
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -4981,9 +4955,7 @@ func (response CreateThread503ApplicationProblemPlusJSONResponse) VisitCreateThr
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5119,9 +5091,7 @@ func (response ApproveDevice429ApplicationProblemPlusJSONResponse) VisitApproveD
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5154,9 +5124,7 @@ func (response ApproveDevice503ApplicationProblemPlusJSONResponse) VisitApproveD
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5290,9 +5258,7 @@ func (response CreateDirectMessage429ApplicationProblemPlusJSONResponse) VisitCr
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5325,9 +5291,7 @@ func (response CreateDirectMessage503ApplicationProblemPlusJSONResponse) VisitCr
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5456,9 +5420,7 @@ func (response ListEvents429ApplicationProblemPlusJSONResponse) VisitListEventsR
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5491,9 +5453,7 @@ func (response ListEvents503ApplicationProblemPlusJSONResponse) VisitListEventsR
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5612,9 +5572,7 @@ func (response ListGrants429ApplicationProblemPlusJSONResponse) VisitListGrantsR
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5647,9 +5605,7 @@ func (response ListGrants503ApplicationProblemPlusJSONResponse) VisitListGrantsR
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5801,9 +5757,7 @@ func (response CreateGrant429ApplicationProblemPlusJSONResponse) VisitCreateGran
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5836,9 +5790,7 @@ func (response CreateGrant503ApplicationProblemPlusJSONResponse) VisitCreateGran
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5967,9 +5919,7 @@ func (response RevokeGrant429ApplicationProblemPlusJSONResponse) VisitRevokeGran
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6002,9 +5952,7 @@ func (response RevokeGrant503ApplicationProblemPlusJSONResponse) VisitRevokeGran
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6106,9 +6054,7 @@ func (response GetInstance429ApplicationProblemPlusJSONResponse) VisitGetInstanc
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6141,9 +6087,7 @@ func (response GetInstance503ApplicationProblemPlusJSONResponse) VisitGetInstanc
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6245,9 +6189,7 @@ func (response GetMe429ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w 
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6280,9 +6222,7 @@ func (response GetMe503ApplicationProblemPlusJSONResponse) VisitGetMeResponse(w 
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6402,9 +6342,7 @@ func (response PutSetting429ApplicationProblemPlusJSONResponse) VisitPutSettingR
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6437,9 +6375,7 @@ func (response PutSetting503ApplicationProblemPlusJSONResponse) VisitPutSettingR
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6558,9 +6494,7 @@ func (response PutSidebar429ApplicationProblemPlusJSONResponse) VisitPutSidebarR
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6593,9 +6527,7 @@ func (response PutSidebar503ApplicationProblemPlusJSONResponse) VisitPutSidebarR
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6708,9 +6640,7 @@ func (response DeleteMessage429ApplicationProblemPlusJSONResponse) VisitDeleteMe
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6743,9 +6673,7 @@ func (response DeleteMessage503ApplicationProblemPlusJSONResponse) VisitDeleteMe
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6897,9 +6825,7 @@ func (response EditMessage429ApplicationProblemPlusJSONResponse) VisitEditMessag
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6932,9 +6858,7 @@ func (response EditMessage503ApplicationProblemPlusJSONResponse) VisitEditMessag
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7086,9 +7010,7 @@ func (response CreatePerson429ApplicationProblemPlusJSONResponse) VisitCreatePer
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7121,9 +7043,7 @@ func (response CreatePerson503ApplicationProblemPlusJSONResponse) VisitCreatePer
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7284,9 +7204,7 @@ func (response CreateToken429ApplicationProblemPlusJSONResponse) VisitCreateToke
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7319,9 +7237,7 @@ func (response CreateToken503ApplicationProblemPlusJSONResponse) VisitCreateToke
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7407,9 +7323,7 @@ func (response ListSpaces429ApplicationProblemPlusJSONResponse) VisitListSpacesR
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7442,9 +7356,7 @@ func (response ListSpaces503ApplicationProblemPlusJSONResponse) VisitListSpacesR
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7564,9 +7476,7 @@ func (response CreateSpace429ApplicationProblemPlusJSONResponse) VisitCreateSpac
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7599,9 +7509,7 @@ func (response CreateSpace503ApplicationProblemPlusJSONResponse) VisitCreateSpac
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7721,9 +7629,7 @@ func (response ArchiveSpace429ApplicationProblemPlusJSONResponse) VisitArchiveSp
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7756,9 +7662,7 @@ func (response ArchiveSpace503ApplicationProblemPlusJSONResponse) VisitArchiveSp
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7877,9 +7781,7 @@ func (response ListSpaceChannels429ApplicationProblemPlusJSONResponse) VisitList
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -7912,9 +7814,7 @@ func (response ListSpaceChannels503ApplicationProblemPlusJSONResponse) VisitList
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8067,9 +7967,7 @@ func (response CreateChannel429ApplicationProblemPlusJSONResponse) VisitCreateCh
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8102,9 +8000,7 @@ func (response CreateChannel503ApplicationProblemPlusJSONResponse) VisitCreateCh
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8237,9 +8133,7 @@ func (response GetSnapshot429ApplicationProblemPlusJSONResponse) VisitGetSnapsho
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8272,9 +8166,7 @@ func (response GetSnapshot503ApplicationProblemPlusJSONResponse) VisitGetSnapsho
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8394,9 +8286,7 @@ func (response ListMessages429ApplicationProblemPlusJSONResponse) VisitListMessa
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8429,9 +8319,7 @@ func (response ListMessages503ApplicationProblemPlusJSONResponse) VisitListMessa
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8584,9 +8472,7 @@ func (response PostMessage429ApplicationProblemPlusJSONResponse) VisitPostMessag
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8619,9 +8505,7 @@ func (response PostMessage503ApplicationProblemPlusJSONResponse) VisitPostMessag
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8757,9 +8641,7 @@ func (response UpdateReadState429ApplicationProblemPlusJSONResponse) VisitUpdate
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -8792,9 +8674,7 @@ func (response UpdateReadState503ApplicationProblemPlusJSONResponse) VisitUpdate
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -10078,265 +9958,265 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L39d9s20j/6r+Dq2XMi36Vk2UnaRj577rpp2ubZvuTG6XafVnlMiIQkrCmAJUArak6+f/v3YAYgwTeJ",
-	"sp006Xp/2DoiideZwcxg5jNvB5Fcp1IwodVg+nawYjRmGfz5kulse77QLDP/ipmKMp5qLsVgOvhWbsia",
-	"ii1RLJIiVkRLsqFckzlbyIyRzHzLxZIMX379lDw5OZkEJGYJ3Y7sB0fjQTBQ0YqtqWl9zQVf5+vBdBIM",
-	"9DZlg+mAC82WLBu8e/cuGKQ0o2um7ciex2ydSs1EtP0H2zZH9z29YopQGAVnMXnx48UrouiCTQm1IyYZ",
-	"+y1nSpMN1yuiV4woumbkim3JIpNr88tMwE800jKD17gg4UrrdMzL/i+1TkKyZFphI1pmzDSuUikUI3KB",
-	"LS14pjQZFp0VL+B6k9Cb0uglSxO6ZfGU6Cxn4RGhIiabjGumZkJIM5AloUvKxRmhJJKp2QahyWbFEwbN",
-	"Y3dK8yQhWS4U7I0iC5kRrsfkVTE5M18YFCUxXyxYZtpxS0OF2rBMkUeTJySMpFgkPNLhmJyY3T59/Hgm",
-	"0owLTecJI+cXT58/J9GKZjQy22RGtqbJQmZrFkM3ZWuTMflRJFui8ihiSi3yZCbcgihCM7eMAVGSULKg",
-	"PGHlhq3plsxZsbcwejO5K7Y9mwlaLm1EM6RB2POMaTIMn9JoxUZPpdCZTKZEyBF0FQaEqpkIo4xRzV7J",
-	"KybCB+qIcEUEu2aZPyDTF5A3rizsw3gmBsGAvaHrNDG0Ozl5Mpl/Rh+N4MURTdib0ckgGHBDnbjlg2Ag",
-	"6Nq87G+9IecKX9A33zGx1KvB9PTx48Dwifv3ieEKrVlm2vzfX/+f0f95/de/DAr2UTrjYoncUyyuafJL",
-	"Gr/EpTT/iqTQTMCfNE0THlHDQ8dpJucJW//138ow1NtyauaL2LR/TRMew8uXuEGDYBAzTXkymA5eAYnj",
-	"fpk1lJrA+4bpWZZJw8a/vh0sOEtisyJUxAkbBIM1U4ouTfPrXGn4bs4IW6d6O3j3OhgoTXWuBtNHEyMn",
-	"uIbF/mcxElKMxC5CnonpXOrVdmonNG0O+52/3n/J2GIwHfzXcSkVj/GpOn6BTeCSVgVObb4l4Q/DRodh",
-	"UMocuVgwERsahaVQxIgYXKDwaGyG9tSy3QF7daezcWyvykFHeQZiwmwGI8NSMhwFIGEsrRBKNL1iguDu",
-	"wmy+ltmcxzETH3o6KMSN6FCMOQks8yxiZJ4jocWS6BVXZBgu3CjNjEBkKhKzax4xR8w0TTN5zWKyBamC",
-	"Dy9T3Eu7c99Iwe58mqbRPVON8kzJjERUECFJIsWSZYaLFMuugSIzprYiujQ7zDMWh0dnsCBzGW+JoltF",
-	"NqstHDkruTGSPmORvGYZTOq5MAKHJh9y/84FyQV7k7JIs5gAd5BhyO1IKsNHYW0EP2eGmfAVFcAbiVyS",
-	"FcVzGiWVIrkwp6/22TeGif4g9dcyF/GH5ztLlrFkSGvsDVfakKGu0LF5lDEaE24oUEh9uTDjdcuhNxJO",
-	"Ui5irjQXy5yrlTmpYXYv6DaRNH4l5Xc0W7I/SrjAnnFFEjMIM0HqNKw1fXNpnl7Ot5qpkAzDFId8qaW8",
-	"hPctm12wzDDfT4JeU56YGX7o2cRU0zkFhcNoZ8hoFZrK+HJlhMyGDMO8HGh4dGYUH6NKUKNmkxBU7hHo",
-	"3KFTrVG3qOvlo0Ixbxu5ffvYU+Fh8K+k/J6KrT3/1QddKSnRYrCLYgRtRjW7TPiaayOGpk7To7leMaHt",
-	"UJSnkEcJZ0I/UITGccaUAvGMmnF5Pmmjvp2RzoWdifewsj8Jb9Tsg4sNmDOoHlwpLpZBqYMEJBdXQm5E",
-	"QNib1Eh8s2gZu5ZX5mHjfLNPkFT9ORnRQpMNnBBmrcOff/55dO69MSVfMpoZ0jWnR2FTGT4GVr0ZjzZV",
-	"T4+FfKXzK8eHa77MLOkYEWiPZTA4rf74ePKw1B+tBCHVZjs1SP+1u9IduVCaiqgmQgpO6ZYf3mFGjDmB",
-	"p5vlo2jFoiu78ipPU5lpFn/PYk5fweT+GKFvjmCKon+zkoqR8CmOYmRGFToVK/QHZAYSkiEl4V/xT7M7",
-	"QGWhMTkV03/L9WL0RQgbTqOIpZrFZ0U/XK9krglt6Stji1yxmGgpj2B5i5W6XJulujRdwVlTbDbIivOl",
-	"XbiGskLNk4BQYqzjiKc0IXJBrrgZLTwLS6M1zeSCm0M5qNA5mKHxJdWD6eB0cvrZ6OR0NDl5NXkyfTiZ",
-	"njz+ZRAU78y3vr35aPEZG30endDRk3jCRqeLx9HD+Rf0hH3++aC+KRf5ek0zbmxuoyUSvTL6hCJSuL0y",
-	"w4q5ShO6vbTG6ks55yA10WSbDjL7A4/7jYMaekwzmbJMc7RI/em+HRipBROPqWYjzdesadRWp/+2hdrK",
-	"td+sJLFvowpltsDMrOgoz3nc1kel1XonP6+oLtsDde2M0Ll1xBhhjKQuJPE+HLf2U1nittmYJ0St5EaA",
-	"hVWZRqM5tzVtDeWC/5Yza5IFxtxM5AZUZsVaG+Nxe0PQ/QPlrTNa93sWFZwRaHcMpr8O4JXK9IPSGeBt",
-	"ceDTyOuiVTn/N4u0GSZw43dctXGkeaRq2rOh9BrTcc3W6Jb4k7Pf6wYD2ql37jPoWTEzqsN8a4nnjIS/",
-	"vg6R1PWKGbGbMSKkADoqWtx1YKAIfVdsJ80yum3SCDTVuekvMqaYiFi3KK5tvWIsKAVwlgsjYtCZYUZe",
-	"XRnqpPzug8/ywEu2AJXAtNVr8i+x9wv4oD5x7Ns117kAlTY6F+FBbapnJLRqYUjM74ndaZIxc/qRFaOZ",
-	"njOqFbCJyNdmSPYToDfg0XmuDHfKxSLhwh9kKUHO0/QikinrEKFUEJqmVoE1+xPLKQnZtRnMVOVz88Gc",
-	"hWQYUR2tRnlqjv2ZUIKmaiX1UUBC6zVUU8NAIRmCWaxSGjEVkGhFhWCJsjop8NhRMBPlV2A/mA6Apd07",
-	"AUml0gFhMdfwbcwSphlxn0EbuGaVfvGnI+sRtutWn07p6sSP/X/DcAbBwGu7dV2f0pTOecL1tn3XI/CI",
-	"ygVRKYvI5FGNDVKWGVltxI15YLjM32lYvnGemkPY0CD8k2bRil+DbMZVHeOaeT8UX7gfym9wYctP7IzL",
-	"H+KMLvTYzR92AbjS/bLMqNBjGq+5aF8R7LJlORwVmOWgSBpg+VAS84xFemTH4t47QB87mU4mv/QXwE9O",
-	"BsHA6IIwcipimsXlVYDm0RXTagAXXpoboSL0JY/NufTa7sJl354mZs1lyqPBdPCjcIRtNp5gP4NgcM0y",
-	"BWt00jgU7MbdTC075BtUMfZqY7hou4WqpYB/mFffuVVtUAMqaQtv/x1Xt6pAja1o1TfLlxRSWbXlgCgw",
-	"KuyxiZ07AvDJrjg59y5I9dT0qePAGe/vCanobfNJQT/eeLnQnz0atNzjtuh+sKllMxUCaq582xnob3kL",
-	"4xsSiPexv1sM8xysMm8zK0KxZNh4vUsE/ZOzzS4xRH19VDGmCNeeUpKwa/OSiEnkhDxH0z5rmIreC2aI",
-	"VRnaELFNoVqVyq+DDyDsYHqD6WDN1nP/IvTOpd8O6VZdt7ftV0bgQmo/Njkem3ZDHXf3Vn29w7uFkz8u",
-	"KWq3a/c338FLnsztI0bvRtZ9MuLLLWVQpb4dUs3IkXar9lVJfMoTazWx0jRoiiXvR6aeOLu5nfYUFgWN",
-	"lTLyoCGp2aZ0angS7v1ZzQ2hcKjDJyBUk7VUmjyeTCrBLzLXLLNbwhXRGV+vUTx4ER2PJ5M79QYFGJlz",
-	"UhlL4fyMMOjFe1QbzokZTjXAZIdvaRfZfItv1Smk3dGzg2LSdB+9pGl5aipjZao69VQp4cucJzGZS+1T",
-	"w9z8OMIfsZFeNlvTj3KzrUvTj27jynVorLsmCaNKEykYrviZkT3mD5JwBU7WDY8YiWQOqrCIDnAIOVfB",
-	"O5jPc/zmZI/g6fIf2il005eVbjtozOlr2rmQa9TVUFx221sNgmknFCCGLyq0gNeYIEbgds/6ca0Wgtb5",
-	"zqOvsYsgtk4fT2pktdtfC+PtXtCvQJv+Hrmkc1kNH0ijy+41msiwPM40xHSaLwgV2w3dHtX2oqkz9vGH",
-	"ftHCxrfSVPrTbS/rBtb1m4zuPDrBMWKIZk2v6iRaOOj7as6ffwF2AoahHKRuFx85ld+Qpfldgpi16n5z",
-	"uSsjbKMWmB/rZ6tWRt7WGB7KMnPMfUbcppBcJEwpElYmAreEobuhDYEmBZFrrgnXR4eNqY/2bTcbv3A6",
-	"OC5hnw9ly8FbWeH6cGzj3dT3gmVKij0ncQov7T58zxP2xrywxvt6mrA3f7dvjyO59o9k82xwN+crjuwD",
-	"HLF2Xs31SRPKhQtZISqPVoQqEtbnbwND8aLaThUmVBvL6eNHH0Yzc1PqJo0Lw0s7KMPaJB2nZ/Xt/980",
-	"Usb7RLnScs0yVfoHLvBm/kC93Z11J5PJnsMuuOl5fOuD8xWoCjsW0uoSWhKlaeb7ijDU3/PmVeJlINjh",
-	"cm2k8d8VXSNDZBAYaUymRSJlRk6NhPs3NRYKhrMPyuCYF42XW+7vvW7amLIyxIB8T7OrGOKRTsh8q4E+",
-	"wmhFNUT92dds4F+7UoNj61RqJocpNd7wd+yQvGLdMvDHFCkXdBgjDm0MGhUYvE6wOcKVyiEzBa+75jIX",
-	"sKkQJHDNoyaHQGCxo3+6fqBIQlMtU7hOhocupmlg45za2MNrpT70Lzmk7xQxZFraKdiIMMhg4apNEPUR",
-	"irVBtsrsorMHiuCLZBizBc0TTcIiqPqMCMZiRUJvOqHvnXXzDwYuPLvFRftu3w5jpkTXMQdrBAk0LqeE",
-	"K3vewB24MXfAcYuRyJgc0rqnfbWxJ/B1yjOmCpfs56PJw3pAAozMGLNSr7aXv/xrtZr/60v1y8XJ9Xz9",
-	"5vF3Pz++jp+erL77138n//PzRsffPMl++fmR/v6rc/ftAfphF4V1qVzlDgcYMFDZQ7Khiiz5NRO9lCl/",
-	"MZo+GoxGsLSstEwV2cjsiotlIzoHt8g2V+l6p6PVLnTbPOcQ/oidByTErQjJQiaJ3GDwxKOHZE4V++xR",
-	"nvnqBhmePv6MZFTEck3mXGN+XHvf/dyeNSGHo/ZaaBN1X8GutNF+KQy8sLYznKkq5RjXxlojUiRbm43G",
-	"gUMcQ94gzu0QPmmXk4dbQJ97oaKlMLmTuLWeLutuL3rNWNrbUil5d+mFuPMX+G6rq7tmQ1hN0ba+Nz6r",
-	"0n6Dvgoh70JRjLa85sLRjcvZABocGq3HEt6SafJo8nAmGik4AQSQwsaFcNcX2rjmsKWBk1q4RstJYlYE",
-	"vm+99vsqowvdeY0ksweK5AKEj2ZvNDEzK+8kM6vd1ZkDn18ectdWUfi+pckCkmDTZLvnMszrqgdJVfW9",
-	"ppCC2ey7iPZuzx4ogteWfcT/La5svGlWJlE22kq6ZmgvDes0t5eCqWZewDQd5Snmts0ze84A0bE3unkl",
-	"c+DqV5b3gy3XrhV6FvNeTj+jBthlx5Okh9XyoyDrLdnQbUD+bgxmMlzwa0bWXOSaqaPDjJFbWh6H2Q3P",
-	"rmmSG5n4dUKXbWfqglGdZ4wsErr0yIYmOSsvB4z0mGKu6DXLMh4Xz2bCiZZCNAeEJYo138ZIcxeoe8VF",
-	"XL45E6Z/w4KocY/JjynLqJYZ/MQFDtDlfIBOY6Uz/B7Wcp/fDpig88Qskc5yFgyu2HYwtVSrxgrv75hq",
-	"7lzxXYtWB+5iSG0wi8Xhvq+yRt52zaVMGIXrvSvWER5u53zFtvv3+Qpyst3o2re6NRfAdMTENUtkCqqT",
-	"FIzEeQb58nC7RIYYm/fwKCjTZaQgL59dvHI5NDOxpJpt6HZMvsYcYW3ETixdImqyhchbueZas7ixG7A6",
-	"3c64qsetVLcefhGf0tHn0WQy+pxOTkZfTCaT0aT4H/UiO9DBBgdD7cja00iER1aWsQQTpHt9Ryml/QfK",
-	"TB8ygpzlbkVzfHL68NHjz36BS3vIM4Sly/VKZpeHLMnNVsCTd9/lIloRqomQUvx/g2CvjuwN3Qmwnp0v",
-	"TOeK/TaYfl45VXp8Gp/4bm24IDmgT0s3Ltn/nR3Fo9N6jM+exuYngxsMvODfanBUi35fsM4uzRl4/xze",
-	"rHFAL02qSvxvd+RNAdtHFJOVVlaCjG9hY1S4oq/94rFHbajblI2MOOMLHp2hCchjZYMOMxZTTN+ujboU",
-	"ou6VZtMY4o9R2OZMKZIOrBTdUFV00H4O+JS6dzPd3UtBmPXxfJPIuTlsI7lecz2yqREBWdJ0tMhq91Rd",
-	"ytahMUwHaX06M02DYHnT5iZ5+JTAK8S+AuqYlymAJGd3EXZwicAwEePXVadquYF6m7b6DjK25EpD9og7",
-	"/cyrQXkTUuPEHrqX2ZdgUE6+Ss2BZV1v40vKbRzgweDNaClH9sd/KynGL+nm+1I6eSzeoptIx5RUID1O",
-	"K6l/wxAvEd01FK6kWdI0BXiJmdB+BijXiiUL+9mUqK3SbB0e4S7YHoiQZQ8zgf2PycWG62hlFAjsE3UB",
-	"KdiPC8hrOiCHZffLFzAoK/ReuxV6QZct+/+jYCS1sbUuhaNpA2GwTYcKdd2SwAVZPFwQxX7D3CQ/H+mg",
-	"LCRU3lpiDFeG4VoFgDVmjFSG/heksoWFeIJ5o3SicU+pINgbfYkYHu0dJ9R2C+m9LD4jKVUKXG+KhHAx",
-	"FY7Js99yCnEroZuGXZuI5suVJrgJPcYjk5gp3b0O+NyhjiDkFEKNADgVJOyTOVtxAVAVgJT16GRCwowZ",
-	"rYdLEfaVl1sRXbJURqvD3Z+WvqrL621xpfXKpDv1/ZfemdKe14S8alSCJR5MtVDMwyJ2nXPKkZnLyim1",
-	"zkIb8pCUgiKNrBAYLpOm/XakYvlgfECHtxjMkWdZ1kaohuu5AOwjhDZCg98L0ayuhUWCar89ZEkcEMga",
-	"j6WxcUhKjbEstCyRX6wtCPf/6KV2iHEV70J5td0M3HHYU63byRXZZFIUhnq11SZa1b6lxQmXvbYtsA/2",
-	"Y9TRJOklyG0WfvC2tsY3lWet7LkLsO82QuMGnWWMqvaA3a3Dq7KASHaHyp6K/DzD95eWU0FtsLIJbkzk",
-	"5YJmlyjDDLdBe5d01ZWZZwGTtjtiiK1cRJAf9kZPSegyGkMyNHoKocTLcTRqQgiIJiEZGlUg9EcRBiRX",
-	"OU2SLaEkocslF0vw+/KIgqrhkFPIPF+SjFpvChUkkUoDgE3NA+66xrXIth3z1Nn2Ek6cy7b84W/lxgZp",
-	"V8EhgVGN1km1Ntxinab/5tqy64EEUD0YutE1HqgSu2wrIgKfHJ60bunN2+fGUtzwZHndgL4iDbQuYsE5",
-	"yPDRyeRo6lETTq8N+2smLMnDxbWjvUymClyD+FVADNkpj+7IEIBidMaZwotbIEKcNIbFIUkiQqWxJbjI",
-	"WQnYU7T0QHl6SMNFZWFdajOt4wnauXEF0sPSL6IsacqFsy3BNilF3cnDyaQqj04m5hcnNCqsXjJugwE8",
-	"Mv/CfF8gEZ5MqgTY937RBdi8hFkTb9adyDP1BTKECUF/rVaXTOr3tUWur+WHoMgaARv98NzX24Ah9LzW",
-	"+mJyoxvcDx3D+v4hTNY0RsmJWdB9rsp6Kph/ePwtrd4KtuodH2tobdvdeGt8bS03zNv8VtXPdNie+eUb",
-	"1LAx6oMDmXzavHsQ/gmucMX5IOjSnIdcEB43fQ83xEJBOd7ihdjpD3hhLH9j9uMLYcFDoF4ZKim4y8p+",
-	"8B6k/RK/eyf4Nfmqwya2mQpwfzcmLnGhdizBpRbkO0tzpGdbKzIA96NIuJUCrspoGWOM77qwCg4xXkOa",
-	"KGMlSsUcCNRMJFSz7MhrwkvzQS+76wQu7W2GoVFxXAJYVVneYZG3qc2lMGkGwlxztmFZCA4jdUZCpNmQ",
-	"wDRSCREGGaORxvFcMZYq61qkCSjyZzMRwvWs/cjSaxXzloIzRlnqPiOh3AjTzdBNZSakSLZHFpAFlxZw",
-	"x6szx+GCGWtTuRGdIxhAg63T/3YHPFUhLCBgBlKcjEUP1j8XJIQQgHBKTs1WPTz1A+jkYiYSZiwIFZCY",
-	"L7lZqvAyDEg4RkDCcBQGGD4NoOAiJhZ72QKg49czITP8fkyeynVKMxYDPNaIC8WE4ppfswQBci3aexVF",
-	"qwYFbu9VvbDZh6eVqNnTKo73+egXOvp9Mnryuvzzcjx6/f96T/7SdhJ+y2iiOyyghF8zwYysABD22oFR",
-	"hLrJq6Zm0xW5e45IkKG8Cs8IFVub0iVzHcm1BUq23RHD+kniG9zyar/3yfbcJnCeWzJ9LhZyt82Hwctg",
-	"/mQA2F4/LHseSpMyvBCU8sHhWv/J7iCsLn3Js155fFYGrqK3QvXSkroTZrzW6yknzVDCHXb2UxyNC/20",
-	"DvACGheAFi27gHVIyZxGV3l6hrJlJgrzTuWQiWVMPCqQqKBPyKOG0F30KyKjHRIAVR3xc2EOBAVj9s6O",
-	"JTvM/3XSDynAxUv6voBdMVXfOdCF7ohCtliwyEgja+sJ35wrjzCxYhnXbt0hoqQ8aR1OKyaqiyjJ4yKG",
-	"5BYy/vsuX+q5D7VC2wMfa2EXfdTFW8dK1sPM9gRePDwMB2U+geUT9p6/b27q52Zty2vxBU0Us1fSpzcC",
-	"g6qGSuz5hE5aIiLKrekT3XCbsNL2yL0zl08jLNaFIyeuLEBbPL4rXCoW8/cU3V0hhZ16kKpM0n6nrENg",
-	"6wDg1d0ASHVHYLzKctZzzStRF9jeQUvYeWdge32giMiNIEIN3+nnAYq3kxvEXrSGKEOI9k2gsg6I02g7",
-	"J8rvg2oALvqSSwasRTD7JFVzNRTb2nbOWEm939VQmD63hJTx4ipuZuriDfdNLd2+6D6dtu4LqfYGO5en",
-	"nEar7ZAI5484pLkIEmnNcm4JcLmBL/mWOeP9E4Y+b4tgvb1X92Y56m5hWw+vjsTyV0Vyu1EGzTtFjvkw",
-	"ZTIFnTDZHn0okOg7wR4rSMy5Z7uAaF4hdM4Dh/tDhjRNVTnjgwFndoNbeWhf+/CqO1KgqjNrd5ApmUEs",
-	"Xun6B/OVq2qea4b3jy6yg6ZpqxZeielqvZ21oVXGDEi40pjl618Z7QZ0uDUatceD1IFB74Z82EHIH5As",
-	"D6aOdoIoQzvimJttockLb/aYP9FA9oWKio8ef+5ugsckjGSM1QywBiGdG75d02jFBRsZhQJzDqB0knn3",
-	"bCZC7SoghM2bxlk+mTyMzJvwFwvH5KmMmQKlk8axK1c2ZG80E8aIBTxkJe3lsiIQEcOXQmbMvaxXbOvy",
-	"Fq6E3KCZWT/q4g6h1JiNeXVKGkVKAlLPBQxmwivpFRCvWBKAR+uVjC/NbxTTdOGDtrJtZaWzoHkvbz5q",
-	"1igKSFdFCdOEX/7GfF/UtIKERb/SR92rWEyhvW6B7kAiWeVrKjyCeJMmVFAHFA2yxsbRiogVmWuujFY1",
-	"5ukHSTKZa7MzOlqBh5krCM1qP8Rs2b/WcKB6GTxwDrTsQUHyfQW8F6PWavCAArcv9P6BIl6gPuFx4Y/+",
-	"18jqgKPnGLXcUgJyTxhAd75uczzfvnr1wiEkGPIvNs0VeKwM4dHkUVXxfXiKjmh0XD1+8sR3Y01aQ2u6",
-	"oDaM/pLpOj1hctfWOdBcpIpptk47mnSSb1cc+U8vn5vziQPqY7X1oJ8Qq4yh+cEOpqpn02PMOa6OnwVt",
-	"xFerrM/1BdOai+XODElM/kM4T3y9dgDDC6CCZi2+evu0iQa/Jf998eMPtvl5rkko8iSBBdkZ+16bNrbf",
-	"NT8esznNds5P4TuIYyMbYMaKIeYuXl4X1m9Pf9mTE4AvlklCU+U5zDABcUGvZQ6Vwrzgm6/LH1uuhcvh",
-	"9LRt7RJc4Hd7lcqi/bYVfclo3FHTwWhuC+oXBFzZGPMul+pN/KPGfr7MikCq0xv4Dz3v+8PbJp3XhvO2",
-	"j5fng6VKd3ptqqPe7fI3O84FU6rrMLKP3a1aWZB1xaIrmxeaUqWaOBvwAnCV1dzdxYwPdAG3f8UbZRG1",
-	"+jteHV7AE9+2GM62w/o8ntlrFhZd4XAhOSIXgUOyhHAKwjXJqOh9yBcL99Q03AoXvecSE6YB95j+xSEt",
-	"ihfD86KC9ePJQ98ewzXoe50ZuMXZSQI4k1aHXEkHuI7uLt/evDb9c92eCGigWrQ3dJSBOmhJBe1QXLu0",
-	"FTugs7KEt934PHOw6kjIEMlP68va54q4ikLSuqK5QMjobWuQZC4EFlOH9LZcYEE9YwsbPWur7HUDwpJA",
-	"vW/AeegoFNRX0vSHbskOdp+7I+POPdPFDF0nlQG2rf0FvWYWPaPTUYrgGUYfoNc7gSAqaCYHuUg9x6gx",
-	"2cAxCt3uxJjrBjGBepuIx2cV3SJ+aMXshOYskWKpiJaN8EbvquawXdjjnK0pH62yw2ocbtxWHdsFSXJL",
-	"nH5PG3vbF58B4BY/e+QF9zTwjstxHwoO+MVh2ICI/eD0/HI2QWWJdm1Huwrn3+N7s/lodOGdkSp3rhfv",
-	"iNKYWByxqq6LjgkbT0L9FTxUcyvmsls3u3DpAO1mDVTCL7IdQSzaLIgC4WNKhCyvhdgbHQDqo5EWM8jB",
-	"HvupmhCvVgaLhGTDMjz6EU2zDeaDX7NLc0RhtRQsH4Z/u0IR+C/o0/5tMWiQynYCt1yfAlnUMyuK2McD",
-	"YqlObh9L1ajuwtUlhqM4Sk9ZBrWQpbgsXzz10yAPxkS50Y2SteNdDRuk1BqD++w2cbfT7osbrEwu4PCy",
-	"W2faacO2KOmlJxt7ulQLCzuCe3tA8ceieGPb0VEQbZ3l/skVBw+wq38CqjqGXJv/Yt2yoIhuql7jK3f6",
-	"FbhBty+FUjJVz9kXoGItTZU8+bZvBruPNLUnk72H2ezz9K5+K1GYFR5sO+vbGLLXcCoce1AdzoL1ei7k",
-	"T4pl1k3XakWWzNvntMOiniU39z0szetdZHZQDnxTEPRdB/gMQan3erG6Mh1b9tsjkWo+ej2CXg08/i8X",
-	"vjGhoCLHChnkbX3BmR5ftR7wELjfCWG+zGSeFmFW6qxIZZCQZgBpg6otA+EmERB9YdEPif2rQagfUvmx",
-	"NT6q1MqKIke+8O0Pp3ujGIudeO8eyi9Y7+P3gcN687DioljLjSqOWY9Ha8WxTrruKkdo82reVzHC18Fd",
-	"IvwCGXeVDuxF17et+Se9ajst9TwPyve6+wKANaa4KcXfUbW/21bW20XnPernFWTfXT0PD5o7Lpi34/Du",
-	"HWHooyt1Ow4sZFeJB9USfmeRqabmRWlRPR8oTKJbMuKwKOR6jRFAgpFhC8LnEall5j5QRG7ETGxkdjUm",
-	"IY+L2JNKsgoZhkumnZYImMy+wRUa8TIT5k9IawHDXtqws4aBWy/khqPU5Jl95UZmGqJr3SDq6IbYPba/",
-	"170crm0BRW30YvW07qohcJ/ckd1/k8SJHTL91CZGvMesYrhXhHs1F92K7ogbZUR0Vzm5U8DsW6MD7O0C",
-	"vEKXHoZRzxjsQ25fK+vdKlJL8CAkvQfK4Qq1xdD/EeH5zjt85wdWFVy83LzayVUeaI0lbePtiiXWzeGg",
-	"rKFt5Lk5svInUdSnqXg+bn8jX6OJHnt7k4t8l90ARSWb6/DTjmm6O4MyLuJTSQ8prN2OWdfXn4zINy+f",
-	"nb96dvFqWFnkoMqRlihA0B0F1pc+Z4nckMlN7JLdwQ8+gTTjISozrO9zK0OkRmoWwTG7o41KcVSVQi2R",
-	"M7VzsR780jgB9lPxLsyq2gpWG2udtueZ6rjZg4cNDvfm5Pz5DDVrP5Js52FnL+maEvOuo81uJYTxpg7H",
-	"tOsuB/yCUZ5xvb0wxyHOESv3nOdtCfTnRnmmv+WuqtAwPIcsLP47REZMyZdY9gfjDeEdG3B4FNg8D1nA",
-	"gnI9E1w5LIoxOSfgJMOarlcCMnmwJFFMAH0Lio7YnhE8c3IyEy1hzwWAPOAh8sL5UGASwOkPTlkYb7mk",
-	"K63Twbt34PnFfPpICk0jYCuXebOmXADOVqZqCTj+VQ7xXjPsnSW2fTU9PoY3xv7HdbO1jHI9f/Hc0DJ8",
-	"EqD6ql0avzG2McHFmjuYwUDTVI1nYiZerbgisYzyNUOwEVgaRL4w/JHleoXAabZBrsiSCWMfuTRps01D",
-	"SVM+imTMllBLKuNRMQQpSLTiiHuG6+xCcN15A3SKsTMzoZnSynRjQ5pdoT2lCdeIymYmvMzkRpWeF6wW",
-	"51lv0FaRs43KHAICsFjBBQiNYxZjKbIiCb/41gxgnvPEzC2kKT8unqjxlq6T0CaBQHRtYgR5TKRg6ghW",
-	"9akU1/aAnZp/j5DL5zLmzFWHUIJescsIwocwlPsMQMDN0H766flXBKWHCoxshp9nghDL0mbzRuQHie2i",
-	"zIBav+BpIsCGmCRhIUW5Ioqv02RrY7RsFVcIiFKmYVsToaj4ZS1MEBJnhGKcD4xcSMIEAN1BRsSvr8Ox",
-	"GQmuMY4RI619soIhuvD8EYEwc5xrCBA2EaztsQ0v/quRdyEZuvSNoykJXSYAqKVhYDoKMZgJ0w1iZq+C",
-	"MaQ/DEia5LhBZaQ82vAxQ2BIy17QFMbco3eqPaMBYfDC4qrMIeCRFTdstZAZNFRPdjgyguvxZOKgKGiG",
-	"S1dkCsB6VPnCvWS6WTEas6wWPx/YEdiYe9NxNex+SigyEOEikhAILgUjQ6zsevpFHQ6GkPB89Auho9/J",
-	"ZPSEjMklmZJReGT27oqlOkDMkg23NVMsbztRoEzrY/KdXMJYzBK5mHNL9MOwzCAIjzB5qhDDgFBhmcRF",
-	"DsoFOSH/4F8a0b6WFidq+TtPR8ZKy5hSLCbD8ClG+oyeiUjGXCynpn/zWnhUsnWZnBCeRxFLy9dDQuEH",
-	"Bd8UCBvExduh56gUC25nwn/SbDsl9dbGdidhsUwzdveGdYTHZ6/oMixQJI4KyWtWg3FA8tjQrUcb5RCs",
-	"BKtU0HPlmLkmim5VuVlniGJByu9pQpiIUwlEGx6vAArnd0PgxxCd+btlo+M1M2JchbDwaT5PeISHY8Ij",
-	"Zus+umCAlEYrNjodTxoH2WazGVN4PJbZ8th+q46/e/702Q8Xz+Cb0ti0J+P5i+e+njWYjE/wNZkyQVM+",
-	"mA4ejifjhwBVr1eglhwbKX19clzerS+Z7gqrRc+fH7bqbmMse1t/X+nYNmsDZ4H5cmz+FcKtBY1W2Bog",
-	"z0J1AzLfOs8c+QHrcFa/qsLYQygtTVO7sXheyZTZr9QUPhuTc3t8Z4ws2AZTyIoITDuLlC4dJkmx4c+h",
-	"VgpX+tzd+Dk5A6t0Opl4UYFwp+UJ5H9buGCU7r0CFcCNDCpSizt22YJPjzbFu2DwaHLS1UMx5OOfqtoc",
-	"fvdw/3dfu7Q2/OLR/i9+kPprSHExH5z06OIF5rS9kvI7mqGW/uj0yf7vXkn5PRVbK9+h3NNj3JXd3z23",
-	"Zwh+0GOAFyy75hH7qcyWQyXfRf0CmeDuOFrRFOJx3HUxRMfINisSK8OqojZGtbSDXEAtLUvTYRGJnWZy",
-	"wW3mtBRsJnRGhcK7pcCpqkyUPFTUvaiyFv4c2nunErYHFUbkRsMk0Q6YMtBu7AHgo6t1wZcZtUhTI31t",
-	"++7oejR5MhNlBuSYPDfaabmuRVFj1ASjsqZu2Ma7uLLnDpvegbWrTnzz8pXj5zFbp1IzEW3/wbYQlmYP",
-	"wy9lvL0zxveG6NwM76pWp85y9q4hek7uVvR0iR3BNrjyVsz04K0vyxrjH7lkmvSQME8tLd5KlJ087rMG",
-	"RQbv9yzm9NU2/RTlINJzIcva5OC7oFQ50hToeY9gbBWHaRqWVizCM1jRNhNhiS1gYSpr8J9O3URpYvHg",
-	"bKkHmqYz4RsSPgJEoXMAPKYDojNKttU9bJSOq51o9M4qECaBDHBjkndLrDT9yOVVmv5B0qpEh9klsdL0",
-	"Xl7dy6sD5RUwnZNWPDbbq7dVeeVC847flncQ746tBdQtyM7xBVXJ46moaO7i3BlTIQQrABJlwqj9dCaM",
-	"xcLFEjUro0GBq8mQvAMQNpaBA9Fyil6t8XAmrDR0Q4Fi1SAo1dGY4GgRvra07ty7FhF0JoT0sHqrUszO",
-	"92lRMagmytqSBEtoOfObMU5Lr2/lwqcqawJPbuzNdLqZEH1PJp9bnS6Dr7bwf0aB9p9hGlpuKMNjPDET",
-	"rajuI2LisvZ7wtpyvb6C3z0Hgat37q4KCl7H22qAJV9UsMeNMjUTYXHTaiuuFDIKy6dbMMaw0JbAG0ET",
-	"KdgZIjVysZwJV7Hc1hFm6GWBvFYnQoiTIE5OYQebjPv2qCP/FjGDc8ay+B+RjOlM5NwAQnyRjIor2ZW6",
-	"6derh+H+lmMVIDte/0K8//CaAu1R+7W2pR1FlhBwei97Pk3ZgyxCLDd6gsfB+aNfKm9RWi6c2vF+5Ymi",
-	"1+3SpDTmWuRC2T0GaYPe0qKtdDmWWqRJkUj+0ciS92TCNTLme5lwd6f44CJ3qD1IY1RZv+G9GXdvxvWR",
-	"c4amd0u5vSqWl7/WbsVdYMa1Qz+qC8LCFwVRskUUmCfyCmFY+OLxwrBRmdopRJW3GyrRAbKP7BZ9aAS/",
-	"cmVdP2lr7X25vHB1/iCvl8uS7HZ5+TG6DSK8l6L3UrSXFDUSrhBwO81UhD9Vx28tDir4wdI0k7v8YBcM",
-	"5Cd+8kA5lEktwZ1vvo3DgCiJaqS8YsKCwUb6ENf+ObTlHFi2Ydury0sqrM8zwPvBAEh8xSviW3w8rCmQ",
-	"R61uL3z7K2jl1g78VkuyWDoed0jfYj9ur3q+L/0P16dLAYSnARFyUyz/vfz6z3GW4ZYTSiyysiWIva75",
-	"eL1DdfsxZTbhFtMpRk47c7pSJZnDxSmmNNPciBqh1XQmMATX+xGD01wCiAtIW6KQQ93MT+APsLhg4Y4v",
-	"lECurIbI4jGxcfYA0O71D2GlxsjGCcyEncG0iDsF35oiNEEcQa6xHpbOM8GsYnA6mcDkrOiDAFZjVmsm",
-	"xsSBV5WFHeL1pT+EsDogLghNkjNCxUzYqPLK4pTq58Qh6obe80seqx3K6FcwTRe1/1FfhlaG+gfZ1Hsu",
-	"E6pJREgqLHa0AuL1LtXVPaMx+mo9remjF/D36uNe2W2kbCNjbacWiaUh9oScxnmGQPKQhQ6VeYoCPS3x",
-	"pooxozxAYJxiv80EBJdiIVaoMwQ1YjVfswI3LSAR1dFqlKdHGPaWYg2o0CsWFEJKTVHzR7HfEGmUxQFc",
-	"bRRPYpbwa5axeOoqX1TGBxenMEileZIQGl8DEqw5H5QEaF0ju70iRIgLaiT8bzlNjApcVrkn5zgni85L",
-	"nQwHDEqYVJ5eqoiKyw0XsdyEkBMBPdGZQHx1mVkAUmgJI+u8iduUI1LixkHUy5pRochscMVYOhMpXXKx",
-	"nA3MgOxnWOS2UKUh7j0uT4WTSTPifyYK+7WSNLCSG2Mk2LyBwj1iS/HDNC/ztBnDiOVaMAvHvj1V+dyQ",
-	"2JyFGLBz1BX0++zaBnLud4fAhIMqcYBrCKH6LJ2ckUlxyQPofV1XO7Dv/dT3fnmAbYOuAP/pYhYAluzX",
-	"xzwDjl4sWIZlr1h1C6GBS7SpsDpB24wcXNMt7tG+N3RtGcp63rAgF9TAyDDfBoO8I6NNxUTLmagyQgo5",
-	"ovx3FgZks+JY7tMWbzaWx4LmiSZDis1gizOBWasnllDapgflNSrTa+zB+zSogFJfIJZ+48D1y6tZhhkg",
-	"WBvDShlPIQPhqRQ6k0k3enWa8WuqwTAbgW8eNrsx42ID3338J3qPwX0jBfsPsr6eGkYheWphpSBaEc5b",
-	"asWDd5obzqqe5hjf2Hma76p0T4YhPPJ8OpAgAj8+UDPhqoofBYaQ4SwvY0IzS9zZVgpWKZpfOfZnAs/9",
-	"4gCpdDnUro45UXLthno0Jt/UxjwTRTyDfd9Ii4QtNJG5PqtqDUbCpABA6cGZZQw1gTmDBK2uEwg73ncC",
-	"/WhOY12urSvXUimv1Sa1ihcODSJoP08qsy6Ks7BrLnNVlEhsG0dBWbc9HewC2OPWnrVc9TonjED5fYwt",
-	"fMBzolE554MeHEBgXVlH/sGhd7DufXDIJ52ztHRCxrsztZCau5KWrFD0Q/NpUSLcd8cHfsFwWpYMB19Y",
-	"EQuCkrh6LeoNZOwUTBcnAu8zL0bEF+VT0irKyRDxxsxxsRGYoloZqTEVLSYZVkeq1Tk/CjAi174iypE8",
-	"gOpYcEDNxNB++cDF1Lqx1IW0g7V0+QEF8KdfPB1bMK/AoB3+J7RzNCYg/e0T9DWG8K8wmAkUXdYvWNsW",
-	"MOKMtVafpH/OWevNGKulN+9RQBJ+xeBgbYnuA5PU0cRMrGQSl3ap+QZHmbKsWLIpVKKKpIi74nXIEK9o",
-	"bFJ6piCAziLMQZ6yTNotOXTRAbV+3F5EGOIfdL2My7PDW4fcdX8Lc+8G7HGsADXZ06DzXGmYDcdv4b+X",
-	"PH63K875JVvLa8gJQzlSiShEMrW3uTtOkZnQ0ibRWkEV2OBc720nXooKWFAE3AqA8Uy02RAdZwKUcgR8",
-	"jKjk9fBsJqQnva2Es+LbHhQlvjw4lvDcsndKi5qzq/S1ufvsYTX0BwA1igspWgyvSFYzp8Auke8WvU3s",
-	"t8jelzCMDtnbYRvuutp2BHLHN9uPdpiqeIcGq3kv/v5jFGMkXEfufWSYX82g0/nhVX3jygHBZLlQU0Ri",
-	"igNAdwmI2oqIgM8U2N/CeZQypwh1KdA0agEwzvN8xViqKq5ez8WOdve0BHvBHl18zBAEhIbayplcE0rm",
-	"NLrK06PAXYVbj7HVZWUS2xa4IlwAhk6bVPimROt9n4ga1boR7apNsWL39ujHwXY0rlCyH/Thfqqw3Xo3",
-	"w7XCVZsOKghAZRm1tiAzj8Wo9pxq7ZT9/Xul6b3JzxXi9D2A9/T9MdF3xzbtjXFas2NXc+T47RXbgqbc",
-	"nrxj5DY664pyz7IDwbMWou5qQucAgtqRmvMPtlVYk30mwv/9lY5+f23+bzJ6cjkevX47CT57+O4v4Znv",
-	"baVdkJ2Bcw+467o1fXNpR2GrJxImIgnhUfYEdIOsJgUhIGkLZ5aVsfsoorbxB4pcsW2HLopIoN1qaEq1",
-	"IZ/BdNC1Oh8u4adZF/wDRydVSh61Sy5HmJ9S5s+9L6BHRLnRH21yoJ9L6NVO2p2sY2ReWRKrVdi9ZGlS",
-	"LbNRFrwkQ4ct50rhmZEU1ZNidVTzRLsyjzvFn4uVfDwpm4VmTiaTid+6jZIck6eujJwRhVcshQifJb9m",
-	"4oxsKkFMhdsVk4xUcbMIijpAYXrlSc0LRcRRqb/cQD4W5a/elwiqlu7/wCKoWi+tQwbZJb2XQX9CGdQi",
-	"G3rIHkRSOX7rAOb3eCcdCgMtQm3nW5KxGIGg0My35AxaV1FMAK6jE2OVxIV5zWiWcJbZuEdIrkZ3lGmO",
-	"FfmH+DiRSzJMcaPNK3nEYnRzxuooqOYZFhAOlcBzq1lVXwqDmQDXX8hi7mKcwzH5ygI9QDYPtEb8kHof",
-	"3aETuKEzuLvJmV71gxZdrNycD+MZdDNF0Wsmf38H/skDJHSGKwNSbrTao3Y4roaLY9tWABGrmdECtPJ4",
-	"HSDKKkqHo2/DZH4CsPsdlZFwCpajzBQxL5p+eTaDxIuiHgtVNvNEBe7uuFY/Hj6lAi5/LfkW2SQH5Aw/",
-	"K+XBx8XBd6+8eFP9g7SXonpFu+KCZHOf7Xt/T3uI6HsGgqBXngYWwrghUifqVqVQ60jgvRn0cAVieCb6",
-	"YQz3gkN4gdXVP+qgERzjxwzFiZt/L5LuRdIhaJyWbPY6xAtRoo7f+uHM744RPaBbYgGweKMYhEvP8eJC",
-	"XDmYZEvmZu+JloQa0p4JzEzeJ9c8kTi0oR7gcLdwmzOB7s8oYxpvTvF6uChpIkWyrRQSwktdo1JefHs+",
-	"On382UysqFqNyc+QumUBAKD4qS3KZkGOaxNwcAcQ+TITFoyBq6IJWySGDF3Ec2hzssOjswKJHRRe+7tb",
-	"EldD6mHRlPsQVhjNWwuOjNltusj8h6TkIvEfTgLsCAtWuYSE0BHEGJ5eap2EZDiZYrGYHaGAgBb/fsAZ",
-	"fOj7ziCWWtT9R6fseqvknSvv8xyp9Ih97ES6MS+6mmfAKlJgrfPDk5qKXCbIiBSSROY7y2G64Mvxzo1y",
-	"dXddY22Vd9/dn3/359/+8w/LXVDvNKIHXA9jsfE92dQY792sI9Ne02dIy4BB0NFtXXpZQXx0gesBxNZX",
-	"o5GOAjLf2rgmF0ppgw0fKBJCJXgbqukXXA9t7f+O1KgLnOr7vDCoFHfvkEfXXPF54sq8jz8R3/8nWlmn",
-	"tZZ+q79uj41aZl2Ut37mpyYAn/9zW3p5d5rG0Zj8QNc29AFqx30x8UrHzQSqMTrj6zWgUHmDLfMlTiaT",
-	"SbcqAyT6cRuoMMQ/yD7F5dmhSeDu3t/x/ZkMR2V5otuXhWLk+K0rv31o/YZO6XHj2g3u+KyJHVeuwZ2o",
-	"8OtM9CnWgGPscRNnZ9YhSVquyJFlWi2bop75n6dGw04RUl3t+yvAT78+w02Eh2PenYHI7qVq3meXEm5U",
-	"Bl8LD2aioUKT/Rq0Fw0EBFpJFoCfzgplqBxKewLQTj3cxTZ9FALkA5Rs6WsVtO76vZz45A0Rf1+bDHRT",
-	"q6SIGhRdakYdOLJk8OqTKpP71Z0CsstimYlzW14a7s3mW0IF1EOuw2S6KTcdBgGR2Uw0VJHg4Nu3A2pH",
-	"faw6yfuyqezS/EFWVQ9sxz9xxap7p+d7tN08CdhLF9uK6NiVhu9Uvy50lkc6z1hAIpkL7e7fbFKlKu78",
-	"QHqjgiVziJAqAv0A8wnLNrE32oONdL0fTSEAjIvcASgmBYJgCCVywARcUs02dHuECZUAc+hBOZZ/ozLn",
-	"A/QZlRALqc/ZQmbM3qGhdE5phuCRNi0T89bzFIDVy0bxchHqjp5bafxw8gjTP8Pni9EPUrDR91Sb/gT4",
-	"rmq196M8AxBArMFfpqNC0o57ryMntT1d7sLtXg8xbyv/45lrv/NRFgFppDgG8C6oPAgq89sJXPde7Uk3",
-	"364IdLeIHwSiLxiYJW25G4fbhQWWv+WqQgK4CgGiGVSJZj8e4MOuiNpiP81uxUbzqBMkL8ivtjbtU7Cw",
-	"nD65fupohf8ZOra0KZJK2zMBmVth7R0jN3dCENoiPsdvi6pj74oo/p0WehFAa1Vcv54KJSFK5bm8Zg6W",
-	"1+ELW5zBmWjiC9sw+TIyE28DEgTfdgeNZamZGIYutH9KjBYXHtULAVVEq/2twzD/3k26h2S1LbVr0H6d",
-	"wTssi/gjYgjbZbHLbJYTF9ne67MzMkGUfRuCYo/O3hC6dwaZCwCDxXgPAKBFNH374Z8VgdZSWx8owaI6",
-	"8b0f5BOV0S8Qyy6T+RJdkb7s7C4e1OUBOY9jP2HKplv68rf89wOFKEwoj4cnATkNyMNgJsbjcSFQlzQl",
-	"MiNxjtTMAmQwQLM20tbpBWY4XCyPOnIxSi9L+HcMIQ7LHA65KOMyFNmsJAK6Zi7Dv6jBBnp7ZM6IZopV",
-	"zVuDU5wJV9atFl1xUJW3s5lwGSmJFEvIGaXCq+3hMi5sfr1XrKM1P1SqQ5I9PsyB8nH4ZLyl+YM8MnuS",
-	"QwTb3GeG3HtkDpLwRtnplxnSpnCbP0agwHfjkzBdTdcHyYlKf1UDr4KTQB/w2u4E/TChSl9mvu8jSuja",
-	"aWW1E2XDvIKdiv1WSGqYG/RWTaTfK6pbZOhPMN6XjMaYhP5xyNH3JBVrk/2D0ubKxe6QjR7V/alLDt/L",
-	"vB7gTEZLg1IzC+p5hKHwGkqipmpbgw1YMZro1e+djgbndoU6bAo0M/NfTBKREVMWFVCRb1+9ejEmzz2U",
-	"TS3zyAbPxlTTOaS45YqREOTt9ncQhFRdkc2KgVu4AvccUYFtOwRT1eGS/Rbm8D4ja20PHSzpFoIrkqfj",
-	"21DvgYRkqIFFecb1djD99XWVNgx9l8WmKmP0yKFYTIcOuWY649Fuz5Nt7IEi9m0yNLtf7BOZb82TlYwD",
-	"kslcG1MasKXQbsEkncC9DtWyYAgB+UaSLBdQ6cqcom7UkUwSZkhbHVlHxky8yKTpg+UKrzjYm1QqDgk6",
-	"eIJ04t3hBPeSi2n1OE0oB0Jhb+gaEkoH/0W+ffbdCzKXerW9XGmdXrp5X2qpaUKqa4FVpIKda2LLyo5n",
-	"4r/Iq/958WxH4/ZGaCY6X3mL3fxtNvjm2avZIIDe/jYreH02CLC7v83MrGeDd+QElmqHrzlo9T/i3lvP",
-	"0v79+Dg445kZVzn6hcy8oe/iDJRZvSRlgU/q5F5hrRqL3y6YaY8LQ96G3mUO/lSZqnHx4NI+CMHgt3dl",
-	"a77EcVkslISz+Ayv1TZcMfJ48tAiplq+nydsTSIZMxLm5VmCN3aUxExTnrhylwBWT3nC4pmAoiRkiPhN",
-	"3C6tOhoT8HjPaWKkdGYIXMREZ3Sx4BEWWoPCZzTezoRlYNYlul+6qQ7es06FnXTVmqzvEgDduHW2DlJ3",
-	"lfPhiLinntBQEHYfCT3P2k5OqPbwdoDZqOe5XpkOjXaOSZ/dUIUZAoJR7VQHcJ3HMsrXTGgyzFhCNb9m",
-	"R8aMyLNkMB0cgzPEDqjeKp7OgcdQCFRUMjjOQNqdlVm0YkrjL2dESJu8JBiLGdgu1l7xJt50r78onWlD",
-	"BBuwqK0qMGypsPQGz1xVcNOzLUHudVGkRbXnZxYbxLViycL/0KHLNj88t6Pw3H0FsgGMMHS3F2kmFzxh",
-	"XrM4g5ZGvymqgGQyYVAB3W+/XkHFZr6YSRex4l5GqQdK3ewKM6UCL0erWp9TBVatdRvt3PNlfSZj9Dcb",
-	"fmpLZhYI9cUlLt7ZKYCxXmVSGEG6yOTaaxNu7tp3yXkE5EaALDnzrDQz+owuzH44AMGyewvcV1kY1M7f",
-	"vX73fwMAAP//",
+	"7L39d9s20j/6r+Dq2XMi36Vk2UnaRj577rpp2ubZvuTG6XafVnlMiIQkrCmAJUArak6+f/v3YAYAQYrU",
+	"i+2kSdf7w9YRSbzODGYGM59520vkMpeCCa1647e9BaMpK+DPl0wX6/OZZoX5V8pUUvBccyl64963ckWW",
+	"VKyJYokUqSJakhXlmkzZTBaMFOZbLuak//Lrp+TJyckoIinL6HpgPzga9qJewX4recHS3lgXJYt6Klmw",
+	"JTW9Lbngy3LZG4+inl7nrDfucaHZnBW9d+/eRb2cFnTJtB3p85Qtc6mZSNb/YOvN0X5Pr5giFEbFWUpe",
+	"/Hjxiig6Y2NC7QyIGQtTmqy4XhC9YETRJSNXbE1mhVyaXyYCfqKJlgW8xgWJF1rnQ171f6l1FpM50wob",
+	"0bJgpnGVS6EYkTNsacYLpUnfd+ZfwPUncTClwUuWZ3TN0jExyxQfESpSsiq4ZmoihDQDmRM6p1ycEUoS",
+	"mZttEZqsFjxj0Dx2pzTPMlKUQsFeKTKTBeF6SF75yZn5wqAoSflsxgrTjlsaKtSKFYo8Gj0hcSLFLOOJ",
+	"jofkxOz+6ePHE5EXXGg6zRg5v3j6/DlJFrSgidkmM7IlzWayWLIUuqlaGw3JjyJbE1UmCVNqVmYT4RZE",
+	"EVq4ZYyIkoSSGeUZqzZsSddkyvzewujN5K7Y+mwiaLW0CS2QJmHPC6ZJP35KkwUbPJVCFzIbEyEH0FUc",
+	"EaomIk4KRjV7Ja+YiB+oI8IVEeyaFeGATF9A7riysA/DiehFPfaGLvPM0O7o5Mlo+hl9NIAXBzRjbwYn",
+	"vajHDXXilveinqBL83K49Yaca3xB33zHxFwveuPTx48jwyfu3yeGK7RmhWnzf3/9fwb/5/Vf/9Lz7KN0",
+	"wcUcuccvrmnyS5q+xKU0/0qk0EzAnzTPM55Qw0PHeSGnGVv+9d/KMNTbamrmi9S0f00znsLLl7hBvaiX",
+	"Mk151hv3XgGJ436ZNZSawPtGCLCikIaNf33bm3GWpWZFqEgz1ot6S6YUnZvml6XS8N2UEbbM9br37nXU",
+	"U5rqUvXGj0ZGTnANi/1PPxLiR2IXoSzEeCr1Yj22ExpvDvtduN5/KdisN+7913ElJY/xqTp+gU3gktYF",
+	"TmO+FeH3440O46iSOXI2YyI1NApLoYgRMbhA8dHQDO2pZbsD9upOZ+PYXlWDTsoCxITZDEb6lWQ4ikDC",
+	"WFohlGh6xQTB3YXZfC2LKU9TJj70dFCIG9GhGHMSWJZFwsi0REJLJdELrkg/nrlRmhmByFQkZdc8YY6Y",
+	"aZ4X8pqlZA1SBR9e5riXdue+kYLd+TRNozummpSFkgVJqCBCkkyKOSsMFylWXANFFkytRXLpDuP46AwW",
+	"ZCrTNVF0rchqsYYjZyFXRtIXLJHXrIBJPRdG4NDsQ+7fuSClYG9ylmiWEuAO0o+5HUlt+CisjeDnzDAT",
+	"vqIieCOTc7KgeE6jpFKkFOb01SH7pjDRH6T+WpYi/fB8Z8kylQxpjb3hShsy1DU6No8KRlPCDQUKqS9n",
+	"ZrxuOfRKwknKRcqV5mJecrUwJzXM7gVdZ5Kmr6T8jhZz9kcJF9gzrkhmBmEmSJ2GtaRvLs3Ty+laMxWT",
+	"fpzjkC+1lJfwvmWzC1YY5vtJ0GvKMzPDDz2blGo6paBwGO0MGa1GUwWfL4yQWZF+XFYDjY/OjOJjVAlq",
+	"1G4Sgwo+AB08dqo26hZNPX3gFfW2kdu3jwOVHgb/SsrvqVjb8199UC4mhTkuMr7khnBnpWJpbZH6sdla",
+	"Y2Rc2p9UfDQmWkq0PFABdto5NyaIOV2MqMu4OY9omhZMKRDZ/iurPNJSL5jQdnZhK/Yr0j//6iUZjU6e",
+	"HA3Jy649Gd7ZTvwkgiGxDy5mcO2MqsKV4mIeVTpLREpxJeRKRIS9yc0JYRa0YNfyyjzcOA/tEyTtcE5G",
+	"FNFsBSeK0R3in3/+eXAevDEmXzJaGFI3p423wQzfA2vfjKc3VdWA5UIl9SvHt0s+LyxdGJFpj3Gz107f",
+	"fDx6WOmbVuKQerOdGmf42l3pmlwoTUXSEDmObbbIm+DwI8b8wNPQMkmyYMmVXXlV5rksNEu/Zymnr2By",
+	"f8whYY5sikfFaiEVI/FTHMXAjCp2KlkcDsgMJCZ9SuK/4p9md4DKYmOiKqb/VurZ4IsYNpwmCcs1S898",
+	"P1wvZKkJbenLiy4pj2B5/UpdLs1SXZqu4Gzymw2y4nxuF25DuaHmSUQoMdZ0wnOaETkjV9yMFp7FlZGb",
+	"F3LGzSEe1egczNb0kureuHc6Ov1scHI6GJ28Gj0ZPxyNTx7/0ov8O9N1aJ8+mn3GBp8nJ3TwJB2xwens",
+	"cfJw+gU9YZ9/3mtuykW5XNKCGxvdaJVEL4z+oYgUbq/MsFKu8oyuL61x+1JOOZxfaOKNe4X9gaf7jYMa",
+	"eswLmbNCc7Rgw+m+7RmpBRNPqWYDzZds0wiuT/9tC7VVa79aSGLfRpXLbIGZme+oLHna1ket1WYnPy+o",
+	"rtoD9e6M0Kl13BhhjKQuJAk+HLb2U1vittmYJ0Qt5EqARVabxkZzbmvaGioF/61k1oSLjHmayRWo2Iq1",
+	"NsbT9oag+wcqWGf0BuxY1Heh0/DXHrxSm35UOQ+CLY5CGnntW5XTf7NEm2ECN37HVRtHmkeqoW0bSm8w",
+	"HddsiW6MPzn7vd5gQDv1zn0GHSxlRnWYri3xnJH419cxkrpeMCN2C0aEFEBHvsVtBwaK0Hd+O2lR0PUm",
+	"jUBTnZv+omCKiYR1i+LG1ivGokoAF6UwIgadH2bk9ZWhTspvP/gsD7xkM1AJTFt7Tf4l9n4BHzQnjn27",
+	"5joXoNZG5yI8aEz1jMRWLYyJ+T2zO00KZk4/smC00FNGtQI2EeXSDMl+AvQGPDotleFOOZtlXISDrCTI",
+	"eZ5fJDJnHSKUCkLz3CqwZn9SOSYxuzaDGatyaj6Yspj0E6qTxaDMzbE/EUrQXC2kPopIbL2MamwYKCZ9",
+	"MKNVThOmIpIsqBAsU1YnBR47iiai+goMEdMBsLR7JyK5VDoiLOUavk1ZxjQj7jNoA9es1i/+dGQ9yHbd",
+	"mtOpXKP4cfhvGE4v6gVtt67rU5rTKc+4XrfvegIeVDkjKmcJGT1qsEHOCiOrjbgxDwyXhTsNyzcsc3MI",
+	"GxqEf9IiWfBrkM24qkNcs+AH/4X7ofoGF7b6xM64+iEt6EwP3fxhF4Ar3S/zggo9pOmSi/YVwS5blsNR",
+	"gVkOiqQBlg8lKS9Yogd2LO69A/Sxk/Fo9Mv+AvjJSS/qGV0QRk5FSou0ujrQPLliWvXggkxzI1SEvuSp",
+	"OZde21243LenkVlzmfOkN+79KBxhm40n2E8v6l2zQsEanWwcCnbjbqaWHfINqhg7tTFctO1C1VLAP8yr",
+	"79yqblADKmmzYP8dV7eqQBtb0apvVi8ppLJ6yxFRYFTYYxM7dwQQkp0/OXcuSP3UDKnjwBnv7gmp6O3m",
+	"E08/wXi50J896rXc+7bofrCpVTM1Atpc+bYzMNzyFsY3JJDuYn+3GOY5WGXBZtaEYsWw6XKbCPonZ6tt",
+	"YoiG+qhiTBGuA6UkY9fmJZGSxAl5jqZ9sWEqBi+YIdZl6IaI3RSqdan8OvoAwg6m1xv3lmw5DS9O71z6",
+	"bZFu9XV7237FBC6k9mOT47FpN9Rx996qb3B4t3DyxyVF7XZt/+Y7eCmQufuI0buRdZ+M+HJLGdWpb4tU",
+	"M3Kk3ap9VRGfCsRaQ6xsGjR+yfcj00Cc3dxOewqLgsZKFamwIanZqnJqBBLu/VnNG0LhUIdPRKgmS6k0",
+	"eTwa1YJlZKlZYbeEK6ILvlyieAgiQB6PRnfqDYowkuekNhbv/EwwSCZ41BjOiRlOPSBli29pG9l8i281",
+	"KaTd0bOFYvJ8F73keXVqKmNlqib11Cnhy5JnKZlKHVLD1Pw4wB+xkb1stk0/ys22Ls8/uo2r1mFj3TXJ",
+	"GFWaSMFwxc+M7DF/kIwrcLKueMJIIktQhUVygEPIuQrewXye4zcnOwRPl//QTqGbvqx020JjTl/TzoXc",
+	"oK4NxWW7vbVBMO2EAsTwRY0W8O4SxAjc7lk/rtVC0DrfevRt7CKIrdPHowZZbffXwni7F/Qr0Ka/Ry7p",
+	"XFbDB9LosjuNJtKvjjMNMaDmC0LFekXXR4292NQZ9/GHftHCxrfSVPan272sG1jXbwq69egEx4ghmiW9",
+	"apKod9Dvqzl//gXYCRi2cpC67T9yKr8hS/O7BDFr1f3N5a6NsI1aYH5sP1u1NvK2xvBQloVj7jPiNoWU",
+	"ImNKkbg2EbgljN0NbQw0KYhcck24PjpsTPto33az8Qung+MS7vOhbDl4ayvcHI5tvJv6XrBCSbHjJM7h",
+	"pe2H73nG3pgXlnhfTzP25u/27WEil+GRbJ717uZ8xZF9gCPWzmtzffKMcuEDU1SZLAhVJG7O3waS4kW1",
+	"nSpMqDGW08ePPoxm5qbUTRoXhpe2UIa1STpOz/rb/79ppArmSUql5ZIVqvIPXODN/IF6uzvrTkajHYdd",
+	"dNPz+NYH5ytQFbYspNUltCRK0yL0FWFqQODNq8XLQLDD5dJI478rukSGKCCQ0phMs0zKgpwaCfdvaiwU",
+	"DH/vVcExLzZebrm/D7ppY8raECPyPS2uUohHOiHTtQb6iJMF1RAlaF+zgYLtSg2OrVOpGR2m1ATD37JD",
+	"8op1y8Afc6Rc0GGMOITrrDNCBQa7E2yOcKVKyGTB666pLAVsKgQJXPNkk0MgENnRP10+UCSjuZY5XCfD",
+	"QxfT1LNxTm3sEbTSHPqXHNJ/fAyZlnYKNiIMMl64ahNE+wjFxiBbZbbv7IEi+CLpp2xGy0yT2AdhnxHB",
+	"WKpIHEwnDr2zbv5Rz4Vzt7ho3+3aYcys6DrmYI0g4cbloHBlzxu4AzfmDjhuMXIZk0la93RfbewJfJ3z",
+	"ginvkv18MHrYDEiAkRljVurF+vKXfy0W0399qX65OLmeLt88/u7nx9fp05PFd//67+x/fl7p9JsnxS8/",
+	"P9Lff3Xuvj1AP+yisC6Vq9rhCAMGantIVlSROb9mYi9lKlyMTR8NRiNYWlZa5oqsZHHFxXwjOge3yDZX",
+	"63qro9UudNs8pxD+iJ1HJMatiMlMZplcYfDEo4dkShX77FFZhOoG6Z8+/owUVKRySaZcY35de9/7uT0b",
+	"Qg5HHbTQJuq+gl1po/1KGARhbWc4U1XJMa6NtUakyNY2e40DhziGvEGc2yF80i4nD7eAPg9CRSthcidx",
+	"a3u6rLu96A1jaWdLleTdphfizl/gu62u7oYNYTVF2/rO+Kxa+xv05YW8C0Ux2vKSC0c3LscDaLBvtB5L",
+	"eHOmyaPRw4nYSNmJIIAUNi6Gu77YxjXHLQ2cNMI1Wk4SsyLwfeu131cFnenOayRZPFCkFCB8NHujiZlZ",
+	"dSdZWO2uyRz4/PKQu7aawvctzWaQNJtn6x2XYUFXe5BUXd/bFFIwm10X0cHt2QNF8NpyH/F/iyubYJq1",
+	"SVSNtpKuGdpLwzqb20vBVDMvYFqPChRz2+aZPWeA6NgbvXklc+Dq15b3gy3XthV6lvK9nH5GDbDLjifJ",
+	"HlbLj4Is12RF1xH5uzGYSX/GrxlZclFqpo4OM0ZuaXkcZjc8u6ZZaWTi1xmdt52pM0Z1WTAyy+g8IBua",
+	"lay6HDDSY4y5pdesKHjqn02EEy1eNEeEZYptvo2R5i5Q94qLtHpzIkz/hgVR4x6SH3NWUC0L+IkLHKDL",
+	"+QCdxkpn+D1u5Eq/7TFBp1kFCnDF1r2xpVo1VHh/x9TmzvnvWrQ6cBdDaoNZLA73fbU1CrZrKmXGKFzv",
+	"XbGO8HA75yu23r3PV5DD7UbXvtWtuQCmIyauWSZzUJ2kYCQtC8ivh9sl0sfYvIdHUZUuIwV5+ezilcuh",
+	"mYg51WxF10PyNeYUayN2UukSV7M1RN7KJdeapRu7AavT7Yyre9wqdevhF+kpHXyejEaDz+noZPDFaDQa",
+	"jPz/aBDZgQ42OBgaR9aORhI8soqCZZhQvdd3lFK6/0CZ6UMmkOPcrWgOT04fPnr82S9waQ95ibB0pV7I",
+	"4vKQJbnZCgTy7rtSJAtCNRFSiv+vF+3UkYOhOwG2Z+cz07liv/XGn9dOlT0+TU9CtzZckBzQp6UbBw7w",
+	"zo7i0WkzxmdHY9OT3g0G7vm3HhzVot971tmmOQPvn8ObDQ7YS5OqE//bLXlTwPYJ9XmWIEGGt7Axalyx",
+	"r/0SsEdjqOucDYw44zOenKEJyFNlgw4LllJM926MuhKi7pXNpjHEH6OwzZnikw6sFF1R5TtoPwdCSt25",
+	"me7uxRNmczzfZHJqDttELpdcD2xqRETmNB/MisY9VZeydWgM00Fany5M0yBY3rS5SR4+JfAKsa+AOhZk",
+	"CiDJ2V2EHZwjkEzC+HXdqVptoF7nrb6Dgs250pA94k4/82pU3YQ0OHEP3cvsS9SrJl+n5siybrDxFeVu",
+	"HOBR781gLgf2x38rKYYv6er7SjoFLN6im0jHlFQgPY5rqX/9GC8R3TUUrqRZ0jwHOIqJ0GEGKNeKZTP7",
+	"2ZiotdJsGR/hLtgeiJBVDxOB/Q/JxYrrZGEUCOwTdQEp2I8zyGs6IIdl+8sXMCgr9F67FXpB5y37/6Ng",
+	"JLextS6FY9MGwmCbDhXquiWBC7J4uCCK/Ya5SWE+0kFZSKi8tcQYLgzDtQoAa8wYqQz9z0htC714gnmj",
+	"dKLpnlJBsDf6EjE/2jvOqO0W0ntZekZyqhS43hSJKea1k2e/lRTiVmI3Dbs2CS3nC01wE/YYj8xSpnT3",
+	"OuBzh1KCEFUITQJgVpjKP2ULLgDaApC1Hp2MSFwwo/VwKeJ95eVaJJcsl8nicPenpa/68gZbXGu9NulO",
+	"ff9lcKa05zUhrxqVYI4HUyMU87CIXeeccmTmsnIqrdNrQwHyUuTTyLzAcJk07bcjNcsH4wM6vMVgjjwr",
+	"ijZCNVzPBWAlIRQSGvxBiGZ9LSxyVPvtIcvSiEDWeCqNjUNyaoxloWWFFGNtQbj/Ry+1Q5ireReqq+3N",
+	"wB2HVdW6nVyRVSGFN9TrrW6iW+1aWpxw1WvbAofgQEYdzbK9BLnNwo/eNtb4pvKslT23AfzdRmjcoLOC",
+	"UdUesLt2+FYWQMnuUNWTz88zfH9pORXUBiub4MZEXs5ocYkyzHAbtHdJF12ZeRZgab0lhtjKRQQFYm/0",
+	"mMQuozEmfaOnEEqCHEejJsQALROTvlEF4nAUcURKVdIsWxNKMjqfczEHvy9PKKgaE+EEcTknBbXeFCpI",
+	"JpUGwJuGB9x1jWtRrDvmqYv1JZw4l235w9/KlQ3SroNLAqMarZNqbbjFOk3/zbVl1wMJoH4wdKNrPFAV",
+	"1tlaJAQ+OTxp3dJbsM8bS3HDk+X1JsjOBroXseAcpP/oZHQ0DqgJp9eGFTYRluTh4trRXiFzBa5B/Coi",
+	"huxUQHekD0AxuuBM4cUtECFOGsPikCQR0dLYElyUFaYP8y09UIEesuGisrAujZk28Qft3LgC6WHpFwGH",
+	"NOXC2ZZqGK7++OThaFSXRycj84sTGjVWrxh3gwECMv/CfO+RC09GdQLc937RBdi8hFmTYNadyDPNBTKE",
+	"CUF/rVaXzJr3tT7X1/JD5LNGwEY/PPf1NmAIe15rfTG60Q3uh45hff8QJkuaouTELOh9rsr2VDD/8Phb",
+	"Wr8VbNU7PtbQ2ra78db42kZuWLD5raqf6bA98ys0qGFj1AcHMvm0efcg/BNc4ZrzQdC5OQ+5IDzd9D3c",
+	"EAsF5XiLF2KrP+CFsfyN2Y8vxJ6HQL0yVOK5y8p+8B7k+yV+753gt8lXHTaxzVSA+7shcYkLjWMJLrUg",
+	"31maI71YW5EBuB8+4VYKuCqjVYwxvuvCKjjEePVppoyVKBVzIFATkVHNiqOgiSDNB73srhO4tLcZhkbF",
+	"cQlgdWV5i0XepjZXwmQzEOaasxUrYnAYqTMSI83GBKaRS4gwKBhNNI7nirFcWdcizUCRP5uIGK5n7UeW",
+	"XusYuRScMcpS9xmJ5UqYbvpuKhMhRbY+soAsuLSAU16fOQ4XzFibyo3oHFEPGmyd/rdb4Km8sICAGUhx",
+	"MhY9WP9ckBhCAOIxOTVb9fA0DKCTs4nImLEgVERSPudmqeLLOCLxEAEJ40EcYfg0gIiLlFisZguYjl9P",
+	"hCzw+yF5Kpc5LVgK8FgDLhQTimt+zTIE1LXo8HUUrQZ0uL1XDcJmH57WomZP67jf54Nf6OD30eDJ6+rP",
+	"y+Hg9f8bPPlL20n4LaOZ7rCAMn7NBDOyAkDbGweGD3WTV5uaTVfk7jkiQcbyKj4jVKxtSpcsdSKXFljZ",
+	"dkcM62dZaHDLq93eJ9tzm8B5bsn0uZjJ7TYfBi+D+VMAwHvzsNzzUBpV4YWglPcO1/pPtgdhdelLgfXK",
+	"07MqcBW9FWovLak7YSZovZlyshlKuMXOfoqjcaGf1gHuoXQBaNGyC1iHlExpclXmZyhbJsKbd6qETCxj",
+	"4lGBRAV9Qh41hO6iXxEZ7ZAAqPqInwtzICgYc3B2zNlh/q+T/ZACXLxk6AvYFlP1nQNd6I4oZLMZS4w0",
+	"sraeCM256ggTC1Zw7dYdIkqqk9bhtGKiukiyMvUxJLeQ8d93+VLPQ6gV2h742Ai72EddvHWsZDPMbEfg",
+	"xcPDcFCmI1g+Ye/5981N/dysbXUtPqOZYvZK+vRGYFD1UIkdn9BRS0REtTX7RDfcJqy0PXLvzOXTCIt1",
+	"4ciJKwvQlg7vCpeKpfw9RXfXSGGrHqRqk7TfKesQWDvAeHU3AFLdERivipLtuea1qAts76Al7LwzsL0+",
+	"UESURhChhu/08wjF28kNYi9aQ5QhRPsmUFkHxGm0nRPV91E9ABd9yRUDNiKYQ5JquBr8tradM1ZS73Y1",
+	"eNPnlpAyQVzFzUxdvOG+qaW7L7pPp637Qqqdwc7VKafRajskwvkjDmn2QSKtWc4tAS438CXfMmd8/4Sh",
+	"z9siWG/v1b1Zjrpb2NbDqyOx/JVPbjfKoHmnKn6QM5mDTpitjz4USPSdYI95EnPu2S4gmlcInfPA4f6Q",
+	"Ps1zVc34YMCZ7eBWAdrXLrzqjhSo+szaHWRKFhCLV7n+wXzlqp7nWuD9o4vsoHneqoXXYrpab2dtaJUx",
+	"AzKuNGb5hldG2wEdbo1GHfAgdWDQ2yEfthDyByTLg6mjnSCq0I405WZbaPYimD3mT2wg+0JFxkePP3c3",
+	"wUMSJzLFagZYs5BODd8uabLggg2MQoE5B1Bqybx7NhGxdhUQ4s2bxkk5Gj1MzJvwF4uH5KlMmQKlk6ap",
+	"K2/WZ280E8aIBTxkJe3lsiIQEcPnQhbMvawXbO3yFq6EXKGZ2Tzq0g6htDEb8+qYbBQpiUgzFzCaiKAE",
+	"WESC4koAHq0XMr00v1FM04UP2sq8VZXRos17efPRZk2jiHRVlIhIS30c04gvhAVZi2G5j6Zr0c+jvXiB",
+	"7oAjWZRLKgKqeJNnVFCHFg0CxwbTioT59DVXe6se+PSDJIUstdkenSzAzcwVxGe1n2S2VmBrTFCzdh54",
+	"CFo2wtP9vlI+CFRrtXpg8XfF3z9QJIjWJzz1Tul/DawiOHiOocstdSN3xAJ0J+1ujufbV69eOJgEwwN+",
+	"01xVyNoQHo0e1bXfh6fojUbv1eMnT0Jf1qg1vqYLb8MoMYVu0hNmeK2dF82Fq5hmm7SjSSf5dgWT//Ty",
+	"uTmkOEA/1luP9pNktTFsfrCFqZop9Rh4jqsTpkIbGdYq8Et9wbTmYr41TRIzABHTE19vnMLwAuihRYvD",
+	"3j7dhIRfk/+++PEH2/y01CQWZZbBgmwNgG9MG9vvmh9P2ZQWW+en8B0Es5EbiMaKIfAu3mB7E3hPp9mT",
+	"E8AwlllGcxV4zTALcUavZQl1x4IInK+rH1vuhqvh7Gng2iW4wO92apa+/bYVfclo2lHYwahvMxpWEVzY",
+	"QPMuv+pNnKTGiL4sfDTV6Q2ciIEL/uFtM88bw3m7j6vng+VLd7pu6qPe7vc3O84FU6rrMLKP3dVaVcV1",
+	"wZIrmxyaU6U2wTbgBeAqq76725kQ7QKuAP0bVSW15jtB8V4AFV+3WM+2w+Y8ntm7FpZc4XAhQ6IUkYOz",
+	"hJgKwjUpqNj7kPcL99Q03IoZveMmE6YBl5nh7SH1FY/huS97/Xj0MDTKcA32vdOM3OJsJQGcSatXrqID",
+	"XEd3oW+vXzeddN3uCGigXuk3dpSBOmhFBe14XNu0FTugs6rut934snDY6kjIEM5Pm8u6zz1xHYqkdUVL",
+	"gbjR69ZIyVIIrMAOOW6lwKp6xiA2etZa2TsHxCaBIuEA9tBRLWhfSbM/fktxsA/dHRl37p72M3Sd1AbY",
+	"tvYX9JpZCI1ObykiaBh9gF5vRYOoQZoc5CcNvKPGbgPvKHS7FWiuG8kEim4iKJ9VdH0Q0YLZCU1ZJsVc",
+	"ES03YhyD+5rDdmGHh7ahfLTKDqtxuHFbdWwbLsktwfoDbeztviANgLn42aMgwmcD9Lga96EIgV8cBhCI",
+	"ABBOz69mE9WWaNt2tKtw4WV+MJuPRhfeGq5y53rxllCNkQUTq+u66JiwQSU0XMFDNTc/l+262YXLCWg3",
+	"a6B8vk95BLFoUyE8zMeYCFndDbE3OgLoRyMtJpCIPQzzNSForYoYicmKFXj0I6RmG9YHv2aX5ojCkilY",
+	"Qwz/dtUi8F/Qp/3bAtEglW1Fb7k+BbJoplf4AMgDAqpObh9QtVHihatLjElxlJ6zAgoiS3FZvXga5kIe",
+	"DIxyo2sla8e7QjZIqQ0GD9lt5K6o3Rc3WJlSwOFlt8600wZwUdHLnmwc6FItLOwI7u0BFSB9Bce2o8MT",
+	"bZPl/skVBzewK4ICqjrGXZv/YvGyyIc41e/ylTv9PHjQ7euhVEy15+w9slhLUxVPvt03jT2Em9qRzr6H",
+	"2Rzy9LZ+a6GYNR5sO+vbGHKv4dQ49qBinJ719lzInxQrrJuu1YqsmHef0w4re1bcvO9haV7vIrODEuE3",
+	"BcG+6wCfITL1Ti9WV7pjy34HJFJPSm+G0atewP/Vwm9MKKrJMS+Dgq33nBnwVesBD9H7nTjm80KWuY+1",
+	"Umc+n0FCrgHkDqq2NISbhEHsi41+SABgA0f9kPKPrUFSlVbmKx2Fwnd/TN0bBVpsBX0PoH7Beh++DzDW",
+	"m8cW+4otNyo7Zj0erWXHOum6qyahTa55XxUJX0d3CfMLZNxVP3Avur5t4T8ZlNxpKep5UNLX3VcBbDDF",
+	"TSn+jkr+3ba83jY636OInif77hJ6eNDccdW8LYf33mGGIcRSt+PA4nZVoFAtMXgWnmpsXpQW2vOBwky6",
+	"OSMOkEIulxgGJBjpt8B8HpFGeu4DReRKTMRKFldDEvPUB6DUMlZIP54z7bREAGYODa7YiJeJMH9CbgsY",
+	"9tLGnm0YuM1qbjhKTZ7ZV25kpiHE1g1Cj24I4GP7e72Xw7UtqqiNXqye1l06BO6TO1L8b5I9sUWmn9rs",
+	"iPeYWgz3inCv5kJc0R1xo7SI7lInd4qafWuIgJ1dgFfoMgAy2jMQ+5Db19p6t4rUCkEISe+BcuBCbYH0",
+	"f0SMvvMO3/mBVUcYrzavcXJVB9rGkrbxds0S6+ZwUNbQNgrcHEX1k/BFamqej9vfyDdoYo+9vclFvktx",
+	"gMqSm+vw05ZpujuDKi7iU8kR8dZux6yb608G5JuXz85fPbt41a8tclTnSEsUIOiOIutLn7JMrsjoJnbJ",
+	"9uCHkEA24yFqM2zucytD5EZq+uCY7dFGlTiqS6GWyJnGudgMftk4AXZT8TbgqsYK1htrnXbgmeq42YOH",
+	"GxwezMn58xlq1mEk2dbDzl7SbUrMu442u5UQxps6HNO2uxzwCyZlwfX6whyHOEcs33NetmXRnxvlmf5W",
+	"utJC/fgcUrH47xAZMSZfYu0fjDeEd2zA4VFkkz2kxwbleiK4coAUQ3JOwEmGhV2vBKTzYF2ilAAEF1Qe",
+	"sT0jguboZCJaYp89ijyAInLvfPDABHD6g1MWxlst6ULrvPfuHXh+Mak+kULTBNjKpd8sKRcAtlWoRhZO",
+	"eJVDgtcMexeZbV+Nj4/hjWH4cdNsraJcz188N7QMn0SovmqXy2+MbcxyseYOpjHQPFfDiZiIVwuuSCqT",
+	"cskQcQSWBuEvDH8UpV4gepptkCsyZ8LYRy5X2mxTX9KcDxKZsjkUlCp44ocgBUkWHMHPcJ1dCK47b4BO",
+	"MXZmIjRTWplubEizq7anNOEaodnMhOeFXKnK84Il4wLrDdryiduozCEqAEsVXIDQNGUp1iPzmfj+WzOA",
+	"ackzM7eY5vzYP1HDNV1msc0EgejazAjylEjB1BGs6lMpru0BOzb/HiCXT2XKmSsRoQS9YpcJhA9hKPcZ",
+	"IIGbof300/OvCEoPFRnZDD9PBCGWpc3mDcgPEttFmQEFf8HTRIANMVPC4opyRRRf5tnaxmjZUq4QEKVM",
+	"w7Ywgi/7ZS1MEBJnhGKcD4xcSMIEoN1BWsSvr+OhGQmuMY4RI61DsoIhuvD8AYEwc5xrDDg2CaztsQ0v",
+	"/quRdzHpuxyOozGJfTqAUUvjyHQUYzAT5hykzF4FY0h/HJE8K3GDqkh5tOFThuiQlr2gKYy5R+9Ue1oD",
+	"YuHF/qrMweCRBTdsNZMFNNTMeDgyguvxaOTwKGiBS+czBWA96nzhXjLdLBhNWdGIn4/sCGzMvem4HnY/",
+	"JhQZiHCRSAgEl4KRPpZ3Pf2iiQlDSHw++IXQwe9kNHhChuSSjMkgPjJ7d8VyHSFwyYrbwimWt50oUKb1",
+	"IflOzmEsZolczLkl+n5cZRDER5hB5cUwwFRYJnGRg3JGTsg/+JdGtC+lBYua/87zgbHSCqYUS0k/foqR",
+	"PoNnIpEpF/Ox6d+8Fh9VbF0lJ8TnScLy6vWYUPhBwTceZoO4eDv0HFViwe1M/E9arMek2drQ7iQslmnG",
+	"7l6/CfP47BWdxx5K4shLXrMajAOcx4quA9qohmAlWK2MnqvJzDVRdK2qzTpDKAtSfU8zwkSaSyDa+HgB",
+	"eDi/GwI/hujM3y0bHS+ZEeMqhoXPy2nGEzwcM54wW/zRBQPkNFmwwelwtHGQrVarIYXHQ1nMj+236vi7",
+	"50+f/XDxDL6pjE17Mp6/eB7qWb3R8ARfkzkTNOe9ce/hcDR8CHj1egFqybGR0tcnx9Xd+pzprrBa9PyF",
+	"YavuNsayt/X3VY5tszZwFpgvh+ZfMdxa0GSBrQH8LJQ4INO188yRH7AYZ/2rOpY9hNLSPLcbi+eVzJn9",
+	"So3hsyE5t8d3wciMrTCPzEdg2lnkdO6ASfyGP4eCKVzpc3fj5+QMrNLpaBREBcKdViCQ/20xg1G67xWo",
+	"AG5kUJFa3LHzFpB6tCneRb1Ho5OuHvyQj3+qa3P43cPd333tctvwi0e7v/hB6q8hxcV8cLJHFy8wse2V",
+	"lN/RArX0R6dPdn/3SsrvqVhb+Q41nx7jrmz/7rk9Q/CDPQZ4wYprnrCfqmw5VPJd1C+QCe6OoxVNIR7H",
+	"XRdDdIxssyKxPKzyBTLq9R3kDApqWZqOfSR2XsgZt+nTUrCJ0AUVCu+WIqeqMlHxkC9+UWct/Dm2904V",
+	"dg8qjMiNhkmSLVhloN3YAyCEWOvCMDNqkaZG+tr23dH1aPRkIqo0yCF5brTTal19ZWPUBJOqsG7cxru4",
+	"sucOoN4htqtOkPPqlePnKVvmUjORrP/B1hCWZg/DL2W6vjPGD4bo3Azv6lanLkr2bkP0nNyt6OkSO4Kt",
+	"cOWtmNmDt76sCo1/5JJptIeEeWpp8Vai7OTxPmvg03i/Zymnr9b5pygHkZ69LGuTg++iSuXIc6DnHYKx",
+	"VRzmeVxZsYjRYEXbRMQVwIDFqmxggDp1E6WJBYWz9R5onk9EaEiEMBBe5wCMTIdGZ5Rsq3vYKB1XQNHo",
+	"nXU0TAJp4MYk75ZYef6Ry6s8/4OkVQURs01i5fm9vLqXVwfKK2A6J614arZXr+vyyoXmHb+t7iDeHVsL",
+	"qFuQneMLqpbHU1PR3MW5M6ZiCFYAOMqMUfvpRBiLhYs5alZGgwJXkyF5hyJsLAOHpOUUvUbj8URYaeiG",
+	"AhWrQVCqoyHB0SKGbWXduXctLOhECBkA9talmJ3vU182qCHK2pIEK3w585sxTiuvb+3Cpy5rokBu7Mx0",
+	"upkQfU8mn1udLoOvsfB/RoH2n2EaWm6owmMCMZMsqN5HxKRVAfiMteV6fQW/Bw4CV/TcXRV4XsfbasAm",
+	"n9UAyI0yNRGxv2m1ZVe8jMIa6haRMfbaEngjaCYFO0O4Ri7mE+HKlttiwgy9LJDX6kQIcRLEySnsYFXw",
+	"0B515N8iZnDOWBv/I5IxnYmcK4CJ98mouJJdqZth0XoY7m8llgKy4w0vxPcf3qZAe9R+rW1pR5E5BJze",
+	"y55PU/YgixDLjYHgcZj+6JcqW5SWC6d2vF95ouh1uzSpjLkWuVB1j0HaoLe0aCtdjqUWaeITyT8aWfKe",
+	"TLiNjPm9TLi7U3xwkTvUHqQxqqzf8N6Muzfj9pFzhqa3S7mdKlaQv9ZuxV1gxrVDP2oKQu+LgihZHwUW",
+	"iDwvDL0vHi8MN8pTO4Wo9vaGSnSA7CPbRR8awa9cbddP2lp7Xy4vXJ0/yOvlsiS7XV5hjO4GEd5L0Xsp",
+	"upcUNRLOC7itZipioKrjtxYMFfxgeV7IbX6wCwbyEz95oBzKpJbgzjffpnFElEQ1Ul4xYRFhE32Ia/8c",
+	"2nIOLNuw7dXlJXnr8wzwfjAAEl8JKvn6j/sNBfKo1e2Fb38Frdzagd9qSfql42mH9PX7cXvV833pf7g+",
+	"XQogPI2IkCu//Pfy6z/HWYZbTiix8MqWIHa65tPlFtXtx5zZhFtMpxg47czpSrVkDhenmNNCcyNqhFbj",
+	"icAQ3OBHDE5zCSAuIG2OQg51szCBP8IKg94d75VArqyGyNIhsXH2gNIe9A9hpcbIxglMhJ3B2Medgm9N",
+	"EZohjiDXWBRLl4VgVjE4HY1gclb0QQCrMas1E0PiwKuq6g7p8jIcQlwfEBeEZtkZoWIibFR5bXEq9XPk",
+	"EHXj4PklT9UWZfQrmKaL2v+oL0NrQ/2DbOodlwn1JCIkFZY6WgHxepfq6o7RGH21mdb00Qv4e/Vxp+w2",
+	"UnYjY22rFon1IXaEnKZlgUDykIUO5Xl8lZ6WeFPFmFEeIDBOsd8mAoJLsRorFBuCQrGaL5nHTYtIQnWy",
+	"GJT5EYa95VgIKg4qBsWQUuML/yj2GyKNsjSCqw3/JGUZv2YFS8eu/EVtfHBxCoNUmmcZoek1IMGa80FJ",
+	"gNY1sjuoRIS4oEbC/1bSzKjAVal7co5zsui81MlwwKCESZX5pUqouFxxkcpVDDkR0BOdCMRXl4UFIIWW",
+	"MLIumLhNOSIVbhxEvSwZFYpMeleM5ROR0zkX80nPDMh+hpVuvSoNce9pdSqcjDYj/ifC26+1pIGFXBkj",
+	"weYNePeIrccP07ws880YRqzZglk49u2xKqeGxKYsxoCdo66g32fXNpBztzsEJhzViQNcQwjVZ+nkjIz8",
+	"JQ+g93Vd7cC+76e+75cH2DboGvCf9rMAsOSwSOYZcPRsxgqsfcXqWwgNXKJNhdUJ2mbk4JpucY/2vaFr",
+	"y1DW84ZVuaAQRoH5NhjknRhtKiVaTkSdEXLIEeW/szgiqwXHmp+2grOxPGa0zDTpU2wGW5wIzFo9sYTS",
+	"Nr2ML7muTW9jD96nQQWU+gKx9DcO3LDGmmWYHoK1MayU8RQyEJ5KoQuZdaNX5wW/phoMswH45mGzN2bs",
+	"N/Ddx3+i7zG4b6Rg/0HW11PDKKTMLawURCvCeUuteAhOc8NZ9dMc4xs7T/Nt5e5JP4ZHgU8HEkTgxwdq",
+	"Ilxp8aPIEDKc5VVMaGGJu1hLwWqV82vH/kTgue8PkFqXfe2KmRMll26oR0PyTWPME+HjGez7RlpkbKaJ",
+	"LPVZXWswEiYHAMoAzqxgqAlMGSRodZ1A2PGuE+hHcxrram1duZZaja02qeVfODSIoP08qc3aF2dh11yW",
+	"ytdJbBuHp6zbng52Aexxa89arvY6J4xA+X2ILXzAc2Kjcs4HPTiAwLqyjsKDQ29h3fvgkE86Z2nuhExw",
+	"Z2ohNbclLVmhGIbmU18nPHTHR2HVcFrVDQdfmI8FQUlcvxYNBjJ0CqaLE4H3WRAjEoryMWkV5aSPeGPm",
+	"uFgJTFGtjdSYihaTDKsjNYqdH0UYkWtfEdVIHkB1LDigJqJvv3zgYmrdWJpC2sFauvwAD/wZVlDHFswr",
+	"MGiH/wntHA0JSH/7BH2NMfwrjiYCRZf1Cza2BYw4Y601Jxmec9Z6M8Zq5c17FJGMXzE4WFui+8AkdTQx",
+	"EQuZpZVdar7BUeas8Es2hkpUiRRpV7wO6eMVjU1KLxQE0FmEOchTllm7JYcuOqDWj9uLCEP8g66XcXm2",
+	"eOuQu+5vYe7dgHscK0BN9jToPFc2zIbjt/DfS56+2xbn/JIt5TXkhKEcqUUUIpna29wtp8hEaGmTaK2g",
+	"imxwbvC2Ey++AhZUArcCYDgRbTZEx5kApRwBHyOpeD0+mwgZSG8r4az4tgdFhS8PjiU8t+yd0qzh7Kp8",
+	"be4+u18P/QFADX8hRf3wfLKaOQW2iXy36G1iv0X2voRhdMjeDttw29W2I5A7vtl+tMVUxTs0WM178fcf",
+	"oxgj4Tpy30eGhdUMOp0fQdU3rhwQTFEKNUYkpjQCdJeIqLVICPhMgf0tnEclc3yoi0fTaATAOM/zFWO5",
+	"qrl6Axc72t3jCuwFe3TxMX0QEBoKLBdySSiZ0uSqzI8idxVuPcZWl5VZalvginABGDptUuGbCq33fSJq",
+	"1OtGtKs2fsXu7dGPg+1oWqPkMOjD/VRju+V2hmuFqzYd1BCAqjJqbUFmAYtRHTjV2in7+/dK0zuTn2vE",
+	"GXoA7+n7Y6Lvjm3aGeO0ZMeu5sjx2yu2Bk25PXnHyG101vlyz7IDwbMRou5qQpcAgtqRmvMPtlZYk30i",
+	"4v/9lQ5+f23+bzR4cjkcvH47ij57+O4v8VnobaVdkJ2Rcw+467olfXNpR2GrJxImEgnhUfYEdIOsJwUh",
+	"IGkLZ1aVsfdRRG3jDxS5YusOXRSRQLvV0JxqQz69ca9rdT5cws9mXfAPHJ1UK3nULrkcYX5KmT/3voA9",
+	"IsqN/miTA8NcwqB20vZkHSPzqpJYrcLuJcuzepmNquAl6TtsOVcKz4zEV09K1VHDE+3KPG4Vfy5W8vGo",
+	"ahaaORmNRmHrNkpySJ66MnJGFF6xHCJ85vyaiTOyqgUxebcrJhkpf7MIijpAYQblSc0LPuKo0l9uIB99",
+	"+av3JYLqpfs/sAiq10vrkEF2Se9l0J9QBrXIhj1kDyKpHL91APM7vJMOhYH6UNvpmhQsRSAoNPMtOYPW",
+	"5YsJwHV0ZqyS1JvXjBYZZ4WNe4TkanRHmeaYzz/Ex5mck36OG21eKROWopszVUdRPc/QQzjUAs+tZlV/",
+	"KY4mAlx/MUu5i3GOh+QrC/QA2TzQGglD6kN0h07ghs7g7k3ODKoftOhi1eZ8GM+gmymKXjP5+zvwTx4g",
+	"oTNcGZByk8UOtcNxNVwc27YiiFgtjBagVcDrAFFWUzocfRsmCxOA3e+ojMRjsBxloYh50fTLiwkkXvh6",
+	"LFTZzBMVubvjRv14+JQKuPy15OuzSQ7IGX5WyYOPi4PvXnkJpvoHaS++ekW74oJkc5/te39Pe4joewaC",
+	"YK88DSyEcUOkTtStKqHWkcB7M+jhGsTwROyHMbwXHMILrK7+UQeN4Bg/ZihO3Px7kXQvkg5B47Rks9Mh",
+	"7kWJOn4bhjO/O0b0gG6JBcDiG8UgXHpOEBfiysFkazI1e0+0JNSQ9kRgZvIuuRaIxL4N9QCHu4XbnAh0",
+	"fyYF03hzitfDvqSJFNm6VkgIL3WNSnnx7fng9PFnE7GgajEkP0PqlgUAgOKntiibBTluTMDBHUDky0RY",
+	"MAaufBO2SAzpu4jn2OZkx0dnHokdFF77u1sSV0PqoW/KfQgrjOatBUfG7DbtM/8hKdkn/sNJgB1hwSqX",
+	"kBA7ghjC00uts5j0R2MsFrMlFBDQ4t8POEMIfd8ZxNKIuv/olN1glYJz5X2eI7UesY+tSDfmRVfzDFhF",
+	"Cqx1fnhSk89lgoxIIUlivrMcpj1fDrdulKu76xprq7z77v78uz//dp9/WO6CBqcRPeB6GIuN78imxnjv",
+	"zToy7TV9+rQKGAQd3dallzXERxe4HkFsfT0a6Sgi07WNa3KhlDbY8IEiMVSCt6GaYcH12Nb+70iNusCp",
+	"vs8Lg1px9w55dM0Vn2auzPvwE/H9f6KVdVpr6bf663bYqFXWRXXrZ37aBOALf25LL+9O0zgakh/o0oY+",
+	"QO24L0ZB6biJQDVGF3y5BBSqYLBVvsTJaDTqVmWARD9uAxWG+AfZp7g8WzQJ3N37O74/k+GoLE90+7JQ",
+	"jBy/deW3D63f0Ck9bly7wR2fDbHjyjW4ExV+nYh9ijXgGPe4ibMz65AkLVfkyDKtlo2vZ/7nqdGwVYTU",
+	"V/v+CvDTr89wE+HhmHdrILJ7qZ732aWEG5Uh1MKjidhQocluDTqIBgICrSULwE9nXhmqhtKeALRVD3ex",
+	"TR+FAPkAJVv2tQpad/1eTnzyhki4r5sMdFOrxEcNii41owkcWTF4/UmdycPqThHZZrFMxLktLw33ZtM1",
+	"oQLqITdhMt2UNx0GEZHFRGyoItHBt28H1I76WHWS92VT2aX5g6yqPbAd/8QVq+6dnu/Rdgsk4F662Fok",
+	"x640fKf6daGLMtFlwSKSyFJod/9mkyqVv/MD6Y0KliwhQsoH+gHmE5ZtYm90ABvpej8aQwAYF6UDUMw8",
+	"gmAMJXLABJxTzVZ0fYQJlQBzGEA5Vn+jMhcC9BmVEAupT9lMFszeoaF0zmmB4JE2LRPz1sscgNWrRvFy",
+	"EeqOnltp/HD0CNM/4+ezwQ9SsMH3VJv+BPiuGrX3k7IAEECswV+lo0LSjnuvIye1PV3uwu3eHmLeVv7H",
+	"M9d+F6IsAtKIPwbwLqg6CGrz2wpc917tSTffrgh0t4gfBKIv6pklbbkbh9uFGZa/5apGArgKEaIZ1Ilm",
+	"Nx7gw66IWr+fZrdSo3k0CZJ78musTfsULCxnSK6fOlrhf4aOLW2KpNL2TEDmVlh7x8jNrRCEtojP8Vtf",
+	"deydj+LfaqH7AFqr4ob1VCiJUSpP5TVzsLwOX9jiDE7EJr6wDZOvIjPxNiBD8G130FiWmoh+7EL7x8Ro",
+	"cfFRsxBQTbTa3zoM8+/dpPeQrLaldg06rDN4h2URf0QMYbssdpnNcuIi23t9dkZGiLJvQ1Ds0bk3hO6d",
+	"QeYCwKAf7wEAtIimbz/8syLQWmrbB0rQVye+94N8ojL6BWLZFbKcoysylJ3dxYO6PCDnaRomTNl0y1D+",
+	"Vv9+oBCFCeVx/yQipxF5GE3EcDj0AnVOcyILkpZIzSxCBgM0ayNtnV5ghsPF/KgjF6PyssR/xxDiuMrh",
+	"kLMqLkOR1UIioGvhMvx9DTbQ2xNzRmymWDW8NTjFiXBl3RrRFQdVeTubCJeRkkkxh5xRKoLaHi7jwubX",
+	"B8U6WvNDpTok2ePDHCgfh08mWJo/yCOzIzlEsNV9Zsi9R+YgCW+Unf0yQ9oUbvPHABT4bnwSpuvp+iA5",
+	"Uemva+B1cBLoA17bnqAfZ1TpyyL0fSQZXTqtrHGirFhQsFOx37ykhrlBb/VE+p2iukWG/gTjfcloikno",
+	"H4ccfU9SsTHZPyhtrlrsDtkYUN2fuuTwvczbA5zJaGlQamZGA48wFF5DSbSp2jZgAxaMZnrxe6ejwbld",
+	"oQ6bAs3M/BeTRGTClEUFVOTbV69eDMnzAGVTyzKxwbMp1XQKKW6lYiQGebv+HQQhVVdktWDgFq7BPSdU",
+	"YNsOwVR1uGS/hTm8z8ha20MHS7qF4IqU+fA21HsgIRlqYElZcL3ujX99XacNQ99VsanaGANy8Ivp0CGX",
+	"TBc82e55so09UMS+Tfpm9/0+kenaPFnINCKFLLUxpQFbCu0WTNKJ3OtQLQuGEJFvJClKAZWuzCnqRp3I",
+	"LGOGtNWRdWRMxItCmj5YqfCKg73JpeKQoIMnSCfeHU5wJ7mYVo/zjHIgFPaGLiGhtPdf5Ntn370gU6kX",
+	"68uF1vmlm/ellppmpL4WWEUq2romtqzscCL+i7z6nxfPtjRub4QmovOVt9jN3ya9b569mvQi6O1vE8/r",
+	"k16E3f1tYmY96b0jJ7BUW3zNUav/EffeepZ278fHwRnPzLiq0c9kEQx9G2egzNpLUnp8Uif3vLVqLH67",
+	"YKY9Lgx5G3qXJfhTZa6G/sGlfRCDwW/vypZ8juOyWCgZZ+kZXqutuGLk8eihRUy1fD/N2JIkMmUkLquz",
+	"BG/sKEmZpjxz5S4BrJ7yjKUTAUVJSB/xm7hdWnU0JODxntLMSOnCELhIiS7obMYTLLQGhc9oup4Iy8Cs",
+	"S3S/dFPtvWedCjvpqjXZ3CUAunHrbB2k7irnwxHxnnrChoKw/UjY86zt5IR6D297mI16XuqF6dBo55j0",
+	"2Q1VWCAgGNVOdQDXeSqTcsmEJv2CZVTza3ZkzIiyyHrj3jE4Q+yAmq3i6RwFDIVARRWD4wyk3VlZJAum",
+	"NP5yRoS0yUuCsZSB7WLtlWDim+71F5UzrY9gAxa1VUWGLRWW3uCFqwpuerYlyIMufFpUe36m3yCuFctm",
+	"4YcOXXbzw3M7isDd55ENYISxu73ICznjGQuaxRm0NPqNrwJSyIxBBfSw/WYFFZv5YibtY8WDjNIAlHqz",
+	"K8yUioIcrXp9ThVZtdZttHPPV/WZjNG/2fBTWzLTI9T7S1y8s1MAY70opDCCdFbIZdAm3Ny175LzCMiV",
+	"AFlyFlhpZvQFnZn9cACCVfcWuK+2MKidv3v97v8GAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

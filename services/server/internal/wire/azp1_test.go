@@ -20,6 +20,7 @@ import (
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/kernel/correlation"
 	"bothy.example.com/server/internal/kernel/problem"
 	"bothy.example.com/server/internal/wire/wiretest"
@@ -90,7 +91,10 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	logs := &logBuffer{}
-	env := wiretest.New(t, wiretest.WithLogCopy(logs))
+	// The test sends credentials that fail on purpose for every operation, far more than
+	// http.rate_limit.failed_auth_burst from one address: that limit is off here
+	// (limits_test.go tests it).
+	env := wiretest.New(t, wiretest.WithLogCopy(logs), wiretest.WithSetting(config.RateFailedAuthPerMinute, "0"))
 	owner, err := env.App.Bootstrap(t.Context(), "Alex", "alex", "alex@example.com")
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)

@@ -56,6 +56,13 @@ type routerDeps struct {
 	// authentication, and marks every other answer for the origins
 	// http.cors.allowed_origins lists. nil means none (router tests).
 	cors func(http.Handler) http.Handler
+	// perAddress run after the HTTP metrics on every request, so the
+	// metrics count their 429s: the failed-authentication and per-address
+	// write limits (ADR 0019). Empty means none.
+	perAddress []func(http.Handler) http.Handler
+	// perToken, when set, runs around every generated operation inside
+	// authenticate and outside idempotency: the per-token write limit.
+	perToken apigen.MiddlewareFunc
 }
 
 // minCompressBytes is the smallest body httpmw.Compress gzips: below about
@@ -68,10 +75,11 @@ const minCompressBytes = 1024
 // a panic anywhere below is a 500 problem), RequestID (so every response,
 // even a panic's, carries X-Request-Id), AccessLog and the HTTP metrics
 // (which see the final status), CORS (so a preflight is logged and counted,
-// and answered before chi routes it, which would answer 405), BodyLimit
-// (before anything reads a body), headAsGet (HEAD answered wherever GET
-// is). All of them are chi middleware, so the metrics see the route
-// pattern.
+// and answered before chi routes it, which would answer 405, and so a 429
+// below still carries the CORS headers a browser needs to read it), the
+// per-address rate limits, BodyLimit (before anything reads a body),
+// headAsGet (HEAD answered wherever GET is). All of them are chi
+// middleware, so the metrics see the route pattern.
 func newRouter(d routerDeps) http.Handler {
 	r := chi.NewRouter()
 	r.Use(
@@ -84,6 +92,7 @@ func newRouter(d routerDeps) http.Handler {
 	if d.cors != nil {
 		r.Use(d.cors)
 	}
+	r.Use(d.perAddress...)
 	r.Use(httpmw.BodyLimit(d.maxBodyBytes), headAsGet)
 	r.NotFound(notFound)
 	r.MethodNotAllowed(methodNotAllowed(r))
@@ -97,13 +106,19 @@ func newRouter(d routerDeps) http.Handler {
 	// before authenticate to run inside it, with the actor in the context,
 	// validation between them (a request is authenticated before its body
 	// is read, and checked before it claims an idempotency key), and
-	// compression last, to see the final response of each.
+	// compression last, to see the final response of each. The per-token
+	// write limit sits between authenticate and validation: it needs the
+	// actor, it spares a refused client the body's validation, and a refused
+	// write must not reach idempotency, which would store the 429 for replay.
 	var middlewares []apigen.MiddlewareFunc
 	if d.idempotency != nil {
 		middlewares = append(middlewares, d.idempotency)
 	}
 	if d.validate != nil {
 		middlewares = append(middlewares, d.validate)
+	}
+	if d.perToken != nil {
+		middlewares = append(middlewares, d.perToken)
 	}
 	if d.authenticate != nil {
 		middlewares = append(middlewares, d.authenticate)

@@ -119,6 +119,7 @@ type App struct {
 	readHeaderTimeout time.Duration
 	shutdownTimeout   time.Duration
 	gateway           *gateway.Gateway // nil without the gateway role
+	limits            *limits
 	eventLog
 	access
 }
@@ -163,6 +164,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	gatewayCfg := gateway.ConfigFrom(cfg)
 	corsOrigins, corsErr := httpmw.ParseOrigins(cfg.String(config.HTTPCORSAllowedOrigins))
 	corsCfg := httpmw.CORSConfig{AllowedOrigins: corsOrigins, MaxAge: cfg.Duration(config.HTTPCORSMaxAge)}
+	limitsCfg := readLimitsConfig(cfg)
 	// Every key is read by now: report all bad values and typos at once.
 	if err := cfg.Err(); err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
@@ -181,6 +183,9 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	}
 	if corsErr != nil {
 		return nil, fmt.Errorf("configuration: %s: %w", config.HTTPCORSAllowedOrigins.Name, corsErr)
+	}
+	if err := limitsCfg.validate(); err != nil {
+		return nil, err
 	}
 	doc, err := apigen.GetSpec()
 	if err != nil {
@@ -233,6 +238,10 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 		pool.Close()
 		return nil, err
 	}
+	if a.limits, err = newLimits(limitsCfg, a.clock, a.registry); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	a.access, err = newAccess(a.tx, a.eventLog, a.clock, logger, a.registry, accessCfg)
 	if err != nil {
 		pool.Close()
@@ -275,6 +284,8 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 		cors:         httpmw.CORS(corsCfg),
 		mount:        opts.Mount,
 		gateway:      a.gatewayHandler(),
+		perAddress:   a.limits.perAddress(),
+		perToken:     a.limits.perToken(),
 	}
 	if !slices.Contains(roles, RoleAPI) {
 		deps.operationsOnly = operationsOnly(public)
@@ -480,12 +491,20 @@ func (a *App) serve(ctx context.Context, ln net.Listener) error {
 
 // serveHTTP serves the handler on ln until ctx ends, then drains.
 func (a *App) serveHTTP(ctx context.Context, ln net.Listener) error {
+	// The timeouts of ADR 0019. net/http clears the read deadline once a
+	// body was read (its background read starts) and both deadlines when the
+	// gateway hijacks a connection, so a long handler keeps its context and a
+	// WebSocket outlives them. The listener caps the open connections.
 	srv := &http.Server{
 		Handler:           a.handler,
 		ReadHeaderTimeout: a.readHeaderTimeout,
+		ReadTimeout:       a.limits.cfg.read,
+		WriteTimeout:      a.limits.cfg.write,
+		IdleTimeout:       a.limits.cfg.idle,
 		ErrorLog:          slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn),
 	}
 	a.logger.InfoContext(ctx, "serving http", "addr", ln.Addr().String())
+	ln = a.limits.listener(ln, a.readHeaderTimeout)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 

@@ -4,7 +4,10 @@
 // composition root chains them as Recover, RequestID, AccessLog, CORS,
 // BodyLimit, then the router; Idempotency runs per operation, inside authentication, because the
 // actor owns the key; Compress runs per operation too, outside all of them,
-// and never around the WebSocket gateway.
+// and never around the WebSocket gateway. The bounds on abusive clients of
+// ADR 0019 live here too: FailedAuth and the per-address LimitWrites run
+// after the metrics, the per-token LimitWrites per operation between
+// authentication and Idempotency, and LimitConnections wraps the listener.
 package httpmw
 
 import (

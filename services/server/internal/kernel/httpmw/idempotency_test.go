@@ -624,7 +624,7 @@ func TestIdempotencyCommitFailureWritesNothing(t *testing.T) {
 		code   string
 	}{
 		{"commit", errors.New("connection reset"), http.StatusInternalServerError, "internal"},
-		{"commit-phase hook with a kind", problem.New(problem.ErrRateLimited, "Too many writes."), http.StatusTooManyRequests, "rate_limited"},
+		{"commit-phase hook with a kind", problem.New(problem.ErrRateLimited, "Too many writes."), http.StatusTooManyRequests, "too_many_requests"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -83,7 +83,7 @@ var table = []Entry{
 	{ErrResyncRequired, http.StatusGone, "resync_required", "Resync required", "The client must rebuild its state before continuing."},
 	{ErrPayloadTooLarge, http.StatusRequestEntityTooLarge, "payload_too_large", "Payload too large", "The request body is larger than the server accepts."},
 	{ErrUnsupportedMediaType, http.StatusUnsupportedMediaType, "unsupported_media_type", "Unsupported media type", "The request body has a content type the server does not accept."},
-	{ErrRateLimited, http.StatusTooManyRequests, "rate_limited", "Rate limited", "Too many requests. Retry later."},
+	{ErrRateLimited, http.StatusTooManyRequests, "too_many_requests", "Too many requests", "Too many requests. Retry after the time in Retry-After."},
 	{ErrUnavailable, http.StatusServiceUnavailable, "unavailable", "Unavailable", "The service is not ready. Retry later."},
 }
 

@@ -39,7 +39,7 @@ func TestFromKinds(t *testing.T) {
 		{problem.ErrResyncRequired, 410, "resync_required", "Resync required"},
 		{problem.ErrPayloadTooLarge, 413, "payload_too_large", "Payload too large"},
 		{problem.ErrUnsupportedMediaType, 415, "unsupported_media_type", "Unsupported media type"},
-		{problem.ErrRateLimited, 429, "rate_limited", "Rate limited"},
+		{problem.ErrRateLimited, 429, "too_many_requests", "Too many requests"},
 		{problem.ErrUnavailable, 503, "unavailable", "Unavailable"},
 		{errors.New("disk on fire"), 500, "internal", "Internal error"},
 	}

@@ -1,0 +1,360 @@
+package wire_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"bothy.example.com/server/internal/kernel/config"
+	"bothy.example.com/server/internal/wire"
+	"bothy.example.com/server/internal/wire/wiretest"
+)
+
+// The abuse bounds of ADR 0019 over real HTTP: timeouts and the connection cap on a served
+// App (they live in the server and its listener), rate limits through the validating client
+// on a second App over the world's database, built with tight keys after the world was made
+// with the defaults.
+
+// servedApp wires a second App over the world's database with settings and serves it with
+// ServeListener (every role) until the test ends; it returns the base URL.
+func servedApp(t *testing.T, w *chatWorld, settings map[config.Key]string) string {
+	t.Helper()
+	settings[config.DatabaseURL] = w.env.DatabaseURL
+	app, err := wire.New(t.Context(), loadConfig(t, settings), wiretest.TestLogger(t), wire.Options{Clock: w.env.Clock})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(app.Close)
+	base, stop, done := serving(t, app)
+	t.Cleanup(func() {
+		stop()
+		if err := waitServe(t, done, waitTimeout); err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return base
+}
+
+// limitedWorld is the world w seen through a second App over its database with settings.
+func limitedWorld(t *testing.T, w *chatWorld, settings map[config.Key]string) *chatWorld {
+	t.Helper()
+	opts := []wiretest.Option{wiretest.WithDatabaseURL(w.env.DatabaseURL)}
+	for k, v := range settings {
+		opts = append(opts, wiretest.WithSetting(k, v))
+	}
+	lw := *w
+	lw.env = wiretest.New(t, opts...)
+	return &lw
+}
+
+// rawConn is a plain TCP connection to a served App, for clients no http.Client would be:
+// one that drips its body, one that idles between requests.
+type rawConn struct {
+	t    *testing.T
+	conn net.Conn
+	r    *bufio.Reader
+}
+
+func dialRaw(t *testing.T, base string) *rawConn {
+	t.Helper()
+	var d net.Dialer
+	c, err := d.DialContext(t.Context(), "tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return &rawConn{t: t, conn: c, r: bufio.NewReader(c)}
+}
+
+// rawReply is a response read off a rawConn, its body read in full.
+type rawReply struct {
+	StatusCode int
+	Header     http.Header
+	Body       string
+	Close      bool
+}
+
+// get sends a GET of path on the connection and reads its response.
+func (c *rawConn) get(path string) rawReply {
+	c.t.Helper()
+	if _, err := fmt.Fprintf(c.conn, "GET %s HTTP/1.1\r\nHost: bothy\r\n\r\n", path); err != nil {
+		c.t.Fatalf("write GET %s: %v", path, err)
+	}
+	return c.response()
+}
+
+func (c *rawConn) response() rawReply {
+	c.t.Helper()
+	_ = c.conn.SetReadDeadline(time.Now().Add(waitTimeout))
+	resp, err := http.ReadResponse(c.r, nil)
+	if err != nil {
+		c.t.Fatalf("read response: %v", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatalf("read body: %v", err)
+	}
+	return rawReply{StatusCode: resp.StatusCode, Header: resp.Header, Body: string(body), Close: resp.Close}
+}
+
+// closedWithin reads until the server closes the connection and returns how long that took;
+// it fails the test when the connection is still open after limit.
+func (c *rawConn) closedWithin(limit time.Duration) time.Duration {
+	c.t.Helper()
+	start := time.Now()
+	_ = c.conn.SetReadDeadline(start.Add(limit))
+	_, err := io.Copy(io.Discard, c.r)
+	elapsed := time.Since(start)
+	var ne net.Error
+	if err != nil && errorAs(err, &ne) && ne.Timeout() {
+		c.t.Fatalf("the connection is still open after %v", limit)
+	}
+	return elapsed
+}
+
+func errorAs(err error, target *net.Error) bool {
+	ne, ok := err.(net.Error) //nolint:errorlint // a read error of a net.Conn is the net.Error itself
+	if ok {
+		*target = ne
+	}
+	return ok
+}
+
+// TestSlowBodyIsClosedAtReadTimeout: a client sending its body a byte a second is cut off at
+// http.read_timeout.
+func TestSlowBodyIsClosedAtReadTimeout(t *testing.T) {
+	t.Parallel()
+	w := newChatWorld(t, false)
+	base := servedApp(t, w, map[config.Key]string{config.HTTPReadTimeout: "2s", config.HTTPReadHeaderTimeout: "1s"})
+	c := dialRaw(t, base)
+	body := `{"content_md":"One byte a second, for ever and ever"}`
+	head := fmt.Sprintf("POST /api/v1/threads/%s/messages HTTP/1.1\r\nHost: bothy\r\n"+
+		"Authorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n",
+		w.ticketThread, w.alex.token, len(body))
+	start := time.Now()
+	if _, err := io.WriteString(c.conn, head); err != nil {
+		t.Fatal(err)
+	}
+	go func() { // drips until the server closes the connection
+		for i := range len(body) {
+			if _, err := c.conn.Write([]byte{body[i]}); err != nil {
+				return
+			}
+			time.Sleep(time.Second)
+		}
+	}()
+	c.closedWithin(15 * time.Second)
+	if elapsed := time.Since(start); elapsed < 1500*time.Millisecond || elapsed > 8*time.Second {
+		t.Fatalf("closed after %v, want about http.read_timeout (2s)", elapsed)
+	}
+}
+
+// TestIdleKeepAliveIsClosedAtIdleTimeout: a keep-alive connection that sends no next
+// request is closed at http.idle_timeout; one that keeps asking stays.
+func TestIdleKeepAliveIsClosedAtIdleTimeout(t *testing.T) {
+	t.Parallel()
+	w := newChatWorld(t, false)
+	base := servedApp(t, w, map[config.Key]string{config.HTTPIdleTimeout: "1s"})
+	busy := dialRaw(t, base)
+	c := dialRaw(t, base)
+	if r := c.get("/healthz"); r.StatusCode != http.StatusOK {
+		t.Fatalf("healthz = %d", r.StatusCode)
+	}
+	start := time.Now()
+	for range 4 { // 2 s of requests every half second on the other connection
+		if r := busy.get("/healthz"); r.StatusCode != http.StatusOK {
+			t.Fatalf("healthz on the busy connection = %d", r.StatusCode)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	c.closedWithin(10 * time.Second)
+	if elapsed := time.Since(start); elapsed > 6*time.Second {
+		t.Fatalf("the idle connection was closed after %v, want about http.idle_timeout (1s)", elapsed)
+	}
+	if r := busy.get("/healthz"); r.StatusCode != http.StatusOK {
+		t.Fatalf("the busy connection: healthz = %d", r.StatusCode)
+	}
+}
+
+// TestConnectionsBeyondTheCapAreRefused: with http.max_connections open, a new connection is
+// answered 503 with Retry-After and closed at once, and counted; once one closes, a new one
+// is served.
+func TestConnectionsBeyondTheCapAreRefused(t *testing.T) {
+	t.Parallel()
+	w := newChatWorld(t, false)
+	base := servedApp(t, w, map[config.Key]string{config.HTTPMaxConnections: "2"})
+	first, second := dialRaw(t, base), dialRaw(t, base)
+	for _, c := range []*rawConn{first, second} {
+		if r := c.get("/healthz"); r.StatusCode != http.StatusOK {
+			t.Fatalf("healthz within the cap = %d", r.StatusCode)
+		}
+	}
+	third := dialRaw(t, base)
+	r := third.get("/healthz")
+	if r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" ||
+		r.Header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("beyond the cap: %d %v, want 503 problem with Retry-After", r.StatusCode, r.Header)
+	}
+	if elapsed := third.closedWithin(5 * time.Second); elapsed > 2*time.Second {
+		t.Fatalf("the refused connection stayed open %v", elapsed)
+	}
+
+	_ = first.conn.Close()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		c := dialRaw(t, base)
+		if r := c.get("/metrics"); r.StatusCode == http.StatusOK {
+			for _, line := range []string{"bothy_http_connections_refused_total 1", "bothy_http_connections_open 2"} {
+				if !strings.Contains(r.Body, line+"\n") {
+					t.Errorf("metrics lack %q", line)
+				}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no connection is served after one of the two closed")
+		}
+		_ = c.conn.Close()
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// metric returns the line of the named series in the App's /metrics.
+func metric(t *testing.T, w *chatWorld, series string) string {
+	t.Helper()
+	r := w.env.Client.Get("/metrics")
+	for line := range strings.SplitSeq(string(r.Body), "\n") {
+		if strings.HasPrefix(line, series+" ") {
+			return line
+		}
+	}
+	t.Fatalf("metrics lack %s", series)
+	return ""
+}
+
+// TestTokenOverItsWriteRateGets429: a token beyond its write burst gets 429
+// too_many_requests with Retry-After, counted by bothy_http_rate_limited_total; another
+// token is not affected, reads are not limited, and a client writing below the rate is
+// never refused.
+func TestTokenOverItsWriteRateGets429(t *testing.T) {
+	t.Parallel()
+	w := limitedWorld(t, newChatWorld(t, false), map[config.Key]string{
+		config.RateTokenWritesPerSecond: "1",
+		config.RateTokenWritesBurst:     "3",
+	})
+	path := "/api/v1/threads/" + w.ticketThread.String() + "/messages"
+	for i := range 3 {
+		w.post(t, w.alex, w.ticketThread, fmt.Sprintf("Burst %d", i))
+	}
+	r := w.must(t, w.alex, http.MethodPost, path, `{"content_md":"One too many"}`, http.StatusTooManyRequests, nil)
+	r.RequireProblem(t, http.StatusTooManyRequests, "too_many_requests")
+	if got := r.Header.Get("Retry-After"); got != "1" {
+		t.Fatalf("Retry-After = %q, want 1", got)
+	}
+	if got := metric(t, w, `bothy_http_rate_limited_total{limit="token_writes"}`); !strings.HasSuffix(got, " 1") {
+		t.Fatalf("metric: %s, want 1", got)
+	}
+	// Another token writes, Alex still reads.
+	w.post(t, w.sam, w.campaignThread, "Sam is not limited by Alex's writes")
+	w.must(t, w.alex, http.MethodGet, "/api/v1/me", "", http.StatusOK, nil)
+
+	// Below the rate (one write a second) Alex is never refused.
+	for i := range 10 {
+		w.env.Clock.Advance(time.Second)
+		w.post(t, w.alex, w.ticketThread, fmt.Sprintf("Steady %d", i))
+	}
+	if got := metric(t, w, `bothy_http_rate_limited_total{limit="token_writes"}`); !strings.HasSuffix(got, " 1") {
+		t.Fatalf("metric: %s, want still 1", got)
+	}
+}
+
+// TestAddressOverItsWriteRateGets429: writes from one address share a limit whatever
+// their tokens.
+func TestAddressOverItsWriteRateGets429(t *testing.T) {
+	t.Parallel()
+	w := limitedWorld(t, newChatWorld(t, false), map[config.Key]string{
+		config.RateAddressWritesPerSecond: "1",
+		config.RateAddressWritesBurst:     "2",
+	})
+	w.post(t, w.alex, w.ticketThread, "From 127.0.0.1")
+	w.post(t, w.sam, w.campaignThread, "From 127.0.0.1 too")
+	r := w.must(t, w.sam, http.MethodPost, "/api/v1/threads/"+w.campaignThread.String()+"/messages",
+		`{"content_md":"Third from the address"}`, http.StatusTooManyRequests, nil)
+	r.RequireProblem(t, http.StatusTooManyRequests, "too_many_requests")
+	if got := metric(t, w, `bothy_http_rate_limited_total{limit="address_writes"}`); !strings.HasSuffix(got, " 1") {
+		t.Fatalf("metric: %s, want 1", got)
+	}
+	w.env.Clock.Advance(time.Second)
+	w.post(t, w.sam, w.campaignThread, "After a second")
+}
+
+// TestFailedAuthOverItsRateGets429: failed authentications (REST or the gateway's upgrade)
+// from one address beyond the burst make every later request from it 429, a valid token's
+// too, on REST and on the gateway, until the bucket refills. Requests without credentials
+// do not count.
+func TestFailedAuthOverItsRateGets429(t *testing.T) {
+	t.Parallel()
+	world := newChatWorld(t, false)
+	for _, via := range []string{"rest", "gateway"} {
+		t.Run("failures via "+via, func(t *testing.T) {
+			t.Parallel()
+			w := limitedWorld(t, world, map[config.Key]string{
+				config.RateFailedAuthPerMinute: "1",
+				config.RateFailedAuthBurst:     "2",
+			})
+			nobody := worldActor{name: "nobody"}
+			guess := worldActor{name: "a guess", token: "bothy_" + strings.Repeat("Zq", 21) + "Z"}
+			for range 5 { // no credentials: not a guess
+				w.must(t, nobody, http.MethodGet, "/api/v1/me", "", http.StatusUnauthorized, nil)
+			}
+			for range 2 {
+				if via == "rest" {
+					w.must(t, guess, http.MethodGet, "/api/v1/me", "", http.StatusUnauthorized, nil)
+				} else if _, refused, _ := dialGateway(t, w.env.Server.URL, guess.token); refused.status != http.StatusUnauthorized {
+					t.Fatalf("gateway dial with a wrong token: %d, want 401", refused.status)
+				}
+			}
+			r := w.must(t, w.sam, http.MethodGet, "/api/v1/me", "", http.StatusTooManyRequests, nil)
+			r.RequireProblem(t, http.StatusTooManyRequests, "too_many_requests")
+			if got := r.Header.Get("Retry-After"); got != "60" {
+				t.Fatalf("Retry-After = %q, want 60", got)
+			}
+			if _, refused, err := dialGateway(t, w.env.Server.URL, w.sam.token); err == nil || refused.status != http.StatusTooManyRequests || refused.header.Get("Retry-After") == "" {
+				t.Fatalf("gateway dial with Sam's token: %d %v, want 429 with Retry-After", refused.status, refused.header)
+			}
+			w.env.Clock.Advance(time.Minute)
+			w.must(t, w.sam, http.MethodGet, "/api/v1/me", "", http.StatusOK, nil)
+			if got := metric(t, w, `bothy_http_rate_limited_total{limit="failed_auth"}`); !strings.HasSuffix(got, " 2") {
+				t.Fatalf("metric: %s, want 2 (the REST request and the dial)", got)
+			}
+		})
+	}
+}
+
+// TestWebSocketOutlivesTheRequestTimeouts: a gateway connection lives on past
+// http.read_timeout, http.write_timeout and http.idle_timeout, and still gets its events.
+func TestWebSocketOutlivesTheRequestTimeouts(t *testing.T) {
+	t.Parallel()
+	w := newChatWorld(t, false)
+	base := servedApp(t, w, map[config.Key]string{
+		config.HTTPReadHeaderTimeout: "1s",
+		config.HTTPReadTimeout:       "1s",
+		config.HTTPWriteTimeout:      "1s",
+		config.HTTPIdleTimeout:       "1s",
+	})
+	c := mustDial(t, base, w.sam.token)
+	c.send(`{"op":"resume","after":0}`)
+	c.until(w.head(t), true)
+	time.Sleep(3 * time.Second)
+	w.post(t, w.alex, w.campaignThread, "Still there after the timeouts?")
+	got, _ := c.until(w.head(t), false)
+	if len(got) == 0 || got[len(got)-1].Seq != w.head(t) {
+		t.Fatalf("after the timeouts the connection got %v, want the new message's event %d", gwSeqs(got), w.head(t))
+	}
+}
