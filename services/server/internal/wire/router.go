@@ -4,8 +4,10 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -21,8 +23,10 @@ import (
 type routerDeps struct {
 	logger       *slog.Logger
 	maxBodyBytes int64
-	metrics      *ops.HTTPMetrics
-	server       apigen.StrictServerInterface
+	// retryAfter is http.unavailable_retry_after, the base of every 503's Retry-After.
+	retryAfter time.Duration
+	metrics    *ops.HTTPMetrics
+	server     apigen.StrictServerInterface
 	// authenticate runs around every generated operation (see
 	// authenticateOperations); nil authenticates nothing (router tests).
 	authenticate apigen.MiddlewareFunc
@@ -56,7 +60,8 @@ const minCompressBytes = 1024
 // the logger into the context (for Recover and problem.Write), Recover (so
 // a panic anywhere below is a 500 problem), RequestID (so every response,
 // even a panic's, carries X-Request-Id), AccessLog and the HTTP metrics
-// (which see the final status), BodyLimit (before anything reads a body).
+// (which see the final status), RetryAfter (so every 503 below, the API's and
+// the gateway's, carries Retry-After), BodyLimit (before anything reads a body).
 // All of them are chi middleware, so the metrics see the route pattern.
 func newRouter(d routerDeps) http.Handler {
 	r := chi.NewRouter()
@@ -66,6 +71,7 @@ func newRouter(d routerDeps) http.Handler {
 		httpmw.RequestID,
 		httpmw.AccessLog(d.logger),
 		d.metrics.Middleware,
+		httpmw.RetryAfter(d.retryAfter, rand.Float64),
 		httpmw.BodyLimit(d.maxBodyBytes),
 	)
 	r.NotFound(notFound)

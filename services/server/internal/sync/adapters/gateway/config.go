@@ -73,6 +73,9 @@ type Config struct {
 	// AllowedOrigins are the origins of gateway.allowed_origins, as given
 	// (scheme://host[:port]); empty for same-origin only.
 	AllowedOrigins []string
+	// RetryAfter is http.unavailable_retry_after, the base of the retry_after_ms of an error
+	// frame unavailable (the close 1013 follows), as of a 503's Retry-After.
+	RetryAfter time.Duration
 }
 
 // ConfigFrom reads the gateway keys from cfg; parse errors are collected in cfg
@@ -93,6 +96,7 @@ func ConfigFrom(cfg *config.Config) Config {
 		BatchWindow:       cfg.Duration(KeyBatchWindow),
 		MaxFrameBytes:     cfg.Bytes(KeyMaxFrameBytes),
 		AllowedOrigins:    origins,
+		RetryAfter:        cfg.Duration(config.HTTPUnavailableRetryAfter),
 	}
 }
 
