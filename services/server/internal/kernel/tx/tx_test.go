@@ -318,9 +318,12 @@ func TestDBChoosesTransactionOrPool(t *testing.T) {
 	if _, inTx := outside.(pgx.Tx); inTx {
 		t.Errorf("DB outside a transaction = %T, want the pool", outside)
 	}
-	var inTxBlock bool
-	if err := outside.QueryRow(t.Context(), "SELECT now() <> statement_timestamp()").Scan(&inTxBlock); err != nil || inTxBlock {
-		t.Errorf("DB outside a transaction runs in a transaction block (%v, %v)", inTxBlock, err)
+	var first, second int64
+	if err := outside.QueryRow(t.Context(), "SELECT txid_current()").Scan(&first); err != nil {
+		t.Fatalf("txid: %v", err)
+	}
+	if err := outside.QueryRow(t.Context(), "SELECT txid_current()").Scan(&second); err != nil || first == second {
+		t.Errorf("two statements outside a transaction ran in one (txid %d, %d, %v)", first, second, err)
 	}
 	var leaked context.Context
 	err := r.RunInTx(t.Context(), func(ctx context.Context) error {
