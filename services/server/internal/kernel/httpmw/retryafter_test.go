@@ -60,7 +60,7 @@ func TestRetryAfterOnEvery503(t *testing.T) {
 			t.Parallel()
 			h := httpmw.RetryAfter(2*time.Second, func() float64 { return 0.5 })(tc.handler)
 			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+			h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/", nil))
 			if got := rec.Header().Get("Retry-After"); got != tc.want {
 				t.Fatalf("Retry-After = %q, want %q", got, tc.want)
 			}
@@ -78,7 +78,7 @@ func TestRetryAfterKeepsTheWriterReachable(t *testing.T) {
 		}
 	}))
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/", nil))
 	if !rec.Flushed {
 		t.Fatal("the recorder was not flushed")
 	}

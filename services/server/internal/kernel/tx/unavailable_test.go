@@ -83,7 +83,7 @@ func TestUnavailableClassifiesErrorKinds(t *testing.T) {
 				if p.Status != 503 || p.Code != "unavailable" {
 					t.Fatalf("problem of %v = %d %s, want 503 unavailable", tc.err, p.Status, p.Code)
 				}
-				if again := tx.Classify(got); again != got {
+				if again := tx.Classify(got); again != got { //nolint:errorlint // the very error: not wrapped twice
 					t.Fatalf("Classify wrapped an unavailable error twice: %v", again)
 				}
 			default:

@@ -415,11 +415,12 @@ func TestMalformedUpgradeRefusals(t *testing.T) {
 		})
 	}
 	// HTTP/1.0 cannot upgrade: the same problem, naming the protocol version.
-	conn, err := net.Dial("tcp", strings.TrimPrefix(e.srv.URL, "http://"))
+	var d net.Dialer
+	conn, err := d.DialContext(t.Context(), "tcp", strings.TrimPrefix(e.srv.URL, "http://"))
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	_, _ = io.WriteString(conn, "GET "+gateway.Path+" HTTP/1.0\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"+
 		"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
@@ -427,6 +428,7 @@ func TestMalformedUpgradeRefusals(t *testing.T) {
 		t.Fatalf("read response: %v", err)
 	}
 	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
 	requireProblem(t, refusal{status: resp.StatusCode, header: resp.Header, body: body}, http.StatusBadRequest, "validation_failed")
 }
 

@@ -545,7 +545,7 @@ func (s *session) fatal(code websocket.StatusCode, err error) *ending {
 	p := problem.From(s.ctx, err)
 	var retryMS int64
 	if errors.Is(err, problem.ErrUnavailable) {
-		retryMS = httpmw.RetryAfterDelay(s.g.cfg.RetryAfter, rand.Float64()).Milliseconds()
+		retryMS = httpmw.RetryAfterDelay(s.g.cfg.RetryAfter, rand.Float64()).Milliseconds() //nolint:gosec // a jitter, no secret
 	}
 	return &ending{code: code, reason: p.Code, frame: retryErrorFrame(p, retryMS)}
 }
