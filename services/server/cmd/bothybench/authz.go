@@ -92,6 +92,12 @@ func (d channelDirectory) ChannelExists(_ context.Context, id uuid.UUID) (bool, 
 	return ok, nil
 }
 
+// DirectParticipant implements authzapp.ChannelDirectory: the bench's world has no direct
+// messages.
+func (d channelDirectory) DirectParticipant(context.Context, uuid.UUID, uuid.UUID) (direct, participant bool, err error) {
+	return false, false, nil
+}
+
 // SpaceExists implements authzapp.ChannelDirectory.
 func (d channelDirectory) SpaceExists(_ context.Context, id uuid.UUID) (bool, error) {
 	for _, s := range d {

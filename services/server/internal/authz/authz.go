@@ -337,7 +337,8 @@ type Decider interface {
 // grantee; the events' actor is the actor in ctx (problem.ErrUnauthenticated without one).
 type Grants interface {
 	// Grant makes the grant and returns it. A problem.ErrValidation for a role not valid on
-	// the kind, problem.ErrConflict when the principal already holds a grant on the resource.
+	// the kind, problem.ErrConflict when the principal already holds a grant on the resource
+	// or when the resource is a direct message the principal does not take part in (spec 04).
 	Grant(ctx context.Context, in GrantInput) (Grant, error)
 	// Revoke removes the grant and returns what it was; problem.ErrNotFound when there is
 	// none, problem.ErrConflict for the instance's last owner grant.

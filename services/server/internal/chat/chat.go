@@ -300,4 +300,8 @@ type Directory interface {
 	ChannelExists(ctx context.Context, channelID uuid.UUID) (bool, error)
 	// SpaceExists reports whether the space exists (archived ones included).
 	SpaceExists(ctx context.Context, spaceID uuid.UUID) (bool, error)
+	// DirectParticipant reports whether the channel is a direct message (false for a standard
+	// or an unknown channel) and whether the principal takes part in it, in one query, on the
+	// caller's transaction when ctx carries one (a direct message being created is seen).
+	DirectParticipant(ctx context.Context, channelID, principalID uuid.UUID) (direct, participant bool, err error)
 }

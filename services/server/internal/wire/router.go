@@ -4,8 +4,10 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -21,8 +23,10 @@ import (
 type routerDeps struct {
 	logger       *slog.Logger
 	maxBodyBytes int64
-	metrics      *ops.HTTPMetrics
-	server       apigen.StrictServerInterface
+	// retryAfter is http.unavailable_retry_after, the base of every 503's Retry-After.
+	retryAfter time.Duration
+	metrics    *ops.HTTPMetrics
+	server     apigen.StrictServerInterface
 	// authenticate runs around every generated operation (see
 	// authenticateOperations); nil authenticates nothing (router tests).
 	authenticate apigen.MiddlewareFunc
@@ -74,10 +78,11 @@ const minCompressBytes = 1024
 // the logger into the context (for Recover and problem.Write), Recover (so
 // a panic anywhere below is a 500 problem), RequestID (so every response,
 // even a panic's, carries X-Request-Id), AccessLog and the HTTP metrics
-// (which see the final status), CORS (so a preflight is logged and counted,
-// and answered before chi routes it, which would answer 405, and so a 429
-// below still carries the CORS headers a browser needs to read it), the
-// per-address rate limits, BodyLimit (before anything reads a body),
+// (which see the final status), RetryAfter (so every 503 below, the API's and
+// the gateway's, carries Retry-After), CORS (so a preflight is logged and
+// counted, and answered before chi routes it, which would answer 405, and so
+// a 429 below still carries the CORS headers a browser needs to read it),
+// the per-address rate limits, BodyLimit (before anything reads a body),
 // headAsGet (HEAD answered wherever GET is). All of them are chi
 // middleware, so the metrics see the route pattern.
 func newRouter(d routerDeps) http.Handler {
@@ -88,6 +93,7 @@ func newRouter(d routerDeps) http.Handler {
 		httpmw.RequestID,
 		httpmw.AccessLog(d.logger),
 		d.metrics.Middleware,
+		httpmw.RetryAfter(d.retryAfter, rand.Float64),
 	)
 	if d.cors != nil {
 		r.Use(d.cors)

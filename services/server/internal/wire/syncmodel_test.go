@@ -67,12 +67,14 @@ func (m *readModel) holds(principal, resource uuid.UUID) bool {
 }
 
 // readsChannel reports whether the principal may read the channel.
+// A direct message (a channel of no space) only with a grant on it: it is private to its
+// participants, the owner's role does not reach it (spec 04).
 func (m *readModel) readsChannel(p, ch uuid.UUID) bool {
-	if p == m.owner || m.holds(p, ch) {
-		return true
-	}
 	sp := m.spaceOf[ch]
-	return sp != uuid.Nil && m.holds(p, sp)
+	if sp == uuid.Nil {
+		return m.holds(p, ch)
+	}
+	return p == m.owner || m.holds(p, ch) || m.holds(p, sp)
 }
 
 // readsSpace reports whether the principal may read the space.
@@ -89,8 +91,7 @@ func (m *readModel) readsSpace(p, sp uuid.UUID) bool {
 }
 
 // listed reports whether the channel belongs in the principal's snapshot: readable, not
-// archived, in no archived space; a direct message only for its participants (the owner's
-// role reads it, but it is not the owner's conversation).
+// archived, in no archived space; a direct message only for its participants.
 func (m *readModel) listed(p, ch uuid.UUID) bool {
 	if m.spaceOf[ch] == uuid.Nil {
 		return m.holds(p, ch) && !m.archived[ch]

@@ -158,6 +158,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	}
 	maxConns := cfg.Int(config.DatabaseMaxConns)
 	maxBody := cfg.Bytes(config.HTTPMaxBodyBytes)
+	retryAfter := cfg.Duration(config.HTTPUnavailableRetryAfter)
 	readinessTimeout := cfg.Duration(ops.KeyReadinessTimeout)
 	logCfg := readEventLogConfig(cfg)
 	accessCfg := readAccessConfig(cfg)
@@ -171,6 +172,10 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	}
 	if dbURL == "" {
 		return nil, errors.New("wire: no database url: set database.url or start the embedded default with wire.Database")
+	}
+	if retryAfter < time.Second {
+		return nil, fmt.Errorf("configuration: %s is %v, want at least 1s (Retry-After counts whole seconds)",
+			config.HTTPUnavailableRetryAfter.Name, retryAfter)
 	}
 	if err := logCfg.validate(); err != nil {
 		return nil, err
@@ -267,6 +272,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	deps := routerDeps{
 		logger:       logger,
 		maxBodyBytes: maxBody,
+		retryAfter:   retryAfter,
 		metrics:      httpMetrics,
 		server: &server{
 			Server:         opsServer,

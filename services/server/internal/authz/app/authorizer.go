@@ -235,9 +235,12 @@ func (a *Authorizer) guardOwner(ctx context.Context, s authz.Scope, action kerne
 	return allowed, nil
 }
 
-// resolve fills the space of a channel, thread or message the caller named without it, when
-// that space could change the decision: only a space grant makes it matter, and the space of
-// a granted channel is in the Scope already. Otherwise one query to the channel directory.
+// resolve fills the space of a channel, thread or message the caller named without it, or
+// marks it Direct (a direct message, which no instance role reaches), when that could change
+// the decision: a space grant or an instance role makes it matter, and the space of a granted
+// channel is in the Scope already (a granted channel of no space is a direct message).
+// Otherwise one query to the channel directory. Events name their space, and a DM event is
+// Direct already (authorize.ResourceFromEvent), so catch-up and live delivery ask nothing.
 func (a *Authorizer) resolve(ctx context.Context, s authz.Scope, res authorize.Resource) (authorize.Resource, error) {
 	var channel uuid.UUID
 	switch res.Kind {
@@ -248,7 +251,7 @@ func (a *Authorizer) resolve(ctx context.Context, s authz.Scope, res authorize.R
 	default:
 		return res, nil
 	}
-	if res.SpaceID != uuid.Nil || channel == uuid.Nil {
+	if res.SpaceID != uuid.Nil || channel == uuid.Nil || res.Direct {
 		return res, nil
 	}
 	if sp, ok := s.SpaceOfGrantedChannel(channel); ok {
@@ -258,14 +261,30 @@ func (a *Authorizer) resolve(ctx context.Context, s authz.Scope, res authorize.R
 	// A channel the principal holds a grant on and whose space the Scope does not know lies in
 	// no space (a direct message): asking the directory again for every one of its events
 	// (catch-up pages, live delivery) would learn nothing.
-	if s.ChannelGrantRole(channel) != "" || !s.HasSpaceGrants() {
+	if s.ChannelGrantRole(channel) != "" {
+		res.Direct = true
+		return res, nil
+	}
+	// Without a channel grant only a space grant or an instance role could reach it; with
+	// neither it is invisible whatever its space.
+	if !s.HasSpaceGrants() && s.InstanceRole() == "" {
 		return res, nil
 	}
 	spaces, err := a.directory.SpacesOfChannels(ctx, []uuid.UUID{channel})
 	if err != nil {
 		return res, fmt.Errorf("authz: space of channel: %w", err)
 	}
-	res.SpaceID = spaces[channel]
+	if sp, ok := spaces[channel]; ok {
+		res.SpaceID = sp
+		return res, nil
+	}
+	// No space: a direct message, which no instance role reaches, or a channel the directory
+	// does not know (yet), decided as before.
+	direct, _, err := a.directory.DirectParticipant(ctx, channel, uuid.Nil)
+	if err != nil {
+		return res, fmt.Errorf("authz: direct message: %w", err)
+	}
+	res.Direct = direct
 	return res, nil
 }
 

@@ -154,10 +154,12 @@ type directory struct {
 	mu       gosync.Mutex
 	spaces   map[uuid.UUID]bool
 	channels map[uuid.UUID]uuid.UUID
+	// participants of the direct messages (the channels of no space)
+	participants map[uuid.UUID]map[uuid.UUID]bool
 }
 
 func newDirectory() *directory {
-	return &directory{spaces: map[uuid.UUID]bool{}, channels: map[uuid.UUID]uuid.UUID{}}
+	return &directory{spaces: map[uuid.UUID]bool{}, channels: map[uuid.UUID]uuid.UUID{}, participants: map[uuid.UUID]map[uuid.UUID]bool{}}
 }
 
 func (d *directory) space() uuid.UUID {
@@ -173,6 +175,18 @@ func (d *directory) channel(space uuid.UUID) uuid.UUID {
 	defer d.mu.Unlock()
 	id := uuid.Must(uuid.NewV7())
 	d.channels[id] = space
+	return id
+}
+
+// direct adds a direct message of the participants (a channel of no space).
+func (d *directory) direct(participants ...uuid.UUID) uuid.UUID {
+	id := d.channel(uuid.Nil)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.participants[id] = map[uuid.UUID]bool{}
+	for _, p := range participants {
+		d.participants[id][p] = true
+	}
 	return id
 }
 
@@ -200,6 +214,18 @@ func (d *directory) ChannelExists(_ context.Context, id uuid.UUID) (bool, error)
 	defer d.mu.Unlock()
 	_, ok := d.channels[id]
 	return ok, nil
+}
+
+// DirectParticipant: a channel of no space is a direct message whose participants are those
+// of d.participants.
+func (d *directory) DirectParticipant(_ context.Context, channel, principal uuid.UUID) (direct, participant bool, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	sp, ok := d.channels[channel]
+	if !ok || sp != uuid.Nil {
+		return false, false, nil
+	}
+	return true, d.participants[channel][principal], nil
 }
 
 func (d *directory) SpaceExists(_ context.Context, id uuid.UUID) (bool, error) {

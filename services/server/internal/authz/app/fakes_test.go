@@ -149,10 +149,12 @@ type fakeDirectory struct {
 	spaces   map[uuid.UUID]bool
 	channels map[uuid.UUID]uuid.UUID
 	lookups  int
+	// participants of the direct messages (the channels of no space)
+	participants map[uuid.UUID]map[uuid.UUID]bool
 }
 
 func newFakeDirectory() *fakeDirectory {
-	return &fakeDirectory{spaces: map[uuid.UUID]bool{}, channels: map[uuid.UUID]uuid.UUID{}}
+	return &fakeDirectory{spaces: map[uuid.UUID]bool{}, channels: map[uuid.UUID]uuid.UUID{}, participants: map[uuid.UUID]map[uuid.UUID]bool{}}
 }
 
 func (f *fakeDirectory) addSpace(id uuid.UUID) {
@@ -191,6 +193,18 @@ func (f *fakeDirectory) ChannelExists(_ context.Context, id uuid.UUID) (bool, er
 	defer f.mu.Unlock()
 	_, ok := f.channels[id]
 	return ok, nil
+}
+
+// DirectParticipant: a channel of no space is a direct message whose participants are those
+// of f.participants.
+func (f *fakeDirectory) DirectParticipant(_ context.Context, channel, principal uuid.UUID) (direct, participant bool, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	sp, ok := f.channels[channel]
+	if !ok || sp != uuid.Nil {
+		return false, false, nil
+	}
+	return true, f.participants[channel][principal], nil
 }
 
 func (f *fakeDirectory) SpaceExists(_ context.Context, id uuid.UUID) (bool, error) {

@@ -36,6 +36,11 @@ var (
 	ErrLastOwner = problem.New(problem.ErrConflict, "This is the last owner grant of the instance; grant another owner first.")
 	// ErrOwnerOnly refuses a non-owner who grants or revokes the owner role.
 	ErrOwnerOnly = problem.New(problem.ErrForbidden, "Only an owner may grant or revoke the owner role.")
+	// ErrDirectMessagePrivate refuses a grant on a direct message to a principal who does not
+	// take part in it: a direct message is private to its participants (spec 04), whoever
+	// grants, the owner included.
+	ErrDirectMessagePrivate = problem.New(problem.ErrConflict,
+		"A direct message is private to its participants: nobody else can be granted a role on it.")
 )
 
 // GrantsDeps are the collaborators of Grants, all required.
@@ -134,7 +139,10 @@ func Validate(in authz.GrantInput) error {
 	return nil
 }
 
-// Grant implements authz.Grants.
+// Grant implements authz.Grants. A channel grant on a direct message to a principal who does
+// not take part in it is refused with ErrDirectMessagePrivate, whatever the caller: this is
+// the one place every grant passes (createGrant, the participants' grants of a new direct
+// message), so no path can open a direct message to a third party.
 func (g *Grants) Grant(ctx context.Context, in authz.GrantInput) (authz.Grant, error) {
 	who, ok := actor.From(ctx)
 	if !ok {
@@ -156,6 +164,15 @@ func (g *Grants) Grant(ctx context.Context, in authz.GrantInput) (authz.Grant, e
 		if in.Role == authz.RoleOwner {
 			if _, err := g.store.LockOwners(ctx); err != nil {
 				return err
+			}
+		}
+		if in.ResourceKind == kernel.ResourceChannel {
+			direct, participant, err := g.directory.DirectParticipant(ctx, resourceID, in.PrincipalID)
+			if err != nil {
+				return err
+			}
+			if direct && !participant {
+				return ErrDirectMessagePrivate
 			}
 		}
 		stored, err := g.store.Insert(ctx, authz.Grant{

@@ -431,7 +431,7 @@ func TestRevokeGrantOnAVanishedChannel(t *testing.T) {
 	e := newEnv(t)
 	alex, sam, robin := e.person(t, "alex"), e.person(t, "sam"), e.person(t, "robin")
 	e.grant(t, alex, alex, kernel.ResourceInstance, uuid.Nil, authz.RoleOwner)
-	channel := e.directory.channel(uuid.Nil) // a direct message
+	channel := e.directory.direct(sam, robin)
 	e.grant(t, alex, sam, kernel.ResourceChannel, channel, authz.RoleAdmin)
 	g := e.grant(t, alex, robin, kernel.ResourceChannel, channel, authz.RoleMember)
 	e.directory.drop(channel)
@@ -451,4 +451,37 @@ func TestNewBootstrapperRefusesIncompleteDeps(t *testing.T) {
 			t.Errorf("NewBootstrapper(no deps) = %v, want it to name %s", err, want)
 		}
 	}
+}
+
+// TestGrantOnADirectMessage: a direct message is private to its participants. No grant on it
+// is made for anyone else, neither through Grant (the port every grant passes) nor through
+// CreateGrant, whatever the role and whoever grants (an owner who takes part included);
+// nothing is written. An owner who does not take part cannot even see it (404). Its
+// participants' grants, and grants on a standard channel, are made as before.
+func TestGrantOnADirectMessage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	alex, sam, robin, kim := e.person(t, "alex"), e.person(t, "sam"), e.person(t, "robin"), e.person(t, "kim")
+	e.grant(t, alex, alex, kernel.ResourceInstance, uuid.Nil, authz.RoleOwner)
+	e.grant(t, alex, kim, kernel.ResourceInstance, uuid.Nil, authz.RoleOwner)
+	dm := e.directory.direct(alex, sam)
+	e.grant(t, alex, alex, kernel.ResourceChannel, dm, authz.RoleMember)
+	e.grant(t, alex, sam, kernel.ResourceChannel, dm, authz.RoleMember)
+	before := e.permissionVersion(t)
+	for _, role := range []authz.Role{authz.RoleViewer, authz.RoleMember, authz.RoleAdmin} {
+		in := authz.GrantInput{PrincipalID: robin, ResourceKind: kernel.ResourceChannel, ResourceID: dm, Role: role}
+		if _, err := e.grants.Grant(asPerson(t.Context(), alex), in); !errors.Is(err, problem.ErrConflict) || !errors.Is(err, app.ErrDirectMessagePrivate) {
+			t.Errorf("Grant %s on the DM to a non-participant = %v, want ErrDirectMessagePrivate (conflict)", role, err)
+		}
+		if _, err := e.grants.CreateGrant(asPerson(t.Context(), alex), in); !errors.Is(err, app.ErrDirectMessagePrivate) {
+			t.Errorf("CreateGrant %s on the DM to a non-participant by an owner who takes part = %v, want ErrDirectMessagePrivate", role, err)
+		}
+		if _, err := e.grants.CreateGrant(asPerson(t.Context(), kim), in); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("CreateGrant %s on the DM by an owner who does not take part = %v, want not found", role, err)
+		}
+	}
+	if after := e.permissionVersion(t); after != before {
+		t.Errorf("permission_version %d -> %d: a refused grant wrote something", before, after)
+	}
+	e.grant(t, alex, robin, kernel.ResourceChannel, e.directory.channel(e.directory.space()), authz.RoleViewer)
 }

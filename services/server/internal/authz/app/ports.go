@@ -46,6 +46,11 @@ type ChannelDirectory interface {
 	ChannelExists(ctx context.Context, channelID uuid.UUID) (bool, error)
 	// SpaceExists reports whether the space exists (archived ones included).
 	SpaceExists(ctx context.Context, spaceID uuid.UUID) (bool, error)
+	// DirectParticipant reports whether the channel is a direct message (false for a standard
+	// or an unknown channel) and whether the principal takes part in it, on the caller's
+	// transaction when ctx carries one. A direct message is private to its participants: no
+	// grant on it is made for anyone else (Grants.Grant).
+	DirectParticipant(ctx context.Context, channelID, principalID uuid.UUID) (direct, participant bool, err error)
 }
 
 // InstanceInfo reads the instance row, whose id instance grants are stored with. The instance

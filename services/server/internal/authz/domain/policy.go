@@ -158,6 +158,16 @@ func covers(scopes []string, action kernel.Action) bool {
 // message) and itself; a thread and a message the instance, their space and their channel
 // (ChannelID). The instance, principals, agents and grants get the instance role.
 func RoleOn(s authz.Scope, res authorize.Resource) authz.Role {
+	if res.Direct {
+		// A direct message is private to its participants: only the grant on its channel
+		// counts, no instance role (the owner's included).
+		switch res.Kind {
+		case kernel.ResourceChannel:
+			return s.ChannelGrantRole(res.ID)
+		case kernel.ResourceThread, kernel.ResourceMessage:
+			return s.ChannelGrantRole(res.ChannelID)
+		}
+	}
 	r := s.InstanceRole()
 	switch res.Kind {
 	case kernel.ResourceSpace:

@@ -312,3 +312,44 @@ func TestRoleOn(t *testing.T) {
 		})
 	}
 }
+
+// TestDirectMessageOnlyByItsGrant: a resource marked Direct (a direct message, its threads and
+// messages) takes the role of the grant on its channel only: no instance role reaches it, and
+// an owner who does not take part cannot see it (404), while a participant, owner or not, acts
+// as its grant (and an owner as an owner) there.
+func TestDirectMessageOnlyByItsGrant(t *testing.T) {
+	t.Parallel()
+	dmChannel := authorize.Resource{Kind: kernel.ResourceChannel, ID: d1, ChannelID: d1, Direct: true}
+	dmThread := authorize.Resource{Kind: kernel.ResourceThread, ID: t1, ChannelID: d1, ThreadID: t1, Direct: true}
+	dmMessage := authorize.Resource{Kind: kernel.ResourceMessage, ID: m1, ChannelID: d1, ThreadID: t1, Direct: true}
+	owner := scopeOf(alex, grant(alex, kernel.ResourceInstance, inst, authz.RoleOwner))
+	admin := scopeOf(robin, grant(robin, kernel.ResourceInstance, inst, authz.RoleAdmin))
+	participant := scopeOf(sam, grant(sam, kernel.ResourceInstance, inst, authz.RoleAdmin), grant(sam, kernel.ResourceChannel, d1, authz.RoleMember))
+	ownerInIt := scopeOf(alex, grant(alex, kernel.ResourceInstance, inst, authz.RoleOwner), grant(alex, kernel.ResourceChannel, d1, authz.RoleMember))
+	for _, res := range []authorize.Resource{dmChannel, dmThread, dmMessage} {
+		for _, tc := range []struct {
+			name   string
+			who    uuid.UUID
+			s      authz.Scope
+			role   authz.Role
+			action kernel.Action
+			want   domain.Outcome
+		}{
+			{"owner not in it", alex, owner, "", kernel.ActionThreadRead, domain.OutcomeNotFound},
+			{"instance admin not in it", robin, admin, "", kernel.ActionThreadRead, domain.OutcomeNotFound},
+			{"participant reads", sam, participant, authz.RoleMember, kernel.ActionThreadRead, domain.OutcomeAllowed},
+			{"participant who is an instance admin administers nothing", sam, participant, authz.RoleMember, kernel.ActionGrantAdmin, domain.OutcomeForbidden},
+			{"owner in it", alex, ownerInIt, authz.RoleMember, kernel.ActionThreadRead, domain.OutcomeAllowed},
+		} {
+			if got := domain.RoleOn(tc.s, res); got != tc.role {
+				t.Errorf("%s on %s: RoleOn = %q, want %q", tc.name, res, got, tc.role)
+			}
+			if tc.action == kernel.ActionGrantAdmin && res.Kind != kernel.ResourceChannel {
+				continue
+			}
+			if got := domain.Decide(person(tc.who), tc.s, tc.action, res); got.Outcome != tc.want {
+				t.Errorf("%s: %s on %s = %s, want %s", tc.name, tc.action, res, got.Outcome, tc.want)
+			}
+		}
+	}
+}

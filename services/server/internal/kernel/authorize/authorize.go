@@ -25,6 +25,12 @@ type Resource struct {
 	ID uuid.UUID
 	// SpaceID, ChannelID and ThreadID are the ancestors, uuid.Nil where unknown or absent.
 	SpaceID, ChannelID, ThreadID uuid.UUID
+	// Direct is true for a direct-message channel, or a thread or message in one: a direct
+	// message is private to its participants, so only a grant on the channel reaches it, no
+	// instance role (spec 04). A caller that does not know may leave it false: the authorizer
+	// finds it out for a channel named without its space when an instance role could
+	// otherwise decide.
+	Direct bool
 }
 
 // String names the resource for log lines: its kind and, when set, its id. It never holds
@@ -38,9 +44,20 @@ func (r Resource) String() string {
 
 // ResourceFromEvent builds the resource of an event row (its resource kind and id and its
 // space, channel and thread ids). Catch-up and the gateway both use it, so a stored event is
-// authorized alike on every transport.
+// authorized alike on every transport. An event of a channel, thread or message carries its
+// space unless the channel is a direct message (spec 02), so such an event without a space is
+// Direct.
 func ResourceFromEvent(kind kernel.ResourceKind, id, spaceID, channelID, threadID uuid.UUID) Resource {
-	return Resource{Kind: kind, ID: id, SpaceID: spaceID, ChannelID: channelID, ThreadID: threadID}
+	r := Resource{Kind: kind, ID: id, SpaceID: spaceID, ChannelID: channelID, ThreadID: threadID}
+	channel := channelID
+	if kind == kernel.ResourceChannel && channel == uuid.Nil {
+		channel = id
+	}
+	switch kind {
+	case kernel.ResourceChannel, kernel.ResourceThread, kernel.ResourceMessage:
+		r.Direct = spaceID == uuid.Nil && channel != uuid.Nil
+	}
+	return r
 }
 
 // Instance returns the instance as a resource, for instance-wide actions (instance.read,

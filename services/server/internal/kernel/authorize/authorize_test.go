@@ -36,9 +36,24 @@ func TestResourceFromEvent(t *testing.T) {
 			want: authorize.Resource{Kind: kernel.ResourceMessage, ID: idA, SpaceID: idS, ChannelID: idC, ThreadID: idT},
 		},
 		{
-			name: "channel of a direct message has no space",
+			name: "channel of a direct message has no space and is direct",
 			kind: kernel.ResourceChannel, id: idC, c: idC,
-			want: authorize.Resource{Kind: kernel.ResourceChannel, ID: idC, ChannelID: idC},
+			want: authorize.Resource{Kind: kernel.ResourceChannel, ID: idC, ChannelID: idC, Direct: true},
+		},
+		{
+			name: "message of a direct message is direct",
+			kind: kernel.ResourceMessage, id: idA, c: idC, th: idT,
+			want: authorize.Resource{Kind: kernel.ResourceMessage, ID: idA, ChannelID: idC, ThreadID: idT, Direct: true},
+		},
+		{
+			name: "channel event without channel_id takes its id",
+			kind: kernel.ResourceChannel, id: idC,
+			want: authorize.Resource{Kind: kernel.ResourceChannel, ID: idC, Direct: true},
+		},
+		{
+			name: "thread of a standard channel is not direct",
+			kind: kernel.ResourceThread, id: idT, s: idS, c: idC, th: idT,
+			want: authorize.Resource{Kind: kernel.ResourceThread, ID: idT, SpaceID: idS, ChannelID: idC, ThreadID: idT},
 		},
 		{
 			name: "agent",

@@ -31,6 +31,12 @@ var (
 	// request cannot block a deploy forever.
 	HTTPShutdownTimeout = Define("http.shutdown_timeout", KindDuration, "15s",
 		"how long a draining server waits for in-flight requests on SIGINT/SIGTERM")
+	// HTTPUnavailableRetryAfter is the base of the Retry-After every 503 carries
+	// (httpmw.RetryAfter): the header is this plus a random jitter of up to as
+	// much again, in whole seconds, so the clients an outage refused at once do
+	// not all return in the same second.
+	HTTPUnavailableRetryAfter = Define("http.unavailable_retry_after", KindDuration, "2s",
+		"base of the Retry-After of a 503 unavailable (and of the gateway's retry_after_ms): the value sent is a random one between it and twice it, in whole seconds (at least 1s)")
 	// DatabaseURL selects the PostgreSQL server; empty starts the embedded
 	// default so a fresh machine needs no setup.
 	DatabaseURL = Define("database.url", KindString, "",

@@ -65,15 +65,17 @@ var (
 	_ DB = pgx.Tx(nil)
 )
 
-// Runner opens transactions on a pool.
+// Runner opens transactions on a pool. Every error it returns, and every error of the DB it
+// hands out, has passed through Classify: an unreachable database is problem.ErrUnavailable.
 type Runner struct {
 	pool *pgxpool.Pool
+	db   DB // the pool, classified
 }
 
 // NewRunner returns a Runner on pool; the composition root makes one and hands it to every
 // module.
 func NewRunner(pool *pgxpool.Pool) *Runner {
-	return &Runner{pool: pool}
+	return &Runner{pool: pool, db: classifiedPool{db: pool}}
 }
 
 type stateKey struct{}
@@ -86,6 +88,7 @@ type phaseKey struct{}
 type state struct {
 	conn *pgxpool.Conn
 	tx   pgx.Tx
+	db   classifiedTx // tx, its statements' errors classified: what DB hands adapters
 	// final is the batch sent together with COMMIT (QueueFinal); nil when no hook queued a statement.
 	final *pgx.Batch
 
@@ -120,10 +123,17 @@ func (s *state) open() bool {
 // error as is; the outer call decides. Any error from fn, a hook or COMMIT rolls the whole
 // transaction back, drops its hooks and callbacks, runs the OnEnd functions, and is returned
 // wrapped. A panic in fn or a hook rolls back, runs the OnEnd functions and panics again.
+//
+// Errors are classified (Classify): a database that cannot be reached, at the begin, in a
+// statement or at COMMIT, is problem.ErrUnavailable.
 func (r *Runner) RunInTx(ctx context.Context, fn func(ctx context.Context) error) error {
 	if s := from(ctx); s != nil && s.open() {
 		return fn(ctx)
 	}
+	return Classify(r.runInTx(ctx, fn))
+}
+
+func (r *Runner) runInTx(ctx context.Context, fn func(ctx context.Context) error) error {
 	conn, err := r.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("tx: begin: %w", err)
@@ -133,7 +143,7 @@ func (r *Runner) RunInTx(ctx context.Context, fn func(ctx context.Context) error
 		conn.Release()
 		return fmt.Errorf("tx: begin: %w", err)
 	}
-	s := &state{conn: conn, tx: pgtx}
+	s := &state{conn: conn, tx: pgtx, db: classifiedTx{Tx: pgtx}}
 	// After a panic's rollback too; a no-op once the OnEnd functions ran.
 	defer s.end(ctx)
 	after, err := s.run(context.WithValue(ctx, stateKey{}, s), fn)
@@ -270,7 +280,8 @@ func (s *state) rollback(ctx context.Context) error {
 	return nil
 }
 
-// DB returns the transaction carried by ctx, else the pool. A context kept after its
+// DB returns the transaction carried by ctx, else the pool, their errors classified
+// (Classify). A context kept after its
 // transaction ended returns a DB whose statements fail with pgx.ErrTxClosed instead of running
 // outside it unnoticed (or on the connection's next user).
 func (r *Runner) DB(ctx context.Context) DB {
@@ -278,9 +289,9 @@ func (r *Runner) DB(ctx context.Context) DB {
 		if !s.open() {
 			return closedDB{}
 		}
-		return s.tx
+		return s.db
 	}
-	return r.pool
+	return r.db
 }
 
 // QueueFinal queues a statement to be sent together with COMMIT, in one round trip, once every

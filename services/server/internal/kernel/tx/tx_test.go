@@ -311,9 +311,19 @@ func TestRegistrationOutsideTransaction(t *testing.T) {
 
 func TestDBChoosesTransactionOrPool(t *testing.T) {
 	t.Parallel()
-	r, pool := setup(t)
-	if got := r.DB(t.Context()); got != tx.DB(pool) {
-		t.Errorf("DB outside a transaction = %T, want the pool", got)
+	r, _ := setup(t)
+	// Outside a transaction the DB is the pool (its errors classified): no pgx.Tx, and a
+	// statement on it sees no transaction.
+	outside := r.DB(t.Context())
+	if _, inTx := outside.(pgx.Tx); inTx {
+		t.Errorf("DB outside a transaction = %T, want the pool", outside)
+	}
+	var first, second int64
+	if err := outside.QueryRow(t.Context(), "SELECT txid_current()").Scan(&first); err != nil {
+		t.Fatalf("txid: %v", err)
+	}
+	if err := outside.QueryRow(t.Context(), "SELECT txid_current()").Scan(&second); err != nil || first == second {
+		t.Errorf("two statements outside a transaction ran in one (txid %d, %d, %v)", first, second, err)
 	}
 	var leaked context.Context
 	err := r.RunInTx(t.Context(), func(ctx context.Context) error {

@@ -86,6 +86,8 @@ var (
 	channelExists string
 	//go:embed queries/channel_spaces.sql
 	channelSpaces string
+	//go:embed queries/channel_dm_participant.sql
+	channelDMParticipant string
 	//go:embed queries/thread_insert.sql
 	threadInsert string
 	//go:embed queries/thread_get.sql
@@ -523,6 +525,18 @@ func (s *Store) SpacesOfChannels(ctx context.Context, channelIDs []uuid.UUID) (m
 // ChannelExists implements chat.Directory.
 func (s *Store) ChannelExists(ctx context.Context, channelID uuid.UUID) (bool, error) {
 	return s.exists(ctx, channelExists, channelID, "channel")
+}
+
+// DirectParticipant implements chat.Directory in one query.
+func (s *Store) DirectParticipant(ctx context.Context, channelID, principalID uuid.UUID) (direct, participant bool, err error) {
+	err = s.runner.DB(ctx).QueryRow(ctx, channelDMParticipant, channelID, principalID).Scan(&direct, &participant)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, fmt.Errorf("chat: direct participant: %w", err)
+	}
+	return direct, participant, nil
 }
 
 // SpaceExists implements chat.Directory.

@@ -35,10 +35,12 @@ const (
 	// CloseGoingAway (1001): the server is shutting down (SIGTERM) after it flushed the
 	// frames in flight. Resumable: reconnect, to another process if need be, and resume.
 	CloseGoingAway = websocket.StatusGoingAway
-	// CloseInternal (1011): the server failed (its database, for example). Resumable after a
-	// pause: reconnect and resume from the cursor.
+	// CloseInternal (1011): the server failed unexpectedly. Resumable after a pause:
+	// reconnect and resume from the cursor.
 	CloseInternal = websocket.StatusInternalError
-	// CloseTryAgainLater (1013): the process's log tail has not started (it cannot read the
-	// database yet) within gateway.auth_timeout. Resumable after a pause.
+	// CloseTryAgainLater (1013): the database is unavailable (a port answered
+	// problem.ErrUnavailable), or the process's log tail has not started (it cannot read the
+	// database yet) within gateway.auth_timeout. The error frame unavailable before it has
+	// retry_after_ms (http.unavailable_retry_after, jittered). Resumable after that pause.
 	CloseTryAgainLater = websocket.StatusTryAgainLater
 )

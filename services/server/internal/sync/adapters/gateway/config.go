@@ -70,6 +70,9 @@ type Config struct {
 	// answers from too (one list, so a web client is allowed or refused as a whole), as given
 	// (scheme://host[:port]); empty for same-origin only.
 	AllowedOrigins []string
+	// RetryAfter is http.unavailable_retry_after, the base of the retry_after_ms of an error
+	// frame unavailable (the close 1013 follows), as of a 503's Retry-After.
+	RetryAfter time.Duration
 }
 
 // ConfigFrom reads the gateway keys from cfg; parse errors are collected in cfg
@@ -90,6 +93,7 @@ func ConfigFrom(cfg *config.Config) Config {
 		BatchWindow:       cfg.Duration(KeyBatchWindow),
 		MaxFrameBytes:     cfg.Bytes(KeyMaxFrameBytes),
 		AllowedOrigins:    origins,
+		RetryAfter:        cfg.Duration(config.HTTPUnavailableRetryAfter),
 	}
 }
 

@@ -53,9 +53,15 @@ var tokens = map[string]actor.Actor{
 }
 
 // fakeAuthenticator is identity.Authenticator over tokens.
-type fakeAuthenticator struct{ fail bool }
+type fakeAuthenticator struct {
+	fail    bool
+	failErr error // returned for every token, when set
+}
 
 func (f *fakeAuthenticator) Authenticate(_ context.Context, token string) (actor.Actor, error) {
+	if f.failErr != nil {
+		return actor.Actor{}, f.failErr
+	}
 	if f.fail {
 		return actor.Actor{}, errFake
 	}
@@ -259,12 +265,16 @@ type fakeDirectory struct {
 	mu      gosync.Mutex
 	queries int
 	fail    bool
+	failErr error // what fail returns instead of errFake, when set
 }
 
 func (d *fakeDirectory) Refs(_ context.Context, ids []uuid.UUID) (map[uuid.UUID]identity.PrincipalRef, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.queries++
+	if d.fail && d.failErr != nil {
+		return nil, d.failErr
+	}
 	if d.fail {
 		return nil, errFake
 	}

@@ -255,11 +255,18 @@ func resyncFrame(c syncmod.CheckResult) []byte {
 // errorFrame is the error frame of a problem: its code and detail as the REST API would
 // answer them, and the invalid members of a validation_failed.
 func errorFrame(p problem.Problem) []byte {
-	b, _ := json.Marshal(struct { //nolint:errchkjson // strings only; cannot fail
-		Op     Op                   `json:"op"`
-		Code   string               `json:"code"`
-		Detail string               `json:"detail"`
-		Errors []problem.FieldError `json:"errors,omitempty"`
-	}{Op: OpError, Code: p.Code, Detail: p.Detail, Errors: p.Errors})
+	return retryErrorFrame(p, 0)
+}
+
+// retryErrorFrame is errorFrame with retry_after_ms, when it is more than 0: how long the
+// client waits before it reconnects (an unavailable database).
+func retryErrorFrame(p problem.Problem, retryAfterMS int64) []byte {
+	b, _ := json.Marshal(struct { //nolint:errchkjson // strings and integers only; cannot fail
+		Op           Op                   `json:"op"`
+		Code         string               `json:"code"`
+		Detail       string               `json:"detail"`
+		Errors       []problem.FieldError `json:"errors,omitempty"`
+		RetryAfterMS int64                `json:"retry_after_ms,omitempty"`
+	}{Op: OpError, Code: p.Code, Detail: p.Detail, Errors: p.Errors, RetryAfterMS: retryAfterMS})
 	return b
 }

@@ -1,10 +1,12 @@
 package gateway_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -352,6 +354,85 @@ func TestUpgradeRefusals(t *testing.T) {
 	requireProblem(t, refusal{status: resp.StatusCode, header: resp.Header, body: body}, http.StatusBadRequest, "validation_failed")
 }
 
+// TestMalformedUpgradeRefusals: what the WebSocket library would refuse with a text/plain
+// answer of its own is refused by the gateway first, as a problem naming the header (spec 03,
+// "Before the upgrade"), before any token is read.
+func TestMalformedUpgradeRefusals(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	valid := map[string]string{
+		"Connection":            "Upgrade",
+		"Upgrade":               "websocket",
+		"Sec-WebSocket-Version": "13",
+		"Sec-WebSocket-Key":     "dGhlIHNhbXBsZSBub25jZQ==",
+		"Authorization":         "Bearer sam-token",
+	}
+	for _, tc := range []struct {
+		name    string
+		change  map[string]string // "" removes the header
+		field   string
+		version string // the Sec-WebSocket-Version the answer advertises
+	}{
+		{"Connection: close", map[string]string{"Connection": "close"}, "Connection", ""},
+		{"no Connection", map[string]string{"Connection": ""}, "Connection", ""},
+		{"no Upgrade", map[string]string{"Upgrade": ""}, "Upgrade", ""},
+		{"Upgrade to something else", map[string]string{"Upgrade": "h2c"}, "Upgrade", ""},
+		{"wrong version", map[string]string{"Sec-WebSocket-Version": "8"}, "Sec-WebSocket-Version", "13"},
+		{"no version", map[string]string{"Sec-WebSocket-Version": ""}, "Sec-WebSocket-Version", "13"},
+		{"no key", map[string]string{"Sec-WebSocket-Key": ""}, "Sec-WebSocket-Key", ""},
+		{"a key of the wrong length", map[string]string{"Sec-WebSocket-Key": "c2hvcnQ="}, "Sec-WebSocket-Key", ""},
+		{"a key that is no base64", map[string]string{"Sec-WebSocket-Key": "not base64 at all!"}, "Sec-WebSocket-Key", ""},
+		{"an unknown token is not even read", map[string]string{"Sec-WebSocket-Key": "", "Authorization": "Bearer nobody"}, "Sec-WebSocket-Key", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, e.srv.URL+gateway.Path, nil)
+			for k, v := range valid {
+				req.Header.Set(k, v)
+			}
+			for k, v := range tc.change {
+				if v == "" {
+					req.Header.Del(k)
+				} else {
+					req.Header.Set(k, v)
+				}
+			}
+			resp, err := e.srv.Client().Do(req)
+			if err != nil {
+				t.Fatalf("GET: %v", err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			r := refusal{status: resp.StatusCode, header: resp.Header, body: body}
+			requireProblem(t, r, http.StatusBadRequest, "validation_failed")
+			var p problem.Problem
+			_ = json.Unmarshal(body, &p)
+			if len(p.Errors) != 1 || p.Errors[0].Field != tc.field {
+				t.Errorf("errors %+v, want one naming %s", p.Errors, tc.field)
+			}
+			if got := resp.Header.Get("Sec-WebSocket-Version"); got != tc.version {
+				t.Errorf("Sec-WebSocket-Version %q, want %q", got, tc.version)
+			}
+		})
+	}
+	// HTTP/1.0 cannot upgrade: the same problem, naming the protocol version.
+	var d net.Dialer
+	conn, err := d.DialContext(t.Context(), "tcp", strings.TrimPrefix(e.srv.URL, "http://"))
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer func() { _ = conn.Close() }()
+	_, _ = io.WriteString(conn, "GET "+gateway.Path+" HTTP/1.0\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"+
+		"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("read response: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	requireProblem(t, refusal{status: resp.StatusCode, header: resp.Header, body: body}, http.StatusBadRequest, "validation_failed")
+}
+
 func requireProblem(t *testing.T, r refusal, status int, code string) {
 	t.Helper()
 	var p problem.Problem
@@ -613,6 +694,62 @@ func TestRetentionOvertakesTheTail(t *testing.T) {
 	if code := c.closed(); code != gateway.CloseResyncRequired {
 		t.Errorf("close %d", code)
 	}
+}
+
+// errDatabaseDown is what tx.Classify makes of a database that cannot be reached.
+var errDatabaseDown = fmt.Errorf("read: %w", problem.New(problem.ErrUnavailable, "The database is unavailable."))
+
+// TestUnavailableClosesWithTryAgainLater: a connection whose port reports the database
+// unavailable, in its start or mid-stream, ends with an error frame unavailable that says
+// when to come back (retry_after_ms, from the base and up to twice it) and close 1013 (try
+// again later), logged as a warning, not as a failure; the upgrade is a 503.
+func TestUnavailableClosesWithTryAgainLater(t *testing.T) {
+	t.Parallel()
+	const base = 2 * time.Second
+	requireRetry := func(t *testing.T, c *client) {
+		t.Helper()
+		f := c.expect("error")
+		if f.Code != "unavailable" || f.RetryAfterMS == nil || *f.RetryAfterMS < base.Milliseconds() || *f.RetryAfterMS > 2*base.Milliseconds() {
+			t.Errorf("frame %s, want unavailable with retry_after_ms in [%d, %d]", f.raw, base.Milliseconds(), 2*base.Milliseconds())
+		}
+		if code := c.closed(); code != gateway.CloseTryAgainLater {
+			t.Errorf("close %d, want %d", code, gateway.CloseTryAgainLater)
+		}
+	}
+	withBase := withConfig(func(c *gateway.Config) { c.RetryAfter = base })
+	t.Run("start", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, withBase)
+		e.snapshot.fail = errDatabaseDown
+		c := e.dialAs(t, "sam-token")
+		c.send(`{"op":"hello"}`)
+		requireRetry(t, c)
+		if e.logs.contains("gateway connection failed") || !e.logs.contains("gateway connection lost the database") {
+			t.Error("the outage was not logged as one")
+		}
+	})
+	t.Run("mid-stream", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, withBase)
+		c := e.dialAs(t, "sam-token")
+		c.send(`{"op":"hello"}`)
+		c.expect("ready")
+		e.dir.mu.Lock()
+		e.dir.fail, e.dir.failErr = true, errDatabaseDown
+		e.dir.mu.Unlock()
+		e.append(message(help, alex))
+		requireRetry(t, c)
+	})
+	t.Run("upgrade", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, withBase)
+		e.auth.failErr = errDatabaseDown
+		_, resp, err := e.tryDial(t, nil, "Authorization", "Bearer sam-token")
+		if err == nil {
+			t.Fatal("upgrade accepted")
+		}
+		requireProblem(t, resp, http.StatusServiceUnavailable, "unavailable")
+	})
 }
 
 func TestFailuresCloseWithInternal(t *testing.T) {

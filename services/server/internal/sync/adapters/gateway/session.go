@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -20,6 +21,7 @@ import (
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/authorize"
 	"bothy.example.com/server/internal/kernel/correlation"
+	"bothy.example.com/server/internal/kernel/httpmw"
 	"bothy.example.com/server/internal/kernel/logging"
 	"bothy.example.com/server/internal/kernel/problem"
 	syncmod "bothy.example.com/server/internal/sync"
@@ -33,10 +35,8 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 			"The page's origin may not open the gateway: cross-site WebSocket upgrades are refused."))
 		return
 	}
-	if !headerHasToken(r.Header, "Upgrade", "websocket") {
-		problem.Write(w, r, problem.Validation(problem.FieldError{
-			Field: "Upgrade", Message: "must be websocket: the gateway speaks WebSocket only",
-		}))
+	if err := upgradeRefusal(w.Header(), r); err != nil {
+		problem.Write(w, r, err)
 		return
 	}
 	base := sessionContext(r.Context())
@@ -538,15 +538,23 @@ func (s *session) send(frame []byte) *ending {
 	return nil
 }
 
-// fatal ends the session with the error frame of err and code.
+// fatal ends the session with the error frame of err and code. The frame of an unavailable
+// error says in retry_after_ms when to come back: http.unavailable_retry_after plus a jitter
+// of up to as much again, as the Retry-After of a 503.
 func (s *session) fatal(code websocket.StatusCode, err error) *ending {
 	p := problem.From(s.ctx, err)
-	return &ending{code: code, reason: p.Code, frame: errorFrame(p)}
+	var retryMS int64
+	if errors.Is(err, problem.ErrUnavailable) {
+		retryMS = httpmw.RetryAfterDelay(s.g.cfg.RetryAfter, rand.Float64()).Milliseconds() //nolint:gosec // a jitter, no secret
+	}
+	return &ending{code: code, reason: p.Code, frame: retryErrorFrame(p, retryMS)}
 }
 
 // failed ends the session for an error of a port: resync_required with its frame; the
-// problem kinds of authentication and authorization with their close codes; anything else
-// is logged and closes with 1011 (internal), which the client may resume after a pause.
+// problem kinds of authentication and authorization with their close codes; an unavailable
+// database (tx.Classify made it problem.ErrUnavailable) with 1013 (try again later) after an
+// error frame unavailable with retry_after_ms, logged as a warning; anything else is logged
+// and closes with 1011 (internal), which the client may resume after a pause.
 func (s *session) failed(err error) *ending {
 	if re, ok := syncmod.IsResync(err); ok {
 		return &ending{code: CloseResyncRequired, reason: "resync_required", frame: resyncFrame(re.Check)}
@@ -558,6 +566,10 @@ func (s *session) failed(err error) *ending {
 		return s.fatal(CloseForbidden, err)
 	case s.ctx.Err() != nil:
 		return dropped
+	case errors.Is(err, problem.ErrUnavailable):
+		s.g.log.WarnContext(s.ctx, "gateway connection lost the database: closed with 1013", "error", err.Error(),
+			"principal_id", s.who.PrincipalID.String())
+		return s.fatal(CloseTryAgainLater, err)
 	}
 	s.g.log.ErrorContext(s.ctx, "gateway connection failed", "error", err.Error(), "principal_id", s.who.PrincipalID.String())
 	return s.fatal(CloseInternal, err)
