@@ -206,17 +206,26 @@ func TestConnectionsBeyondTheCapAreRefused(t *testing.T) {
 	}
 
 	_ = first.conn.Close()
+	// Until the server has seen the first connection close, a new one is
+	// refused too and counted: the count is the third's refusal and these.
 	deadline := time.Now().Add(waitTimeout)
+	refused := 1
 	for {
 		c := dialRaw(t, base)
-		if r := c.get("/metrics"); r.StatusCode == http.StatusOK {
-			for _, line := range []string{"bothy_http_connections_refused_total 1", "bothy_http_connections_open 2"} {
+		r := c.get("/metrics")
+		if r.StatusCode == http.StatusOK {
+			want := fmt.Sprintf("bothy_http_connections_refused_total %d", refused)
+			for _, line := range []string{want, "bothy_http_connections_open 2"} {
 				if !strings.Contains(r.Body, line+"\n") {
-					t.Errorf("metrics lack %q", line)
+					t.Errorf("metrics lack %q in %s", line, r.Body)
 				}
 			}
 			break
 		}
+		if r.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("a connection while the cap is reached: %d, want 503", r.StatusCode)
+		}
+		refused++
 		if time.Now().After(deadline) {
 			t.Fatal("no connection is served after one of the two closed")
 		}
