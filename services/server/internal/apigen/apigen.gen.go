@@ -949,6 +949,9 @@ type PostMessageRequest struct {
 type Principal struct {
 	CreatedAt time.Time `json:"created_at"`
 
+	// DeactivatedAt When the principal was deactivated; absent while it is active.
+	DeactivatedAt *time.Time `json:"deactivated_at,omitempty"`
+
 	// DisplayName The name shown for the principal.
 	DisplayName string `json:"display_name"`
 
@@ -1216,6 +1219,45 @@ type Thread struct {
 	Version int64               `json:"version"`
 }
 
+// TokenInfo A token as its principal and the owners see it; never the secret.
+//
+// Example: {"created_at":"2026-12-01T09:30:15Z","device_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e79","device_name":"Sam's phone","device_status":"approved","expires_at":"2027-03-01T09:30:15Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","last_used_at":"2026-12-01T10:02:00Z","principal_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"}
+type TokenInfo struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// DeviceId The token's device; absent when it has none.
+	DeviceId *openapi_types.UUID `json:"device_id,omitempty"`
+
+	// DeviceName The device's name, such as "Sam's phone"; absent without a device.
+	DeviceName *string `json:"device_name,omitempty"`
+
+	// DeviceStatus `pending` until an admin approves the device (its tokens get 403
+	// `device_pending`), `approved`, or `revoked` (its tokens get 401).
+	DeviceStatus *DeviceStatus `json:"device_status,omitempty"`
+
+	// ExpiresAt When it stops working; absent when it never expires.
+	ExpiresAt *time.Time         `json:"expires_at,omitempty"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// LastUsedAt Its last use as last written (every `identity.last_used_flush_interval`); absent when never.
+	LastUsedAt  *time.Time         `json:"last_used_at,omitempty"`
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+
+	// RevokedAt When it was revoked; absent while it is not.
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+
+	// Scopes An app token's scopes (apps only).
+	Scopes *[]AppScope `json:"scopes,omitempty"`
+}
+
+// TokenList One page of a principal's tokens.
+type TokenList struct {
+	Items []TokenInfo `json:"items"`
+
+	// NextCursor Pass as `after` for the next page; absent on the last page.
+	NextCursor *openapi_types.UUID `json:"next_cursor,omitempty"`
+}
+
 // UnreadThread A thread with unread messages or unread mentions of the actor.
 type UnreadThread struct {
 	ChannelId      openapi_types.UUID `json:"channel_id"`
@@ -1452,6 +1494,34 @@ type CreatePersonParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// DeactivatePrincipalParams defines parameters for DeactivatePrincipal.
+type DeactivatePrincipalParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ReactivatePrincipalParams defines parameters for ReactivatePrincipal.
+type ReactivatePrincipalParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // CreateTokenParams defines parameters for CreateToken.
 type CreateTokenParams struct {
 	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
@@ -1527,6 +1597,34 @@ type ListMessagesParams struct {
 
 // PostMessageParams defines parameters for PostMessage.
 type PostMessageParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListTokensParams defines parameters for ListTokens.
+type ListTokensParams struct {
+	// PrincipalId Whose tokens; the actor's own when absent.
+	PrincipalId *openapi_types.UUID `form:"principal_id,omitempty" json:"principal_id,omitempty"`
+
+	// After The `next_cursor` of the previous page; from the first token when absent.
+	After *openapi_types.UUID `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit Most tokens in the page; larger values are capped to
+	// `identity.tokens_page_size`, which is also the default (as are
+	// values below 1).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// RevokeTokenParams defines parameters for RevokeToken.
+type RevokeTokenParams struct {
 	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
 	// same actor within `http.idempotency_ttl` gets the stored response of the
 	// first (with the response header `Idempotency-Replayed: true`) and writes
@@ -2024,6 +2122,12 @@ type ServerInterface interface {
 	// CreatePerson Create a person
 	// (POST /api/v1/people)
 	CreatePerson(w http.ResponseWriter, r *http.Request, params CreatePersonParams)
+	// DeactivatePrincipal Deactivate a principal
+	// (POST /api/v1/principals/{principal_id}/deactivate)
+	DeactivatePrincipal(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params DeactivatePrincipalParams)
+	// ReactivatePrincipal Reactivate a principal
+	// (POST /api/v1/principals/{principal_id}/reactivate)
+	ReactivatePrincipal(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params ReactivatePrincipalParams)
 	// CreateToken Issue a token for a principal
 	// (POST /api/v1/principals/{principal_id}/tokens)
 	CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params CreateTokenParams)
@@ -2054,6 +2158,12 @@ type ServerInterface interface {
 	// UpdateReadState Record how far the actor has read a thread
 	// (PUT /api/v1/threads/{thread_id}/read-state)
 	UpdateReadState(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID)
+	// ListTokens List a principal's tokens
+	// (GET /api/v1/tokens)
+	ListTokens(w http.ResponseWriter, r *http.Request, params ListTokensParams)
+	// RevokeToken Revoke a token
+	// (POST /api/v1/tokens/{token_id}/revoke)
+	RevokeToken(w http.ResponseWriter, r *http.Request, tokenId openapi_types.UUID, params RevokeTokenParams)
 	// GetHealth Report that the process is up
 	// (GET /healthz)
 	GetHealth(w http.ResponseWriter, r *http.Request)
@@ -2189,6 +2299,18 @@ func (_ Unimplemented) CreatePerson(w http.ResponseWriter, r *http.Request, para
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// DeactivatePrincipal Deactivate a principal
+// (POST /api/v1/principals/{principal_id}/deactivate)
+func (_ Unimplemented) DeactivatePrincipal(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params DeactivatePrincipalParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ReactivatePrincipal Reactivate a principal
+// (POST /api/v1/principals/{principal_id}/reactivate)
+func (_ Unimplemented) ReactivatePrincipal(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params ReactivatePrincipalParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // CreateToken Issue a token for a principal
 // (POST /api/v1/principals/{principal_id}/tokens)
 func (_ Unimplemented) CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params CreateTokenParams) {
@@ -2246,6 +2368,18 @@ func (_ Unimplemented) PostMessage(w http.ResponseWriter, r *http.Request, threa
 // UpdateReadState Record how far the actor has read a thread
 // (PUT /api/v1/threads/{thread_id}/read-state)
 func (_ Unimplemented) UpdateReadState(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListTokens List a principal's tokens
+// (GET /api/v1/tokens)
+func (_ Unimplemented) ListTokens(w http.ResponseWriter, r *http.Request, params ListTokensParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RevokeToken Revoke a token
+// (POST /api/v1/tokens/{token_id}/revoke)
+func (_ Unimplemented) RevokeToken(w http.ResponseWriter, r *http.Request, tokenId openapi_types.UUID, params RevokeTokenParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2977,6 +3111,106 @@ func (siw *ServerInterfaceWrapper) CreatePerson(w http.ResponseWriter, r *http.R
 	handler.ServeHTTP(w, r)
 }
 
+// DeactivatePrincipal operation middleware
+func (siw *ServerInterfaceWrapper) DeactivatePrincipal(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "principal_id" -------------
+	var principalId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "principal_id", chi.URLParam(r, "principal_id"), &principalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "principal_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DeactivatePrincipalParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeactivatePrincipal(w, r, principalId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ReactivatePrincipal operation middleware
+func (siw *ServerInterfaceWrapper) ReactivatePrincipal(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "principal_id" -------------
+	var principalId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "principal_id", chi.URLParam(r, "principal_id"), &principalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "principal_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ReactivatePrincipalParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ReactivatePrincipal(w, r, principalId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // CreateToken operation middleware
 func (siw *ServerInterfaceWrapper) CreateToken(w http.ResponseWriter, r *http.Request) {
 
@@ -3380,6 +3614,115 @@ func (siw *ServerInterfaceWrapper) UpdateReadState(w http.ResponseWriter, r *htt
 	handler.ServeHTTP(w, r)
 }
 
+// ListTokens operation middleware
+func (siw *ServerInterfaceWrapper) ListTokens(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListTokensParams
+
+	// ------------- Optional query parameter "principal_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "principal_id", r.URL.Query(), &params.PrincipalId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "principal_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "principal_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", r.URL.Query(), &params.After, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListTokens(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RevokeToken operation middleware
+func (siw *ServerInterfaceWrapper) RevokeToken(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "token_id" -------------
+	var tokenId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "token_id", chi.URLParam(r, "token_id"), &tokenId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "token_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RevokeTokenParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RevokeToken(w, r, tokenId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetHealth operation middleware
 func (siw *ServerInterfaceWrapper) GetHealth(w http.ResponseWriter, r *http.Request) {
 
@@ -3555,6 +3898,18 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/v1/principals/{principal_id}/tokens", wrapper.CreateToken)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/tokens", wrapper.ListTokens)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/tokens/{token_id}/revoke", wrapper.RevokeToken)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/principals/{principal_id}/deactivate", wrapper.DeactivatePrincipal)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/principals/{principal_id}/reactivate", wrapper.ReactivatePrincipal)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/v1/devices/{device_id}/approve", wrapper.ApproveDevice)
@@ -6034,6 +6389,260 @@ func (response CreatePerson500ApplicationProblemPlusJSONResponse) VisitCreatePer
 	return err
 }
 
+type DeactivatePrincipalRequestObject struct {
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+	Params      DeactivatePrincipalParams
+}
+
+type DeactivatePrincipalResponseObject interface {
+	VisitDeactivatePrincipalResponse(w http.ResponseWriter) error
+}
+
+type DeactivatePrincipal200JSONResponse Principal
+
+func (response DeactivatePrincipal200JSONResponse) VisitDeactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeactivatePrincipal400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response DeactivatePrincipal400ApplicationProblemPlusJSONResponse) VisitDeactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeactivatePrincipal401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response DeactivatePrincipal401ApplicationProblemPlusJSONResponse) VisitDeactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeactivatePrincipal403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DeactivatePrincipal403ApplicationProblemPlusJSONResponse) VisitDeactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeactivatePrincipal404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response DeactivatePrincipal404ApplicationProblemPlusJSONResponse) VisitDeactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeactivatePrincipal409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response DeactivatePrincipal409ApplicationProblemPlusJSONResponse) VisitDeactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeactivatePrincipal413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response DeactivatePrincipal413ApplicationProblemPlusJSONResponse) VisitDeactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeactivatePrincipal500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response DeactivatePrincipal500ApplicationProblemPlusJSONResponse) VisitDeactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReactivatePrincipalRequestObject struct {
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+	Params      ReactivatePrincipalParams
+}
+
+type ReactivatePrincipalResponseObject interface {
+	VisitReactivatePrincipalResponse(w http.ResponseWriter) error
+}
+
+type ReactivatePrincipal200JSONResponse Principal
+
+func (response ReactivatePrincipal200JSONResponse) VisitReactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReactivatePrincipal400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ReactivatePrincipal400ApplicationProblemPlusJSONResponse) VisitReactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReactivatePrincipal401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ReactivatePrincipal401ApplicationProblemPlusJSONResponse) VisitReactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReactivatePrincipal403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ReactivatePrincipal403ApplicationProblemPlusJSONResponse) VisitReactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReactivatePrincipal404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ReactivatePrincipal404ApplicationProblemPlusJSONResponse) VisitReactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReactivatePrincipal413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ReactivatePrincipal413ApplicationProblemPlusJSONResponse) VisitReactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReactivatePrincipal500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ReactivatePrincipal500ApplicationProblemPlusJSONResponse) VisitReactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateTokenRequestObject struct {
 	PrincipalId openapi_types.UUID `json:"principal_id"`
 	Params      CreateTokenParams
@@ -7165,6 +7774,243 @@ func (response UpdateReadState500ApplicationProblemPlusJSONResponse) VisitUpdate
 	return err
 }
 
+type ListTokensRequestObject struct {
+	Params ListTokensParams
+}
+
+type ListTokensResponseObject interface {
+	VisitListTokensResponse(w http.ResponseWriter) error
+}
+
+type ListTokens200JSONResponse TokenList
+
+func (response ListTokens200JSONResponse) VisitListTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTokens400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListTokens400ApplicationProblemPlusJSONResponse) VisitListTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTokens401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ListTokens401ApplicationProblemPlusJSONResponse) VisitListTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTokens403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListTokens403ApplicationProblemPlusJSONResponse) VisitListTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTokens404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListTokens404ApplicationProblemPlusJSONResponse) VisitListTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTokens413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListTokens413ApplicationProblemPlusJSONResponse) VisitListTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTokens500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ListTokens500ApplicationProblemPlusJSONResponse) VisitListTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeTokenRequestObject struct {
+	TokenId openapi_types.UUID `json:"token_id"`
+	Params  RevokeTokenParams
+}
+
+type RevokeTokenResponseObject interface {
+	VisitRevokeTokenResponse(w http.ResponseWriter) error
+}
+
+type RevokeToken200JSONResponse TokenInfo
+
+func (response RevokeToken200JSONResponse) VisitRevokeTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeToken400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeToken400ApplicationProblemPlusJSONResponse) VisitRevokeTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeToken401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeToken401ApplicationProblemPlusJSONResponse) VisitRevokeTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeToken403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeToken403ApplicationProblemPlusJSONResponse) VisitRevokeTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeToken404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeToken404ApplicationProblemPlusJSONResponse) VisitRevokeTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeToken413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeToken413ApplicationProblemPlusJSONResponse) VisitRevokeTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeToken500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeToken500ApplicationProblemPlusJSONResponse) VisitRevokeTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetHealthRequestObject struct {
 }
 
@@ -7399,6 +8245,12 @@ type StrictServerInterface interface {
 	// CreatePerson Create a person
 	// (POST /api/v1/people)
 	CreatePerson(ctx context.Context, request CreatePersonRequestObject) (CreatePersonResponseObject, error)
+	// DeactivatePrincipal Deactivate a principal
+	// (POST /api/v1/principals/{principal_id}/deactivate)
+	DeactivatePrincipal(ctx context.Context, request DeactivatePrincipalRequestObject) (DeactivatePrincipalResponseObject, error)
+	// ReactivatePrincipal Reactivate a principal
+	// (POST /api/v1/principals/{principal_id}/reactivate)
+	ReactivatePrincipal(ctx context.Context, request ReactivatePrincipalRequestObject) (ReactivatePrincipalResponseObject, error)
 	// CreateToken Issue a token for a principal
 	// (POST /api/v1/principals/{principal_id}/tokens)
 	CreateToken(ctx context.Context, request CreateTokenRequestObject) (CreateTokenResponseObject, error)
@@ -7429,6 +8281,12 @@ type StrictServerInterface interface {
 	// UpdateReadState Record how far the actor has read a thread
 	// (PUT /api/v1/threads/{thread_id}/read-state)
 	UpdateReadState(ctx context.Context, request UpdateReadStateRequestObject) (UpdateReadStateResponseObject, error)
+	// ListTokens List a principal's tokens
+	// (GET /api/v1/tokens)
+	ListTokens(ctx context.Context, request ListTokensRequestObject) (ListTokensResponseObject, error)
+	// RevokeToken Revoke a token
+	// (POST /api/v1/tokens/{token_id}/revoke)
+	RevokeToken(ctx context.Context, request RevokeTokenRequestObject) (RevokeTokenResponseObject, error)
 	// GetHealth Report that the process is up
 	// (GET /healthz)
 	GetHealth(ctx context.Context, request GetHealthRequestObject) (GetHealthResponseObject, error)
@@ -8065,6 +8923,60 @@ func (sh *strictHandler) CreatePerson(w http.ResponseWriter, r *http.Request, pa
 	}
 }
 
+// DeactivatePrincipal operation middleware
+func (sh *strictHandler) DeactivatePrincipal(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params DeactivatePrincipalParams) {
+	var request DeactivatePrincipalRequestObject
+
+	request.PrincipalId = principalId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeactivatePrincipal(ctx, request.(DeactivatePrincipalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeactivatePrincipal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeactivatePrincipalResponseObject); ok {
+		if err := validResponse.VisitDeactivatePrincipalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ReactivatePrincipal operation middleware
+func (sh *strictHandler) ReactivatePrincipal(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params ReactivatePrincipalParams) {
+	var request ReactivatePrincipalRequestObject
+
+	request.PrincipalId = principalId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ReactivatePrincipal(ctx, request.(ReactivatePrincipalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ReactivatePrincipal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ReactivatePrincipalResponseObject); ok {
+		if err := validResponse.VisitReactivatePrincipalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // CreateToken operation middleware
 func (sh *strictHandler) CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params CreateTokenParams) {
 	var request CreateTokenRequestObject
@@ -8366,6 +9278,59 @@ func (sh *strictHandler) UpdateReadState(w http.ResponseWriter, r *http.Request,
 	}
 }
 
+// ListTokens operation middleware
+func (sh *strictHandler) ListTokens(w http.ResponseWriter, r *http.Request, params ListTokensParams) {
+	var request ListTokensRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListTokens(ctx, request.(ListTokensRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListTokens")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListTokensResponseObject); ok {
+		if err := validResponse.VisitListTokensResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RevokeToken operation middleware
+func (sh *strictHandler) RevokeToken(w http.ResponseWriter, r *http.Request, tokenId openapi_types.UUID, params RevokeTokenParams) {
+	var request RevokeTokenRequestObject
+
+	request.TokenId = tokenId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RevokeToken(ctx, request.(RevokeTokenRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RevokeToken")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RevokeTokenResponseObject); ok {
+		if err := validResponse.VisitRevokeTokenResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // GetHealth operation middleware
 func (sh *strictHandler) GetHealth(w http.ResponseWriter, r *http.Request) {
 	var request GetHealthRequestObject
@@ -8443,255 +9408,273 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H17d9u2su9XwdXZa0W+h5JlO2kbee11t5umbc7uIzdJd/dplWNCJCShpgAWAK2oWbmf/S7MACRIkXrY",
-	"Tpx25fxxdmORIB4zg8HgN79520vkMpeCCaN747e9nCq6ZIYp+NezlC1zaZhI1v9ka/uXlOlE8dxwKXrj",
-	"3vf0imlCiWJGcZaS5z++fEU0nbExoUSzRIqUKPZ7wbQhK24WxCwY0XTJyBVbk5mSS/uXiYA/0cRIBY9x",
-	"QeKFMfmQV9+/NCaLyZwZjY0YqZhtXOdSaEbkDFuacaUN6ZcfKx9YMJoyReJgSIMXLM/omqVjYlTB4iNC",
-	"RUpWihumJ0JI25E5oXPKxTmhJJH5mmgmDFkteMagefycNjzLiCqEJivKjSYzqQg3Q/KqHJwdL3SKkpTP",
-	"ZkzZdvzUUKFXTGnycPSYxIkUs4wnJh6SE2IkOX30aCJyxYWh04yRi5dPnj0jyYIqmthlsj1b0mwm1ZKl",
-	"8JmqtdGQ/CiyNdFFkjCtZ0U2EX5CNKHKT2NEtCSUzCjPWLVgS7omU1auLfTeDu6Krc8nglZTm1Cl1jBV",
-	"ds0VM6QfP6HJgg2eSGGUzMZEyAF8Ko4I1RMRJ4pRw17JKybiB/qIcE0Eu2Yq7JD9lv34GmcW1mE4Eb2o",
-	"x97QZZ6x3rg3Onk8mn5GHw7gwQHN2JvBSS/qcSuduOS9qCfo0j4cLr0V56inkwVbUivXS/rmOybmZtEb",
-	"nz56FPWWXPh/n0S9nBrDlG3zf379X4P/9/o//9aLemad21a1UVzMe+/evYt65eTaJr+k6QucSvuvRArD",
-	"BPwnzfOMJ9Tq0HGu5DRjy//8TVuFelsNzb6R2vavacZTePgSF6gX9VJmKM96494rEHFcLzuH0hB4fmhn",
-	"SSlp1fjXt70ZZ1lqZ4SKNGO9qLdkWtO5bX5ZaAPvTRlhy9yse+9eRz1tqCl0b/xwNIp6hhuY7H+VPSFl",
-	"T9wkFEqMp9Is1mM3oPFmt9+F8/03xWa9ce8/jivzc4y/6uPn2AROad3gNMZbCX4/3vhgHFU2R85mTKRW",
-	"RmEqNLEmBicoPhrarj1xanfAWt3paLza66rTSaHATNjFYKRfWYajCCyMkxVCiaFXTBBcXRjN11JNeZoy",
-	"8aGHg0bcmg7NmLfAslAJI9MCBS2VxCy4Jv145ntpRwQmU5OUXfOEeWGmea7kNUvJGqwK/niZ41q6lftG",
-	"Cnbnw7SN7hhqUigtFUmoIEKSTIo5U1aLNFPXIJGK6bVILu0Kc8XS+OgcJmQq0zXRdK3JarGGLWchV9bS",
-	"K5bIa6ZgUM+ENTg0+5DrdyFIIdibnCWGpQS0g/Rj7npS6z4aa2v4ObPKhI/oCJ7I5JwsKO7TaKk0KYTd",
-	"fU2ovikM9AdpvpaFSD+83jmxTCVDWWNvuDZWDE1Nju1PitGUcCuBQprLme2vnw6zkrCTcpFybbiYF1wv",
-	"7E4No3tO15mk6Sspv6Nqzu7LuMCacU0y2wk7QOo9rCV9c2l/vZyuDdMx6cc5dvnSSHkJzzs1eyXl91Ss",
-	"3Zam78ewgPtlpCRLKtZ+eNaUKGrYZcaX3KCioeOQUeP06SdBC7NgwthOsg8ubcZ6OrBjca25mEfV1hWR",
-	"QlwJuRIRYW9yayisDCp2La/sjxtm0f1C+nFRH5MdNs1WYFjsFhL//PPPg4vgiTH5klHFVAxGp3TF7fL7",
-	"ObqmPLPCeyuPpQjaCXyVr6ihU6oZWfK5grbQB3XW3Los3u14NDqr3I6XTMHY6812Oh7hY3flcnChDRWJ",
-	"dXXtuQBNfCV+is8Xdm9b4aL4z3sTgTNArBeKRtE52smCJVfD3ruyl6BUF3M36RvGmdpfIkKJPQ0kPKeZ",
-	"PfZccZGSGH6LKyc9V3LGrRGKagsEbnd6SU1v3DsdnX42ODkdjE5ejR6Pz0bjk0e/9KLymek69K8fzj5j",
-	"g8+TEzp4nI7Y4HT2KDmbfkFP2Oef95oz9rJYLqni9oxhd0ViFtZ+aiKFnzLbrZRre/q6dM75Cznl1rd3",
-	"Luq4p9wfeLpfP6hd7VzJnCnD0QMPh/u2Z9UNBp5SwwaGL9mmE18f/tsWUajmfrWQxD2NW4ZdAjuy8kNF",
-	"wdO2b9RabX7k5wU1VXuwPZ0TOnUHT2tFDOyuQpLgxWHrd2pT3DYa+wvRC7kS4FHWhrHRnF+atoYKwX8v",
-	"mHNBI+teZ3IFLoJmrY3xtL0h+PwDHcwznmZ2TCocvtDP6o1/7cEjteFH1eEnWOIolJHXZaty+htLjO0m",
-	"aON3XLdppP1JN7wFK+kNpeOGLfEY9hdXv9cbCuiG3rnO2u5vKbN73nTthOecxL++jlHUzYIpBpuEkALk",
-	"qGxxmzVHE/quXE6qFF1vygg01bnozxXTTCSs2xQ3ll4zFlUGWBXCmhg8vNme12eGeiu/fVdyOvCCzWAv",
-	"s23tNfgX+PWX8EJz4Pht31znBNTa6JyEB42hnpPY+TMxsX/P3EoTxXKpDFkwqsyUUaNBTUSxtF1yr4C8",
-	"gY5OC221U85mGRdhJysLcpHnLxOZsw4TSoU9PTrPy65PKsckZte2M2NdTO0LUxaTfkJNshgUufWKJkIL",
-	"muuFNEcRiV2URI+tAsWkD8cAndOE6YgkCyoEy7RzpkDHjqKJqN6CSKL9AKi0fyYiudQmIizlBt5NWcYM",
-	"I/41aAPnrPZd/NORi4C5eWsOpwrt4Mvhv6E7vagXtN06r09oTqc842bdvuoJRIDkjOicJWT0sKEGOVPW",
-	"VltzY3+wWhauNEzfsMjtJmxlEP5JVbLg12CbcVaHOGfBH8o3/B+qd3Biq1fciKs/pIrOzNCPH1YBtNL/",
-	"Za6oMEOaLrlonxH8ZMt0eCmw00FRNMBlpyTliiVm4PrinzvAHzsZj0a/7G+AH5/0op71BaHnVKRUpVXo",
-	"0/DkihltzRBVhlujIswlT+2+9NqtwuW+XxrZOZc5T3rj3o/CC7ZdeILf6UW9a6Y0zNHJxqbgFu5mbtkh",
-	"76CLsdMbw0nbblSdBPzTPvrOz+qGNKCTNgvW32t1qwu0sRSt/mb1kEYpq7ccES2VYanbNvHjXgBCsSt3",
-	"zp0TUt81Q+k4cMS7v4RS9Hbzl1J+gv5yYT57WDXDhWFzptp9P1jUqpmaAG3OfNseGC55i+JbEUh3qb+f",
-	"DPs7nMqCxawZxUph0+U2E/QvzlbbzBAN/VHNmCbcBE5Jxq7tQyIliTfyHM+kauOoGDxgu1i3oRsmdtOo",
-	"1q3y6+gDGDsYXm/cW7LlNLz4uXPrt8W61eftbXskC2If7dsmx23TLajX7r1d32DzbtHkj8uKuuXa/s53",
-	"8FBgc/cxo3dj6/405stPZVSXvi1WzdqR9lPtq0r4dGDWGmZl80BTTvl+YhqYs5uf057ApOBhpbpp3bDU",
-	"bFUFNQIL9/5OzRtG4dCAT0SoIUupDXk0GtUu+2VhmHJLwjUxii+XaB6CG+xHcGt7d9GgCJEIJ7W+wK4i",
-	"C7i5NEpmwU+N7pzY7tQv1LfElraJzbf4VFNC2gM9WyQmz3fJS55Xu6a2p0zdlJ66JHxZ8CwlU2lCaZja",
-	"Pw7wj9jIXme2zTjKzZYuzz+6havmYWPeDckY1YZIwXDGz63tsf9BMq4hyLriCSOJLMAVFskBASEfKngH",
-	"43mG75zsMDxd8UM3hG75ctZti4x5f834EHJDujYcl+3nrQ2BaRcUEIYvarJAZ9aegBmBaykXx3VeCJ7O",
-	"t259G6sIZuv00aghVtvjtdDf7gn9Crzp71FLOqfV6oG0vuzOQxPpV9uZAQybfYNQsV7R9VFjLTZ9xn3i",
-	"oV+0qPGtPJX95Xav0w3M6zeKbt06ITBihWZJr5oiWgbo9/WcP/8Czgl47X6Qu12+5F1+K5b27xLMrHP3",
-	"N6e71sM2aYHxsf3OqrWetzWGm7JUXrnPiV8UUoiMaU3i2kBiu4HH/moxBpkURC65IdwcHdanfbxvt9j4",
-	"hvfBcQr3eVG2bLy1GW52xzXeLX3PmdJS7NiJc3ho++Z7kbE39oElXjTTjL35h3t6mMhluCXb33p3s79i",
-	"zz7AFuvGtTk/eUa5IDRNlZUuXSQLQjWJm+N3QDjbH2sIYagwoEZfTh89/DCemR9St2i8tLq0RTLcmaRj",
-	"96w//X9tI3DiBsBxUmgjl0zpKj7wsshzqcyBfrvf605Gox2bXXTT/fjWG+crcBW2TKTzJYwk2lAVxooQ",
-	"2hxE82pAD4CGXC6tNf6HpktUCAVAMHtkmmVSKnJqLdxv1J5QEL7bq1Adzzcebrm/Dz7TppS1Lkbke6qu",
-	"UgDSnJDp2oB8xMmCGkA5uccc0KndqcG+dTo1o8OcmqD7W1ZIXrFuG/hjjpILPow1h3CddU6oQLAuweYI",
-	"17oAJD5ed01lIWBRASRwzZNNDQEgpZd/unygSUZzI3O4ToYfPRin5wA6beoRtNLs+pdcpBjkwj4Z6Ybg",
-	"oEyA2Oe6zRDtYxQbnWy12eXHHmiCD5J+yma0yAyJSxDpORGMpZrEwXDiMDrrxx/1PBy1JUT7btcKIzK8",
-	"a5uDOYKEAY+h59rtN3AHbo87ELhF5CWC4VvXdF9v7DG8nXPFdBmS/XwwOmsCEqBn9jArzWJ9+cu/F4vp",
-	"v7/Uv7w8uZ4u3zz67udH1+mTk8V3//6v7L9/Xpn0m8fql58fmu+/uvDvHuAfdklYl8tVrXCEgIHaGpIV",
-	"1WTOr5nYy5kKJ2MzRoNoBCfL2shck5VUV1zMN9A5uESuudqntwZa3US3jXMKuD38eERiXIqYzGSWyRWC",
-	"Jx6ekSnV7LOHhQrdDdI/ffQZUVSkckmm3OijYee39wt7Nowc9jpooc3UfQWr0ib7lTEIYG3nOFJd2TFu",
-	"7GmNSJGtXfYNBw3xCnkDnNshetJuJw8/AX0eYBwrY3InuLU9Q9bdUfTGYWlnS5Xl3eYX4sq/xGdbQ92N",
-	"M4TzFF3rO/FZtfY35Ks08h6KYr3lJRdebjxGHWSwb70eJ3hzZsjD0dlEbKQcRCT2CxfDXV/sALlxSwMn",
-	"DbhGy05iZwTeb732+0rRmem8RpLqgSaFQFA0e2OIHVl1J6mcd9dUDvz98pC7tprD9y3NZpD0l2frHZdh",
-	"waf2EKm6v7dppGA0uy6ig9uzB5rgteU+5v8WVzbBMGuDqBptFV3btRdWdTaXl8JRzT6AaQk6cMxdm+du",
-	"nwGhY2/M5pXMgbNfm94PNl3bZuhpyvcK+lk3wE077iR7nFp+FGS5Jiu6jsg/7IGZ9Gf8mpElF4Vh+uiw",
-	"w8gtTx6HnRueXtOssDbx64zO2/bUGaOmUIzMMjoPxIZmBasuB6z1GGNu3DVTiqflbxPhTUtpmiPCMs02",
-	"n0akuQfqXnGRVk9OhP2+VUH0uIfkx5wpaqSCP3GBHfTJCuDTOOsMf48buZ5ve0zQaWanyKiCRb0rtu6N",
-	"ndTqocb7O6Y3V658r8Wrg3AxYPLtZHG476vNUbBcUykzRuF674p1wMPdmK/Yevc6X0EOqu9d+1K35gLY",
-	"DzFxzTKZg+skBSNpoSA/GG6XSB+xeWdHUZXnIQV58fTlK5/8MRFzatiKrofka8yJNNbspNIn3mVrQN7K",
-	"JTeGpRurAbPTHYyrR9wqd+vsi/SUDj5PRqPB53R0MvhiNBoNRuX/0QDZgQE22BgaW9aORhLcspRiGSaE",
-	"7vUepZTu31FmvyETyNHsdjSHJ6dnDx999gtc2kNeFUxdYRZSXR4yJTebgcDefVeIZEGoIUJK8X960U4f",
-	"Oei6N2B7fnxmP67Z773x57VdZY9X05MwrA0XJAd808mNT25+53rx8LSJ8dnR2PSkd4OOl/pbB0e1+Pel",
-	"6hwC/j7Yl6qL/9st6YGg+AkttMtkARsyvMUpo6YX+55gAgVpdHWds4E1aHzGk3M8BPJUO9ihYinFhNVG",
-	"rysz6h/ZbBpB/ojDtrtKmXbg7OiK6vID7TtBKKvblhNMub99KUWz2Z9vMjm1220il0tuBi45IiJzmg9m",
-	"qnFT1eVuHYpiOsjvM8o2DablTVug5OwJgUeIewQcsiBXAEXOrSKs4BypMBLGr+th1WoB8Q+bno5ic64N",
-	"5I/4/c8+GlV3IQ1d3MP7susS9arB16U5csobLHwluRtbeNR7M5jLgfvjb1qK4Qu6+r6yTyAVz+m8ZXQ/",
-	"CkZyhx31KQqbPj6CSTpchOuWBCXIUuGCaPY75t6E+TYHZdmgc9KCoVtYcWoVb+esW5sD359hioDPriyV",
-	"D8aNukfTPWVesDfmEnPy2z+cUfdZyLtk6TnJqdYQWtIkhouXeEie/l5QwGXEfhhubhJazBeG4CLs0R+Z",
-	"pUyb7nnA3z2LAFLIIHUAkM1k3KrFlC24gNRzYL55eDIisWJ2V+dSxPtag7VILlkuk8Xh4T0nX/XpDZa4",
-	"1npt0J3+7IvAYrbn7aDttRveHM1uA2p4GCLVB1+8mPmsk8qrKnf7gBklKtOkygOOzxRpj/7XPHu8/+6I",
-	"hoK7/VSpNkG1Ws8FcJkgVQkeaAMIYn0uHLNL++0Yy9LICjclqbQ+PMmpPQwKIysmB3fWgfttjMJ6Bqja",
-	"6bm6ut0Epngumdbl5JqslBTlQbTe6ib7zK6pxQFXX22b4JC8w7pbWfbjDBIw90oBj9425vim9qxVPZdc",
-	"8KUVyNHdGo0bfEwxqtsBqWvPP+MITtwKVV8q88+s3l86TYVN0dkmuBGQlzOqLtGGWW2D9i7poivzzBGg",
-	"rLdgZJ1dRNIO9saMSewz9mLSt7swoSTI4ZNqImIgg4hJ37obcdiLOCKFLmhmj7oko/M5F3OIa/KEQh7H",
-	"RHhDXMyJoi5aQAXJpDYkpYY2Irz+0zgXat0xTqPWl7DjXLblx34rVw6ELIFQjEzZTCqMv9hBE2qM1RYX",
-	"FPzNHtDVDQSgvjF00x480BUX0VokBF45PCnbyVuwzhtTccOd5fUGlQ3ZYN8hjiCC9B+ejI7GgTTh8Nq4",
-	"fCbCiTxczHrZUzLXEPrCtyJixU4Hckf6wOBhFGcaLyZBCHHQCPtCkUTGOespc1EwXTLilS090IEfshGC",
-	"cXwbjZE2+cHc2LgG6+HkF5l4DOXCn5zA865M3cnZaFS3Rycj+xdvNGqqXinuhgIEYv6Ffb9kFjsZ1QVw",
-	"3/szDyB5AaMmwag7KUGaE2QFE0BtrWcKmTXvI8tcVqcPUZkVASfQw3M7b5Psv+e1zRejG91QfmiM5vun",
-	"6FjSFC0nZvnucxW0p4N57/hSWr/1avU7PlboaNvdbyt+tJH7FCx+q+tnP9ie2RQeqGFh9Acn6vhz6+5B",
-	"/B44w7Xgg6Bzux9yQXi6GXu4IdcH2vGWKMTWeMBze/K3x358IC51CNwrKyWldjnbD9GDfL/E5r0T2Db1",
-	"quNM7JD4cD81JB6Y39iW4NIG8nml3dLV2pkM4LUoE0qlgKsgWmFo8VkPG+CAYerTTNtTotTMkxxNBNCp",
-	"HQVNBGksGEP2H4FLaZdBZ10cn+BUd5a3nMjb3ObKmGwCPa45WzEVQ8BIn5MYZTYmMIxcwg26YjQx2J8r",
-	"xnLtENw0A0f+fCJiuH50Lzl5rXNYUgjGaCfd5ySWK2E/0/dDmQgpsvWRIxzBqQUe4frIsbtwjHWpysg+",
-	"EfWgwdbhf7uFfqk0FgAIgRQee6KH0z8XJIYr7nhMTu1SnZ2GADE5m4iM2ROEjkjK59xOVXwZRyQeIlNc",
-	"PIgjhAcDya9IieNSdYTG+PZESIXvD8kTucypYinQPw240Exobvg1y5Dw0rE311miGtS+7t4wgIWendZQ",
-	"oad1Xt6LwS908Mdo8Ph19Z+Xw8Hr/x388re2nfBbRjPTcQLK+DUTzNoKIFVubBgllEtebXo2XcjUC6To",
-	"i+VVfE6oWLuUJVmYRC4d8an7HLGqn2XhgVte7Y4+uS+3GZxnTkyfiZncfuZDcC4cfxQQMDc3yz03pVEF",
-	"nwOnvHe413+yHWTU5S8Fp1eenlfATIxW6L28pO6EkKD1ZkrFJlRuyzn7CfbGQxtdADz1XIlA+OjUBU6H",
-	"lExpclXk52hbJqI83ukCMo3sEY8KFCr4JuQJAzQV44qoaIcAfOo9fibshqChz8HeMWeHxb9O9suE93jA",
-	"MBawDTP0nScV6EbMsdmMJdYaubOeCI9z1RYmFkxx4+cdEBPVTusJNDERWyRZkZYYiVvY+O+7YqkXIZUI",
-	"bQf2NWAF+7iLt8YCNmFUO4AFZ4fxfExHMH3C3WLvm3v5uZ3b6tJ3RjPN3IXr6Y3IjupQgB2v0FHLjX+1",
-	"NPvc3d8GNtmOTDv3+SLCcTl4ceLaEZClw7viXWIpf0/o5ZoobPWDdG2Q7j3tAgJrT+is74YgqRtf8EoV",
-	"bM85r2EKsL2DprDzzsB99YEmorCGCD18759HaN5OboAsaIXgAgT5JlRQB6AQ2vaJ6v2oDjDFWHKlgA2E",
-	"bihSjVBDuaxt+4yz1LtDDeXR55aUKQFq4GZHXbzhvulJd1/2ms6z7nOpd4J5q13O4KntEATvRwzZLbFc",
-	"rVm8Lo8YgTBS2WP8DWLJt8yJ3j8h5vM2hObto7o3y8H2E9u6eXUkTr8qk7etM2ifKXOo+zmTOfiE2fro",
-	"Q5Eg3wm3ViliPjzbRbTyCqlhHnheG9Knea6rER9MqLKdvClgs9rFx9yR4lMfWXuATEsFSLMq9A/HV67r",
-	"eZwK7x89soPmeasXXoNett7OOmiVPQZkXBvMYg2vjLYTFtyabTnQQerJjrdTGmwR5A8olgdLR7tAVNCO",
-	"NOV2WWj2PBg95gdsMNe++PoJefzw0ef+JnhI4kSmLHYHZKKhwlZEljRZcMEG1qFATD2UQrHPnk9EbPuD",
-	"l7ibN42TYjQ6S+yT8F8sHpInMmUanE6apr78UJ+9MUzYQyzw/WrpLpc1AUQMnwupmH/YLNja4/KvhFzh",
-	"MbO51aUdRmljNPbRMdmoHhGRZq5bNBFBiZ6IBMVPgBzZLGR6af9GMQ0VXmgrw1RVLoo27+XtS5s1RyLb",
-	"QY28DCy9XLKU00uYedtEWOzDvl/WqIGEvLAEQzOqWA6hnZffdDBtLIolFYFAvMkzKqgnQgZb41CiImFl",
-	"ZpYvi1PHPP0giZKFsStjkgVEmLkGaFb7JubKeLXCgZplrSA40LIGpcjva+ADjFrrgQccuF3A8geaBDB0",
-	"wtMyHv3vgfMBB88Qk9tS0m0HDKA7H3WzP9++evXcMwBY8S8XzRdsq3Xh4ehh3fE9O8VANAauHj1+HIax",
-	"Rq3Qmi4qCeu/KNOUJ0xeWvsAmkeq2GabsmNIp/h2oaR/evHM7k8cWA3rrUf7GbFaHzZf2KJUzWxxRFTj",
-	"7IRZvtZ8tdr6wrxkxnAx35oBiMltSFeJjzc2YHgAXFDVEqt3v26yna/Jf7388QfX/LQwJBZFlsGEbEV2",
-	"N4aN7XeNj6dsStXW8Wl8Bnla5AZZr2bIKYuX1+Xpd8942eMToOeVWUZzHQTMMMFuRq9lATUxA/DN19Uf",
-	"W66Fq+7sebZ1U/AS39vpVJbtt83oC0bTjpoF1nOb0bDA18JhzLtCqjeJj9rz86UqgVSnN4gfBtH3s9sm",
-	"VTe683afKM8HSwXujNrUe7095G9XnAumdddm5H72t2pVgcUFS65c3mNOtd7kkYAHQKuc5+4vZkIiB7j9",
-	"K5+oqls1nwnqagJf9rrl4Ow+2BzHU3fNwpIr7C4kRxQi8kyNAKcg3BBFxd6bfDlxT2zDrXTIOy4xYRhw",
-	"jxleHNKyGCn8XlakfTQ6C89jOAf7XmdGfnK2igCOpDUgV8kBzqO/y3c3r5vxue5IBDRQL8IZe8lAH7SS",
-	"gnaqqW3eiuvQeVWS1y18oTxtOAoyIPlpc1r3uSKus2y0zmghkBJ53QqSLITA4siQvFUIrHRmz8LWz1pr",
-	"d92AtBtQvxd4DDoK4exrafanJlEHh8/9lnHnkelyhP4jtQ62zf1Les0cO0RnoBTJIaw/QK+3Eh3U2DoO",
-	"CpEGgVF7ZIPAKHx2K4daN0kHFEJEvjnn6Jb4oQVzA5qyTIq5JkZuwBuDq5rDVmFHcLbhfLTaDudx+H47",
-	"d2wb5cYteegDb+ztvvwDQCf42cMA3LPB51v1+1Dyuy8O475DbgPv51ejiWpTtG052l248B4/GM1H4wtv",
-	"RarcuV+8BaUxCqrUV75uWGTdnpWqGTzUcyvHst03e+nTAdqPNVDZusx2BLPosiBKBosxEbK6FmJvTASs",
-	"htZaTCDDeBimagJerQKLxGTFFG79yBbZRmPBr9ml3aKwGgiWx8L/9oUQ8F/wTfffjmMFpWwrMcn1KYhF",
-	"M7OixD4egKU6uT2WaqN6CdeXCEfxkp4zBUVqpbisHjwN0yAP5vy40Y2SO8f7Gi0oqQ0FD9Vt5G+n/Rs3",
-	"mJlCwOblls6208bdUMnLnmoc+FItKuwF7u0BxQ3L4oRtW0cptE2V+xfXHCLAvr4HuOoIubb/i3W5ohLd",
-	"VL/G1373K3lxbl/qo1KqPUdfkma1NFXp5Nt9M9hDJqUdmex7HJtDnd723RoKs6aDbXt9m0Lu1Z2axh5U",
-	"Z7JUvT0n8ifNlAvTtZ4iK+XdZ7fDopWVNu+7WdrHu8TsoBz4TUOw7zzAa0i6vDOK1ZXp2LLegYjU89Gb",
-	"CHrdC/S/mviNAUU1O1baoGDpS80M9Kp1gwfgfidF91zJIi9hVvq8TGWQkGYAaYO6LQPhJgiIfWm/D8H+",
-	"NSjCD6ls2IqPqryysohPaHz3p4u9EcZiK595wGILp/fh++AZvTmsuCxGcqOKWi7i0VpRq1Ouu8rtubya",
-	"91Vs73V0lwy2IMZdpfH2kuvb1rSTQTWZlnqVB+V73X2Bu4ZS3FTi76ia3W0rx22T8z3qw5Vi310dDjea",
-	"Oy4It2Xz3hth6Pbd7ioHcD/Yka19EyD8Fh09dUD395glCvdEcE/i0Yp4vLwRwr27KsOdEvzeOtt75yfg",
-	"lH8ZcNLsiak95DatNt+tKlKRwaDoPdCeJ6YNE30fcGsf7btzA1QnQ64Wr2GJKgO1MaVtul3zrLs1HDZf",
-	"9HWDY6uq/iTKehq1k+ztb1gbMrHH2t7kYtaj1aEI3uY8/LRlmD4GXN1z/1ng/uXppWPUzfknA/LNi6cX",
-	"r56+fNWvTXJU10gnFGDojiIXG52yTK7I6CZ+5vbL7FBANu+3ayNsrnOrQkA9/BLssB09UpmjuhVqQUI0",
-	"9sUmmGFjB9gtxds4iBozWG+sddhBpKHjpgZ+3NDwYEw+PsvQUwqRQVs3O3fpsmkx7xo9dCsjjDcv2Kdt",
-	"sXmI8ySF4mb90m6HOEasNHJRtCVEXwgic/p74aug9OMLyKrhf8BN95h8iWVKED8GzzgA2VHkcPuypHnk",
-	"ZiK49twCQ3JBIOiBNSivBGRmYAmVlACbEhRJcF9GMsTRyUS0wFhLwmvgt+PlYbLMMYfdH4Js0N9qShfG",
-	"5L137yCSh/nRiRSGJqBWPpNiSbkA3iSlGwkVYWieBI9Z9VaZa1+Pj4/hiWH4cvMYUqEWL54/s7IMr0To",
-	"vhqflm0PT5iw4LJHEJFO81wPJ2IiXi24JqlMiiVD8giYGmQysPqhCrNAIizXINdkzgRTtEx7tcvUlzTn",
-	"g0SmbA61bxRPyi5IQZIFRx4rnGcPqfT7DcgpYiEmwjBttP2Mg6j6wmDaEG6QZcsOeK7kSlcnaaxuNSbU",
-	"CiDzbZU5uOjMYYI3SzUEtGmashRLJ5VJ1eW7tgPTgmd2bDHN+XH5ix6u6TKLHagf0JKZNeQpkYLpI5jV",
-	"J1Jcuw12bP89QC2fytQe75HNXgt6xS4TgIMgNPccKItt13766dlXBK2Hjqxthj9PBCFOpe3iDcgPEttF",
-	"mwG1SSFyQEANEfTuKCK5Jpov82ztMDeu6iQAXLRt2HG4lxWK4CpQomE6JxRxG9BzIQkTQFwGCPdfX8dD",
-	"2xOcY+wjImdDsYIuerj1gABsGMcaAyVJAnN77OCi/2ntXUz6Ho5/NCaxR3aDWxpH9kMxglMQPp4yd7WH",
-	"EO04InlW4AJVyGcACciUIdGfUy9oCjHUGG1oR6gjrVlcXn14RjOy4FatZlJBQ03w+pE1XI9GI08tQBVO",
-	"XYn8hvmo64V/yH5mwWjKVAMPHbkeOAy1/XAdRj0mFBWIcJFIAPZKwUgfK1GeftGk9yAkvhj8QujgDzIa",
-	"PCZDcknGZBAf2bW7YrmJkINixV2NB6fb3hRo2/qQfCfn0Bc7RR5D7IS+H1eI8PgIk2FKMwyMA05JPBJM",
-	"zsgJ+Sf/0pr2pXS8P/M/eD6wpzTFtGYp6cdPELkxeCoSmXIxH9vv28fio0qtK7B5fJEkLK8ejwmFP2h4",
-	"p2RMIB4/hdTUlVnwKxP/i6r1mDRbG7qVhMmyzbjV6zcZ+56+ovO4ZAU4Ki2vnQ3GgZlhRdeBbFRdcBas",
-	"VvHLl4/lhmi61tVinSMrAanepxlhIs0lCG18vABqkz+sgB8D2u4Pp0bHS2bNuI5h4vNimvEEN8eMJ8zV",
-	"qfOXuzlNFmxwOhxtbGSr1WpI4eehVPNj964+/u7Zk6c/vHwK71SHTbczXjx/FvpZvdHwBB+TORM0571x",
-	"72w4Gp4BsbZZgFtybK309clxdVc6Z6YLJomgtBCG6KPrTr19vf0yUGnnBvYC++bQ/iuGKDRNFtgaMIkC",
-	"FzuZrl2C35D8gHUD629NRMiBAdBImuduYXG/kjlzb2HF93hILtz2rRiZsRWmBJWIOjeKnM49x0S54M+g",
-	"tgPX5sLf4Hg7A7N0OhoFKC+4owgM8m+O/hWt+14XzxAWBBepJQg8b+EbxzPFu6j3cHTS9YWyy8c/1b05",
-	"fO9s93tf+zQlfOPh7jd+kOZrSFmwL5zs8YnnmKP0SsrvqEIv/RHO7vb3nrm9AD1uD6mENcOp8gtnKIAd",
-	"/F0cQA9k25EOy0rqklZ/XOeqnEEhHidgcQlzzZWccZeWKgWbCKOo0Bi4j7zfyEQl0CVlfl3O8c+xC+pX",
-	"nCjovaFqWIlNtnBAgavhrHFIXdXFDWV9FEOtKXTt+33k4ejxRFTpZUPyzLqK1byWFVHRLUuqgpxxmyLh",
-	"zF544m/PhK07yaOrR46fpWyZS8NEsv4nWwPmx+1MX8p0fWdaGHTRn/nf1Y+ARhXs3YYdOLlbO9BlAwRb",
-	"4cw7nd9DQb6sChR/5GZi9Hj3C0+cLN6XXUH5KG1Dm115F1X7aZ5jqfzthqbVvOR5XB3RMJfcmYqJiKtE",
-	"aMep1+Aq9L4Uaqcjr3K89DTPJyL0ksN09XJDBS4/z5plPUi3sTpIgS9kZp2qOmsfgXRVe97stgB5/pHr",
-	"f57fk/ZXVBbbLECef9L/e9d/EGKv/Ty102XWdf33uJzjt1XA+t2xc5e7DcMFPqBrIP6aC+FvWb3nHQMB",
-	"H9DQZYy6VyfCurdczHHntzs8xCWgILZjD7VupGfQ8Y5Io/F4Ipx18V2BSqxgeLQ9ocNjyF1ZHQX8s44O",
-	"cCKEDIg661bBjfdJWS6kYRraMoQqXin7N3uSqUKEtduBuu5GgR7uTHO4mVF6T+cDPztdp4PGxP8VDcQ9",
-	"6LsTzQrYEOh8sqBmH31PqyrDGWvLuvgK/h4c7XxlXR/kLRUP7xmBIHhWYwG2nsJExOUdmat9UBoMLNTr",
-	"aNHi0hWAcyTNpGDnyJnGxXwifG1cV7GS4fkYMsy8PhOvzt5o4AdWioeHFy+LLTqPY8YCzB+RwnemVK2A",
-	"q7lMC8OZ7EqiCisjQ3d/L7Aeh+tveJW5f/c2rcvD9gtJJzuazAH69ZczBLdRaJQ7X/450GbPVo2RgaJl",
-	"W37pN9b3q6SaXreraOX+tyhb9XnEIMLO3LIfdx3tW1S0zJP8aBT0PTn9Gwmhezn9d7e14yR3bOwoY1S7",
-	"yM0nx/9+HAErI9utxk4/IEh3aPf7X2KCnifLaBqWMhoAILwSZBKYkNK4lNFFvI/YKNPpd+3a0xv79gG2",
-	"hGw3JXhseuWrAP6p/fv3FXTA2bmnuINPqukOOoQQwA0h/GSV7skqWYtRGoytZxNkn9PHbx0NHUQi8lzJ",
-	"bZGIlwzsEb7yQHuSLyMhQGnfTeOIaIlujrxiwnHxJeaQYOUFtOVDCK5h91W0RsGR4xzoFhCvhI8ENRTL",
-	"l/sNB+eoNfCAT38Frdw6JNl6fCinjqcd1qxcj9u7Ru/LP8H56XJQ4NeICLkqp/+TPbincAXOP6HEsUy6",
-	"1dkZqUyXW/ySH3Pmko8Qijzwrod3BGpAaI/xyaky3Oq9MHo8EQhfC/6IwA4PnvZgjjlaHHQ8wmTGCAst",
-	"ldHJ0sPh2rk/LB0Sh1EFstrg+wDJsicyHMBEuBGMS8wWRDc0oRlyKnGDtUFMoQRzu97paASDc3YIwF/2",
-	"DGaYGBJP5FGRXKfLy7ALcb1DXBCaZeeEiolwiMza5FS+1cizC8bB75c81Vs8ra9gmN+XxZY/4ruWWlfv",
-	"6QC2I7ZaB+CjqLDUywrYurv0xXb0xjpjzZSAj97a3oMttFZrI3tiq4tUVfvfAn9KC4UktVBFHVj/S/L/",
-	"FuyTZszujIAL0ez3iQCgExZ5gxoGUH/O8CUrOVkiklCTLAZFfoSojxzrS8RBIYIY4N2mpe5+BMHa8peU",
-	"ZfyaKZaOPat2rX9wLwOdxGrXNL0Gljlrb7VsKeHvOMesxfy9oJn176oKuuQCx+SY/6i3icBvBYMq8kud",
-	"UHG54iKVqxjwufAlOhHI3SqVIzeDlhBYEgzcwd9JxUkDl9RLRoUmk94VY/lE5HTOxXzSsx1yr2EBvUat",
-	"7crKYuX/Ovp0IsrDTg3AupAr6wE7DGt5lnZlfmGYl0W+CeFBKnhEhLunx7qYWhGbshjv14+6AGhPrx2O",
-	"affZ2ZVNrglHUNzbyck5GZVha2AG6gpWw7rv55vul5PS1ukaqVBQHX1Fda321jlo9GzGFJbUYPUlrBVM",
-	"j7tG5KkgbnEz8L2Va6dQLkyDxT6AX1sh9hsBh4n1TlJi5ETUFSGHfCX+B4sjslpwLCXmCkNat3pGi8yQ",
-	"PsVmsMWJwAyqEycobcMD6u7a8DbW4H2eFkBSnyNP78YGFpZuqdfFZsjC/QTQsE+kMEpm3cyYueLX1MCp",
-	"YwCBUVjsjRGXC/ju498h9+jcN1LcHsFgpY8UueOBAMQObGLU6VywRVpxrW+RiPHp3CK3laYl/RhrRFdR",
-	"AEAAwx8f6InwZUCPIisdsEFWuCjlJEatpWC1Kre1vXQicDMtrXLtk33jC48SLZe+q0dD8k2jzxNRXnu6",
-	"560KZmxmiCzMeX0rtmqbA2NUwD+iGG6vUwYI/C6zjh/eZdZ/tFucqebW86vX6mG0mYJGBehbXoXWR12y",
-	"qbNrLgtd1jRq60cpWbc1uW4C3B7mNjCu9zK+Vkv/GGILH9D4blDdf1BrXFXs3mGNzRbV/QQmuTtQ+txr",
-	"fHCF5AiptqHSnYUKsaK0LLAZRlOjsNwmrQpuQvSkvGpGs1i/JQo6MvQulL+G9qX2y6BuaFfHpNWukj78",
-	"DLZ7JTAhqNZTqGnsnpm1VAk9ihDS5h4RVU8e6LJo9ET03ZsPPCjN96VpMVlVsTusTqjPw9Kj2IJ9BDrt",
-	"2bOgnaMhAVPsfsHolCtSHU0E2hEXSWpWD7fHFHseaQ4y3HTc+cQex6r4z8OIZPyKwS7XgsiBQ5eXiYlY",
-	"yCytTl72HexlzlQ5ZWOo45BIkXbBAUgfI+wuBVBpAL04wijICpNZ+1kFgzpYNv6jjju54vD3ctvmqup3",
-	"x3dQuz4F0e/FTMPqOOvaaac3fOLjt/C/lzx9tw3r94It5TWA/lEvawAgXHZ3ubXFKk+EkS7ryCl+5ABq",
-	"wdNeXct6DFCS0inUcCLaHOQOGwuFhSC7N6l0Jz7HavzeGjqL4Wv246xUbKcQisB9wEX1Z43wSBWd8dd7",
-	"/TqyANKByysBWnavzEawVnWbCfWT3mZGW2zZC+hGhy3rOPhsu+nzAnLHF30Pt5zD8BYDZvOTObkfc4JS",
-	"5GVvH4MSEt12HrODgiBc+5xyVQg9RlKHNIJE8YjYQ7wrVW910WUGVwagvIYvE3Mbl/M+cHjFWK5rkbog",
-	"QoonvHGVN45f9Hf3feoL7dfr7B9F/mbQBfycoyaztCqvX6usX1fRb5h5VpG0vrdTVJ1SuH3fruryfzr5",
-	"bOoATWtiFV5I+z/VdGC5XfrbqvrCB2qZ/VW5izY0SiDv1ASxlHYx+/69CtjOvK+apISBn0/C1ilsHXO2",
-	"EwyxZMeeqPn47RVbg0PXDgm3Fg0DJmWNPNlBk9UAavpCegUwjXUAvv/J1hoLWU5E/D+/0sEfr+3/Gw0e",
-	"Xw4Hr9+Oos/O3v0tPg8jXrSLFyvyp0J/D7Gkby5dL1zJGcJEIgFH4fYG38k61BxZv1rUpConuI+/5Bp/",
-	"oMkVW3e4TEi31e0t5dRYGeiNe12z8+Fg5JvFFD8wjKHGE99uRrxg/pnw5PeCq7SeikvhCDM+AgL37RBw",
-	"a0MqXv5W4/GC5Vmd67equkP6nhDF1+OwPSkp3FN91Ajo+VozW82JByk9GlXNQjMno9EobN3Bk4bkia9l",
-	"YU3LFcsBCjDn10yck1UN7VBGrxC6rsvbEnAJgb8pqJFkHyihCdXmfAN7U3Lwvy+VrtcP/cAqXS/a0KHT",
-	"bko/6fQeOt2ia3voMmZIH7/1LKM7gjw+oZOWmLHpmiiWImECHtCceIBXUDLKwpVVZl3YtDwYMaoyzpQD",
-	"HEFKGZ7qbXOszBLBnzM5J31X79s+UiQsxWhRqo+iejZImQ1aQ1C6nb/+UBxNBERQYpZyD9aLh+QrlzMK",
-	"GHFojYTY0DBRtDMHtBOl2FJsvaLAbfEVqsX5MAEWP1I0ZXbwn3It23MtO8F3wEGWLHbsjV5V4JLItRUB",
-	"/krZrcroQIGAH6O2M3qhsZIb5j75v+OOGY/huCCVJvZB+12uJgDLLZmuqXa4ZB35e6JGpUV4lQq46HEy",
-	"UWKND0iXelop2celFne/wwZDvacttqoq3rq7oth8SnS63yDqU1CsvVC8SNl7Q9oldAAqI9GRu3QzXrYa",
-	"/9pE7EfAtldm5XOs6/dRX7hiHz9mXiVc/E8qfr/USm4ZdkbpStXUx29DnNu7Y0xE7LYAwGK4QQPrwdDB",
-	"naongs7WZGrnkkBBcMFWE4F5VbvsRGBi+u6aFKKAjjtpIjAmkyhm8KIDb3NKMmMpsnWNQhzvYKzL8/Lb",
-	"i8Hpo88mYkH1Ykh+BqC8yyW0O7/jOfYMcI0B+MxJuDWeCJfXyXXZhKOHJn0PhYtdRll8dF7SPoJD5v7u",
-	"p8Szx5+VTfkXsaA7csgicxzmEpgyiRBSqsocQrCs+CGkqvdI1dgLxBB+vTQmi0l/NEaa6C2wFKCmfD95",
-	"niHPZucFcAOO+dE5Y8EsBXb6fdrl2hfxG1uT0O2DvtoBqIoUWLXucAh5iRyH/BMhSWLfcxpmSr0cbl0o",
-	"JoolVPx3jQWVIP5E2PO/5H6CXLU0sO70gDugqjrqllwwxPJtMjK3s2P3g+Kc4EO6in2yRhbkQYkR4Cbr",
-	"l/FHEZmu3bW+h/U44MsDTWKokedgQ2EputhVRezAoL/0pU3fXxSzVvauQ7+vXflknPkPfLF5J1zTraX7",
-	"WoMeOw4mFUy1iu9Dec4NApfwz20ZZ9241qMh+YEu3aUhlDb4YhRUNpgI3GuN4sslsC4Ena0Apiej0ah7",
-	"v8XqtR/1qQS6eE+HEpyeLdudq8n6KZq/5bSgnYx1BwRQLY/f+mprhzKwdmrjjdlXvY1vqLEnXK1VdJ2I",
-	"fehWsY97xNzdyDo0s6McaYc7W5av++uwrG5Vyfpsf0qKuWOG1ZtoclmNfRtYzD9UzwLpctvsfhj6bdFE",
-	"bDhdZLfPFVxqg7TU0JXwp/Nyp6+60g5f3uq5PakK0t+/Nn8ABuR9/cjWVf90Q9fuuoaTtSmVN/VjS0SJ",
-	"6NpIm2w+ldbUf6lrTshAHpFtPu5EXLh6WRBen64JFVDgqcld5Ie8eW6zB7GJ2Nhso4OD9Afwm3+su+77",
-	"8sLd1NyTH74H4c5fmFX9T3U3EFiUvRyGtUiOfe24Th/hpVFFYgrFIgIVgX2Y3qVK6PJqAKwhegGygIv+",
-	"EgQCnAHIDs7emIDLx3/9aAw4Bi4Kz2qTlbQuMZBGw6FhTg1b0fWRrw+qScivU/03ehwha4r1W7DS2pTN",
-	"pGIu1I7WLqcKGX1csgWmhhU5UDlWjeIdBNRuuXDW7Wz0EJM64mezwQ9SsMH31NjvCYgeNIrzJYUCZhYs",
-	"0lclmQDg2D/XkWnSjrt/6VdvD7PpSgPiHubeC6lvIDm2NKsYMq4Ma218W9lE3usJxI+3C+3nJ/GD8KZE",
-	"PTulLVdoEDSdYQkhrmsigLMQYcJgXWh2k7ScdaGtyvW0qwV1ApsCyUvxa8xN+xAcV1IorntQyPwpApLS",
-	"JUBo46wmir9GfmlrWbaSvDii6uO3JVP9uxIDufWgVSKlnFMVcgZTEqPdmspr5tnEPC2aY3KZiE1aNAcy",
-	"rCA4GLHMkIPPm2IndBPRjz0wckys3xAfNcmua8bH/a3jfPW9H/Qetqcq/N/is4UFH+6wPsWPSH3mpsVN",
-	"s51OnGR3QcbOyQjJNt1drttc9mb+ujOmL6BwKft7AG8Wkmq6F/+qxFlO2vYhaylrNn06zoaG7zmyfihZ",
-	"zDFMExqkbpbsroPsRZqGGG6XUREaterfDzTm16OR659E5DQiZ9FEDIfD0krNaU6kImmBImLPkFZqgdnO",
-	"mjC/HdnucDE/6kCyVofl+B8IGIsrBKycVbecmqwWEnmolE+KK8n7FXMQ2hbUd+PQjUOcCF8PoHFXeVB5",
-	"gPOJ8HjeTIo5pIVQEfDmeryqS0kLiHBbU0CkPgQq+2Gs9MdxtA6m5p4O1jugtfZg/QlXe68Haysje+Jq",
-	"27xC+x8D8DK7U2SZqWe4gSVCz7TuJtbzY+Eb8Nj2nLY4o9pcqvAIm2R06V2HhoVesaByima/l5YPxgZf",
-	"q+ee7TR9LTbpJ+jvC0ZTzNv6OOzSe7IyjcHeE4i/muwOWxNI3V+6ltK95NtbLwJokWc0CJQB6T5q9qbr",
-	"1ci0WzCamcUfnadLH40CDn4NnoP9X4TYyoRpR4GiybevXj0fkmcBv4+RReKgUik1dAqA+0IzEoP9Wv8B",
-	"hoXqK7JaMIiW1YjbEiqwbc+dpDsiVd/CGN4njsp9oUPE/URwTQpXIPjDSQNLCsXNujf+9XVdNnKpTEWM",
-	"XutjIA7lZHoqnCUziifbww2usQeauKdJ365+uU5kak/HZiHTiChZGHt+AroA9KsR4hz5x4HZHboQkW8k",
-	"UYUAVna7K/leJzLLmBVtfeROrxPxXEn7DVZojPyyN7nUHODNaJE7+URwgDvFxbZ6nGeUg6CwN3QJ6S29",
-	"/yDfPv3uOZlKs1hfLozJL/24L400NCP1uUDG82jrnLj6PsOJ+A/y6r+fP93SuAuUT0TnI2/xM3+f9L55",
-	"+mrSi+Brf5+Uuj7pRfi5v0/sqCe9d+QEpmpLCC5qDTrh2rtwwu71+Dg046ntV9X7mVRB17dpBtqsvSxl",
-	"Scbk7V55mrInUjdhtj0urHhbeZcFBNFkroflD5fuB1evEq8QlnyO/XLpwxln6TneNqy4ZuTR6MzRQzm9",
-	"n2ZsSRKZMhIXgl5TntGpPbmC20dSZijPfKkToJ2kPGPpRADXL+kjhQB3U6uPhgTCnFOaWSutrICLlBhF",
-	"ZzOeYFEAIOmn6XoinAKzLtP9wg+19559FPxIV52R5ipBbrifZxcV8xHuDyfE9oWzvRwev6j7bAl77rWd",
-	"mlD/wtse5vJcFGZhP2i9XUyZ6WafUchJQY13HSBemsqkWDJhSF+xjBp+zY6sW16orDfuHcNh3XWo2Sru",
-	"zlGgUJjbXyk4jkC6lZUqWTBt8C/nREgHVReMpQzOAs7/Dwa+GVN9XgV7+pj66FixdGTVUiOJLle+PJv9",
-	"sqsFF3yiBMG3Z7eUC8SNZtksfNGzd22+eOF6EYSjyjxL6GHsQ9a5kjOesaBZHEFLo9+UfL5KZgxK0YXt",
-	"N7mQHSTbDroEXQb5OAED3+anEBcfBYj8ei0ZHZWVfXGhfUw2LFRpWhp+4sq7lNyY5d0WXtRo4OxbKCms",
-	"IZ0puQzahOua9lXyJ2y5EmBLzoNTj+29ojO7Hp7Dpvq8446pTQx65+9ev/v/AQAA//8=",
+	"7L3/d9s20jf6r+Dq2XMi34eWZSdpG/k8566bpm3e7ZfcJN3u21VeESIhCWsKYAnQjpqT+7ffgxkABClS",
+	"omwnTnuyP2xjkcTXmcHMYOYz7waJXOdSMKHVYPJukNOCrplmBfz1PGXrXGomks0/2Mb8kjKVFDzXXIrB",
+	"ZPAjvWSKUFIwXXCWkhc/v3pNFF2wCaFEsUSKlBTs95IpTa65XhG9YkTRNSOXbEMWhVybX6YCfqKJlgW8",
+	"xgWJV1rnI171P9M6i8mSaYWNaFkw07jKpVCMyAW2tOCF0mToO/MvrBhNWUHiYErHL1me0Q1LJ0QXJYuP",
+	"CBUpuS64ZmoqhDQDWRK6pFycE0oSmW+IYkKT6xXPGDSP3SnNs4wUpVDkmnKtyEIWhOsRee0nZ+YLg6Ik",
+	"5YsFK0w7bmmoUNesUOTR+AmJEykWGU90PCKnREty9vjxVOQFF5rOM0YuXj19/pwkK1rQxGyTGdmaZgtZ",
+	"rFkK3VStjUfkZ5FtiCqThCm1KLOpcAuiCC3cMkZESULJgvKMVRu2phsyZ35vYfRmcpdscz4VtFrahBbF",
+	"BpbK7HnBNBnGT2myYsdPpdCFzCZEyGPoKo4IVVMRJwWjmr2Wl0zED9QR4YoIdsWKcECmL9P5BlcW9mE0",
+	"FYNowN7SdZ6xwWQwPn0ynn9BHx3Di8c0Y2+PTwfRgBvqxC0fRANB1+blcOsNOUcDlazYmhq6XtO3PzCx",
+	"1KvB5Ozx42iw5sL9fRoNcqo1K0yb/+ff/9fx//fmv/82iAZ6k5tWlS64WA7ev38fDfzimia/pulLXErz",
+	"VyKFZgL+SfM84wk1PHSSF3KesfV//0cZhnpXTc18kZr2r2jGU3h5hhs0iAYp05Rng8ngNZA47pdZQ6kJ",
+	"vD8yq1QU0rDxv98NFpxlqVkRKtKMDaLBmilFl6b5dak0fDdnhK1zvRm8fxMNlKa6VIPJo/E4GmiuYbH/",
+	"6UdC/EjsIpSFmMylXm0mdkKT7WG/D9f7bwVbDCaD/zqpxM8JPlUnL7AJXNK6wGnMtyL8YbzVYRxVMkcu",
+	"FkykhkZhKRQxIgYXKD4amaE9tWx3wF7d6Wwc26tq0ElZgJgwm8HIsJIMRxFIGEsrhBJNL5kguLswm29l",
+	"MedpysTHng4KcSM6FGNOAsuySBiZl0hoqSR6xRUZxgs3SjMjEJmKpOyKJ8wRM83zQl6xlGxAquDDWY57",
+	"aXfuOynYnU/TNLpnqklZKFmQhAoiJMmkWLLCcJFixRVQZMHURiQzs8O8YGl8dA4LMpfphii6UeR6tYEj",
+	"ZyWvjaQvWCKvWAGTei6MwKHZx9y/C0FKwd7mLNEsJcAdZBhzO5La8FFYG8HPmWEmfEVF8EYml2RF8ZxG",
+	"SaVIKczpq0P2TWGiP0n9rSxF+vH5zpJlKhnSGnvLlTZkqGt0bB4VjKaEGwoUUs8WZrxuOfS1hJOUi5Qr",
+	"zcWy5GplTmqY3Qu6ySRNX0v5Ay2W7L6EC+wZVyQzgzATpE7DWtO3M/N0Nt9opmIyjHMc8kxLOYP3LZu9",
+	"lvJHKjb2SFP3I1hA/dJSkjUVGzc9I0oKqtks42uukdFQcciotvz0i6ClXjGhzSDZR6c2bTQdOLG4Ulws",
+	"o+roikgpLoW8FhFhb3MjKAwNFuxKXpqHW2LRPiHDuKzPyUybZtcgWMwREv/666/HF8EbE/I1owUrYhA6",
+	"XhU32+/W6IryzBDvrTSWMmgn0FW+oZrOqWJkzZcFtIU6qJXmRmVxasfj8cNK7XjFCph7vdlOxSN87a5U",
+	"Di6UpiIxqq6xC1DEV+RX8OXKnG3XuCmueycicAWI0UJRKFpFO1mx5HI0eO9HCUx1sbSLviWcqXkSEUqM",
+	"NZDwnGbG7LnkIiUxPIsrJT0v5IIbIRTVNgjU7nRG9WAyOBuffXF8enY8Pn09fjJ5OJ6cPv5tEPl35ptQ",
+	"v360+IIdf5mc0uMn6Zgdny0eJw/nX9FT9uWXg+aKvSrXa1pwY2OYU5HolZGfikjhlswMK+XKWF8zq5y/",
+	"lHNudHurok4Ghf2Bp/3GQc1u54XMWaE5auDhdN8NDLvBxFOq2bHma7atxNen/66FFKq1v15JYt/GI8Ns",
+	"gZmZ76gsedrWR63VZie/rqiu2oPj6ZzQuTU8jRTRcLoKSYIPR6391Ja4bTbmCVEreS1Ao6xNY6s5tzVt",
+	"DZWC/14yq4JGRr3O5DWoCIq1NsbT9oag+wcqWGe0ZvYsKhhfqGcNJv8ewCu16UeV8RNscRTSyBvfqpz/",
+	"hyXaDBO48Qeu2jjSPFINbcFQeoPpuGZrNMP+4uz3ZosB7dQ791mZ8y1l5sybbyzxnJP4329iJHW9YgWD",
+	"Q0JIAXTkW9wlzVGEvvfbSYuCbrZpBJrq3PQXBVNMJKxbFDe2XjEWVQK4KIURMWi8mZHXV4Y6Kb/7VLI8",
+	"8JIt4CwzbfWa/Evs/RV80Jw49u2a61yAWhudi/CgMdVzElt9Jibm98zuNClYLgtNVowWes6oVsAmolyb",
+	"IdlPgN6AR+elMtwpF4uMi3CQlQS5yPNXicxZhwilwliPVvMy+5PKCYnZlRnMRJVz88GcxWSYUJ2sjsvc",
+	"aEVToQTN1Urqo4jE1kuiJoaBYjIEM0DlNGEqIsmKCsEyZZUp4LGjaCqqr8CTaDoAlnbvRCSXSkeEpVzD",
+	"tynLmGbEfQZt4JrV+sWfjqwHzK5bczqVawc/Dv+G4QyiQdB267o+pTmd84zrTfuuJ+ABkguicpaQ8aMG",
+	"G+SsMLLaiBvzwHBZuNOwfKMyN4ewoUH4kxbJil+BbMZVHeGaBT/4L9wP1Te4sNUndsbVD2lBF3rk5g+7",
+	"AFzpflkWVOgRTddctK8IdtmyHI4KzHJQJA1Q2SlJecESfWzH4t47QB87nYzHv/UXwE9OB9HA6IIwcipS",
+	"WqSV61Pz5JJpZcQQLTQ3QkXoGU/NufTG7sKsb09js+Yy58lgMvhZOMI2G0+wn0E0uGKFgjU63ToU7Mbd",
+	"TC075BtUMfZqY7hou4WqpYB/mFffu1XdogZU0hbB/juublWBtraiVd+sXlJIZfWWI6JkoVlqj03s3BFA",
+	"SHb+5Ny7IPVTM6SOA2e8vyekonfbTzz9BOPlQn/xqGqGC82WrGjX/WBTq2ZqBLS98m1nYLjlLYxvSCDd",
+	"x/5uMcxzsMqCzawJxYph0/UuEfRPzq53iSEa6qOKMUW4DpSSjF2Zl0RKEifkOdqkxZapGLxghliXoVsi",
+	"dluo1qXym+gjCDuY3mAyWLP1PLz4uXPpt0O61dftXbsnC3wf7ccmx2PTbqjj7t6qb3B4t3DypyVF7Xbt",
+	"/uYHeCmQuX3E6N3Iuj+N+HJLGdWpb4dUM3Kk3ap9XRGfCsRaQ6xsGzR+yfuRaSDObm6nPYVFQWOlumnd",
+	"ktTsunJqBBLuw1nNW0LhUIdPRKgma6k0eTwe1y77ZalZYbeEK6ILvl6jeAhusB/Dre3deYMijEQ4rY0F",
+	"ThVZws2lLmQWPGoM59QMp36hvsO3tItsvse3mhTS7ujZQTF5vo9e8rw6NZWxMlWTeuqU8HXJs5TMpQ6p",
+	"YW5+PMYfsZFeNtu2H+VmW5fnn9zGVeuwte6aZIwqTaRguOLnRvaYf5CMK3CyXvOEkUSWoAqL5ACHkHMV",
+	"vIf5PMdvTvcIni7/oZ1CN31Z6baDxpy+pp0LuUFdW4rLbntri2DaCQWI4asaLdCFkScgRuBayvpxrRaC",
+	"1vnOo29rF0FsnT0eN8hqt78Wxtu9oN+ANv0jcknnsho+kEaX3Ws0kWF1nGmIYTNfECo213Rz1NiLbZ2x",
+	"jz/0qxY2vpWm0p9ue1k3sK7fFXTn0QmOEUM0a3rZJFHvoO+rOX/5FdgJeO1+kLrtP3IqvyFL87sEMWvV",
+	"/e3lro2wjVpgfqyfrVobeVtjeCjLwjH3OXGbQkqRMaVIXJtIbA7w2F0txkCTgsg114Tro8PG1Ef7tpuN",
+	"XzgdHJewz4ey5eCtrXBzOLbxbup7wQolxZ6TOIeXdh++Fxl7a15Y40Uzzdjbv9u3R4lch0eyeTa4m/MV",
+	"R/YRjlg7r+31yTPKBaFpWhjqUmWyIlSRuDl/GwhnxmMEIUwVJtQYy9njRx9HM3NT6iaNV4aXdlCGtUk6",
+	"Ts/62/+vaQQsbgg4Tkql5ZoVqvIPvCrzXBb6QL3dnXWn4/Gewy666Xl864PzNagKOxbS6hJaEqVpEfqK",
+	"MLQ58ObVAj0gNGS2NtL474qukSEKCAQzJtMik7IgZ0bC/YcaCwXDdwdVVMeLrZdb7u+DbtqYsjbEiPxI",
+	"i8sUAmlOyXyjgT7iZEU1RDnZ12ygU7tSg2PrVGrGhyk1wfB37JC8ZN0y8OccKRd0GCMO4TrrnFCBwboE",
+	"myNcqRIi8fG6ay5LAZsKQQJXPNnmEAikdPRP1w8UyWiuZQ7XyfDQBeMMbIBOG3sErTSH/jUXKTq5cExa",
+	"2inYUCaI2OeqTRD1EYqNQbbKbN/ZA0XwRTJM2YKWmSaxDyI9J4KxVJE4mE4cemfd/KOBC0dtcdG+37fD",
+	"GBnedczBGkHCgIuh58qeN3AHbswdcNxi5CUGw7fuaV9t7Al8nfOCKe+S/fJ4/LAZkAAjM8as1KvN7Ld/",
+	"rVbzf32tfnt1ejVfv338w6+Pr9Knp6sf/vW/sv/967VOv3tS/PbrI/3jNxfu2wP0wy4K61K5qh2OMGCg",
+	"tofkmiqy5FdM9FKmwsXY9tFgNIKlZaVlrsi1LC65WG5F5+AW2eZqXe90tNqFbpvnHOL2sPOIxLgVMVnI",
+	"LJPXGDzx6CGZU8W+eFQWobpBhmePvyAFFalckznX6mjU2Xc/t2dDyOGogxbaRN03sCtttF8JgyCs7Rxn",
+	"qio5xrWx1ogU2cZm33DgEMeQN4hzO4RP2uXk4RbQl0GMYyVM7iRurafLutuL3jCW9rZUSd5deiHu/Ct8",
+	"t9XV3bAhrKZoW98bn1Vrf4u+vJB3oShGW15z4ejGxagDDQ6N1mMJb8k0eTR+OBVbKQcRid3GxXDXF9uA",
+	"3LilgdNGuEbLSWJWBL5vvfb7pqAL3XmNJIsHipQCg6LZW03MzKo7ycJqd03mwOezQ+7aagrf9zRbQNJf",
+	"nm32XIYFXfUgqbq+ty2kYDb7LqKD27MHiuC1ZR/xf4srm2CatUlUjbaSrhnaS8M629tLwVQzL2BaggoU",
+	"c9vmuT1ngOjYW719JXPg6teW96Mt164VepbyXk4/owbYZceTpIfV8rMg6w25ppuI/N0YzGS44FeMrLko",
+	"NVNHhxkjt7Q8DrMbnl3RrDQy8duMLtvO1AWjuiwYWWR0GZANzUpWXQ4Y6THB3LgrVhQ89c+mwokWL5oj",
+	"wjLFtt/GSHMXqHvJRVq9ORWmf8OCqHGPyM85K6iWBfzEBQ7QJSuATmOlM/weN3I93w2YoPPMLJEuShYN",
+	"LtlmMLFUq0YK7++Y2t45/12LVgfuYojJN4vF4b6vtkbBds2lzBiF671L1hEebud8yTb79/kSclDd6Nq3",
+	"ujUXwHTExBXLZA6qkxSMpGUB+cFwu0SGGJv38Ciq8jykIC+fvXrtkj+mYkk1u6abEfkWcyK1ETupdIl3",
+	"2QYib+Waa83Srd2A1el2xtU9bpW69fCr9Iwef5mMx8df0vHp8Vfj8fh47P9Hg8gOdLDBwdA4svY0kuCR",
+	"VRQsw4TQXt9RSmn/gTLTh0wgR7Nb0Rydnj189PiL3+DSHvKqYOlKvZLF7JAludkKBPLuh1IkK0I1EVKK",
+	"/2cQ7dWRg6E7Adaz84XpXLHfB5Mva6dKj0/T09CtDRckB/Rp6cYlN7+3o3h01ozx2dPY/HRwg4F7/q0H",
+	"R7Xo9551Dgn+PliXqpP/ux3pgcD4CS2VzWQBGTK6hZVR44u+FkzAII2hbnJ2bAQaX/DkHI1Aniobdliw",
+	"lGLCamPUlRh1r2w3jUH+GIdtThWfdmDl6DVVvoP2kyCk1V3bCaLc3b540myO57tMzs1xm8j1mutjmxwR",
+	"kSXNjxdF46aqS906NIrpIL1PF6ZpEC1v2xwlD58SeIXYV0AhC3IFkOTsLsIOLhEKI2H8qu5WrTYQf9jW",
+	"dAq25EpD/og7/8yrUXUX0uDFHtqX2ZdoUE2+Ts2RZd5g4yvK3TrCo8Hb46U8tj/+R0kxekmvf6zkE1DF",
+	"C7psmd3PgpHcxo66FIVtHR+DSTpUhKuWBCXIUuGCKPY75t6E+TYHZdmgctISQ7cy5NRK3lZZNzIH+l9g",
+	"ioDLrvTMB/NG3qNpT5oX7K2eYU5+e8cZtd1C3iVLz0lOlQLXkiIxXLzEI/Ls95JCXEbspmHXJqHlcqUJ",
+	"bkKP8cgsZUp3rwM+dygCCCGD0AEANpNxwxZztuICUs8B+ebR6ZjEBTOnOpci7isNNiKZsVwmq8Pde5a+",
+	"6ssbbHGt9dqkO/XZl4HEbM/bQdlrDrwlit1GqOFhEanO+eLIzGWdVFqVP+0DZJTIp0l5A8dlirR7/2ua",
+	"Pd5/d3hDQd1+VhRthGq4ngvAMkGoEjRogxDE+lpYZJf22zGWpZEhbkpSaXR4klNjDAotKyQHa+vA/TZ6",
+	"YR0CVM16rq5utwNTHJZM63ZyRa4LKbwhWm91G31m39LihKte2xY4BO8w6laW/byABMxeKeDRu8Ya31Se",
+	"tbLnmgu+NgQ5vluhcYPOCkZVe0DqxuHPWIATu0NVTz7/zPD9zHIqHIpWNsGNgJwtaDFDGWa4Ddqb0VVX",
+	"5pkFQNnsiJG1chFBO9hbPSGxy9iLydCcwoSSIIdPFlMRAxhETIZG3YjDUcQRKVVJM2Pqkowul1wswa/J",
+	"Ewp5HFPhBHG5JAW13gIqSCaVJinVtOHhdV3jWhSbjnnqYjODE2fWlh/7vby2QcgSAMXInC1kgf4XM2lC",
+	"tTbcYp2C/zEGenEDAqgfDN2wBw9UhUW0EQmBTw5Pyrb0Fuzz1lLc8GR5swVlQ7bQd4gFiCDDR6fjo0lA",
+	"TTi9NiyfqbAkDxezjvYKmStwfeFXETFkpwK6I0NA8NAFZwovJoEIcdIY9oUkiYhzRlPmomTKI+L5lh6o",
+	"QA/ZcsFYvI3GTJv4YHZuXIH0sPSLSDyacuEsJ9C8K1F3+nA8rsuj07H5xQmNGqtXjLvFAAGZf2W+98hi",
+	"p+M6Afa9P3MBJC9h1iSYdSckSHOBDGFCUFurTSGz5n2kz2W1/BD5rAiwQA/P7bxNsn/Pa5uvxje6ofzY",
+	"MZofHqJjTVOUnJjl2+cqqKeCee/xpbR+69Wqd3yqoaNtd7+t8aON3Kdg81tVP9Nhe2ZTaFDDxqiPDtTx",
+	"5+bdg/A9cIVrzgdBl+Y85ILwdNv3cEOsD5TjLV6Inf6AF8byN2Y/vhB7HgL1ylCJ5y4r+8F7kPdLbO6d",
+	"wLbNVx02sY3Eh/upEXGB+Y1jCS5tIJ9XmiO92FiRAbgWPqFUCrgKolUMLb7rwgY4xDANaaaMlSgVcyBH",
+	"UwFwakdBE0EaC/qQXSdwKW0z6IyK4xKc6sryDou8TW2uhMl2oMcVZ9esiMFhpM5JjDQbE5hGLuEGvWA0",
+	"0TieS8ZyZSO4aQaK/PlUxHD9aD+y9FrHsKTgjFGWus9JLK+F6WbopjIVUmSbIws4gksLOML1meNwwYy1",
+	"qcqIPhENoMHW6X+/A37JCwsICIEUHmPRg/XPBYnhijuekDOzVQ/PwgAxuZiKjBkLQkUk5UtuliqexRGJ",
+	"R4gUFx/HEYYHA8ivSInFUrWAxvj1VMgCvx+Rp3Kd04KlAP90zIViQnHNr1iGgJcWvbmOEtWA9rX3hkFY",
+	"6MOzWlToWR2X9+L4N3r8x/j4yZvqn7PR8Zv/O3jyt7aT8HtGM91hAWX8iglmZAWAKjcODB/KJS+3NZuu",
+	"yNQLhOiL5WV8TqjY2JQlWepEri3wqe2OGNbPstDglpf7vU+25zaB89yS6XOxkLttPgzOBfOnAADm5mHZ",
+	"81AaV+FzoJQPDtf6T3cHGXXpS4H1ytPzKjATvRWql5bUnRAStN5MqdgOldthZz/F0bjQRusATx1WIgA+",
+	"WnYB65CSOU0uy/wcZctUePNOlZBpZEw8KpCooE/IE4bQVPQrIqMdEuBTH/FzYQ4EBWMOzo4lO8z/ddov",
+	"E97FA4a+gF0xQz84UIHuiDm2WLDESCNr64nQnKuOMLFiBddu3SFiojppHYAmJmKLJCtTHyNxCxn/Y5cv",
+	"9SKEEqHtgX2NsII+6uKtYwGbYVR7AgseHobzMR/D8gl7i9039/JLs7bVpe+CZorZC9ezG4Ed1UMB9nxC",
+	"xy03/tXW9Lm7v03YZHtk2rnLFxEWy8GRE1cWgCwd3RXuEkv5B4perpHCTj1I1SZpv1PWIbBxgM7qbgCS",
+	"uuMLXhcl67nmtZgCbO+gJey8M7C9PlBElEYQoYbv9PMIxdvpDSILWkNwIQT5JlBQB0QhtJ0T1fdRPcAU",
+	"fckVAzYidEOSarga/La2nTNWUu93NXjT55aQKUHUwM1MXbzhvqml2xe9ptPWfSHV3mDe6pTTaLUdEsH7",
+	"CYfs+liu1ixem0eMgTCyMGb8DXzJt8yJ7p8Q82VbhObtvbqpsc75VfBdRwpW4N6lRpD6z4JErCBDCDS9",
+	"/llYN0sFd0NqPUM78rdf+xxyo5Oad3wq9zBnMgfVNNscfSws5juB+PKU7rzEXXgvrxGh5oGD1yFDmueq",
+	"mvHBuC67MaQCUK19sNAdmUb1mbX76ZQsIOCtIlGwormqp5MWeA3qAkxonrcaA7UI0NZLYhvhZayRjCuN",
+	"ybThzdVu3IRbgz4HooA6zOXdyAo7CPkjkuXB1NFOEFWESZpysy00exHMHtMUtgB0X377lDx59PhLdyE9",
+	"InEiUxZbO50oKPQVkTVNVlywY6PXYGg/VGQx755PRWzGg3fJ2xee03I8fpiYN+FfLB6RpzJlCnRfmqau",
+	"CtKQvdVMGFsaYIeVtHfcikBgDl8KWTD3sl6xjUsPuBTyGq3d5ombdgilrdmYVydkq4hFRJopd9FUBJWC",
+	"IhLUYAGMZr2S6cz8RjEbFj5oqwZVFVCKtsMDzEfbpU8iM0CF8BAsna1ZyukMVt40EdYcMd/7UjmQFxhW",
+	"gmg6N/0U2k9C3QH4sSrXVAQE8TbPqKAOjxlkjQ1WFQnzCWKuOk899OonSQpZarMzOlmBo5sriBBrP8Rs",
+	"NbHWqKRmdS3wUbTsgSf5vgI+CJVrtbtAj9wX3/5AkSAanvDUu8X/dWxV0ePnGBrcUlluTzRCd1rs9ni+",
+	"f/36hQMiMOTvN83VjasN4dH4UV3/fniG/nD0nz1+8iT0po1bI3y6EC2M/lLoJj1hDtXG+fFcwIxptkk7",
+	"mnSSb1ew9i8vn5vziQO4Yr31qJ8Qq41h+4MdTNVMWsfAblydMNnYiK9WWV/qV0xrLpY7ExExxw5RM/H1",
+	"xgEML4AKWrRcGdin26DrG/K/Xv38k21+XmoSizLLYEF2Bpg3po3td82Pp2xOi53zU/gOwsXILcxgxRDa",
+	"Fu/QvRHe02335BRQgmWW0VwFfjvM81vQK1lCac4gBujb6seW2+lqOD1NbLsEr/C7vUqlb79tRV8ymnaU",
+	"TjCa24KGdcZWNtS9y7N7EzetMeNnhY/nOruBGzO4BHh429zuxnDe9XE2fbSM5E7nUX3Uu28ezI5zwZTq",
+	"OozsY3e5V9V5XLHk0qZf5lSpbTgLeAG4ymru7n4oxJOAS0j/RlVkq/lOUN4TYLs3Lfa77bA5j2f2tocl",
+	"lzhcyNEoReQAIyGqw1jeBRW9D3m/cE9Nw62ozHvuUmEacJ0a3l9SXxMVnvvCuI/HD0N7DNeg761q5BZn",
+	"JwngTFr9ghUd4Dq6kAJ7AbztJuz2READ9VqgsaMM1EErKmhHvNqlrdgBnVeVge3Gl4VDL0dChoQC2lzW",
+	"PjfVdbCP1hUtBSIzb1pjNUshsEYz5JCVAguuGVvY6FkbZW89EP0DyggDnEJHPZ6+kqY/QkpxsBffHRl3",
+	"7iD3M3Sd1AbYtvav6BWzIBWd/lrEqDD6AL3aibdQAw05yFMb+GeNyQb+Weh2J5RbN1YI1GNE2Dur6Pow",
+	"phWzE5qzTIqlIlpuRVkGN0aH7cIeH3FD+WiVHVbjcOO26tgu5I9bwuEH2ti7vjAIgGr4xaMgxmgLVrga",
+	"96EYfF8dBsGHEAtOz69mE9WWaNd2tKtwYThBMJtPRhfeGTBz53rxjmCRcVAsv9J1w1rvxlaqVvBQzc3P",
+	"Zbdu9splJbSbNVBg2yddgli0yRgeSGNChKxup9hbHQG4opEWU0h0HoUZoxA2V8WsxOSaFXj0I2hlG5oG",
+	"v2Izc0RhURKs0oX/dvUY8C/o0/7bQr0gle3ER7k6A7JoJnj4EMwDQrpObx/StVVEhasZRsU4Ss9ZAbVy",
+	"pZhVL56F2ZgHQ4/c6GLL2vGuVAxSaoPBQ3Ybu0ty98UNVqYUcHjZrTPttEFIVPTSk40DXaqFhR3BvTug",
+	"xqKvkdh2dHiibbLcP7ni4AF2ZUZAVcfIb/NfLA8W+SCrejSBcqefh+e5fcWRiql6zt5jd7U0VfHku76J",
+	"9CGg056E+h5mc8jTu/qtBYPWeLDtrG9jyF7DqXHsQeUuPev1XMhfFCusm67ViqyYt89ph7UzK27ue1ia",
+	"17vI7KBU/G1B0Hcd4DPEft7rxepKuGzZ74BE6mnxzUB+NQj4v1r4rQlFNTnmZVCw9Z4zA75qPeAhf6AT",
+	"KXxZyDL30V7q3GdUSMh2gOxF1ZYIcZNAjL7o44eEIDaQyg8psNgaplVpZb6WUCh8+8dL3CzUYxesegCm",
+	"C9b76EPAnd48utnXRLlRYS/r8Wgt7NVJ111V/2x6z4eq+fcmuksgXSDjrgp9vej6tqX1ZFDUpqVs5kFp",
+	"Z3dfZ6/BFDel+DsqqnfbAna76LxHmTpP9t1F6vCgueO6dDsO796Bjvbc7S62APeDHUnjN4nH38GjZzbe",
+	"/gMmq8I9EdyTuKBJNC9vFGjfXRziTnGGb510vrcLsPJnATROz9DeQ27TauvdyiIVJg2S3gPl4GraQrPv",
+	"I+rbefvuXADVMZmrzWtIokpAbS1pK2/LSybak+cubG0AqhqwuM6MBcVZGTFFuHbBOdoXfLiRpnlwxYe2",
+	"wh/5SgrWUvcjwCjvUyjikLwjWOxStczvdDwZO6l1E4D9O4pF3ll2AjYakI3Na1v1H8DDaZWJvRyws4bK",
+	"a49O/0DZhF6HbDgNN286qAZRVXryhV/2F0/pD+Hfo04G1x+mQMYhstHT1pZ+b1RiqjQpFajO8O/rgmvN",
+	"BBmiwh/zlAnN9WZUtbXISrWawbF0RbP4qD4pmFH/mRxcbMHWCNi55oiXCO+1RsILqfuPsLNMJ9RO8Bzw",
+	"0WK3G0ghe6wmENP7U3NoLW8eKzfcVoOsToh7StS5JSRFzXfUrcOCeYnenMAxW1Q/CV+4quarvX0MUUPr",
+	"6aG93CT0yKWFQbXZ7XX4Zcc03S1nFcn1Z8mr8/65jlk3158ck+9ePrt4/ezV62FtkaO6zmmJAlT5o8iK",
+	"/znL5DUZ38STsjtcKySQ7Qiu2gyb+9zKELkRlD6cb3d8ZKVw1/Xslli/hr7XDNfb0mP2U/EusL/GCtYb",
+	"a5124EvviEWAh1scHszJ3UAy9AWEsa87zTkbVrBtE9x1fOytzAyMLcAx7bp9hpuMpCy43rwyhwTOEUt6",
+	"XZRtyCMXgsic/l66cmPD+ALSV/kfEMs1IV9jPTCMkIZ3bIj0UWQz06THU+Z6KrhyID4jckHArY/Fni8F",
+	"pECiKpYSgC0EDcL2jKjD49OpaEnU8JUlAEiWe3epB3OBMxGukWC81ZKutM4H79/DXRXaUokUmibAVi5l",
+	"cU25AIDCQjUyF8PLZxK8Zti7yGz7anJyAm+Mwo+bjrYqLv/ixXNDy/BJhA4a7fBPzFGMKXk2TRNzrozW",
+	"M5qKqXi94oqkMinXDFGaYGkQMsjwR1Hq1cTaetAgV2TJBCuox5cw2zSUNOfHiUzZEorMFTzxQ5CCJCuO",
+	"gJG4zi5pwJ03QKcY7TcVmimtTDc2CcNV4FSacI1wlmbCy0Jeq8pXjGUkJ4QaAmSuLQ92gSoOavAsVXBl",
+	"S9OUpVij0KOX+G/NAOYlz8zcYprzE/9EjTZ0ncU2bQ3yATIjyFMiBVNHsKpPpbiyB+zE/H2MXD6XKWeu",
+	"bIwS9JLNEgh4xOSTc6gNYIb2yy/PvyEoPVRkZDP8PBWEWJY2m3dMfpLYLsoMKAIOvnECbIhpXRaLmSui",
+	"+DrPNjaq1JZ3hhBOZRq2xVIapiAKpnNCMTIRRi4kYQIQQiGH699v4pEZCa4xjhFzQ0KygiG6hKJjAokx",
+	"ONcYsL8SWNsTmxDx30bexWToEs6OJiR2uUvgeIkj01GMZiAmSKXMBq9gElIckTwrcYOq3B4Ig5MpQ0Rd",
+	"y17QFGYJoe7anoOF+KGx94o46FCy4oatFrKAhprpWUdGcD0ejx2GDy1w6XxuE6xHnS/cS6abFaMpKxoZ",
+	"P5Edgc0SMh3XE4UmhCIDES4SCakrUjAyxJLPZ181cbQIiS+OfyP0+A8yPn5CRmRGJuQ4PjJ7d8lyHSHY",
+	"0zW3xZQsbztRYEwoNiI/yCWMxSyRy5KxRD+Mq5yn+AjTPb0YBmgfyyQu1lkuyCn5B//aiPa1tAB7yz94",
+	"fmxsl4IpxVIyjJ9ibOLxM5HIlIvlxPRvXouPKrau0qniiyRhefV6TCj8oOAbD01EXIQw1oCoxILbmfif",
+	"tNhMSLO1kd1JWCzTjN29YRMa99lruow9/M6Rl7xmNRgHCKRruglooxqClWC10pquTjvXRNGNqjbrHOF/",
+	"SPU9zQgTaS6BaOOTFWCI/WEI/ATiyf+wbHSyZkaMqxgWPi/nGU/wcMx4wmxBWBe+lNNkxY7PRuOtg+z6",
+	"+npE4fFIFssT+606+eH502c/vXoG31TuVHsyXrx4HupZg/HoFF+TORM054PJ4OFoPHoIFSz0CtSSEyOl",
+	"r05PqmigJdNdiQAYdh0G2rv7Y8veFrS7uoozawNngflyZP6K4Z6VJitsDSC7oegJmW9sCvuI/IQFeutf",
+	"TUUINgXB/zTP7cbieSVzZr9SE/hsRC7s8V0wsmDXmPTqY8btLIxNbcGc/IY/hyJKXOkLF6Pg5Ays0tl4",
+	"HMQxwy18IJD/Y3HWUbr3Cq0C7wWoSC3XnMuWwh5oU7yPBo/Gp109+CGf/FLX5vC7h/u/+9Yl4uIXj/Z/",
+	"8ZPU30JSnvngtEcXLzAL97WUP9ACtfTHuLq7v3tuzwLUuF3SAOwZLpXbOE0hnM9Fm0BwnWwz6bB+s/L1",
+	"ayZ1UOgFVLyzBBb7RI68kAtugRekYFOhCyoUXk1HTm9koiJoX5umTuf4c2y9PRX4GGpvyBqGYpMdYIug",
+	"alhpHPq6ukAYjY6iqRGFtn13jjwaP5mKKoF6RJ4bVbFaV196HNWypKp8HbcxEq7shauw4UpOqM4qDdUr",
+	"J89Tts6lZiLZ/INtIKrVnkxfy3RzZ1wYDNHZ/O/rJqAuSvZ+Sw6c3q0c6JIBgl3jylue78EgX9PUz+TT",
+	"FhPjJ/s/eGpp8b7kCtKHlw1tcuV9VJ2neQ70sUfQtIqXPI8rEw097lZUTEVcQX1Y8NoGKLDTpZA7LUqk",
+	"LQBD83wqQi05BGTxByqA5jp4SqNB2oPVBs25iqFGqarD4xIAZDD2ZrcEyPNPnP/z/J64v8KM2iUB8vwz",
+	"/987/wMRO+53d4d1/neRpyfvKof1+xOrLncLhgt8QdXS1GoqhIsjcpp3DEi3gPeaMWo/nQqj3nKxxJPf",
+	"nPDglzAk5GC6jRrpoOqcItJoPJ4KK13cUKDkOQgeZSx0eA1BoitTwL1rcXenQsgAEbsuFex8n/q6XA3R",
+	"0JYDWwE4mt+MJVO5CGu3A3XejQI+3Ht5djOh9IHsA7c6XdZBY+H/igLiHvjdkmYVuhfwfLKiug+/p1U5",
+	"/4y15RV+A78Hpp0rYe+cvJ7x8J4RkPgXNbh9oylMRezvyGyRIS8wsCK+xR+NvSoAdiTNpGDnCE7KxXIq",
+	"XBF6WxqaoX0MOdSOn4ljZyc0sIPrgofGi6PFFp7HOUNGzafE8J1Jw9dQFMEnPuNKdqUJu/3zw/29xMJX",
+	"drzhVWb/4W1Ll0cdwUNIO4osIR7pLycIbsPQSHfEknjAza4sBHoGypZj+ZU7WD8skyp61c6ilfrfwmxV",
+	"9xhlDydzy3ncZdq3sKhHAvhkGPQDKf1bkAe9lP67O9pxkTsOdqQxqqzn5rPifz+KgKGR3VJjrx4QJPS1",
+	"6/2vMAXdwUE1BYv3BkCYuQ8yCUSIFy7eu4j3EVv1sN2pXXt769w+QJaQ3aIEzabXrtzun1q//1BOB1yd",
+	"e/I7uLTRbqdDGAK4RYSfpdI9SSUjMbzA2GmbYPS3Onnnw9zfn9hY/x0SiYE88tHoFsZSS3BQQp5AHBEl",
+	"Uc2BUFpEm030Ic7KC2jLuRBsw7ZXlEaByXEOgEIYr4SvBMWK/cfDhoJz1Op4wLcx1v3WLsloZyA/Tzuk",
+	"WZV2cGvV6EPpJ7g+XQoKPI2IkNd++T/Lg3tyV+D6E0osjrLdnb2eynS9Qy/5OWc2vRZDkY+d6uEUgVog",
+	"tIvxyWmhueF7odVkKjB8LfgRAztc8LQL5liixEHFI0zXj7CiofdOeg2HK6v+sHREbIwqwLEH/UNIlrHI",
+	"cAJTYWcw8TFb4N1QhGaIGojJEwXTZSGYPfXOxmOYnJVDEPxlc0hGxEFVVdUk0vUsHEJcHxAXhGbZOaFi",
+	"KmxEZm1xKt1q7PBz4+D5jKdqh6b1DUzTRbx+0ncttaHekwG2x7daD8BHUmGpoxWQdXepi+0ZjVHGmikB",
+	"n7y0vQdZaKTWVvbEThUJCyvsCX9KywJh2K8gAGKhWeGTd1pinxRj5mSEuBDFfp8KCHTCaqqQkQSFXjVf",
+	"M486FpGE6mR1XOZHGPWRYyGnOEgkiiG82+cDKfY74nSyNAJnrX+SsoxfsYKlE1c3ojY+uJeBQSrNs4zQ",
+	"9ApwVI28VRKAaY0sDBKUEFXTSMzfS5oZ/a4qVU8ucE4W25Y6mQgIjjCpMp+phIrZNRepvI4hPhd6olOB",
+	"6OSysPCd0BIGlgQTt+HvpEJdg0vqNaNCkengkrF8KnK65GI5HZgB2c+wUq3XE7HCfyVlT8fb0adT4Y2d",
+	"WgDrSl4bDdjGsHpb2tbTh2nOynw7hAcT5jAi3L49UeXckNicxXi/ftQVgPbsysYx7bedYcJRnTjAj4BA",
+	"d5ZOzsnYu60B+67LWQ373k837ZeT0jboGmye9rOA9MawyOU5cPRiwQpMiWP1LYQGZmgwILZ/24wc2NEt",
+	"bgZ+NHRtGcq6aTBZDypIFBj7jQGHidFOUqLlVNQZIYd8Jf4HiyNyveJYs9NWYDZq9YKWmSZDis1gi1OB",
+	"GVSnllDapgfFKWrT29qDD2ktAKW+QCT6rQMsTMS0DDNAqDOGdSaeQjTsUyl0IbNu7Oe8gOpPRtgdg2MU",
+	"Nntrxn4D33/6J2SPwX0nxe0jGAz1kTK3SEcQsQOHGLU8FxyRhlzrRyTG+HQekbtqwJNhDI8CLwBEAMOP",
+	"D9RUuHrbR5GhDjggq7iowlJMsZGC1crJ187SqcDD1EvlWpdD7Sp8EyXXbqhHI/JdY8xT4a897fuGBTO2",
+	"0ESW+rx+FBu2zQETMUDYKhger3MGEfhdYh073ifWfzZHnK7W1lUQqVV8ahMFjQTqW16F1mft64WwKy5L",
+	"5XOS28bhKeu2ItcugD3D7AHGVS/ha7j0jxG28BGF71Yxl48qjYHAusLKQ2msd7Du52CSuwtKXzqOD66Q",
+	"LOTirqh0K6HCWFHqK1mH3tQorGtNq8rW4D3xV80oFuu3RMFARk6FctfQ8D4LrqBDuTohrXKVDOExyO5r",
+	"gQlBtZEaY4jYdxYt5biPIgxps6+IaiQPoHoSnBZTMbRfPnBBaW4sTYnpYA9dwKoHhgxrfGML5hUL3YOO",
+	"K2jnaERAFNsn6J2K4a84mgqUI9aT1NgWMFOMPdKcZHjoWPvEmGOV/+dRRDJ+yeCUa4nIAaPL0cRUrGSW",
+	"VpaX+QZHmbPCL9kEKhUlUqRd4QBkiB52mwJYKAh6sZCIkBUms3ZbBZ06QK2ftt8JhnhPt224PDv8O8hd",
+	"n53o9yKmYXesdO2U01s68ck7+O+Mp+93xfq9ZGt5BUH/yJe1ACDcdnu5tUMqT4WWdbyxyAaoBW87dvUV",
+	"hwBSxjLUaCraFOQOGQul8yC7N6l4Jz6fChlIQysxrDi0grfC8wZXBJ4D1qu/aLhHKu+Mu94b1iMLIB3Y",
+	"XwlQPzyfjWCk6i4R6ha9TYy2yLKXMIwOWdZh+Oy66XMEcscXfY922GF4iwGr+Vmc3I84QSpytNdHoIRQ",
+	"7p1mdlDyiiuXU16UQk0Q1CGNHHbcRiQEXF7AizYzuBIA/hreJ+Y2Lued4/CSsVzVPHWBhxQtvEmVN449",
+	"urv7IXCrhsKyhVwTSuY0uSzzo8jdDFqHn1XUZJbaFrgiXEA6fhuLfsf08wqG/INZUXXQ/PZz26/YZ8un",
+	"hQdoWiOr8ELa/VTjgfVu6m8rnw8d1DL7q4JObdEoAb1THfhS2snsxw9KYHvzvmqUEjp+PhNbJ7F1rNne",
+	"YIg1O3GlCE7eXbINKHTtIeFGoqHDxFeBlR0wWY1ATVcqtgSksY6A73+wjcJSzVMR/59/0+M/3pj/Gx8/",
+	"mY2O37wbR188fP+3+Dz0eNEuXKzIWYXuHmJN387sKGxRNcJEIiGOwp4NbpD1UHNE/Wphk6pgbh99yTb+",
+	"QJFLtulQmRBuq1tbyqk2NDCYDLpW5+OFkW+XC/7IYQy1SijtYsQR5p8pnvxe4iqNpmJTOMKMj6BEye4Q",
+	"cCNDqsozrcLjJcuzOpp9VVeODB0giqs4ZUbii5Sk6qjh0HPV1HaKExek9HhcNQvNnI7H47B1G540Ik9d",
+	"tSYjWi5ZDqEAS37FxDm5rkU7eO8Vhq4rf1sCKmEFe23nx1UVmlAdzjeQN77KzIdi6XqF7I/M0vWyRB08",
+	"bZf0M0/34OkWXuvBy5ghffLOoYzucfK4hE7qY8bmG1KwFAET0ECz5AFagUeUhSurzKiwqTeMGC0yzgob",
+	"cAQpZWjVm+aYzxLBx5lckmGOC2deKROWorcoVUdRPRvEZ4PWIijtyV9/KY6mAjwoMUu5C9aLR+QbmzMK",
+	"MeLQGgljQ8NE0c4c0M4oxW1KDyBwW3SFanM+joPFzRRFmZn851zL9lzLzuA7wCBLVnvORscqcElk24og",
+	"/qpIse5CxUCAj1E7GR3RGMoNc5/c73hixhMwF2ShiHnR9MuLKYTleqRrqmxcsorcPVGjljB8SgVc9Fia",
+	"8LHGB6RLPauY7NNii7s/YYOp3tMR63GB209XJJvPiU7360R9BozVK4oXIXtvCLuECkAlJDpyl26Gy1bD",
+	"X5uKfgBsvTIrX2Dl2k/6whXH+CnjKuHmf2bx+4VWstuw10vnWVOdvAvj3N6fpAwKjNoa7u1S4Bv/jgWi",
+	"rlVu8spDxf9Vo0ZjtlIAMGcDpMdJmAhpYXAfjU8J1YjNXuF4L6lm13QzFYkUoirwj7p9kklls464ILF9",
+	"Fy6GkfpnkGDEMrqJp2IIryM286Px+KuIACAz/lDNYBbO4KjNIV694E1v/3DirnkxjiW88HigpgJud7Gs",
+	"q73krW5zg363b3Snwu+EsyOqt6tNaVgTZHg2HkMtdoxjAVtJ6KN2K8M1+CLwAH+AVM8QarPzDrgRkflp",
+	"JnzulZZB3IGQ1+GefZae9yM9KyoPFZtbCNGihxB9GQjRLs6t33rUbt+8NKqJzaouvAXzdtEgQhZT4YpW",
+	"hISARQ5adLZtgRYA4jYk2suaGBJOmG2JII9kV8mgbtnz8rPs+dCyB/fpc4TyXV2d3q0UQZ7uliAAKL2F",
+	"yO/y0oKtdjU5sg2ZmxUiWhJqtPapsCUP95hsAScPLeODaLIwllPx2hflxJgTDKzxdSWMlKhVc8FwGCO4",
+	"Xn1/cXz2+IupWFG1GpFfIWcxKPFoS044MN7GBByIBQTwTYWF2ODKN2ErdZChy0qIbXI/1CO0zWJhO/zd",
+	"LYkr5PPQN+U+hBVGRdSC+GJap/Z4DpDd7uEciC+A6Qo4usxXXzQRns60zmIyHE+wYseOCGFACf/LyMIP",
+	"hglkVikwmT+kiVzrEfvYiQdkXnSFp4BVpMDCo4dn8/kkPkgFFpIk5jvLYfViud0bxUS5NiLKNRYU5foT",
+	"pQH+JZVTLBtAA+l+yOmCNd/3pOVjWsV2cYz2QiVDWsURoyFvPo/MnwFuo8sPiSCFpR4XeRSR+cZGWLoI",
+	"axuD/ECRGAry2wjusO59jLmBXemAr3CqH/JCuVZjv4O/r7ji88xV2//IMWZ3UvYDRx7Qg2JMtd4/7fER",
+	"VxlDVaiF+WkbSy/8uS35vzvF6GhEfqJrG78FVaa+GgdFpqYCz1pd8PUaALCCwVa5Pqfj8bj7vIV9/7Qd",
+	"xDDEe/IP4/LsOO5wdz8HVuxy3CpLY913M8iWJ+9c4dtDwfA7ufHGQPhOxjfY2GHfO7EPv05FH+R7HGOP",
+	"8Ac7sw7ObInzQRJsVWd9JeG/DuD9Tpasr/Zn6/+Owe5vwsmOk3bG7buX6gm5XWobeAEDvS2aii2li+zX",
+	"uYL4QqCWWqIL/HTuT/pqKO2ZZDs1Nxct+Ulw80coRtFXj2zd9c/BUu2qa7hY21R5Uz3WB/eKroO0CaxY",
+	"cU39SZ1zwmIwEdml407FhS1dCpEO8w2hAmptNmEk3ZS37TZjiE3F1mEbHRwvcUCpmU/11P1QWrhdmnvS",
+	"w3tgH/6FC9z8qcI0AonSS2HYiOTElfHt1BFe6aJMdFmwiCSyFNq56W3WqvJXAyANUQuQJcRc+nhcgG/C",
+	"Qi3srQ5gFV3vRxMIKeWidACDmUfYi6F+BxgNNuziyJVqVySEOqz+jRpHCGBn9BYsejtnC1kw62pHaZfT",
+	"AsEVbd4rZumXOaBqV43iHQSU0buw0u3h+BHm18bPF8c/ScGOf6Ta9CfAe9Cok5yUBYDkYb3kKt8Xcr/c",
+	"ex1Jv+0pkK/c7vUQm7ZKM55h9rsQhRBwSrxYRZdxJVhr89sJ7PZBLRA3367EC7eIHwXCLhqYJW25QgOn",
+	"6QKrOXJVIwFchQixG+pEsx8v72FX4LvfT7NbULK5SZDck19jbdqnYGErQ3Ltgeb3p3BISpuLqrSVmkj+",
+	"Ckt9GMmyE2/P1gw5eeeLBr336Sg7DS0ftG6VqrB8AyUxyq25vGIO2NUh1FpQvanYRqi1+R5VNDR6LDOE",
+	"Q3ai2BLdVAxjl6MyIUZv8EFnvu5ITfjY3zrsqx/dpHvIHttSu84W1t66w1JhPyMKrV0Wu8xmOXGR7QUZ",
+	"OydjxD23d7n2cOkNwnpnoKuApufHewCEKeKb2w//qhimltr64Ob58pmfzdlQ8L1AALZClkt004QCqbtg",
+	"SZche5GmYTqdTW4NhVr19wOFUEco5IanETmLyMNoKkajkZdSS5oTWZC0RBIxNqShWgAZNiLMHUdmOFws",
+	"jzqSiipjOf47xu7HVTKSXFS3nIpcryRCghYOn8DXUQJ1MTGCdzsBr2F04xSnwpVmatxVHlSp6RyijzXm",
+	"DYolZOhSEZQwcKlDFh0gqEnQmo0r1SFZSx9HSn8apnWwNPdkWO/JcjKG9ecUp3s1rA2N9ExxatMKzT+O",
+	"QcvsRithug42AJIINdO6mlgP2oU+4LXd8AJxRpWeFaEJm2R07VSHhoS+ZkERO8V+95IP5ga91WEA9oq+",
+	"Fpn0C4z3JaMpptB/GnLpA0mZxmTvKZ+yWuwOWRNQ3V+6rOW9xO8aLQIqVCxo4CiD+kfI2duqVzvoQRW5",
+	"22lj2oB9DD2tomtDCSOvhVe54jDmMj6KjCaEkf2QFmUD+6UAewTrQSHQO0SPtdVNmQpjlk5cyCrcLmCS",
+	"JdWliojVziJsfBORKoMK3jPyaipKxSISIJRgDPBwK9QXwC45FpNaBQlUsAxdwcYTM2K7ELheEaHC5khR",
+	"sYGno6lA2Vkqls6oBtFpS0tZN2EVaFu9uMhKtZoZi6i4olkcTQVU4oNL1IwuyXyDtyjrMll12dWvcZv3",
+	"yMVfAVwUx39OtjYYQJqhEvanAkR/XtnVDr74kvUa6Q5L+yCkesscB1jW9VDqA23rqbCtfvK2NVBcL0R6",
+	"WIbPJ8PdYc/TWmy8dqy/O/wWXzt5hwH+qGoasb0rLcw8V0HSQ5j/6m1olJse7XjojHrz8wMVZGod+Vvr",
+	"1nTbENc4sFFP0WSvpduSMNs2Z760X0va7VTszrslu9Ju3akwc7MLXJ8tp4Wd8tapgfgjncfGuf0XYZli",
+	"bkPrsMdGOAQVBqEEomRqRGCPMOPWncL4eVumra1cX0nT4Bw1J3CQibszGc708wETP9wy8pQMY0eucD4k",
+	"VW7DUZdmb9//ZGNuYPS7AGhtRoaQ139lyOf7RHDWlnY7BOaK0Uyv/ujUmd09LhQSVeBzM/9F5UUmTFkc",
+	"Z0W+f/36xYg8D0DKtSwTm2SQUk3ngBpSKkZisPw3f4BJTtWl0XHgnrlWfSKhAtt2glJ13PF+D3P4kBkI",
+	"tofO7E5cCK5ImY8+8o6zpCzMdk7+/aa+/7ksdFXdsTbGgBz8Yjo87zXTBU92G1G2sQeK2LfJ0Oy+3yej",
+	"xa+ZXsk0IoUstdGPAPMUjzdn6rjzLy3tECLynSRFCRYSnLtu1InMMma0d3XkcSxeFNL0wUqFMRPsbS4V",
+	"B/mOIq8TFBknuJdcTKsneUY5EAp7S9eA0TP4L/L9sx9ekLnUq81spXU+c/OeaalpRuprgWUbo51rYq2/",
+	"0VT8F3n9v18829G4DTGZis5X3mE3/zMdfPfs9XQQQW//M/W8Ph1E2N3/TM2sp4P35BSWasflddR6XYt7",
+	"bxWd/fvxaXDGMzOuavQLWQRD38UZKLN6SUqPKO/kntdwLD6Ktj4lLgx5G3qXJVw/y1yN/IOZfRAfBSgs",
+	"a77EcVkMxIyz9BzjdK65YuTx+KHFuLd8P8/Y2gKrlIJeUZ7RecYwBIiSlGnKM1evGdQlyjOWTgUULCND",
+	"9DJwu7TqaEQgQGBOMyOlC0PgIjUa7mLBE3Q4QKVRmm6MPgwMzLpE90s31cEH9u5hJ13Fkpu7BACXbp2t",
+	"1etiQz4eEZsPHvZSatym9jkSep61nZxQ7+HdALPgL0q9Mh0adRI9UN0Q2gW6rah2qgNEGqQyKddMaDIs",
+	"WEY1v2Kg9pZFNpgMTuCayw6o2SqezlHAUAhQWjE4zkDanZVFsmJK4y/nxg5AM0IwljLwolv9Opj4tvb+",
+	"oromHSJ+m4X2N2ZPniusBMaLCloptU4/FXTh1bF288BvENeKZYvwQ1eCYPvDCzuK4CLXg8XBCGMX7JEX",
+	"csEzFjSLM2hp9DtflKyQmdkzWWu/WdDNJjOaSft0pcC1FpQR2e4KM0qjIJe1XhBbRdYh7DbaRTNUtRtX",
+	"VLc0/NTWqPYFfnxUGIY4KSg8siqkMIJ0Uch10CYEOrXvUuhYNLLkPLgvMKMv6MLshwPirrq3ANi1hUG/",
+	"9vs37///AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -283,7 +283,7 @@ func TestAuthenticateAgainstTheDatabase(t *testing.T) {
 	if _, err := e.svc.Devices().Revoke(ctx, revokedDevice.DeviceID); err != nil {
 		t.Fatalf("revoke device: %v", err)
 	}
-	if err := e.svc.Tokens().Revoke(ctx, revokedToken.TokenID); err != nil {
+	if _, err := e.svc.Tokens().Revoke(ctx, revokedToken.TokenID); err != nil {
 		t.Fatalf("revoke token: %v", err)
 	}
 	if _, err := e.pool.Exec(ctx, `UPDATE identity.principals SET deactivated_at = $2 WHERE id = $1`, robin.ID, start); err != nil {
@@ -335,7 +335,7 @@ func TestAuthenticateAgainstTheDatabase(t *testing.T) {
 	if _, err := e.svc.Devices().Approve(ctx, uuid.New()); !errors.Is(err, identity.ErrDeviceNotFound) {
 		t.Errorf("approve an unknown device: err = %v", err)
 	}
-	if err := e.svc.Tokens().Revoke(ctx, uuid.New()); !errors.Is(err, identity.ErrTokenNotFound) {
+	if _, err := e.svc.Tokens().Revoke(ctx, uuid.New()); !errors.Is(err, identity.ErrTokenNotFound) {
 		t.Errorf("revoke an unknown token: err = %v", err)
 	}
 
@@ -351,7 +351,7 @@ func TestRevokeKeepsTheFirstTime(t *testing.T) {
 	ctx := t.Context()
 	tok := e.issue(t, e.person(t, "alex"), nil)
 	for range 2 {
-		if err := e.svc.Tokens().Revoke(ctx, tok.TokenID); err != nil {
+		if _, err := e.svc.Tokens().Revoke(ctx, tok.TokenID); err != nil {
 			t.Fatalf("Revoke: %v", err)
 		}
 		e.clock.Advance(time.Hour)
