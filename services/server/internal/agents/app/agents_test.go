@@ -55,11 +55,11 @@ func setup(t *testing.T) *env {
 	pool := pgtest.New(t)
 	runner := tx.NewRunner(pool)
 	idSvc, err := identityapp.New(identityapp.Deps{
-		Store:  identitypg.New(runner),
-		Tx:     runner,
-		Clock:  clock.NewFake(start),
-		Logger: slog.New(slog.DiscardHandler),
-		Config: identityapp.Config{TokenTTL: time.Hour, LastUsedFlushInterval: time.Minute},
+		Store:    identitypg.New(runner),
+		Tx:       runner,
+		Clock:    clock.NewFake(start),
+		Logger:   slog.New(slog.DiscardHandler),
+		Config:   identityapp.Config{TokenTTL: time.Hour, LastUsedFlushInterval: time.Minute},
 		Appender: identityPorts{}, Owners: identityPorts{}, Instance: identityPorts{},
 	})
 	if err != nil {

@@ -33,9 +33,9 @@ var (
 
 // env is a Service over the fake store with a fake clock.
 type env struct {
-	svc   *app.Service
-	store *fakeStore
-	tx    *fakeTx
+	svc    *app.Service
+	store  *fakeStore
+	tx     *fakeTx
 	clock  *clock.Fake
 	log    *bytes.Buffer
 	events *fakeAppender
@@ -381,7 +381,7 @@ func TestIssueStoreFailures(t *testing.T) {
 	svc, err := app.New(app.Deps{
 		Store: e.store, Tx: e.tx, Clock: e.clock, Logger: slog.New(slog.DiscardHandler),
 		Appender: e.events, Owners: e.owners, Instance: fakeInstance{id: instanceID},
-		Random:   io.LimitReader(strings.NewReader(strings.Repeat("x", 64)), 3),
+		Random: io.LimitReader(strings.NewReader(strings.Repeat("x", 64)), 3),
 		Config: app.Config{LastUsedFlushInterval: time.Minute},
 	})
 	if err != nil {
