@@ -55,6 +55,7 @@ func TestGatewaySmoke(t *testing.T) {
 		v.BaselineEvents != gwBaselineEvents || v.BaselineP99Ms <= 0 || v.MaxDelay == "" {
 		t.Fatalf("revocation case = %+v", v)
 	}
+	t.Logf("revocation case: %+v", g.Revocation)
 	f := g.Fanout
 	if f.Connections != 20 || f.Rounds != gwFanoutRounds || f.Frames <= 0 || f.FramesPerSecond <= 0 || f.BareFrames <= 0 || f.BareFramesPerSecond <= 0 ||
 		f.FrameBytes < len(eventPrefix) || f.Transactions == 0 || f.Ratio <= 0 {
