@@ -332,8 +332,8 @@ type Authenticator interface {
 
 // Principals creates and reads principals. Creation validates the input (an error wrapping
 // problem.ErrValidation naming the fields) and refuses a taken handle (ErrHandleTaken); it
-// joins the caller's transaction when there is one. It appends no event: principals have no
-// durable event type (spec 02).
+// joins the caller's transaction when there is one. Creation appends no event; deactivation
+// and reactivation append principal.deactivated and principal.reactivated (spec 02).
 type Principals interface {
 	// CreatePerson creates a person.
 	CreatePerson(ctx context.Context, in PersonInput) (Principal, error)
