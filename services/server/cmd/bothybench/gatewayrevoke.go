@@ -143,7 +143,7 @@ func gatewayRevocationCase(ctx context.Context, w *gatewayWorld, o options) (r g
 		}
 		var ce *wsCloseError
 		if !errors.As(c.err, &ce) || ce.Code != 4008 || ce.Reason != "token_revoked" || !c.lastErr {
-			return r, fmt.Errorf("revocation: the connection ended with %v (error frame before: %v), want 4008 token_revoked", c.err, c.lastErr)
+			return r, fmt.Errorf("revocation: the connection ended with %w (error frame before: %v), want 4008 token_revoked", c.err, c.lastErr)
 		}
 		r.Closed++
 		delays = append(delays, c.closeAt.Sub(committed))
