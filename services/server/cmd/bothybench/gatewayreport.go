@@ -266,11 +266,15 @@ func (g gatewayResult) markdown(w func(format string, args ...any)) {
 	v := g.Revocation
 	w("\n### Revocation delay\n\n")
 	w("Figure: with %d connections open (hello, ready), every %dth with a token of its own, the\n", v.Connections, gwRevokeShare)
-	w("time from the return of a token revoke's commit (`App.RevokeToken`, which commits\n")
+	w("time from the start of the call that commits a token revoke (`App.RevokeToken`, which commits\n")
 	w("`token.revoked`) to the close frame (4008, after the `token_revoked` error frame) on that\n")
 	w("token's connection, the %d tokens revoked one at a time. Baseline, in the same run and on\n", v.Revoked)
-	w("the same connections: from the return of an ordinary event's commit to its frame on each\n")
-	w("connection (%d events, one at a time). `gateway.revocation_max_delay` is %s.\n\n", v.BaselineEvents, v.MaxDelay)
+	w("the same connections: from the start of an ordinary event's committing call (`RunInTx` with\n")
+	w("the appender) to its frame on each connection (%d events, one at a time). Both start before\n", v.BaselineEvents)
+	w("the commit, an upper bound: from the call's return the close often came first (the commit's\n")
+	w("NOTIFY wakes the tail before the acknowledgment reaches the caller). Ordinary events wait in\n")
+	w("`gateway.batch_window` after a batch; a revocation is scanned for as its batch arrives.\n")
+	w("`gateway.revocation_max_delay` is %s.\n\n", v.MaxDelay)
 	w("| connections | revoked | closed | missing | revocation p50 | revocation p99 | revocation max | event delivery p50 | event delivery p99 |\n")
 	w("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	w("| %d | %d | %d | %d | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms |\n", v.Connections, v.Revoked, v.Closed, v.Missing,

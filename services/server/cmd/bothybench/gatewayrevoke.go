@@ -21,7 +21,10 @@ const gwBaselineEvents = 20
 // gatewayRevocation is the revocation case (issue 16): how long after a token revoke's commit
 // the gateway's close frame reaches the token's connection, with o.gwLatencyConns
 // connections open, beside the commit-to-frame delivery of an ordinary event on the same
-// connections, in milliseconds.
+// connections, in milliseconds. Both are measured from the start of the call that commits
+// (App.RevokeToken, RunInTx with the appender), an upper bound of commit-to-frame: measured
+// from the call's return, the close often came first (the tail is woken by the commit's
+// NOTIFY before the commit's acknowledgment reaches the caller), a negative delay.
 type gatewayRevocation struct {
 	Connections int `json:"connections"`
 	Revoked     int `json:"revoked"`
@@ -56,8 +59,8 @@ type revokeConn struct {
 // gwRevokeShare-th with a token of Sam's of its own, the rest with the world's tokens. The
 // baseline appends gwBaselineEvents ordinary events one at a time, each committed through the
 // App's appender and waited for on every connection: a sample per event and connection,
-// from the commit's return to the frame. Then it revokes the own tokens one at a time
-// (App.RevokeToken, which commits token.revoked): a sample per revoke, from its return to the
+// from the committing call's start to the frame. Then it revokes the own tokens one at a time
+// (App.RevokeToken, which commits token.revoked): a sample per revoke, from its start to the
 // close frame on its connection.
 func gatewayRevocationCase(ctx context.Context, w *gatewayWorld, o options) (r gatewayRevocation, err error) {
 	n := o.gwLatencyConns
@@ -101,11 +104,11 @@ func gatewayRevocationCase(ctx context.Context, w *gatewayWorld, o options) (r g
 	var base []time.Duration
 	for k := range gwBaselineEvents {
 		events := w.events(1)
+		committed := time.Now() // the start of the committing call: see gatewayRevocation
 		if err := w.app.Tx().RunInTx(ctx, func(ctx context.Context) error { return w.app.Appender().Append(ctx, events...) }); err != nil {
 			return r, fmt.Errorf("revocation: append: %w", err)
 		}
-		committed := time.Now()
-		deadline := committed.Add(gwDrainTimeout)
+		deadline := time.Now().Add(gwDrainTimeout)
 		for _, c := range conns {
 			for c.events.Load() < int64(k+1) {
 				if time.Now().After(deadline) {
@@ -129,10 +132,10 @@ func gatewayRevocationCase(ctx context.Context, w *gatewayWorld, o options) (r g
 		if c.tokenID == "" {
 			continue
 		}
+		committed := time.Now() // the start of the committing call: see gatewayRevocation
 		if _, err := w.app.RevokeToken(ctx, c.tokenID); err != nil {
 			return r, fmt.Errorf("revocation: revoke: %w", err)
 		}
-		committed := time.Now()
 		select {
 		case <-c.closed:
 		case <-time.After(gwDrainTimeout):
