@@ -28,7 +28,9 @@ import (
 const revocationDelay = 300 * time.Millisecond
 
 // closeSlack is what a test allows beyond revocationDelay for the frames to travel and the
-// test's goroutines to be scheduled on a loaded machine running -race.
+// test's goroutines to be scheduled on a loaded machine running -race (a revocation arrives
+// through the log tail in milliseconds on an idle one; under a load of 30 on two cores it
+// took 370 ms once).
 const closeSlack = 700 * time.Millisecond
 
 // credentialWorld is a gatewayWorld with revocationDelay as gateway.revocation_max_delay.
@@ -105,7 +107,7 @@ func TestGatewayClosesTheSessionOfARevokedToken(t *testing.T) {
 	var info apigen.TokenInfo
 	start := time.Now()
 	r := w.must(t, w.sam, http.MethodPost, "/api/v1/tokens/"+phoneToken.String()+"/revoke", "", http.StatusOK, &info)
-	stolen.endsWith("token_revoked", start, revocationDelay)
+	stolen.endsWith("token_revoked", start, revocationDelay+closeSlack)
 	if info.Id != phoneToken || info.RevokedAt == nil || info.DeviceName == nil || *info.DeviceName != "Sam's phone" {
 		t.Errorf("revokeToken = %+v", info)
 	}
@@ -161,8 +163,8 @@ func TestGatewayClosesTheSessionsOfADeactivatedPrincipal(t *testing.T) {
 	var p apigen.Principal
 	start := time.Now()
 	r := w.must(t, w.alex, http.MethodPost, "/api/v1/principals/"+w.sam.id.String()+"/deactivate", "", http.StatusOK, &p)
-	laptop.endsWith("principal_deactivated", start, revocationDelay)
-	onPhone.endsWith("principal_deactivated", start, revocationDelay)
+	laptop.endsWith("principal_deactivated", start, revocationDelay+closeSlack)
+	onPhone.endsWith("principal_deactivated", start, revocationDelay+closeSlack)
 	if p.Id != w.sam.id || p.DeactivatedAt == nil {
 		t.Errorf("deactivatePrincipal = %+v", p)
 	}

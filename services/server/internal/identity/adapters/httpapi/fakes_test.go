@@ -29,6 +29,8 @@ type fakeAuthorizer struct {
 	deny   error
 	admins map[uuid.UUID]bool
 	calls  []decision
+	// denyRes, when set, is refused (forbidden) whatever else allows it.
+	denyRes *authorize.Resource
 }
 
 func (f *fakeAuthorizer) Authorize(ctx context.Context, action kernel.Action, res authorize.Resource) error {
@@ -43,6 +45,8 @@ func (f *fakeAuthorizer) Authorize(ctx context.Context, action kernel.Action, re
 		return problem.ErrDevicePending
 	case f.deny != nil:
 		return f.deny
+	case f.denyRes != nil && *f.denyRes == res:
+		return problem.ErrForbidden
 	case f.admins[a.PrincipalID], action == kernel.ActionPrincipalRead:
 		return nil
 	}

@@ -140,35 +140,42 @@ func operations() []operation {
 	}
 }
 
-// TestRevokeTokenLooksUpThenAuthorizes checks that revokeToken authorizes token.admin on the
-// token's principal, and answers a refused one as an unknown token (404), never revoking.
+// TestRevokeTokenLooksUpThenAuthorizes checks that revokeToken decides token.admin on the
+// actor before it reads anything, then on the token's principal, and answers a refusal of
+// the second as an unknown token (404), never revoking.
 func TestRevokeTokenLooksUpThenAuthorizes(t *testing.T) {
 	t.Parallel()
+	self := authorize.Resource{Kind: kernel.ResourcePrincipal, ID: adminID}
+	owner := authorize.Resource{Kind: kernel.ResourcePrincipal, ID: samID}
 	for _, deny := range []error{nil, problem.ErrForbidden, problem.ErrDevicePending} {
 		s, authz, ports := newServer(t)
 		authz.deny = deny
 		ports.token = identity.TokenInfo{ID: uuid.New(), PrincipalID: samID, CreatedAt: created}
 		_, err := s.RevokeToken(as(adminID), apigen.RevokeTokenRequestObject{TokenId: ports.token.ID})
 		got := authz.decisions()
-		if len(got) != 1 || got[0].action != kernel.ActionTokenAdmin || got[0].res != (authorize.Resource{Kind: kernel.ResourcePrincipal, ID: samID}) {
-			t.Errorf("deny %v: decisions = %+v, want token.admin on the token's principal", deny, got)
+		if len(got) == 0 || got[0].action != kernel.ActionTokenAdmin || got[0].res != self {
+			t.Fatalf("deny %v: decisions = %+v, want token.admin on the actor first", deny, got)
 		}
 		switch {
 		case deny == nil:
-			if err != nil || !slices.Equal(ports.called(), []string{"GetToken", "Revoke"}) {
-				t.Errorf("allowed: err %v, calls %v", err, ports.called())
-			}
-		case errors.Is(deny, problem.ErrForbidden):
-			if !errors.Is(err, identity.ErrTokenNotFound) || slices.Contains(ports.called(), "Revoke") {
-				t.Errorf("forbidden: err %v (want the 404 of an unknown token), calls %v", err, ports.called())
+			if err != nil || !slices.Equal(ports.called(), []string{"GetToken", "Revoke"}) || len(got) != 2 || got[1].res != owner {
+				t.Errorf("allowed: err %v, calls %v, decisions %+v", err, ports.called(), got)
 			}
 		default:
-			if !errors.Is(err, deny) || slices.Contains(ports.called(), "Revoke") {
-				t.Errorf("deny %v: err %v, calls %v", deny, err, ports.called())
+			if !errors.Is(err, deny) || len(ports.called()) != 0 {
+				t.Errorf("deny %v: err %v, calls %v; want the refusal before any read", deny, err, ports.called())
 			}
 		}
 	}
-	s, _, _ := newServer(t)
+	// Allowed on itself, refused on the token's principal: the 404 of an unknown token.
+	s, authz, ports := newServer(t)
+	authz.denyRes = &owner
+	ports.token = identity.TokenInfo{ID: uuid.New(), PrincipalID: samID, CreatedAt: created}
+	if _, err := s.RevokeToken(as(adminID), apigen.RevokeTokenRequestObject{TokenId: ports.token.ID}); !errors.Is(err, identity.ErrTokenNotFound) ||
+		slices.Contains(ports.called(), "Revoke") {
+		t.Errorf("another's token: err %v, calls %v; want the 404 of an unknown token", err, ports.called())
+	}
+	s, _, _ = newServer(t)
 	if _, err := s.RevokeToken(context.Background(), apigen.RevokeTokenRequestObject{TokenId: uuid.New()}); !errors.Is(err, problem.ErrUnauthenticated) {
 		t.Errorf("without an actor: err = %v", err)
 	}

@@ -50,13 +50,15 @@ func (s *Server) ListTokens(ctx context.Context, req apigen.ListTokensRequestObj
 	return apigen.ListTokens200JSONResponse(out), nil
 }
 
-// RevokeToken revokes the token of the path after token.admin on its principal. The token is
-// looked up first, since its principal decides; a token of another principal the actor may
-// not administer answers 404 like an unknown one, so token ids of others cannot be probed.
-// 200 with the token, revoked (idempotent).
+// RevokeToken revokes the token of the path. It decides twice: first token.admin on the actor
+// itself (may it manage tokens at all: a pending device or an app without the scope may not),
+// before anything is read; then, the token looked up, token.admin on the token's principal.
+// A token of another principal the actor may not administer answers 404 like an unknown
+// one, so token ids of others cannot be probed. 200 with the token, revoked (idempotent).
 func (s *Server) RevokeToken(ctx context.Context, req apigen.RevokeTokenRequestObject) (apigen.RevokeTokenResponseObject, error) {
-	if _, ok := actor.From(ctx); !ok {
-		return nil, problem.ErrUnauthenticated
+	who, _ := actor.From(ctx) // without an actor the authorizer refuses (401)
+	if err := s.authz.Authorize(ctx, kernel.ActionTokenAdmin, authorize.Resource{Kind: kernel.ResourcePrincipal, ID: who.PrincipalID}); err != nil {
+		return nil, err
 	}
 	tok, err := s.tokens.Get(ctx, req.TokenId)
 	if err != nil {
