@@ -156,15 +156,12 @@ func TestRevokeTokenLooksUpThenAuthorizes(t *testing.T) {
 		if len(got) == 0 || got[0].action != kernel.ActionTokenAdmin || got[0].res != self {
 			t.Fatalf("deny %v: decisions = %+v, want token.admin on the actor first", deny, got)
 		}
-		switch {
-		case deny == nil:
+		if deny == nil {
 			if err != nil || !slices.Equal(ports.called(), []string{"GetToken", "Revoke"}) || len(got) != 2 || got[1].res != owner {
 				t.Errorf("allowed: err %v, calls %v, decisions %+v", err, ports.called(), got)
 			}
-		default:
-			if !errors.Is(err, deny) || len(ports.called()) != 0 {
-				t.Errorf("deny %v: err %v, calls %v; want the refusal before any read", deny, err, ports.called())
-			}
+		} else if !errors.Is(err, deny) || len(ports.called()) != 0 {
+			t.Errorf("deny %v: err %v, calls %v; want the refusal before any read", deny, err, ports.called())
 		}
 	}
 	// Allowed on itself, refused on the token's principal: the 404 of an unknown token.
