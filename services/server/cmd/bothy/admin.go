@@ -25,6 +25,21 @@ const adminUsage = `usage:
   bothy admin token --principal ID [--config FILE]
       issue a token (bound to no device) for a principal; prints
       {"token": ..., "token_id": ...}.
+  bothy admin token list --principal ID [--config FILE]
+      print the principal's tokens, revoked and expired ones included, never
+      a secret: {"tokens": [{"id", "device_name", "created_at",
+      "last_used_at", "expires_at", "revoked_at", ...}]}.
+  bothy admin token revoke --token ID [--config FILE]
+      revoke a token at once (idempotent): its requests answer 401 and its
+      gateway connections close (the running servers' log tails read the
+      token.revoked event); prints the token.
+  bothy admin principal deactivate --principal ID [--config FILE]
+      deactivate a principal (idempotent): its tokens answer 401 and its
+      gateway connections close; refused (exit code 1) for the last active
+      owner; prints the principal.
+  bothy admin principal reactivate --principal ID [--config FILE]
+      reactivate a principal: its tokens that are neither revoked nor expired
+      work again; prints the principal.
   bothy admin demo [--json] [--config FILE]
       build the demo world, or complete it (make demo): Alex (the owner,
       bootstrapped when the instance has none), Sam, Robin and the agent
@@ -56,19 +71,25 @@ const adminUsage = `usage:
 
 A progress bar goes to stderr when it is a terminal (log lines otherwise).
 Tokens are printed on stdout only, once; they never reach the log.
-Every flag change appends a flags.updated event.
+Every flag change appends a flags.updated event; a token revoke appends
+token.revoked, a (re)activation principal.deactivated or principal.reactivated.
 `
 
 // adminCmd runs a bothy admin subcommand.
 func adminCmd(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: admin: missing subcommand (bootstrap, token, demo, flags, backup or restore)", errUsage)
+		return fmt.Errorf("%w: admin: missing subcommand (bootstrap, token, principal, demo, flags, backup or restore)", errUsage)
 	}
 	switch args[0] {
 	case "bootstrap":
 		return adminBootstrap(ctx, args[1:], environ, stdout, stderr)
 	case "token":
+		if len(args) > 1 && (args[1] == "list" || args[1] == "revoke") {
+			return adminTokens(ctx, args[1], args[2:], environ, stdout, stderr)
+		}
 		return adminToken(ctx, args[1:], environ, stdout, stderr)
+	case "principal":
+		return adminPrincipal(ctx, args[1:], environ, stdout, stderr)
 	case "demo":
 		return adminDemo(ctx, args[1:], environ, stdout, stderr)
 	case "flags":
@@ -141,6 +162,79 @@ func adminToken(ctx context.Context, args, environ []string, stdout, stderr io.W
 			"token":    issued.Token.Reveal(),
 			"token_id": issued.TokenID.String(),
 		})
+	})
+}
+
+// adminTokens runs bothy admin token list or revoke.
+func adminTokens(ctx context.Context, sub string, args, environ []string, stdout, stderr io.Writer) error {
+	var id string
+	field := "principal"
+	if sub == "revoke" {
+		field = "token"
+	}
+	name := "admin token " + sub
+	configPath, err := flags(name, args, environ, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&id, field, "", "id of the "+field+" (required)")
+	})
+	if err != nil {
+		return err
+	}
+	if id == "" {
+		return fmt.Errorf("%w: %s: --%s is required", errUsage, name, field)
+	}
+	return withApp(ctx, configPath, environ, stderr, func(ctx context.Context, app *wire.App, logger *slog.Logger) error {
+		if sub == "list" {
+			tokens, err := app.Tokens(ctx, id)
+			if err != nil {
+				return fail(ctx, logger, "list tokens", err)
+			}
+			return writeJSON(stdout, map[string][]wire.TokenView{"tokens": tokens})
+		}
+		t, err := app.RevokeToken(ctx, id)
+		if err != nil {
+			return fail(ctx, logger, "revoke token", err)
+		}
+		logger.InfoContext(ctx, "revoked a token", "token_id", t.ID, "principal_id", t.PrincipalID)
+		return writeJSON(stdout, t)
+	})
+}
+
+// adminPrincipal runs bothy admin principal deactivate or reactivate.
+func adminPrincipal(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: admin principal: missing subcommand (deactivate or reactivate)", errUsage)
+	}
+	sub, args := args[0], args[1:]
+	switch sub {
+	case "deactivate", "reactivate":
+	case "help", "-h", "--help":
+		_, _ = fmt.Fprint(stdout, adminUsage)
+		return errHelp
+	default:
+		return fmt.Errorf("%w: admin principal: unknown subcommand %q", errUsage, sub)
+	}
+	var id string
+	name := "admin principal " + sub
+	configPath, err := flags(name, args, environ, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&id, "principal", "", "id of the principal (required)")
+	})
+	if err != nil {
+		return err
+	}
+	if id == "" {
+		return fmt.Errorf("%w: %s: --principal is required", errUsage, name)
+	}
+	return withApp(ctx, configPath, environ, stderr, func(ctx context.Context, app *wire.App, logger *slog.Logger) error {
+		change := app.DeactivatePrincipal
+		if sub == "reactivate" {
+			change = app.ReactivatePrincipal
+		}
+		p, err := change(ctx, id)
+		if err != nil {
+			return fail(ctx, logger, sub+" principal", err)
+		}
+		logger.InfoContext(ctx, sub+"d a principal", "principal_id", p.ID)
+		return writeJSON(stdout, p)
 	})
 }
 

@@ -159,6 +159,13 @@ func TestAdminCommandLine(t *testing.T) {
 		{name: "token without principal", args: []string{"admin", "token"}, code: 2, inStderr: "--principal"},
 		{name: "token for a malformed id", args: []string{"admin", "token", "--principal", "alex"}, code: 1, inStderr: "principal"},
 		{name: "token for nobody", args: []string{"admin", "token", "--principal", "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"}, code: 1, inStderr: "No principal has the id"},
+		{name: "token revoke without token", args: []string{"admin", "token", "revoke"}, code: 2, inStderr: "--token"},
+		{name: "token list without principal", args: []string{"admin", "token", "list"}, code: 2, inStderr: "--principal"},
+		{name: "token revoke of a malformed id", args: []string{"admin", "token", "revoke", "--token", "phone"}, code: 1, inStderr: "token"},
+		{name: "token revoke of nothing", args: []string{"admin", "token", "revoke", "--token", "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"}, code: 1, inStderr: "not found"},
+		{name: "principal without subcommand", args: []string{"admin", "principal"}, code: 2, inStderr: "missing subcommand"},
+		{name: "principal deactivate without principal", args: []string{"admin", "principal", "deactivate"}, code: 2, inStderr: "--principal"},
+		{name: "principal deactivate of nobody", args: []string{"admin", "principal", "deactivate", "--principal", "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"}, code: 1, inStderr: "not found"},
 		{name: "flags without subcommand", args: []string{"admin", "flags"}, code: 2, inStderr: "missing subcommand"},
 		{name: "flags define without key", args: []string{"admin", "flags", "define"}, code: 2, inStderr: "--key"},
 		{name: "flags set without value", args: []string{"admin", "flags", "set", "--key", "threads.summaries", "--target", "kind:app"}, code: 2, inStderr: "--enabled"},
@@ -246,4 +253,103 @@ func TestAdminFlags(t *testing.T) {
 	if strings.TrimSpace(out) != `{"flags":[]}` {
 		t.Fatalf("list after delete = %q, want no flags", out)
 	}
+}
+
+// TestAdminTokensAndPrincipals lists and revokes tokens and deactivates and
+// reactivates a principal with bothy admin, against a running server: a
+// revoked token and a deactivated principal's token answer 401 at once; the
+// last active owner cannot be deactivated; no secret is printed.
+func TestAdminTokensAndPrincipals(t *testing.T) {
+	t.Parallel()
+	env := environ("BOTHY_DATABASE_URL="+migrated(t), "BOTHY_HTTP_ADDR=127.0.0.1:0", "BOTHY_HTTP_SHUTDOWN_TIMEOUT=5s")
+	out, stderr, code := runOut(t, env, "admin", "bootstrap", "--name", "Alex", "--handle", "alex", "--email", "alex@example.com")
+	if code != 0 {
+		t.Fatalf("bootstrap exited %d; stderr: %s", code, stderr)
+	}
+	owner := oneJSONLine(t, out, "principal_id", "token")
+	out, stderr, code = runOut(t, env, "admin", "token", "--principal", owner["principal_id"])
+	if code != 0 {
+		t.Fatalf("admin token exited %d; stderr: %s", code, stderr)
+	}
+	second := oneJSONLine(t, out, "token", "token_id")
+
+	p := start(t, env, "serve", "--roles", "api")
+	base := p.baseURL(serveWithin)
+	p.waitReady(base, readyWithin)
+
+	out, stderr, code = runOut(t, env, "admin", "token", "list", "--principal", owner["principal_id"])
+	if code != 0 || strings.Contains(out, "bothy_") {
+		t.Fatalf("token list exited %d or printed a secret: %s; stderr: %s", code, out, stderr)
+	}
+	var list struct {
+		Tokens []map[string]any `json:"tokens"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list.Tokens) != 2 || list.Tokens[1]["id"] != second["token_id"] {
+		t.Fatalf("token list = %s (%v), want the bootstrap token and the second", out, err)
+	}
+
+	for range 2 { // idempotent
+		out, stderr, code = runOut(t, env, "admin", "token", "revoke", "--token", second["token_id"])
+		if code != 0 || !strings.Contains(out, `"revoked_at"`) {
+			t.Fatalf("token revoke exited %d: %s; stderr: %s", code, out, stderr)
+		}
+	}
+	if status := getMe(t, base, second["token"]); status != http.StatusUnauthorized {
+		t.Errorf("GET /api/v1/me with the revoked token = %d, want 401", status)
+	}
+	if status := getMe(t, base, owner["token"]); status != http.StatusOK {
+		t.Errorf("GET /api/v1/me with the owner's other token = %d, want 200", status)
+	}
+
+	out, stderr, code = runOut(t, env, "admin", "principal", "deactivate", "--principal", owner["principal_id"])
+	if code != 1 || out != "" || !strings.Contains(stderr, "last active owner") {
+		t.Fatalf("deactivating the last owner = %d, %q; stderr: %s; want exit 1 saying why", code, out, stderr)
+	}
+
+	sam := createPerson(t, base, owner["token"], "sam")
+	out, _, code = runOut(t, env, "admin", "token", "--principal", sam)
+	if code != 0 {
+		t.Fatalf("admin token for Sam exited %d", code)
+	}
+	samToken := oneJSONLine(t, out, "token", "token_id")["token"]
+	out, stderr, code = runOut(t, env, "admin", "principal", "deactivate", "--principal", sam)
+	if code != 0 || !strings.Contains(out, `"deactivated_at"`) {
+		t.Fatalf("principal deactivate exited %d: %s; stderr: %s", code, out, stderr)
+	}
+	if status := getMe(t, base, samToken); status != http.StatusUnauthorized {
+		t.Errorf("GET /api/v1/me as deactivated Sam = %d, want 401", status)
+	}
+	out, stderr, code = runOut(t, env, "admin", "principal", "reactivate", "--principal", sam)
+	if code != 0 || strings.Contains(out, `"deactivated_at"`) {
+		t.Fatalf("principal reactivate exited %d: %s; stderr: %s", code, out, stderr)
+	}
+	if status := getMe(t, base, samToken); status != http.StatusOK {
+		t.Errorf("GET /api/v1/me as reactivated Sam = %d, want 200", status)
+	}
+	p.stop(syscall.SIGTERM, 5*time.Second+exitMargin)
+}
+
+// createPerson creates a person with the handle through the API as the
+// owner and returns its id.
+func createPerson(t *testing.T, base, token, handle string) string {
+	t.Helper()
+	body := strings.NewReader(`{"display_name":"` + handle + `","handle":"` + handle + `","email":"` + handle + `@example.com"}`)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/api/v1/people", body)
+	if err != nil {
+		t.Fatalf("new request: %v", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("POST /api/v1/people: %v", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var p struct {
+		ID string `json:"id"`
+	}
+	if resp.StatusCode != http.StatusCreated || json.NewDecoder(resp.Body).Decode(&p) != nil || p.ID == "" {
+		t.Fatalf("POST /api/v1/people = %d", resp.StatusCode)
+	}
+	return p.ID
 }

@@ -69,7 +69,8 @@ type gatewayWorld struct {
 	base       string // http://127.0.0.1:port
 	ws         string // ws://127.0.0.1:port/api/v1/gateway
 	alex       uuid.UUID
-	tokens     []string // Sam's and Robin's
+	tokens     []string    // Sam's and Robin's
+	people     []uuid.UUID // Sam and Robin
 	space      uuid.UUID
 	channel    uuid.UUID
 	thread     uuid.UUID
@@ -140,6 +141,11 @@ func gatewayCases(ctx context.Context, o options, url string, logger *slog.Logge
 	if res.Latency, res.LatencyReference, err = gatewayLatencyCase(ctx, w, o); err != nil {
 		return res, err
 	}
+	progress("gateway: revocation delay, %d connections, every %dth token revoked, beside an ordinary event's delivery", o.gwLatencyConns, gwRevokeShare)
+	if res.Revocation, err = gatewayRevocationCase(ctx, w, o); err != nil {
+		return res, err
+	}
+	res.Revocation.MaxDelay = gwCfg.RevocationMaxDelay.String()
 	progress("gateway: fan-out to %d connections, then the bare broadcast server", o.gwFanoutConns)
 	if res.Fanout, err = gatewayFanoutCase(ctx, w, o); err != nil {
 		return res, err
@@ -225,6 +231,7 @@ func setUpGatewayWorld(ctx context.Context, app *wire.App, base string) (*gatewa
 			return nil, fmt.Errorf("gateway: token for %s: %w", p.name, err)
 		}
 		w.tokens = append(w.tokens, tok.Token.Reveal())
+		w.people = append(w.people, id)
 		if _, err := create("the grant of "+p.name, "/api/v1/grants", map[string]string{
 			"principal_id": id.String(), "resource_kind": "channel", "resource_id": w.channel.String(), "role": "member",
 		}); err != nil {

@@ -34,9 +34,9 @@ func TestGatewaySmoke(t *testing.T) {
 	if err != nil {
 		t.Fatalf("measure: %v", err)
 	}
-	// Steps: the world, the idle memory, the latency, the fan-out.
-	if len(steps) != 4 {
-		t.Fatalf("%d steps, want 4: %q", len(steps), steps)
+	// Steps: the world, the idle memory, the latency, the revocation, the fan-out.
+	if len(steps) != 5 {
+		t.Fatalf("%d steps, want 5: %q", len(steps), steps)
 	}
 	g := rep.Gateway
 	if g.SendBuffer < 1 || g.TailBatchSize < 1 || g.HeartbeatInterval != gwHeartbeat.String() {
@@ -51,6 +51,11 @@ func TestGatewaySmoke(t *testing.T) {
 	if g.Latency.RequestedRate != 100 || g.LatencyReference.RequestedRate != 20 {
 		t.Fatalf("latency rates %d and %d, want 100 and a fifth of it", g.Latency.RequestedRate, g.LatencyReference.RequestedRate)
 	}
+	if v := g.Revocation; v.Connections != 12 || v.Revoked != 2 || v.Closed != 2 || v.Missing != 0 || v.P99Ms <= 0 || v.P99Ms < v.P50Ms ||
+		v.BaselineEvents != gwBaselineEvents || v.BaselineP99Ms <= 0 || v.MaxDelay == "" {
+		t.Fatalf("revocation case = %+v", v)
+	}
+	t.Logf("revocation case: %+v", g.Revocation)
 	f := g.Fanout
 	if f.Connections != 20 || f.Rounds != gwFanoutRounds || f.Frames <= 0 || f.FramesPerSecond <= 0 || f.BareFrames <= 0 || f.BareFramesPerSecond <= 0 ||
 		f.FrameBytes < len(eventPrefix) || f.Transactions == 0 || f.Ratio <= 0 {
@@ -65,7 +70,7 @@ func TestGatewaySmoke(t *testing.T) {
 		t.Fatalf("targets = %+v, want the gateway's 3", rep.Targets)
 	}
 	md := rep.markdown()
-	for _, want := range []string{"## WebSocket gateway", "### Commit-to-frame latency", "| p99 |", "| Go scheduler latency, server process (p50, p99) |", "### Fan-out", "| 20 |", "### Memory per idle connection", "gateway memory per idle connection (10 connections), KiB"} {
+	for _, want := range []string{"## WebSocket gateway", "### Commit-to-frame latency", "| p99 |", "| Go scheduler latency, server process (p50, p99) |", "### Fan-out", "| 20 |", "### Memory per idle connection", "### Revocation delay", "| revocation p99 |", "gateway memory per idle connection (10 connections), KiB"} {
 		if !strings.Contains(md, want) {
 			t.Fatalf("markdown lacks %q:\n%s", want, md)
 		}

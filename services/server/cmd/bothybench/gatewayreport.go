@@ -16,7 +16,9 @@ type gatewayResult struct {
 	// LatencyReference is the latency case at a fifth of its rate, on the same connections.
 	LatencyReference gatewayLatency `json:"latency_reference"`
 	Fanout           gatewayFanout  `json:"fan_out"`
-	Idle             gatewayIdle    `json:"idle_memory"`
+	// Revocation is the revocation delay case (issue 16).
+	Revocation gatewayRevocation `json:"revocation"`
+	Idle       gatewayIdle       `json:"idle_memory"`
 }
 
 // gatewayLatency is the commit-to-frame latency case, in milliseconds.
@@ -260,6 +262,23 @@ func (g gatewayResult) markdown(w func(format string, args ...any)) {
 	w("| connections | heap per connection | stacks per connection | total per connection | goroutines per connection |\n")
 	w("| ---: | ---: | ---: | ---: | ---: |\n")
 	w("| %d | %.2f KiB | %.2f KiB | %.2f KiB | %.2f |\n", i.Connections, i.HeapKiBPerConnection, i.StackKiBPerConnection, i.KiBPerConnection, i.GoroutinesPerConnection)
+
+	v := g.Revocation
+	w("\n### Revocation delay\n\n")
+	w("Figure: with %d connections open (hello, ready), every %dth with a token of its own, the\n", v.Connections, gwRevokeShare)
+	w("time from the start of the call that commits a token revoke (`App.RevokeToken`, which commits\n")
+	w("`token.revoked`) to the close frame (4008, after the `token_revoked` error frame) on that\n")
+	w("token's connection, the %d tokens revoked one at a time. Baseline, in the same run and on\n", v.Revoked)
+	w("the same connections: from the start of an ordinary event's committing call (`RunInTx` with\n")
+	w("the appender) to its frame on each connection (%d events, one at a time). Both start before\n", v.BaselineEvents)
+	w("the commit, an upper bound: from the call's return the close often came first (the commit's\n")
+	w("NOTIFY wakes the tail before the acknowledgment reaches the caller). Ordinary events wait in\n")
+	w("`gateway.batch_window` after a batch; a revocation is scanned for as its batch arrives.\n")
+	w("`gateway.revocation_max_delay` is %s.\n\n", v.MaxDelay)
+	w("| connections | revoked | closed | missing | revocation p50 | revocation p99 | revocation max | event delivery p50 | event delivery p99 |\n")
+	w("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	w("| %d | %d | %d | %d | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms |\n", v.Connections, v.Revoked, v.Closed, v.Missing,
+		v.P50Ms, v.P99Ms, v.MaxMs, v.BaselineP50Ms, v.BaselineP99Ms)
 }
 
 // yesNo spells a flag of a table.

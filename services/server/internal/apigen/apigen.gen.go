@@ -971,6 +971,9 @@ type PostMessageRequest struct {
 type Principal struct {
 	CreatedAt time.Time `json:"created_at"`
 
+	// DeactivatedAt When the principal was deactivated; absent while it is active.
+	DeactivatedAt *time.Time `json:"deactivated_at,omitempty"`
+
 	// DisplayName The name shown for the principal.
 	DisplayName string `json:"display_name"`
 
@@ -1253,6 +1256,45 @@ type Thread struct {
 	Version int64               `json:"version"`
 }
 
+// TokenInfo A token as its principal and the owners see it; never the secret.
+//
+// Example: {"created_at":"2026-12-01T09:30:15Z","device_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e79","device_name":"Sam's phone","device_status":"approved","expires_at":"2027-03-01T09:30:15Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","last_used_at":"2026-12-01T10:02:00Z","principal_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"}
+type TokenInfo struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// DeviceId The token's device; absent when it has none.
+	DeviceId *openapi_types.UUID `json:"device_id,omitempty"`
+
+	// DeviceName The device's name, such as "Sam's phone"; absent without a device.
+	DeviceName *string `json:"device_name,omitempty"`
+
+	// DeviceStatus `pending` until an admin approves the device (its tokens get 403
+	// `device_pending`), `approved`, or `revoked` (its tokens get 401).
+	DeviceStatus *DeviceStatus `json:"device_status,omitempty"`
+
+	// ExpiresAt When it stops working; absent when it never expires.
+	ExpiresAt *time.Time         `json:"expires_at,omitempty"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// LastUsedAt Its last use as last written (every `identity.last_used_flush_interval`); absent when never.
+	LastUsedAt  *time.Time         `json:"last_used_at,omitempty"`
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+
+	// RevokedAt When it was revoked; absent while it is not.
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+
+	// Scopes An app token's scopes (apps only).
+	Scopes *[]AppScope `json:"scopes,omitempty"`
+}
+
+// TokenList One page of a principal's tokens.
+type TokenList struct {
+	Items []TokenInfo `json:"items"`
+
+	// NextCursor Pass as `after` for the next page; absent on the last page.
+	NextCursor *openapi_types.UUID `json:"next_cursor,omitempty"`
+}
+
 // UnreadThread A thread with unread messages or unread mentions of the actor.
 type UnreadThread struct {
 	ChannelId      openapi_types.UUID `json:"channel_id"`
@@ -1499,6 +1541,34 @@ type CreatePersonParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// DeactivatePrincipalParams defines parameters for DeactivatePrincipal.
+type DeactivatePrincipalParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ReactivatePrincipalParams defines parameters for ReactivatePrincipal.
+type ReactivatePrincipalParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // CreateTokenParams defines parameters for CreateToken.
 type CreateTokenParams struct {
 	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
@@ -1574,6 +1644,34 @@ type ListMessagesParams struct {
 
 // PostMessageParams defines parameters for PostMessage.
 type PostMessageParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListTokensParams defines parameters for ListTokens.
+type ListTokensParams struct {
+	// PrincipalId Whose tokens; the actor's own when absent.
+	PrincipalId *openapi_types.UUID `form:"principal_id,omitempty" json:"principal_id,omitempty"`
+
+	// After The `next_cursor` of the previous page; from the first token when absent.
+	After *openapi_types.UUID `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit Most tokens in the page; larger values are capped to
+	// `identity.tokens_page_size`, which is also the default (as are
+	// values below 1).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// RevokeTokenParams defines parameters for RevokeToken.
+type RevokeTokenParams struct {
 	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
 	// same actor within `http.idempotency_ttl` gets the stored response of the
 	// first (with the response header `Idempotency-Replayed: true`) and writes
@@ -2133,6 +2231,12 @@ type ServerInterface interface {
 	// CreatePerson Create a person
 	// (POST /api/v1/people)
 	CreatePerson(w http.ResponseWriter, r *http.Request, params CreatePersonParams)
+	// DeactivatePrincipal Deactivate a principal
+	// (POST /api/v1/principals/{principal_id}/deactivate)
+	DeactivatePrincipal(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params DeactivatePrincipalParams)
+	// ReactivatePrincipal Reactivate a principal
+	// (POST /api/v1/principals/{principal_id}/reactivate)
+	ReactivatePrincipal(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params ReactivatePrincipalParams)
 	// CreateToken Issue a token for a principal
 	// (POST /api/v1/principals/{principal_id}/tokens)
 	CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params CreateTokenParams)
@@ -2163,6 +2267,12 @@ type ServerInterface interface {
 	// UpdateReadState Record how far the actor has read a thread
 	// (PUT /api/v1/threads/{thread_id}/read-state)
 	UpdateReadState(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID)
+	// ListTokens List a principal's tokens
+	// (GET /api/v1/tokens)
+	ListTokens(w http.ResponseWriter, r *http.Request, params ListTokensParams)
+	// RevokeToken Revoke a token
+	// (POST /api/v1/tokens/{token_id}/revoke)
+	RevokeToken(w http.ResponseWriter, r *http.Request, tokenId openapi_types.UUID, params RevokeTokenParams)
 	// GetHealth Report that the process is up
 	// (GET /healthz)
 	GetHealth(w http.ResponseWriter, r *http.Request)
@@ -2298,6 +2408,18 @@ func (_ Unimplemented) CreatePerson(w http.ResponseWriter, r *http.Request, para
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// DeactivatePrincipal Deactivate a principal
+// (POST /api/v1/principals/{principal_id}/deactivate)
+func (_ Unimplemented) DeactivatePrincipal(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params DeactivatePrincipalParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ReactivatePrincipal Reactivate a principal
+// (POST /api/v1/principals/{principal_id}/reactivate)
+func (_ Unimplemented) ReactivatePrincipal(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params ReactivatePrincipalParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // CreateToken Issue a token for a principal
 // (POST /api/v1/principals/{principal_id}/tokens)
 func (_ Unimplemented) CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params CreateTokenParams) {
@@ -2355,6 +2477,18 @@ func (_ Unimplemented) PostMessage(w http.ResponseWriter, r *http.Request, threa
 // UpdateReadState Record how far the actor has read a thread
 // (PUT /api/v1/threads/{thread_id}/read-state)
 func (_ Unimplemented) UpdateReadState(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListTokens List a principal's tokens
+// (GET /api/v1/tokens)
+func (_ Unimplemented) ListTokens(w http.ResponseWriter, r *http.Request, params ListTokensParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RevokeToken Revoke a token
+// (POST /api/v1/tokens/{token_id}/revoke)
+func (_ Unimplemented) RevokeToken(w http.ResponseWriter, r *http.Request, tokenId openapi_types.UUID, params RevokeTokenParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3086,6 +3220,106 @@ func (siw *ServerInterfaceWrapper) CreatePerson(w http.ResponseWriter, r *http.R
 	handler.ServeHTTP(w, r)
 }
 
+// DeactivatePrincipal operation middleware
+func (siw *ServerInterfaceWrapper) DeactivatePrincipal(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "principal_id" -------------
+	var principalId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "principal_id", chi.URLParam(r, "principal_id"), &principalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "principal_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DeactivatePrincipalParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeactivatePrincipal(w, r, principalId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ReactivatePrincipal operation middleware
+func (siw *ServerInterfaceWrapper) ReactivatePrincipal(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "principal_id" -------------
+	var principalId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "principal_id", chi.URLParam(r, "principal_id"), &principalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "principal_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ReactivatePrincipalParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ReactivatePrincipal(w, r, principalId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // CreateToken operation middleware
 func (siw *ServerInterfaceWrapper) CreateToken(w http.ResponseWriter, r *http.Request) {
 
@@ -3489,6 +3723,115 @@ func (siw *ServerInterfaceWrapper) UpdateReadState(w http.ResponseWriter, r *htt
 	handler.ServeHTTP(w, r)
 }
 
+// ListTokens operation middleware
+func (siw *ServerInterfaceWrapper) ListTokens(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListTokensParams
+
+	// ------------- Optional query parameter "principal_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "principal_id", r.URL.Query(), &params.PrincipalId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "principal_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "principal_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", r.URL.Query(), &params.After, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListTokens(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RevokeToken operation middleware
+func (siw *ServerInterfaceWrapper) RevokeToken(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "token_id" -------------
+	var tokenId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "token_id", chi.URLParam(r, "token_id"), &tokenId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "token_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RevokeTokenParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RevokeToken(w, r, tokenId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetHealth operation middleware
 func (siw *ServerInterfaceWrapper) GetHealth(w http.ResponseWriter, r *http.Request) {
 
@@ -3664,6 +4007,18 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/v1/principals/{principal_id}/tokens", wrapper.CreateToken)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/tokens", wrapper.ListTokens)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/tokens/{token_id}/revoke", wrapper.RevokeToken)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/principals/{principal_id}/deactivate", wrapper.DeactivatePrincipal)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/principals/{principal_id}/reactivate", wrapper.ReactivatePrincipal)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/v1/devices/{device_id}/approve", wrapper.ApproveDevice)
@@ -7049,6 +7404,328 @@ func (response CreatePerson503ApplicationProblemPlusJSONResponse) VisitCreatePer
 	return err
 }
 
+type DeactivatePrincipalRequestObject struct {
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+	Params      DeactivatePrincipalParams
+}
+
+type DeactivatePrincipalResponseObject interface {
+	VisitDeactivatePrincipalResponse(w http.ResponseWriter) error
+}
+
+type DeactivatePrincipal200JSONResponse Principal
+
+func (response DeactivatePrincipal200JSONResponse) VisitDeactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeactivatePrincipal400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response DeactivatePrincipal400ApplicationProblemPlusJSONResponse) VisitDeactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeactivatePrincipal401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response DeactivatePrincipal401ApplicationProblemPlusJSONResponse) VisitDeactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeactivatePrincipal403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DeactivatePrincipal403ApplicationProblemPlusJSONResponse) VisitDeactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeactivatePrincipal404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response DeactivatePrincipal404ApplicationProblemPlusJSONResponse) VisitDeactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeactivatePrincipal409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response DeactivatePrincipal409ApplicationProblemPlusJSONResponse) VisitDeactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeactivatePrincipal413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response DeactivatePrincipal413ApplicationProblemPlusJSONResponse) VisitDeactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeactivatePrincipal429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response DeactivatePrincipal429ApplicationProblemPlusJSONResponse) VisitDeactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeactivatePrincipal500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response DeactivatePrincipal500ApplicationProblemPlusJSONResponse) VisitDeactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeactivatePrincipal503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response DeactivatePrincipal503ApplicationProblemPlusJSONResponse) VisitDeactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReactivatePrincipalRequestObject struct {
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+	Params      ReactivatePrincipalParams
+}
+
+type ReactivatePrincipalResponseObject interface {
+	VisitReactivatePrincipalResponse(w http.ResponseWriter) error
+}
+
+type ReactivatePrincipal200JSONResponse Principal
+
+func (response ReactivatePrincipal200JSONResponse) VisitReactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReactivatePrincipal400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ReactivatePrincipal400ApplicationProblemPlusJSONResponse) VisitReactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReactivatePrincipal401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ReactivatePrincipal401ApplicationProblemPlusJSONResponse) VisitReactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReactivatePrincipal403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ReactivatePrincipal403ApplicationProblemPlusJSONResponse) VisitReactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReactivatePrincipal404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ReactivatePrincipal404ApplicationProblemPlusJSONResponse) VisitReactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReactivatePrincipal413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ReactivatePrincipal413ApplicationProblemPlusJSONResponse) VisitReactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReactivatePrincipal429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ReactivatePrincipal429ApplicationProblemPlusJSONResponse) VisitReactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReactivatePrincipal500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ReactivatePrincipal500ApplicationProblemPlusJSONResponse) VisitReactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReactivatePrincipal503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ReactivatePrincipal503ApplicationProblemPlusJSONResponse) VisitReactivatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateTokenRequestObject struct {
 	PrincipalId openapi_types.UUID `json:"principal_id"`
 	Params      CreateTokenParams
@@ -8680,6 +9357,311 @@ func (response UpdateReadState503ApplicationProblemPlusJSONResponse) VisitUpdate
 	return err
 }
 
+type ListTokensRequestObject struct {
+	Params ListTokensParams
+}
+
+type ListTokensResponseObject interface {
+	VisitListTokensResponse(w http.ResponseWriter) error
+}
+
+type ListTokens200JSONResponse TokenList
+
+func (response ListTokens200JSONResponse) VisitListTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTokens400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListTokens400ApplicationProblemPlusJSONResponse) VisitListTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTokens401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ListTokens401ApplicationProblemPlusJSONResponse) VisitListTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTokens403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListTokens403ApplicationProblemPlusJSONResponse) VisitListTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTokens404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListTokens404ApplicationProblemPlusJSONResponse) VisitListTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTokens413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListTokens413ApplicationProblemPlusJSONResponse) VisitListTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTokens429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListTokens429ApplicationProblemPlusJSONResponse) VisitListTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTokens500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ListTokens500ApplicationProblemPlusJSONResponse) VisitListTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTokens503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListTokens503ApplicationProblemPlusJSONResponse) VisitListTokensResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeTokenRequestObject struct {
+	TokenId openapi_types.UUID `json:"token_id"`
+	Params  RevokeTokenParams
+}
+
+type RevokeTokenResponseObject interface {
+	VisitRevokeTokenResponse(w http.ResponseWriter) error
+}
+
+type RevokeToken200JSONResponse TokenInfo
+
+func (response RevokeToken200JSONResponse) VisitRevokeTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeToken400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeToken400ApplicationProblemPlusJSONResponse) VisitRevokeTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeToken401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeToken401ApplicationProblemPlusJSONResponse) VisitRevokeTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeToken403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeToken403ApplicationProblemPlusJSONResponse) VisitRevokeTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeToken404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeToken404ApplicationProblemPlusJSONResponse) VisitRevokeTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeToken413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeToken413ApplicationProblemPlusJSONResponse) VisitRevokeTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeToken429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeToken429ApplicationProblemPlusJSONResponse) VisitRevokeTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeToken500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeToken500ApplicationProblemPlusJSONResponse) VisitRevokeTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeToken503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeToken503ApplicationProblemPlusJSONResponse) VisitRevokeTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetHealthRequestObject struct {
 }
 
@@ -8914,6 +9896,12 @@ type StrictServerInterface interface {
 	// CreatePerson Create a person
 	// (POST /api/v1/people)
 	CreatePerson(ctx context.Context, request CreatePersonRequestObject) (CreatePersonResponseObject, error)
+	// DeactivatePrincipal Deactivate a principal
+	// (POST /api/v1/principals/{principal_id}/deactivate)
+	DeactivatePrincipal(ctx context.Context, request DeactivatePrincipalRequestObject) (DeactivatePrincipalResponseObject, error)
+	// ReactivatePrincipal Reactivate a principal
+	// (POST /api/v1/principals/{principal_id}/reactivate)
+	ReactivatePrincipal(ctx context.Context, request ReactivatePrincipalRequestObject) (ReactivatePrincipalResponseObject, error)
 	// CreateToken Issue a token for a principal
 	// (POST /api/v1/principals/{principal_id}/tokens)
 	CreateToken(ctx context.Context, request CreateTokenRequestObject) (CreateTokenResponseObject, error)
@@ -8944,6 +9932,12 @@ type StrictServerInterface interface {
 	// UpdateReadState Record how far the actor has read a thread
 	// (PUT /api/v1/threads/{thread_id}/read-state)
 	UpdateReadState(ctx context.Context, request UpdateReadStateRequestObject) (UpdateReadStateResponseObject, error)
+	// ListTokens List a principal's tokens
+	// (GET /api/v1/tokens)
+	ListTokens(ctx context.Context, request ListTokensRequestObject) (ListTokensResponseObject, error)
+	// RevokeToken Revoke a token
+	// (POST /api/v1/tokens/{token_id}/revoke)
+	RevokeToken(ctx context.Context, request RevokeTokenRequestObject) (RevokeTokenResponseObject, error)
 	// GetHealth Report that the process is up
 	// (GET /healthz)
 	GetHealth(ctx context.Context, request GetHealthRequestObject) (GetHealthResponseObject, error)
@@ -9580,6 +10574,60 @@ func (sh *strictHandler) CreatePerson(w http.ResponseWriter, r *http.Request, pa
 	}
 }
 
+// DeactivatePrincipal operation middleware
+func (sh *strictHandler) DeactivatePrincipal(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params DeactivatePrincipalParams) {
+	var request DeactivatePrincipalRequestObject
+
+	request.PrincipalId = principalId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeactivatePrincipal(ctx, request.(DeactivatePrincipalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeactivatePrincipal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeactivatePrincipalResponseObject); ok {
+		if err := validResponse.VisitDeactivatePrincipalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ReactivatePrincipal operation middleware
+func (sh *strictHandler) ReactivatePrincipal(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params ReactivatePrincipalParams) {
+	var request ReactivatePrincipalRequestObject
+
+	request.PrincipalId = principalId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ReactivatePrincipal(ctx, request.(ReactivatePrincipalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ReactivatePrincipal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ReactivatePrincipalResponseObject); ok {
+		if err := validResponse.VisitReactivatePrincipalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // CreateToken operation middleware
 func (sh *strictHandler) CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params CreateTokenParams) {
 	var request CreateTokenRequestObject
@@ -9881,6 +10929,59 @@ func (sh *strictHandler) UpdateReadState(w http.ResponseWriter, r *http.Request,
 	}
 }
 
+// ListTokens operation middleware
+func (sh *strictHandler) ListTokens(w http.ResponseWriter, r *http.Request, params ListTokensParams) {
+	var request ListTokensRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListTokens(ctx, request.(ListTokensRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListTokens")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListTokensResponseObject); ok {
+		if err := validResponse.VisitListTokensResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RevokeToken operation middleware
+func (sh *strictHandler) RevokeToken(w http.ResponseWriter, r *http.Request, tokenId openapi_types.UUID, params RevokeTokenParams) {
+	var request RevokeTokenRequestObject
+
+	request.TokenId = tokenId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RevokeToken(ctx, request.(RevokeTokenRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RevokeToken")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RevokeTokenResponseObject); ok {
+		if err := validResponse.VisitRevokeTokenResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // GetHealth operation middleware
 func (sh *strictHandler) GetHealth(w http.ResponseWriter, r *http.Request) {
 	var request GetHealthRequestObject
@@ -9958,268 +11059,286 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L19d9s2tjf6VXB1Zq3IdyhZdpy2kdesO26atjnTtLmxO53TKseESEjCmAJYArSiZvn57M/C3gAJUqRE",
-	"2c5bx/PHNKZIvG7sN+z92+96kVymUjChVW/8rrdgNGYZ/PM109n6bKZZZv6KmYoynmouRW/c+16uyJKK",
-	"NVEskiJWREuyolyTKZvJjJHMfMvFnPRff/uMPD06GgUkZgldD+wHB8Ne0MvY7znPWNwb6yxnQU9FC7ak",
-	"prclF3yZL3vjUdDT65T1xj0uNJuzrHdzcxP0UprRJdN2pC9itkylZiJa/4OtN0f7kl4xRSiMirOYvPrp",
-	"/IIoOmNjQu0MiBkLU5qsuF4QvWBE0SUjV2xNZplcmicTAY9opGUGr3FBwoXW6ZCX/V9qnYRkzrTCRrTM",
-	"mGlcpVIoRuQMW5rxTGnSLzorXsD1J6E3pcFrliZ0zeIxMcsUHhAqYrLKuGZqIoQ0A5kTOqdcnBJKIpma",
-	"bRGarBY8YdA8dqc0TxKS5ULBXikykxnhekguismZ+cKgKIn5bMYy045bGirUimWKnIyekjCSYpbwSIdD",
-	"cmR2//jJk4lIMy40nSaMnJ0/e/GCRAua0chskxnZkiYzmS1ZDN2UrY2G5CeRrInKo4gpNcuTiXALogjN",
-	"3DIGRElCyYzyhJUbtqRrMmXF3sLozeSu2Pp0Imi5tBHNkCZhzzOmST98RqMFGzyTQmcyGRMhB9BVGBCq",
-	"JiKMMkY1u5BXTISP1AHhigh2zTJ/QKYvIHdcWdiH4UT0gh57S5dpYmh3dPR0NP2CngzgxQFN2NvBUS/o",
-	"cUOduOW9oCfo0rzsb70h58q5oG9/YGKuF73x8ZMngTkn7u8jcyq0Zplp839/+38G/+fNX//SK46P0hkX",
-	"czw9xeKaJr+m8WtcSvNXJIVmAv5J0zThETVn6DDN5DRhy7/+W5kD9a6cmvkiNu1f04TH8PIlblAv6MVM",
-	"U570xr0LIHHcL7OGUhN43zABlmXSHOPf3vVmnCWxWREq4oT1gt6SKUXnpvllrjR8N2WELVO97t28CXpK",
-	"U52r3vhkZPgE17DY/yxGQoqR2EXIMzGeSr1Yj+2ExpvDvvHX+y8Zm/XGvf86LLnkIf6qDl9hE7ikVYZT",
-	"m29J+P1wo8MwKHmOnM2YiA2NwlIoYlgMLlB4MDRDe2aP3R57da+zccdelYOO8gzYhNkMRvolZzgIgMNY",
-	"WiGUaHrFBMHdhdl8K7Mpj2MmPvR0kIkb1qEYcxxY5lnEyDRHQosl0QuuSD+cuVGaGQHLVCRm1zxijphp",
-	"mmbymsVkDVwFf7xMcS/tzn0nBbv3aZpGd0w1yjMlMxJRQYQkiRRzlplTpFh2DRSZMbUW0aUTxuHBKSzI",
-	"VMZrouhakdViDSJnIVeG02csktcsg0m9EIbh0ORD7t+ZILlgb1MWaRYTOB2kH3I7ksrwkVkbxs+ZOUz4",
-	"igrgjUTOyYKinEZOpUgujPTV/vGNYaI/Sv2tzEX84c+dJctYMqQ19pYrbchQV+jY/JQxGhNuKFBIfTkz",
-	"43XLoVcSJCkXMVeai3nO1cJIapjdK7pOJI0vpPyBZnP2sZgL7BlXJDGDMBOkTsNa0reX5tfL6VozFZJ+",
-	"mOKQL7WUl/C+PWbnLDOH72dBrylPzAzvJNZyr52aQIupplOqgAl4rw0JKM6EGs3ZEldC1/h0APo0mfNr",
-	"pozwcwLsyehxKcB+rvTZKrr8od2X0GqZE+mH3l/hwbhyRFYUKRPPWUxkrkmfooZKVpnUjFgtFVXXmsZG",
-	"laFZrogUESOht04hnM+UKmUYlUpZREZPAjLpfeOG6Y1q0gObom7ADAoLpmlZ7NuHnq0DK3Mh5Usq1lYx",
-	"Uh+UvZHMyNGEL7k50bPcTN5f7n5oaN5YX5f2kYIdkRJNMrQMnNnCjW1mxK6RAQk3gprGccaUAllWfGW1",
-	"aprrBRPazs5vxX5F+mffvCaj0dHTgyqlVzbu/nbiZ+ENiX1w/otrZ3Q4rhQX86BU5gKSiyshVyIg7G1q",
-	"RKdZ0Ixdyyvz44aiYH/Bs+TPyfBomqxA1BqlKvzll18GZ94bY/I1o5k5D+b4FMapYYjA894zsytO25LP",
-	"M0sXRpZY/aaVj1lWTPKPx8+4UJoathJRYymj0uNOkiIZny+MtreqM7hTTysgxi5DNcEekmjBoiu78ipP",
-	"U5lpFr9kMacXMLmPIz0Nr6QoQ1cLqRgJn+EoBmZUodNVQ39AZiChYdbhX/GfZneAykJjuyum/5br2eCr",
-	"EDacRhFLNYtPi364XhhuTxv6KliXlAewvMVKXS7NUl2arkBoF5sNvOJsbhduQ+uj5peAUJJmXEQ8pQmR",
-	"M3LFzWjht7C0/tNMzrjRboIKnYM9H19S3Rv3jkfHXwyOjgejo4vR0/Hj0fjoya+9oHhnuvYN95PZF2zw",
-	"ZXREB0/jERscz55Ej6df0SP25Ze9+qac58slzbhiCtRtohdGMTPyze2VGVbMVZrQ9aW1+l/LKReGa6Lt",
-	"O+5l9gGPu42DGnpMM5myTHM07f3pvusZrgUTj6lmA82XbNM7UJ3+uwZqK9d+tZDEvo26qNkCM7Oiozzn",
-	"cVMflVbrnfyyoLpsD/TeU0Kn1qNlmDGSupDE+3DY2E9liZtmY34haiFXAkzVyjQ2mnNb09RQLvjvObO2",
-	"bWDs9kSuwPZQrLExHjc3BN0/Ut46o5tkx6Le+N7U33rwSmX6QelV8bY48GnkTdGqnP6bRdoME07jD1w1",
-	"nUjzk6qZIYbSa4eOa7ZE/86f/Pi92TiAduqt+ww6WMyM6jBdW+I5JeFvb0Ikdb1ghu1mRoEWQEdFi9sE",
-	"BrLQm2I7aZbR9SaNQFOtm/4qY4qJiLWz4trWK8aCkgFnuTAsBr1CZuTVlaGOy28XfPYMvGYzUAlMW50m",
-	"/xp7P4cP6hPHvl1zrQtQaaN1ER7VpnpKQqsWhsQ8T+xOk4wZ6UcWjGZ6yqgG+4+JfGmGZD8BeoMzOs2V",
-	"OZ1yNku48AdZcpCzND2PZMpaWCgVhKapVWDN/sRyTEJ2bQYzVvnUfDBlIelHVEeLQZ4asT8RStBULaQ+",
-	"CEho3a9qbA5QSPrgX1ApjZgKSLSgQrBEWZ0UzthBMBHlV2CImA7gSLt3ApJKpQPCYq7h25glTDPiPoM2",
-	"cM0q/eKjA+tat+tWn07pM8aP/b9hOL2g57XduK7PaEqnPOF63bzrEbiW5YygQXpSOwYpywyvNuzG/GBO",
-	"mb/TsHzDPDVC2NAg/EmzaMGvgTfjqg5xzbwHxRfuQfkNLmz5iZ1x+SDO6EwP3fxhF+BUuifzjAo9pPGS",
-	"i+YVwS4blsNRgVkOiqQBlg8lMc9YpAd2LO69PfSxo/Fo9Gt3Bvz0qBf0jC4II6cipllc3qloHl0xrXpw",
-	"c6i5YSpCX/LYyKU3dhcuu/Y0MmsuUx71xr2fhCNss/EE++kFvWuWKVijow2hYDfudmrZPt+girFTG8NF",
-	"285ULQX8w7x641Z1gxpQSZt5++9OdaMKtLEVjfpm+ZJCKqu2HBAFRoUVm9i5IwCf7ArJuXNBqlLTp449",
-	"Z7y7J6Sid5u/FPTjjZcL/cVJr+FCvEH3g00tm6kQ0ObKN8lAf8sbDr4hgXjX8XeLYX4Hq8zbzApTLA9s",
-	"vNzGgv7J2WobG6K+PqoYU4RrTylJ2LV5ScQkckyeo2mfbZiK3gtmiFUeusFiN5lqlSu/CT4As4Pp9ca9",
-	"JVtO/Rvle+d+W7hbdd3eNd+9gQupWWxyFJt2Q93p7qz6esK74SR/WlzUbtf2b36Alzye24WN3g+v+2zY",
-	"l1vKoEp9W7ia4SPNVu1FSXzKY2s1trJp0BRL3o1MPXZ2ezvtGSwKGitlCMcGp2ar0qnhcbj3ZzVvMIV9",
-	"HT4BoZospdLkyWhUiSKSuWaZ3RKuiM74conswQuNeTIa3as3KMAQp6PKWArnZ4TRQ95PteEcmeFUI3W2",
-	"+Ja2kc33+FadQpodPVsoJk130UuallJTGStT1amnSglf5zyJyVRqnxqm5uEAH2IjnWy2TT/K7bYuTT+5",
-	"jSvXYWPdNUkYVZpIwXDFTw3vMf8gCVfgZF3xiJFI5qAKi2gPh5BzFdzAfF7gN0c7GE+b/9BOoZ2+LHfb",
-	"QmNOX9POhVyjrg3FZbu9tUEwzYQCxPBVhRbsLb1hI3C7Z/24VgtB63yr6NvYRWBbx09GNbLa7q+F8bYv",
-	"6DegTb/EU9K6rOYcSKPL7jSaSL8UZxqCY80XhIr1iq4PanuxqTN28Yd+1XCM76SpdKfbTtYNrOt3Gd0q",
-	"OsExYohmSa/qJFo46Ltqzl9+BXYCxvPspW4XHzmV35CleS6BzVp1f3O5KyNsohaYH+tmq1ZG3tQYCmWZ",
-	"ucN9StymkFwkTCkSViYCt4Shu6ENgSYFkUuuCdcH+42pi/ZtNxu/cDo4LmGXD2WD4K2scH04tvF26nvF",
-	"MiXFDkmcwkvbhe9Zwt6aF5Z4X08T9vbv9u1hJJe+SDa/9e5HvuLIPoCItfPaXJ80oVwUgSkqjxaEKhLW",
-	"528jbPGi2k4VJlQby/GTkw+jmbkptZPGuTlLWyjD2iQt0rP69v9vGimDeaJcablkmSr9A+d4M7+n3u5k",
-	"3dFotEPYBbeVx3cWnBegKmxZSKtLaEmUppnvK8KcCc+bV4mXgWCHy6Xhxn9XdIkHIoMIU2MyzRIpM3Js",
-	"ONy/qbFQMC+gVwbHvNp4ueH+3uum6VBWhhiQlzS7iiEe6YhM1xroI4wWVEP4pH3NRlA2KzU4tlalZrSf",
-	"UuMNf8sOySvWzgN/SpFyQYcx7BCus04JFZgFQLA5wpXKIcUHr7umMhewqRAkcM2jzRMCEdqO/unykSIJ",
-	"TbVM4ToZfnQxTT0b59R0PLxW6kP/mkNeVBFDpqWdgo0Ig1QgrpoYURemWBtkI88uOnukCL5I+jGb0TzR",
-	"JCyi00+JYCxWJPSmE/reWTf/oOfi3BtctDe7dhhTTtrEHKwRZCK55ByurLyBO3CIDaUitiHdmGXTuKdd",
-	"tbGn8HXKM6YKl+yXg9HjekACjMwYs1Iv1pe//muxmP7ra/Xr+dH1dPn2yQ+/PLmOnx0tfvjXfyf/88tK",
-	"x989zX795US//ObMfbuHfthGYW0qV7nDAQYMVPYQAnPn/JqJTsqUvxibPhqMRrC0rLRMFVnJ7IqL+UZ0",
-	"Dm6Rba7S9VZHq13opnlOIfwROw9IiFsRkplMErnC4ImTx2RKFfviJM98dYP0j598QTIqYrkkU64x8bC5",
-	"725uzxqTw1F7LTSxum9gV5pov2QGXljbKc5UlXyMa2OtESmStU3rw5BpdyBvEee2zzlp5pP7W0BfeqGi",
-	"JTO5l7i1ji7rdi96zVja2VLJebfphbjz5/huo6u7ZkNYTdG2vjM+q9L+Bn0VTN6FohhtecmFoxuX/AI0",
-	"2DdajyW8OdPkZPR4IjZymQIIIIWNC+GuL7RxzWFDA0e1cI0GSWJWBL5vvPb7JqMz3XqNJLNHiuQCmI9m",
-	"bzUxMyvvJDOr3dUPB/5+uc9dW0Xh+54mM8gmTpP1jsswr6sOJFXV9zaZFMxm10W0d3v2SBG8tuzC/u9w",
-	"ZeNNszKJstFG0jVDe22Ozub2UjDVzAuY76Q8xdy2eWrlDBAde6s3r2T2XP3K8n6w5dq2Qs9j3snpZ9QA",
-	"u+woSTpYLT8JslyTFV0H5O/GYCb9Gb9mZMlFrpk62M8YuaPlsZ/d8PyaJrnhid8mdN4kU2eM6jxjZJbQ",
-	"uUc2NMlZeTlguAemMclrlmU8Ln6bCMdaCtYcEJYotvk2Rpq7QN0rLuLyzYkw/ZsjiBr3kPyUsoxqmcEj",
-	"LnCALucDdBrLneF5WEsif9djgk6TEi3hiq17Y0u1aqjw/o6pzZ0rvmvQ6sBdDKkNZrEgCau6Rt52TaVM",
-	"GIXrvSvWEh5u53zF1rv3+QqS293omre6MRfAdMTENUtkCqqTFIzEeQaZanC75JLFHh8EZbqMFOT18/ML",
-	"l0MzEXOq2Yquh+RbTLbWhu3E0mX0JmuIvJVLrjWLN3YDVqfdGVf1uJXq1uOv4mM6+DIajQZf0tHR4KvR",
-	"aDQYFf+jXmQHOthAMNRE1o5GIhRZWcYSzDTv9B2llHYfKDN9yAiSv9sVzeHR8eOTJ1/8Cpf2kLAJS5fr",
-	"hcwu91mS262Ax+9+yEW0IFQTIaX4/3rBTh3ZG7pjYB07n5nOFfu9N/6yIlU6fBof+W5tuCDZo09LNw41",
-	"4caO4uS4HuOzo7HpUe8WAy/ObzU4qkG/L47ONs0Zzv4ZvFk7AZ00qSrxv9uSNwXHPqJFniVwkOEdbIzK",
-	"qehqv3jHozbUdcoGhp3xGY9O0QTksbJBhxmLKebB10ZdMlH3ymbTGOKPUdhGphRJB5aLrqgqOmiWAz6l",
-	"7txMd/dSEGZ9PN8lcmqEbSSXS64HNjUiIHOaDmZZ7Z6qTdnaN4ZpL61PZ6ZpYCxvm9wkj58ReIXYV0Ad",
-	"8zIFkOTsLsIOzhFhJ2L8uupULTdQr9NG30HG5lxpyB5x0s+8GpQ3IbWT2EH3MvsS9MrJV6k5sEfX2/iS",
-	"cjcEeNB7O5jLgX34byXF8DVdvSy5k3fEG3QT6Q4lFUiP40rqXz/ES0R3DYUraZY0TQGnYyK0nwHKtWLJ",
-	"zH42JmqtNFuGB7gLtgciZNnDRGD/Q3K+4jpaGAUC+0RdQAr20wzymvbIYdn+8jkMyjK9N26FXtF5w/7/",
-	"JBhJbWytS+HYtIEw2KZFhbpuSOCCLB4uiGK/Y26Sn4+0VxYSKm8NMYYLc+AaGYA1ZgxXhv5npLKFBXuC",
-	"eSN3onFHriDYW32JYCjNHSfUdgvpvSw+BeQBcL0pElLMayfPf88pxK2Ebhp2bSKazxea4CZ0GI9MYqZ0",
-	"+zrg7w6+BbG7ELMFUL4wlX/KFlwA5gdAjp0cjUiYMaP1cCnCrvxyLaJLlsposb/709JXdXm9La60Xpl0",
-	"q77/2pMpzXlNeFaNSjBHwVQLxdwvYtc5pxyZuaycUusstCEPkioo0sgKhuEyaZpvRyqWD8YHtHiLwRx5",
-	"nmVNhGpOPRcAIoUYUWjweyGa1bWwkFrNt4csiQMCWeOxNDYOSakxloWWJYSOtQXh/h+91A56r+JdKK+2",
-	"NwN3HIhX43ZyRVaZFIWhXm11E/Zr19LihMtemxbYR00y6miSdGLkNgs/eFdb49vys8bjuQ358C5M4xad",
-	"ZYyq5oDdtQP+sshSdofKnor8PHPuL+1JBbXB8ia4MZGXM5pdIg8zpw3au6SLtsw8izy13hJDbPkioiWx",
-	"t3pMQpfRGJK+0VMIJV6Oo1ETQkDlC0nfqAKhP4owILnKaZKsCSUJnc+5mIPfl0cUVI2JcIw4n5OMWm8K",
-	"FSSRSgOaTs0D7rrGtcjWLfPU2foSJM5lU/7w93Jlg7SrqJtwUI3WSbU2p8U6Tf/NtT2uexJAVTC0o2s8",
-	"UiUI3FpEBD7ZP2nd0pu3zxtLcUvJ8mYTZGcD9oxYcA7SPzkaWYQj3FycXhOI2kRYkoeLa0d7mUwVuAbx",
-	"q4AYslMe3ZE+AMXojDOFF7dAhDhpDItDkkS8JGNLcJGXmD6saOmR8vSQDReVhXWpzbSOY2XnxhVwD0u/",
-	"CDikKRfOtlRDf/XHR49Hoyo/OhqZJ45pVI56eXA3DoBH5l+Z7wtIx6NRlQC73i+6AJvXMGvizboVeaa+",
-	"QIYwIeiv0eqSSf2+tsj1techKLJGwEbfP/f1LmAIHa+1vhrd6gb3Q8ewvn8IkyWNkXNiFnSXq7KOCuZH",
-	"j7+l1VvBRr3jUw2tbbobb4yvreWGeZvfqPqZDpszv3yDGjZGfXAgk8/77O6Ff4IrXHE+CDo38pALwuNN",
-	"38MtsVCQjzd4Ibb6A14Zy9+Y/fhCWJwhUK8MlRSny/J+8B6k3RK/Oyf4bZ6rFpvYZirA/d2QuMSFmliC",
-	"Sy3Id5ZGpGdryzIA96NIuJUCrspoGWOM77qwCg4xXn2aKGMlSsUcCNREJFSz7MBrwkvzQS+76wQu7W2G",
-	"IUBC2gSwqrK8xSJvUptLZrIZCHPN2YplITiM1CkJkWZDAtNIJUQYZIxGGsdzxViqrGuRJqDIn05ECNez",
-	"9iNLr1XwYArOGGWp+5SEciVMN303lYmQIlkfWEAWXFqAxqzOHIcLZqxN5UZ0jqAHDTZO//st8FQFs4CA",
-	"GUhxMhY9WP9ckBBCAMIxOTZb9fjYD6CTs4lImLEgVEBiPudmqcLLMCDhEAEJw0EYYPg0oKuLmFgQa4sk",
-	"j19PhMzw+yF5JpcpzVgM8FgDLhQTimt+zRJEGraw+VUUrRqmur1X9cJmHx9XomaPq4DoZ4Nf6eCP0eDp",
-	"m/Kfl8PBm//X++UvTZLwe0YT3WIBJfyaCWZ4BaDZ1wRGEeomrzY1m7bI3TNEggzlVXhKqFjblC6Z60gu",
-	"LeK07Y6Yo58kvsEtr3Z7n2zPTQznhSXTF2Imt9t8GLwM5k8GyPd1YdlRKI3K8EJQynv7a/1H24Ow2vQl",
-	"z3rl8WkZuIreCtVJS2pPmPFar6ecbIYSbrGzn+FoXOindYD7OL0Zs8cFrENKpjS6ytNT5C0TUZh3KodM",
-	"LGPiUYFEBX1CHjWE7qJfEQ/aPgFQ1RG/EEYgKBizJzvmbD//11E3pAAXL+n7ArbFVP3gQBfaIwrZbMYi",
-	"w42srSd8c64UYWLBMq7dukNESSlpHU4rJqqLKMnjIobkDjz+ZZsv9cyHWqHNgY+1sIsu6uKdYyXrYWY7",
-	"Ai8e74eDMh3B8gl7z981N/VLs7bltfiMJorZK+njW4FBVUMldnxCRw0REeXWdIluuEtYaXPk3qnLpxEW",
-	"68KRE1cWoC0e3hcuFYv5e4rurpDCVj1IVSZpv1PWIbB2SPrqfgCk2iMwLrKcdVzzStQFtrfXErbeGdhe",
-	"HykicsOIUMN3+nmA7O3oFrEXjSHKEKJ9G6isPeI0muRE+X1QDcBFX3J5AGsRzD5J1VwNxbY2yRnLqXe7",
-	"GgrT546QMl5cxe1MXbzhvq2l2xXdp9XWfSXVzmDnUspptNr2iXD+hEOaiyCRxiznhgCXW/iS75gz3j1h",
-	"6MumCNa7e3Vvl6PuFrZReLUkll8Uye1GGTTvlMUPUiZT0AmT9cGHAom+F+yxgsSce7YNiOYCoXMeOdwf",
-	"0qdpqsoZ7w04sx3cykP72oVX3ZICVZ1Zs4NMyQxi8UrXP5ivXFXzXDO8f3SRHTRNG7XwSkxX4+2sDa0y",
-	"ZkDClcYsX//KaDugw53RqL0zSB0Y9HbIhy2E/AHJcm/qaCaIMrQjjrnZFpq88maP+RMbyL5QqvLkyZfu",
-	"JnhIwkjGWM0AiznSqTm3SxotuGADo1BgzgHUoDLvnk5EqF0FhHDzpnGSj0aPI/Mm/IuFQ/JMxkyB0knj",
-	"2NV967O3mgljxAIespL2clkRiIjhcyEz5l7WC7Z2eQtXQq7QzKyLuriFKW3Mxrw6JhtFSgJSzwUMJsKr",
-	"jRYQr+oUgEfrhYwvzTOKabrwQVP9u7JkXLB5L28+2iz2FJC2ihIBaaiPYxopKoRB1qJf7qPuWizm0Vy8",
-	"QLfAkSzyJRUeVbxNEyqoQ4sGhmODaUXEivQ1V5SsGvj0oySZzLXZHh0twM3MFcRnNUsyW0SxMSaoXlQQ",
-	"PAQNG1HQfVcu7wWqNVo9sPi74u8fKeJF6xMeF07pfw2sIjh4gaHLDQU1d8QCtCftbo7n+4uLVw4mwZyB",
-	"YtNcuczKEE5GJ1Xt9/ExeqPRe/Xk6VPflzVqjK9pw9swSkym6/SEGV5r50Vz4Sqm2TrtaNJKvm3B5D+/",
-	"fmGEFAfox2rrQTdOVhnD5gdbDlU9pR4Dz3F1/FRow8MaGX6uz5nWXMy3pkliBiBieuLrNSkML4AemjU4",
-	"7O2vm5Dwa/Lf5z/9aJuf5pqEIk8SWJCtAfC1aWP7bfPjMZvSbOv8FL6DYDZyA9FYMQTexRvswgTu6DR7",
-	"egQYxjJJaKo8rxlmIc7otcyh7pgXgfNt+bDhbrgcTkcD1y7BOX63U7Ms2m9a0deMxi2FHYz6NqN+ecWF",
-	"DTRv86vexklqjOjLrIimOr6FE9FzwT++a+Z5bTjvurh6Pli+dKvrpjrq7X5/s+NcMKXahJH92V2tleVt",
-	"Fyy6ssmhWIpwY/vNC3CqrPrubmd8tAu4AizeKCup1d/xqhoDqPi6wXq2Hdbn8dzetbDoCocLGRK5CByc",
-	"JcRUEK5JRkVnIV8s3DPTcCNm9I6bTJgGXGb6t4e0KAUNvxf1wJ+MHvtGGa5B1zvNwC3OVhLAmTR65Uo6",
-	"wHV0F/r2+nXTSdfujoAGqiWQQ0cZqIOWVNCMx7VNW7EDOi0LotuNzzOHrY6EDOH8tL6sXe6Jq1AkjSua",
-	"C8SNXjdGSuZCYGl6yHHLBVbVMwax0bPWyt45IDYJVE8HsIeWakFdOU13/JZsbx+6Exn37p4uZug6qQyw",
-	"ae3P6TWzEBqt3lJE0DD6AL3eigZRgTTZy0/qeUeN3QbeUeh2K9BcO5IJFN1EUD6r6BZBRAtmJzRliRRz",
-	"RbTciHH07mv224UdHtqa8tHIO6zG4cZt1bFtuCR3BOv3tLF3XUEaAHPxixMvwmcD9Lgc974IgV/tBxCI",
-	"ABBOzy9nE1SWaNt2NKtw/mW+N5tPRhfeGq5y73rxllCNkQUTq+q66JiwQSXUX8F9NbdiLtt1s3OXE9Bs",
-	"1phNLlMegS3aVIgC5mNMhCzvhthbHQD0o+EWE0jEHvr5mhC0VkaMhGTFMhT9CKnZhPXBr9mlEVFYMgVr",
-	"iOG/XbUI/Av6tP+2QDRIZVvRW66PgSzq6RVFAOQeAVVHdw+o2ijxwtUlxqQ4Sk9ZBgWRpbgsXzz2cyH3",
-	"Bka51bWSteNdIRuk1NoB94/byF1Ruy9usTK5AOFlt8600wRwUdJLx2Ps6VINR9gR3Ls9KkAWFRybREdB",
-	"tPUj90+uOLiBXREUUNUx7tr8F4uXBUWIU/UuXznpV4AH3b0eSnmoOs6+QBZraKo8k++6prH7cFM70tk7",
-	"mM3+md7WbyUUs3IGm2R904HsNJzKid2rGGdx9Dou5M+KZdZN12hFloe3i7TDyp7lae4qLM3rbWS2VyL8",
-	"JiPoug7wGSJT7/RitaU7Nuy3RyLVpPR6GL3qeee/XPiNCQUVPlbwIG/ri5PpnatGAQ/R+6045vNM5mkR",
-	"a6VOi3wGCbkGkDuomtIQbhMG0RUbfZ8AwBqO+j7lHxuDpEqtrKh05DPf7pi6twq02Ar67kH9gvU+fB9g",
-	"rLePLS4qttyq7Jj1eDSWHWul67aahDa55n1VJHwT3CfML5BxW/3ATnR918J/0iu501DUc6+kr/uvAlg7",
-	"FLel+Hsq+XfX8nrb6LxDEb2C7NtL6KGgueeqeVuEd+cwQx9iqd1xYHG7SlCohhg8C081Ni9KC+35SGEm",
-	"3ZwRB0ghl0sMAxKM9BtgPg9ILT33kSJyJSZiJbOrIQl5XASgVDJWSD+cM+20RABm9g2u0LCXiTD/hNwW",
-	"MOyljT3bMHDr1dxwlJo8t6/cykxDiK1bhB7dEsDH9vemk8O1KaqoiV6sntZeOgTuk1tS/G+TPbGFpx/b",
-	"7Ij3mFoM94pwr+ZCXNEdcau0iPZSJ/eKmn1niICdXYBX6NIDMuoYiL3P7WtlvRtZaokghKT3SDlwoaZA",
-	"+o8Ro++8w/cusKoI4+Xm1SRXKdA2lrTpbFcssfYTDsoa2kaemyMrH4miSE3F83H3G/kaTXTY29tc5LsU",
-	"B6gsubkOP2+ZprszKOMiPpcckcLabZl1ff3JgHz3+vnZxfPzi35lkYPqibREAYzuILC+9ClL5IqMbmOX",
-	"bA9+8AlkMx6iMsP6PjceiNRwzSI4Znu0UcmOqlyoIXKmJhfrwS8bEmA3FW8DrqqtYLWxxml7nqmWmz34",
-	"ceOEe3Ny/nyGmrUfSbZV2NlLuk2Oed/RZndiwnhTh2PadpcDfsEoz7henxtxiHPE8j1neVMW/ZlRnunv",
-	"uSst1A/PIBWL/wGREWPyNdb+wXhDeMcGHB4ENtlDFtigXE8EVw6QYkjOCDjJsLDrlYB0HqxLFBOA4ILK",
-	"I7ZnRNAcHU1EQ+xzgSIPoIi8cD4UwAQg/cEpC+Mtl3Shddq7uQHPLybVR1JoGsGxcuk3S8oFgG1lqpaF",
-	"41/lEO81c7yzxLavxoeH8MbQ/7hutpZRrmevXhhahk8CVF+1y+U3xjZmuVhzB9MYaJqq4URMxMWCKxLL",
-	"KF8yRByBpUH4C3M+slwvED3NNsgVmTNh7COXK222qS9pygeRjNkcCkplPCqGIAWJFhzBz3CdXQiukzdA",
-	"pxg7MxGaKa1MNzak2VXbU5pwjdBsZsLzTK5U6XnBknGe9QZtFYnbqMwhKgCLFVyA0DhmMdYjKzLxi2/N",
-	"AKY5T8zcQpryw+IXNVzTZRLaTBCIrk0MI4+JFEwdwKo+k+LaCtix+XuAp3wqY85ciQgl6BW7jCB8CEO5",
-	"TwEJ3Azt559ffEOQe6jA8GZ4PBGE2CNtNm9AfpTYLvIMKPgLniYCxxAzJSyuKFdE8WWarG2Mli3lCgFR",
-	"yjRsCyMUZb+shQlM4pRQjPOBkQtJmAC0O0iL+O1NODQjwTXGMWKktU9WMEQXnj8gEGaOcw0BxyaCtT20",
-	"4cV/NfwuJH2Xw3EwJmGRDmDU0jAwHYUYzIQ5BzGzV8EY0h8GJE1y3KAyUh5t+JghOqQ9XtAUxtyjd6o5",
-	"rQGx8MLiqszB4JEFN8dqJjNoqJ7xcGAY15PRyOFR0AyXrsgUgPWongv3kulmwWjMslr8fGBHYGPuTcfV",
-	"sPsxoXiACBeRhEBwKRjpY3nX46/qmDCEhGeDXwkd/EFGg6dkSC7JmAzCA7N3VyzVAQKXrLgtnGLPtmMF",
-	"yrQ+JD/IOYzFLJGLObdE3w/LDILwADOoCjYMMBX2kLjIQTkjR+Qf/GvD2pfSgkXN/+DpwFhpGVOKxaQf",
-	"PsNIn8FzEcmYi/nY9G9eCw/KY10mJ4RnUcTS8vWQUHig4JsCZoO4eDv0HJVswe1M+E+arcek3trQ7iQs",
-	"lmnG7l6/DvP4/ILOwwJK4qDgvGY1GAc4jxVde7RRDsFysEoZPVeTmWui6FqVm3WKUBak/J4mhIk4lUC0",
-	"4eEC8HD+MAR+CNGZf9hjdLhkho2rEBY+zacJj1A4JjxitvijCwZIabRgg+PhaEOQrVarIYWfhzKbH9pv",
-	"1eEPL549//H8OXxTGptWMp69euHrWb3R8AhfkykTNOW9ce/xcDR8DHj1egFqyaHh0tdHh+Xd+pzptrBa",
-	"9Pz5YavuNsYeb+vvKx3bZm1AFpgvh+avEG4taLTA1gB+FkockOnaeebIj1iMs/pVFcseQmlpmtqNRXkl",
-	"U2a/UmP4bEjOrPjOGJmxFeaRFRGYdhYpnTtgkmLDX0DBFK70mbvxc3wGVul4NPKiAuFOy2PI/7aYwcjd",
-	"OwUqgBsZVKQGd+y8AaQebYqboHcyOmrroRjy4c9VbQ6/e7z7u29dbht+cbL7ix+l/hZSXMwHRx26eIWJ",
-	"bRdS/kAz1NJPjp/u/u5CypdUrC1/h5pPT3BXtn/3wsoQ/KDDAM9Zds0j9nOZLYdKvov6BTLB3XG0oinE",
-	"47jrYoiOkU1WJJaHVUWBjGp9BzmDglqWpsMiEjvN5Izb9Gkp2ETojAqFd0uBU1WZKM9QUfyierTwcWjv",
-	"nUrsHlQY8TSaQxJtwSoD7cYKAB9irQ3DzKhFmhrua9t3outk9HQiyjTIIXlhtNNyXYvKxqgJRmVh3bDp",
-	"7OLKnjmAeofYrlpBzstXDl/EbJlKzUS0/gdbQ1iaFYZfy3h9bwffG6JzM9xUrU6d5exmg/Uc3S/raWM7",
-	"gq1w5S2b6XC2vi4LjX/inGnUgcM8s7R4J1Z29KTLGhRpvC9ZzOnFOv0c+SDSc8HLmvjgTVCqHGkK9LyD",
-	"MTaywzQNSysWMRosa5uIsAQYsFiVNQxQp24iN7GgcLbeA03TifANCR8GotA5ACPTodEZJdvqHjZKxxVQ",
-	"NHpnFQ2TQBq4McnbOVaafuL8Kk0/ErcqIWK2caw0feBXD/xqT34Fh85xKx6b7dXrKr9yoXmH78o7iJtD",
-	"awG1M7IzfEFV8ngqKpq7OHfGVAjBCgBHmTBqP50IY7FwMUfNymhQ4GoyJO9QhI1l4JC0nKJXazycCMsN",
-	"3VCgYjUwSnUwJDhaxLAtrTv3roUFnQghPcDeKhez831WlA2qsbKmJMESX848M8Zp6fWtXPhUeU3g8Y2d",
-	"mU63Y6LvyeRzq9Nm8NUW/s/I0P4zTEN7GsrwGI/NRAuqu7CYuCwAn7CmXK9v4LnnIHBFz91VQXHW8bYa",
-	"sMlnFQByo0xNRFjctNqyKwWPwhrqFpExLLQl8EbQRAp2inCNXMwnwpUtt8WEGXpZIK/VsRDiOIjjU9jB",
-	"KuO+PerIv4HN4JyxNv4nxGNaEzlXABNfJKPiSralbvpF62G4v+dYCsiO178Q7z68TYZ20nytbWlHkTkE",
-	"nD7wns+T9+ARIfY0eozHYfqjXypvUFrOndrxfvmJotfN3KQ05hr4Qtk9BmmD3tKgrbQ5lhq4SZFI/snw",
-	"kvdkwm1kzHcy4e5P8cFFblF7kMaosn7DBzPuwYzrwucMTW/ncjtVLC9/rdmKO8eMa4d+VGeEhS8KomSL",
-	"KDCP5RXMsPDF44XhRnlqpxBV3t5QifbgfWQ760Mj+MLVdv2srbX35fLC1flIXi+XJdnu8vJjdDeI8IGL",
-	"PnDRTlzUcLiCwW01UxEDVR2+s2Co4AdL00xu84OdM+Cf+Mkj5VAmtQR3vvk2DgOiJKqR8ooJiwgb6X1c",
-	"+2fQlnNg2YZtry4vqbA+TwHvBwMg8RWvkm/xcb+mQB40ur3w7W+glTs78BstyWLpeNzCfYv9uLvq+b70",
-	"P1yfNgUQfg2IkKti+R/413+Oswy3nFBi4ZUtQex0zcfLLarbTymzCbeYTjFw2pnTlSrJHC5OMaWZ5obV",
-	"CK3GE4EhuN5DDE5zCSAuIG2OTA51Mz+BP8AKg4U7vlACubIaIouHxMbZA0q71z+ElRojGycwEXYG4yLu",
-	"FHxritAEcQS5xqJYOs8Es4rB8WgEk7OsDwJYjVmtmRgSB15VVneIl5f+EMLqgLggNElOCRUTYaPKK4tT",
-	"qp8jh6gber9f8lhtUUa/gWm6qP1P+jK0MtSPZFPvuEyoJhEhqbDY0Qqw1/tUV3eMxuir9bSmT57BP6iP",
-	"O3m34bIbGWtbtUisD7Ej5DTOMwSShyx0KM9TVOlpiDdVjBnlAQLjFPt9IiC4FKuxQrEhKBSr+ZIVuGkB",
-	"iaiOFoM8PcCwtxQLQYVexaAQUmqKwj+K/Y5IoywO4Gqj+CVmCb9mGYvHrvxFZXxwcQqDVJonCaHxNSDB",
-	"GvmgJEDrGt7tVSJCXFDD4X/PaWJU4LLUPTnDOVl0Xup4OGBQwqTy9FJFVFyuuIjlKoScCOiJTgTiq8vM",
-	"ApBCSxhZ503cphyREjcOol6WjApFJr0rxtKJSOmci/mkZwZkP8NKt4UqDXHvcSkVjkabEf8TUdivlaSB",
-	"hVwZI8HmDRTuEVuPH6Z5maebMYxYswWzcOzbY5VPDYlNWYgBOwdtQb/Pr20g5253CEw4qBIHuIYQqs/S",
-	"ySkZFZc8gN7XdrUD+95Nfe+WB9g06Arwny5mAWDJfpHMUzjRsxnLsPYVq24hNHCJNhVWJ2iakYNrusM9",
-	"2ktD1/ZAWc8bVuWCQhgZ5ttgkHdktKmYaDkR1YOQQo4o/4OFAVktONb8tBWcjeUxo3miSZ9iM9jiRGDW",
-	"6pEllKbpJXzJdWV6G3vwPg0qoNRXiKW/IXD9Gmv2wPQQrI1hpYxnkIHwTAqdyaQdvTrN+DXVYJgNwDcP",
-	"m70x42IDbz59id5hcN9Jwf6DrK9n5qCQPLWwUhCtCPKWWvbgSXNzsqrSHOMbW6X5tnL3pB/CT55PBxJE",
-	"4OEjNRGutPhBYAgZZHkZE5pZ4s7WUrBK5fyK2J8IlPuFAKl02deumDlRcumGejAk39XGPBFFPIN933CL",
-	"hM00kbk+rWoNhsOkAEDpwZllDDWBKYMErTYJhB3vkkA/GWmsy7V15VoqNbaauFbxwr5BBM3ypDLrojgL",
-	"u+YyV0WdxKZxFJR1V+lgF8CKWytrueokJwxD+WOILXxAObFROeeDCg4gsLasI19w6C1H9yE45LPOWZo7",
-	"JuPdmVpIzW1JS5Yp+qH5tKgT7rvjA79qOC3rhoMvrIgFQU5cvRb1BjJ0CqaLE4H3mRcj4rPyMWlk5aSP",
-	"eGNGXKwEpqhWRmpMRYtJhtWRasXODwKMyLWviHIkj6A6FgioiejbLx+5mFo3ljqTdrCWLj+gAP70K6hj",
-	"C+YVGLTD/4R2DoYEuL/9BX2NIfwVBhOBrMv6BWvbAkacsdbqk/TlnLXejLFaevNOApLwKwaCtSG6D0xS",
-	"RxMTsZBJXNql5hscZcqyYsnGUIkqkiJui9chfbyisUnpmYIAOoswB3nKMmGQL17zdHEFGWlGczVfQOKc",
-	"79X1IVZpm3PYCAgqjG5BWKJYy8W6ERUSMtWpusIdWy2ohiduiKcQGFkdYslQi4XU9Aq9z+BkLVee9IX0",
-	"aAOOW2b0JAunCUAMZvcfqdIh3e5jhTP8aftWYYgf6dIdl2eLDxN5zsPd1INztIOwBWqyMrJV2m4YU4fv",
-	"4L+XPL7ZFv39mi3lNWTKITerxFkimdo77i2ydSIch3TsO7Ahy97bjukWdcGgPrplAMOJaLKsWiQlFLgE",
-	"1JCoPOvh6URIT6ZZvm+FmhWfJeo+uNtQmls+Pqu5AEsPpLvl71f5NogNTwi44RUpfEY2bhOEbtGbhGED",
-	"730Nw2jhvS0W87YLf0cg93zff7LFgMebRVjNB/b3H2MuIOE6cu/Cw/waD60uIa8WHlcOHifLhRojPlUc",
-	"AOZNQNRaRAQ8yXD8LchJyXOKAKACY6QWFuT88VeMpariAPcuHtAbMS4hcLBHFzXUBwahoex0JpeEkimN",
-	"rvL0IHABAtaPbjV8mcS2BW50MkAWauIK35UYxu8TZ6RaTaNZtSlW7MFK/zSOHY0rlOyHwrhHlWO33H7g",
-	"GkG8TQcVXKSyuFxT6J13xKj2XI3NlP3yvdL0zpTwCnH6ftEH+v6U6Ltlm3ZGfi3ZoavEcvjuiq1BU25O",
-	"aTJ8G12YRRFs2YJrWgvcd5Wyc4CGbUlY+gdbK6xUPxHh//5GB3+8Mf83Gjy9HA7evBsFXzy++Ut46vug",
-	"aRuQaeCcJu4Sc0nfXtpR2JqShIlIQtCYlYBukNVUKYRpbTiZZb3wLoqobfyRIlds3aKLIj5quxqaUm3I",
-	"pzfuta3Oh0uD2qyW/oFjtiqFoJo5lyPMzykf6sEX0CHO3uiPNmXSz7D0KkptT2EyPK8sFNbI7F6zNKkW",
-	"HynLgJK+Q9xzBQLNSIqaUrE6qPnnXfHLrezPRZA+GZXNQjNHo9HIb93Gjg7JM1dcz7DCK5ZC3NOcXzNx",
-	"Cs7TBmc0pl6p4r4VFPXCyermx1UZh1XqL7fgj0VRsPfFgrCDj8SCqlXkWniQXdIHHvQn5EENvKED70F8",
-	"mcN3DnZ/h3fSYVPQ4s5juiYZixEeC818S86gdRUlFuCSPjFWSVyY14xmCWeZjQaFlHN0R5nmWJGViT8n",
-	"ck76KW60eSWPWIxuzlgdBNXsywLYohKObzWr6kthMBHg+gtZzF3kdzgk31j4C8hxgtaIf5fkY160wlm0",
-	"hrxvnkyvJkSDLlZuzofxDJZXbm7yD5EBnz1sRGsQN+AHR4sdaoc71XCdbtsKII43M1qAVt5ZB+C2itLh",
-	"6NscMj8t2j1HZSQcg+UoM0XMi6Zfnk0gHaWoUkOVzcdRgbtRr1XVh0+pgCtxS75Fjs0emdTPS37waZ3g",
-	"+1devKl+JO2lqOnRrLgg2TzkQD/c0+7D+p4DI+iUvYLlQW6JX4q6VcnUWtKabwfIXAFenohuyMudQCJe",
-	"Yc35TzpoBMf4KQOU4uY/sKQHlrQPRqklm50O8YKVqMN3fpD3zSFiKrRzLIBb3yiR4ZKWvLgQVyQnWZOp",
-	"2XuiJaGGtCcC87V38TWPJfZtqAc43C0I6USg+zPKmMabU7weLgq9SJGsK+WV8FLXqJTn358Njp98MREL",
-	"qhZD8gsktFlYBCgJa0vVWejn2gQcCAREvkyEhajgqmjCls4hfRcHHtpM9fDgtMCnB4XXPndL4iprPS6a",
-	"ch/CCqN5ayGjMedPF3gIEMhYwCGAJMCOsIyXS9MIHUEM4ddLrZOQ9EdjLKGzJRQQMPTfD2SFXxCgNYil",
-	"lovwySm73ip5cuV9ypFKj9jHVvwf86KrBAdHRQqsAL9/qleR4QV5okKSyHxnT5guzuVw60a5asSusaZ6",
-	"xDcP8u9B/u2Wf1gEhHrSiO5xPYwl2HfkmGMU/GZ1neZKR30vahx0dFutX1ZwMF04fwAZB9VopIOATNc2",
-	"rsmFUtpgw0eKhFAf34Zq+mXoQ8wea0sYO8epvs8Lg0rJ+xZ+dM0Vnyau+P3wM/H9f6b1hnCRPdJVjKlG",
-	"f90OG7XMRSlv/cyjTVhC/3FT0n178srBkPxIlzb0ASrqfTXyCupNBKoxOuPLJWBzeYMts0iORqNRuyoD",
-	"JPppG6gwxI9kn+LybNEkcHcf7vj+TIajsmei3ZeFbOTwnStKvm9Vi1buceuKFk581tiOK2LhJCo8nYgu",
-	"JSxwjB1u4uzMWjhJwxU5HplGy6ao8v7nqVyxlYVUV/vhCvDzr1pxG+bhDu/WQGT3UjUbtk0JNyqDr4UH",
-	"E7GhQpPdGrQXDQQEWkkWgEenhTJUDqU5AWirHu5imz4JBvIBCtl0tQoad/2BT3z2hoi/r5sH6LZWSRE1",
-	"KNrUjDqcZnnAq79UD7lf8yog2yyWiTizRbfh3my6JlRAleg6eKib8qbDICAym4gNVSTY+/Ztj4pan6pO",
-	"8r5sKrs0H8mq6oB4+Seu4/Xg9HyPtpvHATvpYmsRHbqC+a3q17nO8kjnGQtIJHMzeOUnVarizg+4NypY",
-	"MocIqSLQD5CwsJgVe6s9ME3X+8EYAsC4yB2sZFLgKoZQOAhMwDnVbEXXB5hQCeCPHsBl+W9U5nzYQqMS",
-	"Ynn5KZvJjNk7NOTOKc0QUtOmZWLeep4C3HzZKF4uQjXWM8uNH49OMP0zfDEb/CgFG7yk2vQnwHcFvN5O",
-	"8REkjAI0Yvj8gs7DMh0Vknbcey05qc3pcudu9zqweezVylz7nY89CfgrhRjAu6BSEFTmtxXO773ak26+",
-	"bRHobhE/CHBh0DNL2nA3DrcLMywKzFWFBHAVAkQzqBLNbpTEx20RtcV+mt2KjeZRJ0hekF9tbZqnYMFK",
-	"fXL93DEc/zN0bGlTJJW2MgEPt8KKRIZvbgVmtKWNDt8Vtdhuiij+rRZ6EUBrVVy/ygwlIXLlqbxmDqzY",
-	"oS5b9MWJ2ERdtmHyZWQm3gYkCEnuBI09UhPRD11o/5gYLS48qJdHqrBW+6zFMH/pJt2Bs9qWmjVov/ri",
-	"PRaL/AmRle2y2GU2y4mLbO/12SkZYe0BG4JiRWdnYOF7AxIG2MVivHvA8mKNAfvhnxWX11JbF4DFombz",
-	"gx/kM+XRrxDLLZP5HF2RPu9sL6nU5gE5i2M/YcqmW/r8t/z7kUIUJuTH/aOAHAfkcTARw+GwYKhzmhKZ",
-	"kThHamYBHjDA+Dbc1ukFZjhczA9acjFKL0v4dwwhDsscDjkr4zIUWS0kwtxmLsO/qEwHentkZMRmilXN",
-	"W4NTnAhX7K4WXbFX7bvTiXAZKYkUc8gZpcKreOIyLmx+vVfCpDE/VKp9kj0+jED5NHwy3tJ8JI/MjuQQ",
-	"wVYPmSEPHpm9OLxRdrplhjQp3OYfA1Dg2/FJmK6m6wPnRKW/qoFXwUmgD3hte4J+mFClLzPf9xEldOm0",
-	"sppEWTGvjKlivxecGuYGvVUT6Xey6gYe+jOM9zWjMSahfxp89D1xxdpkP1LaXLnYLbzRo7o/dSHmB57X",
-	"AZzJaGlQgGdGPY8wlKNDTrSp2tZgAxaMJnrxR6ujwbldoTqdAs3M/BeTRGTElEUFVOT7i4tXQ/LCQ9nU",
-	"Mo9s8GxMNZ1CiluuGAmB367/AEZI1RVZLRi4hSsg2BEV2LZDMFUtLtnvYQ7vM7LW9tByJN1CcEXydHgX",
-	"6t2TkAw1sCjPuF73xr+9qdKGoe+yBFdljB45FIvp0CGXTGc82u55so09UsS+Tfpm94t9ItO1+WUh44Bk",
-	"MtfGlAZsKbRbMEkncK9DDTEYQkC+kyTLBdT/MlLUjTqSScIMaasD68iYiFeZNH2wXOEVB3ubSsUhQQcl",
-	"SCveHU5wJ7mYVg/ThHIgFPaWLiGhtPdf5PvnP7wiU6kX68uF1umlm/ellpompLoWWFsr2LomttjucCL+",
-	"i1z8z6vnWxq3N0IT0frKO+zmb5Ped88vJr0AevvbpDjrk16A3f1tYmY96d2QI1iqLb7moNH/iHtvPUu7",
-	"9+PTOBnPzbjK0c9k5g1928lAntWJUxb4pI7vFdaqsfjtgpn2uDDkbehd5uBPlakaFj9c2h9CMPjtXdmS",
-	"z3FcFgsl4Sw+xWu1FVeMPBk9toip9txPE7YkkYwZCfNSluCNHSUx05QnrggoQPhTnrB4IqBUC+kjfhO3",
-	"S6sOhgQ83lOaGC6dGQIXMdEZnc14hOXnoBwcjdcTYQ8wa2Pdr91Ue+9Zp8JO2ipw1ncJgG7cOlsHqbvK",
-	"+XBE3FFP2FAQtouEjrK29SRUe3jXw2zUs1wvTIdGO8ekz3aowgwBwah2qgO4zmMZ5UsmNOlnLKGaX7MD",
-	"Y0bkWdIb9w7BGWIHVG8VpXPgHSgEKioPOM5A2p2VWbRgSuOTUyKkTV4SjMUMbBdrr3gT33SvvyqdaX0E",
-	"G7CorSowx1JhQRKeuVrppmdbmN3rokiLas7PLDaIa8WSmf+hQ5fd/PDMjsJz9xXIBjDC0N1epJmc8YR5",
-	"zeIMGhr9rqiNksmEQV14v/16XRmb+WImXcSKexmlHij1ZleYKRV4OVrVqhwqsGqt22jnni+rVhmjf7Ph",
-	"Z7aQaIFQX1zi4p2dAhjrRSaFYaSzTC69NuHmrnmXnEdArgTwklPPSjOjz+jM7IcDECy7t8B9lYVB7fzm",
-	"zc3/DQAA//8=",
+	"7L17d9s21jf6VXD0PGtFPg8ly07SNvKadcZN0zbv9JKTuNN5O8prQiQkYUwBLAFaUbNyPvtZ2BsAQYrU",
+	"xXZureePaUyRuG7sG/b+7be9RC5zKZjQqjd+21swmrIC/vmS6WJ9PtOsMH+lTCUFzzWXojfufS9XZEnF",
+	"miiWSJEqoiVZUa7JlM1kwUhhvuViTvovv31KnpycjCKSsoyuB/aDo2Ev6hXs95IXLO2NdVGyqKeSBVtS",
+	"09uSC74sl73xKOrpdc564x4Xms1Z0Xv37l3Uy2lBl0zbkT5P2TKXmolk/Q+23hztj/SKKUJhVJyl5MXP",
+	"ry6IojM2JtTOgJixMKXJiusF0QtGFF0ycsXWZFbIpXkyEfCIJloW8BoXJF5onQ951f+l1llM5kwrbETL",
+	"gpnGVS6FYkTOsKUZL5Qmfd+ZfwHXn8TBlAYvWZ7RNUvHxCxTfESoSMmq4JqpiRDSDGRO6JxycUYoSWRu",
+	"tkVoslrwjEHz2J3SPMtIUQoFe6XITBaE6yG58JMz84VBUZLy2YwVph23NFSoFSsUeTR6QuJEilnGEx0P",
+	"yYnZ/dPHjyciL7jQdJoxcv7q6fPnJFnQgiZmm8zIljSbyWLJUuimam00JD+LbE1UmSRMqVmZTYRbEEVo",
+	"4ZYxIkoSSmaUZ6zasCVdkynzewujN5O7YuuziaDV0ia0QJqEPS+YJv34KU0WbPBUCl3IbEyEHEBXcUSo",
+	"mog4KRjV7EJeMRE/UEeEKyLYNSvCAZm+gNxxZWEfhhPRi3rsDV3mmaHd0cmT0fQL+mgALw5oxt4MTnpR",
+	"jxvqxC3vRT1Bl+blcOsNOdfOBX3zAxNzveiNTx8/jsw5cX+fmFOhNStMm//n3//X4P97/T//3fPHR+mC",
+	"izmeHr+4psmvafoSl9L8lUihmYB/0jzPeELNGTrOCznN2PJ//qPMgXpbTc18kZr2r2nGU3j5EjeoF/VS",
+	"pinPeuPeBZA47pdZQ6kJvG+YACsKaY7xv9/2ZpxlqVkRKtKM9aLekilF56b5Zak0fDdlhC1zve69ex31",
+	"lKa6VL3xo5HhE1zDYv/Tj4T4kdhFKAsxnkq9WI/thMabw34Xrvd/F2zWG/f+67jiksf4qzp+gU3gktYZ",
+	"TmO+FeH3440O46jiOXI2YyI1NApLoYhhMbhA8dHQDO2pPXYH7NWdzsYde1UNOikLYBNmMxjpV5zhKAIO",
+	"Y2mFUKLpFRMEdxdm860spjxNmfjQ00EmbliHYsxxYFkWCSPTEgktlUQvuCL9eOZGaWYELFORlF3zhDli",
+	"pnleyGuWkjVwFfzxMse9tDv3nRTszqdpGt0x1aQslCxIQgURkmRSzFlhTpFixTVQZMHUWiSXThjHR2ew",
+	"IFOZromia0VWizWInIVcGU5fsEReswIm9VwYhkOzD7l/54KUgr3JWaJZSuB0kH7M7Uhqw0dmbRg/Z+Yw",
+	"4SsqgjcyOScLinIaOZUipTDSV4fHN4WJ/iT1t7IU6Yc/d5YsU8mQ1tgbrrQhQ12jY/NTwWhKuKFAIfXl",
+	"zIzXLYdeSZCkXKRcaS7mJVcLI6lhdi/oOpM0vZDyB1rM2cdiLrBnXJHMDMJMkDoNa0nfXJpfL6drzVRM",
+	"+nGOQ77UUl7C+/aYvWKFOXy/CHpNeWZmeCuxVgbtNARaSjWdUgVMIHhtSEBxJtRozpa4MrrGpwPQp8mc",
+	"XzNlhJ8TYI9HDysB9kutz07RFQ7troRWx5xIPw7+io/GtSOyokiZeM5SIktN+hQ1VLIqpGbEaqmoujY0",
+	"NqoMzXJFpEgYiYN1iuF85lQpw6hUzhIyehyRSe8bN8xgVJMe2BRNA2bgLZi2ZbFvHwe2DqzMhZQ/UrG2",
+	"ipH6oOyNFEaOZnzJzYmelWby4XL3Y0Pzxvq6tI8U7IiUaJKhZeDMFm5sMyN2jQzIuBHUNE0LphTIMv+V",
+	"1appqRdMaDu7sBX7Femff/OSjEYnT47qlF7buLvbiV9EMCT2wfkvrp3R4bhSXMyjSpmLSCmuhFyJiLA3",
+	"uRGdZkELdi2vzI8bioL9Bc9SOCfDo2m2AlFrlKr4119/HZwHb4zJ14wW5jyY4+ONU8MQgee9Z2bnT9uS",
+	"zwtLF0aWWP2mk49ZVkzKj8fPuFCaGraSUGMpo9LjTpIiBZ8vjLa3ajK4s0ArIMYuQzXBHpJkwZIru/Kq",
+	"zHNZaJb+yFJOL2ByH0d6Gl5JUYauFlIxEj/FUQzMqGKnq8bhgMxAYsOs4//Bf5rdASqLje2umP5bqWeD",
+	"r2LYcJokLNcsPfP9cL0w3J629OVZl5RHsLx+pS6XZqkuTVcgtP1mA684n9uF29D6qPklIpTkBRcJz2lG",
+	"5IxccTNa+C2urP+8kDNutJuoRudgz6eXVPfGvdPR6ReDk9PB6ORi9GT8cDQ+efxbL/LvTNeh4f5o9gUb",
+	"fJmc0MGTdMQGp7PHycPpV/SEffllr7kpr8rlkhZcMQXqNtELo5gZ+eb2ygwr5SrP6PrSWv0v5ZQLwzXR",
+	"9h33CvuAp/uNgxp6zAuZs0JzNO3D6b7tGa4FE0+pZgPNl2zTO1Cf/tsWaqvWfrWQxL6NuqjZAjMz31FZ",
+	"8rStj1qrzU5+XVBdtQd67xmhU+vRMswYSV1IEnw4bO2ntsRtszG/ELWQKwGmam0aG825rWlrqBT895JZ",
+	"2zYydnsmV2B7KNbaGE/bG4LuH6hgndFNsmNR34Xe1H/34JXa9KPKqxJscRTSyGvfqpz+hyXaDBNO4w9c",
+	"tZ1I85NqmCGG0huHjmu2RP/On/z4vd44gHbqnfsMOljKjOowXVviOSPxv1/HSOp6wQzbLYwCLYCOfIvb",
+	"BAay0Hd+O2lR0PUmjUBTnZv+omCKiYR1s+LG1ivGoooBF6UwLAa9Qmbk9ZWhjstvF3z2DLxkM1AJTFt7",
+	"Tf4l9v4KPmhOHPt2zXUuQK2NzkV40JjqGYmtWhgT8zyzO00KZqQfWTBa6CmjGuw/JsqlGZL9BOgNzui0",
+	"VOZ0ytks4yIcZMVBzvP8VSJz1sFCqSA0z60Ca/YnlWMSs2szmLEqp+aDKYtJP6E6WQzK3Ij9iVCC5moh",
+	"9VFEYut+VWNzgGLSB/+CymnCVESSBRWCZcrqpHDGjqKJqL4CQ8R0AEfavRORXCodEZZyDd+mLGOaEfcZ",
+	"tIFrVusXHx1Z17pdt+Z0Kp8xfhz+DcPpRb2g7dZ1fUpzOuUZ1+v2XU/AtSxnBA3SR41jkLPC8GrDbswP",
+	"5pSFOw3LNyxzI4QNDcKftEgW/Bp4M67qENcseOC/cA+qb3Bhq0/sjKsHaUFneujmD7sAp9I9mRdU6CFN",
+	"l1y0rwh22bIcjgrMclAkDbB8KEl5wRI9sGNx7x2gj52MR6Pf9mfAT056Uc/ogjByKlJapNWdiubJFdOq",
+	"BzeHmhumIvQlT41cem134XLfnkZmzWXOk96497NwhG02nmA/vah3zQoFa3SyIRTsxt1MLTvkG1Qxdmpj",
+	"uGjbmaqlgH+YV9+5Vd2gBlTSZsH+u1PdqgJtbEWrvlm9pJDK6i1HRIFRYcUmdu4IICQ7Lzl3LkhdaobU",
+	"ceCMd/eEVPR28xdPP8F4udBfPOq1XIi36H6wqVUzNQLaXPk2GRhuecvBNySQ7jr+bjHM72CVBZtZY4rV",
+	"gU2X21jQPzlbbWNDNNRHFWOKcB0oJRm7Ni+JlCSOyXM07YsNUzF4wQyxzkM3WOwmU61z5dfRB2B2ML3e",
+	"uLdky2l4o3zn3G8Ld6uv29v2uzdwIbWLTY5i026oO917q76B8G45yZ8WF7Xbtf2bH+ClgOfuw0bvhtd9",
+	"NuzLLWVUp74tXM3wkXar9qIiPhWwtQZb2TRo/JLvR6YBO7u5nfYUFgWNlSqEY4NTs1Xl1Ag43PuzmjeY",
+	"wqEOn4hQTZZSafJ4NKpFEclSs8JuCVdEF3y5RPYQhMY8Ho3u1BsUYYjTSW0s3vmZYPRQ8FNjOCdmOPVI",
+	"nS2+pW1k8z2+1aSQdkfPForJ8130kueV1FTGylRN6qlTwtclz1IylTqkhql5OMCH2MheNtumH+VmW5fn",
+	"n9zGVeuwse6aZIwqTaRguOJnhveYf5CMK3CyrnjCSCJLUIVFcoBDyLkK3sF8nuM3JzsYT5f/0E6hm74s",
+	"d9tCY05f086F3KCuDcVlu721QTDthALE8FWNFuwtvWEjcLtn/bhWC0HrfKvo29hFYFunj0cNstrur4Xx",
+	"di/oN6BN/4inpHNZzTmQRpfdaTSRfiXONATHmi8IFesVXR819mJTZ9zHH/pVyzG+laayP93uZd3Aun5X",
+	"0K2iExwjhmiW9KpJot5Bv6/m/OVXYCdgPM9B6rb/yKn8hizNcwls1qr7m8tdG2EbtcD82H62am3kbY2h",
+	"UJaFO9xnxG0KKUXGlCJxbSJwSxi7G9oYaFIQueSacH102Jj20b7tZuMXTgfHJdznQ9kieGsr3ByObbyb",
+	"+l6wQkmxQxLn8NJ24XuesTfmhSXe19OMvfm7fXuYyGUoks1vvbuRrziyDyBi7bw21yfPKBc+MEWVyYJQ",
+	"ReLm/G2ELV5U26nChBpjOX386MNoZm5K3aTxypylLZRhbZIO6Vl/+/81jVTBPEmptFyyQlX+gVd4M3+g",
+	"3u5k3clotEPYRTeVx7cWnBegKmxZSKtLaEmUpkXoK8KcicCbV4uXgWCHy6Xhxn9XdIkHooAIU2MyzTIp",
+	"C3JqONx/qLFQMC+gVwXHvNh4ueX+Puim7VDWhhiRH2lxlUI80gmZrjXQR5wsqIbwSfuajaBsV2pwbJ1K",
+	"zegwpSYY/pYdklesmwf+nCPlgg5j2CFcZ50RKjALgGBzhCtVQooPXndNZSlgUyFI4JonmycEIrQd/dPl",
+	"A0UymmuZw3Uy/Ohimno2zqnteAStNIf+NYe8KB9DpqWdgo0Ig1QgrtoY0T5MsTHIVp7tO3ugCL5I+imb",
+	"0TLTJPbR6WdEMJYqEgfTiUPvrJt/1HNx7i0u2ne7dhhTTrrEHKwRZCK55ByurLyBO3CIDaUitSHdmGXT",
+	"uqf7amNP4OucF0x5l+yXg9HDZkACjMwYs1Iv1pe//WuxmP7ra/Xbq5Pr6fLN4x9+fXydPj1Z/PCv/5X9",
+	"719XOv3uSfHbr4/0j9+cu28P0A+7KKxL5ap2OMKAgdoeQmDunF8zsZcyFS7Gpo8GoxEsLSstc0VWsrji",
+	"Yr4RnYNbZJurdb3V0WoXum2eUwh/xM4jEuNWxGQms0yuMHji0UMypYp98agsQnWD9E8ff0EKKlK5JFOu",
+	"MfGwve/93J4NJoejDlpoY3XfwK600X7FDIKwtjOcqar4GNfGWiNSZGub1och0+5A3iDO7ZBz0s4nD7eA",
+	"vgxCRStmcidxa3u6rLu96A1jaWdLFefdphfizr/Cd1td3Q0bwmqKtvWd8Vm19jfoyzN5F4pitOUlF45u",
+	"XPIL0GDfaD2W8OZMk0ejhxOxkcsUQQApbFwMd32xjWuOWxo4aYRrtEgSsyLwfeu13zcFnenOayRZPFCk",
+	"FMB8NHujiZlZdSdZWO2ueTjw98tD7tpqCt/3NJtBNnGerXdchgVd7UFSdX1vk0nBbHZdRAe3Zw8UwWvL",
+	"fdj/La5sgmnWJlE12kq6ZmgvzdHZ3F4Kppp5AfOdVKCY2zbPrJwBomNv9OaVzIGrX1veD7Zc21boWcr3",
+	"cvoZNcAuO0qSPayWnwVZrsmKriPyd2Mwk/6MXzOy5KLUTB0dZozc0vI4zG54dk2z0vDEbzM6b5OpM0Z1",
+	"WTAyy+g8IBualay6HDDcA9OY5DUrCp763ybCsRbPmiPCMsU238ZIcxeoe8VFWr05EaZ/cwRR4x6Sn3NW",
+	"UC0LeMQFDtDlfIBOY7kzPI8bSeRve0zQaVahJVyxdW9sqVYNFd7fMbW5c/67Fq0O3MWQ2mAWC5Kw6msU",
+	"bNdUyoxRuN67Yh3h4XbOV2y9e5+vILndja59q1tzAUxHTFyzTOagOknBSFoWkKkGt0suWezhUVSly0hB",
+	"Xj57deFyaCZiTjVb0fWQfIvJ1tqwnVS6jN5sDZG3csm1ZunGbsDqdDvj6h63St16+FV6SgdfJqPR4Es6",
+	"Ohl8NRqNBiP/PxpEdqCDDQRDQ2TtaCRBkVUULMNM872+o5TS/QfKTB8ygeTvbkVzeHL68NHjL36DS3tI",
+	"2ISlK/VCFpeHLMnNViDgdz+UIlkQqomQUvw/vWinjhwM3TGwPTufmc4V+703/rImVfb4ND0J3dpwQXJA",
+	"n5ZuHGrCOzuKR6fNGJ8djU1PejcYuD+/9eCoFv3eH51tmjOc/XN4s3EC9tKk6sT/dkveFBz7hPo8S+Ag",
+	"w1vYGLVTsa/9EhyPxlDXORsYdsZnPDlDE5CnygYdFiylmAffGHXFRN0rm01jiD9GYRuZ4pMOLBddUeU7",
+	"aJcDIaXu3Ex39+IJszme7zI5NcI2kcsl1wObGhGROc0Hs6JxT9WlbB0aw3SQ1qcL0zQwljdtbpKHTwm8",
+	"QuwroI4FmQJIcnYXYQfniLCTMH5dd6pWG6jXeavvoGBzrjRkjzjpZ16NqpuQxkncQ/cy+xL1qsnXqTmy",
+	"RzfY+IpyNwR41HszmMuBffgfJcXwJV39WHGn4Ii36CbSHUoqkB7HtdS/foyXiO4aClfSLGmeA07HROgw",
+	"A5RrxbKZ/WxM1FpptoyPcBdsD0TIqoeJwP6H5NWK62RhFAjsE3UBKdjPM8hrOiCHZfvLr2BQlum9div0",
+	"gs5b9v9nwUhuY2tdCsemDYTBNh0q1HVLAhdk8XBBFPsdc5PCfKSDspBQeWuJMVyYA9fKAKwxY7gy9D8j",
+	"tS307AnmjdyJpntyBcHe6EsEQ2nvOKO2W0jvZekZIA+A602RmGJeO3n2e0khbiV207Brk9ByvtAEN2GP",
+	"8cgsZUp3rwP+7uBbELsLMVsA5QtT+adswQVgfgDk2KOTEYkLZrQeLkW8L79ci+SS5TJZHO7+tPRVX95g",
+	"i2ut1ybdqe+/DGRKe14TnlWjEsxRMDVCMQ+L2HXOKUdmLiun0jq9NhRAUkU+jcwzDJdJ0347UrN8MD6g",
+	"w1sM5sizomgjVHPquQAQKcSIQoM/CNGsr4WF1Gq/PWRZGhHIGk+lsXFITo2xLLSsIHSsLQj3/+ildtB7",
+	"Ne9CdbW9GbjjQLxat5Mrsiqk8IZ6vdVN2K9dS4sTrnptW+AQNcmoo1m2FyO3WfjR28Ya35SftR7PbciH",
+	"t2EaN+isYFS1B+yuHfCXRZayO1T15PPzzLm/tCcV1AbLm+DGRF7OaHGJPMycNmjvki66MvMs8tR6Swyx",
+	"5YuIlsTe6DGJXUZjTPpGTyGUBDmORk2IAZUvJn2jCsThKOKIlKqkWbYmlGR0PudiDn5fnlBQNSbCMeJy",
+	"TgpqvSlUkEwqDWg6DQ+46xrXolh3zFMX60uQOJdt+cPfy5UN0q6jbsJBNVon1dqcFus0/Q/X9rgeSAB1",
+	"wdCNrvFAVSBwa5EQ+OTwpHVLb8E+byzFDSXL602QnQ3YM2LBOUj/0cnIIhzh5uL02kDUJsKSPFxcO9or",
+	"ZK7ANYhfRcSQnQrojvQBKEYXnCm8uAUixEljWBySJOIlGVuCi7LC9GG+pQcq0EM2XFQW1qUx0yaOlZ0b",
+	"V8A9LP0i4JCmXDjbUg3D1R+fPByN6vzoZGSeOKZRO+rVwd04AAGZf2W+95COJ6M6Ae57v+gCbF7CrEkw",
+	"607kmeYCGcKEoL9Wq0tmzftan+trz0Pks0bARj889/U2YAh7Xmt9NbrRDe6HjmF9/xAmS5oi58Qs6H2u",
+	"yvZUMD96/C2t3wq26h2famht2914a3xtIzcs2PxW1c902J75FRrUsDHqgwOZfN5n9yD8E1zhmvNB0LmR",
+	"h1wQnm76Hm6IhYJ8vMULsdUf8MJY/sbsxxdif4ZAvTJU4k+X5f3gPcj3S/zeO8Fv81x12MQ2UwHu74bE",
+	"JS40xBJcakG+szQivVhblgG4Hz7hVgq4KqNVjDG+68IqOMR49WmmjJUoFXMgUBORUc2Ko6CJIM0Hveyu",
+	"E7i0txmGAAlpE8DqyvIWi7xNba6YyWYgzDVnK1bE4DBSZyRGmo0JTCOXEGFQMJpoHM8VY7myrkWagSJ/",
+	"NhExXM/ajyy91sGDKThjlKXuMxLLlTDd9N1UJkKKbH1kAVlwaQEasz5zHC6YsTaVG9E5oh402Dr977fA",
+	"U3lmAQEzkOJkLHqw/rkgMYQAxGNyarbq4WkYQCdnE5ExY0GoiKR8zs1SxZdxROIhAhLGgzjC8GlAVxcp",
+	"sSDWFkkev54IWeD3Q/JULnNasBTgsQZcKCYU1/yaZYg0bGHz6yhaDUx1e68ahM0+PK1FzZ7WAdHPB7/R",
+	"wR+jwZPX1T8vh4PX/3fwy3+3ScLvGc10hwWU8WsmmOEVgGbfEBg+1E1ebWo2XZG754gEGcur+IxQsbYp",
+	"XbLUiVxaxGnbHTFHP8tCg1te7fY+2Z7bGM5zS6bPxUxut/kweBnMnwKQ75vCck+hNKrCC0Ep7x2u9Z9s",
+	"D8Lq0pcC65WnZ1XgKnor1F5aUnfCTNB6M+VkM5Rwi539FEfjQj+tAzzE6S2YPS5gHVIypclVmZ8hb5kI",
+	"b96pEjKxjIlHBRIV9Al51BC6i35FPGiHBEDVR/xcGIGgYMyB7Jizw/xfJ/shBbh4ydAXsC2m6gcHutAd",
+	"UchmM5YYbmRtPRGac5UIEwtWcO3WHSJKKknrcFoxUV0kWZn6GJJb8Pgfu3yp5yHUCm0PfGyEXeyjLt46",
+	"VrIZZrYj8OLhYTgo0xEsn7D3/Pvmpn5p1ra6Fp/RTDF7JX16IzCoeqjEjk/oqCUiotqafaIbbhNW2h65",
+	"d+byaYTFunDkxJUFaEuHd4VLxVL+nqK7a6SwVQ9StUna75R1CKwdkr66GwCp7giMi6Jke655LeoC2zto",
+	"CTvvDGyvDxQRpWFEqOE7/TxC9nZyg9iL1hBlCNG+CVTWAXEabXKi+j6qB+CiL7k6gI0I5pCkGq4Gv61t",
+	"csZy6t2uBm/63BJSJoiruJmpizfcN7V090X36bR1X0i1M9i5knIarbZDIpw/4ZBmHyTSmuXcEuByA1/y",
+	"LXPG908Y+rItgvX2Xt3UWOf8OviuI0UtcO9Sw0j9Z0GiWpBBBZre/llqN0uVd0NqlaEd+e0XPsfe6KTm",
+	"naoGQ85kDqpptj76UFjVdwKB5indeYm78HAuEMHngYMfIn2a56qa8cG4N9sxtgLQsV2w2R2ZWPWZtfvp",
+	"lCwgJLAiUbCiuaqn2xZ4DeoCTGietxoDtdCy1ktiG+FlrJGMK43JxuHN1XZciVuDYgesgDpM6u3IE1sI",
+	"+QOS5cHU0U4QVYRJmnKzLTR7Ecwe0zg2AIahYuajx1+6C+khiROZYlEFrClJp+bcLmmy4IINjF6DqQ9Q",
+	"Csu8ezYRsXaFGOLNC89JORo9TMyb8C8WD8lTmTIFui9NU1d+rs/eaCaMLQ2wzEraO25FIDCHz4UsmHtZ",
+	"L9japU9cCblCa7cpcdMOprQxG/PqmGzUSolIMyUxmoigRFtEguJXgGGtFzK9NM8oZgvDB21l+KrKddFm",
+	"eID5aLPmVES6CltEpKVMj2nEFyqD5Mmw6kjTw+nn0S4OdQcqyqJcUhFQxZs8o4I60GpgODamVyTMZ9G5",
+	"2mj1+KufJClkqc326GQB3m6uIEysXZLZWo6toUnN2obgqGjZCE/3+3L5IF6u1fiCxd+VBvBAkSBpgPDU",
+	"+8b/NbD66OA5RlC31PXcEZLQnTu8OZ7vLy5eOLQGcwb8prmqnbUhPBo9qivhD0/RKY5OtMdPnoQutVFr",
+	"mE8X7IdRYgrdpCdMNFs7Z56LmjHNNmlHk07y7Ypp/+XlcyOkOCBQ1luP9uNktTFsfrDlUDUz+zH+HVcn",
+	"zMg2PKyV4Zf6FdOai/nWbE1MRERoUXy9IYXhBdBDi5Z7A/vrJjL9mvyvVz//ZJuflprEoswyWJCtcfiN",
+	"aWP7XfPjKZvSYuv8FL6DmDpyA1hZMcT/xYt0b4nv6bt7cgJQyjLLaK4C5x0mQ87otSyh/FkQCPRt9bDl",
+	"iroazp52tl2CV/jdTs3St9+2oi8ZTTvqSxj1bUbDKo8LG+/e5d69ia/W2PKXhQ/qOr2BLzO4CXh42wT4",
+	"xnDe7uNx+mBp250epPqot18/mB3nginVJYzsz+6Gr6qyu2DJlc1RxYqIG9tvXoBTZdV3d0kUgm7ATaR/",
+	"oyro1nwnKK4M2ObrFiPedticxzN75cOSKxwuJGqUInKomhDaYczvgoq9hbxfuKem4Vbo6h0XqjANuFMN",
+	"LzGpr0gNv/uy5I9HD0OjDNdg36vVyC3OVhLAmbQ6Bys6wHV0cQX2FnjTV9jtjoAG6pWYY0cZqINWVNAO",
+	"C7ZNW7EDOqvqstuNLwsH8Y6EDFkFtLms+1xX1xFRWle0FAhfvW4N2CyFwAr5kGpXCizuZwxio2etlb36",
+	"QIgUKOIOmBMdRYv25TT7w8gUB7vynci4cy+5n6HrpDbAtrV/Ra+ZRfLodNoikIfRB+j1VlCKGrLKQe7a",
+	"wElr7DZw0kK3W/HuugFVoPYnYgNaRdfHMi2YndCUZVLMFdFyI9QyuDY6bBd2OIobykcr77Aahxu3Vce2",
+	"waPcsmZAoI293RcrAqAfv3gUBBptYC9X4z4UqPCrw3AKEYfC6fnVbKLaEm3bjnYVLowpCGbzyejCW6Nm",
+	"7lwv3hIxMrIe+bqui44JG9tCwxU8VHPzc9mum71yqQntZo3Z5CrzEtiizcjwaCNjImR1RcXe6AgQKA23",
+	"mEA++DBMG4XYuSpwJSYrVqDoR2TPNsgRfs0ujYjCyi1Yygz/7YpW4F/Qp/23xcNBKtsKInN9CmTRzPLw",
+	"cZgHxHWd3D6ua6PSDFeXGBrjKD1nBdRlluKyevE0TMk8GJ/lRrdb1o539XSQUhsHPDxuI3dT7r64wcqU",
+	"AoSX3TrTThvORkUvex7jQJdqOcKO4N4eUIjSF5JsEx2eaJtH7p9ccXADu1osoKpj+Lf5L9ZQi3ykVT2k",
+	"QDnp5zGMbl+WpTpUe87eA5y1NFWdybf7ZtOHqFc7sur3MJvDM72t31pEaO0Mtsn6tgO513BqJ/agmqD+",
+	"6O25kL8oVlg3XasVWR3efaQdFhitTvO+wtK83kVmB+XjbzKCfdcBPkOA7J1erK6sy5b9DkiknhvfjOZX",
+	"veD8Vwu/MaGoxsc8Dwq23p/M4Fy1CnhIIuiEU58Xssx9yJc682kVElIeIIVRtWVD3CQaY1+I9kPiEBtw",
+	"7odUoWyN1aq0Ml9wKWS++wdN3CzeYxv2fIA4DNb78H1gwt48xNkXjrlR9TPr8WitftZJ112lEW2Oz/sq",
+	"jPg6uku0YSDjrjKGe9H1besPyqDyT0tt0YNyz+6+GGHjUNyU4u+o8uBtq/xto/M9avl5su+u5IeC5o6L",
+	"920R3ntHO4ZIT92OAwsfVmFTtYQCWpSssXlRWoTRBwoT+uaMOFwMuVxiGJBgpN+CNnpEGlnCDxSRKzER",
+	"K1lcDUnMUx+AUkucIf14zrTTEgEfOjS4YsNeJsL8E1JswLCXNvZsw8BtFpXDUWryzL5yIzMNkb5uEHp0",
+	"Qxwh29/rvRyubVFFbfRi9bTuCiZwn9yBNHCTJI4tPP3UJmm8xwxnuFeEezUXaYvuiBtlZ3RXXLlT8O5b",
+	"IxXs7AK8QpcBntKe8eCH3L7W1ruVpVZARkh6D5TDOGqL5/8YqQLOO3znAqsOdF5tXkNyVQJtY0lbz7a8",
+	"YqI94/LcFtygqoE17dweYGgpI9YI1y6YS/sqKjeyTA4uo9JWTSdfSMFaiukEwP/7VF85JFkNFtvIwo35",
+	"nYzGI8e1blK14o4C2LfWcoGNBrhw89pGURUUnGK/E7C1MNGFL/nwQNkscAcYOgk3b9KrBlGVT/PVlHZX",
+	"JNq/LsYexWe4fj9VZw7hjZ62NuxBY0JRpUmpwNSCf68KrjUTpI8GYsxTJjTX62HV1iwr1eISxNI1zeKj",
+	"+qRgRvvP5OAKJrbwxtY1R5BNeK81fUJIvf8IO2vfQkESfwI+WMB/A15mh5UNbHp3PhetgS1gOZTbWhyV",
+	"hPhI2V23xDGp+Rq7dVhwR6D3L3DkF9Uj4avB1Xz7t485a2g9e2gvNwlVc7mEUMJ5cx1+2TJNdyteRf59",
+	"LsmY3p/bMevm+pMB+e7ls/OLZ68u+rVFjuo6pyUKUOWPIsv+pyyTKzK6iedte3hfSCCbEX+1GTb3ufVA",
+	"5IZR+vDP7fG0lcJd17NbYkMb+l4zvHNDj9lNxdsQIhsrWG+sddrB3UtH7Ar8uHHCgzm5G2uGvqMwVnqr",
+	"OWfDUDZtgruOp76VmYGxKDimbdEKcPOVlAXX61dGSOAcsU7eedkGV3MuiMzp76Wr4dePzyHnmf8BsX9j",
+	"8jUW2cOIenjHhtQfRTadUXoQbq4ngiuH/DQk5wSugbCC+pWAvFlUxVICWJegQdieEap6dDIRLdk9vlwL",
+	"oA9z7173CEAgE+HaEcZbLelC67z37h3cbaItlUihaQLHyuW5LikXgGpZqEa6axisQILXzPEuMtu+Gh8f",
+	"wxvD8OOmY7bK4zh/8dzQMnwSoYNGO9AcI4oxj9M69DBRz2g9w4mYiIsFVySVSblkCO0FS4M4U+Z8FKVe",
+	"jK2tBw1yReZMsIJ6UBKzTX1Jcz5IZMrmULmx4IkfghQkWXBEGcV1dkkmTt4AnWJ06ERoprQy3dikHVfW",
+	"VmnCNWKgmgnPC7lS1d0C1mYN/JPQlkdIQRUHNXiWKrjip2nKUiz86SFv/LdmANOSZ2ZuMc35sf9FDdd0",
+	"mcU21xHyRzLDyFMiBVNHsKpPpbi2AnZs/h7gKZ/KlDNXi0kJesUuEwiQxWSlMyi5YYb2yy/PvyHIPVRk",
+	"eDM8nghC7JE2mzcgP0lsF3kGVNaHuxQCxxBzAS2AN1dE8WWerW0Usq2ZDiG/yjRsKxA1TEFkTGeEYiQr",
+	"jFxIwgTAykLi379fx0MzElxjHCPmEoVkBUN0CWgDAolUONcYAOMSWNtjm0DzP4bfxaTvshSPxiT2CW9c",
+	"ZyyOTEcxmoGYVZcyG+yESWtxRPKsxA2qcsHQS50yhGG2xwuawqwy1F3bE/cQdDb2XhGHN0sW3ByrmSyg",
+	"oWZO35FhXI9HIwf8RAtcOp8LB+tRPxfuJdPNgtGUFY0MsciOwGaVmY7riWVjQvEAES4SCalOUjDSxzrq",
+	"p181wdcIic8HvxE6+IOMBk/IkFySMRnER2bvrliuI0QIW3FbocyebccKjAnFhuQHOYexmCVyWVWW6Ptx",
+	"lSMXH2GOsGfDgAdlD4mLjZczckL+wb82rH0pLSrj/A+eD4ztUjClWEr68VOMZR08E4lMuZiPTf/mtfio",
+	"OtZV+l18niQsr16PCYUHCr7xeFbERZTj3UjFFtzOxP+kxXpMmq0N7U7CYplm7O71m3jKzy7oPPaYTUee",
+	"85rVYBxws1Z0HdBGNQTLwWr1akkpMoZ1JBRdq2qzzhAzilTf04wwkeYSiDY+XgDw3B+GwI8h/+APe4yO",
+	"l8ywcRXDwuflNOMJCseMJ8xWWXbhbjlNFmxwOhxtCLLVajWk8PNQFvNj+606/uH502c/vXoG31TuVCsZ",
+	"z188D/Ws3mh4gq/JnAma896493A4Gj6EwjB6AWrJseHS1yfHVfTYnOmuxBG82woTM1y8gT3e9karuro1",
+	"awOywHw5NH/FcC9PkwW2BjjvUEuITNfu7on8hFWv61/Vi8ZAsgjNc7uxKK9kzuxXagyfDcm5Fd8FIzO2",
+	"wkxpn2NgZ2FsaosA5jf8OVQm40qfu5gWx2dglU5HoyDuHaI2Aob8HwvOj9x9r1A88F6AitRy4ThvqQaD",
+	"NsW7qPdodNLVgx/y8S91bQ6/e7j7u29d9jZ+8Wj3Fz9J/S0kcZoPTvbo4gWmbl9I+QMtUEt/dPpk93cX",
+	"Uv5Ixdryd3BVPsZd2f7dcytD8IM9BviKFdc8Yb9U+eCo5Lu8FiAT3B1HK5pCxKkLiIL4T9lmRWIdduUr",
+	"UdULKckZVK60NB37XKO8kDNuAUKkYBOhCyoURk9ETlVlojpDvspU/Wjh49g6mCqQPFQY8TSaQ5JsAQUF",
+	"7cYKgNC91gUWatQiTQ33te070fVo9GQiqkT/IXlutNNqXc13wLVRE0yqCvZx29nFlT13lWBcaRTVWU2k",
+	"euX4ecqWudRMJOt/sDUEXlth+LVM13d28IMhOjfDu7rVqYuSvdtgPSd3y3q62I5gK1x5y2b2OFtf09TP",
+	"5NPmTKM9OMxTS4u3YmUnj/dZAw9U8SNLOb1Y558jH0R69rysjQ++iyqVI8+BnncwxlZ2mOdxZcXipYRl",
+	"bRMRVxA6FhS6Abbt1E3kJhZ91RZWonk+EaEhEQIdeZ0DwKgd7KtRsq3uYeNQXaVio3fWYacJAJ0Yk7yb",
+	"Y+X5J86v8vwjcasKi20bx8rze351z68O5Fdw6By3ctfBdX7lgs+P31Z3EO+OrQXUzcjO8QVVy1StqWgu",
+	"NMwZUzGE4wHuc8ao/XQijMXCxRw1K6NBgavJkLyD6zeWgYOsdIpeo/F4Iiw3dEPpG+4EjFIdDQmOFsHi",
+	"K+vOvWvxtydCyAAZv87F7Hyf+vp8DVbWlgZfAbmaZ8Y4rby+tQufOq+JAr6x8z70Zkz0PZl8bnW6DL7G",
+	"wv8ZGdpfwzS0p6EKAA3YTLKgeh8WAxk0yFgy1pbN/A08DxwED5TNg+eNs4631VAEZFar9GGUqYmI/U2r",
+	"rW/meRQ0N7TQx7HXlsAbQTMp2BniInMxnwjqYAWwaj9DLwsgNzgWQhwHcXwKO1gVPLRHHfm3sBmcM+Tx",
+	"fUo8phOqYAX1WDzcAq5kFziB2z8/3N9LrLlnxxteiO8/vE2G9qgjBA1pR5E5RLXd857Pk/fgESH2NAaM",
+	"xxXPQb9U2aK0vHJqx/vlJ4pet3OTyphr4QtV95iGBHpLi7bS5Vhq4SYeKuWT4SXvyYTbwITZy4S7O8UH",
+	"F7lD7UEao8r6De/NuHszbh8+Z2h6O5fbqWIFGdrtVtwrxBRx+H5NRuh9UZAH4qPAApbnmaH3xeOFoYvt",
+	"2/DQ197eUIkO4H1kO+tDI/jCFVH/rK219+XywtX5SF4vhwPQ7fIKY3Q3iPCei95z0b24qOFwnsFtNVMx",
+	"nUQdv/V5M++ObfLQFg7KgH/69BaLo6wluPMh8SiOiJKoRkJsPmKeJ/oQ1/45tOUcWLZh26vLvPXW5xkg",
+	"2mEAJL4SlMz3H/cbCuRRq9sL38bkmVs78KOtmUE87eC+VR7TrVXP96X/4fp0KYDwa0SEXPnlv+dffx1n",
+	"GW45ocQWELAEsdM1ny63qG4/58xCSmA6xcBpZ05XqiVzuDjFnBaaG1YjtBpPBIbgBg8xOM0lgLiAtDky",
+	"OdTNQoiaCEv5ene8VwK5shoiS4fExtlDHZKgfwgrNUY2TmAi7AzGPu4UfGuK0AyRcjEBrGC6LASzisHp",
+	"aASTs6wPAlhtHtyQOHjGqoxSurwMhxDXB8QFoVl2RqiYCBtVXlucSv0cOcz4OPj9kqdqizL6DUzTRe1/",
+	"0pehtaF+JJt6x2VCPYkISYWljlaAvd6lurpjNEZfbaY1ffIM/l593Mm7DZfdyFjbqkViBaQdIadpWWCp",
+	"FMBZgUxJnzDZEm+qGDPKAwTGKfb7REBwKZY9hyxQqMiu+ZJ5ZNCIJFQni0GZH2HYW44VF+MgeTOGlBqf",
+	"g6nY74ilzdIIrjb8LynL+DUrWDp2BZ5q44OLUxik0jzLCE2vAevcyAclATze8O4gKRSRrw2H/72kmVGB",
+	"PUjpkJzjnCz+PHU8HFCWYVJlfqkSKi5XXKRyFUNOBPREJwIriMjCQmxDSxhZF0zcphyRChkVol6WjApF",
+	"Jr0rxvKJyOmci/mkZwZkP8OS8l6Vhrj3tJIKJ6PNiP+J8PZrLWlgIVfGSLB5A949gsuL07ws880YRkxS",
+	"xiwc+/ZYlVNDYlMWY8DOUVfQ77NrG8i52x0CE47qxAGuIQSjtXRyRkb+kgfwabuudmDf91Pf98sDbBt0",
+	"DdpW+1lASnlYjfoMTvRsxgpMQ2b1LYQGLtGmwvo7bTNygIS3uEf70dC1PVDW84YJ0lDqqcB8GwzyTow2",
+	"lRItJ6J+EHLIEeV/sDgiqwXH4to0s+HgKZvRMtOkT7EZbHEiMGv1xBJK2/QyvuS6Nr2NPXifBhVQ6gus",
+	"FrMhcMPkd3tgeghHyrAW1FPIQHgqhS5k1l2fIS+gTKNhdgPwzcNmb8zYb+C7T1+i7zG476RgfyHr66k5",
+	"KKTMLXAiRCuCvKWWPQTS3JysujTH+MZOaW64jg2BDCWiAByBfgw/BT4dSBCBhw/URBQMcyuPIkPIIMur",
+	"mNDCEnexlgIj4nlKNsX+RKDc9wKk1mVfSzsaouTSDfVoSL5rjHkifDyDfd9wi4zNNJGlPqtrDYbD5ACx",
+	"HAB2Fgw1gSmDBK0uCYQd75JAPxtprKu1dQXJalUk27hWA1/jljEO9Vn78mPsmstSeciKtnF4yrqtdLAL",
+	"YMWtlbVc7SUnDEP5Y4gtfEA5sVEb7oMKDiCwrqyjUHDoLUf3Pjjks85ZmjsmE9yZWtDobUlLlimGofmU",
+	"FBKqHtfc8RGhFuRWFlUInPWF+VgQ5MT1a9FgIEOnYLo4EXifBTEiISsfk1ZWTvqIqGnExUpgimptpMZU",
+	"tKibWP/PDdsO+ijCiFz7iqhG8gDqP4KAmoi+/fKBi6l1Y2kyaQfc7PIDPLR1YMHYFswrFkwO3ZDQztGQ",
+	"APe3v6CvMYa/4mgikHVZv2BjW8CIM9Zac5KhnLPWmzFWK2/eo4hk/IqBYG2J7gOT1NHERCxkllZ2qfkG",
+	"R5mzwi/ZGGotJlKkXfE6pI9XNDYpvVAQQGcxVCFPWWYM8sUbni6uICPNaK7mC0icC726IYg47XIOGwFB",
+	"hdEtCMsU67hYN6JCQqY6VVe4Y6sF1R7yzwzxDAIj60OsGKpfSE2v0PsMTtZq5UlfyIA24LgVRk+ygNEe",
+	"cvCBqhzS3T5WOMOftm8VhviRLt1xebb4MJHn3N9N3TtH9xC2QE1WRnZK2w1j6vgt/PeSp++2RX+/ZEt5",
+	"DZlyyM1qcZZIpvaOe4tsnQjHIR37jmzIcvC2Y7q+8iVA1VkGMJyINsuqQ1JCCWdADUmqsx6fTYQMZJrl",
+	"+1aoWfFZ1ZUBdxtKc8vHZw0XYOWBdLf8/TrfBrERCAE3PJ/CZ2TjNkHoFr1NGLbw3pcwjA7e22Exb7vw",
+	"dwRyx/f9j7YY8HizCKt5z/7+MuYCEq4j9314WFjFqNMlFFR75crB4xSlUGPEp0ojB4O7FgkBTzIcfwty",
+	"UvEcHwDkMUYaYUHOH3/FWK5qDvDg4gG9EeMKAgd7dFFDfWAQWhYMMbwomdLkqsyPIhcgYP3oVsOXWWpb",
+	"4EYnA2ShNq7wXYXS/z5xRur1otpVG79i91b6p3HsaFqj5DAUxj2qHbvl9gPXWqbCdFDDRarKp7aF3gVH",
+	"jOrA1dhO2T++V5remRJeI87QL3pP358SfXds087IryU7drXGjt9esTVoyu0pTYZvowsTcUPtVUIbrmkj",
+	"cN++MiwBGrYjYekfbK3IkupkMRHx//k3Hfzx2vzfaPDkcjh4/XYUffHw3X/HZ6EPmnYBmUbOaeIuMZf0",
+	"zaUdha2aTJhIJASNWQnoBllPlUKY1paT+aLUDu51D0XUNv5AkSu27tBFER+1Ww3NqTbk0xv3ulbnw6VB",
+	"VbP/SDFbtVKH7ZzLEebnlA917wvYI87e6I82ZTLMsAxqJm5PYTI8ryqF2crsXrI8q5fXqgpdk75D3HMl",
+	"cM1IfNXEVB01/POuvPNW9uciSB+PqmahmZPRaBS2bmNHh+SpKx9rWOEVyyHuac6vmTgD52mLMxpTr5S/",
+	"bwVFvaqrYufHVRWHVekvN+CPvuzl+2JB2MFHYkH1OqkdPMgu6T0P+hPyoBbesAfvQXyZ47cOdn+Hd9Jh",
+	"U1B/5zFdk4KlCI+FZr4lZ9C6fIkFuKTPjFWSevOa0SLjrLDRoJByju4o0xzzWZn4cybnpJ/jRptXyoSl",
+	"6OZM1VFUz770wBa1cHyrWdVfiqOJANdfzFLuIr/jIfnGwl9AjhO0RsK7pBDzohPOojPkffNkBjUhWnSx",
+	"anM+jGewunJzk7+PDPjsYSM6g7gBPzhZ7FA73KmG63TbVgRxvEWKNdOqsw7AbTWlw9G3OWRhWrR7jspI",
+	"PAbLURaKmBdNv7yYQDqKr1JDlc3HUZG7UXeY5lYrgU+pgCtxS74+x+aATOpnFT/4tE7w3SsvwVQ/kvbi",
+	"a3q0Ky5INvc50Pf3tIewvmfACPbKXsHyIDfEL0XdqmJqHWnNNwNkrgEvT8R+yMt7gUS8gGF/2kEjOMZP",
+	"GaAUN/+eJd2zpEMwSi3Z7HSIe1aijt+GQd7vjlNmbK5rqrdwrW/8O7ZIT62qrVfOKn5VNWqMJ8u1oB5H",
+	"AEk/DjEdbImQR6MTQjXWrapqHM2pZiu6nohECoFupMrMSzKpbDYzFyS270JwC57WS0hcZhldxxPRh9ex",
+	"bs2j0eiriECxGnxQzeAynMFR23VX9YL3Gvkfxy5UBSMqL2ol2CcCIlTgaxubF0SkBP1uRqVMhN8JZ1JW",
+	"b1eb0jAsSf90NIqIkDaiEsxmoY/aDU7X4IvgsuU9oFaENQE641ga6QifJnbFTu4exE4JuQr37J7b/4XM",
+	"Z7froe53C75d7MG3XwZ8u4tZ1O80a9f5ngHWODVc79PCaC1YW8kF0QlZTISrIRjSHtaca1FrN3loUCyk",
+	"wURf1jifcPxzg+t5FOqK7XWzu5f37O59szvcp3u/32cci3G3jAvZSDfTgvo+GzXZXJZ8QF2uKmO2JlOz",
+	"KURLQo0tNRG26P0OQzpgHn3La4AbWtT7icD79qRgGkP1MB7RVxY0jKlWzxOjCA2vfPX9+eD08RcTsaBq",
+	"MSS/AoJCUOTfFh10tUYaE3CoYxBqPREWE40r34St1Uj6LvEwttBIUJHeNoulzfG5WxJXyvWhb8p9CCuM",
+	"6ratUYIgE9oDcEHmjMffAq0WO7Il/B0Ohy+bD79eap3FpD8aY83GLbknULTpT8N+3xvopFmlwJHxPh0X",
+	"tR6xj62Ak+ZFV3oYjoqEmNGbYAt4SAEAJhGSJOY7e8K0P5fDrRvFRLk0LMo1FpRl/oxACe4dLp+AGMSq",
+	"czSQRodIQ8io3AVqhGmXm+Uc20tr9oM0RXSvmM8j82cAvO7yRyNIca2Hvx9FZLq2gfQud8dmtzxQJM7Y",
+	"NctsblBCczrlGdecqRjhCroQCl7hVN9nhIrp4Z+crbYVx7zmik8zm06rhp9JsMlnWuASFzkgXcWYar0g",
+	"3nEpUiU/V2Fm5tEmDnb4uA3lqTtb+mhIfqJLG2sLJZy/GgUVnCcC1Rhd8OUSwGCDwVZpyyej0ahblQES",
+	"/bRvRGCIH+lCBJdniyaBu3sfVPZnuqlQ9kx0X54iGzl+C/+9QRm1Tu5x4xJqTnw22I6rmuYkKjydiH1q",
+	"puEY9wj9sjPr4CQtMZl4ZFotG7egf6JSaVtZSH21731Pn3+ZtJswD3d4t2a+uZfq8CtdSji4vQMtPJqI",
+	"DRWa7Nagg/BzINBadio8OvPKUDWU9ozzrXq4C6b/JBjIB6icuK9V0Lrr93ziszdEwn3dPEA3tUp8moro",
+	"UjOa+O3VAa//Uj/kYZHViGyzWCbiHLiMDdSargk1qgMrmmj1bsqbDoOIyGIiNlSR6OBwrwNKuH6qOsn7",
+	"sqns0nwkq2oPiPU/ceHYe6fne7TdAg64ly62FsmxEjRXC6k71a9XuigTXRYsIokszeBViOKh/J0fcG9U",
+	"sGQJIfk+swSgV7F6KnujA/R21/vRGDIOuCgdjnnmgbxjqFQJJqCNGjtCBA9AGw8Q1at/ozIX4mQbldDo",
+	"bxMxZTNZMHuHhtw5pwViuFscEARKKnOob1Q1ipeLUP7/3HLjh6NHiDcSP58NfpKCDX6k2vQnwHcFvN5O",
+	"8QEglAAWd/zsgs7jCv8EssTdex0gKO34DK/c7u3B5rFXK3PtdyHYOQD+eTGAd0GVIKjNbyt+9Hu1J918",
+	"u1Ie3SJ+EKTsqGeWtOVuHG4XZhwogKsaCeAqRAifVSea3bDcD7tSuPx+mt1KjebRJEjuya+xNu1TsOj4",
+	"Ibl+7qDhfw0dW1pMDqWtTMDDrbAEpuGbW5HAbS3N47e++O87nza61UL3GVtWxQ3LGlISI1eeymvmqmO4",
+	"Mh8W7nsiNst82LzMKhUIbwMyrIHjBI09UhPRj10u6ZgYLc5HBPt6nDXWap91GOY/uknvwVltS+0adFju",
+	"+w6rk/+MpTzssthlNsuJi2zv9dkZGWGxKxuCYkXn3pUs7qxyBeB8+/EeUAcCi1rZD/+shSAste2D6O2W",
+	"4t4P8rny6BcIHlzIco6uyJB3dtfw7PKAnKdpmKFv8T1C/lv9/UAh7Cfy4/5JRE4j8jCaiOFw6BnqnOZE",
+	"FiQtkZpZhAcMisoYbuv0AjMcLuZHHcm/lZcl/jvmrMVV0rCcVXEZiqwWEusqFA5SypdCBr09MTJiM6e/",
+	"4a3BKU6Eq67ciK44qNjyGWSxaIQiEHMAKaEiKLHnUnwtoFNQM68VkESqQ7KLP4xA+TR8MsHSfCSPzI5s",
+	"ZMFW96nI9x6Zgzi8UXb2S0VuU7jNPwagwHcD4jFdx4cCzolKf10Dr2eOQB/w2nZEqDijSl8Woe8jyejS",
+	"aWUNibJiQd18xX73nBrmBr3VkZt2suoWHvoLjPcloymiHn0afPQ9ccXGZD8STkO12B28MaC6zwll6oMp",
+	"pn8hnvcStDSo+DijgUcY6h8jJ9pUbdtxqqrck053g81yw+SJKj8k5IhyJbxKG4dZA/FRZDRNTIeD9GWb",
+	"DScFq8pvYDUyiCduq0M6EZov2dglXcC1H4I3UF2qiFjtN8LG1xGpMp3hPcNfJ6JULCIBCB5msfQ3klUA",
+	"WJ9jMelFkOgMy9CVLjM2I7YLgesVESpsLjOWRXmghhOBvL5ULL2kGli9LS1t/eFVqkj14iwr1eLSGMfF",
+	"Nc3iaCKg+D8EYmR0TqZrvN5clsmiy8Vygdu8g4//CoUMcPxnZGODoazPVFm/5qdQLe2scrG4gjdXbK+R",
+	"bnG6HFROzR6OA5ws9WSgA90sE2Fb/eTdLEBxe5VNg2W4l2SfdagJrSWUacdttueA4GvHbzErDrVxIym2",
+	"pW+b31WQKRhCY3i3CLJqX8yl7/w05vEDFWRUH/kIllYkjrBsS+B2OEEvTA2Jg4RAHDkT1mnehsgxEdsh",
+	"Ocg2RA4niC7d7ALHe4uAQrWAa8WyGemnLOEpqy5mqVhjYjhHtcHVbnOWA65Xq5SbiE4xd0aCOmCOGuol",
+	"YQwzExNRiiuAoDMvp5KpIYENRiQPpzXg520IHrCeaCAh9w/kvtEYAoSPrRnvpp/3mGrplpGnpB87Wgd5",
+	"llTZhEddlpN9/5ONM4TRb6uUYXMghVz9mcvh/MWq22h7XDoY/ILRTC/+6DQrXEyHOcRUgdvX/Bf1O5kw",
+	"ZWvcKPL9xcWLIXke1IzSskxsZl5KNZ0CYFupGInBmbP+A7wsVF0ZNRBiTmolHRMqsG3H2FVHvMf3MIf3",
+	"mbZne+hEjcCF4IqU+fA2RHYgsZgdZ0lZmO0c//t1ff+N8Yzmhm6OMSAHv5iu1tGS6YIn2+1M29gDRezb",
+	"pG923++TMXSWTC9kGpFCltqokFApAcWxswadvE5LO4SIfCdJUYIRCXqCG3Uis4wZAamOPCTXi0KaPlip",
+	"MH6Kvcml4iBSkMt2Vm/BCe4kF9PqcZ5RDoTC3tAlwCP2/ot8/+yHF2Qq9WJ9udA6v3TzvtRS04zU1wJI",
+	"OI22rok1kIcT8V/k4n+/eLalcRtuNhGdr7zFbv426X337GLSi6C3v038WZ/0IuzubxMz60nvHTmBpdoS",
+	"yBK1Bjfg3lvFbPd+fBon45kZVzX6mSyCoW87Gciz9uKUvtqW43teqbJQb9q6Cbkw5G3oXZYQrCFzNfQ/",
+	"XNof4qMAUG7J5zgui+ydcZaeYczeiitGHo8e2vpf9txPM7a0GHFlJS8wHJCSlGnKMyLo0ihroKFRnhnV",
+	"EwqPkz46YrhdWnU0JBBOM6WZ4dKFIXCRGo18NuMJ+mS0hMmtjf4OB5h1se6Xbqq99+ywxU46KHljlwC2",
+	"3a2zdQy4OLEPR8R76gIbSsB2kbCnrO08CfUe3vYQ6ua81AvTodFg0UnXXXinQM8e1U51gLicVCblkglN",
+	"+gXLqObXDDTtssh6494x3LTaATVbRekcBQcKYferA44zkHZnZZEsmNL45MyYHmi5CMZSBhcjVqUPJr5p",
+	"MLyobur7CJ1ra5AZSyvPFZpovKhQIlPrF1VBF14da7dI/AahYRh+6GqlbX54bkcRxBJ4nF4YYexCo/JC",
+	"znjGgmZxBi2NfucrfRcyM3sma+03q6TbtHozaZ+IGngfgxKLm10hDEMUAEDUa0yryPrM3Ua72B/fPtwo",
+	"bjb8lOpkMShzX2/VR4hiQKCCooyLQgrDSGeFXAZtQlhg+y6FvlfDS86CKyAz+oLOzH64cjhV97YMTW1h",
+	"0PX/7vW7/z8AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -66,7 +66,82 @@ var (
 	ErrDeviceRevoked = problem.New(problem.ErrConflict, "The device is revoked; a revoked device cannot be approved.")
 	// ErrPrincipalDeactivated means the principal is deactivated and gets no new tokens.
 	ErrPrincipalDeactivated = problem.New(problem.ErrConflict, "The principal is deactivated.")
+	// ErrLastOwner refuses to deactivate the instance's last active owner: nobody could
+	// administer the instance any more.
+	ErrLastOwner = problem.New(problem.ErrConflict, "This is the instance's last active owner; make another person owner first.")
 )
+
+// The durable event types identity appends (spec 02). Their receivers are the gateway too:
+// it closes the WebSocket sessions of a revoked token or a deactivated principal.
+const (
+	// EventTokenRevoked is appended once, when a token is revoked; personal, to the token's
+	// principal.
+	EventTokenRevoked = "token.revoked"
+	// EventPrincipalDeactivated is appended once, when a principal is deactivated; every
+	// principal receives it (principal.read).
+	EventPrincipalDeactivated = "principal.deactivated"
+	// EventPrincipalReactivated is appended once, when a deactivated principal is
+	// reactivated; every principal receives it.
+	EventPrincipalReactivated = "principal.reactivated"
+)
+
+// TokenRevokedPayload is the payload of token.revoked.
+type TokenRevokedPayload struct {
+	// PrincipalID is the token's principal.
+	PrincipalID uuid.UUID `json:"principal_id"`
+	// TokenID is the revoked token.
+	TokenID uuid.UUID `json:"token_id"`
+	// RevokedAt is when it was revoked.
+	RevokedAt time.Time `json:"revoked_at"`
+}
+
+// PrincipalDeactivatedPayload is the payload of principal.deactivated.
+type PrincipalDeactivatedPayload struct {
+	// PrincipalID is the deactivated principal.
+	PrincipalID uuid.UUID `json:"principal_id"`
+	// DeactivatedAt is when it was deactivated.
+	DeactivatedAt time.Time `json:"deactivated_at"`
+}
+
+// PrincipalReactivatedPayload is the payload of principal.reactivated.
+type PrincipalReactivatedPayload struct {
+	// PrincipalID is the reactivated principal.
+	PrincipalID uuid.UUID `json:"principal_id"`
+}
+
+// TokenInfo is what may be shown of a stored token: everything but the secret, which the
+// server does not have.
+type TokenInfo struct {
+	// ID identifies the token.
+	ID uuid.UUID
+	// PrincipalID is the principal it acts as.
+	PrincipalID uuid.UUID
+	// DeviceID is its device; uuid.Nil when none.
+	DeviceID uuid.UUID
+	// DeviceName is its device's name; empty when none.
+	DeviceName string
+	// DeviceStatus is its device's status; empty when none.
+	DeviceStatus DeviceStatus
+	// Scopes are an app token's scopes; nil for people and agents.
+	Scopes []string
+	// CreatedAt is when it was issued.
+	CreatedAt time.Time
+	// ExpiresAt is when it stops authenticating; zero when never.
+	ExpiresAt time.Time
+	// RevokedAt is when it was revoked; zero while it is not.
+	RevokedAt time.Time
+	// LastUsedAt is its last use as last written (identity.last_used_flush_interval); zero
+	// when never.
+	LastUsedAt time.Time
+}
+
+// TokenPage is one page of a principal's tokens, ordered by id (issue order).
+type TokenPage struct {
+	// Items are the tokens of the page.
+	Items []TokenInfo
+	// Next is the id to pass as after for the next page; uuid.Nil on the last page.
+	Next uuid.UUID
+}
 
 // Principal is a person, an agent or an app.
 type Principal struct {
@@ -257,8 +332,8 @@ type Authenticator interface {
 
 // Principals creates and reads principals. Creation validates the input (an error wrapping
 // problem.ErrValidation naming the fields) and refuses a taken handle (ErrHandleTaken); it
-// joins the caller's transaction when there is one. It appends no event: principals have no
-// durable event type (spec 02).
+// joins the caller's transaction when there is one. Creation appends no event; deactivation
+// and reactivation append principal.deactivated and principal.reactivated (spec 02).
 type Principals interface {
 	// CreatePerson creates a person.
 	CreatePerson(ctx context.Context, in PersonInput) (Principal, error)
@@ -269,6 +344,15 @@ type Principals interface {
 	CreateAgentPrincipal(ctx context.Context, in AgentInput) (Principal, error)
 	// Get returns the principal with id; ErrPrincipalNotFound when there is none.
 	Get(ctx context.Context, id uuid.UUID) (Principal, error)
+	// Deactivate deactivates the principal and appends principal.deactivated, in one
+	// transaction: its tokens stop authenticating at once and every session of it ends
+	// (the gateway closes them). Deactivating a deactivated principal changes nothing and
+	// appends nothing. ErrPrincipalNotFound; ErrLastOwner for the last active owner.
+	Deactivate(ctx context.Context, id uuid.UUID) (Principal, error)
+	// Reactivate reactivates the principal and appends principal.reactivated: its tokens
+	// that are neither revoked nor expired authenticate again. Reactivating an active
+	// principal changes nothing and appends nothing. ErrPrincipalNotFound.
+	Reactivate(ctx context.Context, id uuid.UUID) (Principal, error)
 }
 
 // Tokens issues and revokes bearer tokens.
@@ -278,9 +362,16 @@ type Tokens interface {
 	// It joins the caller's transaction. ErrPrincipalNotFound, ErrPrincipalDeactivated, or
 	// a validation error naming device_name or device_status.
 	Issue(ctx context.Context, principalID uuid.UUID, device *DeviceInput) (IssuedToken, error)
-	// Revoke revokes the token at once: its next request is refused. Revoking a revoked
-	// token changes nothing. ErrTokenNotFound when there is none.
-	Revoke(ctx context.Context, tokenID uuid.UUID) error
+	// Revoke revokes the token at once and appends token.revoked in the same transaction:
+	// its next request is refused and its gateway sessions end. Revoking a revoked token
+	// changes nothing and appends nothing; the token is returned either way.
+	// ErrTokenNotFound when there is none.
+	Revoke(ctx context.Context, tokenID uuid.UUID) (TokenInfo, error)
+	// Get returns the token with id (never its secret); ErrTokenNotFound when there is none.
+	Get(ctx context.Context, tokenID uuid.UUID) (TokenInfo, error)
+	// List returns a page of the principal's tokens after the token id after (uuid.Nil:
+	// from the first), at most limit of them, revoked and expired ones included.
+	List(ctx context.Context, principalID, after uuid.UUID, limit int) (TokenPage, error)
 }
 
 // Devices changes the status of devices.

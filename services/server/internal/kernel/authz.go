@@ -63,6 +63,12 @@ const (
 	ActionPrincipalRead Action = "principal.read"
 	// ActionPrincipalAdmin creates, changes and deactivates principals.
 	ActionPrincipalAdmin Action = "principal.admin"
+	// ActionPrincipalDeactivate deactivates and reactivates principals: owners only, since a
+	// deactivation ends every session of the principal at once.
+	ActionPrincipalDeactivate Action = "principal.deactivate"
+	// ActionTokenAdmin lists and revokes the tokens of a principal: one's own, and an owner
+	// anyone's.
+	ActionTokenAdmin Action = "token.admin"
 	// ActionSpaceCreate creates a space.
 	ActionSpaceCreate Action = "space.create"
 	// ActionSpaceRead reads a space and receives its events.
@@ -110,7 +116,7 @@ const (
 // actions lists every Action in the order of spec 04 and api/operations.yaml.
 var actions = []Action{
 	ActionInstanceRead, ActionInstanceAdmin, ActionPrincipalRead, ActionPrincipalAdmin,
-	ActionSpaceCreate, ActionSpaceRead, ActionSpaceUpdate, ActionSpaceArchive,
+	ActionPrincipalDeactivate, ActionTokenAdmin, ActionSpaceCreate, ActionSpaceRead, ActionSpaceUpdate, ActionSpaceArchive,
 	ActionChannelCreate, ActionChannelRead, ActionChannelUpdate, ActionChannelArchive,
 	ActionThreadCreate, ActionThreadRead,
 	ActionMessageCreate, ActionMessageUpdate, ActionMessageDelete,

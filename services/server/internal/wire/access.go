@@ -1,10 +1,12 @@
 package wire
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 
+	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
 	agentshttp "bothy.example.com/server/internal/agents/adapters/httpapi"
@@ -20,6 +22,7 @@ import (
 	identitypg "bothy.example.com/server/internal/identity/adapters/postgres"
 	identityapp "bothy.example.com/server/internal/identity/app"
 	instancehttp "bothy.example.com/server/internal/instance/adapters/httpapi"
+	instancepg "bothy.example.com/server/internal/instance/adapters/postgres"
 	instanceapp "bothy.example.com/server/internal/instance/app"
 	"bothy.example.com/server/internal/kernel/clock"
 	"bothy.example.com/server/internal/kernel/config"
@@ -124,18 +127,21 @@ type accessHandlers struct {
 //   - the Authorizer's denial counter into registry.
 func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Logger, registry prometheus.Registerer, c accessConfig) (access, error) {
 	idStore := identitypg.New(runner)
+	grantStore := authzpg.New(runner)
 	ids, err := identityapp.New(identityapp.Deps{
-		Store:  idStore,
-		Tx:     runner,
-		Clock:  clk,
-		Logger: logger,
-		Config: c.identity,
+		Store:    idStore,
+		Tx:       runner,
+		Clock:    clk,
+		Logger:   logger,
+		Config:   c.identity,
+		Appender: log.appender,
+		Owners:   instanceOwners{store: grantStore},
+		Instance: instanceID{store: log.instance},
 	})
 	if err != nil {
 		return access{}, err
 	}
 
-	grantStore := authzpg.New(runner)
 	chatStore := chatpg.New(runner)
 	directory := chatStore
 	authorizer, err := authzapp.NewAuthorizer(authzapp.AuthorizerDeps{
@@ -267,6 +273,8 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		Principals: ids,
 		Tokens:     ids.Tokens(),
 		Devices:    ids.Devices(),
+
+		TokensPageSize: c.identity.TokensPageSize,
 	})
 	errs = append(errs, err)
 	a.handlers.authz, err = authzhttp.New(authzhttp.Deps{
@@ -311,4 +319,25 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		return access{}, err
 	}
 	return a, nil
+}
+
+// instanceOwners binds identity's Owners to authz's grants: the owners' lock (which every
+// owner grant change takes too), then the owners.
+type instanceOwners struct{ store *authzpg.Store }
+
+// InstanceOwners implements identityapp.Owners.
+func (o instanceOwners) InstanceOwners(ctx context.Context) ([]uuid.UUID, error) {
+	return o.store.LockedOwners(ctx)
+}
+
+// instanceID binds identity's Instance to the instance store.
+type instanceID struct{ store *instancepg.Store }
+
+// InstanceID implements identityapp.Instance.
+func (i instanceID) InstanceID(ctx context.Context) (uuid.UUID, error) {
+	info, err := i.store.Info(ctx)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("instance: %w", err)
+	}
+	return info.ID, nil
 }

@@ -105,6 +105,142 @@ type FlagOverrideView struct {
 	Enabled bool `json:"enabled"`
 }
 
+// parseID reads a UUID given on the command line for field; a
+// problem.ErrValidation naming it otherwise.
+func parseID(field, s string) (uuid.UUID, error) {
+	id, err := uuid.Parse(s)
+	if err != nil || id == uuid.Nil {
+		return uuid.Nil, problem.Validation(problem.FieldError{Field: field, Message: "must be an id (a UUID)"})
+	}
+	return id, nil
+}
+
+// TokenView is how bothy admin prints a token: never a secret (none is
+// stored); members without a value are left out.
+type TokenView struct {
+	ID           string   `json:"id"`
+	PrincipalID  string   `json:"principal_id"`
+	DeviceID     string   `json:"device_id,omitempty"`
+	DeviceName   string   `json:"device_name,omitempty"`
+	DeviceStatus string   `json:"device_status,omitempty"`
+	Scopes       []string `json:"scopes,omitempty"`
+	CreatedAt    string   `json:"created_at"`
+	ExpiresAt    string   `json:"expires_at,omitempty"`
+	RevokedAt    string   `json:"revoked_at,omitempty"`
+	LastUsedAt   string   `json:"last_used_at,omitempty"`
+}
+
+func tokenView(t identity.TokenInfo) TokenView {
+	v := TokenView{
+		ID: t.ID.String(), PrincipalID: t.PrincipalID.String(), DeviceName: t.DeviceName,
+		DeviceStatus: string(t.DeviceStatus), Scopes: t.Scopes, CreatedAt: rfc3339(t.CreatedAt),
+		ExpiresAt: rfc3339(t.ExpiresAt), RevokedAt: rfc3339(t.RevokedAt), LastUsedAt: rfc3339(t.LastUsedAt),
+	}
+	if t.DeviceID != uuid.Nil {
+		v.DeviceID = t.DeviceID.String()
+	}
+	return v
+}
+
+// PrincipalView is how bothy admin prints a principal.
+type PrincipalView struct {
+	ID            string `json:"id"`
+	Kind          string `json:"kind"`
+	Handle        string `json:"handle"`
+	DisplayName   string `json:"display_name"`
+	DeactivatedAt string `json:"deactivated_at,omitempty"`
+}
+
+func principalView(p identity.Principal) PrincipalView {
+	return PrincipalView{
+		ID: p.ID.String(), Kind: string(p.Kind), Handle: p.Handle, DisplayName: p.DisplayName,
+		DeactivatedAt: rfc3339(p.DeactivatedAt),
+	}
+}
+
+// rfc3339 formats t, or "" for the zero time (the member is left out then).
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// Tokens lists every token of the principal whose id is principal, revoked
+// and expired ones included, in issue order; never a secret. A
+// problem.ErrValidation for an id that is not a UUID.
+func (a *App) Tokens(ctx context.Context, principal string) ([]TokenView, error) {
+	id, err := parseID("principal", principal)
+	if err != nil {
+		return nil, err
+	}
+	out := []TokenView{}
+	after := uuid.Nil
+	for {
+		page, err := a.identity.Tokens().List(ctx, id, after, adminTokensPage)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range page.Items {
+			out = append(out, tokenView(t))
+		}
+		if page.Next == uuid.Nil {
+			return out, nil
+		}
+		after = page.Next
+	}
+}
+
+// adminTokensPage is how many tokens bothy admin token list reads per query.
+const adminTokensPage = 500
+
+// RevokeToken revokes the token whose id is token and appends token.revoked
+// (the instance its actor): its requests answer 401 at once and the gateway
+// processes close its connections as their log tails read the event.
+// Idempotent. A problem.ErrValidation for an id that is not a UUID; a
+// problem.ErrNotFound when no token has it.
+func (a *App) RevokeToken(ctx context.Context, token string) (TokenView, error) {
+	id, err := parseID("token", token)
+	if err != nil {
+		return TokenView{}, err
+	}
+	t, err := a.identity.Tokens().Revoke(ctx, id)
+	if err != nil {
+		return TokenView{}, err
+	}
+	return tokenView(t), nil
+}
+
+// DeactivatePrincipal deactivates the principal whose id is principal and
+// appends principal.deactivated: its tokens answer 401 and its gateway
+// connections close. Idempotent; identity.ErrLastOwner (a
+// problem.ErrConflict) for the last active owner.
+func (a *App) DeactivatePrincipal(ctx context.Context, principal string) (PrincipalView, error) {
+	id, err := parseID("principal", principal)
+	if err != nil {
+		return PrincipalView{}, err
+	}
+	p, err := a.identity.Deactivate(ctx, id)
+	if err != nil {
+		return PrincipalView{}, err
+	}
+	return principalView(p), nil
+}
+
+// ReactivatePrincipal reactivates the principal whose id is principal and
+// appends principal.reactivated. Idempotent.
+func (a *App) ReactivatePrincipal(ctx context.Context, principal string) (PrincipalView, error) {
+	id, err := parseID("principal", principal)
+	if err != nil {
+		return PrincipalView{}, err
+	}
+	p, err := a.identity.Reactivate(ctx, id)
+	if err != nil {
+		return PrincipalView{}, err
+	}
+	return principalView(p), nil
+}
+
 // flagView converts a flag for printing; overrides is [] when there are none.
 func flagView(f instance.Flag) FlagView {
 	v := FlagView{

@@ -211,6 +211,10 @@ func resourceOf(o apiOperation, ids map[string]uuid.UUID, self uuid.UUID) author
 		return authorize.Resource{Kind: kind, ID: ids[string(kind)+"_id"]}
 	case kind == kernel.ResourcePrincipal && (o.path == "/api/v1/me" || strings.HasPrefix(o.path, "/api/v1/me/")):
 		return authorize.Resource{Kind: kind, ID: self}
+	case kind == kernel.ResourcePrincipal && (o.path == "/api/v1/tokens" || strings.HasPrefix(o.path, "/api/v1/tokens/")):
+		// listTokens without principal_id and revokeToken's first decision are about the
+		// actor's own tokens.
+		return authorize.Resource{Kind: kind, ID: self}
 	}
 	return authorize.Resource{Kind: kind}
 }

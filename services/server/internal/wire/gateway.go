@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/kernel/clock"
 	"bothy.example.com/server/internal/kernel/problem"
 	syncmod "bothy.example.com/server/internal/sync"
 	"bothy.example.com/server/internal/sync/adapters/gateway"
@@ -20,7 +21,10 @@ import (
 // identity's Authenticator, the Authorizer, catch-up and the snapshot, the snapshot's JSON as
 // getSnapshot writes it, and a Delivery over the Authorizer and identity's Directory (the
 // per-row rule and encoder catch-up uses, with the actors named as catch-up names them) for live events from the process's log tail.
-func newGateway(a access, l eventLog, logger *slog.Logger, cfg gateway.Config) (*gateway.Gateway, error) {
+//
+// The gateway checks token expiry with the process's clock (identity's), so a test that moves
+// the clock past a token's expiry sees the connection close.
+func newGateway(a access, l eventLog, clk clock.Clock, logger *slog.Logger, cfg gateway.Config) (*gateway.Gateway, error) {
 	delivery, err := syncapp.NewDelivery(a.sync.authorizer, a.sync.actors)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -35,6 +39,7 @@ func newGateway(a access, l eventLog, logger *slog.Logger, cfg gateway.Config) (
 		Delivery:        delivery,
 		Config:          cfg,
 		Logger:          logger,
+		Clock:           clk,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)

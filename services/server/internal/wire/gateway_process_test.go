@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -91,7 +92,7 @@ func (b *syncBuffer) String() string {
 // api role) reach a WebSocket of the other process live, through that process's own log
 // tail. SIGTERM then closes the connection with 1001 (after the frames in flight) and the
 // process exits cleanly; the client resumes on the first process from its cursor without
-// loss.
+// loss. A token revoked through the first process closes its connection on the second.
 func TestGatewayTwoProcesses(t *testing.T) {
 	t.Parallel()
 	w := newChatWorld(t, false)
@@ -139,6 +140,16 @@ func TestGatewayTwoProcesses(t *testing.T) {
 	if len(want) < 3 || !slices.Equal(gwSeqs(got), want) {
 		t.Errorf("the gateway process delivered %v live, listEvents gives %v", gwSeqs(got), want)
 	}
+
+	// A token revoked through this process closes its connection on the other one, whose log
+	// tail reads token.revoked (issue 16).
+	phone, phoneID := w.issue(t, w.sam, "Sam's phone")
+	pc := mustDial(t, base, phone.token)
+	pc.send(`{"op":"hello"}`)
+	pc.expect("ready")
+	revoked := time.Now()
+	w.must(t, w.sam, http.MethodPost, "/api/v1/tokens/"+phoneID.String()+"/revoke", "", http.StatusOK, nil)
+	pc.endsWith("token_revoked", revoked, revocationDelay+closeSlack)
 
 	w.post(t, w.alex, w.campaignThread, "Just before SIGTERM")
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {

@@ -55,11 +55,12 @@ func setup(t *testing.T) *env {
 	pool := pgtest.New(t)
 	runner := tx.NewRunner(pool)
 	idSvc, err := identityapp.New(identityapp.Deps{
-		Store:  identitypg.New(runner),
-		Tx:     runner,
-		Clock:  clock.NewFake(start),
-		Logger: slog.New(slog.DiscardHandler),
-		Config: identityapp.Config{TokenTTL: time.Hour, LastUsedFlushInterval: time.Minute},
+		Store:    identitypg.New(runner),
+		Tx:       runner,
+		Clock:    clock.NewFake(start),
+		Logger:   slog.New(slog.DiscardHandler),
+		Config:   identityapp.Config{TokenTTL: time.Hour, LastUsedFlushInterval: time.Minute},
+		Appender: identityPorts{}, Owners: identityPorts{}, Instance: identityPorts{},
 	})
 	if err != nil {
 		t.Fatalf("identity: %v", err)
@@ -400,4 +401,16 @@ func TestNewRefusesMissingDeps(t *testing.T) {
 			t.Fatalf("error %q does not name the %s", err, name)
 		}
 	}
+}
+
+// identityPorts are identity's event ports for a test that does not look at identity's
+// events: the appender drops them, no principal owns the instance, the instance is one id.
+type identityPorts struct{}
+
+func (identityPorts) Append(context.Context, ...kernel.Event) error { return nil }
+
+func (identityPorts) InstanceOwners(context.Context) ([]uuid.UUID, error) { return nil, nil }
+
+func (identityPorts) InstanceID(context.Context) (uuid.UUID, error) {
+	return uuid.MustParse("0190a6b2-7c1e-7d3a-9f00-0000000000aa"), nil
 }

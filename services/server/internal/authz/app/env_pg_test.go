@@ -63,7 +63,8 @@ func envOn(t *testing.T, pool *pgxpool.Pool) *env {
 	e.info = info
 	e.identity, err = identityapp.New(identityapp.Deps{
 		Store: identitypg.New(runner), Tx: runner, Clock: clock.System(), Logger: slog.New(slog.DiscardHandler),
-		Config: identityapp.Config{TokenTTL: time.Hour, LastUsedFlushInterval: time.Minute},
+		Config:   identityapp.Config{TokenTTL: time.Hour, LastUsedFlushInterval: time.Minute},
+		Appender: identityPorts{}, Owners: identityPorts{}, Instance: identityPorts{},
 	})
 	if err != nil {
 		t.Fatalf("identity: %v", err)
@@ -232,4 +233,16 @@ func (d *directory) SpaceExists(_ context.Context, id uuid.UUID) (bool, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.spaces[id], nil
+}
+
+// identityPorts are identity's event ports for a test that does not look at identity's
+// events: the appender drops them, no principal owns the instance, the instance is one id.
+type identityPorts struct{}
+
+func (identityPorts) Append(context.Context, ...kernel.Event) error { return nil }
+
+func (identityPorts) InstanceOwners(context.Context) ([]uuid.UUID, error) { return nil, nil }
+
+func (identityPorts) InstanceID(context.Context) (uuid.UUID, error) {
+	return uuid.MustParse("0190a6b2-7c1e-7d3a-9f00-0000000000aa"), nil
 }

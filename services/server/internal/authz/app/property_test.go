@@ -233,6 +233,10 @@ func (w *randWorld) oracle(a actor.Actor, action kernel.Action, res authorize.Re
 			targetIsOwner = targetIsOwner || (g.PrincipalID == res.ID && g.Role == authz.RoleOwner)
 		}
 		pair, meets = is(kernel.ResourcePrincipal), onInstance >= 3 && !targetIsOwner
+	case kernel.ActionPrincipalDeactivate:
+		pair, meets = is(kernel.ResourcePrincipal), false // owners only (the owner passes every rule)
+	case kernel.ActionTokenAdmin:
+		pair, meets = is(kernel.ResourcePrincipal), res.ID == a.PrincipalID
 	case kernel.ActionSpaceRead:
 		pair, meets = is(kernel.ResourceInstance, kernel.ResourceSpace), true
 	case kernel.ActionSpaceUpdate, kernel.ActionSpaceArchive:

@@ -65,6 +65,8 @@ var policy = []Rule{
 	role(kernel.ActionInstanceAdmin, kernel.ResourceInstance, authz.RoleAdmin, "administers the instance"),
 	read(kernel.ActionPrincipalRead, kernel.ResourcePrincipal, "getMe and names of principals: every envelope names its actor anyway"),
 	role(kernel.ActionPrincipalAdmin, kernel.ResourcePrincipal, authz.RoleAdmin, "createPerson, createApp, createToken, approveDevice: instance admins"),
+	role(kernel.ActionPrincipalDeactivate, kernel.ResourcePrincipal, authz.RoleOwner, "deactivatePrincipal, reactivatePrincipal: owners only, since it ends every session of the principal"),
+	{Action: kernel.ActionTokenAdmin, Kind: kernel.ResourcePrincipal, Need: NeedSelf, Note: "listTokens, revokeToken: one's own tokens, an owner anyone's"},
 	role(kernel.ActionSpaceCreate, kernel.ResourceInstance, authz.RoleAdmin, "createSpace: shaping the instance is managing it"),
 	read(kernel.ActionSpaceRead, kernel.ResourceInstance, "listSpaces: every principal lists, each item is filtered by space.read on the space"),
 	read(kernel.ActionSpaceRead, kernel.ResourceSpace, "listSpaceChannels, space events: a grant on the space or on one of its channels"),

@@ -58,7 +58,8 @@ func newStack(t *testing.T) *stack {
 	s.instID = info.ID
 	s.identity, err = identityapp.New(identityapp.Deps{
 		Store: identitypg.New(runner), Tx: runner, Clock: clock.System(), Logger: slog.New(slog.DiscardHandler),
-		Config: identityapp.Config{TokenTTL: time.Hour, LastUsedFlushInterval: time.Minute},
+		Config:   identityapp.Config{TokenTTL: time.Hour, LastUsedFlushInterval: time.Minute},
+		Appender: identityPorts{}, Owners: identityPorts{}, Instance: identityPorts{},
 	})
 	if err != nil {
 		t.Fatalf("identity: %v", err)
@@ -506,4 +507,16 @@ func TestConcurrentOpenersOfOneDirectMessage(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("robin holds %d grants on the direct message, want 1", n)
 	}
+}
+
+// identityPorts are identity's event ports for a test that does not look at identity's
+// events: the appender drops them, no principal owns the instance, the instance is one id.
+type identityPorts struct{}
+
+func (identityPorts) Append(context.Context, ...kernel.Event) error { return nil }
+
+func (identityPorts) InstanceOwners(context.Context) ([]uuid.UUID, error) { return nil, nil }
+
+func (identityPorts) InstanceID(context.Context) (uuid.UUID, error) {
+	return uuid.MustParse("0190a6b2-7c1e-7d3a-9f00-0000000000aa"), nil
 }

@@ -33,22 +33,30 @@ var (
 
 // env is a Service over the fake store with a fake clock.
 type env struct {
-	svc   *app.Service
-	store *fakeStore
-	tx    *fakeTx
-	clock *clock.Fake
-	log   *bytes.Buffer
+	svc    *app.Service
+	store  *fakeStore
+	tx     *fakeTx
+	clock  *clock.Fake
+	log    *bytes.Buffer
+	events *fakeAppender
+	owners *fakeOwners
 }
+
+// instanceID is the instance of the fake Instance: the actor of events appended without one.
+var instanceID = uuid.MustParse("0190a6b2-7c1e-7d3a-9f00-0000000000aa")
 
 func newEnv(t *testing.T, ttl time.Duration) env {
 	t.Helper()
-	e := env{store: newFakeStore(), tx: &fakeTx{}, clock: clock.NewFake(start), log: &bytes.Buffer{}}
+	e := env{store: newFakeStore(), tx: &fakeTx{}, clock: clock.NewFake(start), log: &bytes.Buffer{}, events: &fakeAppender{}, owners: &fakeOwners{}}
 	svc, err := app.New(app.Deps{
-		Store:  e.store,
-		Tx:     e.tx,
-		Clock:  e.clock,
-		Logger: slog.New(slog.NewJSONHandler(e.log, nil)),
-		Config: app.Config{TokenTTL: ttl, LastUsedFlushInterval: time.Minute},
+		Store:    e.store,
+		Tx:       e.tx,
+		Clock:    e.clock,
+		Logger:   slog.New(slog.NewJSONHandler(e.log, nil)),
+		Config:   app.Config{TokenTTL: ttl, LastUsedFlushInterval: time.Minute},
+		Appender: e.events,
+		Owners:   e.owners,
+		Instance: fakeInstance{id: instanceID},
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -79,7 +87,8 @@ func TestNewRefusesMissingDepsAndBadConfig(t *testing.T) {
 	t.Parallel()
 	good := app.Deps{
 		Store: newFakeStore(), Tx: &fakeTx{}, Clock: clock.NewFake(start), Logger: slog.New(slog.DiscardHandler),
-		Config: app.Config{TokenTTL: 0, LastUsedFlushInterval: time.Second},
+		Config:   app.Config{TokenTTL: 0, LastUsedFlushInterval: time.Second},
+		Appender: &fakeAppender{}, Owners: &fakeOwners{}, Instance: fakeInstance{id: instanceID},
 	}
 	if _, err := app.New(good); err != nil {
 		t.Fatalf("New with every dependency: %v", err)
@@ -93,6 +102,10 @@ func TestNewRefusesMissingDepsAndBadConfig(t *testing.T) {
 		{"tx", func(d *app.Deps) { d.Tx = nil }, "transaction runner is nil"},
 		{"clock", func(d *app.Deps) { d.Clock = nil }, "clock is nil"},
 		{"logger", func(d *app.Deps) { d.Logger = nil }, "logger is nil"},
+		{"appender", func(d *app.Deps) { d.Appender = nil }, "appender is nil"},
+		{"owners", func(d *app.Deps) { d.Owners = nil }, "owners is nil"},
+		{"instance", func(d *app.Deps) { d.Instance = nil }, "instance is nil"},
+		{"negative page size", func(d *app.Deps) { d.Config.TokensPageSize = -1 }, "identity.tokens_page_size"},
 		{"negative ttl", func(d *app.Deps) { d.Config.TokenTTL = -time.Second }, "identity.token_ttl"},
 		{"zero interval", func(d *app.Deps) { d.Config.LastUsedFlushInterval = 0 }, "identity.last_used_flush_interval"},
 	}
@@ -112,7 +125,7 @@ func TestConfigFrom(t *testing.T) {
 	t.Parallel()
 	r := config.NewRegister()
 	// The register of this test mirrors the package's keys, so Load can read them.
-	for _, k := range []config.Key{app.KeyTokenTTL, app.KeyLastUsedFlushInterval} {
+	for _, k := range []config.Key{app.KeyTokenTTL, app.KeyLastUsedFlushInterval, app.KeyTokensPageSize} {
 		r.Define(k.Name, k.Kind, k.Default, k.Meaning)
 	}
 	cfg, err := r.Load("", []string{"BOTHY_IDENTITY_TOKEN_TTL=0s"})
@@ -123,7 +136,7 @@ func TestConfigFrom(t *testing.T) {
 	if err := cfg.Err(); err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	if got != (app.Config{TokenTTL: 0, LastUsedFlushInterval: time.Minute}) {
+	if got != (app.Config{TokenTTL: 0, LastUsedFlushInterval: time.Minute, TokensPageSize: 100}) {
 		t.Errorf("ConfigFrom = %+v, want no expiry and the default 1m flush", got)
 	}
 	if app.KeyTokenTTL.Default != "2160h" {
@@ -367,6 +380,7 @@ func TestIssueStoreFailures(t *testing.T) {
 	e := newEnv(t, testTTL)
 	svc, err := app.New(app.Deps{
 		Store: e.store, Tx: e.tx, Clock: e.clock, Logger: slog.New(slog.DiscardHandler),
+		Appender: e.events, Owners: e.owners, Instance: fakeInstance{id: instanceID},
 		Random: io.LimitReader(strings.NewReader(strings.Repeat("x", 64)), 3),
 		Config: app.Config{LastUsedFlushInterval: time.Minute},
 	})
@@ -383,17 +397,27 @@ func TestRevokeToken(t *testing.T) {
 	e := newEnv(t, testTTL)
 	ctx := t.Context()
 	tok := e.issue(t, e.person(t, "alex").ID, nil)
-	if err := e.svc.Tokens().Revoke(ctx, tok.TokenID); err != nil {
-		t.Fatalf("Revoke: %v", err)
+	info, err := e.svc.Tokens().Revoke(ctx, tok.TokenID)
+	if err != nil || !info.RevokedAt.Equal(start) || info.ID != tok.TokenID {
+		t.Fatalf("Revoke = %+v, %v", info, err)
 	}
 	e.clock.Advance(time.Hour)
-	if err := e.svc.Tokens().Revoke(ctx, tok.TokenID); err != nil {
-		t.Fatalf("second Revoke: %v", err)
+	if info, err = e.svc.Tokens().Revoke(ctx, tok.TokenID); err != nil || !info.RevokedAt.Equal(start) {
+		t.Fatalf("second Revoke = %+v, %v; want the first revocation time", info, err)
 	}
 	if got := e.store.token(tok.TokenID).revokedAt; !got.Equal(start) {
 		t.Errorf("revoked_at = %v, want the first revocation %v", got, start)
 	}
-	if err := e.svc.Tokens().Revoke(ctx, uuid.New()); !errors.Is(err, identity.ErrTokenNotFound) {
+	events := e.events.appended()
+	if len(events) != 1 {
+		t.Fatalf("events = %d, want one token.revoked (the second revoke appends none)", len(events))
+	}
+	ev := events[0]
+	if ev.Type != identity.EventTokenRevoked || ev.AudienceID != tok.PrincipalID || ev.ResourceID != tok.PrincipalID ||
+		ev.ActorID != instanceID || ev.Payload != (identity.TokenRevokedPayload{PrincipalID: tok.PrincipalID, TokenID: tok.TokenID, RevokedAt: start}) {
+		t.Errorf("event = %+v", ev)
+	}
+	if _, err := e.svc.Tokens().Revoke(ctx, uuid.New()); !errors.Is(err, identity.ErrTokenNotFound) {
 		t.Errorf("Revoke unknown: err = %v", err)
 	}
 }
@@ -448,7 +472,7 @@ func TestAuthenticate(t *testing.T) {
 		t.Fatalf("revoke device: %v", err)
 	}
 	revoked := e.issue(t, sam.ID, nil)
-	if err := e.svc.Tokens().Revoke(ctx, revoked.TokenID); err != nil {
+	if _, err := e.svc.Tokens().Revoke(ctx, revoked.TokenID); err != nil {
 		t.Fatalf("revoke: %v", err)
 	}
 	appTok := e.issue(t, bot.ID, nil)
@@ -617,5 +641,99 @@ func TestRunFlushesOnTickAndOnStop(t *testing.T) {
 	}
 	if !strings.Contains(e.log.String(), "flush token last use") {
 		t.Errorf("the failed flush was not logged: %s", e.log.String())
+	}
+}
+
+func TestDeactivateAndReactivate(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, testTTL)
+	alex, sam, robin := e.person(t, "alex"), e.person(t, "sam"), e.person(t, "robin")
+	e.owners.ids = []uuid.UUID{alex.ID, robin.ID}
+	ctx := actor.With(t.Context(), actor.Actor{PrincipalID: alex.ID, Kind: actor.KindPerson})
+	tok := e.issue(t, sam.ID, nil)
+
+	p, err := e.svc.Deactivate(ctx, sam.ID)
+	if err != nil || !p.DeactivatedAt.Equal(start) {
+		t.Fatalf("Deactivate = %+v, %v", p, err)
+	}
+	if _, err := e.svc.Authenticate(ctx, tok.Token.Reveal()); !errors.Is(err, problem.ErrUnauthenticated) {
+		t.Errorf("a deactivated principal's token: err = %v, want unauthenticated", err)
+	}
+	e.clock.Advance(time.Minute)
+	if p, err = e.svc.Deactivate(ctx, sam.ID); err != nil || !p.DeactivatedAt.Equal(start) {
+		t.Errorf("Deactivate again = %+v, %v; want the first deactivation kept", p, err)
+	}
+	// robin (an owner) may go while alex stays; then alex is the last active owner.
+	if _, err := e.svc.Deactivate(ctx, robin.ID); err != nil {
+		t.Fatalf("Deactivate an owner with another active: %v", err)
+	}
+	if _, err := e.svc.Deactivate(ctx, alex.ID); !errors.Is(err, identity.ErrLastOwner) || !errors.Is(err, problem.ErrConflict) {
+		t.Errorf("Deactivate the last active owner: err = %v, want ErrLastOwner", err)
+	}
+	if _, err := e.svc.Deactivate(ctx, uuid.New()); !errors.Is(err, identity.ErrPrincipalNotFound) {
+		t.Errorf("Deactivate unknown: err = %v", err)
+	}
+	if p, err = e.svc.Reactivate(ctx, sam.ID); err != nil || !p.DeactivatedAt.IsZero() {
+		t.Fatalf("Reactivate = %+v, %v", p, err)
+	}
+	if _, err := e.svc.Authenticate(ctx, tok.Token.Reveal()); err != nil {
+		t.Errorf("a reactivated principal's token: %v", err)
+	}
+	if _, err = e.svc.Reactivate(ctx, sam.ID); err != nil {
+		t.Errorf("Reactivate again: %v", err)
+	}
+	var types []string
+	for _, ev := range e.events.appended() {
+		if ev.ActorID != alex.ID {
+			t.Errorf("event %s actor = %v, want alex (the actor in ctx)", ev.Type, ev.ActorID)
+		}
+		types = append(types, ev.Type+" "+ev.ResourceID.String())
+	}
+	want := []string{
+		identity.EventPrincipalDeactivated + " " + sam.ID.String(),
+		identity.EventPrincipalDeactivated + " " + robin.ID.String(),
+		identity.EventPrincipalReactivated + " " + sam.ID.String(),
+	}
+	if !slices.Equal(types, want) {
+		t.Errorf("events = %v, want %v (none for a change that changed nothing)", types, want)
+	}
+}
+
+func TestListTokensPages(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, testTTL)
+	sam, robin := e.person(t, "sam"), e.person(t, "robin")
+	var ids []uuid.UUID
+	for range 5 {
+		ids = append(ids, e.issue(t, sam.ID, &identity.DeviceInput{Name: "phone"}).TokenID)
+	}
+	e.issue(t, robin.ID, nil)
+	var got []uuid.UUID
+	after := uuid.Nil
+	for pages := 0; ; pages++ {
+		if pages > 5 {
+			t.Fatal("more pages than tokens")
+		}
+		page, err := e.svc.Tokens().List(t.Context(), sam.ID, after, 2)
+		if err != nil {
+			t.Fatalf("List: %v", err)
+		}
+		for _, it := range page.Items {
+			if it.DeviceName != "phone" || it.PrincipalID != sam.ID {
+				t.Errorf("item = %+v", it)
+			}
+			got = append(got, it.ID)
+		}
+		if page.Next == uuid.Nil {
+			break
+		}
+		after = page.Next
+	}
+	if !slices.Equal(got, ids) {
+		t.Errorf("listed %v, want %v in issue order", got, ids)
+	}
+	page, err := e.svc.Tokens().List(t.Context(), uuid.New(), uuid.Nil, 10)
+	if err != nil || page.Items == nil || len(page.Items) != 0 || page.Next != uuid.Nil {
+		t.Errorf("List of a principal without tokens = %+v, %v; want an empty page", page, err)
 	}
 }

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
 	"slices"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"bothy.example.com/server/internal/identity"
 	"bothy.example.com/server/internal/identity/app"
 	"bothy.example.com/server/internal/identity/domain"
+	"bothy.example.com/server/internal/kernel"
 )
 
 // fakeStore is an in-memory app.Store with the adapter's rules (unique handles, revocation
@@ -189,22 +191,128 @@ func (f *fakeStore) Credential(_ context.Context, hash domain.TokenHash) (domain
 	return domain.Credential{}, identity.ErrTokenNotFound
 }
 
-func (f *fakeStore) RevokeToken(_ context.Context, id uuid.UUID, at time.Time) error {
+func (f *fakeStore) RevokeToken(_ context.Context, id uuid.UUID, at time.Time) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.call("RevokeToken"); err != nil {
-		return err
+		return false, err
 	}
 	t, ok := f.tokens[id]
 	if !ok {
-		return identity.ErrTokenNotFound
+		return false, identity.ErrTokenNotFound
 	}
-	if t.revokedAt.IsZero() {
-		t.revokedAt = at
+	if !t.revokedAt.IsZero() {
+		return false, nil
 	}
+	t.revokedAt = at
 	f.tokens[id] = t
+	return true, nil
+}
+
+func (f *fakeStore) info(t storedToken) identity.TokenInfo {
+	info := identity.TokenInfo{
+		ID: t.ID, PrincipalID: t.PrincipalID, DeviceID: t.DeviceID, Scopes: slices.Clone(t.Scopes),
+		CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt, RevokedAt: t.revokedAt, LastUsedAt: t.lastUsedAt,
+	}
+	if d, ok := f.devices[t.DeviceID]; ok {
+		info.DeviceName, info.DeviceStatus = d.Name, d.Status
+	}
+	return info
+}
+
+func (f *fakeStore) TokenInfo(_ context.Context, id uuid.UUID) (identity.TokenInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("TokenInfo"); err != nil {
+		return identity.TokenInfo{}, err
+	}
+	t, ok := f.tokens[id]
+	if !ok {
+		return identity.TokenInfo{}, identity.ErrTokenNotFound
+	}
+	return f.info(t), nil
+}
+
+func (f *fakeStore) Tokens(_ context.Context, principalID, after uuid.UUID, limit int) ([]identity.TokenInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("Tokens"); err != nil {
+		return nil, err
+	}
+	var out []identity.TokenInfo
+	for _, t := range f.tokens {
+		if t.PrincipalID == principalID && bytes.Compare(t.ID[:], after[:]) > 0 {
+			out = append(out, f.info(t))
+		}
+	}
+	slices.SortFunc(out, func(a, b identity.TokenInfo) int { return bytes.Compare(a.ID[:], b.ID[:]) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+func (f *fakeStore) LockPrincipals(_ context.Context, ids []uuid.UUID) ([]identity.Principal, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("LockPrincipals"); err != nil {
+		return nil, err
+	}
+	var out []identity.Principal
+	for _, id := range ids {
+		if p, ok := f.principals[id]; ok {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeStore) SetDeactivatedAt(_ context.Context, id uuid.UUID, at time.Time) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("SetDeactivatedAt"); err != nil {
+		return false, err
+	}
+	p, ok := f.principals[id]
+	if !ok {
+		return false, identity.ErrPrincipalNotFound
+	}
+	if p.DeactivatedAt.IsZero() == at.IsZero() {
+		return false, nil
+	}
+	p.DeactivatedAt = at
+	f.principals[id] = p
+	return true, nil
+}
+
+// fakeAppender records the events appended.
+type fakeAppender struct {
+	mu     sync.Mutex
+	events []kernel.Event
+}
+
+func (a *fakeAppender) Append(_ context.Context, events ...kernel.Event) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.events = append(a.events, events...)
 	return nil
 }
+
+func (a *fakeAppender) appended() []kernel.Event {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.events)
+}
+
+// fakeOwners names the instance's owners.
+type fakeOwners struct{ ids []uuid.UUID }
+
+func (o *fakeOwners) InstanceOwners(context.Context) ([]uuid.UUID, error) { return o.ids, nil }
+
+// fakeInstance names the instance.
+type fakeInstance struct{ id uuid.UUID }
+
+func (i fakeInstance) InstanceID(context.Context) (uuid.UUID, error) { return i.id, nil }
 
 func (f *fakeStore) TouchTokens(_ context.Context, uses []app.TokenUse) error {
 	f.mu.Lock()

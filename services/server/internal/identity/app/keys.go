@@ -19,6 +19,10 @@ var (
 	// never writes, it records the use in memory, and one UPDATE per interval stores them all.
 	KeyLastUsedFlushInterval = config.Define("identity.last_used_flush_interval", config.KindDuration, "1m",
 		"how often a process writes the last-use times of the tokens it authenticated, in one statement (more than 0)")
+	// KeyTokensPageSize bounds a page of listTokens: a principal's tokens grow with every
+	// device and every rotation, revoked ones included.
+	KeyTokensPageSize = config.Define("identity.tokens_page_size", config.KindInt, "100",
+		"most tokens in one page of listTokens, and its default page size (at least 1)")
 )
 
 // Config is what the identity use cases read from the configuration.
@@ -27,6 +31,8 @@ type Config struct {
 	TokenTTL time.Duration
 	// LastUsedFlushInterval is identity.last_used_flush_interval.
 	LastUsedFlushInterval time.Duration
+	// TokensPageSize is identity.tokens_page_size.
+	TokensPageSize int
 }
 
 // ConfigFrom reads the identity keys from cfg; parse errors are collected in cfg
@@ -35,17 +41,21 @@ func ConfigFrom(cfg *config.Config) Config {
 	return Config{
 		TokenTTL:              cfg.Duration(KeyTokenTTL),
 		LastUsedFlushInterval: cfg.Duration(KeyLastUsedFlushInterval),
+		TokensPageSize:        cfg.Int(KeyTokensPageSize),
 	}
 }
 
-// Validate refuses a negative token lifetime and a flush interval that is not positive (a
-// ticker cannot run at 0).
+// Validate refuses a negative token lifetime, a flush interval that is not positive (a
+// ticker cannot run at 0) and a page size below 1 (0 is taken as the default: configs
+// written before the key existed).
 func (c Config) Validate() error {
 	switch {
 	case c.TokenTTL < 0:
 		return fmt.Errorf("identity: %s is %v, want 0 (no expiry) or more", KeyTokenTTL.Name, c.TokenTTL)
 	case c.LastUsedFlushInterval <= 0:
 		return fmt.Errorf("identity: %s is %v, want more than 0", KeyLastUsedFlushInterval.Name, c.LastUsedFlushInterval)
+	case c.TokensPageSize < 0:
+		return fmt.Errorf("identity: %s is %d, want at least 1", KeyTokensPageSize.Name, c.TokensPageSize)
 	}
 	return nil
 }

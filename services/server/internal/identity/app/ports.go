@@ -44,8 +44,21 @@ type Store interface {
 	// identity.ErrTokenNotFound when none. The lookup is an index probe on the hash.
 	Credential(ctx context.Context, hash domain.TokenHash) (domain.Credential, error)
 	// RevokeToken sets the token's revocation time to at unless it is revoked already;
-	// identity.ErrTokenNotFound when none.
-	RevokeToken(ctx context.Context, id uuid.UUID, at time.Time) error
+	// revoked is false when it was. identity.ErrTokenNotFound when none.
+	RevokeToken(ctx context.Context, id uuid.UUID, at time.Time) (revoked bool, err error)
+	// TokenInfo returns the token with id; identity.ErrTokenNotFound when none.
+	TokenInfo(ctx context.Context, id uuid.UUID) (identity.TokenInfo, error)
+	// Tokens returns at most limit tokens of the principal with an id above after, ordered
+	// by id.
+	Tokens(ctx context.Context, principalID, after uuid.UUID, limit int) ([]identity.TokenInfo, error)
+	// LockPrincipals returns the principals with the given ids, locked until the end of the
+	// transaction of ctx, in id order (so two transactions lock them alike); ids without a
+	// principal are skipped.
+	LockPrincipals(ctx context.Context, ids []uuid.UUID) ([]identity.Principal, error)
+	// SetDeactivatedAt sets the principal's deactivation time to at (the zero time:
+	// reactivated) when it differs in being set or not; changed is false when the principal
+	// was in that state already. identity.ErrPrincipalNotFound when none.
+	SetDeactivatedAt(ctx context.Context, id uuid.UUID, at time.Time) (changed bool, err error)
 	// TouchTokens records when tokens were last used, in one statement; a time never moves a
 	// token's last use backwards, and ids of tokens that no longer exist are ignored.
 	TouchTokens(ctx context.Context, uses []TokenUse) error
@@ -64,4 +77,19 @@ type TokenUse struct {
 type TxRunner interface {
 	// RunInTx runs fn in a transaction and commits when fn returns nil.
 	RunInTx(ctx context.Context, fn func(ctx context.Context) error) error
+}
+
+// Owners names the instance's owners (the authz module knows them; wire binds it to its
+// grants), so that deactivation keeps one owner active.
+type Owners interface {
+	// InstanceOwners returns the ids of the principals holding the owner grant on the
+	// instance, deactivated ones included.
+	InstanceOwners(ctx context.Context) ([]uuid.UUID, error)
+}
+
+// Instance names the instance: the actor of the events an operator's command appends
+// without an actor in ctx (bothy admin), since the log needs one.
+type Instance interface {
+	// InstanceID returns the instance's id.
+	InstanceID(ctx context.Context) (uuid.UUID, error)
 }

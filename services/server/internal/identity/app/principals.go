@@ -3,11 +3,14 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/identity"
 	"bothy.example.com/server/internal/identity/domain"
+	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/ids"
 )
 
@@ -50,6 +53,91 @@ func (s *Service) Get(ctx context.Context, id uuid.UUID) (identity.Principal, er
 	p, err := s.store.Principal(ctx, id)
 	if err != nil {
 		return identity.Principal{}, fmt.Errorf("identity: get principal: %w", err)
+	}
+	return p, nil
+}
+
+// Deactivate implements identity.Principals. The owners are locked (their principal rows, in
+// id order) before the last-owner rule counts them, so two owners deactivating each other at
+// once cannot both succeed.
+func (s *Service) Deactivate(ctx context.Context, id uuid.UUID) (identity.Principal, error) {
+	now := s.clock.Now()
+	var p identity.Principal
+	err := s.tx.RunInTx(ctx, func(ctx context.Context) error {
+		owners, err := s.owners.InstanceOwners(ctx)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(owners, id) {
+			locked, err := s.store.LockPrincipals(ctx, owners)
+			if err != nil {
+				return err
+			}
+			if !otherActive(locked, id) {
+				if p, err = s.store.Principal(ctx, id); err != nil {
+					return err
+				}
+				if p.DeactivatedAt.IsZero() {
+					return identity.ErrLastOwner
+				}
+			}
+		}
+		changed, err := s.store.SetDeactivatedAt(ctx, id, now)
+		if err != nil {
+			return err
+		}
+		if p, err = s.store.Principal(ctx, id); err != nil {
+			return err
+		}
+		if !changed {
+			return nil
+		}
+		return s.appendEvent(ctx, kernel.Event{
+			Type:         identity.EventPrincipalDeactivated,
+			ResourceKind: kernel.ResourcePrincipal,
+			ResourceID:   id,
+			Payload:      identity.PrincipalDeactivatedPayload{PrincipalID: id, DeactivatedAt: p.DeactivatedAt},
+		})
+	})
+	if err != nil {
+		return identity.Principal{}, fmt.Errorf("identity: deactivate principal: %w", err)
+	}
+	return p, nil
+}
+
+// otherActive reports whether a principal of ps other than id is active.
+func otherActive(ps []identity.Principal, id uuid.UUID) bool {
+	for _, p := range ps {
+		if p.ID != id && p.DeactivatedAt.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// Reactivate implements identity.Principals.
+func (s *Service) Reactivate(ctx context.Context, id uuid.UUID) (identity.Principal, error) {
+	var p identity.Principal
+	err := s.tx.RunInTx(ctx, func(ctx context.Context) error {
+		changed, err := s.store.SetDeactivatedAt(ctx, id, time.Time{})
+		if err != nil {
+			return err
+		}
+		if p, err = s.store.Principal(ctx, id); err != nil {
+			return err
+		}
+		if !changed {
+			return nil
+		}
+		return s.appendEvent(ctx, kernel.Event{
+			Type:         identity.EventPrincipalReactivated,
+			ResourceKind: kernel.ResourcePrincipal,
+			ResourceID:   id,
+			Payload:      identity.PrincipalReactivatedPayload{PrincipalID: id},
+		})
+	})
+	if err != nil {
+		return identity.Principal{}, fmt.Errorf("identity: reactivate principal: %w", err)
 	}
 	return p, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"bothy.example.com/server/internal/identity"
+	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/clock"
 )
 
@@ -27,6 +28,13 @@ type Deps struct {
 	Random io.Reader
 	// Config holds the token lifetime and the flush interval.
 	Config Config
+	// Appender appends token.revoked, principal.deactivated and principal.reactivated in
+	// the transaction of their change.
+	Appender kernel.Appender
+	// Owners names the instance's owners, for the last-owner rule of Deactivate.
+	Owners Owners
+	// Instance names the actor of events appended without an actor in ctx.
+	Instance Instance
 }
 
 // Service implements the identity ports: Directory, Authenticator and Principals itself,
@@ -39,6 +47,9 @@ type Service struct {
 	logger   *slog.Logger
 	random   io.Reader
 	ttl      time.Duration
+	appender kernel.Appender
+	owners   Owners
+	instance Instance
 	lastUsed *lastUsed
 	interval time.Duration
 	// newTicker makes the flush loop's ticker; tests replace it to tick by hand.
@@ -69,6 +80,15 @@ func New(deps Deps) (*Service, error) {
 	if deps.Logger == nil {
 		errs = append(errs, errors.New("logger is nil"))
 	}
+	if deps.Appender == nil {
+		errs = append(errs, errors.New("appender is nil"))
+	}
+	if deps.Owners == nil {
+		errs = append(errs, errors.New("owners is nil"))
+	}
+	if deps.Instance == nil {
+		errs = append(errs, errors.New("instance is nil"))
+	}
 	errs = append(errs, deps.Config.Validate())
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("identity: %w", err)
@@ -84,6 +104,9 @@ func New(deps Deps) (*Service, error) {
 		logger:    deps.Logger,
 		random:    random,
 		ttl:       deps.Config.TokenTTL,
+		appender:  deps.Appender,
+		owners:    deps.Owners,
+		instance:  deps.Instance,
 		lastUsed:  newLastUsed(),
 		interval:  deps.Config.LastUsedFlushInterval,
 		newTicker: systemTicker,

@@ -144,6 +144,8 @@ func (c Credential) Actor(now time.Time) (actor.Actor, error) {
 		Kind:          c.Kind,
 		DeviceID:      c.DeviceID,
 		DevicePending: c.DeviceID != uuid.Nil && c.DeviceStatus == identity.DevicePending,
+		TokenID:       c.TokenID,
+		ExpiresAt:     c.ExpiresAt,
 	}
 	if c.Kind == actor.KindApp {
 		a.Scopes = slices.Clone(c.Scopes)

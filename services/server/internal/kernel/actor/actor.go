@@ -6,6 +6,7 @@ package actor
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -37,6 +38,13 @@ type Actor struct {
 	DeviceID uuid.UUID
 	// DevicePending is true while the device awaits approval.
 	DevicePending bool
+	// TokenID is the token the caller authenticated with; uuid.Nil for an actor not made
+	// from a token (a test, the owner bootstrap). A session that outlives one request (the
+	// gateway's WebSocket) ends when this token is revoked.
+	TokenID uuid.UUID
+	// ExpiresAt is when that token stops authenticating; zero when it never expires. A
+	// session that outlives one request ends then.
+	ExpiresAt time.Time
 }
 
 // HasScope reports whether the token carries scope; callers decide what an

@@ -179,6 +179,11 @@ var register = []EventType{
 		req("agent_id", KindID), opt("display_name", KindString), opt("handle", KindString),
 		opt("description", KindString), opt("archived_at", KindTime)),
 
+	broadcast("principal.deactivated", kernel.ResourcePrincipal, kernel.ActionPrincipalRead,
+		req("principal_id", KindID), req("deactivated_at", KindTime)),
+	broadcast("principal.reactivated", kernel.ResourcePrincipal, kernel.ActionPrincipalRead,
+		req("principal_id", KindID)),
+
 	personal("grant.created", kernel.ResourceGrant,
 		req("grant_id", KindID), req("principal_id", KindID), req("resource_kind", KindString),
 		opt("resource_id", KindID), req("role", KindString)),
@@ -187,6 +192,8 @@ var register = []EventType{
 		opt("resource_id", KindID), req("role", KindString)),
 	personal("permissions.changed", kernel.ResourcePrincipal,
 		req("principal_id", KindID), req("permission_version", KindInt)),
+	personal("token.revoked", kernel.ResourcePrincipal,
+		req("principal_id", KindID), req("token_id", KindID), req("revoked_at", KindTime)),
 	personal("read_state.updated", kernel.ResourceThread,
 		req("thread_id", KindID), req("channel_id", KindID), req("last_read_seq", KindInt), req("version", KindInt)),
 	personal("draft.saved", kernel.ResourceChannel,

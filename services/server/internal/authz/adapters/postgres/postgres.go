@@ -53,6 +53,8 @@ var (
 	grantsPage string
 	//go:embed queries/owners_lock.sql
 	ownersLock string
+	//go:embed queries/owners_list.sql
+	ownersList string
 	//go:embed queries/owners_count.sql
 	ownersCount string
 )
@@ -138,6 +140,24 @@ func (s *Store) LockOwners(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("authz: count owners: %w", err)
 	}
 	return n, nil
+}
+
+// LockedOwners takes the owners' lock as LockOwners does and returns the ids of the
+// instance's owners: identity's deactivation keeps one of them active, and the lock keeps a
+// concurrent revoke of an owner grant from slipping between its count and its change.
+func (s *Store) LockedOwners(ctx context.Context) ([]uuid.UUID, error) {
+	if _, err := s.LockOwners(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := s.runner.DB(ctx).Query(ctx, ownersList)
+	if err != nil {
+		return nil, fmt.Errorf("authz: list owners: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("authz: list owners: %w", err)
+	}
+	return ids, nil
 }
 
 // ownersKey marks, through tx.Value, that LockOwners runs in a transaction (a transaction

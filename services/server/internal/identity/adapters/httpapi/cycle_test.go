@@ -26,6 +26,7 @@ import (
 	"bothy.example.com/server/internal/identity/adapters/httpapi"
 	identitypg "bothy.example.com/server/internal/identity/adapters/postgres"
 	"bothy.example.com/server/internal/identity/app"
+	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/clock"
 	"bothy.example.com/server/internal/kernel/httpmw"
 	"bothy.example.com/server/internal/kernel/logging"
@@ -96,7 +97,8 @@ func newCycle(t *testing.T) *cycle {
 	runner := tx.NewRunner(pgtest.New(t))
 	svc, err := app.New(app.Deps{
 		Store: identitypg.New(runner), Tx: runner, Clock: c.clock, Logger: logger,
-		Config: app.Config{TokenTTL: tokenTTL, LastUsedFlushInterval: time.Minute},
+		Config:   app.Config{TokenTTL: tokenTTL, LastUsedFlushInterval: time.Minute},
+		Appender: nopAppender{}, Owners: noOwners{}, Instance: noOwners{},
 	})
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
@@ -362,7 +364,7 @@ func TestUnauthenticatedAnswersAreIdentical(t *testing.T) {
 	expiring, _ := c.svc.Tokens().Issue(ctx, alex.ID, nil)
 	revoked, _ := c.svc.Tokens().Issue(ctx, alex.ID, nil)
 	onRevokedDevice, _ := c.svc.Tokens().Issue(ctx, alex.ID, &identity.DeviceInput{Name: "lost laptop", Status: identity.DeviceApproved})
-	if err := c.svc.Tokens().Revoke(ctx, revoked.TokenID); err != nil {
+	if _, err := c.svc.Tokens().Revoke(ctx, revoked.TokenID); err != nil {
 		t.Fatalf("Revoke: %v", err)
 	}
 	if _, err := c.svc.Devices().Revoke(ctx, onRevokedDevice.DeviceID); err != nil {
@@ -438,4 +440,19 @@ func checkNoSecret(t *testing.T, logs, token string) {
 
 func withoutRequestID(body []byte) []byte {
 	return requestIDMember.ReplaceAll(body, []byte(`"request_id":""`))
+}
+
+// nopAppender takes events and drops them: the events of identity are tested in the app
+// package and, on the real log, in internal/wire.
+type nopAppender struct{}
+
+func (nopAppender) Append(context.Context, ...kernel.Event) error { return nil }
+
+// noOwners names no owner, and the instance by the nil id's successor.
+type noOwners struct{}
+
+func (noOwners) InstanceOwners(context.Context) ([]uuid.UUID, error) { return nil, nil }
+
+func (noOwners) InstanceID(context.Context) (uuid.UUID, error) {
+	return uuid.MustParse("0190a6b2-7c1e-7d3a-9f00-0000000000aa"), nil
 }

@@ -29,6 +29,8 @@ type fakeAuthorizer struct {
 	deny   error
 	admins map[uuid.UUID]bool
 	calls  []decision
+	// denyRes, when set, is refused (forbidden) whatever else allows it.
+	denyRes *authorize.Resource
 }
 
 func (f *fakeAuthorizer) Authorize(ctx context.Context, action kernel.Action, res authorize.Resource) error {
@@ -43,6 +45,8 @@ func (f *fakeAuthorizer) Authorize(ctx context.Context, action kernel.Action, re
 		return problem.ErrDevicePending
 	case f.deny != nil:
 		return f.deny
+	case f.denyRes != nil && *f.denyRes == res:
+		return problem.ErrForbidden
 	case f.admins[a.PrincipalID], action == kernel.ActionPrincipalRead:
 		return nil
 	}
@@ -69,6 +73,9 @@ type fakePorts struct {
 	issueFor  uuid.UUID
 	issueDev  *identity.DeviceInput
 	approved  uuid.UUID
+	token     identity.TokenInfo
+	listFor   uuid.UUID
+	listLimit int
 }
 
 func (f *fakePorts) record(call string) error {
@@ -107,8 +114,32 @@ func (f *fakePorts) Issue(_ context.Context, principalID uuid.UUID, dev *identit
 	return f.issued, f.record("Issue")
 }
 
-func (f *fakePorts) Revoke(context.Context, uuid.UUID) error {
-	return f.record("Revoke")
+func (f *fakePorts) Deactivate(context.Context, uuid.UUID) (identity.Principal, error) {
+	return f.principal, f.record("Deactivate")
+}
+
+func (f *fakePorts) Reactivate(context.Context, uuid.UUID) (identity.Principal, error) {
+	return f.principal, f.record("Reactivate")
+}
+
+// tokenPorts adapts fakePorts to identity.Tokens, whose Get clashes with the principals'.
+type tokenPorts struct{ f *fakePorts }
+
+func (p tokenPorts) Issue(ctx context.Context, principalID uuid.UUID, dev *identity.DeviceInput) (identity.IssuedToken, error) {
+	return p.f.Issue(ctx, principalID, dev)
+}
+
+func (p tokenPorts) Revoke(context.Context, uuid.UUID) (identity.TokenInfo, error) {
+	return p.f.token, p.f.record("Revoke")
+}
+
+func (p tokenPorts) Get(context.Context, uuid.UUID) (identity.TokenInfo, error) {
+	return p.f.token, p.f.record("GetToken")
+}
+
+func (p tokenPorts) List(_ context.Context, principalID, _ uuid.UUID, limit int) (identity.TokenPage, error) {
+	p.f.listFor, p.f.listLimit = principalID, limit
+	return identity.TokenPage{Items: []identity.TokenInfo{p.f.token}}, p.f.record("List")
 }
 
 // devicePorts adapts fakePorts to identity.Devices, whose Get and Revoke clash with the

@@ -32,7 +32,7 @@ func newServer(t *testing.T) (*httpapi.Server, *fakeAuthorizer, *fakePorts) {
 	t.Helper()
 	authz := &fakeAuthorizer{admins: map[uuid.UUID]bool{adminID: true}}
 	ports := &fakePorts{}
-	s, err := httpapi.New(httpapi.Deps{Authorizer: authz, Principals: ports, Tokens: ports, Devices: devicePorts{ports}})
+	s, err := httpapi.New(httpapi.Deps{Authorizer: authz, Principals: ports, Tokens: tokenPorts{ports}, Devices: devicePorts{ports}})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -46,7 +46,7 @@ func as(id uuid.UUID) context.Context {
 func TestNewRefusesMissingDeps(t *testing.T) {
 	t.Parallel()
 	ports := &fakePorts{}
-	good := httpapi.Deps{Authorizer: &fakeAuthorizer{}, Principals: ports, Tokens: ports, Devices: devicePorts{ports}}
+	good := httpapi.Deps{Authorizer: &fakeAuthorizer{}, Principals: ports, Tokens: tokenPorts{ports}, Devices: devicePorts{ports}}
 	tests := []struct {
 		name   string
 		change func(*httpapi.Deps)
@@ -119,6 +119,62 @@ func operations() []operation {
 				return s.ApproveDevice(ctx, apigen.ApproveDeviceRequestObject{DeviceId: deviceID})
 			},
 		},
+		{
+			name: "listTokens", action: kernel.ActionTokenAdmin, resource: principalOf(samID), port: "List",
+			call: func(ctx context.Context, s *httpapi.Server) (any, error) {
+				return s.ListTokens(ctx, apigen.ListTokensRequestObject{Params: apigen.ListTokensParams{PrincipalId: &samID}})
+			},
+		},
+		{
+			name: "deactivatePrincipal", action: kernel.ActionPrincipalDeactivate, resource: principalOf(samID), port: "Deactivate",
+			call: func(ctx context.Context, s *httpapi.Server) (any, error) {
+				return s.DeactivatePrincipal(ctx, apigen.DeactivatePrincipalRequestObject{PrincipalId: samID})
+			},
+		},
+		{
+			name: "reactivatePrincipal", action: kernel.ActionPrincipalDeactivate, resource: principalOf(samID), port: "Reactivate",
+			call: func(ctx context.Context, s *httpapi.Server) (any, error) {
+				return s.ReactivatePrincipal(ctx, apigen.ReactivatePrincipalRequestObject{PrincipalId: samID})
+			},
+		},
+	}
+}
+
+// TestRevokeTokenLooksUpThenAuthorizes checks that revokeToken decides token.admin on the
+// actor before it reads anything, then on the token's principal, and answers a refusal of
+// the second as an unknown token (404), never revoking.
+func TestRevokeTokenLooksUpThenAuthorizes(t *testing.T) {
+	t.Parallel()
+	self := authorize.Resource{Kind: kernel.ResourcePrincipal, ID: adminID}
+	owner := authorize.Resource{Kind: kernel.ResourcePrincipal, ID: samID}
+	for _, deny := range []error{nil, problem.ErrForbidden, problem.ErrDevicePending} {
+		s, authz, ports := newServer(t)
+		authz.deny = deny
+		ports.token = identity.TokenInfo{ID: uuid.New(), PrincipalID: samID, CreatedAt: created}
+		_, err := s.RevokeToken(as(adminID), apigen.RevokeTokenRequestObject{TokenId: ports.token.ID})
+		got := authz.decisions()
+		if len(got) == 0 || got[0].action != kernel.ActionTokenAdmin || got[0].res != self {
+			t.Fatalf("deny %v: decisions = %+v, want token.admin on the actor first", deny, got)
+		}
+		if deny == nil {
+			if err != nil || !slices.Equal(ports.called(), []string{"GetToken", "Revoke"}) || len(got) != 2 || got[1].res != owner {
+				t.Errorf("allowed: err %v, calls %v, decisions %+v", err, ports.called(), got)
+			}
+		} else if !errors.Is(err, deny) || len(ports.called()) != 0 {
+			t.Errorf("deny %v: err %v, calls %v; want the refusal before any read", deny, err, ports.called())
+		}
+	}
+	// Allowed on itself, refused on the token's principal: the 404 of an unknown token.
+	s, authz, ports := newServer(t)
+	authz.denyRes = &owner
+	ports.token = identity.TokenInfo{ID: uuid.New(), PrincipalID: samID, CreatedAt: created}
+	if _, err := s.RevokeToken(as(adminID), apigen.RevokeTokenRequestObject{TokenId: ports.token.ID}); !errors.Is(err, identity.ErrTokenNotFound) ||
+		slices.Contains(ports.called(), "Revoke") {
+		t.Errorf("another's token: err %v, calls %v; want the 404 of an unknown token", err, ports.called())
+	}
+	s, _, _ = newServer(t)
+	if _, err := s.RevokeToken(context.Background(), apigen.RevokeTokenRequestObject{TokenId: uuid.New()}); !errors.Is(err, problem.ErrUnauthenticated) {
+		t.Errorf("without an actor: err = %v", err)
 	}
 }
 

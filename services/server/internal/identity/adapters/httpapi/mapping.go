@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"time"
+
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/apigen"
@@ -32,7 +34,16 @@ func toAPIPrincipal(p identity.Principal) apigen.Principal {
 		}
 		out.Scopes = &scopes
 	}
+	out.DeactivatedAt = optTime(p.DeactivatedAt)
 	return out
+}
+
+// optTime is nil for the zero time (the member is left out), else a pointer to t.
+func optTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }
 
 // toAPIDevice converts a device into the API's Device.

@@ -1,6 +1,7 @@
 // Package httpapi is the identity module's HTTP edge: the authentication middleware every
 // operation with a security requirement runs behind, and the strict-server handlers of
-// getMe, createPerson, createApp, createToken and approveDevice (one file each, named after
+// getMe, createPerson, createApp, createToken, approveDevice, listTokens, revokeToken,
+// deactivatePrincipal and reactivatePrincipal (one file each, named after
 // the operation). Every handler calls the authorizer first; successes are typed responses,
 // and every problem (denial, bad input, unknown id, conflict) is returned as the error of its
 // kind, so the one edge writer of the server (problem.Write through the strict server's error
@@ -26,16 +27,25 @@ type Deps struct {
 	Tokens identity.Tokens
 	// Devices approves devices.
 	Devices identity.Devices
+	// TokensPageSize is identity.tokens_page_size: the default and largest page of
+	// listTokens; 0 or less means 100.
+	TokensPageSize int
 }
 
+// defaultTokensPageSize is the page of listTokens when Deps names none (the default of
+// identity.tokens_page_size).
+const defaultTokensPageSize = 100
+
 // Server implements the identity operations of apigen.StrictServerInterface (GetMe,
-// CreatePerson, CreateApp, CreateToken, ApproveDevice); wire embeds it in the one strict
+// CreatePerson, CreateApp, CreateToken, ApproveDevice, ListTokens, RevokeToken,
+// DeactivatePrincipal, ReactivatePrincipal); wire embeds it in the one strict
 // server it mounts.
 type Server struct {
 	authz      authorize.Authorizer
 	principals identity.Principals
 	tokens     identity.Tokens
 	devices    identity.Devices
+	pageSize   int
 }
 
 // New returns a Server over deps; it fails when a dependency is missing, so a wiring mistake
@@ -57,5 +67,9 @@ func New(deps Deps) (*Server, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("identity http: %w", err)
 	}
-	return &Server{authz: deps.Authorizer, principals: deps.Principals, tokens: deps.Tokens, devices: deps.Devices}, nil
+	pageSize := deps.TokensPageSize
+	if pageSize < 1 {
+		pageSize = defaultTokensPageSize
+	}
+	return &Server{authz: deps.Authorizer, principals: deps.Principals, tokens: deps.Tokens, devices: deps.Devices, pageSize: pageSize}, nil
 }

@@ -1,18 +1,21 @@
 package postgres_test
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/goleak"
 
 	"bothy.example.com/server/internal/identity"
 	identitypg "bothy.example.com/server/internal/identity/adapters/postgres"
 	"bothy.example.com/server/internal/identity/app"
+	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/clock"
 	"bothy.example.com/server/internal/kernel/tx"
 	"bothy.example.com/server/internal/pgtest"
@@ -47,7 +50,8 @@ func newEnv(t *testing.T, ttl time.Duration) env {
 	e := env{pool: pool, runner: runner, store: identitypg.New(runner), clock: clock.NewFake(start)}
 	svc, err := app.New(app.Deps{
 		Store: e.store, Tx: runner, Clock: e.clock, Logger: slog.New(slog.DiscardHandler),
-		Config: app.Config{TokenTTL: ttl, LastUsedFlushInterval: time.Minute},
+		Config:   app.Config{TokenTTL: ttl, LastUsedFlushInterval: time.Minute},
+		Appender: nopAppender{}, Owners: noOwners{}, Instance: noOwners{},
 	})
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
@@ -72,4 +76,19 @@ func (e env) issue(t *testing.T, p identity.Principal, dev *identity.DeviceInput
 		t.Fatalf("Issue: %v", err)
 	}
 	return tok
+}
+
+// nopAppender takes events and drops them: the events of identity are tested in the app
+// package and, on the real log, in internal/wire.
+type nopAppender struct{}
+
+func (nopAppender) Append(context.Context, ...kernel.Event) error { return nil }
+
+// noOwners names no owner, and the instance by the nil id's successor.
+type noOwners struct{}
+
+func (noOwners) InstanceOwners(context.Context) ([]uuid.UUID, error) { return nil, nil }
+
+func (noOwners) InstanceID(context.Context) (uuid.UUID, error) {
+	return uuid.MustParse("0190a6b2-7c1e-7d3a-9f00-0000000000aa"), nil
 }

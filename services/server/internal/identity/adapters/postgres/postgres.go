@@ -73,6 +73,14 @@ var (
 	tokenRevoke string
 	//go:embed queries/token_touch_last_used.sql
 	tokenTouchLastUsed string
+	//go:embed queries/token_get.sql
+	tokenGet string
+	//go:embed queries/token_list_by_principal.sql
+	tokenListByPrincipal string
+	//go:embed queries/principal_lock.sql
+	principalLock string
+	//go:embed queries/principal_set_deactivated.sql
+	principalSetDeactivated string
 )
 
 // Store implements app.Store.
@@ -237,16 +245,100 @@ func (s *Store) Credential(ctx context.Context, hash domain.TokenHash) (domain.C
 }
 
 // RevokeToken implements app.Store.
-func (s *Store) RevokeToken(ctx context.Context, id uuid.UUID, at time.Time) error {
-	var got uuid.UUID
-	err := s.runner.DB(ctx).QueryRow(ctx, tokenRevoke, id, at).Scan(&got)
+func (s *Store) RevokeToken(ctx context.Context, id uuid.UUID, at time.Time) (bool, error) {
+	var revoked bool
+	err := s.runner.DB(ctx).QueryRow(ctx, tokenRevoke, id, at).Scan(&revoked)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return identity.ErrTokenNotFound
+		return false, identity.ErrTokenNotFound
 	}
 	if err != nil {
-		return fmt.Errorf("revoke token: %w", err)
+		return false, fmt.Errorf("revoke token: %w", err)
 	}
-	return nil
+	return revoked, nil
+}
+
+// TokenInfo implements app.Store.
+func (s *Store) TokenInfo(ctx context.Context, id uuid.UUID) (identity.TokenInfo, error) {
+	rows, err := s.runner.DB(ctx).Query(ctx, tokenGet, id)
+	if err != nil {
+		return identity.TokenInfo{}, fmt.Errorf("read token: %w", err)
+	}
+	infos, err := pgx.CollectRows(rows, scanTokenInfo)
+	if err != nil {
+		return identity.TokenInfo{}, fmt.Errorf("read token: %w", err)
+	}
+	if len(infos) == 0 {
+		return identity.TokenInfo{}, identity.ErrTokenNotFound
+	}
+	return infos[0], nil
+}
+
+// Tokens implements app.Store.
+func (s *Store) Tokens(ctx context.Context, principalID, after uuid.UUID, limit int) ([]identity.TokenInfo, error) {
+	rows, err := s.runner.DB(ctx).Query(ctx, tokenListByPrincipal, principalID, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list tokens: %w", err)
+	}
+	infos, err := pgx.CollectRows(rows, scanTokenInfo)
+	if err != nil {
+		return nil, fmt.Errorf("list tokens: %w", err)
+	}
+	return infos, nil
+}
+
+// scanTokenInfo reads a row of token_get.sql or token_list_by_principal.sql.
+func scanTokenInfo(row pgx.CollectableRow) (identity.TokenInfo, error) {
+	var (
+		t                      identity.TokenInfo
+		device                 pgtype.UUID
+		name, status           pgtype.Text
+		expires, revoked, used pgtype.Timestamptz
+	)
+	if err := row.Scan(&t.ID, &t.PrincipalID, &device, &name, &status, &t.Scopes, &t.CreatedAt, &expires, &revoked, &used); err != nil {
+		return identity.TokenInfo{}, err
+	}
+	t.DeviceID = fromUUID(device)
+	t.DeviceName = name.String
+	t.DeviceStatus = identity.DeviceStatus(status.String)
+	t.CreatedAt = t.CreatedAt.UTC()
+	t.ExpiresAt, t.RevokedAt, t.LastUsedAt = fromTime(expires), fromTime(revoked), fromTime(used)
+	return t, nil
+}
+
+// LockPrincipals implements app.Store.
+func (s *Store) LockPrincipals(ctx context.Context, ids []uuid.UUID) ([]identity.Principal, error) {
+	rows, err := s.runner.DB(ctx).Query(ctx, principalLock, ids)
+	if err != nil {
+		return nil, fmt.Errorf("lock principals: %w", err)
+	}
+	ps, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (identity.Principal, error) {
+		var (
+			p           identity.Principal
+			kind        string
+			email       pgtype.Text
+			deactivated pgtype.Timestamptz
+		)
+		err := row.Scan(&p.ID, &kind, &p.DisplayName, &p.Handle, &email, &p.Scopes, &p.CreatedAt, &deactivated)
+		p.Kind, p.Email, p.CreatedAt, p.DeactivatedAt = actor.Kind(kind), email.String, p.CreatedAt.UTC(), fromTime(deactivated)
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lock principals: %w", err)
+	}
+	return ps, nil
+}
+
+// SetDeactivatedAt implements app.Store.
+func (s *Store) SetDeactivatedAt(ctx context.Context, id uuid.UUID, at time.Time) (bool, error) {
+	var changed bool
+	err := s.runner.DB(ctx).QueryRow(ctx, principalSetDeactivated, id, toTime(at)).Scan(&changed)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, identity.ErrPrincipalNotFound
+	}
+	if err != nil {
+		return false, fmt.Errorf("set principal deactivation: %w", err)
+	}
+	return changed, nil
 }
 
 // TouchTokens implements app.Store with one UPDATE ... FROM unnest(ids, times).

@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -283,7 +284,7 @@ func TestAuthenticateAgainstTheDatabase(t *testing.T) {
 	if _, err := e.svc.Devices().Revoke(ctx, revokedDevice.DeviceID); err != nil {
 		t.Fatalf("revoke device: %v", err)
 	}
-	if err := e.svc.Tokens().Revoke(ctx, revokedToken.TokenID); err != nil {
+	if _, err := e.svc.Tokens().Revoke(ctx, revokedToken.TokenID); err != nil {
 		t.Fatalf("revoke token: %v", err)
 	}
 	if _, err := e.pool.Exec(ctx, `UPDATE identity.principals SET deactivated_at = $2 WHERE id = $1`, robin.ID, start); err != nil {
@@ -335,7 +336,7 @@ func TestAuthenticateAgainstTheDatabase(t *testing.T) {
 	if _, err := e.svc.Devices().Approve(ctx, uuid.New()); !errors.Is(err, identity.ErrDeviceNotFound) {
 		t.Errorf("approve an unknown device: err = %v", err)
 	}
-	if err := e.svc.Tokens().Revoke(ctx, uuid.New()); !errors.Is(err, identity.ErrTokenNotFound) {
+	if _, err := e.svc.Tokens().Revoke(ctx, uuid.New()); !errors.Is(err, identity.ErrTokenNotFound) {
 		t.Errorf("revoke an unknown token: err = %v", err)
 	}
 
@@ -351,7 +352,7 @@ func TestRevokeKeepsTheFirstTime(t *testing.T) {
 	ctx := t.Context()
 	tok := e.issue(t, e.person(t, "alex"), nil)
 	for range 2 {
-		if err := e.svc.Tokens().Revoke(ctx, tok.TokenID); err != nil {
+		if _, err := e.svc.Tokens().Revoke(ctx, tok.TokenID); err != nil {
 			t.Fatalf("Revoke: %v", err)
 		}
 		e.clock.Advance(time.Hour)
@@ -440,5 +441,80 @@ func TestConcurrentDeviceChangesSerialize(t *testing.T) {
 	// Either order ends revoked: an approval after the revocation is refused.
 	if d.Status != identity.DeviceRevoked {
 		t.Errorf("status = %s, want revoked", d.Status)
+	}
+}
+
+// TestTokenListAndDeactivationAgainstTheDatabase: the queries of listTokens (device name and
+// status, the last use, paging by id), of the revoke that reports whether it changed
+// anything, of deactivation and reactivation, and of the owners' lock.
+func TestTokenListAndDeactivationAgainstTheDatabase(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, time.Hour)
+	ctx := t.Context()
+	sam, robin := e.person(t, "sam"), e.person(t, "robin")
+	phone := e.issue(t, sam, &identity.DeviceInput{Name: "Sam's phone", Status: identity.DeviceApproved})
+	plain := e.issue(t, sam, nil)
+	e.issue(t, robin, nil)
+	if _, err := e.svc.Authenticate(ctx, phone.Token.Reveal()); err != nil {
+		t.Fatalf("Authenticate: %v", err)
+	}
+	if err := e.svc.Flush(ctx); err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
+
+	first, err := e.store.Tokens(ctx, sam.ID, uuid.Nil, 1)
+	if err != nil || len(first) != 1 || first[0].ID != phone.TokenID {
+		t.Fatalf("first page = %+v, %v; want the phone's token", first, err)
+	}
+	p := first[0]
+	if p.DeviceID != phone.DeviceID || p.DeviceName != "Sam's phone" || p.DeviceStatus != identity.DeviceApproved ||
+		!p.LastUsedAt.Equal(start) || !p.ExpiresAt.Equal(start.Add(time.Hour)) || !p.RevokedAt.IsZero() || !p.CreatedAt.Equal(start) {
+		t.Errorf("phone token = %+v", p)
+	}
+	rest, err := e.store.Tokens(ctx, sam.ID, phone.TokenID, 10)
+	if err != nil || len(rest) != 1 || rest[0].ID != plain.TokenID || rest[0].DeviceID != uuid.Nil || rest[0].DeviceName != "" {
+		t.Fatalf("after the phone's = %+v, %v; want the plain token alone", rest, err)
+	}
+
+	for i, want := range []bool{true, false} {
+		revoked, err := e.store.RevokeToken(ctx, plain.TokenID, start.Add(time.Duration(i)*time.Minute))
+		if err != nil || revoked != want {
+			t.Errorf("RevokeToken %d = %v, %v; want %v", i, revoked, err, want)
+		}
+	}
+	if info, err := e.store.TokenInfo(ctx, plain.TokenID); err != nil || !info.RevokedAt.Equal(start) {
+		t.Errorf("TokenInfo = %+v, %v; want the first revocation time", info, err)
+	}
+	if _, err := e.store.RevokeToken(ctx, uuid.New(), start); !errors.Is(err, identity.ErrTokenNotFound) {
+		t.Errorf("RevokeToken unknown: %v", err)
+	}
+	if _, err := e.store.TokenInfo(ctx, uuid.New()); !errors.Is(err, identity.ErrTokenNotFound) {
+		t.Errorf("TokenInfo unknown: %v", err)
+	}
+
+	for i, step := range []struct {
+		at      time.Time
+		changed bool
+	}{{start, true}, {start.Add(time.Minute), false}, {time.Time{}, true}, {time.Time{}, false}} {
+		changed, err := e.store.SetDeactivatedAt(ctx, sam.ID, step.at)
+		if err != nil || changed != step.changed {
+			t.Errorf("SetDeactivatedAt step %d = %v, %v; want %v", i, changed, err, step.changed)
+		}
+	}
+	if _, err := e.store.SetDeactivatedAt(ctx, uuid.New(), start); !errors.Is(err, identity.ErrPrincipalNotFound) {
+		t.Errorf("SetDeactivatedAt unknown: %v", err)
+	}
+	err = e.runner.RunInTx(ctx, func(ctx context.Context) error {
+		locked, err := e.store.LockPrincipals(ctx, []uuid.UUID{robin.ID, sam.ID, uuid.New()})
+		if err != nil {
+			return err
+		}
+		if len(locked) != 2 || bytes.Compare(locked[0].ID[:], locked[1].ID[:]) >= 0 {
+			t.Errorf("LockPrincipals = %+v, want both in id order", locked)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("LockPrincipals: %v", err)
 	}
 }

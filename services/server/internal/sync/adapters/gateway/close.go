@@ -32,6 +32,11 @@ const (
 	// CloseFrameTooLarge: a client frame exceeded gateway.max_frame_bytes. Not resumable as
 	// it was.
 	CloseFrameTooLarge websocket.StatusCode = 4007
+	// CloseCredentialEnded: the connection's credential ended while it was open: its token
+	// was revoked (error code token_revoked) or expired (token_expired), or its principal was
+	// deactivated (principal_deactivated). Within gateway.revocation_max_delay. Not
+	// resumable with that token: authenticate anew.
+	CloseCredentialEnded websocket.StatusCode = 4008
 	// CloseGoingAway (1001): the server is shutting down (SIGTERM) after it flushed the
 	// frames in flight. Resumable: reconnect, to another process if need be, and resume.
 	CloseGoingAway = websocket.StatusGoingAway

@@ -41,11 +41,22 @@ var (
 	// end. See ADR 0018.
 	KeyBatchWindow = config.Define("gateway.batch_window", config.KindDuration, "15ms",
 		"shortest time between two live batches the gateway hands its connections: the first batch after a quiet window goes out at once, later ones within the window are merged and go out at its end, so each connection gets at most one write per window (0 hands every batch of the log tail out at once)")
+	// KeyRevocationMaxDelay bounds how long a WebSocket session outlives its credential. A
+	// revoked token and a deactivated principal reach the gateway as events of the log tail
+	// (token.revoked, principal.deactivated), which closes their connections as soon as the
+	// tail reads them, on every process; a token's expiry has no event, so the gateway checks
+	// the expiry of every open connection at this interval with the server's clock.
+	KeyRevocationMaxDelay = config.Define("gateway.revocation_max_delay", config.KindDuration, "250ms",
+		"longest a WebSocket connection stays open after its token expired: the gateway checks every connection's token expiry at this interval (revoked tokens and deactivated principals close their connections as soon as the log tail reads the event); then it sends an error frame and closes with 4008 (more than 0, at most 1m)")
 	// KeyMaxFrameBytes bounds a client frame; client frames are small (a token at most), so
 	// anything larger is a mistake or an attack.
 	KeyMaxFrameBytes = config.Define("gateway.max_frame_bytes", config.KindBytes, "4096",
 		"most bytes of one frame a client may send over the gateway; a larger frame closes the connection with 4007 (at least 64)")
 )
+
+// maxRevocationDelay caps gateway.revocation_max_delay: a session must not outlive its
+// credential by more than a minute, whatever the configuration says.
+const maxRevocationDelay = time.Minute
 
 // minFrameBytes is the smallest gateway.max_frame_bytes that still takes a resume frame with
 // an epoch.
@@ -66,6 +77,8 @@ type Config struct {
 	BatchWindow time.Duration
 	// MaxFrameBytes is gateway.max_frame_bytes.
 	MaxFrameBytes int64
+	// RevocationMaxDelay is gateway.revocation_max_delay: the interval of the expiry check.
+	RevocationMaxDelay time.Duration
 	// AllowedOrigins are the origins of http.cors.allowed_origins, the list the API's CORS
 	// answers from too (one list, so a web client is allowed or refused as a whole), as given
 	// (scheme://host[:port]); empty for same-origin only.
@@ -86,14 +99,15 @@ func ConfigFrom(cfg *config.Config) Config {
 		}
 	}
 	return Config{
-		SendBuffer:        cfg.Int(KeySendBuffer),
-		HeartbeatInterval: cfg.Duration(KeyHeartbeatInterval),
-		AuthTimeout:       cfg.Duration(KeyAuthTimeout),
-		WriteTimeout:      cfg.Duration(KeyWriteTimeout),
-		BatchWindow:       cfg.Duration(KeyBatchWindow),
-		MaxFrameBytes:     cfg.Bytes(KeyMaxFrameBytes),
-		AllowedOrigins:    origins,
-		RetryAfter:        cfg.Duration(config.HTTPUnavailableRetryAfter),
+		SendBuffer:         cfg.Int(KeySendBuffer),
+		HeartbeatInterval:  cfg.Duration(KeyHeartbeatInterval),
+		AuthTimeout:        cfg.Duration(KeyAuthTimeout),
+		WriteTimeout:       cfg.Duration(KeyWriteTimeout),
+		BatchWindow:        cfg.Duration(KeyBatchWindow),
+		MaxFrameBytes:      cfg.Bytes(KeyMaxFrameBytes),
+		RevocationMaxDelay: cfg.Duration(KeyRevocationMaxDelay),
+		AllowedOrigins:     origins,
+		RetryAfter:         cfg.Duration(config.HTTPUnavailableRetryAfter),
 	}
 }
 
@@ -112,6 +126,9 @@ func (c Config) Validate() error {
 		if d.v <= 0 {
 			errs = append(errs, fmt.Errorf("%s is %v, want more than 0", d.key.Name, d.v))
 		}
+	}
+	if c.RevocationMaxDelay <= 0 || c.RevocationMaxDelay > maxRevocationDelay {
+		errs = append(errs, fmt.Errorf("%s is %v, want more than 0 and at most %v", KeyRevocationMaxDelay.Name, c.RevocationMaxDelay, maxRevocationDelay))
 	}
 	if c.BatchWindow < 0 {
 		errs = append(errs, fmt.Errorf("%s is %v, want 0 or more", KeyBatchWindow.Name, c.BatchWindow))

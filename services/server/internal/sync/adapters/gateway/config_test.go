@@ -22,6 +22,7 @@ func TestConfigFrom(t *testing.T) {
 	want := gateway.Config{
 		SendBuffer: 64, HeartbeatInterval: 25 * time.Second, AuthTimeout: 10 * time.Second,
 		WriteTimeout: 10 * time.Second, BatchWindow: 15 * time.Millisecond, MaxFrameBytes: 4096,
+		RevocationMaxDelay: 250 * time.Millisecond,
 	}
 	if !equalConfig(got, want) {
 		t.Errorf("defaults = %+v, want %+v", got, want)
@@ -60,6 +61,8 @@ func TestConfigValidate(t *testing.T) {
 		{"auth timeout", func(c *gateway.Config) { c.AuthTimeout = -time.Second }, "gateway.auth_timeout"},
 		{"write timeout", func(c *gateway.Config) { c.WriteTimeout = 0 }, "gateway.write_timeout"},
 		{"frame limit", func(c *gateway.Config) { c.MaxFrameBytes = 63 }, "gateway.max_frame_bytes"},
+		{"no revocation delay", func(c *gateway.Config) { c.RevocationMaxDelay = 0 }, "gateway.revocation_max_delay"},
+		{"revocation delay above a minute", func(c *gateway.Config) { c.RevocationMaxDelay = time.Minute + 1 }, "gateway.revocation_max_delay"},
 		{"negative batch window", func(c *gateway.Config) { c.BatchWindow = -time.Millisecond }, "gateway.batch_window"},
 		{"origin without scheme", func(c *gateway.Config) { c.AllowedOrigins = []string{"app.example.com"} }, "http.cors.allowed_origins"},
 		{"origin with a path", func(c *gateway.Config) { c.AllowedOrigins = []string{"https://app.example.com/chat"} }, "http.cors.allowed_origins"},

@@ -34,6 +34,8 @@ func testConfig() gateway.Config {
 		AuthTimeout:       waitTimeout,
 		WriteTimeout:      waitTimeout,
 		MaxFrameBytes:     4096,
+		// RevocationMaxDelay paces the expiry sweeper; the tests of expiry set it short.
+		RevocationMaxDelay: time.Minute,
 	}
 }
 

@@ -34,6 +34,7 @@ import (
 
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/clock"
 	"bothy.example.com/server/internal/kernel/httpmw"
 	syncmod "bothy.example.com/server/internal/sync"
 	syncapp "bothy.example.com/server/internal/sync/app"
@@ -111,6 +112,10 @@ type Deps struct {
 	Config Config
 	// Logger receives connection failures; nil discards them. Tokens are never logged.
 	Logger *slog.Logger
+	// Clock is the time a token's expiry is checked against (identity's clock, so a test
+	// that moves it past a token's expiry sees the connection close); nil means the system
+	// clock.
+	Clock clock.Clock
 }
 
 // Gateway serves the WebSocket gateway. Build it with New, mount it (it is an
@@ -121,6 +126,7 @@ type Gateway struct {
 	log     *slog.Logger
 	batches *batchCache
 	hub     *hub
+	clock   clock.Clock
 
 	// stop ends the work sessions share (a batch's directory lookup) when Shutdown gives up.
 	stop context.CancelFunc
@@ -129,6 +135,9 @@ type Gateway struct {
 	closing  chan struct{} // closed by Shutdown: every session closes with 1001
 	sessions map[*session]struct{}
 	wg       gosync.WaitGroup
+	// stopSweep stops the expiry sweeper, which runs while there are sessions; nil when it
+	// does not run.
+	stopSweep chan struct{}
 }
 
 // New returns a Gateway over deps; it fails for a missing dependency or an invalid
@@ -161,7 +170,12 @@ func New(deps Deps) (*Gateway, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	clk := deps.Clock
+	if clk == nil {
+		clk = clock.System()
+	}
 	g := &Gateway{
+		clock:    clk,
 		deps:     deps,
 		cfg:      cfg,
 		log:      logger,
@@ -172,6 +186,7 @@ func New(deps Deps) (*Gateway, error) {
 	shared, g.stop = context.WithCancel(context.Background())
 	g.batches = newBatchCache(shared, deps.Delivery)
 	g.hub = newHub(deps.Tail, cfg.SendBuffer, cfg.BatchWindow)
+	g.hub.arrived = g.endCredentials
 	return g, nil
 }
 
@@ -193,6 +208,14 @@ func (g *Gateway) add(s *session) bool {
 	}
 	g.sessions[s] = struct{}{}
 	g.wg.Add(1)
+	if g.stopSweep == nil {
+		g.stopSweep = make(chan struct{})
+		g.wg.Add(1)
+		go func(stop <-chan struct{}) {
+			defer g.wg.Done()
+			g.sweep(stop)
+		}(g.stopSweep)
+	}
 	return true
 }
 
@@ -200,6 +223,10 @@ func (g *Gateway) add(s *session) bool {
 func (g *Gateway) remove(s *session) {
 	g.mu.Lock()
 	delete(g.sessions, s)
+	if len(g.sessions) == 0 && g.stopSweep != nil {
+		close(g.stopSweep)
+		g.stopSweep = nil
+	}
 	g.mu.Unlock()
 	g.wg.Done()
 }

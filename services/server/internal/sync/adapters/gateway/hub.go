@@ -35,6 +35,9 @@ type hub struct {
 	tail   Tail
 	buffer int           // gateway.send_buffer: the most batches a connection may have queued
 	window time.Duration // gateway.batch_window: the shortest time between two batches handed out
+	// arrived sees the events of every tail batch as it arrives, before the batch window
+	// holds it: the gateway ends the sessions whose credential an event ended. Nil: nothing.
+	arrived func(events []domain.StoredEvent)
 
 	mu       gosync.Mutex
 	sub      syncmod.Subscription // nil while no connection is registered
@@ -101,6 +104,9 @@ func (h *hub) run(sub syncmod.Subscription) {
 				}
 				h.end(sub)
 				return
+			}
+			if h.arrived != nil {
+				h.arrived(b.Events)
 			}
 			if holding {
 				if !owned {

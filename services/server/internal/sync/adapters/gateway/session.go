@@ -66,7 +66,8 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Accept answered the request.
 	}
-	s := newSession(base, g, conn, up.cork, who, authed)
+	token, _ := bearerToken(r.Header)
+	s := newSession(base, g, conn, up.cork, who, authed, token)
 	if !g.add(s) {
 		_ = conn.Close(CloseGoingAway, "server shutting down")
 		return
@@ -207,6 +208,11 @@ type session struct {
 	beatDue bool
 	ponged  bool
 	going   bool // Shutdown began
+	// The credential: known once authenticated (authedCred), ended (credEnded names why)
+	// when its token is revoked or expires or its principal is deactivated.
+	cred       credential
+	authedCred bool
+	credEnded  string
 
 	// The writer's state, touched by the writer alone.
 	filter  *syncapp.Filter
@@ -217,20 +223,30 @@ type session struct {
 	pinging bool
 	missed  int
 	closed  bool // end ran
+	// token is the bearer token until the session is live: authenticated once more after it
+	// registered with the hub, so that a revocation committed between the upgrade and the
+	// registration (which the hub could not see) ends it too. Then forgotten.
+	token string
 }
 
-func newSession(base context.Context, g *Gateway, conn *websocket.Conn, cork *corkWriter, who actor.Actor, authed bool) *session {
+func newSession(base context.Context, g *Gateway, conn *websocket.Conn, cork *corkWriter, who actor.Actor, authed bool, token string) *session {
 	ctx, cancel := context.WithCancel(base)
 	if authed {
 		ctx = actor.With(ctx, who)
 	}
 	return &session{
-		g: g, conn: conn, cork: cork, ctx: ctx, cancel: cancel, who: who, authed: authed,
+		g: g, conn: conn, cork: cork, ctx: ctx, cancel: cancel, who: who, authed: authed, token: token,
+		cred: credentialOf(who), authedCred: authed,
 		done: make(chan struct{}), taken: make(chan struct{}, 1), wake: make(chan struct{}, 1),
 		// The start is the first writer: work queued before it runs (Shutdown's, once the
 		// session is registered) waits for it instead of starting another.
 		running: true,
 	}
+}
+
+// credentialOf is the credential of an authenticated actor.
+func credentialOf(a actor.Actor) credential {
+	return credential{tokenID: a.TokenID, principalID: a.PrincipalID, expiresAt: a.ExpiresAt}
 }
 
 // start runs the session: the reader on a goroutine of its own, the start on the writer.
@@ -336,6 +352,11 @@ func (s *session) work() {
 	for {
 		s.mu.Lock()
 		batches, subErr, in, hasIn, beatDue, ponged, going := s.batches, s.subErr, s.in, s.hasIn, s.beatDue, s.ponged, s.going
+		if credEnded := s.credEnded; credEnded != "" {
+			s.mu.Unlock()
+			s.end(credentialEnding(credEnded))
+			return
+		}
 		s.batches, s.subErr, s.in, s.hasIn, s.beatDue, s.ponged = nil, nil, inbound{}, false, false, false
 		if batches == nil && subErr == nil && !hasIn && !beatDue && !ponged && !going {
 			s.running = false
@@ -602,6 +623,9 @@ func (s *session) open() *ending {
 	// between the head and the first live batch: whatever the tail delivers at or below the
 	// head is skipped, whatever lies between the head and the first batch is caught up.
 	s.g.hub.add(s)
+	if end := s.recheck(); end != nil {
+		return end
+	}
 	s.cork.cork()
 	if start.Op == OpHello {
 		end = s.ready()
@@ -635,6 +659,9 @@ func (s *session) handshake() (ClientFrame, *ending) {
 		if !ok {
 			select {
 			case <-s.wake:
+				if r := s.credentialEnded(); r != "" {
+					return ClientFrame{}, credentialEnding(r)
+				}
 			case <-deadline.C:
 				return ClientFrame{}, &ending{code: CloseAuthTimeout, reason: "auth timeout"}
 			case <-s.g.closing:
@@ -689,7 +716,30 @@ func (s *session) authenticate(token string) *ending {
 	if err := s.g.admit(ctx); err != nil {
 		return s.failed(err)
 	}
-	s.ctx, s.who, s.authed = ctx, a, true
+	s.ctx, s.who, s.authed, s.token = ctx, a, true, token
+	s.mu.Lock()
+	s.cred, s.authedCred = credentialOf(a), true
+	s.mu.Unlock()
+	return nil
+}
+
+// credentialEnded returns why the session's credential ended; empty while it has not.
+func (s *session) credentialEnded() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.credEnded
+}
+
+// recheck authenticates the session's token once more, now that the hub is registered: a
+// revocation, deactivation or expiry before it was not seen by the hub. It ends the session
+// with CloseUnauthenticated then (the reason cannot be told apart, as for REST), and forgets
+// the token.
+func (s *session) recheck() *ending {
+	token := s.token
+	s.token = ""
+	if _, err := s.g.deps.Authenticator.Authenticate(s.ctx, token); err != nil {
+		return s.failed(err)
+	}
 	return nil
 }
 

@@ -1,6 +1,11 @@
--- Revokes a token; a revoked token keeps its first revocation time. Returns the id when the
--- token exists.
-UPDATE identity.tokens
-SET revoked_at = COALESCE(revoked_at, $2)
+-- Revokes a token unless it is revoked already (a revoked token keeps its first revocation
+-- time). One row when the token exists: true when this statement revoked it.
+WITH revoked AS (
+    UPDATE identity.tokens
+    SET revoked_at = $2
+    WHERE id = $1 AND revoked_at IS NULL
+    RETURNING id
+)
+SELECT EXISTS (SELECT 1 FROM revoked)
+FROM identity.tokens
 WHERE id = $1
-RETURNING id
