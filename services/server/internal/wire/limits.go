@@ -139,11 +139,25 @@ func (l *limits) listener(ln net.Listener, readHeaderTimeout time.Duration) net.
 }
 
 // perAddress is the chi middleware of the per-address limits: failed
-// authentications (on every route, the gateway's too) and writes.
-func (l *limits) perAddress() []func(http.Handler) http.Handler {
+// authentications (on every route but the public ones, the gateway's
+// included) and writes. The public operations (health, readiness,
+// metrics) read no credential and are probed by load balancers and
+// monitors, often from an address a blocked client shares, so an address's
+// block never reaches them.
+func (l *limits) perAddress(public map[route]struct{}) []func(http.Handler) http.Handler {
 	var mws []func(http.Handler) http.Handler
 	if l.failedAuth != nil {
-		mws = append(mws, httpmw.FailedAuth(l.failedAuth, l.addrs, l.metrics.Limited))
+		limited := httpmw.FailedAuth(l.failedAuth, l.addrs, l.metrics.Limited)
+		mws = append(mws, func(next http.Handler) http.Handler {
+			guarded := limited(next)
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if _, ok := public[route{method: routeMethod(r), pattern: r.URL.Path}]; ok {
+					next.ServeHTTP(w, r)
+					return
+				}
+				guarded.ServeHTTP(w, r)
+			})
+		})
 	}
 	if l.addressWrites != nil {
 		mws = append(mws, httpmw.LimitWrites(l.addressWrites, httpmw.LimitAddressWrites, l.addrs.Of, l.metrics.Limited))

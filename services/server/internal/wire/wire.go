@@ -290,7 +290,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 		cors:         httpmw.CORS(corsCfg),
 		mount:        opts.Mount,
 		gateway:      a.gatewayHandler(),
-		perAddress:   a.limits.perAddress(),
+		perAddress:   a.limits.perAddress(public),
 		perToken:     a.limits.perToken(),
 	}
 	if !slices.Contains(roles, RoleAPI) {

@@ -56,7 +56,7 @@ func (v messages) Post(ctx context.Context, in chat.MessageInput) (chat.Message,
 		if err := s.appender.Append(ctx, messageCreated(who.PrincipalID, m)); err != nil {
 			return err
 		}
-		return s.ownReads.MarkRead(ctx, ownPost(m))
+		return s.markOwnRead(ctx, who, m)
 	})
 	if err != nil {
 		return chat.Message{}, fmt.Errorf("chat: post message: %w", err)

@@ -10,6 +10,7 @@ import (
 	"bothy.example.com/server/internal/chat/app"
 	"bothy.example.com/server/internal/chat/domain"
 	"bothy.example.com/server/internal/kernel"
+	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/authorize"
 	"bothy.example.com/server/internal/kernel/problem"
 )
@@ -45,7 +46,16 @@ func TestPostMessage(t *testing.T) {
 	if got := e.ownReads.posts(); len(got) == 0 || got[len(got)-1] != (app.OwnPost{AuthorID: sam, SpaceID: sp.ID, ChannelID: ch.ID, ThreadID: th.ID, Seq: 2}) {
 		t.Errorf("own posts marked read = %+v, want Sam's seq 2 last", got)
 	}
-	for range 3 {
+	// An app's post is its output, not something it reads: no read state moves.
+	marked := len(e.ownReads.posts())
+	appCtx := actor.With(t.Context(), actor.Actor{PrincipalID: sam, Kind: actor.KindApp})
+	if _, err := e.svc.Messages().Post(appCtx, chat.MessageInput{ThreadID: th.ID, ContentMD: "from an app"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.ownReads.posts(); len(got) != marked {
+		t.Errorf("an app's post marked %+v read, want nothing", got[marked:])
+	}
+	for range 2 {
 		if _, err := e.svc.Messages().Post(as(t, sam), chat.MessageInput{ThreadID: th.ID, ContentMD: "more"}); err != nil {
 			t.Fatal(err)
 		}

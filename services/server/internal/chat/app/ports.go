@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/chat"
+	"bothy.example.com/server/internal/kernel/actor"
 )
 
 // Store keeps the chat tables (spaces, channels, dm_participants, threads, messages,
@@ -144,4 +145,15 @@ type OwnPost struct {
 // ownPost is the OwnPost of a message just stored.
 func ownPost(m chat.Message) OwnPost {
 	return OwnPost{AuthorID: m.AuthorID, SpaceID: m.SpaceID, ChannelID: m.ChannelID, ThreadID: m.ThreadID, Seq: m.Seq}
+}
+
+// markOwnRead moves the author's read state to the message just stored, in the post's
+// transaction, for people and agents, who read threads. An app is an integration (the git
+// ingester, a webhook) whose posts are its output, not something it reads: it keeps no read
+// state, so its posts cost no second event (spec 05a, "Own posts are read").
+func (s *Service) markOwnRead(ctx context.Context, who actor.Actor, m chat.Message) error {
+	if who.Kind == actor.KindApp {
+		return nil
+	}
+	return s.ownReads.MarkRead(ctx, ownPost(m))
 }

@@ -62,7 +62,7 @@ func (v threads) Create(ctx context.Context, in chat.ThreadInput) (chat.Thread, 
 		if err := s.appender.Append(ctx, threadCreated(who.PrincipalID, th), messageCreated(who.PrincipalID, m)); err != nil {
 			return err
 		}
-		return s.ownReads.MarkRead(ctx, ownPost(m))
+		return s.markOwnRead(ctx, who, m)
 	})
 	if err != nil {
 		return chat.Thread{}, chat.Message{}, fmt.Errorf("chat: create thread: %w", err)
