@@ -39,6 +39,8 @@ type accessConfig struct {
 	chat           chatapp.Config
 	personal       syncapp.PersonalConfig
 	catchUp        syncapp.CatchUpConfig
+	// snapshotParallelism is sync.snapshot_parallelism (NewSnapshot refuses a value below 1).
+	snapshotParallelism int
 }
 
 // readAccessConfig reads the keys; bad values are collected in cfg.Err.
@@ -50,6 +52,8 @@ func readAccessConfig(cfg *config.Config) accessConfig {
 		chat:           chatapp.ConfigFrom(cfg),
 		personal:       syncapp.PersonalConfigFrom(cfg),
 		catchUp:        syncapp.CatchUpConfigFrom(cfg),
+
+		snapshotParallelism: cfg.Int(syncapp.KeySnapshotParallelism),
 	}
 }
 
@@ -238,6 +242,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		Flags:      flags,
 		Runs:       noruns.New(),
 		Encoder:    syncapp.SnapshotEncoderFunc(synchttp.EncodeSnapshot),
+		Parallel:   c.snapshotParallelism,
 	})
 	if err != nil {
 		return access{}, fmt.Errorf("snapshot: %w", err)

@@ -14,7 +14,7 @@ import (
 const MaxTitleRunes = 200
 
 // MaxBodyBytes bounds the body text of one record in its message, so an ordinary long pull
-// request fits chat.max_message_bytes (16 KiB by default) with its header, file list and
+// request fits chat.max_message_bytes at its default with its header, file list and
 // references. A longer body is cut with TruncatedMark.
 const MaxBodyBytes = 8000
 

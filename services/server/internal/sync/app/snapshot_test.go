@@ -587,7 +587,7 @@ func TestNewSnapshotRequiresEveryDependency(t *testing.T) {
 	if err == nil {
 		t.Fatal("NewSnapshot without dependencies succeeded")
 	}
-	for _, name := range []string{"versions", "authorizer", "principals", "instance", "spaces", "channels", "threads", "mentions", "personal", "agents", "flags", "runs"} {
+	for _, name := range []string{"versions", "authorizer", "principals", "instance", "spaces", "channels", "threads", "mentions", "personal", "agents", "flags", "runs", "sync.snapshot_parallelism is 0"} {
 		if !strings.Contains(err.Error(), name+" is nil") {
 			t.Errorf("error %q does not name %s", err, name)
 		}
