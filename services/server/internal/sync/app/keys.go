@@ -45,7 +45,7 @@ var (
 	// longest chain of parts, few enough that a reconnect storm leaves most of the pool
 	// (database.max_conns) to the rest of the API.
 	KeySnapshotParallelism = config.Define("sync.snapshot_parallelism", config.KindInt, "4",
-		"most parts of one getSnapshot build read at once, each on a database connection of its own (at least 1)")
+		"most parts of one getSnapshot build read at once, each on a database connection of its own (at least 2: the build's two chains of parts wait for each other)")
 )
 
 // PersonalConfig is what the personal-data use cases read from the configuration.

@@ -58,7 +58,7 @@ type SnapshotDeps struct {
 	// EncodeSnapshot.
 	Encoder SnapshotEncoder
 	// Parallel is how many of a build's parts are read at once, each on a pool connection
-	// of its own: sync.snapshot_parallelism (at least 1). Its default keeps the longest chain
+	// of its own: sync.snapshot_parallelism (at least minSnapshotParallel). Its default keeps the longest chain
 	// (the channels, then the thread counters; the read states, then the mention counts) on
 	// two connections while the small parts share the others, so a build takes about as long
 	// as that chain (make bench's snapshot), and a reconnect storm of many actors still leaves
@@ -98,8 +98,8 @@ func NewSnapshot(deps SnapshotDeps) (*Snapshot, error) {
 			errs = append(errs, fmt.Errorf("%s is nil", d.name))
 		}
 	}
-	if deps.Parallel < 1 {
-		errs = append(errs, fmt.Errorf("%s is %d, want at least 1", KeySnapshotParallelism.Name, deps.Parallel))
+	if deps.Parallel < minSnapshotParallel {
+		errs = append(errs, fmt.Errorf("%s is %d, want at least %d", KeySnapshotParallelism.Name, deps.Parallel, minSnapshotParallel))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("sync: new snapshot: %w", err)

@@ -22,6 +22,11 @@ type partGroup struct {
 	err    error // the first error; read after wg.Wait
 }
 
+// minSnapshotParallel is the least sync.snapshot_parallelism a build can run with: its two
+// chains wait for each other (the thread counters for the read positions), so both must be in
+// flight at once. A correctness floor of the key, not a limit of its own.
+const minSnapshotParallel = 2
+
 // newPartGroup returns a group of at most limit parts in flight under ctx.
 func newPartGroup(ctx context.Context, limit int) *partGroup {
 	ctx, cancel := context.WithCancel(ctx)

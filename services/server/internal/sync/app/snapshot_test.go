@@ -587,10 +587,15 @@ func TestNewSnapshotRequiresEveryDependency(t *testing.T) {
 	if err == nil {
 		t.Fatal("NewSnapshot without dependencies succeeded")
 	}
-	for _, name := range []string{"versions", "authorizer", "principals", "instance", "spaces", "channels", "threads", "mentions", "personal", "agents", "flags", "runs", "sync.snapshot_parallelism is 0"} {
+	for _, name := range []string{"versions", "authorizer", "principals", "instance", "spaces", "channels", "threads", "mentions", "personal", "agents", "flags", "runs"} {
 		if !strings.Contains(err.Error(), name+" is nil") {
 			t.Errorf("error %q does not name %s", err, name)
 		}
+	}
+	deps := snapDeps(newSnapWorld())
+	deps.Parallel = 1
+	if _, err := app.NewSnapshot(deps); err == nil || !strings.Contains(err.Error(), "sync.snapshot_parallelism is 1, want at least 2") {
+		t.Errorf("NewSnapshot with sync.snapshot_parallelism 1: %v, want it refused", err)
 	}
 }
 
