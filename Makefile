@@ -55,7 +55,7 @@ CODEGEN_CONFIG ?= api/oapi-codegen.yaml
 GEN_FILE ?= services/server/internal/apigen/apigen.gen.go
 
 # What `.ci/run` runs through `make check`, in this order.
-CHECK_GATES := fmt-check vet lint arch register-check codegen-check api-lint text-rules test cover-floor gate-fixtures
+CHECK_GATES := fmt-check vet lint arch register-check limit-check codegen-check api-lint text-rules test cover-floor gate-fixtures
 
 .PHONY: help
 help: ## List the targets with a one-line description (the default goal).
@@ -167,7 +167,7 @@ codegen-check: $(OAPI_CODEGEN) ## Fail when the committed generated API code dif
 ##@ Gates (make check runs them all, in this order)
 
 .PHONY: check
-check: ## Everything CI runs: fmt-check vet lint arch register-check codegen-check api-lint text-rules test cover-floor gate-fixtures.
+check: ## Everything CI runs: fmt-check vet lint arch register-check limit-check codegen-check api-lint text-rules test cover-floor gate-fixtures.
 	@summary=(); start_all=$$SECONDS; \
 	for gate in $(CHECK_GATES); do \
 	  printf '\n==> make %s\n' "$$gate"; start=$$SECONDS; \
@@ -208,6 +208,13 @@ arch: $(GO_ARCH_LINT) ## Fail when .go-arch-lint.yml drifts from architecture/mo
 register-check: ## Check modules.yaml, operations.yaml, openapi.yaml, SQL schemas and documented configuration keys agree.
 	$(GO) run ./architecture/cmd/registercheck
 	cd services/server && $(GO) test -count=1 -run TestConfiguration ./internal/wire/
+
+# The tree limit-check reads; the gate fixtures point it at a miniature repository.
+LIMITCHECK_ROOT ?= .
+
+.PHONY: limit-check
+limit-check: ## Fail on a limit in code that is no configuration key, or a number printed beside a key in docs or comments (ADR 0007).
+	$(GO) run ./architecture/cmd/limitcheck -root $(LIMITCHECK_ROOT)
 
 .PHONY: api-lint
 api-lint: $(NPM_STAMP) npm-lock-check ## Lint api/openapi.yaml with Redocly (recommended-strict, redocly.yaml).

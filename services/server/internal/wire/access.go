@@ -16,9 +16,12 @@ import (
 	chathttp "bothy.example.com/server/internal/chat/adapters/httpapi"
 	chatpg "bothy.example.com/server/internal/chat/adapters/postgres"
 	chatapp "bothy.example.com/server/internal/chat/app"
+	chatdomain "bothy.example.com/server/internal/chat/domain"
 	identityhttp "bothy.example.com/server/internal/identity/adapters/httpapi"
 	identitypg "bothy.example.com/server/internal/identity/adapters/postgres"
 	identityapp "bothy.example.com/server/internal/identity/app"
+	ingestapp "bothy.example.com/server/internal/ingest/app"
+	ingestdomain "bothy.example.com/server/internal/ingest/domain"
 	instancehttp "bothy.example.com/server/internal/instance/adapters/httpapi"
 	instanceapp "bothy.example.com/server/internal/instance/app"
 	"bothy.example.com/server/internal/kernel/clock"
@@ -41,6 +44,8 @@ type accessConfig struct {
 	catchUp        syncapp.CatchUpConfig
 	// snapshotParallelism is sync.snapshot_parallelism (NewSnapshot refuses a value below 1).
 	snapshotParallelism int
+	// ingest holds ingest.max_body_bytes, ingest.max_listed_files and chat's title rule.
+	ingest ingestdomain.Limits
 }
 
 // readAccessConfig reads the keys; bad values are collected in cfg.Err.
@@ -54,13 +59,14 @@ func readAccessConfig(cfg *config.Config) accessConfig {
 		catchUp:        syncapp.CatchUpConfigFrom(cfg),
 
 		snapshotParallelism: cfg.Int(syncapp.KeySnapshotParallelism),
+		ingest:              ingestapp.LimitsFrom(cfg, chatdomain.MaxTitleLen),
 	}
 }
 
 // validate rejects values the keys' types allow but the modules cannot work
 // with, naming the key.
 func (c accessConfig) validate() error {
-	for _, err := range []error{c.identity.Validate(), c.chat.Validate(), c.personal.Validate(), c.catchUp.Validate()} {
+	for _, err := range []error{c.identity.Validate(), c.chat.Validate(), c.personal.Validate(), c.catchUp.Validate(), ingestapp.CheckLimits(c.ingest)} {
 		if err != nil {
 			return fmt.Errorf("configuration: %w", err)
 		}
@@ -88,6 +94,8 @@ type access struct {
 	handlers  accessHandlers
 	// sync is what the gateway shares with the REST handlers (wire/gateway.go).
 	sync syncShared
+	// ingestLimits bound what bothy ingest git writes (wire/ingest.go).
+	ingestLimits ingestdomain.Limits
 }
 
 // syncShared are the pieces the gateway uses exactly as the REST handlers do, so both
@@ -258,6 +266,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		agents:    agentService,
 		sync:      syncShared{authorizer: authorizer, identity: ids, catchUp: catchUp, snapshot: snapshot},
 	}
+	a.ingestLimits = c.ingest
 	var errs []error
 	a.handlers.identity, err = identityhttp.New(identityhttp.Deps{
 		Authorizer: authorizer,
