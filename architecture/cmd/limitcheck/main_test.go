@@ -41,8 +41,8 @@ const maxItems = 50
 const startTimeout = 60
 `,
 	"docs/operations/configuration.md": "| key | type | default | meaning |\n| --- | --- | --- | --- |\n| `alpha.page_size` | int | `50` | page |\n| `alpha.timeout` | duration | `15s` | wait |\n",
-	"docs/guide.md":                     "Pages hold `alpha.page_size` items; the wait is alpha.timeout at most.\n",
-	"architecture/limitcheck.yaml":      "not_limits:\n  - {path: services/server/internal/alpha/app/app.go, name: maxHexLen, why: a format width}\n",
+	"docs/guide.md":                    "Pages hold `alpha.page_size` items; the wait is alpha.timeout at most.\n",
+	"architecture/limitcheck.yaml":     "not_limits:\n  - {path: services/server/internal/alpha/app/app.go, name: maxHexLen, why: a format width}\n",
 }
 
 func writeTree(t *testing.T, files map[string]string) string {
