@@ -16,6 +16,14 @@ var (
 	// delay, long enough that an idle process costs the database one cheap query per interval.
 	KeyTailPollInterval = config.Define("sync.tail_poll_interval", config.KindDuration, "1s",
 		"how long the log tail waits without a notification before it reads the log anyway")
+	// KeyTailRetryBase is the tail's first wait after a failed read or a lost listener
+	// connection; the waits double up to KeyTailRetryCap.
+	KeyTailRetryBase = config.Define("sync.tail_retry_base", config.KindDuration, "100ms",
+		"first wait of the log tail after a failed read or a lost listener connection; the waits double up to sync.tail_retry_cap (more than 0)")
+	// KeyTailRetryCap caps the doubling waits, so the tail reconnects soon after PostgreSQL is
+	// back without hammering it while it is down.
+	KeyTailRetryCap = config.Define("sync.tail_retry_cap", config.KindDuration, "5s",
+		"longest wait of the log tail between two attempts to read the log or reconnect its listener (at least sync.tail_retry_base)")
 	// KeyTailBatchSize bounds one read of the tail and so the memory one batch holds in
 	// every subscriber's buffer.
 	KeyTailBatchSize = config.Define("sync.tail_batch_size", config.KindInt, "500",
