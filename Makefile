@@ -55,7 +55,7 @@ CODEGEN_CONFIG ?= api/oapi-codegen.yaml
 GEN_FILE ?= services/server/internal/apigen/apigen.gen.go
 
 # What `.ci/run` runs through `make check`, in this order.
-CHECK_GATES := fmt-check vet lint arch register-check codegen-check api-lint text-rules test cover-floor gate-fixtures
+CHECK_GATES := fmt-check vet lint arch register-check limit-check codegen-check api-lint text-rules test cover-floor gate-fixtures
 
 .PHONY: help
 help: ## List the targets with a one-line description (the default goal).
@@ -123,11 +123,20 @@ bench: ## Benchmark the event log, authorization, catch-up and the snapshot on a
 .PHONY: tools
 tools: $(GO_TOOLS) $(NPM_STAMP) ## Install the pinned Go tools into .bin/ and the npm tools into tools/npm/.
 
-# One `go install tool` builds all three; they are rebuilt when tools/go.mod or go.sum change.
-# touch: go install leaves an up-to-date binary untouched, which would keep it older than go.mod.
-$(GO_TOOLS) &: tools/go.mod tools/go.sum
-	cd tools && GOWORK=off GOBIN=$(TOOLS_BIN) $(GO) install tool
-	touch $(GO_TOOLS)
+# One rule per tool, each building just its own package from the tools module (GOWORK=off), so
+# that a target builds only the tool it runs: make test needs none, make arch only go-arch-lint,
+# make codegen only oapi-codegen. A tool is rebuilt when tools/go.mod or go.sum change.
+# touch: go build may leave an up-to-date binary untouched, which would keep it older than go.mod.
+TOOL_BUILD = mkdir -p $(TOOLS_BIN) && cd tools && GOWORK=off $(GO) build -o $@
+$(OAPI_CODEGEN): tools/go.mod tools/go.sum
+	$(TOOL_BUILD) github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
+	touch $@
+$(GOLANGCI_LINT): tools/go.mod tools/go.sum
+	$(TOOL_BUILD) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	touch $@
+$(GO_ARCH_LINT): tools/go.mod tools/go.sum
+	$(TOOL_BUILD) github.com/fe3dback/go-arch-lint
+	touch $@
 
 $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json $(NPM_DIR)/.npmrc
 	@$(MAKE) npm-lock-check
@@ -169,7 +178,7 @@ codegen-check: $(OAPI_CODEGEN) ## Fail when the committed generated API code dif
 ##@ Gates (make check runs them all, in this order)
 
 .PHONY: check
-check: ## Everything CI runs: fmt-check vet lint arch register-check codegen-check api-lint text-rules test cover-floor gate-fixtures.
+check: ## Everything CI runs: fmt-check vet lint arch register-check limit-check codegen-check api-lint text-rules test cover-floor gate-fixtures.
 	@summary=(); start_all=$$SECONDS; \
 	for gate in $(CHECK_GATES); do \
 	  printf '\n==> make %s\n' "$$gate"; start=$$SECONDS; \
@@ -193,22 +202,30 @@ fmt-check: $(GOLANGCI_LINT) ## Fail when a Go file is not gofmt/goimports clean 
 	@echo "fmt-check: clean"
 
 .PHONY: vet
-vet: ## Run go vet over every module.
-	$(GO) vet $(GO_PACKAGES)
+vet: ## Run go vet over every module (the archgate-tagged proof of make arch included).
+	$(GO) vet -tags archgate $(GO_PACKAGES)
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint (revive exported docs, gosec, ...) over every module.
 	$(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml $(GO_PACKAGES)
 
 .PHONY: arch
-arch: $(GO_ARCH_LINT) ## Fail when .go-arch-lint.yml drifts from architecture/modules.yaml or an import breaks it.
+arch: $(GO_ARCH_LINT) ## Fail when .go-arch-lint.yml drifts from architecture/modules.yaml or an import breaks it (and prove it fails on its fixtures).
 	$(GO) run ./architecture/cmd/archgen -check
 	$(GO_ARCH_LINT) check --project-path services/server --arch-file $(CURDIR)/.go-arch-lint.yml --output-color=false
+	ARCH_LINT_BIN=$(GO_ARCH_LINT) $(GO) test -tags archgate -count=1 -run '^TestArchGate$$' ./architecture/cmd/archgen/
 
 .PHONY: register-check
 register-check: ## Check modules.yaml, operations.yaml, openapi.yaml, SQL schemas and documented configuration keys agree.
 	$(GO) run ./architecture/cmd/registercheck
 	cd services/server && $(GO) test -count=1 -run TestConfiguration ./internal/wire/
+
+# The tree limit-check reads; the gate fixtures point it at a miniature repository.
+LIMITCHECK_ROOT ?= .
+
+.PHONY: limit-check
+limit-check: ## Fail on a limit in code that is no configuration key, or a number printed beside a key in docs or comments (ADR 0007).
+	$(GO) run ./architecture/cmd/limitcheck -root $(LIMITCHECK_ROOT)
 
 .PHONY: api-lint
 api-lint: $(NPM_STAMP) npm-lock-check ## Lint api/openapi.yaml with Redocly (recommended-strict, redocly.yaml).
@@ -219,7 +236,7 @@ text-rules: ## Fail on en/em dashes, non-example emails, placeholder names, home
 	$(GO) run ./architecture/cmd/textrules -root .
 
 .PHONY: test
-test: $(GO_ARCH_LINT) ## Run every test (-race, integration tests on throwaway PostgreSQL) with coverage.
+test: ## Run every test (-race, integration tests on throwaway PostgreSQL) with coverage.
 	@mkdir -p $(COVER_DIR)
 	@status=0; \
 	$(GO) test -race -count=1 -timeout 20m -coverprofile=$(COVER_PROFILE) $(TEST_FLAGS) $(TEST_PACKAGES) 2>&1 | tee $(TEST_LOG) || status=$$?; \
@@ -231,7 +248,7 @@ cover-floor: ## Fail when a package's coverage (from make test) is below archite
 	$(GO) run ./architecture/cmd/coverfloor -profile $(COVER_PROFILE) -floors $(COVER_FLOORS)
 
 .PHONY: gate-fixtures
-gate-fixtures: $(GO_TOOLS) $(NPM_STAMP) ## Prove each gate rejects its violation (injected into temporary copies).
+gate-fixtures: $(OAPI_CODEGEN) $(GOLANGCI_LINT) $(NPM_STAMP) ## Prove each gate rejects its violation (injected into temporary copies).
 	MAKE="$(MAKE)" TOOLS_BIN="$(TOOLS_BIN)" bash scripts/gate-fixtures.sh
 
 ##@ Docs and housekeeping

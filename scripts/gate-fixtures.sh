@@ -5,11 +5,12 @@
 # so a gate that silently stops detecting its violation breaks the build.
 #
 # Gates proven here: text rules (dashes, white label, registry hosts), codegen-check (stale
-# generated file, drifted generator configuration), cover-floor, fmt-check (gofmt and goimports),
+# generated file, drifted generator configuration), limit-check (a limit without a key, a key's
+# default in code, a number beside a key), cover-floor, fmt-check (gofmt and goimports),
 # lint (missing doc comment, gosec finding), npm-lock-check and api-lint. The other proofs are Go
-# tests that `make test` runs: the architecture gate and register-check in the architecture
-# module (architecture/README.md lists them), the undocumented configuration key in
-# services/server/internal/kernel/config.
+# tests: the architecture gate's (TestArchGate, run by `make arch` since it needs go-arch-lint)
+# and register-check's in the architecture module (architecture/README.md lists them), the
+# undocumented configuration key in services/server/internal/kernel/config (`make test`).
 #
 # Violations are assembled at run time (split strings, printf escapes), so this file passes the
 # text rules itself. Everything happens in a temporary directory removed on exit.
@@ -130,6 +131,29 @@ cp services/server/internal/apigen/apigen.gen.go "$gen"
 sed -i 's/^package: apigen$/package: apigenx/' "$api/oapi-codegen.yaml"
 grep -q '^package: apigenx$' "$api/oapi-codegen.yaml" || { echo 'gate-fixtures: api/oapi-codegen.yaml has no "package: apigen" line to change'; exit 1; }
 expect_fail 'generator configuration changed, file not regenerated' 'is stale' codegen_check
+
+echo '==> limit-check'
+lim=$tmp/limits
+mkdir -p "$lim/services/server/internal/alpha/app" "$lim/architecture" "$lim/docs"
+cat >"$lim/services/server/internal/alpha/app/keys.go" <<'GO'
+package app
+
+import "example.com/config"
+
+// KeyPageSize is a key.
+var KeyPageSize = config.Define("alpha.page_size", config.KindInt, "50", "page")
+GO
+printf 'not_limits: []\n' >"$lim/architecture/limitcheck.yaml"
+printf 'Pages hold `alpha.page_size` items.\n' >"$lim/docs/guide.md"
+limitcheck() { "$make_cmd" --no-print-directory limit-check LIMITCHECK_ROOT="$lim"; }
+expect_pass 'every limit a key, no number beside a key' limitcheck
+printf 'package app\n\nconst MaxSections = 20\n' >"$lim/services/server/internal/alpha/app/rules.go"
+expect_fail 'a limit-named constant without a key' 'limit-const: MaxSections = 20' limitcheck
+printf 'package app\n\nconst maxPage = 50\n' >"$lim/services/server/internal/alpha/app/rules.go"
+expect_fail "a constant holding a key's default" 'key-default: maxPage holds 50' limitcheck
+rm "$lim/services/server/internal/alpha/app/rules.go"
+printf 'Pages hold `alpha.page_size` (50) items.\n' >"$lim/docs/guide.md"
+expect_fail 'a number beside a key in a doc' 'docs/guide.md:1: key-number' limitcheck
 
 echo '==> cover-floor'
 fixtures=architecture/cmd/coverfloor/testdata

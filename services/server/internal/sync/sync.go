@@ -87,10 +87,10 @@ type Personal interface {
 	// members in the database's canonical order, duplicate names collapsed.
 	PutSetting(ctx context.Context, key string, value json.RawMessage) (Setting, error)
 	// PutSidebar replaces the actor's sidebar (setting.write on the actor) and appends
-	// sidebar.updated. At most 50 sections and 1000 channel ids in all, section keys of 1 to
-	// 64 characters and unique, titles of at most 80 (else a validation error naming
-	// sections); duplicate channel ids within a section are dropped, channel ids are stored
-	// as given otherwise.
+	// sidebar.updated. At most sync.max_sidebar_sections sections and sync.max_sidebar_channels
+	// channel ids in all, section keys of 1 to 64 characters and unique, titles of at most 80
+	// (else a validation error naming sections); duplicate channel ids within a section are
+	// dropped, channel ids are stored as given otherwise.
 	PutSidebar(ctx context.Context, sections []SidebarSection) (Sidebar, error)
 
 	// ReadStates returns the principal's read states keyed by thread id (empty, not nil, for

@@ -18,9 +18,12 @@ import (
 	chathttp "bothy.example.com/server/internal/chat/adapters/httpapi"
 	chatpg "bothy.example.com/server/internal/chat/adapters/postgres"
 	chatapp "bothy.example.com/server/internal/chat/app"
+	chatdomain "bothy.example.com/server/internal/chat/domain"
 	identityhttp "bothy.example.com/server/internal/identity/adapters/httpapi"
 	identitypg "bothy.example.com/server/internal/identity/adapters/postgres"
 	identityapp "bothy.example.com/server/internal/identity/app"
+	ingestapp "bothy.example.com/server/internal/ingest/app"
+	ingestdomain "bothy.example.com/server/internal/ingest/domain"
 	instancehttp "bothy.example.com/server/internal/instance/adapters/httpapi"
 	instancepg "bothy.example.com/server/internal/instance/adapters/postgres"
 	instanceapp "bothy.example.com/server/internal/instance/app"
@@ -42,6 +45,10 @@ type accessConfig struct {
 	chat           chatapp.Config
 	personal       syncapp.PersonalConfig
 	catchUp        syncapp.CatchUpConfig
+	// snapshotParallelism is sync.snapshot_parallelism (NewSnapshot refuses a value below 1).
+	snapshotParallelism int
+	// ingest holds ingest.max_body_bytes, ingest.max_listed_files and chat's title rule.
+	ingest ingestdomain.Limits
 }
 
 // readAccessConfig reads the keys; bad values are collected in cfg.Err.
@@ -53,13 +60,16 @@ func readAccessConfig(cfg *config.Config) accessConfig {
 		chat:           chatapp.ConfigFrom(cfg),
 		personal:       syncapp.PersonalConfigFrom(cfg),
 		catchUp:        syncapp.CatchUpConfigFrom(cfg),
+
+		snapshotParallelism: cfg.Int(syncapp.KeySnapshotParallelism),
+		ingest:              ingestapp.LimitsFrom(cfg, chatdomain.MaxTitleLen),
 	}
 }
 
 // validate rejects values the keys' types allow but the modules cannot work
 // with, naming the key.
 func (c accessConfig) validate() error {
-	for _, err := range []error{c.identity.Validate(), c.chat.Validate(), c.personal.Validate(), c.catchUp.Validate()} {
+	for _, err := range []error{c.identity.Validate(), c.chat.Validate(), c.personal.Validate(), c.catchUp.Validate(), ingestapp.CheckLimits(c.ingest)} {
 		if err != nil {
 			return fmt.Errorf("configuration: %w", err)
 		}
@@ -87,6 +97,8 @@ type access struct {
 	handlers  accessHandlers
 	// sync is what the gateway shares with the REST handlers (wire/gateway.go).
 	sync syncShared
+	// ingestLimits bound what bothy ingest git writes (wire/ingest.go).
+	ingestLimits ingestdomain.Limits
 }
 
 // syncShared are the pieces the gateway uses exactly as the REST handlers do, so both
@@ -251,6 +263,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		Flags:      flags,
 		Runs:       noruns.New(),
 		Encoder:    syncapp.SnapshotEncoderFunc(synchttp.EncodeSnapshot),
+		Parallel:   c.snapshotParallelism,
 	})
 	if err != nil {
 		return access{}, fmt.Errorf("snapshot: %w", err)
@@ -267,6 +280,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		sync: syncShared{authorizer: authorizer, identity: ids, actors: eventActors{principals: ids, instance: log.instance},
 			catchUp: catchUp, snapshot: snapshot},
 	}
+	a.ingestLimits = c.ingest
 	var errs []error
 	a.handlers.identity, err = identityhttp.New(identityhttp.Deps{
 		Authorizer: authorizer,

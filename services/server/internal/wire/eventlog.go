@@ -29,6 +29,8 @@ type eventLogConfig struct {
 	tailPollInterval    time.Duration
 	tailBatchSize       int
 	maintenanceInterval time.Duration
+	// tailRetryBase and tailRetryCap are sync.tail_retry_base and sync.tail_retry_cap.
+	tailRetryBase, tailRetryCap time.Duration
 }
 
 // readEventLogConfig reads the keys; bad values are collected in cfg.Err.
@@ -41,6 +43,9 @@ func readEventLogConfig(cfg *config.Config) eventLogConfig {
 		tailPollInterval:    cfg.Duration(syncapp.KeyTailPollInterval),
 		tailBatchSize:       cfg.Int(syncapp.KeyTailBatchSize),
 		maintenanceInterval: cfg.Duration(syncapp.KeyMaintenanceInterval),
+
+		tailRetryBase: cfg.Duration(syncapp.KeyTailRetryBase),
+		tailRetryCap:  cfg.Duration(syncapp.KeyTailRetryCap),
 	}
 }
 
@@ -54,6 +59,10 @@ func (c eventLogConfig) validate() error {
 		return fmt.Errorf("configuration: %s is %v, want more than 0", config.HTTPIdempotencyTTL.Name, c.idempotencyTTL)
 	case c.tailPollInterval <= 0:
 		return fmt.Errorf("configuration: %s is %v, want more than 0", syncapp.KeyTailPollInterval.Name, c.tailPollInterval)
+	case c.tailRetryBase <= 0:
+		return fmt.Errorf("configuration: %s is %v, want more than 0", syncapp.KeyTailRetryBase.Name, c.tailRetryBase)
+	case c.tailRetryCap < c.tailRetryBase:
+		return fmt.Errorf("configuration: %s is %v, want at least %s (%v)", syncapp.KeyTailRetryCap.Name, c.tailRetryCap, syncapp.KeyTailRetryBase.Name, c.tailRetryBase)
 	case c.tailBatchSize < 1:
 		return fmt.Errorf("configuration: %s is %d, want at least 1", syncapp.KeyTailBatchSize.Name, c.tailBatchSize)
 	case c.maintenanceInterval <= 0:
@@ -96,6 +105,8 @@ func newEventLog(pool *pgxpool.Pool, runner *tx.Runner, clk clock.Clock, logger 
 	tail, err := syncapp.NewTail(syncpg.NewReader(runner), store, listener, syncapp.TailConfig{
 		PollInterval: c.tailPollInterval,
 		BatchSize:    c.tailBatchSize,
+		RetryBase:    c.tailRetryBase,
+		RetryCap:     c.tailRetryCap,
 		Logger:       logger,
 	})
 	if err != nil {

@@ -78,6 +78,7 @@ func (a *App) IngestGit(ctx context.Context, o IngestGitOptions) (IngestReport, 
 		Issues:     issues,
 		Clock:      a.clock,
 		Logger:     a.logger,
+		Limits:     a.ingestLimits,
 	})
 	if err != nil {
 		return IngestReport{}, fmt.Errorf("wire: ingest: %w", err)

@@ -19,9 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	chatapp "bothy.example.com/server/internal/chat/app"
-	chatdomain "bothy.example.com/server/internal/chat/domain"
 	ingestapp "bothy.example.com/server/internal/ingest/app"
-	ingestdomain "bothy.example.com/server/internal/ingest/domain"
 	"bothy.example.com/server/internal/ingest/ingesttest"
 	"bothy.example.com/server/internal/kernel/problem"
 	"bothy.example.com/server/internal/wire"
@@ -550,10 +548,6 @@ func TestIngestGitRefuses(t *testing.T) {
 	_, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: other.String(), PRsJSON: empty, IssuesJSON: empty})
 	if !errors.Is(err, problem.ErrConflict) || !strings.Contains(err.Error(), "alex/bothy is ingested into channel "+channel.String()) {
 		t.Fatalf("IngestGit into another channel = %v", err)
-	}
-	// The ingester's title limit is chat's.
-	if ingestdomain.MaxTitleRunes != chatdomain.MaxTitleLen {
-		t.Fatalf("ingest cuts titles to %d characters, chat allows %d", ingestdomain.MaxTitleRunes, chatdomain.MaxTitleLen)
 	}
 }
 

@@ -54,6 +54,10 @@ type world struct {
 	prefixCalls  int
 }
 
+// testLimits are the ingester's limits in these tests (chat's title rule and the defaults of
+// ingest.max_body_bytes and ingest.max_listed_files).
+var testLimits = domain.Limits{TitleRunes: 200, BodyBytes: 8000, Files: 20}
+
 func (w *world) snapshot() *world {
 	return &world{
 		channels: maps.Clone(w.channels), threads: maps.Clone(w.threads), messages: slices.Clone(w.messages),
@@ -146,7 +150,7 @@ func (f fakeChat) Create(ctx context.Context, in chat.ThreadInput) (chat.Thread,
 	if _, ok := f.w.channels[in.ChannelID]; !ok {
 		return chat.Thread{}, chat.Message{}, problem.ErrNotFound
 	}
-	if len([]rune(in.Title)) > domain.MaxTitleRunes {
+	if len([]rune(in.Title)) > testLimits.TitleRunes {
 		return chat.Thread{}, chat.Message{}, problem.Validation(problem.FieldError{Field: "title", Message: "too long"})
 	}
 	th := chat.Thread{ID: ids.New(), ChannelID: in.ChannelID, Title: in.Title, CreatedBy: author, LastMessageSeq: 1}
@@ -469,7 +473,7 @@ func (e *env) service(mod ...func(*app.Deps)) *app.Service {
 	d := app.Deps{
 		Store: e.store, Tx: fakeTx{w: e.w}, Channels: e.chat, Threads: e.chat, Messages: e.chat,
 		Directory: id, Principals: id, Grants: fakeGrants{w: e.w}, Git: e.git, PRs: e.prs, Issues: e.issues,
-		Clock: e.clock, Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
+		Clock: e.clock, Logger: slog.New(slog.NewJSONHandler(e.logs, nil)), Limits: testLimits,
 	}
 	for _, m := range mod {
 		m(&d)

@@ -166,7 +166,7 @@ func (ps *pass) prItem(pr domain.PR) item {
 		refs: domain.References(pr.Title + "\n" + pr.Body),
 		write: func(ctx context.Context, refs string) (uuid.UUID, []domain.Record, error) {
 			th, m, err := ps.s.d.Threads.Create(ctx, chat.ThreadInput{
-				ChannelID: ps.p.ChannelID, Title: domain.PRTitle(pr), ContentMD: domain.PRContent(pr, refs), ExternalKey: key,
+				ChannelID: ps.p.ChannelID, Title: ps.s.d.Limits.PRTitle(pr), ContentMD: ps.s.d.Limits.PRContent(pr, refs), ExternalKey: key,
 			})
 			if err != nil {
 				return uuid.Nil, nil, err
@@ -184,7 +184,7 @@ func (ps *pass) issueItem(is domain.Issue) item {
 		refs: domain.References(is.Title + "\n" + is.Body),
 		write: func(ctx context.Context, refs string) (uuid.UUID, []domain.Record, error) {
 			th, m, err := ps.s.d.Threads.Create(ctx, chat.ThreadInput{
-				ChannelID: ps.p.ChannelID, Title: domain.IssueTitle(is), ContentMD: domain.IssueContent(is, refs), ExternalKey: key,
+				ChannelID: ps.p.ChannelID, Title: ps.s.d.Limits.IssueTitle(is), ContentMD: ps.s.d.Limits.IssueContent(is, refs), ExternalKey: key,
 			})
 			if err != nil {
 				return uuid.Nil, nil, err
@@ -273,7 +273,7 @@ func (ps *pass) commitItem(c domain.Commit, files []string) item {
 		key: key, label: "commit " + c.Short(), position: c.SHA,
 		refs: domain.References(c.Subject + "\n" + c.Body),
 		write: func(ctx context.Context, refs string) (uuid.UUID, []domain.Record, error) {
-			content := domain.CommitContent(c, files, refs)
+			content := ps.s.d.Limits.CommitContent(c, files, refs)
 			if thread, ok := ps.commitThread(c); ok {
 				m, err := ps.s.d.Messages.Post(ctx, chat.MessageInput{ThreadID: thread, ContentMD: content, ExternalKey: key})
 				if err != nil {
@@ -282,7 +282,7 @@ func (ps *pass) commitItem(c domain.Commit, files []string) item {
 				return thread, []domain.Record{ps.record(key, domain.KindCommit, thread, m.ID, "")}, nil
 			}
 			th, m, err := ps.s.d.Threads.Create(ctx, chat.ThreadInput{
-				ChannelID: ps.p.ChannelID, Title: domain.BranchTitle(ps.repo.Branch), ContentMD: content, ExternalKey: key,
+				ChannelID: ps.p.ChannelID, Title: ps.s.d.Limits.BranchTitle(ps.repo.Branch), ContentMD: content, ExternalKey: key,
 			})
 			if err != nil {
 				return uuid.Nil, nil, err

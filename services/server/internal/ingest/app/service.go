@@ -74,6 +74,8 @@ type Deps struct {
 	Clock clock.Clock
 	// Logger gets one line per pass with its counts (never a record's text).
 	Logger *slog.Logger
+	// Limits bound the titles and messages a pass writes (LimitsFrom; CheckLimits).
+	Limits domain.Limits
 }
 
 // Service runs passes; it implements ingest.Ingester.
@@ -91,6 +93,9 @@ func New(d Deps) (*Service, error) {
 		if missing {
 			return nil, fmt.Errorf("ingest: New: %s is nil", name)
 		}
+	}
+	if err := CheckLimits(d.Limits); err != nil {
+		return nil, fmt.Errorf("ingest: New: %w", err)
 	}
 	return &Service{d: d}, nil
 }

@@ -32,7 +32,7 @@ func TestNewNamesTheMissingDependency(t *testing.T) {
 	} {
 		id := fakeIdentity{w: e.w}
 		d := app.Deps{Store: e.store, Tx: fakeTx{w: e.w}, Channels: e.chat, Threads: e.chat, Messages: e.chat, Directory: id,
-			Principals: id, Grants: fakeGrants{w: e.w}, Git: e.git, Clock: e.clock, Logger: slog.New(slog.DiscardHandler)}
+			Principals: id, Grants: fakeGrants{w: e.w}, Git: e.git, Clock: e.clock, Logger: slog.New(slog.DiscardHandler), Limits: testLimits}
 		if _, err := app.New(d); err != nil {
 			t.Fatalf("New with every dependency: %v", err)
 		}
@@ -218,5 +218,27 @@ func TestCancelledPassKeepsItsCursor(t *testing.T) {
 	}
 	if rep.ElapsedMS != 0 {
 		t.Fatalf("elapsed on a fake clock = %d", rep.ElapsedMS)
+	}
+}
+
+// TestNewRefusesEmptyLimits: a limit below 1 would leave every title, body or file list
+// empty, so the key is refused at start, named.
+func TestNewRefusesEmptyLimits(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name   string
+		limits domain.Limits
+	}{
+		{"the title limit", domain.Limits{TitleRunes: 0, BodyBytes: 1, Files: 1}},
+		{"ingest.max_body_bytes", domain.Limits{TitleRunes: 1, BodyBytes: 0, Files: 1}},
+		{"ingest.max_listed_files", domain.Limits{TitleRunes: 1, BodyBytes: 1, Files: 0}},
+	} {
+		id := fakeIdentity{w: e.w}
+		d := app.Deps{Store: e.store, Tx: fakeTx{w: e.w}, Channels: e.chat, Threads: e.chat, Messages: e.chat, Directory: id,
+			Principals: id, Grants: fakeGrants{w: e.w}, Git: e.git, Clock: e.clock, Logger: slog.New(slog.DiscardHandler), Limits: tc.limits}
+		if _, err := app.New(d); err == nil || !strings.Contains(err.Error(), tc.name+" is 0") {
+			t.Errorf("New with %+v = %v, want %s refused", tc.limits, err, tc.name)
+		}
 	}
 }

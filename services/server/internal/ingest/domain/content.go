@@ -9,17 +9,21 @@ import (
 	"github.com/google/uuid"
 )
 
-// MaxTitleRunes is the longest thread title chat accepts (chat's title rule, 200 characters);
-// a title of the ingester is cut to it rather than refused.
-const MaxTitleRunes = 200
-
-// MaxBodyBytes bounds the body text of one record in its message, so an ordinary long pull
-// request fits chat.max_message_bytes (16 KiB by default) with its header, file list and
-// references. A longer body is cut with TruncatedMark.
-const MaxBodyBytes = 8000
-
-// MaxFiles is how many touched files a commit's message lists by name; the rest are counted.
-const MaxFiles = 20
+// Limits bound what the ingester writes into one thread title and one message; wire fills
+// them from chat's title rule and the keys ingest.max_body_bytes and ingest.max_listed_files.
+// The functions that build titles and messages are its methods.
+type Limits struct {
+	// TitleRunes is the longest thread title chat accepts (chat's title rule); a title of the
+	// ingester is cut to it rather than refused.
+	TitleRunes int
+	// BodyBytes bounds the body text of one record in its message (ingest.max_body_bytes), so
+	// an ordinary long pull request fits chat.max_message_bytes with its header, file list and
+	// references. A longer body is cut with TruncatedMark.
+	BodyBytes int
+	// Files is how many touched files a commit's message lists by name
+	// (ingest.max_listed_files); the rest are counted.
+	Files int
+}
 
 // TruncatedMark ends a body that was cut.
 const TruncatedMark = "\n\n[truncated]"
@@ -105,17 +109,17 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// body prepares a masked body for a message: mentions neutralized, cut to MaxBodyBytes.
-func body(s string) string {
-	return Truncate(NeutralizeMentions(s), MaxBodyBytes, TruncatedMark)
+// body prepares a masked body for a message: mentions neutralized, cut to l.BodyBytes.
+func (l Limits) body(s string) string {
+	return Truncate(NeutralizeMentions(s), l.BodyBytes, TruncatedMark)
 }
 
-// title makes a thread title of a prefix and a masked one-line text, cut to MaxTitleRunes.
-func title(prefix, text string) string {
+// title makes a thread title of a prefix and a masked one-line text, cut to l.TitleRunes.
+func (l Limits) title(prefix, text string) string {
 	if text == "" {
-		return TruncateRunes(prefix, MaxTitleRunes)
+		return TruncateRunes(prefix, l.TitleRunes)
 	}
-	return TruncateRunes(prefix+": "+NeutralizeMentions(text), MaxTitleRunes)
+	return TruncateRunes(prefix+": "+NeutralizeMentions(text), l.TitleRunes)
 }
 
 // join writes the non-empty parts separated by sep.
@@ -130,10 +134,10 @@ func join(sep string, parts ...string) string {
 }
 
 // PRTitle is the title of a pull request's thread.
-func PRTitle(p PR) string { return title("PR #"+strconv.Itoa(p.Number), p.Title) }
+func (l Limits) PRTitle(p PR) string { return l.title("PR #"+strconv.Itoa(p.Number), p.Title) }
 
 // PRContent is the first message of a pull request's thread; refs is ReferencesLine's.
-func PRContent(p PR, refs string) string {
+func (l Limits) PRContent(p PR, refs string) string {
 	var meta []string
 	if p.State != "" {
 		meta = append(meta, "State: "+string(p.State))
@@ -153,14 +157,14 @@ func PRContent(p PR, refs string) string {
 		capital(times),
 		prefixed("Labels: ", NeutralizeMentions(strings.Join(p.Labels, ", "))),
 		p.URL)
-	return join("\n\n", head, body(p.Body), refs)
+	return join("\n\n", head, l.body(p.Body), refs)
 }
 
 // IssueTitle is the title of an issue's thread.
-func IssueTitle(i Issue) string { return title("Issue #"+strconv.Itoa(i.Number), i.Title) }
+func (l Limits) IssueTitle(i Issue) string { return l.title("Issue #"+strconv.Itoa(i.Number), i.Title) }
 
 // IssueContent is the first message of an issue's thread; refs is ReferencesLine's.
-func IssueContent(i Issue, refs string) string {
+func (l Limits) IssueContent(i Issue, refs string) string {
 	var meta []string
 	if i.State != "" {
 		state := "State: " + string(i.State)
@@ -181,15 +185,15 @@ func IssueContent(i Issue, refs string) string {
 		capital(times),
 		prefixed("Labels: ", NeutralizeMentions(strings.Join(i.Labels, ", "))),
 		i.URL)
-	return join("\n\n", head, body(i.Body), refs)
+	return join("\n\n", head, l.body(i.Body), refs)
 }
 
 // BranchTitle is the title of a branch's "commits" thread.
-func BranchTitle(branch string) string { return title("Commits on "+branch, "") }
+func (l Limits) BranchTitle(branch string) string { return l.title("Commits on "+branch, "") }
 
 // CommitContent is a commit's message; files are the masked names of the files it touched
-// (at most MaxFiles listed), refs is ReferencesLine's.
-func CommitContent(c Commit, files []string, refs string) string {
+// (at most l.Files listed), refs is ReferencesLine's.
+func (l Limits) CommitContent(c Commit, files []string, refs string) string {
 	author := c.Author
 	if c.Email != "" {
 		author = join(" ", author, "<"+c.Email+">")
@@ -201,15 +205,15 @@ func CommitContent(c Commit, files []string, refs string) string {
 	var list string
 	if len(files) > 0 {
 		shown := files
-		if len(shown) > MaxFiles {
-			shown = shown[:MaxFiles]
+		if len(shown) > l.Files {
+			shown = shown[:l.Files]
 		}
 		list = fmt.Sprintf("Files (%d): %s", len(files), NeutralizeMentions(strings.Join(shown, ", ")))
 		if rest := len(files) - len(shown); rest > 0 {
 			list += fmt.Sprintf(" and %d more", rest)
 		}
 	}
-	return join("\n\n", head, body(c.Body), list, refs)
+	return join("\n\n", head, l.body(c.Body), list, refs)
 }
 
 // CleanFiles masks the file names of a commit for its message.

@@ -10,6 +10,11 @@ import (
 	"bothy.example.com/server/internal/ingest/domain"
 )
 
+// testLimits are the ingester's limits in these tests, below the defaults, so that the
+// configured values (chat's title rule, ingest.max_body_bytes, ingest.max_listed_files) are
+// what the titles and messages are cut to.
+var testLimits = domain.Limits{TitleRunes: 120, BodyBytes: 1000, Files: 5}
+
 func TestNeutralizeMentions(t *testing.T) {
 	t.Parallel()
 	tests := map[string]string{
@@ -38,7 +43,7 @@ func TestPRAndIssueContent(t *testing.T) {
 		CreatedAt: at, UpdatedAt: at.Add(time.Hour), MergedAt: at.Add(2 * time.Hour), HeadRef: "feature", BaseRef: "main",
 		URL: "https://example.com/alex/bothy/pull/12", Labels: []string{"ingest", "docs"},
 	}
-	got := domain.PRContent(pr, "References: #3 (issue, thread x)")
+	got := testLimits.PRContent(pr, "References: #3 (issue, thread x)")
 	want := "**Pull request #12**: Add the ingester for \uFF20sam\n" +
 		"State: merged, author: alex, branch feature into main\n" +
 		"Opened 2026-01-02T03:04:05Z, updated 2026-01-02T04:04:05Z, merged 2026-01-02T05:04:05Z\n" +
@@ -49,25 +54,25 @@ func TestPRAndIssueContent(t *testing.T) {
 	if got != want {
 		t.Errorf("PRContent =\n%s\nwant\n%s", got, want)
 	}
-	if got := domain.PRContent(domain.PR{Number: 1, HeadRef: "x"}, ""); got != "**Pull request #1**: \nbranch x into (unknown)" {
+	if got := testLimits.PRContent(domain.PR{Number: 1, HeadRef: "x"}, ""); got != "**Pull request #1**: \nbranch x into (unknown)" {
 		t.Errorf("PRContent of a bare pull request = %q", got)
 	}
-	if got := domain.PRTitle(pr); got != "PR #12: Add the ingester for \uFF20sam" {
+	if got := testLimits.PRTitle(pr); got != "PR #12: Add the ingester for \uFF20sam" {
 		t.Errorf("PRTitle = %q", got)
 	}
-	if got := domain.PRTitle(domain.PR{Number: 2}); got != "PR #2" {
+	if got := testLimits.PRTitle(domain.PR{Number: 2}); got != "PR #2" {
 		t.Errorf("PRTitle without title = %q", got)
 	}
-	long := domain.IssueTitle(domain.Issue{Number: 7, Title: strings.Repeat("é", 300)})
-	if n := len([]rune(long)); n != domain.MaxTitleRunes || !strings.HasPrefix(long, "Issue #7: é") {
+	long := testLimits.IssueTitle(domain.Issue{Number: 7, Title: strings.Repeat("é", 300)})
+	if n := len([]rune(long)); n != testLimits.TitleRunes || !strings.HasPrefix(long, "Issue #7: é") {
 		t.Errorf("IssueTitle of a long title has %d characters: %q", n, long)
 	}
 
-	is := domain.Issue{Number: 7, Title: "Crash", Body: strings.Repeat("x", domain.MaxBodyBytes+10), Author: "sam",
+	is := domain.Issue{Number: 7, Title: "Crash", Body: strings.Repeat("x", testLimits.BodyBytes+10), Author: "sam",
 		State: domain.StateClosed, StateReason: "completed", ClosedAt: at}
-	got = domain.IssueContent(is, "")
+	got = testLimits.IssueContent(is, "")
 	if !strings.HasPrefix(got, "**Issue #7**: Crash\nState: closed (completed), author: sam\nClosed 2026-01-02T03:04:05Z\n\nxxx") ||
-		!strings.HasSuffix(got, domain.TruncatedMark) || len(got) > domain.MaxBodyBytes+200 {
+		!strings.HasSuffix(got, domain.TruncatedMark) || len(got) > testLimits.BodyBytes+200 {
 		t.Errorf("IssueContent = %.200q ... (%d bytes)", got, len(got))
 	}
 }
@@ -77,24 +82,24 @@ func TestCommitContent(t *testing.T) {
 	sha := "0123456789abcdef0123456789abcdef01234567"
 	c := domain.Commit{SHA: sha, Author: "Alex", Email: "alex@example.com", Subject: "Fix @robin's bug",
 		Body: "Details.", AuthoredAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-	files := make([]string, domain.MaxFiles+3)
+	files := make([]string, testLimits.Files+3)
 	for i := range files {
 		files[i] = "f" + string(rune('a'+i))
 	}
-	got := domain.CommitContent(c, files, "References: #1 (pull request, thread t)")
+	got := testLimits.CommitContent(c, files, "References: #1 (pull request, thread t)")
 	want := "**Commit 0123456**: Fix \uFF20robin's bug\n" +
 		"Author: Alex <alex@example.com>, 2026-01-02T03:04:05Z\n" +
 		"Commit id: " + sha + "\n\n" +
 		"Details.\n\n" +
-		"Files (23): " + strings.Join(files[:domain.MaxFiles], ", ") + " and 3 more\n\n" +
+		"Files (8): " + strings.Join(files[:testLimits.Files], ", ") + " and 3 more\n\n" +
 		"References: #1 (pull request, thread t)"
 	if got != want {
 		t.Errorf("CommitContent =\n%s\nwant\n%s", got, want)
 	}
-	if got := domain.CommitContent(domain.Commit{SHA: sha}, nil, ""); got != "**Commit 0123456**: \nCommit id: "+sha {
+	if got := testLimits.CommitContent(domain.Commit{SHA: sha}, nil, ""); got != "**Commit 0123456**: \nCommit id: "+sha {
 		t.Errorf("bare CommitContent = %q", got)
 	}
-	if got := domain.BranchTitle("main"); got != "Commits on main" {
+	if got := testLimits.BranchTitle("main"); got != "Commits on main" {
 		t.Errorf("BranchTitle = %q", got)
 	}
 	if got := domain.CleanFiles([]string{"a.go", " ", "key-" + strings.Repeat("0123456789abcdef", 3)}); len(got) != 2 || got[1] != domain.Masked {

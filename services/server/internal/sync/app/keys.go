@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"bothy.example.com/server/internal/kernel/config"
+	"bothy.example.com/server/internal/sync/domain"
 )
 
 // Configuration keys of the log tail, of the maintenance role and of the personal data; wire
@@ -15,6 +16,14 @@ var (
 	// delay, long enough that an idle process costs the database one cheap query per interval.
 	KeyTailPollInterval = config.Define("sync.tail_poll_interval", config.KindDuration, "1s",
 		"how long the log tail waits without a notification before it reads the log anyway")
+	// KeyTailRetryBase is the tail's first wait after a failed read or a lost listener
+	// connection; the waits double up to KeyTailRetryCap.
+	KeyTailRetryBase = config.Define("sync.tail_retry_base", config.KindDuration, "100ms",
+		"first wait of the log tail after a failed read or a lost listener connection; the waits double up to sync.tail_retry_cap (more than 0)")
+	// KeyTailRetryCap caps the doubling waits, so the tail reconnects soon after PostgreSQL is
+	// back without hammering it while it is down.
+	KeyTailRetryCap = config.Define("sync.tail_retry_cap", config.KindDuration, "5s",
+		"longest wait of the log tail between two attempts to read the log or reconnect its listener (at least sync.tail_retry_base)")
 	// KeyTailBatchSize bounds one read of the tail and so the memory one batch holds in
 	// every subscriber's buffer.
 	KeyTailBatchSize = config.Define("sync.tail_batch_size", config.KindInt, "500",
@@ -31,6 +40,20 @@ var (
 	// every draft can be sent as a message.
 	KeyMaxDraftBytes = config.Define("sync.max_draft_bytes", config.KindBytes, "16384",
 		"most bytes of one draft's Markdown text; a longer draft is refused with validation_failed (at least 1)")
+	// KeyMaxSidebarSections bounds the sections of one sidebar, which every snapshot and
+	// sidebar.updated event carries whole.
+	KeyMaxSidebarSections = config.Define("sync.max_sidebar_sections", config.KindInt, "50",
+		"most sections of one principal's sidebar; putSidebar with more is refused with validation_failed (at least 1)")
+	// KeyMaxSidebarChannels bounds the channel ids of one sidebar in all its sections, for the
+	// same reason.
+	KeyMaxSidebarChannels = config.Define("sync.max_sidebar_channels", config.KindInt, "1000",
+		"most channel ids of one principal's sidebar in all its sections, counted after duplicates within a section are dropped; putSidebar with more is refused with validation_failed (at least 1)")
+	// KeySnapshotParallelism bounds the parts of one snapshot build read at once, each on a pool
+	// connection of its own (sync/app partGroup): enough to keep the build as long as its
+	// longest chain of parts, few enough that a reconnect storm leaves most of the pool
+	// (database.max_conns) to the rest of the API.
+	KeySnapshotParallelism = config.Define("sync.snapshot_parallelism", config.KindInt, "4",
+		"most parts of one getSnapshot build read at once, each on a database connection of its own (at least 2: the build's two chains of parts wait for each other)")
 )
 
 // PersonalConfig is what the personal-data use cases read from the configuration.
@@ -39,6 +62,8 @@ type PersonalConfig struct {
 	MaxSettingBytes int64
 	// MaxDraftBytes is sync.max_draft_bytes.
 	MaxDraftBytes int64
+	// Sidebar holds sync.max_sidebar_sections and sync.max_sidebar_channels.
+	Sidebar domain.SidebarLimits
 }
 
 // PersonalConfigFrom reads the personal-data keys from cfg; parse errors are collected in cfg
@@ -47,12 +72,21 @@ func PersonalConfigFrom(cfg *config.Config) PersonalConfig {
 	return PersonalConfig{
 		MaxSettingBytes: cfg.Bytes(KeyMaxSettingBytes),
 		MaxDraftBytes:   cfg.Bytes(KeyMaxDraftBytes),
+		Sidebar: domain.SidebarLimits{
+			Sections: cfg.Int(KeyMaxSidebarSections),
+			Channels: cfg.Int(KeyMaxSidebarChannels),
+		},
 	}
 }
 
-// Validate refuses a limit below 1 byte, which would refuse every setting or draft.
+// Validate refuses a limit below 1 byte, which would refuse every setting or draft, and a
+// sidebar limit below 1.
 func (c PersonalConfig) Validate() error {
 	switch {
+	case c.Sidebar.Sections < 1:
+		return fmt.Errorf("sync: %s is %d, want at least 1", KeyMaxSidebarSections.Name, c.Sidebar.Sections)
+	case c.Sidebar.Channels < 1:
+		return fmt.Errorf("sync: %s is %d, want at least 1", KeyMaxSidebarChannels.Name, c.Sidebar.Channels)
 	case c.MaxSettingBytes < 1:
 		return fmt.Errorf("sync: %s is %d, want at least 1", KeyMaxSettingBytes.Name, c.MaxSettingBytes)
 	case c.MaxDraftBytes < 1:

@@ -345,7 +345,7 @@ func (p *Personal) putSidebar(ctx context.Context, sections []syncmod.SidebarSec
 	if err != nil {
 		return syncmod.Sidebar{}, err
 	}
-	normalized, err := domain.NormalizeSidebar(toDomainSections(sections))
+	normalized, err := domain.NormalizeSidebar(toDomainSections(sections), p.cfg.Sidebar)
 	if err != nil {
 		return syncmod.Sidebar{}, err
 	}

@@ -350,7 +350,7 @@ type personalEnv struct {
 }
 
 // testPersonalConfig has small limits, so that the tests can cross them cheaply.
-var testPersonalConfig = app.PersonalConfig{MaxSettingBytes: 32, MaxDraftBytes: 16}
+var testPersonalConfig = app.PersonalConfig{MaxSettingBytes: 32, MaxDraftBytes: 16, Sidebar: domain.SidebarLimits{Sections: 8, Channels: 64}}
 
 func newPersonalEnv(t *testing.T) personalEnv {
 	t.Helper()

@@ -17,6 +17,7 @@ import (
 	"bothy.example.com/server/internal/kernel/problem"
 	syncmod "bothy.example.com/server/internal/sync"
 	"bothy.example.com/server/internal/sync/app"
+	"bothy.example.com/server/internal/sync/domain"
 )
 
 var _ syncmod.Personal = (*app.Personal)(nil)
@@ -115,10 +116,10 @@ func TestPersonalConfig(t *testing.T) {
 	t.Parallel()
 	r := config.NewRegister()
 	// The register of this test mirrors the package's keys, so Load can read them.
-	for _, k := range []config.Key{app.KeyMaxSettingBytes, app.KeyMaxDraftBytes} {
+	for _, k := range []config.Key{app.KeyMaxSettingBytes, app.KeyMaxDraftBytes, app.KeyMaxSidebarSections, app.KeyMaxSidebarChannels} {
 		r.Define(k.Name, k.Kind, k.Default, k.Meaning)
 	}
-	cfg, err := r.Load("", []string{"BOTHY_SYNC_MAX_DRAFT_BYTES=4096"})
+	cfg, err := r.Load("", []string{"BOTHY_SYNC_MAX_DRAFT_BYTES=4096", "BOTHY_SYNC_MAX_SIDEBAR_SECTIONS=7"})
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -126,13 +127,18 @@ func TestPersonalConfig(t *testing.T) {
 	if err := cfg.Err(); err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	if got != (app.PersonalConfig{MaxSettingBytes: 16384, MaxDraftBytes: 4096}) {
-		t.Errorf("PersonalConfigFrom = %+v, want the default 16384 setting bytes and 4096 draft bytes", got)
+	if got != (app.PersonalConfig{MaxSettingBytes: 16384, MaxDraftBytes: 4096, Sidebar: domain.SidebarLimits{Sections: 7, Channels: 1000}}) {
+		t.Errorf("PersonalConfigFrom = %+v, want the default 16384 setting bytes, 4096 draft bytes, 7 sidebar sections and the default 1000 channels", got)
 	}
 	if err := got.Validate(); err != nil {
 		t.Errorf("Validate = %v, want nil", err)
 	}
-	for _, bad := range []app.PersonalConfig{{MaxSettingBytes: 0, MaxDraftBytes: 1}, {MaxSettingBytes: 1, MaxDraftBytes: 0}} {
+	ok := domain.SidebarLimits{Sections: 1, Channels: 1}
+	for _, bad := range []app.PersonalConfig{
+		{MaxSettingBytes: 0, MaxDraftBytes: 1, Sidebar: ok}, {MaxSettingBytes: 1, MaxDraftBytes: 0, Sidebar: ok},
+		{MaxSettingBytes: 1, MaxDraftBytes: 1, Sidebar: domain.SidebarLimits{Sections: 0, Channels: 1}},
+		{MaxSettingBytes: 1, MaxDraftBytes: 1, Sidebar: domain.SidebarLimits{Sections: 1, Channels: 0}},
+	} {
 		if err := bad.Validate(); err == nil {
 			t.Errorf("Validate(%+v) = nil, want an error", bad)
 		}

@@ -57,6 +57,13 @@ type SnapshotDeps struct {
 	// Encoder writes the view as getSnapshot's body, once per build: the HTTP adapter's
 	// EncodeSnapshot.
 	Encoder SnapshotEncoder
+	// Parallel is how many of a build's parts are read at once, each on a pool connection
+	// of its own: sync.snapshot_parallelism (at least minSnapshotParallel). Its default keeps the longest chain
+	// (the channels, then the thread counters; the read states, then the mention counts) on
+	// two connections while the small parts share the others, so a build takes about as long
+	// as that chain (make bench's snapshot), and a reconnect storm of many actors still leaves
+	// most of the pool (database.max_conns) to the rest of the API.
+	Parallel int
 }
 
 // Snapshot implements sync.Snapshot: it assembles the snapshot from the ports of chat,
@@ -90,6 +97,9 @@ func NewSnapshot(deps SnapshotDeps) (*Snapshot, error) {
 		if d.missing {
 			errs = append(errs, fmt.Errorf("%s is nil", d.name))
 		}
+	}
+	if deps.Parallel < minSnapshotParallel {
+		errs = append(errs, fmt.Errorf("%s is %d, want at least %d", KeySnapshotParallelism.Name, deps.Parallel, minSnapshotParallel))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("sync: new snapshot: %w", err)
@@ -241,7 +251,7 @@ type snapshotParts struct {
 func (s *Snapshot) readParts(ctx context.Context, dec authz.Decider, who actor.Actor, v *syncmod.SnapshotView) error {
 	person := who.Kind == actor.KindPerson
 	p := snapshotParts{listed: make(chan struct{}), positioned: make(chan struct{})}
-	g := newPartGroup(ctx, snapshotParallelism)
+	g := newPartGroup(ctx, s.deps.Parallel)
 	g.spawn(func(ctx context.Context) error {
 		channels, err := s.deps.Channels.ListVisible(ctx)
 		if err != nil {

@@ -702,13 +702,17 @@ func (w *snapWorld) ActiveRuns(context.Context) ([]syncmod.RunSummary, error) {
 	return append([]syncmod.RunSummary{}, w.runs...), nil
 }
 
+// testSnapshotParallelism is sync.snapshot_parallelism in these tests: below the key's default,
+// so that the bound a test sees is the configured one.
+const testSnapshotParallelism = 3
+
 // snapDeps binds every port of the snapshot to w.
 func snapDeps(w *snapWorld) app.SnapshotDeps {
 	return app.SnapshotDeps{
 		Versions: w, Authorizer: w, Principals: w, Instance: w,
 		Spaces: snapSpaces{w}, Channels: w, Threads: w, Mentions: w,
 		Personal: w, Agents: snapAgents{w}, Flags: w, Runs: w,
-		Encoder: app.SnapshotEncoderFunc(snapJSON),
+		Encoder: app.SnapshotEncoderFunc(snapJSON), Parallel: testSnapshotParallelism,
 	}
 }
 

@@ -7,14 +7,6 @@ import (
 	"sync"
 )
 
-// snapshotParallelism is how many of a snapshot's parts are read at once, each on a pool
-// connection of its own. Four keep the longest chain (the channels, then the thread counters;
-// the read states, then the mention counts) on two connections while the small parts share
-// the other two, so a build takes about as long as that chain (make bench's snapshot), and a
-// reconnect storm of many actors still leaves most of the pool (database.max_conns, 20 by
-// default) to the rest of the API.
-const snapshotParallelism = 4
-
 // partGroup reads a snapshot's parts concurrently, at most a bounded number at once. The first
 // part that fails cancels the context of the others, and wait returns its error once every
 // part has returned, so no part outlives the build. A panic in a part becomes its error,
@@ -29,6 +21,11 @@ type partGroup struct {
 	once   sync.Once
 	err    error // the first error; read after wg.Wait
 }
+
+// minSnapshotParallel is the least sync.snapshot_parallelism a build can run with: its two
+// chains wait for each other (the thread counters for the read positions), so both must be in
+// flight at once. A correctness floor of the key, not a limit of its own.
+const minSnapshotParallel = 2
 
 // newPartGroup returns a group of at most limit parts in flight under ctx.
 func newPartGroup(ctx context.Context, limit int) *partGroup {

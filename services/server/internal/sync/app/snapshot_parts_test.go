@@ -136,7 +136,14 @@ func (a partsAgents) List(ctx context.Context) ([]agents.Agent, error) {
 
 func newPartsSnapshot(t *testing.T, p *partsWorld) *app.Snapshot {
 	t.Helper()
+	return newPartsSnapshotOf(t, p, testSnapshotParallelism)
+}
+
+// newPartsSnapshotOf is newPartsSnapshot reading at most parallelism parts at once.
+func newPartsSnapshotOf(t *testing.T, p *partsWorld, parallelism int) *app.Snapshot {
+	t.Helper()
 	deps := snapDeps(p.snapWorld)
+	deps.Parallel = parallelism
 	deps.Principals, deps.Instance, deps.Channels, deps.Threads, deps.Mentions = p, p, p, p, p
 	deps.Personal, deps.Flags, deps.Agents = p, p, partsAgents{p}
 	s, err := app.NewSnapshot(deps)
@@ -198,8 +205,18 @@ func TestSnapshotReadsPartsConcurrently(t *testing.T) {
 		if _, err := newPartsSnapshot(t, p).Build(snapAs(t.Context(), snapAlex, actor.KindPerson)); err != nil {
 			t.Fatalf("Build: %v", err)
 		}
-		if peak := p.peak.Load(); peak < 2 || peak > int64(app.SnapshotParallelism) {
-			t.Fatalf("at most %d parts in flight at once, want 2 to %d", peak, app.SnapshotParallelism)
+		if peak := p.peak.Load(); peak < 2 || peak > int64(testSnapshotParallelism) {
+			t.Fatalf("at most %d parts in flight at once, want 2 to %d", peak, testSnapshotParallelism)
+		}
+	})
+	t.Run("sync.snapshot_parallelism 2, its least, reads two parts at a time", func(t *testing.T) {
+		t.Parallel()
+		p := &partsWorld{snapWorld: newSnapWorld(), delay: 5 * time.Millisecond}
+		if _, err := newPartsSnapshotOf(t, p, 2).Build(snapAs(t.Context(), snapAlex, actor.KindPerson)); err != nil {
+			t.Fatalf("Build: %v", err)
+		}
+		if peak := p.peak.Load(); peak != 2 {
+			t.Fatalf("%d parts in flight at once, want 2", peak)
 		}
 	})
 }

@@ -592,6 +592,11 @@ func TestNewSnapshotRequiresEveryDependency(t *testing.T) {
 			t.Errorf("error %q does not name %s", err, name)
 		}
 	}
+	deps := snapDeps(newSnapWorld())
+	deps.Parallel = 1
+	if _, err := app.NewSnapshot(deps); err == nil || !strings.Contains(err.Error(), "sync.snapshot_parallelism is 1, want at least 2") {
+		t.Errorf("NewSnapshot with sync.snapshot_parallelism 1: %v, want it refused", err)
+	}
 }
 
 // waitFor polls cond until it holds, failing the test after within.

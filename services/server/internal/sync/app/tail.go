@@ -9,24 +9,35 @@ import (
 	"sync/atomic"
 	"time"
 
+	"bothy.example.com/server/internal/kernel/config"
 	syncmod "bothy.example.com/server/internal/sync"
 )
 
-// Defaults of TailConfig's retry backoff, used when the fields are zero.
-const (
+// Defaults of TailConfig's retry backoff, used when the fields are zero: the defaults of the
+// keys sync.tail_retry_base and sync.tail_retry_cap.
+var (
 	// DefaultRetryBase is the first wait after a failed read or a lost listener connection.
-	DefaultRetryBase = 100 * time.Millisecond
+	DefaultRetryBase = mustDuration(KeyTailRetryBase)
 	// DefaultRetryCap caps the doubling waits, so the tail reconnects soon after PostgreSQL
 	// is back without hammering it while it is down.
-	DefaultRetryCap = 5 * time.Second
+	DefaultRetryCap = mustDuration(KeyTailRetryCap)
 )
+
+// mustDuration is a duration key's default; config.Define has checked that it parses.
+func mustDuration(k config.Key) time.Duration {
+	d, err := time.ParseDuration(k.Default)
+	if err != nil {
+		panic(fmt.Sprintf("sync: the default of %s: %v", k.Name, err))
+	}
+	return d
+}
 
 // ErrTailRan is returned by a second call of Tail.Run: a tail follows the log once, from the
 // head it read at its start, and its stopped subscriptions cannot be revived.
 var ErrTailRan = errors.New("sync tail: Run called twice")
 
-// TailConfig shapes a Tail. PollInterval and BatchSize come from the keys
-// sync.tail_poll_interval and sync.tail_batch_size.
+// TailConfig shapes a Tail. PollInterval, BatchSize, RetryBase and RetryCap come from the keys
+// sync.tail_poll_interval, sync.tail_batch_size, sync.tail_retry_base and sync.tail_retry_cap.
 type TailConfig struct {
 	// PollInterval is how long the tail waits without a notification before it reads the
 	// log anyway (the fallback when NOTIFY is lost or the listener is down). Required.

@@ -33,14 +33,20 @@ const (
 	FieldSections = "sections"
 )
 
-// Limits of the personal data that are rules rather than operator settings: they bound what
-// one principal may store and what every snapshot and sidebar.updated event carries.
+// SidebarLimits bound what one principal's sidebar holds, and so what every snapshot and
+// sidebar.updated event carries: the keys sync.max_sidebar_sections and
+// sync.max_sidebar_channels, read by wire.
+type SidebarLimits struct {
+	// Sections is the most sections a sidebar has.
+	Sections int
+	// Channels is the most channel ids a sidebar holds in all its sections, counted after
+	// duplicates within a section are dropped.
+	Channels int
+}
+
+// Limits of the personal data's form: the widths of a section's key and title and the nesting
+// of a setting's value.
 const (
-	// MaxSidebarSections is the most sections a sidebar has.
-	MaxSidebarSections = 50
-	// MaxSidebarChannels is the most channel ids a sidebar holds in all its sections,
-	// counted after duplicates within a section are dropped.
-	MaxSidebarChannels = 1000
 	// MaxSectionKeyLen is the most characters (runes) of a section key.
 	MaxSectionKeyLen = 64
 	// MaxSectionTitleLen is the most characters (runes) of a section title.
@@ -239,12 +245,12 @@ type SidebarSection struct {
 // sections), never nil. Channel ids are not checked against what the owner may read: the
 // snapshot filters what its reader cannot read.
 //
-// Rules: at most MaxSidebarSections sections and MaxSidebarChannels channel ids in all; each
+// Rules: at most limits.Sections sections and limits.Channels channel ids in all; each
 // key 1 to MaxSectionKeyLen characters, unique; each title at most MaxSectionTitleLen
 // characters; keys and titles valid UTF-8 without control characters; no nil channel id. A
 // failure is one validation error naming sections once per problem, each message naming the
 // section by its 1-based position.
-func NormalizeSidebar(sections []SidebarSection) ([]SidebarSection, error) {
+func NormalizeSidebar(sections []SidebarSection, limits SidebarLimits) ([]SidebarSection, error) {
 	invalid := func(msgs ...string) error {
 		fields := make([]problem.FieldError, len(msgs))
 		for i, m := range msgs {
@@ -252,8 +258,8 @@ func NormalizeSidebar(sections []SidebarSection) ([]SidebarSection, error) {
 		}
 		return problem.Validation(fields...)
 	}
-	if len(sections) > MaxSidebarSections {
-		return nil, invalid(fmt.Sprintf("must have at most %d sections", MaxSidebarSections))
+	if len(sections) > limits.Sections {
+		return nil, invalid(fmt.Sprintf("must have at most %d sections", limits.Sections))
 	}
 	var msgs []string
 	fail := func(i int, format string, args ...any) {
@@ -288,8 +294,8 @@ func NormalizeSidebar(sections []SidebarSection) ([]SidebarSection, error) {
 		channels += len(ids)
 		out[i] = SidebarSection{Key: s.Key, Title: s.Title, Collapsed: s.Collapsed, ChannelIDs: ids}
 	}
-	if channels > MaxSidebarChannels {
-		msgs = append(msgs, fmt.Sprintf("must hold at most %d channel ids in all sections, not %d", MaxSidebarChannels, channels))
+	if channels > limits.Channels {
+		msgs = append(msgs, fmt.Sprintf("must hold at most %d channel ids in all sections, not %d", limits.Channels, channels))
 	}
 	if len(msgs) > 0 {
 		return nil, invalid(msgs...)

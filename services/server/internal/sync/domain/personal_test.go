@@ -242,6 +242,10 @@ func TestNormalizeSettingValueCopies(t *testing.T) {
 	}
 }
 
+// testSidebarLimits are the sidebar limits of these tests, small so that the configured values
+// (sync.max_sidebar_sections, sync.max_sidebar_channels), not fixed ones, are what is enforced.
+var testSidebarLimits = domain.SidebarLimits{Sections: 5, Channels: 8}
+
 func TestNormalizeSidebar(t *testing.T) {
 	t.Parallel()
 	section := func(key string, channels ...uuid.UUID) domain.SidebarSection {
@@ -261,7 +265,7 @@ func TestNormalizeSidebar(t *testing.T) {
 		}
 		return out
 	}
-	perSection := many(domain.MaxSidebarChannels / 2)
+	perSection := many(testSidebarLimits.Channels / 2)
 	tests := []struct {
 		name    string
 		in      []domain.SidebarSection
@@ -290,7 +294,7 @@ func TestNormalizeSidebar(t *testing.T) {
 			in:   []domain.SidebarSection{section("a", chanA), section("b", chanA)},
 			want: []domain.SidebarSection{section("a", chanA), section("b", chanA)},
 		},
-		{name: "the most sections", in: sections(domain.MaxSidebarSections), want: sections(domain.MaxSidebarSections)},
+		{name: "the most sections", in: sections(testSidebarLimits.Sections), want: sections(testSidebarLimits.Sections)},
 		{
 			name: "the most channels, counted after dropping duplicates",
 			in:   []domain.SidebarSection{section("a", perSection...), section("b", append(perSection, perSection...)...)},
@@ -306,8 +310,8 @@ func TestNormalizeSidebar(t *testing.T) {
 			in:   []domain.SidebarSection{{Key: strings.Repeat("\u00e9", domain.MaxSectionKeyLen)}},
 			want: []domain.SidebarSection{{Key: strings.Repeat("\u00e9", domain.MaxSectionKeyLen), ChannelIDs: []uuid.UUID{}}},
 		},
-		{name: "too many sections", in: sections(domain.MaxSidebarSections + 1), invalid: true},
-		{name: "too many channels", in: []domain.SidebarSection{section("a", perSection...), section("b", many(domain.MaxSidebarChannels/2+1)...)}, invalid: true},
+		{name: "too many sections", in: sections(testSidebarLimits.Sections + 1), invalid: true},
+		{name: "too many channels", in: []domain.SidebarSection{section("a", perSection...), section("b", many(testSidebarLimits.Channels/2+1)...)}, invalid: true},
 		{name: "empty key", in: []domain.SidebarSection{section("")}, invalid: true},
 		{name: "long key", in: []domain.SidebarSection{section(strings.Repeat("k", domain.MaxSectionKeyLen+1))}, invalid: true},
 		{name: "duplicate key", in: []domain.SidebarSection{section("fav"), section("fav")}, invalid: true},
@@ -321,7 +325,7 @@ func TestNormalizeSidebar(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := domain.NormalizeSidebar(tc.in)
+			got, err := domain.NormalizeSidebar(tc.in, testSidebarLimits)
 			if tc.invalid {
 				if names := fieldNames(t, err); !slices.Equal(names, []string{domain.FieldSections}) {
 					t.Fatalf("invalid fields = %v, want [%s] (err %v)", names, domain.FieldSections, err)
@@ -345,7 +349,7 @@ func TestNormalizeSidebarNamesEveryProblem(t *testing.T) {
 		{Key: ""},
 		{Key: "ok"},
 		{Key: "ok", Title: strings.Repeat("t", domain.MaxSectionTitleLen+1)},
-	})
+	}, testSidebarLimits)
 	got := fieldErrors(t, err)
 	if len(got) != 3 {
 		t.Fatalf("errors = %+v, want 3 (empty key, duplicate key, long title)", got)
@@ -363,7 +367,7 @@ func TestNormalizeSidebarNamesEveryProblem(t *testing.T) {
 func TestNormalizeSidebarDoesNotChangeItsInput(t *testing.T) {
 	t.Parallel()
 	in := []domain.SidebarSection{{Key: "fav", ChannelIDs: []uuid.UUID{chanA, chanA, chanB}}}
-	if _, err := domain.NormalizeSidebar(in); err != nil {
+	if _, err := domain.NormalizeSidebar(in, testSidebarLimits); err != nil {
 		t.Fatal(err)
 	}
 	if want := []uuid.UUID{chanA, chanA, chanB}; !slices.Equal(in[0].ChannelIDs, want) {

@@ -22,6 +22,7 @@ import (
 	syncmod "bothy.example.com/server/internal/sync"
 	syncpg "bothy.example.com/server/internal/sync/adapters/postgres"
 	"bothy.example.com/server/internal/sync/app"
+	"bothy.example.com/server/internal/sync/domain"
 )
 
 // The people and places of the personal-data tests.
@@ -435,7 +436,7 @@ func TestPersonalWritesAppendTheirEvents(t *testing.T) {
 	e := newPersonalEnv(t)
 	p, err := app.NewPersonal(app.PersonalDeps{
 		Runner: e.runner, Store: e.store, Places: places{}, Authorizer: allowAll{}, Appender: e.appender,
-		Clock: clock.NewFake(savedTime), Config: app.PersonalConfig{MaxSettingBytes: 16384, MaxDraftBytes: 16384},
+		Clock: clock.NewFake(savedTime), Config: app.PersonalConfig{MaxSettingBytes: 16384, MaxDraftBytes: 16384, Sidebar: domain.SidebarLimits{Sections: 50, Channels: 1000}},
 	})
 	if err != nil {
 		t.Fatalf("NewPersonal: %v", err)

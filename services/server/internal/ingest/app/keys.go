@@ -1,0 +1,43 @@
+package app
+
+import (
+	"fmt"
+
+	"bothy.example.com/server/internal/ingest/domain"
+	"bothy.example.com/server/internal/kernel/config"
+)
+
+// Configuration keys of the ingester; wire reads them with LimitsFrom.
+var (
+	// KeyMaxBodyBytes bounds the body text of one record in its message, so that an ordinary
+	// long pull request fits chat.max_message_bytes with its header, file list and references.
+	KeyMaxBodyBytes = config.Define("ingest.max_body_bytes", config.KindBytes, "8000",
+		"most bytes of a pull request's, issue's or commit's body the ingester writes into its message; a longer body is cut and marked [truncated] (at least 1; keep it well below chat.max_message_bytes)")
+	// KeyMaxListedFiles bounds the file names a commit's message lists; the rest are counted.
+	KeyMaxListedFiles = config.Define("ingest.max_listed_files", config.KindInt, "20",
+		"most touched files a commit's message lists by name; the others are counted as \"and N more\" (at least 1)")
+)
+
+// LimitsFrom reads the ingester's keys from cfg and takes the title limit from chat's title
+// rule (titleRunes); parse errors are collected in cfg (config.Config.Err) like those of
+// every other key.
+func LimitsFrom(cfg *config.Config, titleRunes int) domain.Limits {
+	return domain.Limits{
+		TitleRunes: titleRunes,
+		BodyBytes:  int(min(cfg.Bytes(KeyMaxBodyBytes), int64(1<<31-1))),
+		Files:      cfg.Int(KeyMaxListedFiles),
+	}
+}
+
+// CheckLimits refuses a limit below 1, which would leave every title, body or file list empty.
+func CheckLimits(l domain.Limits) error {
+	switch {
+	case l.TitleRunes < 1:
+		return fmt.Errorf("ingest: the title limit is %d, want at least 1", l.TitleRunes)
+	case l.BodyBytes < 1:
+		return fmt.Errorf("ingest: %s is %d, want at least 1", KeyMaxBodyBytes.Name, l.BodyBytes)
+	case l.Files < 1:
+		return fmt.Errorf("ingest: %s is %d, want at least 1", KeyMaxListedFiles.Name, l.Files)
+	}
+	return nil
+}
