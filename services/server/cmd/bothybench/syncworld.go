@@ -271,7 +271,7 @@ func (w *syncWorld) growForSnapshot(ctx context.Context, bare *pgxpool.Pool, pro
 
 	c := newPostClient()
 	defer c.CloseIdleConnections()
-	var favourites, watched []string
+	favourites, watched := []string{}, []string{}
 	for k, i := range visible {
 		switch {
 		case k < 10:

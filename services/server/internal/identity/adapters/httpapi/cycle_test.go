@@ -104,7 +104,7 @@ func newCycle(t *testing.T) *cycle {
 		t.Fatalf("app.New: %v", err)
 	}
 	c.svc = svc
-	id, err := httpapi.New(httpapi.Deps{Authorizer: c.authz, Principals: svc, Tokens: svc.Tokens(), Devices: svc.Devices()})
+	id, err := httpapi.New(httpapi.Deps{Authorizer: c.authz, Principals: svc, Tokens: svc.Tokens(), Devices: svc.Devices(), TokensPageSize: 100})
 	if err != nil {
 		t.Fatalf("httpapi.New: %v", err)
 	}

@@ -32,7 +32,7 @@ func newServer(t *testing.T) (*httpapi.Server, *fakeAuthorizer, *fakePorts) {
 	t.Helper()
 	authz := &fakeAuthorizer{admins: map[uuid.UUID]bool{adminID: true}}
 	ports := &fakePorts{}
-	s, err := httpapi.New(httpapi.Deps{Authorizer: authz, Principals: ports, Tokens: tokenPorts{ports}, Devices: devicePorts{ports}})
+	s, err := httpapi.New(httpapi.Deps{Authorizer: authz, Principals: ports, Tokens: tokenPorts{ports}, Devices: devicePorts{ports}, TokensPageSize: 100})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -46,7 +46,7 @@ func as(id uuid.UUID) context.Context {
 func TestNewRefusesMissingDeps(t *testing.T) {
 	t.Parallel()
 	ports := &fakePorts{}
-	good := httpapi.Deps{Authorizer: &fakeAuthorizer{}, Principals: ports, Tokens: tokenPorts{ports}, Devices: devicePorts{ports}}
+	good := httpapi.Deps{Authorizer: &fakeAuthorizer{}, Principals: ports, Tokens: tokenPorts{ports}, Devices: devicePorts{ports}, TokensPageSize: 100}
 	tests := []struct {
 		name   string
 		change func(*httpapi.Deps)

@@ -28,13 +28,9 @@ type Deps struct {
 	// Devices approves devices.
 	Devices identity.Devices
 	// TokensPageSize is identity.tokens_page_size: the default and largest page of
-	// listTokens; 0 or less means 100.
+	// listTokens (at least 1).
 	TokensPageSize int
 }
-
-// defaultTokensPageSize is the page of listTokens when Deps names none (the default of
-// identity.tokens_page_size).
-const defaultTokensPageSize = 100
 
 // Server implements the identity operations of apigen.StrictServerInterface (GetMe,
 // CreatePerson, CreateApp, CreateToken, ApproveDevice, ListTokens, RevokeToken,
@@ -64,12 +60,11 @@ func New(deps Deps) (*Server, error) {
 	if deps.Devices == nil {
 		errs = append(errs, errors.New("devices port is nil"))
 	}
+	if deps.TokensPageSize < 1 {
+		errs = append(errs, fmt.Errorf("tokens page size is %d, want at least 1", deps.TokensPageSize))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("identity http: %w", err)
 	}
-	pageSize := deps.TokensPageSize
-	if pageSize < 1 {
-		pageSize = defaultTokensPageSize
-	}
-	return &Server{authz: deps.Authorizer, principals: deps.Principals, tokens: deps.Tokens, devices: deps.Devices, pageSize: pageSize}, nil
+	return &Server{authz: deps.Authorizer, principals: deps.Principals, tokens: deps.Tokens, devices: deps.Devices, pageSize: deps.TokensPageSize}, nil
 }
