@@ -59,7 +59,7 @@ func setup(t *testing.T) *env {
 		Tx:       runner,
 		Clock:    clock.NewFake(start),
 		Logger:   slog.New(slog.DiscardHandler),
-		Config:   identityapp.Config{TokenTTL: time.Hour, LastUsedFlushInterval: time.Minute},
+		Config:   identityapp.Config{TokenTTL: time.Hour, LastUsedFlushInterval: time.Minute, LastUsedFinalFlushTimeout: 5 * time.Second},
 		Appender: identityPorts{}, Owners: identityPorts{}, Instance: identityPorts{},
 	})
 	if err != nil {

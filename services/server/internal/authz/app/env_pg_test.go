@@ -63,7 +63,7 @@ func envOn(t *testing.T, pool *pgxpool.Pool) *env {
 	e.info = info
 	e.identity, err = identityapp.New(identityapp.Deps{
 		Store: identitypg.New(runner), Tx: runner, Clock: clock.System(), Logger: slog.New(slog.DiscardHandler),
-		Config:   identityapp.Config{TokenTTL: time.Hour, LastUsedFlushInterval: time.Minute},
+		Config:   identityapp.Config{TokenTTL: time.Hour, LastUsedFlushInterval: time.Minute, LastUsedFinalFlushTimeout: 5 * time.Second},
 		Appender: identityPorts{}, Owners: identityPorts{}, Instance: identityPorts{},
 	})
 	if err != nil {

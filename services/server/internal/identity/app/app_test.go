@@ -53,7 +53,7 @@ func newEnv(t *testing.T, ttl time.Duration) env {
 		Tx:       e.tx,
 		Clock:    e.clock,
 		Logger:   slog.New(slog.NewJSONHandler(e.log, nil)),
-		Config:   app.Config{TokenTTL: ttl, LastUsedFlushInterval: time.Minute},
+		Config:   app.Config{TokenTTL: ttl, LastUsedFlushInterval: time.Minute, LastUsedFinalFlushTimeout: 5 * time.Second},
 		Appender: e.events,
 		Owners:   e.owners,
 		Instance: fakeInstance{id: instanceID},
@@ -87,7 +87,7 @@ func TestNewRefusesMissingDepsAndBadConfig(t *testing.T) {
 	t.Parallel()
 	good := app.Deps{
 		Store: newFakeStore(), Tx: &fakeTx{}, Clock: clock.NewFake(start), Logger: slog.New(slog.DiscardHandler),
-		Config:   app.Config{TokenTTL: 0, LastUsedFlushInterval: time.Second},
+		Config:   app.Config{TokenTTL: 0, LastUsedFlushInterval: time.Second, LastUsedFinalFlushTimeout: 5 * time.Second},
 		Appender: &fakeAppender{}, Owners: &fakeOwners{}, Instance: fakeInstance{id: instanceID},
 	}
 	if _, err := app.New(good); err != nil {
@@ -108,6 +108,7 @@ func TestNewRefusesMissingDepsAndBadConfig(t *testing.T) {
 		{"negative page size", func(d *app.Deps) { d.Config.TokensPageSize = -1 }, "identity.tokens_page_size"},
 		{"negative ttl", func(d *app.Deps) { d.Config.TokenTTL = -time.Second }, "identity.token_ttl"},
 		{"zero interval", func(d *app.Deps) { d.Config.LastUsedFlushInterval = 0 }, "identity.last_used_flush_interval"},
+		{"zero final flush timeout", func(d *app.Deps) { d.Config.LastUsedFinalFlushTimeout = 0 }, "identity.last_used_final_flush_timeout"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -125,7 +126,7 @@ func TestConfigFrom(t *testing.T) {
 	t.Parallel()
 	r := config.NewRegister()
 	// The register of this test mirrors the package's keys, so Load can read them.
-	for _, k := range []config.Key{app.KeyTokenTTL, app.KeyLastUsedFlushInterval, app.KeyTokensPageSize} {
+	for _, k := range []config.Key{app.KeyTokenTTL, app.KeyLastUsedFlushInterval, app.KeyTokensPageSize, app.KeyLastUsedFinalFlushTimeout} {
 		r.Define(k.Name, k.Kind, k.Default, k.Meaning)
 	}
 	cfg, err := r.Load("", []string{"BOTHY_IDENTITY_TOKEN_TTL=0s"})
@@ -136,7 +137,7 @@ func TestConfigFrom(t *testing.T) {
 	if err := cfg.Err(); err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	if got != (app.Config{TokenTTL: 0, LastUsedFlushInterval: time.Minute, TokensPageSize: 100}) {
+	if got != (app.Config{TokenTTL: 0, LastUsedFlushInterval: time.Minute, TokensPageSize: 100, LastUsedFinalFlushTimeout: 5 * time.Second}) {
 		t.Errorf("ConfigFrom = %+v, want no expiry and the default 1m flush", got)
 	}
 	if app.KeyTokenTTL.Default != "2160h" {
@@ -382,7 +383,7 @@ func TestIssueStoreFailures(t *testing.T) {
 		Store: e.store, Tx: e.tx, Clock: e.clock, Logger: slog.New(slog.DiscardHandler),
 		Appender: e.events, Owners: e.owners, Instance: fakeInstance{id: instanceID},
 		Random: io.LimitReader(strings.NewReader(strings.Repeat("x", 64)), 3),
-		Config: app.Config{LastUsedFlushInterval: time.Minute},
+		Config: app.Config{LastUsedFlushInterval: time.Minute, LastUsedFinalFlushTimeout: 5 * time.Second},
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)

@@ -23,6 +23,10 @@ var (
 	// device and every rotation, revoked ones included.
 	KeyTokensPageSize = config.Define("identity.tokens_page_size", config.KindInt, "100",
 		"most tokens in one page of listTokens, and its default page size (at least 1)")
+	// KeyLastUsedFinalFlushTimeout bounds the last flush of tokens' last-use times when the
+	// process stops: it is shutting down and must not hang on a database that does not answer.
+	KeyLastUsedFinalFlushTimeout = config.Define("identity.last_used_final_flush_timeout", config.KindDuration, "5s",
+		"longest the last write of tokens' last-use times may take when a process stops; the uses it could not write are lost (more than 0)")
 )
 
 // Config is what the identity use cases read from the configuration.
@@ -33,6 +37,8 @@ type Config struct {
 	LastUsedFlushInterval time.Duration
 	// TokensPageSize is identity.tokens_page_size.
 	TokensPageSize int
+	// LastUsedFinalFlushTimeout is identity.last_used_final_flush_timeout.
+	LastUsedFinalFlushTimeout time.Duration
 }
 
 // ConfigFrom reads the identity keys from cfg; parse errors are collected in cfg
@@ -42,11 +48,14 @@ func ConfigFrom(cfg *config.Config) Config {
 		TokenTTL:              cfg.Duration(KeyTokenTTL),
 		LastUsedFlushInterval: cfg.Duration(KeyLastUsedFlushInterval),
 		TokensPageSize:        cfg.Int(KeyTokensPageSize),
+
+		LastUsedFinalFlushTimeout: cfg.Duration(KeyLastUsedFinalFlushTimeout),
 	}
 }
 
 // Validate refuses a negative token lifetime, a flush interval that is not positive (a
-// ticker cannot run at 0) and a page size below 1 (0 is taken as the default: configs
+// ticker cannot run at 0), a final flush timeout that is not positive (the flush could not
+// run) and a page size below 1 (0 is taken as the default: configs
 // written before the key existed).
 func (c Config) Validate() error {
 	switch {
@@ -54,6 +63,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("identity: %s is %v, want 0 (no expiry) or more", KeyTokenTTL.Name, c.TokenTTL)
 	case c.LastUsedFlushInterval <= 0:
 		return fmt.Errorf("identity: %s is %v, want more than 0", KeyLastUsedFlushInterval.Name, c.LastUsedFlushInterval)
+	case c.LastUsedFinalFlushTimeout <= 0:
+		return fmt.Errorf("identity: %s is %v, want more than 0", KeyLastUsedFinalFlushTimeout.Name, c.LastUsedFinalFlushTimeout)
 	case c.TokensPageSize < 0:
 		return fmt.Errorf("identity: %s is %d, want at least 1", KeyTokensPageSize.Name, c.TokensPageSize)
 	}

@@ -10,10 +10,6 @@ import (
 	"github.com/google/uuid"
 )
 
-// finalFlushTimeout bounds the flush Run makes when it stops: the process is shutting down
-// and must not hang on a database that does not answer.
-const finalFlushTimeout = 5 * time.Second
-
 // lastUsed is the in-memory record of tokens' last uses since the previous flush: one entry
 // per token, so its size is bounded by the tokens used in one interval, whatever the request
 // rate.
@@ -72,7 +68,7 @@ func (s *Service) Flush(ctx context.Context) error {
 }
 
 // Run flushes the last uses every identity.last_used_flush_interval until ctx ends, then
-// flushes once more (bounded by finalFlushTimeout) so that a stopping process loses nothing it
+// flushes once more (bounded by identity.last_used_final_flush_timeout) so that a stopping process loses nothing it
 // recorded, and returns nil. A failed flush is logged and retried at the next tick. Run one per
 // process, beside the HTTP server that authenticates.
 func (s *Service) Run(ctx context.Context) error {
@@ -81,7 +77,7 @@ func (s *Service) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalFlushTimeout)
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.finalFlushTimeout)
 			defer cancel()
 			s.flushLogged(fctx)
 			return nil

@@ -52,6 +52,8 @@ type Service struct {
 	instance Instance
 	lastUsed *lastUsed
 	interval time.Duration
+	// finalFlushTimeout is identity.last_used_final_flush_timeout.
+	finalFlushTimeout time.Duration
 	// newTicker makes the flush loop's ticker; tests replace it to tick by hand.
 	newTicker func(d time.Duration) (ticks <-chan time.Time, stop func())
 }
@@ -98,17 +100,19 @@ func New(deps Deps) (*Service, error) {
 		random = rand.Reader
 	}
 	return &Service{
-		store:     deps.Store,
-		tx:        deps.Tx,
-		clock:     deps.Clock,
-		logger:    deps.Logger,
-		random:    random,
-		ttl:       deps.Config.TokenTTL,
-		appender:  deps.Appender,
-		owners:    deps.Owners,
-		instance:  deps.Instance,
-		lastUsed:  newLastUsed(),
-		interval:  deps.Config.LastUsedFlushInterval,
-		newTicker: systemTicker,
+		store:    deps.Store,
+		tx:       deps.Tx,
+		clock:    deps.Clock,
+		logger:   deps.Logger,
+		random:   random,
+		ttl:      deps.Config.TokenTTL,
+		appender: deps.Appender,
+		owners:   deps.Owners,
+		instance: deps.Instance,
+		lastUsed: newLastUsed(),
+		interval: deps.Config.LastUsedFlushInterval,
+
+		finalFlushTimeout: deps.Config.LastUsedFinalFlushTimeout,
+		newTicker:         systemTicker,
 	}, nil
 }

@@ -97,7 +97,7 @@ func newCycle(t *testing.T) *cycle {
 	runner := tx.NewRunner(pgtest.New(t))
 	svc, err := app.New(app.Deps{
 		Store: identitypg.New(runner), Tx: runner, Clock: c.clock, Logger: logger,
-		Config:   app.Config{TokenTTL: tokenTTL, LastUsedFlushInterval: time.Minute},
+		Config:   app.Config{TokenTTL: tokenTTL, LastUsedFlushInterval: time.Minute, LastUsedFinalFlushTimeout: 5 * time.Second},
 		Appender: nopAppender{}, Owners: noOwners{}, Instance: noOwners{},
 	})
 	if err != nil {

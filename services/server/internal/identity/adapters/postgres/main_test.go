@@ -50,7 +50,7 @@ func newEnv(t *testing.T, ttl time.Duration) env {
 	e := env{pool: pool, runner: runner, store: identitypg.New(runner), clock: clock.NewFake(start)}
 	svc, err := app.New(app.Deps{
 		Store: e.store, Tx: runner, Clock: e.clock, Logger: slog.New(slog.DiscardHandler),
-		Config:   app.Config{TokenTTL: ttl, LastUsedFlushInterval: time.Minute},
+		Config:   app.Config{TokenTTL: ttl, LastUsedFlushInterval: time.Minute, LastUsedFinalFlushTimeout: 5 * time.Second},
 		Appender: nopAppender{}, Owners: noOwners{}, Instance: noOwners{},
 	})
 	if err != nil {
