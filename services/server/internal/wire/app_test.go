@@ -79,6 +79,16 @@ func TestNewRejects(t *testing.T) {
 			want:    "http.idempotency_ttl",
 		},
 		{
+			name:    "negative compression threshold",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_HTTP_COMPRESS_MIN_BYTES=-1"},
+			want:    "http.compress_min_bytes",
+		},
+		{
+			name:    "compression threshold beyond any body",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_HTTP_COMPRESS_MIN_BYTES=4294967296"},
+			want:    "http.compress_min_bytes",
+		},
+		{
 			name:    "tail without batches",
 			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_SYNC_TAIL_BATCH_SIZE=0"},
 			want:    "sync.tail_batch_size",

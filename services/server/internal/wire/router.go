@@ -69,11 +69,6 @@ type routerDeps struct {
 	perToken apigen.MiddlewareFunc
 }
 
-// minCompressBytes is the smallest body httpmw.Compress gzips: below about
-// a kilobyte, gzip's header, trailer and CPU buy nothing (a problem, a
-// created message).
-const minCompressBytes = 1024
-
 // newRouter builds the HTTP handler. Middleware order, outermost first:
 // the logger into the context (for Recover and problem.Write), Recover (so
 // a panic anywhere below is a 500 problem), RequestID (so every response,

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -159,6 +160,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	maxConns := cfg.Int(config.DatabaseMaxConns)
 	maxBody := cfg.Bytes(config.HTTPMaxBodyBytes)
 	retryAfter := cfg.Duration(config.HTTPUnavailableRetryAfter)
+	compressMin := cfg.Bytes(config.HTTPCompressMinBytes)
 	readinessTimeout := cfg.Duration(ops.KeyReadinessTimeout)
 	logCfg := readEventLogConfig(cfg)
 	accessCfg := readAccessConfig(cfg)
@@ -176,6 +178,9 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	if retryAfter < time.Second {
 		return nil, fmt.Errorf("configuration: %s is %v, want at least 1s (Retry-After counts whole seconds)",
 			config.HTTPUnavailableRetryAfter.Name, retryAfter)
+	}
+	if compressMin > math.MaxInt32 {
+		return nil, fmt.Errorf("configuration: %s is %d, want at most %d", config.HTTPCompressMinBytes.Name, compressMin, math.MaxInt32)
 	}
 	if err := logCfg.validate(); err != nil {
 		return nil, err
@@ -286,7 +291,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 		authenticate: authenticateOperations(public, identityhttp.Authenticate(a.identity)),
 		idempotency:  a.idempotent(a.tx, a.clock),
 		validate:     validateRequests(checks),
-		compress:     httpmw.Compress(minCompressBytes),
+		compress:     httpmw.Compress(int(compressMin)),
 		cors:         httpmw.CORS(corsCfg),
 		mount:        opts.Mount,
 		gateway:      a.gatewayHandler(),

@@ -37,6 +37,10 @@ var (
 	// not all return in the same second.
 	HTTPUnavailableRetryAfter = Define("http.unavailable_retry_after", KindDuration, "2s",
 		"base of the Retry-After of a 503 unavailable (and of the gateway's retry_after_ms): the value sent is a random one between it and twice it, in whole seconds (at least 1s)")
+	// HTTPCompressMinBytes is the smallest response body httpmw.Compress gzips: below about a
+	// kilobyte gzip's header, trailer and CPU buy nothing (a problem, a created message).
+	HTTPCompressMinBytes = Define("http.compress_min_bytes", KindBytes, "1024",
+		"smallest response body gzipped for a client that accepts gzip; smaller bodies go out as they are (0 compresses every body)")
 	// DatabaseURL selects the PostgreSQL server; empty starts the embedded
 	// default so a fresh machine needs no setup.
 	DatabaseURL = Define("database.url", KindString, "",
