@@ -89,6 +89,16 @@ func TestNewRejects(t *testing.T) {
 			want:    "http.compress_min_bytes",
 		},
 		{
+			name:    "listener that never checks",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_SYNC_LISTEN_CHECK_INTERVAL=0s"},
+			want:    "sync.listen_check_interval",
+		},
+		{
+			name:    "listener that cannot close",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_SYNC_LISTEN_CLOSE_TIMEOUT=0s"},
+			want:    "sync.listen_close_timeout",
+		},
+		{
 			name:    "tail without batches",
 			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_SYNC_TAIL_BATCH_SIZE=0"},
 			want:    "sync.tail_batch_size",

@@ -31,6 +31,8 @@ type eventLogConfig struct {
 	maintenanceInterval time.Duration
 	// tailRetryBase and tailRetryCap are sync.tail_retry_base and sync.tail_retry_cap.
 	tailRetryBase, tailRetryCap time.Duration
+	// listen is sync.listen_check_interval and sync.listen_close_timeout.
+	listen pglisten.Config
 }
 
 // readEventLogConfig reads the keys; bad values are collected in cfg.Err.
@@ -46,6 +48,7 @@ func readEventLogConfig(cfg *config.Config) eventLogConfig {
 
 		tailRetryBase: cfg.Duration(syncapp.KeyTailRetryBase),
 		tailRetryCap:  cfg.Duration(syncapp.KeyTailRetryCap),
+		listen:        pglisten.ConfigFrom(cfg),
 	}
 }
 
@@ -74,6 +77,9 @@ func (c eventLogConfig) validate() error {
 	if err := c.append.Validate(); err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
+	if err := c.listen.Validate(); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
 	return nil
 }
 
@@ -99,9 +105,12 @@ func newEventLog(pool *pgxpool.Pool, runner *tx.Runner, clk clock.Clock, logger 
 		return eventLog{}, fmt.Errorf("configuration: %w", err)
 	}
 	connConfig := pool.Config().ConnConfig
-	listener := pglisten.New(func(ctx context.Context) (*pgx.Conn, error) {
+	listener, err := pglisten.New(func(ctx context.Context) (*pgx.Conn, error) {
 		return pgx.ConnectConfig(ctx, connConfig.Copy())
-	}, 0)
+	}, c.listen)
+	if err != nil {
+		return eventLog{}, fmt.Errorf("configuration: %w", err)
+	}
 	tail, err := syncapp.NewTail(syncpg.NewReader(runner), store, listener, syncapp.TailConfig{
 		PollInterval: c.tailPollInterval,
 		BatchSize:    c.tailBatchSize,

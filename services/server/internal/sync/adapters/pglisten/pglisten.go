@@ -18,19 +18,52 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"bothy.example.com/server/internal/kernel/config"
 )
 
 // Channel is the notification channel the appender notifies and Listen listens on.
 const Channel = "bothy_event_log"
 
-// DefaultCheckInterval is how long Listen waits for a notification before it checks with a
-// round trip that the connection still answers, so a peer that vanished without closing the
-// connection (a network partition, a killed host) is noticed within about this time rather
-// than after TCP keepalive gives up.
-const DefaultCheckInterval = 30 * time.Second
+// Configuration keys of the listener; wire reads them with ConfigFrom.
+var (
+	// KeyCheckInterval is how long Listen waits for a notification before it checks with a
+	// round trip that the connection still answers, so a peer that vanished without closing
+	// the connection (a network partition, a killed host) is noticed within about this time
+	// rather than after TCP keepalive gives up.
+	KeyCheckInterval = config.Define("sync.listen_check_interval", config.KindDuration, "30s",
+		"how long the log tail's LISTEN connection may stay without a notification before a round trip checks that the database still answers; a lost connection is noticed within about this time (more than 0)")
+	// KeyCloseTimeout bounds closing the connection when Listen returns, so a stopping
+	// process does not hang on a database that does not answer.
+	KeyCloseTimeout = config.Define("sync.listen_close_timeout", config.KindDuration, "5s",
+		"longest closing the log tail's LISTEN connection may take when the tail stops or reconnects (more than 0)")
+)
 
-// closeTimeout bounds closing the connection when Listen returns.
-const closeTimeout = 5 * time.Second
+// Config is what the listener reads from the configuration.
+type Config struct {
+	// CheckInterval is sync.listen_check_interval.
+	CheckInterval time.Duration
+	// CloseTimeout is sync.listen_close_timeout.
+	CloseTimeout time.Duration
+}
+
+// ConfigFrom reads the listener's keys from cfg; parse errors are collected in cfg
+// (config.Config.Err) like those of every other key.
+func ConfigFrom(cfg *config.Config) Config {
+	return Config{CheckInterval: cfg.Duration(KeyCheckInterval), CloseTimeout: cfg.Duration(KeyCloseTimeout)}
+}
+
+// Validate refuses durations that are not positive: a check interval of 0 would spin, a close
+// timeout of 0 would never close cleanly.
+func (c Config) Validate() error {
+	switch {
+	case c.CheckInterval <= 0:
+		return fmt.Errorf("pglisten: %s is %v, want more than 0", KeyCheckInterval.Name, c.CheckInterval)
+	case c.CloseTimeout <= 0:
+		return fmt.Errorf("pglisten: %s is %v, want more than 0", KeyCloseTimeout.Name, c.CloseTimeout)
+	}
+	return nil
+}
 
 //go:embed queries/listen_event_log.sql
 var listenEventLog string
@@ -41,17 +74,18 @@ type Connect func(ctx context.Context) (*pgx.Conn, error)
 
 // Listener is the tail's Listener port on PostgreSQL.
 type Listener struct {
-	connect Connect
-	check   time.Duration
+	connect      Connect
+	check        time.Duration
+	closeTimeout time.Duration
 }
 
-// New returns a Listener that connects with connect and checks an idle connection every
-// check (zero means DefaultCheckInterval).
-func New(connect Connect, check time.Duration) *Listener {
-	if check <= 0 {
-		check = DefaultCheckInterval
+// New returns a Listener that connects with connect, checks an idle connection every
+// cfg.CheckInterval and closes it within cfg.CloseTimeout; cfg must be valid (Validate).
+func New(connect Connect, cfg Config) (*Listener, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	return &Listener{connect: connect, check: check}
+	return &Listener{connect: connect, check: cfg.CheckInterval, closeTimeout: cfg.CloseTimeout}, nil
 }
 
 // Listen opens a connection, runs LISTEN bothy_event_log, calls ready and then notify for
@@ -65,7 +99,7 @@ func (l *Listener) Listen(ctx context.Context, ready func(), notify func(head in
 		return fmt.Errorf("listen: connect: %w", err)
 	}
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.closeTimeout)
 		defer cancel()
 		_ = conn.Close(cctx)
 	}()

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/goleak"
 
+	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/pgtest"
 	"bothy.example.com/server/internal/sync/adapters/pglisten"
 	syncpg "bothy.example.com/server/internal/sync/adapters/postgres"
@@ -31,12 +32,55 @@ func TestMain(m *testing.M) {
 
 const within = 30 * time.Second
 
+// withCheck is the keys' defaults with the check interval check (0 keeps the default one).
+func withCheck(t *testing.T, check time.Duration) pglisten.Config {
+	t.Helper()
+	r := config.NewRegister()
+	for _, k := range []config.Key{pglisten.KeyCheckInterval, pglisten.KeyCloseTimeout} {
+		r.Define(k.Name, k.Kind, k.Default, k.Meaning)
+	}
+	loaded, err := r.Load("", nil)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	cfg := pglisten.ConfigFrom(loaded)
+	if err := loaded.Err(); err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	if check != 0 {
+		cfg.CheckInterval = check
+	}
+	return cfg
+}
+
+// TestNewRefusesABadConfig: a check interval or close timeout that is not positive is refused,
+// naming the key.
+func TestNewRefusesABadConfig(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		change func(*pglisten.Config)
+		want   string
+	}{
+		{func(c *pglisten.Config) { c.CheckInterval = 0 }, "sync.listen_check_interval"},
+		{func(c *pglisten.Config) { c.CloseTimeout = 0 }, "sync.listen_close_timeout"},
+	} {
+		cfg := withCheck(t, 0)
+		tc.change(&cfg)
+		if _, err := pglisten.New(nil, cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New = %v, want an error naming %s", err, tc.want)
+		}
+	}
+}
+
 // listening runs Listen on a fresh database and returns the database URL, the heads it was
 // notified of, and a stop function returning Listen's result.
 func listening(t *testing.T, check time.Duration) (url string, heads <-chan int64, stop func() error, ended <-chan error) {
 	t.Helper()
 	url = pgtest.URL(t)
-	l := pglisten.New(func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, url) }, check)
+	l, err := pglisten.New(func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, url) }, withCheck(t, check))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
 	ready := make(chan struct{})
 	got := make(chan int64, 100)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -133,8 +177,11 @@ func TestListenReturnsWhenTheConnectionIsLost(t *testing.T) {
 func TestListenReportsAFailedConnect(t *testing.T) {
 	t.Parallel()
 	refused := errors.New("connection refused")
-	l := pglisten.New(func(context.Context) (*pgx.Conn, error) { return nil, refused }, 0)
-	err := l.Listen(t.Context(), func() { t.Error("ready without a connection") }, func(int64) {})
+	l, err := pglisten.New(func(context.Context) (*pgx.Conn, error) { return nil, refused }, withCheck(t, 0))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	err = l.Listen(t.Context(), func() { t.Error("ready without a connection") }, func(int64) {})
 	if !errors.Is(err, refused) {
 		t.Fatalf("Listen = %v, want the connect error", err)
 	}
