@@ -99,6 +99,11 @@ func TestNewRejects(t *testing.T) {
 			want:    "sync.listen_close_timeout",
 		},
 		{
+			name:    "rollbacks that cannot run",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_DATABASE_ROLLBACK_TIMEOUT=0s"},
+			want:    "database.rollback_timeout",
+		},
+		{
 			name:    "tail without batches",
 			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_SYNC_TAIL_BATCH_SIZE=0"},
 			want:    "sync.tail_batch_size",

@@ -161,6 +161,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	maxBody := cfg.Bytes(config.HTTPMaxBodyBytes)
 	retryAfter := cfg.Duration(config.HTTPUnavailableRetryAfter)
 	compressMin := cfg.Bytes(config.HTTPCompressMinBytes)
+	rollbackTimeout := cfg.Duration(tx.KeyRollbackTimeout)
 	readinessTimeout := cfg.Duration(ops.KeyReadinessTimeout)
 	logCfg := readEventLogConfig(cfg)
 	accessCfg := readAccessConfig(cfg)
@@ -181,6 +182,9 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	}
 	if compressMin > math.MaxInt32 {
 		return nil, fmt.Errorf("configuration: %s is %d, want at most %d", config.HTTPCompressMinBytes.Name, compressMin, math.MaxInt32)
+	}
+	if err := tx.CheckRollbackTimeout(rollbackTimeout); err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
 	}
 	if err := logCfg.validate(); err != nil {
 		return nil, err
@@ -215,7 +219,11 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 		return nil, err
 	}
 	a.pool = pool
-	a.tx = tx.NewRunner(pool)
+	a.tx, err = tx.NewRunner(pool).WithRollbackTimeout(rollbackTimeout)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
 	a.eventLog, err = newEventLog(pool, a.tx, a.clock, logger, logCfg)
 	if err != nil {
 		pool.Close()

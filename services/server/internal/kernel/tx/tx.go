@@ -26,10 +26,25 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"bothy.example.com/server/internal/kernel/config"
 )
 
-// rollbackTimeout bounds a rollback, which runs even when the caller's context has ended.
-const rollbackTimeout = 15 * time.Second
+// KeyRollbackTimeout bounds a rollback, which runs even when the caller's context has ended:
+// a request that gave up must still give its connection back, but not wait forever on a
+// database that does not answer. The composition root reads it (WithRollbackTimeout).
+var KeyRollbackTimeout = config.Define("database.rollback_timeout", config.KindDuration, "15s",
+	"longest the rollback of a transaction may take once its request has ended or failed (the connection is dropped then); more than 0")
+
+// defaultRollbackTimeout is database.rollback_timeout's default, for runners that read no
+// configuration (tools, tests).
+var defaultRollbackTimeout = func() time.Duration {
+	d, err := time.ParseDuration(KeyRollbackTimeout.Default)
+	if err != nil {
+		panic("tx: " + KeyRollbackTimeout.Name + " has a bad default: " + err.Error())
+	}
+	return d
+}()
 
 // ErrNoTransaction is returned when a context carries no open transaction: outside RunInTx,
 // or after the transaction ended.
@@ -70,12 +85,33 @@ var (
 type Runner struct {
 	pool *pgxpool.Pool
 	db   DB // the pool, classified
+	// rollbackTimeout is database.rollback_timeout.
+	rollbackTimeout time.Duration
 }
 
-// NewRunner returns a Runner on pool; the composition root makes one and hands it to every
-// module.
+// NewRunner returns a Runner on pool, with database.rollback_timeout at its default; the
+// composition root makes one (WithRollbackTimeout) and hands it to every module.
 func NewRunner(pool *pgxpool.Pool) *Runner {
-	return &Runner{pool: pool, db: classifiedPool{db: pool}}
+	return &Runner{pool: pool, db: classifiedPool{db: pool}, rollbackTimeout: defaultRollbackTimeout}
+}
+
+// WithRollbackTimeout sets database.rollback_timeout; a timeout that is not positive is
+// refused, naming the key (a rollback could never run).
+func (r *Runner) WithRollbackTimeout(d time.Duration) (*Runner, error) {
+	if err := CheckRollbackTimeout(d); err != nil {
+		return nil, err
+	}
+	r.rollbackTimeout = d
+	return r, nil
+}
+
+// CheckRollbackTimeout refuses a database.rollback_timeout that is not positive, naming the
+// key, so the composition root can refuse it before it connects.
+func CheckRollbackTimeout(d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("tx: %s is %v, want more than 0", KeyRollbackTimeout.Name, d)
+	}
+	return nil
 }
 
 type stateKey struct{}
@@ -91,6 +127,8 @@ type state struct {
 	db   classifiedTx // tx, its statements' errors classified: what DB hands adapters
 	// final is the batch sent together with COMMIT (QueueFinal); nil when no hook queued a statement.
 	final *pgx.Batch
+	// rollbackTimeout is the runner's database.rollback_timeout.
+	rollbackTimeout time.Duration
 
 	mu     sync.Mutex
 	hooks  []func(ctx context.Context) error
@@ -143,7 +181,7 @@ func (r *Runner) runInTx(ctx context.Context, fn func(ctx context.Context) error
 		conn.Release()
 		return fmt.Errorf("tx: begin: %w", err)
 	}
-	s := &state{conn: conn, tx: pgtx, db: classifiedTx{Tx: pgtx}}
+	s := &state{conn: conn, tx: pgtx, db: classifiedTx{Tx: pgtx}, rollbackTimeout: r.rollbackTimeout}
 	// After a panic's rollback too; a no-op once the OnEnd functions ran.
 	defer s.end(ctx)
 	after, err := s.run(context.WithValue(ctx, stateKey{}, s), fn)
@@ -272,7 +310,7 @@ func (s *state) rollback(ctx context.Context) error {
 	s.mu.Lock()
 	s.done, s.hooks, s.last, s.after, s.values, s.final = true, nil, nil, nil, nil, nil
 	s.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.rollbackTimeout)
 	defer cancel()
 	if err := s.tx.Rollback(ctx); err != nil && !errors.Is(err, pgx.ErrTxClosed) {
 		return err
