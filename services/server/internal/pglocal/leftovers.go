@@ -13,11 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 )
-
-// leftoverTimeout bounds the wait for the processes of a killed or stopped server to exit.
-const leftoverTimeout = 30 * time.Second
 
 // pidFile is what pglocal reads from a postmaster.pid.
 type pidFile struct {
@@ -58,7 +54,7 @@ func (c *Cluster) clearLeftovers(ctx context.Context) error {
 	pid := pf.pid
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return waitNoProcesses(ctx, c.dir)
+		return c.waitNoProcesses(ctx)
 	case err != nil:
 		c.logger.WarnContext(ctx, "removing unreadable postmaster.pid", "dir", c.dir, "err", err)
 		if err := os.Remove(pidFile); err != nil {
@@ -67,7 +63,7 @@ func (c *Cluster) clearLeftovers(ctx context.Context) error {
 	case worksIn(pid, c.dir):
 		c.logger.WarnContext(ctx, "stopping a postgresql server left running", "dir", c.dir, "pid", pid)
 		out, err := c.command(ctx, c.bins.pgCtl, "stop", "-D", c.dir, "-m", "fast", "-w",
-			"-t", strconv.Itoa(int(leftoverTimeout.Seconds()))).CombinedOutput()
+			"-t", strconv.Itoa(int(c.timeouts.Leftover.Seconds()))).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("stop server left running (pid %d): %w: %s", pid, err, tail(out))
 		}
@@ -77,15 +73,16 @@ func (c *Cluster) clearLeftovers(ctx context.Context) error {
 			return fmt.Errorf("remove stale postmaster.pid: %w", err)
 		}
 	}
-	return waitNoProcesses(ctx, c.dir)
+	return c.waitNoProcesses(ctx)
 }
 
-// waitNoProcesses waits until Processes(dir) is empty.
-func waitNoProcesses(ctx context.Context, dir string) error {
-	ctx, cancel := context.WithTimeout(ctx, leftoverTimeout)
+// waitNoProcesses waits, within embedded.leftover_timeout, until Processes(c.dir) is empty.
+func (c *Cluster) waitNoProcesses(ctx context.Context) error {
+	dir := c.dir
+	ctx, cancel := context.WithTimeout(ctx, c.timeouts.Leftover)
 	defer cancel()
 	var last []int
-	err := poll(ctx, func() (bool, error) {
+	err := c.poll(ctx, func() (bool, error) {
 		procs, err := Processes(dir)
 		last = procs
 		return err == nil && len(procs) == 0, err

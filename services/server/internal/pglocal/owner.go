@@ -33,7 +33,7 @@ func (c *Cluster) claim(ctx context.Context, exclusive bool) error {
 		return fmt.Errorf("open owner lock: %w", err)
 	}
 	logged := false
-	err = poll(ctx, func() (bool, error) {
+	err = c.poll(ctx, func() (bool, error) {
 		switch err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); {
 		case err == nil:
 			c.lock = f

@@ -50,12 +50,6 @@ const (
 	// libGlob is where Debian's postgresql packages put the server binaries, which are not on
 	// PATH there.
 	libGlob = "/usr/lib/postgresql/*/bin"
-	// startTimeout bounds how long a start may take when the caller's context has no deadline.
-	startTimeout = 60 * time.Second
-	// stopTimeout bounds a fast shutdown before Stop falls back to an immediate one.
-	stopTimeout = 30 * time.Second
-	// pollInterval is how often readiness and process exits are checked.
-	pollInterval = 10 * time.Millisecond
 	// portAttempts is how often Start picks a new free port when the one it picked was taken
 	// between probing and binding.
 	portAttempts = 3
@@ -99,6 +93,9 @@ type Options struct {
 	// process that starts meanwhile waits for this one to stop instead of attaching to it
 	// (bothy admin restore, which must be the cluster's only user).
 	Exclusive bool
+	// Timeouts bounds the waits of starting and stopping (embedded.* keys); a zero field
+	// takes its key's default.
+	Timeouts Timeouts
 }
 
 // Cluster is a running PostgreSQL server started by Start: either owned (this process started
@@ -112,6 +109,7 @@ type Cluster struct {
 	bins     binaries
 	acct     *account
 	logger   *slog.Logger
+	timeouts Timeouts // with every default filled in
 
 	cmd     *exec.Cmd
 	pid     int
@@ -145,7 +143,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, startTimeout)
+		ctx, cancel = context.WithTimeout(ctx, o.Timeouts.Start)
 		defer cancel()
 	}
 	bins, err := findBinaries(os.Getenv("PATH"), libGlob)
@@ -156,7 +154,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pglocal: %w", err)
 	}
-	c := &Cluster{dir: o.Dir, user: o.Superuser, bins: bins, acct: acct, logger: o.Logger}
+	c := &Cluster{dir: o.Dir, user: o.Superuser, bins: bins, acct: acct, logger: o.Logger, timeouts: o.Timeouts}
 	if err := c.prepareDirs(); err != nil {
 		return nil, fmt.Errorf("pglocal: %w", err)
 	}
@@ -220,6 +218,10 @@ func withDefaults(o Options) (Options, error) {
 		return o, fmt.Errorf("pglocal: options: dir: %w", err)
 	}
 	o.Dir = abs
+	o.Timeouts = o.Timeouts.withDefaults()
+	if err := o.Timeouts.Validate(); err != nil {
+		return o, err
+	}
 	if o.Superuser == "" {
 		o.Superuser = DefaultSuperuser
 	}
@@ -405,7 +407,7 @@ func (c *Cluster) runPostgres(ctx context.Context, o Options, port int, logFile 
 		c.waitErr = cmd.Wait()
 		close(exited)
 	}()
-	err := poll(ctx, func() (bool, error) {
+	err := c.poll(ctx, func() (bool, error) {
 		select {
 		case <-exited:
 			return false, fmt.Errorf("postgres exited: %w", c.waitErr)
@@ -427,7 +429,7 @@ func (c *Cluster) kill() {
 	select {
 	case <-c.exited:
 		return
-	case <-time.After(stopTimeout):
+	case <-time.After(c.timeouts.Stop):
 	}
 	_ = c.cmd.Process.Kill()
 	<-c.exited
@@ -511,7 +513,7 @@ func (c *Cluster) stopServer(ctx context.Context) error {
 	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		return fmt.Errorf("pglocal: stop: %w", err)
 	}
-	timer := time.NewTimer(stopTimeout)
+	timer := time.NewTimer(c.timeouts.Stop)
 	defer timer.Stop()
 	var stopErr error
 	select {
@@ -524,7 +526,7 @@ func (c *Cluster) stopServer(ctx context.Context) error {
 		c.kill()
 	}
 	c.logger.InfoContext(ctx, "postgresql stopped", "dir", c.dir, "pid", c.pid)
-	if err := waitNoProcesses(context.WithoutCancel(ctx), c.dir); err != nil {
+	if err := c.waitNoProcesses(context.WithoutCancel(ctx)); err != nil {
 		return errors.Join(stopErr, fmt.Errorf("pglocal: stop: %w", err))
 	}
 	return stopErr
@@ -572,9 +574,9 @@ func portTaken(logTail []byte) bool {
 	return portTakenRe.Match(logTail)
 }
 
-// poll calls cond every pollInterval until it reports done, fails, or ctx ends.
-func poll(ctx context.Context, cond func() (bool, error)) error {
-	tick := time.NewTicker(pollInterval)
+// poll calls cond every embedded.poll_interval until it reports done, fails, or ctx ends.
+func (c *Cluster) poll(ctx context.Context, cond func() (bool, error)) error {
+	tick := time.NewTicker(c.timeouts.Poll)
 	defer tick.Stop()
 	for {
 		done, err := cond()

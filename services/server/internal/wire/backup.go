@@ -342,6 +342,13 @@ func (a *App) Restores(ctx context.Context) ([]instance.Restore, error) {
 func DatabaseExclusive(ctx context.Context, cfg *config.Config, logger *slog.Logger) (url string, stop func(context.Context) error, err error) {
 	url = cfg.String(config.DatabaseURL)
 	dir := cfg.String(config.EmbeddedDir)
+	timeouts := pglocal.TimeoutsFrom(cfg)
+	if err := cfg.Err(); err != nil {
+		return "", nil, fmt.Errorf("configuration: %w", err)
+	}
+	if err := timeouts.Validate(); err != nil {
+		return "", nil, fmt.Errorf("configuration: %w", err)
+	}
 	if url != "" {
 		return url, func(context.Context) error { return nil }, nil
 	}
@@ -354,6 +361,7 @@ func DatabaseExclusive(ctx context.Context, cfg *config.Config, logger *slog.Log
 	}
 	c, err := pglocal.Start(ctx, pglocal.Options{
 		Dir: dataDir, Fsync: true, Logger: logger, Database: pglocal.DefaultDatabase, Exclusive: true,
+		Timeouts: timeouts,
 	})
 	if errors.Is(err, pglocal.ErrInUse) {
 		return "", nil, fmt.Errorf("embedded default %s: %w: %w", filepath.Dir(dataDir), ErrDatabaseInUse, err)

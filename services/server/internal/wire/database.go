@@ -31,6 +31,13 @@ import (
 func Database(ctx context.Context, cfg *config.Config, logger *slog.Logger) (url string, stop func(context.Context) error, err error) {
 	url = cfg.String(config.DatabaseURL)
 	dir := cfg.String(config.EmbeddedDir)
+	timeouts := pglocal.TimeoutsFrom(cfg)
+	if err := cfg.Err(); err != nil {
+		return "", nil, fmt.Errorf("configuration: %w", err)
+	}
+	if err := timeouts.Validate(); err != nil {
+		return "", nil, fmt.Errorf("configuration: %w", err)
+	}
 	if url != "" {
 		return url, func(context.Context) error { return nil }, nil
 	}
@@ -47,6 +54,7 @@ func Database(ctx context.Context, cfg *config.Config, logger *slog.Logger) (url
 		Fsync:    true,
 		Logger:   logger,
 		Database: pglocal.DefaultDatabase,
+		Timeouts: timeouts,
 	})
 	if err != nil {
 		return "", nil, fmt.Errorf("embedded default: %w", err)
