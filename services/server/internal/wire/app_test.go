@@ -104,6 +104,11 @@ func TestNewRejects(t *testing.T) {
 			want:    "database.rollback_timeout",
 		},
 		{
+			name:    "idempotency keys never claimed",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_HTTP_IDEMPOTENCY_CLAIM_ATTEMPTS=0"},
+			want:    "http.idempotency_claim_attempts",
+		},
+		{
 			name:    "tail without batches",
 			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_SYNC_TAIL_BATCH_SIZE=0"},
 			want:    "sync.tail_batch_size",

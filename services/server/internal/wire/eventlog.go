@@ -22,8 +22,10 @@ import (
 // reads, and http.idempotency_ttl, the age at which the instance module's
 // idempotency keys expire.
 type eventLogConfig struct {
-	instanceName        string
-	idempotencyTTL      time.Duration
+	instanceName   string
+	idempotencyTTL time.Duration
+	// claimAttempts is http.idempotency_claim_attempts.
+	claimAttempts       int
 	partitions          syncpg.PartitionConfig
 	append              syncpg.AppendConfig
 	tailPollInterval    time.Duration
@@ -40,6 +42,7 @@ func readEventLogConfig(cfg *config.Config) eventLogConfig {
 	return eventLogConfig{
 		instanceName:        cfg.String(KeyInstanceName),
 		idempotencyTTL:      cfg.Duration(config.HTTPIdempotencyTTL),
+		claimAttempts:       cfg.Int(config.HTTPIdempotencyClaimAttempts),
 		partitions:          syncpg.PartitionConfigFrom(cfg),
 		append:              syncpg.AppendConfigFrom(cfg),
 		tailPollInterval:    cfg.Duration(syncapp.KeyTailPollInterval),
@@ -60,6 +63,8 @@ func (c eventLogConfig) validate() error {
 		return fmt.Errorf("configuration: %s is empty", KeyInstanceName.Name)
 	case c.idempotencyTTL <= 0:
 		return fmt.Errorf("configuration: %s is %v, want more than 0", config.HTTPIdempotencyTTL.Name, c.idempotencyTTL)
+	case c.claimAttempts < 1:
+		return fmt.Errorf("configuration: %s is %d, want at least 1", config.HTTPIdempotencyClaimAttempts.Name, c.claimAttempts)
 	case c.tailPollInterval <= 0:
 		return fmt.Errorf("configuration: %s is %v, want more than 0", syncapp.KeyTailPollInterval.Name, c.tailPollInterval)
 	case c.tailRetryBase <= 0:
@@ -88,6 +93,7 @@ type eventLog struct {
 	instance            *instancepg.Store
 	idempotency         *instancepg.IdempotencyKeys
 	idempotencyTTL      time.Duration
+	claimAttempts       int
 	appender            *syncpg.Appender
 	tail                *syncapp.Tail
 	maintenance         *syncapp.Maintenance
@@ -131,6 +137,7 @@ func newEventLog(pool *pgxpool.Pool, runner *tx.Runner, clk clock.Clock, logger 
 		instance:            store,
 		idempotency:         keys,
 		idempotencyTTL:      c.idempotencyTTL,
+		claimAttempts:       c.claimAttempts,
 		appender:            appender,
 		tail:                tail,
 		maintenance:         syncapp.NewMaintenance(upkeep, clk, logger),

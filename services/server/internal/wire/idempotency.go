@@ -20,7 +20,7 @@ import (
 // store, for the router to run on every operation inside authentication; it acts on POST
 // requests only.
 func (l eventLog) idempotent(runner *tx.Runner, clk clock.Clock) apigen.MiddlewareFunc {
-	return httpmw.Idempotency(l.idempotency, runner, l.idempotencyTTL, clk)
+	return httpmw.Idempotency(l.idempotency, runner, l.idempotencyTTL, l.claimAttempts, clk)
 }
 
 // upkeepAndPurge is the maintenance's one run, for the maintenance role and bothy maintain

@@ -15,6 +15,11 @@ var (
 	// network outage, short enough that the stored responses stay few.
 	HTTPIdempotencyTTL = Define("http.idempotency_ttl", KindDuration, "24h",
 		"how long the response of a POST with an Idempotency-Key is kept and replayed to a retry with that key; expired keys are deleted by the maintenance (more than 0)")
+	// HTTPIdempotencyClaimAttempts bounds httpmw.Idempotency's claim loop: a key that
+	// disappears between the failed claim and the read (a purge or a released claim) is
+	// claimed again, and only a key that keeps disappearing makes the request fail.
+	HTTPIdempotencyClaimAttempts = Define("http.idempotency_claim_attempts", KindInt, "3",
+		"how often a POST with an Idempotency-Key tries to claim its key when the key keeps vanishing between the claim and the read (an expiry purge running at the same time); then it fails with 500 (at least 1)")
 	// HTTPCORSAllowedOrigins lists the web origins whose browser pages may call the API
 	// (httpmw.CORS) and open the WebSocket gateway (besides the server's own host): one list
 	// for both, so a web client is allowed or refused as a whole.

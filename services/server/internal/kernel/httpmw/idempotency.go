@@ -32,11 +32,6 @@ const (
 // is one printable ASCII character).
 const MaxIdempotencyKeyLen = 255
 
-// maxClaimAttempts bounds the claim loop: a key that disappears between the failed claim and
-// the read (a purge or a released claim) is claimed again, and only a key that keeps
-// disappearing makes the request fail.
-const maxClaimAttempts = 3
-
 // TxRunner runs fn in one transaction carried by the context fn receives; fn returning an
 // error, or a failed commit, rolls everything back and returns the error (wrapped with %w).
 // Use cases that call RunInTx with that context join the transaction. *tx.Runner implements
@@ -120,19 +115,26 @@ var errRollback = errors.New("idempotency: roll back")
 // without echoing it. Requests other than POST, without the header, without an actor (a
 // public operation) or from a device still pending approval pass through untouched.
 //
-// A nil store or runner, or a ttl of zero or less, is a wiring mistake and panics; a nil clk
-// means clock.System().
-func Idempotency(store IdempotencyStore, runner TxRunner, ttl time.Duration, clk clock.Clock) func(http.Handler) http.Handler {
+// claimAttempts (http.idempotency_claim_attempts) bounds the claim loop: a key that disappears
+// between the failed claim and the read (a purge or a released claim) is claimed again, and
+// only a key that keeps disappearing that many times makes the request fail.
+//
+// A nil store or runner, a ttl of zero or less, or fewer than one claim attempt is a wiring
+// mistake and panics; a nil clk means clock.System().
+func Idempotency(store IdempotencyStore, runner TxRunner, ttl time.Duration, claimAttempts int, clk clock.Clock) func(http.Handler) http.Handler {
 	if store == nil || runner == nil {
 		panic("httpmw: Idempotency: nil store or runner")
 	}
 	if ttl <= 0 {
 		panic(fmt.Sprintf("httpmw: Idempotency(ttl %v): ttl must be positive", ttl))
 	}
+	if claimAttempts < 1 {
+		panic(fmt.Sprintf("httpmw: Idempotency(claim attempts %d): want at least 1", claimAttempts))
+	}
 	if clk == nil {
 		clk = clock.System()
 	}
-	m := &idempotency{store: store, runner: runner, ttl: ttl, clock: clk}
+	m := &idempotency{store: store, runner: runner, ttl: ttl, attempts: claimAttempts, clock: clk}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method != http.MethodPost {
@@ -168,7 +170,9 @@ type idempotency struct {
 	store  IdempotencyStore
 	runner TxRunner
 	ttl    time.Duration
-	clock  clock.Clock
+	// attempts is http.idempotency_claim_attempts.
+	attempts int
+	clock    clock.Clock
 }
 
 // outcome is what the transaction decided; the response is written after it ended.
@@ -237,7 +241,7 @@ func (m *idempotency) serve(w http.ResponseWriter, r *http.Request, next http.Ha
 // is true when the handler must run (the key was new, expired, or had no response).
 func (m *idempotency) claim(ctx context.Context, actorID uuid.UUID, key string, fp []byte) (IdempotencyRecord, bool, error) {
 	now := m.clock.Now()
-	for range maxClaimAttempts {
+	for range m.attempts {
 		claimed, err := m.store.Claim(ctx, actorID, key, fp, now)
 		if err != nil {
 			return IdempotencyRecord{}, false, fmt.Errorf("idempotency: claim key: %w", err)
@@ -260,7 +264,7 @@ func (m *idempotency) claim(ctx context.Context, actorID uuid.UUID, key string, 
 		}
 		return IdempotencyRecord{}, true, nil
 	}
-	return IdempotencyRecord{}, false, fmt.Errorf("idempotency: key vanished %d times between claim and load", maxClaimAttempts)
+	return IdempotencyRecord{}, false, fmt.Errorf("idempotency: key vanished %d times between claim and load", m.attempts)
 }
 
 // validIdempotencyKey reports whether key is 1 to MaxIdempotencyKeyLen bytes of printable

@@ -25,6 +25,9 @@ import (
 
 const ttl = 24 * time.Hour
 
+// claimAttempts is the http.idempotency_claim_attempts of these tests.
+const claimAttempts = 3
+
 var (
 	alex  = actor.Actor{PrincipalID: uuid.MustParse("0190a6b2-7c1e-7d3a-9f00-00000000a1e5"), Kind: actor.KindPerson}
 	sam   = actor.Actor{PrincipalID: uuid.MustParse("0190a6b2-7c1e-7d3a-9f00-0000000005a3"), Kind: actor.KindPerson}
@@ -244,7 +247,7 @@ type harness struct {
 func newHarness(t *testing.T, answer func(http.ResponseWriter, *http.Request, []byte, int64)) *harness {
 	t.Helper()
 	h := &harness{store: newFakeStore(), clock: clock.NewFake(epoch), handler: &creator{t: t, answer: answer}}
-	h.mw = httpmw.Idempotency(h.store, h.store, ttl, h.clock)(h.handler)
+	h.mw = httpmw.Idempotency(h.store, h.store, ttl, claimAttempts, h.clock)(h.handler)
 	return h
 }
 
@@ -327,7 +330,7 @@ func TestIdempotencyPassesThrough(t *testing.T) {
 			t.Parallel()
 			store := newFakeStore()
 			runs := 0
-			mw := httpmw.Idempotency(store, store, ttl, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mw := httpmw.Idempotency(store, store, ttl, claimAttempts, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if _, ok := r.Context().Value(txKey{}).(fakeTx); ok {
 					t.Error("a passed-through request runs in a transaction")
 				}
@@ -717,7 +720,7 @@ func TestIdempotencyGivesUpWhenTheKeyKeepsVanishing(t *testing.T) {
 	store := newFakeStore()
 	store.rows[slot{alex.PrincipalID, "k"}] = httpmw.IdempotencyRecord{CreatedAt: epoch}
 	runs := 0
-	mw := httpmw.Idempotency(vanishingStore{store}, store, ttl, clock.NewFake(epoch))(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { runs++ }))
+	mw := httpmw.Idempotency(vanishingStore{store}, store, ttl, claimAttempts, clock.NewFake(epoch))(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { runs++ }))
 	r := quietNew(t, http.MethodPost, "/api/v1/people", strings.NewReader(`{}`))
 	r = r.WithContext(actor.With(r.Context(), alex))
 	r.Header.Set("Idempotency-Key", "k")
@@ -726,6 +729,32 @@ func TestIdempotencyGivesUpWhenTheKeyKeepsVanishing(t *testing.T) {
 	assertProblem(t, w, http.StatusInternalServerError, "internal")
 	if runs != 0 {
 		t.Fatal("the handler ran without a claimed key")
+	}
+}
+
+// TestIdempotencyClaimsAsOftenAsConfigured: a key that keeps vanishing is claimed exactly
+// http.idempotency_claim_attempts times before the request fails.
+func TestIdempotencyClaimsAsOftenAsConfigured(t *testing.T) {
+	t.Parallel()
+	for _, attempts := range []int{1, 5} {
+		store := newFakeStore()
+		store.rows[slot{alex.PrincipalID, "k"}] = httpmw.IdempotencyRecord{CreatedAt: epoch}
+		mw := httpmw.Idempotency(vanishingStore{store}, store, ttl, attempts, clock.NewFake(epoch))(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		r := quietNew(t, http.MethodPost, "/api/v1/people", strings.NewReader(`{}`))
+		r = r.WithContext(actor.With(r.Context(), alex))
+		r.Header.Set("Idempotency-Key", "k")
+		w := httptest.NewRecorder()
+		mw.ServeHTTP(w, r)
+		assertProblem(t, w, http.StatusInternalServerError, "internal")
+		claims := 0
+		for _, call := range store.callLog() {
+			if call == "claim" {
+				claims++
+			}
+		}
+		if claims != attempts {
+			t.Errorf("attempts %d: %d claims (calls %v), want %d", attempts, claims, store.callLog(), attempts)
+		}
 	}
 }
 
@@ -825,10 +854,11 @@ func TestIdempotencyMisuse(t *testing.T) {
 		name string
 		f    func()
 	}{
-		{"nil store", func() { httpmw.Idempotency(nil, store, ttl, nil) }},
-		{"nil runner", func() { httpmw.Idempotency(store, nil, ttl, nil) }},
-		{"zero ttl", func() { httpmw.Idempotency(store, store, 0, nil) }},
-		{"negative ttl", func() { httpmw.Idempotency(store, store, -time.Second, nil) }},
+		{"nil store", func() { httpmw.Idempotency(nil, store, ttl, claimAttempts, nil) }},
+		{"nil runner", func() { httpmw.Idempotency(store, nil, ttl, claimAttempts, nil) }},
+		{"zero ttl", func() { httpmw.Idempotency(store, store, 0, claimAttempts, nil) }},
+		{"negative ttl", func() { httpmw.Idempotency(store, store, -time.Second, claimAttempts, nil) }},
+		{"no claim attempt", func() { httpmw.Idempotency(store, store, ttl, 0, nil) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
