@@ -49,6 +49,8 @@ type accessConfig struct {
 	snapshotParallelism int
 	// ingest holds ingest.max_body_bytes, ingest.max_listed_files and chat's title rule.
 	ingest ingestdomain.Limits
+	// ingestGHPageSize is ingest.gh_page_size.
+	ingestGHPageSize int
 }
 
 // readAccessConfig reads the keys; bad values are collected in cfg.Err.
@@ -63,13 +65,14 @@ func readAccessConfig(cfg *config.Config) accessConfig {
 
 		snapshotParallelism: cfg.Int(syncapp.KeySnapshotParallelism),
 		ingest:              ingestapp.LimitsFrom(cfg, chatdomain.MaxTitleLen),
+		ingestGHPageSize:    ingestapp.GHPageSizeFrom(cfg),
 	}
 }
 
 // validate rejects values the keys' types allow but the modules cannot work
 // with, naming the key.
 func (c accessConfig) validate() error {
-	for _, err := range []error{c.identity.Validate(), c.chat.Validate(), c.personal.Validate(), c.catchUp.Validate(), ingestapp.CheckLimits(c.ingest)} {
+	for _, err := range []error{c.identity.Validate(), c.chat.Validate(), c.personal.Validate(), c.catchUp.Validate(), ingestapp.CheckLimits(c.ingest), ingestapp.CheckGHPageSize(c.ingestGHPageSize)} {
 		if err != nil {
 			return fmt.Errorf("configuration: %w", err)
 		}
@@ -99,6 +102,8 @@ type access struct {
 	sync syncShared
 	// ingestLimits bound what bothy ingest git writes (wire/ingest.go).
 	ingestLimits ingestdomain.Limits
+	// ingestGHPageSize is ingest.gh_page_size (wire/ingest.go).
+	ingestGHPageSize int
 }
 
 // syncShared are the pieces the gateway uses exactly as the REST handlers do, so both
@@ -281,6 +286,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 			catchUp: catchUp, snapshot: snapshot},
 	}
 	a.ingestLimits = c.ingest
+	a.ingestGHPageSize = c.ingestGHPageSize
 	var errs []error
 	a.handlers.identity, err = identityhttp.New(identityhttp.Deps{
 		Authorizer: authorizer,

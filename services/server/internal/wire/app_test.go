@@ -109,6 +109,11 @@ func TestNewRejects(t *testing.T) {
 			want:    "http.idempotency_claim_attempts",
 		},
 		{
+			name:    "gh pages beyond GitHub's search",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_INGEST_GH_PAGE_SIZE=1001"},
+			want:    "ingest.gh_page_size",
+		},
+		{
 			name:    "tail without batches",
 			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_SYNC_TAIL_BATCH_SIZE=0"},
 			want:    "sync.tail_batch_size",

@@ -63,7 +63,7 @@ func (a *App) IngestGit(ctx context.Context, o IngestGitOptions) (IngestReport, 
 	if err != nil {
 		return IngestReport{}, err
 	}
-	prs, issues := ingestgh.Choose(ctx, ingestgh.Choice{Dir: o.Repo, PRsJSON: o.PRsJSON, IssuesJSON: o.IssuesJSON, Runner: o.GH})
+	prs, issues := ingestgh.Choose(ctx, ingestgh.Choice{Dir: o.Repo, PRsJSON: o.PRsJSON, IssuesJSON: o.IssuesJSON, Runner: o.GH, PageSize: a.ingestGHPageSize})
 	svc, err := ingestapp.New(ingestapp.Deps{
 		Store:      ingestpg.New(a.tx),
 		Tx:         a.tx,

@@ -16,7 +16,25 @@ var (
 	// KeyMaxListedFiles bounds the file names a commit's message lists; the rest are counted.
 	KeyMaxListedFiles = config.Define("ingest.max_listed_files", config.KindInt, "20",
 		"most touched files a commit's message lists by name; the others are counted as \"and N more\" (at least 1)")
+	// KeyGHPageSize is how many pull requests or issues one gh call asks for. GitHub's search
+	// returns at most domain.GHSearchMax per query, so only smaller values make sense: fewer
+	// per call means more calls but smaller answers to hold.
+	KeyGHPageSize = config.Define("ingest.gh_page_size", config.KindInt, "1000",
+		"most pull requests or issues one gh call of bothy ingest git asks for; a pass pages on by update time (1 to 1000, the most GitHub's search returns per query)")
 )
+
+// GHPageSizeFrom reads ingest.gh_page_size from cfg; parse errors are collected in cfg.
+func GHPageSizeFrom(cfg *config.Config) int {
+	return cfg.Int(KeyGHPageSize)
+}
+
+// CheckGHPageSize refuses a page size below 1 or above what GitHub's search returns.
+func CheckGHPageSize(n int) error {
+	if n < 1 || n > domain.GHSearchMax {
+		return fmt.Errorf("ingest: %s is %d, want 1 to %d", KeyGHPageSize.Name, n, domain.GHSearchMax)
+	}
+	return nil
+}
 
 // LimitsFrom reads the ingester's keys from cfg and takes the title limit from chat's title
 // rule (titleRunes); parse errors are collected in cfg (config.Config.Err) like those of

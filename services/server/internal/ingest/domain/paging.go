@@ -2,10 +2,10 @@ package domain
 
 import "time"
 
-// PageLimit is the most items one page of gh pr list or gh issue list --search holds: GitHub's
-// search never returns more for one query whatever --limit asks, so a pass pages past it by
-// raising an updated:>= floor, not by asking for more.
-const PageLimit = 1000
+// GHSearchMax is the most items one page of gh pr list or gh issue list --search can hold:
+// GitHub's search never returns more for one query whatever --limit asks, so a pass pages past
+// it by raising an updated:>= floor, not by asking for more. It caps ingest.gh_page_size.
+const GHSearchMax = 1000
 
 // PageOutcome is what a pass does after one page of pull requests or issues.
 type PageOutcome int
@@ -45,7 +45,7 @@ func (o PageOutcome) String() string {
 
 // Page is what a pass knows after handling one page.
 type Page struct {
-	// Full reports whether the page held as many items as a page can (PageLimit for gh); a
+	// Full reports whether the page held as many items as a page can (ingest.gh_page_size for gh); a
 	// source that returns everything at once (a JSON file) never has a full page.
 	Full bool
 	// BudgetExhausted reports whether the budget is used up.
@@ -76,7 +76,7 @@ type SourcePage[T any] struct {
 	// Items are the records of the page that could be decoded, in the source's order.
 	Items []T
 	// Full reports whether the page held as many records as a page can, so more may follow
-	// (gh: PageLimit records); a source that reads everything at once reports false.
+	// (gh: ingest.gh_page_size records); a source that reads everything at once reports false.
 	Full bool
 	// Unreadable counts the records of the page that could not be decoded at all; the pass
 	// reports them as rejected.

@@ -79,9 +79,14 @@ var (
 	_ app.IssueSource = (*CLI)(nil)
 )
 
-// NewCLI returns a CLI running gh through r in dir, with pages of domain.PageLimit.
-func NewCLI(r Runner, dir string) *CLI {
-	return &CLI{runner: r, dir: dir, limit: domain.PageLimit}
+// NewCLI returns a CLI running gh through r in dir, with pages of pageSize items
+// (ingest.gh_page_size); a page size below 1 or above domain.GHSearchMax is a wiring mistake
+// and panics.
+func NewCLI(r Runner, dir string, pageSize int) *CLI {
+	if pageSize < 1 || pageSize > domain.GHSearchMax {
+		panic(fmt.Sprintf("gh: NewCLI: page size %d, want 1 to %d", pageSize, domain.GHSearchMax))
+	}
+	return &CLI{runner: r, dir: dir, limit: pageSize}
 }
 
 // Name implements app.PRSource.
@@ -119,7 +124,7 @@ func (c *CLI) list(ctx context.Context, kind string, floor time.Time) ([]byte, e
 	return out, nil
 }
 
-// PullRequests implements app.PRSource: one page of at most domain.PageLimit pull requests,
+// PullRequests implements app.PRSource: one page of at most ingest.gh_page_size pull requests,
 // full when it holds that many.
 func (c *CLI) PullRequests(ctx context.Context, floor time.Time) (domain.SourcePage[domain.RawPR], error) {
 	out, err := c.list(ctx, "pr", floor)
@@ -209,6 +214,9 @@ type Choice struct {
 	PRsJSON, IssuesJSON string
 	// Runner runs gh; nil means the gh on PATH, or none when it is not installed.
 	Runner Runner
+	// PageSize is ingest.gh_page_size, the items asked of gh per page; 0 means
+	// domain.GHSearchMax, the most GitHub's search returns.
+	PageSize int
 }
 
 // Choose returns the sources of a pass: a given JSON file, else gh when it is installed and
@@ -237,7 +245,11 @@ func Choose(ctx context.Context, c Choice) (app.PRSource, app.IssueSource) {
 	if !Authenticated(ctx, r, c.Dir) {
 		return prs, issues
 	}
-	cli := NewCLI(r, c.Dir)
+	size := c.PageSize
+	if size == 0 {
+		size = domain.GHSearchMax
+	}
+	cli := NewCLI(r, c.Dir, size)
 	if prs == nil {
 		prs = cli
 	}

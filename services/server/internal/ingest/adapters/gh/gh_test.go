@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -104,7 +105,7 @@ func TestArgs(t *testing.T) {
 func TestCLI(t *testing.T) {
 	t.Parallel()
 	r := &fakeRunner{answers: map[string]answer{"pr list": {stdout: prJSON}, "issue list": {stdout: issueJSON}}}
-	cli := gh.NewCLI(r, "/src/bothy")
+	cli := gh.NewCLI(r, "/src/bothy", domain.GHSearchMax)
 	floor := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	prs, err := cli.PullRequests(t.Context(), floor)
 	if err != nil {
@@ -123,7 +124,7 @@ func TestCLI(t *testing.T) {
 	if cli.Name() != "gh" {
 		t.Errorf("Name = %q", cli.Name())
 	}
-	wantCalls := [][]string{gh.Args("pr", floor, domain.PageLimit), gh.Args("issue", time.Time{}, domain.PageLimit)}
+	wantCalls := [][]string{gh.Args("pr", floor, domain.GHSearchMax), gh.Args("issue", time.Time{}, domain.GHSearchMax)}
 	if !reflect.DeepEqual(r.calls, wantCalls) || !slices.Equal(r.dirs, []string{"/src/bothy", "/src/bothy"}) {
 		t.Fatalf("calls = %q in %q", r.calls, r.dirs)
 	}
@@ -133,7 +134,7 @@ func TestCLIFullPage(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
 	b.WriteString("[")
-	for i := range domain.PageLimit {
+	for i := range domain.GHSearchMax {
 		if i > 0 {
 			b.WriteString(",")
 		}
@@ -141,11 +142,11 @@ func TestCLIFullPage(t *testing.T) {
 	}
 	b.WriteString("]")
 	r := &fakeRunner{answers: map[string]answer{"pr list": {stdout: b.String()}, "issue list": {stdout: b.String()}}}
-	prs, err := gh.NewCLI(r, ".").PullRequests(t.Context(), time.Time{})
-	if err != nil || !prs.Full || len(prs.Items) != domain.PageLimit {
-		t.Fatalf("a page of %d: full %v, %d items, %v", domain.PageLimit, prs.Full, len(prs.Items), err)
+	prs, err := gh.NewCLI(r, ".", domain.GHSearchMax).PullRequests(t.Context(), time.Time{})
+	if err != nil || !prs.Full || len(prs.Items) != domain.GHSearchMax {
+		t.Fatalf("a page of %d: full %v, %d items, %v", domain.GHSearchMax, prs.Full, len(prs.Items), err)
 	}
-	issues, err := gh.NewCLI(r, ".").Issues(t.Context(), time.Time{})
+	issues, err := gh.NewCLI(r, ".", domain.GHSearchMax).Issues(t.Context(), time.Time{})
 	if err != nil || !issues.Full {
 		t.Fatalf("a page of issues: full %v, %v", issues.Full, err)
 	}
@@ -158,7 +159,7 @@ func TestCLIFailures(t *testing.T) {
 		"pr list":    {stderr: "HTTP 401: Bad credentials (token " + secret + ")", err: errors.New("exit status 1")},
 		"issue list": {stdout: `{"message":"not an array"}`},
 	}}
-	cli := gh.NewCLI(r, ".")
+	cli := gh.NewCLI(r, ".", domain.GHSearchMax)
 	_, err := cli.PullRequests(t.Context(), time.Time{})
 	if err == nil || !strings.Contains(err.Error(), "gh pr list: exit status 1: HTTP 401: Bad credentials") || len(ingesttest.Leaks(err.Error())) > 0 {
 		t.Fatalf("PullRequests = %v", err)
@@ -170,7 +171,7 @@ func TestCLIFailures(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	r2 := &fakeRunner{answers: map[string]answer{"pr list": {err: errors.New("signal: killed")}}}
-	if _, err := gh.NewCLI(r2, ".").PullRequests(ctx, time.Time{}); !errors.Is(err, context.Canceled) {
+	if _, err := gh.NewCLI(r2, ".", domain.GHSearchMax).PullRequests(ctx, time.Time{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("PullRequests with a cancelled context = %v", err)
 	}
 }
@@ -278,5 +279,41 @@ func TestExecRunner(t *testing.T) {
 	}
 	if gh.Authenticated(t.Context(), r, t.TempDir()) {
 		t.Fatal("git auth status succeeded")
+	}
+}
+
+// TestChooseAsksForThePageSize: the gh source Choose builds asks gh for ingest.gh_page_size
+// items per page, and domain.GHSearchMax when none is given.
+func TestChooseAsksForThePageSize(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		size int
+		want string
+	}{{7, "7"}, {0, strconv.Itoa(domain.GHSearchMax)}} {
+		r := &fakeRunner{answers: map[string]answer{"auth status": {}, "pr list": {stdout: "[]"}}}
+		prs, _ := gh.Choose(t.Context(), gh.Choice{Dir: t.TempDir(), IssuesJSON: "i.json", Runner: r, PageSize: tc.size})
+		if _, err := prs.PullRequests(t.Context(), time.Time{}); err != nil {
+			t.Fatalf("PullRequests: %v", err)
+		}
+		last := r.calls[len(r.calls)-1]
+		if i := slices.Index(last, "--limit"); i < 0 || last[i+1] != tc.want {
+			t.Errorf("page size %d: gh %q, want --limit %s", tc.size, last, tc.want)
+		}
+	}
+}
+
+// TestNewCLIRefusesAPageSizeGitHubCannotServe: a page size outside 1 to domain.GHSearchMax is a
+// wiring mistake.
+func TestNewCLIRefusesAPageSizeGitHubCannotServe(t *testing.T) {
+	t.Parallel()
+	for _, size := range []int{0, domain.GHSearchMax + 1} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("NewCLI(%d) did not panic", size)
+				}
+			}()
+			gh.NewCLI(&fakeRunner{}, ".", size)
+		}()
 	}
 }
