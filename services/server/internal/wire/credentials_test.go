@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"bothy.example.com/server/internal/apigen"
 	"bothy.example.com/server/internal/identity"
@@ -84,6 +86,9 @@ func (c *gwClient) endsWith(code string, since time.Time, limit time.Duration) {
 				c.t.Errorf("closed %v after the credential ended, want within %v", took, limit)
 			}
 			return
+		}
+		if took := time.Since(since); took > limit {
+			c.t.Fatalf("still open %v after the credential ended (last frame %s), want closed within %v", took, f.raw, limit)
 		}
 		last = f
 	}
@@ -259,4 +264,49 @@ func TestTokenOperations(t *testing.T) {
 	w.must(t, w.alex, http.MethodPost, "/api/v1/grants", fmt.Sprintf(`{"principal_id":%q,"resource_kind":"instance","role":"owner"}`, w.robin.id), http.StatusCreated, nil)
 	w.must(t, w.robin, http.MethodPost, "/api/v1/principals/"+w.alex.id.String()+"/deactivate", "", http.StatusOK, nil)
 	w.refuse(t, refusal{name: "Robin deactivates the last active owner", as: w.robin, method: http.MethodPost, path: "/api/v1/principals/" + w.robin.id.String() + "/deactivate", status: http.StatusConflict, code: "conflict"})
+}
+
+// recheckInterval is gateway.credential_recheck_interval in the recheck test.
+const recheckInterval = 300 * time.Millisecond
+
+// sqlExec runs one statement on the world's database as an operator would by hand.
+func sqlExec(t *testing.T, w *chatWorld, stmt string, args ...any) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), w.env.DatabaseURL)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer func() { _ = conn.Close(context.Background()) }()
+	if _, err := conn.Exec(t.Context(), stmt, args...); err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	}
+}
+
+// TestGatewayRechecksCredentialsWithoutAnEvent: an operator revokes Sam's phone's token,
+// deactivates Robin and revokes Sam's tablet's device by hand in SQL, so no event reaches
+// the log tail. Each connection ends all the same within gateway.credential_recheck_interval,
+// with the error frame and 4008 of its reason; Sam's laptop stays open.
+func TestGatewayRechecksCredentialsWithoutAnEvent(t *testing.T) {
+	t.Parallel()
+	w := credentialWorld(t, wiretest.WithSetting(gateway.KeyCredentialRecheckInterval, recheckInterval.String()))
+	phone, phoneToken := w.issue(t, w.sam, "Sam's phone")
+	tablet, tabletToken := w.issue(t, w.sam, "Sam's tablet")
+	onPhone, onTablet, robin, laptop := w.live(t, phone), w.live(t, tablet), w.live(t, w.robin), w.live(t, w.sam)
+	head := w.head(t)
+
+	start := time.Now()
+	sqlExec(t, w, `UPDATE identity.tokens SET revoked_at = now() WHERE id = $1`, phoneToken)
+	onPhone.endsWith("token_revoked", start, recheckInterval+closeSlack)
+
+	start = time.Now()
+	sqlExec(t, w, `UPDATE identity.principals SET deactivated_at = now() WHERE id = $1`, w.robin.id)
+	robin.endsWith("principal_deactivated", start, recheckInterval+closeSlack)
+
+	start = time.Now()
+	sqlExec(t, w, `UPDATE identity.devices SET status = 'revoked' WHERE id = (SELECT device_id FROM identity.tokens WHERE id = $1)`, tabletToken)
+	onTablet.endsWith("token_revoked", start, recheckInterval+closeSlack)
+
+	w.expectNone(t, head, "changes made by hand")
+	laptop.send(`{"op":"ping"}`)
+	laptop.expect("pong")
 }
