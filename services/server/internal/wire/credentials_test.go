@@ -16,6 +16,7 @@ import (
 	"bothy.example.com/server/internal/apigen"
 	"bothy.example.com/server/internal/identity"
 	identityapp "bothy.example.com/server/internal/identity/app"
+	"bothy.example.com/server/internal/identity/identitytest"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/sync/adapters/gateway"
 	"bothy.example.com/server/internal/wire/wiretest"
@@ -269,16 +270,16 @@ func TestTokenOperations(t *testing.T) {
 // recheckInterval is gateway.credential_recheck_interval in the recheck test.
 const recheckInterval = 300 * time.Millisecond
 
-// sqlExec runs one statement on the world's database as an operator would by hand.
-func sqlExec(t *testing.T, w *chatWorld, stmt string, args ...any) {
+// byHand changes identity's tables on the world's database as an operator would in SQL.
+func byHand(t *testing.T, w *chatWorld, change func(ctx context.Context, conn *pgx.Conn, id uuid.UUID) error, id uuid.UUID) {
 	t.Helper()
 	conn, err := pgx.Connect(t.Context(), w.env.DatabaseURL)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
 	defer func() { _ = conn.Close(context.Background()) }()
-	if _, err := conn.Exec(t.Context(), stmt, args...); err != nil {
-		t.Fatalf("%s: %v", stmt, err)
+	if err := change(t.Context(), conn, id); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -295,15 +296,15 @@ func TestGatewayRechecksCredentialsWithoutAnEvent(t *testing.T) {
 	head := w.head(t)
 
 	start := time.Now()
-	sqlExec(t, w, `UPDATE identity.tokens SET revoked_at = now() WHERE id = $1`, phoneToken)
+	byHand(t, w, identitytest.RevokeTokenByHand, phoneToken)
 	onPhone.endsWith("token_revoked", start, recheckInterval+closeSlack)
 
 	start = time.Now()
-	sqlExec(t, w, `UPDATE identity.principals SET deactivated_at = now() WHERE id = $1`, w.robin.id)
+	byHand(t, w, identitytest.DeactivateByHand, w.robin.id)
 	robin.endsWith("principal_deactivated", start, recheckInterval+closeSlack)
 
 	start = time.Now()
-	sqlExec(t, w, `UPDATE identity.devices SET status = 'revoked' WHERE id = (SELECT device_id FROM identity.tokens WHERE id = $1)`, tabletToken)
+	byHand(t, w, identitytest.RevokeDeviceOfTokenByHand, tabletToken)
 	onTablet.endsWith("token_revoked", start, recheckInterval+closeSlack)
 
 	w.expectNone(t, head, "changes made by hand")

@@ -53,8 +53,8 @@ var (
 	// database, a device revoked (no event), or an event the hub missed while the tail had
 	// dropped it. Every interval the gateway re-validates the tokens of its open sessions in
 	// one query per process. The events close sessions at once, so this is a backstop: the
-	// default (30s) keeps the query (an index probe per open session's token) cheap even with
-	// many connections and processes, and a silent revocation short-lived.
+	// default, half a minute, keeps the query (a primary-key probe per open session's token)
+	// cheap even with many connections and processes, and a silent revocation short-lived.
 	KeyCredentialRecheckInterval = config.Define("gateway.credential_recheck_interval", config.KindDuration, "30s",
 		"how often the gateway re-validates the tokens of its open WebSocket connections in one query per process (revoked, expired, principal deactivated, device revoked), so a credential ended without an event (by hand in the database) closes its connections with 4008 within this interval (more than 0, at most 10m)")
 	// KeyMaxFrameBytes bounds a client frame; client frames are small (a token at most), so
