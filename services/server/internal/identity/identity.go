@@ -330,6 +330,31 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, token string) (actor.Actor, error)
 }
 
+// CredentialEnd is why a token no longer authenticates, as Credentials tells it.
+type CredentialEnd string
+
+// The ends of a credential; one of them is why a token is refused.
+const (
+	// CredentialRevoked: the token was revoked or no longer exists.
+	CredentialRevoked CredentialEnd = "token_revoked"
+	// CredentialExpired: the token expired.
+	CredentialExpired CredentialEnd = "token_expired"
+	// CredentialDeactivated: the token's principal was deactivated.
+	CredentialDeactivated CredentialEnd = "principal_deactivated"
+	// CredentialDeviceRevoked: the token's device was revoked.
+	CredentialDeviceRevoked CredentialEnd = "device_revoked"
+)
+
+// Credentials re-validates many tokens at once, by id: the gateway asks it every
+// gateway.credential_recheck_interval for the tokens of its open sessions, so that a
+// credential ended without an event (by hand in the database) ends its sessions too.
+type Credentials interface {
+	// Ended returns, of tokenIDs, the tokens that no longer authenticate at the clock's time,
+	// with why, in one query; a token absent from the map still authenticates. The rule is
+	// Authenticate's.
+	Ended(ctx context.Context, tokenIDs []uuid.UUID) (map[uuid.UUID]CredentialEnd, error)
+}
+
 // Principals creates and reads principals. Creation validates the input (an error wrapping
 // problem.ErrValidation naming the fields) and refuses a taken handle (ErrHandleTaken); it
 // joins the caller's transaction when there is one. Creation appends no event; deactivation

@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,10 +11,12 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"bothy.example.com/server/internal/apigen"
 	"bothy.example.com/server/internal/identity"
 	identityapp "bothy.example.com/server/internal/identity/app"
+	"bothy.example.com/server/internal/identity/identitytest"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/sync/adapters/gateway"
 	"bothy.example.com/server/internal/wire/wiretest"
@@ -84,6 +87,9 @@ func (c *gwClient) endsWith(code string, since time.Time, limit time.Duration) {
 				c.t.Errorf("closed %v after the credential ended, want within %v", took, limit)
 			}
 			return
+		}
+		if took := time.Since(since); took > limit {
+			c.t.Fatalf("still open %v after the credential ended (last frame %s), want closed within %v", took, f.raw, limit)
 		}
 		last = f
 	}
@@ -259,4 +265,49 @@ func TestTokenOperations(t *testing.T) {
 	w.must(t, w.alex, http.MethodPost, "/api/v1/grants", fmt.Sprintf(`{"principal_id":%q,"resource_kind":"instance","role":"owner"}`, w.robin.id), http.StatusCreated, nil)
 	w.must(t, w.robin, http.MethodPost, "/api/v1/principals/"+w.alex.id.String()+"/deactivate", "", http.StatusOK, nil)
 	w.refuse(t, refusal{name: "Robin deactivates the last active owner", as: w.robin, method: http.MethodPost, path: "/api/v1/principals/" + w.robin.id.String() + "/deactivate", status: http.StatusConflict, code: "conflict"})
+}
+
+// recheckInterval is gateway.credential_recheck_interval in the recheck test.
+const recheckInterval = 300 * time.Millisecond
+
+// byHand changes identity's tables on the world's database as an operator would in SQL.
+func byHand(t *testing.T, w *chatWorld, change func(ctx context.Context, conn *pgx.Conn, id uuid.UUID) error, id uuid.UUID) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), w.env.DatabaseURL)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer func() { _ = conn.Close(context.Background()) }()
+	if err := change(t.Context(), conn, id); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGatewayRechecksCredentialsWithoutAnEvent: an operator revokes Sam's phone's token,
+// deactivates Robin and revokes Sam's tablet's device by hand in SQL, so no event reaches
+// the log tail. Each connection ends all the same within gateway.credential_recheck_interval,
+// with the error frame and 4008 of its reason; Sam's laptop stays open.
+func TestGatewayRechecksCredentialsWithoutAnEvent(t *testing.T) {
+	t.Parallel()
+	w := credentialWorld(t, wiretest.WithSetting(gateway.KeyCredentialRecheckInterval, recheckInterval.String()))
+	phone, phoneToken := w.issue(t, w.sam, "Sam's phone")
+	tablet, tabletToken := w.issue(t, w.sam, "Sam's tablet")
+	onPhone, onTablet, robin, laptop := w.live(t, phone), w.live(t, tablet), w.live(t, w.robin), w.live(t, w.sam)
+	head := w.head(t)
+
+	start := time.Now()
+	byHand(t, w, identitytest.RevokeTokenByHand, phoneToken)
+	onPhone.endsWith("token_revoked", start, recheckInterval+closeSlack)
+
+	start = time.Now()
+	byHand(t, w, identitytest.DeactivateByHand, w.robin.id)
+	robin.endsWith("principal_deactivated", start, recheckInterval+closeSlack)
+
+	start = time.Now()
+	byHand(t, w, identitytest.RevokeDeviceOfTokenByHand, tabletToken)
+	onTablet.endsWith("token_revoked", start, recheckInterval+closeSlack)
+
+	w.expectNone(t, head, "changes made by hand")
+	laptop.send(`{"op":"ping"}`)
+	laptop.expect("pong")
 }

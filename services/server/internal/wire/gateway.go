@@ -7,8 +7,10 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/identity"
 	"bothy.example.com/server/internal/kernel/clock"
 	"bothy.example.com/server/internal/kernel/problem"
 	syncmod "bothy.example.com/server/internal/sync"
@@ -24,13 +26,15 @@ import (
 //
 // The gateway checks token expiry with the process's clock (identity's), so a test that moves
 // the clock past a token's expiry sees the connection close.
-func newGateway(a access, l eventLog, clk clock.Clock, logger *slog.Logger, cfg gateway.Config) (*gateway.Gateway, error) {
+func newGateway(a access, l eventLog, lim *limits, clk clock.Clock, logger *slog.Logger, cfg gateway.Config) (*gateway.Gateway, error) {
 	delivery, err := syncapp.NewDelivery(a.sync.authorizer, a.sync.actors)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	gw, err := gateway.New(gateway.Deps{
 		Authenticator:   a.sync.identity,
+		Credentials:     gatewayCredentials{ids: a.sync.identity},
+		FailedAuth:      lim.gatewayFailedAuth(),
 		Authorizer:      a.sync.authorizer,
 		CatchUp:         a.sync.catchUp,
 		Snapshot:        a.sync.snapshot,
@@ -45,6 +49,32 @@ func newGateway(a access, l eventLog, clk clock.Clock, logger *slog.Logger, cfg 
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
 	return gw, nil
+}
+
+// gatewayCredentials binds the gateway's Credentials to identity's batched check, mapping
+// identity's ends to the gateway's: a revoked device ends its tokens as a revocation does.
+type gatewayCredentials struct {
+	ids identity.Credentials
+}
+
+// Ended implements gateway.Credentials.
+func (c gatewayCredentials) Ended(ctx context.Context, tokenIDs []uuid.UUID) (map[uuid.UUID]gateway.CredentialEnd, error) {
+	ended, err := c.ids.Ended(ctx, tokenIDs)
+	if err != nil {
+		return nil, fmt.Errorf("recheck credentials: %w", err)
+	}
+	out := make(map[uuid.UUID]gateway.CredentialEnd, len(ended))
+	for id, e := range ended {
+		switch e {
+		case identity.CredentialExpired:
+			out[id] = gateway.CredentialExpired
+		case identity.CredentialDeactivated:
+			out[id] = gateway.CredentialDeactivated
+		default: // revoked, gone, device revoked
+			out[id] = gateway.CredentialRevoked
+		}
+	}
+	return out, nil
 }
 
 // snapshotJSON is the body getSnapshot answers for v, for the gateway's ready frame: the

@@ -15,6 +15,7 @@ import (
 	"bothy.example.com/server/internal/kernel/httpmw"
 	"bothy.example.com/server/internal/kernel/ratelimit"
 	"bothy.example.com/server/internal/ops"
+	"bothy.example.com/server/internal/sync/adapters/gateway"
 )
 
 // limitsConfig is what bounds one client (ADR 0019): the timeouts, the
@@ -174,3 +175,26 @@ func (l *limits) perToken() apigen.MiddlewareFunc {
 	}
 	return apigen.MiddlewareFunc(httpmw.LimitWrites(l.tokenWrites, httpmw.LimitTokenWrites, httpmw.ActorKey, l.metrics.Limited))
 }
+
+// gatewayFailedAuth is the gateway's port to the limit of failed authentications: an auth
+// frame's refused token takes from its upgrade's address's bucket, as a REST 401 does.
+// nil (nothing counted) when the limit is off.
+func (l *limits) gatewayFailedAuth() gateway.FailedAuth {
+	if l.failedAuth == nil {
+		return nil
+	}
+	return failedAuthBucket{l: l.failedAuth, addrs: l.addrs}
+}
+
+// failedAuthBucket implements gateway.FailedAuth over the limiter and the client addresses
+// the FailedAuth middleware uses.
+type failedAuthBucket struct {
+	l     *ratelimit.Limiter
+	addrs *httpmw.ClientAddrs
+}
+
+// Address implements gateway.FailedAuth.
+func (b failedAuthBucket) Address(r *http.Request) string { return b.addrs.Of(r) }
+
+// Failed implements gateway.FailedAuth.
+func (b failedAuthBucket) Failed(addr string) { b.l.Take(addr) }

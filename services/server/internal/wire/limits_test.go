@@ -2,6 +2,7 @@ package wire_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -10,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"bothy.example.com/server/internal/kernel/config"
+	"bothy.example.com/server/internal/sync/adapters/gateway"
 	"bothy.example.com/server/internal/wire"
 	"bothy.example.com/server/internal/wire/wiretest"
 )
@@ -369,4 +373,54 @@ func TestWebSocketOutlivesTheRequestTimeouts(t *testing.T) {
 	if len(got) == 0 || got[len(got)-1].Seq != message {
 		t.Fatalf("after the timeouts the connection got %v, want the new message's event %d", gwSeqs(got), message)
 	}
+}
+
+// TestFailedAuthFramesCountPerAddress: a browser authenticates with an auth frame after the
+// upgrade, without an Authorization header; its wrong tokens count against the address as
+// a 401 does, so after the burst a valid token's REST request and dial from the address get
+// 429, until the bucket refills.
+func TestFailedAuthFramesCountPerAddress(t *testing.T) {
+	t.Parallel()
+	w := limitedWorld(t, newChatWorld(t, false), map[config.Key]string{
+		config.RateFailedAuthPerMinute: "1",
+		config.RateFailedAuthBurst:     "2",
+	})
+	runTail(t, w.env.App.Tail())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+		defer cancel()
+		if err := w.env.App.Gateway().Shutdown(ctx); err != nil {
+			t.Errorf("gateway shutdown: %v", err)
+		}
+	})
+	guess := "bothy_" + strings.Repeat("Zq", 21) + "Z"
+	for i := range 2 {
+		c := mustDial(t, w.env.Server.URL, "")
+		c.send(`{"op":"auth","token":"` + guess + `"}`)
+		f, err := c.read()
+		for err == nil && f.Op != "error" {
+			f, err = c.read()
+		}
+		if f.Op != "error" || f.Code != "unauthenticated" {
+			t.Fatalf("auth frame %d with a wrong token: %s (%v), want an error frame unauthenticated", i, f.raw, err)
+		}
+		if _, err := c.read(); websocket.CloseStatus(err) != gateway.CloseUnauthenticated {
+			t.Fatalf("auth frame %d with a wrong token: closed with %v, want %d", i, err, gateway.CloseUnauthenticated)
+		}
+	}
+	r := w.must(t, w.sam, http.MethodGet, "/api/v1/me", "", http.StatusTooManyRequests, nil)
+	r.RequireProblem(t, http.StatusTooManyRequests, "too_many_requests")
+	if _, refused, err := dialGateway(t, w.env.Server.URL, ""); err == nil || refused.status != http.StatusTooManyRequests {
+		t.Fatalf("a dial from the blocked address: %d (%v), want 429", refused.status, err)
+	}
+	w.env.Clock.Advance(time.Minute)
+	w.must(t, w.sam, http.MethodGet, "/api/v1/me", "", http.StatusOK, nil)
+	// A right token in the auth frame counts nothing.
+	for range 3 {
+		c := mustDial(t, w.env.Server.URL, "")
+		c.send(`{"op":"auth","token":"` + w.sam.token + `"}`)
+		c.send(`{"op":"hello"}`)
+		c.expect("ready")
+	}
+	w.must(t, w.sam, http.MethodGet, "/api/v1/me", "", http.StatusOK, nil)
 }

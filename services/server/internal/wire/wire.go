@@ -266,7 +266,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 		return nil, err
 	}
 	if slices.Contains(roles, RoleGateway) {
-		if a.gateway, err = newGateway(a.access, a.eventLog, a.clock, logger, gatewayCfg); err != nil {
+		if a.gateway, err = newGateway(a.access, a.eventLog, a.limits, a.clock, logger, gatewayCfg); err != nil {
 			pool.Close()
 			return nil, err
 		}

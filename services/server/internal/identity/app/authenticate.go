@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"bothy.example.com/server/internal/identity"
 	"bothy.example.com/server/internal/identity/domain"
 	"bothy.example.com/server/internal/kernel/actor"
@@ -33,4 +35,32 @@ func (s *Service) Authenticate(ctx context.Context, token string) (actor.Actor, 
 	}
 	s.lastUsed.touch(cred.TokenID, now)
 	return a, nil
+}
+
+// Ended implements identity.Credentials: the tokens are read in one query and each is
+// judged by Authenticate's rule at the clock's time; an id without a token (deleted) is
+// revoked.
+func (s *Service) Ended(ctx context.Context, tokenIDs []uuid.UUID) (map[uuid.UUID]identity.CredentialEnd, error) {
+	ended := map[uuid.UUID]identity.CredentialEnd{}
+	if len(tokenIDs) == 0 {
+		return ended, nil
+	}
+	creds, err := s.store.CredentialsByID(ctx, tokenIDs)
+	if err != nil {
+		return nil, fmt.Errorf("identity: recheck credentials: %w", err)
+	}
+	now := s.clock.Now()
+	found := make(map[uuid.UUID]struct{}, len(creds))
+	for _, c := range creds {
+		found[c.TokenID] = struct{}{}
+		if end := c.Ended(now); end != "" {
+			ended[c.TokenID] = end
+		}
+	}
+	for _, id := range tokenIDs {
+		if _, ok := found[id]; !ok {
+			ended[id] = identity.CredentialRevoked
+		}
+	}
+	return ended, nil
 }

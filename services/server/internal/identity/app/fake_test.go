@@ -191,6 +191,31 @@ func (f *fakeStore) Credential(_ context.Context, hash domain.TokenHash) (domain
 	return domain.Credential{}, identity.ErrTokenNotFound
 }
 
+func (f *fakeStore) CredentialsByID(_ context.Context, ids []uuid.UUID) ([]domain.Credential, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("CredentialsByID"); err != nil {
+		return nil, err
+	}
+	var out []domain.Credential
+	for _, id := range ids {
+		t, ok := f.tokens[id]
+		if !ok {
+			continue
+		}
+		p := f.principals[t.PrincipalID]
+		c := domain.Credential{
+			TokenID: t.ID, PrincipalID: p.ID, Kind: p.Kind, Scopes: slices.Clone(t.Scopes),
+			ExpiresAt: t.ExpiresAt, RevokedAt: t.revokedAt, DeactivatedAt: p.DeactivatedAt, DeviceID: t.DeviceID,
+		}
+		if t.DeviceID != uuid.Nil {
+			c.DeviceStatus = f.devices[t.DeviceID].Status
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
 func (f *fakeStore) RevokeToken(_ context.Context, id uuid.UUID, at time.Time) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

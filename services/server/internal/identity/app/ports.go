@@ -43,6 +43,9 @@ type Store interface {
 	// Credential returns the token whose hash is hash, with its principal and device;
 	// identity.ErrTokenNotFound when none. The lookup is an index probe on the hash.
 	Credential(ctx context.Context, hash domain.TokenHash) (domain.Credential, error)
+	// CredentialsByID returns the tokens with the given ids, with their principal and
+	// device, in one query, in no particular order; ids without a token are skipped.
+	CredentialsByID(ctx context.Context, ids []uuid.UUID) ([]domain.Credential, error)
 	// RevokeToken sets the token's revocation time to at unless it is revoked already;
 	// revoked is false when it was. identity.ErrTokenNotFound when none.
 	RevokeToken(ctx context.Context, id uuid.UUID, at time.Time) (revoked bool, err error)

@@ -127,16 +127,29 @@ type Credential struct {
 	DeviceStatus identity.DeviceStatus
 }
 
+// Ended returns why c no longer authenticates at now; empty when it does. A deactivated
+// principal comes first, then a revoked token, a revoked device, an expired token (expiry is
+// exclusive: at ExpiresAt it no longer works). A device in no known status counts as revoked.
+func (c Credential) Ended(now time.Time) identity.CredentialEnd {
+	switch {
+	case !c.DeactivatedAt.IsZero():
+		return identity.CredentialDeactivated
+	case !c.RevokedAt.IsZero():
+		return identity.CredentialRevoked
+	case c.DeviceID != uuid.Nil && c.DeviceStatus != identity.DevicePending && c.DeviceStatus != identity.DeviceApproved:
+		return identity.CredentialDeviceRevoked
+	case !c.ExpiresAt.IsZero() && !now.Before(c.ExpiresAt):
+		return identity.CredentialExpired
+	}
+	return ""
+}
+
 // Actor decides whether c authenticates at now and returns the actor it acts as. A revoked or
 // expired token (expiry is exclusive: at ExpiresAt it no longer works), a deactivated
 // principal and a revoked device give ErrUnauthenticated; a pending device gives an actor with
 // DevicePending, whom the authorizer refuses every action.
 func (c Credential) Actor(now time.Time) (actor.Actor, error) {
-	switch {
-	case !c.RevokedAt.IsZero(),
-		!c.ExpiresAt.IsZero() && !now.Before(c.ExpiresAt),
-		!c.DeactivatedAt.IsZero(),
-		c.DeviceID != uuid.Nil && c.DeviceStatus != identity.DevicePending && c.DeviceStatus != identity.DeviceApproved:
+	if c.Ended(now) != "" {
 		return actor.Actor{}, ErrUnauthenticated
 	}
 	a := actor.Actor{

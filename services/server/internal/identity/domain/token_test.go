@@ -165,3 +165,31 @@ func TestCredentialActor(t *testing.T) {
 		})
 	}
 }
+
+// TestCredentialEnded: why a credential no longer authenticates (the gateway's recheck
+// closes sessions with it); a deactivated principal comes first, then the token, its device,
+// its expiry.
+func TestCredentialEnded(t *testing.T) {
+	t.Parallel()
+	did := uuid.MustParse("01938d2a-7c00-7a01-8000-0000000000d1")
+	past := now.Add(-time.Hour)
+	tests := []struct {
+		name string
+		cred domain.Credential
+		want identity.CredentialEnd
+	}{
+		{"valid", domain.Credential{}, ""},
+		{"pending device", domain.Credential{DeviceID: did, DeviceStatus: identity.DevicePending}, ""},
+		{"revoked", domain.Credential{RevokedAt: past}, identity.CredentialRevoked},
+		{"expired", domain.Credential{ExpiresAt: now}, identity.CredentialExpired},
+		{"device revoked", domain.Credential{DeviceID: did, DeviceStatus: identity.DeviceRevoked}, identity.CredentialDeviceRevoked},
+		{"deactivated", domain.Credential{DeactivatedAt: past}, identity.CredentialDeactivated},
+		{"deactivated and revoked", domain.Credential{DeactivatedAt: past, RevokedAt: past, ExpiresAt: past}, identity.CredentialDeactivated},
+		{"revoked and expired", domain.Credential{RevokedAt: past, ExpiresAt: past}, identity.CredentialRevoked},
+	}
+	for _, tc := range tests {
+		if got := tc.cred.Ended(now); got != tc.want {
+			t.Errorf("%s: Ended = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

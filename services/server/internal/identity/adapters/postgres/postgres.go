@@ -69,6 +69,8 @@ var (
 	tokenInsert string
 	//go:embed queries/token_credential_by_hash.sql
 	tokenCredentialByHash string
+	//go:embed queries/token_credentials_by_id.sql
+	tokenCredentialsByID string
 	//go:embed queries/token_revoke.sql
 	tokenRevoke string
 	//go:embed queries/token_touch_last_used.sql
@@ -242,6 +244,37 @@ func (s *Store) Credential(ctx context.Context, hash domain.TokenHash) (domain.C
 	c.DeviceID = fromUUID(device)
 	c.DeviceStatus = identity.DeviceStatus(status.String)
 	return c, nil
+}
+
+// CredentialsByID implements app.Store with one query over unnest(ids).
+func (s *Store) CredentialsByID(ctx context.Context, ids []uuid.UUID) ([]domain.Credential, error) {
+	rows, err := s.runner.DB(ctx).Query(ctx, tokenCredentialsByID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read tokens by id: %w", err)
+	}
+	defer rows.Close()
+	var out []domain.Credential
+	for rows.Next() {
+		var (
+			c                             domain.Credential
+			kind                          string
+			expires, revoked, deactivated pgtype.Timestamptz
+			device                        pgtype.UUID
+			status                        pgtype.Text
+		)
+		if err := rows.Scan(&c.TokenID, &c.PrincipalID, &kind, &c.Scopes, &expires, &revoked, &deactivated, &device, &status); err != nil {
+			return nil, fmt.Errorf("read tokens by id: %w", err)
+		}
+		c.Kind = actor.Kind(kind)
+		c.ExpiresAt, c.RevokedAt, c.DeactivatedAt = fromTime(expires), fromTime(revoked), fromTime(deactivated)
+		c.DeviceID = fromUUID(device)
+		c.DeviceStatus = identity.DeviceStatus(status.String)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read tokens by id: %w", err)
+	}
+	return out, nil
 }
 
 // RevokeToken implements app.Store.

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -516,5 +517,54 @@ func TestTokenListAndDeactivationAgainstTheDatabase(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("LockPrincipals: %v", err)
+	}
+}
+
+// TestEndedRechecksManyTokensInOneQuery: identity's batched recheck (the gateway's, every
+// gateway.credential_recheck_interval) reads the tokens by id in one query and names each
+// that no longer authenticates with why, changes made by hand in SQL included; a token that
+// still authenticates (a pending device's too) is absent, an unknown id is revoked.
+func TestEndedRechecksManyTokensInOneQuery(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, time.Hour)
+	ctx := t.Context()
+	sam, robin := e.person(t, "sam"), e.person(t, "robin")
+	plain := e.issue(t, sam, nil)
+	pending := e.issue(t, sam, &identity.DeviceInput{Name: "phone"})
+	byHand := e.issue(t, sam, nil)
+	device := e.issue(t, sam, &identity.DeviceInput{Name: "old laptop", Status: identity.DeviceApproved})
+	deactivated := e.issue(t, robin, nil)
+	expiring := e.issue(t, sam, nil)
+	for _, stmt := range []struct {
+		sql string
+		id  uuid.UUID
+	}{
+		{`UPDATE identity.tokens SET revoked_at = now() WHERE id = $1`, byHand.TokenID},
+		{`UPDATE identity.devices SET status = 'revoked' WHERE id = $1`, device.DeviceID},
+		{`UPDATE identity.principals SET deactivated_at = now() WHERE id = $1`, robin.ID},
+		{`UPDATE identity.tokens SET expires_at = created_at + interval '1 millisecond' WHERE id = $1`, expiring.TokenID},
+	} {
+		if _, err := e.pool.Exec(ctx, stmt.sql, stmt.id); err != nil {
+			t.Fatalf("%s: %v", stmt.sql, err)
+		}
+	}
+	e.clock.Advance(time.Second) // past the shortened expiry, well before identity.token_ttl
+	unknown := uuid.New()
+	got, err := e.svc.Ended(ctx, []uuid.UUID{plain.TokenID, pending.TokenID, byHand.TokenID, device.TokenID, deactivated.TokenID, expiring.TokenID, unknown})
+	if err != nil {
+		t.Fatalf("Ended: %v", err)
+	}
+	want := map[uuid.UUID]identity.CredentialEnd{
+		byHand.TokenID:      identity.CredentialRevoked,
+		device.TokenID:      identity.CredentialDeviceRevoked,
+		deactivated.TokenID: identity.CredentialDeactivated,
+		expiring.TokenID:    identity.CredentialExpired,
+		unknown:             identity.CredentialRevoked,
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("Ended = %v, want %v", got, want)
+	}
+	if got, err := e.svc.Ended(ctx, nil); err != nil || len(got) != 0 {
+		t.Errorf("Ended(nil) = %v, %v; want nothing", got, err)
 	}
 }

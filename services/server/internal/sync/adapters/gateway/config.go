@@ -48,6 +48,15 @@ var (
 	// the expiry of every open connection at this interval with the server's clock.
 	KeyRevocationMaxDelay = config.Define("gateway.revocation_max_delay", config.KindDuration, "250ms",
 		"longest a WebSocket connection stays open after its token expired: the gateway checks every connection's token expiry at this interval (revoked tokens and deactivated principals close their connections as soon as the log tail reads the event); then it sends an error frame and closes with 4008 (more than 0, at most 1m)")
+	// KeyCredentialRecheckInterval bounds how long a WebSocket session outlives a credential
+	// that ended without an event: a token revoked or a principal deactivated by hand in the
+	// database, a device revoked (no event), or an event the hub missed while the tail had
+	// dropped it. Every interval the gateway re-validates the tokens of its open sessions in
+	// one query per process. The events close sessions at once, so this is a backstop: the
+	// default, half a minute, keeps the query (a primary-key probe per open session's token)
+	// cheap even with many connections and processes, and a silent revocation short-lived.
+	KeyCredentialRecheckInterval = config.Define("gateway.credential_recheck_interval", config.KindDuration, "30s",
+		"how often the gateway re-validates the tokens of its open WebSocket connections in one query per process (revoked, expired, principal deactivated, device revoked), so a credential ended without an event (by hand in the database) closes its connections with 4008 within this interval (more than 0, at most 10m)")
 	// KeyMaxFrameBytes bounds a client frame; client frames are small (a token at most), so
 	// anything larger is a mistake or an attack.
 	KeyMaxFrameBytes = config.Define("gateway.max_frame_bytes", config.KindBytes, "4096",
@@ -57,6 +66,10 @@ var (
 // maxRevocationDelay caps gateway.revocation_max_delay: a session must not outlive its
 // credential by more than a minute, whatever the configuration says.
 const maxRevocationDelay = time.Minute
+
+// maxCredentialRecheck caps gateway.credential_recheck_interval: a credential ended without
+// an event must not keep its sessions open for long, whatever the configuration says.
+const maxCredentialRecheck = 10 * time.Minute
 
 // minFrameBytes is the smallest gateway.max_frame_bytes that still takes a resume frame with
 // an epoch.
@@ -79,6 +92,9 @@ type Config struct {
 	MaxFrameBytes int64
 	// RevocationMaxDelay is gateway.revocation_max_delay: the interval of the expiry check.
 	RevocationMaxDelay time.Duration
+	// CredentialRecheckInterval is gateway.credential_recheck_interval: the interval of the
+	// batched re-validation of the open sessions' tokens.
+	CredentialRecheckInterval time.Duration
 	// AllowedOrigins are the origins of http.cors.allowed_origins, the list the API's CORS
 	// answers from too (one list, so a web client is allowed or refused as a whole), as given
 	// (scheme://host[:port]); empty for same-origin only.
@@ -99,15 +115,16 @@ func ConfigFrom(cfg *config.Config) Config {
 		}
 	}
 	return Config{
-		SendBuffer:         cfg.Int(KeySendBuffer),
-		HeartbeatInterval:  cfg.Duration(KeyHeartbeatInterval),
-		AuthTimeout:        cfg.Duration(KeyAuthTimeout),
-		WriteTimeout:       cfg.Duration(KeyWriteTimeout),
-		BatchWindow:        cfg.Duration(KeyBatchWindow),
-		MaxFrameBytes:      cfg.Bytes(KeyMaxFrameBytes),
-		RevocationMaxDelay: cfg.Duration(KeyRevocationMaxDelay),
-		AllowedOrigins:     origins,
-		RetryAfter:         cfg.Duration(config.HTTPUnavailableRetryAfter),
+		SendBuffer:                cfg.Int(KeySendBuffer),
+		HeartbeatInterval:         cfg.Duration(KeyHeartbeatInterval),
+		AuthTimeout:               cfg.Duration(KeyAuthTimeout),
+		WriteTimeout:              cfg.Duration(KeyWriteTimeout),
+		BatchWindow:               cfg.Duration(KeyBatchWindow),
+		MaxFrameBytes:             cfg.Bytes(KeyMaxFrameBytes),
+		RevocationMaxDelay:        cfg.Duration(KeyRevocationMaxDelay),
+		CredentialRecheckInterval: cfg.Duration(KeyCredentialRecheckInterval),
+		AllowedOrigins:            origins,
+		RetryAfter:                cfg.Duration(config.HTTPUnavailableRetryAfter),
 	}
 }
 
@@ -129,6 +146,9 @@ func (c Config) Validate() error {
 	}
 	if c.RevocationMaxDelay <= 0 || c.RevocationMaxDelay > maxRevocationDelay {
 		errs = append(errs, fmt.Errorf("%s is %v, want more than 0 and at most %v", KeyRevocationMaxDelay.Name, c.RevocationMaxDelay, maxRevocationDelay))
+	}
+	if c.CredentialRecheckInterval <= 0 || c.CredentialRecheckInterval > maxCredentialRecheck {
+		errs = append(errs, fmt.Errorf("%s is %v, want more than 0 and at most %v", KeyCredentialRecheckInterval.Name, c.CredentialRecheckInterval, maxCredentialRecheck))
 	}
 	if c.BatchWindow < 0 {
 		errs = append(errs, fmt.Errorf("%s is %v, want 0 or more", KeyBatchWindow.Name, c.BatchWindow))

@@ -22,7 +22,8 @@ func TestConfigFrom(t *testing.T) {
 	want := gateway.Config{
 		SendBuffer: 64, HeartbeatInterval: 25 * time.Second, AuthTimeout: 10 * time.Second,
 		WriteTimeout: 10 * time.Second, BatchWindow: 15 * time.Millisecond, MaxFrameBytes: 4096,
-		RevocationMaxDelay: 250 * time.Millisecond,
+		RevocationMaxDelay:        250 * time.Millisecond,
+		CredentialRecheckInterval: 30 * time.Second,
 	}
 	if !equalConfig(got, want) {
 		t.Errorf("defaults = %+v, want %+v", got, want)
@@ -63,6 +64,8 @@ func TestConfigValidate(t *testing.T) {
 		{"frame limit", func(c *gateway.Config) { c.MaxFrameBytes = 63 }, "gateway.max_frame_bytes"},
 		{"no revocation delay", func(c *gateway.Config) { c.RevocationMaxDelay = 0 }, "gateway.revocation_max_delay"},
 		{"revocation delay above a minute", func(c *gateway.Config) { c.RevocationMaxDelay = time.Minute + 1 }, "gateway.revocation_max_delay"},
+		{"no recheck interval", func(c *gateway.Config) { c.CredentialRecheckInterval = 0 }, "gateway.credential_recheck_interval"},
+		{"recheck interval above ten minutes", func(c *gateway.Config) { c.CredentialRecheckInterval = 10*time.Minute + 1 }, "gateway.credential_recheck_interval"},
 		{"negative batch window", func(c *gateway.Config) { c.BatchWindow = -time.Millisecond }, "gateway.batch_window"},
 		{"origin without scheme", func(c *gateway.Config) { c.AllowedOrigins = []string{"app.example.com"} }, "http.cors.allowed_origins"},
 		{"origin with a path", func(c *gateway.Config) { c.AllowedOrigins = []string{"https://app.example.com/chat"} }, "http.cors.allowed_origins"},

@@ -36,6 +36,8 @@ func testConfig() gateway.Config {
 		MaxFrameBytes:     4096,
 		// RevocationMaxDelay paces the expiry sweeper; the tests of expiry set it short.
 		RevocationMaxDelay: time.Minute,
+		// CredentialRecheckInterval paces the batched re-validation; its tests set it short.
+		CredentialRecheckInterval: time.Minute,
 	}
 }
 
@@ -46,6 +48,8 @@ type env struct {
 	authz     *fakeAuthz
 	dir       *fakeDirectory
 	auth      *fakeAuthenticator
+	creds     *fakeCredentials
+	failed    *fakeFailedAuth
 	snapshot  *fakeSnapshot
 	listener  *fakeListener
 	tail      *syncapp.Tail
@@ -111,6 +115,8 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		authz:    newFakeAuthz(),
 		dir:      &fakeDirectory{},
 		auth:     &fakeAuthenticator{},
+		creds:    &fakeCredentials{},
+		failed:   &fakeFailedAuth{},
 		listener: &fakeListener{heads: make(chan int64, 1000)},
 		logs:     &logSpy{},
 	}
@@ -136,6 +142,8 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	}
 	e.gw, err = gateway.New(gateway.Deps{
 		Authenticator:   e.auth,
+		Credentials:     e.creds,
+		FailedAuth:      e.failed,
 		Authorizer:      e.authz,
 		CatchUp:         e.catchUp,
 		Snapshot:        e.snapshot,

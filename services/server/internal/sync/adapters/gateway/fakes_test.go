@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"slices"
 	"strconv"
 	gosync "sync"
@@ -19,6 +21,7 @@ import (
 	"bothy.example.com/server/internal/kernel/authorize"
 	"bothy.example.com/server/internal/kernel/problem"
 	syncmod "bothy.example.com/server/internal/sync"
+	"bothy.example.com/server/internal/sync/adapters/gateway"
 	"bothy.example.com/server/internal/sync/domain"
 )
 
@@ -50,6 +53,73 @@ var tokens = map[string]actor.Actor{
 	"helper-token":  {PrincipalID: helper, Kind: actor.KindAgent},
 	"pending-token": {PrincipalID: sam, Kind: actor.KindPerson, DevicePending: true},
 	"app-token":     {PrincipalID: app, Kind: actor.KindApp},
+	"sam-phone":     {PrincipalID: sam, Kind: actor.KindPerson, TokenID: samPhone},
+	"alex-laptop":   {PrincipalID: alex, Kind: actor.KindPerson, TokenID: alexLaptop},
+}
+
+// The token ids of the tokens the credential recheck is tested with.
+var (
+	samPhone   = uuid.MustParse("0193a1c2-7c00-7a01-8000-0000000070e1")
+	alexLaptop = uuid.MustParse("0193a1c2-7c00-7a01-8000-0000000070e2")
+)
+
+// fakeCredentials is identity's batched credential check: ended says which tokens no longer
+// authenticate; every call's token ids are recorded.
+type fakeCredentials struct {
+	mu    gosync.Mutex
+	ended map[uuid.UUID]gateway.CredentialEnd
+	calls [][]uuid.UUID
+}
+
+func (f *fakeCredentials) Ended(_ context.Context, ids []uuid.UUID) (map[uuid.UUID]gateway.CredentialEnd, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, slices.Clone(ids))
+	out := map[uuid.UUID]gateway.CredentialEnd{}
+	for _, id := range ids {
+		if e, ok := f.ended[id]; ok {
+			out[id] = e
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeCredentials) end(id uuid.UUID, e gateway.CredentialEnd) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ended == nil {
+		f.ended = map[uuid.UUID]gateway.CredentialEnd{}
+	}
+	f.ended[id] = e
+}
+
+func (f *fakeCredentials) callsSoFar() [][]uuid.UUID {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+// fakeFailedAuth records the addresses of the failed authentications counted.
+type fakeFailedAuth struct {
+	mu     gosync.Mutex
+	failed []string
+}
+
+func (f *fakeFailedAuth) Address(r *http.Request) string {
+	host, _, _ := net.SplitHostPort(r.RemoteAddr)
+	return host
+}
+
+func (f *fakeFailedAuth) Failed(addr string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failed = append(f.failed, addr)
+}
+
+func (f *fakeFailedAuth) count() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.failed)
 }
 
 // fakeAuthenticator is identity.Authenticator over tokens.

@@ -53,6 +53,40 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, token string) (actor.Actor, error)
 }
 
+// CredentialEnd is why a token no longer authenticates, as Credentials tells it.
+type CredentialEnd int
+
+// The ends of a credential Credentials reports; each closes its sessions with the reason of
+// the same name (token_revoked, token_expired, principal_deactivated).
+const (
+	// CredentialRevoked: the token was revoked (or is gone), or its device was revoked.
+	CredentialRevoked CredentialEnd = iota + 1
+	// CredentialExpired: the token expired.
+	CredentialExpired
+	// CredentialDeactivated: the token's principal was deactivated.
+	CredentialDeactivated
+)
+
+// Credentials re-validates the tokens of the open sessions in one query (identity's batched
+// check, which wire binds), every gateway.credential_recheck_interval: the backstop for a
+// credential that ended without an event the tail handed the hub.
+type Credentials interface {
+	// Ended returns, of tokenIDs (distinct), the tokens that no longer authenticate, with
+	// why; a token absent from the map still authenticates.
+	Ended(ctx context.Context, tokenIDs []uuid.UUID) (map[uuid.UUID]CredentialEnd, error)
+}
+
+// FailedAuth counts an auth frame's refused token against the client's address, in the
+// per-address limit of failed authentications (http.rate_limit.failed_auth_*) a REST 401
+// counts in: wire binds it to that limiter. The session runs after the upgrade's handler
+// returned, so the address is read from the upgrade request and kept.
+type FailedAuth interface {
+	// Address returns the client address of the upgrade request, as the limiter keys it.
+	Address(r *http.Request) string
+	// Failed counts one failed authentication from addr.
+	Failed(addr string)
+}
+
 // Delivery decides and names live events for one receiver (syncapp.Delivery, which
 // CatchUp.Page uses too).
 type Delivery interface {
@@ -88,11 +122,17 @@ func (f SnapshotEncoderFunc) EncodeSnapshot(v syncmod.SnapshotView) ([]byte, err
 	return f(v)
 }
 
-// Deps are what a Gateway needs; all but Logger are required.
+// Deps are what a Gateway needs; all but FailedAuth, Logger and Clock are required.
 type Deps struct {
 	// Authenticator checks the token of the upgrade's Authorization header or of the auth
 	// frame: identity.Authenticator.
 	Authenticator Authenticator
+	// Credentials re-validates the open sessions' tokens in one query per round:
+	// identity's batched credential check.
+	Credentials Credentials
+	// FailedAuth counts refused auth frames against the client's address; nil when the
+	// limit of failed authentications is off.
+	FailedAuth FailedAuth
 	// Authorizer decides events.catch_up on the instance for the actor before any data
 	// flows: authz.Authorizer.
 	Authorizer authorize.Authorizer
@@ -128,15 +168,17 @@ type Gateway struct {
 	hub     *hub
 	clock   clock.Clock
 
-	// stop ends the work sessions share (a batch's directory lookup) when Shutdown gives up.
-	stop context.CancelFunc
+	// shared is the context of the work sessions share (a batch's directory lookup, the
+	// credential recheck); stop ends it when Shutdown gives up.
+	shared context.Context
+	stop   context.CancelFunc
 
 	mu       gosync.Mutex
 	closing  chan struct{} // closed by Shutdown: every session closes with 1001
 	sessions map[*session]struct{}
 	wg       gosync.WaitGroup
-	// stopSweep stops the expiry sweeper, which runs while there are sessions; nil when it
-	// does not run.
+	// stopSweep stops the expiry sweeper and the credential recheck, which run while there
+	// are sessions; nil when they do not run.
 	stopSweep chan struct{}
 }
 
@@ -148,7 +190,8 @@ func New(deps Deps) (*Gateway, error) {
 		name    string
 		missing bool
 	}{
-		{"authenticator", deps.Authenticator == nil}, {"authorizer", deps.Authorizer == nil},
+		{"authenticator", deps.Authenticator == nil}, {"credentials", deps.Credentials == nil},
+		{"authorizer", deps.Authorizer == nil},
 		{"catch-up", deps.CatchUp == nil}, {"snapshot", deps.Snapshot == nil},
 		{"snapshot encoder", deps.SnapshotEncoder == nil}, {"tail", deps.Tail == nil},
 		{"delivery", deps.Delivery == nil},
@@ -182,9 +225,8 @@ func New(deps Deps) (*Gateway, error) {
 		closing:  make(chan struct{}),
 		sessions: map[*session]struct{}{},
 	}
-	var shared context.Context
-	shared, g.stop = context.WithCancel(context.Background())
-	g.batches = newBatchCache(shared, deps.Delivery)
+	g.shared, g.stop = context.WithCancel(context.Background())
+	g.batches = newBatchCache(g.shared, deps.Delivery)
 	g.hub = newHub(deps.Tail, cfg.SendBuffer, cfg.BatchWindow)
 	g.hub.arrived = g.endCredentials
 	return g, nil
@@ -214,6 +256,11 @@ func (g *Gateway) add(s *session) bool {
 		go func(stop <-chan struct{}) {
 			defer g.wg.Done()
 			g.sweep(stop)
+		}(g.stopSweep)
+		g.wg.Add(1)
+		go func(stop <-chan struct{}) {
+			defer g.wg.Done()
+			g.recheck(stop)
 		}(g.stopSweep)
 	}
 	return true

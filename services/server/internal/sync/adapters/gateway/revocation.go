@@ -1,7 +1,10 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,7 +22,12 @@ import (
 // hub scans each tail batch for them on arrival, before the batch window, and ends every
 // matching session of the process, also those that are not live yet or that lagged. Expiry
 // has no event: the sweeper checks every session's expiry each gateway.revocation_max_delay
-// with the gateway's clock (Deps.Clock, injectable).
+// with the gateway's clock (Deps.Clock, injectable). A credential can also end without an
+// event the hub sees: a token revoked or a principal deactivated by hand in the database, a
+// device revoked, a revocation the tail did not hand the hub while it had dropped it. So
+// every gateway.credential_recheck_interval the gateway asks identity, in one query for the
+// whole process (Deps.Credentials, the distinct tokens of the open sessions), which of them
+// no longer authenticate, and ends their sessions the same way.
 
 // The event types that end sessions (spec 02; identity appends them).
 const (
@@ -144,6 +152,78 @@ func (g *Gateway) sweep(stop <-chan struct{}) {
 			g.endExpired(g.clock.Now())
 		}
 	}
+}
+
+// recheck re-validates the open sessions' tokens every gateway.credential_recheck_interval
+// until stop closes; it runs while the gateway has sessions, as the sweeper does.
+func (g *Gateway) recheck(stop <-chan struct{}) {
+	t := time.NewTicker(g.cfg.CredentialRecheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			g.recheckCredentials()
+		}
+	}
+}
+
+// recheckCredentials asks Credentials, in one query, which tokens of the open sessions no
+// longer authenticate, and ends their sessions. A failure is logged and left to the next
+// round; a round takes at most the interval.
+func (g *Gateway) recheckCredentials() {
+	ids := map[uuid.UUID]struct{}{}
+	g.mu.Lock()
+	for s := range g.sessions {
+		if id, ok := s.checkedToken(); ok {
+			ids[id] = struct{}{}
+		}
+	}
+	g.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(g.shared, g.cfg.CredentialRecheckInterval)
+	defer cancel()
+	ended, err := g.deps.Credentials.Ended(ctx, slices.Collect(maps.Keys(ids)))
+	if err != nil {
+		if g.shared.Err() == nil {
+			g.log.WarnContext(ctx, "gateway credential recheck failed: retried next round", "error", err.Error(),
+				"sessions", len(ids))
+		}
+		return
+	}
+	if len(ended) == 0 {
+		return
+	}
+	reason := func(c credential) string {
+		switch ended[c.tokenID] {
+		case CredentialRevoked:
+			return reasonTokenRevoked
+		case CredentialExpired:
+			return reasonTokenExpired
+		case CredentialDeactivated:
+			return reasonPrincipalDeactivated
+		}
+		return ""
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for s := range g.sessions {
+		s.checkCredential(reason)
+	}
+}
+
+// checkedToken returns the token of s when its credential is still to be checked: known,
+// with a token, and not ended.
+func (s *session) checkedToken() (uuid.UUID, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended || s.credEnded != "" || !s.authedCred || s.cred.tokenID == uuid.Nil {
+		return uuid.Nil, false
+	}
+	return s.cred.tokenID, true
 }
 
 // checkCredential queues the end of s when reason names one for its credential. It takes

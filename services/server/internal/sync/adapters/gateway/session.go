@@ -68,6 +68,9 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	token, _ := bearerToken(r.Header)
 	s := newSession(base, g, conn, up.cork, who, authed, token)
+	if g.deps.FailedAuth != nil {
+		s.addr = g.deps.FailedAuth.Address(r)
+	}
 	if !g.add(s) {
 		_ = conn.Close(CloseGoingAway, "server shutting down")
 		return
@@ -227,6 +230,9 @@ type session struct {
 	// registered with the hub, so that a revocation committed between the upgrade and the
 	// registration (which the hub could not see) ends it too. Then forgotten.
 	token string
+	// addr is the client address of the upgrade, which a refused auth frame counts against
+	// (Deps.FailedAuth); empty without it.
+	addr string
 }
 
 func newSession(base context.Context, g *Gateway, conn *websocket.Conn, cork *corkWriter, who actor.Actor, authed bool, token string) *session {
@@ -710,6 +716,9 @@ func (s *session) handshake() (ClientFrame, *ending) {
 func (s *session) authenticate(token string) *ending {
 	a, err := s.g.deps.Authenticator.Authenticate(s.ctx, token)
 	if err != nil {
+		if errors.Is(err, problem.ErrUnauthenticated) && s.g.deps.FailedAuth != nil {
+			s.g.deps.FailedAuth.Failed(s.addr)
+		}
 		return s.failed(err)
 	}
 	ctx := actor.With(s.ctx, a)
