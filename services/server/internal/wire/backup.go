@@ -340,34 +340,5 @@ func (a *App) Restores(ctx context.Context) ([]instance.Restore, error) {
 // default only when no other process runs it (pglocal.ErrInUse otherwise, wrapped with
 // ErrDatabaseInUse), and keeps any bothy process that starts meanwhile waiting until it is done.
 func DatabaseExclusive(ctx context.Context, cfg *config.Config, logger *slog.Logger) (url string, stop func(context.Context) error, err error) {
-	url = cfg.String(config.DatabaseURL)
-	dir := cfg.String(config.EmbeddedDir)
-	timeouts := pglocal.TimeoutsFrom(cfg)
-	if err := cfg.Err(); err != nil {
-		return "", nil, fmt.Errorf("configuration: %w", err)
-	}
-	if err := timeouts.Validate(); err != nil {
-		return "", nil, fmt.Errorf("configuration: %w", err)
-	}
-	if url != "" {
-		return url, func(context.Context) error { return nil }, nil
-	}
-	if dir == "" {
-		return "", nil, errors.New("embedded default: embedded.dir is empty and database.url is not set")
-	}
-	dataDir, err := filepath.Abs(filepath.Join(dir, "pgdata"))
-	if err != nil {
-		return "", nil, fmt.Errorf("embedded default: %w", err)
-	}
-	c, err := pglocal.Start(ctx, pglocal.Options{
-		Dir: dataDir, Fsync: true, Logger: logger, Database: pglocal.DefaultDatabase, Exclusive: true,
-		Timeouts: timeouts,
-	})
-	if errors.Is(err, pglocal.ErrInUse) {
-		return "", nil, fmt.Errorf("embedded default %s: %w: %w", filepath.Dir(dataDir), ErrDatabaseInUse, err)
-	}
-	if err != nil {
-		return "", nil, fmt.Errorf("embedded default: %w", err)
-	}
-	return c.URL(pglocal.DefaultDatabase), c.Stop, nil
+	return database(ctx, cfg, logger, true)
 }

@@ -29,6 +29,12 @@ import (
 // The error wraps pglocal.ErrNotInstalled when PostgreSQL is missing (its
 // text says how to install it).
 func Database(ctx context.Context, cfg *config.Config, logger *slog.Logger) (url string, stop func(context.Context) error, err error) {
+	return database(ctx, cfg, logger, false)
+}
+
+// database is Database and, with exclusive, DatabaseExclusive: the keys read and checked
+// alike, then database.url or the embedded default, started shared or exclusively.
+func database(ctx context.Context, cfg *config.Config, logger *slog.Logger, exclusive bool) (url string, stop func(context.Context) error, err error) {
 	url = cfg.String(config.DatabaseURL)
 	dir := cfg.String(config.EmbeddedDir)
 	timeouts := pglocal.TimeoutsFrom(cfg)
@@ -48,14 +54,18 @@ func Database(ctx context.Context, cfg *config.Config, logger *slog.Logger) (url
 	if err != nil {
 		return "", nil, fmt.Errorf("embedded default: %w", err)
 	}
-	logger.InfoContext(ctx, "starting the embedded default database", "dir", filepath.Dir(dataDir))
+	logger.InfoContext(ctx, "starting the embedded default database", "dir", filepath.Dir(dataDir), "exclusive", exclusive)
 	c, err := pglocal.Start(ctx, pglocal.Options{
-		Dir:      dataDir,
-		Fsync:    true,
-		Logger:   logger,
-		Database: pglocal.DefaultDatabase,
-		Timeouts: timeouts,
+		Dir:       dataDir,
+		Fsync:     true,
+		Logger:    logger,
+		Database:  pglocal.DefaultDatabase,
+		Exclusive: exclusive,
+		Timeouts:  timeouts,
 	})
+	if exclusive && errors.Is(err, pglocal.ErrInUse) {
+		return "", nil, fmt.Errorf("embedded default %s: %w: %w", filepath.Dir(dataDir), ErrDatabaseInUse, err)
+	}
 	if err != nil {
 		return "", nil, fmt.Errorf("embedded default: %w", err)
 	}
