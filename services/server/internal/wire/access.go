@@ -47,14 +47,17 @@ type accessConfig struct {
 	catchUp        syncapp.CatchUpConfig
 	// snapshotParallelism is sync.snapshot_parallelism (NewSnapshot refuses a value below 1).
 	snapshotParallelism int
-	// ingest holds ingest.max_body_bytes, ingest.max_listed_files and chat's title rule.
-	ingest ingestdomain.Limits
+	// ingest holds ingest.max_body_bytes, ingest.max_listed_files, the masker's thresholds
+	// and chat's title rule; ingestErr is a masker threshold out of range.
+	ingest    ingestdomain.Limits
+	ingestErr error
 	// ingestGHPageSize is ingest.gh_page_size.
 	ingestGHPageSize int
 }
 
 // readAccessConfig reads the keys; bad values are collected in cfg.Err.
 func readAccessConfig(cfg *config.Config) accessConfig {
+	ingest, ingestErr := ingestapp.LimitsFrom(cfg, chatdomain.MaxTitleLen)
 	return accessConfig{
 		identity:       identityapp.ConfigFrom(cfg),
 		scopeCacheSize: cfg.Int(authzapp.KeyScopeCacheSize),
@@ -64,7 +67,8 @@ func readAccessConfig(cfg *config.Config) accessConfig {
 		catchUp:        syncapp.CatchUpConfigFrom(cfg),
 
 		snapshotParallelism: cfg.Int(syncapp.KeySnapshotParallelism),
-		ingest:              ingestapp.LimitsFrom(cfg, chatdomain.MaxTitleLen),
+		ingest:              ingest,
+		ingestErr:           ingestErr,
 		ingestGHPageSize:    ingestapp.GHPageSizeFrom(cfg),
 	}
 }
@@ -72,7 +76,7 @@ func readAccessConfig(cfg *config.Config) accessConfig {
 // validate rejects values the keys' types allow but the modules cannot work
 // with, naming the key.
 func (c accessConfig) validate() error {
-	for _, err := range []error{c.identity.Validate(), c.chat.Validate(), c.personal.Validate(), c.catchUp.Validate(), ingestapp.CheckLimits(c.ingest), ingestapp.CheckGHPageSize(c.ingestGHPageSize)} {
+	for _, err := range []error{c.identity.Validate(), c.chat.Validate(), c.personal.Validate(), c.catchUp.Validate(), c.ingestErr, ingestapp.CheckLimits(c.ingest), ingestapp.CheckGHPageSize(c.ingestGHPageSize)} {
 		if err != nil {
 			return fmt.Errorf("configuration: %w", err)
 		}

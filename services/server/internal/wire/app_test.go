@@ -114,6 +114,16 @@ func TestNewRejects(t *testing.T) {
 			want:    "ingest.gh_page_size",
 		},
 		{
+			name:    "a masker that looks at no run",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_INGEST_MASK_MIN_TOKEN_LENGTH=0"},
+			want:    "ingest.mask_min_token_length",
+		},
+		{
+			name:    "an entropy no byte carries",
+			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_INGEST_MASK_MIN_ENTROPY_MILLIBITS=8001"},
+			want:    "ingest.mask_min_entropy_millibits",
+		},
+		{
 			name:    "tail without batches",
 			environ: []string{"BOTHY_DATABASE_URL=" + url, "BOTHY_SYNC_TAIL_BATCH_SIZE=0"},
 			want:    "sync.tail_batch_size",

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"bothy.example.com/server/internal/ingest/ingesttest"
+
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/authz"
@@ -56,7 +58,7 @@ type world struct {
 
 // testLimits are the ingester's limits in these tests (chat's title rule and the defaults of
 // ingest.max_body_bytes and ingest.max_listed_files).
-var testLimits = domain.Limits{TitleRunes: 200, BodyBytes: 8000, Files: 20}
+var testLimits = domain.Limits{TitleRunes: 200, BodyBytes: 8000, Files: 20, Mask: ingesttest.Masker()}
 
 func (w *world) snapshot() *world {
 	return &world{
@@ -369,7 +371,7 @@ func (f *fakeGit) after(since string) ([]domain.RawCommit, error) {
 			return f.commits[i+1:], nil
 		}
 	}
-	return nil, &domain.GitError{Phase: "log", Stderr: "fatal: bad revision '" + since + "..HEAD'", Err: errors.New("exit status 128")}
+	return nil, &domain.GitError{Phase: "log", Stderr: "fatal: bad revision '" + since + "..HEAD'", Err: errors.New("exit status 128"), Mask: ingesttest.Masker()}
 }
 
 func (f *fakeGit) Log(_ context.Context, since string) ([]domain.RawCommit, []error, error) {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 
 	"bothy.example.com/server/internal/ingest/domain"
@@ -19,6 +20,16 @@ var (
 	// KeyGHPageSize is how many pull requests or issues one gh call asks for. GitHub's search
 	// returns at most domain.GHSearchMax per query, so only smaller values make sense: fewer
 	// per call means more calls but smaller answers to hold.
+	// KeyMaskMinTokenLength is the shortest run of token characters the masker's entropy rule
+	// looks at: shorter runs are words and identifiers far more often than secrets.
+	KeyMaskMinTokenLength = config.Define("ingest.mask_min_token_length", config.KindInt, "32",
+		"shortest run of token characters (letters, digits, + / = _ -) the ingester's masker tests for high entropy; shorter runs are never masked by that rule (at least 1)")
+	// KeyMaskMinEntropy is the entropy, in thousandths of a bit per character, from which a
+	// long run that mixes upper case, lower case and digits counts as a secret: random base62
+	// keys score well above CamelCase identifiers and words of the same length. An integer
+	// because configuration has no fractional kind.
+	KeyMaskMinEntropy = config.Define("ingest.mask_min_entropy_millibits", config.KindInt, "4200",
+		"Shannon entropy, in thousandths of a bit per character, from which the ingester's masker treats a long run mixing upper case, lower case and digits as a secret (0 to 8000; lower masks more)")
 	KeyGHPageSize = config.Define("ingest.gh_page_size", config.KindInt, "1000",
 		"most pull requests or issues one gh call of bothy ingest git asks for; a pass pages on by update time (1 to 1000, the most GitHub's search returns per query)")
 )
@@ -38,13 +49,21 @@ func CheckGHPageSize(n int) error {
 
 // LimitsFrom reads the ingester's keys from cfg and takes the title limit from chat's title
 // rule (titleRunes); parse errors are collected in cfg (config.Config.Err) like those of
-// every other key.
-func LimitsFrom(cfg *config.Config, titleRunes int) domain.Limits {
+// every other key, and a masker threshold out of range is its error.
+func LimitsFrom(cfg *config.Config, titleRunes int) (domain.Limits, error) {
+	mask, err := domain.NewMasker(cfg.Int(KeyMaskMinTokenLength), cfg.Int(KeyMaskMinEntropy))
+	switch {
+	case errors.Is(err, domain.ErrMaskerLength):
+		return domain.Limits{}, fmt.Errorf("ingest: %s: %w", KeyMaskMinTokenLength.Name, err)
+	case err != nil:
+		return domain.Limits{}, fmt.Errorf("ingest: %s: %w", KeyMaskMinEntropy.Name, err)
+	}
 	return domain.Limits{
 		TitleRunes: titleRunes,
 		BodyBytes:  int(min(cfg.Bytes(KeyMaxBodyBytes), int64(1<<31-1))),
 		Files:      cfg.Int(KeyMaxListedFiles),
-	}
+		Mask:       mask,
+	}, nil
 }
 
 // CheckLimits refuses a limit below 1, which would leave every title, body or file list empty.

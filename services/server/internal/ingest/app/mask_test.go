@@ -32,7 +32,7 @@ func TestNoSecretReachesAnything(t *testing.T) {
 		{SHA: sha(2), Parents: sha(1), AuthorName: "Sam", Subject: "Merge pull request #1 from " + s, Body: s},
 	}
 	e.git.files[sha(1)] = []string{s, "a.go"}
-	e.w.failKeys[domain.IssueKey(domain.NewRepository(e.git.repo).Name, 4)] = &domain.GitError{Phase: "x", Stderr: s}
+	e.w.failKeys[domain.IssueKey(domain.NewRepository(e.git.repo, ingesttest.Masker()).Name, 4)] = &domain.GitError{Phase: "x", Stderr: s, Mask: ingesttest.Masker()}
 
 	rep := e.run(0)
 	if rep.Issues.Failed != 1 || rep.PRs.Created != 2 || rep.Commits.Created != 2 {

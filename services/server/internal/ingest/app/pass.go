@@ -249,7 +249,7 @@ func (ps *pass) handle(ctx context.Context, sec *section, it item) error {
 	case err != nil:
 		sec.rep.Failed++
 		sec.stalled = true
-		ps.warn(fmt.Sprintf("%s: %s not created: %s", sec.name, it.label, domain.TruncateRunes(domain.CleanLine(err.Error()), 300)))
+		ps.warn(fmt.Sprintf("%s: %s not created: %s", sec.name, it.label, domain.TruncateRunes(ps.s.d.Limits.Mask.CleanLine(err.Error()), 300)))
 	default:
 		sec.rep.Created++
 		sec.advance(it.position)

@@ -165,7 +165,7 @@ func (ps *pass) later(ctx context.Context) error {
 		case errors.Is(err, chat.ErrDuplicateKey):
 		case err != nil:
 			ps.rep.References.Failed++
-			ps.warn(fmt.Sprintf("references: the reply to %s not posted: %s", p.label, domain.TruncateRunes(domain.CleanLine(err.Error()), 300)))
+			ps.warn(fmt.Sprintf("references: the reply to %s not posted: %s", p.label, domain.TruncateRunes(ps.s.d.Limits.Mask.CleanLine(err.Error()), 300)))
 		default:
 			ps.rep.References.Later += len(links)
 		}

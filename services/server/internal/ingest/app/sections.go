@@ -42,7 +42,7 @@ func (ps *pass) pullRequests(ctx context.Context) (err error) {
 		ps.unreadable(sec, page.Unreadable)
 		var out []remote
 		for _, raw := range page.Items {
-			pr, warnings, err := domain.NewPR(raw)
+			pr, warnings, err := domain.NewPR(raw, ps.s.d.Limits.Mask)
 			ps.warn(warnings...)
 			if err != nil {
 				sec.rep.Rejected++
@@ -74,7 +74,7 @@ func (ps *pass) issues(ctx context.Context) (err error) {
 		ps.unreadable(sec, page.Unreadable)
 		var out []remote
 		for _, raw := range page.Items {
-			is, warnings, err := domain.NewIssue(raw)
+			is, warnings, err := domain.NewIssue(raw, ps.s.d.Limits.Mask)
 			ps.warn(warnings...)
 			if err != nil {
 				sec.rep.Rejected++
@@ -230,7 +230,7 @@ func (ps *pass) commits(ctx context.Context) (err error) {
 	commits := make([]domain.Commit, 0, len(raws))
 	shas := make([]string, 0, len(raws))
 	for _, raw := range raws {
-		c, warnings, err := domain.NewCommit(raw)
+		c, warnings, err := domain.NewCommit(raw, ps.s.d.Limits.Mask)
 		ps.warn(warnings...)
 		if err != nil {
 			sec.rep.Rejected++
@@ -253,7 +253,7 @@ func (ps *pass) commits(ctx context.Context) (err error) {
 				keys = append(keys, domain.PRKey(ps.repo.Name, n))
 			}
 		}
-		items[i] = ps.commitItem(c, domain.CleanFiles(files[c.SHA]))
+		items[i] = ps.commitItem(c, ps.s.d.Limits.Mask.CleanFiles(files[c.SHA]))
 	}
 	if err := ps.load(ctx, keys); err != nil {
 		return err

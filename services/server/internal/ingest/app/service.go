@@ -132,7 +132,7 @@ func (s *Service) Run(ctx context.Context, p ingest.Pass) (ingest.Report, error)
 	if err != nil {
 		return rep, fmt.Errorf("ingest: read the repository: %w", err)
 	}
-	repo := domain.NewRepository(raw)
+	repo := domain.NewRepository(raw, s.d.Limits.Mask)
 	rep.Repository, rep.Branch = repo.Name, repo.Branch
 	cursors, err := s.d.Store.Cursors(ctx, repo.Name)
 	if err != nil {

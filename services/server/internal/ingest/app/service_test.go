@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"bothy.example.com/server/internal/ingest/ingesttest"
+
 	"bothy.example.com/server/internal/authz"
 	"bothy.example.com/server/internal/chat"
 	"bothy.example.com/server/internal/identity"
@@ -76,7 +78,7 @@ func TestRunRefuses(t *testing.T) {
 			return errors.Is(err, ingest.ErrOtherChannel) && errors.Is(err, problem.ErrConflict)
 		}, "alex/bothy is ingested into channel"},
 		{"an unreadable clone", func(e *env) ingest.Pass {
-			e.git.failed = &domain.GitError{Phase: "rev-parse", Stderr: "fatal: not a git repository", Err: errors.New("exit status 128")}
+			e.git.failed = &domain.GitError{Phase: "rev-parse", Stderr: "fatal: not a git repository", Err: errors.New("exit status 128"), Mask: ingesttest.Masker()}
 			return ingest.Pass{ChannelID: e.channel}
 		}, func(err error) bool {
 			var g *domain.GitError

@@ -23,6 +23,9 @@ type Limits struct {
 	// Files is how many touched files a commit's message lists by name
 	// (ingest.max_listed_files); the rest are counted.
 	Files int
+	// Mask masks what the pass writes or reports that came from the repository or its host
+	// (ingest.mask_min_token_length, ingest.mask_min_entropy_millibits).
+	Mask Masker
 }
 
 // TruncatedMark ends a body that was cut.
@@ -217,10 +220,10 @@ func (l Limits) CommitContent(c Commit, files []string, refs string) string {
 }
 
 // CleanFiles masks the file names of a commit for its message.
-func CleanFiles(raw []string) []string {
+func (m Masker) CleanFiles(raw []string) []string {
 	out := make([]string, 0, len(raw))
 	for _, f := range raw {
-		if f = CleanLine(f); f != "" {
+		if f = m.CleanLine(f); f != "" {
 			out = append(out, f)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"bothy.example.com/server/internal/ingest/ingesttest"
+
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/ingest/domain"
@@ -13,7 +15,7 @@ import (
 // testLimits are the ingester's limits in these tests, below the defaults, so that the
 // configured values (chat's title rule, ingest.max_body_bytes, ingest.max_listed_files) are
 // what the titles and messages are cut to.
-var testLimits = domain.Limits{TitleRunes: 120, BodyBytes: 1000, Files: 5}
+var testLimits = domain.Limits{TitleRunes: 120, BodyBytes: 1000, Files: 5, Mask: ingesttest.Masker()}
 
 func TestNeutralizeMentions(t *testing.T) {
 	t.Parallel()
@@ -102,7 +104,7 @@ func TestCommitContent(t *testing.T) {
 	if got := testLimits.BranchTitle("main"); got != "Commits on main" {
 		t.Errorf("BranchTitle = %q", got)
 	}
-	if got := domain.CleanFiles([]string{"a.go", " ", "key-" + strings.Repeat("0123456789abcdef", 3)}); len(got) != 2 || got[1] != domain.Masked {
+	if got := ingesttest.Masker().CleanFiles([]string{"a.go", " ", "key-" + strings.Repeat("0123456789abcdef", 3)}); len(got) != 2 || got[1] != domain.Masked {
 		t.Errorf("CleanFiles = %q", got)
 	}
 }

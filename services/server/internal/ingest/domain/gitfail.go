@@ -63,11 +63,13 @@ type GitError struct {
 	Stderr string
 	// Err is the error of running it (an *exec.ExitError, or a failure to start).
 	Err error
+	// Mask masks Stderr in Error.
+	Mask Masker
 }
 
 // Error describes the failure with its class and masked standard error.
 func (e *GitError) Error() string {
-	msg := strings.TrimSpace(CleanLine(e.Stderr))
+	msg := strings.TrimSpace(e.Mask.CleanLine(e.Stderr))
 	if msg == "" {
 		return fmt.Sprintf("git %s: %v", e.Phase, e.Err)
 	}

@@ -46,7 +46,7 @@ func TestGitErrorMasksStderr(t *testing.T) {
 	t.Parallel()
 	exit := errors.New("exit status 128")
 	secret := ingesttest.Secrets()[10].Value
-	e := &domain.GitError{Phase: "log", Stderr: "fatal: unable to access '" + secret + "': not a git repository", Err: exit}
+	e := &domain.GitError{Phase: "log", Stderr: "fatal: unable to access '" + secret + "': not a git repository", Err: exit, Mask: ingesttest.Masker()}
 	msg := e.Error()
 	if leaks := ingesttest.Leaks(msg); len(leaks) > 0 {
 		t.Fatalf("Error() = %q leaks %v", msg, leaks)
@@ -54,7 +54,7 @@ func TestGitErrorMasksStderr(t *testing.T) {
 	if !strings.HasPrefix(msg, "git log: not a repository: ") || !errors.Is(e, exit) || e.Class() != domain.GitFailureNotRepository {
 		t.Fatalf("Error() = %q, class %v", msg, e.Class())
 	}
-	if got := (&domain.GitError{Phase: "rev-parse", Err: exit}).Error(); got != "git rev-parse: exit status 128" {
+	if got := (&domain.GitError{Phase: "rev-parse", Err: exit, Mask: ingesttest.Masker()}).Error(); got != "git rev-parse: exit status 128" {
 		t.Fatalf("Error() without stderr = %q", got)
 	}
 }

@@ -5,6 +5,8 @@
 package domain
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"regexp"
 	"strings"
@@ -17,14 +19,50 @@ import (
 // was removed and nothing about it.
 const Masked = "[masked]"
 
-// minTokenLen is the shortest run of token characters the entropy rule looks at: shorter runs
-// are words and identifiers far more often than secrets.
-const minTokenLen = 32
+// Masker applies the masking rules with the entropy rule's two thresholds, which are
+// configuration (ingest.mask_min_token_length and ingest.mask_min_entropy_millibits): the rule
+// trades masked words against missed keys, and an operator whose history holds other kinds of
+// identifiers tunes it without a release. Build one with NewMasker; the zero Masker masks nearly every
+// word (every run holding a digit or a letter a to f), which errs on the safe side.
+type Masker struct {
+	// minTokenLen is the shortest run of token characters the entropy rule looks at: shorter
+	// runs are words and identifiers far more often than secrets.
+	minTokenLen int
+	// minEntropy is the Shannon entropy (bits per character) above which a long mixed run
+	// counts as a secret: random base62 runs score well above CamelCase identifiers and words
+	// of the same length.
+	minEntropy float64
+}
 
-// minEntropy is the Shannon entropy (bits per character) above which a long mixed run counts
-// as a secret. Random base62 runs of 32 characters score about 4.6; CamelCase identifiers and
-// words of that length score below 4.2.
-const minEntropy = 4.2
+// NewMasker returns the Masker of the entropy rule's thresholds: runs of at least minTokenLen
+// token characters, entropy of at least minEntropyMillibits thousandths of a bit per
+// character. It refuses a length below one and an entropy outside what a byte can carry (zero
+// to eight bits), either of which would leave the rule meaningless.
+func NewMasker(minTokenLen, minEntropyMillibits int) (Masker, error) {
+	if minTokenLen < 1 {
+		return Masker{}, fmt.Errorf("%w: %d, want at least 1", ErrMaskerLength, minTokenLen)
+	}
+	if minEntropyMillibits < 0 || minEntropyMillibits > maxEntropyMillibits {
+		return Masker{}, fmt.Errorf("%w: %d millibits, want 0 to %d", ErrMaskerEntropy, minEntropyMillibits, maxEntropyMillibits)
+	}
+	return Masker{minTokenLen: minTokenLen, minEntropy: float64(minEntropyMillibits) / millibitsPerBit}, nil
+}
+
+// The errors of NewMasker, one per threshold, so that the caller can name the key that set it.
+var (
+	// ErrMaskerLength: the shortest token run is below one.
+	ErrMaskerLength = errors.New("the masker's shortest token run is out of range")
+	// ErrMaskerEntropy: the entropy threshold is outside what a byte can carry.
+	ErrMaskerEntropy = errors.New("the masker's entropy threshold is out of range")
+)
+
+// millibitsPerBit converts the configured threshold (an integer, since configuration has no
+// fractional kind) to bits.
+const millibitsPerBit = 1000
+
+// maxEntropyMillibits is the entropy of a uniformly random byte, the most a character of a run
+// can carry.
+const maxEntropyMillibits = 8 * millibitsPerBit
 
 var (
 	// privateKeyBlock is a PEM or PGP private key block, to its end line or the end of the text
@@ -52,8 +90,9 @@ var (
 	// secretPair is a name that says "secret" followed by = or : and a value; the name stays,
 	// the value goes.
 	secretPair = regexp.MustCompile(`(?i)([A-Za-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)[A-Za-z0-9_-]*)(["']?\s*[:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s,;"'` + "`" + `\]\)}]+)`)
-	// tokenRun is a run of characters tokens are made of, for the entropy rule.
-	tokenRun = regexp.MustCompile(`[A-Za-z0-9+/=_-]{32,}`)
+	// tokenRun is a run of characters tokens are made of, for the entropy rule (which decides
+	// by the run's length too).
+	tokenRun = regexp.MustCompile(`[A-Za-z0-9+/=_-]+`)
 )
 
 // Mask returns s with every credential-shaped value replaced by Masked: private key blocks,
@@ -62,7 +101,7 @@ var (
 // characters that is not a 40 or 64 character commit id, or mixed-case alphanumeric runs of
 // high entropy). It errs on the side of masking: a masked word is a small loss, a leaked key is
 // not. Mask(Mask(s)) == Mask(s).
-func Mask(s string) string {
+func (m Masker) Mask(s string) string {
 	s = privateKeyBlock.ReplaceAllLiteralString(s, Masked)
 	s = urlPassword.ReplaceAllString(s, "${1}:"+Masked+"@")
 	s = tokenFamilies.ReplaceAllLiteralString(s, Masked)
@@ -81,7 +120,7 @@ func Mask(s string) string {
 		return sub[1] + sub[2] + Masked
 	})
 	return tokenRun.ReplaceAllStringFunc(s, func(run string) string {
-		if highEntropy(run) {
+		if m.highEntropy(run) {
 			return Masked
 		}
 		return run
@@ -89,19 +128,19 @@ func Mask(s string) string {
 }
 
 // ContainsSecret reports whether Mask would change s.
-func ContainsSecret(s string) bool {
-	return Mask(s) != s
+func (m Masker) ContainsSecret(s string) bool {
+	return m.Mask(s) != s
 }
 
 // highEntropy decides the entropy rule for one run of token characters.
-func highEntropy(run string) bool {
-	if len(run) < minTokenLen {
+func (m Masker) highEntropy(run string) bool {
+	if len(run) < m.minTokenLen {
 		return false
 	}
 	// Commit ids are references, not secrets; every other long hex run is a key, also inside a
 	// longer run (key-0123...).
 	for hex := range strings.FieldsFuncSeq(run, func(r rune) bool { return (r < '0' || r > '9') && (r < 'a' || r > 'f') }) {
-		if len(hex) >= minTokenLen && len(hex) != 40 && len(hex) != 64 {
+		if len(hex) >= m.minTokenLen && len(hex) != 40 && len(hex) != 64 {
 			return true
 		}
 	}
@@ -119,7 +158,7 @@ func highEntropy(run string) bool {
 			digit = true
 		}
 	}
-	return upper && lower && digit && entropy(run) >= minEntropy
+	return upper && lower && digit && entropy(run) >= m.minEntropy
 }
 
 // entropy is the Shannon entropy of s in bits per byte.
@@ -158,7 +197,7 @@ func isLowerHex(s string) bool {
 // UTF-8 replaced, line ends made \n, control characters other than newline and tab and
 // invisible format characters (zero-width spaces, bidirectional controls) removed, so none of
 // them can split a secret past Mask or hide text from a reader, and then masked.
-func CleanText(s string) string {
+func (m Masker) CleanText(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.ReplaceAll(s, "\r", "\n")
@@ -171,13 +210,13 @@ func CleanText(s string) string {
 		}
 		return r
 	}, s)
-	return Mask(s)
+	return m.Mask(s)
 }
 
 // CleanLine is CleanText for a one-line field (a title, a name, a ref name, a label): line
 // breaks and tabs become spaces, runs of spaces one, and outer space is trimmed.
-func CleanLine(s string) string {
-	s = CleanText(s)
+func (m Masker) CleanLine(s string) string {
+	s = m.CleanText(s)
 	return strings.Join(strings.Fields(s), " ")
 }
 

@@ -14,17 +14,17 @@ func TestMaskCatchesEveryFamily(t *testing.T) {
 		t.Run(s.Family, func(t *testing.T) {
 			t.Parallel()
 			for _, text := range []string{s.Value, "before " + s.Value + " after", "(" + s.Value + ")", "line one\n" + s.Value + "\nline three"} {
-				got := domain.Mask(text)
+				got := ingesttest.Masker().Mask(text)
 				if leaks := ingesttest.Leaks(got); len(leaks) > 0 {
 					t.Fatalf("Mask(%q) = %q still holds %v", text, got, leaks)
 				}
 				if !strings.Contains(got, domain.Masked) {
 					t.Fatalf("Mask(%q) = %q has no marker", text, got)
 				}
-				if !domain.ContainsSecret(text) {
+				if !ingesttest.Masker().ContainsSecret(text) {
 					t.Fatalf("ContainsSecret(%q) = false", text)
 				}
-				if again := domain.Mask(got); again != got {
+				if again := ingesttest.Masker().Mask(got); again != got {
 					t.Fatalf("Mask is not idempotent: %q then %q", got, again)
 				}
 			}
@@ -46,7 +46,7 @@ func TestMaskKeepsWhatIsNoSecret(t *testing.T) {
 		"",
 		domain.Masked,
 	} {
-		if got := domain.Mask(text); got != text {
+		if got := ingesttest.Masker().Mask(text); got != text {
 			t.Errorf("Mask(%q) = %q, want it unchanged", text, got)
 		}
 	}
@@ -62,7 +62,7 @@ func TestMaskPairsKeepTheirName(t *testing.T) {
 		"Authorization: Bearer " + "abcdefghijklmnopqrstuvwx": "Authorization: Bearer [masked]",
 	}
 	for in, want := range tests {
-		if got := domain.Mask(in); got != want {
+		if got := ingesttest.Masker().Mask(in); got != want {
 			t.Errorf("Mask(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -72,7 +72,7 @@ func TestMaskLongHex(t *testing.T) {
 	t.Parallel()
 	for n, masked := range map[int]bool{31: false, 32: true, 39: true, 40: false, 41: true, 64: false, 80: true} {
 		hex := strings.Repeat("0123456789abcdef", 6)[:n]
-		if got := domain.ContainsSecret("key " + hex); got != masked {
+		if got := ingesttest.Masker().ContainsSecret("key " + hex); got != masked {
 			t.Errorf("hex run of %d: ContainsSecret = %v, want %v", n, got, masked)
 		}
 	}
@@ -94,11 +94,11 @@ func TestCleanText(t *testing.T) {
 		{"a secret split by a control byte", "x " + secret[:6] + "\x01" + secret[6:], "x " + domain.Masked},
 	}
 	for _, tc := range tests {
-		if got := domain.CleanText(tc.in); got != tc.want {
+		if got := ingesttest.Masker().CleanText(tc.in); got != tc.want {
 			t.Errorf("%s: CleanText(%q) = %q, want %q", tc.name, tc.in, got, tc.want)
 		}
 	}
-	if got := domain.CleanLine("  a\n\tb   c  "); got != "a b c" {
+	if got := ingesttest.Masker().CleanLine("  a\n\tb   c  "); got != "a b c" {
 		t.Errorf("CleanLine = %q", got)
 	}
 }
@@ -120,5 +120,52 @@ func TestTruncate(t *testing.T) {
 	}
 	if got := domain.TruncateRunes("ab", 2); got != "ab" {
 		t.Errorf("TruncateRunes fitting = %q", got)
+	}
+}
+
+// TestMaskerThresholds shows that the entropy rule's two thresholds are the masker's, not
+// constants: the same runs are masked or kept as the configured length and entropy say.
+func TestMaskerThresholds(t *testing.T) {
+	t.Parallel()
+	// A 24-character mixed run of high entropy (about 4.6 bits per character), and a
+	// 40-character CamelCase identifier with digits of lower entropy (about 3.5).
+	const shortKey = "q7Xk2LmP9vRt4WzB8nHc3JdF"
+	const identifier = "ServerConfig2ServerConfig2ServerConfig2X"
+	for _, tc := range []struct {
+		name                 string
+		minLen, minMillibits int
+		text                 string
+		masked               bool
+	}{
+		{"a short key below the length is kept", 32, 4200, shortKey, false},
+		{"a short key at a lower length is masked", 16, 4200, shortKey, true},
+		{"an identifier below the entropy is kept", 16, 4200, identifier, false},
+		{"an identifier above a lower entropy is masked", 16, 2000, identifier, true},
+		{"the same identifier under the length is kept", 64, 0, identifier, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m, err := domain.NewMasker(tc.minLen, tc.minMillibits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := m.ContainsSecret("see " + tc.text + " here"); got != tc.masked {
+				t.Fatalf("ContainsSecret with length %d, entropy %d millibits = %v, want %v (Mask: %q)", tc.minLen, tc.minMillibits, got, tc.masked, m.Mask(tc.text))
+			}
+		})
+	}
+}
+
+func TestNewMaskerRefusesMeaninglessThresholds(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ minLen, minMillibits int }{{0, 4200}, {-1, 4200}, {32, -1}, {32, 8001}} {
+		if _, err := domain.NewMasker(tc.minLen, tc.minMillibits); err == nil {
+			t.Errorf("NewMasker(%d, %d) = nil error", tc.minLen, tc.minMillibits)
+		}
+	}
+	for _, tc := range []struct{ minLen, minMillibits int }{{1, 0}, {32, 8000}} {
+		if _, err := domain.NewMasker(tc.minLen, tc.minMillibits); err != nil {
+			t.Errorf("NewMasker(%d, %d) = %v", tc.minLen, tc.minMillibits, err)
+		}
 	}
 }

@@ -228,7 +228,7 @@ func (f *fields) time(field, raw string) time.Time {
 
 // NewCommit masks and checks a raw commit. A commit without a valid id is ErrUnreadable;
 // invalid parents and dates are dropped with a warning.
-func NewCommit(raw RawCommit) (Commit, []string, error) {
+func NewCommit(raw RawCommit, m Masker) (Commit, []string, error) {
 	sha := strings.TrimSpace(raw.SHA)
 	if !ValidSHA(sha) {
 		return Commit{}, nil, fmt.Errorf("commit: field sha: %w", ErrUnreadable)
@@ -248,17 +248,17 @@ func NewCommit(raw RawCommit) (Commit, []string, error) {
 		Parents:     parents,
 		AuthoredAt:  f.time("author_date", raw.AuthoredAt),
 		CommittedAt: f.time("committer_date", raw.CommittedAt),
-		Author:      CleanLine(raw.AuthorName),
-		Email:       CleanLine(raw.AuthorEmail),
-		Subject:     CleanLine(raw.Subject),
-		Body:        strings.TrimSpace(CleanText(raw.Body)),
+		Author:      m.CleanLine(raw.AuthorName),
+		Email:       m.CleanLine(raw.AuthorEmail),
+		Subject:     m.CleanLine(raw.Subject),
+		Body:        strings.TrimSpace(m.CleanText(raw.Body)),
 	}
 	return c, f.warnings, nil
 }
 
 // NewIssue masks and checks a raw issue. An issue without a positive number is ErrUnreadable;
 // an unparsable time, an unknown state or state reason is dropped with a warning.
-func NewIssue(raw RawIssue) (Issue, []string, error) {
+func NewIssue(raw RawIssue, m Masker) (Issue, []string, error) {
 	if raw.Number < 1 {
 		return Issue{}, nil, fmt.Errorf("issue: field number: %w", ErrUnreadable)
 	}
@@ -280,23 +280,23 @@ func NewIssue(raw RawIssue) (Issue, []string, error) {
 	}
 	is := Issue{
 		Number:      raw.Number,
-		Title:       CleanLine(raw.Title),
-		Body:        strings.TrimSpace(CleanText(raw.Body)),
-		Author:      CleanLine(raw.Author),
+		Title:       m.CleanLine(raw.Title),
+		Body:        strings.TrimSpace(m.CleanText(raw.Body)),
+		Author:      m.CleanLine(raw.Author),
 		State:       state,
 		StateReason: canonical,
 		CreatedAt:   f.time("createdAt", raw.CreatedAt),
 		UpdatedAt:   f.time("updatedAt", raw.UpdatedAt),
 		ClosedAt:    f.time("closedAt", raw.ClosedAt),
-		URL:         CleanLine(raw.URL),
-		Labels:      cleanLabels(raw.Labels),
+		URL:         m.CleanLine(raw.URL),
+		Labels:      cleanLabels(raw.Labels, m),
 	}
 	return is, f.warnings, nil
 }
 
 // NewPR masks and checks a raw pull request, like NewIssue; a merge commit that is not a valid
 // commit id is dropped with a warning.
-func NewPR(raw RawPR) (PR, []string, error) {
+func NewPR(raw RawPR, m Masker) (PR, []string, error) {
 	if raw.Number < 1 {
 		return PR{}, nil, fmt.Errorf("pull request: field number: %w", ErrUnreadable)
 	}
@@ -320,28 +320,28 @@ func NewPR(raw RawPR) (PR, []string, error) {
 	}
 	pr := PR{
 		Number:      raw.Number,
-		Title:       CleanLine(raw.Title),
-		Body:        strings.TrimSpace(CleanText(raw.Body)),
-		Author:      CleanLine(raw.Author),
+		Title:       m.CleanLine(raw.Title),
+		Body:        strings.TrimSpace(m.CleanText(raw.Body)),
+		Author:      m.CleanLine(raw.Author),
 		State:       state,
 		CreatedAt:   f.time("createdAt", raw.CreatedAt),
 		UpdatedAt:   f.time("updatedAt", raw.UpdatedAt),
 		ClosedAt:    f.time("closedAt", raw.ClosedAt),
 		MergedAt:    f.time("mergedAt", raw.MergedAt),
-		HeadRef:     CleanLine(raw.HeadRef),
-		BaseRef:     CleanLine(raw.BaseRef),
+		HeadRef:     m.CleanLine(raw.HeadRef),
+		BaseRef:     m.CleanLine(raw.BaseRef),
 		MergeCommit: merge,
-		URL:         CleanLine(raw.URL),
-		Labels:      cleanLabels(raw.Labels),
+		URL:         m.CleanLine(raw.URL),
+		Labels:      cleanLabels(raw.Labels, m),
 	}
 	return pr, f.warnings, nil
 }
 
 // cleanLabels masks label names and leaves out the empty ones.
-func cleanLabels(raw []string) []string {
+func cleanLabels(raw []string, m Masker) []string {
 	var out []string
 	for _, l := range raw {
-		if l = CleanLine(l); l != "" {
+		if l = m.CleanLine(l); l != "" {
 			out = append(out, l)
 		}
 	}

@@ -76,19 +76,19 @@ func TestConstructorsMaskEveryField(t *testing.T) {
 	var rc domain.RawCommit
 	secretFill(&rc, 0)
 	rc.SHA = "0123456789abcdef0123456789abcdef01234567"
-	c, cw, err := domain.NewCommit(rc)
+	c, cw, err := domain.NewCommit(rc, ingesttest.Masker())
 	if err != nil {
 		t.Fatalf("NewCommit: %v", err)
 	}
 	var ri domain.RawIssue
 	secretFill(&ri, 7)
-	is, iw, err := domain.NewIssue(ri)
+	is, iw, err := domain.NewIssue(ri, ingesttest.Masker())
 	if err != nil {
 		t.Fatalf("NewIssue: %v", err)
 	}
 	var rp domain.RawPR
 	secretFill(&rp, 12)
-	pr, pw, err := domain.NewPR(rp)
+	pr, pw, err := domain.NewPR(rp, ingesttest.Masker())
 	if err != nil {
 		t.Fatalf("NewPR: %v", err)
 	}
@@ -127,7 +127,7 @@ func TestNewCommit(t *testing.T) {
 		SHA: sha, Parents: parent + " " + parent, AuthoredAt: "2026-01-02T03:04:05+01:00", CommittedAt: "2026-01-02T03:05:00Z",
 		AuthorName: " Alex\n", AuthorEmail: "alex@example.com", Subject: "Add the ingester", Body: "\nWhy:\r\nbecause.\n\n",
 	}
-	c, warnings, err := domain.NewCommit(raw)
+	c, warnings, err := domain.NewCommit(raw, ingesttest.Masker())
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("NewCommit = %v, %v", warnings, err)
 	}
@@ -143,7 +143,7 @@ func TestNewCommit(t *testing.T) {
 		t.Errorf("Short = %q", c.Short())
 	}
 	for _, bad := range []string{"", "0123", strings.ToUpper(sha), sha + "0", "g123456789abcdef0123456789abcdef01234567"} {
-		if _, _, err := domain.NewCommit(domain.RawCommit{SHA: bad}); !errors.Is(err, domain.ErrUnreadable) || !strings.Contains(err.Error(), "field sha") {
+		if _, _, err := domain.NewCommit(domain.RawCommit{SHA: bad}, ingesttest.Masker()); !errors.Is(err, domain.ErrUnreadable) || !strings.Contains(err.Error(), "field sha") {
 			t.Errorf("NewCommit(sha %q) = %v, want ErrUnreadable naming sha", bad, err)
 		}
 	}
@@ -166,24 +166,24 @@ func TestNewIssueAndPRStates(t *testing.T) {
 		{"", "SPAM", "", "", 1},
 	}
 	for _, tc := range issueStates {
-		is, w, err := domain.NewIssue(domain.RawIssue{Number: 3, State: tc.state, StateReason: tc.reason})
+		is, w, err := domain.NewIssue(domain.RawIssue{Number: 3, State: tc.state, StateReason: tc.reason}, ingesttest.Masker())
 		if err != nil || is.State != tc.want || is.StateReason != tc.wantReason || len(w) != tc.warnings {
 			t.Errorf("NewIssue(%q, %q) = %q %q %q %v", tc.state, tc.reason, is.State, is.StateReason, w, err)
 		}
 	}
 	for state, want := range map[string]domain.IssueState{"OPEN": domain.StateOpen, "CLOSED": domain.StateClosed, "merged": domain.StateMerged, "": ""} {
-		pr, w, err := domain.NewPR(domain.RawPR{Number: 4, State: state, MergeCommit: "0123456789abcdef0123456789abcdef01234567"})
+		pr, w, err := domain.NewPR(domain.RawPR{Number: 4, State: state, MergeCommit: "0123456789abcdef0123456789abcdef01234567"}, ingesttest.Masker())
 		if err != nil || pr.State != want || len(w) != 0 || pr.MergeCommit == "" {
 			t.Errorf("NewPR(%q) = %+v %q %v", state, pr, w, err)
 		}
 	}
-	if _, _, err := domain.NewIssue(domain.RawIssue{Number: 0}); !errors.Is(err, domain.ErrUnreadable) || !strings.Contains(err.Error(), "field number") {
+	if _, _, err := domain.NewIssue(domain.RawIssue{Number: 0}, ingesttest.Masker()); !errors.Is(err, domain.ErrUnreadable) || !strings.Contains(err.Error(), "field number") {
 		t.Errorf("NewIssue without number = %v", err)
 	}
-	if _, _, err := domain.NewPR(domain.RawPR{Number: -1}); !errors.Is(err, domain.ErrUnreadable) || !strings.Contains(err.Error(), "field number") {
+	if _, _, err := domain.NewPR(domain.RawPR{Number: -1}, ingesttest.Masker()); !errors.Is(err, domain.ErrUnreadable) || !strings.Contains(err.Error(), "field number") {
 		t.Errorf("NewPR without number = %v", err)
 	}
-	is, _, _ := domain.NewIssue(domain.RawIssue{Number: 5, Labels: []string{" bug ", "", "\n"}, UpdatedAt: "2026-02-03T04:05:06.5Z"})
+	is, _, _ := domain.NewIssue(domain.RawIssue{Number: 5, Labels: []string{" bug ", "", "\n"}, UpdatedAt: "2026-02-03T04:05:06.5Z"}, ingesttest.Masker())
 	if !slices.Equal(is.Labels, []string{"bug"}) || !is.UpdatedAt.Equal(time.Date(2026, 2, 3, 4, 5, 6, 5e8, time.UTC)) {
 		t.Errorf("NewIssue labels and time = %q %v", is.Labels, is.UpdatedAt)
 	}

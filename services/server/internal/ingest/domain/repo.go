@@ -36,15 +36,15 @@ var namePart = regexp.MustCompile(`^[a-z0-9._-]{1,100}$`)
 // scp-like, a path); without a usable origin, the work tree's directory name. Anything outside
 // GitHub's name characters is replaced by hyphens, so no credential in the URL and no other
 // text can reach a key.
-func NewRepository(raw RawRepository) Repository {
-	name := nameFromURL(raw.RemoteURL)
+func NewRepository(raw RawRepository, m Masker) Repository {
+	name := nameFromURL(raw.RemoteURL, m)
 	if name == "" {
 		name = sanitizeSegment(path.Base(strings.ReplaceAll(strings.TrimSpace(raw.TopLevel), "\\", "/")))
 	}
 	if name == "" || name == "." || name == "/" {
 		name = "repository"
 	}
-	branch := CleanLine(raw.Branch)
+	branch := m.CleanLine(raw.Branch)
 	if branch == "" {
 		branch = "HEAD"
 	}
@@ -52,7 +52,7 @@ func NewRepository(raw RawRepository) Repository {
 }
 
 // nameFromURL returns owner/name of a remote URL, or "".
-func nameFromURL(u string) string {
+func nameFromURL(u string, m Masker) string {
 	u = strings.TrimSpace(u)
 	if u == "" {
 		return ""
@@ -83,7 +83,7 @@ func nameFromURL(u string) string {
 		return ""
 	}
 	name := strings.Join(keep, "/")
-	if ContainsSecret(name) {
+	if m.ContainsSecret(name) {
 		return ""
 	}
 	return name

@@ -27,12 +27,12 @@ func TestNewRepository(t *testing.T) {
 		{"a secret-shaped branch", domain.RawRepository{TopLevel: "/x/alex", Branch: "fix-" + ingesttest.Secrets()[1].Value}, "alex", "fix-" + domain.Masked},
 	}
 	for _, tc := range tests {
-		got := domain.NewRepository(tc.raw)
+		got := domain.NewRepository(tc.raw, ingesttest.Masker())
 		if got.Name != tc.want || got.Branch != tc.want2 {
 			t.Errorf("%s: NewRepository = %q %q, want %q %q", tc.name, got.Name, got.Branch, tc.want, tc.want2)
 		}
 	}
-	if !domain.NewRepository(domain.RawRepository{HasCommits: true}).HasCommits {
+	if !domain.NewRepository(domain.RawRepository{HasCommits: true}, ingesttest.Masker()).HasCommits {
 		t.Error("HasCommits is lost")
 	}
 }

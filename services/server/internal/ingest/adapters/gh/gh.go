@@ -72,6 +72,7 @@ type CLI struct {
 	runner Runner
 	dir    string
 	limit  int
+	mask   domain.Masker
 }
 
 var (
@@ -80,13 +81,13 @@ var (
 )
 
 // NewCLI returns a CLI running gh through r in dir, with pages of pageSize items
-// (ingest.gh_page_size); a page size below 1 or above domain.GHSearchMax is a wiring mistake
-// and panics.
-func NewCLI(r Runner, dir string, pageSize int) *CLI {
+// (ingest.gh_page_size), masking gh's error output with mask; a page size below 1 or above
+// domain.GHSearchMax is a wiring mistake and panics.
+func NewCLI(r Runner, dir string, pageSize int, mask domain.Masker) *CLI {
 	if pageSize < 1 || pageSize > domain.GHSearchMax {
 		panic(fmt.Sprintf("gh: NewCLI: page size %d, want 1 to %d", pageSize, domain.GHSearchMax))
 	}
-	return &CLI{runner: r, dir: dir, limit: pageSize}
+	return &CLI{runner: r, dir: dir, limit: pageSize, mask: mask}
 }
 
 // Name implements app.PRSource.
@@ -119,7 +120,7 @@ func (c *CLI) list(ctx context.Context, kind string, floor time.Time) ([]byte, e
 			return nil, fmt.Errorf("gh %s list: %w", kind, ctx.Err())
 		}
 		// gh's message can echo a URL or a token: it goes through the mask.
-		return nil, fmt.Errorf("gh %s list: %w: %s", kind, err, domain.TruncateRunes(domain.CleanLine(string(stderr)), 300))
+		return nil, fmt.Errorf("gh %s list: %w: %s", kind, err, domain.TruncateRunes(c.mask.CleanLine(string(stderr)), 300))
 	}
 	return out, nil
 }
@@ -217,6 +218,8 @@ type Choice struct {
 	// PageSize is ingest.gh_page_size, the items asked of gh per page; 0 means
 	// domain.GHSearchMax, the most GitHub's search returns.
 	PageSize int
+	// Mask masks gh's error output.
+	Mask domain.Masker
 }
 
 // Choose returns the sources of a pass: a given JSON file, else gh when it is installed and
@@ -249,7 +252,7 @@ func Choose(ctx context.Context, c Choice) (app.PRSource, app.IssueSource) {
 	if size == 0 {
 		size = domain.GHSearchMax
 	}
-	cli := NewCLI(r, c.Dir, size)
+	cli := NewCLI(r, c.Dir, size, c.Mask)
 	if prs == nil {
 		prs = cli
 	}

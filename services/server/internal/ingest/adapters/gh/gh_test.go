@@ -105,7 +105,7 @@ func TestArgs(t *testing.T) {
 func TestCLI(t *testing.T) {
 	t.Parallel()
 	r := &fakeRunner{answers: map[string]answer{"pr list": {stdout: prJSON}, "issue list": {stdout: issueJSON}}}
-	cli := gh.NewCLI(r, "/src/bothy", domain.GHSearchMax)
+	cli := gh.NewCLI(r, "/src/bothy", domain.GHSearchMax, ingesttest.Masker())
 	floor := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	prs, err := cli.PullRequests(t.Context(), floor)
 	if err != nil {
@@ -142,11 +142,11 @@ func TestCLIFullPage(t *testing.T) {
 	}
 	b.WriteString("]")
 	r := &fakeRunner{answers: map[string]answer{"pr list": {stdout: b.String()}, "issue list": {stdout: b.String()}}}
-	prs, err := gh.NewCLI(r, ".", domain.GHSearchMax).PullRequests(t.Context(), time.Time{})
+	prs, err := gh.NewCLI(r, ".", domain.GHSearchMax, ingesttest.Masker()).PullRequests(t.Context(), time.Time{})
 	if err != nil || !prs.Full || len(prs.Items) != domain.GHSearchMax {
 		t.Fatalf("a page of %d: full %v, %d items, %v", domain.GHSearchMax, prs.Full, len(prs.Items), err)
 	}
-	issues, err := gh.NewCLI(r, ".", domain.GHSearchMax).Issues(t.Context(), time.Time{})
+	issues, err := gh.NewCLI(r, ".", domain.GHSearchMax, ingesttest.Masker()).Issues(t.Context(), time.Time{})
 	if err != nil || !issues.Full {
 		t.Fatalf("a page of issues: full %v, %v", issues.Full, err)
 	}
@@ -159,7 +159,7 @@ func TestCLIFailures(t *testing.T) {
 		"pr list":    {stderr: "HTTP 401: Bad credentials (token " + secret + ")", err: errors.New("exit status 1")},
 		"issue list": {stdout: `{"message":"not an array"}`},
 	}}
-	cli := gh.NewCLI(r, ".", domain.GHSearchMax)
+	cli := gh.NewCLI(r, ".", domain.GHSearchMax, ingesttest.Masker())
 	_, err := cli.PullRequests(t.Context(), time.Time{})
 	if err == nil || !strings.Contains(err.Error(), "gh pr list: exit status 1: HTTP 401: Bad credentials") || len(ingesttest.Leaks(err.Error())) > 0 {
 		t.Fatalf("PullRequests = %v", err)
@@ -171,7 +171,7 @@ func TestCLIFailures(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	r2 := &fakeRunner{answers: map[string]answer{"pr list": {err: errors.New("signal: killed")}}}
-	if _, err := gh.NewCLI(r2, ".", domain.GHSearchMax).PullRequests(ctx, time.Time{}); !errors.Is(err, context.Canceled) {
+	if _, err := gh.NewCLI(r2, ".", domain.GHSearchMax, ingesttest.Masker()).PullRequests(ctx, time.Time{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("PullRequests with a cancelled context = %v", err)
 	}
 }
@@ -313,7 +313,7 @@ func TestNewCLIRefusesAPageSizeGitHubCannotServe(t *testing.T) {
 					t.Errorf("NewCLI(%d) did not panic", size)
 				}
 			}()
-			gh.NewCLI(&fakeRunner{}, ".", size)
+			gh.NewCLI(&fakeRunner{}, ".", size, ingesttest.Masker())
 		}()
 	}
 }

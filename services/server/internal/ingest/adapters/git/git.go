@@ -20,15 +20,16 @@ import (
 
 // Repo reads one clone; it implements app.Git.
 type Repo struct {
-	git string
-	dir string
+	git  string
+	dir  string
+	mask domain.Masker
 }
 
 var _ app.Git = (*Repo)(nil)
 
-// New returns a Repo for the clone at dir, with the git found on PATH; an error when there is
-// none.
-func New(dir string) (*Repo, error) {
+// New returns a Repo for the clone at dir, with the git found on PATH, whose errors mask git's
+// standard error with mask; an error when there is no git.
+func New(dir string, mask domain.Masker) (*Repo, error) {
 	path, err := exec.LookPath("git")
 	if err != nil {
 		return nil, fmt.Errorf("git: the git command is not on PATH: %w", err)
@@ -36,7 +37,7 @@ func New(dir string) (*Repo, error) {
 	if dir == "" {
 		return nil, errors.New("git: no repository path")
 	}
-	return &Repo{git: path, dir: dir}, nil
+	return &Repo{git: path, dir: dir, mask: mask}, nil
 }
 
 // env is the environment of every git command: the process's, with prompts off (a command
@@ -65,7 +66,7 @@ func (r *Repo) run(ctx context.Context, phase string, quiet1 bool, args ...strin
 	case quiet1 && errors.As(err, &exit) && exit.ExitCode() == 1:
 		return nil, false, nil
 	}
-	return nil, false, &domain.GitError{Phase: phase, Stderr: stderr.String(), Err: err}
+	return nil, false, &domain.GitError{Phase: phase, Stderr: stderr.String(), Err: err, Mask: r.mask}
 }
 
 // Repository implements app.Git.

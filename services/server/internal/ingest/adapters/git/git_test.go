@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func open(t *testing.T, dir string) *gitadapter.Repo {
 	t.Helper()
-	g, err := gitadapter.New(dir)
+	g, err := gitadapter.New(dir, ingesttest.Masker())
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -60,7 +60,7 @@ func TestRepository(t *testing.T) {
 	if !errors.As(err, &gitErr) || gitErr.Class() != domain.GitFailureNotRepository || gitErr.Phase != "rev-parse" {
 		t.Fatalf("Repository of a plain directory = %v", err)
 	}
-	if _, err := gitadapter.New(""); err == nil {
+	if _, err := gitadapter.New("", ingesttest.Masker()); err == nil {
 		t.Fatal("New without a path succeeded")
 	}
 }
@@ -107,7 +107,7 @@ func TestLog(t *testing.T) {
 		t.Fatalf("merge commit = %+v", m)
 	}
 	for _, c := range commits {
-		if _, _, err := domain.NewCommit(c); err != nil {
+		if _, _, err := domain.NewCommit(c, ingesttest.Masker()); err != nil {
 			t.Fatalf("NewCommit(%+v): %v", c, err)
 		}
 	}
