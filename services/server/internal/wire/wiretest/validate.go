@@ -77,6 +77,7 @@ func Spec() (*openapi3.T, routers.Router, error) {
 			loaded.err = fmt.Errorf("validate openapi: %w", err)
 			return
 		}
+		closeSchemas(doc)
 		router, err := legacy.NewRouter(doc)
 		if err != nil {
 			loaded.err = fmt.Errorf("openapi router: %w", err)
@@ -85,6 +86,84 @@ func Spec() (*openapi3.T, routers.Router, error) {
 		loaded.doc, loaded.router = doc, router
 	})
 	return loaded.doc, loaded.router, loaded.err
+}
+
+// closeSchemas holds the server to the members it declares: every object schema of doc that
+// lists its properties and says nothing about others is closed (additionalProperties false)
+// for validation here. The document itself stays open, so that clients tolerate members a
+// later release adds (spec 05, "Evolution"); the server's own responses, in every test that
+// validates them, may carry no member the document does not name. The parts of an allOf are
+// left open, since each part is checked alone against the whole object; a schema that says
+// additionalProperties (Problem: codes add extension members) keeps what it says.
+func closeSchemas(doc *openapi3.T) {
+	seen := map[*openapi3.Schema]bool{}
+	allOfParts := map[*openapi3.Schema]bool{}
+	var parts func(ref *openapi3.SchemaRef)
+	parts = func(ref *openapi3.SchemaRef) {
+		if ref == nil || ref.Value == nil || seen[ref.Value] {
+			return
+		}
+		seen[ref.Value] = true
+		s := ref.Value
+		for _, p := range s.AllOf {
+			if p != nil && p.Value != nil {
+				allOfParts[p.Value] = true
+			}
+		}
+		for _, list := range [][]*openapi3.SchemaRef{s.AllOf, s.OneOf, s.AnyOf} {
+			for _, p := range list {
+				parts(p)
+			}
+		}
+		for _, p := range s.Properties {
+			parts(p)
+		}
+		parts(s.Items)
+		parts(s.AdditionalProperties.Schema)
+	}
+	for _, ref := range schemaRoots(doc) {
+		parts(ref)
+	}
+	for s := range seen {
+		if allOfParts[s] || len(s.Properties) == 0 || s.AdditionalProperties.Has != nil || s.AdditionalProperties.Schema != nil {
+			continue
+		}
+		closed := false
+		s.AdditionalProperties.Has = &closed
+	}
+}
+
+// schemaRoots returns every schema the document names: its components and those written
+// inline in responses and request bodies.
+func schemaRoots(doc *openapi3.T) []*openapi3.SchemaRef {
+	var roots []*openapi3.SchemaRef
+	for _, ref := range doc.Components.Schemas {
+		roots = append(roots, ref)
+	}
+	media := func(content openapi3.Content) {
+		for _, mt := range content {
+			if mt != nil {
+				roots = append(roots, mt.Schema)
+			}
+		}
+	}
+	for _, ref := range doc.Components.Responses {
+		if ref != nil && ref.Value != nil {
+			media(ref.Value.Content)
+		}
+	}
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			if op.Responses != nil {
+				for _, ref := range op.Responses.Map() {
+					if ref != nil && ref.Value != nil {
+						media(ref.Value.Content)
+					}
+				}
+			}
+		}
+	}
+	return roots
 }
 
 // Validate checks one response to req against the API contract and returns

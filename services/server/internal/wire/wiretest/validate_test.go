@@ -36,6 +36,14 @@ func TestValidate(t *testing.T) {
 			header: jsonHeader, body: `{"status":"ok"}`,
 		},
 		{
+			name: "health with a member the document does not name", method: "GET", path: "/healthz", status: 200,
+			header: jsonHeader, body: `{"status":"ok","uptime":"3s"}`, wantErr: "uptime",
+		},
+		{
+			name: "a problem may carry extension members", method: "GET", path: "/nowhere", status: 404,
+			header: problemHeader("req-sam-1"), body: `{"type":"urn:bothy:problem:not_found","title":"Not found","status":404,"code":"not_found","hint":"try /api/v1"}`,
+		},
+		{
 			name: "health wrong enum", method: "GET", path: "/healthz", status: 200,
 			header: jsonHeader, body: `{"status":"fine"}`, wantErr: "openapi",
 		},
