@@ -26,6 +26,11 @@ GO_TOOLS := $(OAPI_CODEGEN) $(GOLANGCI_LINT) $(GO_ARCH_LINT)
 NPM_DIR := tools/npm
 NPM_STAMP := $(NPM_DIR)/node_modules/.package-lock.json
 REDOCLY := $(NPM_DIR)/node_modules/.bin/redocly
+# The conformance run of api/openapi.yaml (api-conformance): its own npm project.
+CONFORMANCE_DIR := api/conformance
+CONFORMANCE_STAMP := $(CONFORMANCE_DIR)/node_modules/.package-lock.json
+# Every npm lock file of the repository; npm-lock-check keeps each free of download URLs.
+NPM_LOCKS := $(NPM_DIR)/package-lock.json $(CONFORMANCE_DIR)/package-lock.json
 export REDOCLY_TELEMETRY := off
 export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
 
@@ -55,7 +60,7 @@ CODEGEN_CONFIG ?= api/oapi-codegen.yaml
 GEN_FILE ?= services/server/internal/apigen/apigen.gen.go
 
 # What `.ci/run` runs through `make check`, in this order.
-CHECK_GATES := fmt-check vet lint arch register-check limit-check codegen-check api-lint text-rules test cover-floor gate-fixtures
+CHECK_GATES := fmt-check vet lint arch register-check limit-check codegen-check api-lint api-conformance text-rules test cover-floor gate-fixtures
 
 .PHONY: help
 help: ## List the targets with a one-line description (the default goal).
@@ -144,11 +149,13 @@ $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json $(NPM_DIR)/.n
 	touch $@
 
 .PHONY: npm-lock-check
-npm-lock-check: ## Fail when tools/npm/package-lock.json records a download URL (it must stay host-free).
-	@if grep -nE '"resolved"[[:space:]]*:[[:space:]]*"[a-zA-Z+]+:' $(NPM_DIR)/package-lock.json; then \
-	  echo "npm-lock-check: $(NPM_DIR)/package-lock.json records download URLs; regenerate it with omit-lockfile-registry-resolved=true ($(NPM_DIR)/.npmrc)"; \
-	  exit 1; \
-	fi
+npm-lock-check: ## Fail when an npm lock file records a download URL (each must stay host-free).
+	@for lock in $(NPM_LOCKS); do \
+	  if grep -nE '"resolved"[[:space:]]*:[[:space:]]*"[a-zA-Z+]+:' $$lock; then \
+	    echo "npm-lock-check: $$lock records download URLs; regenerate it with omit-lockfile-registry-resolved=true (the .npmrc beside it)"; \
+	    exit 1; \
+	  fi; \
+	done
 
 ##@ Code generation
 
@@ -178,7 +185,7 @@ codegen-check: $(OAPI_CODEGEN) ## Fail when the committed generated API code dif
 ##@ Gates (make check runs them all, in this order)
 
 .PHONY: check
-check: ## Everything CI runs: fmt-check vet lint arch register-check limit-check codegen-check api-lint text-rules test cover-floor gate-fixtures.
+check: ## Everything CI runs: fmt-check vet lint arch register-check limit-check codegen-check api-lint api-conformance text-rules test cover-floor gate-fixtures.
 	@summary=(); start_all=$$SECONDS; \
 	for gate in $(CHECK_GATES); do \
 	  printf '\n==> make %s\n' "$$gate"; start=$$SECONDS; \
@@ -226,6 +233,17 @@ LIMITCHECK_ROOT ?= .
 .PHONY: limit-check
 limit-check: ## Fail on a limit in code that is no configuration key, or a number printed beside a key in docs or comments (ADR 0007).
 	$(GO) run ./architecture/cmd/limitcheck -root $(LIMITCHECK_ROOT)
+
+$(CONFORMANCE_STAMP): $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package-lock.json $(CONFORMANCE_DIR)/.npmrc
+	@$(MAKE) npm-lock-check
+	$(NPM) ci --prefix $(CONFORMANCE_DIR)
+	touch $@
+
+.PHONY: api-conformance
+api-conformance: build $(CONFORMANCE_STAMP) ## Run every operation of api/openapi.yaml through a generated TypeScript client (openapi-typescript, openapi-fetch) and Prism's validating proxy against a real bothy; any violation fails.
+	cd $(CONFORMANCE_DIR) && node_modules/.bin/openapi-typescript $(abspath $(OPENAPI)) -o gen/schema.d.ts >/dev/null
+	cd $(CONFORMANCE_DIR) && node_modules/.bin/tsc -p .
+	cd $(CONFORMANCE_DIR) && node dist/src/main.js $(abspath $(BOTHY)) $(abspath $(OPENAPI))
 
 .PHONY: api-lint
 api-lint: $(NPM_STAMP) npm-lock-check ## Lint api/openapi.yaml with Redocly (recommended-strict, redocly.yaml).

@@ -7,7 +7,7 @@
 # Gates proven here: text rules (dashes, white label, registry hosts), codegen-check (stale
 # generated file, drifted generator configuration), limit-check (a limit without a key, a key's
 # default in code, a number beside a key), cover-floor, fmt-check (gofmt and goimports),
-# lint (missing doc comment, gosec finding), npm-lock-check and api-lint. The other proofs are Go
+# lint (missing doc comment, gosec finding), npm-lock-check, api-lint and api-conformance. The other proofs are Go
 # tests: the architecture gate's (TestArchGate, run by `make arch` since it needs go-arch-lint)
 # and register-check's in the architecture module (architecture/README.md lists them), the
 # undocumented configuration key in services/server/internal/kernel/config (`make test`).
@@ -243,6 +243,14 @@ sed 's|description: Alive.|description: Alive.\n          content:\n            
 apilint() { "$make_cmd" --no-print-directory api-lint OPENAPI="$1"; }
 expect_pass 'valid OpenAPI document' apilint "$tmp/api-ok.yaml"
 expect_fail 'unresolved $ref' 'no-unresolved-refs' apilint "$tmp/api-bad.yaml"
+
+echo '==> api-conformance'
+# The real document with one response member retyped: bothy's answer no longer matches it, and
+# Prism's validating proxy must say so. (The clean run is the gate itself, earlier in make check.)
+awk '/^    Principal:$/ {p=1} p && /^        handle:$/ {h=1} h && /type: string/ {sub(/type: string/, "type: integer"); h=0; p=0} {print}' \
+  "$root/api/openapi.yaml" >"$tmp/openapi-drifted.yaml"
+expect_fail 'a response member the document types otherwise' 'body","handle' \
+  "$make_cmd" --no-print-directory api-conformance OPENAPI="$tmp/openapi-drifted.yaml"
 
 echo
 if [[ $failed -gt 0 ]]; then
