@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"bothy.example.com/server/internal/webui"
+
 	"github.com/go-chi/chi/v5"
 
 	"bothy.example.com/server/internal/apigen"
@@ -21,6 +23,9 @@ import (
 
 // routerDeps are what newRouter mounts.
 type routerDeps struct {
+	// web, when set, serves the web client's files at / and their own paths
+	// (the api role); nil serves none.
+	web          *webui.Site
 	logger       *slog.Logger
 	maxBodyBytes int64
 	// retryAfter is http.unavailable_retry_after, the base of every 503's Retry-After.
@@ -139,6 +144,13 @@ func newRouter(d routerDeps) http.Handler {
 	})
 	if d.gateway != nil {
 		r.Method(http.MethodGet, gateway.Path, d.gateway)
+	}
+	if d.web != nil {
+		web := r.With()
+		if d.compress != nil {
+			web = r.With(d.compress)
+		}
+		d.web.Mount(web)
 	}
 	if d.mount != nil {
 		d.mount(r)

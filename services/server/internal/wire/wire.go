@@ -16,6 +16,8 @@ import (
 	gosync "sync"
 	"time"
 
+	"bothy.example.com/server/internal/webui"
+
 	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -169,6 +171,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	corsOrigins, corsErr := httpmw.ParseOrigins(cfg.String(config.HTTPCORSAllowedOrigins))
 	corsCfg := httpmw.CORSConfig{AllowedOrigins: corsOrigins, MaxAge: cfg.Duration(config.HTTPCORSMaxAge)}
 	limitsCfg := readLimitsConfig(cfg)
+	webDir := cfg.String(webui.KeyDir)
 	// Every key is read by now: report all bad values and typos at once.
 	if err := cfg.Err(); err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
@@ -308,6 +311,11 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	}
 	if !slices.Contains(roles, RoleAPI) {
 		deps.operationsOnly = operationsOnly(public)
+	} else if deps.web, err = webui.New(webDir); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("configuration: %w", err)
+	} else {
+		logger.Info("web client", "source", deps.web.Source)
 	}
 	a.handler = newRouter(deps)
 	return a, nil

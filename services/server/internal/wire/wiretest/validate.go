@@ -174,7 +174,9 @@ func schemaRoots(doc *openapi3.T) []*openapi3.SchemaRef {
 //   - when the document has an operation for req, the status, content type
 //     and body match that operation (undocumented statuses fail);
 //   - otherwise (no route, or a method the path lacks: the router's 404,
-//     405 and the body limit's 413) the body is a Problem;
+//     405 and the body limit's 413) the body is a Problem, unless it is a
+//     file of the web client (a GET outside /api/ answered 200 or 304 with
+//     a type other than JSON);
 //   - a problem body agrees with the response: its status is the HTTP
 //     status and its type is urn:bothy:problem:<code>;
 //   - a HEAD has no body, and a status and headers its path's GET declares.
@@ -230,7 +232,8 @@ func Validate(ctx context.Context, req *http.Request, status int, header http.He
 		if err := openapi3filter.ValidateResponse(ctx, in); err != nil {
 			errs = append(errs, fmt.Errorf("openapi: %s %s -> %d: %w", req.Method, req.URL.Path, status, err))
 		}
-	} else {
+	} else if !webClientFile(req, status, mediaType) {
+		// No operation, and not a file of the web client (webui): a problem.
 		if mediaType != problem.ContentType {
 			errs = append(errs, fmt.Errorf("%s %s has no operation in the document, so its %d must be %s, got %q",
 				req.Method, req.URL.Path, status, problem.ContentType, header.Get("Content-Type")))
@@ -272,6 +275,15 @@ func ValidateSchema(name string, data []byte) error {
 		return fmt.Errorf("openapi: %s: %w", name, err)
 	}
 	return nil
+}
+
+// webClientFile reports whether a response is one of the web client's files (package webui),
+// which bothy serves outside the API: a GET outside /api/ answered 200 or 304 with a type
+// other than JSON.
+func webClientFile(req *http.Request, status int, mediaType string) bool {
+	return req.Method == http.MethodGet && !strings.HasPrefix(req.URL.Path, "/api/") &&
+		(status == http.StatusOK || status == http.StatusNotModified) &&
+		mediaType != "application/json" && !strings.HasSuffix(mediaType, "+json")
 }
 
 // validateHead checks the answer to a HEAD (spec 05: answered wherever GET is, declared as the
