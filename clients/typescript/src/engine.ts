@@ -13,7 +13,6 @@ import {
   hydrateMentions,
   mergeStructure,
   newEffects,
-  type Effects,
   type Message,
   type StoreState,
 } from "./store.js";
@@ -146,6 +145,8 @@ export class SyncEngine {
   /** Loads the stored state and starts syncing; resolves once the store holds a state. */
   async start(): Promise<void> {
     this.st = await this.storage.load();
+    if (this.st && this.st.format !== 1) this.st = undefined; // a state of another format: start anew
+    if (this.st) this.st.todo ??= { refresh_structure: false, hydrate: [] };
     this.loop = this.run();
     await this.until((s) => s !== undefined || this.statusValue === "failed" || this.statusValue === "stopped");
     if (this.statusValue === "failed") throw this.lastError;
@@ -191,6 +192,7 @@ export class SyncEngine {
     while (!signal.aborted) {
       try {
         if (!this.st) await this.loadSnapshot();
+        else await this.runTodo();
         await this.restCatchUp();
         this.cursorRetries = 0;
         if (!this.WS) {
@@ -206,6 +208,7 @@ export class SyncEngine {
         await sleep(backoffDelay(attempt++, this.reconnect(), this.o.random), signal);
       } catch (err) {
         if (signal.aborted) break;
+        this.lastError = err as Error;
         if (err instanceof ResyncRequired) {
           await this.recover(err.body);
           continue;
@@ -254,7 +257,7 @@ export class SyncEngine {
     this.carryPending = {};
     this.stats.snapshots++;
     this.st = st;
-    await this.hydrate(new Set(Object.values(st.threads).filter((t) => t.base_mentions > 0).map((t) => t.id)));
+    await this.runTodo();
     this.changed();
     this.save();
   }
@@ -307,11 +310,25 @@ export class SyncEngine {
       this.stats.skipped++;
       return;
     }
-    const fx: Effects = applyEvent(st, e, newEffects());
+    applyEvent(st, e, newEffects());
     this.stats.applied++;
-    if (fx.refreshStructure) await this.refreshStructure();
-    await this.hydrate(fx.hydrate);
     for (const f of this.eventListeners) f(e);
+    await this.runTodo();
+  }
+
+  /** Does the work reducers asked for (kept in the state until done). */
+  private async runTodo(): Promise<void> {
+    const st = this.requireState();
+    if (st.todo.refresh_structure) {
+      await this.refreshStructure();
+      if (this.st !== st) return;
+      st.todo.refresh_structure = false;
+    }
+    while (st.todo.hydrate.length > 0 && this.st === st) {
+      const id = st.todo.hydrate[0]!;
+      await this.hydrate(new Set([id]));
+      st.todo.hydrate = st.todo.hydrate.filter((x) => x !== id);
+    }
   }
 
   /** After permissions.changed: the structure from a snapshot, the cursor kept. */
@@ -323,7 +340,7 @@ export class SyncEngine {
       throw new ResyncRequired({ reason: "epoch_changed", recovery: "snapshot", retry_after_ms: 0, head_seq: s.head_seq, sync_epoch: s.sync_epoch, oldest_seq: st.oldest_seq });
     }
     this.stats.structureRefreshes++;
-    await this.hydrate(mergeStructure(st, s));
+    mergeStructure(st, s);
   }
 
   /** Names the mentions of threads a snapshot only counted, from their messages. */

@@ -81,7 +81,8 @@ export async function call<T>(p: Promise<{ data?: T; error?: unknown; response: 
   try {
     r = await p;
   } catch (err) {
-    throw new NetworkError(String(err), { cause: err });
+    const cause = (err as { cause?: unknown }).cause;
+    throw new NetworkError(cause ? `${String(err)}: ${String(cause)}` : String(err), { cause: err });
   }
   if (r.response.ok) return r.data as T;
   const problem = (r.error ?? {}) as Partial<ResyncBody>;

@@ -70,6 +70,11 @@ export interface StoreState {
   agents: Record<ID, Schemas["AgentPresence"]>;
   features: Schemas["EvaluatedFlag"][];
   active_runs: Schemas["RunSummary"][];
+  /**
+   * Work the reducers asked for that the engine has not done yet, kept with the state so that
+   * a failure (or a restart) between an event and its work does not lose it.
+   */
+  todo: { refresh_structure: boolean; hydrate: ID[] };
 }
 
 /** What applying events asks of the engine, beyond the store itself. */
@@ -108,6 +113,7 @@ export function fromSnapshot(s: Snapshot): StoreState {
     agents: {},
     features: s.features,
     active_runs: s.active_runs,
+    todo: { refresh_structure: false, hydrate: [] },
   };
   mergeStructure(st, s);
   return st;
@@ -164,6 +170,8 @@ export function mergeStructure(st: StoreState, s: Snapshot): Set<ID> {
       hydrate.add(u.thread_id);
     }
   }
+  st.todo ??= { refresh_structure: false, hydrate: [] };
+  for (const id of hydrate) if (!st.todo.hydrate.includes(id)) st.todo.hydrate.push(id);
   return hydrate;
 }
 
@@ -190,6 +198,8 @@ export function hydrateMentions(st: StoreState, threadId: ID, messages: Message[
 export function applyEvent(st: StoreState, e: Envelope, fx: Effects = newEffects()): Effects {
   if (e.seq > st.cursor) st.cursor = e.seq;
   if (isKnownEvent(e)) reduce(st, e as KnownEvent, fx);
+  if (fx.refreshStructure) st.todo.refresh_structure = true;
+  for (const id of fx.hydrate) if (!st.todo.hydrate.includes(id)) st.todo.hydrate.push(id);
   return fx;
 }
 
