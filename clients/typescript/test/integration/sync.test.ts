@@ -106,7 +106,8 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-describe("the sync engine against bothy serve", () => {
+// Restarts, backups and restores take seconds each on a busy machine.
+describe("the sync engine against bothy serve", { timeout: 90000 }, () => {
   let e: SyncEngine;
 
   it("starts from a snapshot, goes live, and its store equals a fresh snapshot after every kind of write", async () => {
