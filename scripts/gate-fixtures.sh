@@ -7,8 +7,8 @@
 # Gates proven here: text rules (dashes, white label, registry hosts), codegen-check (stale
 # generated file, drifted generator configuration), limit-check (a limit without a key, a key's
 # default in code, a number beside a key), cover-floor, fmt-check (gofmt and goimports),
-# lint (missing doc comment, gosec finding), npm-lock-check and api-lint. The other proofs are Go
-# tests: the architecture gate's (TestArchGate, run by `make arch` since it needs go-arch-lint)
+# lint (missing doc comment, gosec finding), npm-lock-check, api-lint and sdk-check (stale SDK
+# types). The other proofs are Go tests: the architecture gate's (TestArchGate, run by `make arch` since it needs go-arch-lint)
 # and register-check's in the architecture module (architecture/README.md lists them), the
 # undocumented configuration key in services/server/internal/kernel/config (`make test`).
 #
@@ -243,6 +243,15 @@ sed 's|description: Alive.|description: Alive.\n          content:\n            
 apilint() { "$make_cmd" --no-print-directory api-lint OPENAPI="$1"; }
 expect_pass 'valid OpenAPI document' apilint "$tmp/api-ok.yaml"
 expect_fail 'unresolved $ref' 'no-unresolved-refs' apilint "$tmp/api-bad.yaml"
+
+echo '==> sdk-check'
+sdkgen=$tmp/sdk/openapi.ts
+mkdir -p "$(dirname "$sdkgen")"
+cp clients/typescript/src/gen/openapi.ts "$sdkgen"
+sdk_check() { "$make_cmd" --no-print-directory sdk-check SDK_GEN="$sdkgen"; }
+expect_pass 'the SDK types match api/openapi.yaml' sdk_check
+sed -i '1s/^./X/' "$sdkgen" # one byte changed
+expect_fail 'stale SDK types (one byte changed)' 'is stale' sdk_check
 
 echo
 if [[ $failed -gt 0 ]]; then
