@@ -10,7 +10,8 @@
 # lint (missing doc comment, gosec finding), npm-lock-check, api-lint and sdk-check (stale SDK
 # types). The other proofs are Go tests: the architecture gate's (TestArchGate, run by
 # `make arch` since it needs go-arch-lint) and register-check's in the architecture module
-# (architecture/README.md lists them), the undocumented configuration key in services/server/internal/kernel/config (`make test`).
+# (architecture/README.md lists them), the undocumented configuration key in
+# services/server/internal/kernel/config (`make test`).
 #
 # Violations are assembled at run time (split strings, printf escapes), so this file passes the
 # text rules itself. Everything happens in a temporary directory removed on exit.
