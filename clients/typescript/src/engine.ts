@@ -148,6 +148,10 @@ export class SyncEngine {
     if (this.st && this.st.format !== 1) this.st = undefined; // a state of another format: start anew
     if (this.st) this.st.todo ??= { refresh_structure: false, hydrate: [] };
     this.loop = this.run();
+    // Posts that were in flight when the last run ended go out again under their own keys.
+    for (const p of Object.values(this.st?.pending ?? {})) {
+      if (p.state === "sending") this.resend(p.local_id).catch(() => undefined);
+    }
     await this.until((s) => s !== undefined || this.statusValue === "failed" || this.statusValue === "stopped");
     if (this.statusValue === "failed") throw this.lastError;
   }
@@ -499,6 +503,26 @@ export class SyncEngine {
     const st = this.requireState();
     st.pending[key] = { local_id: key, thread_id: threadId, content_md: content, state: "sending" };
     this.changed();
+    this.save(); // a restart while it is in flight sends it again, under the same key
+    return this.sendPending(key);
+  }
+
+  /**
+   * Sends a pending post again under its own Idempotency-Key (its local_id): after it failed,
+   * or after a restart while it was in flight. The server carries it out once within
+   * `http.idempotency_ttl`, however often it is sent.
+   */
+  async resend(localId: string): Promise<Message> {
+    const p = this.requireState().pending[localId];
+    if (!p) throw new Error(`no pending post ${localId}`);
+    p.state = "sending";
+    delete p.error;
+    this.changed();
+    return this.sendPending(localId);
+  }
+
+  private async sendPending(key: string): Promise<Message> {
+    const { thread_id: threadId, content_md: content } = this.requireState().pending[key]!;
     try {
       const m = await this.write(
         (k) =>
@@ -515,11 +539,13 @@ export class SyncEngine {
         else Object.assign(p, { id: m.id, state: "sent" });
       }
       this.changed();
+      this.save();
       return m;
     } catch (err) {
       const p = this.st?.pending[key];
       if (p) Object.assign(p, { state: "failed", error: String(err) });
       this.changed();
+      this.save();
       throw err;
     }
   }

@@ -33,6 +33,7 @@ export async function withRetries<T>(
       if (!retryable || attempt + 1 >= o.attempts || o.signal?.aborted) throw err;
       const wait = err instanceof ApiError && err.retryAfterMs !== undefined ? err.retryAfterMs : backoffDelay(attempt, o, o.random);
       await sleep(wait, o.signal);
+      if (o.signal?.aborted) throw err;
     }
   }
 }

@@ -218,6 +218,31 @@ describe("SyncEngine against a scripted server", () => {
     await e.stop();
   });
 
+  it("sends a post that was in flight when the last run ended again, under the same key, and it is carried out once", async () => {
+    const server = new FakeServer();
+    const storage = new MemoryStorage();
+    const first = engine(server, { storage });
+    await first.start();
+    await first.stop();
+    // The last run had sent the post and stopped before the answer came.
+    const key = "in-flight-post-1";
+    const st = (await storage.load())!;
+    st.pending[key] = { local_id: key, thread_id: THREAD, content_md: "sent before the crash", state: "sending" };
+    await storage.save(st);
+    await server.fetch(new Request(`http://fake.example.com/api/v1/threads/${THREAD}/messages`, {
+      method: "POST",
+      headers: { Authorization: "Bearer good", "Idempotency-Key": key, "Content-Type": "application/json" },
+      body: JSON.stringify({ content_md: "sent before the crash" }),
+    }));
+    const second = engine(server, { storage });
+    await second.start();
+    await second.until((s) => Object.keys(s!.pending).length === 0 && threadMessages(s!, THREAD).length === 1);
+    const posts = server.log.filter((l) => l.method === "POST");
+    expect(posts.map((p) => [p.idempotencyKey, p.status])).toEqual([[key, 201], [key, 201]]);
+    expect(server.messages.size).toBe(1);
+    await second.stop();
+  });
+
   it("marks a post failed, without retrying, on a 4xx", async () => {
     const server = new FakeServer();
     const e = engine(server);
