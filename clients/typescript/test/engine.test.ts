@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SyncEngine, type EngineOptions } from "../src/engine.js";
+import { FatalSyncError, SyncEngine, type EngineOptions } from "../src/engine.js";
 import { MemoryStorage, FileStorage } from "../src/storage.js";
 import { threadMessages } from "../src/store.js";
 import { AuthError } from "../src/rest.js";
@@ -253,6 +253,43 @@ describe("SyncEngine against a scripted server", () => {
     expect(server.log.filter((l) => l.method === "POST").length).toBe(1);
     await e.stop();
   });
+
+  it("waits retry_after_ms after error unavailable and close 1013, then resumes", async () => {
+    const server = new FakeServer();
+    server.unavailableResumes = 2;
+    const e = engine(server, { reconnect: { baseMs: 5000, maxMs: 5000 } }); // backoff would wait seconds
+    const t0 = Date.now();
+    await e.start();
+    await live(e);
+    expect(e.stats.connects).toBe(3);
+    expect(Date.now() - t0).toBeLessThan(1500);
+    await e.stop();
+  });
+
+  it("closes a socket that stays silent and resumes on a new one", async () => {
+    const server = new FakeServer();
+    server.silent = true;
+    const e = engine(server, { silenceMs: 30 });
+    await e.start();
+    await e.until(() => e.stats.connects >= 2);
+    server.silent = false;
+    await live(e);
+    server.post("after the silence");
+    await atSeq(e, 1);
+    await e.stop();
+  });
+
+  for (const [code, close, want] of [["token_revoked", 4008, AuthError], ["validation_failed", 4000, FatalSyncError]] as const) {
+    it(`stops with ${want.name} on close ${close} (${code}) instead of reconnecting`, async () => {
+      const server = new FakeServer();
+      server.failNextResume = { code, close };
+      const e = engine(server);
+      await e.start();
+      await e.until(() => e.status === "failed");
+      expect(e.lastError).toBeInstanceOf(want);
+      expect(e.stats.connects).toBe(1);
+    });
+  }
 
   it("stops with an AuthError when the token is refused", async () => {
     const server = new FakeServer();

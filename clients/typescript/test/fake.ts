@@ -47,6 +47,12 @@ export class FakeServer {
   /** When set, sockets close with 1006 right after opening. */
   refuseSockets = false;
   sockets: FakeSocket[] = [];
+  /** Resumes answered with error unavailable and close 1013 before one is served. */
+  unavailableResumes = 0;
+  /** When set, the next resume is answered with this error code and close code. */
+  failNextResume?: { code: string; close: number };
+  /** When true, sockets send nothing at all (a dead link that never closes). */
+  silent = false;
   /** How many events before the cursor a resume replays again (a misbehaving server: duplicates). */
   resumeOverlap = 0;
   messages = new Map<string, { id: string; seq: number; content_md: string }>();
@@ -277,6 +283,18 @@ export class FakeSocket implements WebSocketLike {
       return;
     }
     if (f.op === "resume" && this.authed) {
+      if (this.server.silent) return;
+      if (this.server.unavailableResumes > 0) {
+        this.server.unavailableResumes--;
+        this.frame({ op: "error", code: "unavailable", detail: "The database is unavailable.", retry_after_ms: 5 });
+        return this.serverClose(1013);
+      }
+      const fail = this.server.failNextResume;
+      if (fail) {
+        this.server.failNextResume = undefined;
+        this.frame({ op: "error", code: fail.code });
+        return this.serverClose(fail.close);
+      }
       const gone = this.server.check(f.after!, f.epoch);
       if (gone) {
         const { reason, recovery, retry_after_ms, head_seq, sync_epoch, oldest_seq } = gone;
@@ -296,7 +314,7 @@ export class FakeSocket implements WebSocketLike {
 
   /** A live event from the server. */
   live(e: Envelope): void {
-    if (this.cursor < 0 || this.closed) return;
+    if (this.cursor < 0 || this.closed || this.server.silent) return;
     this.cursor = e.seq;
     this.frame({ op: "event", event: e });
   }
