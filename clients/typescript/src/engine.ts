@@ -195,7 +195,7 @@ export class SyncEngine {
     const signal = this.abort.signal;
     while (!signal.aborted) {
       try {
-        if (!this.st) await this.loadSnapshot();
+        if (!this.st || this.needSnapshot) await this.loadSnapshot();
         else await this.runTodo();
         await this.restCatchUp();
         this.cursorRetries = 0;
@@ -244,21 +244,20 @@ export class SyncEngine {
     await sleep(body.retry_after_ms, this.abort.signal);
     if (body.recovery === "retry" && ++this.cursorRetries <= (this.o.maxCursorRetries ?? 3)) return;
     this.cursorRetries = 0;
-    // Drop the cursor: the next turn of the loop loads a snapshot.
-    const pending = this.st?.pending ?? {};
-    this.st = undefined;
-    this.carryPending = pending;
+    // Drop the cursor: the next turn of the loop loads a snapshot, which replaces the store
+    // (readers keep seeing the old one until then).
+    this.needSnapshot = true;
   }
 
-  private carryPending: StoreState["pending"] = {};
+  private needSnapshot = false;
 
   private async loadSnapshot(): Promise<void> {
     this.setStatus("snapshot");
     const s = await this.fetchSnapshot();
     const st = fromSnapshot(s);
     // Posts still in flight survive; confirmed ones are in the server's history now.
-    for (const [k, p] of Object.entries(this.carryPending)) if (p.state === "sending") st.pending[k] = p;
-    this.carryPending = {};
+    for (const [k, p] of Object.entries(this.st?.pending ?? {})) if (p.state === "sending") st.pending[k] = p;
+    this.needSnapshot = false;
     this.stats.snapshots++;
     this.st = st;
     await this.runTodo();
@@ -475,6 +474,7 @@ export class SyncEngine {
         queue.push({ closed: { code: ev.code, reason: ev.reason } });
         void pump();
       };
+      armSilence(); // a connect that hangs counts as silence too
       if (this.abort.signal.aborted) ws.close(1000, "stop");
     });
   }
