@@ -39,7 +39,7 @@ function newEngine(storageFile: string): SyncEngine {
     storage: new FileStorage(join(dir, storageFile)),
     WebSocket: TrackedWebSocket as unknown as new (url: string) => WebSocketLike,
     reconnect: { baseMs: 50, maxMs: 500 },
-    writeRetry: { attempts: 5, baseMs: 50, maxMs: 500 },
+    writeRetry: { attempts: 60, baseMs: 50, maxMs: 500 }, // outlasts a server restart
     silenceMs: 5000,
   });
 }
@@ -153,14 +153,21 @@ describe("the sync engine against bothy serve", { timeout: 90000 }, () => {
     expect(got.filter((g) => String(g[2]).startsWith("burst")).length).toBe(30);
   });
 
-  it("catches up after the server restarts", async () => {
+  it("catches up after the server restarts, and a post made while it was down goes out once", async () => {
     await server.stop();
     await e.until(() => e.status !== "live");
+    const whileDown = e.postMessage(ticketThread, "posted while the server was down");
     await server.start();
     await post(ticketThread, "after the restart");
+    await whileDown;
     await e.until(() => e.status === "live");
     await expectStoreEqualsSnapshot(e);
-    expect(threadMessages(e.state!, ticketThread).at(-1)!.content_md).toBe("after the restart");
+    await e.until((s) => Object.keys(s!.pending).length === 0);
+    const texts = threadMessages(e.state!, ticketThread).map((m) => m.content_md);
+    expect(texts.filter((t) => t === "posted while the server was down").length).toBe(1);
+    expect(texts).toContain("after the restart");
+    const onServer = (await serverMessages(ticketThread)).map((m) => m.content_md);
+    expect(onServer.filter((t) => t === "posted while the server was down").length).toBe(1);
   });
 
   it("follows a grant and its revoke", async () => {
