@@ -53,9 +53,9 @@ export interface EngineOptions {
   /** Events per catch-up page asked for; the server caps it (sync.catchup_page_size). */
   pageLimit?: number;
   /**
-   * How close (in seqs) the cursor may come to oldest_seq while more than a page remains
-   * before the engine gives up paging and loads a snapshot, rather than fall off the
-   * retention horizon mid-way (default 1000).
+   * How close (in seqs) the cursor may come to oldest_seq, with more than as many seqs still
+   * to page through, before the engine gives up paging and loads a snapshot, rather than fall
+   * off the retention horizon mid-way (default 1000).
    */
   horizonMargin?: number;
   /** cursor_ahead retries of one cursor before the engine loads a snapshot (default 3). */
@@ -292,7 +292,7 @@ export class SyncEngine {
       this.save();
       if (st.cursor >= page.head_seq) return;
       const remaining = page.head_seq - st.cursor;
-      if (page.oldest_seq > 0 && st.cursor - page.oldest_seq < margin && remaining > (this.o.pageLimit ?? 500)) {
+      if (page.oldest_seq > 0 && st.cursor - page.oldest_seq < margin && remaining > margin) {
         // Retention is about to overtake the cursor: a snapshot now beats falling off later.
         throw new ResyncRequired({
           reason: "retention",

@@ -190,7 +190,7 @@ describe("SyncEngine against a scripted server", () => {
     await first.start();
     await first.stop();
     for (let i = 0; i < 40; i++) server.post();
-    server.oldestAfterFirstPage = 2; // retention closes in on the cursor while it pages
+    server.oldestStepPerPage = 3; // retention runs faster than the client pages (2 a page)
     const e = engine(server, { storage, WebSocket: null, horizonMargin: 5, pageLimit: 2, pollMs: 5 });
     await e.start();
     await e.until((s) => server.snapshots === 2 && s?.cursor === 40);

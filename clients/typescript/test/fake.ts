@@ -62,8 +62,8 @@ export class FakeServer {
   dropNextPostAnswer = false;
   /** Runs once, right after the next snapshot is built (writes that race the snapshot). */
   snapshotHook?: () => void;
-  /** When set, retention moves oldest_seq to it during the next page. */
-  oldestAfterFirstPage?: number;
+  /** When set, retention moves oldest_seq up by this much with every page served (up to the head). */
+  oldestStepPerPage?: number;
   /** The snapshot's unread_threads. */
   snapshotUnread: Snapshot["unread_threads"] = [];
   /** What listMessages answers for THREAD. */
@@ -205,10 +205,7 @@ export class FakeServer {
       if (gone) return json(410, gone, "application/problem+json");
       const limit = Math.min(Number(url.searchParams.get("limit") ?? this.pageSize) || this.pageSize, this.pageSize);
       const pg = this.page(after, limit);
-      if (this.oldestAfterFirstPage !== undefined) {
-        this.oldest = this.oldestAfterFirstPage;
-        this.oldestAfterFirstPage = undefined;
-      }
+      if (this.oldestStepPerPage !== undefined) this.oldest = Math.min(this.head, this.oldest + this.oldestStepPerPage);
       return json(200, { ...pg, head_seq: this.head, sync_epoch: this.epoch, oldest_seq: this.oldest });
     }
     const m = p.match(/^\/api\/v1\/threads\/([^/]+)\/messages$/);
