@@ -30,7 +30,7 @@ REDOCLY := $(NPM_DIR)/node_modules/.bin/redocly
 CONFORMANCE_DIR := api/conformance
 CONFORMANCE_STAMP := $(CONFORMANCE_DIR)/node_modules/.package-lock.json
 # Every npm lock file of the repository; npm-lock-check keeps each free of download URLs.
-NPM_LOCKS := $(NPM_DIR)/package-lock.json $(CONFORMANCE_DIR)/package-lock.json
+NPM_LOCKS := $(NPM_DIR)/package-lock.json $(CONFORMANCE_DIR)/package-lock.json clients/typescript/package-lock.json
 export REDOCLY_TELEMETRY := off
 export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
 
@@ -60,7 +60,7 @@ CODEGEN_CONFIG ?= api/oapi-codegen.yaml
 GEN_FILE ?= services/server/internal/apigen/apigen.gen.go
 
 # What `.ci/run` runs through `make check`, in this order.
-CHECK_GATES := fmt-check vet lint arch register-check limit-check codegen-check api-lint api-conformance text-rules test cover-floor gate-fixtures
+CHECK_GATES := fmt-check vet lint arch register-check limit-check codegen-check api-lint api-conformance sdk-check text-rules test sdk-test cover-floor gate-fixtures
 
 .PHONY: help
 help: ## List the targets with a one-line description (the default goal).
@@ -185,7 +185,7 @@ codegen-check: $(OAPI_CODEGEN) ## Fail when the committed generated API code dif
 ##@ Gates (make check runs them all, in this order)
 
 .PHONY: check
-check: ## Everything CI runs: fmt-check vet lint arch register-check limit-check codegen-check api-lint api-conformance text-rules test cover-floor gate-fixtures.
+check: ## Everything CI runs: fmt-check vet lint arch register-check limit-check codegen-check api-lint api-conformance sdk-check text-rules test sdk-test cover-floor gate-fixtures.
 	@summary=(); start_all=$$SECONDS; \
 	for gate in $(CHECK_GATES); do \
 	  printf '\n==> make %s\n' "$$gate"; start=$$SECONDS; \
@@ -268,6 +268,49 @@ cover-floor: ## Fail when a package's coverage (from make test) is below archite
 .PHONY: gate-fixtures
 gate-fixtures: $(OAPI_CODEGEN) $(GOLANGCI_LINT) $(NPM_STAMP) ## Prove each gate rejects its violation (injected into temporary copies).
 	MAKE="$(MAKE)" TOOLS_BIN="$(TOOLS_BIN)" bash scripts/gate-fixtures.sh
+
+##@ TypeScript SDK (clients/typescript)
+
+# The SDK is an npm package of its own, installed from its lock file (which, like tools/npm's,
+# records no download URL), tested by vitest against a scripted fake and against a real
+# `bothy serve` built here. make check runs sdk-check beside the API gates and sdk-test after test.
+SDK_DIR := clients/typescript
+SDK_STAMP := $(SDK_DIR)/node_modules/.package-lock.json
+SDK_GEN := $(SDK_DIR)/src/gen/openapi.ts
+SDK_BOTHY := $(SDK_DIR)/.test-tmp/bothy
+SDK_BIN := $(SDK_DIR)/node_modules/.bin
+
+$(SDK_STAMP): $(SDK_DIR)/package.json $(SDK_DIR)/package-lock.json $(SDK_DIR)/.npmrc
+	@$(MAKE) sdk-lock-check
+	$(NPM) ci --prefix $(SDK_DIR)
+	touch $@
+
+.PHONY: sdk-install
+sdk-install: $(SDK_STAMP) ## Install the TypeScript SDK's npm packages from clients/typescript/package-lock.json (npm ci).
+
+.PHONY: sdk-lock-check
+sdk-lock-check: npm-lock-check ## Fail when clients/typescript/package-lock.json (or another npm lock file) records a download URL.
+
+.PHONY: sdk-generate
+sdk-generate: $(SDK_STAMP) ## Regenerate the SDK's types (clients/typescript/src/gen/openapi.ts) from api/openapi.yaml.
+	$(SDK_BIN)/openapi-typescript $(OPENAPI) -o $(SDK_GEN)
+
+.PHONY: sdk-check
+sdk-check: $(SDK_STAMP) sdk-lock-check ## Fail when the SDK's generated types differ from what api/openapi.yaml generates, or the SDK does not type-check.
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(SDK_BIN)/openapi-typescript $(OPENAPI) -o $$tmp/openapi.ts >/dev/null 2>&1; \
+	if ! diff -u $(SDK_GEN) $$tmp/openapi.ts > $$tmp/diff; then \
+	  head -n 40 $$tmp/diff; \
+	  echo "sdk-check: $(SDK_GEN) is stale: it differs from what $(OPENAPI) generates; run make sdk-generate and commit the result"; \
+	  exit 1; \
+	fi
+	cd $(SDK_DIR) && node_modules/.bin/tsc --noEmit
+	@echo "sdk-check: $(SDK_GEN) matches $(OPENAPI); the SDK type-checks"
+
+.PHONY: sdk-test
+sdk-test: $(SDK_STAMP) ## Run the SDK's tests: reducers and engine against a scripted fake, then the engine against a real bothy serve (about a minute).
+	$(GO) build -o $(SDK_BOTHY) ./services/server/cmd/bothy
+	cd $(SDK_DIR) && BOTHY_BIN=$(CURDIR)/$(SDK_BOTHY) node_modules/.bin/vitest run
 
 ##@ Docs and housekeeping
 

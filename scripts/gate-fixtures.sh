@@ -7,10 +7,11 @@
 # Gates proven here: text rules (dashes, white label, registry hosts), codegen-check (stale
 # generated file, drifted generator configuration), limit-check (a limit without a key, a key's
 # default in code, a number beside a key), cover-floor, fmt-check (gofmt and goimports),
-# lint (missing doc comment, gosec finding), npm-lock-check, api-lint and api-conformance. The other proofs are Go
-# tests: the architecture gate's (TestArchGate, run by `make arch` since it needs go-arch-lint)
-# and register-check's in the architecture module (architecture/README.md lists them), the
-# undocumented configuration key in services/server/internal/kernel/config (`make test`).
+# lint (missing doc comment, gosec finding), npm-lock-check, api-lint, api-conformance (a drifted
+# document) and sdk-check (stale SDK types). The other proofs are Go tests: the architecture gate's (TestArchGate, run by
+# `make arch` since it needs go-arch-lint) and register-check's in the architecture module
+# (architecture/README.md lists them), the undocumented configuration key in
+# services/server/internal/kernel/config (`make test`).
 #
 # Violations are assembled at run time (split strings, printf escapes), so this file passes the
 # text rules itself. Everything happens in a temporary directory removed on exit.
@@ -251,6 +252,14 @@ awk '/^    Principal:$/ {p=1} p && /^        handle:$/ {h=1} h && /type: string/
   "$root/api/openapi.yaml" >"$tmp/openapi-drifted.yaml"
 expect_fail 'a response member the document types otherwise' 'body","handle' \
   "$make_cmd" --no-print-directory api-conformance OPENAPI="$tmp/openapi-drifted.yaml"
+echo '==> sdk-check'
+sdkgen=$tmp/sdk/openapi.ts
+mkdir -p "$(dirname "$sdkgen")"
+cp clients/typescript/src/gen/openapi.ts "$sdkgen"
+sdk_check() { "$make_cmd" --no-print-directory sdk-check SDK_GEN="$sdkgen"; }
+expect_pass 'the SDK types match api/openapi.yaml' sdk_check
+sed -i '1s/^./X/' "$sdkgen" # one byte changed
+expect_fail 'stale SDK types (one byte changed)' 'is stale' sdk_check
 
 echo
 if [[ $failed -gt 0 ]]; then

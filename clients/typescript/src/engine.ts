@@ -1,0 +1,599 @@
+// The sync engine (spec 03 from the client's side): start from the stored cursor or from a
+// snapshot; catch up page by page to the head over REST; switch to the gateway with `resume`
+// from the cursor; apply every event once, in seq order, to the local store; recover from every
+// resync_required as its `recovery` says; fall back to REST catch-up while the socket is down;
+// reconnect with jittered backoff; save the state (cursor and store together) as it goes.
+import type { Envelope, ResyncBody, Snapshot } from "./events.js";
+import { AuthError, ApiError, NetworkError, ResyncRequired, call, createRestClient, type RestClient } from "./rest.js";
+import { backoffDelay, sleep, type BackoffOptions } from "./backoff.js";
+import { MemoryStorage, type SyncStorage } from "./storage.js";
+import {
+  applyEvent,
+  fromSnapshot,
+  hydrateMentions,
+  mergeStructure,
+  newEffects,
+  type Message,
+  type StoreState,
+} from "./store.js";
+import { newIdempotencyKey, withRetries, type RetryOptions } from "./writes.js";
+
+/** The browser WebSocket API, as much of it as the engine uses (ws's WebSocket has it too). */
+export interface WebSocketLike {
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  onopen: ((ev: unknown) => void) | null;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  onclose: ((ev: { code: number; reason: string }) => void) | null;
+  onerror: ((ev: unknown) => void) | null;
+}
+
+/** A WebSocket constructor: the global one of browsers, or ws's in Node 20. */
+export type WebSocketConstructor = new (url: string) => WebSocketLike;
+
+/** Where the engine is. */
+export type SyncStatus = "idle" | "snapshot" | "catching_up" | "live" | "offline" | "stopped" | "failed";
+
+/** Options of SyncEngine. Every delay is in milliseconds. */
+export interface EngineOptions {
+  /** The server's origin, e.g. http://127.0.0.1:8080. */
+  baseUrl: string;
+  /** A bearer token. */
+  token: string;
+  /** Where the state is kept; in memory by default. */
+  storage?: SyncStorage;
+  /** fetch; the global one by default. */
+  fetch?: typeof fetch;
+  /** The WebSocket constructor; the global one by default; null for REST polling only. */
+  WebSocket?: WebSocketConstructor | null;
+  /** Reconnect backoff (default 250 to 30000). */
+  reconnect?: BackoffOptions;
+  /** Write retries (default 5 attempts, 200 to 5000). */
+  writeRetry?: RetryOptions;
+  /** Events per catch-up page asked for; the server caps it (sync.catchup_page_size). */
+  pageLimit?: number;
+  /**
+   * How close (in seqs) the cursor may come to oldest_seq, with more than as many seqs still
+   * to page through, before the engine gives up paging and loads a snapshot, rather than fall
+   * off the retention horizon mid-way (default 1000).
+   */
+  horizonMargin?: number;
+  /** cursor_ahead retries of one cursor before the engine loads a snapshot (default 3). */
+  maxCursorRetries?: number;
+  /** Socket silence after which the connection counts as dead (default 60000: two heartbeats and more). */
+  silenceMs?: number;
+  /** Poll interval of REST catch-up when WebSocket is null (default 2000). */
+  pollMs?: number;
+  /** Messages listed per thread when naming a snapshot's mentions (default 5 pages). */
+  hydratePages?: number;
+  /** Random numbers for jitter (tests make it fixed). */
+  random?: () => number;
+}
+
+/** One gateway frame the engine reads. */
+type ServerFrame =
+  | { op: "event"; event: Envelope }
+  | { op: "cursor" | "catchup.complete"; cursor: number }
+  | ({ op: "resync_required" } & ResyncBody)
+  | { op: "error"; code: string; detail?: string; retry_after_ms?: number }
+  | { op: "ready" | "pong" | "heartbeat" };
+
+type QueueItem = { frame: ServerFrame } | { closed: { code: number; reason: string } };
+
+/** A close or frame the client cannot recover from by retrying (a bad frame: a client bug). */
+export class FatalSyncError extends Error {
+  override name = "FatalSyncError";
+}
+
+class Retry extends Error {
+  constructor(readonly waitMs?: number) {
+    super("retry");
+  }
+}
+
+const resumable = new Set([1000, 1001, 1005, 1006, 1011, 1012, 1013, 4002, 4003, 4005, 4006]);
+
+/** Keeps a local store in step with the server (see the package README for the guarantees). */
+export class SyncEngine {
+  /** The typed REST client the engine uses, for any other call. */
+  readonly rest: RestClient;
+  private readonly storage: SyncStorage;
+  private readonly WS: WebSocketConstructor | null;
+  private st?: StoreState;
+  private statusValue: SyncStatus = "idle";
+  private readonly abort = new AbortController();
+  private loop?: Promise<void>;
+  private socket?: WebSocketLike;
+  private listeners = new Set<() => void>();
+  private eventListeners = new Set<(e: Envelope) => void>();
+  private saving: Promise<void> = Promise.resolve();
+  private cursorRetries = 0;
+  /** The error that stopped the engine (status failed). */
+  lastError?: Error;
+  /** Counters for tests and diagnostics. */
+  readonly stats = { snapshots: 0, structureRefreshes: 0, pages: 0, connects: 0, resyncs: 0, applied: 0, skipped: 0 };
+
+  constructor(private readonly o: EngineOptions) {
+    this.rest = createRestClient(o);
+    this.storage = o.storage ?? new MemoryStorage();
+    const g = (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+    this.WS = o.WebSocket === undefined ? (g ?? null) : o.WebSocket;
+  }
+
+  /** The store (read it, do not change it); undefined before the first snapshot. */
+  get state(): StoreState | undefined {
+    return this.st;
+  }
+
+  /** Where the engine is. */
+  get status(): SyncStatus {
+    return this.statusValue;
+  }
+
+  /** Calls f after every change of the store or the status; returns the unsubscribe. */
+  onChange(f: () => void): () => void {
+    this.listeners.add(f);
+    return () => this.listeners.delete(f);
+  }
+
+  /** Calls f with every event applied, after the store took it; returns the unsubscribe. */
+  onEvent(f: (e: Envelope) => void): () => void {
+    this.eventListeners.add(f);
+    return () => this.eventListeners.delete(f);
+  }
+
+  /** Loads the stored state and starts syncing; resolves once the store holds a state. */
+  async start(): Promise<void> {
+    this.st = await this.storage.load();
+    if (this.st && this.st.format !== 1) this.st = undefined; // a state of another format: start anew
+    if (this.st) this.st.todo ??= { refresh_structure: false, hydrate: [] };
+    this.loop = this.run();
+    // Posts that were in flight when the last run ended go out again under their own keys.
+    for (const p of Object.values(this.st?.pending ?? {})) {
+      if (p.state === "sending") this.resend(p.local_id).catch(() => undefined);
+    }
+    await this.until((s) => s !== undefined || this.statusValue === "failed" || this.statusValue === "stopped");
+    if (this.statusValue === "failed") throw this.lastError;
+  }
+
+  /** Stops syncing, closes the socket and saves the state. */
+  async stop(): Promise<void> {
+    this.abort.abort();
+    this.socket?.close(1000, "stop");
+    await this.loop;
+    await this.flush();
+    this.setStatus("stopped");
+  }
+
+  /** Resolves when pred holds for the store (checked on every change), or rejects after timeoutMs. */
+  until(pred: (s: StoreState | undefined) => boolean, timeoutMs = 30000): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (pred(this.st)) return resolve();
+      const t = setTimeout(() => {
+        off();
+        reject(new Error(`until: timed out after ${timeoutMs} ms (status ${this.statusValue}, cursor ${this.st?.cursor})`));
+      }, timeoutMs);
+      const off = this.onChange(() => {
+        if (pred(this.st)) {
+          clearTimeout(t);
+          off();
+          resolve();
+        }
+      });
+    });
+  }
+
+  /** Waits for pending saves. */
+  async flush(): Promise<void> {
+    await this.saving;
+  }
+
+  // ---- the loop ----
+
+  private async run(): Promise<void> {
+    let attempt = 0;
+    const signal = this.abort.signal;
+    while (!signal.aborted) {
+      try {
+        if (!this.st || this.needSnapshot) await this.loadSnapshot();
+        else await this.runTodo();
+        await this.restCatchUp();
+        this.cursorRetries = 0;
+        if (!this.WS) {
+          this.setStatus("live");
+          attempt = 0;
+          await sleep(this.o.pollMs ?? 2000, signal);
+          continue;
+        }
+        const wentLive = await this.stream();
+        if (wentLive) attempt = 0;
+        if (signal.aborted) break;
+        this.setStatus("offline");
+        await sleep(backoffDelay(attempt++, this.reconnect(), this.o.random), signal);
+      } catch (err) {
+        if (signal.aborted) break;
+        this.lastError = err as Error;
+        if (err instanceof ResyncRequired) {
+          await this.recover(err.body);
+          continue;
+        }
+        if (err instanceof AuthError || err instanceof FatalSyncError || (err instanceof ApiError && !err.retryable && err.status !== 403)) {
+          this.lastError = err as Error;
+          this.setStatus("failed");
+          return;
+        }
+        this.setStatus("offline");
+        const wait = err instanceof Retry && err.waitMs !== undefined
+          ? err.waitMs
+          : err instanceof ApiError && err.retryAfterMs !== undefined
+            ? err.retryAfterMs
+            : backoffDelay(attempt++, this.reconnect(), this.o.random);
+        await sleep(wait, signal);
+      }
+    }
+  }
+
+  private reconnect(): BackoffOptions {
+    return this.o.reconnect ?? { baseMs: 250, maxMs: 30000 };
+  }
+
+  /** resync_required, from REST or the socket: wait retry_after_ms, then snapshot or retry. */
+  private async recover(body: ResyncRequired["body"]): Promise<void> {
+    this.stats.resyncs++;
+    this.setStatus("offline");
+    await sleep(body.retry_after_ms, this.abort.signal);
+    if (body.recovery === "retry" && ++this.cursorRetries <= (this.o.maxCursorRetries ?? 3)) return;
+    this.cursorRetries = 0;
+    // Drop the cursor: the next turn of the loop loads a snapshot, which replaces the store
+    // (readers keep seeing the old one until then).
+    this.needSnapshot = true;
+  }
+
+  private needSnapshot = false;
+
+  private async loadSnapshot(): Promise<void> {
+    this.setStatus("snapshot");
+    const s = await this.fetchSnapshot();
+    const st = fromSnapshot(s);
+    // Posts still in flight survive; confirmed ones are in the server's history now.
+    for (const [k, p] of Object.entries(this.st?.pending ?? {})) if (p.state === "sending") st.pending[k] = p;
+    this.needSnapshot = false;
+    this.stats.snapshots++;
+    this.st = st;
+    await this.runTodo();
+    this.changed();
+    this.save();
+  }
+
+  private async fetchSnapshot(): Promise<Snapshot> {
+    return call(this.rest.GET("/api/v1/sync/snapshot", { signal: this.abort.signal }));
+  }
+
+  /** Pages listEvents from the cursor until next_cursor reaches head_seq. */
+  private async restCatchUp(): Promise<void> {
+    this.setStatus("catching_up");
+    const margin = this.o.horizonMargin ?? 1000;
+    for (;;) {
+      const st = this.requireState();
+      const page = await call(
+        this.rest.GET("/api/v1/events", {
+          params: { query: { after: st.cursor, epoch: st.epoch, ...(this.o.pageLimit ? { limit: this.o.pageLimit } : {}) } },
+          signal: this.abort.signal,
+        }),
+      );
+      this.stats.pages++;
+      if (this.st !== st) return; // replaced meanwhile
+      st.oldest_seq = page.oldest_seq;
+      st.head_seq = page.head_seq;
+      for (const e of page.events) await this.deliver(e);
+      if (this.st !== st) return;
+      st.cursor = Math.max(st.cursor, page.next_cursor);
+      this.changed();
+      this.save();
+      if (st.cursor >= page.head_seq) return;
+      const remaining = page.head_seq - st.cursor;
+      if (page.oldest_seq > 0 && st.cursor - page.oldest_seq < margin && remaining > margin) {
+        // Retention is about to overtake the cursor: a snapshot now beats falling off later.
+        throw new ResyncRequired({
+          reason: "retention",
+          recovery: "snapshot",
+          retry_after_ms: 0,
+          head_seq: page.head_seq,
+          sync_epoch: page.sync_epoch,
+          oldest_seq: page.oldest_seq,
+        });
+      }
+    }
+  }
+
+  /** Applies one event unless the cursor passed it, then runs the effects it asks for. */
+  private async deliver(e: Envelope): Promise<void> {
+    const st = this.requireState();
+    if (e.seq <= st.cursor) {
+      this.stats.skipped++;
+      return;
+    }
+    applyEvent(st, e, newEffects());
+    this.stats.applied++;
+    for (const f of this.eventListeners) f(e);
+    await this.runTodo();
+  }
+
+  /** Does the work reducers asked for (kept in the state until done). */
+  private async runTodo(): Promise<void> {
+    const st = this.requireState();
+    if (st.todo.refresh_structure) {
+      await this.refreshStructure();
+      if (this.st !== st) return;
+      st.todo.refresh_structure = false;
+    }
+    while (st.todo.hydrate.length > 0 && this.st === st) {
+      const id = st.todo.hydrate[0]!;
+      await this.hydrate(new Set([id]));
+      st.todo.hydrate = st.todo.hydrate.filter((x) => x !== id);
+    }
+  }
+
+  /** After permissions.changed: the structure from a snapshot, the cursor kept. */
+  private async refreshStructure(): Promise<void> {
+    const st = this.requireState();
+    const s = await this.fetchSnapshot();
+    if (this.st !== st) return;
+    if (s.sync_epoch !== st.epoch) {
+      throw new ResyncRequired({ reason: "epoch_changed", recovery: "snapshot", retry_after_ms: 0, head_seq: s.head_seq, sync_epoch: s.sync_epoch, oldest_seq: st.oldest_seq });
+    }
+    this.stats.structureRefreshes++;
+    mergeStructure(st, s);
+  }
+
+  /** Names the mentions of threads a snapshot only counted, from their messages. */
+  private async hydrate(threads: Set<string>): Promise<void> {
+    for (const id of threads) {
+      const st = this.requireState();
+      const th = st.threads[id];
+      if (!th) continue;
+      let after = Math.max(th.last_read_seq, th.floor);
+      const got: Message[] = [];
+      for (let i = 0; i < (this.o.hydratePages ?? 5); i++) {
+        let list;
+        try {
+          list = await call(
+            this.rest.GET("/api/v1/threads/{thread_id}/messages", { params: { path: { thread_id: id }, query: { after } }, signal: this.abort.signal }),
+          );
+        } catch (err) {
+          if (err instanceof ApiError && (err.status === 403 || err.status === 404)) break; // gone from view
+          throw err;
+        }
+        got.push(...list.items);
+        if (list.items.length === 0 || list.next_cursor === undefined || list.next_cursor <= after) break;
+        after = list.next_cursor;
+      }
+      if (this.st === st) hydrateMentions(st, id, got);
+    }
+  }
+
+  /** Runs the gateway until its socket closes; true when it went live. Throws to recover. */
+  private stream(): Promise<boolean> {
+    const st = this.requireState();
+    const url = this.o.baseUrl.replace(/^http/, "ws").replace(/\/$/, "") + "/api/v1/gateway";
+    const ws = new this.WS!(url);
+    this.socket = ws;
+    this.stats.connects++;
+    const queue: QueueItem[] = [];
+    let wentLive = false;
+    let resync: ResyncRequired["body"] | undefined;
+    let lastError: { code: string; retry_after_ms?: number } | undefined;
+    let silence: ReturnType<typeof setTimeout> | undefined;
+    const silenceMs = this.o.silenceMs ?? 60000;
+    const armSilence = () => {
+      clearTimeout(silence);
+      silence = setTimeout(() => ws.close(4999, "silence"), silenceMs);
+    };
+    return new Promise<boolean>((resolve, reject) => {
+      let pumping = false;
+      let finished = false;
+      const finish = (f: () => void) => {
+        if (finished) return;
+        finished = true;
+        clearTimeout(silence);
+        ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null;
+        if (this.socket === ws) this.socket = undefined;
+        f();
+      };
+      const pump = async () => {
+        if (pumping) return;
+        pumping = true;
+        try {
+          while (queue.length > 0) {
+            const item = queue.shift()!;
+            if ("closed" in item) {
+              const { code } = item.closed;
+              if (resync) return finish(() => reject(new ResyncRequired(resync!)));
+              if (code === 4001 || code === 4008) return finish(() => reject(new AuthError(lastError?.code ?? "credential ended")));
+              if (code === 4000 || code === 4007) return finish(() => reject(new FatalSyncError(`gateway closed ${code}: ${lastError?.code ?? ""}`)));
+              if (code === 1013 && lastError?.retry_after_ms !== undefined) return finish(() => reject(new Retry(lastError!.retry_after_ms)));
+              if (!resumable.has(code) && code !== 4999) return finish(() => reject(new NetworkError(`gateway closed ${code}`)));
+              return finish(() => resolve(wentLive));
+            }
+            const f = item.frame;
+            if (this.st !== st) {
+              ws.close(1000, "state replaced");
+              continue;
+            }
+            switch (f.op) {
+              case "event":
+                await this.deliver(f.event);
+                break;
+              case "cursor":
+              case "catchup.complete":
+                if (this.st === st) st.cursor = Math.max(st.cursor, f.cursor);
+                if (f.op === "catchup.complete") {
+                  wentLive = true;
+                  this.setStatus("live");
+                }
+                break;
+              case "resync_required":
+                resync = f;
+                break;
+              case "error":
+                lastError = f;
+                break;
+            }
+            if (queue.length === 0) {
+              this.changed();
+              this.save();
+            }
+          }
+        } catch (err) {
+          ws.close(1000, "client error");
+          finish(() => reject(err));
+        } finally {
+          pumping = false;
+        }
+      };
+      ws.onopen = () => {
+        armSilence();
+        ws.send(JSON.stringify({ op: "auth", token: this.o.token }));
+        ws.send(JSON.stringify({ op: "resume", after: st.cursor, epoch: st.epoch }));
+      };
+      ws.onmessage = (ev) => {
+        armSilence();
+        let frame: ServerFrame;
+        try {
+          frame = JSON.parse(typeof ev.data === "string" ? ev.data : String(ev.data)) as ServerFrame;
+        } catch {
+          return;
+        }
+        queue.push({ frame });
+        void pump();
+      };
+      ws.onerror = () => {
+        // onclose follows with the code.
+      };
+      ws.onclose = (ev) => {
+        queue.push({ closed: { code: ev.code, reason: ev.reason } });
+        void pump();
+      };
+      armSilence(); // a connect that hangs counts as silence too
+      if (this.abort.signal.aborted) ws.close(1000, "stop");
+    });
+  }
+
+  // ---- writes ----
+
+  private retry(): RetryOptions {
+    return this.o.writeRetry ?? { attempts: 5, baseMs: 200, maxMs: 5000 };
+  }
+
+  /**
+   * Runs a write with an Idempotency-Key per logical action, retried with that key on network
+   * errors, 5xx and 429 (Retry-After), so it is carried out once.
+   */
+  write<T>(send: (key: string) => Promise<{ data?: T; error?: unknown; response: Response }>, key?: string): Promise<T> {
+    return withRetries(send, { ...this.retry(), key, random: this.o.random, signal: this.abort.signal });
+  }
+
+  /**
+   * Posts a message optimistically: it is pending in the store at once (under its
+   * Idempotency-Key), and leaves the pending list when its message.created arrives (matched by
+   * the id the answer gave), or is marked failed when the post fails for good.
+   */
+  async postMessage(threadId: string, content: string): Promise<Message> {
+    const key = newIdempotencyKey();
+    const st = this.requireState();
+    st.pending[key] = { local_id: key, thread_id: threadId, content_md: content, state: "sending" };
+    this.changed();
+    this.save(); // a restart while it is in flight sends it again, under the same key
+    return this.sendPending(key);
+  }
+
+  /**
+   * Sends a pending post again under its own Idempotency-Key (its local_id): after it failed,
+   * or after a restart while it was in flight. The server carries it out once within
+   * `http.idempotency_ttl`, however often it is sent.
+   */
+  async resend(localId: string): Promise<Message> {
+    const p = this.requireState().pending[localId];
+    if (!p) throw new Error(`no pending post ${localId}`);
+    p.state = "sending";
+    delete p.error;
+    this.changed();
+    return this.sendPending(localId);
+  }
+
+  private async sendPending(key: string): Promise<Message> {
+    const { thread_id: threadId, content_md: content } = this.requireState().pending[key]!;
+    try {
+      const m = await this.write(
+        (k) =>
+          this.rest.POST("/api/v1/threads/{thread_id}/messages", {
+            params: { path: { thread_id: threadId }, header: { "Idempotency-Key": k } },
+            body: { content_md: content },
+          }),
+        key,
+      );
+      const now = this.st;
+      const p = now?.pending[key];
+      if (now && p) {
+        if (now.messages[threadId]?.[m.id]) delete now.pending[key];
+        else Object.assign(p, { id: m.id, state: "sent" });
+      }
+      this.changed();
+      this.save();
+      return m;
+    } catch (err) {
+      const p = this.st?.pending[key];
+      if (p) Object.assign(p, { state: "failed", error: String(err) });
+      this.changed();
+      this.save();
+      throw err;
+    }
+  }
+
+  /** Records how far the reader has read a thread (its read_state.updated updates the store). */
+  async markRead(threadId: string, lastReadSeq: number): Promise<void> {
+    await this.write((_k) =>
+      this.rest.PUT("/api/v1/threads/{thread_id}/read-state", { params: { path: { thread_id: threadId } }, body: { last_read_seq: lastReadSeq } }),
+    );
+  }
+
+  /** Loads a thread's messages after a seq into the store (history the events did not bring). */
+  async loadMessages(threadId: string, after = 0): Promise<Message[]> {
+    const list = await call(this.rest.GET("/api/v1/threads/{thread_id}/messages", { params: { path: { thread_id: threadId }, query: { after } } }));
+    const st = this.requireState();
+    for (const m of list.items) {
+      if (st.messages[threadId]?.[m.id]?.redacted) continue;
+      (st.messages[threadId] ??= {})[m.id] = m;
+    }
+    this.changed();
+    return list.items;
+  }
+
+  // ---- plumbing ----
+
+  private requireState(): StoreState {
+    if (!this.st) throw new Error("the engine has no state yet");
+    return this.st;
+  }
+
+  private setStatus(s: SyncStatus): void {
+    if (this.statusValue === s) return;
+    this.statusValue = s;
+    this.changed();
+  }
+
+  private changed(): void {
+    for (const f of this.listeners) f();
+  }
+
+  private save(): void {
+    const st = this.st;
+    if (!st) return;
+    const snapshot = structuredClone(st);
+    this.saving = this.saving.then(() => this.storage.save(snapshot)).catch((err) => {
+      this.lastError = err as Error;
+    });
+  }
+}
+
+export { newIdempotencyKey };

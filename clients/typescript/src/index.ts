@@ -1,0 +1,8 @@
+// The bothy TypeScript SDK: typed REST client, typed events, local store and sync engine.
+export * from "./events.js";
+export * from "./rest.js";
+export * from "./store.js";
+export * from "./storage.js";
+export * from "./writes.js";
+export * from "./backoff.js";
+export { SyncEngine, FatalSyncError, type EngineOptions, type SyncStatus, type WebSocketLike, type WebSocketConstructor } from "./engine.js";
