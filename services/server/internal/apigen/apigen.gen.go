@@ -923,7 +923,7 @@ type Level string
 
 // Message A message of a thread.
 //
-// Example: {"author_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","content_md":"On my way, @alex","created_at":"2026-12-01T09:33:00Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eb0","mention_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"],"redacted":false,"seq":2,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0"}
+// Example: {"author_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","content_md":"On my way, @alex","created_at":"2026-12-01T09:33:00Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eb0","mention_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"],"reactions":[{"count":2,"me":true,"reaction":":thumbs_up:"}],"redacted":false,"seq":2,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0"}
 type Message struct {
 	AuthorId  openapi_types.UUID `json:"author_id"`
 	ChannelId openapi_types.UUID `json:"channel_id"`
@@ -936,6 +936,11 @@ type Message struct {
 
 	// MentionIds The principals the message mentions who may read its channel.
 	MentionIds []openapi_types.UUID `json:"mention_ids"`
+
+	// Reactions The message's reactions, each with its count and whether the reader
+	// made it, in the order each reaction was first made (then by
+	// reaction); empty for none and for a deleted message.
+	Reactions []ReactionCount `json:"reactions"`
 
 	// Redacted True once the message is deleted.
 	Redacted   bool       `json:"redacted"`
@@ -1063,6 +1068,18 @@ type PutSettingRequest struct {
 // Example: {"sections":[{"channel_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91"],"collapsed":false,"key":"favourites","title":"Favourites"}]}
 type PutSidebarRequest struct {
 	Sections []SidebarSection `json:"sections"`
+}
+
+// ReactionCount One reaction of a message, counted.
+type ReactionCount struct {
+	// Count How many principals made this reaction.
+	Count int64 `json:"count"`
+
+	// Me Whether the reader is one of them.
+	Me bool `json:"me"`
+
+	// Reaction The shortcode or Unicode emoji, as sent to `addReaction`.
+	Reaction string `json:"reaction"`
 }
 
 // ReadState How far the actor has read a thread.
@@ -1243,7 +1260,7 @@ type Thread struct {
 
 	// FirstMessage A message of a thread.
 	//
-	// Example: {"author_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","content_md":"On my way, @alex","created_at":"2026-12-01T09:33:00Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eb0","mention_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"],"redacted":false,"seq":2,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0"}
+	// Example: {"author_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","content_md":"On my way, @alex","created_at":"2026-12-01T09:33:00Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eb0","mention_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"],"reactions":[{"count":2,"me":true,"reaction":":thumbs_up:"}],"redacted":false,"seq":2,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0"}
 	FirstMessage *Message           `json:"first_message,omitempty"`
 	Id           openapi_types.UUID `json:"id"`
 
@@ -2228,6 +2245,12 @@ type ServerInterface interface {
 	// EditMessage Edit a message
 	// (PATCH /api/v1/messages/{message_id})
 	EditMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID)
+	// RemoveReaction Take back a reaction
+	// (DELETE /api/v1/messages/{message_id}/reactions/{reaction})
+	RemoveReaction(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID, reaction string)
+	// AddReaction React to a message
+	// (PUT /api/v1/messages/{message_id}/reactions/{reaction})
+	AddReaction(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID, reaction string)
 	// CreatePerson Create a person
 	// (POST /api/v1/people)
 	CreatePerson(w http.ResponseWriter, r *http.Request, params CreatePersonParams)
@@ -2399,6 +2422,18 @@ func (_ Unimplemented) DeleteMessage(w http.ResponseWriter, r *http.Request, mes
 // EditMessage Edit a message
 // (PATCH /api/v1/messages/{message_id})
 func (_ Unimplemented) EditMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RemoveReaction Take back a reaction
+// (DELETE /api/v1/messages/{message_id}/reactions/{reaction})
+func (_ Unimplemented) RemoveReaction(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID, reaction string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// AddReaction React to a message
+// (PUT /api/v1/messages/{message_id}/reactions/{reaction})
+func (_ Unimplemented) AddReaction(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID, reaction string) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3170,6 +3205,76 @@ func (siw *ServerInterfaceWrapper) EditMessage(w http.ResponseWriter, r *http.Re
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.EditMessage(w, r, messageId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RemoveReaction operation middleware
+func (siw *ServerInterfaceWrapper) RemoveReaction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "message_id" -------------
+	var messageId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "message_id", chi.URLParam(r, "message_id"), &messageId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "message_id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "reaction" -------------
+	var reaction string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "reaction", chi.URLParam(r, "reaction"), &reaction, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "reaction", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RemoveReaction(w, r, messageId, reaction)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// AddReaction operation middleware
+func (siw *ServerInterfaceWrapper) AddReaction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "message_id" -------------
+	var messageId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "message_id", chi.URLParam(r, "message_id"), &messageId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "message_id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "reaction" -------------
+	var reaction string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "reaction", chi.URLParam(r, "reaction"), &reaction, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "reaction", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.AddReaction(w, r, messageId, reaction)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4076,6 +4181,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Patch(options.BaseURL+"/api/v1/messages/{message_id}", wrapper.EditMessage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/api/v1/messages/{message_id}/reactions/{reaction}", wrapper.RemoveReaction)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/api/v1/messages/{message_id}/reactions/{reaction}", wrapper.AddReaction)
 	})
 	r.Group(func(r chi.Router) {
 		r.Put(options.BaseURL+"/api/v1/threads/{thread_id}/read-state", wrapper.UpdateReadState)
@@ -7219,6 +7330,332 @@ func (response EditMessage503ApplicationProblemPlusJSONResponse) VisitEditMessag
 	return err
 }
 
+type RemoveReactionRequestObject struct {
+	MessageId openapi_types.UUID `json:"message_id"`
+	Reaction  string             `json:"reaction"`
+}
+
+type RemoveReactionResponseObject interface {
+	VisitRemoveReactionResponse(w http.ResponseWriter) error
+}
+
+type RemoveReaction204Response struct {
+}
+
+func (response RemoveReaction204Response) VisitRemoveReactionResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RemoveReaction400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RemoveReaction400ApplicationProblemPlusJSONResponse) VisitRemoveReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveReaction401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response RemoveReaction401ApplicationProblemPlusJSONResponse) VisitRemoveReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveReaction403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RemoveReaction403ApplicationProblemPlusJSONResponse) VisitRemoveReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveReaction404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RemoveReaction404ApplicationProblemPlusJSONResponse) VisitRemoveReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveReaction409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response RemoveReaction409ApplicationProblemPlusJSONResponse) VisitRemoveReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveReaction413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response RemoveReaction413ApplicationProblemPlusJSONResponse) VisitRemoveReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveReaction429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response RemoveReaction429ApplicationProblemPlusJSONResponse) VisitRemoveReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveReaction500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response RemoveReaction500ApplicationProblemPlusJSONResponse) VisitRemoveReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveReaction503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response RemoveReaction503ApplicationProblemPlusJSONResponse) VisitRemoveReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddReactionRequestObject struct {
+	MessageId openapi_types.UUID `json:"message_id"`
+	Reaction  string             `json:"reaction"`
+}
+
+type AddReactionResponseObject interface {
+	VisitAddReactionResponse(w http.ResponseWriter) error
+}
+
+type AddReaction204Response struct {
+}
+
+func (response AddReaction204Response) VisitAddReactionResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type AddReaction400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response AddReaction400ApplicationProblemPlusJSONResponse) VisitAddReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddReaction401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response AddReaction401ApplicationProblemPlusJSONResponse) VisitAddReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddReaction403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response AddReaction403ApplicationProblemPlusJSONResponse) VisitAddReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddReaction404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response AddReaction404ApplicationProblemPlusJSONResponse) VisitAddReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddReaction409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response AddReaction409ApplicationProblemPlusJSONResponse) VisitAddReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddReaction413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response AddReaction413ApplicationProblemPlusJSONResponse) VisitAddReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddReaction429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response AddReaction429ApplicationProblemPlusJSONResponse) VisitAddReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddReaction500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response AddReaction500ApplicationProblemPlusJSONResponse) VisitAddReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddReaction503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response AddReaction503ApplicationProblemPlusJSONResponse) VisitAddReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreatePersonRequestObject struct {
 	Params CreatePersonParams
 	Body   *CreatePersonJSONRequestBody
@@ -9893,6 +10330,12 @@ type StrictServerInterface interface {
 	// EditMessage Edit a message
 	// (PATCH /api/v1/messages/{message_id})
 	EditMessage(ctx context.Context, request EditMessageRequestObject) (EditMessageResponseObject, error)
+	// RemoveReaction Take back a reaction
+	// (DELETE /api/v1/messages/{message_id}/reactions/{reaction})
+	RemoveReaction(ctx context.Context, request RemoveReactionRequestObject) (RemoveReactionResponseObject, error)
+	// AddReaction React to a message
+	// (PUT /api/v1/messages/{message_id}/reactions/{reaction})
+	AddReaction(ctx context.Context, request AddReactionRequestObject) (AddReactionResponseObject, error)
 	// CreatePerson Create a person
 	// (POST /api/v1/people)
 	CreatePerson(ctx context.Context, request CreatePersonRequestObject) (CreatePersonResponseObject, error)
@@ -10541,6 +10984,60 @@ func (sh *strictHandler) EditMessage(w http.ResponseWriter, r *http.Request, mes
 	}
 }
 
+// RemoveReaction operation middleware
+func (sh *strictHandler) RemoveReaction(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID, reaction string) {
+	var request RemoveReactionRequestObject
+
+	request.MessageId = messageId
+	request.Reaction = reaction
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RemoveReaction(ctx, request.(RemoveReactionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RemoveReaction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RemoveReactionResponseObject); ok {
+		if err := validResponse.VisitRemoveReactionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// AddReaction operation middleware
+func (sh *strictHandler) AddReaction(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID, reaction string) {
+	var request AddReactionRequestObject
+
+	request.MessageId = messageId
+	request.Reaction = reaction
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.AddReaction(ctx, request.(AddReactionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AddReaction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(AddReactionResponseObject); ok {
+		if err := validResponse.VisitAddReactionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // CreatePerson operation middleware
 func (sh *strictHandler) CreatePerson(w http.ResponseWriter, r *http.Request, params CreatePersonParams) {
 	var request CreatePersonRequestObject
@@ -11059,286 +11556,299 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17d9s21jf6VXD0PGtFPg8ly07SNvKadcZN0zbv9JKTuNN5O8prQiQkYUwBLAFaUbNyPvtZ2BsAQYrU",
-	"xXZureePaUyRuG7sG/b+7be9RC5zKZjQqjd+21swmrIC/vmS6WJ9PtOsMH+lTCUFzzWXojfufS9XZEnF",
-	"miiWSJEqoiVZUa7JlM1kwUhhvuViTvovv31KnpycjCKSsoyuB/aDo2Ev6hXs95IXLO2NdVGyqKeSBVtS",
-	"09uSC74sl73xKOrpdc564x4Xms1Z0Xv37l3Uy2lBl0zbkT5P2TKXmolk/Q+23hztj/SKKUJhVJyl5MXP",
-	"ry6IojM2JtTOgJixMKXJiusF0QtGFF0ycsXWZFbIpXkyEfCIJloW8BoXJF5onQ951f+l1llM5kwrbETL",
-	"gpnGVS6FYkTOsKUZL5Qmfd+ZfwHXn8TBlAYvWZ7RNUvHxCxTfESoSMmq4JqpiRDSDGRO6JxycUYoSWRu",
-	"tkVoslrwjEHz2J3SPMtIUQoFe6XITBaE6yG58JMz84VBUZLy2YwVph23NFSoFSsUeTR6QuJEilnGEx0P",
-	"yYnZ/dPHjyciL7jQdJoxcv7q6fPnJFnQgiZmm8zIljSbyWLJUuimam00JD+LbE1UmSRMqVmZTYRbEEVo",
-	"4ZYxIkoSSmaUZ6zasCVdkynzewujN5O7YuuziaDV0ia0QJqEPS+YJv34KU0WbPBUCl3IbEyEHEBXcUSo",
-	"mog4KRjV7EJeMRE/UEeEKyLYNSvCAZm+gNxxZWEfhhPRi3rsDV3mmaHd0cmT0fQL+mgALw5oxt4MTnpR",
-	"jxvqxC3vRT1Bl+blcOsNOdfOBX3zAxNzveiNTx8/jsw5cX+fmFOhNStMm//n3//X4P97/T//3fPHR+mC",
-	"izmeHr+4psmvafoSl9L8lUihmYB/0jzPeELNGTrOCznN2PJ//qPMgXpbTc18kZr2r2nGU3j5EjeoF/VS",
-	"pinPeuPeBZA47pdZQ6kJvG+YACsKaY7xv9/2ZpxlqVkRKtKM9aLekilF56b5Zak0fDdlhC1zve69ex31",
-	"lKa6VL3xo5HhE1zDYv/Tj4T4kdhFKAsxnkq9WI/thMabw34Xrvd/F2zWG/f+67jiksf4qzp+gU3gktYZ",
-	"TmO+FeH3440O46jiOXI2YyI1NApLoYhhMbhA8dHQDO2pPXYH7NWdzsYde1UNOikLYBNmMxjpV5zhKAIO",
-	"Y2mFUKLpFRMEdxdm860spjxNmfjQ00EmbliHYsxxYFkWCSPTEgktlUQvuCL9eOZGaWYELFORlF3zhDli",
-	"pnleyGuWkjVwFfzxMse9tDv3nRTszqdpGt0x1aQslCxIQgURkmRSzFlhTpFixTVQZMHUWiSXThjHR2ew",
-	"IFOZromia0VWizWInIVcGU5fsEReswIm9VwYhkOzD7l/54KUgr3JWaJZSuB0kH7M7Uhqw0dmbRg/Z+Yw",
-	"4SsqgjcyOScLinIaOZUipTDSV4fHN4WJ/iT1t7IU6Yc/d5YsU8mQ1tgbrrQhQ12jY/NTwWhKuKFAIfXl",
-	"zIzXLYdeSZCkXKRcaS7mJVcLI6lhdi/oOpM0vZDyB1rM2cdiLrBnXJHMDMJMkDoNa0nfXJpfL6drzVRM",
-	"+nGOQ77UUl7C+/aYvWKFOXy/CHpNeWZmeCuxVgbtNARaSjWdUgVMIHhtSEBxJtRozpa4MrrGpwPQp8mc",
-	"XzNlhJ8TYI9HDysB9kutz07RFQ7troRWx5xIPw7+io/GtSOyokiZeM5SIktN+hQ1VLIqpGbEaqmoujY0",
-	"NqoMzXJFpEgYiYN1iuF85lQpw6hUzhIyehyRSe8bN8xgVJMe2BRNA2bgLZi2ZbFvHwe2DqzMhZQ/UrG2",
-	"ipH6oOyNFEaOZnzJzYmelWby4XL3Y0Pzxvq6tI8U7IiUaJKhZeDMFm5sMyN2jQzIuBHUNE0LphTIMv+V",
-	"1appqRdMaDu7sBX7Femff/OSjEYnT47qlF7buLvbiV9EMCT2wfkvrp3R4bhSXMyjSpmLSCmuhFyJiLA3",
-	"uRGdZkELdi2vzI8bioL9Bc9SOCfDo2m2AlFrlKr4119/HZwHb4zJ14wW5jyY4+ONU8MQgee9Z2bnT9uS",
-	"zwtLF0aWWP2mk49ZVkzKj8fPuFCaGraSUGMpo9LjTpIiBZ8vjLa3ajK4s0ArIMYuQzXBHpJkwZIru/Kq",
-	"zHNZaJb+yFJOL2ByH0d6Gl5JUYauFlIxEj/FUQzMqGKnq8bhgMxAYsOs4//Bf5rdASqLje2umP5bqWeD",
-	"r2LYcJokLNcsPfP9cL0w3J629OVZl5RHsLx+pS6XZqkuTVcgtP1mA684n9uF29D6qPklIpTkBRcJz2lG",
-	"5IxccTNa+C2urP+8kDNutJuoRudgz6eXVPfGvdPR6ReDk9PB6ORi9GT8cDQ+efxbL/LvTNeh4f5o9gUb",
-	"fJmc0MGTdMQGp7PHycPpV/SEffllr7kpr8rlkhZcMQXqNtELo5gZ+eb2ygwr5SrP6PrSWv0v5ZQLwzXR",
-	"9h33CvuAp/uNgxp6zAuZs0JzNO3D6b7tGa4FE0+pZgPNl2zTO1Cf/tsWaqvWfrWQxL6NuqjZAjMz31FZ",
-	"8rStj1qrzU5+XVBdtQd67xmhU+vRMswYSV1IEnw4bO2ntsRtszG/ELWQKwGmam0aG825rWlrqBT895JZ",
-	"2zYydnsmV2B7KNbaGE/bG4LuH6hgndFNsmNR34Xe1H/34JXa9KPKqxJscRTSyGvfqpz+hyXaDBNO4w9c",
-	"tZ1I85NqmCGG0huHjmu2RP/On/z4vd44gHbqnfsMOljKjOowXVviOSPxv1/HSOp6wQzbLYwCLYCOfIvb",
-	"BAay0Hd+O2lR0PUmjUBTnZv+omCKiYR1s+LG1ivGoooBF6UwLAa9Qmbk9ZWhjstvF3z2DLxkM1AJTFt7",
-	"Tf4l9v4KPmhOHPt2zXUuQK2NzkV40JjqGYmtWhgT8zyzO00KZqQfWTBa6CmjGuw/JsqlGZL9BOgNzui0",
-	"VOZ0ytks4yIcZMVBzvP8VSJz1sFCqSA0z60Ca/YnlWMSs2szmLEqp+aDKYtJP6E6WQzK3Ij9iVCC5moh",
-	"9VFEYut+VWNzgGLSB/+CymnCVESSBRWCZcrqpHDGjqKJqL4CQ8R0AEfavRORXCodEZZyDd+mLGOaEfcZ",
-	"tIFrVusXHx1Z17pdt+Z0Kp8xfhz+DcPpRb2g7dZ1fUpzOuUZ1+v2XU/AtSxnBA3SR41jkLPC8GrDbswP",
-	"5pSFOw3LNyxzI4QNDcKftEgW/Bp4M67qENcseOC/cA+qb3Bhq0/sjKsHaUFneujmD7sAp9I9mRdU6CFN",
-	"l1y0rwh22bIcjgrMclAkDbB8KEl5wRI9sGNx7x2gj52MR6Pf9mfAT056Uc/ogjByKlJapNWdiubJFdOq",
-	"BzeHmhumIvQlT41cem134XLfnkZmzWXOk96497NwhG02nmA/vah3zQoFa3SyIRTsxt1MLTvkG1Qxdmpj",
-	"uGjbmaqlgH+YV9+5Vd2gBlTSZsH+u1PdqgJtbEWrvlm9pJDK6i1HRIFRYcUmdu4IICQ7Lzl3LkhdaobU",
-	"ceCMd/eEVPR28xdPP8F4udBfPOq1XIi36H6wqVUzNQLaXPk2GRhuecvBNySQ7jr+bjHM72CVBZtZY4rV",
-	"gU2X21jQPzlbbWNDNNRHFWOKcB0oJRm7Ni+JlCSOyXM07YsNUzF4wQyxzkM3WOwmU61z5dfRB2B2ML3e",
-	"uLdky2l4o3zn3G8Ld6uv29v2uzdwIbWLTY5i026oO917q76B8G45yZ8WF7Xbtf2bH+ClgOfuw0bvhtd9",
-	"NuzLLWVUp74tXM3wkXar9qIiPhWwtQZb2TRo/JLvR6YBO7u5nfYUFgWNlSqEY4NTs1Xl1Ag43PuzmjeY",
-	"wqEOn4hQTZZSafJ4NKpFEclSs8JuCVdEF3y5RPYQhMY8Ho3u1BsUYYjTSW0s3vmZYPRQ8FNjOCdmOPVI",
-	"nS2+pW1k8z2+1aSQdkfPForJ8130kueV1FTGylRN6qlTwtclz1IylTqkhql5OMCH2MheNtumH+VmW5fn",
-	"n9zGVeuwse6aZIwqTaRguOJnhveYf5CMK3CyrnjCSCJLUIVFcoBDyLkK3sF8nuM3JzsYT5f/0E6hm74s",
-	"d9tCY05f086F3KCuDcVlu721QTDthALE8FWNFuwtvWEjcLtn/bhWC0HrfKvo29hFYFunj0cNstrur4Xx",
-	"di/oN6BN/4inpHNZzTmQRpfdaTSRfiXONATHmi8IFesVXR819mJTZ9zHH/pVyzG+laayP93uZd3Aun5X",
-	"0K2iExwjhmiW9KpJot5Bv6/m/OVXYCdgPM9B6rb/yKn8hizNcwls1qr7m8tdG2EbtcD82H62am3kbY2h",
-	"UJaFO9xnxG0KKUXGlCJxbSJwSxi7G9oYaFIQueSacH102Jj20b7tZuMXTgfHJdznQ9kieGsr3ByObbyb",
-	"+l6wQkmxQxLn8NJ24XuesTfmhSXe19OMvfm7fXuYyGUoks1vvbuRrziyDyBi7bw21yfPKBc+MEWVyYJQ",
-	"ReLm/G2ELV5U26nChBpjOX386MNoZm5K3aTxypylLZRhbZIO6Vl/+/81jVTBPEmptFyyQlX+gVd4M3+g",
-	"3u5k3clotEPYRTeVx7cWnBegKmxZSKtLaEmUpkXoK8KcicCbV4uXgWCHy6Xhxn9XdIkHooAIU2MyzTIp",
-	"C3JqONx/qLFQMC+gVwXHvNh4ueX+Puim7VDWhhiRH2lxlUI80gmZrjXQR5wsqIbwSfuajaBsV2pwbJ1K",
-	"zegwpSYY/pYdklesmwf+nCPlgg5j2CFcZ50RKjALgGBzhCtVQooPXndNZSlgUyFI4JonmycEIrQd/dPl",
-	"A0UymmuZw3Uy/Ohimno2zqnteAStNIf+NYe8KB9DpqWdgo0Ig1QgrtoY0T5MsTHIVp7tO3ugCL5I+imb",
-	"0TLTJPbR6WdEMJYqEgfTiUPvrJt/1HNx7i0u2ne7dhhTTrrEHKwRZCK55ByurLyBO3CIDaUitSHdmGXT",
-	"uqf7amNP4OucF0x5l+yXg9HDZkACjMwYs1Iv1pe//WuxmP7ra/Xbq5Pr6fLN4x9+fXydPj1Z/PCv/5X9",
-	"719XOv3uSfHbr4/0j9+cu28P0A+7KKxL5ap2OMKAgdoeQmDunF8zsZcyFS7Gpo8GoxEsLSstc0VWsrji",
-	"Yr4RnYNbZJurdb3V0WoXum2eUwh/xM4jEuNWxGQms0yuMHji0UMypYp98agsQnWD9E8ff0EKKlK5JFOu",
-	"MfGwve/93J4NJoejDlpoY3XfwK600X7FDIKwtjOcqar4GNfGWiNSZGub1och0+5A3iDO7ZBz0s4nD7eA",
-	"vgxCRStmcidxa3u6rLu96A1jaWdLFefdphfizr/Cd1td3Q0bwmqKtvWd8Vm19jfoyzN5F4pitOUlF45u",
-	"XPIL0GDfaD2W8OZMk0ejhxOxkcsUQQApbFwMd32xjWuOWxo4aYRrtEgSsyLwfeu13zcFnenOayRZPFCk",
-	"FMB8NHujiZlZdSdZWO2ueTjw98tD7tpqCt/3NJtBNnGerXdchgVd7UFSdX1vk0nBbHZdRAe3Zw8UwWvL",
-	"fdj/La5sgmnWJlE12kq6ZmgvzdHZ3F4Kppp5AfOdVKCY2zbPrJwBomNv9OaVzIGrX1veD7Zc21boWcr3",
-	"cvoZNcAuO0qSPayWnwVZrsmKriPyd2Mwk/6MXzOy5KLUTB0dZozc0vI4zG54dk2z0vDEbzM6b5OpM0Z1",
-	"WTAyy+g8IBualay6HDDcA9OY5DUrCp763ybCsRbPmiPCMsU238ZIcxeoe8VFWr05EaZ/cwRR4x6Sn3NW",
-	"UC0LeMQFDtDlfIBOY7kzPI8bSeRve0zQaVahJVyxdW9sqVYNFd7fMbW5c/67Fq0O3MWQ2mAWC5Kw6msU",
-	"bNdUyoxRuN67Yh3h4XbOV2y9e5+vILndja59q1tzAUxHTFyzTOagOknBSFoWkKkGt0suWezhUVSly0hB",
-	"Xj57deFyaCZiTjVb0fWQfIvJ1tqwnVS6jN5sDZG3csm1ZunGbsDqdDvj6h63St16+FV6SgdfJqPR4Es6",
-	"Ohl8NRqNBiP/PxpEdqCDDQRDQ2TtaCRBkVUULMNM872+o5TS/QfKTB8ygeTvbkVzeHL68NHjL36DS3tI",
-	"2ISlK/VCFpeHLMnNViDgdz+UIlkQqomQUvw/vWinjhwM3TGwPTufmc4V+703/rImVfb4ND0J3dpwQXJA",
-	"n5ZuHGrCOzuKR6fNGJ8djU1PejcYuD+/9eCoFv3eH51tmjOc/XN4s3EC9tKk6sT/dkveFBz7hPo8S+Ag",
-	"w1vYGLVTsa/9EhyPxlDXORsYdsZnPDlDE5CnygYdFiylmAffGHXFRN0rm01jiD9GYRuZ4pMOLBddUeU7",
-	"aJcDIaXu3Ex39+IJszme7zI5NcI2kcsl1wObGhGROc0Hs6JxT9WlbB0aw3SQ1qcL0zQwljdtbpKHTwm8",
-	"QuwroI4FmQJIcnYXYQfniLCTMH5dd6pWG6jXeavvoGBzrjRkjzjpZ16NqpuQxkncQ/cy+xL1qsnXqTmy",
-	"RzfY+IpyNwR41HszmMuBffgfJcXwJV39WHGn4Ii36CbSHUoqkB7HtdS/foyXiO4aClfSLGmeA07HROgw",
-	"A5RrxbKZ/WxM1FpptoyPcBdsD0TIqoeJwP6H5NWK62RhFAjsE3UBKdjPM8hrOiCHZfvLr2BQlum9div0",
-	"gs5b9v9nwUhuY2tdCsemDYTBNh0q1HVLAhdk8XBBFPsdc5PCfKSDspBQeWuJMVyYA9fKAKwxY7gy9D8j",
-	"tS307AnmjdyJpntyBcHe6EsEQ2nvOKO2W0jvZekZIA+A602RmGJeO3n2e0khbiV207Brk9ByvtAEN2GP",
-	"8cgsZUp3rwP+7uBbELsLMVsA5QtT+adswQVgfgDk2KOTEYkLZrQeLkW8L79ci+SS5TJZHO7+tPRVX95g",
-	"i2ut1ybdqe+/DGRKe14TnlWjEsxRMDVCMQ+L2HXOKUdmLiun0jq9NhRAUkU+jcwzDJdJ0347UrN8MD6g",
-	"w1sM5sizomgjVHPquQAQKcSIQoM/CNGsr4WF1Gq/PWRZGhHIGk+lsXFITo2xLLSsIHSsLQj3/+ildtB7",
-	"Ne9CdbW9GbjjQLxat5Mrsiqk8IZ6vdVN2K9dS4sTrnptW+AQNcmoo1m2FyO3WfjR28Ya35SftR7PbciH",
-	"t2EaN+isYFS1B+yuHfCXRZayO1T15PPzzLm/tCcV1AbLm+DGRF7OaHGJPMycNmjvki66MvMs8tR6Swyx",
-	"5YuIlsTe6DGJXUZjTPpGTyGUBDmORk2IAZUvJn2jCsThKOKIlKqkWbYmlGR0PudiDn5fnlBQNSbCMeJy",
-	"TgpqvSlUkEwqDWg6DQ+46xrXolh3zFMX60uQOJdt+cPfy5UN0q6jbsJBNVon1dqcFus0/Q/X9rgeSAB1",
-	"wdCNrvFAVSBwa5EQ+OTwpHVLb8E+byzFDSXL602QnQ3YM2LBOUj/0cnIIhzh5uL02kDUJsKSPFxcO9or",
-	"ZK7ANYhfRcSQnQrojvQBKEYXnCm8uAUixEljWBySJOIlGVuCi7LC9GG+pQcq0EM2XFQW1qUx0yaOlZ0b",
-	"V8A9LP0i4JCmXDjbUg3D1R+fPByN6vzoZGSeOKZRO+rVwd04AAGZf2W+95COJ6M6Ae57v+gCbF7CrEkw",
-	"607kmeYCGcKEoL9Wq0tmzftan+trz0Pks0bARj889/U2YAh7Xmt9NbrRDe6HjmF9/xAmS5oi58Qs6H2u",
-	"yvZUMD96/C2t3wq26h2famht2914a3xtIzcs2PxW1c902J75FRrUsDHqgwOZfN5n9yD8E1zhmvNB0LmR",
-	"h1wQnm76Hm6IhYJ8vMULsdUf8MJY/sbsxxdif4ZAvTJU4k+X5f3gPcj3S/zeO8Fv81x12MQ2UwHu74bE",
-	"JS40xBJcakG+szQivVhblgG4Hz7hVgq4KqNVjDG+68IqOMR49WmmjJUoFXMgUBORUc2Ko6CJIM0Hveyu",
-	"E7i0txmGAAlpE8DqyvIWi7xNba6YyWYgzDVnK1bE4DBSZyRGmo0JTCOXEGFQMJpoHM8VY7myrkWagSJ/",
-	"NhExXM/ajyy91sGDKThjlKXuMxLLlTDd9N1UJkKKbH1kAVlwaQEasz5zHC6YsTaVG9E5oh402Dr977fA",
-	"U3lmAQEzkOJkLHqw/rkgMYQAxGNyarbq4WkYQCdnE5ExY0GoiKR8zs1SxZdxROIhAhLGgzjC8GlAVxcp",
-	"sSDWFkkev54IWeD3Q/JULnNasBTgsQZcKCYU1/yaZYg0bGHz6yhaDUx1e68ahM0+PK1FzZ7WAdHPB7/R",
-	"wR+jwZPX1T8vh4PX/3fwy3+3ScLvGc10hwWU8WsmmOEVgGbfEBg+1E1ebWo2XZG754gEGcur+IxQsbYp",
-	"XbLUiVxaxGnbHTFHP8tCg1te7fY+2Z7bGM5zS6bPxUxut/kweBnMnwKQ75vCck+hNKrCC0Ep7x2u9Z9s",
-	"D8Lq0pcC65WnZ1XgKnor1F5aUnfCTNB6M+VkM5Rwi539FEfjQj+tAzzE6S2YPS5gHVIypclVmZ8hb5kI",
-	"b96pEjKxjIlHBRIV9Al51BC6i35FPGiHBEDVR/xcGIGgYMyB7Jizw/xfJ/shBbh4ydAXsC2m6gcHutAd",
-	"UchmM5YYbmRtPRGac5UIEwtWcO3WHSJKKknrcFoxUV0kWZn6GJJb8Pgfu3yp5yHUCm0PfGyEXeyjLt46",
-	"VrIZZrYj8OLhYTgo0xEsn7D3/Pvmpn5p1ra6Fp/RTDF7JX16IzCoeqjEjk/oqCUiotqafaIbbhNW2h65",
-	"d+byaYTFunDkxJUFaEuHd4VLxVL+nqK7a6SwVQ9StUna75R1CKwdkr66GwCp7giMi6Jke655LeoC2zto",
-	"CTvvDGyvDxQRpWFEqOE7/TxC9nZyg9iL1hBlCNG+CVTWAXEabXKi+j6qB+CiL7k6gI0I5pCkGq4Gv61t",
-	"csZy6t2uBm/63BJSJoiruJmpizfcN7V090X36bR1X0i1M9i5knIarbZDIpw/4ZBmHyTSmuXcEuByA1/y",
-	"LXPG908Y+rItgvX2Xt3UWOf8OviuI0UtcO9Sw0j9Z0GiWpBBBZre/llqN0uVd0NqlaEd+e0XPsfe6KTm",
-	"naoGQ85kDqpptj76UFjVdwKB5indeYm78HAuEMHngYMfIn2a56qa8cG4N9sxtgLQsV2w2R2ZWPWZtfvp",
-	"lCwgJLAiUbCiuaqn2xZ4DeoCTGietxoDtdCy1ktiG+FlrJGMK43JxuHN1XZciVuDYgesgDpM6u3IE1sI",
-	"+QOS5cHU0U4QVYRJmnKzLTR7Ecwe0zg2AIahYuajx1+6C+khiROZYlEFrClJp+bcLmmy4IINjF6DqQ9Q",
-	"Csu8ezYRsXaFGOLNC89JORo9TMyb8C8WD8lTmTIFui9NU1d+rs/eaCaMLQ2wzEraO25FIDCHz4UsmHtZ",
-	"L9japU9cCblCa7cpcdMOprQxG/PqmGzUSolIMyUxmoigRFtEguJXgGGtFzK9NM8oZgvDB21l+KrKddFm",
-	"eID5aLPmVES6CltEpKVMj2nEFyqD5Mmw6kjTw+nn0S4OdQcqyqJcUhFQxZs8o4I60GpgODamVyTMZ9G5",
-	"2mj1+KufJClkqc326GQB3m6uIEysXZLZWo6toUnN2obgqGjZCE/3+3L5IF6u1fiCxd+VBvBAkSBpgPDU",
-	"+8b/NbD66OA5RlC31PXcEZLQnTu8OZ7vLy5eOLQGcwb8prmqnbUhPBo9qivhD0/RKY5OtMdPnoQutVFr",
-	"mE8X7IdRYgrdpCdMNFs7Z56LmjHNNmlHk07y7Ypp/+XlcyOkOCBQ1luP9uNktTFsfrDlUDUz+zH+HVcn",
-	"zMg2PKyV4Zf6FdOai/nWbE1MRERoUXy9IYXhBdBDi5Z7A/vrJjL9mvyvVz//ZJuflprEoswyWJCtcfiN",
-	"aWP7XfPjKZvSYuv8FL6DmDpyA1hZMcT/xYt0b4nv6bt7cgJQyjLLaK4C5x0mQ87otSyh/FkQCPRt9bDl",
-	"iroazp52tl2CV/jdTs3St9+2oi8ZTTvqSxj1bUbDKo8LG+/e5d69ia/W2PKXhQ/qOr2BLzO4CXh42wT4",
-	"xnDe7uNx+mBp250epPqot18/mB3nginVJYzsz+6Gr6qyu2DJlc1RxYqIG9tvXoBTZdV3d0kUgm7ATaR/",
-	"oyro1nwnKK4M2ObrFiPedticxzN75cOSKxwuJGqUInKomhDaYczvgoq9hbxfuKem4Vbo6h0XqjANuFMN",
-	"LzGpr0gNv/uy5I9HD0OjDNdg36vVyC3OVhLAmbQ6Bys6wHV0cQX2FnjTV9jtjoAG6pWYY0cZqINWVNAO",
-	"C7ZNW7EDOqvqstuNLwsH8Y6EDFkFtLms+1xX1xFRWle0FAhfvW4N2CyFwAr5kGpXCizuZwxio2etlb36",
-	"QIgUKOIOmBMdRYv25TT7w8gUB7vynci4cy+5n6HrpDbAtrV/Ra+ZRfLodNoikIfRB+j1VlCKGrLKQe7a",
-	"wElr7DZw0kK3W/HuugFVoPYnYgNaRdfHMi2YndCUZVLMFdFyI9QyuDY6bBd2OIobykcr77Aahxu3Vce2",
-	"waPcsmZAoI293RcrAqAfv3gUBBptYC9X4z4UqPCrw3AKEYfC6fnVbKLaEm3bjnYVLowpCGbzyejCW6Nm",
-	"7lwv3hIxMrIe+bqui44JG9tCwxU8VHPzc9mum71yqQntZo3Z5CrzEtiizcjwaCNjImR1RcXe6AgQKA23",
-	"mEA++DBMG4XYuSpwJSYrVqDoR2TPNsgRfs0ujYjCyi1Yygz/7YpW4F/Qp/23xcNBKtsKInN9CmTRzPLw",
-	"cZgHxHWd3D6ua6PSDFeXGBrjKD1nBdRlluKyevE0TMk8GJ/lRrdb1o539XSQUhsHPDxuI3dT7r64wcqU",
-	"AoSX3TrTThvORkUvex7jQJdqOcKO4N4eUIjSF5JsEx2eaJtH7p9ccXADu1osoKpj+Lf5L9ZQi3ykVT2k",
-	"QDnp5zGMbl+WpTpUe87eA5y1NFWdybf7ZtOHqFc7sur3MJvDM72t31pEaO0Mtsn6tgO513BqJ/agmqD+",
-	"6O25kL8oVlg3XasVWR3efaQdFhitTvO+wtK83kVmB+XjbzKCfdcBPkOA7J1erK6sy5b9DkiknhvfjOZX",
-	"veD8Vwu/MaGoxsc8Dwq23p/M4Fy1CnhIIuiEU58Xssx9yJc682kVElIeIIVRtWVD3CQaY1+I9kPiEBtw",
-	"7odUoWyN1aq0Ml9wKWS++wdN3CzeYxv2fIA4DNb78H1gwt48xNkXjrlR9TPr8WitftZJ112lEW2Oz/sq",
-	"jPg6uku0YSDjrjKGe9H1besPyqDyT0tt0YNyz+6+GGHjUNyU4u+o8uBtq/xto/M9avl5su+u5IeC5o6L",
-	"920R3ntHO4ZIT92OAwsfVmFTtYQCWpSssXlRWoTRBwoT+uaMOFwMuVxiGJBgpN+CNnpEGlnCDxSRKzER",
-	"K1lcDUnMUx+AUkucIf14zrTTEgEfOjS4YsNeJsL8E1JswLCXNvZsw8BtFpXDUWryzL5yIzMNkb5uEHp0",
-	"Qxwh29/rvRyubVFFbfRi9bTuCiZwn9yBNHCTJI4tPP3UJmm8xwxnuFeEezUXaYvuiBtlZ3RXXLlT8O5b",
-	"IxXs7AK8QpcBntKe8eCH3L7W1ruVpVZARkh6D5TDOGqL5/8YqQLOO3znAqsOdF5tXkNyVQJtY0lbz7a8",
-	"YqI94/LcFtygqoE17dweYGgpI9YI1y6YS/sqKjeyTA4uo9JWTSdfSMFaiukEwP/7VF85JFkNFtvIwo35",
-	"nYzGI8e1blK14o4C2LfWcoGNBrhw89pGURUUnGK/E7C1MNGFL/nwQNkscAcYOgk3b9KrBlGVT/PVlHZX",
-	"JNq/LsYexWe4fj9VZw7hjZ62NuxBY0JRpUmpwNSCf68KrjUTpI8GYsxTJjTX62HV1iwr1eISxNI1zeKj",
-	"+qRgRvvP5OAKJrbwxtY1R5BNeK81fUJIvf8IO2vfQkESfwI+WMB/A15mh5UNbHp3PhetgS1gOZTbWhyV",
-	"hPhI2V23xDGp+Rq7dVhwR6D3L3DkF9Uj4avB1Xz7t485a2g9e2gvNwlVc7mEUMJ5cx1+2TJNdyteRf59",
-	"LsmY3p/bMevm+pMB+e7ls/OLZ68u+rVFjuo6pyUKUOWPIsv+pyyTKzK6iedte3hfSCCbEX+1GTb3ufVA",
-	"5IZR+vDP7fG0lcJd17NbYkMb+l4zvHNDj9lNxdsQIhsrWG+sddrB3UtH7Ar8uHHCgzm5G2uGvqMwVnqr",
-	"OWfDUDZtgruOp76VmYGxKDimbdEKcPOVlAXX61dGSOAcsU7eedkGV3MuiMzp76Wr4dePzyHnmf8BsX9j",
-	"8jUW2cOIenjHhtQfRTadUXoQbq4ngiuH/DQk5wSugbCC+pWAvFlUxVICWJegQdieEap6dDIRLdk9vlwL",
-	"oA9z7173CEAgE+HaEcZbLelC67z37h3cbaItlUihaQLHyuW5LikXgGpZqEa6axisQILXzPEuMtu+Gh8f",
-	"wxvD8OOmY7bK4zh/8dzQMnwSoYNGO9AcI4oxj9M69DBRz2g9w4mYiIsFVySVSblkCO0FS4M4U+Z8FKVe",
-	"jK2tBw1yReZMsIJ6UBKzTX1Jcz5IZMrmULmx4IkfghQkWXBEGcV1dkkmTt4AnWJ06ERoprQy3dikHVfW",
-	"VmnCNWKgmgnPC7lS1d0C1mYN/JPQlkdIQRUHNXiWKrjip2nKUiz86SFv/LdmANOSZ2ZuMc35sf9FDdd0",
-	"mcU21xHyRzLDyFMiBVNHsKpPpbi2AnZs/h7gKZ/KlDNXi0kJesUuEwiQxWSlMyi5YYb2yy/PvyHIPVRk",
-	"eDM8nghC7JE2mzcgP0lsF3kGVNaHuxQCxxBzAS2AN1dE8WWerW0Usq2ZDiG/yjRsKxA1TEFkTGeEYiQr",
-	"jFxIwgTAykLi379fx0MzElxjHCPmEoVkBUN0CWgDAolUONcYAOMSWNtjm0DzP4bfxaTvshSPxiT2CW9c",
-	"ZyyOTEcxmoGYVZcyG+yESWtxRPKsxA2qcsHQS50yhGG2xwuawqwy1F3bE/cQdDb2XhGHN0sW3ByrmSyg",
-	"oWZO35FhXI9HIwf8RAtcOp8LB+tRPxfuJdPNgtGUFY0MsciOwGaVmY7riWVjQvEAES4SCalOUjDSxzrq",
-	"p181wdcIic8HvxE6+IOMBk/IkFySMRnER2bvrliuI0QIW3FbocyebccKjAnFhuQHOYexmCVyWVWW6Ptx",
-	"lSMXH2GOsGfDgAdlD4mLjZczckL+wb82rH0pLSrj/A+eD4ztUjClWEr68VOMZR08E4lMuZiPTf/mtfio",
-	"OtZV+l18niQsr16PCYUHCr7xeFbERZTj3UjFFtzOxP+kxXpMmq0N7U7CYplm7O71m3jKzy7oPPaYTUee",
-	"85rVYBxws1Z0HdBGNQTLwWr1akkpMoZ1JBRdq2qzzhAzilTf04wwkeYSiDY+XgDw3B+GwI8h/+APe4yO",
-	"l8ywcRXDwuflNOMJCseMJ8xWWXbhbjlNFmxwOhxtCLLVajWk8PNQFvNj+606/uH502c/vXoG31TuVCsZ",
-	"z188D/Ws3mh4gq/JnAma896493A4Gj6EwjB6AWrJseHS1yfHVfTYnOmuxBG82woTM1y8gT3e9karuro1",
-	"awOywHw5NH/FcC9PkwW2BjjvUEuITNfu7on8hFWv61/Vi8ZAsgjNc7uxKK9kzuxXagyfDcm5Fd8FIzO2",
-	"wkxpn2NgZ2FsaosA5jf8OVQm40qfu5gWx2dglU5HoyDuHaI2Aob8HwvOj9x9r1A88F6AitRy4ThvqQaD",
-	"NsW7qPdodNLVgx/y8S91bQ6/e7j7u29d9jZ+8Wj3Fz9J/S0kcZoPTvbo4gWmbl9I+QMtUEt/dPpk93cX",
-	"Uv5Ixdryd3BVPsZd2f7dcytD8IM9BviKFdc8Yb9U+eCo5Lu8FiAT3B1HK5pCxKkLiIL4T9lmRWIdduUr",
-	"UdULKckZVK60NB37XKO8kDNuAUKkYBOhCyoURk9ETlVlojpDvspU/Wjh49g6mCqQPFQY8TSaQ5JsAQUF",
-	"7cYKgNC91gUWatQiTQ33te070fVo9GQiqkT/IXlutNNqXc13wLVRE0yqCvZx29nFlT13lWBcaRTVWU2k",
-	"euX4ecqWudRMJOt/sDUEXlth+LVM13d28IMhOjfDu7rVqYuSvdtgPSd3y3q62I5gK1x5y2b2OFtf09TP",
-	"5NPmTKM9OMxTS4u3YmUnj/dZAw9U8SNLOb1Y558jH0R69rysjQ++iyqVI8+BnncwxlZ2mOdxZcXipYRl",
-	"bRMRVxA6FhS6Abbt1E3kJhZ91RZWonk+EaEhEQIdeZ0DwKgd7KtRsq3uYeNQXaVio3fWYacJAJ0Yk7yb",
-	"Y+X5J86v8vwjcasKi20bx8rze351z68O5Fdw6By3ctfBdX7lgs+P31Z3EO+OrQXUzcjO8QVVy1StqWgu",
-	"NMwZUzGE4wHuc8ao/XQijMXCxRw1K6NBgavJkLyD6zeWgYOsdIpeo/F4Iiw3dEPpG+4EjFIdDQmOFsHi",
-	"K+vOvWvxtydCyAAZv87F7Hyf+vp8DVbWlgZfAbmaZ8Y4rby+tQufOq+JAr6x8z70Zkz0PZl8bnW6DL7G",
-	"wv8ZGdpfwzS0p6EKAA3YTLKgeh8WAxk0yFgy1pbN/A08DxwED5TNg+eNs4631VAEZFar9GGUqYmI/U2r",
-	"rW/meRQ0N7TQx7HXlsAbQTMp2BniInMxnwjqYAWwaj9DLwsgNzgWQhwHcXwKO1gVPLRHHfm3sBmcM+Tx",
-	"fUo8phOqYAX1WDzcAq5kFziB2z8/3N9LrLlnxxteiO8/vE2G9qgjBA1pR5E5RLXd857Pk/fgESH2NAaM",
-	"xxXPQb9U2aK0vHJqx/vlJ4pet3OTyphr4QtV95iGBHpLi7bS5Vhq4SYeKuWT4SXvyYTbwITZy4S7O8UH",
-	"F7lD7UEao8r6De/NuHszbh8+Z2h6O5fbqWIFGdrtVtwrxBRx+H5NRuh9UZAH4qPAApbnmaH3xeOFoYvt",
-	"2/DQ197eUIkO4H1kO+tDI/jCFVH/rK219+XywtX5SF4vhwPQ7fIKY3Q3iPCei95z0b24qOFwnsFtNVMx",
-	"nUQdv/V5M++ObfLQFg7KgH/69BaLo6wluPMh8SiOiJKoRkJsPmKeJ/oQ1/45tOUcWLZh26vLvPXW5xkg",
-	"2mEAJL4SlMz3H/cbCuRRq9sL38bkmVs78KOtmUE87eC+VR7TrVXP96X/4fp0KYDwa0SEXPnlv+dffx1n",
-	"GW45ocQWELAEsdM1ny63qG4/58xCSmA6xcBpZ05XqiVzuDjFnBaaG1YjtBpPBIbgBg8xOM0lgLiAtDky",
-	"OdTNQoiaCEv5ene8VwK5shoiS4fExtlDHZKgfwgrNUY2TmAi7AzGPu4UfGuK0AyRcjEBrGC6LASzisHp",
-	"aASTs6wPAlhtHtyQOHjGqoxSurwMhxDXB8QFoVl2RqiYCBtVXlucSv0cOcz4OPj9kqdqizL6DUzTRe1/",
-	"0pehtaF+JJt6x2VCPYkISYWljlaAvd6lurpjNEZfbaY1ffIM/l593Mm7DZfdyFjbqkViBaQdIadpWWCp",
-	"FMBZgUxJnzDZEm+qGDPKAwTGKfb7REBwKZY9hyxQqMiu+ZJ5ZNCIJFQni0GZH2HYW44VF+MgeTOGlBqf",
-	"g6nY74ilzdIIrjb8LynL+DUrWDp2BZ5q44OLUxik0jzLCE2vAevcyAclATze8O4gKRSRrw2H/72kmVGB",
-	"PUjpkJzjnCz+PHU8HFCWYVJlfqkSKi5XXKRyFUNOBPREJwIriMjCQmxDSxhZF0zcphyRChkVol6WjApF",
-	"Jr0rxvKJyOmci/mkZwZkP8OS8l6Vhrj3tJIKJ6PNiP+J8PZrLWlgIVfGSLB5A949gsuL07ws880YRkxS",
-	"xiwc+/ZYlVNDYlMWY8DOUVfQ77NrG8i52x0CE47qxAGuIQSjtXRyRkb+kgfwabuudmDf91Pf98sDbBt0",
-	"DdpW+1lASnlYjfoMTvRsxgpMQ2b1LYQGLtGmwvo7bTNygIS3uEf70dC1PVDW84YJ0lDqqcB8GwzyTow2",
-	"lRItJ6J+EHLIEeV/sDgiqwXH4to0s+HgKZvRMtOkT7EZbHEiMGv1xBJK2/QyvuS6Nr2NPXifBhVQ6gus",
-	"FrMhcMPkd3tgeghHyrAW1FPIQHgqhS5k1l2fIS+gTKNhdgPwzcNmb8zYb+C7T1+i7zG476RgfyHr66k5",
-	"KKTMLXAiRCuCvKWWPQTS3JysujTH+MZOaW64jg2BDCWiAByBfgw/BT4dSBCBhw/URBQMcyuPIkPIIMur",
-	"mNDCEnexlgIj4nlKNsX+RKDc9wKk1mVfSzsaouTSDfVoSL5rjHkifDyDfd9wi4zNNJGlPqtrDYbD5ACx",
-	"HAB2Fgw1gSmDBK0uCYQd75JAPxtprKu1dQXJalUk27hWA1/jljEO9Vn78mPsmstSeciKtnF4yrqtdLAL",
-	"YMWtlbVc7SUnDEP5Y4gtfEA5sVEb7oMKDiCwrqyjUHDoLUf3Pjjks85ZmjsmE9yZWtDobUlLlimGofmU",
-	"FBKqHtfc8RGhFuRWFlUInPWF+VgQ5MT1a9FgIEOnYLo4EXifBTEiISsfk1ZWTvqIqGnExUpgimptpMZU",
-	"tKibWP/PDdsO+ijCiFz7iqhG8gDqP4KAmoi+/fKBi6l1Y2kyaQfc7PIDPLR1YMHYFswrFkwO3ZDQztGQ",
-	"APe3v6CvMYa/4mgikHVZv2BjW8CIM9Zac5KhnLPWmzFWK2/eo4hk/IqBYG2J7gOT1NHERCxkllZ2qfkG",
-	"R5mzwi/ZGGotJlKkXfE6pI9XNDYpvVAQQGcxVCFPWWYM8sUbni6uICPNaK7mC0icC726IYg47XIOGwFB",
-	"hdEtCMsU67hYN6JCQqY6VVe4Y6sF1R7yzwzxDAIj60OsGKpfSE2v0PsMTtZq5UlfyIA24LgVRk+ygNEe",
-	"cvCBqhzS3T5WOMOftm8VhviRLt1xebb4MJHn3N9N3TtH9xC2QE1WRnZK2w1j6vgt/PeSp++2RX+/ZEt5",
-	"DZlyyM1qcZZIpvaOe4tsnQjHIR37jmzIcvC2Y7q+8iVA1VkGMJyINsuqQ1JCCWdADUmqsx6fTYQMZJrl",
-	"+1aoWfFZ1ZUBdxtKc8vHZw0XYOWBdLf8/TrfBrERCAE3PJ/CZ2TjNkHoFr1NGLbw3pcwjA7e22Exb7vw",
-	"dwRyx/f9j7YY8HizCKt5z/7+MuYCEq4j9314WFjFqNMlFFR75crB4xSlUGPEp0ojB4O7FgkBTzIcfwty",
-	"UvEcHwDkMUYaYUHOH3/FWK5qDvDg4gG9EeMKAgd7dFFDfWAQWhYMMbwomdLkqsyPIhcgYP3oVsOXWWpb",
-	"4EYnA2ShNq7wXYXS/z5xRur1otpVG79i91b6p3HsaFqj5DAUxj2qHbvl9gPXWqbCdFDDRarKp7aF3gVH",
-	"jOrA1dhO2T++V5remRJeI87QL3pP358SfXds087IryU7drXGjt9esTVoyu0pTYZvowsTcUPtVUIbrmkj",
-	"cN++MiwBGrYjYekfbK3IkupkMRHx//k3Hfzx2vzfaPDkcjh4/XYUffHw3X/HZ6EPmnYBmUbOaeIuMZf0",
-	"zaUdha2aTJhIJASNWQnoBllPlUKY1paT+aLUDu51D0XUNv5AkSu27tBFER+1Ww3NqTbk0xv3ulbnw6VB",
-	"VbP/SDFbtVKH7ZzLEebnlA917wvYI87e6I82ZTLMsAxqJm5PYTI8ryqF2crsXrI8q5fXqgpdk75D3HMl",
-	"cM1IfNXEVB01/POuvPNW9uciSB+PqmahmZPRaBS2bmNHh+SpKx9rWOEVyyHuac6vmTgD52mLMxpTr5S/",
-	"bwVFvaqrYufHVRWHVekvN+CPvuzl+2JB2MFHYkH1OqkdPMgu6T0P+hPyoBbesAfvQXyZ47cOdn+Hd9Jh",
-	"U1B/5zFdk4KlCI+FZr4lZ9C6fIkFuKTPjFWSevOa0SLjrLDRoJByju4o0xzzWZn4cybnpJ/jRptXyoSl",
-	"6OZM1VFUz770wBa1cHyrWdVfiqOJANdfzFLuIr/jIfnGwl9AjhO0RsK7pBDzohPOojPkffNkBjUhWnSx",
-	"anM+jGewunJzk7+PDPjsYSM6g7gBPzhZ7FA73KmG63TbVgRxvEWKNdOqsw7AbTWlw9G3OWRhWrR7jspI",
-	"PAbLURaKmBdNv7yYQDqKr1JDlc3HUZG7UXeY5lYrgU+pgCtxS74+x+aATOpnFT/4tE7w3SsvwVQ/kvbi",
-	"a3q0Ky5INvc50Pf3tIewvmfACPbKXsHyIDfEL0XdqmJqHWnNNwNkrgEvT8R+yMt7gUS8gGF/2kEjOMZP",
-	"GaAUN/+eJd2zpEMwSi3Z7HSIe1aijt+GQd7vjlNmbK5rqrdwrW/8O7ZIT62qrVfOKn5VNWqMJ8u1oB5H",
-	"AEk/DjEdbImQR6MTQjXWrapqHM2pZiu6nohECoFupMrMSzKpbDYzFyS270JwC57WS0hcZhldxxPRh9ex",
-	"bs2j0eiriECxGnxQzeAynMFR23VX9YL3Gvkfxy5UBSMqL2ol2CcCIlTgaxubF0SkBP1uRqVMhN8JZ1JW",
-	"b1eb0jAsSf90NIqIkDaiEsxmoY/aDU7X4IvgsuU9oFaENQE641ga6QifJnbFTu4exE4JuQr37J7b/4XM",
-	"Z7froe53C75d7MG3XwZ8u4tZ1O80a9f5ngHWODVc79PCaC1YW8kF0QlZTISrIRjSHtaca1FrN3loUCyk",
-	"wURf1jifcPxzg+t5FOqK7XWzu5f37O59szvcp3u/32cci3G3jAvZSDfTgvo+GzXZXJZ8QF2uKmO2JlOz",
-	"KURLQo0tNRG26P0OQzpgHn3La4AbWtT7icD79qRgGkP1MB7RVxY0jKlWzxOjCA2vfPX9+eD08RcTsaBq",
-	"MSS/AoJCUOTfFh10tUYaE3CoYxBqPREWE40r34St1Uj6LvEwttBIUJHeNoulzfG5WxJXyvWhb8p9CCuM",
-	"6ratUYIgE9oDcEHmjMffAq0WO7Il/B0Ohy+bD79eap3FpD8aY83GLbknULTpT8N+3xvopFmlwJHxPh0X",
-	"tR6xj62Ak+ZFV3oYjoqEmNGbYAt4SAEAJhGSJOY7e8K0P5fDrRvFRLk0LMo1FpRl/oxACe4dLp+AGMSq",
-	"czSQRodIQ8io3AVqhGmXm+Uc20tr9oM0RXSvmM8j82cAvO7yRyNIca2Hvx9FZLq2gfQud8dmtzxQJM7Y",
-	"NctsblBCczrlGdecqRjhCroQCl7hVN9nhIrp4Z+crbYVx7zmik8zm06rhp9JsMlnWuASFzkgXcWYar0g",
-	"3nEpUiU/V2Fm5tEmDnb4uA3lqTtb+mhIfqJLG2sLJZy/GgUVnCcC1Rhd8OUSwGCDwVZpyyej0ahblQES",
-	"/bRvRGCIH+lCBJdniyaBu3sfVPZnuqlQ9kx0X54iGzl+C/+9QRm1Tu5x4xJqTnw22I6rmuYkKjydiH1q",
-	"puEY9wj9sjPr4CQtMZl4ZFotG7egf6JSaVtZSH21731Pn3+ZtJswD3d4t2a+uZfq8CtdSji4vQMtPJqI",
-	"DRWa7Nagg/BzINBadio8OvPKUDWU9ozzrXq4C6b/JBjIB6icuK9V0Lrr93ziszdEwn3dPEA3tUp8moro",
-	"UjOa+O3VAa//Uj/kYZHViGyzWCbiHLiMDdSargk1qgMrmmj1bsqbDoOIyGIiNlSR6OBwrwNKuH6qOsn7",
-	"sqns0nwkq2oPiPU/ceHYe6fne7TdAg64ly62FsmxEjRXC6k71a9XuigTXRYsIokszeBViOKh/J0fcG9U",
-	"sGQJIfk+swSgV7F6KnujA/R21/vRGDIOuCgdjnnmgbxjqFQJJqCNGjtCBA9AGw8Q1at/ozIX4mQbldDo",
-	"bxMxZTNZMHuHhtw5pwViuFscEARKKnOob1Q1ipeLUP7/3HLjh6NHiDcSP58NfpKCDX6k2vQnwHcFvN5O",
-	"8QEglAAWd/zsgs7jCv8EssTdex0gKO34DK/c7u3B5rFXK3PtdyHYOQD+eTGAd0GVIKjNbyt+9Hu1J918",
-	"u1Ie3SJ+EKTsqGeWtOVuHG4XZhwogKsaCeAqRAifVSea3bDcD7tSuPx+mt1KjebRJEjuya+xNu1TsOj4",
-	"Ibl+7qDhfw0dW1pMDqWtTMDDrbAEpuGbW5HAbS3N47e++O87nza61UL3GVtWxQ3LGlISI1eeymvmqmO4",
-	"Mh8W7nsiNst82LzMKhUIbwMyrIHjBI09UhPRj10u6ZgYLc5HBPt6nDXWap91GOY/uknvwVltS+0adFju",
-	"+w6rk/+MpTzssthlNsuJi2zv9dkZGWGxKxuCYkXn3pUs7qxyBeB8+/EeUAcCi1rZD/+shSAste2D6O2W",
-	"4t4P8rny6BcIHlzIco6uyJB3dtfw7PKAnKdpmKFv8T1C/lv9/UAh7Cfy4/5JRE4j8jCaiOFw6BnqnOZE",
-	"FiQtkZpZhAcMisoYbuv0AjMcLuZHHcm/lZcl/jvmrMVV0rCcVXEZiqwWEusqFA5SypdCBr09MTJiM6e/",
-	"4a3BKU6Eq67ciK44qNjyGWSxaIQiEHMAKaEiKLHnUnwtoFNQM68VkESqQ7KLP4xA+TR8MsHSfCSPzI5s",
-	"ZMFW96nI9x6Zgzi8UXb2S0VuU7jNPwagwHcD4jFdx4cCzolKf10Dr2eOQB/w2nZEqDijSl8Woe8jyejS",
-	"aWUNibJiQd18xX73nBrmBr3VkZt2suoWHvoLjPcloymiHn0afPQ9ccXGZD8STkO12B28MaC6zwll6oMp",
-	"pn8hnvcStDSo+DijgUcY6h8jJ9pUbdtxqqrck053g81yw+SJKj8k5IhyJbxKG4dZA/FRZDRNTIeD9GWb",
-	"DScFq8pvYDUyiCduq0M6EZov2dglXcC1H4I3UF2qiFjtN8LG1xGpMp3hPcNfJ6JULCIBCB5msfQ3klUA",
-	"WJ9jMelFkOgMy9CVLjM2I7YLgesVESpsLjOWRXmghhOBvL5ULL2kGli9LS1t/eFVqkj14iwr1eLSGMfF",
-	"Nc3iaCKg+D8EYmR0TqZrvN5clsmiy8Vygdu8g4//CoUMcPxnZGODoazPVFm/5qdQLe2scrG4gjdXbK+R",
-	"bnG6HFROzR6OA5ws9WSgA90sE2Fb/eTdLEBxe5VNg2W4l2SfdagJrSWUacdttueA4GvHbzErDrVxIym2",
-	"pW+b31WQKRhCY3i3CLJqX8yl7/w05vEDFWRUH/kIllYkjrBsS+B2OEEvTA2Jg4RAHDkT1mnehsgxEdsh",
-	"Ocg2RA4niC7d7ALHe4uAQrWAa8WyGemnLOEpqy5mqVhjYjhHtcHVbnOWA65Xq5SbiE4xd0aCOmCOGuol",
-	"YQwzExNRiiuAoDMvp5KpIYENRiQPpzXg520IHrCeaCAh9w/kvtEYAoSPrRnvpp/3mGrplpGnpB87Wgd5",
-	"llTZhEddlpN9/5ONM4TRb6uUYXMghVz9mcvh/MWq22h7XDoY/ILRTC/+6DQrXEyHOcRUgdvX/Bf1O5kw",
-	"ZWvcKPL9xcWLIXke1IzSskxsZl5KNZ0CYFupGInBmbP+A7wsVF0ZNRBiTmolHRMqsG3H2FVHvMf3MIf3",
-	"mbZne+hEjcCF4IqU+fA2RHYgsZgdZ0lZmO0c//t1ff+N8Yzmhm6OMSAHv5iu1tGS6YIn2+1M29gDRezb",
-	"pG923++TMXSWTC9kGpFCltqokFApAcWxswadvE5LO4SIfCdJUYIRCXqCG3Uis4wZAamOPCTXi0KaPlip",
-	"MH6Kvcml4iBSkMt2Vm/BCe4kF9PqcZ5RDoTC3tAlwCP2/ot8/+yHF2Qq9WJ9udA6v3TzvtRS04zU1wJI",
-	"OI22rok1kIcT8V/k4n+/eLalcRtuNhGdr7zFbv426X337GLSi6C3v038WZ/0IuzubxMz60nvHTmBpdoS",
-	"yBK1Bjfg3lvFbPd+fBon45kZVzX6mSyCoW87Gciz9uKUvtqW43teqbJQb9q6Cbkw5G3oXZYQrCFzNfQ/",
-	"XNof4qMAUG7J5zgui+ydcZaeYczeiitGHo8e2vpf9txPM7a0GHFlJS8wHJCSlGnKMyLo0ihroKFRnhnV",
-	"EwqPkz46YrhdWnU0JBBOM6WZ4dKFIXCRGo18NuMJ+mS0hMmtjf4OB5h1se6Xbqq99+ywxU46KHljlwC2",
-	"3a2zdQy4OLEPR8R76gIbSsB2kbCnrO08CfUe3vYQ6ua81AvTodFg0UnXXXinQM8e1U51gLicVCblkglN",
-	"+gXLqObXDDTtssh6494x3LTaATVbRekcBQcKYferA44zkHZnZZEsmNL45MyYHmi5CMZSBhcjVqUPJr5p",
-	"MLyobur7CJ1ra5AZSyvPFZpovKhQIlPrF1VBF14da7dI/AahYRh+6GqlbX54bkcRxBJ4nF4YYexCo/JC",
-	"znjGgmZxBi2NfucrfRcyM3sma+03q6TbtHozaZ+IGngfgxKLm10hDEMUAEDUa0yryPrM3Ua72B/fPtwo",
-	"bjb8lOpkMShzX2/VR4hiQKCCooyLQgrDSGeFXAZtQlhg+y6FvlfDS86CKyAz+oLOzH64cjhV97YMTW1h",
-	"0PX/7vW7/z8AAP//",
+	"7L37d9s2tj/6r+DqnLUi3aFk2UnaRl5n3eOmaZszfeQm7nS+HeWIEAlJGFMAS4BW1Kzcv/0u7A2QIEVK",
+	"lO28Ws8PU4ci8dzYL+z92W97kVynUjChVW/ytrdiNGYZ/PmS6Wx7sdAsM/+KmYoynmouRW/S+15uyJqK",
+	"LVEskiJWREuyoVyTOVvIjJHMfMvFkvRffvuUPDk9HQckZgndDu0Hg1Ev6GXs95xnLO5NdJazoKeiFVtT",
+	"09uaC77O173JOOjpbcp6kx4Xmi1Z1nv37l3QS2lG10zbkT6P2TqVmolo+3e23R3tj/SKKUJhVJzF5MXP",
+	"ry6Jogs2IdTOgJixMKXJhusV0StGFF0zcsW2ZJHJtXkyFfCIRlpm8BoXJFxpnY542f9M6yQkS6YVNqJl",
+	"xkzjKpVCMSIX2NKCZ0qTftFZ8QKuPwm9KQ1fsjShWxZPiFmmcECoiMkm45qpqRDSDGRJ6JJycU4oiWRq",
+	"tkVoslnxhEHz2J3SPElIlgsFe6XIQmaE6xG5LCZn5guDoiTmiwXLTDtuaahQG5Yp8mj8hISRFIuERzoc",
+	"kVOz+2ePH09FmnGh6Txh5OLV0+fPSbSiGY3MNpmRrWmykNmaxdBN2dp4RH4WyZaoPIqYUos8mQq3IIrQ",
+	"zC1jQJQklCwoT1i5YWu6JXNW7C2M3kzuim3Pp4KWSxvRDGkS9jxjmvTDpzRaseFTKXQmkwkRcghdhQGh",
+	"airCKGNUs0t5xUT4QA0IV0Swa5b5AzJ9AbnjysI+jKaiF/TYG7pOE0O749Mn4/kX9NEQXhzShL0ZnvaC",
+	"HjfUiVveC3qCrs3L/tYbcq6cC/rmByaWetWbnD1+HJhz4v59ak6F1iwzbf7vv/6v4f/3+m//2SuOj9IZ",
+	"F0s8PcXimia/pvFLXErzr0gKzQT8SdM04RE1Z+gkzeQ8Yeu//VuZA/W2nJr5IjbtX9OEx/DyDDeoF/Ri",
+	"pilPepPeJZA47pdZQ6kJvG+YAMsyaY7xv972FpwlsVkRKuKE9YLemilFl6b5da40fDdnhK1Tve29ex30",
+	"lKY6V73Jo7HhE1zDYv+jGAkpRmIXIc/EZC71ajuxE5rsDvudv97/mbFFb9L7j5OSS57gr+rkBTaBS1pl",
+	"OLX5loTfD3c6DIOS58jFgonY0CgshSKGxeAChYORGdpTe+yO2Ks7nY079qocdJRnwCbMZjDSLznDIAAO",
+	"Y2mFUKLpFRMEdxdm863M5jyOmfjQ00EmbliHYsxxYJlnESPzHAktlkSvuCL9cOFGaWYELFORmF3ziDli",
+	"pmmayWsWky1wFfxxluJe2p37Tgp259M0jR6YapRnSmYkooIISRIpliwzp0ix7BooMmNqK6KZE8bh4BwW",
+	"ZC7jLVF0q8hmtQWRs5Ibw+kzFslrlsGkngvDcGjyIffvQpBcsDcpizSLCZwO0g+5HUll+MisDePnzBwm",
+	"fEUF8EYil2RFUU4jp1IkF0b6av/4xjDRn6T+VuYi/vDnzpJlLBnSGnvDlTZkqCt0bH7KGI0JNxQopJ4t",
+	"zHjdcuiNBEnKRcyV5mKZc7Uykhpm94JuE0njSyl/oNmSfSzmAnvGFUnMIMwEqdOw1vTNzPw6m281UyHp",
+	"hykOeaalnMH79pi9Ypk5fL8Iek15YmZ4K7GWe+3UBFpMNZ1TBUzAe21EQHEm1GjOlrgSusWnQ9CnyZJf",
+	"M2WEnxNgj8cPSwH2S6XPVtHlD+2uhFbLnEg/9P4VDiaVI7KhSJl4zmIic036FDVUssmkZsRqqai61jQ2",
+	"qgzNckWkiBgJvXUK4XymVCnDqFTKIjJ+HJBp7xs3TG9U0x7YFHUDZlhYME3LYt8+8WwdWJlLKX+kYmsV",
+	"I/VB2RvJjBxN+JqbE73IzeT95e6HhuaN9TWzjxTsiJRokqFl4MwWbmwzI3aNDEi4EdQ0jjOmFMiy4iur",
+	"VdNcr5jQdnZ+K/Yr0r/45iUZj0+fDKqUXtm4u9uJX4Q3JPbB+S+undHhuFJcLINSmQtILq6E3IiAsDep",
+	"EZ1mQTN2La/MjzuKgv0Fz5I/J8OjabIBUWuUqvDXX38dXnhvTMjXjGbmPJjjUxinhiECz3vPzK44bWu+",
+	"zCxdGFli9ZtWPmZZMck/Hj/jQmlq2EpEjaWMSo87SYpkfLky2t6mzuDOPa2AGLsM1QR7SKIVi67syqs8",
+	"TWWmWfwjizm9hMl9HOlpeCVFGbpZScVI+BRHMTSjCp2uGvoDMgMJDbMO/4Z/mt0BKguN7a6Y/q9cL4Zf",
+	"hbDhNIpYqll8XvTD9cpwe9rQV8G6pBzA8hYrNVubpZqZrkBoF5sNvOJiaRduR+uj5peAUJJmXEQ8pQmR",
+	"C3LFzWjht7C0/tNMLrjRboIKnYM9H8+o7k16Z+OzL4anZ8Px6eX4yeTheHL6+LdeULwz3/qG+6PFF2z4",
+	"ZXRKh0/iMRueLR5HD+df0VP25Ze9+qa8ytdrmnHFFKjbRK+MYmbkm9srM6yYqzSh25m1+l/KOReGa6Lt",
+	"O+ll9gGPu42DGnpMM5myTHM07f3pvu0ZrgUTj6lmQ83XbNc7UJ3+2wZqK9d+s5LEvo26qNkCM7Oiozzn",
+	"cVMflVbrnfy6orpsD/Tec0Ln1qNlmDGSupDE+3DU2E9liZtmY34haiU3AkzVyjR2mnNb09RQLvjvObO2",
+	"bWDs9kRuwPZQrLExHjc3BN0/UN46o5vkwKK+872p/+rBK5XpB6VXxdviwKeR10Wrcv5vFmkzTDiNP3DV",
+	"dCLNT6pmhhhKrx06rtka/Tt/8uP3eucA2qm37jPoYDEzqsN8a4nnnIT/eh0iqesVM2w3Mwq0ADoqWtwn",
+	"MJCFviu2k2YZ3e7SCDTVuukvMqaYiFg7K65tvWIsKBlwlgvDYtArZEZeXRnquPx+wWfPwEu2AJXAtNVp",
+	"8i+x91fwQX3i2LdrrnUBKm20LsKD2lTPSWjVwpCY54ndaZIxI/3IitFMzxnVYP8xka/NkOwnQG9wRue5",
+	"MqdTLhYJF/4gSw5ykaavIpmyFhZKBaFpahVYsz+xnJCQXZvBTFQ+Nx/MWUj6EdXRapinRuxPhRI0VSup",
+	"BwEJrftVTcwBCkkf/AsqpRFTAYlWVAiWKKuTwhkbBFNRfgWGiOkAjrR7JyCpVDogLOYavo1ZwjQj7jNo",
+	"A9es0i8+GljXul23+nRKnzF+7P8bhtMLel7bjev6lKZ0zhOut827HoFrWS4IGqSPascgZZnh1YbdmB/M",
+	"KfN3GpZvlKdGCBsahH/SLFrxa+DNuKojXDPvQfGFe1B+gwtbfmJnXD6IM7rQIzd/2AU4le7JMqNCj2i8",
+	"5qJ5RbDLhuVwVGCWgyJpgOVDScwzFumhHYt77wh97HQyHv/WnQE/Oe0FPaMLwsipiGkWl3cqmkdXTKse",
+	"3BxqbpiK0DMeG7n02u7CrGtPY7PmMuVRb9L7WTjCNhtPsJ9e0LtmmYI1Ot0RCnbjbqaWHfMNqhgHtTFc",
+	"tP1M1VLA382r79yq7lADKmkLb//dqW5UgXa2olHfLF9SSGXVlgOiwKiwYhM7dwTgk10hOQ8uSFVq+tRx",
+	"5IwP94RU9Hb3l4J+vPFyob941Gu4EG/Q/WBTy2YqBLS78k0y0N/yhoNvSCA+dPzdYpjfwSrzNrPCFMsD",
+	"G6/3saB/cLbZx4aor48qxhTh2lNKEnZtXhIxiRyT52jaZzumoveCGWKVh+6w2F2mWuXKr4MPwOxger1J",
+	"b83Wc/9G+c653x7uVl23t813b+BCahabHMWm3VB3ujurvp7wbjjJnxYXtdu1/5sf4CWP53Zho3fD6z4b",
+	"9uWWMqhS3x6uZvhIs1V7WRKf8thaja3sGjTFkncjU4+d3dxOewqLgsZKGcKxw6nZpnRqeBzu/VnNO0zh",
+	"WIdPQKgma6k0eTweV6KIZK5ZZreEK6Izvl4je/BCYx6Px3fqDQowxOm0MpbC+Rlh9JD3U204p2Y41Uid",
+	"Pb6lfWTzPb5Vp5BmR88eiknTQ/SSpqXUVMbKVHXqqVLC1zlPYjKX2qeGuXk4xIfYSCebbdePcrOtS9NP",
+	"buPKddhZd00SRpUmUjBc8XPDe8wfJOEKnKwbHjESyRxUYREd4RByroJ3MJ/n+M3pAcbT5j+0U2inL8vd",
+	"9tCY09e0cyHXqGtHcdlvb+0QTDOhADF8VaEFe0tv2Ajc7lk/rtVC0DrfK/p2dhHY1tnjcY2s9vtrYbzt",
+	"C/oNaNM/4ilpXVZzDqTRZQ8aTaRfijMNwbHmC0LFdkO3g9pe7OqMXfyhXzUc41tpKt3ptpN1A+v6XUb3",
+	"ik5wjBiiWdOrOokWDvqumvOXX4GdgPE8R6nbxUdO5TdkaZ5LYLNW3d9d7soIm6gF5se62aqVkTc1hkJZ",
+	"Zu5wnxO3KSQXCVOKhJWJwC1h6G5oQ6BJQeSaa8L14LgxddG+7WbjF04HxyXs8qFsELyVFa4PxzbeTn0v",
+	"WKakOCCJU3hpv/C9SNgb88Ia7+tpwt78t317FMm1L5LNb727ka84sg8gYu28dtcnTSgXRWCKyqMVoYqE",
+	"9fnbCFu8qLZThQnVxnL2+NGH0czclNpJ45U5S3sow9okLdKz+vb/axopg3miXGm5Zpkq/QOv8Gb+SL3d",
+	"ybrT8fiAsAtuKo9vLTgvQVXYs5BWl9CSKE0z31eEOROeN68SLwPBDrO14cb/regaD0QGEabGZFokUmbk",
+	"zHC4f1NjoWBeQK8Mjnmx83LD/b3XTdOhrAwxID/S7CqGeKRTMt9qoI8wWlEN4ZP2NRtB2azU4NhalZrx",
+	"cUqNN/w9OySvWDsP/DlFygUdxrBDuM46J1RgFgDB5ghXKocUH7zumstcwKZCkMA1j3ZPCERoO/qn6weK",
+	"JDTVMoXrZPjRxTT1bJxT0/HwWqkP/WsOeVFFDJmWdgo2IgxSgbhqYkRdmGJtkI08u+jsgSL4IunHbEHz",
+	"RJOwiE4/J4KxWJHQm07oe2fd/IOei3NvcNG+O7TDmHLSJuZgjSATySXncGXlDdyBQ2woFbEN6cYsm8Y9",
+	"7aqNPYGvU54xVbhkvxyOH9YDEmBkxpiVerWd/fbP1Wr+z6/Vb69Or+frN49/+PXxdfz0dPXDP/8n+T+/",
+	"bnT83ZPst18f6R+/uXDfHqEftlFYm8pV7nCAAQOVPYTA3CW/ZqKTMuUvxq6PBqMRLC0rLVNFNjK74mK5",
+	"E52DW2Sbq3S919FqF7ppnnMIf8TOAxLiVoRkIZNEbjB44tFDMqeKffEoz3x1g/TPHn9BMipiuSZzrjHx",
+	"sLnvbm7PGpPDUXstNLG6b2BXmmi/ZAZeWNs5zlSVfIxrY60RKZKtTevDkGl3IG8Q53bMOWnmk8dbQF96",
+	"oaIlM7mTuLWOLut2L3rNWDrYUsl59+mFuPOv8N1GV3fNhrCaom39YHxWpf0d+iqYvAtFMdrymgtHNy75",
+	"BWiwb7QeS3hLpsmj8cOp2MllCiCAFDYuhLu+0MY1hw0NnNbCNRokiVkR+L7x2u+bjC506zWSzB4okgtg",
+	"Ppq90cTMrLyTzKx2Vz8c+PvsmLu2isL3PU0WkE2cJtsDl2FeVx1Iqqrv7TIpmM2hi2jv9uyBInht2YX9",
+	"3+LKxptmZRJlo42ka4b20hyd3e2lYKqZFzDfSXmKuW3z3MoZIDr2Ru9eyRy5+pXl/WDLtW+FnsW8k9PP",
+	"qAF22VGSdLBafhZkvSUbug3IfxuDmfQX/JqRNRe5ZmpwnDFyS8vjOLvh2TVNcsMTv03oskmmLhjVecbI",
+	"IqFLj2xokrPycsBwD0xjktcsy3hc/DYVjrUUrDkgLFFs922MNHeBuldcxOWbU2H6N0cQNe4R+TllGdUy",
+	"g0dc4ABdzgfoNJY7w/OwlkT+tscEnSclWsIV2/YmlmrVSOH9HVO7O1d816DVgbsYUhvMYkESVnWNvO2a",
+	"S5kwCtd7V6wlPNzO+YptD+/zFSS3u9E1b3VjLoDpiIlrlsgUVCcpGInzDDLV4HbJJYs9HARluowU5OWz",
+	"V5cuh2YqllSzDd2OyLeYbK0N24mly+hNthB5K9dcaxbv7AasTrszrupxK9Wth1/FZ3T4ZTQeD7+k49Ph",
+	"V+PxeDgu/ke9yA50sIFgqImsA41EKLKyjCWYad7pO0op7T5QZvqQESR/tyuao9Ozh48ef/EbXNpDwiYs",
+	"Xa5XMpsdsyQ3WwGP3/2Qi2hFqCZCSvH/9IKDOrI3dMfAOna+MJ0r9ntv8mVFqnT4ND713dpwQXJEn5Zu",
+	"HGrCOzuKR2f1GJ8Djc1PezcYeHF+q8FRDfp9cXT2ac5w9i/gzdoJ6KRJVYn/7Z68KTj2ES3yLIGDjG5h",
+	"Y1RORVf7xTsetaFuUzY07IwveHSOJiCPlQ06zFhMMQ++NuqSibpXdpvGEH+MwjYypUg6sFx0Q1XRQbMc",
+	"8Cn14Ga6u5eCMOvj+S6RcyNsI7lecz20qREBWdJ0uMhq91RtytaxMUxHaX06M00DY3nT5CZ5+JTAK8S+",
+	"AuqYlymAJGd3EXZwiQg7EePXVadquYF6mzb6DjK25EpD9oiTfubVoLwJqZ3EDrqX2ZegV06+Ss2BPbre",
+	"xpeUuyPAg96b4VIO7cN/KylGL+nmx5I7eUe8QTeR7lBSgfQ4qaT+9UO8RHTXULiSZknTFHA6pkL7GaBc",
+	"K5Ys7GcTorZKs3U4wF2wPRAhyx6mAvsfkVcbrqOVUSCwT9QFpGA/LyCv6Ygclv0vv4JBWab32q3QC7ps",
+	"2P+fBSOpja11KRy7NhAG27SoUNcNCVyQxcMFUex3zE3y85GOykJC5a0hxnBlDlwjA7DGjOHK0P+CVLaw",
+	"YE8wb+RONO7IFQR7o2cIhtLccUJtt5Dey+JzQB4A15siIcW8dvLs95xC3EropmHXJqL5cqUJbkKH8cgk",
+	"Zkq3rwP+7uBbELsLMVsA5QtT+edsxQVgfgDk2KPTMQkzZrQeLkXYlV9uRTRjqYxWx7s/LX1Vl9fb4krr",
+	"lUm36vsvPZnSnNeEZ9WoBEsUTLVQzOMidp1zypGZy8optc5CG/IgqYIijaxgGC6Tpvl2pGL5YHxAi7cY",
+	"zJFnWdZEqObUcwEgUogRhQa/F6JZXQsLqdV8e8iSOCCQNR5LY+OQlBpjWWhZQuhYWxDu/9FL7aD3Kt6F",
+	"8mp7N3DHgXg1bidXZJNJURjq1VZ3Yb8OLS1OuOy1aYF91CSjjiZJJ0Zus/CDt7U1vik/azye+5APb8M0",
+	"btBZxqhqDtjdOuAviyxld6jsqcjPM+d+Zk8qqA2WN8GNiZwtaDZDHmZOG7Q3o6u2zDyLPLXdE0Ns+SKi",
+	"JbE3ekJCl9EYkr7RUwglXo6jURNCQOULSd+oAqE/ijAgucppkmwJJQldLrlYgt+XRxRUjalwjDhfkoxa",
+	"bwoVJJFKA5pOzQPuusa1yLYt89TZdgYSZ9aUP/y93Ngg7SrqJhxUo3VSrc1psU7Tf3Ntj+uRBFAVDO3o",
+	"Gg9UCQK3FRGBT45PWrf05u3zzlLcULK83gXZ2YE9Ixacg/QfnY4twhFuLk6vCURtKizJw8W1o71Mpgpc",
+	"g/hVQAzZKY/uSB+AYnTGmcKLWyBCnDSGxSFJIl6SsSW4yEtMH1a09EB5esiOi8rCutRmWsexsnPjCriH",
+	"pV8EHNKUC2dbqpG/+pPTh+NxlR+djs0TxzQqR708uDsHwCPzr8z3BaTj6bhKgF3vF12AzUuYNfFm3Yo8",
+	"U18gQ5gQ9Ndodcmkfl9b5Pra8xAUWSNgox+f+3obMISO11pfjW90g/uhY1jfP4TJmsbIOTELustVWUcF",
+	"86PH39LqrWCj3vGphtY23Y03xtfWcsO8zW9U/UyHzZlfvkENG6M+OJDJ5312j8I/wRWuOB8EXRp5yAXh",
+	"8a7v4YZYKMjHG7wQe/0BL4zlb8x+fCEszhCoV4ZKitNleT94D9Juid+dE/x2z1WLTWwzFeD+bkRc4kJN",
+	"LMGlFuQ7SyPSs61lGYD7USTcSgFXZbSMMcZ3XVgFhxivPk2UsRKlYg4EaioSqlk28Jrw0nzQy+46gUt7",
+	"m2EIkJA2AayqLO+xyJvU5pKZ7AbCXHO2YVkIDiN1TkKk2ZDANFIJEQYZo5HG8VwxlirrWqQJKPLnUxHC",
+	"9az9yNJrFTyYgjNGWeo+J6HcCNNN301lKqRItgMLyIJLC9CY1ZnjcMGMtanciM4R9KDBxul/vweeqmAW",
+	"EDADKU7GogfrnwsSQghAOCFnZqsenvkBdHIxFQkzFoQKSMyX3CxVOAsDEo4QkDAchgGGTwO6uoiJBbG2",
+	"SPL49VTIDL8fkadyndKMxQCPNeRCMaG45tcsQaRhC5tfRdGqYarbe1UvbPbhWSVq9qwKiH4x/I0O/xgP",
+	"n7wu/5yNhq//b++X/2yShN8zmugWCyjh10wwwysAzb4mMIpQN3m1q9m0Re5eIBJkKK/Cc0LF1qZ0yVxH",
+	"cm0Rp213xBz9JPENbnl12Ptke25iOM8tmT4XC7nf5sPgZTB/MkC+rwvLjkJpXIYXglLeO17rP90fhNWm",
+	"L3nWK4/Py8BV9FaoTlpSe8KM13o95WQ3lHCPnf0UR+NCP60D3MfpzZg9LmAdUjKn0VWeniNvmYrCvFM5",
+	"ZGIZE48KJCroE/KoIXQX/Yp40I4JgKqO+LkwAkHBmD3ZsWTH+b9OuyEFuHhJ3xewL6bqBwe60B5RyBYL",
+	"FhluZG094ZtzpQgTK5Zx7dYdIkpKSetwWjFRXURJHhcxJLfg8T+2+VIvfKgV2hz4WAu76KIu3jpWsh5m",
+	"diDw4uFxOCjzMSyfsPf8XXNTvzRrC9KeS2E1epkbc99IEOYCrNwbvUlvolf5eq5meToBb1J5p76giWL2",
+	"PvvsRkhS1TiLA5/QcUM4RbmvXUIjbhOT2hz2d+6ScYQFynC0yJVFd4tHdwVqxWL+nkLDK3S0V4lSlUna",
+	"75T1JmwdDL+6G/Qpj06bBmVHAcEF9sWAMBqtyshHoG0sGuQF/GUAuD0V4P/gOnA572B4YQuuRbhqtclm",
+	"5m3M1J1vp8K9MXAkYOwkY59BdxYXCymgCEoFJtjJdntpW38Kh7NxbdpCWy6znHWkx0o4C7Z3FHm1XsaU",
+	"WyNyw+HRdHKGT4By4/QGQS2Nsd8Q+34TDLIjAmCaBHD5fVCNbEYnfcmcaqHh/nGr+XCKbfWpv0mYW3F4",
+	"2J9T2Je3xO3xgldu5k/AMIKbuhO6Qii1OhReSHUworxUJTSaxseEkX/CceNFJE5jKnlDFNENHPa3TMzv",
+	"npX1ZVOY8O1d5zEct2vvu5Y8QM+HTg1TLT7zsgG9NDVQp7unAt4Mj8ANqVHXaAERuCyADIzib94pC12k",
+	"TKag/yfbwYcCBL8TnLmC0p0rvg106BJhkh44jCfSp2mqyhkfDS60H8jMQ3Y7hE3eku5WnVmzM1TJDOIu",
+	"SxIFVwVX1ZzmDO+aXRQPTdNGi6sSv9d4E2/D6IzCk3ClMaPbvx7cD95xa+RxjxVQB/y9H95jDyF/QLI8",
+	"mjqaCaIM44ljbraFJi+82aMpt4PiDGVJHz3+0t36j0gYyRgrV2DhTjo353ZNoxUXbGh0HMwvgXpj5t3z",
+	"qQi1q3YR7t4qT/Px+GFk3oS/WDgiT2XMFNgINI5djb8+e6OZUEbJGQRToaQNJFAEop/4UsiMuZf1im1d",
+	"jsqVkBvUpusSN25hSjuzMa9OyE5BmoDU8z6DqfDq4AXEqzAGQOF6JeOZeUYxJRs+aKp1WJYHDHZjMMxH",
+	"u4W9AtJWPSQgDbWQTCNFNTjIUPVLu9TdyMU8msWhboGeWeVrKjyqeJMmVFCHDA4MxwZOi4gVqYquAF01",
+	"yO0nSTKZa7M9OlrBlQJXEIvXLMlswczG+K96AUnwBjVsREH3Xbm8F5TYaIjB4h/KtXhgjNEiM4PwuLiA",
+	"+OfQ6qPD5xim3lA89UDcR3uC9u54vr+8fOEgMcwZKDbNlUatDOHR+FFVCX94hjcP6Kl8/OSJ77ccN8ZS",
+	"tWGrGCUm03V6wmy+rfOYutAk02yddjRpJd+2xIFfXj43QooDzGe19aAbJ6uMYfeDPYeqDp+ASQa4On7a",
+	"u+FhjQw/16+Y1lws96bEYrYn4rfi6zUpDC+AHpo1XM7YX3fh/7fkf179/JNtfp5rEoo8SWBB9iY71KaN",
+	"7bfNj8dsTrO981P4DgIXyR30asV832ZhlXd0kD45BbxqmSQ0VZ6TEzNOF/Ra5lBjzou2+rZ82BAHUA6n",
+	"o51tl+AVfndQsyzab1rRqhep0U1QOLr87OkAHWdNEeZRc1NFVXTPU2jDi3jpnzv62gN90vuSd9GXh9f/",
+	"7ppl3ebick7tRrIyzAgZYkZ+ERz+ZGv5bw6cGpEWJAlpHLtl7WCYF30GduVgRi17FbcUXDGLu6B+2dOV",
+	"TQBpu++4yeVFQpWeZUWU49kN/PPe1djD2yJC1Ibztoun8IPhGLR6/qqj3n8fZ3acC6ZUm+Jgf3ZX3mXZ",
+	"6RWLrmzSNpYI3dl+8wJwQGtquVtTH4UGruaLN8oKh/V3vGrjAPa/bXC42A7r83hm70BZdIXDhcylXNRc",
+	"7lyTjIrREc5xXJmnpuFGLPcDEQYwDQgy8G/1aVGiHX4v6vQ/Hj/0DWhcg66xBoFbnL0kgDNp49CWDnAd",
+	"XaCNDYvYZdHtriNooFqaPHSUgfZCSQXNOHn7NEs7oHNCK9Uiic4zV/MACRnSbGh9WbvEb1QhghpXNBeI",
+	"575tjGDOhYBIHcw9zQVWu0y4giLuW2XvchAzKMuFQhCWlipeXTlNd1yl7OgrGCcy7vx2o5ih66QywKa1",
+	"f0WvmYW2aXWwI7KN0d3o9V6UlgrU0FGudc+hbmxscKhDt3sBINsRhqAYLoJlWqOkCO5bMTuhOUukWCqi",
+	"5U7ssXcVetwuHHDq1xTFRt5htUM3bqs678MLumURDU9zftsVPAWwUL945EXe7YCRl+M+Frnzq+OAOxGY",
+	"xdlk5WyCyhLt245mFc4PsvFm88nYLXvDyO7chtkTQjW2tydVXRedSDbYi/oreKzmVsxlv272yuXqNNsK",
+	"ZpPLVGRgizZFqYDfmRAhy+tE9kYHAMlquMUUABJGfh41BJOWkVwh2bAMRT9GHzRh8PBrNjMiCksZYW0/",
+	"/NtVccF/QZ/2bwsQhVS2F1Xp+gzIop72VAQmHxHoeHr7QMed0ktczTBWzFF6yjIoVC7FrHzxzM9RPhqw",
+	"6EY3kdbn4gpMIaXWDrh/3MYuwsF9cYOVyQUIL7t1pp0m4JmSXjoeY0+XajjCjuDeHlGZtais2iQ6CqKt",
+	"H7l/cMXBZe+KE4GqjvkQ5r9YVDAoQg+roSDKSb8C1Ov2dYrKQ9Vx9gXiX0NT5Zl82xVewoeBOwAz0cFs",
+	"9s/0vn4rIdKVM9gk65sOZKfhVE7sUUVyi6PXcSF/USyzLtVGK7I8vF2kHVbcLU9zV2FpXm8js6MAKnYZ",
+	"Qdd1gM8QMf6gx7EtDblhvz0SqYJF1NNbVM87/+XC70woqPCxggd5W1+cTO9cNQp4yKpprS+wzGSeFmGM",
+	"6rzIM5KQAwQ5vaopPegmkTNdaxYcE1tbq29wTFnWxhi7UisrKpD5zLd7gMvNYnP2FWPwILjBeh+9D5Dk",
+	"m8f8F5WUblQO0Ho8GssBttJ1W61Qm/T2viqFvg7uEn4byLitrmcnur5tQU7plcJqKLZ7VDLm3VfnrB2K",
+	"m1L8HZXivG3Zy3103qG4ZUH27aUtUdDccTXLPcK7c2SqD33W7jiweHolWFtD2KaFjZuYF6WF3H2gMMN1",
+	"yYgDipHrNYZsCUb6DfC7A1JLm3+giNyIqdjI7GpEQh4XwUKVTDLSD5dMOy0RANN9gys07GUqzJ+QcwaG",
+	"vbRxgjsGbr3KIo5Sk2f2lRuZaQh9d4MwsRsCa9n+XndyuDZFgDXRi9XT2kv6wFVuC/TGTbKa9vD0M5u1",
+	"9B5T/uFeEe7VXFQ0uiNulHHUXoLoTtHsbw3dcbAL8ArNPICxjrH7x9y+Vta7kaWWyF5Ieg+UA/1qysP4",
+	"GCkezjt85wKrivxfbl5NcpUCbWdJG8+2vGKiOQX5wlagoaoGvu7cHmBoKSPWCNcu8E4XZYVuZJkcXVeo",
+	"qbxUupKCNVSX8iphdClHdEz2Jiy2kYU78zsdT8aOa92kjMsdJRvsLW4EGw34+ea1nSpDKDhFtxOwt1LX",
+	"ZVED5YGysAgOQXfqb960Vw6irCdYlBc7XKKre6GYDtWYuH4/ZZiO4Y0Fbe3Yg8aEokqTXIGpBX9vMq41",
+	"E6SPBmLIYyY019tR2dYiydVqBmLpmibhoDopmFH3mRxd0sdWotm75og6C+81proIqbuPsLUYNFToKU7A",
+	"B0vOqOEtHbCygU0fzr2jFfQRrA90W4ujlBAfKRPvlsA+FV9juw4L7gj0/nmO/Kx8JIryiBXf/u1jzmpa",
+	"Twft5Sahai4HtCWe8pc903S34mXk3+eSRFv4c1tmXV9/MiTfvXx2cfns1WW/sshBVee0RAGq/CCw7H/O",
+	"Erkh45t43vaH9/kEshvxV5lhfZ8bD0RqGGUR/rk/9rlUuKt6dkNsaE3fq4d37ugxh6l4H2RqbQWrjTVO",
+	"27t7aYldgR93Trg3J3djzdB35Me17zXnbBjKrk1w17HvtzIzMBYFx7QvWgFuvqI843r7yggJnCMWjrzI",
+	"m/CbLgSRKf09d0Ut++EF5KrzPyD2b0K+xqqTmP0A79j0h0FgU09lgUrP9VRw5aDQRuSCwDWQWAYkF1cC",
+	"cpxRFYsJgL+CBmF7Ruz28elUNGRiFfWLAI6bF+71AhILZCJcO8J4yyVdaZ323r2Du020pSIpNI3gWLmc",
+	"5DXlAmBeM1VLTfaDFYj3mjneWWLbV5OTE3hj5H9cd8yWOTcXL54bWoZPAnTQaIciZUQx5txahx4mVRqt",
+	"ZzQVU3G54orEMsrXDLHuYGkQeM2cjyzXq4m19aBBrsiSCZbRAqXHbFNf0pQPIxmzJZQyzXhUDEEKEq04",
+	"wu7iOruEICdvgE4xOnQqNFNamW5sgpWr86w04RpBgc2El5ncqPJuAYsVe/5JaKuADEIVBzV4Fiu44qdx",
+	"zGKshFtgQBXfmgHMc56YuYU05SfFL2q0pesktHmpkOuTGEYeEymYGsCqPpXi2grYifn3EE/5XMacueJk",
+	"StArNosgQBYTy86hBo0Z2i+/PP+GIPdQgeHN8HgqCLFH2mzekPwksV3kGYSK7QbuUggcQ8zbtIj2XBHF",
+	"12mytVHIyAww5FeZhm1JrpopiIzpnFCMZIWRC0mYAJxlSNL81+twZEaCa4xjxOQMn6xgiC5ZcEgg6Q3n",
+	"GgKCYgRre2KTnf5m+F1I+i6jdDAhYZGcyHXCwsB0FKIZiBmQMbPBTphgGAYkTXLcoDJvD73UMUNccnu8",
+	"oCnMAETdtTnJElGYw8Ir4gCYyYqbY7WQGTRUz78cGMb1eDx2SGg0w6Ur8hZhParnwr1kullhHko1my+w",
+	"I7AZgKbjahLghFA8QISLSEJamhSM9CEk8vTsqzoaISHhxfA3Qod/kPHwCRmRGZmQYTgwe3fFUh0gZN6G",
+	"25J99mw7VgBJMiPyg1zCWMwSuQw4S/T9sMxnDAeYz12wYQBIs4fExcbLBTklf+dfG9a+lhamdPkHT4fG",
+	"dsmYUiwm/fApxrIOn4lIxlwsJ6Z/81o4KI91mSoZXkQRS8vXQ0LhgYJvCoA34iLK8W6kZAtuZ8J/0Gw7",
+	"IfXWRnYnYbFMM3b3+nWA8WeXdBkWIGaDgvOa1WAckpA2dOvRRjkEy8EqBZxJLhKGhVUU3apys84RRI2U",
+	"39OEMBGnEog2PFkBEuMfhsBPIP/gD3uMTtbMsHEVwsKn+TzhEQrHhEfMlh134W4pjVZseDYa7wiyzWYz",
+	"ovDzSGbLE/utOvnh+dNnP716Bt+U7lQrGS9ePPf1rN54dIqvyZQJmvLepPdwNB49hEpJegVqyYnh0ten",
+	"J2X02JLptsQRvNvyEzNcvIE93vZGq7y6NWsDssB8OTL/CuFenkYrbA0KH0BxLTLfursn8hOWga9+Va2i",
+	"BMkiNE3txqK8kimzX6kJfDYiF1Z8Z4ws2Aaz2oscAzsLY1NbSLxiw59DqT6u9IWLaXF8BlbpbDz24t4h",
+	"asNjyP+21SqQu3cKxQPvBahIDReOy4bySGhTvAt6j8anbT0UQz75parN4XcPD3/3rcu0xy8eHf7iJ6m/",
+	"hYRb88Fphy5eYJr9pZQ/0Ay19EdnTw5/dynlj1RsLX8HV+Vj3JX93z23MgQ/6DDAVyy75hH7pczdRyXf",
+	"5bUAmeDuOFrRFCJOXUAUxH/KJivyKajpqijNVq0sJhdQytXSdFjkGqWZXHAL5iIFmwqdUaEweiJwqioT",
+	"5Rkqyq5VjxY+Dq2DqUSNRIURT6M5JNEelFzQbqwA8N1rbei5Ri3S1HBf274TXY/GT6aiBGUYkedGOy3X",
+	"1XwHXBs1QRw7uN/CprOLK3vhSiO5WkGqtbxO+crJ85itU6mZiLZ/Z1uLswhk9rWMt3d28L0hOjfDu6rV",
+	"qbOcvdthPad3y3ra2I5gG1x5y2Y6nK2vaVzM5NPmTOMOHOappcVbsbLTx13WoAAV+ZHFnF5u08+RDyI9",
+	"F7ysiQ++C0qVI02Bng8wxkZ2mKZhacXipYRlbVMRlnBHFiW9hj7v1E3kJhaO2FYao2k6Fb4h4YNSFToH",
+	"oLM7HGSjZFvdw8ahutLdRu+s4rATAKUxJnk7x0rTT5xfpelH4lYlbt4+jpWm9/zqnl8dya/g0Dlu5a6D",
+	"q/zKBZ+fvC3vIN6dWAuonZFd4AuqkqlaUdFcaJgzpkIIxwNk24RR++lUGIuFiyVqVkaDAleTIXlXv8JY",
+	"Bg5e1Cl6tcbDqbDc0A2lb7gTMEo1GBEcLVZPKK07964FpJ8KIb1SEVUuZuf7tChYWWNlTWnwJTixeWaM",
+	"09LrW7nwqfKawOMbB+9Db8ZE35PJ51anzeCrLfyfkaH9NUxDexrKAFCPzUQrqruwGMigQcaSsKZs5m/g",
+	"uecgeKBsHjyvnXW8rbbQPH7pG6NMTUVY3LTagn8Fj4LmRhayOiy0JfBG0EQKdo541lwsp4I6WIEVdQUw",
+	"pUbkBsdCiOMgjk9hB5uM+/aoI/8GNoNzhjy+T4nHtEIVbKBAUQG3gCvZBk7g9q8Y7u85FqG04/UvxLsP",
+	"b5ehPWoJQUPaUWQJUW33vOfz5D14RIg9jR7jcdWk0C+VNygtr5za8X75iaLXzdykNOYa+ELZPaYhgd7S",
+	"oK20OZYauEkBlfLJ8JL3ZMLtYMJ0MuHuTvHBRW5Re5DGqLJ+w3sz7t6M68LnDE3v53IHVSwvQ7vZinuF",
+	"mCIO36/OCAtflK1NYqPAPJZXMMPCF48Xhi62b8dDX3l7RyU6gveR/awPjWAbAPqZW2vvy+WFq/ORvF4O",
+	"B6Dd5eXH6O4Q4T0Xveeinbio4XAFg9trpmI6iTp5W+TNvDuxyUN7OCgD/lmkt1jMa8BwtYlHYUCURDUS",
+	"YvMRnz7Sx7j2L6At58CyDdteXeZtYX2eA6IdBkDiKySiwhirc1Z+3K8pkINGtxe+jckzt3bgB3szg3jc",
+	"wn3LPKZbq57vS//D9WlTAOHXgAi5KZb/nn/9dZxluOWEElvswRLEQdd8vN6juv2cMgspgekUQ6edOV2p",
+	"kszh4hRTmmluWI3QajIVGILrPcTgNJcA4gLSlsjkUDfzIWoCrG1duOMLJZArqyGyeERsnD3UjPH6h7BS",
+	"Y2TjBKbCzmBSxJ2Cb00RmiBSLiaAZUznmWBWMTgbj2FylvVBAKvNgxsRB89YlryK1zN/CGF1QFwQmiTn",
+	"hIqpsFHllcUp1c+xw/cPvd9nPFZ7lNFvYJouav+TvgytDPUj2dQHLhOqSURIKix2tALs9S7V1QOjMfpq",
+	"Pa3pk2fw9+rjQd5tuOxOxtpeLRKrVR0IOY3zDMvaAM4KZEoWCZMN8aaKMaM8QGCcYr9PBQSXBsA8IQuU",
+	"gorL16xABg1IRHW0GubpAMPeUqyUGXrJmyGk1BQ5mIr9jljaLA7gaqP4JWYJv2YZiyeuGFdlfHBxCoNU",
+	"micJofE1YJ0b+aAkgMcb3u0lhSLyteHwv+c0MSpwAVI6Ihc4J4s/Tx0PB5RlmFSezlRExWzDRSw3IeRE",
+	"QE90KrDai8wsxDa0hJF13sRtyhEpkVEh6mXNqFBk2rtiLJ2KlC65WE57ZkD2M9iaUpWGuPe4lAqn492I",
+	"/6ko7NdK0sBKboyRYPMGCvcILi9Oc5anuzGMmKSMWTj27YnK54bE5izEgJ1BW9Dvs2sbyHnYHQITDqrE",
+	"Aa4hBKO1dHJOxsUlD+DTtl3twL53U9+75QE2DboCbauLWUBKuV+e/RxO9GLBMkxDZtUthAZmaFNhraSm",
+	"GTlAwlvco/1o6NoeKOt5wwRpKMuVYb4NBnlHRpuKiZZTUT0IKeSI8j9YGJDNimO1eZrYcPCYLWieaNKn",
+	"2Ay2OBWYtXpqCaVpeglfc12Z3s4evE+DCij1BVb22RG4fvK7PTA9hCNlWLfrKWQgPJVCZzJpr8+QZlBS",
+	"0zC7IfjmYbN3Zlxs4LtPX6J3GNx3UrC/kPX11BwUkqcWOBGiFUHeUssePGluTlZVmmN8Y6s0N1zHhkD6",
+	"ElEAjkA/hJ88nw4kiMDDB2oqMoa5lYPAEDLI8jImNLPEnW2lwIh4HpNdsT8VKPcLAVLpsq+lHQ1Rcu2G",
+	"OhiR72pjnooinsG+b7hFwhaayFyfV7UGw2FSgFj2ADszhprAnEGCVpsEwo4PSaCfjTTW5dq64nGVip9N",
+	"XKuGr3HLGIfqrItSceyay1wVkBVN4ygo67bSwS6AFbdW1nLVSU4YhvLHCFv4gHJip47fBxUcQGBtWUe+",
+	"4NB7ju59cMhnnbO0dEzGuzO1oNH7kpYsU/RD8ynJJFSorrjjA0ItyK3MyhA46wsrYkGQE1evRb2BjJyC",
+	"6eJE4H3mxYj4rHxCGlk56SOiphEXG4EpqpWRGlPRom5irUY3bDvoQYARufYVUY7kAdTqBAE1FX375QMX",
+	"U+vGUmfSDrjZ5QcU0NaeBWNbMK9YMDl0Q0I7gxEB7m9/QV9jCP8Kg6lA1mX9grVtASPOWGv1Sfpyzlpv",
+	"xlgtvXmPApLwKwaCtSG6D0xSRxNTsZJJXNql5hscZcqyYskmUBczkiJui9chfbyisUnpmYIAOouhCnnK",
+	"MmGQL17zdHEFGWlGczVfQOKc79X1QcRpm3PYCAgqjG5BWKJYy8W6ERUSMtWpusId26yoLiD/zBDPITCy",
+	"OsSSoRYLqekVep/ByVquPOkL6dEGHLfM6EkWMLqAHHygSod0u48VzvCn7VuFIX6kS3dcnj0+TOQ593dT",
+	"987RDsIWqMnKyFZpu2NMnbyF/854/G5f9PdLtpbXkCmH3KwSZ4lkau+498jWqXAc0rHvwIYse287pltU",
+	"vgSoOssARlPRZFm1SEoo4gqoIVF51sPzqZCeTLN83wo1Kz7LujLgbkNpbvn4ouYCLD2Q7pa/X+XbIDY8",
+	"IeCGV6TwGdm4TxC6RW8Shg289yUMo4X3tljM+y78HYHc8X3/oz0GPN4swmres7+/jLmAhOvIvQsP86sY",
+	"tbqEvGqvXDl4nCwXaoL4VHHgYHC3IiLgSYbjb0FOSp5TBAAVGCO1sCDnj79iLFUVB7h38YDeiEkJgYM9",
+	"uqihPjAILTOGGF6UzGl0laeDwAUIWD+61fBlEtsWuNHJAFmoiSt8V6L0v0+ckWq9qGbVplixeyv90zh2",
+	"NK5Qsh8K4x5Vjt16/4FrLFNhOqjgIpXlU5tC77wjRrXnamym7B/fK00fTAmvEKfvF72n70+Jvlu26WDk",
+	"15qduFpjJ2+v2BY05eaUJsO30YWJuKH2KqEJ17QWuG9fGeUADduSsPR3tlVkTXW0morwf/9Fh3+8Nv83",
+	"Hj6ZjYav346DLx6++8/w3PdB0zYg08A5Tdwl5pq+mdlR2KrJhIlIQtCYlYBukNVUKYRpbTiZL3Lt4F47",
+	"KKK28QeKXLFtiy6K+KjtamhKtSGf3qTXtjofLg2qnP1HitmqlDps5lyOMD+nfKh7X0CHOHujP9qUST/D",
+	"0quZuD+FyfC8shRmI7N7ydKkWl6rLHRN+g5xz5XANSMpqibGalDzz7vyznvZn4sgfTwum4VmTsfjsd+6",
+	"jR0dkaeufKxhhVcshbinJb9m4hycpw3OaEy9UsV9KyjqZV0VOz+uyjisUn+5AX8syl6+LxaEHXwkFlSt",
+	"k9rCg+yS3vOgPyEPauANHXgP4sucvHWw+we8kw6bghZ3HvMtyViM8Fho5ltyBq2rKLEAl/SJsUriwrxm",
+	"NEs4y2w0KKScozvKNMeKrEz8OZFL0k9xo80recRidHPGahBUsy8LYItKOL7VrKovhcFUgOsvZDF3kd/h",
+	"iHxj4S8gxwlaI/5dko950Qpn0RryvnsyvZoQDbpYuTkfxjNYXrm5yd9HBnz2sBGtQdyAHxytDqgd7lTD",
+	"dbptK4A43izGmmnlWQfgtorS4ejbHDI/Ldo9R2UknIDlKDNFzIumX55NIR2lqFJDlc3HUYG7UXeY5lYr",
+	"gU+pgCtxS75Fjs0RmdTPSn7waZ3gu1devKl+JO2lqOnRrLgg2dznQN/f0x7D+p4BI+iUvdKoCJ1kzJaw",
+	"Pnnr/ux0d+urYu5DvGPQnnSteqXce6MMGjE8sgjPABzpoqFqMSKMXY3ZVPShajZJpFgy+C2odDdnmIIJ",
+	"DHFQ12KCklm7lELqBfGcjR8RLWXBt4vR1iC+3AklF0W/WD3gFpAWuKovbY+9rkrMzgZYeHi7gve85K92",
+	"6XlJrxhc8XmHqVkb+hREfWNktht2QFKWRUzoofUbE5tSbIZCFFtCyZn+L5ffDr8aTIr8MKj6Ek7MQCeh",
+	"DQiBIiRcESiK8vDMU6ZsaZSpCF1FlBn5GxmGpB9O9Cpfz9UsTydhQMLJ304nIdR+gEH8Ijj0xNby35z0",
+	"Te9cLBNGUh5pucxousKgE+qV6LmmGcfaHoolDNjb6RcIO3/FhbH0BASg/vbr/xBliElgdSaVRyvzfJFQ",
+	"9PpvJMnYEhvlIjZHT4KyOBUqn8f8mitgx/B+Rii5YtuIpoPCS0++eETAKz8iF2KLvBCCBTlkQE9FQ2mc",
+	"Ii3a7VA4Iq8QLt9MoUDcp4oow8+norKGRRAMLpkxlnEeVv54cehVYst8rthGamv65gcmlnrVm3zxCBLM",
+	"3D9PG1XMRh/kRRy3CDbrP2wQa56cgEJT4VT0waSIMdzG++yBrddic1UG+6SfC+Ux4s/lyBsRWJdplaFU",
+	"ESp9gVt1IbppOEQmB4XnAoebrIrA84c0iztbxsHmSyvNRaSnopjUnG2liL18/WLnZynLXE3E0BXk6QCB",
+	"dxHHdyIx76XlXzZEiEYQmt1Ngcb6ejcsAIDOydIr0IILdLOKJpXKJVPRrXRJJ5S1FzDsTzvqGsf4KSP8",
+	"4+bfc5Z7m/4YkH9LNgcjSgpWok7e+lmS705ikHLXVO/hWt8U79gql2WGlK/llPyqbDQO7f3FVEBBO6+m",
+	"08QHRStE+qnRP6Hwa1kkdEk129DtVERSCLyHLe9JokQqCwfEBQntuxAdjqd1Bsg/LKFbo3jB61j48dF4",
+	"/FVAoNojPihnMPNnMGiKFytfKHSm4seJi/XGlCQ/BPGBmgoI8YavbXKLF9Lt9bsb1j0VxU64O5ny7XJT",
+	"6vpf/2w8DoiQNiUJ7p2EHjTf2LgGX3jRSu8B9s0vqtUaCF7L5/00wd8Ocncv+UDIjb9n99z+L3T/5Hbd",
+	"1/1uwbezDnz7pce325hF1f1aiYctGGCFU0N8rDHNhS1O6rJQhMymwhXh9mkPizY3qLW7PNSrtldjoi8r",
+	"nE84/rnD9YoyLiXba2d3L+/Z3ftmd7hP9xfnn7UBfJeMC9lIO9OCApk7RY0dzJRHXc5nmmzJ3GwKWumC",
+	"baYCETYPGdIe8+hbXgPc0JaNmgoMWI0ypjHXBRN6itLchjFVCuJjGo7hla++vxiePf5iKlZUrUbkV4Ag",
+	"s0C25rTbqt2uWF9tAg62F1zTU2FBhbkqmrDFzknfIXeEFls0HJwXFUUhRME+d0uCWJ6Pxg+LptyHsMKo",
+	"blu3F6K06QLBFlLPCwBb0GqxI+T5DlgndAQxgl9nWich6Y8nWPR8T/I2VD3907Df94bablbJc2S8T8dF",
+	"pUfsYy9iu3kxIGolN/aoSEi6ugk4V4HJBch+QpLIfGdPmC7O5WjvRjGRrw2Lco31XgefIarXvcPlExCD",
+	"WLaZetLoGGkIkCSHUEERt2S3Hnpzbfq+h/OB7hXzeWD+6VUucgAs9lKyknU3CMh8azNRXfK7vVN6oEiY",
+	"sGuW2OT6iKZ0zhOuOVMh4n21QXy9wqm+zxBv08M/ONvsqy5/zRWfJxaPRo0+k2jtz7RCPC6yR7qKMdUY",
+	"U3DgUqREDyrzNMyj3UIy/uMmmNR2uKHBiPxE1zZZDa77vxpX7vlRjdEZX6+hmoI32BL353Q8HrerMkCi",
+	"n/aNCAzxI12I4PLs0SRwd++zMv5MNxXKnon2y1NkIydv4b83qEPcyj1uXIPYic8a23Flh51EhadT0aXo",
+	"MI6xQ+6EnVkLJ2lIasIj02jZuAX9E9Ua3stCqqt973v6/OsM34R5uMO7FzrCvVTFL2xTwsHt7WnhwVTs",
+	"qNDksAbt5W8CgVbgXeDReaEMlUNphmzaq4e7bNRPgoF8gNLjXa2Cxl2/5xOfvSHi7+vuAbqpVVLkeYs2",
+	"NaNeAKk84NVfqoeceApDQPZZLFNxgRHKGKg13xIqME60Vu7JTXnXYRAQmU3FjioSHB3u9bQo+f7Z6iTv",
+	"y6ayS/ORrKoONYqKMqf3Ts972+0I283jgJ10sa2ITpSgqVpJ3ap+vdJZHuk8YwGJZG4Gr3wYPFXc+QH3",
+	"RgVL5pDTWoaZZ1OBBbY1e6O98keu98EEUna5yF0hoKSohBNCqXcwAW3U2ADT06Bcj1eSqPwblTm/0IxR",
+	"CY3+NhVztpAZs3doyJ1TmmERJAukh0ijeQoFQstG8XKRa8PnLTd+OH6EgH3h88XwJynY8EeqTX8CfFfA",
+	"6+0UHwDEHxSzCZ9d0mVYAggCzJJ7rwVFsBng7JXbvQ5sHnu1Mtd+51cLAsTsQgzgXVApCCrz21uA5b3a",
+	"k26+bZghbhE/SKmZoGeWtOFuHG4XFhwogKsKCeAqBIg/WyWaw3VtHrYlQxT7aXYrNppHnSB5QX61tWme",
+	"gi0v5ZPr515156+hY0sLaqe0lQl4uBXWkDd8c28pHVuM/uQt/gEWuks33muhF5AHVsX164JTEiJXnstr",
+	"5srLuTp5tl7OVOzWybPAJmUuPd4GJFhE0gkae6Smoh86MJYJMVpcERFcFLSvsFb7rMUw/9FNugNntS01",
+	"a9DFQt5tguXPWAvPLotdZrOcuMj2Xp+dkzFWi7UhKIMys7tTKbg7K/0GhXKK8R5RSA2zzOyHf9ZKapba",
+	"upTEcUtx7wf5XHn0C6y+kcl8ufLzFa0/pK0IfpsHBHJdy5ROm+Dq89/y3w8U4uYjP+6fBuQsIA+DqRiN",
+	"RgVDXdKUyIzEOVIzC/CAQVVGw22dXmCGw8Vy0IKeU3pZwv/GnLWwRN2RizIuQ5HNSmJhssxhshbAC6C3",
+	"R0ZG7IJi1bw1OMWp2JMM2xna4RyyWDRieQFEhV5R4eW8usR5i4jqFZ1uRPST6hh4ng8jUD4Nn4y3NB/J",
+	"I3MAzkewzX1G8b1H5igOb5SdbqnITQq3+WMICnw7ojTTOwAHsVX6qxr4DnBPDHHJbD+kaphQpWeZ7/uI",
+	"Erp2WllNomxYqdwZJdRH3omxtypuwUFW3cBDf4HxvmQ0RtjQT4OPvieuWJvsRwI6Kxe7hTd6VPc5wbR+",
+	"MMX0L8TzXoKWBiXTFzSr4X4hJ9pVbZuBXsvck1Z3g81yw+SJMj/E54hyIwqVNvSzBsJBYDRNTIeD9GWb",
+	"DScFK+vXYTlfiCduKuQ/FZqv2cQlXcC1H4I3UJ2rgFjtN8DGtwEpM53hPcNfpyJXLCAeijRmsfR3klWg",
+	"MpVhkCuqVl6iMyxDW7rMxIzYLgSuVwAgRpDLjHUFH6jRVCCvzxWLZ1QDqzfMWjNh/eFlqkj54iLJ1Wpm",
+	"jOPsmiZhMBVKEq4hECOhSzLf4vXmOo9WbS6WS9zmA3z8VwB+wvGfk50NhrqYc2X9mp9CueHz0sXiKkZe",
+	"sU4j3eN0OaoesT0cRzhZqslAR7pZpsK2+sm7WYDiOtUdhmW4l2SfdagJrSSUacdt9ueA4GsnbzErDrVx",
+	"Iyn2pW+b35WXKehDYxRuEWTVRTXEvvPTmMcPlJdRPSgiWBqROPy6h57b4RS9MBUkDuIDcaRMWKd5EyLH",
+	"VOyH5CD7EDmcIJq52XmO9wYBhWoB14olC9KPWcRjVl7MUodix1FtcMWPneWA69Uo5aaiVcydE6+QrqOG",
+	"ak1Fw8zEVOTiCjCczcuxZGpEYIMRycNpDfh5E4IHrCcaSMj9PblvNAYP4WNvxrvp5z2mWrpl5DHph47W",
+	"QZ5FZTbhoM1ysu9/snGGMPp9peZsDqSQmz9zPcm/WHlIbY9LC4NfMZro1R+tZsVFgR48NrwgkVj/CPU7",
+	"GTFli0Qq8v3l5YsRee4VXdUyj2xmXkw1nQNgW64YCcGZs/0DvCxUXRk1EGJOKjXRIyqwbcfYVUu8x/cw",
+	"h/eZtmd7aEWNwIXgiuTp6DZEdiSxmB1nUZ6Z7Zz863V1/43xjOaGro/RI4diMV2x0DXTGY/225m2sQeK",
+	"2LdJ3+x+sU/G0FkzvZJxQDKZawC1NYNGceysQSev49wOISDfSZLlYESCnuBGHckEAWXVoIDkepFJ0wfL",
+	"FcZPsTepVBxxuoHLtpY/xAkeJBfT6kmaUA6Ewt7QNcAj9v6DfP/shxdkLvVqO1tpnc7cvGdaapqQ6loA",
+	"CcfB3jWxBvJoKv6DXP6fF8/2NG7Dzaai9ZW32M1/TXvfPbuc9gLo7b+mxVmf9gLs7r+mZtbT3jtyCku1",
+	"J5AlaAxuwL23itnh/fg0TsYzM65y9AuZeUPfdzKQZ3XilEW5Wsf3CqXKQr1p6ybkwpC3oXeZQ7CGTNWo",
+	"+GFmfwgHHqDcmi9xXLY0TsJZfI4xexuuGHk8fmgL6NpzP0/Y2mLE5aW8CC2cbcw05YkDPwYNDfCQpyJa",
+	"seiK9NERw+3SqsGIQDjNnCaGS2eAhhwbjXyx4BH6ZDTgHsdbo7/DAWZtrPulm2rvPTtssZMWSt7ZJah7",
+	"5NbZOgZcnNiHI+KOusCOErBfJHSUta0nodrD2x5C3VzkemU6NBosOunaK1dm6Nmj2qkOEJcTyyhHzPOM",
+	"JVTzawaadp4lvUnvBG5a7YDqraJ0DrwDhXWrygOOM5B2Z2UWrZjS+OTcmB5ouQjGYgYXI1al9ya+azC8",
+	"KG/q+wida4v4GksrTRWaaDwrUSJj6xdVXheFOtZskRQbhIah/6ErNrz74YUdhRdLUOD0wghDFxqVZnLB",
+	"E+Y1izNoaBRK5ENDmUzMnslK+9XA3MCl1QNyuktE9byPXo3y3a4QhiHwACBinrGojJQKrM/cbbSL/Sna",
+	"hxvF3YafUh2thnlaYLUXEaIYEKigqvkqk8Iw0kUm116bEBbYvEu+79XwknPvCsiMPqMLsx+unmTZva3j",
+	"WFkYdP2/e/3u/w8AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
