@@ -118,8 +118,8 @@ type Message struct {
 	// ExternalKey is the natural key of an imported record (unique when set); empty otherwise.
 	ExternalKey string
 	// Reactions are the message's reactions as one reader sees them (Me is that reader's), in
-	// the order each was first made, then by reaction; filled by the reads (Messages.List,
-	// Messages.Edit), empty on a new message and on a deleted one.
+	// the order each was first made; filled by the reads (Messages.List, Messages.Edit), empty
+	// on a new message and on a deleted one.
 	Reactions []ReactionCount
 }
 

@@ -91,8 +91,8 @@ type Store interface {
 	// DeleteReaction removes the principal's reaction; removed is false when there was none.
 	DeleteReaction(ctx context.Context, messageID, principalID uuid.UUID, reaction string) (removed bool, err error)
 	// Reactions returns, in one query, the reactions of the messages counted for the reader,
-	// each message's in the order each reaction was first made, then by reaction; messages
-	// without reactions are absent.
+	// each message's in the order each reaction was first made; messages without reactions are
+	// absent.
 	Reactions(ctx context.Context, messageIDs []uuid.UUID, readerID uuid.UUID) (map[uuid.UUID][]chat.ReactionCount, error)
 	// CountUnreadMentions answers chat.Mentions.CountUnread in one query.
 	CountUnreadMentions(ctx context.Context, principalID uuid.UUID, channelIDs []uuid.UUID, readSeqs map[uuid.UUID]int64) (map[uuid.UUID]int, error)

@@ -9,5 +9,8 @@ CREATE TABLE chat.reactions (
     reaction     text        NOT NULL CHECK (reaction <> ''),
     principal_id uuid        NOT NULL,
     created_at   timestamptz NOT NULL,
+    -- Orders a message's reactions by when each was first made, also when the clock gives two
+    -- of them the same time.
+    made_seq     bigint      GENERATED ALWAYS AS IDENTITY,
     PRIMARY KEY (message_id, reaction, principal_id)
 );
