@@ -185,8 +185,8 @@ func (p reactionsPort) Remove(_ context.Context, id uuid.UUID, reaction string) 
 // Compile-time checks that the adapters implement the ports.
 var (
 	_ chat.Reactions = reactionsPort{}
-	_ chat.Spaces   = spacesPort{}
-	_ chat.Channels = channelsPort{}
-	_ chat.Threads  = threadsPort{}
-	_ chat.Messages = messagesPort{}
+	_ chat.Spaces    = spacesPort{}
+	_ chat.Channels  = channelsPort{}
+	_ chat.Threads   = threadsPort{}
+	_ chat.Messages  = messagesPort{}
 )
