@@ -266,3 +266,56 @@ func TestReactionEventsReachReadersOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentReactionsKeepTheLimit: eight principals add eight different reactions to one
+// message at once, with chat.max_reactions_per_message at 3: the message's row lock makes them
+// run one after the other, so exactly three are taken, each with its one event, and the other
+// five are 409 without an event.
+func TestConcurrentReactionsKeepTheLimit(t *testing.T) {
+	t.Parallel()
+	const limit, n = 3, 8
+	w := newChatWorld(t, false, wiretest.WithSetting(chatapp.KeyMaxReactionsPerMessage, fmt.Sprint(limit)))
+	reactors := make([]worldActor, n)
+	for i := range reactors {
+		reactors[i] = w.person(t, fmt.Sprintf("Reactor %d", i), fmt.Sprintf("reactor%d", i))
+		w.grant(t, reactors[i], "channel", w.campaigns, "member")
+	}
+	h := w.head(t)
+	statuses := make(chan int, n)
+	client := w.env.Server.Client()
+	start := make(chan struct{})
+	for i, a := range reactors {
+		go func() {
+			<-start
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodPut,
+				w.env.Server.URL+reactionPath(w.campaignFirstMsg, fmt.Sprintf(":r%d:", i)), nil)
+			if err != nil {
+				statuses <- 0
+				return
+			}
+			req.Header.Set("Authorization", "Bearer "+a.token)
+			resp, err := client.Do(req)
+			if err != nil {
+				statuses <- 0
+				return
+			}
+			_ = resp.Body.Close()
+			statuses <- resp.StatusCode
+		}()
+	}
+	close(start)
+	counts := map[int]int{}
+	for range n {
+		counts[<-statuses]++
+	}
+	if counts[http.StatusNoContent] != limit || counts[http.StatusConflict] != n-limit {
+		t.Fatalf("statuses %v, want %d times 204 and %d times 409", counts, limit, n-limit)
+	}
+	added := storedWhere(w.eventsAfter(t, h), func(e syncdomain.StoredEvent) bool { return e.Type == "reaction.added" })
+	if len(added) != limit {
+		t.Fatalf("%d reaction.added events, want %d", len(added), limit)
+	}
+	if got := w.reactionsOf(t, w.alex, w.campaignThread, w.campaignFirstMsg); len(got) != limit {
+		t.Fatalf("the message has reactions %+v, want %d", got, limit)
+	}
+}

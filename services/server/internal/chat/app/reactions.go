@@ -25,25 +25,25 @@ func (v reactions) Add(ctx context.Context, messageID uuid.UUID, reaction string
 		return fmt.Errorf("chat: add reaction: %w", err)
 	}
 	err = s.tx.RunInTx(ctx, func(ctx context.Context) error {
-		m, err := s.store.LockMessage(ctx, m.ID)
+		locked, err := s.store.LockMessage(ctx, m.ID)
 		if err != nil {
 			return err
 		}
-		if m.Redacted() {
+		if locked.Redacted() {
 			return domain.ErrMessageDeleted
 		}
-		st, err := s.store.ReactionState(ctx, m.ID, who, reaction)
+		st, err := s.store.ReactionState(ctx, locked.ID, who, reaction)
 		if err != nil || st.Made {
 			return err
 		}
 		if !st.Exists && st.Distinct >= s.cfg.MaxReactionsPerMessage {
 			return domain.ErrTooManyReactions
 		}
-		added, err := s.store.InsertReaction(ctx, Reaction{MessageID: m.ID, PrincipalID: who, Reaction: reaction, CreatedAt: s.clock.Now().UTC()})
+		added, err := s.store.InsertReaction(ctx, Reaction{MessageID: locked.ID, PrincipalID: who, Reaction: reaction, CreatedAt: s.clock.Now().UTC()})
 		if err != nil || !added {
 			return err
 		}
-		return s.appender.Append(ctx, reactionEvent(EventReactionAdded, who, m, reaction))
+		return s.appender.Append(ctx, reactionEvent(EventReactionAdded, who, locked, reaction))
 	})
 	if err != nil {
 		return fmt.Errorf("chat: add reaction: %w", err)
@@ -62,15 +62,15 @@ func (v reactions) Remove(ctx context.Context, messageID uuid.UUID, reaction str
 		return fmt.Errorf("chat: remove reaction: %w", err)
 	}
 	err = s.tx.RunInTx(ctx, func(ctx context.Context) error {
-		m, err := s.store.LockMessage(ctx, m.ID)
+		locked, err := s.store.LockMessage(ctx, m.ID)
 		if err != nil {
 			return err
 		}
-		removed, err := s.store.DeleteReaction(ctx, m.ID, who, reaction)
+		removed, err := s.store.DeleteReaction(ctx, locked.ID, who, reaction)
 		if err != nil || !removed {
 			return err
 		}
-		return s.appender.Append(ctx, reactionEvent(EventReactionRemoved, who, m, reaction))
+		return s.appender.Append(ctx, reactionEvent(EventReactionRemoved, who, locked, reaction))
 	})
 	if err != nil {
 		return fmt.Errorf("chat: remove reaction: %w", err)
