@@ -923,7 +923,7 @@ type Level string
 
 // Message A message of a thread.
 //
-// Example: {"author_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","content_md":"On my way, @alex","created_at":"2026-12-01T09:33:00Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eb0","mention_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"],"redacted":false,"seq":2,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0"}
+// Example: {"author_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","content_md":"On my way, @alex","created_at":"2026-12-01T09:33:00Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eb0","mention_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"],"reactions":[{"count":2,"me":true,"reaction":":thumbs_up:"}],"redacted":false,"seq":2,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0"}
 type Message struct {
 	AuthorId  openapi_types.UUID `json:"author_id"`
 	ChannelId openapi_types.UUID `json:"channel_id"`
@@ -936,6 +936,11 @@ type Message struct {
 
 	// MentionIds The principals the message mentions who may read its channel.
 	MentionIds []openapi_types.UUID `json:"mention_ids"`
+
+	// Reactions The message's reactions, each with its count and whether the reader
+	// made it, in the order each reaction was first made; empty for
+	// none and for a deleted message.
+	Reactions []ReactionCount `json:"reactions"`
 
 	// Redacted True once the message is deleted.
 	Redacted   bool       `json:"redacted"`
@@ -1063,6 +1068,18 @@ type PutSettingRequest struct {
 // Example: {"sections":[{"channel_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91"],"collapsed":false,"key":"favourites","title":"Favourites"}]}
 type PutSidebarRequest struct {
 	Sections []SidebarSection `json:"sections"`
+}
+
+// ReactionCount One reaction of a message, counted.
+type ReactionCount struct {
+	// Count How many principals made this reaction.
+	Count int64 `json:"count"`
+
+	// Me Whether the reader is one of them.
+	Me bool `json:"me"`
+
+	// Reaction The shortcode or Unicode emoji, as sent to `addReaction`.
+	Reaction string `json:"reaction"`
 }
 
 // ReadState How far the actor has read a thread.
@@ -1243,7 +1260,7 @@ type Thread struct {
 
 	// FirstMessage A message of a thread.
 	//
-	// Example: {"author_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","content_md":"On my way, @alex","created_at":"2026-12-01T09:33:00Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eb0","mention_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"],"redacted":false,"seq":2,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0"}
+	// Example: {"author_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","content_md":"On my way, @alex","created_at":"2026-12-01T09:33:00Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eb0","mention_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"],"reactions":[{"count":2,"me":true,"reaction":":thumbs_up:"}],"redacted":false,"seq":2,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0"}
 	FirstMessage *Message           `json:"first_message,omitempty"`
 	Id           openapi_types.UUID `json:"id"`
 
@@ -2228,6 +2245,12 @@ type ServerInterface interface {
 	// EditMessage Edit a message
 	// (PATCH /api/v1/messages/{message_id})
 	EditMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID)
+	// RemoveReaction Take back a reaction
+	// (DELETE /api/v1/messages/{message_id}/reactions/{reaction})
+	RemoveReaction(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID, reaction string)
+	// AddReaction React to a message
+	// (PUT /api/v1/messages/{message_id}/reactions/{reaction})
+	AddReaction(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID, reaction string)
 	// CreatePerson Create a person
 	// (POST /api/v1/people)
 	CreatePerson(w http.ResponseWriter, r *http.Request, params CreatePersonParams)
@@ -2399,6 +2422,18 @@ func (_ Unimplemented) DeleteMessage(w http.ResponseWriter, r *http.Request, mes
 // EditMessage Edit a message
 // (PATCH /api/v1/messages/{message_id})
 func (_ Unimplemented) EditMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RemoveReaction Take back a reaction
+// (DELETE /api/v1/messages/{message_id}/reactions/{reaction})
+func (_ Unimplemented) RemoveReaction(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID, reaction string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// AddReaction React to a message
+// (PUT /api/v1/messages/{message_id}/reactions/{reaction})
+func (_ Unimplemented) AddReaction(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID, reaction string) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3170,6 +3205,76 @@ func (siw *ServerInterfaceWrapper) EditMessage(w http.ResponseWriter, r *http.Re
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.EditMessage(w, r, messageId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RemoveReaction operation middleware
+func (siw *ServerInterfaceWrapper) RemoveReaction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "message_id" -------------
+	var messageId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "message_id", chi.URLParam(r, "message_id"), &messageId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "message_id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "reaction" -------------
+	var reaction string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "reaction", chi.URLParam(r, "reaction"), &reaction, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "reaction", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RemoveReaction(w, r, messageId, reaction)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// AddReaction operation middleware
+func (siw *ServerInterfaceWrapper) AddReaction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "message_id" -------------
+	var messageId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "message_id", chi.URLParam(r, "message_id"), &messageId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "message_id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "reaction" -------------
+	var reaction string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "reaction", chi.URLParam(r, "reaction"), &reaction, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "reaction", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.AddReaction(w, r, messageId, reaction)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4076,6 +4181,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Patch(options.BaseURL+"/api/v1/messages/{message_id}", wrapper.EditMessage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/api/v1/messages/{message_id}/reactions/{reaction}", wrapper.RemoveReaction)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/api/v1/messages/{message_id}/reactions/{reaction}", wrapper.AddReaction)
 	})
 	r.Group(func(r chi.Router) {
 		r.Put(options.BaseURL+"/api/v1/threads/{thread_id}/read-state", wrapper.UpdateReadState)
@@ -7219,6 +7330,332 @@ func (response EditMessage503ApplicationProblemPlusJSONResponse) VisitEditMessag
 	return err
 }
 
+type RemoveReactionRequestObject struct {
+	MessageId openapi_types.UUID `json:"message_id"`
+	Reaction  string             `json:"reaction"`
+}
+
+type RemoveReactionResponseObject interface {
+	VisitRemoveReactionResponse(w http.ResponseWriter) error
+}
+
+type RemoveReaction204Response struct {
+}
+
+func (response RemoveReaction204Response) VisitRemoveReactionResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RemoveReaction400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RemoveReaction400ApplicationProblemPlusJSONResponse) VisitRemoveReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveReaction401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response RemoveReaction401ApplicationProblemPlusJSONResponse) VisitRemoveReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveReaction403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RemoveReaction403ApplicationProblemPlusJSONResponse) VisitRemoveReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveReaction404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RemoveReaction404ApplicationProblemPlusJSONResponse) VisitRemoveReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveReaction409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response RemoveReaction409ApplicationProblemPlusJSONResponse) VisitRemoveReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveReaction413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response RemoveReaction413ApplicationProblemPlusJSONResponse) VisitRemoveReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveReaction429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response RemoveReaction429ApplicationProblemPlusJSONResponse) VisitRemoveReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveReaction500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response RemoveReaction500ApplicationProblemPlusJSONResponse) VisitRemoveReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveReaction503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response RemoveReaction503ApplicationProblemPlusJSONResponse) VisitRemoveReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddReactionRequestObject struct {
+	MessageId openapi_types.UUID `json:"message_id"`
+	Reaction  string             `json:"reaction"`
+}
+
+type AddReactionResponseObject interface {
+	VisitAddReactionResponse(w http.ResponseWriter) error
+}
+
+type AddReaction204Response struct {
+}
+
+func (response AddReaction204Response) VisitAddReactionResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type AddReaction400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response AddReaction400ApplicationProblemPlusJSONResponse) VisitAddReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddReaction401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response AddReaction401ApplicationProblemPlusJSONResponse) VisitAddReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddReaction403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response AddReaction403ApplicationProblemPlusJSONResponse) VisitAddReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddReaction404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response AddReaction404ApplicationProblemPlusJSONResponse) VisitAddReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddReaction409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response AddReaction409ApplicationProblemPlusJSONResponse) VisitAddReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddReaction413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response AddReaction413ApplicationProblemPlusJSONResponse) VisitAddReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddReaction429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response AddReaction429ApplicationProblemPlusJSONResponse) VisitAddReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddReaction500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response AddReaction500ApplicationProblemPlusJSONResponse) VisitAddReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddReaction503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response AddReaction503ApplicationProblemPlusJSONResponse) VisitAddReactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreatePersonRequestObject struct {
 	Params CreatePersonParams
 	Body   *CreatePersonJSONRequestBody
@@ -9893,6 +10330,12 @@ type StrictServerInterface interface {
 	// EditMessage Edit a message
 	// (PATCH /api/v1/messages/{message_id})
 	EditMessage(ctx context.Context, request EditMessageRequestObject) (EditMessageResponseObject, error)
+	// RemoveReaction Take back a reaction
+	// (DELETE /api/v1/messages/{message_id}/reactions/{reaction})
+	RemoveReaction(ctx context.Context, request RemoveReactionRequestObject) (RemoveReactionResponseObject, error)
+	// AddReaction React to a message
+	// (PUT /api/v1/messages/{message_id}/reactions/{reaction})
+	AddReaction(ctx context.Context, request AddReactionRequestObject) (AddReactionResponseObject, error)
 	// CreatePerson Create a person
 	// (POST /api/v1/people)
 	CreatePerson(ctx context.Context, request CreatePersonRequestObject) (CreatePersonResponseObject, error)
@@ -10541,6 +10984,60 @@ func (sh *strictHandler) EditMessage(w http.ResponseWriter, r *http.Request, mes
 	}
 }
 
+// RemoveReaction operation middleware
+func (sh *strictHandler) RemoveReaction(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID, reaction string) {
+	var request RemoveReactionRequestObject
+
+	request.MessageId = messageId
+	request.Reaction = reaction
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RemoveReaction(ctx, request.(RemoveReactionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RemoveReaction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RemoveReactionResponseObject); ok {
+		if err := validResponse.VisitRemoveReactionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// AddReaction operation middleware
+func (sh *strictHandler) AddReaction(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID, reaction string) {
+	var request AddReactionRequestObject
+
+	request.MessageId = messageId
+	request.Reaction = reaction
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.AddReaction(ctx, request.(AddReactionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AddReaction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(AddReactionResponseObject); ok {
+		if err := validResponse.VisitAddReactionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // CreatePerson operation middleware
 func (sh *strictHandler) CreatePerson(w http.ResponseWriter, r *http.Request, params CreatePersonParams) {
 	var request CreatePersonRequestObject
@@ -11059,286 +11556,299 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17d9s21jf6VXD0PGtFPg8ly07SNvKadcZN0zbv9JKTuNN5O8prQiQkYUwBLAFaUbNyPvtZ2BsAQYrU",
-	"xXZureePaUyRuG7sG/b+7be9RC5zKZjQqjd+21swmrIC/vmS6WJ9PtOsMH+lTCUFzzWXojfufS9XZEnF",
-	"miiWSJEqoiVZUa7JlM1kwUhhvuViTvovv31KnpycjCKSsoyuB/aDo2Ev6hXs95IXLO2NdVGyqKeSBVtS",
-	"09uSC74sl73xKOrpdc564x4Xms1Z0Xv37l3Uy2lBl0zbkT5P2TKXmolk/Q+23hztj/SKKUJhVJyl5MXP",
-	"ry6IojM2JtTOgJixMKXJiusF0QtGFF0ycsXWZFbIpXkyEfCIJloW8BoXJF5onQ951f+l1llM5kwrbETL",
-	"gpnGVS6FYkTOsKUZL5Qmfd+ZfwHXn8TBlAYvWZ7RNUvHxCxTfESoSMmq4JqpiRDSDGRO6JxycUYoSWRu",
-	"tkVoslrwjEHz2J3SPMtIUQoFe6XITBaE6yG58JMz84VBUZLy2YwVph23NFSoFSsUeTR6QuJEilnGEx0P",
-	"yYnZ/dPHjyciL7jQdJoxcv7q6fPnJFnQgiZmm8zIljSbyWLJUuimam00JD+LbE1UmSRMqVmZTYRbEEVo",
-	"4ZYxIkoSSmaUZ6zasCVdkynzewujN5O7YuuziaDV0ia0QJqEPS+YJv34KU0WbPBUCl3IbEyEHEBXcUSo",
-	"mog4KRjV7EJeMRE/UEeEKyLYNSvCAZm+gNxxZWEfhhPRi3rsDV3mmaHd0cmT0fQL+mgALw5oxt4MTnpR",
-	"jxvqxC3vRT1Bl+blcOsNOdfOBX3zAxNzveiNTx8/jsw5cX+fmFOhNStMm//n3//X4P97/T//3fPHR+mC",
-	"izmeHr+4psmvafoSl9L8lUihmYB/0jzPeELNGTrOCznN2PJ//qPMgXpbTc18kZr2r2nGU3j5EjeoF/VS",
-	"pinPeuPeBZA47pdZQ6kJvG+YACsKaY7xv9/2ZpxlqVkRKtKM9aLekilF56b5Zak0fDdlhC1zve69ex31",
-	"lKa6VL3xo5HhE1zDYv/Tj4T4kdhFKAsxnkq9WI/thMabw34Xrvd/F2zWG/f+67jiksf4qzp+gU3gktYZ",
-	"TmO+FeH3440O46jiOXI2YyI1NApLoYhhMbhA8dHQDO2pPXYH7NWdzsYde1UNOikLYBNmMxjpV5zhKAIO",
-	"Y2mFUKLpFRMEdxdm860spjxNmfjQ00EmbliHYsxxYFkWCSPTEgktlUQvuCL9eOZGaWYELFORlF3zhDli",
-	"pnleyGuWkjVwFfzxMse9tDv3nRTszqdpGt0x1aQslCxIQgURkmRSzFlhTpFixTVQZMHUWiSXThjHR2ew",
-	"IFOZromia0VWizWInIVcGU5fsEReswIm9VwYhkOzD7l/54KUgr3JWaJZSuB0kH7M7Uhqw0dmbRg/Z+Yw",
-	"4SsqgjcyOScLinIaOZUipTDSV4fHN4WJ/iT1t7IU6Yc/d5YsU8mQ1tgbrrQhQ12jY/NTwWhKuKFAIfXl",
-	"zIzXLYdeSZCkXKRcaS7mJVcLI6lhdi/oOpM0vZDyB1rM2cdiLrBnXJHMDMJMkDoNa0nfXJpfL6drzVRM",
-	"+nGOQ77UUl7C+/aYvWKFOXy/CHpNeWZmeCuxVgbtNARaSjWdUgVMIHhtSEBxJtRozpa4MrrGpwPQp8mc",
-	"XzNlhJ8TYI9HDysB9kutz07RFQ7troRWx5xIPw7+io/GtSOyokiZeM5SIktN+hQ1VLIqpGbEaqmoujY0",
-	"NqoMzXJFpEgYiYN1iuF85lQpw6hUzhIyehyRSe8bN8xgVJMe2BRNA2bgLZi2ZbFvHwe2DqzMhZQ/UrG2",
-	"ipH6oOyNFEaOZnzJzYmelWby4XL3Y0Pzxvq6tI8U7IiUaJKhZeDMFm5sMyN2jQzIuBHUNE0LphTIMv+V",
-	"1appqRdMaDu7sBX7Femff/OSjEYnT47qlF7buLvbiV9EMCT2wfkvrp3R4bhSXMyjSpmLSCmuhFyJiLA3",
-	"uRGdZkELdi2vzI8bioL9Bc9SOCfDo2m2AlFrlKr4119/HZwHb4zJ14wW5jyY4+ONU8MQgee9Z2bnT9uS",
-	"zwtLF0aWWP2mk49ZVkzKj8fPuFCaGraSUGMpo9LjTpIiBZ8vjLa3ajK4s0ArIMYuQzXBHpJkwZIru/Kq",
-	"zHNZaJb+yFJOL2ByH0d6Gl5JUYauFlIxEj/FUQzMqGKnq8bhgMxAYsOs4//Bf5rdASqLje2umP5bqWeD",
-	"r2LYcJokLNcsPfP9cL0w3J629OVZl5RHsLx+pS6XZqkuTVcgtP1mA684n9uF29D6qPklIpTkBRcJz2lG",
-	"5IxccTNa+C2urP+8kDNutJuoRudgz6eXVPfGvdPR6ReDk9PB6ORi9GT8cDQ+efxbL/LvTNeh4f5o9gUb",
-	"fJmc0MGTdMQGp7PHycPpV/SEffllr7kpr8rlkhZcMQXqNtELo5gZ+eb2ygwr5SrP6PrSWv0v5ZQLwzXR",
-	"9h33CvuAp/uNgxp6zAuZs0JzNO3D6b7tGa4FE0+pZgPNl2zTO1Cf/tsWaqvWfrWQxL6NuqjZAjMz31FZ",
-	"8rStj1qrzU5+XVBdtQd67xmhU+vRMswYSV1IEnw4bO2ntsRtszG/ELWQKwGmam0aG825rWlrqBT895JZ",
-	"2zYydnsmV2B7KNbaGE/bG4LuH6hgndFNsmNR34Xe1H/34JXa9KPKqxJscRTSyGvfqpz+hyXaDBNO4w9c",
-	"tZ1I85NqmCGG0huHjmu2RP/On/z4vd44gHbqnfsMOljKjOowXVviOSPxv1/HSOp6wQzbLYwCLYCOfIvb",
-	"BAay0Hd+O2lR0PUmjUBTnZv+omCKiYR1s+LG1ivGoooBF6UwLAa9Qmbk9ZWhjstvF3z2DLxkM1AJTFt7",
-	"Tf4l9v4KPmhOHPt2zXUuQK2NzkV40JjqGYmtWhgT8zyzO00KZqQfWTBa6CmjGuw/JsqlGZL9BOgNzui0",
-	"VOZ0ytks4yIcZMVBzvP8VSJz1sFCqSA0z60Ca/YnlWMSs2szmLEqp+aDKYtJP6E6WQzK3Ij9iVCC5moh",
-	"9VFEYut+VWNzgGLSB/+CymnCVESSBRWCZcrqpHDGjqKJqL4CQ8R0AEfavRORXCodEZZyDd+mLGOaEfcZ",
-	"tIFrVusXHx1Z17pdt+Z0Kp8xfhz+DcPpRb2g7dZ1fUpzOuUZ1+v2XU/AtSxnBA3SR41jkLPC8GrDbswP",
-	"5pSFOw3LNyxzI4QNDcKftEgW/Bp4M67qENcseOC/cA+qb3Bhq0/sjKsHaUFneujmD7sAp9I9mRdU6CFN",
-	"l1y0rwh22bIcjgrMclAkDbB8KEl5wRI9sGNx7x2gj52MR6Pf9mfAT056Uc/ogjByKlJapNWdiubJFdOq",
-	"BzeHmhumIvQlT41cem134XLfnkZmzWXOk96497NwhG02nmA/vah3zQoFa3SyIRTsxt1MLTvkG1Qxdmpj",
-	"uGjbmaqlgH+YV9+5Vd2gBlTSZsH+u1PdqgJtbEWrvlm9pJDK6i1HRIFRYcUmdu4IICQ7Lzl3LkhdaobU",
-	"ceCMd/eEVPR28xdPP8F4udBfPOq1XIi36H6wqVUzNQLaXPk2GRhuecvBNySQ7jr+bjHM72CVBZtZY4rV",
-	"gU2X21jQPzlbbWNDNNRHFWOKcB0oJRm7Ni+JlCSOyXM07YsNUzF4wQyxzkM3WOwmU61z5dfRB2B2ML3e",
-	"uLdky2l4o3zn3G8Ld6uv29v2uzdwIbWLTY5i026oO917q76B8G45yZ8WF7Xbtf2bH+ClgOfuw0bvhtd9",
-	"NuzLLWVUp74tXM3wkXar9qIiPhWwtQZb2TRo/JLvR6YBO7u5nfYUFgWNlSqEY4NTs1Xl1Ag43PuzmjeY",
-	"wqEOn4hQTZZSafJ4NKpFEclSs8JuCVdEF3y5RPYQhMY8Ho3u1BsUYYjTSW0s3vmZYPRQ8FNjOCdmOPVI",
-	"nS2+pW1k8z2+1aSQdkfPForJ8130kueV1FTGylRN6qlTwtclz1IylTqkhql5OMCH2MheNtumH+VmW5fn",
-	"n9zGVeuwse6aZIwqTaRguOJnhveYf5CMK3CyrnjCSCJLUIVFcoBDyLkK3sF8nuM3JzsYT5f/0E6hm74s",
-	"d9tCY05f086F3KCuDcVlu721QTDthALE8FWNFuwtvWEjcLtn/bhWC0HrfKvo29hFYFunj0cNstrur4Xx",
-	"di/oN6BN/4inpHNZzTmQRpfdaTSRfiXONATHmi8IFesVXR819mJTZ9zHH/pVyzG+laayP93uZd3Aun5X",
-	"0K2iExwjhmiW9KpJot5Bv6/m/OVXYCdgPM9B6rb/yKn8hizNcwls1qr7m8tdG2EbtcD82H62am3kbY2h",
-	"UJaFO9xnxG0KKUXGlCJxbSJwSxi7G9oYaFIQueSacH102Jj20b7tZuMXTgfHJdznQ9kieGsr3ByObbyb",
-	"+l6wQkmxQxLn8NJ24XuesTfmhSXe19OMvfm7fXuYyGUoks1vvbuRrziyDyBi7bw21yfPKBc+MEWVyYJQ",
-	"ReLm/G2ELV5U26nChBpjOX386MNoZm5K3aTxypylLZRhbZIO6Vl/+/81jVTBPEmptFyyQlX+gVd4M3+g",
-	"3u5k3clotEPYRTeVx7cWnBegKmxZSKtLaEmUpkXoK8KcicCbV4uXgWCHy6Xhxn9XdIkHooAIU2MyzTIp",
-	"C3JqONx/qLFQMC+gVwXHvNh4ueX+Puim7VDWhhiRH2lxlUI80gmZrjXQR5wsqIbwSfuajaBsV2pwbJ1K",
-	"zegwpSYY/pYdklesmwf+nCPlgg5j2CFcZ50RKjALgGBzhCtVQooPXndNZSlgUyFI4JonmycEIrQd/dPl",
-	"A0UymmuZw3Uy/Ohimno2zqnteAStNIf+NYe8KB9DpqWdgo0Ig1QgrtoY0T5MsTHIVp7tO3ugCL5I+imb",
-	"0TLTJPbR6WdEMJYqEgfTiUPvrJt/1HNx7i0u2ne7dhhTTrrEHKwRZCK55ByurLyBO3CIDaUitSHdmGXT",
-	"uqf7amNP4OucF0x5l+yXg9HDZkACjMwYs1Iv1pe//WuxmP7ra/Xbq5Pr6fLN4x9+fXydPj1Z/PCv/5X9",
-	"719XOv3uSfHbr4/0j9+cu28P0A+7KKxL5ap2OMKAgdoeQmDunF8zsZcyFS7Gpo8GoxEsLSstc0VWsrji",
-	"Yr4RnYNbZJurdb3V0WoXum2eUwh/xM4jEuNWxGQms0yuMHji0UMypYp98agsQnWD9E8ff0EKKlK5JFOu",
-	"MfGwve/93J4NJoejDlpoY3XfwK600X7FDIKwtjOcqar4GNfGWiNSZGub1och0+5A3iDO7ZBz0s4nD7eA",
-	"vgxCRStmcidxa3u6rLu96A1jaWdLFefdphfizr/Cd1td3Q0bwmqKtvWd8Vm19jfoyzN5F4pitOUlF45u",
-	"XPIL0GDfaD2W8OZMk0ejhxOxkcsUQQApbFwMd32xjWuOWxo4aYRrtEgSsyLwfeu13zcFnenOayRZPFCk",
-	"FMB8NHujiZlZdSdZWO2ueTjw98tD7tpqCt/3NJtBNnGerXdchgVd7UFSdX1vk0nBbHZdRAe3Zw8UwWvL",
-	"fdj/La5sgmnWJlE12kq6ZmgvzdHZ3F4Kppp5AfOdVKCY2zbPrJwBomNv9OaVzIGrX1veD7Zc21boWcr3",
-	"cvoZNcAuO0qSPayWnwVZrsmKriPyd2Mwk/6MXzOy5KLUTB0dZozc0vI4zG54dk2z0vDEbzM6b5OpM0Z1",
-	"WTAyy+g8IBualay6HDDcA9OY5DUrCp763ybCsRbPmiPCMsU238ZIcxeoe8VFWr05EaZ/cwRR4x6Sn3NW",
-	"UC0LeMQFDtDlfIBOY7kzPI8bSeRve0zQaVahJVyxdW9sqVYNFd7fMbW5c/67Fq0O3MWQ2mAWC5Kw6msU",
-	"bNdUyoxRuN67Yh3h4XbOV2y9e5+vILndja59q1tzAUxHTFyzTOagOknBSFoWkKkGt0suWezhUVSly0hB",
-	"Xj57deFyaCZiTjVb0fWQfIvJ1tqwnVS6jN5sDZG3csm1ZunGbsDqdDvj6h63St16+FV6SgdfJqPR4Es6",
-	"Ohl8NRqNBiP/PxpEdqCDDQRDQ2TtaCRBkVUULMNM872+o5TS/QfKTB8ygeTvbkVzeHL68NHjL36DS3tI",
-	"2ISlK/VCFpeHLMnNViDgdz+UIlkQqomQUvw/vWinjhwM3TGwPTufmc4V+703/rImVfb4ND0J3dpwQXJA",
-	"n5ZuHGrCOzuKR6fNGJ8djU1PejcYuD+/9eCoFv3eH51tmjOc/XN4s3EC9tKk6sT/dkveFBz7hPo8S+Ag",
-	"w1vYGLVTsa/9EhyPxlDXORsYdsZnPDlDE5CnygYdFiylmAffGHXFRN0rm01jiD9GYRuZ4pMOLBddUeU7",
-	"aJcDIaXu3Ex39+IJszme7zI5NcI2kcsl1wObGhGROc0Hs6JxT9WlbB0aw3SQ1qcL0zQwljdtbpKHTwm8",
-	"QuwroI4FmQJIcnYXYQfniLCTMH5dd6pWG6jXeavvoGBzrjRkjzjpZ16NqpuQxkncQ/cy+xL1qsnXqTmy",
-	"RzfY+IpyNwR41HszmMuBffgfJcXwJV39WHGn4Ii36CbSHUoqkB7HtdS/foyXiO4aClfSLGmeA07HROgw",
-	"A5RrxbKZ/WxM1FpptoyPcBdsD0TIqoeJwP6H5NWK62RhFAjsE3UBKdjPM8hrOiCHZfvLr2BQlum9div0",
-	"gs5b9v9nwUhuY2tdCsemDYTBNh0q1HVLAhdk8XBBFPsdc5PCfKSDspBQeWuJMVyYA9fKAKwxY7gy9D8j",
-	"tS307AnmjdyJpntyBcHe6EsEQ2nvOKO2W0jvZekZIA+A602RmGJeO3n2e0khbiV207Brk9ByvtAEN2GP",
-	"8cgsZUp3rwP+7uBbELsLMVsA5QtT+adswQVgfgDk2KOTEYkLZrQeLkW8L79ci+SS5TJZHO7+tPRVX95g",
-	"i2ut1ybdqe+/DGRKe14TnlWjEsxRMDVCMQ+L2HXOKUdmLiun0jq9NhRAUkU+jcwzDJdJ0347UrN8MD6g",
-	"w1sM5sizomgjVHPquQAQKcSIQoM/CNGsr4WF1Gq/PWRZGhHIGk+lsXFITo2xLLSsIHSsLQj3/+ildtB7",
-	"Ne9CdbW9GbjjQLxat5Mrsiqk8IZ6vdVN2K9dS4sTrnptW+AQNcmoo1m2FyO3WfjR28Ya35SftR7PbciH",
-	"t2EaN+isYFS1B+yuHfCXRZayO1T15PPzzLm/tCcV1AbLm+DGRF7OaHGJPMycNmjvki66MvMs8tR6Swyx",
-	"5YuIlsTe6DGJXUZjTPpGTyGUBDmORk2IAZUvJn2jCsThKOKIlKqkWbYmlGR0PudiDn5fnlBQNSbCMeJy",
-	"TgpqvSlUkEwqDWg6DQ+46xrXolh3zFMX60uQOJdt+cPfy5UN0q6jbsJBNVon1dqcFus0/Q/X9rgeSAB1",
-	"wdCNrvFAVSBwa5EQ+OTwpHVLb8E+byzFDSXL602QnQ3YM2LBOUj/0cnIIhzh5uL02kDUJsKSPFxcO9or",
-	"ZK7ANYhfRcSQnQrojvQBKEYXnCm8uAUixEljWBySJOIlGVuCi7LC9GG+pQcq0EM2XFQW1qUx0yaOlZ0b",
-	"V8A9LP0i4JCmXDjbUg3D1R+fPByN6vzoZGSeOKZRO+rVwd04AAGZf2W+95COJ6M6Ae57v+gCbF7CrEkw",
-	"607kmeYCGcKEoL9Wq0tmzftan+trz0Pks0bARj889/U2YAh7Xmt9NbrRDe6HjmF9/xAmS5oi58Qs6H2u",
-	"yvZUMD96/C2t3wq26h2famht2914a3xtIzcs2PxW1c902J75FRrUsDHqgwOZfN5n9yD8E1zhmvNB0LmR",
-	"h1wQnm76Hm6IhYJ8vMULsdUf8MJY/sbsxxdif4ZAvTJU4k+X5f3gPcj3S/zeO8Fv81x12MQ2UwHu74bE",
-	"JS40xBJcakG+szQivVhblgG4Hz7hVgq4KqNVjDG+68IqOMR49WmmjJUoFXMgUBORUc2Ko6CJIM0Hveyu",
-	"E7i0txmGAAlpE8DqyvIWi7xNba6YyWYgzDVnK1bE4DBSZyRGmo0JTCOXEGFQMJpoHM8VY7myrkWagSJ/",
-	"NhExXM/ajyy91sGDKThjlKXuMxLLlTDd9N1UJkKKbH1kAVlwaQEasz5zHC6YsTaVG9E5oh402Dr977fA",
-	"U3lmAQEzkOJkLHqw/rkgMYQAxGNyarbq4WkYQCdnE5ExY0GoiKR8zs1SxZdxROIhAhLGgzjC8GlAVxcp",
-	"sSDWFkkev54IWeD3Q/JULnNasBTgsQZcKCYU1/yaZYg0bGHz6yhaDUx1e68ahM0+PK1FzZ7WAdHPB7/R",
-	"wR+jwZPX1T8vh4PX/3fwy3+3ScLvGc10hwWU8WsmmOEVgGbfEBg+1E1ebWo2XZG754gEGcur+IxQsbYp",
-	"XbLUiVxaxGnbHTFHP8tCg1te7fY+2Z7bGM5zS6bPxUxut/kweBnMnwKQ75vCck+hNKrCC0Ep7x2u9Z9s",
-	"D8Lq0pcC65WnZ1XgKnor1F5aUnfCTNB6M+VkM5Rwi539FEfjQj+tAzzE6S2YPS5gHVIypclVmZ8hb5kI",
-	"b96pEjKxjIlHBRIV9Al51BC6i35FPGiHBEDVR/xcGIGgYMyB7Jizw/xfJ/shBbh4ydAXsC2m6gcHutAd",
-	"UchmM5YYbmRtPRGac5UIEwtWcO3WHSJKKknrcFoxUV0kWZn6GJJb8Pgfu3yp5yHUCm0PfGyEXeyjLt46",
-	"VrIZZrYj8OLhYTgo0xEsn7D3/Pvmpn5p1ra6Fp/RTDF7JX16IzCoeqjEjk/oqCUiotqafaIbbhNW2h65",
-	"d+byaYTFunDkxJUFaEuHd4VLxVL+nqK7a6SwVQ9StUna75R1CKwdkr66GwCp7giMi6Jke655LeoC2zto",
-	"CTvvDGyvDxQRpWFEqOE7/TxC9nZyg9iL1hBlCNG+CVTWAXEabXKi+j6qB+CiL7k6gI0I5pCkGq4Gv61t",
-	"csZy6t2uBm/63BJSJoiruJmpizfcN7V090X36bR1X0i1M9i5knIarbZDIpw/4ZBmHyTSmuXcEuByA1/y",
-	"LXPG908Y+rItgvX2Xt3UWOf8OviuI0UtcO9Sw0j9Z0GiWpBBBZre/llqN0uVd0NqlaEd+e0XPsfe6KTm",
-	"naoGQ85kDqpptj76UFjVdwKB5indeYm78HAuEMHngYMfIn2a56qa8cG4N9sxtgLQsV2w2R2ZWPWZtfvp",
-	"lCwgJLAiUbCiuaqn2xZ4DeoCTGietxoDtdCy1ktiG+FlrJGMK43JxuHN1XZciVuDYgesgDpM6u3IE1sI",
-	"+QOS5cHU0U4QVYRJmnKzLTR7Ecwe0zg2AIahYuajx1+6C+khiROZYlEFrClJp+bcLmmy4IINjF6DqQ9Q",
-	"Csu8ezYRsXaFGOLNC89JORo9TMyb8C8WD8lTmTIFui9NU1d+rs/eaCaMLQ2wzEraO25FIDCHz4UsmHtZ",
-	"L9japU9cCblCa7cpcdMOprQxG/PqmGzUSolIMyUxmoigRFtEguJXgGGtFzK9NM8oZgvDB21l+KrKddFm",
-	"eID5aLPmVES6CltEpKVMj2nEFyqD5Mmw6kjTw+nn0S4OdQcqyqJcUhFQxZs8o4I60GpgODamVyTMZ9G5",
-	"2mj1+KufJClkqc326GQB3m6uIEysXZLZWo6toUnN2obgqGjZCE/3+3L5IF6u1fiCxd+VBvBAkSBpgPDU",
-	"+8b/NbD66OA5RlC31PXcEZLQnTu8OZ7vLy5eOLQGcwb8prmqnbUhPBo9qivhD0/RKY5OtMdPnoQutVFr",
-	"mE8X7IdRYgrdpCdMNFs7Z56LmjHNNmlHk07y7Ypp/+XlcyOkOCBQ1luP9uNktTFsfrDlUDUz+zH+HVcn",
-	"zMg2PKyV4Zf6FdOai/nWbE1MRERoUXy9IYXhBdBDi5Z7A/vrJjL9mvyvVz//ZJuflprEoswyWJCtcfiN",
-	"aWP7XfPjKZvSYuv8FL6DmDpyA1hZMcT/xYt0b4nv6bt7cgJQyjLLaK4C5x0mQ87otSyh/FkQCPRt9bDl",
-	"iroazp52tl2CV/jdTs3St9+2oi8ZTTvqSxj1bUbDKo8LG+/e5d69ia/W2PKXhQ/qOr2BLzO4CXh42wT4",
-	"xnDe7uNx+mBp250epPqot18/mB3nginVJYzsz+6Gr6qyu2DJlc1RxYqIG9tvXoBTZdV3d0kUgm7ATaR/",
-	"oyro1nwnKK4M2ObrFiPedticxzN75cOSKxwuJGqUInKomhDaYczvgoq9hbxfuKem4Vbo6h0XqjANuFMN",
-	"LzGpr0gNv/uy5I9HD0OjDNdg36vVyC3OVhLAmbQ6Bys6wHV0cQX2FnjTV9jtjoAG6pWYY0cZqINWVNAO",
-	"C7ZNW7EDOqvqstuNLwsH8Y6EDFkFtLms+1xX1xFRWle0FAhfvW4N2CyFwAr5kGpXCizuZwxio2etlb36",
-	"QIgUKOIOmBMdRYv25TT7w8gUB7vynci4cy+5n6HrpDbAtrV/Ra+ZRfLodNoikIfRB+j1VlCKGrLKQe7a",
-	"wElr7DZw0kK3W/HuugFVoPYnYgNaRdfHMi2YndCUZVLMFdFyI9QyuDY6bBd2OIobykcr77Aahxu3Vce2",
-	"waPcsmZAoI293RcrAqAfv3gUBBptYC9X4z4UqPCrw3AKEYfC6fnVbKLaEm3bjnYVLowpCGbzyejCW6Nm",
-	"7lwv3hIxMrIe+bqui44JG9tCwxU8VHPzc9mum71yqQntZo3Z5CrzEtiizcjwaCNjImR1RcXe6AgQKA23",
-	"mEA++DBMG4XYuSpwJSYrVqDoR2TPNsgRfs0ujYjCyi1Yygz/7YpW4F/Qp/23xcNBKtsKInN9CmTRzPLw",
-	"cZgHxHWd3D6ua6PSDFeXGBrjKD1nBdRlluKyevE0TMk8GJ/lRrdb1o539XSQUhsHPDxuI3dT7r64wcqU",
-	"AoSX3TrTThvORkUvex7jQJdqOcKO4N4eUIjSF5JsEx2eaJtH7p9ccXADu1osoKpj+Lf5L9ZQi3ykVT2k",
-	"QDnp5zGMbl+WpTpUe87eA5y1NFWdybf7ZtOHqFc7sur3MJvDM72t31pEaO0Mtsn6tgO513BqJ/agmqD+",
-	"6O25kL8oVlg3XasVWR3efaQdFhitTvO+wtK83kVmB+XjbzKCfdcBPkOA7J1erK6sy5b9DkiknhvfjOZX",
-	"veD8Vwu/MaGoxsc8Dwq23p/M4Fy1CnhIIuiEU58Xssx9yJc682kVElIeIIVRtWVD3CQaY1+I9kPiEBtw",
-	"7odUoWyN1aq0Ml9wKWS++wdN3CzeYxv2fIA4DNb78H1gwt48xNkXjrlR9TPr8WitftZJ112lEW2Oz/sq",
-	"jPg6uku0YSDjrjKGe9H1besPyqDyT0tt0YNyz+6+GGHjUNyU4u+o8uBtq/xto/M9avl5su+u5IeC5o6L",
-	"920R3ntHO4ZIT92OAwsfVmFTtYQCWpSssXlRWoTRBwoT+uaMOFwMuVxiGJBgpN+CNnpEGlnCDxSRKzER",
-	"K1lcDUnMUx+AUkucIf14zrTTEgEfOjS4YsNeJsL8E1JswLCXNvZsw8BtFpXDUWryzL5yIzMNkb5uEHp0",
-	"Qxwh29/rvRyubVFFbfRi9bTuCiZwn9yBNHCTJI4tPP3UJmm8xwxnuFeEezUXaYvuiBtlZ3RXXLlT8O5b",
-	"IxXs7AK8QpcBntKe8eCH3L7W1ruVpVZARkh6D5TDOGqL5/8YqQLOO3znAqsOdF5tXkNyVQJtY0lbz7a8",
-	"YqI94/LcFtygqoE17dweYGgpI9YI1y6YS/sqKjeyTA4uo9JWTSdfSMFaiukEwP/7VF85JFkNFtvIwo35",
-	"nYzGI8e1blK14o4C2LfWcoGNBrhw89pGURUUnGK/E7C1MNGFL/nwQNkscAcYOgk3b9KrBlGVT/PVlHZX",
-	"JNq/LsYexWe4fj9VZw7hjZ62NuxBY0JRpUmpwNSCf68KrjUTpI8GYsxTJjTX62HV1iwr1eISxNI1zeKj",
-	"+qRgRvvP5OAKJrbwxtY1R5BNeK81fUJIvf8IO2vfQkESfwI+WMB/A15mh5UNbHp3PhetgS1gOZTbWhyV",
-	"hPhI2V23xDGp+Rq7dVhwR6D3L3DkF9Uj4avB1Xz7t485a2g9e2gvNwlVc7mEUMJ5cx1+2TJNdyteRf59",
-	"LsmY3p/bMevm+pMB+e7ls/OLZ68u+rVFjuo6pyUKUOWPIsv+pyyTKzK6iedte3hfSCCbEX+1GTb3ufVA",
-	"5IZR+vDP7fG0lcJd17NbYkMb+l4zvHNDj9lNxdsQIhsrWG+sddrB3UtH7Ar8uHHCgzm5G2uGvqMwVnqr",
-	"OWfDUDZtgruOp76VmYGxKDimbdEKcPOVlAXX61dGSOAcsU7eedkGV3MuiMzp76Wr4dePzyHnmf8BsX9j",
-	"8jUW2cOIenjHhtQfRTadUXoQbq4ngiuH/DQk5wSugbCC+pWAvFlUxVICWJegQdieEap6dDIRLdk9vlwL",
-	"oA9z7173CEAgE+HaEcZbLelC67z37h3cbaItlUihaQLHyuW5LikXgGpZqEa6axisQILXzPEuMtu+Gh8f",
-	"wxvD8OOmY7bK4zh/8dzQMnwSoYNGO9AcI4oxj9M69DBRz2g9w4mYiIsFVySVSblkCO0FS4M4U+Z8FKVe",
-	"jK2tBw1yReZMsIJ6UBKzTX1Jcz5IZMrmULmx4IkfghQkWXBEGcV1dkkmTt4AnWJ06ERoprQy3dikHVfW",
-	"VmnCNWKgmgnPC7lS1d0C1mYN/JPQlkdIQRUHNXiWKrjip2nKUiz86SFv/LdmANOSZ2ZuMc35sf9FDdd0",
-	"mcU21xHyRzLDyFMiBVNHsKpPpbi2AnZs/h7gKZ/KlDNXi0kJesUuEwiQxWSlMyi5YYb2yy/PvyHIPVRk",
-	"eDM8nghC7JE2mzcgP0lsF3kGVNaHuxQCxxBzAS2AN1dE8WWerW0Usq2ZDiG/yjRsKxA1TEFkTGeEYiQr",
-	"jFxIwgTAykLi379fx0MzElxjHCPmEoVkBUN0CWgDAolUONcYAOMSWNtjm0DzP4bfxaTvshSPxiT2CW9c",
-	"ZyyOTEcxmoGYVZcyG+yESWtxRPKsxA2qcsHQS50yhGG2xwuawqwy1F3bE/cQdDb2XhGHN0sW3ByrmSyg",
-	"oWZO35FhXI9HIwf8RAtcOp8LB+tRPxfuJdPNgtGUFY0MsciOwGaVmY7riWVjQvEAES4SCalOUjDSxzrq",
-	"p181wdcIic8HvxE6+IOMBk/IkFySMRnER2bvrliuI0QIW3FbocyebccKjAnFhuQHOYexmCVyWVWW6Ptx",
-	"lSMXH2GOsGfDgAdlD4mLjZczckL+wb82rH0pLSrj/A+eD4ztUjClWEr68VOMZR08E4lMuZiPTf/mtfio",
-	"OtZV+l18niQsr16PCYUHCr7xeFbERZTj3UjFFtzOxP+kxXpMmq0N7U7CYplm7O71m3jKzy7oPPaYTUee",
-	"85rVYBxws1Z0HdBGNQTLwWr1akkpMoZ1JBRdq2qzzhAzilTf04wwkeYSiDY+XgDw3B+GwI8h/+APe4yO",
-	"l8ywcRXDwuflNOMJCseMJ8xWWXbhbjlNFmxwOhxtCLLVajWk8PNQFvNj+606/uH502c/vXoG31TuVCsZ",
-	"z188D/Ws3mh4gq/JnAma896493A4Gj6EwjB6AWrJseHS1yfHVfTYnOmuxBG82woTM1y8gT3e9karuro1",
-	"awOywHw5NH/FcC9PkwW2BjjvUEuITNfu7on8hFWv61/Vi8ZAsgjNc7uxKK9kzuxXagyfDcm5Fd8FIzO2",
-	"wkxpn2NgZ2FsaosA5jf8OVQm40qfu5gWx2dglU5HoyDuHaI2Aob8HwvOj9x9r1A88F6AitRy4ThvqQaD",
-	"NsW7qPdodNLVgx/y8S91bQ6/e7j7u29d9jZ+8Wj3Fz9J/S0kcZoPTvbo4gWmbl9I+QMtUEt/dPpk93cX",
-	"Uv5Ixdryd3BVPsZd2f7dcytD8IM9BviKFdc8Yb9U+eCo5Lu8FiAT3B1HK5pCxKkLiIL4T9lmRWIdduUr",
-	"UdULKckZVK60NB37XKO8kDNuAUKkYBOhCyoURk9ETlVlojpDvspU/Wjh49g6mCqQPFQY8TSaQ5JsAQUF",
-	"7cYKgNC91gUWatQiTQ33te070fVo9GQiqkT/IXlutNNqXc13wLVRE0yqCvZx29nFlT13lWBcaRTVWU2k",
-	"euX4ecqWudRMJOt/sDUEXlth+LVM13d28IMhOjfDu7rVqYuSvdtgPSd3y3q62I5gK1x5y2b2OFtf09TP",
-	"5NPmTKM9OMxTS4u3YmUnj/dZAw9U8SNLOb1Y558jH0R69rysjQ++iyqVI8+BnncwxlZ2mOdxZcXipYRl",
-	"bRMRVxA6FhS6Abbt1E3kJhZ91RZWonk+EaEhEQIdeZ0DwKgd7KtRsq3uYeNQXaVio3fWYacJAJ0Yk7yb",
-	"Y+X5J86v8vwjcasKi20bx8rze351z68O5Fdw6By3ctfBdX7lgs+P31Z3EO+OrQXUzcjO8QVVy1StqWgu",
-	"NMwZUzGE4wHuc8ao/XQijMXCxRw1K6NBgavJkLyD6zeWgYOsdIpeo/F4Iiw3dEPpG+4EjFIdDQmOFsHi",
-	"K+vOvWvxtydCyAAZv87F7Hyf+vp8DVbWlgZfAbmaZ8Y4rby+tQufOq+JAr6x8z70Zkz0PZl8bnW6DL7G",
-	"wv8ZGdpfwzS0p6EKAA3YTLKgeh8WAxk0yFgy1pbN/A08DxwED5TNg+eNs4631VAEZFar9GGUqYmI/U2r",
-	"rW/meRQ0N7TQx7HXlsAbQTMp2BniInMxnwjqYAWwaj9DLwsgNzgWQhwHcXwKO1gVPLRHHfm3sBmcM+Tx",
-	"fUo8phOqYAX1WDzcAq5kFziB2z8/3N9LrLlnxxteiO8/vE2G9qgjBA1pR5E5RLXd857Pk/fgESH2NAaM",
-	"xxXPQb9U2aK0vHJqx/vlJ4pet3OTyphr4QtV95iGBHpLi7bS5Vhq4SYeKuWT4SXvyYTbwITZy4S7O8UH",
-	"F7lD7UEao8r6De/NuHszbh8+Z2h6O5fbqWIFGdrtVtwrxBRx+H5NRuh9UZAH4qPAApbnmaH3xeOFoYvt",
-	"2/DQ197eUIkO4H1kO+tDI/jCFVH/rK219+XywtX5SF4vhwPQ7fIKY3Q3iPCei95z0b24qOFwnsFtNVMx",
-	"nUQdv/V5M++ObfLQFg7KgH/69BaLo6wluPMh8SiOiJKoRkJsPmKeJ/oQ1/45tOUcWLZh26vLvPXW5xkg",
-	"2mEAJL4SlMz3H/cbCuRRq9sL38bkmVs78KOtmUE87eC+VR7TrVXP96X/4fp0KYDwa0SEXPnlv+dffx1n",
-	"GW45ocQWELAEsdM1ny63qG4/58xCSmA6xcBpZ05XqiVzuDjFnBaaG1YjtBpPBIbgBg8xOM0lgLiAtDky",
-	"OdTNQoiaCEv5ene8VwK5shoiS4fExtlDHZKgfwgrNUY2TmAi7AzGPu4UfGuK0AyRcjEBrGC6LASzisHp",
-	"aASTs6wPAlhtHtyQOHjGqoxSurwMhxDXB8QFoVl2RqiYCBtVXlucSv0cOcz4OPj9kqdqizL6DUzTRe1/",
-	"0pehtaF+JJt6x2VCPYkISYWljlaAvd6lurpjNEZfbaY1ffIM/l593Mm7DZfdyFjbqkViBaQdIadpWWCp",
-	"FMBZgUxJnzDZEm+qGDPKAwTGKfb7REBwKZY9hyxQqMiu+ZJ5ZNCIJFQni0GZH2HYW44VF+MgeTOGlBqf",
-	"g6nY74ilzdIIrjb8LynL+DUrWDp2BZ5q44OLUxik0jzLCE2vAevcyAclATze8O4gKRSRrw2H/72kmVGB",
-	"PUjpkJzjnCz+PHU8HFCWYVJlfqkSKi5XXKRyFUNOBPREJwIriMjCQmxDSxhZF0zcphyRChkVol6WjApF",
-	"Jr0rxvKJyOmci/mkZwZkP8OS8l6Vhrj3tJIKJ6PNiP+J8PZrLWlgIVfGSLB5A949gsuL07ws880YRkxS",
-	"xiwc+/ZYlVNDYlMWY8DOUVfQ77NrG8i52x0CE47qxAGuIQSjtXRyRkb+kgfwabuudmDf91Pf98sDbBt0",
-	"DdpW+1lASnlYjfoMTvRsxgpMQ2b1LYQGLtGmwvo7bTNygIS3uEf70dC1PVDW84YJ0lDqqcB8GwzyTow2",
-	"lRItJ6J+EHLIEeV/sDgiqwXH4to0s+HgKZvRMtOkT7EZbHEiMGv1xBJK2/QyvuS6Nr2NPXifBhVQ6gus",
-	"FrMhcMPkd3tgeghHyrAW1FPIQHgqhS5k1l2fIS+gTKNhdgPwzcNmb8zYb+C7T1+i7zG476RgfyHr66k5",
-	"KKTMLXAiRCuCvKWWPQTS3JysujTH+MZOaW64jg2BDCWiAByBfgw/BT4dSBCBhw/URBQMcyuPIkPIIMur",
-	"mNDCEnexlgIj4nlKNsX+RKDc9wKk1mVfSzsaouTSDfVoSL5rjHkifDyDfd9wi4zNNJGlPqtrDYbD5ACx",
-	"HAB2Fgw1gSmDBK0uCYQd75JAPxtprKu1dQXJalUk27hWA1/jljEO9Vn78mPsmstSeciKtnF4yrqtdLAL",
-	"YMWtlbVc7SUnDEP5Y4gtfEA5sVEb7oMKDiCwrqyjUHDoLUf3Pjjks85ZmjsmE9yZWtDobUlLlimGofmU",
-	"FBKqHtfc8RGhFuRWFlUInPWF+VgQ5MT1a9FgIEOnYLo4EXifBTEiISsfk1ZWTvqIqGnExUpgimptpMZU",
-	"tKibWP/PDdsO+ijCiFz7iqhG8gDqP4KAmoi+/fKBi6l1Y2kyaQfc7PIDPLR1YMHYFswrFkwO3ZDQztGQ",
-	"APe3v6CvMYa/4mgikHVZv2BjW8CIM9Zac5KhnLPWmzFWK2/eo4hk/IqBYG2J7gOT1NHERCxkllZ2qfkG",
-	"R5mzwi/ZGGotJlKkXfE6pI9XNDYpvVAQQGcxVCFPWWYM8sUbni6uICPNaK7mC0icC726IYg47XIOGwFB",
-	"hdEtCMsU67hYN6JCQqY6VVe4Y6sF1R7yzwzxDAIj60OsGKpfSE2v0PsMTtZq5UlfyIA24LgVRk+ygNEe",
-	"cvCBqhzS3T5WOMOftm8VhviRLt1xebb4MJHn3N9N3TtH9xC2QE1WRnZK2w1j6vgt/PeSp++2RX+/ZEt5",
-	"DZlyyM1qcZZIpvaOe4tsnQjHIR37jmzIcvC2Y7q+8iVA1VkGMJyINsuqQ1JCCWdADUmqsx6fTYQMZJrl",
-	"+1aoWfFZ1ZUBdxtKc8vHZw0XYOWBdLf8/TrfBrERCAE3PJ/CZ2TjNkHoFr1NGLbw3pcwjA7e22Exb7vw",
-	"dwRyx/f9j7YY8HizCKt5z/7+MuYCEq4j9314WFjFqNMlFFR75crB4xSlUGPEp0ojB4O7FgkBTzIcfwty",
-	"UvEcHwDkMUYaYUHOH3/FWK5qDvDg4gG9EeMKAgd7dFFDfWAQWhYMMbwomdLkqsyPIhcgYP3oVsOXWWpb",
-	"4EYnA2ShNq7wXYXS/z5xRur1otpVG79i91b6p3HsaFqj5DAUxj2qHbvl9gPXWqbCdFDDRarKp7aF3gVH",
-	"jOrA1dhO2T++V5remRJeI87QL3pP358SfXds087IryU7drXGjt9esTVoyu0pTYZvowsTcUPtVUIbrmkj",
-	"cN++MiwBGrYjYekfbK3IkupkMRHx//k3Hfzx2vzfaPDkcjh4/XYUffHw3X/HZ6EPmnYBmUbOaeIuMZf0",
-	"zaUdha2aTJhIJASNWQnoBllPlUKY1paT+aLUDu51D0XUNv5AkSu27tBFER+1Ww3NqTbk0xv3ulbnw6VB",
-	"VbP/SDFbtVKH7ZzLEebnlA917wvYI87e6I82ZTLMsAxqJm5PYTI8ryqF2crsXrI8q5fXqgpdk75D3HMl",
-	"cM1IfNXEVB01/POuvPNW9uciSB+PqmahmZPRaBS2bmNHh+SpKx9rWOEVyyHuac6vmTgD52mLMxpTr5S/",
-	"bwVFvaqrYufHVRWHVekvN+CPvuzl+2JB2MFHYkH1OqkdPMgu6T0P+hPyoBbesAfvQXyZ47cOdn+Hd9Jh",
-	"U1B/5zFdk4KlCI+FZr4lZ9C6fIkFuKTPjFWSevOa0SLjrLDRoJByju4o0xzzWZn4cybnpJ/jRptXyoSl",
-	"6OZM1VFUz770wBa1cHyrWdVfiqOJANdfzFLuIr/jIfnGwl9AjhO0RsK7pBDzohPOojPkffNkBjUhWnSx",
-	"anM+jGewunJzk7+PDPjsYSM6g7gBPzhZ7FA73KmG63TbVgRxvEWKNdOqsw7AbTWlw9G3OWRhWrR7jspI",
-	"PAbLURaKmBdNv7yYQDqKr1JDlc3HUZG7UXeY5lYrgU+pgCtxS74+x+aATOpnFT/4tE7w3SsvwVQ/kvbi",
-	"a3q0Ky5INvc50Pf3tIewvmfACPbKXsHyIDfEL0XdqmJqHWnNNwNkrgEvT8R+yMt7gUS8gGF/2kEjOMZP",
-	"GaAUN/+eJd2zpEMwSi3Z7HSIe1aijt+GQd7vjlNmbK5rqrdwrW/8O7ZIT62qrVfOKn5VNWqMJ8u1oB5H",
-	"AEk/DjEdbImQR6MTQjXWrapqHM2pZiu6nohECoFupMrMSzKpbDYzFyS270JwC57WS0hcZhldxxPRh9ex",
-	"bs2j0eiriECxGnxQzeAynMFR23VX9YL3Gvkfxy5UBSMqL2ol2CcCIlTgaxubF0SkBP1uRqVMhN8JZ1JW",
-	"b1eb0jAsSf90NIqIkDaiEsxmoY/aDU7X4IvgsuU9oFaENQE641ga6QifJnbFTu4exE4JuQr37J7b/4XM",
-	"Z7froe53C75d7MG3XwZ8u4tZ1O80a9f5ngHWODVc79PCaC1YW8kF0QlZTISrIRjSHtaca1FrN3loUCyk",
-	"wURf1jifcPxzg+t5FOqK7XWzu5f37O59szvcp3u/32cci3G3jAvZSDfTgvo+GzXZXJZ8QF2uKmO2JlOz",
-	"KURLQo0tNRG26P0OQzpgHn3La4AbWtT7icD79qRgGkP1MB7RVxY0jKlWzxOjCA2vfPX9+eD08RcTsaBq",
-	"MSS/AoJCUOTfFh10tUYaE3CoYxBqPREWE40r34St1Uj6LvEwttBIUJHeNoulzfG5WxJXyvWhb8p9CCuM",
-	"6ratUYIgE9oDcEHmjMffAq0WO7Il/B0Ohy+bD79eap3FpD8aY83GLbknULTpT8N+3xvopFmlwJHxPh0X",
-	"tR6xj62Ak+ZFV3oYjoqEmNGbYAt4SAEAJhGSJOY7e8K0P5fDrRvFRLk0LMo1FpRl/oxACe4dLp+AGMSq",
-	"czSQRodIQ8io3AVqhGmXm+Uc20tr9oM0RXSvmM8j82cAvO7yRyNIca2Hvx9FZLq2gfQud8dmtzxQJM7Y",
-	"NctsblBCczrlGdecqRjhCroQCl7hVN9nhIrp4Z+crbYVx7zmik8zm06rhp9JsMlnWuASFzkgXcWYar0g",
-	"3nEpUiU/V2Fm5tEmDnb4uA3lqTtb+mhIfqJLG2sLJZy/GgUVnCcC1Rhd8OUSwGCDwVZpyyej0ahblQES",
-	"/bRvRGCIH+lCBJdniyaBu3sfVPZnuqlQ9kx0X54iGzl+C/+9QRm1Tu5x4xJqTnw22I6rmuYkKjydiH1q",
-	"puEY9wj9sjPr4CQtMZl4ZFotG7egf6JSaVtZSH21731Pn3+ZtJswD3d4t2a+uZfq8CtdSji4vQMtPJqI",
-	"DRWa7Nagg/BzINBadio8OvPKUDWU9ozzrXq4C6b/JBjIB6icuK9V0Lrr93ziszdEwn3dPEA3tUp8moro",
-	"UjOa+O3VAa//Uj/kYZHViGyzWCbiHLiMDdSargk1qgMrmmj1bsqbDoOIyGIiNlSR6OBwrwNKuH6qOsn7",
-	"sqns0nwkq2oPiPU/ceHYe6fne7TdAg64ly62FsmxEjRXC6k71a9XuigTXRYsIokszeBViOKh/J0fcG9U",
-	"sGQJIfk+swSgV7F6KnujA/R21/vRGDIOuCgdjnnmgbxjqFQJJqCNGjtCBA9AGw8Q1at/ozIX4mQbldDo",
-	"bxMxZTNZMHuHhtw5pwViuFscEARKKnOob1Q1ipeLUP7/3HLjh6NHiDcSP58NfpKCDX6k2vQnwHcFvN5O",
-	"8QEglAAWd/zsgs7jCv8EssTdex0gKO34DK/c7u3B5rFXK3PtdyHYOQD+eTGAd0GVIKjNbyt+9Hu1J918",
-	"u1Ie3SJ+EKTsqGeWtOVuHG4XZhwogKsaCeAqRAifVSea3bDcD7tSuPx+mt1KjebRJEjuya+xNu1TsOj4",
-	"Ibl+7qDhfw0dW1pMDqWtTMDDrbAEpuGbW5HAbS3N47e++O87nza61UL3GVtWxQ3LGlISI1eeymvmqmO4",
-	"Mh8W7nsiNst82LzMKhUIbwMyrIHjBI09UhPRj10u6ZgYLc5HBPt6nDXWap91GOY/uknvwVltS+0adFju",
-	"+w6rk/+MpTzssthlNsuJi2zv9dkZGWGxKxuCYkXn3pUs7qxyBeB8+/EeUAcCi1rZD/+shSAste2D6O2W",
-	"4t4P8rny6BcIHlzIco6uyJB3dtfw7PKAnKdpmKFv8T1C/lv9/UAh7Cfy4/5JRE4j8jCaiOFw6BnqnOZE",
-	"FiQtkZpZhAcMisoYbuv0AjMcLuZHHcm/lZcl/jvmrMVV0rCcVXEZiqwWEusqFA5SypdCBr09MTJiM6e/",
-	"4a3BKU6Eq67ciK44qNjyGWSxaIQiEHMAKaEiKLHnUnwtoFNQM68VkESqQ7KLP4xA+TR8MsHSfCSPzI5s",
-	"ZMFW96nI9x6Zgzi8UXb2S0VuU7jNPwagwHcD4jFdx4cCzolKf10Dr2eOQB/w2nZEqDijSl8Woe8jyejS",
-	"aWUNibJiQd18xX73nBrmBr3VkZt2suoWHvoLjPcloymiHn0afPQ9ccXGZD8STkO12B28MaC6zwll6oMp",
-	"pn8hnvcStDSo+DijgUcY6h8jJ9pUbdtxqqrck053g81yw+SJKj8k5IhyJbxKG4dZA/FRZDRNTIeD9GWb",
-	"DScFq8pvYDUyiCduq0M6EZov2dglXcC1H4I3UF2qiFjtN8LG1xGpMp3hPcNfJ6JULCIBCB5msfQ3klUA",
-	"WJ9jMelFkOgMy9CVLjM2I7YLgesVESpsLjOWRXmghhOBvL5ULL2kGli9LS1t/eFVqkj14iwr1eLSGMfF",
-	"Nc3iaCKg+D8EYmR0TqZrvN5clsmiy8Vygdu8g4//CoUMcPxnZGODoazPVFm/5qdQLe2scrG4gjdXbK+R",
-	"bnG6HFROzR6OA5ws9WSgA90sE2Fb/eTdLEBxe5VNg2W4l2SfdagJrSWUacdttueA4GvHbzErDrVxIym2",
-	"pW+b31WQKRhCY3i3CLJqX8yl7/w05vEDFWRUH/kIllYkjrBsS+B2OEEvTA2Jg4RAHDkT1mnehsgxEdsh",
-	"Ocg2RA4niC7d7ALHe4uAQrWAa8WyGemnLOEpqy5mqVhjYjhHtcHVbnOWA65Xq5SbiE4xd0aCOmCOGuol",
-	"YQwzExNRiiuAoDMvp5KpIYENRiQPpzXg520IHrCeaCAh9w/kvtEYAoSPrRnvpp/3mGrplpGnpB87Wgd5",
-	"llTZhEddlpN9/5ONM4TRb6uUYXMghVz9mcvh/MWq22h7XDoY/ILRTC/+6DQrXEyHOcRUgdvX/Bf1O5kw",
-	"ZWvcKPL9xcWLIXke1IzSskxsZl5KNZ0CYFupGInBmbP+A7wsVF0ZNRBiTmolHRMqsG3H2FVHvMf3MIf3",
-	"mbZne+hEjcCF4IqU+fA2RHYgsZgdZ0lZmO0c//t1ff+N8Yzmhm6OMSAHv5iu1tGS6YIn2+1M29gDRezb",
-	"pG923++TMXSWTC9kGpFCltqokFApAcWxswadvE5LO4SIfCdJUYIRCXqCG3Uis4wZAamOPCTXi0KaPlip",
-	"MH6Kvcml4iBSkMt2Vm/BCe4kF9PqcZ5RDoTC3tAlwCP2/ot8/+yHF2Qq9WJ9udA6v3TzvtRS04zU1wJI",
-	"OI22rok1kIcT8V/k4n+/eLalcRtuNhGdr7zFbv426X337GLSi6C3v038WZ/0IuzubxMz60nvHTmBpdoS",
-	"yBK1Bjfg3lvFbPd+fBon45kZVzX6mSyCoW87Gciz9uKUvtqW43teqbJQb9q6Cbkw5G3oXZYQrCFzNfQ/",
-	"XNof4qMAUG7J5zgui+ydcZaeYczeiitGHo8e2vpf9txPM7a0GHFlJS8wHJCSlGnKMyLo0ihroKFRnhnV",
-	"EwqPkz46YrhdWnU0JBBOM6WZ4dKFIXCRGo18NuMJ+mS0hMmtjf4OB5h1se6Xbqq99+ywxU46KHljlwC2",
-	"3a2zdQy4OLEPR8R76gIbSsB2kbCnrO08CfUe3vYQ6ua81AvTodFg0UnXXXinQM8e1U51gLicVCblkglN",
-	"+gXLqObXDDTtssh6494x3LTaATVbRekcBQcKYferA44zkHZnZZEsmNL45MyYHmi5CMZSBhcjVqUPJr5p",
-	"MLyobur7CJ1ra5AZSyvPFZpovKhQIlPrF1VBF14da7dI/AahYRh+6GqlbX54bkcRxBJ4nF4YYexCo/JC",
-	"znjGgmZxBi2NfucrfRcyM3sma+03q6TbtHozaZ+IGngfgxKLm10hDEMUAEDUa0yryPrM3Ua72B/fPtwo",
-	"bjb8lOpkMShzX2/VR4hiQKCCooyLQgrDSGeFXAZtQlhg+y6FvlfDS86CKyAz+oLOzH64cjhV97YMTW1h",
-	"0PX/7vW7/z8AAP//",
+	"7L37d9s2tj/6r+DqzFqR71Cy7DhtI69Zd9w0bXOmj9zEnc5plSNCJCShpgCWAK2oWfn+7d+FvQESpEiJ",
+	"sp1X6/lh6lAknhv7hb0/+00vkqtUCia06o3f9JaMxiyDP18wnW0u5ppl5l8xU1HGU82l6I1738o1WVGx",
+	"IYpFUsSKaEnWlGsyY3OZMZKZb7lYkP6Lr5+Qxycno4DELKGbgf3gaNgLehn7PecZi3tjneUs6KloyVbU",
+	"9Lbigq/yVW88Cnp6k7LeuMeFZguW9d6+fRv0UprRFdN2pM9itkqlZiLa/Itttkf7Pb1iilAYFWcxef7j",
+	"y0ui6JyNCbUzIGYsTGmy5npJ9JIRRVeMXLENmWdyZZ5MBDyikZYZvMYFCZdap0Ne9j/VOgnJgmmFjWiZ",
+	"MdO4SqVQjMg5tjTnmdKkX3RWvIDrT0JvSoMXLE3ohsVjYpYpPCJUxGSdcc3URAhpBrIgdEG5OCeURDI1",
+	"2yI0WS95wqB57E5pniQky4WCvVJkLjPC9ZBcFpMz84VBURLz+Zxlph23NFSoNcsUORs9JmEkxTzhkQ6H",
+	"5MTs/umjRxORZlxoOksYuXj55NkzEi1pRiOzTWZkK5rMZbZiMXRTtjYakh9FsiEqjyKm1DxPJsItiCI0",
+	"c8sYECUJJXPKE1Zu2IpuyIwVewujN5O7YpvziaDl0kY0Q5qEPc+YJv3wCY2WbPBECp3JZEyEHEBXYUCo",
+	"mogwyhjV7FJeMRE+UEeEKyLYNcv8AZm+gNxxZWEfhhPRC3rsNV2liaHd0cnj0ewzejaAFwc0Ya8HJ72g",
+	"xw114pb3gp6gK/Oyv/WGnCvngr7+jomFXvbGp48eBeacuH+fmFOhNctMm//76/8z+D+v/v63XnF8lM64",
+	"WODpKRbXNPkljV/gUpp/RVJoJuBPmqYJj6g5Q8dpJmcJW/39N2UO1JtyauaL2LR/TRMew8tT3KBe0IuZ",
+	"pjzpjXuXQOK4X2YNpSbwvmECLMukOca/vunNOUtisyJUxAnrBb0VU4ouTPOrXGn4bsYIW6V603v7Kugp",
+	"TXWueuOzkeETXMNi/7sYCSlGYhchz8R4JvVyM7YTGm8P+62/3n/L2Lw37v3Xccklj/FXdfwcm8AlrTKc",
+	"2nxLwu+HWx2GQclz5HzORGxoFJZCEcNicIHCo6EZ2hN77A7YqzudjTv2qhx0lGfAJsxmMNIvOcNRABzG",
+	"0gqhRNMrJgjuLszma5nNeBwz8b6ng0zcsA7FmOPAMs8iRmY5ElosiV5yRfrh3I3SzAhYpiIxu+YRc8RM",
+	"0zST1ywmG+Aq+OM0xb20O/eNFOzOp2ka3TPVKM+UzEhEBRGSJFIsWGZOkWLZNVBkxtRGRFMnjMOjc1iQ",
+	"mYw3RNGNIuvlBkTOUq4Np89YJK9ZBpN6JgzDocn73L8LQXLBXqcs0iwmcDpIP+R2JJXhI7M2jJ8zc5jw",
+	"FRXAG4lckCVFOY2cSpFcGOmr/eMbw0R/kPprmYv4/Z87S5axZEhr7DVX2pChrtCx+SljNCbcUKCQejo3",
+	"43XLodcSJCkXMVeai0XO1dJIapjdc7pJJI0vpfyOZgv2oZgL7BlXJDGDMBOkTsNa0ddT8+t0ttFMhaQf",
+	"pjjkqZZyCu/bY/aSZebw/SToNeWJmeGtxFrutVMTaDHVdEYVMAHvtSEBxZlQozlb4kroBp8OQJ8mC37N",
+	"lBF+ToA9Gj0sBdhPlT5bRZc/tLsSWi1zIv3Q+1d4NK4ckTVFysRzFhOZa9KnqKGSdSY1I1ZLRdW1prFR",
+	"ZWiWKyJFxEjorVMI5zOlShlGpVIWkdGjgEx6X7lheqOa9MCmqBswg8KCaVoW+/axZ+vAylxK+T0VG6sY",
+	"qffK3khm5GjCV9yc6HluJu8vdz80NG+sr6l9pGBHpESTDC0DZ7ZwY5sZsWtkQMKNoKZxnDGlQJYVX1mt",
+	"muZ6yYS2s/NbsV+R/sVXL8hodPL4qErplY27u534SXhDYu+d/+LaGR2OK8XFIiiVuYDk4krItQgIe50a",
+	"0WkWNGPX8sr8uKUo2F/wLPlzMjyaJmsQtUapCn/++efBhffGmHzJaGbOgzk+hXFqGCLwvHfM7IrTtuKL",
+	"zNKFkSVWv2nlY5YVk/zD8TMulKaGrUTUWMqo9LiTpEjGF0uj7a3rDO7c0wqIsctQTbCHJFqy6MquvMrT",
+	"VGaaxd+zmNNLmNyHkZ6GV1KUoeulVIyET3AUAzOq0OmqoT8gM5DQMOvw7/in2R2gstDY7orpf+R6Pvgi",
+	"hA2nUcRSzeLzoh+ul4bb04a+CtYl5REsb7FS05VZqqnpCoR2sdnAKy4WduG2tD5qfgkIJWnGRcRTmhA5",
+	"J1fcjBZ+C0vrP83knBvtJqjQOdjz8ZTq3rh3Ojr9bHByOhidXI4ejx+OxiePfukFxTuzjW+4n80/Y4PP",
+	"oxM6eByP2OB0/ih6OPuCnrDPP+/VN+VlvlrRjCumQN0memkUMyPf3F6ZYcVcpQndTK3V/0LOuDBcE23f",
+	"cS+zD3jcbRzU0GOayZRlmqNp70/3Tc9wLZh4TDUbaL5i296B6vTfNFBbufbrpST2bdRFzRaYmRUd5TmP",
+	"m/qotFrv5Ocl1WV7oPeeEzqzHi3DjJHUhSTeh8PGfipL3DQb8wtRS7kWYKpWprHVnNuapoZywX/PmbVt",
+	"A2O3J3INtodijY3xuLkh6P6B8tYZ3SR7FvWt7039tQevVKYflF4Vb4sDn0ZeFa3K2W8s0maYcBq/46rp",
+	"RJqfVM0MMZReO3RcsxX6d/7kx+/V1gG0U2/dZ9DBYmZUh9nGEs85CX99FSKp6yUzbDczCrQAOipa3CUw",
+	"kIW+LbaTZhndbNMINNW66c8zppiIWDsrrm29YiwoGXCWC8Ni0CtkRl5dGeq4/G7BZ8/ACzYHlcC01Wny",
+	"L7D3l/BBfeLYt2uudQEqbbQuwoPaVM9JaNXCkJjnid1pkjEj/ciS0UzPGNVg/zGRr8yQ7CdAb3BGZ7ky",
+	"p1PO5wkX/iBLDnKRpi8jmbIWFkoFoWlqFVizP7Eck5Bdm8GMVT4zH8xYSPoR1dFykKdG7E+EEjRVS6mP",
+	"AhJa96samwMUkj74F1RKI6YCEi2pECxRVieFM3YUTET5FRgipgM40u6dgKRS6YCwmGv4NmYJ04y4z6AN",
+	"XLNKv/joyLrW7brVp1P6jPFj/98wnF7Q89puXNcnNKUznnC9ad71CFzLck7QID2rHYOUZYZXG3ZjfjCn",
+	"zN9pWL5hnhohbGgQ/kmzaMmvgTfjqg5xzbwHxRfuQfkNLmz5iZ1x+SDO6FwP3fxhF+BUuieLjAo9pPGK",
+	"i+YVwS4blsNRgVkOiqQBlg8lMc9YpAd2LO69A/Sxk/Fo9Et3Bvz4pBf0jC4II6cipllc3qloHl0xrXpw",
+	"c6i5YSpCT3ls5NIruwvTrj2NzJrLlEe9ce9H4QjbbDzBfnpB75plCtboZEso2I27mVp2yDeoYuzVxnDR",
+	"djNVSwH/Mq++dau6RQ2opM29/XenulEF2tqKRn2zfEkhlVVbDogCo8KKTezcEYBPdoXk3LsgVanpU8eB",
+	"M97fE1LRm+1fCvrxxsuF/uys13Ah3qD7waaWzVQIaHvlm2Sgv+UNB9+QQLzv+LvFML+DVeZtZoUplgc2",
+	"Xu1iQf/mbL2LDVFfH1WMKcK1p5Qk7Nq8JGISOSbP0bTPtkxF7wUzxCoP3WKx20y1ypVfBe+B2cH0euPe",
+	"iq1m/o3ynXO/Hdytum5vmu/ewIXULDY5ik27oe50d1Z9PeHdcJI/Li5qt2v3N9/BSx7P7cJG74bXfTLs",
+	"yy1lUKW+HVzN8JFmq/ayJD7lsbUaW9k2aIol70amHju7uZ32BBYFjZUyhGOLU7N16dTwONy7s5q3mMKh",
+	"Dp+AUE1WUmnyaDSqRBHJXLPMbglXRGd8tUL24IXGPBqN7tQbFGCI00llLIXzM8LoIe+n2nBOzHCqkTo7",
+	"fEu7yOZbfKtOIc2Onh0Uk6b76CVNS6mpjJWp6tRTpYQvc57EZCa1Tw0z83CAD7GRTjbbth/lZluXph/d",
+	"xpXrsLXumiSMKk2kYLji54b3mD9IwhU4Wdc8YiSSOajCIjrAIeRcBW9hPs/wm5M9jKfNf2in0E5flrvt",
+	"oDGnr2nnQq5R15bistve2iKYZkIBYviiQgv2lt6wEbjds35cq4Wgdb5T9G3tIrCt00ejGlnt9tfCeNsX",
+	"9CvQpr/HU9K6rOYcSKPL7jWaSL8UZxqCY80XhIrNmm6OanuxrTN28Yd+0XCMb6WpdKfbTtYNrOs3Gd0p",
+	"OsExYohmRa/qJFo46Ltqzp9/AXYCxvMcpG4XHzmV35CleS6BzVp1f3u5KyNsohaYH+tmq1ZG3tQYCmWZ",
+	"ucN9TtymkFwkTCkSViYCt4Shu6ENgSYFkSuuCddHh42pi/ZtNxu/cDo4LmGXD2WD4K2scH04tvF26nvO",
+	"MiXFHkmcwku7he9Fwl6bF1Z4X08T9vqf9u1hJFe+SDa/9e5GvuLI3oOItfPaXp80oVwUgSkqj5aEKhLW",
+	"528jbPGi2k4VJlQby+mjs/ejmbkptZPGS3OWdlCGtUlapGf17f/fNFIG80S50nLFMlX6B17izfyBeruT",
+	"dSej0R5hF9xUHt9acF6CqrBjIa0uoSVRmma+rwhzJjxvXiVeBoIdpivDjf+p6AoPRAYRpsZkmidSZuTU",
+	"cLjfqLFQMC+gVwbHPN96ueH+3uum6VBWhhiQ72l2FUM80gmZbTTQRxgtqYbwSfuajaBsVmpwbK1Kzegw",
+	"pcYb/o4dklesnQf+mCLlgg5j2CFcZ50TKjALgGBzhCuVQ4oPXnfNZC5gUyFI4JpH2ycEIrQd/dPVA0US",
+	"mmqZwnUy/Ohimno2zqnpeHit1If+JYe8qCKGTEs7BRsRBqlAXDUxoi5MsTbIRp5ddPZAEXyR9GM2p3mi",
+	"SVhEp58TwVisSOhNJ/S9s27+Qc/FuTe4aN/u22FMOWkTc7BGkInkknO4svIG7sAhNpSK2IZ0Y5ZN4552",
+	"1cYew9cpz5gqXLKfD0YP6wEJMDJjzEq93Ex/+c9yOfvPl+qXlyfXs9XrR9/9/Og6fnKy/O4//538z89r",
+	"HX/zOPvl5zP9/VcX7tsD9MM2CmtTucodDjBgoLKHEJi74NdMdFKm/MXY9tFgNIKlZaVlqshaZldcLLai",
+	"c3CLbHOVrnc6Wu1CN81zBuGP2HlAQtyKkMxlksg1Bk+cPSQzqthnZ3nmqxukf/roM5JREcsVmXGNiYfN",
+	"fXdze9aYHI7aa6GJ1X0Fu9JE+yUz8MLaznGmquRjXBtrjUiRbGxaH4ZMuwN5gzi3Q85JM5883AL63AsV",
+	"LZnJncStdXRZt3vRa8bS3pZKzrtLL8Sdf4nvNrq6azaE1RRt63vjsyrtb9FXweRdKIrRlldcOLpxyS9A",
+	"g32j9VjCWzBNzkYPJ2IrlymAAFLYuBDu+kIb1xw2NHBSC9dokCRmReD7xmu/rzI6163XSDJ7oEgugPlo",
+	"9loTM7PyTjKz2l39cODv00Pu2ioK37c0mUM2cZps9lyGeV11IKmqvrfNpGA2+y6ivduzB4rgtWUX9n+L",
+	"KxtvmpVJlI02kq4Z2gtzdLa3l4KpZl7AfCflKea2zXMrZ4Do2Gu9fSVz4OpXlve9LdeuFXoa805OP6MG",
+	"2GVHSdLBavlRkNWGrOkmIP80BjPpz/k1Iysucs3U0WHGyC0tj8PshqfXNMkNT/w6oYsmmTpnVOcZI/OE",
+	"LjyyoUnOyssBwz0wjUlesyzjcfHbRDjWUrDmgLBEse23MdLcBepecRGXb06E6d8cQdS4h+THlGVUywwe",
+	"cYEDdDkfoNNY7gzPw1oS+ZseE3SWlGgJV2zTG1uqVUOF93dMbe9c8V2DVgfuYkhtMIsFSVjVNfK2ayZl",
+	"wihc712xlvBwO+crttm/z1eQ3O5G17zVjbkApiMmrlkiU1CdpGAkzjPIVIPbJZcs9vAoKNNlpCAvnr68",
+	"dDk0E7Ggmq3pZki+xmRrbdhOLF1Gb7KByFu54lqzeGs3YHXanXFVj1upbj38Ij6lg8+j0WjwOR2dDL4Y",
+	"jUaDUfE/6kV2oIMNBENNZO1pJEKRlWUswUzzTt9RSmn3gTLTh4wg+btd0RyenD48e/TZL3BpDwmbsHS5",
+	"XspsesiS3GwFPH73XS6iJaGaCCnF/9cL9urI3tAdA+vY+dx0rtjvvfHnFanS4dP4xHdrwwXJAX1aunGo",
+	"CW/tKM5O6zE+exqbnfRuMPDi/FaDoxr0++Lo7NKc4exfwJu1E9BJk6oS/5sdeVNw7CNa5FkCBxnewsao",
+	"nIqu9ot3PGpD3aRsYNgZn/PoHE1AHisbdJixmGIefG3UJRN1r2w3jSH+GIVtZEqRdGC56JqqooNmOeBT",
+	"6t7NdHcvBWHWx/NNImdG2EZyteJ6YFMjArKg6WCe1e6p2pStQ2OYDtL6dGaaBsbyuslN8vAJgVeIfQXU",
+	"MS9TAEnO7iLs4AIRdiLGr6tO1XID9SZt9B1kbMGVhuwRJ/3Mq0F5E1I7iR10L7MvQa+cfJWaA3t0vY0v",
+	"KXdLgAe914OFHNiHvykphi/o+vuSO3lHvEE3ke5QUoH0OK6k/vVDvER011C4kmZJ0xRwOiZC+xmgXCuW",
+	"zO1nY6I2SrNVeIS7YHsgQpY9TAT2PyQv11xHS6NAYJ+oC0jBfpxDXtMBOSy7X34Jg7JM75Vboed00bD/",
+	"PwpGUhtb61I4tm0gDLZpUaGuGxK4IIuHC6LY75ib5OcjHZSFhMpbQ4zh0hy4RgZgjRnDlaH/OalsYcGe",
+	"YN7InWjckSsI9lpPEQylueOE2m4hvZfF54A8AK43RUKKee3k6e85hbiV0E3Drk1E88VSE9yEDuORScyU",
+	"bl8H/N3BtyB2F2K2AMoXpvLP2JILwPwAyLGzkxEJM2a0Hi5F2JVfbkQ0ZamMloe7Py19VZfX2+JK65VJ",
+	"t+r7LzyZ0pzXhGfVqAQLFEy1UMzDInadc8qRmcvKKbXOQhvyIKmCIo2sYBguk6b5dqRi+WB8QIu3GMyR",
+	"p1nWRKjm1HMBIFKIEYUGvxeiWV0LC6nVfHvIkjggkDUeS2PjkJQaY1loWULoWFsQ7v/RS+2g9yrehfJq",
+	"eztwx4F4NW4nV2SdSVEY6tVWt2G/9i0tTrjstWmBfdQko44mSSdGbrPwgze1Nb4pP2s8nruQD2/DNG7Q",
+	"Wcaoag7Y3TjgL4ssZXeo7KnIzzPnfmpPKqgNljfBjYmczmk2RR5mThu0N6XLtsw8izy12RFDbPkioiWx",
+	"13pMQpfRGJK+0VMIJV6Oo1ETQkDlC0nfqAKhP4owILnKaZJsCCUJXSy4WIDfl0cUVI2JcIw4X5CMWm8K",
+	"FSSRSgOaTs0D7rrGtcg2LfPU2WYKEmfalD/8rVzbIO0q6iYcVKN1Uq3NabFO09+4tsf1QAKoCoZ2dI0H",
+	"qgSB24iIwCeHJ61bevP2eWspbihZXm2D7GzBnhELzkH6Zycji3CEm4vTawJRmwhL8nBx7Wgvk6kC1yB+",
+	"FRBDdsqjO9IHoBidcabw4haIECeNYXFIkoiXZGwJLvIS04cVLT1Qnh6y5aKysC61mdZxrOzcuALuYekX",
+	"AYc05cLZlmror/745OFoVOVHJyPzxDGNylEvD+7WAfDI/AvzfQHpeDKqEmDX+0UXYPMCZk28Wbciz9QX",
+	"yBAmBP01Wl0yqd/XFrm+9jwERdYI2OiH577eBgyh47XWF6Mb3eC+7xjWdw9hsqIxck7Mgu5yVdZRwfzg",
+	"8be0eivYqHd8rKG1TXfjjfG1tdwwb/MbVT/TYXPml29Qw8ao9w5k8mmf3YPwT3CFK84HQRdGHnJBeLzt",
+	"e7ghFgry8QYvxE5/wHNj+RuzH18IizME6pWhkuJ0Wd4P3oO0W+J35wS/7XPVYhPbTAW4vxsSl7hQE0tw",
+	"qQX5ztKI9GxjWQbgfhQJt1LAVRktY4zxXRdWwSHGq08TZaxEqZgDgZqIhGqWHXlNeGk+6GV3ncClvc0w",
+	"BEhImwBWVZZ3WORNanPJTLYDYa45W7MsBIeROich0mxIYBqphAiDjNFI43iuGEuVdS3SBBT584kI4XrW",
+	"fmTptQoeTMEZoyx1n5NQroXppu+mMhFSJJsjC8iCSwvQmNWZ43DBjLWp3IjOEfSgwcbpf7sDnqpgFhAw",
+	"AylOxqIH658LEkIIQDgmp2arHp76AXRyPhEJMxaECkjMF9wsVTgNAxIOEZAwHIQBhk8DurqIiQWxtkjy",
+	"+PVEyAy/H5IncpXSjMUAjzXgQjGhuObXLEGkYQubX0XRqmGq23tVL2z24Wklava0Coh+MfiFDv4YDR6/",
+	"Kv+cDgev/l/vl781ScJvGU10iwWU8GsmmOEVgGZfExhFqJu82tZs2iJ3LxAJMpRX4TmhYmNTumSuI7my",
+	"iNO2O2KOfpL4Bre82u99sj03MZxnlkyfibncbfNh8DKYPxkg39eFZUehNCrDC0Ep7x2u9Z/sDsJq05c8",
+	"65XH52XgKnorVCctqT1hxmu9nnKyHUq4w85+gqNxoZ/WAe7j9GbMHhewDimZ0egqT8+Rt0xEYd6pHDKx",
+	"jIlHBRIV9Al51BC6i35FPGiHBEBVR/xMGIGgYMye7Fiww/xfJ92QAly8pO8L2BVT9Z0DXWiPKGTzOYsM",
+	"N7K2nvDNuVKEiSXLuHbrDhElpaR1OK2YqC6iJI+LGJJb8Pjv23ypFz7UCm0OfKyFXXRRF28dK1kPM9sT",
+	"ePHwMByU2QiWT9h7/q65qZ+btQVpz6WwGr3MjblvJAhzAVbujd64N9bLfDVT0zwdgzepvFOf00Qxe599",
+	"eiMkqWqcxZ5P6KghnKLc1y6hEbeJSW0O+zt3yTjCAmU4WuTKorvFw7sCtWIxf0eh4RU62qlEqcok7XfK",
+	"ehM2DoZf3Q36lEenTYOyo4DgAvtiQBiNlmXkI9A2Fg3yAv4yANyeCPB/cB24nHcwvLAF1yJctdpkMxoz",
+	"t91zmU2EMcagbQuChdtdRKACx+tkqL2wnT2Bk9i4EG1xLJdZzjoSXyV2Bds7iJZab17KfRC5YedoJzkr",
+	"J0AhcXKDCJbGQG8IdL8J4NgB0S5N0rb8PqiGMaNHvuREtThw/2zVHDbFtvqk3iS5rezb77wpjMlbgvR4",
+	"kSo3cx5gzMBNfQdd8ZJavQfPpdobPl7qDRrt4ENixj/iIPEi7KYxb7whZOgG3vlbZuF3T8H6vCkm+PZ+",
+	"8hiO27X3XUvSn+cwp4apFp95qX9eThrozt3z/m4GPuCG1KhYtCAGXBaoBUbLN++UVS1SJlNQ9pPN0ftC",
+	"/74TULmC0p3fvQ1h6BIxkR44QCfSp2mqyhkfjCS0G7XMg3HbB0TekttWnVmz51PJDIIsSxIFvwRX1QTm",
+	"DC+WXcgOTdNG86oSrNd47W5j5ozCk3ClMX3bvwvcjdRxa5hxjxVQh/K9G8tjByG/R7I8mDqaCaKM2Ylj",
+	"braFJs+92aPdtgXZDDVIzx597q74hySMZIxlKrBKJ52Zc7ui0ZILNjA6DiaTQHEx8+75RITalbYIt6+Q",
+	"J/lo9DAyb8JfLBySJzJmCgwCGseuoF+fvdZMKKPkHAUToaSNGlAEQp34QsiMuZf1km1cQsqVkGvUpusS",
+	"N25hSluzMa+OyVb1mYDUkzyDifCK3gXEKycGqOB6KeOpeUYx/xo+aCpsWNYCDLYDLsxH21W8AtJWKiQg",
+	"DYWPTCNF6TdIR/XruNR9xsU8msWhbsGZWeYrKjyqeJ0mVFAHAw4Mx0ZJi4gVeYmu2lw1ou0HSTKZa7M9",
+	"OlrC/QFXEHjXLMlsdczGYK96tUhw/TRsREH3Xbm8F4HYaIjB4u9LrHhgLM8iDYPwuLht+M/A6qODZxiT",
+	"3lApdU+QR3s29vZ4vr28fO7wL8wZKDbN1UGtDOFsdFZVwh+e4jUDuiUfPX7sOylHjYFTbUAqRonJdJ2e",
+	"MHVv49yjLg7JNFunHU1aybctS+CnF8+MkOKA6VltPejGySpj2P5gx6GqYyVgRgGujp/jbnhYI8PP9Uum",
+	"NReLnfmvmNqJYK34ek0Kwwugh2YNNzH2122s/w3575c//mCbn+WahCJPEliQnZkNtWlj+23z4zGb0Wzn",
+	"/BS+gyhFcguqWjHfkVlY5R29oY9PAJxaJglNlefRxPTSOb2WORSU80Krvi4fNlz6l8PpaGfbJXiJ3+3V",
+	"LIv2m1a06kVqdBMUXi0/VTpAL1lTOHnU3FRRAt1zC9pYIl464w6+40AH9K5MXXTc4V2/u1NZtbm4nAe7",
+	"kawMM0KGmJGfBIc/2Ur+xoFTI6yCJCGNY7esHQzzos/ArhzMqGWv4pbqKmZx59Svcbq02R5tlxs3ualI",
+	"qNLTrAhpPL2BM967B3t4W/iH2nDedPEUvjfQglbPX3XUuy/fzI5zwZRqUxzsz+5+u6wxvWTRlc3Qxnqg",
+	"W9tvXgAOaE0td0XqQ87APXzxRlnOsP6OV1ockP03DQ4X22F9Hk/thSeLrnC4kKaUi5p/nWuSUTE8wDmO",
+	"K/PENNwI3L4nnACmAREF/hU+Leqxw+9FUf5Ho4e+AY1r0DWwIHCLs5MEcCZtHNrSAa6ji6qxMRDbLLrd",
+	"dQQNVOuQh44y0F4oqaAZFG+XZmkHdE5opTQk0XnmChwgIUNODa0va5dgjSoeUOOK5gLB2zeN4cq5EBCW",
+	"g4mmucDSlglXULF9o+xlDgIEZblQiLjSUrKrK6fpDqKUHXwF40TGnd9uFDN0nVQG2LT2L+k1szg2rQ52",
+	"hLExuhu93gnJUsEVOsi17jnUjY0NDnXodifaYzucEFS+RWRMa5QUkXxLZic0Y4kUC0W03Ao09u49D9uF",
+	"PU79mqLYyDusdujGbVXnXeBAt6yY4WnOb7oipQDw6WdnXpjdFvJ4Oe5DYTq/OAylE1FYnE1WziaoLNGu",
+	"7WhW4fyIGm82H43dsjNm7M5tmB3xUiN7e1LVddGJZCO7qL+Ch2puxVx262YvXWJOs61gNrnMOwa2aPOR",
+	"CqydMRGyvE5kr3UA+KuGW0wADWHoJ01D5GgZthWSNctQ9GOoQRPgDr9mUyOisG4RFvLDv13JFvwX9Gn/",
+	"tmhQSGU7IZSuT4Es6jlORRTyAVGNJ7ePatyqs8TVFAPDHKWnLIOq5FJMyxdP/YTkg9GJbnQTaX0urpoU",
+	"UmrtgPvHbeQiHNwXN1iZXIDwsltn2mlCmSnppeMx9nSphiPsCO7NAWVYizKqTaKjINr6kfs3Vxxc9q4S",
+	"EajqmPxg/osVBIMizrAaCqKc9CsQvG5flKg8VB1nX8D7NTRVnsk3XbEkfMy3PZgSHcxm/0zv6rcSD105",
+	"g02yvulAdhpO5cQeVBG3OHodF/InxTLrUm20IsvD20XaYXnd8jR3FZbm9TYyOwiNYpsRdF0H+Azh4fd6",
+	"HNtyjhv22yORKjJEPZdF9bzzXy781oSCCh8reJC39cXJ9M5Vo4CHFJrWYgKLTOZpEbOozoukIgkJP5DA",
+	"q5pygW4SOdO1QMEhgbS1YgaH1GBtjLErtbKi3JjPfLsHuNwsNmdX5QUPbxus9+G7QES+eYB/UTbpRrX/",
+	"rMejsfZfK123FQa1GW7vqizoq+AusbaBjNuKeHai69tW35Re3auGyroHZV7efSnO2qG4KcXfUd3N29a4",
+	"3EXnHSpZFmTfXscSBc0dl67cIbw7R6b6OGftjgMLnlciszWEbVqMuLF5UVp83QcK01kXjDhUGLlaYciW",
+	"YKTfgLV7RGo58g8UkWsxEWuZXQ1JyOMiWKiSNkb64YJppyUCOrpvcIWGvUyE+RMSzMCwlzZOcMvArZdU",
+	"xFFq8tS+ciMzDXHubhAmdkMULdvfq04O16YIsCZ6sXpae/0euMptwdm4SQrTDp5+alOU3mF+P9wrwr2a",
+	"i4pGd8SN0ova6w3dKXT9rXE69nYBXqGphybWMXb/kNvXyno3stQSxgtJ74FyCF9NeRgfIsXDeYfvXGBV",
+	"Yf7LzatJrlKgbS1p49mWV0w05xtf2HIzVNWQ1p3bAwwtZcQa4doF3umihtCNLJODiwg11ZJKl1KwhlJS",
+	"XtmLLrWHDknVhMU2snBrfiej8chxrZvUbLmjZIOdlYxgowEs37y2VVIIBafodgJ2luW6LAqePFAWA8HB",
+	"5U78zZv0ykGUxQOLWmL763F1rwrTofQS1++m5tIhvLGgrS170JhQVGmSKzC14O91xrVmgvTRQAx5zITm",
+	"ejMs25onuVpOQSxd0yQ8qk4KZtR9JgfX77FlZ3auOULMwnuNqS5C6u4jbK38DOV4ihPw3pIzauBKe6xs",
+	"YNP7c+9oBWoEiwHd1uIoJcQHysS7JYpPxdfYrsOCOwK9f54jPysfiaIWYsW3f/uYs5rW00F7uUmomssB",
+	"bYmn/GnHNN2teBn596kk0Rb+3JZZ19efDMg3L55eXD59edmvLHJQ1TktUYAqfxRY9j9jiVyT0U08b7vD",
+	"+3wC2Y74q8ywvs+NByI1jLII/9wd+1wq3FU9uyE2tKbv1cM7t/SY/VS8Cx+1toLVxhqn7d29tMSuwI9b",
+	"J9ybk7uxZug78uPad5pzNgxl2ya469j3W5kZGIuCY9oVrQA3X1Gecb15aYQEzhGrRF7kTWBNF4LIlP6e",
+	"uwqW/fACctX5HxD7NyZfYolJzH6Ad2z6w1FgU09lAUHP9URw5XDPhuSCwDWQWAQkF1cCcpxRFYsJIL2C",
+	"BmF7RqD20clENGRiFcWKAHubF+71Av8KZCJcO8J4yyVdap323r6Fu020pSIpNI3gWLmc5BXlAjBdM1VL",
+	"TfaDFYj3mjneWWLbV+PjY3hj6H9cd8yWOTcXz58ZWoZPAnTQaAcZZUQx5txahx4mVRqtZzgRE3G55IrE",
+	"MspXDIHtYGkQZc2cjyzXy7G19aBBrsiCCZbRApLHbFNf0pQPIhmzBdQtzXhUDEEKEi05YuziOruEICdv",
+	"gE4xOnQiNFNamW5sgpUr6qw04RoRgM2EF5lcq/JuASsTe/5JaKvAB0IVBzV4Fiu44qdxzGIse1sAPhXf",
+	"mgHMcp6YuYU05cfFL2q4oasktHmpkOuTGEYeEymYOoJVfSLFtRWwY/PvAZ7ymYw5c5XIlKBXbBpBgCwm",
+	"lp1DwRkztJ9+evYVQe6hAsOb4fFEEGKPtNm8AflBYrvIMwgVmzXcpRA4hpi3aeHruSKKr9JkY6OQkRlg",
+	"yK8yDdv6WzVTEBnTOaEYyQojF5IwAaDKkKT566twaEaCa4xjxOQMn6xgiC5ZcEAg6Q3nGgJcYgRre2yT",
+	"nf5u+F1I+i6j9GhMwiI5keuEhYHpKEQzEDMgY2aDnTDBMAxImuS4QWXeHnqpY4Yg5PZ4QVOYAYi6a3OS",
+	"JUIuh4VXxKEtkyU3xwpgWsh2/uWRYVyPRiMHe0YzXLoibxHWo3ou3EummyXmoVSz+QI7ApsBaDquJgGO",
+	"CcUDRLiIJKSlScFIH0IiT06/qEMPEhJeDH4hdPAHGQ0ekyGZkjEZhEdm765YqgPEx1tzW5/Pnm3HCiBJ",
+	"Zki+kwsYi1kilwFnib4flvmM4RHmcxdsGNDQ7CFxsfFyTk7Iv/iXhrWvpMUkXfzB04GxXTKmFItJP3yC",
+	"sayDpyKSMReLsenfvBYelce6TJUML6KIpeXrIaHwQME3BZobcRHleDdSsgW3M+G/abYZk3prQ7uTsFim",
+	"Gbt7/Tqa+NNLuggLxLKjgvOa1WAckpDWdOPRRjkEy8Eq1ZpJLhKGVVQU3ahys84RMY2U39OEMBGnEog2",
+	"PF4C7OIfhsCPIf/gD3uMjlfMsHEVwsKn+SzhEQrHhEfM1hh34W4pjZZscDocbQmy9Xo9pPDzUGaLY/ut",
+	"Ov7u2ZOnP7x8Ct+U7lQrGS+eP/P1rN5oeIKvyZQJmvLeuPdwOBo+hLJIeglqybHh0tcnx2X02ILptsQR",
+	"vNvyEzNcvIE93vZGq7y6NWsDssB8OTT/CuFenkZLbA2qHEAlLTLbuLsn8gPWfK9+VS2ZBMkiNE3txqK8",
+	"kimzX6kxfDYkF1Z8Z4zM2Rqz2oscAzsLY1Nb/Ltiw59BXT6u9IWLaXF8BlbpdDTy4t4hasNjyL/Z0hTI",
+	"3TuF4oH3AlSkhgvHRUMtJLQp3ga9s9FJWw/FkI9/qmpz+N3D/d997TLt8Yuz/V/8IPXXkHBrPjjp0MVz",
+	"TLO/lPI7mqGWfnb6eP93l1J+T8XG8ndwVT7CXdn93TMrQ/CDDgN8ybJrHrGfytx9VPJdXguQCe6OoxVN",
+	"IeLUBURB/KdssiKfgJquijps1TJicg51Wy1Nh0WuUZrJObdgLlKwidAZFQqjJwKnqjJRnqGixlr1aOHj",
+	"0DqYSohIVBjxNJpDEu2AxAXtxgoA373WBpVr1CJNDfe17TvRdTZ6PBElKMOQPDPaabmu5jvg2qgJ4tjB",
+	"/RY2nV1c2QtXB8kVBlKttXTKV46fxWyVSs1EtPkX21hQRSCzL2W8ubOD7w3RuRneVq1OneXs7RbrOblb",
+	"1tPGdgRb48pbNtPhbH1J42ImHzdnGnXgME8sLd6KlZ086rIGBajI9yzm9HKTfop8EOm54GVNfPBtUKoc",
+	"aQr0vIcxNrLDNA1LKxYvJSxrm4iwhDuykOg1qHmnbiI3sdjDtqwYTdOJ8A0JH5Sq0DkAit2BHhsl2+oe",
+	"Ng7V1ek2emcVdJ0AKI0xyds5Vpp+5PwqTT8Qtypx83ZxrDS951f3/OpAfgWHznErdx1c5Vcu+Pz4TXkH",
+	"8fbYWkDtjOwCX1CVTNWKiuZCw5wxFUI4HqCeJ4zaTyfCWCxcLFCzMhoUuJoMybtiFcYycPCiTtGrNR5O",
+	"hOWGbih9w52AUaqjIcHRYqmE0rpz71r0+YkQ0qsLUeVidr5PiuqUNVbWlAZfIhGbZ8Y4Lb2+lQufKq8J",
+	"PL6x9z70Zkz0HZl8bnXaDL7awv8ZGdpfwzS0p6EMAPXYTLSkuguLgQwaZCwJa8pm/gqeew6CB8rmwfPa",
+	"WcfbagvN49e5McrURITFTaut7lfwKGhuaCGrw0JbAm8ETaRg54hnzcViIqiDFVhSV+1SakRucCyEOA7i",
+	"+BR2sM64b4868m9gMzhnyOP7mHhMK1TBGqoRFXALuJJt4ARu/4rh/p5jxUk7Xv9CvPvwthnaWUsIGtKO",
+	"IguIarvnPZ8m78EjQuxp9BiPKx2Ffqm8QWl56dSOd8tPFL1u5ialMdfAF8ruMQ0J9JYGbaXNsdTATQqo",
+	"lI+Gl7wjE24LE6aTCXd3ig8ucovagzRGlfUb3ptx92ZcFz5naHo3l9urYnkZ2s1W3EvEFHH4fnVGWPii",
+	"bCESGwXmsbyCGRa+eLwwdLF9Wx76yttbKtEBvI/sZn1oBNsA0E/cWntXLi9cnQ/k9XI4AO0uLz9Gd4sI",
+	"77noPRftxEUNhysY3E4zFdNJ1PGbIm/m7bFNHtrBQRnwzyK9xWJeA4arTTwKA6IkqpEQm4/49JE+xLV/",
+	"AW05B5Zt2PbqMm8L6/McEO0wABJfIREVxlidsfLjfk2BPGp0e+HbmDxzawd+sDMziMct3LfMY7q16vmu",
+	"9D9cnzYFEH4NiJDrYvnv+ddfx1mGW04oscUeLEHsdc3Hqx2q248ps5ASmE4xcNqZ05UqyRwuTjGlmeaG",
+	"1QitxhOBIbjeQwxOcwkgLiBtgUwOdTMfoibAQtaFO75QArmyGiKLh8TG2UPNGK9/CCs1RjZOYCLsDMZF",
+	"3Cn41hShCSLlYgJYxnSeCWYVg9PRCCZnWR8EsNo8uCFx8Ixlyat4NfWHEFYHxAWhSXJOqJgIG1VeWZxS",
+	"/Rw5fP/Q+33KY7VDGf0Kpumi9j/qy9DKUD+QTb3nMqGaRISkwmJHK8Be71Jd3TMao6/W05o+egZ/rz7u",
+	"5d2Gy25lrO3UIrFa1Z6Q0zjPsKwN4KxApmSRMNkQb6oYM8oDBMYp9vtEQHApFv2HLFAKKi5fsQIZNCAR",
+	"1dFykKdHGPaWYqXM0EveDCGlpsjBVOx3xNJmcQBXG8UvMUv4NctYPHbFuCrjg4tTGKTSPEkIja8B69zI",
+	"ByUBPN7wbi8pFJGvDYf/PaeJUYELkNIhucA5Wfx56ng4oCzDpPJ0qiIqpmsuYrkOIScCeqITgdVeZGYh",
+	"tqEljKzzJm5TjkiJjApRLytGhSKT3hVj6USkdMHFYtIzA7KfwdaUqjTEvcelVDgZbUf8T0Rhv1aSBpZy",
+	"bYwEmzdQuEdweXGa0zzdjmHEJGXMwrFvj1U+MyQ2YyEG7By1Bf0+vbaBnPvdITDhoEoc4BpCMFpLJ+dk",
+	"VFzyAD5t29UO7Hs39b1bHmDToCvQtrqYBaSU+7XYz+FEz+cswzRkVt1CaGCKNhXWSmqakQMkvMU92veG",
+	"ru2Bsp43TJCGslwZ5ttgkHdktKmYaDkR1YOQQo4o/4OFAVkvOZaWp4kNB4/ZnOaJJn2KzWCLE4FZqyeW",
+	"UJqml/AV15Xpbe3BuzSogFKfY2WfLYHrJ7/bA9NDOFKGdbueQAbCEyl0JpP2+gxpBiU1DbMbgG8eNntr",
+	"xsUGvv34JXqHwX0jBfsLWV9PzEEheWqBEyFaEeQttezBk+bmZFWlOcY3tkpzw3VsCKQvEQXgCPRD+Mnz",
+	"6UCCCDx8oCYiY5hbeRQYQgZZXsaEZpa4s40UGBHPY7It9icC5X4hQCpd9rW0oyFKrtxQj4bkm9qYJ6KI",
+	"Z7DvG26RsLkmMtfnVa3BcJgUIJY9wM6MoSYwY5Cg1SaBsON9EuhHI411ubaueFyl4mcT16rha9wyxqE6",
+	"66JUHLvmMlcFZEXTOArKuq10sAtgxa2VtVx1khOGofwxxBbeo5zYquP3XgUHEFhb1pEvOPSOo3sfHPJJ",
+	"5ywtHJPx7kwtaPSupCXLFP3QfEoyCRWqK+74gFALciuzMgTO+sKKWBDkxNVrUW8gQ6dgujgReJ95MSI+",
+	"Kx+TRlZO+oioacTFWmCKamWkxlS0qJtYq9EN2w76KMCIXPuKKEfyAGp1goCaiL798oGLqXVjqTNpB9zs",
+	"8gMKaGvPgrEtmFcsmBy6IaGdoyEB7m9/QV9jCP8Kg4lA1mX9grVtASPOWGv1SfpyzlpvxlgtvXlnAUn4",
+	"FQPB2hDdByapo4mJWMokLu1S8w2OMmVZsWRjqIsZSRG3xeuQPl7R2KT0TEEAncVQhTxlmTDIF695uriC",
+	"jDSjuZovIHHO9+r6IOK0zTlsBAQVRrcgLFGs5WLdiAoJmepUXeGOrZdUF5B/ZojnEBhZHWLJUIuF1PQK",
+	"vc/gZC1XnvSF9GgDjltm9CQLGF1ADj5QpUO63ccKZ/jj9q3CED/QpTsuzw4fJvKc+7upe+doB2EL1GRl",
+	"ZKu03TKmjt/Af6c8frsr+vsFW8lryJRDblaJs0QytXfcO2TrRDgO6dh3YEOWvbcd0y0qXwJUnWUAw4lo",
+	"sqxaJCUUcQXUkKg86+H5REhPplm+b4WaFZ9lXRlwt6E0t3x8XnMBlh5Id8vfr/JtEBueEHDDK1L4jGzc",
+	"JQjdojcJwwbe+wKG0cJ7WyzmXRf+jkDu+L7/bIcBjzeLsJr37O8vYy4g4Tpy78LD/CpGrS4hr9orVw4e",
+	"J8uFGiM+VRw4GNyNiAh4kuH4W5CTkucUAUAFxkgtLMj5468YS1XFAe5dPKA3YlxC4GCPLmqoDwxCy4wh",
+	"hhclMxpd5elR4AIErB/davgyiW0L3OhkgCzUxBW+KVH63yXOSLVeVLNqU6zYvZX+cRw7Glco2Q+FcY8q",
+	"x261+8A1lqkwHVRwkcryqU2hd94Ro9pzNTZT9vfvlKb3poRXiNP3i97T98dE3y3btDfya8WOXa2x4zdX",
+	"bAOacnNKk+Hb6MJE3FB7ldCEa1oL3LevDHOAhm1JWPoX2yiyojpaTkT4v7/SwR+vzP+NBo+nw8GrN6Pg",
+	"s4dv/xae+z5o2gZkGjinibvEXNHXUzsKWzWZMBFJCBqzEtANspoqhTCtDSfzea4d3GsHRdQ2/kCRK7Zp",
+	"0UURH7VdDU2pNuTTG/faVuf9pUGVs/9AMVuVUofNnMsR5qeUD3XvC+gQZ2/0R5sy6WdYejUTd6cwGZ5X",
+	"lsJsZHYvWJpUy2uVha5J3yHuuRK4ZiRF1cRYHdX8866880725yJIH43KZqGZk9Fo5LduY0eH5IkrH2tY",
+	"4RVLIe5pwa+ZOAfnaYMzGlOvVHHfCop6WVfFzo+rMg6r1F9uwB+LspfvigVhBx+IBVXrpLbwILuk9zzo",
+	"T8iDGnhDB96D+DLHbxzs/h7vpMOmoMWdx2xDMhYjPBaa+ZacQesqSizAJX1irJK4MK8ZzRLOMhsNCinn",
+	"6I4yzbEiKxN/TuSC9FPcaPNKHrEY3ZyxOgqq2ZcFsEUlHN9qVtWXwmAiwPUXspi7yO9wSL6y8BeQ4wSt",
+	"Ef8uyce8aIWzaA153z6ZXk2IBl2s3Jz34xksr9zc5O8jAz552IjWIG7AD46We9QOd6rhOt22FUAcbxZj",
+	"zbTyrANwW0XpcPRtDpmfFu2eozISjsFylJki5kXTL88mkI5SVKmhyubjqMDdqDtMc6uVwKdUwJW4Jd8i",
+	"x+aATOqnJT/4uE7w3Ssv3lQ/kPZS1PRoVlyQbO5zoO/vaQ9hfU+BEXTKXmlUhI4zZktYH79xf3a6u/VV",
+	"Mfch3jFoT7pWvVLuvWEGjRgeWYRnAI500VC1GBHGrsZsIvpQNZskUiwY/BZUupsxTMEEhnhU12KCklm7",
+	"lELqBfGcjs6IlrLg28VoaxBf7oSSi6JfrB5wC0gLXNUXtsdeVyVmawMsPLxdwXte8le79LykVwyu+LzD",
+	"1KwNfQyivjEy2w07ICnLIib0wPqNiU0pNkMhii2g5Ez/p8uvB18cjYv8MKj6Eo7NQMehDQiBIiRcESiK",
+	"8vDUU6ZsaZSJCF1FlCn5OxmEpB+O9TJfzdQ0T8dhQMLx30/GIdR+gEH8JDj0xFbyN076pncuFgkjKY+0",
+	"XGQ0XWLQCfVK9FzTjGNtD8USBuzt5DOEnb/iwlh6AgJQf/n5v4kyxCSwOpPKo6V5Pk8oev3XkmRsgY1y",
+	"EZujJ0FZnAiVz2J+zRWwY3g/I5RcsU1E06PCS08+OyPglR+SC7FBXgjBghwyoCeioTROkRbtdigckpcI",
+	"l2+mUCDuU0WU4ecTUVnDIggGl8wYyzgPK3+8OPQqsWU+V2wjtRV9/R0TC73sjT87gwQz98+TRhWz0Qd5",
+	"Ecctgs36DxvEmicnoNBUOBF9MCliDLfxPntg67XYXJWjXdLPhfIY8edy5I0IrMu0ylCqCJW+wK26EN00",
+	"HCKTg8JzgcNNVkXg+UOaxZ0t42DzpZXmItITUUxqxjZSxF6+frHz05RlriZi6ArydIDAu4jjO5GY99Ly",
+	"LxsiRCMIze6mQGN9vRsWAEDnZOkVaMEFullFk0rlkonoVrqkE8racxj2xx11jWP8mBH+cfPvOcu9TX8I",
+	"yL8lm70RJQUrUcdv/CzJt8cxSLlrqndwra+Kd2yVyzJDytdySn5VNhqH9v5iIqCgnVfTaeyDohUi/cTo",
+	"n1D4tSwSuqCarelmIiIpBN7DlvckUSKVhQPigoT2XYgOx9M6BeQfltCNUbzgdSz8eDYafREQqPaID8oZ",
+	"TP0ZHDXFi5UvFDpT8ePYxXpjSpIfgvhATQSEeMPXNrnFC+n2+t0O656IYifcnUz5drkpdf2vfzoaBURI",
+	"m5IE905CHzXf2LgGn3vRSu8A9s0vqtUaCF7L5/04wd/2cncv+UDItb9n99z+L3T/5Hbd1/1uwbezDnz7",
+	"hce325hF1f1aiYctGGCFU0N8rDHNhS1O6rJQhMwmwhXh9mkPizY3qLXbPNSrtldjoi8qnE84/rnF9Yoy",
+	"LiXba2d3L+7Z3btmd7hP9xfnn7QBfJeMC9lIO9OCAplbRY0dzJRHXc5nmmzIzGwKWumCrScCETb3GdIe",
+	"8+hbXgPc0JaNmggMWI0ypjHXBRN6itLchjFVCuJjGo7hlS+/vRicPvpsIpZULYfkZ4Ags0C25rTbqt2u",
+	"WF9tAg62F1zTE2FBhbkqmrDFzknfIXeEFls0PDovKopCiIJ97pYEsTzPRg+LptyHsMKoblu3F6K06QLB",
+	"FlLPCwBb0GqxI+T5DlgndAQxhF+nWich6Y/GWPR8R/I2VD3907Dfd4bablbJc2S8S8dFpUfsYydiu3kx",
+	"IGop1/aoSEi6ugk4V4HJBch+QpLIfGdPmC7O5XDnRjGRrwyLco31XgWfIKrXvcPlIxCDWLaZetLoEGkI",
+	"kCT7UEERt2S7Hnpzbfq+h/OB7hXzeWD+6VUucgAs9lKyknV3FJDZxmaiuuR3e6f0QJEwYdcsscn1EU3p",
+	"jCdcc6ZCxPtqg/h6iVN9lyHepod/c7beVV3+mis+SywejRp+ItHan2iFeFxkj3QVY6oxpmDPpUiJHlTm",
+	"aZhH24Vk/MdNMKntcENHQ/IDXdlkNbju/2JUuedHNUZnfLWCagreYEvcn5PRaNSuygCJftw3IjDED3Qh",
+	"gsuzQ5PA3b3Pyvgz3VQoeybaL0+RjRy/gf/eoA5xK/e4cQ1iJz5rbMeVHXYSFZ5ORJeiwzjGDrkTdmYt",
+	"nKQhqQmPTKNl4xb0T1RreCcLqa72ve/p068zfBPm4Q7vTugI91IVv7BNCQe3t6eFBxOxpUKT/Rq0l78J",
+	"BFqBd4FH54UyVA6lGbJppx7uslE/CgbyHkqPd7UKGnf9nk988oaIv6/bB+imVkmR5y3a1Ix6AaTygFd/",
+	"qR5y4ikMAdllsUzEBUYoY6DWbEOowDjRWrknN+Vth0FAZDYRW6pIcHC415Oi5Psnq5O8K5vKLs0Hsqo6",
+	"1CgqypzeOz3vbbcDbDePA3bSxTYiOlaCpmopdav69VJneaTzjAUkkrkZvPJh8FRx5wfcGxUsmUNOaxlm",
+	"nk0EFtjW7LX2yh+53o/GkLLLRe4KASVFJZwQSr2DCWijxo4wPQ3K9Xglicq/UZnzC80YldDobxMxY3OZ",
+	"MXuHhtw5pRkWQbJAeog0mqdQILRsFC8XuTZ83nLjh6MzBOwLn80HP0jBBt9TbfoT4LsCXm+n+AAg/qCY",
+	"Tfj0ki7CEkAQYJbcey0ogs0AZy/d7nVg89irlbn2O79aECBmF2IA74JKQVCZ384CLO/UnnTzbcMMcYv4",
+	"XkrNBD2zpA1343C7MOdAAVxVSABXIUD82SrR7K9r87AtGaLYT7NbsdE86gTJC/KrrU3zFGx5KZ9cP/Wq",
+	"O38NHVtaUDulrUzAw62whrzhmztL6dhi9Mdv8A+w0F268U4LvYA8sCquXxeckhC58kxeM1deztXJs/Vy",
+	"JmK7Tp4FNilz6fE2IMEikk7Q2CM1Ef3QgbGMidHiiojgoqB9hbXaZy2G+fdu0h04q22pWYMuFvJuEyx/",
+	"xFp4dlnsMpvlxEW29/rsnIywWqwNQTkqM7s7lYK7s9JvUCinGO8BhdQwy8x++GetpGaprUtJHLcU936Q",
+	"T5VHP8fqG5nMF0s/X9H6Q9qK4Ld5QCDXtUzptAmuPv8t//1AIW4+8uP+SUBOA/IwmIjhcFgw1AVNicxI",
+	"nCM1swAPGFRlNNzW6QVmOFwsjlrQc0ovS/hPzFkLS9QdOS/jMhRZLyUWJsscJmsBvAB6e2RkxDYoVs1b",
+	"g1OciB3JsJ2hHc4hi0UjlhdAVOglFV7Oq0uct4ioXtHpRkQ/qQ6B53k/AuXj8Ml4S/OBPDJ74HwEW99n",
+	"FN97ZA7i8EbZ6ZaK3KRwmz8GoMC3I0ozvQVwEFulv6qBbwH3xBCXzHZDqoYJVXqa+b6PKKErp5XVJMqa",
+	"lcqdUUJ95J0Ye6viFuxl1Q089CcY7wtGY4QN/Tj46DviirXJfiCgs3KxW3ijR3WfEkzre1NM/0I87wVo",
+	"aVAyfU6zGu4XcqJt1bYZ6LXMPWl1N9gsN0yeKPNDfI4o16JQaUM/ayA8CoymielwkL5ss+GkYGX9Oizn",
+	"C/HETYX8J0LzFRu7pAu49kPwBqpzFRCr/QbY+CYgZaYzvGf460TkigXEQ5HGLJb+VrIKVKYyDHJJ1dJL",
+	"dIZlaEuXGZsR24XA9QoAxAhymbGu4AM1nAjk9bli8ZRqYPWGWWsmrD+8TBUpX5wnuVpOjXGcXdMkDCZC",
+	"ScI1BGIkdEFmG7zeXOXRss3FconbvIeP/wzATzj+c7K1wVAXc6asX/NjKDd8XrpYXMXIK9ZppDucLgfV",
+	"I7aH4wAnSzUZ6EA3y0TYVj96NwtQXKe6w7AM95Lskw41oZWEMu24ze4cEHzt+A1mxaE2biTFrvRt87vy",
+	"MgV9aIzCLYKsuqiG2Hd+GvP4gfIyqo+KCJZGJA6/7qHndjhBL0wFiYP4QBwpE9Zp3oTIMRG7ITnILkQO",
+	"J4imbnae471BQKFawLViyZz0YxbxmJUXs9Sh2HFUG1zxY2c54Ho1SrmJaBVz58QrpOuooVpT0TAzMRG5",
+	"uAIMZ/NyLJkaEthgRPJwWgN+3oTgAeuJBhJyf0/uG43BQ/jYmfFu+nmHqZZuGXlM+qGjdZBnUZlNeNRm",
+	"Odn3P9o4Qxj9rlJzNgdSyPWfuZ7kX6w8pLbHpYXBLxlN9PKPVrPiokAPHhlekEisf4T6nYyYskUiFfn2",
+	"8vL5kDzziq5qmUc2My+mms4AsC1XjITgzNn8AV4Wqq6MGggxJ5Wa6BEV2LZj7Kol3uNbmMO7TNuzPbSi",
+	"RuBCcEXydHgbIjuQWMyOsyjPzHaOf31V3X9jPKO5oetj9MihWExXLHTFdMaj3XambeyBIvZt0je7X+yT",
+	"MXRWTC9lHJBM5hpAbc2gURw7a9DJ6zi3QwjIN5JkORiRoCe4UUcyQUBZdVRAcj3PpOmD5Qrjp9jrVCqO",
+	"ON3AZVvLH+IE95KLafU4TSgHQmGv6QrgEXv/Rb59+t1zMpN6uZkutU6nbt5TLTVNSHUtgITjYOeaWAN5",
+	"OBH/RS7/5/nTHY3bcLOJaH3lDXbzj0nvm6eXk14Avf1jUpz1SS/A7v4xMbOe9N6SE1iqHYEsQWNwA+69",
+	"Vcz278fHcTKemnGVo5/LzBv6rpOBPKsTpyzK1Tq+VyhVFupNWzchF4a8Db3LHII1ZKqGxQ9T+0N45AHK",
+	"rfgCx2VL4yScxecYs7fmipFHo4e2gK4997OErSxGXF7Ki9DC2cZMU5448GPQ0AAPeSKiJYuuSB8dMdwu",
+	"rToaEginmdHEcOkM0JBjo5HP5zxCn4wG3ON4Y/R3OMCsjXW/cFPtvWOHLXbSQslbuwR1j9w6W8eAixN7",
+	"f0TcURfYUgJ2i4SOsrb1JFR7eNNDqJuLXC9Nh0aDRSdde+XKDD17VDvVAeJyYhnliHmesYRqfs1A086z",
+	"pDfuHcNNqx1QvVWUzoF3oLBuVXnAcQbS7qzMoiVTGp+cG9MDLRfBWMzgYsSq9N7Etw2G5+VNfR+hc20R",
+	"X2NppalCE41nJUpkbP2iyuuiUMeaLZJig9Aw9D90xYa3P7ywo/BiCQqcXhhh6EKj0kzOecK8ZnEGDY1C",
+	"iXxoKJOJ2TNZab8amBu4tHpATneJqJ730atRvt0VwjAEHgBEzDMWlZFSgfWZu412sT9F+3CjuN3wE6qj",
+	"5SBPC6z2IkIUAwIVVDVfZlIYRjrP5MprE8ICm3fJ970aXnLuXQGZ0Wd0bvbD1ZMsu7d1HCsLg67/t6/e",
+	"/t8AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

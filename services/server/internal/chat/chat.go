@@ -117,6 +117,20 @@ type Message struct {
 	RedactedAt time.Time
 	// ExternalKey is the natural key of an imported record (unique when set); empty otherwise.
 	ExternalKey string
+	// Reactions are the message's reactions as one reader sees them (Me is that reader's), in
+	// the order each was first made; filled by the reads (Messages.List, Messages.Edit), empty
+	// on a new message and on a deleted one.
+	Reactions []ReactionCount
+}
+
+// ReactionCount is one reaction of a message, counted for a reader.
+type ReactionCount struct {
+	// Reaction is the shortcode or Unicode emoji as it was sent (domain.Reaction).
+	Reaction string
+	// Count is how many principals made it, at least 1.
+	Count int
+	// Me reports whether the reader is one of them.
+	Me bool
 }
 
 // Redacted reports whether the message was deleted.
@@ -279,6 +293,22 @@ type Messages interface {
 	// cleared, every earlier event of it is redacted in the log, and message.deleted is
 	// appended. Deleting a deleted message changes nothing.
 	Delete(ctx context.Context, id uuid.UUID) error
+}
+
+// Reactions adds and takes back the actor's reactions to a message (ADR 0025). Each principal
+// makes each reaction at most once per message, so both methods are idempotent: a change that
+// changes nothing appends nothing.
+type Reactions interface {
+	// Add puts the actor's reaction on the message (reaction.write on the message: members)
+	// and appends reaction.added; nothing when the actor made it already. A validation error
+	// names reaction for anything but a shortcode or one Unicode emoji (domain.Reaction);
+	// problem.ErrConflict for a deleted message, a message of an archived channel, or a new
+	// distinct reaction on a message that holds chat.max_reactions_per_message of them.
+	Add(ctx context.Context, messageID uuid.UUID, reaction string) error
+	// Remove takes the actor's reaction off the message (reaction.write on the message) and
+	// appends reaction.removed; nothing when the actor has not made it (a deleted message has
+	// no reactions). problem.ErrConflict for a message of an archived channel.
+	Remove(ctx context.Context, messageID uuid.UUID, reaction string) error
 }
 
 // Mentions answers questions about the mentions of one principal.

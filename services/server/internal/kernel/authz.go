@@ -95,6 +95,8 @@ const (
 	ActionMessageUpdate Action = "message.update"
 	// ActionMessageDelete deletes (redacts) a message.
 	ActionMessageDelete Action = "message.delete"
+	// ActionReactionWrite adds and removes the actor's own reactions to a message.
+	ActionReactionWrite Action = "reaction.write"
 	// ActionReadStateWrite records how far the actor has read.
 	ActionReadStateWrite Action = "readstate.write"
 	// ActionDraftWrite saves or deletes the actor's drafts.
@@ -119,7 +121,7 @@ var actions = []Action{
 	ActionPrincipalDeactivate, ActionTokenAdmin, ActionSpaceCreate, ActionSpaceRead, ActionSpaceUpdate, ActionSpaceArchive,
 	ActionChannelCreate, ActionChannelRead, ActionChannelUpdate, ActionChannelArchive,
 	ActionThreadCreate, ActionThreadRead,
-	ActionMessageCreate, ActionMessageUpdate, ActionMessageDelete,
+	ActionMessageCreate, ActionMessageUpdate, ActionMessageDelete, ActionReactionWrite,
 	ActionReadStateWrite, ActionDraftWrite, ActionSettingWrite, ActionGrantAdmin,
 	ActionAgentCreate, ActionAgentRead, ActionEventsCatchUp, ActionSyncSnapshotRead,
 }

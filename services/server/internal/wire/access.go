@@ -329,6 +329,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		Channels:         chatService.Channels(),
 		Threads:          chatService.Threads(),
 		Messages:         chatService.Messages(),
+		Reactions:        chatService.Reactions(),
 		MessagesPageSize: c.chat.MessagesPageSize,
 	})
 	errs = append(errs, err)

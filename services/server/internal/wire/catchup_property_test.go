@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"slices"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ const catchUpWorlds = 6
 
 // TestListEventsDeliversWhatAuthorizeAllows is the catch-up property test of issue 6. Over
 // random worlds built through the API, with posts, new channels, direct messages, deleted
-// messages, personal data, grants and revokes interleaved, the owner, Alex, Sam and Robin
+// messages, reactions, personal data, grants and revokes interleaved, the owner, Alex, Sam and Robin
 // page at random moments with random page sizes (and a random sync.catchup_scan_window, so
 // pages also end short at the window): every page delivers exactly the events of the range it
 // checked (after, next_cursor] that the test's model of spec 04 lets the reader see at
@@ -58,11 +59,11 @@ func TestListEventsDeliversWhatAuthorizeAllows(t *testing.T) {
 				cursors[a.id] = next
 				return head
 			}
-			var messages []uuid.UUID
+			var messages, posted []uuid.UUID
 
 			w.randomStructure(t, r, m, people)
 			for range 70 {
-				switch op := r.IntN(10); {
+				switch op := r.IntN(11); {
 				case op < 3:
 					ch := pick(r, m.channels)
 					th := pick(r, m.threadsOf[ch])
@@ -76,6 +77,7 @@ func TestListEventsDeliversWhatAuthorizeAllows(t *testing.T) {
 					case http.StatusCreated:
 						var msg apigen.Message
 						res.JSON(t, &msg)
+						posted = append(posted, msg.Id)
 						// The owner deletes only outside direct messages: a DM is private to
 						// its participants (spec 04), so the owner gets 404 in one.
 						if m.spaceOf[ch] != uuid.Nil {
@@ -111,6 +113,8 @@ func TestListEventsDeliversWhatAuthorizeAllows(t *testing.T) {
 							m.addThread(dm, w.thread(t, a, dm, "Hello").Id)
 						}
 					}
+				case op == 9:
+					w.randomReaction(t, r, posted, readers)
 				default:
 					pageOnce(pick(r, readers))
 				}
@@ -164,4 +168,23 @@ func (w *syncWorld) checkedPage(t *testing.T, m *readModel, a worldActor, after 
 		received[e.ID] = true
 	}
 	return p.NextCursor, p.HeadSeq
+}
+
+// randomReaction adds or takes back a random reaction of a random reader to a random posted
+// message (deleted ones and those of direct messages included) and accepts every answer the
+// contract allows: whether the reader may react there is for the API to decide, and the log
+// records what it did.
+func (w *syncWorld) randomReaction(t *testing.T, r *rand.Rand, posted []uuid.UUID, readers []worldActor) {
+	t.Helper()
+	if len(posted) == 0 {
+		return
+	}
+	a := pick(r, readers)
+	method := pick(r, []string{http.MethodPut, http.MethodPut, http.MethodDelete})
+	path := "/api/v1/messages/" + pick(r, posted).String() + "/reactions/" + url.PathEscape(pick(r, []string{":+1:", ":tada:", "\U0001F44D"}))
+	switch res := w.do(t, a, method, path, ""); res.Status {
+	case http.StatusNoContent, http.StatusForbidden, http.StatusNotFound, http.StatusConflict:
+	default:
+		t.Fatalf("%s %s as %s = %d: %s", method, path, a.name, res.Status, res.Body)
+	}
 }

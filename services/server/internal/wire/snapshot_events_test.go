@@ -176,9 +176,10 @@ func (c *syncClient) apply(t *testing.T, e cuEvent) {
 				}
 			}
 		}
-	case "grant.created", "flags.updated", "agent.updated":
+	case "grant.created", "flags.updated", "agent.updated", "reaction.added", "reaction.removed":
 		// What a grant makes visible arrives as the events themselves (catch-up applies the
-		// permissions at delivery time); flags are evaluated per reader.
+		// permissions at delivery time); flags are evaluated per reader; reactions are not in
+		// the snapshot (message reads carry them, ADR 0025).
 	default:
 		t.Fatalf("the client does not know %s", e.Type)
 	}
@@ -323,6 +324,11 @@ func TestSnapshotPlusEventsEqualsSnapshot(t *testing.T) {
 		}},
 		{"a deleted message with a mention", []string{"message.deleted"}, func() {
 			w.must(t, w.alex, http.MethodDelete, "/api/v1/messages/"+spare.String(), "", http.StatusNoContent, nil)
+		}},
+		{"a reaction taken back", []string{"reaction.added", "reaction.removed"}, func() {
+			path := "/api/v1/messages/" + mention.String() + "/reactions/:eyes:"
+			w.must(t, w.owner, http.MethodPut, path, "", http.StatusNoContent, nil)
+			w.must(t, w.owner, http.MethodDelete, path, "", http.StatusNoContent, nil)
 		}},
 		{"a read state in the middle", []string{"read_state.updated"}, func() { w.readTo(t, sam, launch, 1) }},
 		{"a read state at the end", []string{"read_state.updated"}, func() { w.readTo(t, sam, launch, 2) }},

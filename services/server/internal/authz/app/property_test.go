@@ -188,7 +188,8 @@ func (w *randWorld) oracle(a actor.Actor, action kernel.Action, res authorize.Re
 			return has("events:subscribe")
 		case kernel.ActionSpaceRead, kernel.ActionChannelRead, kernel.ActionThreadRead:
 			return has("messages:read")
-		case kernel.ActionThreadCreate, kernel.ActionMessageCreate, kernel.ActionMessageUpdate, kernel.ActionMessageDelete:
+		case kernel.ActionThreadCreate, kernel.ActionMessageCreate, kernel.ActionMessageUpdate, kernel.ActionMessageDelete,
+			kernel.ActionReactionWrite:
 			return has("messages:write")
 		case kernel.ActionAgentRead:
 			return has("agents:read")
@@ -257,6 +258,8 @@ func (w *randWorld) oracle(a actor.Actor, action kernel.Action, res authorize.Re
 	case kernel.ActionMessageUpdate, kernel.ActionMessageDelete:
 		pair = is(kernel.ResourceMessage, kernel.ResourceChannel)
 		meets = (res.Kind == kernel.ResourceMessage && role() >= 2) || (res.Kind == kernel.ResourceChannel && role() >= 3)
+	case kernel.ActionReactionWrite:
+		pair, meets = is(kernel.ResourceMessage), role() >= 2
 	case kernel.ActionSettingWrite:
 		pair, meets = is(kernel.ResourcePrincipal), res.ID == a.PrincipalID
 	case kernel.ActionGrantAdmin:

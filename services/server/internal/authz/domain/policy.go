@@ -86,6 +86,7 @@ var policy = []Rule{
 	role(kernel.ActionMessageUpdate, kernel.ResourceChannel, authz.RoleAdmin, "editMessage of someone else's message: admins moderate any message of the channel"),
 	role(kernel.ActionMessageDelete, kernel.ResourceMessage, authz.RoleMember, "deleteMessage of one's own message; chat checks the author"),
 	role(kernel.ActionMessageDelete, kernel.ResourceChannel, authz.RoleAdmin, "deleteMessage of someone else's message: admins moderate"),
+	role(kernel.ActionReactionWrite, kernel.ResourceMessage, authz.RoleMember, "addReaction, removeReaction: reacting is posting, so a viewer reads but does not react"),
 	role(kernel.ActionReadStateWrite, kernel.ResourceThread, authz.RoleMember, "updateReadState: members keep personal data"),
 	role(kernel.ActionDraftWrite, kernel.ResourceChannel, authz.RoleMember, "saveDraft, deleteDraft: members keep personal data"),
 	{Action: kernel.ActionSettingWrite, Kind: kernel.ResourcePrincipal, Need: NeedSelf, Note: "putSetting, putSidebar: one's own settings only"},
@@ -129,7 +130,7 @@ func RuleFor(action kernel.Action, kind kernel.ResourceKind) (Rule, bool) {
 var scopeActions = map[string][]kernel.Action{
 	identity.ScopeEventsSubscribe: {kernel.ActionEventsCatchUp, kernel.ActionSyncSnapshotRead},
 	identity.ScopeMessagesRead:    {kernel.ActionSpaceRead, kernel.ActionChannelRead, kernel.ActionThreadRead},
-	identity.ScopeMessagesWrite:   {kernel.ActionThreadCreate, kernel.ActionMessageCreate, kernel.ActionMessageUpdate, kernel.ActionMessageDelete},
+	identity.ScopeMessagesWrite:   {kernel.ActionThreadCreate, kernel.ActionMessageCreate, kernel.ActionMessageUpdate, kernel.ActionMessageDelete, kernel.ActionReactionWrite},
 	identity.ScopeAgentsRead:      {kernel.ActionAgentRead},
 }
 

@@ -266,7 +266,7 @@ func TestScopesMapToActions(t *testing.T) {
 	want := map[string][]kernel.Action{
 		identity.ScopeEventsSubscribe: {kernel.ActionEventsCatchUp, kernel.ActionSyncSnapshotRead},
 		identity.ScopeMessagesRead:    {kernel.ActionSpaceRead, kernel.ActionChannelRead, kernel.ActionThreadRead},
-		identity.ScopeMessagesWrite:   {kernel.ActionThreadCreate, kernel.ActionMessageCreate, kernel.ActionMessageUpdate, kernel.ActionMessageDelete},
+		identity.ScopeMessagesWrite:   {kernel.ActionThreadCreate, kernel.ActionMessageCreate, kernel.ActionMessageUpdate, kernel.ActionMessageDelete, kernel.ActionReactionWrite},
 		identity.ScopeAgentsRead:      {kernel.ActionAgentRead},
 	}
 	for _, s := range identity.Scopes() {

@@ -28,6 +28,10 @@ const (
 	EventMessageEdited = "message.edited"
 	// EventMessageDeleted: a message was redacted; it carries no text.
 	EventMessageDeleted = "message.deleted"
+	// EventReactionAdded: a principal reacted to a message.
+	EventReactionAdded = "reaction.added"
+	// EventReactionRemoved: a principal took a reaction back.
+	EventReactionRemoved = "reaction.removed"
 )
 
 type spaceCreatedPayload struct {
@@ -99,6 +103,14 @@ type messageDeletedPayload struct {
 	RedactedAt time.Time `json:"redacted_at"`
 }
 
+type reactionPayload struct {
+	MessageID   uuid.UUID `json:"message_id"`
+	ThreadID    uuid.UUID `json:"thread_id"`
+	ChannelID   uuid.UUID `json:"channel_id"`
+	PrincipalID uuid.UUID `json:"principal_id"`
+	Reaction    string    `json:"reaction"`
+}
+
 // Each event is placed by its row: the space of a space; the space (uuid.Nil for a direct
 // message) and channel of a channel; the space, channel and thread of a thread or message.
 
@@ -168,5 +180,14 @@ func messageDeleted(by uuid.UUID, m chat.Message) kernel.Event {
 	return messageEvent(EventMessageDeleted, by, m, messageDeletedPayload{
 		MessageID: m.ID, ThreadID: m.ThreadID, ChannelID: m.ChannelID, AuthorID: m.AuthorID, Seq: m.Seq,
 		RedactedAt: m.RedactedAt,
+	})
+}
+
+// reactionEvent is reaction.added or reaction.removed: placed and addressed like the message's
+// own events (its resource is the message), so exactly its readers receive it and deleting the
+// message redacts it with them.
+func reactionEvent(typ string, by uuid.UUID, m chat.Message, reaction string) kernel.Event {
+	return messageEvent(typ, by, m, reactionPayload{
+		MessageID: m.ID, ThreadID: m.ThreadID, ChannelID: m.ChannelID, PrincipalID: by, Reaction: reaction,
 	})
 }

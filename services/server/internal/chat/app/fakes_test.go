@@ -41,12 +41,14 @@ type storeState struct {
 	dmKeys   map[string]uuid.UUID
 	threads  map[uuid.UUID]chat.Thread
 	messages map[uuid.UUID]chat.Message
+	// reactions in the order they were made.
+	reactions []app.Reaction
 }
 
 func (s storeState) clone() storeState {
 	out := storeState{
 		spaces: maps.Clone(s.spaces), channels: maps.Clone(s.channels), dmKeys: maps.Clone(s.dmKeys),
-		threads: maps.Clone(s.threads), messages: maps.Clone(s.messages),
+		threads: maps.Clone(s.threads), messages: maps.Clone(s.messages), reactions: slices.Clone(s.reactions),
 	}
 	for id, c := range out.channels {
 		c.ParticipantIDs = slices.Clone(c.ParticipantIDs)
@@ -414,8 +416,98 @@ func (f *fakeStore) UpdateMessage(_ context.Context, id uuid.UUID, change func(*
 	}
 	if changed {
 		f.state.messages[id] = m
+		if m.Redacted() {
+			f.state.reactions = slices.DeleteFunc(f.state.reactions, func(r app.Reaction) bool { return r.MessageID == id })
+		}
 	}
 	return m, nil
+}
+
+func (f *fakeStore) LockMessage(_ context.Context, id uuid.UUID) (chat.Message, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("LockMessage"); err != nil {
+		return chat.Message{}, err
+	}
+	m, ok := f.state.messages[id]
+	if !ok {
+		return chat.Message{}, problem.ErrNotFound
+	}
+	return m, nil
+}
+
+func (f *fakeStore) ReactionState(_ context.Context, messageID, principalID uuid.UUID, reaction string) (app.ReactionState, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("ReactionState"); err != nil {
+		return app.ReactionState{}, err
+	}
+	var st app.ReactionState
+	seen := map[string]bool{}
+	for _, r := range f.state.reactions {
+		if r.MessageID != messageID {
+			continue
+		}
+		seen[r.Reaction] = true
+		st.Exists = st.Exists || r.Reaction == reaction
+		st.Made = st.Made || r.Reaction == reaction && r.PrincipalID == principalID
+	}
+	st.Distinct = len(seen)
+	return st, nil
+}
+
+func (f *fakeStore) InsertReaction(_ context.Context, r app.Reaction) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("InsertReaction"); err != nil {
+		return false, err
+	}
+	for _, o := range f.state.reactions {
+		if o.MessageID == r.MessageID && o.PrincipalID == r.PrincipalID && o.Reaction == r.Reaction {
+			return false, nil
+		}
+	}
+	f.state.reactions = append(f.state.reactions, r)
+	return true, nil
+}
+
+func (f *fakeStore) DeleteReaction(_ context.Context, messageID, principalID uuid.UUID, reaction string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("DeleteReaction"); err != nil {
+		return false, err
+	}
+	n := len(f.state.reactions)
+	f.state.reactions = slices.DeleteFunc(f.state.reactions, func(o app.Reaction) bool {
+		return o.MessageID == messageID && o.PrincipalID == principalID && o.Reaction == reaction
+	})
+	return len(f.state.reactions) < n, nil
+}
+
+// Reactions counts in the order reactions were made, which is the order of their first
+// creation time in these tests (the fake clock does not go back).
+func (f *fakeStore) Reactions(_ context.Context, messageIDs []uuid.UUID, readerID uuid.UUID) (map[uuid.UUID][]chat.ReactionCount, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("Reactions"); err != nil {
+		return nil, err
+	}
+	out := map[uuid.UUID][]chat.ReactionCount{}
+	for _, r := range f.state.reactions {
+		if !slices.Contains(messageIDs, r.MessageID) {
+			continue
+		}
+		list := out[r.MessageID]
+		i := slices.IndexFunc(list, func(c chat.ReactionCount) bool { return c.Reaction == r.Reaction })
+		if i < 0 {
+			list = append(list, chat.ReactionCount{Reaction: r.Reaction})
+			i = len(list) - 1
+		}
+		list[i].Count++
+		list[i].Me = list[i].Me || r.PrincipalID == readerID
+		out[r.MessageID] = list
+	}
+	return out, nil
 }
 
 func (f *fakeStore) CountUnreadMentions(_ context.Context, principalID uuid.UUID, channelIDs []uuid.UUID, readSeqs map[uuid.UUID]int64) (map[uuid.UUID]int, error) {

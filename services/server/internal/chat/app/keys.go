@@ -20,6 +20,11 @@ var (
 	// larger group belongs in a channel.
 	KeyMaxDMParticipants = config.Define("chat.max_dm_participants", config.KindInt, "8",
 		"most participants of a direct message, the one who opens it included; at least 2")
+	// KeyMaxReactionsPerMessage bounds the distinct reactions of one message (ADR 0025): every
+	// read of the message lists them, so the bound keeps a page of messages small; a principal
+	// may still make every one of them.
+	KeyMaxReactionsPerMessage = config.Define("chat.max_reactions_per_message", config.KindInt, "20",
+		"most distinct reactions one message holds; a new one beyond it is refused with 409 conflict; at least 1")
 )
 
 // Config is what the chat use cases read from the configuration.
@@ -30,6 +35,8 @@ type Config struct {
 	MessagesPageSize int
 	// MaxDMParticipants is chat.max_dm_participants.
 	MaxDMParticipants int
+	// MaxReactionsPerMessage is chat.max_reactions_per_message.
+	MaxReactionsPerMessage int
 }
 
 // ConfigFrom reads the chat keys from cfg; parse errors are collected in cfg
@@ -39,14 +46,16 @@ func ConfigFrom(cfg *config.Config) Config {
 		MaxMessageBytes:   int(min(cfg.Bytes(KeyMaxMessageBytes), int64(maxInt))),
 		MessagesPageSize:  cfg.Int(KeyMessagesPageSize),
 		MaxDMParticipants: cfg.Int(KeyMaxDMParticipants),
+
+		MaxReactionsPerMessage: cfg.Int(KeyMaxReactionsPerMessage),
 	}
 }
 
 // maxInt caps a configured byte count to what an int holds on every platform Go supports.
 const maxInt = 1<<31 - 1
 
-// Validate refuses a message limit below 1 byte, a page size below 1 and a direct-message
-// limit below 2 (the actor and one other).
+// Validate refuses a message limit below 1 byte, a page size below 1, a direct-message limit
+// below 2 (the actor and one other) and a reaction limit below 1.
 func (c Config) Validate() error {
 	switch {
 	case c.MaxMessageBytes < 1:
@@ -55,6 +64,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("chat: %s is %d, want at least 1", KeyMessagesPageSize.Name, c.MessagesPageSize)
 	case c.MaxDMParticipants < 2:
 		return fmt.Errorf("chat: %s is %d, want at least 2", KeyMaxDMParticipants.Name, c.MaxDMParticipants)
+	case c.MaxReactionsPerMessage < 1:
+		return fmt.Errorf("chat: %s is %d, want at least 1", KeyMaxReactionsPerMessage.Name, c.MaxReactionsPerMessage)
 	}
 	return nil
 }

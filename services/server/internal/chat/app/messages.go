@@ -66,7 +66,8 @@ func (v messages) Post(ctx context.Context, in chat.MessageInput) (chat.Message,
 
 // List implements chat.Messages: the thread is loaded and thread.read on it authorized;
 // after must be 0 or more (a validation error naming after); limit 0 or less, or above
-// chat.messages_page_size, is the page size.
+// chat.messages_page_size, is the page size. The page's reactions are counted for the actor
+// in one more query.
 func (v messages) List(ctx context.Context, threadID uuid.UUID, after int64, limit int) ([]chat.Message, error) {
 	s := v.s
 	th, err := s.store.Thread(ctx, threadID)
@@ -86,7 +87,34 @@ func (v messages) List(ctx context.Context, threadID uuid.UUID, after int64, lim
 	if err != nil {
 		return nil, fmt.Errorf("chat: list messages: %w", err)
 	}
+	if err := s.withReactions(ctx, out); err != nil {
+		return nil, fmt.Errorf("chat: list messages: %w", err)
+	}
 	return out, nil
+}
+
+// withReactions fills the Reactions of the messages, counted for the actor in ctx, in one
+// query (Store.Reactions).
+func (s *Service) withReactions(ctx context.Context, ms []chat.Message) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	who, err := actorOf(ctx)
+	if err != nil {
+		return err
+	}
+	ids := make([]uuid.UUID, len(ms))
+	for i, m := range ms {
+		ids[i] = m.ID
+	}
+	counts, err := s.store.Reactions(ctx, ids, who.PrincipalID)
+	if err != nil {
+		return err
+	}
+	for i := range ms {
+		ms[i].Reactions = counts[ms[i].ID]
+	}
+	return nil
 }
 
 // Edit implements chat.Messages: the message is loaded and message.update authorized (on the
@@ -94,7 +122,7 @@ func (v messages) List(ctx context.Context, threadID uuid.UUID, after int64, lim
 // admins pass); the text is validated, a deleted message refused (domain.ErrMessageDeleted), a
 // message of an archived channel too (domain.ErrChannelArchived), the mentions resolved anew;
 // then, under the row lock, the text, mentions and edit time are replaced and message.edited
-// appended.
+// appended. The edited message is returned with its reactions, counted for the actor.
 func (v messages) Edit(ctx context.Context, id uuid.UUID, contentMD string) (chat.Message, error) {
 	s := v.s
 	m, who, err := s.loadForChange(ctx, id, kernel.ActionMessageUpdate)
@@ -131,7 +159,11 @@ func (v messages) Edit(ctx context.Context, id uuid.UUID, contentMD string) (cha
 	if err != nil {
 		return chat.Message{}, fmt.Errorf("chat: edit message: %w", err)
 	}
-	return m, nil
+	one := []chat.Message{m}
+	if err := s.withReactions(ctx, one); err != nil {
+		return chat.Message{}, fmt.Errorf("chat: edit message: %w", err)
+	}
+	return one[0], nil
 }
 
 // Delete implements chat.Messages: the message is loaded and message.delete authorized like

@@ -9,6 +9,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -17,8 +18,8 @@ import (
 )
 
 // Store keeps the chat tables (spaces, channels, dm_participants, threads, messages,
-// mentions). Every method runs in the transaction of ctx when there is one, so a use case
-// writes atomically with its events. Absent rows are problem.ErrNotFound.
+// mentions, reactions). Every method runs in the transaction of ctx when there is one, so a
+// use case writes atomically with its events. Absent rows are problem.ErrNotFound.
 type Store interface {
 	// InsertSpace stores a new space.
 	InsertSpace(ctx context.Context, s chat.Space) error
@@ -75,8 +76,24 @@ type Store interface {
 	// order, with their mentions.
 	Messages(ctx context.Context, threadID uuid.UUID, after int64, limit int) ([]chat.Message, error)
 	// UpdateMessage locks the message and applies change like UpdateSpace, storing its
-	// content, edit and redaction times and replacing its mention rows by MentionIDs.
+	// content, edit and redaction times and replacing its mention rows by MentionIDs; a
+	// redaction also removes the message's reactions.
 	UpdateMessage(ctx context.Context, id uuid.UUID, change func(*chat.Message) (bool, error)) (chat.Message, error)
+	// LockMessage returns the message like Message, locked until the transaction of ctx ends,
+	// so that the reaction changes of one message run one after the other (the distinct
+	// reaction limit holds) and none lands on a message being deleted.
+	LockMessage(ctx context.Context, id uuid.UUID) (chat.Message, error)
+	// ReactionState tells, in one query, how many distinct reactions the message holds, whether
+	// anyone made the reaction and whether the principal did.
+	ReactionState(ctx context.Context, messageID, principalID uuid.UUID, reaction string) (ReactionState, error)
+	// InsertReaction stores the principal's reaction; added is false when it existed already.
+	InsertReaction(ctx context.Context, r Reaction) (added bool, err error)
+	// DeleteReaction removes the principal's reaction; removed is false when there was none.
+	DeleteReaction(ctx context.Context, messageID, principalID uuid.UUID, reaction string) (removed bool, err error)
+	// Reactions returns, in one query, the reactions of the messages counted for the reader,
+	// each message's in the order each reaction was first made; messages without reactions are
+	// absent.
+	Reactions(ctx context.Context, messageIDs []uuid.UUID, readerID uuid.UUID) (map[uuid.UUID][]chat.ReactionCount, error)
 	// CountUnreadMentions answers chat.Mentions.CountUnread in one query.
 	CountUnreadMentions(ctx context.Context, principalID uuid.UUID, channelIDs []uuid.UUID, readSeqs map[uuid.UUID]int64) (map[uuid.UUID]int, error)
 }
@@ -100,6 +117,28 @@ type ChannelFilter struct {
 	ChannelIDs []uuid.UUID
 	// ParticipantID admits the direct messages this principal takes part in.
 	ParticipantID uuid.UUID
+}
+
+// Reaction is one principal's reaction to a message, as stored.
+type Reaction struct {
+	// MessageID is the message reacted to.
+	MessageID uuid.UUID
+	// PrincipalID is who reacted.
+	PrincipalID uuid.UUID
+	// Reaction is the shortcode or emoji (domain.Reaction).
+	Reaction string
+	// CreatedAt is when it was made; the first of a reaction orders the message's reactions.
+	CreatedAt time.Time
+}
+
+// ReactionState is what adding a reaction needs to know of its message.
+type ReactionState struct {
+	// Distinct is how many distinct reactions the message holds.
+	Distinct int
+	// Exists reports whether anyone made the reaction (adding it keeps Distinct).
+	Exists bool
+	// Made reports whether the principal made it (adding it changes nothing).
+	Made bool
 }
 
 // Posting is a thread advanced for a new message.

@@ -40,12 +40,13 @@ type Deps struct {
 	OwnReads OwnReads
 	// Clock is the time of creation, edit, redaction and archiving.
 	Clock clock.Clock
-	// Config holds the message limit, the page size and the direct-message limit.
+	// Config holds the message limit, the page size, the direct-message limit and the
+	// reaction limit.
 	Config Config
 }
 
 // Service implements the chat ports through its views: Spaces(), Channels(), Threads(),
-// Messages() and Mentions(). It is safe for concurrent use.
+// Messages(), Mentions() and Reactions(). It is safe for concurrent use.
 type Service struct {
 	store      Store
 	tx         TxRunner
@@ -94,19 +95,21 @@ func New(deps Deps) (*Service, error) {
 
 // The views of Service, one per port of the root package.
 type (
-	spaces   struct{ s *Service }
-	channels struct{ s *Service }
-	threads  struct{ s *Service }
-	messages struct{ s *Service }
-	mentions struct{ s *Service }
+	spaces    struct{ s *Service }
+	channels  struct{ s *Service }
+	threads   struct{ s *Service }
+	messages  struct{ s *Service }
+	mentions  struct{ s *Service }
+	reactions struct{ s *Service }
 )
 
 var (
-	_ chat.Spaces   = spaces{}
-	_ chat.Channels = channels{}
-	_ chat.Threads  = threads{}
-	_ chat.Messages = messages{}
-	_ chat.Mentions = mentions{}
+	_ chat.Spaces    = spaces{}
+	_ chat.Channels  = channels{}
+	_ chat.Threads   = threads{}
+	_ chat.Messages  = messages{}
+	_ chat.Mentions  = mentions{}
+	_ chat.Reactions = reactions{}
 )
 
 // Spaces returns the chat.Spaces port.
@@ -123,6 +126,9 @@ func (s *Service) Messages() chat.Messages { return messages{s} }
 
 // Mentions returns the chat.Mentions port.
 func (s *Service) Mentions() chat.Mentions { return mentions{s} }
+
+// Reactions returns the chat.Reactions port.
+func (s *Service) Reactions() chat.Reactions { return reactions{s} }
 
 // actorOf returns the actor in ctx; problem.ErrUnauthenticated without one. The authorizer
 // refuses a context without an actor too; this names the author of a write.

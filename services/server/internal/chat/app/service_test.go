@@ -36,6 +36,7 @@ func TestNewRefusesMissingDepsAndBadConfig(t *testing.T) {
 		{"message limit", func(d *app.Deps) { d.Config.MaxMessageBytes = 0 }, "chat.max_message_bytes"},
 		{"page size", func(d *app.Deps) { d.Config.MessagesPageSize = 0 }, "chat.messages_page_size"},
 		{"dm limit", func(d *app.Deps) { d.Config.MaxDMParticipants = 1 }, "chat.max_dm_participants"},
+		{"reaction limit", func(d *app.Deps) { d.Config.MaxReactionsPerMessage = 0 }, "chat.max_reactions_per_message"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,7 +52,7 @@ func TestNewRefusesMissingDepsAndBadConfig(t *testing.T) {
 
 func TestConfigFrom(t *testing.T) {
 	t.Parallel()
-	keys := []config.Key{app.KeyMaxMessageBytes, app.KeyMessagesPageSize, app.KeyMaxDMParticipants}
+	keys := []config.Key{app.KeyMaxMessageBytes, app.KeyMessagesPageSize, app.KeyMaxDMParticipants, app.KeyMaxReactionsPerMessage}
 	r := config.NewRegister()
 	// The register of this test mirrors the package's keys, so Load can read them.
 	for _, k := range keys {
@@ -65,7 +66,7 @@ func TestConfigFrom(t *testing.T) {
 	if err := cfg.Err(); err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	if want := (app.Config{MaxMessageBytes: 16384, MessagesPageSize: 100, MaxDMParticipants: 8}); got != want {
+	if want := (app.Config{MaxMessageBytes: 16384, MessagesPageSize: 100, MaxDMParticipants: 8, MaxReactionsPerMessage: 20}); got != want {
 		t.Errorf("ConfigFrom defaults = %+v, want %+v", got, want)
 	}
 	if err := got.Validate(); err != nil {

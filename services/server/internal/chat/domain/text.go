@@ -36,8 +36,11 @@ var (
 	// ErrChannelArchived: no thread or message may be added to an archived channel, and no
 	// message of it edited.
 	ErrChannelArchived = problem.New(problem.ErrConflict, "The channel is archived.")
-	// ErrMessageDeleted: a deleted (redacted) message cannot be edited.
+	// ErrMessageDeleted: a deleted (redacted) message cannot be edited or reacted to.
 	ErrMessageDeleted = problem.New(problem.ErrConflict, "The message is deleted.")
+	// ErrTooManyReactions: a new distinct reaction on a message that holds
+	// chat.max_reactions_per_message of them already.
+	ErrTooManyReactions = problem.New(problem.ErrConflict, "The message has as many distinct reactions as it may hold.")
 )
 
 // validator collects the invalid fields of one input, so that a client learns every problem
@@ -211,6 +214,7 @@ func Redact(m *chat.Message, now time.Time) bool {
 	}
 	m.ContentMD = ""
 	m.MentionIDs = nil
+	m.Reactions = nil
 	m.RedactedAt = now.UTC()
 	return true
 }

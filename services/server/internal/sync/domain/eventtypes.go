@@ -171,6 +171,12 @@ var register = []EventType{
 	broadcast("message.deleted", kernel.ResourceMessage, kernel.ActionThreadRead,
 		req("message_id", KindID), req("thread_id", KindID), req("channel_id", KindID), opt("author_id", KindID),
 		req("seq", KindInt), req("redacted_at", KindTime)),
+	broadcast("reaction.added", kernel.ResourceMessage, kernel.ActionThreadRead,
+		req("message_id", KindID), req("thread_id", KindID), req("channel_id", KindID), req("principal_id", KindID),
+		req("reaction", KindString)),
+	broadcast("reaction.removed", kernel.ResourceMessage, kernel.ActionThreadRead,
+		req("message_id", KindID), req("thread_id", KindID), req("channel_id", KindID), req("principal_id", KindID),
+		req("reaction", KindString)),
 
 	broadcast("agent.created", kernel.ResourceAgent, kernel.ActionAgentRead,
 		req("agent_id", KindID), req("display_name", KindString), req("handle", KindString),

@@ -40,6 +40,8 @@ func TestRegisterMatchesSpec02(t *testing.T) {
 		{"message.created", kernel.ResourceMessage, kernel.ActionThreadRead},
 		{"message.edited", kernel.ResourceMessage, kernel.ActionThreadRead},
 		{"message.deleted", kernel.ResourceMessage, kernel.ActionThreadRead},
+		{"reaction.added", kernel.ResourceMessage, kernel.ActionThreadRead},
+		{"reaction.removed", kernel.ResourceMessage, kernel.ActionThreadRead},
 		{"agent.created", kernel.ResourceAgent, kernel.ActionAgentRead},
 		{"agent.updated", kernel.ResourceAgent, kernel.ActionAgentRead},
 		{"principal.deactivated", kernel.ResourcePrincipal, kernel.ActionPrincipalRead},

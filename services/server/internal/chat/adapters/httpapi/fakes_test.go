@@ -69,6 +69,7 @@ type fakeChat struct {
 	after        int64
 	limit        int
 	content      string
+	reaction     string
 }
 
 func (f *fakeChat) record(call string) error {
@@ -169,10 +170,23 @@ func (p messagesPort) Delete(_ context.Context, id uuid.UUID) error {
 	return p.f.record("Messages.Delete")
 }
 
+type reactionsPort struct{ f *fakeChat }
+
+func (p reactionsPort) Add(_ context.Context, id uuid.UUID, reaction string) error {
+	p.f.id, p.f.reaction = id, reaction
+	return p.f.record("Reactions.Add")
+}
+
+func (p reactionsPort) Remove(_ context.Context, id uuid.UUID, reaction string) error {
+	p.f.id, p.f.reaction = id, reaction
+	return p.f.record("Reactions.Remove")
+}
+
 // Compile-time checks that the adapters implement the ports.
 var (
-	_ chat.Spaces   = spacesPort{}
-	_ chat.Channels = channelsPort{}
-	_ chat.Threads  = threadsPort{}
-	_ chat.Messages = messagesPort{}
+	_ chat.Reactions = reactionsPort{}
+	_ chat.Spaces    = spacesPort{}
+	_ chat.Channels  = channelsPort{}
+	_ chat.Threads   = threadsPort{}
+	_ chat.Messages  = messagesPort{}
 )

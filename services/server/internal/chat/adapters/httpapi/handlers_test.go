@@ -42,7 +42,7 @@ const pageSize = 50
 func deps(a *fakeAuthorizer, f *fakeChat) httpapi.Deps {
 	return httpapi.Deps{
 		Authorizer: a, Spaces: spacesPort{f}, Channels: channelsPort{f}, Threads: threadsPort{f},
-		Messages: messagesPort{f}, MessagesPageSize: pageSize,
+		Messages: messagesPort{f}, Reactions: reactionsPort{f}, MessagesPageSize: pageSize,
 	}
 }
 
@@ -74,6 +74,7 @@ func TestNewRefusesMissingDeps(t *testing.T) {
 		{"channels", func(d *httpapi.Deps) { d.Channels = nil }, "channels port is nil"},
 		{"threads", func(d *httpapi.Deps) { d.Threads = nil }, "threads port is nil"},
 		{"messages", func(d *httpapi.Deps) { d.Messages = nil }, "messages port is nil"},
+		{"reactions", func(d *httpapi.Deps) { d.Reactions = nil }, "reactions port is nil"},
 		{"page size zero", func(d *httpapi.Deps) { d.MessagesPageSize = 0 }, "messages page size"},
 		{"page size negative", func(d *httpapi.Deps) { d.MessagesPageSize = -1 }, "messages page size"},
 	}
@@ -198,6 +199,18 @@ func operations() []operation {
 			name: "deleteMessage", port: "Messages.Delete",
 			call: func(ctx context.Context, s *httpapi.Server) (any, error) {
 				return s.DeleteMessage(ctx, apigen.DeleteMessageRequestObject{MessageId: messageID})
+			},
+		},
+		{
+			name: "addReaction", port: "Reactions.Add",
+			call: func(ctx context.Context, s *httpapi.Server) (any, error) {
+				return s.AddReaction(ctx, apigen.AddReactionRequestObject{MessageId: messageID, Reaction: ":+1:"})
+			},
+		},
+		{
+			name: "removeReaction", port: "Reactions.Remove",
+			call: func(ctx context.Context, s *httpapi.Server) (any, error) {
+				return s.RemoveReaction(ctx, apigen.RemoveReactionRequestObject{MessageId: messageID, Reaction: ":+1:"})
 			},
 		},
 	}
@@ -606,7 +619,7 @@ var first = chat.Message{
 	ContentMD: "@sam the printer is jammed", MentionIDs: []uuid.UUID{samID}, CreatedAt: created,
 }
 
-const firstJSON = `{"id":"01938d2a-7c00-7a01-8000-0000000000e1","thread_id":"01938d2a-7c00-7a01-8000-0000000000d1","channel_id":"01938d2a-7c00-7a01-8000-0000000000c1","space_id":"01938d2a-7c00-7a01-8000-0000000000b1","seq":1,"author_id":"01938d2a-7c00-7a01-8000-0000000000a1","content_md":"@sam the printer is jammed","mention_ids":["01938d2a-7c00-7a01-8000-0000000000a2"],"redacted":false,"created_at":"2026-12-01T09:30:15Z"}`
+const firstJSON = `{"id":"01938d2a-7c00-7a01-8000-0000000000e1","thread_id":"01938d2a-7c00-7a01-8000-0000000000d1","channel_id":"01938d2a-7c00-7a01-8000-0000000000c1","space_id":"01938d2a-7c00-7a01-8000-0000000000b1","seq":1,"author_id":"01938d2a-7c00-7a01-8000-0000000000a1","content_md":"@sam the printer is jammed","mention_ids":["01938d2a-7c00-7a01-8000-0000000000a2"],"redacted":false,"reactions":[],"created_at":"2026-12-01T09:30:15Z"}`
 
 func TestCreateThread(t *testing.T) {
 	t.Parallel()
@@ -637,7 +650,7 @@ func TestCreateThread(t *testing.T) {
 			msg:    inDM,
 			want: `{"id":"01938d2a-7c00-7a01-8000-0000000000d1","channel_id":"01938d2a-7c00-7a01-8000-0000000000c2",` +
 				`"created_by":"01938d2a-7c00-7a01-8000-0000000000a1","created_at":"2026-12-01T09:30:15Z","version":1,"last_message_seq":1,"first_message":` +
-				`{"id":"01938d2a-7c00-7a01-8000-0000000000e1","thread_id":"01938d2a-7c00-7a01-8000-0000000000d1","channel_id":"01938d2a-7c00-7a01-8000-0000000000c2","seq":1,"author_id":"01938d2a-7c00-7a01-8000-0000000000a1","content_md":"@sam the printer is jammed","mention_ids":[],"redacted":false,"created_at":"2026-12-01T09:30:15Z"}}`,
+				`{"id":"01938d2a-7c00-7a01-8000-0000000000e1","thread_id":"01938d2a-7c00-7a01-8000-0000000000d1","channel_id":"01938d2a-7c00-7a01-8000-0000000000c2","seq":1,"author_id":"01938d2a-7c00-7a01-8000-0000000000a1","content_md":"@sam the printer is jammed","mention_ids":[],"redacted":false,"reactions":[],"created_at":"2026-12-01T09:30:15Z"}}`,
 		},
 	}
 	for _, tc := range tests {
@@ -684,7 +697,7 @@ func TestEditMessage(t *testing.T) {
 	if ports.id != messageID || ports.content != "the printer works again" {
 		t.Errorf("edited %s with %q", ports.id, ports.content)
 	}
-	checkResponse(t, resp, 200, `{"id":"01938d2a-7c00-7a01-8000-0000000000e1","thread_id":"01938d2a-7c00-7a01-8000-0000000000d1","channel_id":"01938d2a-7c00-7a01-8000-0000000000c1","space_id":"01938d2a-7c00-7a01-8000-0000000000b1","seq":1,"author_id":"01938d2a-7c00-7a01-8000-0000000000a1","content_md":"the printer works again","mention_ids":[],"redacted":false,"created_at":"2026-12-01T09:30:15Z","edited_at":"2026-12-01T11:00:15Z"}`)
+	checkResponse(t, resp, 200, `{"id":"01938d2a-7c00-7a01-8000-0000000000e1","thread_id":"01938d2a-7c00-7a01-8000-0000000000d1","channel_id":"01938d2a-7c00-7a01-8000-0000000000c1","space_id":"01938d2a-7c00-7a01-8000-0000000000b1","seq":1,"author_id":"01938d2a-7c00-7a01-8000-0000000000a1","content_md":"the printer works again","mention_ids":[],"redacted":false,"reactions":[],"created_at":"2026-12-01T09:30:15Z","edited_at":"2026-12-01T11:00:15Z"}`)
 }
 
 func TestDeleteMessage(t *testing.T) {
@@ -698,6 +711,30 @@ func TestDeleteMessage(t *testing.T) {
 		t.Errorf("deleted %s, want %s", ports.id, messageID)
 	}
 	checkResponse(t, resp, 204, "")
+}
+
+func TestReactionHandlers(t *testing.T) {
+	t.Parallel()
+	s, _, ports := newServer(t)
+	resp, err := s.AddReaction(as(alexID), apigen.AddReactionRequestObject{MessageId: messageID, Reaction: "\U0001F44D"})
+	if err != nil {
+		t.Fatalf("AddReaction: %v", err)
+	}
+	if ports.id != messageID || ports.reaction != "\U0001F44D" {
+		t.Errorf("added %q to %s, want the thumbs up to %s", ports.reaction, ports.id, messageID)
+	}
+	checkResponse(t, resp, 204, "")
+	removed, err := s.RemoveReaction(as(alexID), apigen.RemoveReactionRequestObject{MessageId: messageID, Reaction: ":tada:"})
+	if err != nil {
+		t.Fatalf("RemoveReaction: %v", err)
+	}
+	if ports.id != messageID || ports.reaction != ":tada:" {
+		t.Errorf("removed %q from %s, want :tada: from %s", ports.reaction, ports.id, messageID)
+	}
+	checkResponse(t, removed, 204, "")
+	if got := ports.called(); len(got) != 2 || got[0] != "Reactions.Add" || got[1] != "Reactions.Remove" {
+		t.Errorf("ports called %v", got)
+	}
 }
 
 // page returns n messages of the thread from seq from on; the one with seq 3 is redacted.

@@ -122,7 +122,7 @@ func toAPIThread(t chat.Thread, first chat.Message) apigen.Thread {
 }
 
 // toAPIMessage converts a message; a deleted one keeps its ids and times, with empty
-// content, no mentions and redacted true.
+// content, no mentions, no reactions and redacted true.
 func toAPIMessage(m chat.Message) apigen.Message {
 	return apigen.Message{
 		Id:         m.ID,
@@ -137,7 +137,17 @@ func toAPIMessage(m chat.Message) apigen.Message {
 		CreatedAt:  m.CreatedAt,
 		EditedAt:   optTime(m.EditedAt),
 		RedactedAt: optTime(m.RedactedAt),
+		Reactions:  toAPIReactions(m.Reactions),
 	}
+}
+
+// toAPIReactions converts a message's reactions; [] for none.
+func toAPIReactions(rs []chat.ReactionCount) []apigen.ReactionCount {
+	out := make([]apigen.ReactionCount, len(rs))
+	for i, r := range rs {
+		out[i] = apigen.ReactionCount{Reaction: r.Reaction, Count: int64(r.Count), Me: r.Me}
+	}
+	return out
 }
 
 // toAPIMessagePage converts one page of at most limit messages: a full page may have more

@@ -112,6 +112,16 @@ var (
 	mentionsInsert string
 	//go:embed queries/mentions_unread_count.sql
 	mentionsUnreadCount string
+	//go:embed queries/reaction_state.sql
+	reactionState string
+	//go:embed queries/reaction_insert.sql
+	reactionInsert string
+	//go:embed queries/reaction_delete.sql
+	reactionDelete string
+	//go:embed queries/reactions_delete_message.sql
+	reactionsDeleteMessage string
+	//go:embed queries/reactions_counted.sql
+	reactionsCounted string
 )
 
 // Store implements app.Store and chat.Directory.
@@ -448,7 +458,76 @@ func (s *Store) UpdateMessage(ctx context.Context, id uuid.UUID, change func(*ch
 			return chat.Message{}, fmt.Errorf("update message: store mentions: %w", err)
 		}
 	}
+	if m.Redacted() {
+		if _, err := db.Exec(ctx, reactionsDeleteMessage, m.ID); err != nil {
+			return chat.Message{}, fmt.Errorf("update message: remove reactions: %w", err)
+		}
+	}
 	return m, nil
+}
+
+// LockMessage implements app.Store: the message, locked until the transaction of ctx ends.
+func (s *Store) LockMessage(ctx context.Context, id uuid.UUID) (chat.Message, error) {
+	m, err := scanMessage(s.runner.DB(ctx).QueryRow(ctx, messageLock, id))
+	if err != nil {
+		return chat.Message{}, notFound(err, "message")
+	}
+	return m, nil
+}
+
+// ReactionState implements app.Store in one query.
+func (s *Store) ReactionState(ctx context.Context, messageID, principalID uuid.UUID, reaction string) (app.ReactionState, error) {
+	var (
+		st       app.ReactionState
+		distinct int64
+	)
+	err := s.runner.DB(ctx).QueryRow(ctx, reactionState, messageID, principalID, reaction).Scan(&distinct, &st.Exists, &st.Made)
+	if err != nil {
+		return app.ReactionState{}, fmt.Errorf("reaction state: %w", err)
+	}
+	st.Distinct = int(distinct)
+	return st, nil
+}
+
+// InsertReaction implements app.Store; a reaction the principal made already affects no row.
+func (s *Store) InsertReaction(ctx context.Context, r app.Reaction) (bool, error) {
+	tag, err := s.runner.DB(ctx).Exec(ctx, reactionInsert, r.MessageID, r.PrincipalID, r.Reaction, r.CreatedAt)
+	if err != nil {
+		return false, fmt.Errorf("insert reaction: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// DeleteReaction implements app.Store.
+func (s *Store) DeleteReaction(ctx context.Context, messageID, principalID uuid.UUID, reaction string) (bool, error) {
+	tag, err := s.runner.DB(ctx).Exec(ctx, reactionDelete, messageID, principalID, reaction)
+	if err != nil {
+		return false, fmt.Errorf("delete reaction: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Reactions implements app.Store in one query.
+func (s *Store) Reactions(ctx context.Context, messageIDs []uuid.UUID, readerID uuid.UUID) (map[uuid.UUID][]chat.ReactionCount, error) {
+	rows, err := s.runner.DB(ctx).Query(ctx, reactionsCounted, nonNil(messageIDs), readerID)
+	if err != nil {
+		return nil, fmt.Errorf("reactions: %w", err)
+	}
+	out := map[uuid.UUID][]chat.ReactionCount{}
+	var (
+		message uuid.UUID
+		rc      chat.ReactionCount
+		n       int64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&message, &rc.Reaction, &n, &rc.Me}, func() error {
+		rc.Count = int(n)
+		out[message] = append(out[message], rc)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reactions: %w", err)
+	}
+	return out, nil
 }
 
 // CountUnreadMentions implements app.Store with one query; the read seqs travel as two
