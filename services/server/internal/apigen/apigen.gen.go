@@ -748,6 +748,13 @@ type EventResource struct {
 // EventResourceKind defines model for EventResource.Kind.
 type EventResourceKind string
 
+// ExcerptSegment A run of an excerpt's text, matched by the query or not.
+type ExcerptSegment struct {
+	// Match True when the query found these words.
+	Match bool   `json:"match"`
+	Text  string `json:"text"`
+}
+
 // FieldError One invalid field of a request.
 type FieldError struct {
 	// Field The field, as a dotted path into the body or the name of a parameter.
@@ -1119,6 +1126,35 @@ type SaveDraftRequest struct {
 
 	// ThreadId The thread of the channel the draft belongs to; absent for the channel.
 	ThreadId *openapi_types.UUID `json:"thread_id,omitempty"`
+}
+
+// SearchHit A message that matches the query.
+type SearchHit struct {
+	// Excerpt A part of the message's text around the matches
+	// (`chat.search_excerpt_words` words at most), as consecutive plain-text
+	// segments: concatenated they are the excerpt, and `match` marks the
+	// words the query found. The text is never escaped or marked up, so
+	// a client renders it as text.
+	Excerpt []ExcerptSegment `json:"excerpt"`
+
+	// Message A message of a thread.
+	//
+	// Example: {"author_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","content_md":"On my way, @alex","created_at":"2026-12-01T09:33:00Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eb0","mention_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"],"redacted":false,"seq":2,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0"}
+	Message Message `json:"message"`
+
+	// Rank How well the message matches (PostgreSQL ts_rank); higher is better.
+	Rank float32 `json:"rank"`
+}
+
+// SearchResults One page of search hits.
+type SearchResults struct {
+	// Items The hits, best first (rank, then newest message first); `[]` when
+	// there are none. A page may hold fewer hits than `limit` and still
+	// have a `next_cursor`.
+	Items []SearchHit `json:"items"`
+
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor *string `json:"next_cursor,omitempty"`
 }
 
 // SidebarSection One section of the sidebar.
@@ -1581,6 +1617,40 @@ type CreateTokenParams struct {
 	// a response carrying a secret (`Cache-Control: no-store`, as
 	// `createToken`'s) is never stored, so its retry runs again.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// SearchMessagesParams defines parameters for SearchMessages.
+type SearchMessagesParams struct {
+	// Q The query, at most `chat.search_query_max_chars` characters, with
+	// at least one word to look for (not only excluded words).
+	Q string `form:"q" json:"q"`
+
+	// SpaceId Only messages of this space.
+	SpaceId *openapi_types.UUID `form:"space_id,omitempty" json:"space_id,omitempty"`
+
+	// ChannelId Only messages of this channel.
+	ChannelId *openapi_types.UUID `form:"channel_id,omitempty" json:"channel_id,omitempty"`
+
+	// ThreadId Only messages of this thread.
+	ThreadId *openapi_types.UUID `form:"thread_id,omitempty" json:"thread_id,omitempty"`
+
+	// AuthorId Only messages of this author.
+	AuthorId *openapi_types.UUID `form:"author_id,omitempty" json:"author_id,omitempty"`
+
+	// Before Only messages created before this time (exclusive).
+	Before *time.Time `form:"before,omitempty" json:"before,omitempty"`
+
+	// After Only messages created after this time (exclusive).
+	After *time.Time `form:"after,omitempty" json:"after,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page, valid with the same query
+	// and filters.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Most hits checked for this page; larger values are capped to
+	// `chat.search_page_size`, which is also the default (as are values
+	// below 1).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // CreateSpaceParams defines parameters for CreateSpace.
@@ -2240,6 +2310,9 @@ type ServerInterface interface {
 	// CreateToken Issue a token for a principal
 	// (POST /api/v1/principals/{principal_id}/tokens)
 	CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params CreateTokenParams)
+	// SearchMessages Search the messages the caller may read
+	// (GET /api/v1/search/messages)
+	SearchMessages(w http.ResponseWriter, r *http.Request, params SearchMessagesParams)
 	// ListSpaces List the spaces the actor sees
 	// (GET /api/v1/spaces)
 	ListSpaces(w http.ResponseWriter, r *http.Request)
@@ -2423,6 +2496,12 @@ func (_ Unimplemented) ReactivatePrincipal(w http.ResponseWriter, r *http.Reques
 // CreateToken Issue a token for a principal
 // (POST /api/v1/principals/{principal_id}/tokens)
 func (_ Unimplemented) CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params CreateTokenParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// SearchMessages Search the messages the caller may read
+// (GET /api/v1/search/messages)
+func (_ Unimplemented) SearchMessages(w http.ResponseWriter, r *http.Request, params SearchMessagesParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3370,6 +3449,143 @@ func (siw *ServerInterfaceWrapper) CreateToken(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// SearchMessages operation middleware
+func (siw *ServerInterfaceWrapper) SearchMessages(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SearchMessagesParams
+
+	// ------------- Required query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "space_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "space_id", r.URL.Query(), &params.SpaceId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "space_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "space_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "channel_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "channel_id", r.URL.Query(), &params.ChannelId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "channel_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "channel_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "thread_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "thread_id", r.URL.Query(), &params.ThreadId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "thread_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "thread_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "author_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "author_id", r.URL.Query(), &params.AuthorId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "author_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "author_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "before", r.URL.Query(), &params.Before, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "before"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "before", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", r.URL.Query(), &params.After, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SearchMessages(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListSpaces operation middleware
 func (siw *ServerInterfaceWrapper) ListSpaces(w http.ResponseWriter, r *http.Request) {
 
@@ -4070,6 +4286,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/v1/threads/{thread_id}/messages", wrapper.PostMessage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/search/messages", wrapper.SearchMessages)
 	})
 	r.Group(func(r chi.Router) {
 		r.Delete(options.BaseURL+"/api/v1/messages/{message_id}", wrapper.DeleteMessage)
@@ -7920,6 +8139,142 @@ func (response CreateToken503ApplicationProblemPlusJSONResponse) VisitCreateToke
 	return err
 }
 
+type SearchMessagesRequestObject struct {
+	Params SearchMessagesParams
+}
+
+type SearchMessagesResponseObject interface {
+	VisitSearchMessagesResponse(w http.ResponseWriter) error
+}
+
+type SearchMessages200JSONResponse SearchResults
+
+func (response SearchMessages200JSONResponse) VisitSearchMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchMessages400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response SearchMessages400ApplicationProblemPlusJSONResponse) VisitSearchMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchMessages401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response SearchMessages401ApplicationProblemPlusJSONResponse) VisitSearchMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchMessages403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response SearchMessages403ApplicationProblemPlusJSONResponse) VisitSearchMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchMessages413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response SearchMessages413ApplicationProblemPlusJSONResponse) VisitSearchMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchMessages429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response SearchMessages429ApplicationProblemPlusJSONResponse) VisitSearchMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchMessages500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response SearchMessages500ApplicationProblemPlusJSONResponse) VisitSearchMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchMessages503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response SearchMessages503ApplicationProblemPlusJSONResponse) VisitSearchMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListSpacesRequestObject struct {
 }
 
@@ -9905,6 +10260,9 @@ type StrictServerInterface interface {
 	// CreateToken Issue a token for a principal
 	// (POST /api/v1/principals/{principal_id}/tokens)
 	CreateToken(ctx context.Context, request CreateTokenRequestObject) (CreateTokenResponseObject, error)
+	// SearchMessages Search the messages the caller may read
+	// (GET /api/v1/search/messages)
+	SearchMessages(ctx context.Context, request SearchMessagesRequestObject) (SearchMessagesResponseObject, error)
 	// ListSpaces List the spaces the actor sees
 	// (GET /api/v1/spaces)
 	ListSpaces(ctx context.Context, request ListSpacesRequestObject) (ListSpacesResponseObject, error)
@@ -10665,6 +11023,32 @@ func (sh *strictHandler) CreateToken(w http.ResponseWriter, r *http.Request, pri
 	}
 }
 
+// SearchMessages operation middleware
+func (sh *strictHandler) SearchMessages(w http.ResponseWriter, r *http.Request, params SearchMessagesParams) {
+	var request SearchMessagesRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SearchMessages(ctx, request.(SearchMessagesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SearchMessages")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SearchMessagesResponseObject); ok {
+		if err := validResponse.VisitSearchMessagesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListSpaces operation middleware
 func (sh *strictHandler) ListSpaces(w http.ResponseWriter, r *http.Request) {
 	var request ListSpacesRequestObject
@@ -11059,286 +11443,303 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17d9s21jf6VXD0PGtFPg8ly07SNvKadcZN0zbv9JKTuNN5O8prQiQkYUwBLAFaUbNyPvtZ2BsAQYrU",
-	"xXZureePaUyRuG7sG/b+7be9RC5zKZjQqjd+21swmrIC/vmS6WJ9PtOsMH+lTCUFzzWXojfufS9XZEnF",
-	"miiWSJEqoiVZUa7JlM1kwUhhvuViTvovv31KnpycjCKSsoyuB/aDo2Ev6hXs95IXLO2NdVGyqKeSBVtS",
-	"09uSC74sl73xKOrpdc564x4Xms1Z0Xv37l3Uy2lBl0zbkT5P2TKXmolk/Q+23hztj/SKKUJhVJyl5MXP",
-	"ry6IojM2JtTOgJixMKXJiusF0QtGFF0ycsXWZFbIpXkyEfCIJloW8BoXJF5onQ951f+l1llM5kwrbETL",
-	"gpnGVS6FYkTOsKUZL5Qmfd+ZfwHXn8TBlAYvWZ7RNUvHxCxTfESoSMmq4JqpiRDSDGRO6JxycUYoSWRu",
-	"tkVoslrwjEHz2J3SPMtIUQoFe6XITBaE6yG58JMz84VBUZLy2YwVph23NFSoFSsUeTR6QuJEilnGEx0P",
-	"yYnZ/dPHjyciL7jQdJoxcv7q6fPnJFnQgiZmm8zIljSbyWLJUuimam00JD+LbE1UmSRMqVmZTYRbEEVo",
-	"4ZYxIkoSSmaUZ6zasCVdkynzewujN5O7YuuziaDV0ia0QJqEPS+YJv34KU0WbPBUCl3IbEyEHEBXcUSo",
-	"mog4KRjV7EJeMRE/UEeEKyLYNSvCAZm+gNxxZWEfhhPRi3rsDV3mmaHd0cmT0fQL+mgALw5oxt4MTnpR",
-	"jxvqxC3vRT1Bl+blcOsNOdfOBX3zAxNzveiNTx8/jsw5cX+fmFOhNStMm//n3//X4P97/T//3fPHR+mC",
-	"izmeHr+4psmvafoSl9L8lUihmYB/0jzPeELNGTrOCznN2PJ//qPMgXpbTc18kZr2r2nGU3j5EjeoF/VS",
-	"pinPeuPeBZA47pdZQ6kJvG+YACsKaY7xv9/2ZpxlqVkRKtKM9aLekilF56b5Zak0fDdlhC1zve69ex31",
-	"lKa6VL3xo5HhE1zDYv/Tj4T4kdhFKAsxnkq9WI/thMabw34Xrvd/F2zWG/f+67jiksf4qzp+gU3gktYZ",
-	"TmO+FeH3440O46jiOXI2YyI1NApLoYhhMbhA8dHQDO2pPXYH7NWdzsYde1UNOikLYBNmMxjpV5zhKAIO",
-	"Y2mFUKLpFRMEdxdm860spjxNmfjQ00EmbliHYsxxYFkWCSPTEgktlUQvuCL9eOZGaWYELFORlF3zhDli",
-	"pnleyGuWkjVwFfzxMse9tDv3nRTszqdpGt0x1aQslCxIQgURkmRSzFlhTpFixTVQZMHUWiSXThjHR2ew",
-	"IFOZromia0VWizWInIVcGU5fsEReswIm9VwYhkOzD7l/54KUgr3JWaJZSuB0kH7M7Uhqw0dmbRg/Z+Yw",
-	"4SsqgjcyOScLinIaOZUipTDSV4fHN4WJ/iT1t7IU6Yc/d5YsU8mQ1tgbrrQhQ12jY/NTwWhKuKFAIfXl",
-	"zIzXLYdeSZCkXKRcaS7mJVcLI6lhdi/oOpM0vZDyB1rM2cdiLrBnXJHMDMJMkDoNa0nfXJpfL6drzVRM",
-	"+nGOQ77UUl7C+/aYvWKFOXy/CHpNeWZmeCuxVgbtNARaSjWdUgVMIHhtSEBxJtRozpa4MrrGpwPQp8mc",
-	"XzNlhJ8TYI9HDysB9kutz07RFQ7troRWx5xIPw7+io/GtSOyokiZeM5SIktN+hQ1VLIqpGbEaqmoujY0",
-	"NqoMzXJFpEgYiYN1iuF85lQpw6hUzhIyehyRSe8bN8xgVJMe2BRNA2bgLZi2ZbFvHwe2DqzMhZQ/UrG2",
-	"ipH6oOyNFEaOZnzJzYmelWby4XL3Y0Pzxvq6tI8U7IiUaJKhZeDMFm5sMyN2jQzIuBHUNE0LphTIMv+V",
-	"1appqRdMaDu7sBX7Femff/OSjEYnT47qlF7buLvbiV9EMCT2wfkvrp3R4bhSXMyjSpmLSCmuhFyJiLA3",
-	"uRGdZkELdi2vzI8bioL9Bc9SOCfDo2m2AlFrlKr4119/HZwHb4zJ14wW5jyY4+ONU8MQgee9Z2bnT9uS",
-	"zwtLF0aWWP2mk49ZVkzKj8fPuFCaGraSUGMpo9LjTpIiBZ8vjLa3ajK4s0ArIMYuQzXBHpJkwZIru/Kq",
-	"zHNZaJb+yFJOL2ByH0d6Gl5JUYauFlIxEj/FUQzMqGKnq8bhgMxAYsOs4//Bf5rdASqLje2umP5bqWeD",
-	"r2LYcJokLNcsPfP9cL0w3J629OVZl5RHsLx+pS6XZqkuTVcgtP1mA684n9uF29D6qPklIpTkBRcJz2lG",
-	"5IxccTNa+C2urP+8kDNutJuoRudgz6eXVPfGvdPR6ReDk9PB6ORi9GT8cDQ+efxbL/LvTNeh4f5o9gUb",
-	"fJmc0MGTdMQGp7PHycPpV/SEffllr7kpr8rlkhZcMQXqNtELo5gZ+eb2ygwr5SrP6PrSWv0v5ZQLwzXR",
-	"9h33CvuAp/uNgxp6zAuZs0JzNO3D6b7tGa4FE0+pZgPNl2zTO1Cf/tsWaqvWfrWQxL6NuqjZAjMz31FZ",
-	"8rStj1qrzU5+XVBdtQd67xmhU+vRMswYSV1IEnw4bO2ntsRtszG/ELWQKwGmam0aG825rWlrqBT895JZ",
-	"2zYydnsmV2B7KNbaGE/bG4LuH6hgndFNsmNR34Xe1H/34JXa9KPKqxJscRTSyGvfqpz+hyXaDBNO4w9c",
-	"tZ1I85NqmCGG0huHjmu2RP/On/z4vd44gHbqnfsMOljKjOowXVviOSPxv1/HSOp6wQzbLYwCLYCOfIvb",
-	"BAay0Hd+O2lR0PUmjUBTnZv+omCKiYR1s+LG1ivGoooBF6UwLAa9Qmbk9ZWhjstvF3z2DLxkM1AJTFt7",
-	"Tf4l9v4KPmhOHPt2zXUuQK2NzkV40JjqGYmtWhgT8zyzO00KZqQfWTBa6CmjGuw/JsqlGZL9BOgNzui0",
-	"VOZ0ytks4yIcZMVBzvP8VSJz1sFCqSA0z60Ca/YnlWMSs2szmLEqp+aDKYtJP6E6WQzK3Ij9iVCC5moh",
-	"9VFEYut+VWNzgGLSB/+CymnCVESSBRWCZcrqpHDGjqKJqL4CQ8R0AEfavRORXCodEZZyDd+mLGOaEfcZ",
-	"tIFrVusXHx1Z17pdt+Z0Kp8xfhz+DcPpRb2g7dZ1fUpzOuUZ1+v2XU/AtSxnBA3SR41jkLPC8GrDbswP",
-	"5pSFOw3LNyxzI4QNDcKftEgW/Bp4M67qENcseOC/cA+qb3Bhq0/sjKsHaUFneujmD7sAp9I9mRdU6CFN",
-	"l1y0rwh22bIcjgrMclAkDbB8KEl5wRI9sGNx7x2gj52MR6Pf9mfAT056Uc/ogjByKlJapNWdiubJFdOq",
-	"BzeHmhumIvQlT41cem134XLfnkZmzWXOk96497NwhG02nmA/vah3zQoFa3SyIRTsxt1MLTvkG1Qxdmpj",
-	"uGjbmaqlgH+YV9+5Vd2gBlTSZsH+u1PdqgJtbEWrvlm9pJDK6i1HRIFRYcUmdu4IICQ7Lzl3LkhdaobU",
-	"ceCMd/eEVPR28xdPP8F4udBfPOq1XIi36H6wqVUzNQLaXPk2GRhuecvBNySQ7jr+bjHM72CVBZtZY4rV",
-	"gU2X21jQPzlbbWNDNNRHFWOKcB0oJRm7Ni+JlCSOyXM07YsNUzF4wQyxzkM3WOwmU61z5dfRB2B2ML3e",
-	"uLdky2l4o3zn3G8Ld6uv29v2uzdwIbWLTY5i026oO917q76B8G45yZ8WF7Xbtf2bH+ClgOfuw0bvhtd9",
-	"NuzLLWVUp74tXM3wkXar9qIiPhWwtQZb2TRo/JLvR6YBO7u5nfYUFgWNlSqEY4NTs1Xl1Ag43PuzmjeY",
-	"wqEOn4hQTZZSafJ4NKpFEclSs8JuCVdEF3y5RPYQhMY8Ho3u1BsUYYjTSW0s3vmZYPRQ8FNjOCdmOPVI",
-	"nS2+pW1k8z2+1aSQdkfPForJ8130kueV1FTGylRN6qlTwtclz1IylTqkhql5OMCH2MheNtumH+VmW5fn",
-	"n9zGVeuwse6aZIwqTaRguOJnhveYf5CMK3CyrnjCSCJLUIVFcoBDyLkK3sF8nuM3JzsYT5f/0E6hm74s",
-	"d9tCY05f086F3KCuDcVlu721QTDthALE8FWNFuwtvWEjcLtn/bhWC0HrfKvo29hFYFunj0cNstrur4Xx",
-	"di/oN6BN/4inpHNZzTmQRpfdaTSRfiXONATHmi8IFesVXR819mJTZ9zHH/pVyzG+laayP93uZd3Aun5X",
-	"0K2iExwjhmiW9KpJot5Bv6/m/OVXYCdgPM9B6rb/yKn8hizNcwls1qr7m8tdG2EbtcD82H62am3kbY2h",
-	"UJaFO9xnxG0KKUXGlCJxbSJwSxi7G9oYaFIQueSacH102Jj20b7tZuMXTgfHJdznQ9kieGsr3ByObbyb",
-	"+l6wQkmxQxLn8NJ24XuesTfmhSXe19OMvfm7fXuYyGUoks1vvbuRrziyDyBi7bw21yfPKBc+MEWVyYJQ",
-	"ReLm/G2ELV5U26nChBpjOX386MNoZm5K3aTxypylLZRhbZIO6Vl/+/81jVTBPEmptFyyQlX+gVd4M3+g",
-	"3u5k3clotEPYRTeVx7cWnBegKmxZSKtLaEmUpkXoK8KcicCbV4uXgWCHy6Xhxn9XdIkHooAIU2MyzTIp",
-	"C3JqONx/qLFQMC+gVwXHvNh4ueX+Puim7VDWhhiRH2lxlUI80gmZrjXQR5wsqIbwSfuajaBsV2pwbJ1K",
-	"zegwpSYY/pYdklesmwf+nCPlgg5j2CFcZ50RKjALgGBzhCtVQooPXndNZSlgUyFI4JonmycEIrQd/dPl",
-	"A0UymmuZw3Uy/Ohimno2zqnteAStNIf+NYe8KB9DpqWdgo0Ig1QgrtoY0T5MsTHIVp7tO3ugCL5I+imb",
-	"0TLTJPbR6WdEMJYqEgfTiUPvrJt/1HNx7i0u2ne7dhhTTrrEHKwRZCK55ByurLyBO3CIDaUitSHdmGXT",
-	"uqf7amNP4OucF0x5l+yXg9HDZkACjMwYs1Iv1pe//WuxmP7ra/Xbq5Pr6fLN4x9+fXydPj1Z/PCv/5X9",
-	"719XOv3uSfHbr4/0j9+cu28P0A+7KKxL5ap2OMKAgdoeQmDunF8zsZcyFS7Gpo8GoxEsLSstc0VWsrji",
-	"Yr4RnYNbZJurdb3V0WoXum2eUwh/xM4jEuNWxGQms0yuMHji0UMypYp98agsQnWD9E8ff0EKKlK5JFOu",
-	"MfGwve/93J4NJoejDlpoY3XfwK600X7FDIKwtjOcqar4GNfGWiNSZGub1och0+5A3iDO7ZBz0s4nD7eA",
-	"vgxCRStmcidxa3u6rLu96A1jaWdLFefdphfizr/Cd1td3Q0bwmqKtvWd8Vm19jfoyzN5F4pitOUlF45u",
-	"XPIL0GDfaD2W8OZMk0ejhxOxkcsUQQApbFwMd32xjWuOWxo4aYRrtEgSsyLwfeu13zcFnenOayRZPFCk",
-	"FMB8NHujiZlZdSdZWO2ueTjw98tD7tpqCt/3NJtBNnGerXdchgVd7UFSdX1vk0nBbHZdRAe3Zw8UwWvL",
-	"fdj/La5sgmnWJlE12kq6ZmgvzdHZ3F4Kppp5AfOdVKCY2zbPrJwBomNv9OaVzIGrX1veD7Zc21boWcr3",
-	"cvoZNcAuO0qSPayWnwVZrsmKriPyd2Mwk/6MXzOy5KLUTB0dZozc0vI4zG54dk2z0vDEbzM6b5OpM0Z1",
-	"WTAyy+g8IBualay6HDDcA9OY5DUrCp763ybCsRbPmiPCMsU238ZIcxeoe8VFWr05EaZ/cwRR4x6Sn3NW",
-	"UC0LeMQFDtDlfIBOY7kzPI8bSeRve0zQaVahJVyxdW9sqVYNFd7fMbW5c/67Fq0O3MWQ2mAWC5Kw6msU",
-	"bNdUyoxRuN67Yh3h4XbOV2y9e5+vILndja59q1tzAUxHTFyzTOagOknBSFoWkKkGt0suWezhUVSly0hB",
-	"Xj57deFyaCZiTjVb0fWQfIvJ1tqwnVS6jN5sDZG3csm1ZunGbsDqdDvj6h63St16+FV6SgdfJqPR4Es6",
-	"Ohl8NRqNBiP/PxpEdqCDDQRDQ2TtaCRBkVUULMNM872+o5TS/QfKTB8ygeTvbkVzeHL68NHjL36DS3tI",
-	"2ISlK/VCFpeHLMnNViDgdz+UIlkQqomQUvw/vWinjhwM3TGwPTufmc4V+703/rImVfb4ND0J3dpwQXJA",
-	"n5ZuHGrCOzuKR6fNGJ8djU1PejcYuD+/9eCoFv3eH51tmjOc/XN4s3EC9tKk6sT/dkveFBz7hPo8S+Ag",
-	"w1vYGLVTsa/9EhyPxlDXORsYdsZnPDlDE5CnygYdFiylmAffGHXFRN0rm01jiD9GYRuZ4pMOLBddUeU7",
-	"aJcDIaXu3Ex39+IJszme7zI5NcI2kcsl1wObGhGROc0Hs6JxT9WlbB0aw3SQ1qcL0zQwljdtbpKHTwm8",
-	"QuwroI4FmQJIcnYXYQfniLCTMH5dd6pWG6jXeavvoGBzrjRkjzjpZ16NqpuQxkncQ/cy+xL1qsnXqTmy",
-	"RzfY+IpyNwR41HszmMuBffgfJcXwJV39WHGn4Ii36CbSHUoqkB7HtdS/foyXiO4aClfSLGmeA07HROgw",
-	"A5RrxbKZ/WxM1FpptoyPcBdsD0TIqoeJwP6H5NWK62RhFAjsE3UBKdjPM8hrOiCHZfvLr2BQlum9div0",
-	"gs5b9v9nwUhuY2tdCsemDYTBNh0q1HVLAhdk8XBBFPsdc5PCfKSDspBQeWuJMVyYA9fKAKwxY7gy9D8j",
-	"tS307AnmjdyJpntyBcHe6EsEQ2nvOKO2W0jvZekZIA+A602RmGJeO3n2e0khbiV207Brk9ByvtAEN2GP",
-	"8cgsZUp3rwP+7uBbELsLMVsA5QtT+adswQVgfgDk2KOTEYkLZrQeLkW8L79ci+SS5TJZHO7+tPRVX95g",
-	"i2ut1ybdqe+/DGRKe14TnlWjEsxRMDVCMQ+L2HXOKUdmLiun0jq9NhRAUkU+jcwzDJdJ0347UrN8MD6g",
-	"w1sM5sizomgjVHPquQAQKcSIQoM/CNGsr4WF1Gq/PWRZGhHIGk+lsXFITo2xLLSsIHSsLQj3/+ildtB7",
-	"Ne9CdbW9GbjjQLxat5Mrsiqk8IZ6vdVN2K9dS4sTrnptW+AQNcmoo1m2FyO3WfjR28Ya35SftR7PbciH",
-	"t2EaN+isYFS1B+yuHfCXRZayO1T15PPzzLm/tCcV1AbLm+DGRF7OaHGJPMycNmjvki66MvMs8tR6Swyx",
-	"5YuIlsTe6DGJXUZjTPpGTyGUBDmORk2IAZUvJn2jCsThKOKIlKqkWbYmlGR0PudiDn5fnlBQNSbCMeJy",
-	"TgpqvSlUkEwqDWg6DQ+46xrXolh3zFMX60uQOJdt+cPfy5UN0q6jbsJBNVon1dqcFus0/Q/X9rgeSAB1",
-	"wdCNrvFAVSBwa5EQ+OTwpHVLb8E+byzFDSXL602QnQ3YM2LBOUj/0cnIIhzh5uL02kDUJsKSPFxcO9or",
-	"ZK7ANYhfRcSQnQrojvQBKEYXnCm8uAUixEljWBySJOIlGVuCi7LC9GG+pQcq0EM2XFQW1qUx0yaOlZ0b",
-	"V8A9LP0i4JCmXDjbUg3D1R+fPByN6vzoZGSeOKZRO+rVwd04AAGZf2W+95COJ6M6Ae57v+gCbF7CrEkw",
-	"607kmeYCGcKEoL9Wq0tmzftan+trz0Pks0bARj889/U2YAh7Xmt9NbrRDe6HjmF9/xAmS5oi58Qs6H2u",
-	"yvZUMD96/C2t3wq26h2famht2914a3xtIzcs2PxW1c902J75FRrUsDHqgwOZfN5n9yD8E1zhmvNB0LmR",
-	"h1wQnm76Hm6IhYJ8vMULsdUf8MJY/sbsxxdif4ZAvTJU4k+X5f3gPcj3S/zeO8Fv81x12MQ2UwHu74bE",
-	"JS40xBJcakG+szQivVhblgG4Hz7hVgq4KqNVjDG+68IqOMR49WmmjJUoFXMgUBORUc2Ko6CJIM0Hveyu",
-	"E7i0txmGAAlpE8DqyvIWi7xNba6YyWYgzDVnK1bE4DBSZyRGmo0JTCOXEGFQMJpoHM8VY7myrkWagSJ/",
-	"NhExXM/ajyy91sGDKThjlKXuMxLLlTDd9N1UJkKKbH1kAVlwaQEasz5zHC6YsTaVG9E5oh402Dr977fA",
-	"U3lmAQEzkOJkLHqw/rkgMYQAxGNyarbq4WkYQCdnE5ExY0GoiKR8zs1SxZdxROIhAhLGgzjC8GlAVxcp",
-	"sSDWFkkev54IWeD3Q/JULnNasBTgsQZcKCYU1/yaZYg0bGHz6yhaDUx1e68ahM0+PK1FzZ7WAdHPB7/R",
-	"wR+jwZPX1T8vh4PX/3fwy3+3ScLvGc10hwWU8WsmmOEVgGbfEBg+1E1ebWo2XZG754gEGcur+IxQsbYp",
-	"XbLUiVxaxGnbHTFHP8tCg1te7fY+2Z7bGM5zS6bPxUxut/kweBnMnwKQ75vCck+hNKrCC0Ep7x2u9Z9s",
-	"D8Lq0pcC65WnZ1XgKnor1F5aUnfCTNB6M+VkM5Rwi539FEfjQj+tAzzE6S2YPS5gHVIypclVmZ8hb5kI",
-	"b96pEjKxjIlHBRIV9Al51BC6i35FPGiHBEDVR/xcGIGgYMyB7Jizw/xfJ/shBbh4ydAXsC2m6gcHutAd",
-	"UchmM5YYbmRtPRGac5UIEwtWcO3WHSJKKknrcFoxUV0kWZn6GJJb8Pgfu3yp5yHUCm0PfGyEXeyjLt46",
-	"VrIZZrYj8OLhYTgo0xEsn7D3/Pvmpn5p1ra6Fp/RTDF7JX16IzCoeqjEjk/oqCUiotqafaIbbhNW2h65",
-	"d+byaYTFunDkxJUFaEuHd4VLxVL+nqK7a6SwVQ9StUna75R1CKwdkr66GwCp7giMi6Jke655LeoC2zto",
-	"CTvvDGyvDxQRpWFEqOE7/TxC9nZyg9iL1hBlCNG+CVTWAXEabXKi+j6qB+CiL7k6gI0I5pCkGq4Gv61t",
-	"csZy6t2uBm/63BJSJoiruJmpizfcN7V090X36bR1X0i1M9i5knIarbZDIpw/4ZBmHyTSmuXcEuByA1/y",
-	"LXPG908Y+rItgvX2Xt3UWOf8OviuI0UtcO9Sw0j9Z0GiWpBBBZre/llqN0uVd0NqlaEd+e0XPsfe6KTm",
-	"naoGQ85kDqpptj76UFjVdwKB5indeYm78HAuEMHngYMfIn2a56qa8cG4N9sxtgLQsV2w2R2ZWPWZtfvp",
-	"lCwgJLAiUbCiuaqn2xZ4DeoCTGietxoDtdCy1ktiG+FlrJGMK43JxuHN1XZciVuDYgesgDpM6u3IE1sI",
-	"+QOS5cHU0U4QVYRJmnKzLTR7Ecwe0zg2AIahYuajx1+6C+khiROZYlEFrClJp+bcLmmy4IINjF6DqQ9Q",
-	"Csu8ezYRsXaFGOLNC89JORo9TMyb8C8WD8lTmTIFui9NU1d+rs/eaCaMLQ2wzEraO25FIDCHz4UsmHtZ",
-	"L9japU9cCblCa7cpcdMOprQxG/PqmGzUSolIMyUxmoigRFtEguJXgGGtFzK9NM8oZgvDB21l+KrKddFm",
-	"eID5aLPmVES6CltEpKVMj2nEFyqD5Mmw6kjTw+nn0S4OdQcqyqJcUhFQxZs8o4I60GpgODamVyTMZ9G5",
-	"2mj1+KufJClkqc326GQB3m6uIEysXZLZWo6toUnN2obgqGjZCE/3+3L5IF6u1fiCxd+VBvBAkSBpgPDU",
-	"+8b/NbD66OA5RlC31PXcEZLQnTu8OZ7vLy5eOLQGcwb8prmqnbUhPBo9qivhD0/RKY5OtMdPnoQutVFr",
-	"mE8X7IdRYgrdpCdMNFs7Z56LmjHNNmlHk07y7Ypp/+XlcyOkOCBQ1luP9uNktTFsfrDlUDUz+zH+HVcn",
-	"zMg2PKyV4Zf6FdOai/nWbE1MRERoUXy9IYXhBdBDi5Z7A/vrJjL9mvyvVz//ZJuflprEoswyWJCtcfiN",
-	"aWP7XfPjKZvSYuv8FL6DmDpyA1hZMcT/xYt0b4nv6bt7cgJQyjLLaK4C5x0mQ87otSyh/FkQCPRt9bDl",
-	"iroazp52tl2CV/jdTs3St9+2oi8ZTTvqSxj1bUbDKo8LG+/e5d69ia/W2PKXhQ/qOr2BLzO4CXh42wT4",
-	"xnDe7uNx+mBp250epPqot18/mB3nginVJYzsz+6Gr6qyu2DJlc1RxYqIG9tvXoBTZdV3d0kUgm7ATaR/",
-	"oyro1nwnKK4M2ObrFiPedticxzN75cOSKxwuJGqUInKomhDaYczvgoq9hbxfuKem4Vbo6h0XqjANuFMN",
-	"LzGpr0gNv/uy5I9HD0OjDNdg36vVyC3OVhLAmbQ6Bys6wHV0cQX2FnjTV9jtjoAG6pWYY0cZqINWVNAO",
-	"C7ZNW7EDOqvqstuNLwsH8Y6EDFkFtLms+1xX1xFRWle0FAhfvW4N2CyFwAr5kGpXCizuZwxio2etlb36",
-	"QIgUKOIOmBMdRYv25TT7w8gUB7vynci4cy+5n6HrpDbAtrV/Ra+ZRfLodNoikIfRB+j1VlCKGrLKQe7a",
-	"wElr7DZw0kK3W/HuugFVoPYnYgNaRdfHMi2YndCUZVLMFdFyI9QyuDY6bBd2OIobykcr77Aahxu3Vce2",
-	"waPcsmZAoI293RcrAqAfv3gUBBptYC9X4z4UqPCrw3AKEYfC6fnVbKLaEm3bjnYVLowpCGbzyejCW6Nm",
-	"7lwv3hIxMrIe+bqui44JG9tCwxU8VHPzc9mum71yqQntZo3Z5CrzEtiizcjwaCNjImR1RcXe6AgQKA23",
-	"mEA++DBMG4XYuSpwJSYrVqDoR2TPNsgRfs0ujYjCyi1Yygz/7YpW4F/Qp/23xcNBKtsKInN9CmTRzPLw",
-	"cZgHxHWd3D6ua6PSDFeXGBrjKD1nBdRlluKyevE0TMk8GJ/lRrdb1o539XSQUhsHPDxuI3dT7r64wcqU",
-	"AoSX3TrTThvORkUvex7jQJdqOcKO4N4eUIjSF5JsEx2eaJtH7p9ccXADu1osoKpj+Lf5L9ZQi3ykVT2k",
-	"QDnp5zGMbl+WpTpUe87eA5y1NFWdybf7ZtOHqFc7sur3MJvDM72t31pEaO0Mtsn6tgO513BqJ/agmqD+",
-	"6O25kL8oVlg3XasVWR3efaQdFhitTvO+wtK83kVmB+XjbzKCfdcBPkOA7J1erK6sy5b9DkiknhvfjOZX",
-	"veD8Vwu/MaGoxsc8Dwq23p/M4Fy1CnhIIuiEU58Xssx9yJc682kVElIeIIVRtWVD3CQaY1+I9kPiEBtw",
-	"7odUoWyN1aq0Ml9wKWS++wdN3CzeYxv2fIA4DNb78H1gwt48xNkXjrlR9TPr8WitftZJ112lEW2Oz/sq",
-	"jPg6uku0YSDjrjKGe9H1besPyqDyT0tt0YNyz+6+GGHjUNyU4u+o8uBtq/xto/M9avl5su+u5IeC5o6L",
-	"920R3ntHO4ZIT92OAwsfVmFTtYQCWpSssXlRWoTRBwoT+uaMOFwMuVxiGJBgpN+CNnpEGlnCDxSRKzER",
-	"K1lcDUnMUx+AUkucIf14zrTTEgEfOjS4YsNeJsL8E1JswLCXNvZsw8BtFpXDUWryzL5yIzMNkb5uEHp0",
-	"Qxwh29/rvRyubVFFbfRi9bTuCiZwn9yBNHCTJI4tPP3UJmm8xwxnuFeEezUXaYvuiBtlZ3RXXLlT8O5b",
-	"IxXs7AK8QpcBntKe8eCH3L7W1ruVpVZARkh6D5TDOGqL5/8YqQLOO3znAqsOdF5tXkNyVQJtY0lbz7a8",
-	"YqI94/LcFtygqoE17dweYGgpI9YI1y6YS/sqKjeyTA4uo9JWTSdfSMFaiukEwP/7VF85JFkNFtvIwo35",
-	"nYzGI8e1blK14o4C2LfWcoGNBrhw89pGURUUnGK/E7C1MNGFL/nwQNkscAcYOgk3b9KrBlGVT/PVlHZX",
-	"JNq/LsYexWe4fj9VZw7hjZ62NuxBY0JRpUmpwNSCf68KrjUTpI8GYsxTJjTX62HV1iwr1eISxNI1zeKj",
-	"+qRgRvvP5OAKJrbwxtY1R5BNeK81fUJIvf8IO2vfQkESfwI+WMB/A15mh5UNbHp3PhetgS1gOZTbWhyV",
-	"hPhI2V23xDGp+Rq7dVhwR6D3L3DkF9Uj4avB1Xz7t485a2g9e2gvNwlVc7mEUMJ5cx1+2TJNdyteRf59",
-	"LsmY3p/bMevm+pMB+e7ls/OLZ68u+rVFjuo6pyUKUOWPIsv+pyyTKzK6iedte3hfSCCbEX+1GTb3ufVA",
-	"5IZR+vDP7fG0lcJd17NbYkMb+l4zvHNDj9lNxdsQIhsrWG+sddrB3UtH7Ar8uHHCgzm5G2uGvqMwVnqr",
-	"OWfDUDZtgruOp76VmYGxKDimbdEKcPOVlAXX61dGSOAcsU7eedkGV3MuiMzp76Wr4dePzyHnmf8BsX9j",
-	"8jUW2cOIenjHhtQfRTadUXoQbq4ngiuH/DQk5wSugbCC+pWAvFlUxVICWJegQdieEap6dDIRLdk9vlwL",
-	"oA9z7173CEAgE+HaEcZbLelC67z37h3cbaItlUihaQLHyuW5LikXgGpZqEa6axisQILXzPEuMtu+Gh8f",
-	"wxvD8OOmY7bK4zh/8dzQMnwSoYNGO9AcI4oxj9M69DBRz2g9w4mYiIsFVySVSblkCO0FS4M4U+Z8FKVe",
-	"jK2tBw1yReZMsIJ6UBKzTX1Jcz5IZMrmULmx4IkfghQkWXBEGcV1dkkmTt4AnWJ06ERoprQy3dikHVfW",
-	"VmnCNWKgmgnPC7lS1d0C1mYN/JPQlkdIQRUHNXiWKrjip2nKUiz86SFv/LdmANOSZ2ZuMc35sf9FDdd0",
-	"mcU21xHyRzLDyFMiBVNHsKpPpbi2AnZs/h7gKZ/KlDNXi0kJesUuEwiQxWSlMyi5YYb2yy/PvyHIPVRk",
-	"eDM8nghC7JE2mzcgP0lsF3kGVNaHuxQCxxBzAS2AN1dE8WWerW0Usq2ZDiG/yjRsKxA1TEFkTGeEYiQr",
-	"jFxIwgTAykLi379fx0MzElxjHCPmEoVkBUN0CWgDAolUONcYAOMSWNtjm0DzP4bfxaTvshSPxiT2CW9c",
-	"ZyyOTEcxmoGYVZcyG+yESWtxRPKsxA2qcsHQS50yhGG2xwuawqwy1F3bE/cQdDb2XhGHN0sW3ByrmSyg",
-	"oWZO35FhXI9HIwf8RAtcOp8LB+tRPxfuJdPNgtGUFY0MsciOwGaVmY7riWVjQvEAES4SCalOUjDSxzrq",
-	"p181wdcIic8HvxE6+IOMBk/IkFySMRnER2bvrliuI0QIW3FbocyebccKjAnFhuQHOYexmCVyWVWW6Ptx",
-	"lSMXH2GOsGfDgAdlD4mLjZczckL+wb82rH0pLSrj/A+eD4ztUjClWEr68VOMZR08E4lMuZiPTf/mtfio",
-	"OtZV+l18niQsr16PCYUHCr7xeFbERZTj3UjFFtzOxP+kxXpMmq0N7U7CYplm7O71m3jKzy7oPPaYTUee",
-	"85rVYBxws1Z0HdBGNQTLwWr1akkpMoZ1JBRdq2qzzhAzilTf04wwkeYSiDY+XgDw3B+GwI8h/+APe4yO",
-	"l8ywcRXDwuflNOMJCseMJ8xWWXbhbjlNFmxwOhxtCLLVajWk8PNQFvNj+606/uH502c/vXoG31TuVCsZ",
-	"z188D/Ws3mh4gq/JnAma896493A4Gj6EwjB6AWrJseHS1yfHVfTYnOmuxBG82woTM1y8gT3e9karuro1",
-	"awOywHw5NH/FcC9PkwW2BjjvUEuITNfu7on8hFWv61/Vi8ZAsgjNc7uxKK9kzuxXagyfDcm5Fd8FIzO2",
-	"wkxpn2NgZ2FsaosA5jf8OVQm40qfu5gWx2dglU5HoyDuHaI2Aob8HwvOj9x9r1A88F6AitRy4ThvqQaD",
-	"NsW7qPdodNLVgx/y8S91bQ6/e7j7u29d9jZ+8Wj3Fz9J/S0kcZoPTvbo4gWmbl9I+QMtUEt/dPpk93cX",
-	"Uv5Ixdryd3BVPsZd2f7dcytD8IM9BviKFdc8Yb9U+eCo5Lu8FiAT3B1HK5pCxKkLiIL4T9lmRWIdduUr",
-	"UdULKckZVK60NB37XKO8kDNuAUKkYBOhCyoURk9ETlVlojpDvspU/Wjh49g6mCqQPFQY8TSaQ5JsAQUF",
-	"7cYKgNC91gUWatQiTQ33te070fVo9GQiqkT/IXlutNNqXc13wLVRE0yqCvZx29nFlT13lWBcaRTVWU2k",
-	"euX4ecqWudRMJOt/sDUEXlth+LVM13d28IMhOjfDu7rVqYuSvdtgPSd3y3q62I5gK1x5y2b2OFtf09TP",
-	"5NPmTKM9OMxTS4u3YmUnj/dZAw9U8SNLOb1Y558jH0R69rysjQ++iyqVI8+BnncwxlZ2mOdxZcXipYRl",
-	"bRMRVxA6FhS6Abbt1E3kJhZ91RZWonk+EaEhEQIdeZ0DwKgd7KtRsq3uYeNQXaVio3fWYacJAJ0Yk7yb",
-	"Y+X5J86v8vwjcasKi20bx8rze351z68O5Fdw6By3ctfBdX7lgs+P31Z3EO+OrQXUzcjO8QVVy1StqWgu",
-	"NMwZUzGE4wHuc8ao/XQijMXCxRw1K6NBgavJkLyD6zeWgYOsdIpeo/F4Iiw3dEPpG+4EjFIdDQmOFsHi",
-	"K+vOvWvxtydCyAAZv87F7Hyf+vp8DVbWlgZfAbmaZ8Y4rby+tQufOq+JAr6x8z70Zkz0PZl8bnW6DL7G",
-	"wv8ZGdpfwzS0p6EKAA3YTLKgeh8WAxk0yFgy1pbN/A08DxwED5TNg+eNs4631VAEZFar9GGUqYmI/U2r",
-	"rW/meRQ0N7TQx7HXlsAbQTMp2BniInMxnwjqYAWwaj9DLwsgNzgWQhwHcXwKO1gVPLRHHfm3sBmcM+Tx",
-	"fUo8phOqYAX1WDzcAq5kFziB2z8/3N9LrLlnxxteiO8/vE2G9qgjBA1pR5E5RLXd857Pk/fgESH2NAaM",
-	"xxXPQb9U2aK0vHJqx/vlJ4pet3OTyphr4QtV95iGBHpLi7bS5Vhq4SYeKuWT4SXvyYTbwITZy4S7O8UH",
-	"F7lD7UEao8r6De/NuHszbh8+Z2h6O5fbqWIFGdrtVtwrxBRx+H5NRuh9UZAH4qPAApbnmaH3xeOFoYvt",
-	"2/DQ197eUIkO4H1kO+tDI/jCFVH/rK219+XywtX5SF4vhwPQ7fIKY3Q3iPCei95z0b24qOFwnsFtNVMx",
-	"nUQdv/V5M++ObfLQFg7KgH/69BaLo6wluPMh8SiOiJKoRkJsPmKeJ/oQ1/45tOUcWLZh26vLvPXW5xkg",
-	"2mEAJL4SlMz3H/cbCuRRq9sL38bkmVs78KOtmUE87eC+VR7TrVXP96X/4fp0KYDwa0SEXPnlv+dffx1n",
-	"GW45ocQWELAEsdM1ny63qG4/58xCSmA6xcBpZ05XqiVzuDjFnBaaG1YjtBpPBIbgBg8xOM0lgLiAtDky",
-	"OdTNQoiaCEv5ene8VwK5shoiS4fExtlDHZKgfwgrNUY2TmAi7AzGPu4UfGuK0AyRcjEBrGC6LASzisHp",
-	"aASTs6wPAlhtHtyQOHjGqoxSurwMhxDXB8QFoVl2RqiYCBtVXlucSv0cOcz4OPj9kqdqizL6DUzTRe1/",
-	"0pehtaF+JJt6x2VCPYkISYWljlaAvd6lurpjNEZfbaY1ffIM/l593Mm7DZfdyFjbqkViBaQdIadpWWCp",
-	"FMBZgUxJnzDZEm+qGDPKAwTGKfb7REBwKZY9hyxQqMiu+ZJ5ZNCIJFQni0GZH2HYW44VF+MgeTOGlBqf",
-	"g6nY74ilzdIIrjb8LynL+DUrWDp2BZ5q44OLUxik0jzLCE2vAevcyAclATze8O4gKRSRrw2H/72kmVGB",
-	"PUjpkJzjnCz+PHU8HFCWYVJlfqkSKi5XXKRyFUNOBPREJwIriMjCQmxDSxhZF0zcphyRChkVol6WjApF",
-	"Jr0rxvKJyOmci/mkZwZkP8OS8l6Vhrj3tJIKJ6PNiP+J8PZrLWlgIVfGSLB5A949gsuL07ws880YRkxS",
-	"xiwc+/ZYlVNDYlMWY8DOUVfQ77NrG8i52x0CE47qxAGuIQSjtXRyRkb+kgfwabuudmDf91Pf98sDbBt0",
-	"DdpW+1lASnlYjfoMTvRsxgpMQ2b1LYQGLtGmwvo7bTNygIS3uEf70dC1PVDW84YJ0lDqqcB8GwzyTow2",
-	"lRItJ6J+EHLIEeV/sDgiqwXH4to0s+HgKZvRMtOkT7EZbHEiMGv1xBJK2/QyvuS6Nr2NPXifBhVQ6gus",
-	"FrMhcMPkd3tgeghHyrAW1FPIQHgqhS5k1l2fIS+gTKNhdgPwzcNmb8zYb+C7T1+i7zG476RgfyHr66k5",
-	"KKTMLXAiRCuCvKWWPQTS3JysujTH+MZOaW64jg2BDCWiAByBfgw/BT4dSBCBhw/URBQMcyuPIkPIIMur",
-	"mNDCEnexlgIj4nlKNsX+RKDc9wKk1mVfSzsaouTSDfVoSL5rjHkifDyDfd9wi4zNNJGlPqtrDYbD5ACx",
-	"HAB2Fgw1gSmDBK0uCYQd75JAPxtprKu1dQXJalUk27hWA1/jljEO9Vn78mPsmstSeciKtnF4yrqtdLAL",
-	"YMWtlbVc7SUnDEP5Y4gtfEA5sVEb7oMKDiCwrqyjUHDoLUf3Pjjks85ZmjsmE9yZWtDobUlLlimGofmU",
-	"FBKqHtfc8RGhFuRWFlUInPWF+VgQ5MT1a9FgIEOnYLo4EXifBTEiISsfk1ZWTvqIqGnExUpgimptpMZU",
-	"tKibWP/PDdsO+ijCiFz7iqhG8gDqP4KAmoi+/fKBi6l1Y2kyaQfc7PIDPLR1YMHYFswrFkwO3ZDQztGQ",
-	"APe3v6CvMYa/4mgikHVZv2BjW8CIM9Zac5KhnLPWmzFWK2/eo4hk/IqBYG2J7gOT1NHERCxkllZ2qfkG",
-	"R5mzwi/ZGGotJlKkXfE6pI9XNDYpvVAQQGcxVCFPWWYM8sUbni6uICPNaK7mC0icC726IYg47XIOGwFB",
-	"hdEtCMsU67hYN6JCQqY6VVe4Y6sF1R7yzwzxDAIj60OsGKpfSE2v0PsMTtZq5UlfyIA24LgVRk+ygNEe",
-	"cvCBqhzS3T5WOMOftm8VhviRLt1xebb4MJHn3N9N3TtH9xC2QE1WRnZK2w1j6vgt/PeSp++2RX+/ZEt5",
-	"DZlyyM1qcZZIpvaOe4tsnQjHIR37jmzIcvC2Y7q+8iVA1VkGMJyINsuqQ1JCCWdADUmqsx6fTYQMZJrl",
-	"+1aoWfFZ1ZUBdxtKc8vHZw0XYOWBdLf8/TrfBrERCAE3PJ/CZ2TjNkHoFr1NGLbw3pcwjA7e22Exb7vw",
-	"dwRyx/f9j7YY8HizCKt5z/7+MuYCEq4j9314WFjFqNMlFFR75crB4xSlUGPEp0ojB4O7FgkBTzIcfwty",
-	"UvEcHwDkMUYaYUHOH3/FWK5qDvDg4gG9EeMKAgd7dFFDfWAQWhYMMbwomdLkqsyPIhcgYP3oVsOXWWpb",
-	"4EYnA2ShNq7wXYXS/z5xRur1otpVG79i91b6p3HsaFqj5DAUxj2qHbvl9gPXWqbCdFDDRarKp7aF3gVH",
-	"jOrA1dhO2T++V5remRJeI87QL3pP358SfXds087IryU7drXGjt9esTVoyu0pTYZvowsTcUPtVUIbrmkj",
-	"cN++MiwBGrYjYekfbK3IkupkMRHx//k3Hfzx2vzfaPDkcjh4/XYUffHw3X/HZ6EPmnYBmUbOaeIuMZf0",
-	"zaUdha2aTJhIJASNWQnoBllPlUKY1paT+aLUDu51D0XUNv5AkSu27tBFER+1Ww3NqTbk0xv3ulbnw6VB",
-	"VbP/SDFbtVKH7ZzLEebnlA917wvYI87e6I82ZTLMsAxqJm5PYTI8ryqF2crsXrI8q5fXqgpdk75D3HMl",
-	"cM1IfNXEVB01/POuvPNW9uciSB+PqmahmZPRaBS2bmNHh+SpKx9rWOEVyyHuac6vmTgD52mLMxpTr5S/",
-	"bwVFvaqrYufHVRWHVekvN+CPvuzl+2JB2MFHYkH1OqkdPMgu6T0P+hPyoBbesAfvQXyZ47cOdn+Hd9Jh",
-	"U1B/5zFdk4KlCI+FZr4lZ9C6fIkFuKTPjFWSevOa0SLjrLDRoJByju4o0xzzWZn4cybnpJ/jRptXyoSl",
-	"6OZM1VFUz770wBa1cHyrWdVfiqOJANdfzFLuIr/jIfnGwl9AjhO0RsK7pBDzohPOojPkffNkBjUhWnSx",
-	"anM+jGewunJzk7+PDPjsYSM6g7gBPzhZ7FA73KmG63TbVgRxvEWKNdOqsw7AbTWlw9G3OWRhWrR7jspI",
-	"PAbLURaKmBdNv7yYQDqKr1JDlc3HUZG7UXeY5lYrgU+pgCtxS74+x+aATOpnFT/4tE7w3SsvwVQ/kvbi",
-	"a3q0Ky5INvc50Pf3tIewvmfACPbKXsHyIDfEL0XdqmJqHWnNNwNkrgEvT8R+yMt7gUS8gGF/2kEjOMZP",
-	"GaAUN/+eJd2zpEMwSi3Z7HSIe1aijt+GQd7vjlNmbK5rqrdwrW/8O7ZIT62qrVfOKn5VNWqMJ8u1oB5H",
-	"AEk/DjEdbImQR6MTQjXWrapqHM2pZiu6nohECoFupMrMSzKpbDYzFyS270JwC57WS0hcZhldxxPRh9ex",
-	"bs2j0eiriECxGnxQzeAynMFR23VX9YL3Gvkfxy5UBSMqL2ol2CcCIlTgaxubF0SkBP1uRqVMhN8JZ1JW",
-	"b1eb0jAsSf90NIqIkDaiEsxmoY/aDU7X4IvgsuU9oFaENQE641ga6QifJnbFTu4exE4JuQr37J7b/4XM",
-	"Z7froe53C75d7MG3XwZ8u4tZ1O80a9f5ngHWODVc79PCaC1YW8kF0QlZTISrIRjSHtaca1FrN3loUCyk",
-	"wURf1jifcPxzg+t5FOqK7XWzu5f37O59szvcp3u/32cci3G3jAvZSDfTgvo+GzXZXJZ8QF2uKmO2JlOz",
-	"KURLQo0tNRG26P0OQzpgHn3La4AbWtT7icD79qRgGkP1MB7RVxY0jKlWzxOjCA2vfPX9+eD08RcTsaBq",
-	"MSS/AoJCUOTfFh10tUYaE3CoYxBqPREWE40r34St1Uj6LvEwttBIUJHeNoulzfG5WxJXyvWhb8p9CCuM",
-	"6ratUYIgE9oDcEHmjMffAq0WO7Il/B0Ohy+bD79eap3FpD8aY83GLbknULTpT8N+3xvopFmlwJHxPh0X",
-	"tR6xj62Ak+ZFV3oYjoqEmNGbYAt4SAEAJhGSJOY7e8K0P5fDrRvFRLk0LMo1FpRl/oxACe4dLp+AGMSq",
-	"czSQRodIQ8io3AVqhGmXm+Uc20tr9oM0RXSvmM8j82cAvO7yRyNIca2Hvx9FZLq2gfQud8dmtzxQJM7Y",
-	"NctsblBCczrlGdecqRjhCroQCl7hVN9nhIrp4Z+crbYVx7zmik8zm06rhp9JsMlnWuASFzkgXcWYar0g",
-	"3nEpUiU/V2Fm5tEmDnb4uA3lqTtb+mhIfqJLG2sLJZy/GgUVnCcC1Rhd8OUSwGCDwVZpyyej0ahblQES",
-	"/bRvRGCIH+lCBJdniyaBu3sfVPZnuqlQ9kx0X54iGzl+C/+9QRm1Tu5x4xJqTnw22I6rmuYkKjydiH1q",
-	"puEY9wj9sjPr4CQtMZl4ZFotG7egf6JSaVtZSH21731Pn3+ZtJswD3d4t2a+uZfq8CtdSji4vQMtPJqI",
-	"DRWa7Nagg/BzINBadio8OvPKUDWU9ozzrXq4C6b/JBjIB6icuK9V0Lrr93ziszdEwn3dPEA3tUp8moro",
-	"UjOa+O3VAa//Uj/kYZHViGyzWCbiHLiMDdSargk1qgMrmmj1bsqbDoOIyGIiNlSR6OBwrwNKuH6qOsn7",
-	"sqns0nwkq2oPiPU/ceHYe6fne7TdAg64ly62FsmxEjRXC6k71a9XuigTXRYsIokszeBViOKh/J0fcG9U",
-	"sGQJIfk+swSgV7F6KnujA/R21/vRGDIOuCgdjnnmgbxjqFQJJqCNGjtCBA9AGw8Q1at/ozIX4mQbldDo",
-	"bxMxZTNZMHuHhtw5pwViuFscEARKKnOob1Q1ipeLUP7/3HLjh6NHiDcSP58NfpKCDX6k2vQnwHcFvN5O",
-	"8QEglAAWd/zsgs7jCv8EssTdex0gKO34DK/c7u3B5rFXK3PtdyHYOQD+eTGAd0GVIKjNbyt+9Hu1J918",
-	"u1Ie3SJ+EKTsqGeWtOVuHG4XZhwogKsaCeAqRAifVSea3bDcD7tSuPx+mt1KjebRJEjuya+xNu1TsOj4",
-	"Ibl+7qDhfw0dW1pMDqWtTMDDrbAEpuGbW5HAbS3N47e++O87nza61UL3GVtWxQ3LGlISI1eeymvmqmO4",
-	"Mh8W7nsiNst82LzMKhUIbwMyrIHjBI09UhPRj10u6ZgYLc5HBPt6nDXWap91GOY/uknvwVltS+0adFju",
-	"+w6rk/+MpTzssthlNsuJi2zv9dkZGWGxKxuCYkXn3pUs7qxyBeB8+/EeUAcCi1rZD/+shSAste2D6O2W",
-	"4t4P8rny6BcIHlzIco6uyJB3dtfw7PKAnKdpmKFv8T1C/lv9/UAh7Cfy4/5JRE4j8jCaiOFw6BnqnOZE",
-	"FiQtkZpZhAcMisoYbuv0AjMcLuZHHcm/lZcl/jvmrMVV0rCcVXEZiqwWEusqFA5SypdCBr09MTJiM6e/",
-	"4a3BKU6Eq67ciK44qNjyGWSxaIQiEHMAKaEiKLHnUnwtoFNQM68VkESqQ7KLP4xA+TR8MsHSfCSPzI5s",
-	"ZMFW96nI9x6Zgzi8UXb2S0VuU7jNPwagwHcD4jFdx4cCzolKf10Dr2eOQB/w2nZEqDijSl8Woe8jyejS",
-	"aWUNibJiQd18xX73nBrmBr3VkZt2suoWHvoLjPcloymiHn0afPQ9ccXGZD8STkO12B28MaC6zwll6oMp",
-	"pn8hnvcStDSo+DijgUcY6h8jJ9pUbdtxqqrck053g81yw+SJKj8k5IhyJbxKG4dZA/FRZDRNTIeD9GWb",
-	"DScFq8pvYDUyiCduq0M6EZov2dglXcC1H4I3UF2qiFjtN8LG1xGpMp3hPcNfJ6JULCIBCB5msfQ3klUA",
-	"WJ9jMelFkOgMy9CVLjM2I7YLgesVESpsLjOWRXmghhOBvL5ULL2kGli9LS1t/eFVqkj14iwr1eLSGMfF",
-	"Nc3iaCKg+D8EYmR0TqZrvN5clsmiy8Vygdu8g4//CoUMcPxnZGODoazPVFm/5qdQLe2scrG4gjdXbK+R",
-	"bnG6HFROzR6OA5ws9WSgA90sE2Fb/eTdLEBxe5VNg2W4l2SfdagJrSWUacdttueA4GvHbzErDrVxIym2",
-	"pW+b31WQKRhCY3i3CLJqX8yl7/w05vEDFWRUH/kIllYkjrBsS+B2OEEvTA2Jg4RAHDkT1mnehsgxEdsh",
-	"Ocg2RA4niC7d7ALHe4uAQrWAa8WyGemnLOEpqy5mqVhjYjhHtcHVbnOWA65Xq5SbiE4xd0aCOmCOGuol",
-	"YQwzExNRiiuAoDMvp5KpIYENRiQPpzXg520IHrCeaCAh9w/kvtEYAoSPrRnvpp/3mGrplpGnpB87Wgd5",
-	"llTZhEddlpN9/5ONM4TRb6uUYXMghVz9mcvh/MWq22h7XDoY/ILRTC/+6DQrXEyHOcRUgdvX/Bf1O5kw",
-	"ZWvcKPL9xcWLIXke1IzSskxsZl5KNZ0CYFupGInBmbP+A7wsVF0ZNRBiTmolHRMqsG3H2FVHvMf3MIf3",
-	"mbZne+hEjcCF4IqU+fA2RHYgsZgdZ0lZmO0c//t1ff+N8Yzmhm6OMSAHv5iu1tGS6YIn2+1M29gDRezb",
-	"pG923++TMXSWTC9kGpFCltqokFApAcWxswadvE5LO4SIfCdJUYIRCXqCG3Uis4wZAamOPCTXi0KaPlip",
-	"MH6Kvcml4iBSkMt2Vm/BCe4kF9PqcZ5RDoTC3tAlwCP2/ot8/+yHF2Qq9WJ9udA6v3TzvtRS04zU1wJI",
-	"OI22rok1kIcT8V/k4n+/eLalcRtuNhGdr7zFbv426X337GLSi6C3v038WZ/0IuzubxMz60nvHTmBpdoS",
-	"yBK1Bjfg3lvFbPd+fBon45kZVzX6mSyCoW87Gciz9uKUvtqW43teqbJQb9q6Cbkw5G3oXZYQrCFzNfQ/",
-	"XNof4qMAUG7J5zgui+ydcZaeYczeiitGHo8e2vpf9txPM7a0GHFlJS8wHJCSlGnKMyLo0ihroKFRnhnV",
-	"EwqPkz46YrhdWnU0JBBOM6WZ4dKFIXCRGo18NuMJ+mS0hMmtjf4OB5h1se6Xbqq99+ywxU46KHljlwC2",
-	"3a2zdQy4OLEPR8R76gIbSsB2kbCnrO08CfUe3vYQ6ua81AvTodFg0UnXXXinQM8e1U51gLicVCblkglN",
-	"+gXLqObXDDTtssh6494x3LTaATVbRekcBQcKYferA44zkHZnZZEsmNL45MyYHmi5CMZSBhcjVqUPJr5p",
-	"MLyobur7CJ1ra5AZSyvPFZpovKhQIlPrF1VBF14da7dI/AahYRh+6GqlbX54bkcRxBJ4nF4YYexCo/JC",
-	"znjGgmZxBi2NfucrfRcyM3sma+03q6TbtHozaZ+IGngfgxKLm10hDEMUAEDUa0yryPrM3Ua72B/fPtwo",
-	"bjb8lOpkMShzX2/VR4hiQKCCooyLQgrDSGeFXAZtQlhg+y6FvlfDS86CKyAz+oLOzH64cjhV97YMTW1h",
-	"0PX/7vW7/z8AAP//",
+	"7L17l9s2si/6VXC191qW7qbU6radxOq1152O4yQ+k4e325nMychHhEhIwjQFMATYsuLl+9nPQhVAghQp",
+	"Ud3tV9Lzx6QtkngW6oWqX73tRXKdSsGEVr3J296K0Zhl8OdLprPtxUKzzPwrZirKeKq5FL1J73u5IWsq",
+	"tkSxSIpYES3JhnJN5mwhM0Yy8y0XS9J/+e1T8uT0dByQmCV0O7QfDEa9oJex33Oesbg30VnOgp6KVmxN",
+	"TW9rLvg6X/cm46CntynrTXpcaLZkWe/du3dBL6UZXTNtR/o8ZutUaiai7d/Zdne0P9IrpgiFUXEWkxc/",
+	"X74iii7YhFA7A2LGwpQmG65XRK8YUXTNyBXbkkUm1+aXqYCfaKRlBq9xQcKV1umIl/3PtE5CsmRaYSNa",
+	"Zsw0rlIpFCNygS0teKY06RedFS/g+pPQm9LwJUsTumXxhJhlCgeEiphsMq6ZmgohzUCWhC4pF+eEkkim",
+	"ZluEJpsVTxg0j90pzZOEZLlQsFeKLGRGuB6RV8XkzHxhUJTEfLFgmWnHLQ0VasMyRR6Nn5AwkmKR8EiH",
+	"I3Jqdv/s8eOpSDMuNJ0njFxcPn3+nEQrmtHIbJMZ2ZomC5mtWQzdlK2NR+RnkWyJyqOIKbXIk6lwC6II",
+	"zdwyBkRJQsmC8oSVG7amWzJnxd7C6M3krtj2fCpoubQRzZAmYc8zpkk/fEqjFRs+lUJnMpkQIYfQVRgQ",
+	"qqYijDJGNXslr5gIH6gB4YoIds0yf0CmLyB3XFnYh9FU9IIee0PXaWJod3z6ZDz/gj4awotDmrA3w9Ne",
+	"0OOGOnHLe0FP0LV52d96Q86Vc0Hf/MDEUq96k7PHjwNzTty/T82p0Jplps3/86//Z/j/v/6v/+wVx0fp",
+	"jIslnp5icU2TX9P4JS6l+VckhWYC/qRpmvCImjN0kmZynrD1f/1bmQP1tpya+SI27V/ThMfw8gw3qBf0",
+	"YqYpT3qT3isgcdwvs4ZSE3jfMAGWZdIc43+97S04S2KzIlTECesFvTVTii5N8+tcafhuzghbp3rbe/c6",
+	"6ClNda56k0djwye4hsX+RzESUozELkKeiclc6tV2Yic02R32O3+9/zNji96k9x8nJZc8wafq5AU2gUta",
+	"ZTi1+ZaE3w93OgyDkufIxYKJ2NAoLIUihsXgAoWDkRnaU3vsjtirO52NO/aqHHSUZ8AmzGYw0i85wyAA",
+	"DmNphVCi6RUTBHcXZvOtzOY8jpn40NNBJm5Yh2LMcWCZZxEj8xwJLZZEr7gi/XDhRmlmBCxTkZhd84g5",
+	"YqZpmslrFpMtcBV8OEtxL+3OfScFu/NpmkYPTDXKMyUzElFBhCSJFEuWmVOkWHYNFJkxtRXRzAnjcHAO",
+	"CzKX8ZYoulVks9qCyFnJjeH0GYvkNctgUs+FYTg0+ZD7dyFILtiblEWaxQROB+mH3I6kMnxk1obxc2YO",
+	"E76iAngjkUuyoiinkVMpkgsjfbV/fGOY6E9SfytzEX/4c2fJMpYMaY294UobMtQVOjaPMkZjwg0FCqln",
+	"CzNetxx6I0GSchFzpblY5lytjKSG2b2g20TS+JWUP9BsyT4Wc4E944okZhBmgtRpWGv6ZmaezuZbzVRI",
+	"+mGKQ55pKWfwvj1mlywzh+8XQa8pT8wMbyXWcq+dmkCLqaZzqoAJeK+NCCjOhBrN2RJXQrf46xD0abLk",
+	"10wZ4ecE2OPxw1KA/VLps1V0+UO7K6HVMifSD71/hYNJ5YhsKFImnrOYyFyTPkUNlWwyqRmxWiqqrjWN",
+	"jSpDs1wRKSJGQm+dQjifKVXKMCqVsoiMHwdk2vvGDdMb1bQHNkXdgBkWFkzTsti3TzxbB1bmlZQ/UrG1",
+	"ipH6oOyNZEaOJnzNzYle5Gby/nL3Q0Pzxvqa2Z8U7IiUaJKhZeDMFm5sMyN2jQxIuBHUNI4zphTIsuIr",
+	"q1XTXK+Y0HZ2fiv2K9K/+OYlGY9PnwyqlF7ZuLvbiV+ENyT2wfkvrp3R4bhSXCyDUpkLSC6uhNyIgLA3",
+	"qRGdZkEzdi2vzMMdRcE+wbPkz8nwaJpsQNQapSr89ddfhxfeGxPyNaOZOQ/m+BTGqWGIwPPeM7MrTtua",
+	"LzNLF0aWWP2mlY9ZVkzyj8fPuFCaGrYSUWMpo9LjTpIiGV+ujLa3qTO4c08rIMYuQzXBHpJoxaIru/Iq",
+	"T1OZaRb/yGJOX8HkPo70NLySogzdrKRiJHyKoxiaUYVOVw39AZmBhIZZh/+Ff5rdASoLje2umP7vXC+G",
+	"X4Ww4TSKWKpZfF70w/XKcHva0FfBuqQcwPIWKzVbm6Wama5AaBebDbziYmkXbkfro+ZJQChJMy4intKE",
+	"yAW54ma08Cwsrf80kwtutJugQudgz8czqnuT3tn47Ivh6dlwfPpq/GTycDw5ffxbLyjemW99w/3R4gs2",
+	"/DI6pcMn8ZgNzxaPo4fzr+gp+/LLXn1TLvP1mmZcMQXqNtEro5gZ+eb2ygwr5ipN6HZmrf6Xcs6F4Zpo",
+	"+056mf2Bx93GQQ09pplMWaY5mvb+dN/2DNeCicdUs6Hma7brHahO/20DtZVrv1lJYt9GXdRsgZlZ0VGe",
+	"87ipj0qr9U5+XVFdtgd67zmhc+vRMswYSV1I4n04auynssRNszFPiFrJjQBTtTKNnebc1jQ1lAv+e86s",
+	"bRsYuz2RG7A9FGtsjMfNDUH3D5S3zugmObCo73xv6r968Epl+kHpVfG2OPBp5HXRqpz/m0XaDBNO4w9c",
+	"NZ1I80jVzBBD6bVDxzVbo3/nT378Xu8cQDv11n0GHSxmRnWYby3xnJPwX69DJHW9YobtZkaBFkBHRYv7",
+	"BAay0HfFdtIso9tdGoGmWjf9RcYUExFrZ8W1rVeMBSUDznJhWAx6hczIqytDHZffL/jsGXjJFqASmLY6",
+	"Tf4l9n4JH9Qnjn275loXoNJG6yI8qE31nIRWLQyJ+T2xO00yZqQfWTGa6TmjGuw/JvK1GZL9BOgNzug8",
+	"V+Z0ysUi4cIfZMlBLtL0MpIpa2GhVBCaplaBNfsTywkJ2bUZzETlc/PBnIWkH1EdrYZ5asT+VChBU7WS",
+	"ehCQ0Lpf1cQcoJD0wb+gUhoxFZBoRYVgibI6KZyxQTAV5VdgiJgO4Ei7dwKSSqUDwmKu4duYJUwz4j6D",
+	"NnDNKv3iTwPrWrfrVp9O6TPGj/1/w3B6Qc9ru3Fdn9KUznnC9bZ51yNwLcsFQYP0Ue0YpCwzvNqwG/PA",
+	"nDJ/p2H5RnlqhLChQfgnzaIVvwbejKs6wjXzfii+cD+U3+DClp/YGZc/xBld6JGbP+wCnEr3yzKjQo9o",
+	"vOaieUWwy4blcFRgloMiaYDlQ0nMMxbpoR2Le+8Ifex0Mh7/1p0BPzntBT2jC8LIqYhpFpd3KppHV0yr",
+	"Htwcam6YitAzHhu59NruwqxrT2Oz5jLlUW/S+1k4wjYbT7CfXtC7ZpmCNTrdEQp2426mlh3zDaoYB7Ux",
+	"XLT9TNVSwN/Nq+/cqu5QAyppC2//3aluVIF2tqJR3yxfUkhl1ZYDosCosGITO3cE4JNdITkPLkhVavrU",
+	"ceSMD/eEVPR290lBP954udBfPOo1XIg36H6wqWUzFQLaXfkmGehvecPBNyQQHzr+bjHMc7DKvM2sMMXy",
+	"wMbrfSzoH5xt9rEh6uujijFFuPaUkoRdm5dETCLH5Dma9tmOqei9YIZY5aE7LHaXqVa58uvgAzA7mF5v",
+	"0luz9dy/Ub5z7reHu1XX7W3z3Ru4kJrFJkexaTfUne7Oqq8nvBtO8qfFRe127f/mB3jJ47ld2Ojd8LrP",
+	"hn25pQyq1LeHqxk+0mzVviqJT3lsrcZWdg2aYsm7kanHzm5upz2FRUFjpQzh2OHUbFM6NTwO9/6s5h2m",
+	"cKzDJyBUk7VUmjwejytRRDLXLLNbwhXRGV+vkT14oTGPx+M79QYFGOJ0WhlL4fyMMHrIe1QbzqkZTjVS",
+	"Z49vaR/ZfI9v1Smk2dGzh2LS9BC9pGkpNZWxMlWdeqqU8HXOk5jMpfapYW5+HOKP2Egnm23Xj3KzrUvT",
+	"T27jynXYWXdNEkaVJlIwXPFzw3vMHyThCpysGx4xEskcVGERHeEQcq6CdzCf5/jN6QHG0+Y/tFNopy/L",
+	"3fbQmNPXtHMh16hrR3HZb2/tEEwzoQAxfFWhBXtLb9gI3O5ZP67VQtA63yv6dnYR2NbZ43GNrPb7a2G8",
+	"7Qv6DWjTP+IpaV1Wcw6k0WUPGk2kX4ozDcGx5gtCxXZDt4PaXuzqjF38oV81HONbaSrd6baTdQPr+l1G",
+	"94pOcIwYolnTqzqJFg76rprzl1+BnYDxPEep28VHTuU3ZGl+l8Bmrbq/u9yVETZRC8yPdbNVKyNvagyF",
+	"sszc4T4nblNILhKmFAkrE4FbwtDd0IZAk4LINdeE68FxY+qifdvNxi+cDo5L2OVD2SB4KytcH45tvJ36",
+	"XrBMSXFAEqfw0n7he5GwN+aFNd7X04S9+Zt9exTJtS+SzbPe3chXHNkHELF2XrvrkyaUiyIwReXRilBF",
+	"wvr8bYQtXlTbqcKEamM5e/zow2hmbkrtpHFpztIeyrA2SYv0rL79P6aRMpgnypWWa5ap0j9wiTfzR+rt",
+	"TtadjscHhF1wU3l8a8H5ClSFPQtpdQktidI0831FmDPhefMq8TIQ7DBbG278N0XXeCAyiDA1JtMikTIj",
+	"Z4bD/ZsaCwXzAnplcMyLnZcb7u+9bpoOZWWIAfmRZlcxxCOdkvlWA32E0YpqCJ+0r9kIymalBsfWqtSM",
+	"j1NqvOHv2SF5xdp54M8pUi7oMIYdwnXWOaECswAINke4Ujmk+OB111zmAjYVggSuebR7QiBC29E/XT9Q",
+	"JKGplilcJ8NDF9PUs3FOTcfDa6U+9K855EUVMWRa2inYiDBIBeKqiRF1YYq1QTby7KKzB4rgi6QfswXN",
+	"E03CIjr9nAjGYkVCbzqh75118w96Ls69wUX77tAOY8pJm5iDNYJMJJecw5WVN3AHDrGhVMQ2pBuzbBr3",
+	"tKs29gS+TnnGVOGS/XI4flgPSICRGWNW6tV29ts/V6v5P79Wv12eXs/Xbx7/8Ovj6/jp6eqHf/6v5H//",
+	"utHxd0+y3359pH/85sJ9e4R+2EZhbSpXucMBBgxU9hACc5f8molOypS/GLs+GoxGsLSstEwV2cjsiovl",
+	"TnQObpFtrtL1XkerXeimec4h/BE7D0iIWxGShUwSucHgiUcPyZwq9sWjPPPVDdI/e/wFyaiI5ZrMucbE",
+	"w+a+u7k9a0wOR+210MTqvoFdaaL9khl4YW3nOFNV8jGujbVGpEi2Nq0PQ6bdgbxBnNsx56SZTx5vAX3p",
+	"hYqWzORO4tY6uqzbveg1Y+lgSyXn3acX4s5f4ruNru6aDWE1Rdv6wfisSvs79FUweReKYrTlNReOblzy",
+	"C9Bg32g9lvCWTJNH44dTsZPLFEAAKWxcCHd9oY1rDhsaOK2FazRIErMi8H3jtd83GV3o1mskmT1QJBfA",
+	"fDR7o4mZWXknmVntrn448PnsmLu2isL3PU0WkE2cJtsDl2FeVx1Iqqrv7TIpmM2hi2jv9uyBInht2YX9",
+	"3+LKxptmZRJlo42ka4b20hyd3e2lYKqZFzDfSXmKuW3z3MoZIDr2Ru9eyRy5+pXl/WDLtW+FnsW8k9PP",
+	"qAF22VGSdLBafhZkvSUbug3I34zBTPoLfs3ImotcMzU4zhi5peVxnN3w7JomueGJ3yZ02SRTF4zqPGNk",
+	"kdClRzY0yVl5OWC4B6YxyWuWZTwunk2FYy0Faw4ISxTbfRsjzV2g7hUXcfnmVJj+zRFEjXtEfk5ZRrXM",
+	"4CcucIAu5wN0Gsud4fewlkT+tscEnSclWsIV2/YmlmrVSOH9HVO7O1d816DVgbsYUhvMYkESVnWNvO2a",
+	"S5kwCtd7V6wlPNzO+YptD+/zFSS3u9E1b3VjLoDpiIlrlsgUVCcpGInzDDLV4HbJJYs9HARluowU5OWz",
+	"y1cuh2YqllSzDd2OyLeYbK0N24mly+hNthB5K9dcaxbv7AasTrszrupxK9Wth1/FZ3T4ZTQeD7+k49Ph",
+	"V+PxeDgu/ke9yA50sIFgqImsA41EKLKyjCWYad7pO0op7T5QZvqQESR/tyuao9Ozh48ef/EbXNpDwiYs",
+	"Xa5XMpsdsyQ3WwGP3/2Qi2hFqCZCSvH/9YKDOrI3dMfAOna+MJ0r9ntv8mVFqnT4ND713dpwQXJEn5Zu",
+	"HGrCOzuKR2f1GJ8Djc1PezcYeHF+q8FRDfp9cXT2ac5w9i/gzdoJ6KRJVYn/7Z68KTj2ES3yLIGDjG5h",
+	"Y1RORVf7xTsetaFuUzY07IwveHSOJiCPlQ06zFhMMQ++NuqSibpXdpvGEH+MwjYypUg6sFx0Q1XRQbMc",
+	"8Cn14Ga6u5eCMOvj+S6RcyNsI7lecz20qREBWdJ0uMhq91RtytaxMUxHaX06M00DY3nT5CZ5+JTAK8S+",
+	"AuqYlymAJGd3EXZwiQg7EePXVadquYF6mzb6DjK25EpD9oiTfubVoLwJqZ3EDrqX2ZegV06+Ss2BPbre",
+	"xpeUuyPAg96b4VIO7Y//VlKMXtLNjyV38o54g24i3aGkAulxUkn964d4ieiuoXAlzZKmKeB0TIX2M0C5",
+	"VixZ2M8mRG2VZutwgLtgeyBClj1MBfY/IpcbrqOVUSCwT9QFpGA/LyCv6Ygclv0vX8KgLNN77VboBV02",
+	"7P/PgpHUxta6FI5dGwiDbVpUqOuGBC7I4uGCKPY75ib5+UhHZSGh8tYQY7gyB66RAVhjxnBl6H9BKltY",
+	"sCeYN3InGnfkCoK90TMEQ2nuOKG2W0jvZfE5IA+A602RkGJeO3n2e04hbiV007BrE9F8udIEN6HDeGQS",
+	"M6Xb1wGfO/gWxO5CzBZA+cJU/jlbcQGYHwA59uh0TMKMGa2HSxF25ZdbEc1YKqPV8e5PS1/V5fW2uNJ6",
+	"ZdKt+v5LT6Y05zXhWTUqwRIFUy0U87iIXeeccmTmsnJKrbPQhjxIqqBIIysYhsukab4dqVg+GB/Q4i1+",
+	"9iZiWaov2XLdnApNslxYycLw3QfoAwnI2nAC9Iibg/J7zrKtYYpCNjhI4OUG6quoAtjEAj3RK6YY2cgs",
+	"Vs36gBOLB3zm5q3Adt+0AmCQPcuypqNq+B4XAKOFKFno8vCCVKuTtKBizfenLIkDAnnzsTRWHkmpXhEu",
+	"tCxBhKw1DBEQ6Kd34IMV/0p5ub8buuRgzBoJmiuyyaQoXBXVVneBzw4RF0647LVpgX3cKKOQJ0knUWZx",
+	"CIK3tTW+KUdvZFD7sB9vwzZv0FnGqGoOWd466DOLrWV3qOypyFA0nG9meRUoTpY7w52RnC1oNkMubvgN",
+	"tDejq7bcRIu9td0TRW0lA+JFsTd6QkKX0xmSvtHUCCVelqdRlELAJQxJ3yhDoT+KMCC5ymmSbAklCV0u",
+	"uViC55tHFJStqXCiKF+SjFp/EhUkkUoDnlDtDsB1jWuRbVvmqbPtDGTurCmD+nu5sWHqVdxROKhG76Za",
+	"m9Ni3cb/5toe1yMJoCoa2/FFHqgSBm8rIgKfHJ+2b+nN2+edpbihbH29CzO0A/xGLDwJ6T86HVuMJ9xc",
+	"nF4TjNxUWJKHq3tHe5lMFThH8auAGLJTHt2RPkDl6IwzhVfXQIQ4aQwMRJJExChjTXGRl6hGrGjpgfI0",
+	"sR0nnQW2qc20juRl58YVcA9Lvwi5pCkXzrpWI3/1J6cPx+MqPzodm18c06gc9fLg7hwAj8y/Mt8XoJan",
+	"4yoBdr1hdSFGL2HWxJt1K/ZOfYEMYULYY6P2IZP6jXWR7WzPQ1DkzYCX4vjs39vAQXS82PtqfKM77A8d",
+	"xfv+QVzWNEbOiXngXS4LO6rYHz0CmVbvRRv1jk81uLgpOqAxwriWHedtfqPqZzpszn3zXQqwMeqDQ7l8",
+	"3mf3KAQYXOGK+0XQpZGHXBAe73pfbogGg3y8wQ+z1yPygioFjg98ISzOEKhXhkqK02V5P/hP0m6p751T",
+	"HHfPVYtXwOZqwA3miLjUjZpYgms9yPiWRqRnW8syAPmkSDmWAi4LaRllje+6wBIOUW59mihjJUrFHAzW",
+	"VCRUs2zgNeElOuE9g+sEwhZsjiWAYtoUuKqyvMcn0aQ2l8xkNxTomrMNy0JwmalzEiLNhgSmkUqIscgY",
+	"jTSO54qxVFnnKk1AkT+fihAuqO1Hll6r8MkU3FHKUvc5CeVGmG76bipTIUWyHVhIGlxaAAetzhyHC2as",
+	"TWZHfJKgBw02Tv/7PQBdBbOAkCFI8jIWPVj/XJAQgiDCCTkzW/XwzA8hlIupSJixIFRAYr7kZqnCWRiQ",
+	"cISQjOEwDDCAHPDlRUwsjLfF0sevp0Jm+P2IPJXrlGYsBoCwIReKCcU1v2YJYi3bwgFVHLEaqry9WfYC",
+	"hx+eVeKGz6qQ8BfD3+jwj/Hwyevyz9lo+Pr/9Z78Z5Mk/J7RRLdYQAm/ZoIZXgF4/jWBUQT7yatdzaYt",
+	"dvkCsTBDeRWeEyq2NqlN5jqSa4u5bbsj5ugniW9wy6vD/jfbcxPDeW7J9LlYyP02H4Zvg/mTAfZ/XVh2",
+	"FErjMsASlPLe8Vr/6f4wtDZ9ybNeeXxehu6it0J10pLaU4a81utJN7vBlHvs7Kc4Ghf8at2SPlJxxuxx",
+	"AeuQkjmNrvL0HHnLVBTmncohF82YeFQgUUGfkEkOwcvoV8SDdkwIWHXEz4URCArG7MmOJTvO/3XaDSvB",
+	"RYz6voB9UWU/ONiJ9phKtliwyHAja+sJ35wrRZhYsYxrt+4QU1NKWodUi6n6IkryuIiiuQWP/7HNl3rh",
+	"g83Q5tDPWuBJF3Xx1tGi9UC7A6EnD49DgpmPYfmEjXTomp37pVnbMjBgQRPF7KX82Y3gsKrBIgc+oeOG",
+	"mJBya7rEd9wmsLY5dvHcZRQJi/bhyIkrC1EXj+4KmYvF/D3Ft1dIYa8epCqTtN8p6xDYuloC6m4gtNpj",
+	"UOCyqduaV+JOsL2jlrD1zsD2+kARkRtGhBq+088DZG+nN4g+aQzShiD1m4CFHRGp0iQnyu+Daggy+pLL",
+	"A1iL4fZJquZqKLa1Sc5YTn3Y1VCYPrcE1fEiS25m6uId/00t3a74Rq227gupDoZ7l1JOo9V2TIz3JxzU",
+	"XYTJNOZ5N4T43MCXfMus+e4pU182xfDe3qsbG+ucX3vftSTpee5dahhp8ZmXquflkIGm1z1P72ZgAW5I",
+	"jTK0JcP/VYEyYHRS805ZhSJlMgXVNNkOPhRa952AwBWU7rzEbYhArxDD6IEDYCJ9mqaqnPHRyD/7UcY8",
+	"2LVDwOEtuWjVmTX76ZTMICiyJFGwormqJhxneA3qQmxomjYaA5XgusZLYhvjZqyRhCuN6db+zdV+ZI1b",
+	"w4J7rIA6VO792Bt7CPkDkuXR1NFMEGWESRxzsy00eeHNHhNZdiCWoWboo8dfugvpEQkjGWNZCayqSefm",
+	"3K5ptOKCDY1eg8kfUAzMvHs+FaF2pSjC3QvPaT4eP4zMm/AXC0fkqYyZAt2XxrErwNdnbzQTxpYGYGol",
+	"7R23IhCYw5dCZsy9rFds6xJIroTcoLVbl7hxC1PamY15dUJ2qsUEpJ6UGUyFV6QuIF75L0Dx1isZz8xv",
+	"FPOl4YOmQoRl7b5gNzzAfLRbdSsgbaU9AtJQqMg0UpRqg/RRv+5K3cNZzKNZHOoWXJhVvqbCo4o3aUIF",
+	"dbDdwHBsVLOIWJFH6KrDVeOvfpIkk7lmNrJO4ecp1atmSWarWTaGJtWrO4KjomEjCrrvyuW9eLlG4wsW",
+	"/1AixANFvLQJwuPCN/7PodVHh88xhryhsumBkIT27Ond8Xz/6tULh1dhzkCxaa5uaWUIj8aPqkr4wzN0",
+	"iqMT7fGTJ75LbdwY5tMGfGKUmEzX6QlT7bbOmeeiZkyzddrRpJV826L6f3n53AgpDhic1daDbpysMobd",
+	"D/YcqnqcJmYA4Or4OemGhzUy/FxfMq25WO7NV8VUTARXxddrUhheAD00a7g3sE93sfm35H9d/vyTbX6e",
+	"axKKPElgQfZmItSmje23zY/HbE6zvfNT+A6iCskdaGnFEAEZL9ILS7yj7+7JKYBJyyShqfKcd5gOuqDX",
+	"MocCcF4g0Lfljw1X1OVwOtrZdgku8buDmmXRftOKvmQ0bqmwYdS3BfXrXK5sxH+be/cmvlpjy8+yIqjr",
+	"7Aa+TO8m4OFtIQBqw3nbxeP0wRLXWz1I1VHvv34wO84FU6pNGNnH7oavrDO8YtGVzdLFmpA7229egFNl",
+	"1Xd3SeTDjsBNZPFGWdKu/o5XXhrQ3bcNRrztsD6PZ/bKh0VXOFxIVclF4HBFIbTDmN8ZFZ2FfLFwT03D",
+	"jeDdBy5UYRpwp+pfYtKiJjc8LwqzPx4/9I0yXIOuV6uBW5y9JIAzaXQOlnSA6+jiCuwt8K6vsN0dAQ1U",
+	"a1GHjjJQBy2poBkYbZ+2Ygd0XlamtxufZw7kHgkZsgpofVm7XFdXMWEaVzQXCOC9bUkXERCYgMmGucDy",
+	"hsYgNnrWVtmrDwSJgTL2gLrRUrapK6fpDqSTHe3KdyLjzr3kxQxdJ5UBNq39Jb1mFsuk1WmLUCZGH6DX",
+	"e2E5KtgyR7lrPSetsdvASQvd7kX8a4eUgeqniI5oFd0ilmnF7ITmLJFiqYiWO6GW3rXRcbtwwFF8yWgW",
+	"rb7n+33jhqmVBptNYmrIjsTsqUafM0VHla7cD0FOL81cMpTrYyr66BlXMLqZbXcGmVIhJkw5SPsBmFWR",
+	"sWOiHO7YAcZ0aJqeCoVJX2pi3jD2vnD1FRGNApKzsfUAQ49gCCFZ0wyEI5sK7K6Wu4UB+oiSpBxEm4po",
+	"imVrzecsJnkaECWnokgwzJiIjTDALEjA2QEbvVsGaDWRrUFieZlRHW92MiqumnXFDUuS6p2mJYD+C6n0",
+	"MmOX//MD0WpmWhickxVfrhgE/c/ZTnbIIpFwwWXHi9eCO6Ra5gLCqIKCntoJ9yVTedKUkOtfiCEVkRXX",
+	"++7Edo/rCiLT5kxpCw3aN+MKMLbFZmG5xYEXBl54KaRL+/Gl5AIHtKZbspJJTBbMiLEV3oxSQUKoUR3a",
+	"eDWeJFOxoteMUBJ6923hEQRTHu4PHK560/DUminUuKvW/nHMxBqH++CqblnDxbMN33bF7gEo3i8eeWGP",
+	"O1j45biPBY796jjcWMQFcl6HcjZBZYn2bUezQelHOHmz+WQs870xfHdupe+JXxvb+8Gq5Y0yw0baUX8F",
+	"j7Uji7nstxQvXaJUs5PFbHKZCQ9Kms0PK9CfJkTIUimABGkhUXeZAj7HyE/jB3FahtGFZGP4IWhAwC2b",
+	"IKD4NZsZhRkraWFpSfzbFRHCf0Gf9m+LT4ZUthfU6/oMyKKec1ZEhR8RZXp6+yjTncpfXM0wUM9Resoy",
+	"qJMvxax88cxPkT8aL+tGd+3Wq+jqmyGl1g64f9zGLm7HfXGDlckFqNJ260w7TbhHJb10PMaeZddwhB3B",
+	"vT2iMHBR2LdJdBREWz9y/+CKw6WUq40FOjYqC+a/WNMyKOI+qwFOykm/AlPu9mWyykPVcfYF4GRDU+WZ",
+	"fNsV3cRHITyActLBieef6X39VuLTK2ewSdY3HchOw6mc2KNqNBdHr+NC/qJYZi8NGn1a5eHtIu2w4HN5",
+	"mrsKS/N6G5kdhY+yywi6rgN8hgULDvrU23LAG/bbI5EqVkk9t0j1vPNfLvzOhIIKHyt4kLf1xcn0zlWj",
+	"gIeUptbyFstM5mkRgKrOiyQvCQlYkFCtmnKzbhIb1rVkxjFR0bXyGsdUBW6MHC21sqIAns98u4dw3Sz6",
+	"bF8tEA8BHnyJo/eB0X3zhIuikNeNqlFa/2tjNcpWum4rVWszDt9XodrXwV2ivwMZt5WV7UTXt60HK71K",
+	"bA21no/KhL374rC1Q3FTir+jSrC3rbq6j8471FYtyL69sioKmjsuprpHeHd35HjIe+2OAwe6VWAFNgQm",
+	"W9TCiXlRWsTnBwrTi5eMOJQeuV5jUKJgpN+A/jwgNcyCB4rIjQDv7tWIhDwuwuEqaXykHy6Zdloi4PX7",
+	"Bldo2MtUmD8h4Q8Me2kjYXcM3HqRTxylJs/sKzcy0xB58QaBkDfEdbP9ve50/dMU49hEL1ZPa68oBdEt",
+	"LbgnN0kp28PTz2zK2HvEW4AoB7jld3H/6I64Ua5YewWsOy2mcGvclINdgFdodvwdxjGxIJX1bmSpJawa",
+	"kt4DVfP1f/TEJecdvnOBVS08UW5eTXKVAm1nSRvPtrxiojn/+8IWQKKqhv3v3B5gaCkj1gjXLrRUF1Wt",
+	"bmSZHF3Wqqm6WbqSgjUUN/MKsXSphnVM6iwstpGFO/M7HU/GjmvdpIrQHaXT7K2tBRsN5RvMaztFrlBw",
+	"im4nYG+huFdFCZ4HymJSOADnqb950145iLKcZVHd7nCFuO51ijoUA+P6/VQBO4Y3FrS1Yw8aE4oqTXIF",
+	"phb8vcm41kyQPhqIIY+Z0FxvR2VbiyRXqxmIpWuahIPqpGBG3WdydEUpWwhp75oj6DG815jMZXFeO0bR",
+	"tNUihwJRxQn4YOlHNbCrA1Y2sOnD2aW0Av2C5alua3GUEuIj5ZreElWp4mts12HBHYHeP8+Rn5U/iaI6",
+	"Z8W3f/sI2JrW00F7uUngrMtshpL6u+vwy55pulvxMg75c0kNL/y5LbOurz8Zku9ePrt49ezyVb+yyEFV",
+	"57REAar8ILDsf84SuSHjm3je9gcb+wSyG39cmWF9nxsPRGoYZRGMvj+6v1S4azE1u5HqNX2vHmy+o8cc",
+	"puJ9eLW1Faw21jht7+6lJXYFHu6ccG9O7saaoe/Iz9zYa87ZMJRdm+CusztuZWZgLAqOaV+0Atx8RXnG",
+	"9fbSCAmcI9YtvcibwLMuBJEp/T13NVX74QUgMPA/IBJ5Qr7GoqeY3wPv2ASfQWCTq2VRFIHrqeDK4dCN",
+	"yAWBayCxDEgurgRk8aMqBtF+VoOwPWPpgPHpVDTkGhblswALnRfu9QKPDGQiXDvCeMslXWmd9t69g7tN",
+	"tKUiKTSN4Fi5rPs15QIwdjNVS773gxWI95o53lli21eTkxN4Y+R/XHfMllllFy+eG1qGTwJ00GgH4WVE",
+	"MWaVW4cepg0brWc0FVPxasUViWWUrxkCDcLSIOqdOR9ZrlcTa+tBg1yRJRMsowVEktmmvqQpH0YyZkuo",
+	"pJvxqBiCFCRaccQ8xnV2KW9O3gCdYqz6VGimtDLd2BRCV2ZcacI1BnyaCS8zuVHl3QLWyvb8k9BWgdeE",
+	"Kg5q8CxWcMVP45jFWIi5AOAqvoUQypwnZm4hTflJ8USNtnSdhDbzGrLZEsPIYyIFUwNY1adSXFsBOzH/",
+	"HuIpn8uYM1cbTwl6xWYRhOtj6uQ5lEAyQ/vll+ffEOQeKjC8GX6eCkLskTabNyQ/SWwXeQahYruBuxQC",
+	"xxAzk205Aa6I4us02dqcCGQGmICgTMO2IlzNFETGdE4oxtXDyIUkTADINaQh/+t1ODIjwTXGMWJmo09W",
+	"MESXDjskkNaJcw0BvjKCtT2x6Xz/ZfhdSPouZ3owIWGRfst1wsLAdBSiGYg5vjGzwU6YQhsGJE1y3KAy",
+	"MxW91DFDUHh7vKApzHFF3bU5jRghsMPCK+LQr8mKm2O1kBk0VM8wHhjG9Xg8djB0NMOlKzJzYT2q58K9",
+	"ZLpZMRqzrJavGtgR2BxX03E1zXVCKB4gwkUkIfFSCkb6EBJ5evZVHQqSkPBi+Buhwz/IePiEjMiMTMgw",
+	"HJi9u2KpDhCvcMNtxUh7th0rMCYUG5Ef5BLGYpbI5Xhaou+HZcZuOEDEgoINAzqdPSQuU0cuyCn5O/8a",
+	"ArmljeFd/sHTobFdMqYUi0k/fIqR9cNnIpIxF8uJ6d+8Fg7KY10mA4cXUcTS8vWQUPhBwTcFuh5x+S14",
+	"N1KyBbcz4T9otp2Qemsju5OwWKYZu3v9Orr7s1d0GRYIcoOC85rVYBxQ/DZ069FGOQTLwSr1w0kuEoZ1",
+	"fRTdqnKzzjF6npTf04QwEacSiDY8WQEM5h+GwE8gG+oPe4xO1sywcRXCwqf5POERCseER8xWvXfhbimN",
+	"Vmx4NhrvCLLNZjOi8Hgks+WJ/Vad/PD86bOfLp/BN6U71UrGixfPfT2rNx6d4msyZYKmvDfpPRyNRw+h",
+	"UJdegVpyYrj09elJGT22ZLotjQ3vtvw0MRdvYI+3vdEqr27N2oAsMF+OzL9CuJen0Qpbg6oTUNuNzLfu",
+	"7on8BJtV+6paxAtS12ia2o1FeSVTZr9SE/hsRC6s+M4YWbAN4jYUGU92FsamtniExYY/h0qRXOkLF9Pi",
+	"+Ays0tl47GXhQNSGx5D/bUuFIHfvFIoH3gtQkRouHJcN1bnQpngX9B6NT9t6KIZ88ktVm8PvHh7+7luH",
+	"JYFfPDr8xU9Sfwsp5eaD0w5dvEAgiVdS/kAz1NIfnT05/N0rKX+kYmv5O7gqH+Ou7P/uuZUh+EGHAV6y",
+	"7JpH7JcSnQKVfJdlB2SCu+NoRVOIOHUBURD/KZusyKegpquiMmC1sJ1cQCVhS9NhkfmYZnLBLVyRFGwq",
+	"dEaFwuiJwKmqTJRnqKj6Vz1a+HNoHUwlZCcqjHgazSGJ9kAUg3ZjBYDvXmuDLjZqkaaG+9r2neh6NH4y",
+	"FSXsyIg8N9ppua7mO+DaqAni2MH9FjadXVzZC1eZyxVqUq21jcpXTp7HbJ1KzUS0/TvbQuC1FYZfy3h7",
+	"ZwffG6JzM7yrWp06y9m7HdZzeresp43tCLbBlbdspsPZ+prGxUw+bc407sBhnlpavBUrO33cZQ0K2Jwf",
+	"Wczpq236OfJBpOeClzXxwXdBqXKkKdDzAcbYyA7TNCytWLyUsKxtKsIS0MtC1Neg/526idzEYkHbMm80",
+	"TafCNyR82LVC5wBofAdCbZRsq3vYOFRXOd7onVUQfAKwS8Ykb+dYafqJ86s0/UjcqkSG3Mex0vSeX93z",
+	"qyP5FRw6x63cdXCVX7ng85O35R3EuxNrAbUzsgt8QVXy5isqmgsNc8ZUCOF4kKmbMGo/nQpjsXCxRM3K",
+	"aFDgajIk74qHGMvAAeg6Ra/WeDgVlhu6ofQNdwJGqQYjgqPF0hWldefetdUApkJIr05HlYvZ+T4t6qXW",
+	"WFkTKEcJK21+M8Zp6fWtXPhUeU3g8Y2D96E3Y6LvyeRzq9Nm8NUW/s/I0P4apqE9DWUAqMdmohXVXVgM",
+	"ZNAgY0lYUzbzN/C75yB4oCwqB6+ddbythpJEi0rdIaNMTUVY3LTaaosFj4LmRhaIPSy0JfBG0EQKdo4o",
+	"7Vwsp4I6kJMVddVHpUYcGcdCiOMgjk9hB5uM+/aoI/8GNoNzhjy+T4nHtAKnbKA6VAH+givZBpXi9q8Y",
+	"LqB3lOP1L8S7D2+XoT1qCUFD2lFkCVFt97zn8+Q9eESIPY0e43GlvNAvlTcoLZdO7Xi//ETR62ZuUhpz",
+	"DXyh7B7TkEBvadBW2hxLDdykAG76ZHjJezLhdhCqOplwd6f44CK3qD1IY1RZv+G9GXdvxnXhc5eINLSH",
+	"yx1UsbwM7WYr7hIxRRzaaJ0RFr4oBFtyUWAeyyuYYeGLt5hdNrZvx0NfeXtHJTqC95H9rA+NYBsA+plb",
+	"a+/L5YWr85G8Xg4HoN3l5cfo7hDhPRe956KduKjhcAWD22umYjqJOnlb5M28O7HJQ3s4KAP+WaS3WFR3",
+	"LcGdD4lHYUCURDUSYvOxAkOkj3HtX0BbzoFlG7a9uszbwvo8B3xNDIDEV0hEhTFW56z8uF9TIAeNbi98",
+	"G5Nnbu3AD/ZmBvG4hfuWeUy3Vj3fl/6H69OmAMLTgAi5KZb/nn/9dZxluOWEElvOxBLEQdd8vN6juv2c",
+	"MgspgekUQ6edOV2pkszh4hRTmmluWI3QajIVGILr/YjBaS4BxAWkLZHJoW7mQ9QEWFi8cMcXSiBXVkNk",
+	"8YjYOHuoiuT1D2GlxsjGCUyFncGkiDsF35oiNEHcbkwAy5jOM8GsYnA2HsPkLOuDAFabBzciDp6xLOoW",
+	"r2f+EMLqgLggNEnOCRVTYaPKK4tTqp9jV8Ei9J7PeKz2KKPfwDR/LCBVP+HL0MpQP5JNfeAyoZpEhKTC",
+	"YkcrwF7vUl09MBqjr9bTmj55Bn+vPh7k3YbL7mSs7dUisR7bgZDTOM+wcBPgrECmZJEw2RBvqhgzygME",
+	"xin2+1RAcGkAzBOyQCmouHzNCmTQgERUR6thng4w7C1FfO8KcDGk1BQ5mIr9jsj+LA7gaqN4ErOEX7OM",
+	"xRNXbq4yPrg4hUECSDKh8TVUXjDyQUkoZWHhtd0cEYffcPjfc5oYFbgAKS1QmW01DOp4OGC+w6TydKYi",
+	"KmYbLmK5CSEnAnqiU4H1jGRmAf+hJYys8yZuU45IiYwKUS9rRoUi094VY+lUpHTJxXLaMwOyn8HWlKo0",
+	"xL3HpVQ4He9G/E9FYb9WkgZWcmOMBJs3ULhHcHlxmrM83Y1hxCRlzMKxb09UPjckNmchBuwM2oJ+n13b",
+	"QM7D7hCYcFAlDnANIRitpZNzMi4ueQCftu1qB/a9m/reLQ+wadAVaFtdzAJSyv3a+OdwohcLlmEaMqtu",
+	"ITQwQ5sKq4E1zcgBEt7iHu1HQ9f2QFnPGyZIQ+G5DPNtMMg7MtpUTLSciupBSCFHlP/BwoBsVhxL/dPE",
+	"hoPHbEHzRJM+xWawxanArNVTSyhN0wPk88r0dvbgfRpUQKkvsHbVjsD1k9/tgekhHCnDynRPIQPhqRQ6",
+	"k0l7tZg0g6KxhtkNwTcPm70z42ID3336Er3D4L6Tgv2FrK+n5qCQPLXAiRCtCPKWWvbgSXNzsqrSHOMb",
+	"W6W54To2BNKXiAJwBPohPPJ8OpAgAj8+UFORMcytHASGkEGWlzGhmSXubCsFRsTzmOyK/alAuV8IkEqX",
+	"fS3taIiSazfUwYh8VxvzVBTxDPZ9wy0SttBE5vq8qjUYDpMCxLIH2Jkx1ATmDBK02iQQdnxIAv1spLEu",
+	"19aVR6zUtG3iWjV8jVvGOFRnXRRDZNdc5qqArGgaR0FZt5UOdgGsuLWylqtOcsIwlD9G2MIHlBM7lSo/",
+	"qOAAAmvLOvIFh95zdO+DQz7rnKWlYzLenakFjd6XtGSZoh+aT0kmoQZ7xR0fEGpBbmVWhsBZX1gRC4Kc",
+	"uHot6g1k5BRMFycC7zMvRsRn5RPSyMpJHxE1jbjYCExRrYzUmIoWdROrkbph20EPbO0c+4ooR/IAqtGC",
+	"gJqKvv3ygYupdWOpM2kH3OzyAwpoa8+CsS2YVyyYHLohoZ3BiAD3t0/Q1xjCv8JgKpB1Wb9gbVvAiDPW",
+	"Wn2Svpyz1psxVktv3qOAJPyKgWBtiO4Dk9TRxFSsZFIWu4JvcJQpy4olm0Dl10iKuC1eh/TxisYmpWcK",
+	"AugshirkKcuEQb54zdPFFWSkGc3VfAGJc75X1wcRp23OYSMgqDC6BWGJYi0X60ZUSMhUp+oKd2yzorqA",
+	"/DNDPIfAyOoQS4ZaLKSmV+h9BidrufKkL6RHG3DcMqMnWcDoAnLwgSod0u0+VjjDn7ZvFYb4kS7dcXn2",
+	"+DCR59zfTd07RzsIW6AmKyNbpe2OMXXyFv474/G7fdHfL9laXkOmHHKzSpwlkqm9494jW6fCcUjHvgMb",
+	"suy97ZhuUYcXoOosAxhNRZNl1SIpofIhoIZE5VkPz6dCejLN8n0r1Kz4LOvKgLsNpbnl44uaC7D0QLpb",
+	"/n6Vb4PY8ISAG16Rwmdk4z5B6Ba9SRg28N6XMIwW3ttiMe+78HcEcsf3/Y/2GPB4swirec/+/jLmAhKu",
+	"I/cuPMyvYtTqEvJqT3Pl4HGyXKgJ4lPFgYPB3YqIgCcZjr8FOSl5ThEAVGCM1MKCnD/+irFUVRzg3sUD",
+	"eiMmJQQO9uiihvrAILTMGGJ4UTKn0VWeDgIXIGD96FbDl0lsW+BGJwNkoSau8F2J0v8+cUaq9aKaVZti",
+	"xe6t9E/j2NG4Qsl+KIz7qXLs1vsPXGOZCtNBBRepLObcFHrnHTGqPVdjM2X/+F5p+mBKeIU4fb/oPX1/",
+	"SvTdsk0HI7/W7MTVGjt5e8W2oCk3pzQZvo0uTMQNtVcJTbimtcB9+8ooB2jYloSlv7OtwjrTUxH+n3/R",
+	"4R+vzf+Nh09mo+Hrt+Pgi4fv/jM8933QtA3INHBOE3eJuaZvZnYUtoY7YSKSEDRmJaAbZDVVCmFaG07m",
+	"i1w7uNcOiqht/IEiV2zboosiPmq7GppSbcinN+m1rc6HS4MqZ/+RYrYqpQ6bOZcjzM8pH+reF9Ahzt7o",
+	"jzZl0s+w9Gom7k9hMjyvLIXZyOxesjSpltcqC12TvkPccyVwzUiKqomxGtT8866881725yJIH4/LZqGZ",
+	"0/F47LduY0dH5KkrH2tY4RVLIe5pya+ZOAfnaYMzGlOvVHHfCop6WVfFzo+rMg6r1F9uwB+LspfviwVh",
+	"Bx+JBVXrpLbwILuk9zzoT8iDGnhDB96D+DInbx3s/gHvpMOmoMWdx3xLMhYjPBaa+ZacQesqSizAJX1i",
+	"rJK4MK8ZzRLOMhsNCinn6I4yzbEiKxMfJ3JJ+ilutHklj1iMbs5YDYJq9mUBbFEJx7eaVfWlMJgKcP2F",
+	"LOYu8jsckW8s/AXkOEFrxL9L8jEvWuEsWkPed0+mVxOiQRcrN+fDeAbLKzc3+fvIgM8eNqI1iBvwg6PV",
+	"AbXDnWq4TrdtBRDHm8VYM6086wDcVlE6HH2bQ+anRbvfURkJJ2A5ykwR86Lpl2dTSEcpqtRQZfNxVOBu",
+	"1B2mudVK4FMq4Erckm+RY3NEJvWzkh98Wif47pUXb6ofSXspano0Ky5INvc50Pf3tMewvmfACDplr2B5",
+	"kBvil6JuVTK1lrTmmwEyV4CXp6Ib8nInkIgXMOxPO2gEx/gpA5Ti5t+zpHuWdAxGqSWbgw7xgpWok7d+",
+	"kPe7k5gZm+ua6j1c65viHVukp1LVtlDOSn5VNmqMJ8u1oB6HB0k/8TEdbImQR+NTQjXWrSprHC2pZhu6",
+	"nYpICoFupNLMixKpbDYzFyS070JwC57WGSQus4Ruw6now+tYt+bRePxVQKBYDf5QzmDmz2DQdN1VvlB4",
+	"jYqHExeqghGVryol2KcCIlTgaxub50WkeP3uRqVMRbETzqQs3y43pWZYkv7ZeBwQIW1EJZjNQg+aDU7X",
+	"4AvvsuU9oFb4NQFa41hq6QifJnbFQe7uxU4JufH37J7b/4XMZ7frvu53C76ddeDbLz2+3cYsqnealev8",
+	"ggFWODVc79PMaC1YW8kF0QmZTYWrIejTHtaca1Brd3moVyykxkRfVjifcPxzh+sVKNQl22tndy/v2d37",
+	"Zne4T/d+v884FuNuGReykXamBfV9dmqyuSx5j7pcVcZkS+ZmU4iWhBpbaips0fsDhrTHPPqW1wA3tKj3",
+	"U4H37VHGNIbqYTxiUVnQMKZKPU+MIjS88vL7i+HZ4y+mYkXVakR+BQQFr8i/LTroao3UJuBQxyDUeios",
+	"JhpXRRO2ViPpu8TD0EIjQUV62yyWNsff3ZK4Uq4Pi6bch7DCqG7bGiUIMqELAC7InCnwt0CrxY5sCX+H",
+	"w1GUzYenM62TkPTHE6zZuCf3BIo2/WnY73sDnTSr5Dky3qfjotIj9rEXcNK86EoPw1GREDN6E2yBAlIA",
+	"gEmEJJH5zp4wXZzL0d6NYiJfGxblGvPKMn9GoAT3DpdPQAxi1TnqSaNjpKFiNItWxTV5ayzut3mSDDV7",
+	"owl+QfovpNLLjF3+zw8B8R9EUiz4MrdlTEOoR8zCwVRIF/cCb9srreLWC+63aJKwslpkgRZH1ZUKpmIO",
+	"BesB9QHSKidwNU/FlU11tSXtMeWyX1zxxgNC19JIGsAkgi/UiIS/4+052bD50I5d6W3CCCTCT8gG7v0g",
+	"7jFJpsId5oCE097vuYQyyuaVaQ9E1Nqs+yqjigUklFlI5kxvGBOuHSxAO3W2CchzkjAKuIHhMCTsDSRB",
+	"wpBkFtsb+vJSSFnb5pplU7EwZ2pEntFoRVZcV2oJF3eXRt6b2WJnRhxGLEs1iXI9FVxoSdKEcuH2dbkG",
+	"EI0iWwqW2s2SrGkGCUlCwp95CqmmTEU0ZYMR+ZYn2tlERNAskxvLDc3KTlyGclAmVVsUYGOb4Z2oTwNl",
+	"ElNAHD5TNV0pIAsu4sKXNBV9jKyimO0EvBnNrYTRKzWoA1U3Jl5MRd8iJ7oTVNRQ06tM5stVcaNrK7YO",
+	"bDVh2AUE3RJGp4l4jDVid/rDm2S85yOXjJGLb16S8fjsUSPQPyzfj+54drimBeoNSnQtQEjEXZjBM/A6",
+	"RiuaqdCrDx3YEghUm/Wy6c9m543ul0h5Baylb5YftthSq6WOPTgSv+8VhAfBMn5G/C57AhxeCNBSG0YH",
+	"PLw1Tkhzx3U08To8iA8nfuedW0q60yIrHbvGE9oKAgZP77hrC7BA5myB0V9mBQAJD2hP8Ws2aBsQftM8",
+	"mphqNjQN3XxIaE8cNSKHk3bbAXWDrwlsWfiCl8MVBwxpKow0WCC7bj+2DUA33YBtVvymsDY+p/qTop8h",
+	"O3/JVJ4YpXE/kI1ZyT9x/OpnFoKKGuIhnXVvDAYIpkMIoohxsls7vbmOfd/DBMG7TNSyZKXKkQNrAV2q",
+	"pvIMAqOlYNaqYxc2lfyBImHCrlliE/EjmtI5T7jmTIWIDdYGB3aJU32fR8n08A/ONvsq0V9zxeeJxa5R",
+	"o/uT8T6ryeMie6SrGFON0ZgHIpBKpKEypwMUvp2iM/7PTZCq7dBExh6gayuFTo2S+9XYU4enwsr4jK/X",
+	"UHnBG2yJEXQ6Ho/b/YZAop92+BEM8SNFH+Hy7HHbWS3/PoPjTxQWpOyZOCQlT946M+7YmsWt3OPG9Yqd",
+	"+KyxHVei2ElU+HUquhQoxjF2yLOwM2vhJA0JUBXDuHqN4NnFf5a6xHtZSHW17y96P/+axDdhHu7w7oWZ",
+	"cC9VsQ7blHDww3paeDAVOyo0OaxBe7meQKAVjyT8dF4oQ+VQmuGd9urhLnP1k2AgH6BMeVeroHHX7/nE",
+	"Z2+I+Pu6e4BuapUUOeGiTc2oF0sqD3j1SfWQE09hCMg+i2UqLoDL2KyI+ZZQozqwrF4ayk1512EQ4H1L",
+	"XRUJjs6teFqUh/9sdZL3ZVPZpflIVlWHekbFJcZ9hMG97XaE7eZxwE662FZEJ0rQVK2kblW/LnWWRzrP",
+	"WEAimQvtgt0sZJ4qAuyAe6OCJXPIfy3SuKHOARTjhqvsslSS630wgfReLnJXNCgpquaEUBYeTECbojFA",
+	"uDwo7eOVLyr/RmXOL0pjVEKjv02Fva7CS2HkzinNsGCSBd1DVFK4QfcbxUg+rg2ft9z44fgRRkGEzxfD",
+	"n6Rgwx+pNv0J8F0Br7dTfABwgFD4Jnz2ii7DEmwQIJncey2Ig81gaJdu9zqweezVylz7nV9ZCNC1CzGA",
+	"gVelIKjMb++103u1J9182/BF3CJ+kLI0Qc8saUMgKoTyLDDeg6sKCeAqBIhVWyWawzVwHrbhJRT7aXYL",
+	"wxpqBMkL8qutTfMUbCkqn1w/9wo9fw0dW1oAPKWtTMDDrbDevOGbe8vu2ML1J2+LaIV3h4PPXvmXblbF",
+	"9WuIUxIiV57La+ZK0bmaera2zlTs1tRrCbFKsOCkEzT2SE1FP3TALRNitLhwf0yR/a3FMD8mpKcW91HV",
+	"oP2wj1up0PsCH+wym+XERbZBtOycjLGyrL2St6Kzc9m4OysTB7EHxXiPKLqGFWTth3/WuANLbV3K57il",
+	"uPeDfK48+gVW6sBwRV3jne0F89s8IBdx7MNhWTA9n/+W/36gEGMf+XH/NCBnAXkYTMVoNCoY6pKmRGYk",
+	"zpGaWYAHDCo4Gm7r9AIzHC6WgxakndLLEv4NASLCEqFHLsoQTkU2K4lFzDKH3+pMGdTbIyMjdgG0at4a",
+	"nOJU9C08Ty26YjAiF55fpeih0bFyDinjGnG/xBKiyajw6lk7PB2LnuoVqG5E/5PqGCifDyNQPg2fjLc0",
+	"H8kjcwD6R7DNPe7PvUfmKA5vlJ1uuD9NCrf5YwgKfDv6NNNVMFbgnKj0VzXwapo29AGv7YdfDROq9Czz",
+	"fR9RQtdOK6tJFMjrcAJIsd8LTg1zg96qMKkHWXUDD/0FxvuS0RghRj8NPvqeuGJtsh8JFK1c7Bbe6FHd",
+	"5wTp+sEU078Qz3sJWhqUV19QzyNMVtRypwbVthkUtkz0bnU3WEgJzFQuk7F9jig3olBpQz9FNxwERtNE",
+	"7AnACrLQE1KwstYdlv6F5L2mov9TofmaTVyGM1z7IVIa1bkKXCpCgI1vA1LCCsF7hr9ORa5YQDzEaUwZ",
+	"7+9khkNKj2GQK6pWHqoQLENbbvrEjNguBK5XQKiwwEFYg/CBGk0F8vpcsXhGNbB6w6w1E9YfXuZlly8u",
+	"klytZsY4zq5pEgZToSThGgIxErok8y1eb67zaNXmYnmF23yAj/8KVcNw/OdkZ4OhhuZcWb/mp1Ca+Lx0",
+	"sbjqkles00j3OF2Oql1sD8cRTpZq5v2RbpapsK1+8m4WoLhONYphGe4l2WcdakIr6A3acZv9Cdf42slb",
+	"hKBAbdxIin1YSea58mA5fBy6wi2CrLqonNh3fhrz8wPlwRcNigiWRtg7v0ai53Y4RS9MBfaO+Kh3KRPW",
+	"ad4EfzcV+/HvyD74OyeIZm52nuO9QUChWsC1YsmC9G0qbnExS8UW04I5qg2uULKzHHC9GqXcVLSKuXPi",
+	"Fd111FCtv2iYmZiKXFwB3rN5OZZMjQhsMMLmOa0BP2+Cy7NpuiX39+S+0Rg8OL298FKmn/eIa+KWkcek",
+	"HzpaB3kWldAdgzbLyb7/ycYZwuj3laWzgCNCbv7MtSf/YqUktT0uLQx+xWiiV3+0mhUupsMcYqrA7Wv+",
+	"i/qdjJiyBSUV+f7Vqxcj8txDPNAyj2xmXkw1nQM6cq4YCcGZs/0DvCxUXRk1EGJOKvXTIyqwbcfYVUu8",
+	"x/cwh/eZtmd7aIVow4XgiuTp6DZEdiSxmB1nUZ6Z7Zz863V1/43xjOaGro/RI4diMV1h0TXTGY/225m2",
+	"sQeK2LdJ3+x+sU/G0FkzvZJxQDKZa6NCQlkyFMfOGnTyOra4Kyog30mS5WBEgp7gRh3JJGFGQKpBgX/7",
+	"IpOmD5YrjJ9ib1KpOIgU5LKtpRJxggfJxbR6AlgjAH70hq4Bi7z3H+T7Zz+8IHOpV9vZSut05uY901LT",
+	"hFTXAkg4DvauiTWQR1PxH+TV/37xbE/jNtxsKlpfeYvd/Pe0992zV9NeAL3997Q469NegN3999TMetp7",
+	"R05hqfYEsgSNwQ2491YxO7wfn8bJeGbGVY5+ITNv6PtOBvKsTpyyKG3r+F6hVFlcZW3dhFwY8jb0LnMI",
+	"1pCpGhUPZvZBOPDQm9d8aWGKsIxOwll8jjF7G64YeTx+aIvt2nM/T9jaAjLnpbwILZhPzDTlCRF0bZQ1",
+	"0NAoT4zqCXAIxALUcLu0ajAiEE4zp4nh0pkhcBEbjXyx4BH6ZLSEyW2N/g4HmLWx7pduqr337LDFTloo",
+	"eWeXoEaSW2frGHBxYh+OiDvqAjtKwH6R0FHWtp6Eag9ve4greZHrlenQaLDopGuvcpmhZ49qpzpAXE4s",
+	"o3zNhCb9jCVUO1iSPEt6k94J3LTaAdVbRekceAcKa1yVBxxnIO3OyixaMaXxl3NjeqDlIhiLGVyMWJXe",
+	"m/iuwfCivKnvY50KW/DXWFppqtBE41kJyR5bv6jyuijUsWaLpNggNAz9D11h4t0PL+wovFiCoigGjDB0",
+	"oVFpJhc8YV6zOIOGRqGcPjSUycTsmay0Xw3MDVxavZl0kYjqeR+9eua7XSEMQ+ABQMQ8Y1EZKeVguNxG",
+	"u9gfH9FINzT8lOpoNcxTTJb1I0QxIFBBBfRVJoVhpItMrr02ISyweZd836vhJefeFZAZfUYXZj9c7cmy",
+	"e1vzsbIw6Pp/9/rd/w0AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

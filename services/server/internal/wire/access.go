@@ -325,6 +325,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		Channels:         chatService.Channels(),
 		Threads:          chatService.Threads(),
 		Messages:         chatService.Messages(),
+		Search:           chatService.Search(),
 		MessagesPageSize: c.chat.MessagesPageSize,
 	})
 	errs = append(errs, err)

@@ -65,7 +65,7 @@ func TestConfigFrom(t *testing.T) {
 	if err := cfg.Err(); err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	if want := (app.Config{MaxMessageBytes: 16384, MessagesPageSize: 100, MaxDMParticipants: 8}); got != want {
+	if want := (app.Config{MaxMessageBytes: 16384, MessagesPageSize: 100, MaxDMParticipants: 8, SearchPageSize: 20, SearchQueryMaxChars: 200, SearchExcerptWords: 30}); got != want {
 		t.Errorf("ConfigFrom defaults = %+v, want %+v", got, want)
 	}
 	if err := got.Validate(); err != nil {

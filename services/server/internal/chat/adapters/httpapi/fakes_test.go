@@ -69,6 +69,8 @@ type fakeChat struct {
 	after        int64
 	limit        int
 	content      string
+	searchIn     chat.SearchQuery
+	searchPage   chat.SearchPage
 }
 
 func (f *fakeChat) record(call string) error {
@@ -176,3 +178,10 @@ var (
 	_ chat.Threads  = threadsPort{}
 	_ chat.Messages = messagesPort{}
 )
+
+type searchPort struct{ f *fakeChat }
+
+func (p searchPort) Messages(_ context.Context, q chat.SearchQuery) (chat.SearchPage, error) {
+	p.f.searchIn = q
+	return p.f.searchPage, p.f.record("Search.Messages")
+}
