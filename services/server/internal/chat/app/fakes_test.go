@@ -3,8 +3,8 @@ package app_test
 import (
 	"cmp"
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"maps"
 	"slices"
 	"strings"

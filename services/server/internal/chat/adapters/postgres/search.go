@@ -1,8 +1,8 @@
 package postgres
 
 import (
-	_ "embed" // the search queries
 	"context"
+	_ "embed" // the search queries
 	"fmt"
 	"strconv"
 
