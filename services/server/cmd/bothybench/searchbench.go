@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -39,7 +38,8 @@ var (
 
 // The shape of the search world.
 const (
-	// searchVocabulary is how many distinct words the generated messages draw from.
+	// searchVocabulary is how many distinct words the generated messages draw from (at most
+	// 16^3, see searchWord).
 	searchVocabulary = 2000
 	// searchQueries is how many distinct queries the case cycles through: single words of
 	// vocabulary ranks spread between searchRankFrom and searchRankTo (rarer words towards the
@@ -137,7 +137,6 @@ func searchCase(ctx context.Context, o options, clusterURL string, logger *slog.
 type searchWorld struct {
 	syncWorld               // base, alex, sam, spaces, channels, threads
 	samChannels []uuid.UUID // the channels Sam holds a grant on: every tenth
-	vocabulary  []string
 }
 
 // buildSearchWorld builds, like the sync world, through the use cases over HTTP the owner
@@ -146,7 +145,7 @@ type searchWorld struct {
 // them, with the GIN index of message search dropped during the insert and built again after
 // (as a restore would), then VACUUM ANALYZE. It returns the world and the time of the bulk SQL.
 func buildSearchWorld(ctx context.Context, app *wire.App, bare *pgxpool.Pool, base string, messages, channels int, progress func(string, ...any)) (*searchWorld, time.Duration, error) {
-	w := &searchWorld{syncWorld: syncWorld{base: base}, vocabulary: vocabulary(searchVocabulary)}
+	w := &searchWorld{syncWorld: syncWorld{base: base}}
 	progress("search world: people, %d spaces, %d channels and Sam's grants over HTTP", max(1, channels/channelsPerSpace), channels)
 	owner, err := app.Bootstrap(ctx, "Alex", "alex", "alex@example.com")
 	if err != nil {
@@ -208,7 +207,7 @@ func buildSearchWorld(ctx context.Context, app *wire.App, bare *pgxpool.Pool, ba
 	if _, err := bare.Exec(ctx, "DROP INDEX chat.messages_search"); err != nil {
 		return nil, 0, fmt.Errorf("search world: drop the search index: %w", err)
 	}
-	if _, err := bare.Exec(ctx, seedSearchMessages, threadIDs, threadChannels, messages, w.alex.id, w.vocabulary); err != nil {
+	if _, err := bare.Exec(ctx, seedSearchMessages, threadIDs, threadChannels, messages, w.alex.id, searchVocabulary, searchSyllables); err != nil {
 		return nil, 0, fmt.Errorf("search world: messages: %w", err)
 	}
 	progress("search world: %d messages inserted in %.1f s; building the search index", messages, time.Since(began).Seconds())
@@ -232,35 +231,25 @@ func buildSearchWorld(ctx context.Context, app *wire.App, bare *pgxpool.Pool, ba
 	return w, time.Since(began), nil
 }
 
-// vocabulary makes n distinct pronounceable words of two to four syllables, the same in
-// every run.
-func vocabulary(n int) []string {
-	syllables := []string{"ba", "ke", "lo", "mi", "nu", "ra", "si", "to", "ve", "zo", "da", "fe", "gi", "ho", "ju", "pa"}
-	rng := rand.New(rand.NewPCG(3, 5)) //nolint:gosec // G404: a fixed vocabulary, not a secret
-	seen := map[string]bool{}
-	out := make([]string, 0, n)
-	for len(out) < n {
-		var b bytes.Buffer
-		for range 2 + rng.IntN(3) {
-			b.WriteString(syllables[rng.IntN(len(syllables))])
-		}
-		if wd := b.String(); !seen[wd] {
-			seen[wd] = true
-			out = append(out, wd)
-		}
-	}
-	return out
+// searchSyllables spell the search world's words: word k is the syllables of its three
+// base-16 digits, lowest first, so the 4,096 words below 16^3 are distinct and the seeding SQL
+// spells them with three array lookups (queries/seed_search_messages.sql).
+var searchSyllables = []string{"ba", "ke", "lo", "mi", "nu", "ra", "si", "to", "ve", "zo", "da", "fe", "gi", "ho", "ju", "pa"}
+
+// searchWord spells word k of the vocabulary, as the seeding SQL does.
+func searchWord(k int) string {
+	return searchSyllables[k%16] + searchSyllables[k/16%16] + searchSyllables[k/256%16]
 }
 
-// searchQueryTexts are the case's queries, from the vocabulary (word k of the vocabulary is
-// word k of the seeding's log-uniform draw, so a lower rank is a more common word).
-func searchQueryTexts(vocab []string) []string {
+// searchQueryTexts are the case's queries: words by their rank k in the seeding's
+// log-uniform draw (a lower rank is a more common word).
+func searchQueryTexts() []string {
 	out := make([]string, searchQueries)
 	for i := range out {
 		rank := searchRankFrom + i*(searchRankTo-searchRankFrom)/(searchQueries-1)
-		out[i] = vocab[rank-1]
+		out[i] = searchWord(rank)
 		if i%5 == 4 {
-			out[i] = vocab[searchRankFrom/2-1] + " " + vocab[rank-1]
+			out[i] = searchWord(searchRankFrom/2) + " " + searchWord(rank)
 		}
 	}
 	return out
@@ -274,7 +263,7 @@ func searchQueryTexts(vocab []string) []string {
 // give the same messages in the same order; then searchRounds rounds, each giving the
 // baseline and the figure a quarter of d.
 func measureSearch(ctx context.Context, w *searchWorld, bare *pgxpool.Pool, cfg chatapp.Config, d time.Duration, res *searchResult, progress func(string, ...any)) error {
-	queries := searchQueryTexts(w.vocabulary)
+	queries := searchQueryTexts()
 	specs := make([]chatapp.SearchSpec, len(queries))
 	urls := make([]string, len(queries))
 	for i, q := range queries {
