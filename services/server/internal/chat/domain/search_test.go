@@ -93,7 +93,9 @@ func TestSearchWindow(t *testing.T) {
 func TestExcerpt(t *testing.T) {
 	t.Parallel()
 	s, e := domain.MatchStart, domain.MatchStop
-	seg := func(text string, match bool) chat.ExcerptSegment { return chat.ExcerptSegment{Text: text, Match: match} }
+	seg := func(text string, match bool) chat.ExcerptSegment {
+		return chat.ExcerptSegment{Text: text, Match: match}
+	}
 	tests := []struct {
 		name, headline string
 		want           []chat.ExcerptSegment
