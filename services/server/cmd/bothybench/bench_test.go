@@ -54,8 +54,8 @@ func TestBenchSmoke(t *testing.T) {
 		cases:        map[string]bool{},
 	}
 	for _, c := range caseGroups {
-		// TestIngestSmoke and TestGatewaySmoke run their cases alone.
-		o.cases[c] = c != caseIngest && c != caseGateway
+		// TestIngestSmoke, TestGatewaySmoke and TestSearchSmoke run their cases alone.
+		o.cases[c] = c != caseIngest && c != caseGateway && c != caseSearch
 	}
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	var steps []string
@@ -252,7 +252,7 @@ func TestParseFlags(t *testing.T) {
 	}{
 		{name: "defaults", check: func(o options) bool {
 			return o.duration == 5*time.Second && len(o.writers) == 3 && len(o.batches) == 2 && o.rate == 1000 && o.out == "" &&
-				o.syncEvents == 1_000_000 && o.syncChannels == 1000 && len(o.cases) == len(caseGroups)
+				o.syncEvents == 1_000_000 && o.syncChannels == 1000 && o.searchMessages == 1_000_000 && len(o.cases) == len(caseGroups)
 		}},
 		{name: "lists", args: []string{"-writers", "2, 8", "-events", "5", "-out", "docs"}, check: func(o options) bool {
 			return len(o.writers) == 2 && o.writers[1] == 8 && o.batches[0] == 5 && o.out == "docs"
@@ -266,6 +266,7 @@ func TestParseFlags(t *testing.T) {
 		}},
 		{name: "unknown case", args: []string{"-cases", "sink"}, wantErr: true},
 		{name: "small sync world", args: []string{"-sync-channels", "5"}, wantErr: true},
+		{name: "fewer search messages than threads", args: []string{"-search-messages", "9999"}, wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,6 +35,10 @@
 //     clients and 500 events/s against the bare LISTEN/NOTIFY round trip, and delivered event
 //     frames/s to 5,000 connections against a bare broadcast server written in the benchmark.
 //
+// The search case (issue 13) measures searchMessages over HTTP for a reader who sees 10% of the
+// channels, over a world of -search-messages messages (default 1,000,000) in -sync-channels
+// channels, against the bare SQL of the same answer.
+//
 // The ingest case (issue 8) times one pass of bothy ingest git over a repository of
 // -ingest-commits commits (default 5,000) generated with git fast-import, and a second pass that
 // creates nothing, against the bare loop with 1 writer and 1 event per transaction.
@@ -88,6 +92,8 @@ type options struct {
 	pageCursors int
 	// ingestCommits is the size of the ingest case's generated repository.
 	ingestCommits int
+	// searchMessages is how many messages the search case's world has.
+	searchMessages int
 	// cases are the case groups to run (caseGroups), in their fixed order.
 	cases map[string]bool
 	// The gateway cases' sizes (gwLatencyConns and the others; the smoke test takes fewer).
@@ -103,10 +109,11 @@ const (
 	caseSync    = "sync"
 	caseGateway = "gateway"
 	caseIngest  = "ingest"
+	caseSearch  = "search"
 )
 
 // caseGroups are the case groups in the order they run.
-var caseGroups = []string{caseAppend, caseTail, casePost, caseAuthz, caseGateway, caseSync, caseIngest}
+var caseGroups = []string{caseAppend, caseTail, casePost, caseAuthz, caseGateway, caseSync, caseIngest, caseSearch}
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
@@ -124,6 +131,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.syncEvents, "sync-events", 1_000_000, "events the sync world's log is generated with (catch-up and snapshot cases)")
 	fs.IntVar(&o.syncChannels, "sync-channels", 1000, "channels of the sync world (at least 10)")
 	fs.IntVar(&o.ingestCommits, "ingest-commits", ingestCommits, "commits of the ingest case's generated repository")
+	fs.IntVar(&o.searchMessages, "search-messages", 1_000_000, "messages of the search case's world (in -sync-channels channels)")
 	fs.StringVar(&cases, "cases", strings.Join(caseGroups, ","), "case groups to run: "+strings.Join(caseGroups, ", "))
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -146,6 +154,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.ingestCommits < 1 {
 		return o, errors.New("-ingest-commits must be positive")
+	}
+	if o.searchMessages < o.syncChannels*threadsPerChannel {
+		return o, fmt.Errorf("-search-messages must be at least %d per channel", threadsPerChannel)
 	}
 	o.pageCursors = pageCursors
 	o.gwLatencyConns, o.gwRate, o.gwFanoutConns, o.gwIdleConns = gwLatencyConns, gwRate, gwFanoutConns, gwIdleConns

@@ -21,6 +21,7 @@ type report struct {
 	Snapshot snapshotResult `json:"snapshot"`
 	Gateway  gatewayResult  `json:"gateway"`
 	Ingest   ingestResult   `json:"ingest"`
+	Search   searchResult   `json:"search"`
 	Targets  []target       `json:"targets"`
 }
 
@@ -142,6 +143,7 @@ func (r *report) evaluate() {
 	}
 	r.evaluateSync()
 	r.Targets = append(r.Targets, r.Gateway.targets()...)
+	r.Targets = append(r.Targets, r.Search.targets()...)
 }
 
 // evaluateSync checks the targets of issue 6: a catch-up page of the owner and of the reader
@@ -221,6 +223,9 @@ func (r *report) markdown() string {
 	}
 	if r.Ingest.Commits > 0 {
 		r.Ingest.markdown(w)
+	}
+	if r.Search.Requests > 0 {
+		r.Search.markdown(w)
 	}
 
 	w("\n## Targets (issues 3, 5, 6 and 7)\n\n")

@@ -748,6 +748,13 @@ type EventResource struct {
 // EventResourceKind defines model for EventResource.Kind.
 type EventResourceKind string
 
+// ExcerptSegment A run of an excerpt's text, matched by the query or not.
+type ExcerptSegment struct {
+	// Match True when the query found these words.
+	Match bool   `json:"match"`
+	Text  string `json:"text"`
+}
+
 // FieldError One invalid field of a request.
 type FieldError struct {
 	// Field The field, as a dotted path into the body or the name of a parameter.
@@ -1136,6 +1143,35 @@ type SaveDraftRequest struct {
 
 	// ThreadId The thread of the channel the draft belongs to; absent for the channel.
 	ThreadId *openapi_types.UUID `json:"thread_id,omitempty"`
+}
+
+// SearchHit A message that matches the query.
+type SearchHit struct {
+	// Excerpt A part of the message's text around the matches
+	// (`chat.search_excerpt_words` words at most), as consecutive plain-text
+	// segments: concatenated they are the excerpt, and `match` marks the
+	// words the query found. The text is never escaped or marked up, so
+	// a client renders it as text.
+	Excerpt []ExcerptSegment `json:"excerpt"`
+
+	// Message A message of a thread.
+	//
+	// Example: {"author_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","content_md":"On my way, @alex","created_at":"2026-12-01T09:33:00Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eb0","mention_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"],"reactions":[{"count":2,"me":true,"reaction":":thumbs_up:"}],"redacted":false,"seq":2,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0"}
+	Message Message `json:"message"`
+
+	// Rank How well the message matches (PostgreSQL ts_rank); higher is better.
+	Rank float32 `json:"rank"`
+}
+
+// SearchResults One page of search hits.
+type SearchResults struct {
+	// Items The hits, best first (rank, then newest message first); `[]` when
+	// there are none. A page may hold fewer hits than `limit` and still
+	// have a `next_cursor`.
+	Items []SearchHit `json:"items"`
+
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor *string `json:"next_cursor,omitempty"`
 }
 
 // SidebarSection One section of the sidebar.
@@ -1598,6 +1634,40 @@ type CreateTokenParams struct {
 	// a response carrying a secret (`Cache-Control: no-store`, as
 	// `createToken`'s) is never stored, so its retry runs again.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// SearchMessagesParams defines parameters for SearchMessages.
+type SearchMessagesParams struct {
+	// Q The query, at most `chat.search_query_max_chars` characters, with
+	// at least one word to look for (not only excluded words).
+	Q string `form:"q" json:"q"`
+
+	// SpaceId Only messages of this space.
+	SpaceId *openapi_types.UUID `form:"space_id,omitempty" json:"space_id,omitempty"`
+
+	// ChannelId Only messages of this channel.
+	ChannelId *openapi_types.UUID `form:"channel_id,omitempty" json:"channel_id,omitempty"`
+
+	// ThreadId Only messages of this thread.
+	ThreadId *openapi_types.UUID `form:"thread_id,omitempty" json:"thread_id,omitempty"`
+
+	// AuthorId Only messages of this author.
+	AuthorId *openapi_types.UUID `form:"author_id,omitempty" json:"author_id,omitempty"`
+
+	// Before Only messages created before this time (exclusive).
+	Before *time.Time `form:"before,omitempty" json:"before,omitempty"`
+
+	// After Only messages created after this time (exclusive).
+	After *time.Time `form:"after,omitempty" json:"after,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page, valid with the same query
+	// and filters.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Most hits checked for this page; larger values are capped to
+	// `chat.search_page_size`, which is also the default (as are values
+	// below 1).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // CreateSpaceParams defines parameters for CreateSpace.
@@ -2263,6 +2333,9 @@ type ServerInterface interface {
 	// CreateToken Issue a token for a principal
 	// (POST /api/v1/principals/{principal_id}/tokens)
 	CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params CreateTokenParams)
+	// SearchMessages Search the messages the caller may read
+	// (GET /api/v1/search/messages)
+	SearchMessages(w http.ResponseWriter, r *http.Request, params SearchMessagesParams)
 	// ListSpaces List the spaces the actor sees
 	// (GET /api/v1/spaces)
 	ListSpaces(w http.ResponseWriter, r *http.Request)
@@ -2458,6 +2531,12 @@ func (_ Unimplemented) ReactivatePrincipal(w http.ResponseWriter, r *http.Reques
 // CreateToken Issue a token for a principal
 // (POST /api/v1/principals/{principal_id}/tokens)
 func (_ Unimplemented) CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params CreateTokenParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// SearchMessages Search the messages the caller may read
+// (GET /api/v1/search/messages)
+func (_ Unimplemented) SearchMessages(w http.ResponseWriter, r *http.Request, params SearchMessagesParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3475,6 +3554,143 @@ func (siw *ServerInterfaceWrapper) CreateToken(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// SearchMessages operation middleware
+func (siw *ServerInterfaceWrapper) SearchMessages(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SearchMessagesParams
+
+	// ------------- Required query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "space_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "space_id", r.URL.Query(), &params.SpaceId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "space_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "space_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "channel_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "channel_id", r.URL.Query(), &params.ChannelId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "channel_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "channel_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "thread_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "thread_id", r.URL.Query(), &params.ThreadId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "thread_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "thread_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "author_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "author_id", r.URL.Query(), &params.AuthorId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "author_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "author_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "before", r.URL.Query(), &params.Before, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "before"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "before", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", r.URL.Query(), &params.After, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "after"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "after", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SearchMessages(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListSpaces operation middleware
 func (siw *ServerInterfaceWrapper) ListSpaces(w http.ResponseWriter, r *http.Request) {
 
@@ -4175,6 +4391,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/v1/threads/{thread_id}/messages", wrapper.PostMessage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/search/messages", wrapper.SearchMessages)
 	})
 	r.Group(func(r chi.Router) {
 		r.Delete(options.BaseURL+"/api/v1/messages/{message_id}", wrapper.DeleteMessage)
@@ -8357,6 +8576,142 @@ func (response CreateToken503ApplicationProblemPlusJSONResponse) VisitCreateToke
 	return err
 }
 
+type SearchMessagesRequestObject struct {
+	Params SearchMessagesParams
+}
+
+type SearchMessagesResponseObject interface {
+	VisitSearchMessagesResponse(w http.ResponseWriter) error
+}
+
+type SearchMessages200JSONResponse SearchResults
+
+func (response SearchMessages200JSONResponse) VisitSearchMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchMessages400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response SearchMessages400ApplicationProblemPlusJSONResponse) VisitSearchMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchMessages401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response SearchMessages401ApplicationProblemPlusJSONResponse) VisitSearchMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchMessages403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response SearchMessages403ApplicationProblemPlusJSONResponse) VisitSearchMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchMessages413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response SearchMessages413ApplicationProblemPlusJSONResponse) VisitSearchMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchMessages429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response SearchMessages429ApplicationProblemPlusJSONResponse) VisitSearchMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchMessages500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response SearchMessages500ApplicationProblemPlusJSONResponse) VisitSearchMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SearchMessages503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response SearchMessages503ApplicationProblemPlusJSONResponse) VisitSearchMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListSpacesRequestObject struct {
 }
 
@@ -10348,6 +10703,9 @@ type StrictServerInterface interface {
 	// CreateToken Issue a token for a principal
 	// (POST /api/v1/principals/{principal_id}/tokens)
 	CreateToken(ctx context.Context, request CreateTokenRequestObject) (CreateTokenResponseObject, error)
+	// SearchMessages Search the messages the caller may read
+	// (GET /api/v1/search/messages)
+	SearchMessages(ctx context.Context, request SearchMessagesRequestObject) (SearchMessagesResponseObject, error)
 	// ListSpaces List the spaces the actor sees
 	// (GET /api/v1/spaces)
 	ListSpaces(ctx context.Context, request ListSpacesRequestObject) (ListSpacesResponseObject, error)
@@ -11162,6 +11520,32 @@ func (sh *strictHandler) CreateToken(w http.ResponseWriter, r *http.Request, pri
 	}
 }
 
+// SearchMessages operation middleware
+func (sh *strictHandler) SearchMessages(w http.ResponseWriter, r *http.Request, params SearchMessagesParams) {
+	var request SearchMessagesRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SearchMessages(ctx, request.(SearchMessagesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SearchMessages")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SearchMessagesResponseObject); ok {
+		if err := validResponse.VisitSearchMessagesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListSpaces operation middleware
 func (sh *strictHandler) ListSpaces(w http.ResponseWriter, r *http.Request) {
 	var request ListSpacesRequestObject
@@ -11556,299 +11940,317 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37d9s2tj/6r+DqzFqR71Cy7DhtI69Zd9w0bXOmj9zEnc5plSNCJCShpgCWAK2oWfn+7d+FvQESpEiJ",
-	"sp1X6/lh6lAknhv7hb0/+00vkqtUCia06o3f9JaMxiyDP18wnW0u5ppl5l8xU1HGU82l6I1738o1WVGx",
-	"IYpFUsSKaEnWlGsyY3OZMZKZb7lYkP6Lr5+Qxycno4DELKGbgf3gaNgLehn7PecZi3tjneUs6KloyVbU",
-	"9Lbigq/yVW88Cnp6k7LeuMeFZguW9d6+fRv0UprRFdN2pM9itkqlZiLa/Itttkf7Pb1iilAYFWcxef7j",
-	"y0ui6JyNCbUzIGYsTGmy5npJ9JIRRVeMXLENmWdyZZ5MBDyikZYZvMYFCZdap0Ne9j/VOgnJgmmFjWiZ",
-	"MdO4SqVQjMg5tjTnmdKkX3RWvIDrT0JvSoMXLE3ohsVjYpYpPCJUxGSdcc3URAhpBrIgdEG5OCeURDI1",
-	"2yI0WS95wqB57E5pniQky4WCvVJkLjPC9ZBcFpMz84VBURLz+Zxlph23NFSoNcsUORs9JmEkxTzhkQ6H",
-	"5MTs/umjRxORZlxoOksYuXj55NkzEi1pRiOzTWZkK5rMZbZiMXRTtjYakh9FsiEqjyKm1DxPJsItiCI0",
-	"c8sYECUJJXPKE1Zu2IpuyIwVewujN5O7YpvziaDl0kY0Q5qEPc+YJv3wCY2WbPBECp3JZEyEHEBXYUCo",
-	"mogwyhjV7FJeMRE+UEeEKyLYNcv8AZm+gNxxZWEfhhPRC3rsNV2liaHd0cnj0ewzejaAFwc0Ya8HJ72g",
-	"xw114pb3gp6gK/Oyv/WGnCvngr7+jomFXvbGp48eBeacuH+fmFOhNctMm//76/8z+D+v/v63XnF8lM64",
-	"WODpKRbXNPkljV/gUpp/RVJoJuBPmqYJj6g5Q8dpJmcJW/39N2UO1JtyauaL2LR/TRMew8tT3KBe0IuZ",
-	"pjzpjXuXQOK4X2YNpSbwvmECLMukOca/vunNOUtisyJUxAnrBb0VU4ouTPOrXGn4bsYIW6V603v7Kugp",
-	"TXWueuOzkeETXMNi/7sYCSlGYhchz8R4JvVyM7YTGm8P+62/3n/L2Lw37v3Xccklj/FXdfwcm8AlrTKc",
-	"2nxLwu+HWx2GQclz5HzORGxoFJZCEcNicIHCo6EZ2hN77A7YqzudjTv2qhx0lGfAJsxmMNIvOcNRABzG",
-	"0gqhRNMrJgjuLszma5nNeBwz8b6ng0zcsA7FmOPAMs8iRmY5ElosiV5yRfrh3I3SzAhYpiIxu+YRc8RM",
-	"0zST1ywmG+Aq+OM0xb20O/eNFOzOp2ka3TPVKM+UzEhEBRGSJFIsWGZOkWLZNVBkxtRGRFMnjMOjc1iQ",
-	"mYw3RNGNIuvlBkTOUq4Np89YJK9ZBpN6JgzDocn73L8LQXLBXqcs0iwmcDpIP+R2JJXhI7M2jJ8zc5jw",
-	"FRXAG4lckCVFOY2cSpFcGOmr/eMbw0R/kPprmYv4/Z87S5axZEhr7DVX2pChrtCx+SljNCbcUKCQejo3",
-	"43XLodcSJCkXMVeai0XO1dJIapjdc7pJJI0vpfyOZgv2oZgL7BlXJDGDMBOkTsNa0ddT8+t0ttFMhaQf",
-	"pjjkqZZyCu/bY/aSZebw/SToNeWJmeGtxFrutVMTaDHVdEYVMAHvtSEBxZlQozlb4kroBp8OQJ8mC37N",
-	"lBF+ToA9Gj0sBdhPlT5bRZc/tLsSWi1zIv3Q+1d4NK4ckTVFysRzFhOZa9KnqKGSdSY1I1ZLRdW1prFR",
-	"ZWiWKyJFxEjorVMI5zOlShlGpVIWkdGjgEx6X7lheqOa9MCmqBswg8KCaVoW+/axZ+vAylxK+T0VG6sY",
-	"qffK3khm5GjCV9yc6HluJu8vdz80NG+sr6l9pGBHpESTDC0DZ7ZwY5sZsWtkQMKNoKZxnDGlQJYVX1mt",
-	"muZ6yYS2s/NbsV+R/sVXL8hodPL4qErplY27u534SXhDYu+d/+LaGR2OK8XFIiiVuYDk4krItQgIe50a",
-	"0WkWNGPX8sr8uKUo2F/wLPlzMjyaJmsQtUapCn/++efBhffGmHzJaGbOgzk+hXFqGCLwvHfM7IrTtuKL",
-	"zNKFkSVWv2nlY5YVk/zD8TMulKaGrUTUWMqo9LiTpEjGF0uj7a3rDO7c0wqIsctQTbCHJFqy6MquvMrT",
-	"VGaaxd+zmNNLmNyHkZ6GV1KUoeulVIyET3AUAzOq0OmqoT8gM5DQMOvw7/in2R2gstDY7orpf+R6Pvgi",
-	"hA2nUcRSzeLzoh+ul4bb04a+CtYl5REsb7FS05VZqqnpCoR2sdnAKy4WduG2tD5qfgkIJWnGRcRTmhA5",
-	"J1fcjBZ+C0vrP83knBvtJqjQOdjz8ZTq3rh3Ojr9bHByOhidXI4ejx+OxiePfukFxTuzjW+4n80/Y4PP",
-	"oxM6eByP2OB0/ih6OPuCnrDPP+/VN+VlvlrRjCumQN0memkUMyPf3F6ZYcVcpQndTK3V/0LOuDBcE23f",
-	"cS+zD3jcbRzU0GOayZRlmqNp70/3Tc9wLZh4TDUbaL5i296B6vTfNFBbufbrpST2bdRFzRaYmRUd5TmP",
-	"m/qotFrv5Ocl1WV7oPeeEzqzHi3DjJHUhSTeh8PGfipL3DQb8wtRS7kWYKpWprHVnNuapoZywX/PmbVt",
-	"A2O3J3INtodijY3xuLkh6P6B8tYZ3SR7FvWt7039tQevVKYflF4Vb4sDn0ZeFa3K2W8s0maYcBq/46rp",
-	"RJqfVM0MMZReO3RcsxX6d/7kx+/V1gG0U2/dZ9DBYmZUh9nGEs85CX99FSKp6yUzbDczCrQAOipa3CUw",
-	"kIW+LbaTZhndbNMINNW66c8zppiIWDsrrm29YiwoGXCWC8Ni0CtkRl5dGeq4/G7BZ8/ACzYHlcC01Wny",
-	"L7D3l/BBfeLYt2uudQEqbbQuwoPaVM9JaNXCkJjnid1pkjEj/ciS0UzPGNVg/zGRr8yQ7CdAb3BGZ7ky",
-	"p1PO5wkX/iBLDnKRpi8jmbIWFkoFoWlqFVizP7Eck5Bdm8GMVT4zH8xYSPoR1dFykKdG7E+EEjRVS6mP",
-	"AhJa96samwMUkj74F1RKI6YCEi2pECxRVieFM3YUTET5FRgipgM40u6dgKRS6YCwmGv4NmYJ04y4z6AN",
-	"XLNKv/joyLrW7brVp1P6jPFj/98wnF7Q89puXNcnNKUznnC9ad71CFzLck7QID2rHYOUZYZXG3ZjfjCn",
-	"zN9pWL5hnhohbGgQ/kmzaMmvgTfjqg5xzbwHxRfuQfkNLmz5iZ1x+SDO6FwP3fxhF+BUuieLjAo9pPGK",
-	"i+YVwS4blsNRgVkOiqQBlg8lMc9YpAd2LO69A/Sxk/Fo9Et3Bvz4pBf0jC4II6cipllc3qloHl0xrXpw",
-	"c6i5YSpCT3ls5NIruwvTrj2NzJrLlEe9ce9H4QjbbDzBfnpB75plCtboZEso2I27mVp2yDeoYuzVxnDR",
-	"djNVSwH/Mq++dau6RQ2opM29/XenulEF2tqKRn2zfEkhlVVbDogCo8KKTezcEYBPdoXk3LsgVanpU8eB",
-	"M97fE1LRm+1fCvrxxsuF/uys13Ah3qD7waaWzVQIaHvlm2Sgv+UNB9+QQLzv+LvFML+DVeZtZoUplgc2",
-	"Xu1iQf/mbL2LDVFfH1WMKcK1p5Qk7Nq8JGISOSbP0bTPtkxF7wUzxCoP3WKx20y1ypVfBe+B2cH0euPe",
-	"iq1m/o3ynXO/Hdytum5vmu/ewIXULDY5ik27oe50d1Z9PeHdcJI/Li5qt2v3N9/BSx7P7cJG74bXfTLs",
-	"yy1lUKW+HVzN8JFmq/ayJD7lsbUaW9k2aIol70amHju7uZ32BBYFjZUyhGOLU7N16dTwONy7s5q3mMKh",
-	"Dp+AUE1WUmnyaDSqRBHJXLPMbglXRGd8tUL24IXGPBqN7tQbFGCI00llLIXzM8LoIe+n2nBOzHCqkTo7",
-	"fEu7yOZbfKtOIc2Onh0Uk6b76CVNS6mpjJWp6tRTpYQvc57EZCa1Tw0z83CAD7GRTjbbth/lZluXph/d",
-	"xpXrsLXumiSMKk2kYLji54b3mD9IwhU4Wdc8YiSSOajCIjrAIeRcBW9hPs/wm5M9jKfNf2in0E5flrvt",
-	"oDGnr2nnQq5R15bistve2iKYZkIBYviiQgv2lt6wEbjds35cq4Wgdb5T9G3tIrCt00ejGlnt9tfCeNsX",
-	"9CvQpr/HU9K6rOYcSKPL7jWaSL8UZxqCY80XhIrNmm6OanuxrTN28Yd+0XCMb6WpdKfbTtYNrOs3Gd0p",
-	"OsExYohmRa/qJFo46Ltqzp9/AXYCxvMcpG4XHzmV35CleS6BzVp1f3u5KyNsohaYH+tmq1ZG3tQYCmWZ",
-	"ucN9TtymkFwkTCkSViYCt4Shu6ENgSYFkSuuCddHh42pi/ZtNxu/cDo4LmGXD2WD4K2scH04tvF26nvO",
-	"MiXFHkmcwku7he9Fwl6bF1Z4X08T9vqf9u1hJFe+SDa/9e5GvuLI3oOItfPaXp80oVwUgSkqj5aEKhLW",
-	"528jbPGi2k4VJlQby+mjs/ejmbkptZPGS3OWdlCGtUlapGf17f/fNFIG80S50nLFMlX6B17izfyBeruT",
-	"dSej0R5hF9xUHt9acF6CqrBjIa0uoSVRmma+rwhzJjxvXiVeBoIdpivDjf+p6AoPRAYRpsZkmidSZuTU",
-	"cLjfqLFQMC+gVwbHPN96ueH+3uum6VBWhhiQ72l2FUM80gmZbTTQRxgtqYbwSfuajaBsVmpwbK1Kzegw",
-	"pcYb/o4dklesnQf+mCLlgg5j2CFcZ50TKjALgGBzhCuVQ4oPXnfNZC5gUyFI4JpH2ycEIrQd/dPVA0US",
-	"mmqZwnUy/Ohimno2zqnpeHit1If+JYe8qCKGTEs7BRsRBqlAXDUxoi5MsTbIRp5ddPZAEXyR9GM2p3mi",
-	"SVhEp58TwVisSOhNJ/S9s27+Qc/FuTe4aN/u22FMOWkTc7BGkInkknO4svIG7sAhNpSK2IZ0Y5ZN4552",
-	"1cYew9cpz5gqXLKfD0YP6wEJMDJjzEq93Ex/+c9yOfvPl+qXlyfXs9XrR9/9/Og6fnKy/O4//538z89r",
-	"HX/zOPvl5zP9/VcX7tsD9MM2CmtTucodDjBgoLKHEJi74NdMdFKm/MXY9tFgNIKlZaVlqshaZldcLLai",
-	"c3CLbHOVrnc6Wu1CN81zBuGP2HlAQtyKkMxlksg1Bk+cPSQzqthnZ3nmqxukf/roM5JREcsVmXGNiYfN",
-	"fXdze9aYHI7aa6GJ1X0Fu9JE+yUz8MLaznGmquRjXBtrjUiRbGxaH4ZMuwN5gzi3Q85JM5883AL63AsV",
-	"LZnJncStdXRZt3vRa8bS3pZKzrtLL8Sdf4nvNrq6azaE1RRt63vjsyrtb9FXweRdKIrRlldcOLpxyS9A",
-	"g32j9VjCWzBNzkYPJ2IrlymAAFLYuBDu+kIb1xw2NHBSC9dokCRmReD7xmu/rzI6163XSDJ7oEgugPlo",
-	"9loTM7PyTjKz2l39cODv00Pu2ioK37c0mUM2cZps9lyGeV11IKmqvrfNpGA2+y6ivduzB4rgtWUX9n+L",
-	"KxtvmpVJlI02kq4Z2gtzdLa3l4KpZl7AfCflKea2zXMrZ4Do2Gu9fSVz4OpXlve9LdeuFXoa805OP6MG",
-	"2GVHSdLBavlRkNWGrOkmIP80BjPpz/k1Iysucs3U0WHGyC0tj8PshqfXNMkNT/w6oYsmmTpnVOcZI/OE",
-	"LjyyoUnOyssBwz0wjUlesyzjcfHbRDjWUrDmgLBEse23MdLcBepecRGXb06E6d8cQdS4h+THlGVUywwe",
-	"cYEDdDkfoNNY7gzPw1oS+ZseE3SWlGgJV2zTG1uqVUOF93dMbe9c8V2DVgfuYkhtMIsFSVjVNfK2ayZl",
-	"wihc712xlvBwO+crttm/z1eQ3O5G17zVjbkApiMmrlkiU1CdpGAkzjPIVIPbJZcs9vAoKNNlpCAvnr68",
-	"dDk0E7Ggmq3pZki+xmRrbdhOLF1Gb7KByFu54lqzeGs3YHXanXFVj1upbj38Ij6lg8+j0WjwOR2dDL4Y",
-	"jUaDUfE/6kV2oIMNBENNZO1pJEKRlWUswUzzTt9RSmn3gTLTh4wg+btd0RyenD48e/TZL3BpDwmbsHS5",
-	"XspsesiS3GwFPH73XS6iJaGaCCnF/9cL9urI3tAdA+vY+dx0rtjvvfHnFanS4dP4xHdrwwXJAX1aunGo",
-	"CW/tKM5O6zE+exqbnfRuMPDi/FaDoxr0++Lo7NKc4exfwJu1E9BJk6oS/5sdeVNw7CNa5FkCBxnewsao",
-	"nIqu9ot3PGpD3aRsYNgZn/PoHE1AHisbdJixmGIefG3UJRN1r2w3jSH+GIVtZEqRdGC56JqqooNmOeBT",
-	"6t7NdHcvBWHWx/NNImdG2EZyteJ6YFMjArKg6WCe1e6p2pStQ2OYDtL6dGaaBsbyuslN8vAJgVeIfQXU",
-	"MS9TAEnO7iLs4AIRdiLGr6tO1XID9SZt9B1kbMGVhuwRJ/3Mq0F5E1I7iR10L7MvQa+cfJWaA3t0vY0v",
-	"KXdLgAe914OFHNiHvykphi/o+vuSO3lHvEE3ke5QUoH0OK6k/vVDvER011C4kmZJ0xRwOiZC+xmgXCuW",
-	"zO1nY6I2SrNVeIS7YHsgQpY9TAT2PyQv11xHS6NAYJ+oC0jBfpxDXtMBOSy7X34Jg7JM75Vboed00bD/",
-	"PwpGUhtb61I4tm0gDLZpUaGuGxK4IIuHC6LY75ib5OcjHZSFhMpbQ4zh0hy4RgZgjRnDlaH/OalsYcGe",
-	"YN7InWjckSsI9lpPEQylueOE2m4hvZfF54A8AK43RUKKee3k6e85hbiV0E3Drk1E88VSE9yEDuORScyU",
-	"bl8H/N3BtyB2F2K2AMoXpvLP2JILwPwAyLGzkxEJM2a0Hi5F2JVfbkQ0ZamMloe7Py19VZfX2+JK65VJ",
-	"t+r7LzyZ0pzXhGfVqAQLFEy1UMzDInadc8qRmcvKKbXOQhvyIKmCIo2sYBguk6b5dqRi+WB8QIu3GMyR",
-	"p1nWRKjm1HMBIFKIEYUGvxeiWV0LC6nVfHvIkjggkDUeS2PjkJQaY1loWULoWFsQ7v/RS+2g9yrehfJq",
-	"eztwx4F4NW4nV2SdSVEY6tVWt2G/9i0tTrjstWmBfdQko44mSSdGbrPwgze1Nb4pP2s8nruQD2/DNG7Q",
-	"Wcaoag7Y3TjgL4ssZXeo7KnIzzPnfmpPKqgNljfBjYmczmk2RR5mThu0N6XLtsw8izy12RFDbPkioiWx",
-	"13pMQpfRGJK+0VMIJV6Oo1ETQkDlC0nfqAKhP4owILnKaZJsCCUJXSy4WIDfl0cUVI2JcIw4X5CMWm8K",
-	"FSSRSgOaTs0D7rrGtcg2LfPU2WYKEmfalD/8rVzbIO0q6iYcVKN1Uq3NabFO09+4tsf1QAKoCoZ2dI0H",
-	"qgSB24iIwCeHJ61bevP2eWspbihZXm2D7GzBnhELzkH6Zycji3CEm4vTawJRmwhL8nBx7Wgvk6kC1yB+",
-	"FRBDdsqjO9IHoBidcabw4haIECeNYXFIkoiXZGwJLvIS04cVLT1Qnh6y5aKysC61mdZxrOzcuALuYekX",
-	"AYc05cLZlmror/745OFoVOVHJyPzxDGNylEvD+7WAfDI/AvzfQHpeDKqEmDX+0UXYPMCZk28Wbciz9QX",
-	"yBAmBP01Wl0yqd/XFrm+9jwERdYI2OiH577eBgyh47XWF6Mb3eC+7xjWdw9hsqIxck7Mgu5yVdZRwfzg",
-	"8be0eivYqHd8rKG1TXfjjfG1tdwwb/MbVT/TYXPml29Qw8ao9w5k8mmf3YPwT3CFK84HQRdGHnJBeLzt",
-	"e7ghFgry8QYvxE5/wHNj+RuzH18IizME6pWhkuJ0Wd4P3oO0W+J35wS/7XPVYhPbTAW4vxsSl7hQE0tw",
-	"qQX5ztKI9GxjWQbgfhQJt1LAVRktY4zxXRdWwSHGq08TZaxEqZgDgZqIhGqWHXlNeGk+6GV3ncClvc0w",
-	"BEhImwBWVZZ3WORNanPJTLYDYa45W7MsBIeROich0mxIYBqphAiDjNFI43iuGEuVdS3SBBT584kI4XrW",
-	"fmTptQoeTMEZoyx1n5NQroXppu+mMhFSJJsjC8iCSwvQmNWZ43DBjLWp3IjOEfSgwcbpf7sDnqpgFhAw",
-	"AylOxqIH658LEkIIQDgmp2arHp76AXRyPhEJMxaECkjMF9wsVTgNAxIOEZAwHIQBhk8DurqIiQWxtkjy",
-	"+PVEyAy/H5IncpXSjMUAjzXgQjGhuObXLEGkYQubX0XRqmGq23tVL2z24Wklava0Coh+MfiFDv4YDR6/",
-	"Kv+cDgev/l/vl781ScJvGU10iwWU8GsmmOEVgGZfExhFqJu82tZs2iJ3LxAJMpRX4TmhYmNTumSuI7my",
-	"iNO2O2KOfpL4Bre82u99sj03MZxnlkyfibncbfNh8DKYPxkg39eFZUehNCrDC0Ep7x2u9Z/sDsJq05c8",
-	"65XH52XgKnorVCctqT1hxmu9nnKyHUq4w85+gqNxoZ/WAe7j9GbMHhewDimZ0egqT8+Rt0xEYd6pHDKx",
-	"jIlHBRIV9Al51BC6i35FPGiHBEBVR/xMGIGgYMye7Fiww/xfJ92QAly8pO8L2BVT9Z0DXWiPKGTzOYsM",
-	"N7K2nvDNuVKEiSXLuHbrDhElpaR1OK2YqC6iJI+LGJJb8Pjv23ypFz7UCm0OfKyFXXRRF28dK1kPM9sT",
-	"ePHwMByU2QiWT9h7/q65qZ+btQVpz6WwGr3MjblvJAhzAVbujd64N9bLfDVT0zwdgzepvFOf00Qxe599",
-	"eiMkqWqcxZ5P6KghnKLc1y6hEbeJSW0O+zt3yTjCAmU4WuTKorvFw7sCtWIxf0eh4RU62qlEqcok7XfK",
-	"ehM2DoZf3Q36lEenTYOyo4DgAvtiQBiNlmXkI9A2Fg3yAv4yANyeCPB/cB24nHcwvLAF1yJctdpkMxoz",
-	"t91zmU2EMcagbQuChdtdRKACx+tkqL2wnT2Bk9i4EG1xLJdZzjoSXyV2Bds7iJZab17KfRC5YedoJzkr",
-	"J0AhcXKDCJbGQG8IdL8J4NgB0S5N0rb8PqiGMaNHvuREtThw/2zVHDbFtvqk3iS5rezb77wpjMlbgvR4",
-	"kSo3cx5gzMBNfQdd8ZJavQfPpdobPl7qDRrt4ENixj/iIPEi7KYxb7whZOgG3vlbZuF3T8H6vCkm+PZ+",
-	"8hiO27X3XUvSn+cwp4apFp95qX9eThrozt3z/m4GPuCG1KhYtCAGXBaoBUbLN++UVS1SJlNQ9pPN0ftC",
-	"/74TULmC0p3fvQ1h6BIxkR44QCfSp2mqyhkfjCS0G7XMg3HbB0TekttWnVmz51PJDIIsSxIFvwRX1QTm",
-	"DC+WXcgOTdNG86oSrNd47W5j5ozCk3ClMX3bvwvcjdRxa5hxjxVQh/K9G8tjByG/R7I8mDqaCaKM2Ylj",
-	"braFJs+92aPdtgXZDDVIzx597q74hySMZIxlKrBKJ52Zc7ui0ZILNjA6DiaTQHEx8+75RITalbYIt6+Q",
-	"J/lo9DAyb8JfLBySJzJmCgwCGseuoF+fvdZMKKPkHAUToaSNGlAEQp34QsiMuZf1km1cQsqVkGvUpusS",
-	"N25hSluzMa+OyVb1mYDUkzyDifCK3gXEKycGqOB6KeOpeUYx/xo+aCpsWNYCDLYDLsxH21W8AtJWKiQg",
-	"DYWPTCNF6TdIR/XruNR9xsU8msWhbsGZWeYrKjyqeJ0mVFAHAw4Mx0ZJi4gVeYmu2lw1ou0HSTKZa7M9",
-	"OlrC/QFXEHjXLMlsdczGYK96tUhw/TRsREH3Xbm8F4HYaIjB4u9LrHhgLM8iDYPwuLht+M/A6qODZxiT",
-	"3lApdU+QR3s29vZ4vr28fO7wL8wZKDbN1UGtDOFsdFZVwh+e4jUDuiUfPX7sOylHjYFTbUAqRonJdJ2e",
-	"MHVv49yjLg7JNFunHU1aybctS+CnF8+MkOKA6VltPejGySpj2P5gx6GqYyVgRgGujp/jbnhYI8PP9Uum",
-	"NReLnfmvmNqJYK34ek0Kwwugh2YNNzH2122s/w3575c//mCbn+WahCJPEliQnZkNtWlj+23z4zGb0Wzn",
-	"/BS+gyhFcguqWjHfkVlY5R29oY9PAJxaJglNlefRxPTSOb2WORSU80Krvi4fNlz6l8PpaGfbJXiJ3+3V",
-	"LIv2m1a06kVqdBMUXi0/VTpAL1lTOHnU3FRRAt1zC9pYIl464w6+40AH9K5MXXTc4V2/u1NZtbm4nAe7",
-	"kawMM0KGmJGfBIc/2Ur+xoFTI6yCJCGNY7esHQzzos/ArhzMqGWv4pbqKmZx59Svcbq02R5tlxs3ualI",
-	"qNLTrAhpPL2BM967B3t4W/iH2nDedPEUvjfQglbPX3XUuy/fzI5zwZRqUxzsz+5+u6wxvWTRlc3Qxnqg",
-	"W9tvXgAOaE0td0XqQ87APXzxRlnOsP6OV1ockP03DQ4X22F9Hk/thSeLrnC4kKaUi5p/nWuSUTE8wDmO",
-	"K/PENNwI3L4nnACmAREF/hU+Leqxw+9FUf5Ho4e+AY1r0DWwIHCLs5MEcCZtHNrSAa6ji6qxMRDbLLrd",
-	"dQQNVOuQh44y0F4oqaAZFG+XZmkHdE5opTQk0XnmChwgIUNODa0va5dgjSoeUOOK5gLB2zeN4cq5EBCW",
-	"g4mmucDSlglXULF9o+xlDgIEZblQiLjSUrKrK6fpDqKUHXwF40TGnd9uFDN0nVQG2LT2L+k1szg2rQ52",
-	"hLExuhu93gnJUsEVOsi17jnUjY0NDnXodifaYzucEFS+RWRMa5QUkXxLZic0Y4kUC0W03Ao09u49D9uF",
-	"PU79mqLYyDusdujGbVXnXeBAt6yY4WnOb7oipQDw6WdnXpjdFvJ4Oe5DYTq/OAylE1FYnE1WziaoLNGu",
-	"7WhW4fyIGm82H43dsjNm7M5tmB3xUiN7e1LVddGJZCO7qL+Ch2puxVx262YvXWJOs61gNrnMOwa2aPOR",
-	"CqydMRGyvE5kr3UA+KuGW0wADWHoJ01D5GgZthWSNctQ9GOoQRPgDr9mUyOisG4RFvLDv13JFvwX9Gn/",
-	"tmhQSGU7IZSuT4Es6jlORRTyAVGNJ7ePatyqs8TVFAPDHKWnLIOq5FJMyxdP/YTkg9GJbnQTaX0urpoU",
-	"UmrtgPvHbeQiHNwXN1iZXIDwsltn2mlCmSnppeMx9nSphiPsCO7NAWVYizKqTaKjINr6kfs3Vxxc9q4S",
-	"EajqmPxg/osVBIMizrAaCqKc9CsQvG5flKg8VB1nX8D7NTRVnsk3XbEkfMy3PZgSHcxm/0zv6rcSD105",
-	"g02yvulAdhpO5cQeVBG3OHodF/InxTLrUm20IsvD20XaYXnd8jR3FZbm9TYyOwiNYpsRdF0H+Azh4fd6",
-	"HNtyjhv22yORKjJEPZdF9bzzXy781oSCCh8reJC39cXJ9M5Vo4CHFJrWYgKLTOZpEbOozoukIgkJP5DA",
-	"q5pygW4SOdO1QMEhgbS1YgaH1GBtjLErtbKi3JjPfLsHuNwsNmdX5QUPbxus9+G7QES+eYB/UTbpRrX/",
-	"rMejsfZfK123FQa1GW7vqizoq+AusbaBjNuKeHai69tW35Re3auGyroHZV7efSnO2qG4KcXfUd3N29a4",
-	"3EXnHSpZFmTfXscSBc0dl67cIbw7R6b6OGftjgMLnlciszWEbVqMuLF5UVp83QcK01kXjDhUGLlaYciW",
-	"YKTfgLV7RGo58g8UkWsxEWuZXQ1JyOMiWKiSNkb64YJppyUCOrpvcIWGvUyE+RMSzMCwlzZOcMvArZdU",
-	"xFFq8tS+ciMzDXHubhAmdkMULdvfq04O16YIsCZ6sXpae/0euMptwdm4SQrTDp5+alOU3mF+P9wrwr2a",
-	"i4pGd8SN0ova6w3dKXT9rXE69nYBXqGphybWMXb/kNvXyno3stQSxgtJ74FyCF9NeRgfIsXDeYfvXGBV",
-	"Yf7LzatJrlKgbS1p49mWV0w05xtf2HIzVNWQ1p3bAwwtZcQa4doF3umihtCNLJODiwg11ZJKl1KwhlJS",
-	"XtmLLrWHDknVhMU2snBrfiej8chxrZvUbLmjZIOdlYxgowEs37y2VVIIBafodgJ2luW6LAqePFAWA8HB",
-	"5U78zZv0ykGUxQOLWmL763F1rwrTofQS1++m5tIhvLGgrS170JhQVGmSKzC14O91xrVmgvTRQAx5zITm",
-	"ejMs25onuVpOQSxd0yQ8qk4KZtR9JgfX77FlZ3auOULMwnuNqS5C6u4jbK38DOV4ihPw3pIzauBKe6xs",
-	"YNP7c+9oBWoEiwHd1uIoJcQHysS7JYpPxdfYrsOCOwK9f54jPysfiaIWYsW3f/uYs5rW00F7uUmomssB",
-	"bYmn/GnHNN2teBn596kk0Rb+3JZZ19efDMg3L55eXD59edmvLHJQ1TktUYAqfxRY9j9jiVyT0U08b7vD",
-	"+3wC2Y74q8ywvs+NByI1jLII/9wd+1wq3FU9uyE2tKbv1cM7t/SY/VS8Cx+1toLVxhqn7d29tMSuwI9b",
-	"J9ybk7uxZug78uPad5pzNgxl2ya469j3W5kZGIuCY9oVrQA3X1Gecb15aYQEzhGrRF7kTWBNF4LIlP6e",
-	"uwqW/fACctX5HxD7NyZfYolJzH6Ad2z6w1FgU09lAUHP9URw5XDPhuSCwDWQWAQkF1cCcpxRFYsJIL2C",
-	"BmF7RqD20clENGRiFcWKAHubF+71Av8KZCJcO8J4yyVdap323r6Fu020pSIpNI3gWLmc5BXlAjBdM1VL",
-	"TfaDFYj3mjneWWLbV+PjY3hj6H9cd8yWOTcXz58ZWoZPAnTQaAcZZUQx5txahx4mVRqtZzgRE3G55IrE",
-	"MspXDIHtYGkQZc2cjyzXy7G19aBBrsiCCZbRApLHbFNf0pQPIhmzBdQtzXhUDEEKEi05YuziOruEICdv",
-	"gE4xOnQiNFNamW5sgpUr6qw04RoRgM2EF5lcq/JuASsTe/5JaKvAB0IVBzV4Fiu44qdxzGIse1sAPhXf",
-	"mgHMcp6YuYU05cfFL2q4oasktHmpkOuTGEYeEymYOoJVfSLFtRWwY/PvAZ7ymYw5c5XIlKBXbBpBgCwm",
-	"lp1DwRkztJ9+evYVQe6hAsOb4fFEEGKPtNm8AflBYrvIMwgVmzXcpRA4hpi3aeHruSKKr9JkY6OQkRlg",
-	"yK8yDdv6WzVTEBnTOaEYyQojF5IwAaDKkKT566twaEaCa4xjxOQMn6xgiC5ZcEAg6Q3nGgJcYgRre2yT",
-	"nf5u+F1I+i6j9GhMwiI5keuEhYHpKEQzEDMgY2aDnTDBMAxImuS4QWXeHnqpY4Yg5PZ4QVOYAYi6a3OS",
-	"JUIuh4VXxKEtkyU3xwpgWsh2/uWRYVyPRiMHe0YzXLoibxHWo3ou3EummyXmoVSz+QI7ApsBaDquJgGO",
-	"CcUDRLiIJKSlScFIH0IiT06/qEMPEhJeDH4hdPAHGQ0ekyGZkjEZhEdm765YqgPEx1tzW5/Pnm3HCiBJ",
-	"Zki+kwsYi1kilwFnib4flvmM4RHmcxdsGNDQ7CFxsfFyTk7Iv/iXhrWvpMUkXfzB04GxXTKmFItJP3yC",
-	"sayDpyKSMReLsenfvBYelce6TJUML6KIpeXrIaHwQME3BZobcRHleDdSsgW3M+G/abYZk3prQ7uTsFim",
-	"Gbt7/Tqa+NNLuggLxLKjgvOa1WAckpDWdOPRRjkEy8Eq1ZpJLhKGVVQU3ahys84RMY2U39OEMBGnEog2",
-	"PF4C7OIfhsCPIf/gD3uMjlfMsHEVwsKn+SzhEQrHhEfM1hh34W4pjZZscDocbQmy9Xo9pPDzUGaLY/ut",
-	"Ov7u2ZOnP7x8Ct+U7lQrGS+eP/P1rN5oeIKvyZQJmvLeuPdwOBo+hLJIeglqybHh0tcnx2X02ILptsQR",
-	"vNvyEzNcvIE93vZGq7y6NWsDssB8OTT/CuFenkZLbA2qHEAlLTLbuLsn8gPWfK9+VS2ZBMkiNE3txqK8",
-	"kimzX6kxfDYkF1Z8Z4zM2Rqz2oscAzsLY1Nb/Ltiw59BXT6u9IWLaXF8BlbpdDTy4t4hasNjyL/Z0hTI",
-	"3TuF4oH3AlSkhgvHRUMtJLQp3ga9s9FJWw/FkI9/qmpz+N3D/d997TLt8Yuz/V/8IPXXkHBrPjjp0MVz",
-	"TLO/lPI7mqGWfnb6eP93l1J+T8XG8ndwVT7CXdn93TMrQ/CDDgN8ybJrHrGfytx9VPJdXguQCe6OoxVN",
-	"IeLUBURB/KdssiKfgJquijps1TJicg51Wy1Nh0WuUZrJObdgLlKwidAZFQqjJwKnqjJRnqGixlr1aOHj",
-	"0DqYSohIVBjxNJpDEu2AxAXtxgoA373WBpVr1CJNDfe17TvRdTZ6PBElKMOQPDPaabmu5jvg2qgJ4tjB",
-	"/RY2nV1c2QtXB8kVBlKttXTKV46fxWyVSs1EtPkX21hQRSCzL2W8ubOD7w3RuRneVq1OneXs7RbrOblb",
-	"1tPGdgRb48pbNtPhbH1J42ImHzdnGnXgME8sLd6KlZ086rIGBajI9yzm9HKTfop8EOm54GVNfPBtUKoc",
-	"aQr0vIcxNrLDNA1LKxYvJSxrm4iwhDuykOg1qHmnbiI3sdjDtqwYTdOJ8A0JH5Sq0DkAit2BHhsl2+oe",
-	"Ng7V1ek2emcVdJ0AKI0xyds5Vpp+5PwqTT8Qtypx83ZxrDS951f3/OpAfgWHznErdx1c5Vcu+Pz4TXkH",
-	"8fbYWkDtjOwCX1CVTNWKiuZCw5wxFUI4HqCeJ4zaTyfCWCxcLFCzMhoUuJoMybtiFcYycPCiTtGrNR5O",
-	"hOWGbih9w52AUaqjIcHRYqmE0rpz71r0+YkQ0qsLUeVidr5PiuqUNVbWlAZfIhGbZ8Y4Lb2+lQufKq8J",
-	"PL6x9z70Zkz0HZl8bnXaDL7awv8ZGdpfwzS0p6EMAPXYTLSkuguLgQwaZCwJa8pm/gqeew6CB8rmwfPa",
-	"WcfbagvN49e5McrURITFTaut7lfwKGhuaCGrw0JbAm8ETaRg54hnzcViIqiDFVhSV+1SakRucCyEOA7i",
-	"+BR2sM64b4868m9gMzhnyOP7mHhMK1TBGqoRFXALuJJt4ARu/4rh/p5jxUk7Xv9CvPvwthnaWUsIGtKO",
-	"IguIarvnPZ8m78EjQuxp9BiPKx2Ffqm8QWl56dSOd8tPFL1u5ialMdfAF8ruMQ0J9JYGbaXNsdTATQqo",
-	"lI+Gl7wjE24LE6aTCXd3ig8ucovagzRGlfUb3ptx92ZcFz5naHo3l9urYnkZ2s1W3EvEFHH4fnVGWPii",
-	"bCESGwXmsbyCGRa+eLwwdLF9Wx76yttbKtEBvI/sZn1oBNsA0E/cWntXLi9cnQ/k9XI4AO0uLz9Gd4sI",
-	"77noPRftxEUNhysY3E4zFdNJ1PGbIm/m7bFNHtrBQRnwzyK9xWJeA4arTTwKA6IkqpEQm4/49JE+xLV/",
-	"AW05B5Zt2PbqMm8L6/McEO0wABJfIREVxlidsfLjfk2BPGp0e+HbmDxzawd+sDMziMct3LfMY7q16vmu",
-	"9D9cnzYFEH4NiJDrYvnv+ddfx1mGW04oscUeLEHsdc3Hqx2q248ps5ASmE4xcNqZ05UqyRwuTjGlmeaG",
-	"1QitxhOBIbjeQwxOcwkgLiBtgUwOdTMfoibAQtaFO75QArmyGiKLh8TG2UPNGK9/CCs1RjZOYCLsDMZF",
-	"3Cn41hShCSLlYgJYxnSeCWYVg9PRCCZnWR8EsNo8uCFx8Ixlyat4NfWHEFYHxAWhSXJOqJgIG1VeWZxS",
-	"/Rw5fP/Q+33KY7VDGf0Kpumi9j/qy9DKUD+QTb3nMqGaRISkwmJHK8Be71Jd3TMao6/W05o+egZ/rz7u",
-	"5d2Gy25lrO3UIrFa1Z6Q0zjPsKwN4KxApmSRMNkQb6oYM8oDBMYp9vtEQHApFv2HLFAKKi5fsQIZNCAR",
-	"1dFykKdHGPaWYqXM0EveDCGlpsjBVOx3xNJmcQBXG8UvMUv4NctYPHbFuCrjg4tTGKTSPEkIja8B69zI",
-	"ByUBPN7wbi8pFJGvDYf/PaeJUYELkNIhucA5Wfx56ng4oCzDpPJ0qiIqpmsuYrkOIScCeqITgdVeZGYh",
-	"tqEljKzzJm5TjkiJjApRLytGhSKT3hVj6USkdMHFYtIzA7KfwdaUqjTEvcelVDgZbUf8T0Rhv1aSBpZy",
-	"bYwEmzdQuEdweXGa0zzdjmHEJGXMwrFvj1U+MyQ2YyEG7By1Bf0+vbaBnPvdITDhoEoc4BpCMFpLJ+dk",
-	"VFzyAD5t29UO7Hs39b1bHmDToCvQtrqYBaSU+7XYz+FEz+cswzRkVt1CaGCKNhXWSmqakQMkvMU92veG",
-	"ru2Bsp43TJCGslwZ5ttgkHdktKmYaDkR1YOQQo4o/4OFAVkvOZaWp4kNB4/ZnOaJJn2KzWCLE4FZqyeW",
-	"UJqml/AV15Xpbe3BuzSogFKfY2WfLYHrJ7/bA9NDOFKGdbueQAbCEyl0JpP2+gxpBiU1DbMbgG8eNntr",
-	"xsUGvv34JXqHwX0jBfsLWV9PzEEheWqBEyFaEeQttezBk+bmZFWlOcY3tkpzw3VsCKQvEQXgCPRD+Mnz",
-	"6UCCCDx8oCYiY5hbeRQYQgZZXsaEZpa4s40UGBHPY7It9icC5X4hQCpd9rW0oyFKrtxQj4bkm9qYJ6KI",
-	"Z7DvG26RsLkmMtfnVa3BcJgUIJY9wM6MoSYwY5Cg1SaBsON9EuhHI411ubaueFyl4mcT16rha9wyxqE6",
-	"66JUHLvmMlcFZEXTOArKuq10sAtgxa2VtVx1khOGofwxxBbeo5zYquP3XgUHEFhb1pEvOPSOo3sfHPJJ",
-	"5ywtHJPx7kwtaPSupCXLFP3QfEoyCRWqK+74gFALciuzMgTO+sKKWBDkxNVrUW8gQ6dgujgReJ95MSI+",
-	"Kx+TRlZO+oioacTFWmCKamWkxlS0qJtYq9EN2w76KMCIXPuKKEfyAGp1goCaiL798oGLqXVjqTNpB9zs",
-	"8gMKaGvPgrEtmFcsmBy6IaGdoyEB7m9/QV9jCP8Kg4lA1mX9grVtASPOWGv1SfpyzlpvxlgtvXlnAUn4",
-	"FQPB2hDdByapo4mJWMokLu1S8w2OMmVZsWRjqIsZSRG3xeuQPl7R2KT0TEEAncVQhTxlmTDIF695uriC",
-	"jDSjuZovIHHO9+r6IOK0zTlsBAQVRrcgLFGs5WLdiAoJmepUXeGOrZdUF5B/ZojnEBhZHWLJUIuF1PQK",
-	"vc/gZC1XnvSF9GgDjltm9CQLGF1ADj5QpUO63ccKZ/jj9q3CED/QpTsuzw4fJvKc+7upe+doB2EL1GRl",
-	"ZKu03TKmjt/Af6c8frsr+vsFW8lryJRDblaJs0QytXfcO2TrRDgO6dh3YEOWvbcd0y0qXwJUnWUAw4lo",
-	"sqxaJCUUcQXUkKg86+H5REhPplm+b4WaFZ9lXRlwt6E0t3x8XnMBlh5Id8vfr/JtEBueEHDDK1L4jGzc",
-	"JQjdojcJwwbe+wKG0cJ7WyzmXRf+jkDu+L7/bIcBjzeLsJr37O8vYy4g4Tpy78LD/CpGrS4hr9orVw4e",
-	"J8uFGiM+VRw4GNyNiAh4kuH4W5CTkucUAUAFxkgtLMj5468YS1XFAe5dPKA3YlxC4GCPLmqoDwxCy4wh",
-	"hhclMxpd5elR4AIErB/davgyiW0L3OhkgCzUxBW+KVH63yXOSLVeVLNqU6zYvZX+cRw7Glco2Q+FcY8q",
-	"x261+8A1lqkwHVRwkcryqU2hd94Ro9pzNTZT9vfvlKb3poRXiNP3i97T98dE3y3btDfya8WOXa2x4zdX",
-	"bAOacnNKk+Hb6MJE3FB7ldCEa1oL3LevDHOAhm1JWPoX2yiyojpaTkT4v7/SwR+vzP+NBo+nw8GrN6Pg",
-	"s4dv/xae+z5o2gZkGjinibvEXNHXUzsKWzWZMBFJCBqzEtANspoqhTCtDSfzea4d3GsHRdQ2/kCRK7Zp",
-	"0UURH7VdDU2pNuTTG/faVuf9pUGVs/9AMVuVUofNnMsR5qeUD3XvC+gQZ2/0R5sy6WdYejUTd6cwGZ5X",
-	"lsJsZHYvWJpUy2uVha5J3yHuuRK4ZiRF1cRYHdX8866880725yJIH43KZqGZk9Fo5LduY0eH5IkrH2tY",
-	"4RVLIe5pwa+ZOAfnaYMzGlOvVHHfCop6WVfFzo+rMg6r1F9uwB+LspfvigVhBx+IBVXrpLbwILuk9zzo",
-	"T8iDGnhDB96D+DLHbxzs/h7vpMOmoMWdx2xDMhYjPBaa+ZacQesqSizAJX1irJK4MK8ZzRLOMhsNCinn",
-	"6I4yzbEiKxN/TuSC9FPcaPNKHrEY3ZyxOgqq2ZcFsEUlHN9qVtWXwmAiwPUXspi7yO9wSL6y8BeQ4wSt",
-	"Ef8uyce8aIWzaA153z6ZXk2IBl2s3Jz34xksr9zc5O8jAz552IjWIG7AD46We9QOd6rhOt22FUAcbxZj",
-	"zbTyrANwW0XpcPRtDpmfFu2eozISjsFylJki5kXTL88mkI5SVKmhyubjqMDdqDtMc6uVwKdUwJW4Jd8i",
-	"x+aATOqnJT/4uE7w3Ssv3lQ/kPZS1PRoVlyQbO5zoO/vaQ9hfU+BEXTKXmlUhI4zZktYH79xf3a6u/VV",
-	"Mfch3jFoT7pWvVLuvWEGjRgeWYRnAI500VC1GBHGrsZsIvpQNZskUiwY/BZUupsxTMEEhnhU12KCklm7",
-	"lELqBfGcjs6IlrLg28VoaxBf7oSSi6JfrB5wC0gLXNUXtsdeVyVmawMsPLxdwXte8le79LykVwyu+LzD",
-	"1KwNfQyivjEy2w07ICnLIib0wPqNiU0pNkMhii2g5Ez/p8uvB18cjYv8MKj6Eo7NQMehDQiBIiRcESiK",
-	"8vDUU6ZsaZSJCF1FlCn5OxmEpB+O9TJfzdQ0T8dhQMLx30/GIdR+gEH8JDj0xFbyN076pncuFgkjKY+0",
-	"XGQ0XWLQCfVK9FzTjGNtD8USBuzt5DOEnb/iwlh6AgJQf/n5v4kyxCSwOpPKo6V5Pk8oev3XkmRsgY1y",
-	"EZujJ0FZnAiVz2J+zRWwY3g/I5RcsU1E06PCS08+OyPglR+SC7FBXgjBghwyoCeioTROkRbtdigckpcI",
-	"l2+mUCDuU0WU4ecTUVnDIggGl8wYyzgPK3+8OPQqsWU+V2wjtRV9/R0TC73sjT87gwQz98+TRhWz0Qd5",
-	"Ecctgs36DxvEmicnoNBUOBF9MCliDLfxPntg67XYXJWjXdLPhfIY8edy5I0IrMu0ylCqCJW+wK26EN00",
-	"HCKTg8JzgcNNVkXg+UOaxZ0t42DzpZXmItITUUxqxjZSxF6+frHz05RlriZi6ArydIDAu4jjO5GY99Ly",
-	"LxsiRCMIze6mQGN9vRsWAEDnZOkVaMEFullFk0rlkonoVrqkE8racxj2xx11jWP8mBH+cfPvOcu9TX8I",
-	"yL8lm70RJQUrUcdv/CzJt8cxSLlrqndwra+Kd2yVyzJDytdySn5VNhqH9v5iIqCgnVfTaeyDohUi/cTo",
-	"n1D4tSwSuqCarelmIiIpBN7DlvckUSKVhQPigoT2XYgOx9M6BeQfltCNUbzgdSz8eDYafREQqPaID8oZ",
-	"TP0ZHDXFi5UvFDpT8ePYxXpjSpIfgvhATQSEeMPXNrnFC+n2+t0O656IYifcnUz5drkpdf2vfzoaBURI",
-	"m5IE905CHzXf2LgGn3vRSu8A9s0vqtUaCF7L5/04wd/2cncv+UDItb9n99z+L3T/5Hbd1/1uwbezDnz7",
-	"hce325hF1f1aiYctGGCFU0N8rDHNhS1O6rJQhMwmwhXh9mkPizY3qLXbPNSrtldjoi8qnE84/rnF9Yoy",
-	"LiXba2d3L+7Z3btmd7hP9xfnn7QBfJeMC9lIO9OCAplbRY0dzJRHXc5nmmzIzGwKWumCrScCETb3GdIe",
-	"8+hbXgPc0JaNmggMWI0ypjHXBRN6itLchjFVCuJjGo7hlS+/vRicPvpsIpZULYfkZ4Ags0C25rTbqt2u",
-	"WF9tAg62F1zTE2FBhbkqmrDFzknfIXeEFls0PDovKopCiIJ97pYEsTzPRg+LptyHsMKoblu3F6K06QLB",
-	"FlLPCwBb0GqxI+T5DlgndAQxhF+nWich6Y/GWPR8R/I2VD3907Dfd4bablbJc2S8S8dFpUfsYydiu3kx",
-	"IGop1/aoSEi6ugk4V4HJBch+QpLIfGdPmC7O5XDnRjGRrwyLco31XgWfIKrXvcPlIxCDWLaZetLoEGkI",
-	"kCT7UEERt2S7Hnpzbfq+h/OB7hXzeWD+6VUucgAs9lKyknV3FJDZxmaiuuR3e6f0QJEwYdcsscn1EU3p",
-	"jCdcc6ZCxPtqg/h6iVN9lyHepod/c7beVV3+mis+SywejRp+ItHan2iFeFxkj3QVY6oxpmDPpUiJHlTm",
-	"aZhH24Vk/MdNMKntcENHQ/IDXdlkNbju/2JUuedHNUZnfLWCagreYEvcn5PRaNSuygCJftw3IjDED3Qh",
-	"gsuzQ5PA3b3Pyvgz3VQoeybaL0+RjRy/gf/eoA5xK/e4cQ1iJz5rbMeVHXYSFZ5ORJeiwzjGDrkTdmYt",
-	"nKQhqQmPTKNl4xb0T1RreCcLqa72ve/p068zfBPm4Q7vTugI91IVv7BNCQe3t6eFBxOxpUKT/Rq0l78J",
-	"BFqBd4FH54UyVA6lGbJppx7uslE/CgbyHkqPd7UKGnf9nk988oaIv6/bB+imVkmR5y3a1Ix6AaTygFd/",
-	"qR5y4ikMAdllsUzEBUYoY6DWbEOowDjRWrknN+Vth0FAZDYRW6pIcHC415Oi5Psnq5O8K5vKLs0Hsqo6",
-	"1CgqypzeOz3vbbcDbDePA3bSxTYiOlaCpmopdav69VJneaTzjAUkkrkZvPJh8FRx5wfcGxUsmUNOaxlm",
-	"nk0EFtjW7LX2yh+53o/GkLLLRe4KASVFJZwQSr2DCWijxo4wPQ3K9Xglicq/UZnzC80YldDobxMxY3OZ",
-	"MXuHhtw5pRkWQbJAeog0mqdQILRsFC8XuTZ83nLjh6MzBOwLn80HP0jBBt9TbfoT4LsCXm+n+AAg/qCY",
-	"Tfj0ki7CEkAQYJbcey0ogs0AZy/d7nVg89irlbn2O79aECBmF2IA74JKQVCZ384CLO/UnnTzbcMMcYv4",
-	"XkrNBD2zpA1343C7MOdAAVxVSABXIUD82SrR7K9r87AtGaLYT7NbsdE86gTJC/KrrU3zFGx5KZ9cP/Wq",
-	"O38NHVtaUDulrUzAw62whrzhmztL6dhi9Mdv8A+w0F268U4LvYA8sCquXxeckhC58kxeM1deztXJs/Vy",
-	"JmK7Tp4FNilz6fE2IMEikk7Q2CM1Ef3QgbGMidHiiojgoqB9hbXaZy2G+fdu0h04q22pWYMuFvJuEyx/",
-	"xFp4dlnsMpvlxEW29/rsnIywWqwNQTkqM7s7lYK7s9JvUCinGO8BhdQwy8x++GetpGaprUtJHLcU936Q",
-	"T5VHP8fqG5nMF0s/X9H6Q9qK4Ld5QCDXtUzptAmuPv8t//1AIW4+8uP+SUBOA/IwmIjhcFgw1AVNicxI",
-	"nCM1swAPGFRlNNzW6QVmOFwsjlrQc0ovS/hPzFkLS9QdOS/jMhRZLyUWJsscJmsBvAB6e2RkxDYoVs1b",
-	"g1OciB3JsJ2hHc4hi0UjlhdAVOglFV7Oq0uct4ioXtHpRkQ/qQ6B53k/AuXj8Ml4S/OBPDJ74HwEW99n",
-	"FN97ZA7i8EbZ6ZaK3KRwmz8GoMC3I0ozvQVwEFulv6qBbwH3xBCXzHZDqoYJVXqa+b6PKKErp5XVJMqa",
-	"lcqdUUJ95J0Ye6viFuxl1Q089CcY7wtGY4QN/Tj46DviirXJfiCgs3KxW3ijR3WfEkzre1NM/0I87wVo",
-	"aVAyfU6zGu4XcqJt1bYZ6LXMPWl1N9gsN0yeKPNDfI4o16JQaUM/ayA8CoymielwkL5ss+GkYGX9Oizn",
-	"C/HETYX8J0LzFRu7pAu49kPwBqpzFRCr/QbY+CYgZaYzvGf460TkigXEQ5HGLJb+VrIKVKYyDHJJ1dJL",
-	"dIZlaEuXGZsR24XA9QoAxAhymbGu4AM1nAjk9bli8ZRqYPWGWWsmrD+8TBUpX5wnuVpOjXGcXdMkDCZC",
-	"ScI1BGIkdEFmG7zeXOXRss3FconbvIeP/wzATzj+c7K1wVAXc6asX/NjKDd8XrpYXMXIK9ZppDucLgfV",
-	"I7aH4wAnSzUZ6EA3y0TYVj96NwtQXKe6w7AM95Lskw41oZWEMu24ze4cEHzt+A1mxaE2biTFrvRt87vy",
-	"MgV9aIzCLYKsuqiG2Hd+GvP4gfIyqo+KCJZGJA6/7qHndjhBL0wFiYP4QBwpE9Zp3oTIMRG7ITnILkQO",
-	"J4imbnae471BQKFawLViyZz0YxbxmJUXs9Sh2HFUG1zxY2c54Ho1SrmJaBVz58QrpOuooVpT0TAzMRG5",
-	"uAIMZ/NyLJkaEthgRPJwWgN+3oTgAeuJBhJyf0/uG43BQ/jYmfFu+nmHqZZuGXlM+qGjdZBnUZlNeNRm",
-	"Odn3P9o4Qxj9rlJzNgdSyPWfuZ7kX6w8pLbHpYXBLxlN9PKPVrPiokAPHhlekEisf4T6nYyYskUiFfn2",
-	"8vL5kDzziq5qmUc2My+mms4AsC1XjITgzNn8AV4Wqq6MGggxJ5Wa6BEV2LZj7Kol3uNbmMO7TNuzPbSi",
-	"RuBCcEXydHgbIjuQWMyOsyjPzHaOf31V3X9jPKO5oetj9MihWExXLHTFdMaj3XambeyBIvZt0je7X+yT",
-	"MXRWTC9lHJBM5hpAbc2gURw7a9DJ6zi3QwjIN5JkORiRoCe4UUcyQUBZdVRAcj3PpOmD5Qrjp9jrVCqO",
-	"ON3AZVvLH+IE95KLafU4TSgHQmGv6QrgEXv/Rb59+t1zMpN6uZkutU6nbt5TLTVNSHUtgITjYOeaWAN5",
-	"OBH/RS7/5/nTHY3bcLOJaH3lDXbzj0nvm6eXk14Avf1jUpz1SS/A7v4xMbOe9N6SE1iqHYEsQWNwA+69",
-	"Vcz278fHcTKemnGVo5/LzBv6rpOBPKsTpyzK1Tq+VyhVFupNWzchF4a8Db3LHII1ZKqGxQ9T+0N45AHK",
-	"rfgCx2VL4yScxecYs7fmipFHo4e2gK4997OErSxGXF7Ki9DC2cZMU5448GPQ0AAPeSKiJYuuSB8dMdwu",
-	"rToaEginmdHEcOkM0JBjo5HP5zxCn4wG3ON4Y/R3OMCsjXW/cFPtvWOHLXbSQslbuwR1j9w6W8eAixN7",
-	"f0TcURfYUgJ2i4SOsrb1JFR7eNNDqJuLXC9Nh0aDRSdde+XKDD17VDvVAeJyYhnliHmesYRqfs1A086z",
-	"pDfuHcNNqx1QvVWUzoF3oLBuVXnAcQbS7qzMoiVTGp+cG9MDLRfBWMzgYsSq9N7Etw2G5+VNfR+hc20R",
-	"X2NppalCE41nJUpkbP2iyuuiUMeaLZJig9Aw9D90xYa3P7ywo/BiCQqcXhhh6EKj0kzOecK8ZnEGDY1C",
-	"iXxoKJOJ2TNZab8amBu4tHpATneJqJ730atRvt0VwjAEHgBEzDMWlZFSgfWZu412sT9F+3CjuN3wE6qj",
-	"5SBPC6z2IkIUAwIVVDVfZlIYRjrP5MprE8ICm3fJ970aXnLuXQGZ0Wd0bvbD1ZMsu7d1HCsLg67/t6/e",
-	"/t8AAAD//w==",
+	"7L37l9s2kj/6r+Bq9xxLdyi12o881GfP3R7HSbyTTLxuZ7LfDL1NiIQkTFMAQ4AtKz6+f/v3oAogQYqU",
+	"qO72K+n5YdIWSTwL9ULVp94OYrnOpGBCq8Hs7WDFaMJy+PMl0/n2fKFZbv6VMBXnPNNcisFs8L3ckDUV",
+	"W6JYLEWiiJZkQ7kmc7aQOSO5+ZaLJRm+/PYp+fr0dBqQhKV0O7YfjCaDYJCz3wqes2Qw03nBgoGKV2xN",
+	"TW9rLvi6WA9m02CgtxkbzAZcaLZk+eDdu3fBIKM5XTNtR/o8YetMaibi7d/Ydne0P9IrpgiFUXGWkBc/",
+	"Xbwiii7YjFA7A2LGwpQmG65XRK8YUXTNyBXbkkUu1+aXUMBPNNYyh9e4INFK62zCq/4vtU4jsmRaYSNa",
+	"5sw0rjIpFCNygS0teK40GZadlS/g+pPIm9L4JctSumXJjJhlikaEioRscq6ZCoWQZiBLQpeUizNCSSwz",
+	"sy1Ck82Kpwyax+6U5mlK8kIo2CtFFjInXE/Iq3JyZr4wKEoSvliw3LTjloYKtWG5Io+nX5MolmKR8lhH",
+	"E3Jqdv/hkyehyHIuNJ2njJxfPH3+nMQrmtPYbJMZ2ZqmC5mvWQLdVK1NJ+QnkW6JKuKYKbUo0lC4BVGE",
+	"5m4ZA6IkoWRBecqqDVvTLZmzcm9h9GZyV2x7FgpaLW1Mc6RJ2POcaTKMntJ4xcZPpdC5TGdEyDF0FQWE",
+	"qlBEcc6oZq/kFRPRAzUiXBHBrlnuD8j0BeSOKwv7MAnFIBiwN3SdpYZ2p6dfT+df0MdjeHFMU/ZmfDoI",
+	"BtxQJ275IBgIujYv+1tvyLl2LuibH5hY6tVg9vDJk8CcE/fvU3MqtGa5afN///n/jP//13/590F5fJTO",
+	"uVji6SkX1zT5V5q8xKU0/4ql0EzAnzTLUh5Tc4ZOslzOU7b+y7+UOVBvq6mZLxLT/jVNeQIvX+IGDYJB",
+	"wjTl6WA2eAUkjvtl1lBqAu8bJsDyXJpj/M+3gwVnaWJWhIokZYNgsGZK0aVpfl0oDd/NGWHrTG8H714H",
+	"A6WpLtRg9nhq+ATXsNj/KEdCypHYRShyMZtLvdrO7IRmu8N+56/3v+dsMZgN/u2k4pIn+FSdvMAmcEnr",
+	"DKcx34rwh9FOh1FQ8Ry5WDCRGBqFpVDEsBhcoGg0MUN7ao/dEXt1p7Nxx15Vg46LHNiE2QxGhhVnGAXA",
+	"YSytEEo0vWKC4O7CbL6V+ZwnCRMfejrIxA3rUIw5DiyLPGZkXiChJZLoFVdkGC3cKM2MgGUqkrBrHjNH",
+	"zDTLcnnNErIFroIPLzPcS7tz30nB7nyaptEDU42LXMmcxFQQIUkqxZLl5hQpll8DReZMbUV86YRxNDqD",
+	"BZnLZEsU3SqyWW1B5KzkxnD6nMXymuUwqefCMByafsj9OxekEOxNxmLNEgKngwwjbkdSGz4ya8P4OTOH",
+	"CV9RAbyRyiVZUZTTyKkUKYSRvto/vglM9O9SfysLkXz4c2fJMpEMaY294UobMtQ1OjaPckYTwg0FCqkv",
+	"F2a8bjn0RoIk5SLhSnOxLLhaGUkNs3tBt6mkySspf6D5kn0s5gJ7xhVJzSDMBKnTsNb0zaV5ejnfaqYi",
+	"MowyHPKllvIS3rfH7ILl5vD9LOg15amZ4a3EWuG10xBoCdV0ThUwAe+1CQHFmVCjOVviSukWfx2DPk2W",
+	"/JopI/ycAHsyfVQJsJ9rfXaKLn9odyW0OuZEhpH3r2g0qx2RDUXKxHOWEFloMqSooZJNLjUjVktF1bWh",
+	"sVFlaJYrIkXMSOStUwTnM6NKGUalMhaT6ZOAhINv3DC9UYUDsCmaBsy4tGDalsW+feLZOrAyr6T8kYqt",
+	"VYzUB2VvJDdyNOVrbk70ojCT95d7GBmaN9bXpf1JwY5IiSYZWgbObOHGNjNi18iAlBtBTZMkZ0qBLCu/",
+	"slo1LfSKCW1n57divyLD829ekun09OtRndJrG3d3O/Gz8IbEPjj/xbUzOhxXiotlUClzASnElZAbERD2",
+	"JjOi0yxozq7llXm4oyjYJ3iW/DkZHk3TDYhao1RFv/zyy/jce2NG/spobs6DOT6lcWoYIvC898zsytO2",
+	"5svc0oWRJVa/6eRjlhWT4uPxMy6UpoatxNRYyqj0uJOkSM6XK6PtbZoM7szTCoixy1BNsIckXrH4yq68",
+	"KrJM5polP7KE01cwuY8jPQ2vpChDNyupGIme4ijGZlSR01Ujf0BmIJFh1tFf8E+zO0BlkbHdFdP/UejF",
+	"+KsINpzGMcs0S87KfrheGW5PW/oqWZeUI1jecqUu12apLk1XILTLzQZecb60C7ej9VHzJCCUZDkXMc9o",
+	"SuSCXHEzWngWVdZ/lssFN9pNUKNzsOeTS6oHs8HD6cMvxqcPx9PTV9OvZ4+ms9Mnvw6C8p351jfcHy++",
+	"YOMv41M6/jqZsvHDxZP40fwresq+/HLQ3JSLYr2mOVdMgbpN9MooZka+ub0yw0q4ylK6vbRW/0s558Jw",
+	"TbR9Z4Pc/sCTfuOghh6zXGYs1xxNe3+6bweGa8HEE6rZWPM12/UO1Kf/toXaqrXfrCSxb6MuarbAzKzs",
+	"qCh40tZHrdVmJ7+sqK7aA733jNC59WgZZoykLiTxPpy09lNb4rbZmCdEreRGgKlam8ZOc25r2hoqBP+t",
+	"YNa2DYzdnsoN2B6KtTbGk/aGoPsHyltndJMcWNR3vjf1nwN4pTb9oPKqeFsc+DTyumxVzv/FYm2GCafx",
+	"B67aTqR5pBpmiKH0xqHjmq3Rv/MHP36vdw6gnXrnPoMOljCjOsy3lnjOSPTP1xGSul4xw3Zzo0ALoKOy",
+	"xX0CA1nou3I7aZ7T7S6NQFOdm/4iZ4qJmHWz4sbWK8aCigHnhTAsBr1CZuT1laGOy+8XfPYMvGQLUAlM",
+	"W70m/xJ7v4APmhPHvl1znQtQa6NzER40pnpGIqsWRsT8ntqdJjkz0o+sGM31nFEN9h8TxdoMyX4C9AZn",
+	"dF4oczrlYpFy4Q+y4iDnWXYRy4x1sFAqCM0yq8Ca/UnkjETs2gxmpoq5+WDOIjKMqY5X4yIzYj8UStBM",
+	"raQeBSSy7lc1MwcoIkPwL6iMxkwFJF5RIViqrE4KZ2wUhKL6CgwR0wEcafdOQDKpdEBYwjV8m7CUaUbc",
+	"Z9AGrlmtX/xpZF3rdt2a06l8xvix/28YziAYeG23rutTmtE5T7netu96DK5luSBokD5uHIOM5YZXG3Zj",
+	"HphT5u80LN+kyIwQNjQI/6R5vOLXwJtxVSe4Zt4P5Rfuh+obXNjqEzvj6ockpws9cfOHXYBT6X5Z5lTo",
+	"CU3WXLSvCHbZshyOCsxyUCQNsHwoSXjOYj22Y3HvHaGPnc6m01/7M+CvTwfBwOiCMHIqEpon1Z2K5vEV",
+	"02oAN4eaG6Yi9CVPjFx6bXfhsm9PU7PmMuPxYDb4STjCNhtPsJ9BMLhmuYI1Ot0RCnbjbqaWHfMNqhgH",
+	"tTFctP1M1VLA38yr79yq7lADKmkLb//dqW5VgXa2olXfrF5SSGX1lgOiwKiwYhM7dwTgk10pOQ8uSF1q",
+	"+tRx5IwP94RU9Hb3SUk/3ni50F88HrRciLfofrCpVTM1Atpd+TYZ6G95y8E3JJAcOv5uMcxzsMq8zawx",
+	"xerAJut9LOgfnG32sSHq66OKMUW49pSSlF2bl0RCYsfkOZr2+Y6p6L1ghljnoTssdpep1rny6+ADMDuY",
+	"3mA2WLP13L9RvnPut4e71dftbfvdG7iQ2sUmR7FpN9Sd7t6qrye8W07yp8VF7Xbt/+YHeMnjuX3Y6N3w",
+	"us+GfbmlDOrUt4erGT7SbtW+qohPeWytwVZ2DZpyyfuRqcfObm6nPYVFQWOlCuHY4dRsUzk1PA73/qzm",
+	"HaZwrMMnIFSTtVSaPJlOa1FEstAst1vCFdE5X6+RPXihMU+m0zv1BgUY4nRaG0vp/Iwxesh71BjOqRlO",
+	"PVJnj29pH9l8j281KaTd0bOHYrLsEL1kWSU1lbEyVZN66pTw14KnCZlL7VPD3Pw4xh+xkV42264f5WZb",
+	"l2Wf3MZV67Cz7pqkjCpNpGC44meG95g/SMoVOFk3PGYklgWowiI+wiHkXAXvYD7P8ZvTA4yny39op9BN",
+	"X5a77aExp69p50JuUNeO4rLf3tohmHZCAWL4qkYL9pbesBG43bN+XKuFoHW+V/Tt7CKwrYdPpg2y2u+v",
+	"hfF2L+g3oE3/iKekc1nNOZBGlz1oNJFhJc40BMeaLwgV2w3djhp7sasz9vGHftVyjG+lqfSn217WDazr",
+	"dzndKzrBMWKIZk2vmiRaOuj7as5ffgV2AsbzHKVulx85ld+QpfldApu16v7uctdG2EYtMD/Wz1atjbyt",
+	"MRTKMneH+4y4TSGFSJlSJKpNBG4JI3dDGwFNCiLXXBOuR8eNqY/2bTcbv3A6OC5hnw9li+CtrXBzOLbx",
+	"bup7wXIlxQFJnMFL+4XvecremBfWeF9PU/bmP+3bk1iufZFsng3uRr7iyD6AiLXz2l2fLKVclIEpqohX",
+	"hCoSNedvI2zxotpOFSbUGMvDJ48/jGbmptRNGhfmLO2hDGuTdEjP+tv/bRqpgnniQmm5Zrmq/AMXeDN/",
+	"pN7uZN3pdHpA2AU3lce3FpyvQFXYs5BWl9CSKE1z31eEOROeN68WLwPBDpdrw43/U9E1HogcIkyNybRI",
+	"pczJQ8Ph/kWNhYJ5AYMqOObFzsst9/deN22HsjbEgPxI86sE4pFOyXyrgT6ieEU1hE/a12wEZbtSg2Pr",
+	"VGqmxyk13vD37JC8Yt088KcMKRd0GMMO4TrrjFCBWQAEmyNcqQJSfPC6ay4LAZsKQQLXPN49IRCh7eif",
+	"rh8oktJMywyuk+Ghi2ka2DintuPhtdIc+l855EWVMWRa2inYiDBIBeKqjRH1YYqNQbby7LKzB4rgi2SY",
+	"sAUtUk2iMjr9jAjGEkUibzqR75118w8GLs69xUX77tAOY8pJl5iDNYJMJJecw5WVN3AHDrGhVCQ2pBuz",
+	"bFr3tK829jV8nfGcqdIl++V4+qgZkAAjM8as1Kvt5a//s1rN/+ev6teL0+v5+s2TH355cp08PV398D//",
+	"lf6fXzY6+e7r/NdfHusfvzl33x6hH3ZRWJfKVe1wgAEDtT2EwNwlv2ailzLlL8aujwajESwtKy0zRTYy",
+	"v+JiuROdg1tkm6t1vdfRahe6bZ5zCH/EzgMS4VZEZCHTVG4weOLxIzKnin3xuMh9dYMMHz75guRUJHJN",
+	"5lxj4mF73/3cng0mh6P2Wmhjdd/ArrTRfsUMvLC2M5ypqvgY18ZaI1KkW5vWhyHT7kDeIM7tmHPSzieP",
+	"t4C+9EJFK2ZyJ3FrPV3W3V70hrF0sKWK8+7TC3HnL/DdVld3w4awmqJt/WB8Vq39HfoqmbwLRTHa8poL",
+	"Rzcu+QVocGi0Hkt4S6bJ4+mjUOzkMgUQQAobF8FdX2TjmqOWBk4b4RotksSsCHzfeu33TU4XuvMaSeYP",
+	"FCkEMB/N3mhiZlbdSeZWu2seDnx+ecxdW03h+56mC8gmztLtgcswr6seJFXX93aZFMzm0EW0d3v2QBG8",
+	"tuzD/m9xZeNNszaJqtFW0jVDe2mOzu72UjDVzAuY76Q8xdy2eWblDBAde6N3r2SOXP3a8n6w5dq3Qs8S",
+	"3svpZ9QAu+woSXpYLT8Jst6SDd0G5D+NwUyGC37NyJqLQjM1Os4YuaXlcZzd8OyapoXhid+mdNkmUxeM",
+	"6iJnZJHSpUc2NC1YdTlguAemMclrluc8KZ+FwrGWkjUHhKWK7b6NkeYuUPeKi6R6MxSmf3MEUeOekJ8y",
+	"llMtc/iJCxygy/kAncZyZ/g9aiSRvx0wQedphZZwxbaDmaVaNVF4f8fU7s6V37VodeAuhtQGs1iQhFVf",
+	"I2+75lKmjML13hXrCA+3c75i28P7fAXJ7W507VvdmgtgOmLimqUyA9VJCkaSIodMNbhdcslij0ZBlS4j",
+	"BXn57OKVy6EJxZJqtqHbCfkWk621YTuJdBm96RYib+Waa82Snd2A1el2xtU9bpW69eir5CEdfxlPp+Mv",
+	"6fR0/NV0Oh1Py/9RL7IDHWwgGBoi60AjMYqsPGcpZpr3+o5SSvsPlJk+ZAzJ392K5uT04aPHT774FS7t",
+	"IWETlq7QK5lfHrMkN1sBj9/9UIh4RagmQkrx/w2CgzqyN3THwHp2vjCdK/bbYPZlTar0+DQ59d3acEFy",
+	"RJ+Wbhxqwjs7iscPmzE+Bxqbnw5uMPDy/NaDo1r0+/Lo7NOc4eyfw5uNE9BLk6oT/9s9eVNw7GNa5lkC",
+	"B5ncwsaonYq+9ot3PBpD3WZsbNgZX/D4DE1AnigbdJizhGIefGPUFRN1r+w2jSH+GIVtZEqZdGC56Iaq",
+	"soN2OeBT6sHNdHcvJWE2x/NdKudG2MZyveZ6bFMjArKk2XiRN+6pupStY2OYjtL6dG6aBsbyps1N8ugp",
+	"gVeIfQXUMS9TAEnO7iLs4BIRdmLGr+tO1WoD9TZr9R3kbMmVhuwRJ/3Mq0F1E9I4iT10L7MvwaCafJ2a",
+	"A3t0vY2vKHdHgAeDN+OlHNsf/6WkmLykmx8r7uQd8RbdRLpDSQXS46yW+jeM8BLRXUPhSpolzTLA6QiF",
+	"9jNAuVYsXdjPZkRtlWbraIS7YHsgQlY9hAL7n5CLDdfxyigQ2CfqAlKwnxaQ13REDsv+ly9gUJbpvXYr",
+	"9IIuW/b/J8FIZmNrXQrHrg2EwTYdKtR1SwIXZPFwQRT7DXOT/Hyko7KQUHlriTFcmQPXygCsMWO4MvS/",
+	"ILUtLNkTzBu5E016cgXB3uhLBENp7ziltltI72XJGSAPgOtNkYhiXjt59ltBIW4lctOwaxPTYrnSBDeh",
+	"x3hkmjClu9cBnzv4FsTuQswWQPnCVP45W3EBmB8AOfb4dEqinBmth0sR9eWXWxFfskzGq+Pdn5a+6svr",
+	"bXGt9dqkO/X9l55Mac9rwrNqVIIlCqZGKOZxEbvOOeXIzGXlVFpnqQ15kFRBmUZWMgyXSdN+O1KzfDA+",
+	"oMNb/OxNzPJMX7Dluj0VmuSFsJKF4bsP0AcSkLXhBOgRNwflt4LlW8MUhWxxkMDLLdRXUwWwiQV6oldM",
+	"MbKReaLa9QEnFg/4zM1bge2+bQXAIHuW521H1fA9LgBGC1Gy0OXhBanWJ2lBxdrvT1maBATy5hNprDyS",
+	"Ub0iXGhZgQhZaxgiINBP78AHa/6V6nJ/N3TJwZi1EjRXZJNLUboq6q3uAp8dIi6ccNVr2wL7uFFGIU/T",
+	"XqLM4hAEbxtrfFOO3sqg9mE/3oZt3qCznFHVHrK8ddBnFlvL7lDVU5mhaDjfpeVVoDhZ7gx3RvJyQfNL",
+	"5OKG30B7l3TVlZtosbe2e6KorWRAvCj2Rs9I5HI6IzI0mhqhxMvyNIpSBLiEERkaZSjyRxEFpFAFTdMt",
+	"oSSlyyUXS/B885iCshUKJ4qKJcmp9SdRQVKpNOAJNe4AXNe4Fvm2Y546316CzL1sy6D+Xm5smHoddxQO",
+	"qtG7qdbmtFi38b+4tsf1SAKoi8ZufJEHqoLB24qYwCfHp+1bevP2eWcpbihbX+/CDO0AvxELT0KGj0+n",
+	"FuMJNxen1wYjFwpL8nB172gvl5kC5yh+FRBDdsqjOzIEqBydc6bw6hqIECeNgYFIkogYZawpLooK1YiV",
+	"LT1Qnia246SzwDaNmTaRvOzcuALuYekXIZc05cJZ12rir/7s9NF0WudHp1Pzi2MataNeHdydA+CR+Vfm",
+	"+xLU8nRaJ8C+N6wuxOglzJp4s+7E3mkukCFMCHts1T5k2ryxLrOd7XkIyrwZ8FIcn/17GziInhd7X01v",
+	"dIf9oaN43z+Iy5omyDkxD7zPZWFPFfujRyDT+r1oq97xqQYXt0UHtEYYN7LjvM1vVf1Mh+25b75LATZG",
+	"fXAol8/77B6FAIMrXHO/CLo08pALwpNd78sN0WCQj7f4YfZ6RF5QpcDxgS9E5RkC9cpQSXm6LO8H/0nW",
+	"L/W9d4rj7rnq8ArYXA24wZwQl7rREEtwrQcZ39KI9HxrWQYgn5Qpx1LAZSGtoqzxXRdYwiHKbUhTZaxE",
+	"qZiDwQpFSjXLR14TXqIT3jO4TiBsweZYAiimTYGrK8t7fBJtanPFTHZDga4527A8ApeZOiMR0mxEYBqZ",
+	"hBiLnNFY43iuGMuUda7SFBT5s1BEcEFtP7L0WodPpuCOUpa6z0gkN8J0M3RTCYUU6XZkIWlwaQEctD5z",
+	"HC6YsTaZHfFJggE02Dr97/cAdJXMAkKGIMnLWPRg/XNBIgiCiGbkodmqRw/9EEK5CEXKjAWhApLwJTdL",
+	"FV1GAYkmCMkYjaMAA8gBX14kxMJ4Wyx9/DoUMsfvJ+SpXGc0ZwkAhI25UEworvk1SxFr2RYOqOOINVDl",
+	"7c2yFzj86GEtbvhhHRL+fPwrHf8+HX/9uvrzcjJ+/f96T/69TRJ+z2iqOyyglF8zwQyvADz/hsAog/3k",
+	"1a5m0xW7fI5YmJG8is4IFVub1CYLHcu1xdy23RFz9NPUN7jl1WH/m+25jeE8t2T6XCzkfpsPw7fB/MkB",
+	"+78pLHsKpWkVYAlK+eB4rf90fxhal77kWa88OatCd9FboXppSd0pQ17rzaSb3WDKPXb2UxyNC361bkkf",
+	"qThn9riAdUjJnMZXRXaGvCUUpXmnCshFMyYeFUhU0CdkkkPwMvoV8aAdEwJWH/FzYQSCgjF7smPJjvN/",
+	"nfbDSnARo74vYF9U2Q8OdqI7ppItFiw23MjaesI35yoRJlYs59qtO8TUVJLWIdViqr6I0yIpo2huweN/",
+	"7PKlnvtgM7Q99LMReNJHXbx1tGgz0O5A6Mmj45Bg5lNYPmEjHfpm535p1hakPZfCavSyMOa+kSDMhZi5",
+	"NwazwUyvivVcXRbZDLxJVVTBgqaK2Rv9hzfC0qpHmhz4hE5bAkqqfe0THHKbqNz2wMczl44kLFSIo0Wu",
+	"LL5dMrkrWC+W8PcUHF+jo71KlKpN0n6nrDdh6woRqLvB3/LotG1QdhQQXmFfDAij8aqK/QTaxrJJXshj",
+	"DpDjoQD/B9eBy/oHwwtbcC3CZbNNt6MJc9u9kHkojDEGbVsYMNzuMgYXOF4vQ+2l7ewpnMTWheiK5IEr",
+	"u37EV4vewfaOoqXOm5dqH0Rh2DnaSc7KCVBInN4ghqc11B1C/W8CuXZEvE+btK2+D+qB3OiRrzhRIxLe",
+	"P1sNh025rT6pt0luK/sOO29KY/KWMEVerM7NnAcYNXFT30FfxKhO78ELqQ4G0Fd6g0Y7+Jio+U84TL4M",
+	"PGrNnG8JmrqBd/6WOAT9k9C+bIuKvr2fPIHjdu1915H26DnMqWGq5Wde8qOXlQe6c//Mx5vBL7ghtSoW",
+	"HZgJr0rcBqPlm3equh4Zkxko++l29KHwz+8EVq+kdOd378JYeoWoUA8cpBUZ0ixT1YyPxlLaj9vmAdkd",
+	"gmLvyO6rz6zd86lkDmGmFYmCX4Kregp3jhfLLmiJZlmreVULV2y9drdRg0bhSbnSmMDu3wXuxyq5NdC6",
+	"xwqowznfj2ayh5A/IFkeTR3tBFHF7CQJN9tC0xfe7NFu2wGthiqsj5986a74JySKZYKFOrBOKZ2bc7um",
+	"8YoLNjY6DqbTQHk18+5ZKCLtintEu1fIYTGdPorNm/AXiybkqUyYAoOAJokraThkbzQTyig5oyAUStqo",
+	"AUUg1IkvhcyZe1mv2Nal5FwJuUFtuilxkw6mtDMb8+qM7NTfCUgzzTUIhVf2LyBeQTXARdcrmVya3yhm",
+	"oMMHbaUdq2qIwW7Ahflot45ZQLqKpQSkpfSTaaQsfgcJuX4lm6bPuJxHuzjUHUg7q2JNhUcVb7KUCuqA",
+	"0IHh2DhxEbMyM9PV26tHtP1dklwWmtlYRYWfZ1Sv2iWZrQ/aGuzVrJcJrp+WjSjpvi+X9yIQWw0xWPxD",
+	"qSUPjOVZJqIQnpS3Df8ztvro+DlG5bfUij0Q5NGdj747nu9fvXrhEEDMGSg3zVWCrQ3h8fRxXQl/9BCv",
+	"GdAt+eTrr30n5bQ1cKoLSsYoMblu0hMmL26de9TFIZlmm7SjSSf5duVJ/PzyuRFSHFBN660H/ThZbQy7",
+	"H+w5VM3IV8ypwNXxs/wND2tl+IW+YFpzsdybAYzJrQhXi683pDC8AHpo3nITY5/uVjvYkv+6+Onvtvl5",
+	"oUkkijSFBdmb29GYNrbfNT+esDnN985P4TuI0yR3wLoV8x2ZpVXe0xv69SnAc8s0pZnyPJqYYLug17KA",
+	"knpeaNW31Y8tl/7VcHra2XYJLvC7g5pl2X7bita9SK1ugtKr5SeLB+glawuoj9ubKovAe25BG0vEK2fc",
+	"0Xcc6IDel6uMjju863d3KusuF5fzYLeSlWFGyBBz8rPg8Cdby39x4NQILCFJRJPELWsPw7zsM7ArBzPq",
+	"2Kuko76MWdwF9au8rmy+S9flxk1uKlKq9GVehjQ+vIEz3rsHe3RbAIzGcN728RR+MNiGTs9ffdT7L9/M",
+	"jnPBlOpSHOxjd79dVdlesfjK5qhjRdSd7TcvAAe0ppa7IvVBd+AevnyjKujYfMcrrg61DbYtDhfbYXMe",
+	"z+yFJ4uvcLiQqFWIhn+da5JTMTnCOY4r89Q03ApdfyCcAKYBEQX+FT4tK9LDc7vuijyZPvINaFyDvoEF",
+	"gVucvSSAM+ni0JYOcB1dVI2Ngdhl0d2uI2igXok9cpSB9kJFBe2wgPs0SzugM0JrxTGJLnJX4gEJGXJq",
+	"aHNZ+wRr1BGRWle0EAhfv+1IlhIQloOptoXA4p4pV1CzfqvsZQ5CJOWFUIg501G0rC+n6Q8jlR99BeNE",
+	"xp3fbpQzdJ3UBti29hf0mlkkn04HOwL5GN2NXu8FpakhKx3lWvcc6sbGBoc6dLsX77IbUAlq/yI2qDVK",
+	"yki+FbMTmrNUiqUiWu4EGnv3nsftwgGn/gWjebz6nu+/xzBMrTKubQpfS24w5g623g9QdCrq2r0eZLTT",
+	"3KUCuj5CMcRbDAWju7TtXkKeYITpgq6gwwgUq9jYnHEBESYA4js2TYdCYcqjmpk3YqqZcNVFEYsFoAmw",
+	"9QAD72AIEVnTHIQjCwV218hcxPQUxAhTDqBQxTTDos3mc5aQIguIkqEo02tzJhIjDDAHGFCm+l/nNtI4",
+	"WySWlxfY8xYup+KqXVfcsDStX8pbAhi+kEovc3bx3z8QrS5NC6MzsuLLFarQc7aTG7VIJVxM2vHide4O",
+	"qVaZsDCqoKSnbsJ9yVSRtqWj+5eXSEVkxfW++8vd47qCuMw5U9re1A/NuAKM7LI5iG5x4IWRF1wNYAF+",
+	"dDU5xwGt6ZasZJqQBTNibIU32lSQCCq0RzZak6dpKFb0mhFKIu9uNDqCYKrD/YGDtW8anN0wW1t31dqq",
+	"jplYQ34fWNstKxh5dvzbvshVAET9xWMv6HenEkQ17mNhk786DjUZUbGch6iaTVBbon3b0W5Q+vF93mw+",
+	"GS/K3gjWO/eo7InenNq73LrljTLDxplSfwWPtSPLuey3FC9cmmC758JscoUDAUqazY4ssc9mRMhKKQB4",
+	"ACFRdwkBnWbig1iAOK2CSCOyMfwQNCDglm0AaPyaXRqFGevIYWFV/NuV0MJ/QZ/2b4vOh1S2F9Lu+iGQ",
+	"RTPjssyJOCLG+vT2MdY7de+4usQwVUfpGcvXXJkXLqsXH/oAEUejxd0oLsJ6gF11P6TUxgH3j9vUxVu5",
+	"L26wMoUAVdpunWmnDfWropeex9iz7FqOsCO4t0eUxS7LWreJjpJom0fuH1xxuEB0leFAx0ZlwfwXK7oG",
+	"ZdRzPTBNOelXIirevkhcdah6zr6EW21pqjqTb/ti+/gYnAcwfno48fwzva/fWnZG7Qy2yfq2A9lrOLUT",
+	"e1SF8vLo9VzInxXL7QVPq0+rOrx9pB2WO69Oc19haV7vIrOj0IF2GUHfdYDPsFzHwfuPLgSElv32SKSO",
+	"1NPMrFMD7/xXC78zoaDGx0oe5G19eTK9c9Uq4CGhr7O4yzKXRVZGUKuzMsVRQvohwAmotszEm8Tx9S0Y",
+	"c0xYf6O4zDE1sVsjfiutrCz/6DPf/uF2N4sU3FcJx6t/AL7EyftAqL95ulFZxu5GtVit/7W1FmsnXXcV",
+	"arb5tu+rTPPr4C5rHwAZdxVV7kXXt62GLL06hC2Vzo/KA7/70siNQ3FTir+jOsi3rTm8j857VBYuyb67",
+	"rjAKmjsuJbxHePd35Hi4k92OAwc5VyJltgSRW8zOmXlRWrzzBwqT65eMOIwquV5jAKlgZNiCfT4iDcSO",
+	"B4rIjQDv7tWERDwpQxdrSaxkGC2ZdloiVKvwDa7IsJdQmD8h3RUMe2mjlncM3GaJWxylJs/sKzcy0xB3",
+	"9AZBqzdENbT9ve51/dMWj9pGL1ZP666nBoElHag/N0mo3MPTH9qEyfeINgJRDnDL73I00B1xo2TH7vpv",
+	"d1pK5NaoQQe7AK/Q5fF3GMfEgtTWu5WlVqCCSHoPVMPX/9ETzpx3+M4FVr3sSrV5DclVCbSdJW092/KK",
+	"iXb0g3Nb/ouqRuUL5/YAQ0sZsUa4dmHAuqzpdiPL5Oiibm21/bKVFKyltJ9XhqhPLbhjEsdhsY0s3Jnf",
+	"6XQ2dVzrJjW07ij1aW9lOdhoKF5iXtsp8YaCU/Q7AXvLJL4qC1A9UBaRxcGXh/7mhYNqEFUx17K24+H6",
+	"iP2rdPUohcf1+6mBdwxvLGlrxx40JhRVmhQKTC34e5NzrZkgQzQQI54wobneTqq2FmmhVpcglq5pGo3q",
+	"k4IZ9Z/J0fXUbBmwvWuOkN/wXmvinUU57hlF01WJH8qjlSfgg6WKNaDeDljZwKYPZwLTGvARFme7rcVR",
+	"SYiPlBd8S0yxmq+xW4cFdwR6/zxHfl79JMratDXf/u0jYBtaTw/t5SaBsy4jvSO6++c903S34lUc8ueS",
+	"0l/6cztm3Vx/MibfvXx2/urZxathbZGDus5piQJU+VFg2f+cpXJDpjfxvO0PNvYJZDf+uDbD5j63HojM",
+	"MMoyGH1/JkalcDdianYj1Rv6XjPYfEePOUzF+9CaGytYb6x12t7dS0fsCjzcOeHenNyNNUPfkZ9ls9ec",
+	"s2EouzbBXWfi3MrMwFgUHNO+aAW4+YqLnOvthRESOEes2ntetEHHnQsiM/pb4SoKD6NzQM7gv0Mk8oz8",
+	"FUv+Yi4WvGOTsUaBTYSXZUkQrkPBlUNhnJBzAtdAYhmQQlwJQFxAVQyi/awGYXvGwhnT01C05IWWxeOg",
+	"EgAv3eslGh/IRLh2hPFWS7rSOhu8ewd3m2hLxVJoGsOxcggJa8oFIEznqgGU4AcrEO81c7zz1LavZicn",
+	"8MbE/7jpmK0yAM9fPDe0DJ8E6KDRDsDOiGJEALAOPUzxNlrPJBSheLXiiiQyLtYMYTZhaRDz0ZyPvNCr",
+	"mbX1oEGuyJIJltMSIMxs01DSjI9jmbAl1JHOeVwOQQoSrzgifuM6u/REJ2+ATjFWPRSaKa1MNzbd0xXZ",
+	"V5pwjQGfZsLLXG5UdbeAleI9/yS0VaKVoYqDGjxLFFzx0yRhCZYhL+Hnym8hhLLgqZlbRDN+Uj5Rky1d",
+	"p5HNkofMw9Qw8oRIwdQIVvWpFNdWwM7Mv8d4yucy4cxVhlSCXrHLGML1Mc31DAqAmaH9/PPzbwhyDxUY",
+	"3gw/h4IQe6TN5o3J3yW2izyDULHdwF0KgWOIWeS2mAZXRPF1lm5tTgQyA0xAUKZhWw+xYQoiYzojFOPq",
+	"YeRCEiYA4h1Sxv/5OpqYkeAa4xgxVcwnKxiiS10eE0jBxblGAN4aw9qe2NTLvxh+F5Ghy28fzUhUpkpz",
+	"nbIoMB1FaAZiPnbCbLATpjtHAcnSAjeoyiJGL3XCsCSCPV7QFOYjo+7anvKNAPBR6RVx2O9kxc2xAtAo",
+	"spsNPjKM68l06kAYaY5LV2ZRw3rUz4V7yXSzwqy4em5xYEdg85FNx/WU5BmheIAIF7GEJFkpGBlCSOTp",
+	"w6+aQKiEROfjXwkd/06m46/JhFySGRlHI7N3VyzTAaJ1britl2rPtmMFkLI3IT/IJYzFLJHLx7VEP4yq",
+	"7OpohOgSJRsGbEZ7SFymjlyQU/I3/lcI5JY2hnf5O8/GxnbJmVIsIcPoKUbWj5+JWCZcLGemf/NaNKqO",
+	"dZW4HZ3HMcuq1yNC4QcF35TYksTlt+DdSMUW3M5E/6D5dkaarU3sTsJimWbs7g2btQ2evaLLqMRPHJWc",
+	"16wG45ASuaFbjzaqIVgOVqueTwqRMqxqpehWVZt1htHzpPqepoSJJJNAtNHJCkBgfzcEfgLZUL/bY3Sy",
+	"ZoaNqwgWPivmKY9ROKY8ZkKxKj9pcJ7ReMXGDyfTHUG22WwmFB5PZL48sd+qkx+eP33294tn8E3lTrWS",
+	"8fzFc1/PGkwnp/iazJigGR/MBo8m08kjKFOnV6CWnBgufX16UkWPLZnuSmPDuy0/TczFG9jjbW+0qqtb",
+	"szYgC8yXE/OvCO7labzC1qDmClQ2JPOtu3sif4fNanxVL2EHqWs0y+zGorySGbNfqRl8NiHnVnznjCzY",
+	"BjE2yownOwtjU1s0znLDn0OdVK70uYtpcXwGVunhdOpl4UDUhseQ/2UL5SB37xWKB94LUJFaLhyXLbXp",
+	"0KZ4FwweT0+7eiiHfPJzXZvD7x4d/u5bh/uBXzw+/MXfpf4W0v/NB6c9uniBoB+vpPyB5qilP3749eHv",
+	"Xkn5IxVby9/BVfkEd2X/d8+tDMEPegzwguXXPGY/V0giqOS7LDsgE9wdRyuaQsSpC4iC+E/ZZkU+BTVd",
+	"lXUx62Ud5QLqaFuajsrMxyyXC26hpaRgodA5FQqjJwKnqjJRnaGy5mX9aOHPkXUwVYC1qDDiaTSHJN4D",
+	"0A3ajRUAvnutC7jbqEWaGu5r23ei6/H061BUEDET8txop9W6mu+Aa6MmiGMH91vUdnZxZc9dXTpXpkx1",
+	"VvaqXjl5nrB1JjUT8fZvbGshXoHM/iqT7Z0dfG+Izs3wrm516rxg73ZYz+ndsp4utiPYBlfespkeZ+uv",
+	"NCln8mlzpmkPDvPU0uKtWNnpkz5rUEIc/cgSTl9ts8+RDyI9l7ysjQ++CyqVI8uAng8wxlZ2mGVRZcXi",
+	"pYRlbaGIKvA1W6ChUfjCqZvITSwSui1ySLMsFL4h4UPklToHFIZwEOxGyba6h41DBV5qUUXqJSAIQGQZ",
+	"k7ybY2XZJ86vsuwjcasKxXMfx8qye351z6+O5Fdw6By3ctfBdX7lgs9P3lZ3EO9OrAXUzcjO8QVVy5uv",
+	"qWguNMwZUxGE40Gmbsqo/TQUxmLhYomaldGgwNVkSN6VzjGWgQM7dopeo/EoFJYbuqEMDXcCRqlGE4Kj",
+	"xcItlXXn3rW1MEIhpFelps7F7HyfltWCG6ysDZSjwkU3vxnjtPL61i586rwm8PjGwfvQmzHR92TyudXp",
+	"MvgaC/9HZGh/DtPQnoYqANRjM/GK6j4sBjJokLGkrC2b+Rv43XMQPFAWlYM3zjreVlugML/qllGmQhGV",
+	"N6221mjJo6C5iQXQj0ptCbwRNJWCnSG6PhfLUFAHcrKirvau1Igj41gIcRzE8SnsYJNz3x515N/CZnDO",
+	"kMf3KfGYTuCUDdRGK8FfcCW7oFLc/pXDBfSOarz+hXj/4e0ytMcdIWhIO4osIartnvd8nrwHjwixp9Fj",
+	"PK6QHfqlihal5cKpHe+Xnyh63c5NKmOuhS9U3WMaEugtLdpKl2OphZuUwE2fDC95TybcDkJVLxPu7hQf",
+	"XOQOtQdpjCrrN7w34+7NuD587gKRhvZwuYMqlpeh3W7FXSCmiEMbbTLC0hdlyyLZKDCP5ZXMsPTFW8wu",
+	"G9u346Gvvb2jEh3B+8h+1odGsA0A/cyttffl8sLV+UheL4cD0O3y8mN0d4jwnovec9FeXNRwuJLB7TVT",
+	"MZ1Enbwt82bendjkoT0clAH/LNNbLAI/IErbxKMoIEqiGgmx+VgtI9bHuPbPoS3nwLIN215d5m1pfZ4B",
+	"viYGQOIrJKbCGKtzVn08bCiQo1a3F76NyTO3duAHezODeNLBfas8plurnu9L/8P16VIA4WlAhNyUy3/P",
+	"v/48zjLcckKJLT1jCeKgaz5Z71HdfsqYhZTAdIqx086crlRL5nBxihnNNTesRmg1CwWG4Ho/YnCaSwBx",
+	"AWlLZHKom/kQNQGW1S/d8aUSyJXVEFkyITbOHipYef1DWKkxsnECobAzmJVxp+BbU4SmiNuNCWA500Uu",
+	"mFUMHk6nMDnL+iCA1ebBTYiDZ6wK8CXrS38IUX1AXBCapmeEilDYqPLa4lTq59RVG4m855c8UXuU0W9g",
+	"mj+WkKqf8GVobagfyaY+cJlQTyJCUmGJoxVgr3eprh4YjdFXm2lNnzyDv1cfD/Juw2V3Mtb2apFYO+9A",
+	"yGlS5FhkC3BWIFOyTJhsiTdVjBnlAQLjFPstFBBcGgDzhCxQCiouX7MSGTQgMdXxalxkIwx7yxDfuwZc",
+	"DCk1ZQ6mYr8hsj9LArjaKJ8kLOXXLGfJzJUGrI0PLk5hkACSTGhyDZUXjHxQEkpZWHhtN0fE4Tcc/reC",
+	"pkYFLkFKS1RmWw2DOh4OmO8wqSK7VDEVlxsuErmJICcCeqKhwNpTMreA/9ASRtZ5E7cpR6RCRoWolzWj",
+	"QpFwcMVYFoqMLrlYhgMzIPsZbE2lSkPce1JJhdPpbsR/KEr7tZY0sJIbYyTYvIHSPYLLi9O8LLLdGEZM",
+	"UsYsHPv2TBVzQ2JzFmHAzqgr6PfZtQ3kPOwOgQkHdeIA1xCC0Vo6OSPT8pIH8Gm7rnZg3/up7/3yANsG",
+	"XYO21eUsIKXcxkMVImH5GZzoxYLlmIbM6lsIDVyiTYWV29pm5AAJb3GP9qOha3ugrOcNE6ShSGCO+TYY",
+	"5B0bbSohWoaifhAyyBHlv7MoIJsVj1egeqU2HDxhC1qkmgwpNoMthgKzVk8tobRND5DPa9Pb2YP3aVAB",
+	"pb7AOmM7AtdPfrcHZoBwpAyrCD6FDISnUuhcpt3VYrIcCvwaZjcG3zxs9s6Myw189+lL9B6D+04K9iey",
+	"vp6ag0KKzAInQrQiyFtq2YMnzc3JqktzjG/slOaG69gQSF8iCsARGEbwyPPpQIII/PhAhSJnmFs5Cgwh",
+	"gyyvYkJzS9z5VgqMiOcJ2RX7oUC5XwqQWpdDLe1oiJJrN9TRhHzXGHMoyngG+77hFilbaCILfVbXGgyH",
+	"yQBi2QPszBlqAnMGCVpdEgg7PiSBfjLSWFdr60pZ1uoPt3GtBr7GLWMc6rMuC1eyay4LVUJWtI2jpKzb",
+	"Sge7AFbcWlnLVS85YRjK7xNs4QPKiZ2qoh9UcACBdWUd+YJD7zm698Ehn3XO0tIxGe/O1IJG70taskzR",
+	"D82nJJdQL7/mjg8ItSC3Mq9C4KwvrIwFQU5cvxb1BjJxCqaLE4H3mRcj4rPyGWll5WSIiJpGXGwEpqjW",
+	"RmpMRYu6iZVj3bDtoEe2do59RVQjeQCVg0FAhWJov3zgYmrdWJpM2gE3u/yAEtras2BsC+YVCyaHbkho",
+	"ZzQhwP3tE/Q1RvCvKAgFsi7rF2xsCxhxxlprTtKXc9Z6M8Zq5c17HJCUXzEQrC3RfWCSOpoIxUqmVbEr",
+	"+AZHmbG8XLIZVOmNpUi64nXIEK9obFJ6riCAzmKoQp6yTBnkizc8XVxBRprRXM0XkDjne3V9EHHa5Rw2",
+	"AoIKo1sQlirWcbFuRIWETHWqrnDHNiuqS8g/M8QzCIysD7FiqOVCanqF3mdwslYrT4ZCerQBxy03epIF",
+	"jC4hBx+oyiHd7WOFM/xp+1ZhiB/p0h2XZ48PE3nO/d3UvXO0h7AFarIyslPa7hhTJ2/hv5c8ebcv+vsl",
+	"W8tryJRDblaLs0QytXfce2RrKByHdOw7sCHL3tuO6ZZ1eAGqzjKASSjaLKsOSQmVDwE1JK7OenQWCunJ",
+	"NMv3rVCz4rOqKwPuNpTmlo8vGi7AygPpbvmHdb4NYsMTAm54ZQqfkY37BKFb9DZh2MJ7X8IwOnhvh8W8",
+	"78LfEcgd3/c/3mPA480irOY9+/vTmAtIuI7c+/Awv4pRp0vIqz3NlYPHyQuhZohPlQQOBncrYgKeZDj+",
+	"FuSk4jllAFCJMdIIC3L++CvGMlVzgHsXD+iNmFUQONijixoaAoPQMmeI4UXJnMZXRTYKXICA9aNbDV+m",
+	"iW2BG50MkIXauMJ3FUr/+8QZqdeLaldtyhW7t9I/jWNHkxol+6Ew7qfasVvvP3CtZSpMBzVcpKqYc1vo",
+	"nXfEqPZcje2U/eN7pemDKeE14vT9ovf0/SnRd8c2HYz8WrMTV2vs5O0V24Km3J7SZPg2ujARN9ReJbTh",
+	"mjYC9+0rkwKgYTsSlv7GtgrrTIci+t9/0vHvr83/TcdfX07Gr99Ogy8evfv36Mz3QdMuINPAOU3cJeaa",
+	"vrm0o7A13AkTsYSgMSsB3SDrqVII09pyMl8U2sG99lBEbeMPFLli2w5dFPFRu9XQjGpDPoPZoGt1Plwa",
+	"VDX7jxSzVSt12M65HGF+TvlQ976AHnH2Rn+0KZN+hqVXM3F/CpPheVUpzFZm95Jlab28VlXomgwd4p4r",
+	"gWtGUlZNTNSo4Z935Z33sj8XQfpkWjULzZxOp1O/dRs7OiFPXflYwwqvWAZxT0t+zcQZOE9bnNGYeqXK",
+	"+1ZQ1Ku6KnZ+XFVxWJX+cgP+WJa9fF8sCDv4SCyoXie1gwfZJb3nQX9AHtTCG3rwHsSXOXnrYPcPeCcd",
+	"NgUt7zzmW5KzBOGx0My35AxaV1liAS7pU2OVJKV5zWiecpbbaFBIOUd3lGmOlVmZ+DiVSzLMcKPNK0XM",
+	"EnRzJmoU1LMvS2CLWji+1azqL0VBKMD1F7GEu8jvaEK+sfAXkOMErRH/LsnHvOiEs+gMed89mV5NiBZd",
+	"rNqcD+MZrK7c3OTvIwM+e9iIziBuwA+OVwfUDneq4TrdthVAHG+eYM206qwDcFtN6XD0bQ6Znxbtfkdl",
+	"JJqB5ShzRcyLpl+eh5COUlapocrm46jA3ag7THOrlcCnVMCVuCXfMsfmiEzqZxU/+LRO8N0rL95UP5L2",
+	"Utb0aFdckGzuc6Dv72mPYX3PgBH0yl5pVYROcmZLWJ+8dX/2urv1VTH3Id4xaE+61r1S7r1JDo0YHlmG",
+	"ZwCOdNlQvRgRxq4mLBRDqJpNUimWDJ4Fte7mDFMwgSGOmlpMUDFrl1JIvSCeh9PHREtZ8u1ytA2IL3dC",
+	"yXnZL1YPuAWkBa7qS9vjoK8Ss7MBFh7eruA9L/mzXXq+olcMrvi8w9SuDX0Kor41MtsNOyAZy2Mm9Nj6",
+	"jYlNKTZDIYotoeTM8OdX346/Gs3K/DCo+hLNzEBnkQ0IgSIkXBEoivLooadM2dIooYhcRZRL8hcyjsgw",
+	"mulVsZ6ryyKbRQGJZn85nUVQ+wEG8bPg0BNby39xMjS9c7FMGcl4rOUyp9kKg06oV6LnmuYca3soljJg",
+	"b6dfIOz8FRfG0hMQgPrrL/9FlCEmgdWZVBGvzO+LlKLXfyNJzpbYKBeJOXoSlMVQqGKe8GuugB3D+zmh",
+	"5IptY5qNSi89+eIxAa/8hJyLLfJCCBbkkAEdipbSOGVatNuhaEIuEC7fTKFE3KeKKMPPQ1FbwzIIBpfM",
+	"GMs4Dyt/vDj0OrHlPlfsIrU1ffMDE0u9Gsy+eAwJZu6fp60qZqsP8jxJOgSb9R+2iDVPTkChqSgUQzAp",
+	"Egy38T57YOu12FyV0T7p50J5jPhzOfJGBDZlWm0odYRKX+DWXYhuGg6RyUHhucDhNqsi8Pwh7eLOlnGw",
+	"+dJKcxHrUJSTmrOtFImXr1/u/GXGclcTMXIFeXpA4J0nyZ1IzHtp+acNEaIxhGb3U6Cxvt4NCwCgc7Ly",
+	"CnTgAt2sokmtckko+pUu6YWy9gKG/WlHXeMYP2WEf9z8e85yb9MfA/JvyeZgREnJStTJWz9L8t1JAlLu",
+	"muo9XOub8h1b5bLKkPK1nIpfVY0mkb2/CAUUtPNqOs18ULRSpJ8a/RMKv1ZFQpdUsw3dhiKWQuA9bHVP",
+	"EqdSWTggLkhk34XocDytl4D8w1K6NYoXvI6FHx9Pp18FBKo94g/VDC79GYza4sWqF0qdqXw4c7HemJLk",
+	"hyA+UKGAEG/42ia3eCHdXr+7Yd2hKHfC3clUb1eb0tT/hg+n04AIaVOS4N5J6FH7jY1r8IUXrfQeYN/8",
+	"olqdgeCNfN5PE/ztIHf3kg+E3Ph7ds/t/0T3T27Xfd3vFnw778G3X3p8u4tZ1N2vtXjYkgHWODXExxrT",
+	"XNjipC4LRcg8FK4It097WLS5Ra3d5aFetb0GE31Z43zC8c8drleWcanYXje7e3nP7t43u8N9ur84/6wN",
+	"4LtkXMhGupkWFMjcKWrsYKY86nI+03RL5mZT0EoXbBMKRNg8ZEh7zGNoeQ1wQ1s2KhQYsBrnTGOuCyb0",
+	"lKW5DWOqFcTHNBzDKy++Px8/fPJFKFZUrSbkF4Ags0C25rTbqt2uWF9jAg62F1zTobCgwlyVTdhi52To",
+	"kDsiiy0ajc7KiqIQomB/d0uCWJ6Pp4/KptyHsMKoblu3F6K06RLBFlLPSwBb0GqxI+T5DlgncgQxgaeX",
+	"WqcRGU5nWPR8T/I2VD39w7Df94bablbJc2S8T8dFrUfsYy9iu3kxIGolN/aoSEi6ugk4V4nJBch+QpLY",
+	"fGdPmC7P5WTvRjFRrA2Lco0NXgefIarXvcPlExCDWLaZetLoGGmoGM3jVRle0ZnM9m2RpmPN3miCX5Dh",
+	"C6n0MmcX//1DQPwHsRQLviyQiZJI8XWWsmgUCukCx+Fte41Zho3BnSZNU1aVWy/hlqm6UkEo5kxpTPlB",
+	"XJIZxLZScWWxYgTbmDcQs2RYxkgmI0LX0kgaAPWEL9SERL9h+CnZsPnYjl3pbcoIIEnNyAYC5yBxKE1D",
+	"4Q5zQKJw8FshjbECr4QDEFFrs+6rnCoWkEjmEZkzvWFMuHbimGVahc42weumlFEA3o7GEWFvAEUEhiTz",
+	"xIa4VlFVyto21ywPxcKcqQl5RuMVWXFN/Bq65aWXkfdmtjZSxPTA8kyTuNCh4EJLkqWUC7evcCmtKrgB",
+	"WGo3S7KmOWT0Cwl/FhlgtTAV04yNJuRbnmpnExFB81xuLDc0KztzED9BdeFmy2gY2wyDCn0aqFAA4Na6",
+	"Jd8/IAvu3RuGYoipCRThAoA3o7mVMnqlRs1KL62Zy6EYWuhxd4LKIsR6lctiuSpDItUMWhidWd1khU4/",
+	"Q4lGp4l5whJDoDv9YSimDcO5YIycf/OSTKcPH7dWyoLl+9Edzx7BD0C91V05XlniLlzCM/A6xiuaq8iL",
+	"IghsDTGqzXpZ/CCz80b3S6W8AtYyxACddOuo1VLHHiC23/YKwoNRFT8hAK49AQ5wD2ipC+QOHt4aaK+9",
+	"42Y5nia+nl+P5847t5R0p1UKe3aNJ7QTRRee3nHXFqGMzNkC0yfMCgCUNNCe4tds1DUg/KZ9NAnVbGwa",
+	"uvmQ0J44akQOaPi2A+qH/xgQCIGpeDlcccCQQmGkwQLZdfexbUGK7IcMueI3xYX0OdUfFD4Y2flLporU",
+	"KI37kSDNSv6BE8A+sxwu1BAP6ax7YzBAMB2C4EeQwDrOfo55+1S7GNkyfGnogerhXSZqWbJWJtShHdoI",
+	"wJrKMwqMloKwL45d2ACuB4pEKbtmqUWyimlG5zzlmjMVIbhuF57uBU71fR4l08M/ONt0gaoaTnnNFZ+n",
+	"FvxRTe5PxvuCNi0RNn3UWsWYag3gPRCBVEF1VknRoPDtVG30f26rSdCN7WnsAbq2Ughia7+a1oJqrYzP",
+	"+XoNpcu8wVYgm6fT6bTbbwgk+mmHH8EQP1L0ES7PHred1fLvU6D/QGFByp6JQ1Ly5K0z496dWGnXfTNj",
+	"y/6rBtBvg3s4oRmdEcxdFMbUtZ+FIoWw3yUyCU2vwNkAdOjEZ4Pt2PZKJwL8Goqhkbjuqobg0NzVsBPb",
+	"OMYeicp2Zh2cpAVBoGYY168RPLv4g5eKfZ9KQCcWVW217y96P9s6hbiPN2Qe7vDuxWlzL9XBwruUcPDD",
+	"elp4EIodFZoc1qA9sBQg0JpHEn46K5Whaijt+Kh79XAH/fJJMJDX7780X1+roHXX7/nEZ2+I+Pu6e4Bu",
+	"apWUoEqiS81oVhutDnj9Sf2QE09hCMg+iyUU55gOiFkR8y2hApOyGrVV3ZR3HQYB3rc0VZHg6NwKV3fy",
+	"M9ZJ3pdNZZfmI1lVPQqClpcY9xEG97bbEbabxwF76WJbEZ8oQTO1krpT/brQeRHrImcBiWUhtAt2s5jT",
+	"qgywA+6NCpYsAECmyunMQ5HkdKExtqCqNep6H80AH4eLwlXdTMuykxEZYg+hsCkaI8SCgNqYXv3P6m9U",
+	"5vyqjkYlNPpbKOx1FV4KI3fOaI4VRy1qNcL6ww263yhG8nFt+Lzlxo+mjzEKInq+GP9dCjb+kWrTnwDf",
+	"FfB6O8UHgKcNlSOjZ6/oMqrQugHT1L3XAdndjiZ84XavB5vHXq3Mtd/5pTmhPE0pBjDwqhIEtfntvXZ6",
+	"r/akm28XQJ9bxA9S1zEYmCVtCUSFUJ4FxntwVSMBXIUAiz3UieZwEclHXZnH5X6a3cKwhgZB8pL8GmvT",
+	"PgVby9Un18+9xOWfQ8eWFkFaaSsT8HBDkV0FfHNv3UoMUlAnb8tohXeHg89e+ZduVsW10UMIU0Ei5Mpz",
+	"ec1cLWdXlNoWpwzFblHqjhCrFCu2O0Fjj1QohpFDPpwRo8VF+2OK7G8dhvkxIT2NuI+6Bu2Hfdwhmkk9",
+	"8MEus1lOXGQbRMvOyJQMvSv5UQWj1Kvu8p3VWYbYg3K8R1QtRkgH++EfNe7AUluf+pNuKe79IJ8rj36B",
+	"pe4wXFE3eCe13KS/BwSAZSr8FIsm4/Pf6t8PFBapQn48PA3Iw4A8CkIxmUxKhrqkGZE5SQqkZhbgAYMS",
+	"6IbbOr3ADIeL5agDqrLyskT/iQARUQVxKRdVCKcim5XEKsC5K4BQopyB3h4bGbGLQNvw1uAUQ7EHeaY3",
+	"jtoZpIxrBM4FPDi9osIDmHEoVbb8QNVK633zC6mOwcL8MALl0/DJeEvzkTwyB7AzBdvcw/fce2SO4vBG",
+	"2emH+9OmcJs/xqDAd5dvYXoHTSyxSn9dA99ByUwgCZDtr18QpVTpy9z3fcQpXTutrCFRIK/DCSDFfvNh",
+	"LhPsrQ4SdpBVt/DQn2G8LxlNEKP/0+Cj74krNib7kVCFq8Xu4I0e1X1ONRE+mGL6J+J5L0FLIyu5IQua",
+	"N0B2kRPtqrbtVRWqRO9Od4OFlMBM5SoZ2+eIciNKlTbyU3SjUWA0TcSeAKwgCz0hBauKRYN/gkPyHnoo",
+	"SM1BEQrN12zmMpzh2g+R0qguVOBSEQJsfBuQClYI3jP8NRSFYgHxSrZgyvhwJzMcUnoMg1xRtfJQhWAZ",
+	"unLTZ2bEdiFwvQJADAXgICzi/UBNQoG8vlAsuaQaWL1h1poJ6w+v8rKrFxdpoVaXxjjOr2kaBaFQknAN",
+	"gRgpXZL5Fq8310W86nKxvMJtPsDHfwGUVRz/GdnZYChCP1fWr9lm2jeys2+JIHs4t+OscrG48uxXrNdI",
+	"9zhd+g4R3Cz2cBzhZKln3h/pZgmFbfWTd7MAxfVxsuAy3EuyzzrUhNbQG7TjNvsTrvG1k7cIQYHauJEU",
+	"+7CSzHPlwXL4OHSlWwRZdVl6fOj8NObnB8qDLxqVESytsHd+kXHP7XCKXpga7B3xUe8yJqzTvA3+LhT7",
+	"8e/IPvg7J4gu3ew8x3uLgEK1gGvF0gUZ2lTc8mKWOshojmrDyGaPO8sB16tVyoWiU8yd2b8AiNpRQ72A",
+	"uWFmIhSFuIKCKeblRDI1IbDBCJvntAb8vA0uz6bpVtzfk/tGY/Dg9PbCS5l+3iOuiVtGnpBh5Ggd5Flc",
+	"QXeMuiwn+/4nG2cIo99X19kCjgi5+SMXb/+T1WLX9rh0MPgVo6le/d5pVpyXpTqmhhekEouNon4nY6Zs",
+	"RXZFvn/16sWEPPcQD7QsYpuZl1BN54COXChGInDmbH8HLwtVV0YNhJgTP7iDxFRg246xq454j+9hDu8z",
+	"bc/20AnRhgvBFSmyyW2I7EhiMTvO4iI32zn75+v6/hvjGc0N3RyjRw7lYrrK/Gumcx7vtzNtYw8UsW+T",
+	"odn9cp+MobNmeiWTgOSy0FBBwgwaxbGzBp28TizuigrId5LkBRiRoCe4UccyxeoNalTi377IpemDFQrj",
+	"p9ibTCqORXGAy3bWGscJHiQX0+oJYI0A+NEbugYs8sG/ke+f/fCCzKVebS9XWmeXbt6XWmqakvpaAAkn",
+	"wd41sQbyJBT/Rl79nxfP9jRuw81C0fnKW+zmP8LBd89ehYMAevuPsDzr4SDA7v4jNLMOB+/IKSzVnkCW",
+	"oDW4AffeKmaH9+PTOBnPzLiq0S9k7g1938lAntWLU4JZC0ah5XulUmVxlbV1E3JhyNvQuywgWENmalI+",
+	"uLQPopGH3rzmSwtThHUoU86SM4zZ23DFyJPpo1CUN5xZLucpW1tA5qKSF5EF80mYpjx1lUZAQ4PiI6EA",
+	"OARiAWq4XVo1mhAIp5nT1HDpHEqPJEYjXyx4jD4ZDUVGkq3R3+EAsy7W/dJNdfCeHbbYSQcl7+wSFBl1",
+	"62wdAy5O7MMRcU9dYEcJ2C8SesrazpNQ7+HtAHElzwu9Mh0aDRaddN1l4nP07FHtVAeIy0lkXGCBoZyl",
+	"VDtYkiJPB7PBCdy02gE1W0XpHHgHCovEVgccZyDtzso8XjGl8ZczY3qg5SIYSxhcjFiV3pv4rsHworqp",
+	"H2KdioDQpdmbwBxLhSYazytI9sT6RZXXRamOtVsk5QahYeh/aJ+0fHhuR+HFEpRFMWCEkQuNynK54Cnz",
+	"msUZtDT6XU6FhoZymZo9k7X264G5gUurhzJFLhHV8z6yfM2V6lhZhGEIPACIhOcsriKlHAyX22gX++Mj",
+	"GumWhp9SHa/GRVYWRiojRDEgUBG1FfEql8Iw0kUu116bEBbYvku+79XwkjPvCsiMPqcLsx+ueHvVvS2a",
+	"XlsYdP2/e/3u/wYAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

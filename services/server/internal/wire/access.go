@@ -330,6 +330,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		Threads:          chatService.Threads(),
 		Messages:         chatService.Messages(),
 		Reactions:        chatService.Reactions(),
+		Search:           chatService.Search(),
 		MessagesPageSize: c.chat.MessagesPageSize,
 	})
 	errs = append(errs, err)

@@ -252,7 +252,8 @@ func (w *randWorld) oracle(a actor.Actor, action kernel.Action, res authorize.Re
 	case kernel.ActionThreadCreate, kernel.ActionDraftWrite:
 		pair, meets = is(kernel.ResourceChannel), role() >= 2
 	case kernel.ActionThreadRead:
-		pair, meets = is(kernel.ResourceChannel, kernel.ResourceThread, kernel.ResourceMessage), true
+		// On the instance: searchMessages (every principal searches; each hit is decided on its message).
+		pair, meets = is(kernel.ResourceInstance, kernel.ResourceChannel, kernel.ResourceThread, kernel.ResourceMessage), true
 	case kernel.ActionMessageCreate, kernel.ActionReadStateWrite:
 		pair, meets = is(kernel.ResourceThread), role() >= 2
 	case kernel.ActionMessageUpdate, kernel.ActionMessageDelete:

@@ -81,6 +81,7 @@ var policy = []Rule{
 	read(kernel.ActionThreadRead, kernel.ResourceChannel, "the threads of a channel"),
 	read(kernel.ActionThreadRead, kernel.ResourceThread, "listMessages, thread and message events"),
 	read(kernel.ActionThreadRead, kernel.ResourceMessage, "message events: a message is read with its thread"),
+	read(kernel.ActionThreadRead, kernel.ResourceInstance, "searchMessages: every principal searches, each hit is filtered by thread.read on its message"),
 	role(kernel.ActionMessageCreate, kernel.ResourceThread, authz.RoleMember, "postMessage"),
 	role(kernel.ActionMessageUpdate, kernel.ResourceMessage, authz.RoleMember, "editMessage of one's own message; chat checks the author"),
 	role(kernel.ActionMessageUpdate, kernel.ResourceChannel, authz.RoleAdmin, "editMessage of someone else's message: admins moderate any message of the channel"),

@@ -27,7 +27,7 @@ var (
 )
 
 // testConfig is the configuration of the unit tests: small limits, so tests reach them.
-var testConfig = app.Config{MaxMessageBytes: 64, MessagesPageSize: 3, MaxDMParticipants: 3, MaxReactionsPerMessage: 2}
+var testConfig = app.Config{MaxMessageBytes: 64, MessagesPageSize: 3, MaxDMParticipants: 3, MaxReactionsPerMessage: 2, SearchPageSize: 3, SearchQueryMaxChars: 50, SearchExcerptWords: 10}
 
 // env is a Service over fakes.
 type env struct {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -867,4 +868,15 @@ func (f *fakeOwnReads) posts() []app.OwnPost {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.marked)
+}
+
+// SearchUsable implements app.Store: search is PostgreSQL's text search, which the fake does
+// not imitate; it is tested against PostgreSQL (internal/wire's search tests).
+func (f *fakeStore) SearchUsable(context.Context, string) (bool, error) {
+	return false, errors.New("fake store: search runs on PostgreSQL only")
+}
+
+// SearchMessages implements app.Store; see SearchUsable.
+func (f *fakeStore) SearchMessages(context.Context, app.SearchSpec) ([]app.SearchRow, error) {
+	return nil, errors.New("fake store: search runs on PostgreSQL only")
 }

@@ -25,6 +25,18 @@ var (
 	// may still make every one of them.
 	KeyMaxReactionsPerMessage = config.Define("chat.max_reactions_per_message", config.KindInt, "20",
 		"most distinct reactions one message holds; a new one beyond it is refused with 409 conflict; at least 1")
+	// KeySearchPageSize is the default and the cap of searchMessages' limit: every hit is
+	// ranked, authorized, excerpted and sent, so a page stays small.
+	KeySearchPageSize = config.Define("chat.search_page_size", config.KindInt, "20",
+		"default and largest page of searchMessages (hits checked per page); at least 1")
+	// KeySearchQueryMaxChars bounds searchMessages' q: a query is a few words, and a long one
+	// only makes the index work harder.
+	KeySearchQueryMaxChars = config.Define("chat.search_query_max_chars", config.KindInt, "200",
+		"longest query text (q) of searchMessages in characters; a longer one is refused with 400 validation_failed; at least 1")
+	// KeySearchExcerptWords bounds the excerpt of each hit (ts_headline's MaxWords; MinWords
+	// is half of it).
+	KeySearchExcerptWords = config.Define("chat.search_excerpt_words", config.KindInt, "30",
+		"most words of a searchMessages hit's excerpt; at least 2")
 )
 
 // Config is what the chat use cases read from the configuration.
@@ -37,17 +49,25 @@ type Config struct {
 	MaxDMParticipants int
 	// MaxReactionsPerMessage is chat.max_reactions_per_message.
 	MaxReactionsPerMessage int
+	// SearchPageSize is chat.search_page_size.
+	SearchPageSize int
+	// SearchQueryMaxChars is chat.search_query_max_chars.
+	SearchQueryMaxChars int
+	// SearchExcerptWords is chat.search_excerpt_words.
+	SearchExcerptWords int
 }
 
 // ConfigFrom reads the chat keys from cfg; parse errors are collected in cfg
 // (config.Config.Err) like those of every other key.
 func ConfigFrom(cfg *config.Config) Config {
 	return Config{
-		MaxMessageBytes:   int(min(cfg.Bytes(KeyMaxMessageBytes), int64(maxInt))),
-		MessagesPageSize:  cfg.Int(KeyMessagesPageSize),
-		MaxDMParticipants: cfg.Int(KeyMaxDMParticipants),
-
+		MaxMessageBytes:        int(min(cfg.Bytes(KeyMaxMessageBytes), int64(maxInt))),
+		MessagesPageSize:       cfg.Int(KeyMessagesPageSize),
+		MaxDMParticipants:      cfg.Int(KeyMaxDMParticipants),
 		MaxReactionsPerMessage: cfg.Int(KeyMaxReactionsPerMessage),
+		SearchPageSize:         cfg.Int(KeySearchPageSize),
+		SearchQueryMaxChars:    cfg.Int(KeySearchQueryMaxChars),
+		SearchExcerptWords:     cfg.Int(KeySearchExcerptWords),
 	}
 }
 
@@ -55,7 +75,8 @@ func ConfigFrom(cfg *config.Config) Config {
 const maxInt = 1<<31 - 1
 
 // Validate refuses a message limit below 1 byte, a page size below 1, a direct-message limit
-// below 2 (the actor and one other) and a reaction limit below 1.
+// below 2 (the actor and one other), a reaction limit below 1, and search bounds below their
+// minimum (a page and a query of 1, an excerpt of 2 words).
 func (c Config) Validate() error {
 	switch {
 	case c.MaxMessageBytes < 1:
@@ -66,6 +87,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("chat: %s is %d, want at least 2", KeyMaxDMParticipants.Name, c.MaxDMParticipants)
 	case c.MaxReactionsPerMessage < 1:
 		return fmt.Errorf("chat: %s is %d, want at least 1", KeyMaxReactionsPerMessage.Name, c.MaxReactionsPerMessage)
+	case c.SearchPageSize < 1:
+		return fmt.Errorf("chat: %s is %d, want at least 1", KeySearchPageSize.Name, c.SearchPageSize)
+	case c.SearchQueryMaxChars < 1:
+		return fmt.Errorf("chat: %s is %d, want at least 1", KeySearchQueryMaxChars.Name, c.SearchQueryMaxChars)
+	case c.SearchExcerptWords < 2:
+		return fmt.Errorf("chat: %s is %d, want at least 2", KeySearchExcerptWords.Name, c.SearchExcerptWords)
 	}
 	return nil
 }

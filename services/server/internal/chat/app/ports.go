@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/chat"
+	"bothy.example.com/server/internal/chat/domain"
 	"bothy.example.com/server/internal/kernel/actor"
 )
 
@@ -96,6 +97,15 @@ type Store interface {
 	Reactions(ctx context.Context, messageIDs []uuid.UUID, readerID uuid.UUID) (map[uuid.UUID][]chat.ReactionCount, error)
 	// CountUnreadMentions answers chat.Mentions.CountUnread in one query.
 	CountUnreadMentions(ctx context.Context, principalID uuid.UUID, channelIDs []uuid.UUID, readSeqs map[uuid.UUID]int64) (map[uuid.UUID]int, error)
+
+	// SearchUsable reports whether the query text has a word the index can look for (the
+	// query is not empty nor made only of excluded words).
+	SearchUsable(ctx context.Context, text string) (bool, error)
+	// SearchMessages returns at most spec.Limit messages that match spec.Text, are not
+	// redacted, pass spec.Visible and spec's filters and come after spec.After in the search
+	// order (rank descending, then id descending), in that order, with their rank and their
+	// excerpt headline (domain.MatchStart and domain.MatchStop around the matches).
+	SearchMessages(ctx context.Context, spec SearchSpec) ([]SearchRow, error)
 }
 
 // SpaceFilter selects spaces for a listing, from the actor's Scope.
@@ -139,6 +149,48 @@ type ReactionState struct {
 	Exists bool
 	// Made reports whether the principal made it (adding it changes nothing).
 	Made bool
+}
+
+// SearchSpec is one page of a search as the store runs it.
+type SearchSpec struct {
+	// Text is the query text (websearch_to_tsquery with the 'simple' configuration).
+	Text string
+	// Visible is the SQL prefilter from the actor's Scope.
+	Visible SearchVisibility
+	// SpaceID, ChannelID, ThreadID and AuthorID narrow the search; uuid.Nil for none.
+	SpaceID, ChannelID, ThreadID, AuthorID uuid.UUID
+	// Before and After bound created_at (exclusive); the zero time for none.
+	Before, After time.Time
+	// From is where the previous page ended; nil for the first page.
+	From *domain.SearchPosition
+	// Limit is the most rows of the page.
+	Limit int
+	// ExcerptWords is the most words of an excerpt (chat.search_excerpt_words).
+	ExcerptWords int
+}
+
+// SearchVisibility is the prefilter of a search, from the actor's Scope: a superset of the
+// messages the actor may read (authorize decides each row), never dropping one it may read.
+type SearchVisibility struct {
+	// All admits every message of a standard channel (an instance-wide actor); a direct
+	// message is admitted only through ChannelIDs, since no instance role reaches it.
+	All bool
+	// ChannelIDs admit the messages of these channels (granted channels, direct messages the
+	// actor takes part in included).
+	ChannelIDs []uuid.UUID
+	// SpaceIDs admit the messages of the standard channels of these spaces (space grants).
+	SpaceIDs []uuid.UUID
+}
+
+// SearchRow is one message a search found.
+type SearchRow struct {
+	// Message is the message with its space and mentions.
+	Message chat.Message
+	// Rank is its ts_rank for the query.
+	Rank float32
+	// Headline is ts_headline's excerpt, the matches between domain.MatchStart and
+	// domain.MatchStop.
+	Headline string
 }
 
 // Posting is a thread advanced for a new message.

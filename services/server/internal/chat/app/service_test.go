@@ -52,7 +52,10 @@ func TestNewRefusesMissingDepsAndBadConfig(t *testing.T) {
 
 func TestConfigFrom(t *testing.T) {
 	t.Parallel()
-	keys := []config.Key{app.KeyMaxMessageBytes, app.KeyMessagesPageSize, app.KeyMaxDMParticipants, app.KeyMaxReactionsPerMessage}
+	keys := []config.Key{
+		app.KeyMaxMessageBytes, app.KeyMessagesPageSize, app.KeyMaxDMParticipants, app.KeyMaxReactionsPerMessage,
+		app.KeySearchPageSize, app.KeySearchQueryMaxChars, app.KeySearchExcerptWords,
+	}
 	r := config.NewRegister()
 	// The register of this test mirrors the package's keys, so Load can read them.
 	for _, k := range keys {
@@ -66,7 +69,7 @@ func TestConfigFrom(t *testing.T) {
 	if err := cfg.Err(); err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	if want := (app.Config{MaxMessageBytes: 16384, MessagesPageSize: 100, MaxDMParticipants: 8, MaxReactionsPerMessage: 20}); got != want {
+	if want := (app.Config{MaxMessageBytes: 16384, MessagesPageSize: 100, MaxDMParticipants: 8, MaxReactionsPerMessage: 20, SearchPageSize: 20, SearchQueryMaxChars: 200, SearchExcerptWords: 30}); got != want {
 		t.Errorf("ConfigFrom defaults = %+v, want %+v", got, want)
 	}
 	if err := got.Validate(); err != nil {
@@ -80,5 +83,24 @@ func TestConfigFrom(t *testing.T) {
 	got = app.ConfigFrom(cfg)
 	if got.MaxMessageBytes != 1<<31-1 || got.MaxDMParticipants != 2 {
 		t.Errorf("ConfigFrom = %+v, want the byte limit capped to 2^31-1 and 2 participants", got)
+	}
+}
+
+func TestConfigValidateRefusesSearchBoundsBelowTheirMinimum(t *testing.T) {
+	t.Parallel()
+	valid := app.Config{MaxMessageBytes: 1, MessagesPageSize: 1, MaxDMParticipants: 2, MaxReactionsPerMessage: 1, SearchPageSize: 1, SearchQueryMaxChars: 1, SearchExcerptWords: 2}
+	if err := valid.Validate(); err != nil {
+		t.Fatalf("the minimum of every key: %v", err)
+	}
+	for key, change := range map[string]func(*app.Config){
+		app.KeySearchPageSize.Name:      func(c *app.Config) { c.SearchPageSize = 0 },
+		app.KeySearchQueryMaxChars.Name: func(c *app.Config) { c.SearchQueryMaxChars = 0 },
+		app.KeySearchExcerptWords.Name:  func(c *app.Config) { c.SearchExcerptWords = 1 },
+	} {
+		c := valid
+		change(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("Validate with %s below its minimum = %v, want an error naming it", key, err)
+		}
 	}
 }

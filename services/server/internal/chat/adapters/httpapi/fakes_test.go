@@ -70,6 +70,8 @@ type fakeChat struct {
 	limit        int
 	content      string
 	reaction     string
+	searchIn     chat.SearchQuery
+	searchPage   chat.SearchPage
 }
 
 func (f *fakeChat) record(call string) error {
@@ -190,3 +192,10 @@ var (
 	_ chat.Threads   = threadsPort{}
 	_ chat.Messages  = messagesPort{}
 )
+
+type searchPort struct{ f *fakeChat }
+
+func (p searchPort) Messages(_ context.Context, q chat.SearchQuery) (chat.SearchPage, error) {
+	p.f.searchIn = q
+	return p.f.searchPage, p.f.record("Search.Messages")
+}

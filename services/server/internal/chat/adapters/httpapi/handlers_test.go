@@ -42,7 +42,7 @@ const pageSize = 50
 func deps(a *fakeAuthorizer, f *fakeChat) httpapi.Deps {
 	return httpapi.Deps{
 		Authorizer: a, Spaces: spacesPort{f}, Channels: channelsPort{f}, Threads: threadsPort{f},
-		Messages: messagesPort{f}, Reactions: reactionsPort{f}, MessagesPageSize: pageSize,
+		Messages: messagesPort{f}, Reactions: reactionsPort{f}, Search: searchPort{f}, MessagesPageSize: pageSize,
 	}
 }
 
@@ -75,6 +75,7 @@ func TestNewRefusesMissingDeps(t *testing.T) {
 		{"threads", func(d *httpapi.Deps) { d.Threads = nil }, "threads port is nil"},
 		{"messages", func(d *httpapi.Deps) { d.Messages = nil }, "messages port is nil"},
 		{"reactions", func(d *httpapi.Deps) { d.Reactions = nil }, "reactions port is nil"},
+		{"search", func(d *httpapi.Deps) { d.Search = nil }, "search port is nil"},
 		{"page size zero", func(d *httpapi.Deps) { d.MessagesPageSize = 0 }, "messages page size"},
 		{"page size negative", func(d *httpapi.Deps) { d.MessagesPageSize = -1 }, "messages page size"},
 	}
@@ -211,6 +212,12 @@ func operations() []operation {
 			name: "removeReaction", port: "Reactions.Remove",
 			call: func(ctx context.Context, s *httpapi.Server) (any, error) {
 				return s.RemoveReaction(ctx, apigen.RemoveReactionRequestObject{MessageId: messageID, Reaction: ":+1:"})
+			},
+		},
+		{
+			name: "searchMessages", action: kernel.ActionThreadRead, port: "Search.Messages",
+			call: func(ctx context.Context, s *httpapi.Server) (any, error) {
+				return s.SearchMessages(ctx, apigen.SearchMessagesRequestObject{Params: apigen.SearchMessagesParams{Q: "printer"}})
 			},
 		},
 	}
@@ -835,5 +842,54 @@ func TestListMessagesRefusesNegativeAfter(t *testing.T) {
 		if calls := ports.called(); len(calls) != 0 {
 			t.Errorf("after %d: the handler called %v", after, calls)
 		}
+	}
+}
+
+// TestSearchMessagesPassesTheRequestAndMapsThePage checks the handler's two mappings: every
+// parameter reaches the use case (absent ones as uuid.Nil, the zero time, "" and 0), and a
+// page maps to items with their excerpt segments and next_cursor only when there is one.
+func TestSearchMessagesPassesTheRequestAndMapsThePage(t *testing.T) {
+	t.Parallel()
+	s, _, f := newServer(t)
+	before := later
+	f.searchPage = chat.SearchPage{
+		Hits: []chat.SearchHit{{
+			Message: chat.Message{ID: messageID, ThreadID: threadID, ChannelID: channelID, SpaceID: spaceID, Seq: 1, AuthorID: samID, ContentMD: "printer jammed", CreatedAt: created},
+			Rank:    0.5,
+			Excerpt: []chat.ExcerptSegment{{Text: "printer", Match: true}, {Text: " jammed"}},
+		}},
+		NextCursor: "abc",
+	}
+	res, err := s.SearchMessages(as(samID), apigen.SearchMessagesRequestObject{Params: apigen.SearchMessagesParams{
+		Q: "printer", SpaceId: ptr(spaceID), ChannelId: ptr(channelID), ThreadId: ptr(threadID), AuthorId: ptr(samID),
+		Before: &before, After: ptr(created), Cursor: ptr("xyz"), Limit: ptr(7),
+	}})
+	if err != nil {
+		t.Fatalf("SearchMessages: %v", err)
+	}
+	want := chat.SearchQuery{Text: "printer", SpaceID: spaceID, ChannelID: channelID, ThreadID: threadID, AuthorID: samID, Before: later, After: created, Cursor: "xyz", Limit: 7}
+	if f.searchIn != want {
+		t.Errorf("query = %+v, want %+v", f.searchIn, want)
+	}
+	page := res.(apigen.SearchMessages200JSONResponse)
+	if len(page.Items) != 1 || page.Items[0].Rank != 0.5 || len(page.Items[0].Excerpt) != 2 ||
+		page.Items[0].Excerpt[0] != (apigen.ExcerptSegment{Text: "printer", Match: true}) || page.Items[0].Message.Id != messageID {
+		t.Errorf("items = %+v", page.Items)
+	}
+	if page.NextCursor == nil || *page.NextCursor != "abc" {
+		t.Errorf("next_cursor = %v, want abc", page.NextCursor)
+	}
+
+	f.searchPage = chat.SearchPage{}
+	res, err = s.SearchMessages(as(samID), apigen.SearchMessagesRequestObject{Params: apigen.SearchMessagesParams{Q: "printer"}})
+	if err != nil {
+		t.Fatalf("SearchMessages: %v", err)
+	}
+	if want := (chat.SearchQuery{Text: "printer"}); f.searchIn != want {
+		t.Errorf("query without filters = %+v, want %+v", f.searchIn, want)
+	}
+	page = res.(apigen.SearchMessages200JSONResponse)
+	if page.Items == nil || len(page.Items) != 0 || page.NextCursor != nil {
+		t.Errorf("empty page = %+v, want items [] and no next_cursor", page)
 	}
 }

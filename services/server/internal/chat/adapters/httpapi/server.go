@@ -1,14 +1,16 @@
 // Package httpapi is the chat module's HTTP edge: the strict-server handlers of createSpace,
 // listSpaces, archiveSpace, createChannel, listSpaceChannels, archiveChannel,
 // createDirectMessage, createThread, postMessage, listMessages, editMessage, deleteMessage,
-// addReaction and removeReaction (one file each, named after the operation) and the mapping between the API's models and
+// addReaction, removeReaction and searchMessages (one file each, named after the operation) and
+// the mapping between the API's models and
 // the module's (mapping.go).
 //
 // The handlers are thin, and these are their rules:
 //
 //   - Authorization. Spec 04 asks every operation to authorize before it does anything. Where
 //     the resource is known before any read (createSpace and listSpaces: space.create and
-//     space.read on the instance; createDirectMessage: channel.create on the instance) the
+//     space.read on the instance; createDirectMessage: channel.create on the instance;
+//     searchMessages: thread.read on the instance) the
 //     handler asks authorize.Authorizer first, so an actor without the action is refused
 //     before its request is even looked at; the use case asks again, which costs a cached
 //     lookup and changes nothing. Every other operation acts on a space, channel, thread or
@@ -53,6 +55,8 @@ type Deps struct {
 	Messages chat.Messages
 	// Reactions adds and takes back reactions to messages.
 	Reactions chat.Reactions
+	// Search finds messages by their text (searchMessages).
+	Search chat.Search
 	// MessagesPageSize is chat.messages_page_size, the default and the cap of listMessages'
 	// limit. The handler needs it to tell a full page (more may follow: next_cursor) from the
 	// last one; wire hands it the same value as the chat use cases.
@@ -68,6 +72,7 @@ type Server struct {
 	threads   chat.Threads
 	messages  chat.Messages
 	reactions chat.Reactions
+	search    chat.Search
 	pageSize  int
 }
 
@@ -94,6 +99,9 @@ func New(deps Deps) (*Server, error) {
 	if deps.Reactions == nil {
 		errs = append(errs, errors.New("reactions port is nil"))
 	}
+	if deps.Search == nil {
+		errs = append(errs, errors.New("search port is nil"))
+	}
 	if deps.MessagesPageSize < 1 {
 		errs = append(errs, fmt.Errorf("messages page size %d is below 1", deps.MessagesPageSize))
 	}
@@ -102,6 +110,6 @@ func New(deps Deps) (*Server, error) {
 	}
 	return &Server{
 		authz: deps.Authorizer, spaces: deps.Spaces, channels: deps.Channels, threads: deps.Threads,
-		messages: deps.Messages, reactions: deps.Reactions, pageSize: deps.MessagesPageSize,
+		messages: deps.Messages, reactions: deps.Reactions, search: deps.Search, pageSize: deps.MessagesPageSize,
 	}, nil
 }

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"bothy.example.com/server/internal/pgtest"
+)
+
+// TestSearchSmoke runs the search case for a few milliseconds in a small world: not a
+// measurement, a check that the world seeds, that HTTP and the bare SQL give the same answer
+// (measureSearch compares them) and that the report has its section and target.
+func TestSearchSmoke(t *testing.T) {
+	t.Parallel()
+	o := options{
+		duration: 200 * time.Millisecond, syncChannels: 20, searchMessages: 5000,
+		cases: map[string]bool{caseSearch: true},
+	}
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	var steps []string
+	rep, err := measure(t.Context(), o, pgtest.URL(t), "", logger, func(format string, _ ...any) { steps = append(steps, format) })
+	if err != nil {
+		t.Fatalf("measure: %v", err)
+	}
+	// Steps: the world's three, the first pass and four rounds.
+	if len(steps) != 8 {
+		t.Fatalf("%d steps, want 8: %q", len(steps), steps)
+	}
+	s := rep.Search
+	if s.Messages != 5000 || s.Channels != 20 || s.Threads != 200 || s.VisibleChannels != 2 || s.Queries != searchQueries ||
+		s.MatchesPerQuery <= 0 || s.HitsPerPage <= 0 || s.Requests == 0 || s.BaselineReads == 0 ||
+		s.P50Ms <= 0 || s.P99Ms < s.P50Ms || s.BaselineP50Ms <= 0 || s.P50Ratio <= 0 {
+		t.Fatalf("search result = %+v", s)
+	}
+	md := rep.markdown()
+	if !strings.Contains(md, "## Message search") || !strings.Contains(md, "searchMessages over HTTP, 5,000 messages") {
+		t.Fatalf("the report lacks the search section or its target:\n%s", md)
+	}
+}
