@@ -478,10 +478,35 @@ type Channel struct {
 // ChannelKind A named channel of a space, or a direct message of its participants.
 type ChannelKind string
 
+// ChannelMember A principal who can read a channel, with its effective role there.
+//
+// Example: {"level":"member","principal":{"display_name":"Sam","handle":"sam","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","kind":"person"}}
+type ChannelMember struct {
+	// Level The actor's effective role on a space or channel, inherited from the
+	// instance and the space included.
+	Level Level `json:"level"`
+
+	// Principal How events and lists name a principal.
+	//
+	// Example: {"display_name":"Robin","handle":"robin","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","kind":"agent"}
+	Principal PrincipalRef `json:"principal"`
+}
+
+// ChannelMemberList One page of a channel's members, in principal id order.
+type ChannelMemberList struct {
+	Items []ChannelMember `json:"items"`
+
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor *openapi_types.UUID `json:"next_cursor,omitempty"`
+}
+
 // ChannelView A channel as the actor sees it, with its level and capabilities there.
 //
 // Example: {"capabilities":["draft.write","message.create","readstate.write","thread.create"],"created_at":"2026-12-01T09:31:00Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","kind":"standard","level":"member","name":"tickets","participant_ids":[],"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","version":1}
 type ChannelView struct {
+	// ArchivedAt Absent while the channel is not archived (listings leave archived channels out).
+	ArchivedAt *time.Time `json:"archived_at,omitempty"`
+
 	// Capabilities The actions the actor may perform in the channel, sorted.
 	Capabilities []Capability       `json:"capabilities"`
 	CreatedAt    time.Time          `json:"created_at"`
@@ -1200,6 +1225,9 @@ type Space struct {
 //
 // Example: {"capabilities":[],"created_at":"2026-12-01T09:30:15Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","level":"member","name":"Support","version":1}
 type SpaceView struct {
+	// ArchivedAt Absent while the space is not archived (listings leave archived spaces out).
+	ArchivedAt *time.Time `json:"archived_at,omitempty"`
+
 	// Capabilities The actions the actor may perform on the space, sorted; `[]` for none.
 	Capabilities []Capability       `json:"capabilities"`
 	CreatedAt    time.Time          `json:"created_at"`
@@ -1254,6 +1282,49 @@ type Thread struct {
 	SpaceId *openapi_types.UUID `json:"space_id,omitempty"`
 	Title   *string             `json:"title,omitempty"`
 	Version int64               `json:"version"`
+}
+
+// ThreadView A thread as `getThread` shows it: the thread, where it lies (with the
+// names of its channel and space) and its counts.
+//
+// Example: {"channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","channel_kind":"standard","channel_name":"tickets","created_at":"2026-12-01T09:32:00Z","created_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","first_message":{"author_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","content_md":"@sam the printer on floor 2 is jammed again","created_at":"2026-12-01T09:32:00Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eaf","mention_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78"],"redacted":false,"seq":1,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0"},"id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0","last_message_at":"2026-12-01T09:33:00Z","last_message_seq":2,"reply_count":1,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","space_name":"Support","title":"Printer on floor 2","version":2}
+type ThreadView struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+
+	// ChannelKind A named channel of a space, or a direct message of its participants.
+	ChannelKind ChannelKind `json:"channel_kind"`
+
+	// ChannelName Absent for a direct message.
+	ChannelName *string            `json:"channel_name,omitempty"`
+	CreatedAt   time.Time          `json:"created_at"`
+	CreatedBy   openapi_types.UUID `json:"created_by"`
+
+	// FirstMessage A message of a thread.
+	//
+	// Example: {"author_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","content_md":"On my way, @alex","created_at":"2026-12-01T09:33:00Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eb0","mention_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"],"redacted":false,"seq":2,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0"}
+	FirstMessage Message            `json:"first_message"`
+	Id           openapi_types.UUID `json:"id"`
+
+	// LastMessageAt When the newest message was posted.
+	LastMessageAt time.Time `json:"last_message_at"`
+
+	// LastMessageSeq The seq of the thread's newest message (deleted ones count).
+	LastMessageSeq int64 `json:"last_message_seq"`
+
+	// ReplyCount The messages after the first, deleted ones included (`last_message_seq` minus 1).
+	ReplyCount int64 `json:"reply_count"`
+
+	// SpaceId Absent in a direct message.
+	SpaceId *openapi_types.UUID `json:"space_id,omitempty"`
+
+	// SpaceName Absent in a direct message.
+	SpaceName *string `json:"space_name,omitempty"`
+
+	// Title Absent when the thread has none.
+	Title *string `json:"title,omitempty"`
+
+	// Version Increases on every change of the thread, every message posted included.
+	Version int64 `json:"version"`
 }
 
 // TokenInfo A token as its principal and the owners see it; never the secret.
@@ -1332,6 +1403,9 @@ type UserSetting struct {
 
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
+
+// IfNoneMatch defines model for IfNoneMatch.
+type IfNoneMatch = string
 
 // BadRequest An RFC 9457 problem. `code` is the stable, machine-readable error code;
 // `type` is `urn:bothy:problem:<code>`. Codes may add fields (extensions),
@@ -1423,6 +1497,14 @@ type CreateAppParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// GetChannelParams defines parameters for GetChannel.
+type GetChannelParams struct {
+	// IfNoneMatch The `ETag` of the representation the client holds: the answer is 304
+	// without a body while it is current (RFC 9110; `*` matches any, `W/`
+	// is ignored).
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
 // ArchiveChannelParams defines parameters for ArchiveChannel.
 type ArchiveChannelParams struct {
 	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
@@ -1441,6 +1523,28 @@ type ArchiveChannelParams struct {
 type DeleteDraftParams struct {
 	// ThreadId The thread whose draft to delete; absent for the channel's draft.
 	ThreadId *openapi_types.UUID `form:"thread_id,omitempty" json:"thread_id,omitempty"`
+}
+
+// GetDraftParams defines parameters for GetDraft.
+type GetDraftParams struct {
+	// ThreadId The thread whose draft to read; absent for the channel's draft.
+	ThreadId *openapi_types.UUID `form:"thread_id,omitempty" json:"thread_id,omitempty"`
+
+	// IfNoneMatch The `ETag` of the representation the client holds: the answer is 304
+	// without a body while it is current (RFC 9110; `*` matches any, `W/`
+	// is ignored).
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ListChannelMembersParams defines parameters for ListChannelMembers.
+type ListChannelMembersParams struct {
+	// Cursor The `next_cursor` of the previous page; absent for the first page.
+	Cursor *openapi_types.UUID `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Most members in the page; larger values are capped to
+	// `chat.members_page_size`, which is also the default (as are values
+	// below 1).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // CreateThreadParams defines parameters for CreateThread.
@@ -1527,6 +1631,14 @@ type CreateGrantParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// GetMessageParams defines parameters for GetMessage.
+type GetMessageParams struct {
+	// IfNoneMatch The `ETag` of the representation the client holds: the answer is 304
+	// without a body while it is current (RFC 9110; `*` matches any, `W/`
+	// is ignored).
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
 // CreatePersonParams defines parameters for CreatePerson.
 type CreatePersonParams struct {
 	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
@@ -1597,6 +1709,14 @@ type CreateSpaceParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// GetSpaceParams defines parameters for GetSpace.
+type GetSpaceParams struct {
+	// IfNoneMatch The `ETag` of the representation the client holds: the answer is 304
+	// without a body while it is current (RFC 9110; `*` matches any, `W/`
+	// is ignored).
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
 // ArchiveSpaceParams defines parameters for ArchiveSpace.
 type ArchiveSpaceParams struct {
 	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
@@ -1629,6 +1749,14 @@ type CreateChannelParams struct {
 type GetSnapshotParams struct {
 	// IfNoneMatch The `ETag` of a snapshot the client holds.
 	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// GetThreadParams defines parameters for GetThread.
+type GetThreadParams struct {
+	// IfNoneMatch The `ETag` of the representation the client holds: the answer is 304
+	// without a body while it is current (RFC 9110; `*` matches any, `W/`
+	// is ignored).
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ListMessagesParams defines parameters for ListMessages.
@@ -2180,15 +2308,24 @@ type ServerInterface interface {
 	// CreateApp Create an app
 	// (POST /api/v1/apps)
 	CreateApp(w http.ResponseWriter, r *http.Request, params CreateAppParams)
+	// GetChannel Read one channel
+	// (GET /api/v1/channels/{channel_id})
+	GetChannel(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params GetChannelParams)
 	// ArchiveChannel Archive a channel
 	// (POST /api/v1/channels/{channel_id}/archive)
 	ArchiveChannel(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ArchiveChannelParams)
 	// DeleteDraft Delete a draft
 	// (DELETE /api/v1/channels/{channel_id}/draft)
 	DeleteDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params DeleteDraftParams)
+	// GetDraft Read the actor's draft
+	// (GET /api/v1/channels/{channel_id}/draft)
+	GetDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params GetDraftParams)
 	// SaveDraft Save a draft
 	// (PUT /api/v1/channels/{channel_id}/draft)
 	SaveDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID)
+	// ListChannelMembers Page through who can read a channel
+	// (GET /api/v1/channels/{channel_id}/members)
+	ListChannelMembers(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ListChannelMembersParams)
 	// CreateThread Start a thread
 	// (POST /api/v1/channels/{channel_id}/threads)
 	CreateThread(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params CreateThreadParams)
@@ -2225,6 +2362,9 @@ type ServerInterface interface {
 	// DeleteMessage Delete a message
 	// (DELETE /api/v1/messages/{message_id})
 	DeleteMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID)
+	// GetMessage Read one message
+	// (GET /api/v1/messages/{message_id})
+	GetMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID, params GetMessageParams)
 	// EditMessage Edit a message
 	// (PATCH /api/v1/messages/{message_id})
 	EditMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID)
@@ -2246,6 +2386,9 @@ type ServerInterface interface {
 	// CreateSpace Create a space
 	// (POST /api/v1/spaces)
 	CreateSpace(w http.ResponseWriter, r *http.Request, params CreateSpaceParams)
+	// GetSpace Read one space
+	// (GET /api/v1/spaces/{space_id})
+	GetSpace(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID, params GetSpaceParams)
 	// ArchiveSpace Archive a space
 	// (POST /api/v1/spaces/{space_id}/archive)
 	ArchiveSpace(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID, params ArchiveSpaceParams)
@@ -2258,6 +2401,9 @@ type ServerInterface interface {
 	// GetSnapshot Load the state a client starts from
 	// (GET /api/v1/sync/snapshot)
 	GetSnapshot(w http.ResponseWriter, r *http.Request, params GetSnapshotParams)
+	// GetThread Read one thread
+	// (GET /api/v1/threads/{thread_id})
+	GetThread(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID, params GetThreadParams)
 	// ListMessages Page through the messages of a thread
 	// (GET /api/v1/threads/{thread_id}/messages)
 	ListMessages(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID, params ListMessagesParams)
@@ -2306,6 +2452,12 @@ func (_ Unimplemented) CreateApp(w http.ResponseWriter, r *http.Request, params 
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// GetChannel Read one channel
+// (GET /api/v1/channels/{channel_id})
+func (_ Unimplemented) GetChannel(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params GetChannelParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // ArchiveChannel Archive a channel
 // (POST /api/v1/channels/{channel_id}/archive)
 func (_ Unimplemented) ArchiveChannel(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ArchiveChannelParams) {
@@ -2318,9 +2470,21 @@ func (_ Unimplemented) DeleteDraft(w http.ResponseWriter, r *http.Request, chann
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// GetDraft Read the actor's draft
+// (GET /api/v1/channels/{channel_id}/draft)
+func (_ Unimplemented) GetDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params GetDraftParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // SaveDraft Save a draft
 // (PUT /api/v1/channels/{channel_id}/draft)
 func (_ Unimplemented) SaveDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListChannelMembers Page through who can read a channel
+// (GET /api/v1/channels/{channel_id}/members)
+func (_ Unimplemented) ListChannelMembers(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ListChannelMembersParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2396,6 +2560,12 @@ func (_ Unimplemented) DeleteMessage(w http.ResponseWriter, r *http.Request, mes
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// GetMessage Read one message
+// (GET /api/v1/messages/{message_id})
+func (_ Unimplemented) GetMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID, params GetMessageParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // EditMessage Edit a message
 // (PATCH /api/v1/messages/{message_id})
 func (_ Unimplemented) EditMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID) {
@@ -2438,6 +2608,12 @@ func (_ Unimplemented) CreateSpace(w http.ResponseWriter, r *http.Request, param
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// GetSpace Read one space
+// (GET /api/v1/spaces/{space_id})
+func (_ Unimplemented) GetSpace(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID, params GetSpaceParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // ArchiveSpace Archive a space
 // (POST /api/v1/spaces/{space_id}/archive)
 func (_ Unimplemented) ArchiveSpace(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID, params ArchiveSpaceParams) {
@@ -2459,6 +2635,12 @@ func (_ Unimplemented) CreateChannel(w http.ResponseWriter, r *http.Request, spa
 // GetSnapshot Load the state a client starts from
 // (GET /api/v1/sync/snapshot)
 func (_ Unimplemented) GetSnapshot(w http.ResponseWriter, r *http.Request, params GetSnapshotParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetThread Read one thread
+// (GET /api/v1/threads/{thread_id})
+func (_ Unimplemented) GetThread(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID, params GetThreadParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2615,6 +2797,56 @@ func (siw *ServerInterfaceWrapper) CreateApp(w http.ResponseWriter, r *http.Requ
 	handler.ServeHTTP(w, r)
 }
 
+// GetChannel operation middleware
+func (siw *ServerInterfaceWrapper) GetChannel(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "channel_id" -------------
+	var channelId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "channel_id", chi.URLParam(r, "channel_id"), &channelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "channel_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetChannelParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch IfNoneMatch
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-None-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-None-Match", Err: err})
+			return
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetChannel(w, r, channelId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ArchiveChannel operation middleware
 func (siw *ServerInterfaceWrapper) ArchiveChannel(w http.ResponseWriter, r *http.Request) {
 
@@ -2707,6 +2939,69 @@ func (siw *ServerInterfaceWrapper) DeleteDraft(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// GetDraft operation middleware
+func (siw *ServerInterfaceWrapper) GetDraft(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "channel_id" -------------
+	var channelId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "channel_id", chi.URLParam(r, "channel_id"), &channelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "channel_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetDraftParams
+
+	// ------------- Optional query parameter "thread_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "thread_id", r.URL.Query(), &params.ThreadId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "thread_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "thread_id", Err: err})
+		}
+		return
+	}
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch IfNoneMatch
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-None-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-None-Match", Err: err})
+			return
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetDraft(w, r, channelId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // SaveDraft operation middleware
 func (siw *ServerInterfaceWrapper) SaveDraft(w http.ResponseWriter, r *http.Request) {
 
@@ -2724,6 +3019,61 @@ func (siw *ServerInterfaceWrapper) SaveDraft(w http.ResponseWriter, r *http.Requ
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.SaveDraft(w, r, channelId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListChannelMembers operation middleware
+func (siw *ServerInterfaceWrapper) ListChannelMembers(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "channel_id" -------------
+	var channelId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "channel_id", chi.URLParam(r, "channel_id"), &channelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "channel_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListChannelMembersParams
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListChannelMembers(w, r, channelId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3153,6 +3503,56 @@ func (siw *ServerInterfaceWrapper) DeleteMessage(w http.ResponseWriter, r *http.
 	handler.ServeHTTP(w, r)
 }
 
+// GetMessage operation middleware
+func (siw *ServerInterfaceWrapper) GetMessage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "message_id" -------------
+	var messageId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "message_id", chi.URLParam(r, "message_id"), &messageId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "message_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetMessageParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch IfNoneMatch
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-None-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-None-Match", Err: err})
+			return
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetMessage(w, r, messageId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // EditMessage operation middleware
 func (siw *ServerInterfaceWrapper) EditMessage(w http.ResponseWriter, r *http.Request) {
 
@@ -3425,6 +3825,56 @@ func (siw *ServerInterfaceWrapper) CreateSpace(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// GetSpace operation middleware
+func (siw *ServerInterfaceWrapper) GetSpace(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "space_id" -------------
+	var spaceId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "space_id", chi.URLParam(r, "space_id"), &spaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "space_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetSpaceParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch IfNoneMatch
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-None-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-None-Match", Err: err})
+			return
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetSpace(w, r, spaceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ArchiveSpace operation middleware
 func (siw *ServerInterfaceWrapper) ArchiveSpace(w http.ResponseWriter, r *http.Request) {
 
@@ -3583,6 +4033,56 @@ func (siw *ServerInterfaceWrapper) GetSnapshot(w http.ResponseWriter, r *http.Re
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetSnapshot(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetThread operation middleware
+func (siw *ServerInterfaceWrapper) GetThread(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "thread_id" -------------
+	var threadId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "thread_id", chi.URLParam(r, "thread_id"), &threadId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "thread_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetThreadParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch IfNoneMatch
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-None-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-None-Match", Err: err})
+			return
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetThread(w, r, threadId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4048,6 +4548,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/api/v1/spaces", wrapper.CreateSpace)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/spaces/{space_id}", wrapper.GetSpace)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/api/v1/spaces/{space_id}/channels", wrapper.ListSpaceChannels)
 	})
 	r.Group(func(r chi.Router) {
@@ -4055,6 +4558,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/v1/spaces/{space_id}/archive", wrapper.ArchiveSpace)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/channels/{channel_id}", wrapper.GetChannel)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/channels/{channel_id}/members", wrapper.ListChannelMembers)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/v1/channels/{channel_id}/archive", wrapper.ArchiveChannel)
@@ -4066,6 +4575,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/api/v1/channels/{channel_id}/threads", wrapper.CreateThread)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/threads/{thread_id}", wrapper.GetThread)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/api/v1/threads/{thread_id}/messages", wrapper.ListMessages)
 	})
 	r.Group(func(r chi.Router) {
@@ -4075,6 +4587,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Delete(options.BaseURL+"/api/v1/messages/{message_id}", wrapper.DeleteMessage)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/messages/{message_id}", wrapper.GetMessage)
+	})
+	r.Group(func(r chi.Router) {
 		r.Patch(options.BaseURL+"/api/v1/messages/{message_id}", wrapper.EditMessage)
 	})
 	r.Group(func(r chi.Router) {
@@ -4082,6 +4597,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Delete(options.BaseURL+"/api/v1/channels/{channel_id}/draft", wrapper.DeleteDraft)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/channels/{channel_id}/draft", wrapper.GetDraft)
 	})
 	r.Group(func(r chi.Router) {
 		r.Put(options.BaseURL+"/api/v1/channels/{channel_id}/draft", wrapper.SaveDraft)
@@ -4113,6 +4631,14 @@ type GoneApplicationProblemPlusJSONResponse GoneProblem
 type InternalApplicationProblemPlusJSONResponse Problem
 
 type NotFoundApplicationProblemPlusJSONResponse Problem
+
+type NotModifiedResponseHeaders struct {
+	CacheControl *string
+	ETag         *string
+}
+type NotModifiedResponse struct {
+	Headers NotModifiedResponseHeaders
+}
 
 type PayloadTooLargeApplicationProblemPlusJSONResponse Problem
 
@@ -4645,6 +5171,186 @@ func (response CreateApp503ApplicationProblemPlusJSONResponse) VisitCreateAppRes
 	return err
 }
 
+type GetChannelRequestObject struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	Params    GetChannelParams
+}
+
+type GetChannelResponseObject interface {
+	VisitGetChannelResponse(w http.ResponseWriter) error
+}
+
+type GetChannel200ResponseHeaders struct {
+	CacheControl *string
+	ETag         *string
+}
+
+type GetChannel200JSONResponse struct {
+	Body    ChannelView
+	Headers GetChannel200ResponseHeaders
+}
+
+func (response GetChannel200JSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel304Response = NotModifiedResponse
+
+func (response GetChannel304Response) VisitGetChannelResponse(w http.ResponseWriter) error {
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(304)
+	return nil
+}
+
+type GetChannel400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetChannel400ApplicationProblemPlusJSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response GetChannel401ApplicationProblemPlusJSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetChannel403ApplicationProblemPlusJSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetChannel404ApplicationProblemPlusJSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetChannel413ApplicationProblemPlusJSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetChannel429ApplicationProblemPlusJSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response GetChannel500ApplicationProblemPlusJSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetChannel503ApplicationProblemPlusJSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ArchiveChannelRequestObject struct {
 	ChannelId openapi_types.UUID `json:"channel_id"`
 	Params    ArchiveChannelParams
@@ -4945,6 +5651,186 @@ func (response DeleteDraft503ApplicationProblemPlusJSONResponse) VisitDeleteDraf
 	return err
 }
 
+type GetDraftRequestObject struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	Params    GetDraftParams
+}
+
+type GetDraftResponseObject interface {
+	VisitGetDraftResponse(w http.ResponseWriter) error
+}
+
+type GetDraft200ResponseHeaders struct {
+	CacheControl *string
+	ETag         *string
+}
+
+type GetDraft200JSONResponse struct {
+	Body    Draft
+	Headers GetDraft200ResponseHeaders
+}
+
+func (response GetDraft200JSONResponse) VisitGetDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDraft304Response = NotModifiedResponse
+
+func (response GetDraft304Response) VisitGetDraftResponse(w http.ResponseWriter) error {
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(304)
+	return nil
+}
+
+type GetDraft400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetDraft400ApplicationProblemPlusJSONResponse) VisitGetDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDraft401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response GetDraft401ApplicationProblemPlusJSONResponse) VisitGetDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDraft403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetDraft403ApplicationProblemPlusJSONResponse) VisitGetDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDraft404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetDraft404ApplicationProblemPlusJSONResponse) VisitGetDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDraft413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetDraft413ApplicationProblemPlusJSONResponse) VisitGetDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDraft429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetDraft429ApplicationProblemPlusJSONResponse) VisitGetDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDraft500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response GetDraft500ApplicationProblemPlusJSONResponse) VisitGetDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDraft503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetDraft503ApplicationProblemPlusJSONResponse) VisitGetDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SaveDraftRequestObject struct {
 	ChannelId openapi_types.UUID `json:"channel_id"`
 	Body      *SaveDraftJSONRequestBody
@@ -5118,6 +6004,159 @@ type SaveDraft503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response SaveDraft503ApplicationProblemPlusJSONResponse) VisitSaveDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelMembersRequestObject struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	Params    ListChannelMembersParams
+}
+
+type ListChannelMembersResponseObject interface {
+	VisitListChannelMembersResponse(w http.ResponseWriter) error
+}
+
+type ListChannelMembers200JSONResponse ChannelMemberList
+
+func (response ListChannelMembers200JSONResponse) VisitListChannelMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelMembers400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelMembers400ApplicationProblemPlusJSONResponse) VisitListChannelMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelMembers401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelMembers401ApplicationProblemPlusJSONResponse) VisitListChannelMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelMembers403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelMembers403ApplicationProblemPlusJSONResponse) VisitListChannelMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelMembers404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelMembers404ApplicationProblemPlusJSONResponse) VisitListChannelMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelMembers413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelMembers413ApplicationProblemPlusJSONResponse) VisitListChannelMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelMembers429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelMembers429ApplicationProblemPlusJSONResponse) VisitListChannelMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelMembers500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelMembers500ApplicationProblemPlusJSONResponse) VisitListChannelMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelMembers503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelMembers503ApplicationProblemPlusJSONResponse) VisitListChannelMembersResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -7034,6 +8073,186 @@ func (response DeleteMessage503ApplicationProblemPlusJSONResponse) VisitDeleteMe
 	return err
 }
 
+type GetMessageRequestObject struct {
+	MessageId openapi_types.UUID `json:"message_id"`
+	Params    GetMessageParams
+}
+
+type GetMessageResponseObject interface {
+	VisitGetMessageResponse(w http.ResponseWriter) error
+}
+
+type GetMessage200ResponseHeaders struct {
+	CacheControl *string
+	ETag         *string
+}
+
+type GetMessage200JSONResponse struct {
+	Body    Message
+	Headers GetMessage200ResponseHeaders
+}
+
+func (response GetMessage200JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMessage304Response = NotModifiedResponse
+
+func (response GetMessage304Response) VisitGetMessageResponse(w http.ResponseWriter) error {
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(304)
+	return nil
+}
+
+type GetMessage400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetMessage400ApplicationProblemPlusJSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMessage401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response GetMessage401ApplicationProblemPlusJSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMessage403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetMessage403ApplicationProblemPlusJSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMessage404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetMessage404ApplicationProblemPlusJSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMessage413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetMessage413ApplicationProblemPlusJSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMessage429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetMessage429ApplicationProblemPlusJSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMessage500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response GetMessage500ApplicationProblemPlusJSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMessage503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetMessage503ApplicationProblemPlusJSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type EditMessageRequestObject struct {
 	MessageId openapi_types.UUID `json:"message_id"`
 	Body      *EditMessageJSONRequestBody
@@ -8192,6 +9411,186 @@ func (response CreateSpace503ApplicationProblemPlusJSONResponse) VisitCreateSpac
 	return err
 }
 
+type GetSpaceRequestObject struct {
+	SpaceId openapi_types.UUID `json:"space_id"`
+	Params  GetSpaceParams
+}
+
+type GetSpaceResponseObject interface {
+	VisitGetSpaceResponse(w http.ResponseWriter) error
+}
+
+type GetSpace200ResponseHeaders struct {
+	CacheControl *string
+	ETag         *string
+}
+
+type GetSpace200JSONResponse struct {
+	Body    SpaceView
+	Headers GetSpace200ResponseHeaders
+}
+
+func (response GetSpace200JSONResponse) VisitGetSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSpace304Response = NotModifiedResponse
+
+func (response GetSpace304Response) VisitGetSpaceResponse(w http.ResponseWriter) error {
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(304)
+	return nil
+}
+
+type GetSpace400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetSpace400ApplicationProblemPlusJSONResponse) VisitGetSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSpace401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response GetSpace401ApplicationProblemPlusJSONResponse) VisitGetSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSpace403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetSpace403ApplicationProblemPlusJSONResponse) VisitGetSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSpace404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetSpace404ApplicationProblemPlusJSONResponse) VisitGetSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSpace413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetSpace413ApplicationProblemPlusJSONResponse) VisitGetSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSpace429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSpace429ApplicationProblemPlusJSONResponse) VisitGetSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSpace500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response GetSpace500ApplicationProblemPlusJSONResponse) VisitGetSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSpace503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetSpace503ApplicationProblemPlusJSONResponse) VisitGetSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ArchiveSpaceRequestObject struct {
 	SpaceId openapi_types.UUID `json:"space_id"`
 	Params  ArchiveSpaceParams
@@ -8837,6 +10236,186 @@ type GetSnapshot503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetSnapshot503ApplicationProblemPlusJSONResponse) VisitGetSnapshotResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetThreadRequestObject struct {
+	ThreadId openapi_types.UUID `json:"thread_id"`
+	Params   GetThreadParams
+}
+
+type GetThreadResponseObject interface {
+	VisitGetThreadResponse(w http.ResponseWriter) error
+}
+
+type GetThread200ResponseHeaders struct {
+	CacheControl *string
+	ETag         *string
+}
+
+type GetThread200JSONResponse struct {
+	Body    ThreadView
+	Headers GetThread200ResponseHeaders
+}
+
+func (response GetThread200JSONResponse) VisitGetThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetThread304Response = NotModifiedResponse
+
+func (response GetThread304Response) VisitGetThreadResponse(w http.ResponseWriter) error {
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(304)
+	return nil
+}
+
+type GetThread400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetThread400ApplicationProblemPlusJSONResponse) VisitGetThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetThread401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response GetThread401ApplicationProblemPlusJSONResponse) VisitGetThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetThread403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetThread403ApplicationProblemPlusJSONResponse) VisitGetThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetThread404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetThread404ApplicationProblemPlusJSONResponse) VisitGetThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetThread413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetThread413ApplicationProblemPlusJSONResponse) VisitGetThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetThread429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetThread429ApplicationProblemPlusJSONResponse) VisitGetThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetThread500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response GetThread500ApplicationProblemPlusJSONResponse) VisitGetThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetThread503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetThread503ApplicationProblemPlusJSONResponse) VisitGetThreadResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -9845,15 +11424,24 @@ type StrictServerInterface interface {
 	// CreateApp Create an app
 	// (POST /api/v1/apps)
 	CreateApp(ctx context.Context, request CreateAppRequestObject) (CreateAppResponseObject, error)
+	// GetChannel Read one channel
+	// (GET /api/v1/channels/{channel_id})
+	GetChannel(ctx context.Context, request GetChannelRequestObject) (GetChannelResponseObject, error)
 	// ArchiveChannel Archive a channel
 	// (POST /api/v1/channels/{channel_id}/archive)
 	ArchiveChannel(ctx context.Context, request ArchiveChannelRequestObject) (ArchiveChannelResponseObject, error)
 	// DeleteDraft Delete a draft
 	// (DELETE /api/v1/channels/{channel_id}/draft)
 	DeleteDraft(ctx context.Context, request DeleteDraftRequestObject) (DeleteDraftResponseObject, error)
+	// GetDraft Read the actor's draft
+	// (GET /api/v1/channels/{channel_id}/draft)
+	GetDraft(ctx context.Context, request GetDraftRequestObject) (GetDraftResponseObject, error)
 	// SaveDraft Save a draft
 	// (PUT /api/v1/channels/{channel_id}/draft)
 	SaveDraft(ctx context.Context, request SaveDraftRequestObject) (SaveDraftResponseObject, error)
+	// ListChannelMembers Page through who can read a channel
+	// (GET /api/v1/channels/{channel_id}/members)
+	ListChannelMembers(ctx context.Context, request ListChannelMembersRequestObject) (ListChannelMembersResponseObject, error)
 	// CreateThread Start a thread
 	// (POST /api/v1/channels/{channel_id}/threads)
 	CreateThread(ctx context.Context, request CreateThreadRequestObject) (CreateThreadResponseObject, error)
@@ -9890,6 +11478,9 @@ type StrictServerInterface interface {
 	// DeleteMessage Delete a message
 	// (DELETE /api/v1/messages/{message_id})
 	DeleteMessage(ctx context.Context, request DeleteMessageRequestObject) (DeleteMessageResponseObject, error)
+	// GetMessage Read one message
+	// (GET /api/v1/messages/{message_id})
+	GetMessage(ctx context.Context, request GetMessageRequestObject) (GetMessageResponseObject, error)
 	// EditMessage Edit a message
 	// (PATCH /api/v1/messages/{message_id})
 	EditMessage(ctx context.Context, request EditMessageRequestObject) (EditMessageResponseObject, error)
@@ -9911,6 +11502,9 @@ type StrictServerInterface interface {
 	// CreateSpace Create a space
 	// (POST /api/v1/spaces)
 	CreateSpace(ctx context.Context, request CreateSpaceRequestObject) (CreateSpaceResponseObject, error)
+	// GetSpace Read one space
+	// (GET /api/v1/spaces/{space_id})
+	GetSpace(ctx context.Context, request GetSpaceRequestObject) (GetSpaceResponseObject, error)
 	// ArchiveSpace Archive a space
 	// (POST /api/v1/spaces/{space_id}/archive)
 	ArchiveSpace(ctx context.Context, request ArchiveSpaceRequestObject) (ArchiveSpaceResponseObject, error)
@@ -9923,6 +11517,9 @@ type StrictServerInterface interface {
 	// GetSnapshot Load the state a client starts from
 	// (GET /api/v1/sync/snapshot)
 	GetSnapshot(ctx context.Context, request GetSnapshotRequestObject) (GetSnapshotResponseObject, error)
+	// GetThread Read one thread
+	// (GET /api/v1/threads/{thread_id})
+	GetThread(ctx context.Context, request GetThreadRequestObject) (GetThreadResponseObject, error)
 	// ListMessages Page through the messages of a thread
 	// (GET /api/v1/threads/{thread_id}/messages)
 	ListMessages(ctx context.Context, request ListMessagesRequestObject) (ListMessagesResponseObject, error)
@@ -10078,6 +11675,33 @@ func (sh *strictHandler) CreateApp(w http.ResponseWriter, r *http.Request, param
 	}
 }
 
+// GetChannel operation middleware
+func (sh *strictHandler) GetChannel(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params GetChannelParams) {
+	var request GetChannelRequestObject
+
+	request.ChannelId = channelId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetChannel(ctx, request.(GetChannelRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetChannel")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetChannelResponseObject); ok {
+		if err := validResponse.VisitGetChannelResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ArchiveChannel operation middleware
 func (sh *strictHandler) ArchiveChannel(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ArchiveChannelParams) {
 	var request ArchiveChannelRequestObject
@@ -10132,6 +11756,33 @@ func (sh *strictHandler) DeleteDraft(w http.ResponseWriter, r *http.Request, cha
 	}
 }
 
+// GetDraft operation middleware
+func (sh *strictHandler) GetDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params GetDraftParams) {
+	var request GetDraftRequestObject
+
+	request.ChannelId = channelId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetDraft(ctx, request.(GetDraftRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetDraft")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetDraftResponseObject); ok {
+		if err := validResponse.VisitGetDraftResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // SaveDraft operation middleware
 func (sh *strictHandler) SaveDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID) {
 	var request SaveDraftRequestObject
@@ -10158,6 +11809,33 @@ func (sh *strictHandler) SaveDraft(w http.ResponseWriter, r *http.Request, chann
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(SaveDraftResponseObject); ok {
 		if err := validResponse.VisitSaveDraftResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListChannelMembers operation middleware
+func (sh *strictHandler) ListChannelMembers(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ListChannelMembersParams) {
+	var request ListChannelMembersRequestObject
+
+	request.ChannelId = channelId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListChannelMembers(ctx, request.(ListChannelMembersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListChannelMembers")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListChannelMembersResponseObject); ok {
+		if err := validResponse.VisitListChannelMembersResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -10508,6 +12186,33 @@ func (sh *strictHandler) DeleteMessage(w http.ResponseWriter, r *http.Request, m
 	}
 }
 
+// GetMessage operation middleware
+func (sh *strictHandler) GetMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID, params GetMessageParams) {
+	var request GetMessageRequestObject
+
+	request.MessageId = messageId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMessage(ctx, request.(GetMessageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMessage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetMessageResponseObject); ok {
+		if err := validResponse.VisitGetMessageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // EditMessage operation middleware
 func (sh *strictHandler) EditMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID) {
 	var request EditMessageRequestObject
@@ -10722,6 +12427,33 @@ func (sh *strictHandler) CreateSpace(w http.ResponseWriter, r *http.Request, par
 	}
 }
 
+// GetSpace operation middleware
+func (sh *strictHandler) GetSpace(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID, params GetSpaceParams) {
+	var request GetSpaceRequestObject
+
+	request.SpaceId = spaceId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetSpace(ctx, request.(GetSpaceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetSpace")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetSpaceResponseObject); ok {
+		if err := validResponse.VisitGetSpaceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ArchiveSpace operation middleware
 func (sh *strictHandler) ArchiveSpace(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID, params ArchiveSpaceParams) {
 	var request ArchiveSpaceRequestObject
@@ -10828,6 +12560,33 @@ func (sh *strictHandler) GetSnapshot(w http.ResponseWriter, r *http.Request, par
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetSnapshotResponseObject); ok {
 		if err := validResponse.VisitGetSnapshotResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetThread operation middleware
+func (sh *strictHandler) GetThread(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID, params GetThreadParams) {
+	var request GetThreadRequestObject
+
+	request.ThreadId = threadId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetThread(ctx, request.(GetThreadRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetThread")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetThreadResponseObject); ok {
+		if err := validResponse.VisitGetThreadResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -11059,286 +12818,310 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17d9s21jf6VXD0PGtFPg8ly07SNvKadcZN0zbv9JKTuNN5O8prQiQkYUwBLAFaUbNyPvtZ2BsAQYrU",
-	"xXZureePaUyRuG7sG/b+7be9RC5zKZjQqjd+21swmrIC/vmS6WJ9PtOsMH+lTCUFzzWXojfufS9XZEnF",
-	"miiWSJEqoiVZUa7JlM1kwUhhvuViTvovv31KnpycjCKSsoyuB/aDo2Ev6hXs95IXLO2NdVGyqKeSBVtS",
-	"09uSC74sl73xKOrpdc564x4Xms1Z0Xv37l3Uy2lBl0zbkT5P2TKXmolk/Q+23hztj/SKKUJhVJyl5MXP",
-	"ry6IojM2JtTOgJixMKXJiusF0QtGFF0ycsXWZFbIpXkyEfCIJloW8BoXJF5onQ951f+l1llM5kwrbETL",
-	"gpnGVS6FYkTOsKUZL5Qmfd+ZfwHXn8TBlAYvWZ7RNUvHxCxTfESoSMmq4JqpiRDSDGRO6JxycUYoSWRu",
-	"tkVoslrwjEHz2J3SPMtIUQoFe6XITBaE6yG58JMz84VBUZLy2YwVph23NFSoFSsUeTR6QuJEilnGEx0P",
-	"yYnZ/dPHjyciL7jQdJoxcv7q6fPnJFnQgiZmm8zIljSbyWLJUuimam00JD+LbE1UmSRMqVmZTYRbEEVo",
-	"4ZYxIkoSSmaUZ6zasCVdkynzewujN5O7YuuziaDV0ia0QJqEPS+YJv34KU0WbPBUCl3IbEyEHEBXcUSo",
-	"mog4KRjV7EJeMRE/UEeEKyLYNSvCAZm+gNxxZWEfhhPRi3rsDV3mmaHd0cmT0fQL+mgALw5oxt4MTnpR",
-	"jxvqxC3vRT1Bl+blcOsNOdfOBX3zAxNzveiNTx8/jsw5cX+fmFOhNStMm//n3//X4P97/T//3fPHR+mC",
-	"izmeHr+4psmvafoSl9L8lUihmYB/0jzPeELNGTrOCznN2PJ//qPMgXpbTc18kZr2r2nGU3j5EjeoF/VS",
-	"pinPeuPeBZA47pdZQ6kJvG+YACsKaY7xv9/2ZpxlqVkRKtKM9aLekilF56b5Zak0fDdlhC1zve69ex31",
-	"lKa6VL3xo5HhE1zDYv/Tj4T4kdhFKAsxnkq9WI/thMabw34Xrvd/F2zWG/f+67jiksf4qzp+gU3gktYZ",
-	"TmO+FeH3440O46jiOXI2YyI1NApLoYhhMbhA8dHQDO2pPXYH7NWdzsYde1UNOikLYBNmMxjpV5zhKAIO",
-	"Y2mFUKLpFRMEdxdm860spjxNmfjQ00EmbliHYsxxYFkWCSPTEgktlUQvuCL9eOZGaWYELFORlF3zhDli",
-	"pnleyGuWkjVwFfzxMse9tDv3nRTszqdpGt0x1aQslCxIQgURkmRSzFlhTpFixTVQZMHUWiSXThjHR2ew",
-	"IFOZromia0VWizWInIVcGU5fsEReswIm9VwYhkOzD7l/54KUgr3JWaJZSuB0kH7M7Uhqw0dmbRg/Z+Yw",
-	"4SsqgjcyOScLinIaOZUipTDSV4fHN4WJ/iT1t7IU6Yc/d5YsU8mQ1tgbrrQhQ12jY/NTwWhKuKFAIfXl",
-	"zIzXLYdeSZCkXKRcaS7mJVcLI6lhdi/oOpM0vZDyB1rM2cdiLrBnXJHMDMJMkDoNa0nfXJpfL6drzVRM",
-	"+nGOQ77UUl7C+/aYvWKFOXy/CHpNeWZmeCuxVgbtNARaSjWdUgVMIHhtSEBxJtRozpa4MrrGpwPQp8mc",
-	"XzNlhJ8TYI9HDysB9kutz07RFQ7troRWx5xIPw7+io/GtSOyokiZeM5SIktN+hQ1VLIqpGbEaqmoujY0",
-	"NqoMzXJFpEgYiYN1iuF85lQpw6hUzhIyehyRSe8bN8xgVJMe2BRNA2bgLZi2ZbFvHwe2DqzMhZQ/UrG2",
-	"ipH6oOyNFEaOZnzJzYmelWby4XL3Y0Pzxvq6tI8U7IiUaJKhZeDMFm5sMyN2jQzIuBHUNE0LphTIMv+V",
-	"1appqRdMaDu7sBX7Femff/OSjEYnT47qlF7buLvbiV9EMCT2wfkvrp3R4bhSXMyjSpmLSCmuhFyJiLA3",
-	"uRGdZkELdi2vzI8bioL9Bc9SOCfDo2m2AlFrlKr4119/HZwHb4zJ14wW5jyY4+ONU8MQgee9Z2bnT9uS",
-	"zwtLF0aWWP2mk49ZVkzKj8fPuFCaGraSUGMpo9LjTpIiBZ8vjLa3ajK4s0ArIMYuQzXBHpJkwZIru/Kq",
-	"zHNZaJb+yFJOL2ByH0d6Gl5JUYauFlIxEj/FUQzMqGKnq8bhgMxAYsOs4//Bf5rdASqLje2umP5bqWeD",
-	"r2LYcJokLNcsPfP9cL0w3J629OVZl5RHsLx+pS6XZqkuTVcgtP1mA684n9uF29D6qPklIpTkBRcJz2lG",
-	"5IxccTNa+C2urP+8kDNutJuoRudgz6eXVPfGvdPR6ReDk9PB6ORi9GT8cDQ+efxbL/LvTNeh4f5o9gUb",
-	"fJmc0MGTdMQGp7PHycPpV/SEffllr7kpr8rlkhZcMQXqNtELo5gZ+eb2ygwr5SrP6PrSWv0v5ZQLwzXR",
-	"9h33CvuAp/uNgxp6zAuZs0JzNO3D6b7tGa4FE0+pZgPNl2zTO1Cf/tsWaqvWfrWQxL6NuqjZAjMz31FZ",
-	"8rStj1qrzU5+XVBdtQd67xmhU+vRMswYSV1IEnw4bO2ntsRtszG/ELWQKwGmam0aG825rWlrqBT895JZ",
-	"2zYydnsmV2B7KNbaGE/bG4LuH6hgndFNsmNR34Xe1H/34JXa9KPKqxJscRTSyGvfqpz+hyXaDBNO4w9c",
-	"tZ1I85NqmCGG0huHjmu2RP/On/z4vd44gHbqnfsMOljKjOowXVviOSPxv1/HSOp6wQzbLYwCLYCOfIvb",
-	"BAay0Hd+O2lR0PUmjUBTnZv+omCKiYR1s+LG1ivGoooBF6UwLAa9Qmbk9ZWhjstvF3z2DLxkM1AJTFt7",
-	"Tf4l9v4KPmhOHPt2zXUuQK2NzkV40JjqGYmtWhgT8zyzO00KZqQfWTBa6CmjGuw/JsqlGZL9BOgNzui0",
-	"VOZ0ytks4yIcZMVBzvP8VSJz1sFCqSA0z60Ca/YnlWMSs2szmLEqp+aDKYtJP6E6WQzK3Ij9iVCC5moh",
-	"9VFEYut+VWNzgGLSB/+CymnCVESSBRWCZcrqpHDGjqKJqL4CQ8R0AEfavRORXCodEZZyDd+mLGOaEfcZ",
-	"tIFrVusXHx1Z17pdt+Z0Kp8xfhz+DcPpRb2g7dZ1fUpzOuUZ1+v2XU/AtSxnBA3SR41jkLPC8GrDbswP",
-	"5pSFOw3LNyxzI4QNDcKftEgW/Bp4M67qENcseOC/cA+qb3Bhq0/sjKsHaUFneujmD7sAp9I9mRdU6CFN",
-	"l1y0rwh22bIcjgrMclAkDbB8KEl5wRI9sGNx7x2gj52MR6Pf9mfAT056Uc/ogjByKlJapNWdiubJFdOq",
-	"BzeHmhumIvQlT41cem134XLfnkZmzWXOk96497NwhG02nmA/vah3zQoFa3SyIRTsxt1MLTvkG1Qxdmpj",
-	"uGjbmaqlgH+YV9+5Vd2gBlTSZsH+u1PdqgJtbEWrvlm9pJDK6i1HRIFRYcUmdu4IICQ7Lzl3LkhdaobU",
-	"ceCMd/eEVPR28xdPP8F4udBfPOq1XIi36H6wqVUzNQLaXPk2GRhuecvBNySQ7jr+bjHM72CVBZtZY4rV",
-	"gU2X21jQPzlbbWNDNNRHFWOKcB0oJRm7Ni+JlCSOyXM07YsNUzF4wQyxzkM3WOwmU61z5dfRB2B2ML3e",
-	"uLdky2l4o3zn3G8Ld6uv29v2uzdwIbWLTY5i026oO917q76B8G45yZ8WF7Xbtf2bH+ClgOfuw0bvhtd9",
-	"NuzLLWVUp74tXM3wkXar9qIiPhWwtQZb2TRo/JLvR6YBO7u5nfYUFgWNlSqEY4NTs1Xl1Ag43PuzmjeY",
-	"wqEOn4hQTZZSafJ4NKpFEclSs8JuCVdEF3y5RPYQhMY8Ho3u1BsUYYjTSW0s3vmZYPRQ8FNjOCdmOPVI",
-	"nS2+pW1k8z2+1aSQdkfPForJ8130kueV1FTGylRN6qlTwtclz1IylTqkhql5OMCH2MheNtumH+VmW5fn",
-	"n9zGVeuwse6aZIwqTaRguOJnhveYf5CMK3CyrnjCSCJLUIVFcoBDyLkK3sF8nuM3JzsYT5f/0E6hm74s",
-	"d9tCY05f086F3KCuDcVlu721QTDthALE8FWNFuwtvWEjcLtn/bhWC0HrfKvo29hFYFunj0cNstrur4Xx",
-	"di/oN6BN/4inpHNZzTmQRpfdaTSRfiXONATHmi8IFesVXR819mJTZ9zHH/pVyzG+laayP93uZd3Aun5X",
-	"0K2iExwjhmiW9KpJot5Bv6/m/OVXYCdgPM9B6rb/yKn8hizNcwls1qr7m8tdG2EbtcD82H62am3kbY2h",
-	"UJaFO9xnxG0KKUXGlCJxbSJwSxi7G9oYaFIQueSacH102Jj20b7tZuMXTgfHJdznQ9kieGsr3ByObbyb",
-	"+l6wQkmxQxLn8NJ24XuesTfmhSXe19OMvfm7fXuYyGUoks1vvbuRrziyDyBi7bw21yfPKBc+MEWVyYJQ",
-	"ReLm/G2ELV5U26nChBpjOX386MNoZm5K3aTxypylLZRhbZIO6Vl/+/81jVTBPEmptFyyQlX+gVd4M3+g",
-	"3u5k3clotEPYRTeVx7cWnBegKmxZSKtLaEmUpkXoK8KcicCbV4uXgWCHy6Xhxn9XdIkHooAIU2MyzTIp",
-	"C3JqONx/qLFQMC+gVwXHvNh4ueX+Puim7VDWhhiRH2lxlUI80gmZrjXQR5wsqIbwSfuajaBsV2pwbJ1K",
-	"zegwpSYY/pYdklesmwf+nCPlgg5j2CFcZ50RKjALgGBzhCtVQooPXndNZSlgUyFI4JonmycEIrQd/dPl",
-	"A0UymmuZw3Uy/Ohimno2zqnteAStNIf+NYe8KB9DpqWdgo0Ig1QgrtoY0T5MsTHIVp7tO3ugCL5I+imb",
-	"0TLTJPbR6WdEMJYqEgfTiUPvrJt/1HNx7i0u2ne7dhhTTrrEHKwRZCK55ByurLyBO3CIDaUitSHdmGXT",
-	"uqf7amNP4OucF0x5l+yXg9HDZkACjMwYs1Iv1pe//WuxmP7ra/Xbq5Pr6fLN4x9+fXydPj1Z/PCv/5X9",
-	"719XOv3uSfHbr4/0j9+cu28P0A+7KKxL5ap2OMKAgdoeQmDunF8zsZcyFS7Gpo8GoxEsLSstc0VWsrji",
-	"Yr4RnYNbZJurdb3V0WoXum2eUwh/xM4jEuNWxGQms0yuMHji0UMypYp98agsQnWD9E8ff0EKKlK5JFOu",
-	"MfGwve/93J4NJoejDlpoY3XfwK600X7FDIKwtjOcqar4GNfGWiNSZGub1och0+5A3iDO7ZBz0s4nD7eA",
-	"vgxCRStmcidxa3u6rLu96A1jaWdLFefdphfizr/Cd1td3Q0bwmqKtvWd8Vm19jfoyzN5F4pitOUlF45u",
-	"XPIL0GDfaD2W8OZMk0ejhxOxkcsUQQApbFwMd32xjWuOWxo4aYRrtEgSsyLwfeu13zcFnenOayRZPFCk",
-	"FMB8NHujiZlZdSdZWO2ueTjw98tD7tpqCt/3NJtBNnGerXdchgVd7UFSdX1vk0nBbHZdRAe3Zw8UwWvL",
-	"fdj/La5sgmnWJlE12kq6ZmgvzdHZ3F4Kppp5AfOdVKCY2zbPrJwBomNv9OaVzIGrX1veD7Zc21boWcr3",
-	"cvoZNcAuO0qSPayWnwVZrsmKriPyd2Mwk/6MXzOy5KLUTB0dZozc0vI4zG54dk2z0vDEbzM6b5OpM0Z1",
-	"WTAyy+g8IBualay6HDDcA9OY5DUrCp763ybCsRbPmiPCMsU238ZIcxeoe8VFWr05EaZ/cwRR4x6Sn3NW",
-	"UC0LeMQFDtDlfIBOY7kzPI8bSeRve0zQaVahJVyxdW9sqVYNFd7fMbW5c/67Fq0O3MWQ2mAWC5Kw6msU",
-	"bNdUyoxRuN67Yh3h4XbOV2y9e5+vILndja59q1tzAUxHTFyzTOagOknBSFoWkKkGt0suWezhUVSly0hB",
-	"Xj57deFyaCZiTjVb0fWQfIvJ1tqwnVS6jN5sDZG3csm1ZunGbsDqdDvj6h63St16+FV6SgdfJqPR4Es6",
-	"Ohl8NRqNBiP/PxpEdqCDDQRDQ2TtaCRBkVUULMNM872+o5TS/QfKTB8ygeTvbkVzeHL68NHjL36DS3tI",
-	"2ISlK/VCFpeHLMnNViDgdz+UIlkQqomQUvw/vWinjhwM3TGwPTufmc4V+703/rImVfb4ND0J3dpwQXJA",
-	"n5ZuHGrCOzuKR6fNGJ8djU1PejcYuD+/9eCoFv3eH51tmjOc/XN4s3EC9tKk6sT/dkveFBz7hPo8S+Ag",
-	"w1vYGLVTsa/9EhyPxlDXORsYdsZnPDlDE5CnygYdFiylmAffGHXFRN0rm01jiD9GYRuZ4pMOLBddUeU7",
-	"aJcDIaXu3Ex39+IJszme7zI5NcI2kcsl1wObGhGROc0Hs6JxT9WlbB0aw3SQ1qcL0zQwljdtbpKHTwm8",
-	"QuwroI4FmQJIcnYXYQfniLCTMH5dd6pWG6jXeavvoGBzrjRkjzjpZ16NqpuQxkncQ/cy+xL1qsnXqTmy",
-	"RzfY+IpyNwR41HszmMuBffgfJcXwJV39WHGn4Ii36CbSHUoqkB7HtdS/foyXiO4aClfSLGmeA07HROgw",
-	"A5RrxbKZ/WxM1FpptoyPcBdsD0TIqoeJwP6H5NWK62RhFAjsE3UBKdjPM8hrOiCHZfvLr2BQlum9div0",
-	"gs5b9v9nwUhuY2tdCsemDYTBNh0q1HVLAhdk8XBBFPsdc5PCfKSDspBQeWuJMVyYA9fKAKwxY7gy9D8j",
-	"tS307AnmjdyJpntyBcHe6EsEQ2nvOKO2W0jvZekZIA+A602RmGJeO3n2e0khbiV207Brk9ByvtAEN2GP",
-	"8cgsZUp3rwP+7uBbELsLMVsA5QtT+adswQVgfgDk2KOTEYkLZrQeLkW8L79ci+SS5TJZHO7+tPRVX95g",
-	"i2ut1ybdqe+/DGRKe14TnlWjEsxRMDVCMQ+L2HXOKUdmLiun0jq9NhRAUkU+jcwzDJdJ0347UrN8MD6g",
-	"w1sM5sizomgjVHPquQAQKcSIQoM/CNGsr4WF1Gq/PWRZGhHIGk+lsXFITo2xLLSsIHSsLQj3/+ildtB7",
-	"Ne9CdbW9GbjjQLxat5Mrsiqk8IZ6vdVN2K9dS4sTrnptW+AQNcmoo1m2FyO3WfjR28Ya35SftR7PbciH",
-	"t2EaN+isYFS1B+yuHfCXRZayO1T15PPzzLm/tCcV1AbLm+DGRF7OaHGJPMycNmjvki66MvMs8tR6Swyx",
-	"5YuIlsTe6DGJXUZjTPpGTyGUBDmORk2IAZUvJn2jCsThKOKIlKqkWbYmlGR0PudiDn5fnlBQNSbCMeJy",
-	"TgpqvSlUkEwqDWg6DQ+46xrXolh3zFMX60uQOJdt+cPfy5UN0q6jbsJBNVon1dqcFus0/Q/X9rgeSAB1",
-	"wdCNrvFAVSBwa5EQ+OTwpHVLb8E+byzFDSXL602QnQ3YM2LBOUj/0cnIIhzh5uL02kDUJsKSPFxcO9or",
-	"ZK7ANYhfRcSQnQrojvQBKEYXnCm8uAUixEljWBySJOIlGVuCi7LC9GG+pQcq0EM2XFQW1qUx0yaOlZ0b",
-	"V8A9LP0i4JCmXDjbUg3D1R+fPByN6vzoZGSeOKZRO+rVwd04AAGZf2W+95COJ6M6Ae57v+gCbF7CrEkw",
-	"607kmeYCGcKEoL9Wq0tmzftan+trz0Pks0bARj889/U2YAh7Xmt9NbrRDe6HjmF9/xAmS5oi58Qs6H2u",
-	"yvZUMD96/C2t3wq26h2famht2914a3xtIzcs2PxW1c902J75FRrUsDHqgwOZfN5n9yD8E1zhmvNB0LmR",
-	"h1wQnm76Hm6IhYJ8vMULsdUf8MJY/sbsxxdif4ZAvTJU4k+X5f3gPcj3S/zeO8Fv81x12MQ2UwHu74bE",
-	"JS40xBJcakG+szQivVhblgG4Hz7hVgq4KqNVjDG+68IqOMR49WmmjJUoFXMgUBORUc2Ko6CJIM0Hveyu",
-	"E7i0txmGAAlpE8DqyvIWi7xNba6YyWYgzDVnK1bE4DBSZyRGmo0JTCOXEGFQMJpoHM8VY7myrkWagSJ/",
-	"NhExXM/ajyy91sGDKThjlKXuMxLLlTDd9N1UJkKKbH1kAVlwaQEasz5zHC6YsTaVG9E5oh402Dr977fA",
-	"U3lmAQEzkOJkLHqw/rkgMYQAxGNyarbq4WkYQCdnE5ExY0GoiKR8zs1SxZdxROIhAhLGgzjC8GlAVxcp",
-	"sSDWFkkev54IWeD3Q/JULnNasBTgsQZcKCYU1/yaZYg0bGHz6yhaDUx1e68ahM0+PK1FzZ7WAdHPB7/R",
-	"wR+jwZPX1T8vh4PX/3fwy3+3ScLvGc10hwWU8WsmmOEVgGbfEBg+1E1ebWo2XZG754gEGcur+IxQsbYp",
-	"XbLUiVxaxGnbHTFHP8tCg1te7fY+2Z7bGM5zS6bPxUxut/kweBnMnwKQ75vCck+hNKrCC0Ep7x2u9Z9s",
-	"D8Lq0pcC65WnZ1XgKnor1F5aUnfCTNB6M+VkM5Rwi539FEfjQj+tAzzE6S2YPS5gHVIypclVmZ8hb5kI",
-	"b96pEjKxjIlHBRIV9Al51BC6i35FPGiHBEDVR/xcGIGgYMyB7Jizw/xfJ/shBbh4ydAXsC2m6gcHutAd",
-	"UchmM5YYbmRtPRGac5UIEwtWcO3WHSJKKknrcFoxUV0kWZn6GJJb8Pgfu3yp5yHUCm0PfGyEXeyjLt46",
-	"VrIZZrYj8OLhYTgo0xEsn7D3/Pvmpn5p1ra6Fp/RTDF7JX16IzCoeqjEjk/oqCUiotqafaIbbhNW2h65",
-	"d+byaYTFunDkxJUFaEuHd4VLxVL+nqK7a6SwVQ9StUna75R1CKwdkr66GwCp7giMi6Jke655LeoC2zto",
-	"CTvvDGyvDxQRpWFEqOE7/TxC9nZyg9iL1hBlCNG+CVTWAXEabXKi+j6qB+CiL7k6gI0I5pCkGq4Gv61t",
-	"csZy6t2uBm/63BJSJoiruJmpizfcN7V090X36bR1X0i1M9i5knIarbZDIpw/4ZBmHyTSmuXcEuByA1/y",
-	"LXPG908Y+rItgvX2Xt3UWOf8OviuI0UtcO9Sw0j9Z0GiWpBBBZre/llqN0uVd0NqlaEd+e0XPsfe6KTm",
-	"naoGQ85kDqpptj76UFjVdwKB5indeYm78HAuEMHngYMfIn2a56qa8cG4N9sxtgLQsV2w2R2ZWPWZtfvp",
-	"lCwgJLAiUbCiuaqn2xZ4DeoCTGietxoDtdCy1ktiG+FlrJGMK43JxuHN1XZciVuDYgesgDpM6u3IE1sI",
-	"+QOS5cHU0U4QVYRJmnKzLTR7Ecwe0zg2AIahYuajx1+6C+khiROZYlEFrClJp+bcLmmy4IINjF6DqQ9Q",
-	"Csu8ezYRsXaFGOLNC89JORo9TMyb8C8WD8lTmTIFui9NU1d+rs/eaCaMLQ2wzEraO25FIDCHz4UsmHtZ",
-	"L9japU9cCblCa7cpcdMOprQxG/PqmGzUSolIMyUxmoigRFtEguJXgGGtFzK9NM8oZgvDB21l+KrKddFm",
-	"eID5aLPmVES6CltEpKVMj2nEFyqD5Mmw6kjTw+nn0S4OdQcqyqJcUhFQxZs8o4I60GpgODamVyTMZ9G5",
-	"2mj1+KufJClkqc326GQB3m6uIEysXZLZWo6toUnN2obgqGjZCE/3+3L5IF6u1fiCxd+VBvBAkSBpgPDU",
-	"+8b/NbD66OA5RlC31PXcEZLQnTu8OZ7vLy5eOLQGcwb8prmqnbUhPBo9qivhD0/RKY5OtMdPnoQutVFr",
-	"mE8X7IdRYgrdpCdMNFs7Z56LmjHNNmlHk07y7Ypp/+XlcyOkOCBQ1luP9uNktTFsfrDlUDUz+zH+HVcn",
-	"zMg2PKyV4Zf6FdOai/nWbE1MRERoUXy9IYXhBdBDi5Z7A/vrJjL9mvyvVz//ZJuflprEoswyWJCtcfiN",
-	"aWP7XfPjKZvSYuv8FL6DmDpyA1hZMcT/xYt0b4nv6bt7cgJQyjLLaK4C5x0mQ87otSyh/FkQCPRt9bDl",
-	"iroazp52tl2CV/jdTs3St9+2oi8ZTTvqSxj1bUbDKo8LG+/e5d69ia/W2PKXhQ/qOr2BLzO4CXh42wT4",
-	"xnDe7uNx+mBp250epPqot18/mB3nginVJYzsz+6Gr6qyu2DJlc1RxYqIG9tvXoBTZdV3d0kUgm7ATaR/",
-	"oyro1nwnKK4M2ObrFiPedticxzN75cOSKxwuJGqUInKomhDaYczvgoq9hbxfuKem4Vbo6h0XqjANuFMN",
-	"LzGpr0gNv/uy5I9HD0OjDNdg36vVyC3OVhLAmbQ6Bys6wHV0cQX2FnjTV9jtjoAG6pWYY0cZqINWVNAO",
-	"C7ZNW7EDOqvqstuNLwsH8Y6EDFkFtLms+1xX1xFRWle0FAhfvW4N2CyFwAr5kGpXCizuZwxio2etlb36",
-	"QIgUKOIOmBMdRYv25TT7w8gUB7vynci4cy+5n6HrpDbAtrV/Ra+ZRfLodNoikIfRB+j1VlCKGrLKQe7a",
-	"wElr7DZw0kK3W/HuugFVoPYnYgNaRdfHMi2YndCUZVLMFdFyI9QyuDY6bBd2OIobykcr77Aahxu3Vce2",
-	"waPcsmZAoI293RcrAqAfv3gUBBptYC9X4z4UqPCrw3AKEYfC6fnVbKLaEm3bjnYVLowpCGbzyejCW6Nm",
-	"7lwv3hIxMrIe+bqui44JG9tCwxU8VHPzc9mum71yqQntZo3Z5CrzEtiizcjwaCNjImR1RcXe6AgQKA23",
-	"mEA++DBMG4XYuSpwJSYrVqDoR2TPNsgRfs0ujYjCyi1Yygz/7YpW4F/Qp/23xcNBKtsKInN9CmTRzPLw",
-	"cZgHxHWd3D6ua6PSDFeXGBrjKD1nBdRlluKyevE0TMk8GJ/lRrdb1o539XSQUhsHPDxuI3dT7r64wcqU",
-	"AoSX3TrTThvORkUvex7jQJdqOcKO4N4eUIjSF5JsEx2eaJtH7p9ccXADu1osoKpj+Lf5L9ZQi3ykVT2k",
-	"QDnp5zGMbl+WpTpUe87eA5y1NFWdybf7ZtOHqFc7sur3MJvDM72t31pEaO0Mtsn6tgO513BqJ/agmqD+",
-	"6O25kL8oVlg3XasVWR3efaQdFhitTvO+wtK83kVmB+XjbzKCfdcBPkOA7J1erK6sy5b9DkiknhvfjOZX",
-	"veD8Vwu/MaGoxsc8Dwq23p/M4Fy1CnhIIuiEU58Xssx9yJc682kVElIeIIVRtWVD3CQaY1+I9kPiEBtw",
-	"7odUoWyN1aq0Ml9wKWS++wdN3CzeYxv2fIA4DNb78H1gwt48xNkXjrlR9TPr8WitftZJ112lEW2Oz/sq",
-	"jPg6uku0YSDjrjKGe9H1besPyqDyT0tt0YNyz+6+GGHjUNyU4u+o8uBtq/xto/M9avl5su+u5IeC5o6L",
-	"920R3ntHO4ZIT92OAwsfVmFTtYQCWpSssXlRWoTRBwoT+uaMOFwMuVxiGJBgpN+CNnpEGlnCDxSRKzER",
-	"K1lcDUnMUx+AUkucIf14zrTTEgEfOjS4YsNeJsL8E1JswLCXNvZsw8BtFpXDUWryzL5yIzMNkb5uEHp0",
-	"Qxwh29/rvRyubVFFbfRi9bTuCiZwn9yBNHCTJI4tPP3UJmm8xwxnuFeEezUXaYvuiBtlZ3RXXLlT8O5b",
-	"IxXs7AK8QpcBntKe8eCH3L7W1ruVpVZARkh6D5TDOGqL5/8YqQLOO3znAqsOdF5tXkNyVQJtY0lbz7a8",
-	"YqI94/LcFtygqoE17dweYGgpI9YI1y6YS/sqKjeyTA4uo9JWTSdfSMFaiukEwP/7VF85JFkNFtvIwo35",
-	"nYzGI8e1blK14o4C2LfWcoGNBrhw89pGURUUnGK/E7C1MNGFL/nwQNkscAcYOgk3b9KrBlGVT/PVlHZX",
-	"JNq/LsYexWe4fj9VZw7hjZ62NuxBY0JRpUmpwNSCf68KrjUTpI8GYsxTJjTX62HV1iwr1eISxNI1zeKj",
-	"+qRgRvvP5OAKJrbwxtY1R5BNeK81fUJIvf8IO2vfQkESfwI+WMB/A15mh5UNbHp3PhetgS1gOZTbWhyV",
-	"hPhI2V23xDGp+Rq7dVhwR6D3L3DkF9Uj4avB1Xz7t485a2g9e2gvNwlVc7mEUMJ5cx1+2TJNdyteRf59",
-	"LsmY3p/bMevm+pMB+e7ls/OLZ68u+rVFjuo6pyUKUOWPIsv+pyyTKzK6iedte3hfSCCbEX+1GTb3ufVA",
-	"5IZR+vDP7fG0lcJd17NbYkMb+l4zvHNDj9lNxdsQIhsrWG+sddrB3UtH7Ar8uHHCgzm5G2uGvqMwVnqr",
-	"OWfDUDZtgruOp76VmYGxKDimbdEKcPOVlAXX61dGSOAcsU7eedkGV3MuiMzp76Wr4dePzyHnmf8BsX9j",
-	"8jUW2cOIenjHhtQfRTadUXoQbq4ngiuH/DQk5wSugbCC+pWAvFlUxVICWJegQdieEap6dDIRLdk9vlwL",
-	"oA9z7173CEAgE+HaEcZbLelC67z37h3cbaItlUihaQLHyuW5LikXgGpZqEa6axisQILXzPEuMtu+Gh8f",
-	"wxvD8OOmY7bK4zh/8dzQMnwSoYNGO9AcI4oxj9M69DBRz2g9w4mYiIsFVySVSblkCO0FS4M4U+Z8FKVe",
-	"jK2tBw1yReZMsIJ6UBKzTX1Jcz5IZMrmULmx4IkfghQkWXBEGcV1dkkmTt4AnWJ06ERoprQy3dikHVfW",
-	"VmnCNWKgmgnPC7lS1d0C1mYN/JPQlkdIQRUHNXiWKrjip2nKUiz86SFv/LdmANOSZ2ZuMc35sf9FDdd0",
-	"mcU21xHyRzLDyFMiBVNHsKpPpbi2AnZs/h7gKZ/KlDNXi0kJesUuEwiQxWSlMyi5YYb2yy/PvyHIPVRk",
-	"eDM8nghC7JE2mzcgP0lsF3kGVNaHuxQCxxBzAS2AN1dE8WWerW0Usq2ZDiG/yjRsKxA1TEFkTGeEYiQr",
-	"jFxIwgTAykLi379fx0MzElxjHCPmEoVkBUN0CWgDAolUONcYAOMSWNtjm0DzP4bfxaTvshSPxiT2CW9c",
-	"ZyyOTEcxmoGYVZcyG+yESWtxRPKsxA2qcsHQS50yhGG2xwuawqwy1F3bE/cQdDb2XhGHN0sW3ByrmSyg",
-	"oWZO35FhXI9HIwf8RAtcOp8LB+tRPxfuJdPNgtGUFY0MsciOwGaVmY7riWVjQvEAES4SCalOUjDSxzrq",
-	"p181wdcIic8HvxE6+IOMBk/IkFySMRnER2bvrliuI0QIW3FbocyebccKjAnFhuQHOYexmCVyWVWW6Ptx",
-	"lSMXH2GOsGfDgAdlD4mLjZczckL+wb82rH0pLSrj/A+eD4ztUjClWEr68VOMZR08E4lMuZiPTf/mtfio",
-	"OtZV+l18niQsr16PCYUHCr7xeFbERZTj3UjFFtzOxP+kxXpMmq0N7U7CYplm7O71m3jKzy7oPPaYTUee",
-	"85rVYBxws1Z0HdBGNQTLwWr1akkpMoZ1JBRdq2qzzhAzilTf04wwkeYSiDY+XgDw3B+GwI8h/+APe4yO",
-	"l8ywcRXDwuflNOMJCseMJ8xWWXbhbjlNFmxwOhxtCLLVajWk8PNQFvNj+606/uH502c/vXoG31TuVCsZ",
-	"z188D/Ws3mh4gq/JnAma896493A4Gj6EwjB6AWrJseHS1yfHVfTYnOmuxBG82woTM1y8gT3e9karuro1",
-	"awOywHw5NH/FcC9PkwW2BjjvUEuITNfu7on8hFWv61/Vi8ZAsgjNc7uxKK9kzuxXagyfDcm5Fd8FIzO2",
-	"wkxpn2NgZ2FsaosA5jf8OVQm40qfu5gWx2dglU5HoyDuHaI2Aob8HwvOj9x9r1A88F6AitRy4ThvqQaD",
-	"NsW7qPdodNLVgx/y8S91bQ6/e7j7u29d9jZ+8Wj3Fz9J/S0kcZoPTvbo4gWmbl9I+QMtUEt/dPpk93cX",
-	"Uv5Ixdryd3BVPsZd2f7dcytD8IM9BviKFdc8Yb9U+eCo5Lu8FiAT3B1HK5pCxKkLiIL4T9lmRWIdduUr",
-	"UdULKckZVK60NB37XKO8kDNuAUKkYBOhCyoURk9ETlVlojpDvspU/Wjh49g6mCqQPFQY8TSaQ5JsAQUF",
-	"7cYKgNC91gUWatQiTQ33te070fVo9GQiqkT/IXlutNNqXc13wLVRE0yqCvZx29nFlT13lWBcaRTVWU2k",
-	"euX4ecqWudRMJOt/sDUEXlth+LVM13d28IMhOjfDu7rVqYuSvdtgPSd3y3q62I5gK1x5y2b2OFtf09TP",
-	"5NPmTKM9OMxTS4u3YmUnj/dZAw9U8SNLOb1Y558jH0R69rysjQ++iyqVI8+BnncwxlZ2mOdxZcXipYRl",
-	"bRMRVxA6FhS6Abbt1E3kJhZ91RZWonk+EaEhEQIdeZ0DwKgd7KtRsq3uYeNQXaVio3fWYacJAJ0Yk7yb",
-	"Y+X5J86v8vwjcasKi20bx8rze351z68O5Fdw6By3ctfBdX7lgs+P31Z3EO+OrQXUzcjO8QVVy1StqWgu",
-	"NMwZUzGE4wHuc8ao/XQijMXCxRw1K6NBgavJkLyD6zeWgYOsdIpeo/F4Iiw3dEPpG+4EjFIdDQmOFsHi",
-	"K+vOvWvxtydCyAAZv87F7Hyf+vp8DVbWlgZfAbmaZ8Y4rby+tQufOq+JAr6x8z70Zkz0PZl8bnW6DL7G",
-	"wv8ZGdpfwzS0p6EKAA3YTLKgeh8WAxk0yFgy1pbN/A08DxwED5TNg+eNs4631VAEZFar9GGUqYmI/U2r",
-	"rW/meRQ0N7TQx7HXlsAbQTMp2BniInMxnwjqYAWwaj9DLwsgNzgWQhwHcXwKO1gVPLRHHfm3sBmcM+Tx",
-	"fUo8phOqYAX1WDzcAq5kFziB2z8/3N9LrLlnxxteiO8/vE2G9qgjBA1pR5E5RLXd857Pk/fgESH2NAaM",
-	"xxXPQb9U2aK0vHJqx/vlJ4pet3OTyphr4QtV95iGBHpLi7bS5Vhq4SYeKuWT4SXvyYTbwITZy4S7O8UH",
-	"F7lD7UEao8r6De/NuHszbh8+Z2h6O5fbqWIFGdrtVtwrxBRx+H5NRuh9UZAH4qPAApbnmaH3xeOFoYvt",
-	"2/DQ197eUIkO4H1kO+tDI/jCFVH/rK219+XywtX5SF4vhwPQ7fIKY3Q3iPCei95z0b24qOFwnsFtNVMx",
-	"nUQdv/V5M++ObfLQFg7KgH/69BaLo6wluPMh8SiOiJKoRkJsPmKeJ/oQ1/45tOUcWLZh26vLvPXW5xkg",
-	"2mEAJL4SlMz3H/cbCuRRq9sL38bkmVs78KOtmUE87eC+VR7TrVXP96X/4fp0KYDwa0SEXPnlv+dffx1n",
-	"GW45ocQWELAEsdM1ny63qG4/58xCSmA6xcBpZ05XqiVzuDjFnBaaG1YjtBpPBIbgBg8xOM0lgLiAtDky",
-	"OdTNQoiaCEv5ene8VwK5shoiS4fExtlDHZKgfwgrNUY2TmAi7AzGPu4UfGuK0AyRcjEBrGC6LASzisHp",
-	"aASTs6wPAlhtHtyQOHjGqoxSurwMhxDXB8QFoVl2RqiYCBtVXlucSv0cOcz4OPj9kqdqizL6DUzTRe1/",
-	"0pehtaF+JJt6x2VCPYkISYWljlaAvd6lurpjNEZfbaY1ffIM/l593Mm7DZfdyFjbqkViBaQdIadpWWCp",
-	"FMBZgUxJnzDZEm+qGDPKAwTGKfb7REBwKZY9hyxQqMiu+ZJ5ZNCIJFQni0GZH2HYW44VF+MgeTOGlBqf",
-	"g6nY74ilzdIIrjb8LynL+DUrWDp2BZ5q44OLUxik0jzLCE2vAevcyAclATze8O4gKRSRrw2H/72kmVGB",
-	"PUjpkJzjnCz+PHU8HFCWYVJlfqkSKi5XXKRyFUNOBPREJwIriMjCQmxDSxhZF0zcphyRChkVol6WjApF",
-	"Jr0rxvKJyOmci/mkZwZkP8OS8l6Vhrj3tJIKJ6PNiP+J8PZrLWlgIVfGSLB5A949gsuL07ws880YRkxS",
-	"xiwc+/ZYlVNDYlMWY8DOUVfQ77NrG8i52x0CE47qxAGuIQSjtXRyRkb+kgfwabuudmDf91Pf98sDbBt0",
-	"DdpW+1lASnlYjfoMTvRsxgpMQ2b1LYQGLtGmwvo7bTNygIS3uEf70dC1PVDW84YJ0lDqqcB8GwzyTow2",
-	"lRItJ6J+EHLIEeV/sDgiqwXH4to0s+HgKZvRMtOkT7EZbHEiMGv1xBJK2/QyvuS6Nr2NPXifBhVQ6gus",
-	"FrMhcMPkd3tgeghHyrAW1FPIQHgqhS5k1l2fIS+gTKNhdgPwzcNmb8zYb+C7T1+i7zG476RgfyHr66k5",
-	"KKTMLXAiRCuCvKWWPQTS3JysujTH+MZOaW64jg2BDCWiAByBfgw/BT4dSBCBhw/URBQMcyuPIkPIIMur",
-	"mNDCEnexlgIj4nlKNsX+RKDc9wKk1mVfSzsaouTSDfVoSL5rjHkifDyDfd9wi4zNNJGlPqtrDYbD5ACx",
-	"HAB2Fgw1gSmDBK0uCYQd75JAPxtprKu1dQXJalUk27hWA1/jljEO9Vn78mPsmstSeciKtnF4yrqtdLAL",
-	"YMWtlbVc7SUnDEP5Y4gtfEA5sVEb7oMKDiCwrqyjUHDoLUf3Pjjks85ZmjsmE9yZWtDobUlLlimGofmU",
-	"FBKqHtfc8RGhFuRWFlUInPWF+VgQ5MT1a9FgIEOnYLo4EXifBTEiISsfk1ZWTvqIqGnExUpgimptpMZU",
-	"tKibWP/PDdsO+ijCiFz7iqhG8gDqP4KAmoi+/fKBi6l1Y2kyaQfc7PIDPLR1YMHYFswrFkwO3ZDQztGQ",
-	"APe3v6CvMYa/4mgikHVZv2BjW8CIM9Zac5KhnLPWmzFWK2/eo4hk/IqBYG2J7gOT1NHERCxkllZ2qfkG",
-	"R5mzwi/ZGGotJlKkXfE6pI9XNDYpvVAQQGcxVCFPWWYM8sUbni6uICPNaK7mC0icC726IYg47XIOGwFB",
-	"hdEtCMsU67hYN6JCQqY6VVe4Y6sF1R7yzwzxDAIj60OsGKpfSE2v0PsMTtZq5UlfyIA24LgVRk+ygNEe",
-	"cvCBqhzS3T5WOMOftm8VhviRLt1xebb4MJHn3N9N3TtH9xC2QE1WRnZK2w1j6vgt/PeSp++2RX+/ZEt5",
-	"DZlyyM1qcZZIpvaOe4tsnQjHIR37jmzIcvC2Y7q+8iVA1VkGMJyINsuqQ1JCCWdADUmqsx6fTYQMZJrl",
-	"+1aoWfFZ1ZUBdxtKc8vHZw0XYOWBdLf8/TrfBrERCAE3PJ/CZ2TjNkHoFr1NGLbw3pcwjA7e22Exb7vw",
-	"dwRyx/f9j7YY8HizCKt5z/7+MuYCEq4j9314WFjFqNMlFFR75crB4xSlUGPEp0ojB4O7FgkBTzIcfwty",
-	"UvEcHwDkMUYaYUHOH3/FWK5qDvDg4gG9EeMKAgd7dFFDfWAQWhYMMbwomdLkqsyPIhcgYP3oVsOXWWpb",
-	"4EYnA2ShNq7wXYXS/z5xRur1otpVG79i91b6p3HsaFqj5DAUxj2qHbvl9gPXWqbCdFDDRarKp7aF3gVH",
-	"jOrA1dhO2T++V5remRJeI87QL3pP358SfXds087IryU7drXGjt9esTVoyu0pTYZvowsTcUPtVUIbrmkj",
-	"cN++MiwBGrYjYekfbK3IkupkMRHx//k3Hfzx2vzfaPDkcjh4/XYUffHw3X/HZ6EPmnYBmUbOaeIuMZf0",
-	"zaUdha2aTJhIJASNWQnoBllPlUKY1paT+aLUDu51D0XUNv5AkSu27tBFER+1Ww3NqTbk0xv3ulbnw6VB",
-	"VbP/SDFbtVKH7ZzLEebnlA917wvYI87e6I82ZTLMsAxqJm5PYTI8ryqF2crsXrI8q5fXqgpdk75D3HMl",
-	"cM1IfNXEVB01/POuvPNW9uciSB+PqmahmZPRaBS2bmNHh+SpKx9rWOEVyyHuac6vmTgD52mLMxpTr5S/",
-	"bwVFvaqrYufHVRWHVekvN+CPvuzl+2JB2MFHYkH1OqkdPMgu6T0P+hPyoBbesAfvQXyZ47cOdn+Hd9Jh",
-	"U1B/5zFdk4KlCI+FZr4lZ9C6fIkFuKTPjFWSevOa0SLjrLDRoJByju4o0xzzWZn4cybnpJ/jRptXyoSl",
-	"6OZM1VFUz770wBa1cHyrWdVfiqOJANdfzFLuIr/jIfnGwl9AjhO0RsK7pBDzohPOojPkffNkBjUhWnSx",
-	"anM+jGewunJzk7+PDPjsYSM6g7gBPzhZ7FA73KmG63TbVgRxvEWKNdOqsw7AbTWlw9G3OWRhWrR7jspI",
-	"PAbLURaKmBdNv7yYQDqKr1JDlc3HUZG7UXeY5lYrgU+pgCtxS74+x+aATOpnFT/4tE7w3SsvwVQ/kvbi",
-	"a3q0Ky5INvc50Pf3tIewvmfACPbKXsHyIDfEL0XdqmJqHWnNNwNkrgEvT8R+yMt7gUS8gGF/2kEjOMZP",
-	"GaAUN/+eJd2zpEMwSi3Z7HSIe1aijt+GQd7vjlNmbK5rqrdwrW/8O7ZIT62qrVfOKn5VNWqMJ8u1oB5H",
-	"AEk/DjEdbImQR6MTQjXWrapqHM2pZiu6nohECoFupMrMSzKpbDYzFyS270JwC57WS0hcZhldxxPRh9ex",
-	"bs2j0eiriECxGnxQzeAynMFR23VX9YL3Gvkfxy5UBSMqL2ol2CcCIlTgaxubF0SkBP1uRqVMhN8JZ1JW",
-	"b1eb0jAsSf90NIqIkDaiEsxmoY/aDU7X4IvgsuU9oFaENQE641ga6QifJnbFTu4exE4JuQr37J7b/4XM",
-	"Z7froe53C75d7MG3XwZ8u4tZ1O80a9f5ngHWODVc79PCaC1YW8kF0QlZTISrIRjSHtaca1FrN3loUCyk",
-	"wURf1jifcPxzg+t5FOqK7XWzu5f37O59szvcp3u/32cci3G3jAvZSDfTgvo+GzXZXJZ8QF2uKmO2JlOz",
-	"KURLQo0tNRG26P0OQzpgHn3La4AbWtT7icD79qRgGkP1MB7RVxY0jKlWzxOjCA2vfPX9+eD08RcTsaBq",
-	"MSS/AoJCUOTfFh10tUYaE3CoYxBqPREWE40r34St1Uj6LvEwttBIUJHeNoulzfG5WxJXyvWhb8p9CCuM",
-	"6ratUYIgE9oDcEHmjMffAq0WO7Il/B0Ohy+bD79eap3FpD8aY83GLbknULTpT8N+3xvopFmlwJHxPh0X",
-	"tR6xj62Ak+ZFV3oYjoqEmNGbYAt4SAEAJhGSJOY7e8K0P5fDrRvFRLk0LMo1FpRl/oxACe4dLp+AGMSq",
-	"czSQRodIQ8io3AVqhGmXm+Uc20tr9oM0RXSvmM8j82cAvO7yRyNIca2Hvx9FZLq2gfQud8dmtzxQJM7Y",
-	"NctsblBCczrlGdecqRjhCroQCl7hVN9nhIrp4Z+crbYVx7zmik8zm06rhp9JsMlnWuASFzkgXcWYar0g",
-	"3nEpUiU/V2Fm5tEmDnb4uA3lqTtb+mhIfqJLG2sLJZy/GgUVnCcC1Rhd8OUSwGCDwVZpyyej0ahblQES",
-	"/bRvRGCIH+lCBJdniyaBu3sfVPZnuqlQ9kx0X54iGzl+C/+9QRm1Tu5x4xJqTnw22I6rmuYkKjydiH1q",
-	"puEY9wj9sjPr4CQtMZl4ZFotG7egf6JSaVtZSH21731Pn3+ZtJswD3d4t2a+uZfq8CtdSji4vQMtPJqI",
-	"DRWa7Nagg/BzINBadio8OvPKUDWU9ozzrXq4C6b/JBjIB6icuK9V0Lrr93ziszdEwn3dPEA3tUp8moro",
-	"UjOa+O3VAa//Uj/kYZHViGyzWCbiHLiMDdSargk1qgMrmmj1bsqbDoOIyGIiNlSR6OBwrwNKuH6qOsn7",
-	"sqns0nwkq2oPiPU/ceHYe6fne7TdAg64ly62FsmxEjRXC6k71a9XuigTXRYsIokszeBViOKh/J0fcG9U",
-	"sGQJIfk+swSgV7F6KnujA/R21/vRGDIOuCgdjnnmgbxjqFQJJqCNGjtCBA9AGw8Q1at/ozIX4mQbldDo",
-	"bxMxZTNZMHuHhtw5pwViuFscEARKKnOob1Q1ipeLUP7/3HLjh6NHiDcSP58NfpKCDX6k2vQnwHcFvN5O",
-	"8QEglAAWd/zsgs7jCv8EssTdex0gKO34DK/c7u3B5rFXK3PtdyHYOQD+eTGAd0GVIKjNbyt+9Hu1J918",
-	"u1Ie3SJ+EKTsqGeWtOVuHG4XZhwogKsaCeAqRAifVSea3bDcD7tSuPx+mt1KjebRJEjuya+xNu1TsOj4",
-	"Ibl+7qDhfw0dW1pMDqWtTMDDrbAEpuGbW5HAbS3N47e++O87nza61UL3GVtWxQ3LGlISI1eeymvmqmO4",
-	"Mh8W7nsiNst82LzMKhUIbwMyrIHjBI09UhPRj10u6ZgYLc5HBPt6nDXWap91GOY/uknvwVltS+0adFju",
-	"+w6rk/+MpTzssthlNsuJi2zv9dkZGWGxKxuCYkXn3pUs7qxyBeB8+/EeUAcCi1rZD/+shSAste2D6O2W",
-	"4t4P8rny6BcIHlzIco6uyJB3dtfw7PKAnKdpmKFv8T1C/lv9/UAh7Cfy4/5JRE4j8jCaiOFw6BnqnOZE",
-	"FiQtkZpZhAcMisoYbuv0AjMcLuZHHcm/lZcl/jvmrMVV0rCcVXEZiqwWEusqFA5SypdCBr09MTJiM6e/",
-	"4a3BKU6Eq67ciK44qNjyGWSxaIQiEHMAKaEiKLHnUnwtoFNQM68VkESqQ7KLP4xA+TR8MsHSfCSPzI5s",
-	"ZMFW96nI9x6Zgzi8UXb2S0VuU7jNPwagwHcD4jFdx4cCzolKf10Dr2eOQB/w2nZEqDijSl8Woe8jyejS",
-	"aWUNibJiQd18xX73nBrmBr3VkZt2suoWHvoLjPcloymiHn0afPQ9ccXGZD8STkO12B28MaC6zwll6oMp",
-	"pn8hnvcStDSo+DijgUcY6h8jJ9pUbdtxqqrck053g81yw+SJKj8k5IhyJbxKG4dZA/FRZDRNTIeD9GWb",
-	"DScFq8pvYDUyiCduq0M6EZov2dglXcC1H4I3UF2qiFjtN8LG1xGpMp3hPcNfJ6JULCIBCB5msfQ3klUA",
-	"WJ9jMelFkOgMy9CVLjM2I7YLgesVESpsLjOWRXmghhOBvL5ULL2kGli9LS1t/eFVqkj14iwr1eLSGMfF",
-	"Nc3iaCKg+D8EYmR0TqZrvN5clsmiy8Vygdu8g4//CoUMcPxnZGODoazPVFm/5qdQLe2scrG4gjdXbK+R",
-	"bnG6HFROzR6OA5ws9WSgA90sE2Fb/eTdLEBxe5VNg2W4l2SfdagJrSWUacdttueA4GvHbzErDrVxIym2",
-	"pW+b31WQKRhCY3i3CLJqX8yl7/w05vEDFWRUH/kIllYkjrBsS+B2OEEvTA2Jg4RAHDkT1mnehsgxEdsh",
-	"Ocg2RA4niC7d7ALHe4uAQrWAa8WyGemnLOEpqy5mqVhjYjhHtcHVbnOWA65Xq5SbiE4xd0aCOmCOGuol",
-	"YQwzExNRiiuAoDMvp5KpIYENRiQPpzXg520IHrCeaCAh9w/kvtEYAoSPrRnvpp/3mGrplpGnpB87Wgd5",
-	"llTZhEddlpN9/5ONM4TRb6uUYXMghVz9mcvh/MWq22h7XDoY/ILRTC/+6DQrXEyHOcRUgdvX/Bf1O5kw",
-	"ZWvcKPL9xcWLIXke1IzSskxsZl5KNZ0CYFupGInBmbP+A7wsVF0ZNRBiTmolHRMqsG3H2FVHvMf3MIf3",
-	"mbZne+hEjcCF4IqU+fA2RHYgsZgdZ0lZmO0c//t1ff+N8Yzmhm6OMSAHv5iu1tGS6YIn2+1M29gDRezb",
-	"pG923++TMXSWTC9kGpFCltqokFApAcWxswadvE5LO4SIfCdJUYIRCXqCG3Uis4wZAamOPCTXi0KaPlip",
-	"MH6Kvcml4iBSkMt2Vm/BCe4kF9PqcZ5RDoTC3tAlwCP2/ot8/+yHF2Qq9WJ9udA6v3TzvtRS04zU1wJI",
-	"OI22rok1kIcT8V/k4n+/eLalcRtuNhGdr7zFbv426X337GLSi6C3v038WZ/0IuzubxMz60nvHTmBpdoS",
-	"yBK1Bjfg3lvFbPd+fBon45kZVzX6mSyCoW87Gciz9uKUvtqW43teqbJQb9q6Cbkw5G3oXZYQrCFzNfQ/",
-	"XNof4qMAUG7J5zgui+ydcZaeYczeiitGHo8e2vpf9txPM7a0GHFlJS8wHJCSlGnKMyLo0ihroKFRnhnV",
-	"EwqPkz46YrhdWnU0JBBOM6WZ4dKFIXCRGo18NuMJ+mS0hMmtjf4OB5h1se6Xbqq99+ywxU46KHljlwC2",
-	"3a2zdQy4OLEPR8R76gIbSsB2kbCnrO08CfUe3vYQ6ua81AvTodFg0UnXXXinQM8e1U51gLicVCblkglN",
-	"+gXLqObXDDTtssh6494x3LTaATVbRekcBQcKYferA44zkHZnZZEsmNL45MyYHmi5CMZSBhcjVqUPJr5p",
-	"MLyobur7CJ1ra5AZSyvPFZpovKhQIlPrF1VBF14da7dI/AahYRh+6GqlbX54bkcRxBJ4nF4YYexCo/JC",
-	"znjGgmZxBi2NfucrfRcyM3sma+03q6TbtHozaZ+IGngfgxKLm10hDEMUAEDUa0yryPrM3Ua72B/fPtwo",
-	"bjb8lOpkMShzX2/VR4hiQKCCooyLQgrDSGeFXAZtQlhg+y6FvlfDS86CKyAz+oLOzH64cjhV97YMTW1h",
-	"0PX/7vW7/z8AAP//",
+	"7L17d9s4kjf8VfBq95zIz9KynEtf5LPnXXc6051nOt15E/f0PjPKmhAJSRhTAJsArahz8n7256AKIMGr",
+	"KMfOpcf7x07aIkFcCj9UFap+9W4UyU0qBRNajWbvRmtGY5bBP59d0JX535ipKOOp5lKMZqNzonQmxYow",
+	"obneEU1XRC6JXnNFMpZmTDGhqXmYLGVGwufL45+lYMcvqI7W4YzoNZuL33OpWUwWVLGvHudZYlqgZE3V",
+	"GttiZCHjHfxDseyaZUQxEauAKEm4JtGaihVTc7FdM8HMz1TsyIZtFiyrNBBLpshYpSwi0ycBmY+eShFz",
+	"0zmakIzRWM1HR5O5GAUjFa3Zhprx6l3KRrOR0hkXq9H798HoFdPZ7nypWdacjx/llmzM5xWLpIgV0ZJs",
+	"KddkwZYyYyQz73KxIuNXf3lKvj09nQYkZgndHdsXjiajYJSx33OesXg001nO/N5suOCbfDOaTQPXMy40",
+	"W7HMdu2aJjymmj2l0Zo9lUJnMmlZtmRLd4qEacavqWYBEfI4Mm+EZ4SSKOFMaLKhO3LFWAoTSIXawszG",
+	"JCs+YmZ/y/W6vq6T3hl8H4xSmtEN01a0nsdsk0rNRLT7K9s1e/uCXjFFKEweZzF5+cvrC6Loks0ItRNN",
+	"zJQxZbsDkkI3jFyxHVlmcoNyBn+ikZYZPMYFCddapxNefv9S6yQkK6YVNqJlxkzjKpVCMStNc7HkmdJk",
+	"XHyseAA3DAm9IR2/YmlCdyyeEbOa4RFM4jbj2siskKYjK0JXlAuYfJka6RGabNc8YdA8fk5pniQky4UC",
+	"kVKwo7iekIticGa80ClKYr5cssy046YGl1CRx9NvSRhJsUx4pMMJOTVC+vDJk7lIMy40XSSMnL9++vy5",
+	"2VkZjcwymZ5taLKU2YbF8JmytemE/CKSHVF5FDGllnkyF25CFKGZm0bYr5QsKU9YuWBGyhasWFvovRnc",
+	"FdudzQUtpzaiGW4dWPOMaTIOQcqPrZjPjBTDp8KAUDUXYZQxqtmFvGIifKCOCFcEAcLrkPkW7EqcWVgH",
+	"xAD2lm7SxIju9PTb6eIr+vgYHjymCXt7fDoKRtxIJy75KBgJujEP+0tvxLmyfenbn5hY6fVo9vDJk8Bs",
+	"Z/ffp2ZXaM0y0+b//OP/Of7/3/zHv4+CFvx5vjRbDXZac69crBkJDVaHDvpqMGz+ZDf4Wiaxmvnbmyvy",
+	"aPp4LswqyFwTisCJksi1+T3KM5CqAsDOSPi/QrIx3THLLXYBCX87CeeCK8JXwky0BdX26fKRYx9uFGJl",
+	"fv+Oxq9QiMx/RVJoJuCfNE0THsFwT9JMLhK2+Y9/KjM978pFNW/Epn0LZlyKSxTNUTCKmaY8sdPpJNVI",
+	"j9QEnjcIx7JMGgD7x7vRkrMkNoOjIk7YKBhtmFJ0ZZrf5ErDewtG2CbVu9H7N8FIaapzNZo9nhog5xrE",
+	"7G9FT0jREzsJeSZmC6nXu5kd0KzZ7ff+5P17xpaj2ejfTsoD/QR/VScvsQmc0qb4eOMtt/w4bHwwDEq0",
+	"lcslE7HZnTAVihhwxQkKjyama08t4BywVrc6Ggd4quy0E2WzGIyMS0w8CgBbrawQSjS9YoLg6sJo/iKz",
+	"BY9jJj72cPD4MqCpGHNnj8yziJFFjoIWS9S/xuHS9dKMCA4LRWJ2zSPmhJmmaSavWUx2gKf442WKa2lX",
+	"7gcp2K0P0zS6Z6hRnimZkYgKIiRJpFixzOwi0AGNRGZM7UR06bSl8Ois1PWU0W+26x0ctmu5NWdcxiJ5",
+	"zTIY1HNhoJYmH3P9zgXJBXubssiou7A7yDjktieV7uMxZY48zsxmwkdUAE8kcmW0Y/g3IpUiuTB6h/a3",
+	"bwwD/Vnqv8hcxB9/31mxBK3byBp7y5U2Yqgrcmx+Msq3OV/GoZD6cmn666ZDbyXoEFzEXGkuVjlXa6Oj",
+	"uNG9kDFfcha3n4W1088cOjFZ7Ooaq3eynRlpM4tgMN4zgCq6Rtfk2OdPOhTx90FhR/W9Dc/AvL6ku0TS",
+	"+ELKn2i2Yp8KPEEmuSKJ6YRZQOp05w19e2l+vVzsNFMhGYcpdvlSS3kJz1sYec0yAy6/CnpNeWJW8IOO",
+	"7dxrp3Zgx1RTY0yaHnuPTQhYboQa081unoTu8K/HYNCRFb9mCswXe0A/mT4qD+hfK9/sPJr9rt3Wodwx",
+	"JjIOvf8Kj2YVCNhS3HmIIzExKt2You1BtpnUjFj7A42Smi5OldX5pIgYCb15CgF/UqqUAWLPov7eddPr",
+	"lTGqq1vJa2n/RiqMbZiZCylfULGzip/6qPBNMqMnJHzDDWItczN4f7rHoZF5Y/5f2j8pWBEp0SeANp8z",
+	"SLki2lgmBhGtQk7jOGNKwVldvGXtJZrrNRPajs5vxb5FxuffvyLT6em3R1VJryzc7a3Er8LrEvvo5wvO",
+	"ndFRuVJcrIJSWQ1ILq6E3IqAsLepUQ3MhGbsWl6ZHxuKkP0F95I/JnMGUXSVoJvjt99+Oz73npiR7xjN",
+	"zH4w26dwO+DpgXN0l2BX7LYNX2VWLsxZafW3ThyzUEzyT4dnXChNDaxEVBiIAqXO7SRFMr5aG212Wwe4",
+	"M0/rgdMc1SC7SaI1i67szKs8TWWmWfyCxZxewOA+zelpsLKwpKViJHyKvTg2vQqdLh76HTIdCQ1Yh/+B",
+	"/zSrA1IWRmuaKab/M9fL429CWHAaRSzVLD4rvlMY8M1vFdAl5RFMbzFTlxszVZfmU3BoF4sNWHG+shPX",
+	"0Gqp+SUglKQZFxFPKbhwr7jpLfwWln6dNJNLbrS3oCLn4KmJL6kezUYPpw+/Oj59eDw9vZh+O3s0nZ0+",
+	"+fsoKJ5Z7HyXzOPlV+z46+iUHn8bT9nxw+WT6NHiG3rKvv56VF+U1/lmQzOumAJzgug1eH2JFG6tTLdi",
+	"rtKE7i6tg+KVXHBhUBNt+9kos3/g8bB+UCOPaSZTlmmOrgt/uO9GBrVg4EZfPNZ8w5p+n+rw2zTdcu63",
+	"a0ns06hrmyUwIys+lOc8bvtGpdX6R35bU122B3r9GaEL66s0YIyiLiTxXpy0fqcyxW2jMb8QtZZbvDio",
+	"DKPRnFuatoZywX/PmbXdA8IFSeQWbCvFWhvjHZYEfP6B8uYZ3UB7JvW9787/xwgeqQw/KL1G3hIHvoy8",
+	"KVqVi3+ySJtuwm78iau2HWl+UjUzy0h6bdNxzTbov/qTb783jQ1oh965zqCDxSxDYxG/fUbCf7wJUdT1",
+	"mhnYzYwCLUCOihb7DgyE0PfFctIso7umjEBTnYv+EgzaiHVDcW3pFWNBCcBZLgzEoNfL9Lw6M9ShfP/B",
+	"Z/fAK7YElcC0NWjwr/Drr+GF+sDx2665zgmotNE5CQ9qQz0joVULQ2L+ntiVJhkzpx9ZM5rpBaMa7D8m",
+	"8o3pkn0F5A326CJXZnfK5TLhwu9kiSDnafo6kinrgFAqCE1Tq8Ca9YnljITs2nRmpvKFeWHBQjKOqI7W",
+	"x3lqjv25UIKmai31UUBC615WM7OBQjIG/4lKacRUAPehgiXK6qSwx46CuSjfAkPEfAC2tHsmIKlUOiAs",
+	"5hrejVnCNCPuNWgD56zyXfyT9fG7easPp/SJ48v+f0N3RsHIa7t1Xp/SlC54wvWufdUjcPHIJUGD9HFt",
+	"G6QsM1hN7CWI2WX+SsP0TfLUHMJGBuE/aRat+TVgM87qBOfM+0PxhvtD+Q5ObPmKHXH5hzijSz1x44dV",
+	"gF3p/rLKqNATGm+4aJ8R/GTbvbztDd6lw2DA8qEk5hmL9LHti3vuAH3sdDad/n04AH97OgpGRheEnlMR",
+	"0ywur380j66YViO4E9bcgIrQlzw259IbuwqXQ780NXMuUx6NZqNfhBNss/AEvzMKRtcsUzBHp41DwS7c",
+	"zdSyQ95BFWOvNoaT1g+qVgL+ah5972a1IQ2opC299Xe7ulUFaixFq75ZPqRQyqotB0SBUWGPTfy4EwBf",
+	"7IqTc++EVE9NXzoOHPH+L6EUvWv+UsiP118u9FePR60RGQ3dDxa1bKYiQM2ZbzsD/SVv2fjo4t6z/d1k",
+	"mN/BKvMWswKK5YaNN30Q9ALCbdr6U7NLqEBvP3Vd9FQTtlyySPNrRjKJoQ9Z3VBM2LXBuxGG94D2YpuH",
+	"b1d1x9d042uOCv5zqN74TQlbKcuUFLCeVcSwvenfoj/BQ+9rXR2uXtWkqGwlsN/vERJclnYzwSBkamWg",
+	"WI0HykZOKbCVfGMHNeKmxljs30EqcFVeWja1YG/1Jd79Nfv8kipFqCIhPhAWxqF5C0ZTmKT2mE+owh9u",
+	"YKt16uF2EH/jbNt39lLfCFOMKcK1J+6weqBpRU6z4ejPaoi9/4DpWlVxaOgVTU2iqoq8CT7CCd/Yqnd1",
+	"5A8/0lsPiTLOyq2buxy3L5NxglePZsnoNSt/KFRtmeujioD16wyV1XzXfs0P3tx2DZYLv7vuoB1shXp6",
+	"dMv++7wUmsMQ1qk/QzSa21E7vhhNwk1lTfr2oFv7yXFRCp/yNIwa2N3SSQEge3OXyVOYFPQblNFiDaWJ",
+	"bUv/ooe7d+fAakDVob7XgFBNNlJp8mQ6rYRqylyzzC4JV0RnfLNBePDiD59Mp7fqmA0wjvS00pfiHiLC",
+	"AAjvp1p3Tk13quGQPW7ePrH5EZ+qS0i7z7VHYtJ0n7ykaXmWq0imKPK+9FQl4bucJzFZSO1Lw8L88Rj/",
+	"iI0Mcp80XZo3W7o0/ewWrpyHxrxrcwAro9sxnPEzgz3mH8Qc0SwmessjRiKZg1UqogN8s85r9x7G8xzf",
+	"Od0DPF2ufDuEbvmy6NYjY04b0e42pyZdDXWq3/XREJh2QQFh+KYiCzZgxsAIXLTbKxWrhaCjrPfoa6wi",
+	"wNbDJ9OaWPWr49Df7gn9HgzbF7hLOqfV7ANpNOy9/gsyLo8zDRkI5g1CxW5Ld0e1tWhqssNMzOY2/iBN",
+	"ZbjcDnI0wLz+kNHeoxN8lEZoNvSqLqKF+Xh5iNXtQgcPMgKKl5whYsTS/F0CzG4Ke7M23ZUetkkLjI8N",
+	"cxtVet7WGB7KMnOb+4y4RSG5SJhSJKwMBC7sQxcsEYJMCiI3XBNeszj29mmI9m0XG99wOjhO4ZAXZcvB",
+	"W5nhends493S9xJcL3tOYvTP9B++5wl7ax7YYOgMTdjb/7JPTyJZ8ROZ30a3c75izz7CEWvH1eJ+SygX",
+	"RYyYyqM1+E/q47fB/BgzYocKA6r15eGTxx9HM3ND6haN12Yv9UiGtUk6Ts/q0/+faaSMq4typeWGZar0",
+	"WrzGIJkD9XZ31p1Op3sOu+Cm5/EHH5wXoCr0TKTVJbQkStPM92BhYprnWK+ErkHc0eXGoPF/KbrBDZFB",
+	"MLsxmZaJlBl5aBDun9RYKJh8NSrj1F42Hm4JpfE+07YpK10MyAuaXcUQGnhKFjsN8hFGa6ohktk+ZoOZ",
+	"25Ua7FunUjM9TKnxut+zQvKKdWPgLylKLugwBg7hZvmMUIEJRwSbI1ypHPIo8eZ5IXMBiwrxOtc8au4Q",
+	"SAYpfekPFEloqmUKkR3wowsvHNmQw7bt4bVS7/p3HHJki3BOLe0QbHCmSyVuAaIhoFjrZCtmFx97oAg+",
+	"SMYxW9I80SQsEmHOiGAsViT0hhP6FyVu/MHIpdS03Ja837fCmN3WdczBHEG6p8uA5MqeNxCOAmHaVMQ2",
+	"ewRTGVvXdKg29i28nfKMqcJR/PXx9FE9Ngh6ZoxZqde7y7//93q9+O/v1N9fn14vNm+f/PTbk+v46en6",
+	"p//+38n/+W2r4x++zf7+22P94vtz9+4B+mGXhHWpXOUKBxi7U1lDiJFf8WsmBilT/mQ0fTQYGGRlWWmZ",
+	"KrKV2RUXq0agHC6RbW6459hOdNs4FxCJjB8PSIhLEZKlTBK5xTimx4+8JHvvQBk/fPIVyaiI5YYsuMYk",
+	"9PZvD3N71kAOe+210AZ138OqtMl+CQZehOkZjlSVOMa1sdaIFEk1Y9VtyBuEnB6yT9px8nAL6GsvarsE",
+	"k1sJIR3osu72oteMpb0tlcjbpxfiyr/GZ1td3TUbwmqKtvW9oZKV9hvyVYC8iwoz2vKGCyc3Ls8OZHBs",
+	"tB4reCumyePpo7lopE0GEMsNCxfCtXtoUwzClgZOa5FTLSeJmRF4v/UG/vuMLnXnNZLMHiiSCwAfzd5q",
+	"YkZWhgdkVrurbw78/fKQG8CKwvcjTZZA2ZAmu/4rOv9TA0Sqqu81QQpGsy8mxLs9e6AIXqYOgf8PuLLx",
+	"hlkZRNloq+iarr0yW6e5vBRMNfMAplYqTzG3bZ7ZcwaEjr3VzSuZA2e/Mr0fbbr6ZuhZzAc5/YwaYKcd",
+	"T5IBVssvgmx2ZEt3AfkvYzCT8ZJfM7LhItdMHR1mjHyg5XGY3fDsmia5wcS/JO20PUtGdZ4xskzoyhMb",
+	"muSsvBww6IEZhfKaZRmPi9/mwkFLAc0BYYlizacx6cOFkVxxEZdPzoX5vtmCqHFPyC8py6iWGfyJC+yg",
+	"S78CncaiM/w9rDF1vBsxQRdJyZxzxXajmZVaNVF4f8dUc+WK91q0OnAXQ5aRmSzIh6zOkbdcCykTRuF6",
+	"74p1ZGrYMV+x3f51vgIGEde79qVuTcsxH2LimiUyBdVJCkbiPIOkUbhdcnmbj46CMnNNCvLq2esLl842",
+	"Fyuq2ZbuJuQvyOugDezE0pEHJDsIgpcbrjWLG6sBs9PtjKt63Ep169E38UN6/HU0nR5/Taenx99Mp9Pj",
+	"afF/9LQZmhU0jqw9jUR4ZGUZS5DUYtB7lFI6vKPMfENGkFjerWhOTh8+evzkq7/DpT3kTsPU5Xots8tD",
+	"puRmM+Dh3U+5iNaEaiKkFP/vKNirI3tddwA28ONL83HFfh/Nvq6cKgNejU99tzZckBzwTSs3jqDlve3F",
+	"44f1yKM9jS1ORzfoeLF/qyFbLfp9sXX6NGfY++fwZG0HDNKkqsL/rieFEbZ9RIuUZ0CQyQfYGJVdMdR+",
+	"8bZHrau7lB0bOONLHp2hCchjZeN/MxZTpNyo9boEUfdIS8Qh0kcgImY5K/J/LIpuqSo+0H4O+JK6dzHd",
+	"3UshmPX+/JDIhTlsI7nZcH1ss5QCsqLp8TKr3VN1KVuHxjAdpPXpzDQNwPK2zU3y6CmBR4h9BNQxL2kH",
+	"Rc6uIqzgCmnMIsavq07VcgH1Lm31HWRsxZWGRC53+plHg/ImpLYTB+heZl2CUTn4qjQHdut6C19KbuMA",
+	"D0Zvj1fy2P7xn0qKySu6fVGik7fFW3QT6TYlFSiPs0oW7jjES0R3DYUzaaY0TYESaC60n4zNtWLJ0r42",
+	"I2qnNNuER7gK9gtEyPILc4Hfn5DXW66jtVEg8JuoC0jBfllCiuEB6WT9D7+GTlnQe+Nm6CVdsf4QZ5dN",
+	"1bSBMNimQ4W6bsmlhIQ6Lohiv2NQtJ8aeFBCICpvLTGGa7PhWgHAGjMGleH7yPJWLGEBTzBuRCcaD0SF",
+	"3tjrCxdNbT4LmfYsPgMSEHC9KRJSpJggz37PKcSthG4Ydm4imq/WmuAiDOiPTGKmdPc84O+OKQoJEpEe",
+	"yuOxXLA1F0AvBLyOj0+nJMyY0Xq4FOFQvNyJ6JKlEjn3DnN/WvmqTq+3xJXWK4Pu1PdfeWdKe4oh7lXk",
+	"Ro1bQjEPi9h1ziknZi5BrtQ6C23IY78LioxOP2kBAirab0cqlg/GB3R4i8EceZZlbYJqdj0XQMCEdHRo",
+	"8HshmtW5sOx97beHLIkDAgQOsTQ2DkmpMZaFliVbl8tBAAsKvNSO37TiXSivtpuBO44vsHU5uSJbYNm1",
+	"hnq11SbD4L6pxQGXX22bYJ+gzaijSTIIyC0hRvCuNsc3xbPW7dnHgvshoHGDj2WMqvaA3Z3jGLQkdnaF",
+	"yi8VqbJm31/anQpqg8UmuDGRl0uaXSKGmd0G7V3SdVeSrCW52/XEEFtcRGI29lbPSOiSi0MyNnoKocRL",
+	"NzZqQgjUpyEZA42z34swILnKaZLsCCUJXa24WIHfl0cUVI25cECcr0hGrTeFCpJIpYHYquYBd5/Guch2",
+	"HePU2e4STpzLtlT+H+XWBmlXGZiLZCGqtdkt1mn6T67tdj1QAKoHQzfRzYOSOtW8QuCVw3OSrLx569yY",
+	"ihueLG+afFcNhkVieXLI+PHp1JKN4eLi8Nr4GufCijxcXDvZy2SqwDWIbwXEiJ3y5I6MgbNJZ5wpvLgF",
+	"IcRBY1gciiRSlxlbgou8pNdiRUsPlKeHNFxUlmGpNtI6pZwdG1eAHlZ+kftLUy6cbakm/uzPTh9Np1U8",
+	"Op2avzjQqGz1cuM2NoAn5t+Y9wv22NNpVQCH3i+6AJtXMGrijbqTBKo+QUYwIeiv1eqSSf2+tki7t/sh",
+	"KLJGwEY/PA39Q3hJBl5rfTO90Q3ux45hvXs2oQ2NETmRkGDIVdlABfOTx9/S6q1gq97xuYbWtt2Nt8bX",
+	"1nLDvMVvVf3MB/fnDMPCqI/OKfRl792DqIhwhivOB0FXDFOzXUL2LdASIY5/obnYzX3VYRPbTAW4v5sQ",
+	"l7hQO5bgUguysKU50rOdhQyg4CkSbqWAqzJaxhjjs0UCMcR4jWmijJUoFXN8bHORUM2yI68JL80Hvezu",
+	"I3BpbzMMgZ3VJoBVleUei7xNbS7BpBkIc83ZlmUhlkI5IyHKbEhgGKmECIOM0Uhjf64YS5V1LdIEFPmz",
+	"uQjheta+ZOW1ylNOwRmjrHSfkVBuhfnM2A1lLqRIdkeWGwmnFlhqqyPH7oIZaxPMkSgnGEGDrcP/sYcp",
+	"rgALCJiBFCdj0YP1zwUJIQQgnJGHZqkePfQD6ORyLhJmLAgVkJivuJmq8DIMSDhBbtDwOAwwfBpKWIiY",
+	"WL58W64D354LmeH7E/JUblKasRiY6o65UEworvk1S5DU3NYmqRLa1QpX2HtVL2z20cNK1OzDatWJ8+O/",
+	"0+M/psffvin/eTk5fvO/vF/+ve0k/JHRRHdYQAm/ZoIZrIAiE7UDowh1k1dNzaYrctfVr5FX4RlU+8GU",
+	"LpnrSG4suX1RskYTmiS+wS2v9nuf7JfbAOe5FdPnYin7bT4MXrY1i7JcNA7LgYfStAwvBKV8dLjWf9of",
+	"hNWlL3nWK4/PysBVW3NpkJbUnTDjtV5POWmGEvbY2U+xNy700zrAfcrsjNntAtYhJQsaXeXpGWLLXBTm",
+	"ncohEyuGUkcoVPBNyKOG0F30K+JGOyQAqtrj58IcCAr67J0dK3aY/+t0GFOAi5f0fQF9MVU/OdKF7ojC",
+	"GlWPdxiWyrVRU9Ys49rNO0SUlCeto0zGRHURJXlcxJB8AMa/6PKlnvusR7Q98LEWdjFEXfzgWMl6mNme",
+	"wItHh7GzLKYwfcLe8w/NTf3azG15Lb6kiWL2SvrhjXjZqqESe16h05aIiHJphkQ3fEhYaXvk3pnLpxGW",
+	"68KJE1eWKzGe3BZFHIv5HUV3V0ShVw9SlUHa95R1COxc0Q51O1xu3REYF1nOBs55JeoC2ztoCjvvDOxX",
+	"HygicqgrCBq+088DhLfTG8RetIYoQ4j2TVjrDojTaDsnyveDagAu+pLLDViLYPZFquZqKJa17ZyxSL3f",
+	"1VCYPh9IKePFVdzM1MUb7ptaukPZfTpt3ZdS7Q12Lk85jVbbIRHOn3FI88sK0V89y7klwOUGvuQPzBkf",
+	"njD0dVsE64d7dWNjnUNJz7g/Rc1z71IDpMVrXqKal0EFmt7wLLWbpcq7LrWeoR357RdFjr3RSc0zZTmU",
+	"lMkUVNNkd/SxaONvhQKtkHTnJe7iw7lABp8Hjn6IjGmaqnLEB/Pe9HNseaRj+xjsOzKxqiNr99MpmUFI",
+	"YCmiYEVzVU23zfAa1AWY0DRtNQYqoWWtl8Q2wstYIwlXGpON/Zurfl6JD+an96CAOnr4fuaJHkH+iGJ5",
+	"sHS0C0QZYRK7WswvvdFjGkeD6xuKjz5+8rW7kJ6QMJIx1jfBwr10YfbthkZrLtix0Wsw9QGq7plnz+Yi",
+	"1K4mSti88Jzn0+mjyDwJ/2LhhDyVMVOg+9I4dpUux+ytZsLY0sCQrqS941YEAnOwBKp7WK/ZzqVPXAm5",
+	"RWu3fuLGHaDUGI15dEYaZYsCUk9JDObCqwYZEK/OHtDJ67WML83fKGYLwwttFT/LIplBMzzAvNQs/xaQ",
+	"rhozAWmpmGUaKWoiQvKkXwCo7uEsxtF+HOoOVpR1vqHCk4q3aUIFdfzxADg2pldErMiic2UYq/FXP0uS",
+	"yVyzogYuvJ5SvW4/yWzZ2NbQpHoZVXBUtCxEIfdDUd6Ll2s1vmDy96UBPFDESxogPC584/99bPXR4+cY",
+	"Qd1SPHlPSEJ37nCzPz9eXLx0bA1mD3g155FCodKFx9PHVSX80UN0iqMT7cm33/outWlrmE8X7YdRYjJd",
+	"lydMNNs5Z56LmjHN1mVHk07x7Ypp//XVc3NIcWCgrLYeDEOySh+aL/RsqnpmP8a/4+z4GdkGw1oBP9ev",
+	"mdZcrHqzNTEREalF8fHaKQwPgB6atdwb2F+bRSJ25H+//uVn2/wi1yQUeZLAhPTG4deGje13jY/HbEGz",
+	"3vEpfAY5dWSD7lkx5P/Fi/TCEh/ou/v2FAieZZLQVHnOO0yGXNJrmUMlQi8Q6C/lH1uuqMvuDLSz7RS8",
+	"xvf2apZF+20z+orRuKPUi1HfltQvKLu28e5d7t2b+GqNLX+ZFUFdD2/gy/RuAh59aAJ8rTvvhnicPlra",
+	"dqcHqdrr/usHs+JcMKW6DiP7s7vhKwt6r1l0ZXNUsThpY/nNA7CrrPruLol80g24iSyeKGsr1p/x6rgD",
+	"4/quxYi3H6yP45m98mHRFXYXEjVyEThWTQjtMOZ3RsXgQ76YuKem4Vbq6j0XqjAMuFP1LzFpUfwefrfz",
+	"rsiT6SPfKMM5GHq1GrjJ6RUBHEmrc7CUA5xHF1dgb4GbvsJudwQ0UC36HjrJQB20lIJ2WrA+bcV26IzQ",
+	"Sp1KovPMUbyjIENWAa1P65Dr6iojSuuM5gLpq3etAZu5EBCYgKl2ucA6m8YgNnrWTtmrD6RIyXKhkHOi",
+	"o37YUKQZTiOTHezKd0fGrXvJixG6j1Q62Db3r+k1s0wenU5bJPIw+gC97iWlqDCrHOSu9Zy0xm4DJy18",
+	"tpfvrptQBcrwIjegVXSLWKY1swNasESKlSJaNkItvWujw1Zhj6O4pny0YofVOFy/rTrWR4/ygTUDPG3s",
+	"3VCuCKB+/OqxF2jU4F4u+30oUeE3h/EUIg+F0/PL0QSVKepbjnYVzo8p8Ebz2ejCvVEzt64X90SMTL06",
+	"JaWui44JG9tC/Rk8VHMrxtKvm712qQntZo1Z5DLzEmDRZmQUbCMzImR5RcXe6gAYKA1azCEffOKnjULs",
+	"XBm4EpIty/DoR2bPNsoRfs0uzRGF9WSwqiD+2xWtwP+Cb9p/Wz4clLJeEpnrhyAW9SyPIg7zgLiu0w+P",
+	"62rUv+HqEkNjnKSnLIMS6VJclg8+7C+ctYef5Ua3W9aOd1V+UFJrG9zfblN3U+7euMHM5AIOL7t0pp02",
+	"no1SXgZuY0+XatnCTuDeHVATtqjp2nZ0FEJb33J/44qDG9jVYgFVHcO/y/JFQRFpVQ0pUO70KziMPrws",
+	"S7mpBo6+IDhraarck++GZtP7rFd7suoHmM3+nu77biUitLIH2876tg05qDs3rB/nb72BE/mrYpl107Va",
+	"keXmHXLaYa3fcjcPPSzN411idlA+fhMIhs4DvIYE2Xu9WF1Zly3r7YlINTe+Hs2vRt7+Lye+MaCggmMF",
+	"BnlLX+xMb1+1HvCQRNBJp77KZJ4WIV/qrEirkJDyACmMqi0b4ibRGEMp2g+JQ6zRud9i9bii4JIPvgcU",
+	"hbtRvEcf97zHOAzW++QuOGFvHuJcFI65UfUz6/ForX7WKdddBRttjs9dlWt8E9wm2zCIcVdxxY8l1901",
+	"ERG3PnJFROnVImopPHxQNtztl0esbdOb7sFbqoX4oXUH+3begOqCxUbsri1oReh2ywn2qBOD4y997qlu",
+	"V4YlNCvZslqCEy1v18w8KC3n6QOFKYYrRhxTh9xsMDBJMDJu4T89IrW85QeKyK2Yi63MriYk5HERElNJ",
+	"5SHjcMW001uBsdo3AUMDeHNh/glJP+BqkDYarmFy18vcYS81eWYfuZHhiNxjNwiGuiGzkf3em0Eu4LY4",
+	"pzZ5sZpjd00Vv/TybVBw95wyD23ayB3mXMNNJ9z0udhfdJDcKF+kuwbMrdKJfzB3wt5PgJ/q0mN4Ghih",
+	"fsh9cGW+WyG1pFZC0XugHOtSW4bBp0hecP7qWz+wqtTr5eLVTq7yQGtMaffe7tIo7f6mihigxWdDiHg2",
+	"WuXMWwggt8kg1BoSz8fuOhvxV7kS/UVRcWF1rKPixhPLXTapbW6CIPadZjlv90uj7ORdgU5j3xyYm/f1",
+	"beTmHVa4ashUDMXS5Y3S9r7pTts7/Vhpezc+LfqyHZsw99AMNE12lyD+NxwfvtEwnoadPg8/+PSp7LaD",
+	"CqNXt2NPrYs2MP6zH4O9uS/VYw8ib1Kp9CG+mts6c8nY5jASKZjF8aOBB3FF9ntyFot6ga4YXkAqH3WJ",
+	"12Qc1ocVQqkLRU6PPrVy4G/Tw5oefC/uecvKFbOWj2hv6ua+L3f0429OGlAMy1T4m/rGqgqPjzE31H+a",
+	"26sqf/Xd3aovySsm2jkzzm3JNKpq1ULcxRW4yhVRzKhJLhxfF3XwbuRbPrgQXls9xHQtBWsph+iVbhpS",
+	"P+8QugFYiVy1jO90Ops6LeMmdcduKQWxtxofLDQUfDGPNcri+dttLyj0lpa8KIp2PVCWx8dRvs/9xZuP",
+	"yk6UBXCLepj7a0oOr2w2oHwg13dTN/CQQ7SQrQaqaYWJzbkCZzn8e5txrZkgY4SykMdGZ9W7SdnWMsnV",
+	"+hIUqWuahEfVQcGIho/k4Bp0tnRa75wjTTo815oAK6Qe3sOubM1zKClX7ICPlrJZIwjcc08CML0/I59W",
+	"6LKwoN2HemjLE+IT5ed/IBNd5ba42ycA9j3e33qhGFn5J1HU861EZ3x41kBNYx2g0N0k2cAZrR2q6a89",
+	"w3RxjWXuxpdCp1HcyHeMuj7/5Jj88OrZ+cWz1xfjyiQHVXvBCgUYn0eBhf8FS+SWTG+iH/YnaLTofF7O",
+	"RmWE9XVu3RCpAcoigac/I6o0lmo2UjO7p6bv1RN0GnrMfinu4/iuzWC1sdZhe9EzHdHH8GNjh3tjcjGH",
+	"DO/a/Gy3Xve3DSRumiq3nRH3QW5ZjCbGPvXFm0LsUpRnXO9em0MCx4iVjs/zNsLBc0FkSn/PXRXmcXgO",
+	"XkP+B2RvzMh3WCYZcyLhGZsUeRRYQgpZlFHhei64ctydE3JOIJBHrAKSiysBzCeoisUE2MpBg7BfxmIj",
+	"09O5aMnPLgruQf0IXhiJBYcjnIkQOAb9Lad0rXU6ev8eotPQloqk0DSCbeWYSjaUC+Alz1SNsMQPNyXe",
+	"Y2Z7Z4ltX81OTuCJif9y/SK7zMQ9f/ncyDK8EuCFlna0h+YoRiYOewGKVAtG65nMxVxcrLkisYzyDUNy",
+	"VpgaZAo1+yPL9XpmbT1okCuyYoJltKCVM8s0ljTlx5GM2Qpqb2c8KrogBYnWHN3lOM8uTdidNyCnmN8z",
+	"F5oprcxnbNq18+8qTbhGFnsz4FUmt6qMDsHq+t59LrRVcNyhioMaPIsVBGnSOGYxlm4v3A7Fu6YDi5wn",
+	"ZmwhTflJ8Yua7OgmCS1bBfimEwPk6M85gll9KsW1PWBn5r+PcZcvZMyZq6apBL1ilxGkOGG6+RkUTTNd",
+	"+/XX598TRA8VGGyGP88FIXZLm8U7Jj9LbBcxg1Cxg7uMCYFtiGwOtgQLV0TxTZrsbB4ZggFeYSjTsK0h",
+	"WTMFEZjOCMVcJOi5kIQJKAwA1A3/eBNOTE9wjrGPmA3uixV00VEIHBNIhcexhkD5G8HcntgU6P8weBeS",
+	"seOZOJqRsKAs4DphYWA+FKIZiLwIMbPh6kg7EAYkTXJl/W4umx9v9WOGhTTs9oKmkBcAddd26gUsGxAW",
+	"XhFXMYCsudlWS5lBQ3VWhiMDXE+mU0fdSTOcuoLNAOajui/cQ+Yza0ZjltVy/APbA8sLYD5cpQaYEYob",
+	"iHARSUhWl4KRMSS1nD78pk6fS0h4fvx3Qo//INPjb8mEXJIZOQ6PzNpdsVQHyPG65bbGrN3bDgqMCcUm",
+	"5Ce5gr6YKXJ58Vbox2HJchAeIctLAcPA6Gk3ictulEtySv7KvzPQvpGWV3v1B0+Pje2SMaXAafoUr4uO",
+	"n4lIxlysZub75rHwqNzWJYFCeB5FLC0fDwmFPyh4p2AkJS4nEGNJSlhwKxP+jWa7Gam3NrErCZNlmrGr",
+	"N65XxHh2QVdh4Wo8KpDXzAbjwHy6pTtPNsouWAQjeDTZ4y4XCcNKYIruVLlYZ3iVScr3aUKYiFMJQhue",
+	"rIE6+A8j4CeQQfqH3UYnG2ZgXIUw8Wm+SHiEh2PCIyYUK3M6R+cpjdbs+OFk2jjIttvthMLPE5mtTuy7",
+	"6uSn50+f/fz6GbxTuoXtyXj+8rmvZ42mk1N8TKZM0JSPZqNHk+nkEZT202tQS04MSl+fnpTx/yumu1J/",
+	"MRbIT60tAuhwe9sIoDLUzcwNnAXmzQneJ0tBGI3W2BpU6oFqkGSxc7E65GdYrNpb1bJ/kO5L09QuLJ5X",
+	"MmX2LTWD1ybk3B7fGSNLtkWumyJL1I7C2NSWw7VY8OdQW5Yrfe6ikh3OwCw9nE69zEW46PUA+Z+2vBKi",
+	"+6BkCvBegIrUEqC1aqnnhzbF+2D0eHra9YWiyye/VrU5fO/R/vf+4vh38I3H+9/4Weq/AA2HeeF0wCde",
+	"IvnOhZQ/0Qy19McPv93/3oWUL6jYWXwHV+UTXJX+957bMwRfGNDB1yy75hH7tWT0QSXfZSaDmODqOFnR",
+	"FHKGXEg7ZPDINivyKajpqqglWi2FKZdQe9zKdFjETqSZXHJL8SYFmwudUaEw2jRwqioT5R4q6oRWtxb+",
+	"ObQOppLmGBVG3I1mk0Q9tO6g3dgDwHevddG9G7VIU4O+tn13dD2efjsXJVXThDw32mk5r+Y9QG3UBLHv",
+	"4H4L2/Yuzuy5q+Xnitupznpw5SMnz2O2SaVmItr9le0gdc4eht/JeHdrG9/ronMzvK9anTrL2fsG9Jze",
+	"LvR0wY5gW5x5CzMD9tZ3NC5G8nkj03QAwjy1svhBUHb6ZMgcFFRjL1jM6cUu/RJxEOW5wLI2HHwflCpH",
+	"moI87wHGVjhM07C0YvFSwkLbXIQlCaIt61Erl+LUTUQTy59vS2PSNJ0L35DwqSoLnQPKiTjifqNkW93D",
+	"ZhIBliIa1wqHEKCqMyZ5N2Kl6WeOV2n6idCqZNPtQ6w0vcere7w6EK9g0zm0ctfBVbxy6YMn78o7iPed",
+	"FtOFxywyhgI5/lXO0aC8LXTFNRO3yJgqEhoLBvJDbJCdKkN1j4LSMpPZXAipJ+Tc6lmPpo/Rxg+fL49/",
+	"loIdv6A6WocEI3dtAVgo+okGd4msLui/MOQ8SpQzvyxUxVJxHEzgM3s8fQwEjFJYkias6Cq15eZpwcUf",
+	"mH5a1GuuAWPnpMO9tPmbMXVLH3Ll+qiKXIGHQntvV/dD8tJMLcysxeM7sh4rqe3tsOhNCXpWoBNPwfvw",
+	"VAqdyc4MLfv8ySvmHMvwmnvrfTAyIrLvbXgGOvdoIPC9kDFfcgevfyok/9ewiV9BppAohM+D12hN9QBo",
+	"PbEQ1q0jnuMDqkLjVLF+neQ7NAwhMwyKIkEGqNXVirRQcGPRK0Ak0CZcLTsDZa6eg7Oha42Hc1FFRDI2",
+	"SA46qDqaEOwtVlIr4dk9a4tTAVaXZeOqQGjH+wWCYZt+erd42OlLq0385B5hvlCEsbuhVDtuADFAL4HA",
+	"krA2qq/v4e+ervZAWZI4XtvrGAgEFTKXlTKYRqebi7AIYrHFvwuMguYmNrw9LAxRUJ9oIgU7w9h3LlZz",
+	"QR3nXlN1chBCHII4nMIPbDPuu/qc+LfADI4ZSG4+J4zp5PHbQrHSgosQZ7KLuc+tX9Hd33MsSO9SxLxY",
+	"o+HdawLa447oXpQdRVYQMHyPPV8m9uAWIXY3esDjKsuCy7/TMLw1JPEsRmSl2655hLzC7t7UKToyL21A",
+	"MMP86stYfBS6g/cH+41EKEDZtBJb4aYsrpjwK0YUtWpQPBcO2vCiHel+4LbuiqWaLHYEyUIgRKTNMvxi",
+	"Ycr87eOC1GdktOKqdahoxdDvjdV7OP94xmpDxeuC9TRvgfXXzpq8WzVR0et2JbF00vXgLxkXaErOW4zQ",
+	"rqvYFugt6KE/G+y9o0uPBg/2oEuPjwmVhCp7035/8XF/8TEE714D+Vkfyu21nC2Q9N5/eEV5Ufmxl6AJ",
+	"Ax/cBm8FKvohRIY5nXYuahW7QVmFqJfyUpjHGEEWAKhCqheFWBG+YTOML6XEUYJUbijWMoltzKRHCOnf",
+	"FAd1c/mBKguG168/2ngLcBQpzTQ3vRW66T1su0vpikWzvq0Xdu4/a6039JLfwrKoFLvmMlfV/Dan/UI+",
+	"dpHh1qb42ly6D+rcCwl5OjCF7njG7kDptwyjt9EIiczxGxMt8fJLT+x7lylkHPE/WOhsLq4ITWxwYcyW",
+	"NE803NOZZrDFucAcqFNry7QNMOEbrivja2SlfATnKQpYV0hitcgxzMe9J+NLVX1fYrZaJvPVGqqkR1S4",
+	"alQ396t6nMXtVzevkWXfVbyqq8mFVwMhwaGppxAXqnIR24gB2C5XshHxWHm64Qc9QDMm/YoxBhXYhNov",
+	"/IrmrkKIcHY+URSRY8buDiHyc54bQnivY9/r2IN0bINwBcD1YijSc6iTdwUPyfsTS8bSg6AM8LOgC7GV",
+	"RbWE8EggcgkDoiQ6GYDrAKsAR/qQUMlzaMvdWtuG7Vcd82tx5XQGNZ4woRQfMceJkJosWPnyuOZeaHXt",
+	"4ncZkpF8cEBk0Mu0wuMO9C15YT7YMXFX3gGcny73APwaECG3xfTf49e/zg05LjmhxJbUtgKxN9Qx3vSo",
+	"br+kzFKao6177LQzpytVyDFc3qdvA8/mAlOavT9isp8j1HAJfisEOdTN/KINAd4eFVZ0oQQaMww0RBZP",
+	"iOUtgMr83vchTVcKN4C5sCOYFXm8cKFuDDqsHYmEOhnTeSaYVQweTqcwOAt9ENxoeYUmxBUss0YjfXsZ",
+	"by79LoTVDnFBaJKcESrmwmbpVyanVD+nropy6P1+yWPVo4x+D8N0LAifdXB5paufyOO6J4Ko5uEBUWGx",
+	"kxWA19tUV/f0xuirdZqYzx7g79XHvdhtULbhTuzVIoG6f18Kb5xnUOwdef6RZNMRULXk7yrGjPIALlfF",
+	"fp+LTldrUSsvIBHV0fo4T48wjdA890BV/YFAUVJwWin2O1aXZXEA8UzFLzFL+DXLWDzDHteSYCFaEjqp",
+	"NE8SQuNrqP5rzgcloZyywW6PZAtrwRqE/z2niVGBi7J9E3KOY7IVmanDcKg7CoPK00sVUXG55SKW2xA4",
+	"JuBLdC6wpr7MbNFZaAkzFb2BWwoXUtYKhCyiDaNCkfnoirF0LlK64mI1H5kO2ddgaUpVGngE4vJUOJ02",
+	"GRTmorBfKyQMa7nF8ANIVircIzi9OMzLPG3mhCLpG7Ka2KdnKl8YEVuwEBOgjroc18+ubWLsfncIDDio",
+	"Cge4hrA8o5WTMzIt3MZQsbHLYwzrPkx9H8ar1Orr9os96mIUQNFn88tyEbPsDHb0cskypHVj1SWEBi7R",
+	"porDrhG5El0f6gK3G+oAD3hlI/xJPeAgqS+BLarf8203zJ4wlfaK5WnGr6kGw+wYbm5hsRsjLhbw/ed/",
+	"og/o3A9SsH8h6+up2SgkTy2dMmR/wnlLSXGN5U5zs7OqpzlelfZer9rbVP9EFMDLOA7hJ8+nA9eq8McH",
+	"ai4yhlxVR4ERZDjLyxzbzAp3tpMC71pbb1jnAs/94gCpfHKspe0NUXLjuno0IT/U+jwXRRCzfd6gRcKW",
+	"mshcn9VuEbkiKRQd9Up9ZQw1gQUDwpuuEwg/vO8E+sWcxrqcWzBlucfu3AXKNb7SO787vfMLUjsB9ri1",
+	"Zy1Xg84JAyh/TLCFj3hO+Af5o4dthH53eXCAgA25MtU9W/f+HvWL5oBZOZDxImpsGdU+EhgLij7VAcWA",
+	"l0Y8Ci3jT2gZNQO+sCJSEJG4ei3qdWTiFEwXRQjPMy+C0IfyGWmFcjLGim7muNgKpPyq9NSYirbqG8TX",
+	"FN22nT4KMA3PPiLKnjxQxB1QczG2bz5wiXSuL3WQdiUfi/JCrtirZ8HYFswjlpwf3ZDQztGEAPrbX9DX",
+	"GMJ/hcFcIHRZv2BtWcCIM9ZafZD+OWetN2Oslt68xzYivisb2pikTibmYi2TuLRLzTvYy5RlxZTNzFyz",
+	"SIq4K5qTjPGKxgu50dKVegDeN5kw4N+rxzIpYPgxmqt5A4iIfK+uH0VFu5zD5oCgwugWhCWKdVysm6NC",
+	"AvMfVVe4Yts11UUJBdPFM8iGqnaxBNRiIjW9Qu8zOFnLmSdjIT3ZgO2WGT3JpuIXJRwelOVGjrp9rLCH",
+	"P2/fKnTxE1264/T0+DARc+7vpu6dowMOW5Ame0Z2nrYNY+rkHfyvo+3oSvl8xTbyGpiHEM0qUfgopvaO",
+	"u+dsnQuHkA6+AxsD6z3tQNcVz0PqfwsAk7los6w6Tkrg1AAW1qjc6+HZXEjvTLO4bw81e3wGxRUduNvw",
+	"NLc4vqy5AEsPpLvlH1dxG44N7xBw3SsokczZ2HcQukkfSA3yCrrRgb0dFnPfhb8TkFu+73/cY8DjzSLM",
+	"5j38/QtlHMFWtOI+BMPcJux1CRU7FWx1Szec5ULNkO87DlxZoZ2ICHiSYftb0tgSc4oAoEp4uhcW5Pzx",
+	"V4ylquIA9y4e0BsxKymF8YsuamgMAKFlxpATnZIFja7y9ChwAQLWj241fJnEtgVudDJI8utIC3VVou+S",
+	"t9V9A6u/tKs2xYzdW+mfVaIfL+WjCIVxf6psu03/hmstk24+UOGZXrBEipUiWraF3nlbjGrP1dgu2S/u",
+	"VKb3UuxVhNP3i97L92eVyNq+THsjvzbsxBZ6USfvrtgONOX2hFeD2+jCxDos9iqhrU5MLXDfPjLJodRO",
+	"RzrrX9lOkQ3V0Xouwv/5Bz3+4435f9Pjby8nx2/eTYOvHr3/9/DM90HTrsIwgXOauEvMDX17aXtxudhp",
+	"pkLCRCQhaMyegK6T1URaLHvTsjNf5tqVzxmgiNrGHyhyxXYduijWm+lWQ1OqjfiMZqOu2fl4SbLl6D9R",
+	"zJZfvqgDuZxgfknZsve+gAFx9kZ/tAn1fv69w7G9Ca4G83jMFjTrBLtXLE1oVEvwty+RsatgoFhUlIdz",
+	"/k4eq6Oaf96+1w9/LoL0ybRsFpo5nU6nfus2dnRCHA1oyZ5CFVnxaybOwHna4oy2rJzFfSso6mWdWjs+",
+	"rso4rFJ/uQE+2km+OwjCD3wiCLJfh6pxnRhkp/Qeg/6EGNSCDQOwB0klT965MoZ7vJOOkI4Wdx6LHclY",
+	"jHTjaOZbcQatqyhZCZf0ibFK4sK8ZjRLOMtsNCgQkqA7yjTHiqxM/DmRKzJOcaHNI3nEYnRzxuooqGZf",
+	"Fmx2lXB8q1lVHwqDuQDXX8hi7iK/wwn53hFD0aL0u3+X5BPddXLYdYa8dxae79DFysX5OJ7B8srNDf4+",
+	"MuCL54rrDOLuYYorMp8t4beVaOUq6XFNxuUGMVoQxhy7LTybCyOkoU1VcdBwdAgdeCfTm02prrgIbYfP",
+	"PIDyfP81OnByMzbwz21bf0bEakWp03b9w5uOe3K1e/z7uEzgPfiXws7oN7ucVgPhRLatAPIYMmMFaeXp",
+	"OlAIpGJ0Ock3SoZPC+H+jsZYOAPPmcwUMQ+a7/JsDul4RdVzqhzrSeAiilyNTGuVwatUQEiQheYix/AA",
+	"JolnpT70eWkwt2+8eUP9RNbbHuBEsbnngLiPUzkE+p4BEAzK3sNy0zesh4W2ZQlqHbQONyvwVynkNxfD",
+	"KvkNIsl5Cd3+vIPmsI+fc8ErXPx7SLqHpENqXlmx2XshWHI4nrzzk1zen8SMRhqigbtR6/viGVv0vQxw",
+	"96PqSrwqG41D636aC6jv7JU4nfmcNrbk9OPpKaGaSGFjwG1kN9VsS3dzEUkh0I1eurmiRCrL5sAFCe2z",
+	"ENyHu/USiBtYQnfhXIzhcayD/ng6/SYgUPwc/1CO4NIfwVHbdX/5QGE0Fz/OXKgeRpT7ESQP1FxAhB5F",
+	"QkwM1Csj8rzvNqPy5qJYCedSK58uF6XmWCPjh9NpQIS0EeXgNhT6qN3h5hp86V023wFrj19jtjOOr5aO",
+	"9Xly9+xFdy92VMitv2b3aP8v5D50q+7rfh+A29kA3H7l4XYXWFRjOirhTAUAVpAaHHw0M1oL1up3QcRC",
+	"ZnPB3qZmi1YiVwhdUS5a1NomhnrFp2sg+qqCfMLhZwP1itJbJex1w92re7i7a7jDdbq/9/iC/X63C1wI",
+	"I92gBfXiDV5VYi8dS4gnXRLeoEmyIwuzKERLQo0tNRdIkLbPkPbAY2yxBtDQlvqbC4w3ijKmMVQZ47Hd",
+	"5AEwIZOKDdHGKGqDla9/PD9++OSruVhTtZ6Q3+A2x/IQmt0eYmaaq11dG4BjXYRUk7mwnJBcFU3gX0Iy",
+	"donXoaWGC4/OigL74GG1f3dTglRsj6ePiqbcizDDqG7bmtdIsqMLAkLIHCz4B0GrxQ8h5jtehNAJxAR+",
+	"vdQ6Ccl4OiNwW92Te3dhHv/TwO+dke6aWfIcGXfpuKh8Eb/RS7hrHgygfLHdKhJi5m/CrVJQqgAxk5Ak",
+	"Mu/ZHaaLfTnpXSgm8o2BKNfY6E3wBZKy3DtcPoNjEE6lAlqxSMTw0xAyyveRumHaeZW5zZbWoBpru+mS",
+	"0nxcLXYxF/A6lLrwyhK5/PnAK3XhXBFHAVnsbCKRy120N/wPFAmhdrnNjfSLl4dI19LF0PIah3qXEXrm",
+	"C3/jbNtF02Hw6JorvkgsnYCafCHBdl8gWUbB2VCvhN96QbznUqQkfyjDbM2fmnUA/D+3sdx1s0UcTcjP",
+	"EBNjbNhTo3N9A5G4GY00FFVENUZnfLMBMmyvsyVtw+l0Ou1WZUBEP+8bEejiJ7oQwenp0SRwde+Dav9M",
+	"NxXK7onuy1OEkZN38L8ugrYzps5iRR12gPWjSF2FQww2v3+E4Qk2F2MXj4eHVgiqq2nhKCgPWpmZg7cZ",
+	"aTcXnaF2pCPSDsXaD7Szx/ZZgX3V439QkN1c9EXZdUBRx3x2mEZuRf4s8XWFCtEZ4e8m4z6+7t7P9nHj",
+	"626AkycWrLqdarbKvqpRbNW0LId54RnBqDnhyk4DVBmk5GKFypSmVwA/cF47M6OGdLa9wt8Gf52LsUFm",
+	"52Uj2DXn1Xeoi30ckCJgR/ZFwVybnneXSNeZBV6Z7Xsf/RdbIQTX8WZKVlH7rVfbcg9Vafq6nBVwPeh5",
+	"K4K5aLgayH5Pg5em2NCcSKfi1M5M1OuvcEmXnwWAfITKkEO9J62rfo8TX7zDxl/X5ga6qfemSGcWXWpG",
+	"vc5PucGrv1Q3OfEUhoD0eXbm4hxQxga0LnaEGtWBZfWqRm7ITcdqQKDWcF0VCQ4Oi31alN38YnWSu/I9",
+	"2an5RN6nAaV4imqe95dD9z6uA3xcHgIO0sV2IjpRgqZqLXWn+vVaZ3mk84wFJJK56bzy2d5UERsB6I0K",
+	"lswhdalI3gSK/owuNdHsrfaq/LivH80gM4uL3OWeJkXBl5CM8QtzYaNrj5DpDarSeJV3yn+jMufXUzEq",
+	"odHf5mLBljJjNtYA0TmlGdb6sXxxSKiZp1AHs2wUgzC4Njg/OO+1GOIDVffLFTx5wCbknusgy+twr7nV",
+	"GwDz+FV75tr3/KI4QAxdHAPoCyoPgsr4euuM3Kk96cbb5Thzk/hRKqqU3rRaDBHcwi7R1ctVRQRwFgKk",
+	"Wa0Kzf7yLY+6Uv2L9TSrFRvNoy6QvBC/2ty0D+Gi6Ub+0ovL/Gvo2NJytyltzwTc3ApLpRvc7K0YY2uu",
+	"n7zDf/Reg/wGtrb7ggAsw9AEfPmBIihnNoCX68QcIkUx9NheP5CxM8p5hsB5FDRLZuOfMpYmOzyIHEv/",
+	"XAi2ZeWDwNr0O3oJobbMMLCei56rkzaSAvzbWVl+/tYpCobXf7f9a9fhi6X8s9yf4Lz0XaCU83F/g3Lv",
+	"3fi4NygDarW3oGxB4tTrBy34A6wjwSIP4CclIeq+C3nNXK1KV3TTFt+ai2bRTcuSVCamY2xKghVpnTpv",
+	"N+5cjEtaGAKsMEcDULLL/emYaD4fjGsp5VVMi51mOF1gkm2UKTsjUyw9bQOirYEyuK7krdWRhKpbRX8P",
+	"qMqIJabti3/WsoxW2obU13JTce9t/lLx+CWyRmUyX619Uinrde5C6S4/83kc+3x5lm3Tx9/yvx8oLMKB",
+	"eDw+DcjDgDwK5mIymRSAuqIpkRmJc5RmFuAGgxKvBm2dJmq6w8XqqIOKpvRlh/+FDAphSWEjl2WUsCLb",
+	"tcQqh05bLXVx8I5E5oxoMuzVfOI4xLkYW/6aWqwvkIKV3utS229zX59BTrVGYkCxAspQKryC945wxtIr",
+	"exXsW+lBpTqE6+bzUJo/jufbm5pP5Pfew40j2PaeGOfe730QwhtlZxgxTpvCbf5xDG6Sbnp6pqtszYCc",
+	"6FqpauDVPGb4BjzWz88cJlTpy8z3MEcJ3TitrHai+E4Oo4QWSA1jg69VeZT3QnULhv4K/TXGDHIQfx44",
+	"ekeoWBvsJ2INKye7Axs9qfuSOJ8/mmL6L4R5r0BLI2u5JUvq3buRNbXo1KLatrNGl5nQne4Gy7mAqbxl",
+	"trKPiHIrCpU29HNYw6PAaJpIzgBkOpabQQpWFsPE2uCQ3dYsD07oXGi+YTOXAgzBFUglRnWuAmK13wAb",
+	"3wWk5N2B5wy+zkWuWEA8SnrMqR43UqehzJ0ByDVVa492B6ahK3l7ZnpsJwLnKyBUWGYdLFL6QE3mArE+",
+	"Vyy+pBqg3oC1ZsLeOpaJy+WDyyRX60tjHGfXNAmDuVCScA3u5YSuyGKH3uRNHq27XCwXuMx7cPw3KCuI",
+	"/T8jjQWGIrsLZW+PPofa5Weli8WVn71ig3ra43Q5qLi53RwHOFmqqekHulnmwrb62btZQOIGFTGHabg/",
+	"yb7ogD5aoTfQDm36M5LxsZN3yNGA2rg5KfrIhMzvyuOt8InaCrcIQnVRWnXs/DTmzw+Ux+9zVMQJtvLC",
+	"+UVUPbfDKXphKrxwxKeFS5mwTvM2fri56CeII338cO4gunSj8xzvLQcUqgVcK5YsyThmEY9ZGf5CxQ5p",
+	"ijiqDa6SurMccL5aT7m56DzmzohXldtJQ7VAqwEzMRe5uAJCZPNwLJmaEFhg5JVzWgO+3sYnB/OJBhKi",
+	"v3fuG43B45vr5V8y37lD4g83jTwm49DJOpxnUcltcdRlOdnnP9tobuh9X91Ky8gh5PbPXJz2X6zWrLbb",
+	"pQPg14wmev1Hp1nhgjHMJqYK3L4uizbNZMSUrTiryI8XFy8n5LkXK6FlHlmeiJhqugD64FwxEoIzZ/cH",
+	"eFmoujJqIET2+SF0JKIC23bArjriLn6EMdwliYT9QieHGU4EVyRPJx8iZAcKi1lxFuWZWc7ZP95U198Y",
+	"z2hu6HofPXEoJtNVHt4wnfGo3860jT1QxD5Nxmb1i3Uyhs6G6bWMA5LJXBsVEuoW2igiaw268zrObRcC",
+	"8oMkWQ5GJOgJrteRTBJmDkh1VBDEvsyk+QbLFUapsrepVByOFETZzkIiOMC94mJaPUkTykFQ2Fu6AbLu",
+	"0b+RH5/99JIspF7vLtdap5du3JdaapqQ6lyACMdB75xYA3kyF/9GLv7Py2c9jdug3rnofOQdfuY/56Mf",
+	"nl3MRwF87T/nxV6fjwL83H/Ozajno/fkFKaqJ1ywva4Irr1VzPavx+exM56ZfpW9X8rM63rfzkDMGoSU",
+	"Re1rh3uFUmWJh7V1E3JhxNvIu8whWEOmalL8cGl/CI88euMNX2G/bJ2thLP4DCOjt1wx8mT6yFbjtvt+",
+	"kbCNZSzOy/MCg64piZmmPCGCboyyBhoa5YlRPaM1i67IGB0x3E6tOpoQCFpc0MSgdGYEXMRGI18ueYQ+",
+	"GS1hcDujv8MGZl3Q/coNdXTHDlv8SIckN1YJiqi5ebaOAReN+/GEeKAu0FAC+o+EgWdt506ofuHdCIkX",
+	"z3O9Nh80Giw66brL4Gbo2aPaqQ4QlxPLKN8wock4YwnV/JqBpp1nyWg2OoGbVtuheqt4OgfehsIieOUG",
+	"xxFIu7Iyi9ZMafzLmTE90HIRjMUMLkasSu8NvGkwvCxv6sdYyMFWBDeWVpoqNNF4VnKWx9YvqrxPFOpY",
+	"u0VSLBAahv6LrnJ588Vz2wsvlqCoGgE9DF1oVJrJJU+Y1yyOoKXRHzIqNDSUycSsmay0X01/CBzJE3Cp",
+	"uHR/z/vIsg1XqmNmkV8l8OjIYp6xqIyUCqzP3C20i/0p2ocbxWbDT6mO1sd5isHGfhw+BkUronYiWmdS",
+	"GCBdZnLjtQnB1+2r5PteDZaceVdApvcZXZr1cMVpy8/borCViUHX//s37/9vAAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -16,6 +16,10 @@ var (
 	// KeyMessagesPageSize is the default and the cap of listMessages' limit.
 	KeyMessagesPageSize = config.Define("chat.messages_page_size", config.KindInt, "100",
 		"default and largest page of listMessages; at least 1")
+	// KeyMembersPageSize is the default and the cap of listChannelMembers' limit: a channel of
+	// a large space is readable by every member of the space, so the list is paged.
+	KeyMembersPageSize = config.Define("chat.members_page_size", config.KindInt, "100",
+		"default and largest page of listChannelMembers; at least 1")
 	// KeyMaxDMParticipants bounds a direct message's participants, the actor included; a
 	// larger group belongs in a channel.
 	KeyMaxDMParticipants = config.Define("chat.max_dm_participants", config.KindInt, "8",
@@ -30,6 +34,8 @@ type Config struct {
 	MessagesPageSize int
 	// MaxDMParticipants is chat.max_dm_participants.
 	MaxDMParticipants int
+	// MembersPageSize is chat.members_page_size.
+	MembersPageSize int
 }
 
 // ConfigFrom reads the chat keys from cfg; parse errors are collected in cfg
@@ -39,6 +45,7 @@ func ConfigFrom(cfg *config.Config) Config {
 		MaxMessageBytes:   int(min(cfg.Bytes(KeyMaxMessageBytes), int64(maxInt))),
 		MessagesPageSize:  cfg.Int(KeyMessagesPageSize),
 		MaxDMParticipants: cfg.Int(KeyMaxDMParticipants),
+		MembersPageSize:   cfg.Int(KeyMembersPageSize),
 	}
 }
 
@@ -55,6 +62,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("chat: %s is %d, want at least 1", KeyMessagesPageSize.Name, c.MessagesPageSize)
 	case c.MaxDMParticipants < 2:
 		return fmt.Errorf("chat: %s is %d, want at least 2", KeyMaxDMParticipants.Name, c.MaxDMParticipants)
+	case c.MembersPageSize < 1:
+		return fmt.Errorf("chat: %s is %d, want at least 1", KeyMembersPageSize.Name, c.MembersPageSize)
 	}
 	return nil
 }

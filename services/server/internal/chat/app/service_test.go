@@ -14,7 +14,7 @@ func TestNewRefusesMissingDepsAndBadConfig(t *testing.T) {
 	e := newEnv(t)
 	good := app.Deps{
 		Store: e.store, Tx: e.tx, Appender: e.appender, Redactor: e.redactor, Authorizer: e.authz,
-		Grants: e.grants, Principals: e.dir, OwnReads: e.ownReads, Clock: clock.NewFake(start), Config: testConfig,
+		Grants: e.grants, Principals: e.dir, OwnReads: e.ownReads, Readers: e.readers, Clock: clock.NewFake(start), Config: testConfig,
 	}
 	if _, err := app.New(good); err != nil {
 		t.Fatalf("New with every dependency: %v", err)
@@ -32,7 +32,9 @@ func TestNewRefusesMissingDepsAndBadConfig(t *testing.T) {
 		{"grants", func(d *app.Deps) { d.Grants = nil }, "grants port is nil"},
 		{"principals", func(d *app.Deps) { d.Principals = nil }, "principal directory is nil"},
 		{"own reads", func(d *app.Deps) { d.OwnReads = nil }, "own reads port is nil"},
+		{"readers", func(d *app.Deps) { d.Readers = nil }, "readers port is nil"},
 		{"clock", func(d *app.Deps) { d.Clock = nil }, "clock is nil"},
+		{"members page size", func(d *app.Deps) { d.Config.MembersPageSize = 0 }, "chat.members_page_size"},
 		{"message limit", func(d *app.Deps) { d.Config.MaxMessageBytes = 0 }, "chat.max_message_bytes"},
 		{"page size", func(d *app.Deps) { d.Config.MessagesPageSize = 0 }, "chat.messages_page_size"},
 		{"dm limit", func(d *app.Deps) { d.Config.MaxDMParticipants = 1 }, "chat.max_dm_participants"},
