@@ -69,9 +69,9 @@ func (v channels) Read(ctx context.Context, id uuid.UUID) (chat.ChannelView, err
 
 // Members implements chat.Channels: the channel is loaded, channel.read on it authorized,
 // then one page of its readers from authz (one query) named through identity (one query).
-// The page is cut by the readers authz lists, so Next is set whenever that page is full; a
-// reader without a principal (none exists: grants outlive nobody) would be left out of the
-// items, not the count.
+// The page is cut by the readers authz lists, so Next is set whenever that page is full. A
+// grant whose principal identity does not know is left out of the items (it cannot happen
+// while principals are never deleted) but still moves the cursor, so no page repeats.
 func (v channels) Members(ctx context.Context, id, after uuid.UUID, limit int) (chat.MemberPage, error) {
 	s := v.s
 	ch, err := s.store.Channel(ctx, id)

@@ -22,7 +22,7 @@ func validate(body any, ifNoneMatch *apigen.IfNoneMatch) (validators, bool, erro
 	return validators{etag: etag, cacheControl: conditional.CacheControl}, conditional.NotModified(ifNoneMatch, etag), nil
 }
 
-// notModified is the shared 304 with the validators.
+// notModified is the shared 304 with the validators; every GetX304Response is an alias of it.
 func (v validators) notModified() apigen.NotModifiedResponse {
 	return apigen.NotModifiedResponse{Headers: apigen.NotModifiedResponseHeaders{ETag: &v.etag, CacheControl: &v.cacheControl}}
 }

@@ -20,7 +20,7 @@ func (s *Server) GetChannel(ctx context.Context, req apigen.GetChannelRequestObj
 		return nil, err
 	}
 	if current {
-		return apigen.GetChannel304Response(val.notModified()), nil
+		return val.notModified(), nil
 	}
 	return apigen.GetChannel200JSONResponse{Body: body, Headers: apigen.GetChannel200ResponseHeaders{ETag: &val.etag, CacheControl: &val.cacheControl}}, nil
 }

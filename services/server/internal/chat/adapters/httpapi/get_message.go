@@ -20,7 +20,7 @@ func (s *Server) GetMessage(ctx context.Context, req apigen.GetMessageRequestObj
 		return nil, err
 	}
 	if current {
-		return apigen.GetMessage304Response(val.notModified()), nil
+		return val.notModified(), nil
 	}
 	return apigen.GetMessage200JSONResponse{Body: body, Headers: apigen.GetMessage200ResponseHeaders{ETag: &val.etag, CacheControl: &val.cacheControl}}, nil
 }

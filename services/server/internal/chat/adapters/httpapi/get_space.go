@@ -20,7 +20,7 @@ func (s *Server) GetSpace(ctx context.Context, req apigen.GetSpaceRequestObject)
 		return nil, err
 	}
 	if current {
-		return apigen.GetSpace304Response(val.notModified()), nil
+		return val.notModified(), nil
 	}
 	return apigen.GetSpace200JSONResponse{Body: body, Headers: apigen.GetSpace200ResponseHeaders{ETag: &val.etag, CacheControl: &val.cacheControl}}, nil
 }

@@ -20,7 +20,7 @@ func (s *Server) GetThread(ctx context.Context, req apigen.GetThreadRequestObjec
 		return nil, err
 	}
 	if current {
-		return apigen.GetThread304Response(val.notModified()), nil
+		return val.notModified(), nil
 	}
 	return apigen.GetThread200JSONResponse{Body: body, Headers: apigen.GetThread200ResponseHeaders{ETag: &val.etag, CacheControl: &val.cacheControl}}, nil
 }

@@ -840,7 +840,7 @@ func TestListMessagesRefusesNegativeAfter(t *testing.T) {
 // and a change of the object changes the tag.
 func TestConditionalReads(t *testing.T) {
 	t.Parallel()
-	get := func(t *testing.T, f *fakeChat, s *httpapi.Server, inm *string) (int, http.Header, string) {
+	get := func(t *testing.T, s *httpapi.Server, inm *string) (int, http.Header, string) {
 		t.Helper()
 		resp, err := s.GetMessage(as(samID), apigen.GetMessageRequestObject{MessageId: messageID, Params: apigen.GetMessageParams{IfNoneMatch: inm}})
 		if err != nil {
@@ -854,7 +854,7 @@ func TestConditionalReads(t *testing.T) {
 	}
 	s, _, f := newServer(t)
 	f.message = chat.Message{ID: messageID, ThreadID: threadID, ChannelID: channelID, SpaceID: spaceID, Seq: 2, AuthorID: samID, ContentMD: "On my way", CreatedAt: created}
-	status, h, body := get(t, f, s, nil)
+	status, h, body := get(t, s, nil)
 	tag := h.Get("ETag")
 	if status != http.StatusOK || tag == "" || h.Get("Cache-Control") != "private, no-cache" || !strings.Contains(body, "On my way") {
 		t.Fatalf("first read: %d %v %s", status, h, body)
@@ -863,17 +863,17 @@ func TestConditionalReads(t *testing.T) {
 		t.Errorf("ETag %s is not the tag of the body sent (%s)", tag, want)
 	}
 	for _, inm := range []string{tag, "W/" + tag, `"other", ` + tag, "*"} {
-		status, h, body := get(t, f, s, &inm)
+		status, h, body := get(t, s, &inm)
 		if status != http.StatusNotModified || body != "" || h.Get("ETag") != tag || h.Get("Cache-Control") != "private, no-cache" {
 			t.Errorf("If-None-Match %s: %d %v %q, want 304 with the tag and no body", inm, status, h, body)
 		}
 	}
 	other := `"other"`
-	if status, _, _ := get(t, f, s, &other); status != http.StatusOK {
+	if status, _, _ := get(t, s, &other); status != http.StatusOK {
 		t.Errorf("another tag: %d, want 200", status)
 	}
 	f.message.ContentMD, f.message.EditedAt = "On my way (five minutes)", later
-	status, h, _ = get(t, f, s, &tag)
+	status, h, _ = get(t, s, &tag)
 	if status != http.StatusOK || h.Get("ETag") == tag {
 		t.Errorf("after an edit: %d with ETag %s, want 200 with a new tag", status, h.Get("ETag"))
 	}
