@@ -53,7 +53,7 @@ func TestNewRefusesMissingDepsAndBadConfig(t *testing.T) {
 
 func TestConfigFrom(t *testing.T) {
 	t.Parallel()
-	keys := []config.Key{app.KeyMaxMessageBytes, app.KeyMessagesPageSize, app.KeyMaxDMParticipants}
+	keys := []config.Key{app.KeyMaxMessageBytes, app.KeyMessagesPageSize, app.KeyMaxDMParticipants, app.KeyMembersPageSize}
 	r := config.NewRegister()
 	// The register of this test mirrors the package's keys, so Load can read them.
 	for _, k := range keys {
@@ -67,7 +67,7 @@ func TestConfigFrom(t *testing.T) {
 	if err := cfg.Err(); err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	if want := (app.Config{MaxMessageBytes: 16384, MessagesPageSize: 100, MaxDMParticipants: 8}); got != want {
+	if want := (app.Config{MaxMessageBytes: 16384, MessagesPageSize: 100, MaxDMParticipants: 8, MembersPageSize: 100}); got != want {
 		t.Errorf("ConfigFrom defaults = %+v, want %+v", got, want)
 	}
 	if err := got.Validate(); err != nil {
