@@ -478,10 +478,35 @@ type Channel struct {
 // ChannelKind A named channel of a space, or a direct message of its participants.
 type ChannelKind string
 
+// ChannelMember A principal who can read a channel, with its effective role there.
+//
+// Example: {"level":"member","principal":{"display_name":"Sam","handle":"sam","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","kind":"person"}}
+type ChannelMember struct {
+	// Level The actor's effective role on a space or channel, inherited from the
+	// instance and the space included.
+	Level Level `json:"level"`
+
+	// Principal How events and lists name a principal.
+	//
+	// Example: {"display_name":"Robin","handle":"robin","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","kind":"agent"}
+	Principal PrincipalRef `json:"principal"`
+}
+
+// ChannelMemberList One page of a channel's members, in principal id order.
+type ChannelMemberList struct {
+	Items []ChannelMember `json:"items"`
+
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor *openapi_types.UUID `json:"next_cursor,omitempty"`
+}
+
 // ChannelView A channel as the actor sees it, with its level and capabilities there.
 //
 // Example: {"capabilities":["draft.write","message.create","readstate.write","thread.create"],"created_at":"2026-12-01T09:31:00Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","kind":"standard","level":"member","name":"tickets","participant_ids":[],"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","version":1}
 type ChannelView struct {
+	// ArchivedAt Absent while the channel is not archived (listings leave archived channels out).
+	ArchivedAt *time.Time `json:"archived_at,omitempty"`
+
 	// Capabilities The actions the actor may perform in the channel, sorted.
 	Capabilities []Capability       `json:"capabilities"`
 	CreatedAt    time.Time          `json:"created_at"`
@@ -1253,6 +1278,9 @@ type Space struct {
 //
 // Example: {"capabilities":[],"created_at":"2026-12-01T09:30:15Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","level":"member","name":"Support","version":1}
 type SpaceView struct {
+	// ArchivedAt Absent while the space is not archived (listings leave archived spaces out).
+	ArchivedAt *time.Time `json:"archived_at,omitempty"`
+
 	// Capabilities The actions the actor may perform on the space, sorted; `[]` for none.
 	Capabilities []Capability       `json:"capabilities"`
 	CreatedAt    time.Time          `json:"created_at"`
@@ -1307,6 +1335,49 @@ type Thread struct {
 	SpaceId *openapi_types.UUID `json:"space_id,omitempty"`
 	Title   *string             `json:"title,omitempty"`
 	Version int64               `json:"version"`
+}
+
+// ThreadView A thread as `getThread` shows it: the thread, where it lies (with the
+// names of its channel and space) and its counts.
+//
+// Example: {"channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","channel_kind":"standard","channel_name":"tickets","created_at":"2026-12-01T09:32:00Z","created_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","first_message":{"author_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","content_md":"@sam the printer on floor 2 is jammed again","created_at":"2026-12-01T09:32:00Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eaf","mention_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78"],"reactions":[],"redacted":false,"seq":1,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0"},"id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0","last_message_at":"2026-12-01T09:33:00Z","last_message_seq":2,"reply_count":1,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","space_name":"Support","title":"Printer on floor 2","version":2}
+type ThreadView struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+
+	// ChannelKind A named channel of a space, or a direct message of its participants.
+	ChannelKind ChannelKind `json:"channel_kind"`
+
+	// ChannelName Absent for a direct message.
+	ChannelName *string            `json:"channel_name,omitempty"`
+	CreatedAt   time.Time          `json:"created_at"`
+	CreatedBy   openapi_types.UUID `json:"created_by"`
+
+	// FirstMessage A message of a thread.
+	//
+	// Example: {"author_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","content_md":"On my way, @alex","created_at":"2026-12-01T09:33:00Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eb0","mention_ids":["0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"],"reactions":[{"count":2,"me":true,"reaction":":thumbs_up:"}],"redacted":false,"seq":2,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0"}
+	FirstMessage Message            `json:"first_message"`
+	Id           openapi_types.UUID `json:"id"`
+
+	// LastMessageAt When the newest message was posted.
+	LastMessageAt time.Time `json:"last_message_at"`
+
+	// LastMessageSeq The seq of the thread's newest message (deleted ones count).
+	LastMessageSeq int64 `json:"last_message_seq"`
+
+	// ReplyCount The messages after the first, deleted ones included (`last_message_seq` minus 1).
+	ReplyCount int64 `json:"reply_count"`
+
+	// SpaceId Absent in a direct message.
+	SpaceId *openapi_types.UUID `json:"space_id,omitempty"`
+
+	// SpaceName Absent in a direct message.
+	SpaceName *string `json:"space_name,omitempty"`
+
+	// Title Absent when the thread has none.
+	Title *string `json:"title,omitempty"`
+
+	// Version Increases on every change of the thread, every message posted included.
+	Version int64 `json:"version"`
 }
 
 // TokenInfo A token as its principal and the owners see it; never the secret.
@@ -1385,6 +1456,9 @@ type UserSetting struct {
 
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
+
+// IfNoneMatch defines model for IfNoneMatch.
+type IfNoneMatch = string
 
 // BadRequest An RFC 9457 problem. `code` is the stable, machine-readable error code;
 // `type` is `urn:bothy:problem:<code>`. Codes may add fields (extensions),
@@ -1476,6 +1550,14 @@ type CreateAppParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// GetChannelParams defines parameters for GetChannel.
+type GetChannelParams struct {
+	// IfNoneMatch The `ETag` of the representation the client holds: the answer is 304
+	// without a body while it is current (RFC 9110; `*` matches any, `W/`
+	// is ignored).
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
 // ArchiveChannelParams defines parameters for ArchiveChannel.
 type ArchiveChannelParams struct {
 	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
@@ -1494,6 +1576,28 @@ type ArchiveChannelParams struct {
 type DeleteDraftParams struct {
 	// ThreadId The thread whose draft to delete; absent for the channel's draft.
 	ThreadId *openapi_types.UUID `form:"thread_id,omitempty" json:"thread_id,omitempty"`
+}
+
+// GetDraftParams defines parameters for GetDraft.
+type GetDraftParams struct {
+	// ThreadId The thread whose draft to read; absent for the channel's draft.
+	ThreadId *openapi_types.UUID `form:"thread_id,omitempty" json:"thread_id,omitempty"`
+
+	// IfNoneMatch The `ETag` of the representation the client holds: the answer is 304
+	// without a body while it is current (RFC 9110; `*` matches any, `W/`
+	// is ignored).
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ListChannelMembersParams defines parameters for ListChannelMembers.
+type ListChannelMembersParams struct {
+	// Cursor The `next_cursor` of the previous page; absent for the first page.
+	Cursor *openapi_types.UUID `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Most members in the page; larger values are capped to
+	// `chat.members_page_size`, which is also the default (as are values
+	// below 1).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // CreateThreadParams defines parameters for CreateThread.
@@ -1578,6 +1682,14 @@ type CreateGrantParams struct {
 	// a response carrying a secret (`Cache-Control: no-store`, as
 	// `createToken`'s) is never stored, so its retry runs again.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// GetMessageParams defines parameters for GetMessage.
+type GetMessageParams struct {
+	// IfNoneMatch The `ETag` of the representation the client holds: the answer is 304
+	// without a body while it is current (RFC 9110; `*` matches any, `W/`
+	// is ignored).
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // CreatePersonParams defines parameters for CreatePerson.
@@ -1684,6 +1796,14 @@ type CreateSpaceParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// GetSpaceParams defines parameters for GetSpace.
+type GetSpaceParams struct {
+	// IfNoneMatch The `ETag` of the representation the client holds: the answer is 304
+	// without a body while it is current (RFC 9110; `*` matches any, `W/`
+	// is ignored).
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
 // ArchiveSpaceParams defines parameters for ArchiveSpace.
 type ArchiveSpaceParams struct {
 	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
@@ -1716,6 +1836,14 @@ type CreateChannelParams struct {
 type GetSnapshotParams struct {
 	// IfNoneMatch The `ETag` of a snapshot the client holds.
 	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// GetThreadParams defines parameters for GetThread.
+type GetThreadParams struct {
+	// IfNoneMatch The `ETag` of the representation the client holds: the answer is 304
+	// without a body while it is current (RFC 9110; `*` matches any, `W/`
+	// is ignored).
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ListMessagesParams defines parameters for ListMessages.
@@ -2267,15 +2395,24 @@ type ServerInterface interface {
 	// CreateApp Create an app
 	// (POST /api/v1/apps)
 	CreateApp(w http.ResponseWriter, r *http.Request, params CreateAppParams)
+	// GetChannel Read one channel
+	// (GET /api/v1/channels/{channel_id})
+	GetChannel(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params GetChannelParams)
 	// ArchiveChannel Archive a channel
 	// (POST /api/v1/channels/{channel_id}/archive)
 	ArchiveChannel(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ArchiveChannelParams)
 	// DeleteDraft Delete a draft
 	// (DELETE /api/v1/channels/{channel_id}/draft)
 	DeleteDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params DeleteDraftParams)
+	// GetDraft Read the actor's draft
+	// (GET /api/v1/channels/{channel_id}/draft)
+	GetDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params GetDraftParams)
 	// SaveDraft Save a draft
 	// (PUT /api/v1/channels/{channel_id}/draft)
 	SaveDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID)
+	// ListChannelMembers Page through who can read a channel
+	// (GET /api/v1/channels/{channel_id}/members)
+	ListChannelMembers(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ListChannelMembersParams)
 	// CreateThread Start a thread
 	// (POST /api/v1/channels/{channel_id}/threads)
 	CreateThread(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params CreateThreadParams)
@@ -2312,6 +2449,9 @@ type ServerInterface interface {
 	// DeleteMessage Delete a message
 	// (DELETE /api/v1/messages/{message_id})
 	DeleteMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID)
+	// GetMessage Read one message
+	// (GET /api/v1/messages/{message_id})
+	GetMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID, params GetMessageParams)
 	// EditMessage Edit a message
 	// (PATCH /api/v1/messages/{message_id})
 	EditMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID)
@@ -2342,6 +2482,9 @@ type ServerInterface interface {
 	// CreateSpace Create a space
 	// (POST /api/v1/spaces)
 	CreateSpace(w http.ResponseWriter, r *http.Request, params CreateSpaceParams)
+	// GetSpace Read one space
+	// (GET /api/v1/spaces/{space_id})
+	GetSpace(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID, params GetSpaceParams)
 	// ArchiveSpace Archive a space
 	// (POST /api/v1/spaces/{space_id}/archive)
 	ArchiveSpace(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID, params ArchiveSpaceParams)
@@ -2354,6 +2497,9 @@ type ServerInterface interface {
 	// GetSnapshot Load the state a client starts from
 	// (GET /api/v1/sync/snapshot)
 	GetSnapshot(w http.ResponseWriter, r *http.Request, params GetSnapshotParams)
+	// GetThread Read one thread
+	// (GET /api/v1/threads/{thread_id})
+	GetThread(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID, params GetThreadParams)
 	// ListMessages Page through the messages of a thread
 	// (GET /api/v1/threads/{thread_id}/messages)
 	ListMessages(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID, params ListMessagesParams)
@@ -2402,6 +2548,12 @@ func (_ Unimplemented) CreateApp(w http.ResponseWriter, r *http.Request, params 
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// GetChannel Read one channel
+// (GET /api/v1/channels/{channel_id})
+func (_ Unimplemented) GetChannel(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params GetChannelParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // ArchiveChannel Archive a channel
 // (POST /api/v1/channels/{channel_id}/archive)
 func (_ Unimplemented) ArchiveChannel(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ArchiveChannelParams) {
@@ -2414,9 +2566,21 @@ func (_ Unimplemented) DeleteDraft(w http.ResponseWriter, r *http.Request, chann
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// GetDraft Read the actor's draft
+// (GET /api/v1/channels/{channel_id}/draft)
+func (_ Unimplemented) GetDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params GetDraftParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // SaveDraft Save a draft
 // (PUT /api/v1/channels/{channel_id}/draft)
 func (_ Unimplemented) SaveDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListChannelMembers Page through who can read a channel
+// (GET /api/v1/channels/{channel_id}/members)
+func (_ Unimplemented) ListChannelMembers(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ListChannelMembersParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2492,6 +2656,12 @@ func (_ Unimplemented) DeleteMessage(w http.ResponseWriter, r *http.Request, mes
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// GetMessage Read one message
+// (GET /api/v1/messages/{message_id})
+func (_ Unimplemented) GetMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID, params GetMessageParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // EditMessage Edit a message
 // (PATCH /api/v1/messages/{message_id})
 func (_ Unimplemented) EditMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID) {
@@ -2552,6 +2722,12 @@ func (_ Unimplemented) CreateSpace(w http.ResponseWriter, r *http.Request, param
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// GetSpace Read one space
+// (GET /api/v1/spaces/{space_id})
+func (_ Unimplemented) GetSpace(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID, params GetSpaceParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // ArchiveSpace Archive a space
 // (POST /api/v1/spaces/{space_id}/archive)
 func (_ Unimplemented) ArchiveSpace(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID, params ArchiveSpaceParams) {
@@ -2573,6 +2749,12 @@ func (_ Unimplemented) CreateChannel(w http.ResponseWriter, r *http.Request, spa
 // GetSnapshot Load the state a client starts from
 // (GET /api/v1/sync/snapshot)
 func (_ Unimplemented) GetSnapshot(w http.ResponseWriter, r *http.Request, params GetSnapshotParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetThread Read one thread
+// (GET /api/v1/threads/{thread_id})
+func (_ Unimplemented) GetThread(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID, params GetThreadParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2729,6 +2911,56 @@ func (siw *ServerInterfaceWrapper) CreateApp(w http.ResponseWriter, r *http.Requ
 	handler.ServeHTTP(w, r)
 }
 
+// GetChannel operation middleware
+func (siw *ServerInterfaceWrapper) GetChannel(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "channel_id" -------------
+	var channelId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "channel_id", chi.URLParam(r, "channel_id"), &channelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "channel_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetChannelParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch IfNoneMatch
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-None-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-None-Match", Err: err})
+			return
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetChannel(w, r, channelId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ArchiveChannel operation middleware
 func (siw *ServerInterfaceWrapper) ArchiveChannel(w http.ResponseWriter, r *http.Request) {
 
@@ -2821,6 +3053,69 @@ func (siw *ServerInterfaceWrapper) DeleteDraft(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// GetDraft operation middleware
+func (siw *ServerInterfaceWrapper) GetDraft(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "channel_id" -------------
+	var channelId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "channel_id", chi.URLParam(r, "channel_id"), &channelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "channel_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetDraftParams
+
+	// ------------- Optional query parameter "thread_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "thread_id", r.URL.Query(), &params.ThreadId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "thread_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "thread_id", Err: err})
+		}
+		return
+	}
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch IfNoneMatch
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-None-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-None-Match", Err: err})
+			return
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetDraft(w, r, channelId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // SaveDraft operation middleware
 func (siw *ServerInterfaceWrapper) SaveDraft(w http.ResponseWriter, r *http.Request) {
 
@@ -2838,6 +3133,61 @@ func (siw *ServerInterfaceWrapper) SaveDraft(w http.ResponseWriter, r *http.Requ
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.SaveDraft(w, r, channelId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListChannelMembers operation middleware
+func (siw *ServerInterfaceWrapper) ListChannelMembers(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "channel_id" -------------
+	var channelId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "channel_id", chi.URLParam(r, "channel_id"), &channelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "channel_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListChannelMembersParams
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListChannelMembers(w, r, channelId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3258,6 +3608,56 @@ func (siw *ServerInterfaceWrapper) DeleteMessage(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.DeleteMessage(w, r, messageId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetMessage operation middleware
+func (siw *ServerInterfaceWrapper) GetMessage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "message_id" -------------
+	var messageId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "message_id", chi.URLParam(r, "message_id"), &messageId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "message_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetMessageParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch IfNoneMatch
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-None-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-None-Match", Err: err})
+			return
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetMessage(w, r, messageId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3746,6 +4146,56 @@ func (siw *ServerInterfaceWrapper) CreateSpace(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// GetSpace operation middleware
+func (siw *ServerInterfaceWrapper) GetSpace(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "space_id" -------------
+	var spaceId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "space_id", chi.URLParam(r, "space_id"), &spaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "space_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetSpaceParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch IfNoneMatch
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-None-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-None-Match", Err: err})
+			return
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetSpace(w, r, spaceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ArchiveSpace operation middleware
 func (siw *ServerInterfaceWrapper) ArchiveSpace(w http.ResponseWriter, r *http.Request) {
 
@@ -3904,6 +4354,56 @@ func (siw *ServerInterfaceWrapper) GetSnapshot(w http.ResponseWriter, r *http.Re
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetSnapshot(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetThread operation middleware
+func (siw *ServerInterfaceWrapper) GetThread(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "thread_id" -------------
+	var threadId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "thread_id", chi.URLParam(r, "thread_id"), &threadId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "thread_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetThreadParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch IfNoneMatch
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-None-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-None-Match", Err: err})
+			return
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetThread(w, r, threadId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4369,6 +4869,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/api/v1/spaces", wrapper.CreateSpace)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/spaces/{space_id}", wrapper.GetSpace)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/api/v1/spaces/{space_id}/channels", wrapper.ListSpaceChannels)
 	})
 	r.Group(func(r chi.Router) {
@@ -4378,6 +4881,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/api/v1/spaces/{space_id}/archive", wrapper.ArchiveSpace)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/channels/{channel_id}", wrapper.GetChannel)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/channels/{channel_id}/members", wrapper.ListChannelMembers)
+	})
+	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/v1/channels/{channel_id}/archive", wrapper.ArchiveChannel)
 	})
 	r.Group(func(r chi.Router) {
@@ -4385,6 +4894,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/v1/channels/{channel_id}/threads", wrapper.CreateThread)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/threads/{thread_id}", wrapper.GetThread)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/api/v1/threads/{thread_id}/messages", wrapper.ListMessages)
@@ -4397,6 +4909,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Delete(options.BaseURL+"/api/v1/messages/{message_id}", wrapper.DeleteMessage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/messages/{message_id}", wrapper.GetMessage)
 	})
 	r.Group(func(r chi.Router) {
 		r.Patch(options.BaseURL+"/api/v1/messages/{message_id}", wrapper.EditMessage)
@@ -4412,6 +4927,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Delete(options.BaseURL+"/api/v1/channels/{channel_id}/draft", wrapper.DeleteDraft)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/channels/{channel_id}/draft", wrapper.GetDraft)
 	})
 	r.Group(func(r chi.Router) {
 		r.Put(options.BaseURL+"/api/v1/channels/{channel_id}/draft", wrapper.SaveDraft)
@@ -4443,6 +4961,14 @@ type GoneApplicationProblemPlusJSONResponse GoneProblem
 type InternalApplicationProblemPlusJSONResponse Problem
 
 type NotFoundApplicationProblemPlusJSONResponse Problem
+
+type NotModifiedResponseHeaders struct {
+	CacheControl *string
+	ETag         *string
+}
+type NotModifiedResponse struct {
+	Headers NotModifiedResponseHeaders
+}
 
 type PayloadTooLargeApplicationProblemPlusJSONResponse Problem
 
@@ -4975,6 +5501,186 @@ func (response CreateApp503ApplicationProblemPlusJSONResponse) VisitCreateAppRes
 	return err
 }
 
+type GetChannelRequestObject struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	Params    GetChannelParams
+}
+
+type GetChannelResponseObject interface {
+	VisitGetChannelResponse(w http.ResponseWriter) error
+}
+
+type GetChannel200ResponseHeaders struct {
+	CacheControl *string
+	ETag         *string
+}
+
+type GetChannel200JSONResponse struct {
+	Body    ChannelView
+	Headers GetChannel200ResponseHeaders
+}
+
+func (response GetChannel200JSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel304Response = NotModifiedResponse
+
+func (response GetChannel304Response) VisitGetChannelResponse(w http.ResponseWriter) error {
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(304)
+	return nil
+}
+
+type GetChannel400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetChannel400ApplicationProblemPlusJSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response GetChannel401ApplicationProblemPlusJSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetChannel403ApplicationProblemPlusJSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetChannel404ApplicationProblemPlusJSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetChannel413ApplicationProblemPlusJSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetChannel429ApplicationProblemPlusJSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response GetChannel500ApplicationProblemPlusJSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChannel503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetChannel503ApplicationProblemPlusJSONResponse) VisitGetChannelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ArchiveChannelRequestObject struct {
 	ChannelId openapi_types.UUID `json:"channel_id"`
 	Params    ArchiveChannelParams
@@ -5275,6 +5981,186 @@ func (response DeleteDraft503ApplicationProblemPlusJSONResponse) VisitDeleteDraf
 	return err
 }
 
+type GetDraftRequestObject struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	Params    GetDraftParams
+}
+
+type GetDraftResponseObject interface {
+	VisitGetDraftResponse(w http.ResponseWriter) error
+}
+
+type GetDraft200ResponseHeaders struct {
+	CacheControl *string
+	ETag         *string
+}
+
+type GetDraft200JSONResponse struct {
+	Body    Draft
+	Headers GetDraft200ResponseHeaders
+}
+
+func (response GetDraft200JSONResponse) VisitGetDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDraft304Response = NotModifiedResponse
+
+func (response GetDraft304Response) VisitGetDraftResponse(w http.ResponseWriter) error {
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(304)
+	return nil
+}
+
+type GetDraft400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetDraft400ApplicationProblemPlusJSONResponse) VisitGetDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDraft401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response GetDraft401ApplicationProblemPlusJSONResponse) VisitGetDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDraft403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetDraft403ApplicationProblemPlusJSONResponse) VisitGetDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDraft404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetDraft404ApplicationProblemPlusJSONResponse) VisitGetDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDraft413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetDraft413ApplicationProblemPlusJSONResponse) VisitGetDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDraft429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetDraft429ApplicationProblemPlusJSONResponse) VisitGetDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDraft500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response GetDraft500ApplicationProblemPlusJSONResponse) VisitGetDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDraft503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetDraft503ApplicationProblemPlusJSONResponse) VisitGetDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SaveDraftRequestObject struct {
 	ChannelId openapi_types.UUID `json:"channel_id"`
 	Body      *SaveDraftJSONRequestBody
@@ -5448,6 +6334,159 @@ type SaveDraft503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response SaveDraft503ApplicationProblemPlusJSONResponse) VisitSaveDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelMembersRequestObject struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	Params    ListChannelMembersParams
+}
+
+type ListChannelMembersResponseObject interface {
+	VisitListChannelMembersResponse(w http.ResponseWriter) error
+}
+
+type ListChannelMembers200JSONResponse ChannelMemberList
+
+func (response ListChannelMembers200JSONResponse) VisitListChannelMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelMembers400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelMembers400ApplicationProblemPlusJSONResponse) VisitListChannelMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelMembers401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelMembers401ApplicationProblemPlusJSONResponse) VisitListChannelMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelMembers403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelMembers403ApplicationProblemPlusJSONResponse) VisitListChannelMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelMembers404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelMembers404ApplicationProblemPlusJSONResponse) VisitListChannelMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelMembers413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelMembers413ApplicationProblemPlusJSONResponse) VisitListChannelMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelMembers429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelMembers429ApplicationProblemPlusJSONResponse) VisitListChannelMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelMembers500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelMembers500ApplicationProblemPlusJSONResponse) VisitListChannelMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelMembers503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelMembers503ApplicationProblemPlusJSONResponse) VisitListChannelMembersResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -7364,6 +8403,186 @@ func (response DeleteMessage503ApplicationProblemPlusJSONResponse) VisitDeleteMe
 	return err
 }
 
+type GetMessageRequestObject struct {
+	MessageId openapi_types.UUID `json:"message_id"`
+	Params    GetMessageParams
+}
+
+type GetMessageResponseObject interface {
+	VisitGetMessageResponse(w http.ResponseWriter) error
+}
+
+type GetMessage200ResponseHeaders struct {
+	CacheControl *string
+	ETag         *string
+}
+
+type GetMessage200JSONResponse struct {
+	Body    Message
+	Headers GetMessage200ResponseHeaders
+}
+
+func (response GetMessage200JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMessage304Response = NotModifiedResponse
+
+func (response GetMessage304Response) VisitGetMessageResponse(w http.ResponseWriter) error {
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(304)
+	return nil
+}
+
+type GetMessage400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetMessage400ApplicationProblemPlusJSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMessage401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response GetMessage401ApplicationProblemPlusJSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMessage403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetMessage403ApplicationProblemPlusJSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMessage404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetMessage404ApplicationProblemPlusJSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMessage413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetMessage413ApplicationProblemPlusJSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMessage429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetMessage429ApplicationProblemPlusJSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMessage500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response GetMessage500ApplicationProblemPlusJSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMessage503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetMessage503ApplicationProblemPlusJSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type EditMessageRequestObject struct {
 	MessageId openapi_types.UUID `json:"message_id"`
 	Body      *EditMessageJSONRequestBody
@@ -8984,6 +10203,186 @@ func (response CreateSpace503ApplicationProblemPlusJSONResponse) VisitCreateSpac
 	return err
 }
 
+type GetSpaceRequestObject struct {
+	SpaceId openapi_types.UUID `json:"space_id"`
+	Params  GetSpaceParams
+}
+
+type GetSpaceResponseObject interface {
+	VisitGetSpaceResponse(w http.ResponseWriter) error
+}
+
+type GetSpace200ResponseHeaders struct {
+	CacheControl *string
+	ETag         *string
+}
+
+type GetSpace200JSONResponse struct {
+	Body    SpaceView
+	Headers GetSpace200ResponseHeaders
+}
+
+func (response GetSpace200JSONResponse) VisitGetSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSpace304Response = NotModifiedResponse
+
+func (response GetSpace304Response) VisitGetSpaceResponse(w http.ResponseWriter) error {
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(304)
+	return nil
+}
+
+type GetSpace400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetSpace400ApplicationProblemPlusJSONResponse) VisitGetSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSpace401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response GetSpace401ApplicationProblemPlusJSONResponse) VisitGetSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSpace403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetSpace403ApplicationProblemPlusJSONResponse) VisitGetSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSpace404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetSpace404ApplicationProblemPlusJSONResponse) VisitGetSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSpace413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetSpace413ApplicationProblemPlusJSONResponse) VisitGetSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSpace429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetSpace429ApplicationProblemPlusJSONResponse) VisitGetSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSpace500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response GetSpace500ApplicationProblemPlusJSONResponse) VisitGetSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSpace503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetSpace503ApplicationProblemPlusJSONResponse) VisitGetSpaceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ArchiveSpaceRequestObject struct {
 	SpaceId openapi_types.UUID `json:"space_id"`
 	Params  ArchiveSpaceParams
@@ -9629,6 +11028,186 @@ type GetSnapshot503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetSnapshot503ApplicationProblemPlusJSONResponse) VisitGetSnapshotResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetThreadRequestObject struct {
+	ThreadId openapi_types.UUID `json:"thread_id"`
+	Params   GetThreadParams
+}
+
+type GetThreadResponseObject interface {
+	VisitGetThreadResponse(w http.ResponseWriter) error
+}
+
+type GetThread200ResponseHeaders struct {
+	CacheControl *string
+	ETag         *string
+}
+
+type GetThread200JSONResponse struct {
+	Body    ThreadView
+	Headers GetThread200ResponseHeaders
+}
+
+func (response GetThread200JSONResponse) VisitGetThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetThread304Response = NotModifiedResponse
+
+func (response GetThread304Response) VisitGetThreadResponse(w http.ResponseWriter) error {
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(304)
+	return nil
+}
+
+type GetThread400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetThread400ApplicationProblemPlusJSONResponse) VisitGetThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetThread401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response GetThread401ApplicationProblemPlusJSONResponse) VisitGetThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetThread403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetThread403ApplicationProblemPlusJSONResponse) VisitGetThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetThread404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetThread404ApplicationProblemPlusJSONResponse) VisitGetThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetThread413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetThread413ApplicationProblemPlusJSONResponse) VisitGetThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetThread429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetThread429ApplicationProblemPlusJSONResponse) VisitGetThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetThread500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response GetThread500ApplicationProblemPlusJSONResponse) VisitGetThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetThread503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetThread503ApplicationProblemPlusJSONResponse) VisitGetThreadResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -10637,15 +12216,24 @@ type StrictServerInterface interface {
 	// CreateApp Create an app
 	// (POST /api/v1/apps)
 	CreateApp(ctx context.Context, request CreateAppRequestObject) (CreateAppResponseObject, error)
+	// GetChannel Read one channel
+	// (GET /api/v1/channels/{channel_id})
+	GetChannel(ctx context.Context, request GetChannelRequestObject) (GetChannelResponseObject, error)
 	// ArchiveChannel Archive a channel
 	// (POST /api/v1/channels/{channel_id}/archive)
 	ArchiveChannel(ctx context.Context, request ArchiveChannelRequestObject) (ArchiveChannelResponseObject, error)
 	// DeleteDraft Delete a draft
 	// (DELETE /api/v1/channels/{channel_id}/draft)
 	DeleteDraft(ctx context.Context, request DeleteDraftRequestObject) (DeleteDraftResponseObject, error)
+	// GetDraft Read the actor's draft
+	// (GET /api/v1/channels/{channel_id}/draft)
+	GetDraft(ctx context.Context, request GetDraftRequestObject) (GetDraftResponseObject, error)
 	// SaveDraft Save a draft
 	// (PUT /api/v1/channels/{channel_id}/draft)
 	SaveDraft(ctx context.Context, request SaveDraftRequestObject) (SaveDraftResponseObject, error)
+	// ListChannelMembers Page through who can read a channel
+	// (GET /api/v1/channels/{channel_id}/members)
+	ListChannelMembers(ctx context.Context, request ListChannelMembersRequestObject) (ListChannelMembersResponseObject, error)
 	// CreateThread Start a thread
 	// (POST /api/v1/channels/{channel_id}/threads)
 	CreateThread(ctx context.Context, request CreateThreadRequestObject) (CreateThreadResponseObject, error)
@@ -10682,6 +12270,9 @@ type StrictServerInterface interface {
 	// DeleteMessage Delete a message
 	// (DELETE /api/v1/messages/{message_id})
 	DeleteMessage(ctx context.Context, request DeleteMessageRequestObject) (DeleteMessageResponseObject, error)
+	// GetMessage Read one message
+	// (GET /api/v1/messages/{message_id})
+	GetMessage(ctx context.Context, request GetMessageRequestObject) (GetMessageResponseObject, error)
 	// EditMessage Edit a message
 	// (PATCH /api/v1/messages/{message_id})
 	EditMessage(ctx context.Context, request EditMessageRequestObject) (EditMessageResponseObject, error)
@@ -10712,6 +12303,9 @@ type StrictServerInterface interface {
 	// CreateSpace Create a space
 	// (POST /api/v1/spaces)
 	CreateSpace(ctx context.Context, request CreateSpaceRequestObject) (CreateSpaceResponseObject, error)
+	// GetSpace Read one space
+	// (GET /api/v1/spaces/{space_id})
+	GetSpace(ctx context.Context, request GetSpaceRequestObject) (GetSpaceResponseObject, error)
 	// ArchiveSpace Archive a space
 	// (POST /api/v1/spaces/{space_id}/archive)
 	ArchiveSpace(ctx context.Context, request ArchiveSpaceRequestObject) (ArchiveSpaceResponseObject, error)
@@ -10724,6 +12318,9 @@ type StrictServerInterface interface {
 	// GetSnapshot Load the state a client starts from
 	// (GET /api/v1/sync/snapshot)
 	GetSnapshot(ctx context.Context, request GetSnapshotRequestObject) (GetSnapshotResponseObject, error)
+	// GetThread Read one thread
+	// (GET /api/v1/threads/{thread_id})
+	GetThread(ctx context.Context, request GetThreadRequestObject) (GetThreadResponseObject, error)
 	// ListMessages Page through the messages of a thread
 	// (GET /api/v1/threads/{thread_id}/messages)
 	ListMessages(ctx context.Context, request ListMessagesRequestObject) (ListMessagesResponseObject, error)
@@ -10879,6 +12476,33 @@ func (sh *strictHandler) CreateApp(w http.ResponseWriter, r *http.Request, param
 	}
 }
 
+// GetChannel operation middleware
+func (sh *strictHandler) GetChannel(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params GetChannelParams) {
+	var request GetChannelRequestObject
+
+	request.ChannelId = channelId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetChannel(ctx, request.(GetChannelRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetChannel")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetChannelResponseObject); ok {
+		if err := validResponse.VisitGetChannelResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ArchiveChannel operation middleware
 func (sh *strictHandler) ArchiveChannel(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ArchiveChannelParams) {
 	var request ArchiveChannelRequestObject
@@ -10933,6 +12557,33 @@ func (sh *strictHandler) DeleteDraft(w http.ResponseWriter, r *http.Request, cha
 	}
 }
 
+// GetDraft operation middleware
+func (sh *strictHandler) GetDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params GetDraftParams) {
+	var request GetDraftRequestObject
+
+	request.ChannelId = channelId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetDraft(ctx, request.(GetDraftRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetDraft")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetDraftResponseObject); ok {
+		if err := validResponse.VisitGetDraftResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // SaveDraft operation middleware
 func (sh *strictHandler) SaveDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID) {
 	var request SaveDraftRequestObject
@@ -10959,6 +12610,33 @@ func (sh *strictHandler) SaveDraft(w http.ResponseWriter, r *http.Request, chann
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(SaveDraftResponseObject); ok {
 		if err := validResponse.VisitSaveDraftResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListChannelMembers operation middleware
+func (sh *strictHandler) ListChannelMembers(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ListChannelMembersParams) {
+	var request ListChannelMembersRequestObject
+
+	request.ChannelId = channelId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListChannelMembers(ctx, request.(ListChannelMembersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListChannelMembers")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListChannelMembersResponseObject); ok {
+		if err := validResponse.VisitListChannelMembersResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -11309,6 +12987,33 @@ func (sh *strictHandler) DeleteMessage(w http.ResponseWriter, r *http.Request, m
 	}
 }
 
+// GetMessage operation middleware
+func (sh *strictHandler) GetMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID, params GetMessageParams) {
+	var request GetMessageRequestObject
+
+	request.MessageId = messageId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMessage(ctx, request.(GetMessageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMessage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetMessageResponseObject); ok {
+		if err := validResponse.VisitGetMessageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // EditMessage operation middleware
 func (sh *strictHandler) EditMessage(w http.ResponseWriter, r *http.Request, messageId openapi_types.UUID) {
 	var request EditMessageRequestObject
@@ -11603,6 +13308,33 @@ func (sh *strictHandler) CreateSpace(w http.ResponseWriter, r *http.Request, par
 	}
 }
 
+// GetSpace operation middleware
+func (sh *strictHandler) GetSpace(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID, params GetSpaceParams) {
+	var request GetSpaceRequestObject
+
+	request.SpaceId = spaceId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetSpace(ctx, request.(GetSpaceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetSpace")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetSpaceResponseObject); ok {
+		if err := validResponse.VisitGetSpaceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ArchiveSpace operation middleware
 func (sh *strictHandler) ArchiveSpace(w http.ResponseWriter, r *http.Request, spaceId openapi_types.UUID, params ArchiveSpaceParams) {
 	var request ArchiveSpaceRequestObject
@@ -11709,6 +13441,33 @@ func (sh *strictHandler) GetSnapshot(w http.ResponseWriter, r *http.Request, par
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetSnapshotResponseObject); ok {
 		if err := validResponse.VisitGetSnapshotResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetThread operation middleware
+func (sh *strictHandler) GetThread(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID, params GetThreadParams) {
+	var request GetThreadRequestObject
+
+	request.ThreadId = threadId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetThread(ctx, request.(GetThreadRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetThread")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetThreadResponseObject); ok {
+		if err := validResponse.VisitGetThreadResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -11940,317 +13699,341 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37l9s2kj/6r+Bq9xxLdyi12o881GfP3R7HSbyTTLxuZ7LfDL1NiIQkTFMAQ4AtKz6+f/v3oAogQYqU",
-	"qO72K+n5YdIWSTwL9ULVp94OYrnOpGBCq8Hs7WDFaMJy+PMl0/n2fKFZbv6VMBXnPNNcisFs8L3ckDUV",
-	"W6JYLEWiiJZkQ7kmc7aQOSO5+ZaLJRm+/PYp+fr0dBqQhKV0O7YfjCaDYJCz3wqes2Qw03nBgoGKV2xN",
-	"TW9rLvi6WA9m02CgtxkbzAZcaLZk+eDdu3fBIKM5XTNtR/o8YetMaibi7d/Ydne0P9IrpgiFUXGWkBc/",
-	"Xbwiii7YjFA7A2LGwpQmG65XRK8YUXTNyBXbkkUu1+aXUMBPNNYyh9e4INFK62zCq/4vtU4jsmRaYSNa",
-	"5sw0rjIpFCNygS0teK40GZadlS/g+pPIm9L4JctSumXJjJhlikaEioRscq6ZCoWQZiBLQpeUizNCSSwz",
-	"sy1Ck82Kpwyax+6U5mlK8kIo2CtFFjInXE/Iq3JyZr4wKEoSvliw3LTjloYKtWG5Io+nX5MolmKR8lhH",
-	"E3Jqdv/hkyehyHIuNJ2njJxfPH3+nMQrmtPYbJMZ2ZqmC5mvWQLdVK1NJ+QnkW6JKuKYKbUo0lC4BVGE",
-	"5m4ZA6IkoWRBecqqDVvTLZmzcm9h9GZyV2x7FgpaLW1Mc6RJ2POcaTKMntJ4xcZPpdC5TGdEyDF0FQWE",
-	"qlBEcc6oZq/kFRPRAzUiXBHBrlnuD8j0BeSOKwv7MAnFIBiwN3SdpYZ2p6dfT+df0MdjeHFMU/ZmfDoI",
-	"BtxQJ275IBgIujYv+1tvyLl2LuibH5hY6tVg9vDJk8CcE/fvU3MqtGa5afN///n/jP//13/590F5fJTO",
-	"uVji6SkX1zT5V5q8xKU0/4ql0EzAnzTLUh5Tc4ZOslzOU7b+y7+UOVBvq6mZLxLT/jVNeQIvX+IGDYJB",
-	"wjTl6WA2eAUkjvtl1lBqAu8bJsDyXJpj/M+3gwVnaWJWhIokZYNgsGZK0aVpfl0oDd/NGWHrTG8H714H",
-	"A6WpLtRg9nhq+ATXsNj/KEdCypHYRShyMZtLvdrO7IRmu8N+56/3v+dsMZgN/u2k4pIn+FSdvMAmcEnr",
-	"DKcx34rwh9FOh1FQ8Ry5WDCRGBqFpVDEsBhcoGg0MUN7ao/dEXt1p7Nxx15Vg46LHNiE2QxGhhVnGAXA",
-	"YSytEEo0vWKC4O7CbL6V+ZwnCRMfejrIxA3rUIw5DiyLPGZkXiChJZLoFVdkGC3cKM2MgGUqkrBrHjNH",
-	"zDTLcnnNErIFroIPLzPcS7tz30nB7nyaptEDU42LXMmcxFQQIUkqxZLl5hQpll8DReZMbUV86YRxNDqD",
-	"BZnLZEsU3SqyWW1B5KzkxnD6nMXymuUwqefCMByafsj9OxekEOxNxmLNEgKngwwjbkdSGz4ya8P4OTOH",
-	"CV9RAbyRyiVZUZTTyKkUKYSRvto/vglM9O9SfysLkXz4c2fJMpEMaY294UobMtQ1OjaPckYTwg0FCqkv",
-	"F2a8bjn0RoIk5SLhSnOxLLhaGUkNs3tBt6mkySspf6D5kn0s5gJ7xhVJzSDMBKnTsNb0zaV5ejnfaqYi",
-	"MowyHPKllvIS3rfH7ILl5vD9LOg15amZ4a3EWuG10xBoCdV0ThUwAe+1CQHFmVCjOVviSukWfx2DPk2W",
-	"/JopI/ycAHsyfVQJsJ9rfXaKLn9odyW0OuZEhpH3r2g0qx2RDUXKxHOWEFloMqSooZJNLjUjVktF1bWh",
-	"sVFlaJYrIkXMSOStUwTnM6NKGUalMhaT6ZOAhINv3DC9UYUDsCmaBsy4tGDalsW+feLZOrAyr6T8kYqt",
-	"VYzUB2VvJDdyNOVrbk70ojCT95d7GBmaN9bXpf1JwY5IiSYZWgbObOHGNjNi18iAlBtBTZMkZ0qBLCu/",
-	"slo1LfSKCW1n57divyLD829ekun09OtRndJrG3d3O/Gz8IbEPjj/xbUzOhxXiotlUClzASnElZAbERD2",
-	"JjOi0yxozq7llXm4oyjYJ3iW/DkZHk3TDYhao1RFv/zyy/jce2NG/spobs6DOT6lcWoYIvC898zsytO2",
-	"5svc0oWRJVa/6eRjlhWT4uPxMy6UpoatxNRYyqj0uJOkSM6XK6PtbZoM7szTCoixy1BNsIckXrH4yq68",
-	"KrJM5polP7KE01cwuY8jPQ2vpChDNyupGIme4ijGZlSR01Ujf0BmIJFh1tFf8E+zO0BlkbHdFdP/UejF",
-	"+KsINpzGMcs0S87KfrheGW5PW/oqWZeUI1jecqUu12apLk1XILTLzQZecb60C7ej9VHzJCCUZDkXMc9o",
-	"SuSCXHEzWngWVdZ/lssFN9pNUKNzsOeTS6oHs8HD6cMvxqcPx9PTV9OvZ4+ms9Mnvw6C8p351jfcHy++",
-	"YOMv41M6/jqZsvHDxZP40fwresq+/HLQ3JSLYr2mOVdMgbpN9MooZka+ub0yw0q4ylK6vbRW/0s558Jw",
-	"TbR9Z4Pc/sCTfuOghh6zXGYs1xxNe3+6bweGa8HEE6rZWPM12/UO1Kf/toXaqrXfrCSxb6MuarbAzKzs",
-	"qCh40tZHrdVmJ7+sqK7aA733jNC59WgZZoykLiTxPpy09lNb4rbZmCdEreRGgKlam8ZOc25r2hoqBP+t",
-	"YNa2DYzdnsoN2B6KtTbGk/aGoPsHyltndJMcWNR3vjf1nwN4pTb9oPKqeFsc+DTyumxVzv/FYm2GCafx",
-	"B67aTqR5pBpmiKH0xqHjmq3Rv/MHP36vdw6gnXrnPoMOljCjOsy3lnjOSPTP1xGSul4xw3Zzo0ALoKOy",
-	"xX0CA1nou3I7aZ7T7S6NQFOdm/4iZ4qJmHWz4sbWK8aCigHnhTAsBr1CZuT1laGOy+8XfPYMvGQLUAlM",
-	"W70m/xJ7v4APmhPHvl1znQtQa6NzER40pnpGIqsWRsT8ntqdJjkz0o+sGM31nFEN9h8TxdoMyX4C9AZn",
-	"dF4oczrlYpFy4Q+y4iDnWXYRy4x1sFAqCM0yq8Ca/UnkjETs2gxmpoq5+WDOIjKMqY5X4yIzYj8UStBM",
-	"raQeBSSy7lc1MwcoIkPwL6iMxkwFJF5RIViqrE4KZ2wUhKL6CgwR0wEcafdOQDKpdEBYwjV8m7CUaUbc",
-	"Z9AGrlmtX/xpZF3rdt2a06l8xvix/28YziAYeG23rutTmtE5T7netu96DK5luSBokD5uHIOM5YZXG3Zj",
-	"HphT5u80LN+kyIwQNjQI/6R5vOLXwJtxVSe4Zt4P5Rfuh+obXNjqEzvj6ockpws9cfOHXYBT6X5Z5lTo",
-	"CU3WXLSvCHbZshyOCsxyUCQNsHwoSXjOYj22Y3HvHaGPnc6m01/7M+CvTwfBwOiCMHIqEpon1Z2K5vEV",
-	"02oAN4eaG6Yi9CVPjFx6bXfhsm9PU7PmMuPxYDb4STjCNhtPsJ9BMLhmuYI1Ot0RCnbjbqaWHfMNqhgH",
-	"tTFctP1M1VLA38yr79yq7lADKmkLb//dqW5VgXa2olXfrF5SSGX1lgOiwKiwYhM7dwTgk10pOQ8uSF1q",
-	"+tRx5IwP94RU9Hb3SUk/3ni50F88HrRciLfofrCpVTM1Atpd+TYZ6G95y8E3JJAcOv5uMcxzsMq8zawx",
-	"xerAJut9LOgfnG32sSHq66OKMUW49pSSlF2bl0RCYsfkOZr2+Y6p6L1ghljnoTssdpep1rny6+ADMDuY",
-	"3mA2WLP13L9RvnPut4e71dftbfvdG7iQ2sUmR7FpN9Sd7t6qrye8W07yp8VF7Xbt/+YHeMnjuX3Y6N3w",
-	"us+GfbmlDOrUt4erGT7SbtW+qohPeWytwVZ2DZpyyfuRqcfObm6nPYVFQWOlCuHY4dRsUzk1PA73/qzm",
-	"HaZwrMMnIFSTtVSaPJlOa1FEstAst1vCFdE5X6+RPXihMU+m0zv1BgUY4nRaG0vp/Iwxesh71BjOqRlO",
-	"PVJnj29pH9l8j281KaTd0bOHYrLsEL1kWSU1lbEyVZN66pTw14KnCZlL7VPD3Pw4xh+xkV42264f5WZb",
-	"l2Wf3MZV67Cz7pqkjCpNpGC44meG95g/SMoVOFk3PGYklgWowiI+wiHkXAXvYD7P8ZvTA4yny39op9BN",
-	"X5a77aExp69p50JuUNeO4rLf3tohmHZCAWL4qkYL9pbesBG43bN+XKuFoHW+V/Tt7CKwrYdPpg2y2u+v",
-	"hfF2L+g3oE3/iKekc1nNOZBGlz1oNJFhJc40BMeaLwgV2w3djhp7sasz9vGHftVyjG+lqfSn217WDazr",
-	"dzndKzrBMWKIZk2vmiRaOuj7as5ffgV2AsbzHKVulx85ld+QpfldApu16v7uctdG2EYtMD/Wz1atjbyt",
-	"MRTKMneH+4y4TSGFSJlSJKpNBG4JI3dDGwFNCiLXXBOuR8eNqY/2bTcbv3A6OC5hnw9li+CtrXBzOLbx",
-	"bup7wXIlxQFJnMFL+4XvecremBfWeF9PU/bmP+3bk1iufZFsng3uRr7iyD6AiLXz2l2fLKVclIEpqohX",
-	"hCoSNedvI2zxotpOFSbUGMvDJ48/jGbmptRNGhfmLO2hDGuTdEjP+tv/bRqpgnniQmm5Zrmq/AMXeDN/",
-	"pN7uZN3pdHpA2AU3lce3FpyvQFXYs5BWl9CSKE1z31eEOROeN68WLwPBDpdrw43/U9E1HogcIkyNybRI",
-	"pczJQ8Ph/kWNhYJ5AYMqOObFzsst9/deN22HsjbEgPxI86sE4pFOyXyrgT6ieEU1hE/a12wEZbtSg2Pr",
-	"VGqmxyk13vD37JC8Yt088KcMKRd0GMMO4TrrjFCBWQAEmyNcqQJSfPC6ay4LAZsKQQLXPN49IRCh7eif",
-	"rh8oktJMywyuk+Ghi2ka2DintuPhtdIc+l855EWVMWRa2inYiDBIBeKqjRH1YYqNQbby7LKzB4rgi2SY",
-	"sAUtUk2iMjr9jAjGEkUibzqR75118w8GLs69xUX77tAOY8pJl5iDNYJMJJecw5WVN3AHDrGhVCQ2pBuz",
-	"bFr3tK829jV8nfGcqdIl++V4+qgZkAAjM8as1Kvt5a//s1rN/+ev6teL0+v5+s2TH355cp08PV398D//",
-	"lf6fXzY6+e7r/NdfHusfvzl33x6hH3ZRWJfKVe1wgAEDtT2EwNwlv2ailzLlL8aujwajESwtKy0zRTYy",
-	"v+JiuROdg1tkm6t1vdfRahe6bZ5zCH/EzgMS4VZEZCHTVG4weOLxIzKnin3xuMh9dYMMHz75guRUJHJN",
-	"5lxj4mF73/3cng0mh6P2Wmhjdd/ArrTRfsUMvLC2M5ypqvgY18ZaI1KkW5vWhyHT7kDeIM7tmHPSzieP",
-	"t4C+9EJFK2ZyJ3FrPV3W3V70hrF0sKWK8+7TC3HnL/DdVld3w4awmqJt/WB8Vq39HfoqmbwLRTHa8poL",
-	"Rzcu+QVocGi0Hkt4S6bJ4+mjUOzkMgUQQAobF8FdX2TjmqOWBk4b4RotksSsCHzfeu33TU4XuvMaSeYP",
-	"FCkEMB/N3mhiZlbdSeZWu2seDnx+ecxdW03h+56mC8gmztLtgcswr6seJFXX93aZFMzm0EW0d3v2QBG8",
-	"tuzD/m9xZeNNszaJqtFW0jVDe2mOzu72UjDVzAuY76Q8xdy2eWblDBAde6N3r2SOXP3a8n6w5dq3Qs8S",
-	"3svpZ9QAu+woSXpYLT8Jst6SDd0G5D+NwUyGC37NyJqLQjM1Os4YuaXlcZzd8OyapoXhid+mdNkmUxeM",
-	"6iJnZJHSpUc2NC1YdTlguAemMclrluc8KZ+FwrGWkjUHhKWK7b6NkeYuUPeKi6R6MxSmf3MEUeOekJ8y",
-	"llMtc/iJCxygy/kAncZyZ/g9aiSRvx0wQedphZZwxbaDmaVaNVF4f8fU7s6V37VodeAuhtQGs1iQhFVf",
-	"I2+75lKmjML13hXrCA+3c75i28P7fAXJ7W507VvdmgtgOmLimqUyA9VJCkaSIodMNbhdcslij0ZBlS4j",
-	"BXn57OKVy6EJxZJqtqHbCfkWk621YTuJdBm96RYib+Waa82Snd2A1el2xtU9bpW69eir5CEdfxlPp+Mv",
-	"6fR0/NV0Oh1Py/9RL7IDHWwgGBoi60AjMYqsPGcpZpr3+o5SSvsPlJk+ZAzJ392K5uT04aPHT774FS7t",
-	"IWETlq7QK5lfHrMkN1sBj9/9UIh4RagmQkrx/w2CgzqyN3THwHp2vjCdK/bbYPZlTar0+DQ59d3acEFy",
-	"RJ+Wbhxqwjs7iscPmzE+Bxqbnw5uMPDy/NaDo1r0+/Lo7NOc4eyfw5uNE9BLk6oT/9s9eVNw7GNa5lkC",
-	"B5ncwsaonYq+9ot3PBpD3WZsbNgZX/D4DE1AnigbdJizhGIefGPUFRN1r+w2jSH+GIVtZEqZdGC56Iaq",
-	"soN2OeBT6sHNdHcvJWE2x/NdKudG2MZyveZ6bFMjArKk2XiRN+6pupStY2OYjtL6dG6aBsbyps1N8ugp",
-	"gVeIfQXUMS9TAEnO7iLs4BIRdmLGr+tO1WoD9TZr9R3kbMmVhuwRJ/3Mq0F1E9I4iT10L7MvwaCafJ2a",
-	"A3t0vY2vKHdHgAeDN+OlHNsf/6WkmLykmx8r7uQd8RbdRLpDSQXS46yW+jeM8BLRXUPhSpolzTLA6QiF",
-	"9jNAuVYsXdjPZkRtlWbraIS7YHsgQlY9hAL7n5CLDdfxyigQ2CfqAlKwnxaQ13REDsv+ly9gUJbpvXYr",
-	"9IIuW/b/J8FIZmNrXQrHrg2EwTYdKtR1SwIXZPFwQRT7DXOT/Hyko7KQUHlriTFcmQPXygCsMWO4MvS/",
-	"ILUtLNkTzBu5E016cgXB3uhLBENp7ziltltI72XJGSAPgOtNkYhiXjt59ltBIW4lctOwaxPTYrnSBDeh",
-	"x3hkmjClu9cBnzv4FsTuQswWQPnCVP45W3EBmB8AOfb4dEqinBmth0sR9eWXWxFfskzGq+Pdn5a+6svr",
-	"bXGt9dqkO/X9l55Mac9rwrNqVIIlCqZGKOZxEbvOOeXIzGXlVFpnqQ15kFRBmUZWMgyXSdN+O1KzfDA+",
-	"oMNb/OxNzPJMX7Dluj0VmuSFsJKF4bsP0AcSkLXhBOgRNwflt4LlW8MUhWxxkMDLLdRXUwWwiQV6oldM",
-	"MbKReaLa9QEnFg/4zM1bge2+bQXAIHuW521H1fA9LgBGC1Gy0OXhBanWJ2lBxdrvT1maBATy5hNprDyS",
-	"Ub0iXGhZgQhZaxgiINBP78AHa/6V6nJ/N3TJwZi1EjRXZJNLUboq6q3uAp8dIi6ccNVr2wL7uFFGIU/T",
-	"XqLM4hAEbxtrfFOO3sqg9mE/3oZt3qCznFHVHrK8ddBnFlvL7lDVU5mhaDjfpeVVoDhZ7gx3RvJyQfNL",
-	"5OKG30B7l3TVlZtosbe2e6KorWRAvCj2Rs9I5HI6IzI0mhqhxMvyNIpSBLiEERkaZSjyRxEFpFAFTdMt",
-	"oSSlyyUXS/B885iCshUKJ4qKJcmp9SdRQVKpNOAJNe4AXNe4Fvm2Y546316CzL1sy6D+Xm5smHoddxQO",
-	"qtG7qdbmtFi38b+4tsf1SAKoi8ZufJEHqoLB24qYwCfHp+1bevP2eWcpbihbX+/CDO0AvxELT0KGj0+n",
-	"FuMJNxen1wYjFwpL8nB172gvl5kC5yh+FRBDdsqjOzIEqBydc6bw6hqIECeNgYFIkogYZawpLooK1YiV",
-	"LT1Qnia246SzwDaNmTaRvOzcuALuYekXIZc05cJZ12rir/7s9NF0WudHp1Pzi2MataNeHdydA+CR+Vfm",
-	"+xLU8nRaJ8C+N6wuxOglzJp4s+7E3mkukCFMCHts1T5k2ryxLrOd7XkIyrwZ8FIcn/17GziInhd7X01v",
-	"dIf9oaN43z+Iy5omyDkxD7zPZWFPFfujRyDT+r1oq97xqQYXt0UHtEYYN7LjvM1vVf1Mh+25b75LATZG",
-	"fXAol8/77B6FAIMrXHO/CLo08pALwpNd78sN0WCQj7f4YfZ6RF5QpcDxgS9E5RkC9cpQSXm6LO8H/0nW",
-	"L/W9d4rj7rnq8ArYXA24wZwQl7rREEtwrQcZ39KI9HxrWQYgn5Qpx1LAZSGtoqzxXRdYwiHKbUhTZaxE",
-	"qZiDwQpFSjXLR14TXqIT3jO4TiBsweZYAiimTYGrK8t7fBJtanPFTHZDga4527A8ApeZOiMR0mxEYBqZ",
-	"hBiLnNFY43iuGMuUda7SFBT5s1BEcEFtP7L0WodPpuCOUpa6z0gkN8J0M3RTCYUU6XZkIWlwaQEctD5z",
-	"HC6YsTaZHfFJggE02Dr97/cAdJXMAkKGIMnLWPRg/XNBIgiCiGbkodmqRw/9EEK5CEXKjAWhApLwJTdL",
-	"FV1GAYkmCMkYjaMAA8gBX14kxMJ4Wyx9/DoUMsfvJ+SpXGc0ZwkAhI25UEworvk1SxFr2RYOqOOINVDl",
-	"7c2yFzj86GEtbvhhHRL+fPwrHf8+HX/9uvrzcjJ+/f96T/69TRJ+z2iqOyyglF8zwQyvADz/hsAog/3k",
-	"1a5m0xW7fI5YmJG8is4IFVub1CYLHcu1xdy23RFz9NPUN7jl1WH/m+25jeE8t2T6XCzkfpsPw7fB/MkB",
-	"+78pLHsKpWkVYAlK+eB4rf90fxhal77kWa88OatCd9FboXppSd0pQ17rzaSb3WDKPXb2UxyNC361bkkf",
-	"qThn9riAdUjJnMZXRXaGvCUUpXmnCshFMyYeFUhU0CdkkkPwMvoV8aAdEwJWH/FzYQSCgjF7smPJjvN/",
-	"nfbDSnARo74vYF9U2Q8OdqI7ppItFiw23MjaesI35yoRJlYs59qtO8TUVJLWIdViqr6I0yIpo2huweN/",
-	"7PKlnvtgM7Q99LMReNJHXbx1tGgz0O5A6Mmj45Bg5lNYPmEjHfpm535p1hakPZfCavSyMOa+kSDMhZi5",
-	"NwazwUyvivVcXRbZDLxJVVTBgqaK2Rv9hzfC0qpHmhz4hE5bAkqqfe0THHKbqNz2wMczl44kLFSIo0Wu",
-	"LL5dMrkrWC+W8PcUHF+jo71KlKpN0n6nrDdh6woRqLvB3/LotG1QdhQQXmFfDAij8aqK/QTaxrJJXshj",
-	"DpDjoQD/B9eBy/oHwwtbcC3CZbNNt6MJc9u9kHkojDEGbVsYMNzuMgYXOF4vQ+2l7ewpnMTWheiK5IEr",
-	"u37EV4vewfaOoqXOm5dqH0Rh2DnaSc7KCVBInN4ghqc11B1C/W8CuXZEvE+btK2+D+qB3OiRrzhRIxLe",
-	"P1sNh025rT6pt0luK/sOO29KY/KWMEVerM7NnAcYNXFT30FfxKhO78ELqQ4G0Fd6g0Y7+Jio+U84TL4M",
-	"PGrNnG8JmrqBd/6WOAT9k9C+bIuKvr2fPIHjdu1915H26DnMqWGq5Wde8qOXlQe6c//Mx5vBL7ghtSoW",
-	"HZgJr0rcBqPlm3equh4Zkxko++l29KHwz+8EVq+kdOd378JYeoWoUA8cpBUZ0ixT1YyPxlLaj9vmAdkd",
-	"gmLvyO6rz6zd86lkDmGmFYmCX4Kregp3jhfLLmiJZlmreVULV2y9drdRg0bhSbnSmMDu3wXuxyq5NdC6",
-	"xwqowznfj2ayh5A/IFkeTR3tBFHF7CQJN9tC0xfe7NFu2wGthiqsj5986a74JySKZYKFOrBOKZ2bc7um",
-	"8YoLNjY6DqbTQHk18+5ZKCLtintEu1fIYTGdPorNm/AXiybkqUyYAoOAJokraThkbzQTyig5oyAUStqo",
-	"AUUg1IkvhcyZe1mv2Nal5FwJuUFtuilxkw6mtDMb8+qM7NTfCUgzzTUIhVf2LyBeQTXARdcrmVya3yhm",
-	"oMMHbaUdq2qIwW7Ahflot45ZQLqKpQSkpfSTaaQsfgcJuX4lm6bPuJxHuzjUHUg7q2JNhUcVb7KUCuqA",
-	"0IHh2DhxEbMyM9PV26tHtP1dklwWmtlYRYWfZ1Sv2iWZrQ/aGuzVrJcJrp+WjSjpvi+X9yIQWw0xWPxD",
-	"qSUPjOVZJqIQnpS3Df8ztvro+DlG5bfUij0Q5NGdj747nu9fvXrhEEDMGSg3zVWCrQ3h8fRxXQl/9BCv",
-	"GdAt+eTrr30n5bQ1cKoLSsYoMblu0hMmL26de9TFIZlmm7SjSSf5duVJ/PzyuRFSHFBN660H/ThZbQy7",
-	"H+w5VM3IV8ypwNXxs/wND2tl+IW+YFpzsdybAYzJrQhXi683pDC8AHpo3nITY5/uVjvYkv+6+Onvtvl5",
-	"oUkkijSFBdmb29GYNrbfNT+esDnN985P4TuI0yR3wLoV8x2ZpVXe0xv69SnAc8s0pZnyPJqYYLug17KA",
-	"knpeaNW31Y8tl/7VcHra2XYJLvC7g5pl2X7bita9SK1ugtKr5SeLB+glawuoj9ubKovAe25BG0vEK2fc",
-	"0Xcc6IDel6uMjju863d3KusuF5fzYLeSlWFGyBBz8rPg8Cdby39x4NQILCFJRJPELWsPw7zsM7ArBzPq",
-	"2Kuko76MWdwF9au8rmy+S9flxk1uKlKq9GVehjQ+vIEz3rsHe3RbAIzGcN728RR+MNiGTs9ffdT7L9/M",
-	"jnPBlOpSHOxjd79dVdlesfjK5qhjRdSd7TcvAAe0ppa7IvVBd+AevnyjKujYfMcrrg61DbYtDhfbYXMe",
-	"z+yFJ4uvcLiQqFWIhn+da5JTMTnCOY4r89Q03ApdfyCcAKYBEQX+FT4tK9LDc7vuijyZPvINaFyDvoEF",
-	"gVucvSSAM+ni0JYOcB1dVI2Ngdhl0d2uI2igXok9cpSB9kJFBe2wgPs0SzugM0JrxTGJLnJX4gEJGXJq",
-	"aHNZ+wRr1BGRWle0EAhfv+1IlhIQloOptoXA4p4pV1CzfqvsZQ5CJOWFUIg501G0rC+n6Q8jlR99BeNE",
-	"xp3fbpQzdJ3UBti29hf0mlkkn04HOwL5GN2NXu8FpakhKx3lWvcc6sbGBoc6dLsX77IbUAlq/yI2qDVK",
-	"yki+FbMTmrNUiqUiWu4EGnv3nsftwgGn/gWjebz6nu+/xzBMrTKubQpfS24w5g623g9QdCrq2r0eZLTT",
-	"3KUCuj5CMcRbDAWju7TtXkKeYITpgq6gwwgUq9jYnHEBESYA4js2TYdCYcqjmpk3YqqZcNVFEYsFoAmw",
-	"9QAD72AIEVnTHIQjCwV218hcxPQUxAhTDqBQxTTDos3mc5aQIguIkqEo02tzJhIjDDAHGFCm+l/nNtI4",
-	"WySWlxfY8xYup+KqXVfcsDStX8pbAhi+kEovc3bx3z8QrS5NC6MzsuLLFarQc7aTG7VIJVxM2vHide4O",
-	"qVaZsDCqoKSnbsJ9yVSRtqWj+5eXSEVkxfW++8vd47qCuMw5U9re1A/NuAKM7LI5iG5x4IWRF1wNYAF+",
-	"dDU5xwGt6ZasZJqQBTNibIU32lSQCCq0RzZak6dpKFb0mhFKIu9uNDqCYKrD/YGDtW8anN0wW1t31dqq",
-	"jplYQ34fWNstKxh5dvzbvshVAET9xWMv6HenEkQ17mNhk786DjUZUbGch6iaTVBbon3b0W5Q+vF93mw+",
-	"GS/K3gjWO/eo7InenNq73LrljTLDxplSfwWPtSPLuey3FC9cmmC758JscoUDAUqazY4ssc9mRMhKKQB4",
-	"ACFRdwkBnWbig1iAOK2CSCOyMfwQNCDglm0AaPyaXRqFGevIYWFV/NuV0MJ/QZ/2b4vOh1S2F9Lu+iGQ",
-	"RTPjssyJOCLG+vT2MdY7de+4usQwVUfpGcvXXJkXLqsXH/oAEUejxd0oLsJ6gF11P6TUxgH3j9vUxVu5",
-	"L26wMoUAVdpunWmnDfWropeex9iz7FqOsCO4t0eUxS7LWreJjpJom0fuH1xxuEB0leFAx0ZlwfwXK7oG",
-	"ZdRzPTBNOelXIirevkhcdah6zr6EW21pqjqTb/ti+/gYnAcwfno48fwzva/fWnZG7Qy2yfq2A9lrOLUT",
-	"e1SF8vLo9VzInxXL7QVPq0+rOrx9pB2WO69Oc19haV7vIrOj0IF2GUHfdYDPsFzHwfuPLgSElv32SKSO",
-	"1NPMrFMD7/xXC78zoaDGx0oe5G19eTK9c9Uq4CGhr7O4yzKXRVZGUKuzMsVRQvohwAmotszEm8Tx9S0Y",
-	"c0xYf6O4zDE1sVsjfiutrCz/6DPf/uF2N4sU3FcJx6t/AL7EyftAqL95ulFZxu5GtVit/7W1FmsnXXcV",
-	"arb5tu+rTPPr4C5rHwAZdxVV7kXXt62GLL06hC2Vzo/KA7/70siNQ3FTir+jOsi3rTm8j857VBYuyb67",
-	"rjAKmjsuJbxHePd35Hi4k92OAwc5VyJltgSRW8zOmXlRWrzzBwqT65eMOIwquV5jAKlgZNiCfT4iDcSO",
-	"B4rIjQDv7tWERDwpQxdrSaxkGC2ZdloiVKvwDa7IsJdQmD8h3RUMe2mjlncM3GaJWxylJs/sKzcy0xB3",
-	"9AZBqzdENbT9ve51/dMWj9pGL1ZP666nBoElHag/N0mo3MPTH9qEyfeINgJRDnDL73I00B1xo2TH7vpv",
-	"d1pK5NaoQQe7AK/Q5fF3GMfEgtTWu5WlVqCCSHoPVMPX/9ETzpx3+M4FVr3sSrV5DclVCbSdJW092/KK",
-	"iXb0g3Nb/ouqRuUL5/YAQ0sZsUa4dmHAuqzpdiPL5Oiibm21/bKVFKyltJ9XhqhPLbhjEsdhsY0s3Jnf",
-	"6XQ2dVzrJjW07ij1aW9lOdhoKF5iXtsp8YaCU/Q7AXvLJL4qC1A9UBaRxcGXh/7mhYNqEFUx17K24+H6",
-	"iP2rdPUohcf1+6mBdwxvLGlrxx40JhRVmhQKTC34e5NzrZkgQzQQI54wobneTqq2FmmhVpcglq5pGo3q",
-	"k4IZ9Z/J0fXUbBmwvWuOkN/wXmvinUU57hlF01WJH8qjlSfgg6WKNaDeDljZwKYPZwLTGvARFme7rcVR",
-	"SYiPlBd8S0yxmq+xW4cFdwR6/zxHfl79JMratDXf/u0jYBtaTw/t5SaBsy4jvSO6++c903S34lUc8ueS",
-	"0l/6cztm3Vx/MibfvXx2/urZxathbZGDus5piQJU+VFg2f+cpXJDpjfxvO0PNvYJZDf+uDbD5j63HojM",
-	"MMoyGH1/JkalcDdianYj1Rv6XjPYfEePOUzF+9CaGytYb6x12t7dS0fsCjzcOeHenNyNNUPfkZ9ls9ec",
-	"s2EouzbBXWfi3MrMwFgUHNO+aAW4+YqLnOvthRESOEes2ntetEHHnQsiM/pb4SoKD6NzQM7gv0Mk8oz8",
-	"FUv+Yi4WvGOTsUaBTYSXZUkQrkPBlUNhnJBzAtdAYhmQQlwJQFxAVQyi/awGYXvGwhnT01C05IWWxeOg",
-	"EgAv3eslGh/IRLh2hPFWS7rSOhu8ewd3m2hLxVJoGsOxcggJa8oFIEznqgGU4AcrEO81c7zz1LavZicn",
-	"8MbE/7jpmK0yAM9fPDe0DJ8E6KDRDsDOiGJEALAOPUzxNlrPJBSheLXiiiQyLtYMYTZhaRDz0ZyPvNCr",
-	"mbX1oEGuyJIJltMSIMxs01DSjI9jmbAl1JHOeVwOQQoSrzgifuM6u/REJ2+ATjFWPRSaKa1MNzbd0xXZ",
-	"V5pwjQGfZsLLXG5UdbeAleI9/yS0VaKVoYqDGjxLFFzx0yRhCZYhL+Hnym8hhLLgqZlbRDN+Uj5Rky1d",
-	"p5HNkofMw9Qw8oRIwdQIVvWpFNdWwM7Mv8d4yucy4cxVhlSCXrHLGML1Mc31DAqAmaH9/PPzbwhyDxUY",
-	"3gw/h4IQe6TN5o3J3yW2izyDULHdwF0KgWOIWeS2mAZXRPF1lm5tTgQyA0xAUKZhWw+xYQoiYzojFOPq",
-	"YeRCEiYA4h1Sxv/5OpqYkeAa4xgxVcwnKxiiS10eE0jBxblGAN4aw9qe2NTLvxh+F5Ghy28fzUhUpkpz",
-	"nbIoMB1FaAZiPnbCbLATpjtHAcnSAjeoyiJGL3XCsCSCPV7QFOYjo+7anvKNAPBR6RVx2O9kxc2xAtAo",
-	"spsNPjKM68l06kAYaY5LV2ZRw3rUz4V7yXSzwqy4em5xYEdg85FNx/WU5BmheIAIF7GEJFkpGBlCSOTp",
-	"w6+aQKiEROfjXwkd/06m46/JhFySGRlHI7N3VyzTAaJ1britl2rPtmMFkLI3IT/IJYzFLJHLx7VEP4yq",
-	"7OpohOgSJRsGbEZ7SFymjlyQU/I3/lcI5JY2hnf5O8/GxnbJmVIsIcPoKUbWj5+JWCZcLGemf/NaNKqO",
-	"dZW4HZ3HMcuq1yNC4QcF35TYksTlt+DdSMUW3M5E/6D5dkaarU3sTsJimWbs7g2btQ2evaLLqMRPHJWc",
-	"16wG45ASuaFbjzaqIVgOVqueTwqRMqxqpehWVZt1htHzpPqepoSJJJNAtNHJCkBgfzcEfgLZUL/bY3Sy",
-	"ZoaNqwgWPivmKY9ROKY8ZkKxKj9pcJ7ReMXGDyfTHUG22WwmFB5PZL48sd+qkx+eP33294tn8E3lTrWS",
-	"8fzFc1/PGkwnp/iazJigGR/MBo8m08kjKFOnV6CWnBgufX16UkWPLZnuSmPDuy0/TczFG9jjbW+0qqtb",
-	"szYgC8yXE/OvCO7labzC1qDmClQ2JPOtu3sif4fNanxVL2EHqWs0y+zGorySGbNfqRl8NiHnVnznjCzY",
-	"BjE2yownOwtjU1s0znLDn0OdVK70uYtpcXwGVunhdOpl4UDUhseQ/2UL5SB37xWKB94LUJFaLhyXLbXp",
-	"0KZ4FwweT0+7eiiHfPJzXZvD7x4d/u5bh/uBXzw+/MXfpf4W0v/NB6c9uniBoB+vpPyB5qilP3749eHv",
-	"Xkn5IxVby9/BVfkEd2X/d8+tDMEPegzwguXXPGY/V0giqOS7LDsgE9wdRyuaQsSpC4iC+E/ZZkU+BTVd",
-	"lXUx62Ud5QLqaFuajsrMxyyXC26hpaRgodA5FQqjJwKnqjJRnaGy5mX9aOHPkXUwVYC1qDDiaTSHJN4D",
-	"0A3ajRUAvnutC7jbqEWaGu5r23ei6/H061BUEDET8txop9W6mu+Aa6MmiGMH91vUdnZxZc9dXTpXpkx1",
-	"VvaqXjl5nrB1JjUT8fZvbGshXoHM/iqT7Z0dfG+Izs3wrm516rxg73ZYz+ndsp4utiPYBlfespkeZ+uv",
-	"NCln8mlzpmkPDvPU0uKtWNnpkz5rUEIc/cgSTl9ts8+RDyI9l7ysjQ++CyqVI8uAng8wxlZ2mGVRZcXi",
-	"pYRlbaGIKvA1W6ChUfjCqZvITSwSui1ySLMsFL4h4UPklToHFIZwEOxGyba6h41DBV5qUUXqJSAIQGQZ",
-	"k7ybY2XZJ86vsuwjcasKxXMfx8qye351z6+O5Fdw6By3ctfBdX7lgs9P3lZ3EO9OrAXUzcjO8QVVy5uv",
-	"qWguNMwZUxGE40Gmbsqo/TQUxmLhYomaldGgwNVkSN6VzjGWgQM7dopeo/EoFJYbuqEMDXcCRqlGE4Kj",
-	"xcItlXXn3rW1MEIhpFelps7F7HyfltWCG6ysDZSjwkU3vxnjtPL61i586rwm8PjGwfvQmzHR92TyudXp",
-	"MvgaC/9HZGh/DtPQnoYqANRjM/GK6j4sBjJokLGkrC2b+Rv43XMQPFAWlYM3zjreVlugML/qllGmQhGV",
-	"N6221mjJo6C5iQXQj0ptCbwRNJWCnSG6PhfLUFAHcrKirvau1Igj41gIcRzE8SnsYJNz3x515N/CZnDO",
-	"kMf3KfGYTuCUDdRGK8FfcCW7oFLc/pXDBfSOarz+hXj/4e0ytMcdIWhIO4osIartnvd8nrwHjwixp9Fj",
-	"PK6QHfqlihal5cKpHe+Xnyh63c5NKmOuhS9U3WMaEugtLdpKl2OphZuUwE2fDC95TybcDkJVLxPu7hQf",
-	"XOQOtQdpjCrrN7w34+7NuD587gKRhvZwuYMqlpeh3W7FXSCmiEMbbTLC0hdlyyLZKDCP5ZXMsPTFW8wu",
-	"G9u346Gvvb2jEh3B+8h+1odGsA0A/cyttffl8sLV+UheL4cD0O3y8mN0d4jwnovec9FeXNRwuJLB7TVT",
-	"MZ1Enbwt82bendjkoT0clAH/LNNbLAI/IErbxKMoIEqiGgmx+VgtI9bHuPbPoS3nwLIN215d5m1pfZ4B",
-	"viYGQOIrJKbCGKtzVn08bCiQo1a3F76NyTO3duAHezODeNLBfas8plurnu9L/8P16VIA4WlAhNyUy3/P",
-	"v/48zjLcckKJLT1jCeKgaz5Z71HdfsqYhZTAdIqx086crlRL5nBxihnNNTesRmg1CwWG4Ho/YnCaSwBx",
-	"AWlLZHKom/kQNQGW1S/d8aUSyJXVEFkyITbOHipYef1DWKkxsnECobAzmJVxp+BbU4SmiNuNCWA500Uu",
-	"mFUMHk6nMDnL+iCA1ebBTYiDZ6wK8CXrS38IUX1AXBCapmeEilDYqPLa4lTq59RVG4m855c8UXuU0W9g",
-	"mj+WkKqf8GVobagfyaY+cJlQTyJCUmGJoxVgr3eprh4YjdFXm2lNnzyDv1cfD/Juw2V3Mtb2apFYO+9A",
-	"yGlS5FhkC3BWIFOyTJhsiTdVjBnlAQLjFPstFBBcGgDzhCxQCiouX7MSGTQgMdXxalxkIwx7yxDfuwZc",
-	"DCk1ZQ6mYr8hsj9LArjaKJ8kLOXXLGfJzJUGrI0PLk5hkACSTGhyDZUXjHxQEkpZWHhtN0fE4Tcc/reC",
-	"pkYFLkFKS1RmWw2DOh4OmO8wqSK7VDEVlxsuErmJICcCeqKhwNpTMreA/9ASRtZ5E7cpR6RCRoWolzWj",
-	"QpFwcMVYFoqMLrlYhgMzIPsZbE2lSkPce1JJhdPpbsR/KEr7tZY0sJIbYyTYvIHSPYLLi9O8LLLdGEZM",
-	"UsYsHPv2TBVzQ2JzFmHAzqgr6PfZtQ3kPOwOgQkHdeIA1xCC0Vo6OSPT8pIH8Gm7rnZg3/up7/3yANsG",
-	"XYO21eUsIKXcxkMVImH5GZzoxYLlmIbM6lsIDVyiTYWV29pm5AAJb3GP9qOha3ugrOcNE6ShSGCO+TYY",
-	"5B0bbSohWoaifhAyyBHlv7MoIJsVj1egeqU2HDxhC1qkmgwpNoMthgKzVk8tobRND5DPa9Pb2YP3aVAB",
-	"pb7AOmM7AtdPfrcHZoBwpAyrCD6FDISnUuhcpt3VYrIcCvwaZjcG3zxs9s6Myw189+lL9B6D+04K9iey",
-	"vp6ag0KKzAInQrQiyFtq2YMnzc3JqktzjG/slOaG69gQSF8iCsARGEbwyPPpQIII/PhAhSJnmFs5Cgwh",
-	"gyyvYkJzS9z5VgqMiOcJ2RX7oUC5XwqQWpdDLe1oiJJrN9TRhHzXGHMoyngG+77hFilbaCILfVbXGgyH",
-	"yQBi2QPszBlqAnMGCVpdEgg7PiSBfjLSWFdr60pZ1uoPt3GtBr7GLWMc6rMuC1eyay4LVUJWtI2jpKzb",
-	"Sge7AFbcWlnLVS85YRjK7xNs4QPKiZ2qoh9UcACBdWUd+YJD7zm698Ehn3XO0tIxGe/O1IJG70taskzR",
-	"D82nJJdQL7/mjg8ItSC3Mq9C4KwvrIwFQU5cvxb1BjJxCqaLE4H3mRcj4rPyGWll5WSIiJpGXGwEpqjW",
-	"RmpMRYu6iZVj3bDtoEe2do59RVQjeQCVg0FAhWJov3zgYmrdWJpM2gE3u/yAEtras2BsC+YVCyaHbkho",
-	"ZzQhwP3tE/Q1RvCvKAgFsi7rF2xsCxhxxlprTtKXc9Z6M8Zq5c17HJCUXzEQrC3RfWCSOpoIxUqmVbEr",
-	"+AZHmbG8XLIZVOmNpUi64nXIEK9obFJ6riCAzmKoQp6yTBnkizc8XVxBRprRXM0XkDjne3V9EHHa5Rw2",
-	"AoIKo1sQlirWcbFuRIWETHWqrnDHNiuqS8g/M8QzCIysD7FiqOVCanqF3mdwslYrT4ZCerQBxy03epIF",
-	"jC4hBx+oyiHd7WOFM/xp+1ZhiB/p0h2XZ48PE3nO/d3UvXO0h7AFarIyslPa7hhTJ2/hv5c8ebcv+vsl",
-	"W8tryJRDblaLs0QytXfce2RrKByHdOw7sCHL3tuO6ZZ1eAGqzjKASSjaLKsOSQmVDwE1JK7OenQWCunJ",
-	"NMv3rVCz4rOqKwPuNpTmlo8vGi7AygPpbvmHdb4NYsMTAm54ZQqfkY37BKFb9DZh2MJ7X8IwOnhvh8W8",
-	"78LfEcgd3/c/3mPA480irOY9+/vTmAtIuI7c+/Awv4pRp0vIqz3NlYPHyQuhZohPlQQOBncrYgKeZDj+",
-	"FuSk4jllAFCJMdIIC3L++CvGMlVzgHsXD+iNmFUQONijixoaAoPQMmeI4UXJnMZXRTYKXICA9aNbDV+m",
-	"iW2BG50MkIXauMJ3FUr/+8QZqdeLaldtyhW7t9I/jWNHkxol+6Ew7qfasVvvP3CtZSpMBzVcpKqYc1vo",
-	"nXfEqPZcje2U/eN7pemDKeE14vT9ovf0/SnRd8c2HYz8WrMTV2vs5O0V24Km3J7SZPg2ujARN9ReJbTh",
-	"mjYC9+0rkwKgYTsSlv7GtgrrTIci+t9/0vHvr83/TcdfX07Gr99Ogy8evfv36Mz3QdMuINPAOU3cJeaa",
-	"vrm0o7A13AkTsYSgMSsB3SDrqVII09pyMl8U2sG99lBEbeMPFLli2w5dFPFRu9XQjGpDPoPZoGt1Plwa",
-	"VDX7jxSzVSt12M65HGF+TvlQ976AHnH2Rn+0KZN+hqVXM3F/CpPheVUpzFZm95Jlab28VlXomgwd4p4r",
-	"gWtGUlZNTNSo4Z935Z33sj8XQfpkWjULzZxOp1O/dRs7OiFPXflYwwqvWAZxT0t+zcQZOE9bnNGYeqXK",
-	"+1ZQ1Ku6KnZ+XFVxWJX+cgP+WJa9fF8sCDv4SCyoXie1gwfZJb3nQX9AHtTCG3rwHsSXOXnrYPcPeCcd",
-	"NgUt7zzmW5KzBOGx0My35AxaV1liAS7pU2OVJKV5zWiecpbbaFBIOUd3lGmOlVmZ+DiVSzLMcKPNK0XM",
-	"EnRzJmoU1LMvS2CLWji+1azqL0VBKMD1F7GEu8jvaEK+sfAXkOMErRH/LsnHvOiEs+gMed89mV5NiBZd",
-	"rNqcD+MZrK7c3OTvIwM+e9iIziBuwA+OVwfUDneq4TrdthVAHG+eYM206qwDcFtN6XD0bQ6Znxbtfkdl",
-	"JJqB5ShzRcyLpl+eh5COUlapocrm46jA3ag7THOrlcCnVMCVuCXfMsfmiEzqZxU/+LRO8N0rL95UP5L2",
-	"Utb0aFdckGzuc6Dv72mPYX3PgBH0yl5pVYROcmZLWJ+8dX/2urv1VTH3Id4xaE+61r1S7r1JDo0YHlmG",
-	"ZwCOdNlQvRgRxq4mLBRDqJpNUimWDJ4Fte7mDFMwgSGOmlpMUDFrl1JIvSCeh9PHREtZ8u1ytA2IL3dC",
-	"yXnZL1YPuAWkBa7qS9vjoK8Ss7MBFh7eruA9L/mzXXq+olcMrvi8w9SuDX0Kor41MtsNOyAZy2Mm9Nj6",
-	"jYlNKTZDIYotoeTM8OdX346/Gs3K/DCo+hLNzEBnkQ0IgSIkXBEoivLooadM2dIooYhcRZRL8hcyjsgw",
-	"mulVsZ6ryyKbRQGJZn85nUVQ+wEG8bPg0BNby39xMjS9c7FMGcl4rOUyp9kKg06oV6LnmuYca3soljJg",
-	"b6dfIOz8FRfG0hMQgPrrL/9FlCEmgdWZVBGvzO+LlKLXfyNJzpbYKBeJOXoSlMVQqGKe8GuugB3D+zmh",
-	"5IptY5qNSi89+eIxAa/8hJyLLfJCCBbkkAEdipbSOGVatNuhaEIuEC7fTKFE3KeKKMPPQ1FbwzIIBpfM",
-	"GMs4Dyt/vDj0OrHlPlfsIrU1ffMDE0u9Gsy+eAwJZu6fp60qZqsP8jxJOgSb9R+2iDVPTkChqSgUQzAp",
-	"Egy38T57YOu12FyV0T7p50J5jPhzOfJGBDZlWm0odYRKX+DWXYhuGg6RyUHhucDhNqsi8Pwh7eLOlnGw",
-	"+dJKcxHrUJSTmrOtFImXr1/u/GXGclcTMXIFeXpA4J0nyZ1IzHtp+acNEaIxhGb3U6Cxvt4NCwCgc7Ly",
-	"CnTgAt2sokmtckko+pUu6YWy9gKG/WlHXeMYP2WEf9z8e85yb9MfA/JvyeZgREnJStTJWz9L8t1JAlLu",
-	"muo9XOub8h1b5bLKkPK1nIpfVY0mkb2/CAUUtPNqOs18ULRSpJ8a/RMKv1ZFQpdUsw3dhiKWQuA9bHVP",
-	"EqdSWTggLkhk34XocDytl4D8w1K6NYoXvI6FHx9Pp18FBKo94g/VDC79GYza4sWqF0qdqXw4c7HemJLk",
-	"hyA+UKGAEG/42ia3eCHdXr+7Yd2hKHfC3clUb1eb0tT/hg+n04AIaVOS4N5J6FH7jY1r8IUXrfQeYN/8",
-	"olqdgeCNfN5PE/ztIHf3kg+E3Ph7ds/t/0T3T27Xfd3vFnw778G3X3p8u4tZ1N2vtXjYkgHWODXExxrT",
-	"XNjipC4LRcg8FK4It097WLS5Ra3d5aFetb0GE31Z43zC8c8drleWcanYXje7e3nP7t43u8N9ur84/6wN",
-	"4LtkXMhGupkWFMjcKWrsYKY86nI+03RL5mZT0EoXbBMKRNg8ZEh7zGNoeQ1wQ1s2KhQYsBrnTGOuCyb0",
-	"lKW5DWOqFcTHNBzDKy++Px8/fPJFKFZUrSbkF4Ags0C25rTbqt2uWF9jAg62F1zTobCgwlyVTdhi52To",
-	"kDsiiy0ajc7KiqIQomB/d0uCWJ6Pp4/KptyHsMKoblu3F6K06RLBFlLPSwBb0GqxI+T5DlgncgQxgaeX",
-	"WqcRGU5nWPR8T/I2VD39w7Df94bablbJc2S8T8dFrUfsYy9iu3kxIGolN/aoSEi6ugk4V4nJBch+QpLY",
-	"fGdPmC7P5WTvRjFRrA2Lco0NXgefIarXvcPlExCDWLaZetLoGGmoGM3jVRle0ZnM9m2RpmPN3miCX5Dh",
-	"C6n0MmcX//1DQPwHsRQLviyQiZJI8XWWsmgUCukCx+Fte41Zho3BnSZNU1aVWy/hlqm6UkEo5kxpTPlB",
-	"XJIZxLZScWWxYgTbmDcQs2RYxkgmI0LX0kgaAPWEL9SERL9h+CnZsPnYjl3pbcoIIEnNyAYC5yBxKE1D",
-	"4Q5zQKJw8FshjbECr4QDEFFrs+6rnCoWkEjmEZkzvWFMuHbimGVahc42weumlFEA3o7GEWFvAEUEhiTz",
-	"xIa4VlFVyto21ywPxcKcqQl5RuMVWXFN/Bq65aWXkfdmtjZSxPTA8kyTuNCh4EJLkqWUC7evcCmtKrgB",
-	"WGo3S7KmOWT0Cwl/FhlgtTAV04yNJuRbnmpnExFB81xuLDc0KztzED9BdeFmy2gY2wyDCn0aqFAA4Na6",
-	"Jd8/IAvu3RuGYoipCRThAoA3o7mVMnqlRs1KL62Zy6EYWuhxd4LKIsR6lctiuSpDItUMWhidWd1khU4/",
-	"Q4lGp4l5whJDoDv9YSimDcO5YIycf/OSTKcPH7dWyoLl+9Edzx7BD0C91V05XlniLlzCM/A6xiuaq8iL",
-	"IghsDTGqzXpZ/CCz80b3S6W8AtYyxACddOuo1VLHHiC23/YKwoNRFT8hAK49AQ5wD2ipC+QOHt4aaK+9",
-	"42Y5nia+nl+P5847t5R0p1UKe3aNJ7QTRRee3nHXFqGMzNkC0yfMCgCUNNCe4tds1DUg/KZ9NAnVbGwa",
-	"uvmQ0J44akQOaPi2A+qH/xgQCIGpeDlcccCQQmGkwQLZdfexbUGK7IcMueI3xYX0OdUfFD4Y2flLporU",
-	"KI37kSDNSv6BE8A+sxwu1BAP6ax7YzBAMB2C4EeQwDrOfo55+1S7GNkyfGnogerhXSZqWbJWJtShHdoI",
-	"wJrKMwqMloKwL45d2ACuB4pEKbtmqUWyimlG5zzlmjMVIbhuF57uBU71fR4l08M/ONt0gaoaTnnNFZ+n",
-	"FvxRTe5PxvuCNi0RNn3UWsWYag3gPRCBVEF1VknRoPDtVG30f26rSdCN7WnsAbq2Ughia7+a1oJqrYzP",
-	"+XoNpcu8wVYgm6fT6bTbbwgk+mmHH8EQP1L0ES7PHred1fLvU6D/QGFByp6JQ1Ly5K0z496dWGnXfTNj",
-	"y/6rBtBvg3s4oRmdEcxdFMbUtZ+FIoWw3yUyCU2vwNkAdOjEZ4Pt2PZKJwL8Goqhkbjuqobg0NzVsBPb",
-	"OMYeicp2Zh2cpAVBoGYY168RPLv4g5eKfZ9KQCcWVW217y96P9s6hbiPN2Qe7vDuxWlzL9XBwruUcPDD",
-	"elp4EIodFZoc1qA9sBQg0JpHEn46K5Whaijt+Kh79XAH/fJJMJDX7780X1+roHXX7/nEZ2+I+Pu6e4Bu",
-	"apWUoEqiS81oVhutDnj9Sf2QE09hCMg+iyUU55gOiFkR8y2hApOyGrVV3ZR3HQYB3rc0VZHg6NwKV3fy",
-	"M9ZJ3pdNZZfmI1lVPQqClpcY9xEG97bbEbabxwF76WJbEZ8oQTO1krpT/brQeRHrImcBiWUhtAt2s5jT",
-	"qgywA+6NCpYsAECmyunMQ5HkdKExtqCqNep6H80AH4eLwlXdTMuykxEZYg+hsCkaI8SCgNqYXv3P6m9U",
-	"5vyqjkYlNPpbKOx1FV4KI3fOaI4VRy1qNcL6ww263yhG8nFt+Lzlxo+mjzEKInq+GP9dCjb+kWrTnwDf",
-	"FfB6O8UHgKcNlSOjZ6/oMqrQugHT1L3XAdndjiZ84XavB5vHXq3Mtd/5pTmhPE0pBjDwqhIEtfntvXZ6",
-	"r/akm28XQJ9bxA9S1zEYmCVtCUSFUJ4FxntwVSMBXIUAiz3UieZwEclHXZnH5X6a3cKwhgZB8pL8GmvT",
-	"PgVby9Un18+9xOWfQ8eWFkFaaSsT8HBDkV0FfHNv3UoMUlAnb8tohXeHg89e+ZduVsW10UMIU0Ei5Mpz",
-	"ec1cLWdXlNoWpwzFblHqjhCrFCu2O0Fjj1QohpFDPpwRo8VF+2OK7G8dhvkxIT2NuI+6Bu2Hfdwhmkk9",
-	"8MEus1lOXGQbRMvOyJQMvSv5UQWj1Kvu8p3VWYbYg3K8R1QtRkgH++EfNe7AUluf+pNuKe79IJ8rj36B",
-	"pe4wXFE3eCe13KS/BwSAZSr8FIsm4/Pf6t8PFBapQn48PA3Iw4A8CkIxmUxKhrqkGZE5SQqkZhbgAYMS",
-	"6IbbOr3ADIeL5agDqrLyskT/iQARUQVxKRdVCKcim5XEKsC5K4BQopyB3h4bGbGLQNvw1uAUQ7EHeaY3",
-	"jtoZpIxrBM4FPDi9osIDmHEoVbb8QNVK633zC6mOwcL8MALl0/DJeEvzkTwyB7AzBdvcw/fce2SO4vBG",
-	"2emH+9OmcJs/xqDAd5dvYXoHTSyxSn9dA99ByUwgCZDtr18QpVTpy9z3fcQpXTutrCFRIK/DCSDFfvNh",
-	"LhPsrQ4SdpBVt/DQn2G8LxlNEKP/0+Cj74krNib7kVCFq8Xu4I0e1X1ONRE+mGL6J+J5L0FLIyu5IQua",
-	"N0B2kRPtqrbtVRWqRO9Od4OFlMBM5SoZ2+eIciNKlTbyU3SjUWA0TcSeAKwgCz0hBauKRYN/gkPyHnoo",
-	"SM1BEQrN12zmMpzh2g+R0qguVOBSEQJsfBuQClYI3jP8NRSFYgHxSrZgyvhwJzMcUnoMg1xRtfJQhWAZ",
-	"unLTZ2bEdiFwvQJADAXgICzi/UBNQoG8vlAsuaQaWL1h1poJ6w+v8rKrFxdpoVaXxjjOr2kaBaFQknAN",
-	"gRgpXZL5Fq8310W86nKxvMJtPsDHfwGUVRz/GdnZYChCP1fWr9lm2jeys2+JIHs4t+OscrG48uxXrNdI",
-	"9zhd+g4R3Cz2cBzhZKln3h/pZgmFbfWTd7MAxfVxsuAy3EuyzzrUhNbQG7TjNvsTrvG1k7cIQYHauJEU",
-	"+7CSzHPlwXL4OHSlWwRZdVl6fOj8NObnB8qDLxqVESytsHd+kXHP7XCKXpga7B3xUe8yJqzTvA3+LhT7",
-	"8e/IPvg7J4gu3ew8x3uLgEK1gGvF0gUZ2lTc8mKWOshojmrDyGaPO8sB16tVyoWiU8yd2b8AiNpRQ72A",
-	"uWFmIhSFuIKCKeblRDI1IbDBCJvntAb8vA0uz6bpVtzfk/tGY/Dg9PbCS5l+3iOuiVtGnpBh5Ggd5Flc",
-	"QXeMuiwn+/4nG2cIo99X19kCjgi5+SMXb/+T1WLX9rh0MPgVo6le/d5pVpyXpTqmhhekEouNon4nY6Zs",
-	"RXZFvn/16sWEPPcQD7QsYpuZl1BN54COXChGInDmbH8HLwtVV0YNhJgTP7iDxFRg246xq454j+9hDu8z",
-	"bc/20AnRhgvBFSmyyW2I7EhiMTvO4iI32zn75+v6/hvjGc0N3RyjRw7lYrrK/Gumcx7vtzNtYw8UsW+T",
-	"odn9cp+MobNmeiWTgOSy0FBBwgwaxbGzBp28TizuigrId5LkBRiRoCe4UccyxeoNalTi377IpemDFQrj",
-	"p9ibTCqORXGAy3bWGscJHiQX0+oJYI0A+NEbugYs8sG/ke+f/fCCzKVebS9XWmeXbt6XWmqakvpaAAkn",
-	"wd41sQbyJBT/Rl79nxfP9jRuw81C0fnKW+zmP8LBd89ehYMAevuPsDzr4SDA7v4jNLMOB+/IKSzVnkCW",
-	"oDW4AffeKmaH9+PTOBnPzLiq0S9k7g1938lAntWLU4JZC0ah5XulUmVxlbV1E3JhyNvQuywgWENmalI+",
-	"uLQPopGH3rzmSwtThHUoU86SM4zZ23DFyJPpo1CUN5xZLucpW1tA5qKSF5EF80mYpjx1lUZAQ4PiI6EA",
-	"OARiAWq4XVo1mhAIp5nT1HDpHEqPJEYjXyx4jD4ZDUVGkq3R3+EAsy7W/dJNdfCeHbbYSQcl7+wSFBl1",
-	"62wdAy5O7MMRcU9dYEcJ2C8SesrazpNQ7+HtAHElzwu9Mh0aDRaddN1l4nP07FHtVAeIy0lkXGCBoZyl",
-	"VDtYkiJPB7PBCdy02gE1W0XpHHgHCovEVgccZyDtzso8XjGl8ZczY3qg5SIYSxhcjFiV3pv4rsHworqp",
-	"H2KdioDQpdmbwBxLhSYazytI9sT6RZXXRamOtVsk5QahYeh/aJ+0fHhuR+HFEpRFMWCEkQuNynK54Cnz",
-	"msUZtDT6XU6FhoZymZo9k7X264G5gUurhzJFLhHV8z6yfM2V6lhZhGEIPACIhOcsriKlHAyX22gX++Mj",
-	"GumWhp9SHa/GRVYWRiojRDEgUBG1FfEql8Iw0kUu116bEBbYvku+79XwkjPvCsiMPqcLsx+ueHvVvS2a",
-	"XlsYdP2/e/3u/wYAAP//",
+	"7L37d9s4kj/6r+Bq95xI36Fl2XH6IZ89dz3pdHd2OtPZxD293xllTYiEJIwpgE2AVtQ5uX/7PagCSJAi",
+	"Kcp2Xj2eH6YdkcSzUKjnp94NIrlOpWBCq8H03WDFaMwy+PPZJV2a/8ZMRRlPNZdiMB1cEKUzKZaECc31",
+	"lmi6JHJB9IorkrE0Y4oJTc3LZCEzEj5fHP1VCnb0gupoFU6JXrGZ+C2XmsVkThX76izPEtMCJSuqVtgW",
+	"I3MZb+EPxbIblhHFRKwCoiThmkQrKpZMzcRmxQQzj6nYkjVbz1lWaSCWTJGhSllEJk8CMhs8lSLmZnA0",
+	"IRmjsZoNRuOZGAQDFa3Ympr56m3KBtOB0hkXy8H798HgFdPZ9mKhWba7Hj/KDVmb7hWLpIgV0ZJsKNdk",
+	"zhYyYyQz33KxJMNX3z8l356cTAISs4Ruj+wHo/EgGGTst5xnLB5MdZYzfzRrLvg6Xw+mk8CNjAvNliyz",
+	"Q7uhCY+pZk9ptGJPpdCZTBq2LdnQrSJhmvEbqllAhDyKzBfhOaEkSjgTmqzpllwzlsICUqE2sLIxyYpO",
+	"zOpvuF7V93XcuYLvg0FKM7pm2pLW85itU6mZiLZ/Ydvd0b6g10wRCovHWUxe/vz6kii6YFNC7UITs2RM",
+	"2eEApdA1I9dsSxaZXCOdwU800jKD17gg4UrrdMzL/q+0TkKyZFphI1pmzDSuUikUs9Q0EwueKU2GRWfF",
+	"C3hgSOhN6egVSxO6ZfGUmN0MR7CIm4xrQ7NCmoEsCV1SLmDxZWqoR2iyWfGEQfPYndI8SUiWCwUkpeBE",
+	"cT0ml8XkzHxhUJTEfLFgmWnHLQ1uoSJnk29JGEmxSHikwzE5MUR6+uTJTKQZF5rOE0YuXj99/tycrIxG",
+	"ZpvMyNY0WchszWLopmxtMiY/i2RLVB5FTKlFnsyEWxBFaOaWEc4rJQvKE1ZumKGyOSv2FkZvJnfNtucz",
+	"QculjWiGRwf2PGOaDEOg8iNL5lNDxdBVGBCqZiKMMkY1u5TXTISP1IhwRZBBeAMyfcGpxJWFfUAewN7S",
+	"dZoY0p2cfDuZf0XPjuDFI5qwt0cng2DADXXilg+CgaBr87K/9YacK8eXvv2JiaVeDaanT54E5ji7f5+Y",
+	"U6E1y0yb//uP/+fo/3vzp38fBA385/nCHDU4abtn5XLFSGh4dehYX40Nm5/sAV/JJFZT/3hzRR5PzmbC",
+	"7ILMNaHIOJESuTbPozwDqioY2DkJ/09I1mY4ZrvFNiDhr8fhTHBF+FKYhbZMtXm5fM6xj28UZGWe/5nG",
+	"r5CIzL8iKTQT8CdN04RHMN3jNJPzhK3/9E9lludduanmi9i0b5kZl+IKSXMQDGKmKU/scjpKNdQjNYH3",
+	"DYdjWSYNA/vHu8GCsyQ2k6MiTtggGKyZUnRpml/nSsN3c0bYOtXbwfs3wUBpqnM1mJ5NDCPnGsjsb8VI",
+	"SDESuwh5JqZzqVfbqZ3QdHfY7/3F+/eMLQbTwb8dlxf6MT5Vxy+xCVzSXfLx5lse+WG402EYlNxWLhZM",
+	"xOZ0wlIoYpgrLlA4GpuhPbUM54C9utfZOIanykE7Ujabwciw5ImjAHirpRVCiabXTBDcXZjN9zKb8zhm",
+	"4mNPB68vwzQVY+7ukXkWMTLPkdBiifLXMFy4UZoZwWWhSMxueMQcMdM0zeQNi8kW+Ck+vEpxL+3O/SAF",
+	"u/dpmkb3TDXKMyUzElFBhCSJFEuWmVMEMqChyIyprYiunLQUjs5LWU8Z+Waz2sJlu5Ibc8dlLJI3LINJ",
+	"PReG1dLkY+7fhSC5YG9TFhlxF04HGYbcjqQyfLymzJXHmTlM+IoK4I1ELo10DH8jp1IkF0bu0P7xjWGi",
+	"f5X6e5mL+OOfO0uWIHUbWmNvudKGDHWFjs0jI3yb+2UYCqmvFma8bjn0RoIMwUXMleZimXO1MjKKm90L",
+	"GfMFZ3HzXVi7/cylE5P5ti6xejfbuaE2swmGx3sKUEXWaFsc+/5xiyD+Pij0qK6v4R1Y15d0m0gaX0r5",
+	"E82W7FMxT6BJrkhiBmE2kDrZeU3fXpmnV/OtZiokwzDFIV9pKa/gfctGXrPMMJdfBL2hPDE7eKdrO/fa",
+	"qV3YMdXUKJNmxN5rYwKaG6FGdbOHJ6Fb/PUIFDqy5DdMgfpiL+gnk8flBf1Lpc/Wq9kf2n1dyi1zIsPQ",
+	"+1c4mlZYwIbiyUM+EhMj0g0p6h5kk0nNiNU/UCmpyeJUWZlPioiR0FunEPhPSpUyjNjTqL9zw/RGZZTq",
+	"6lHyWtp/kAplG1bmUsoXVGyt4Kc+KvsmmZETEr7mhmMtcjN5f7mHoaF5o/5f2Z8U7IiUaBNAnc8ppFwR",
+	"bTQTwxGtQE7jOGNKwV1dfGX1JZrrFRPazs5vxX5FhhffvSKTycm3oyqlVzbu/nbiF+ENiX30+wXXzsio",
+	"XCkulkEprAYkF9dCbkRA2NvUiAZmQTN2I6/Nwx1ByD7Bs+TPydxBFE0laOb49ddfjy68N6bkz4xm5jyY",
+	"41OYHfD2wDX6kMyuOG1rvswsXZi70spvrXzMsmKSfzp+xoXS1LCViArDokCocydJkYwvV0aa3dQZ3Lkn",
+	"9cBtjmKQPSTRikXXduVVnqYy0yx+wWJOL2Fyn+b2NLyy0KSlYiR8iqM4MqMKnSwe+gMyAwkNsw7/hH+a",
+	"3QEqC6MVzRTT/5HrxdE3IWw4jSKWahafF/0UCvxuXwXrknIEy1us1NXaLNWV6Qou7WKzgVdcLO3C7Ui1",
+	"1DwJCCVpxkXEUwom3GtuRgvPwtKuk2ZywY30FlToHCw18RXVg+ngdHL61dHJ6dHk5HLy7fTxZHry5O+D",
+	"oHhnvvVNMmeLr9jR19EJPfo2nrCj08WT6PH8G3rCvv56UN+U1/l6TTOumAJ1gugVWH2JFG6vzLBirtKE",
+	"bq+sgeKVnHNhuCbq9tNBZn/gcb9xUEOPaSZTlmmOpgt/uu8GhmvBxI28eKT5mu3afarTb5J0y7XfrCSx",
+	"b6OsbbbAzKzoKM953NRHpdV6J7+uqC7bA7n+nNC5tVUaZoykLiTxPhw39lNZ4qbZmCdEreQGHQeVaew0",
+	"57amqaFc8N9yZnX3gHBBErkB3UqxxsZ4iyYB3T9S3jqjGWjPor73zfn/GMArlekHpdXI2+LAp5E3Raty",
+	"/k8WaTNMOI0/cdV0Is0jVVOzDKXXDh3XbI32qz/48XuzcwDt1Fv3GWSwmGWoLGLf5yT8x5sQSV2vmGG7",
+	"mRGgBdBR0WLXhYEs9H2xnTTL6HaXRqCp1k1/CQptxNpZcW3rFWNByYCzXBgWg1YvM/LqylDH5bsvPnsG",
+	"XrEFiASmrV6Tf4W9v4YP6hPHvl1zrQtQaaN1ER7VpnpOQisWhsT8ntidJhkztx9ZMZrpOaMa9D8m8rUZ",
+	"kv0E6A3O6DxX5nTKxSLhwh9kyUEu0vR1JFPWwkKpIDRNrQBr9ieWUxKyGzOYqcrn5oM5C8kwojpaHeWp",
+	"ufZnQgmaqpXUo4CE1ryspuYAhWQI9hOV0oipAPyhgiXKyqRwxkbBTJRfgSJiOoAj7d4JSCqVDgiLuYZv",
+	"Y5YwzYj7DNrANav0iz9ZG79bt/p0Sps4fuz/G4YzCAZe243r+pSmdM4TrrfNux6BiUcuCCqkZ7VjkLLM",
+	"8GpinSDmlPk7Dcs3zlNzCRsahH/SLFrxG+DNuKpjXDPvh+IL90P5DS5s+YmdcflDnNGFHrv5wy7AqXS/",
+	"LDMq9JjGay6aVwS7bPLL29GgLx0mA5oPJTHPWKSP7FjcewfIYyfTyeTv/RnwtyeDYGBkQRg5FTHN4tL9",
+	"o3l0zbQagE9Yc8NUhL7isbmX3thduOrb08SsuUx5NJgOfhaOsM3GE+xnEAxuWKZgjU52LgW7cbcTyw75",
+	"BkWMvdIYLlo3U7UU8Bfz6nu3qjvUgELawtt/d6obRaCdrWiUN8uXFFJZteWAKFAq7LWJnTsC8MmuuDn3",
+	"Lkj11vSp48AZ7+8Jqejd7pOCfrzxcqG/Ohs0RmTsyH6wqWUzFQLaXfmmO9Df8oaDjybuPcffLYZ5DlqZ",
+	"t5kVplge2HjdxYJeQLhN03hqegkVaO2nboieaMIWCxZpfsNIJjH0Iasrigm7MfxugOE9IL3Y5qHvquz4",
+	"mq59yVHBP/vKjd+UbCtlmZIC9rPKMexouo/oT/DS+9pQ+4tXNSoqWwls/x1EgtvSrCYYDplaGih245Gy",
+	"kVMKdCVf2UGJeFdiLM5vLxG4Si8Nh1qwt/oKfX+7Y35JlSJUkRBfCAvl0HwFsylUUnvNJ1Thg1voaq1y",
+	"uJ3E3zjbdN291FfCFGOKcO2RO+weSFqRk2w42rN2yN5/wQytKjjsyBW7kkRVFHkTfIQbfueofqgrv/+V",
+	"3nhJlHFWbt+cc9x+TIYJuh7NltEbVj4oRG2Z61GFwLplhspuvmt284M1t1mC5cIfrrtoe2uhnhzdcP4+",
+	"L4HmMA7rxJ8+Es39iB1fjCThlrJGfXu4W/PNcVkSn/IkjBqzu6ebApjs7U0mT2FR0G5QRovtCE1sU9oX",
+	"Pb774QxYO6zqUNtrQKgma6k0eTKZVEI1Za5ZZreEK6Izvl4je/DiD59MJvdqmA0wjvSkMpbCDxFhAIT3",
+	"qDacEzOcajhkh5m3i2x+xLfqFNJsc+2gmDTdRy9pWt7lKpIpkrxPPVVK+HPOk5jMpfapYW5+PMIfsZFe",
+	"5pNdk+btti5NP7uNK9dhZ921uYCVke0Yrvi54T3mD2KuaBYTveERI5HMQSsV0QG2WWe1ew/zeY7fnOxh",
+	"PG2mfDuFdvqy3K2Dxpw0op03p0ZdO+JUt+ljh2CaCQWI4ZsKLdiAGcNGwNFuXSpWCkFDWefVt7OLwLZO",
+	"n0xqZNUtjsN42xf0O1BsX+ApaV1Wcw6kkbD32i/IsLzONGQgmC8IFdsN3Y5qe7EryfZTMXeP8Z0klf50",
+	"28vQAOv6Q0Y7r06wURqiWdPrOokW6uPVIVq3Cx08SAkoPnKKiCFL87sENrsu9M3acldG2EQtMD/Wz2xU",
+	"GXlTY3gpy8wd7nPiNoXkImFKkbAyEXDYhy5YIgSaFESuuSa8pnHsHVMf6dtuNn7hZHBcwj4fyoaLt7LC",
+	"9eHYxtup7yWYXvbcxGif6b58LxL21rywxtAZmrC3/2nfHkeyYicyzwb3c7/iyD7CFWvn1WB+SygXRYyY",
+	"yqMV2E/q87fB/BgzYqcKE6qN5fTJ2ceRzNyU2knjtTlLHZRhdZKW27P69n+bRsq4uihXWq5ZpkqrxWsM",
+	"kjlQbnd33clksueyC257H9/54rwEUaFjIa0soSVRmma+BQsT0zzDeiV0DeKOrtaGG/+noms8EBkEsxuV",
+	"aZFImZFTw+H+SY2GgslXgzJO7eXOyw2hNF43TYeyMsSAvKDZdQyhgSdkvtVAH2G0ohoime1rNpi5WajB",
+	"sbUKNZPDhBpv+B07JK9ZOw/8OUXKBRnGsEPwLJ8TKjDhiGBzhCuVQx4lep7nMhewqRCvc8Oj3RMCySCl",
+	"Lf2RIglNtUwhsgMeuvDCgQ05bDoeXiv1of+ZQ45sEc6ppZ2CDc50qcQNjKgPU6wNspFnF509UgRfJMOY",
+	"LWieaBIWiTDnRDAWKxJ60wl9R4mbfzBwKTUN3pL3+3YYs9varjlYI0j3dBmQXNn7BsJRIEybithmj2Aq",
+	"Y+Oe9pXGvoWvU54xVRiKvz6aPK7HBsHIjDIr9Wp79ff/Wa3m//Nn9ffXJzfz9dsnP/365CZ+erL66X/+",
+	"K/m/v250/MO32d9/PdMvvrtw3x4gH7ZRWJvIVe5wgLE7lT2EGPklv2GilzDlL8aujQYDgywtKy1TRTYy",
+	"u+ZiuRMoh1tkm+tvObYL3TTPOUQiY+cBCXErQrKQSSI3GMd09thLsvculOHpk69IRkUs12TONSahN/fd",
+	"z+xZY3I4aq+FJlb3HexKE+2XzMCLMD3HmaqSj3FttDUiRVLNWHUH8hYhp4eck2Y+ebgG9LUXtV0yk3sJ",
+	"Ie1psm63oteUpb0tlZy3Sy7EnX+N7zaaums6hJUUbet7QyUr7e/QV8HkXVSYkZbXXDi6cXl2QINDI/VY",
+	"wlsyTc4mj2diJ20ygFhu2LgQ3O6hTTEIGxo4qUVONdwkZkXg+0YP/HcZXehWN5LMHimSC2A+mr3VxMys",
+	"DA/IrHRXPxz4/OoQD2BF4PuRJguAbEiTbbeLzu+qB0lV5b1dJgWz2RcT4nnPHimCztQ+7P8OLhtvmpVJ",
+	"lI02kq4Z2itzdHa3l4KqZl7A1ErlCea2zXN7zwDRsbd61yVz4OpXlvejLVfXCj2LeS+jnxED7LLjTdJD",
+	"a/lZkPWWbOg2IP9pFGYyXPAbRtZc5Jqp0WHKyB01j8P0hmc3NMkNT/w+aYbtWTCq84yRRUKXHtnQJGel",
+	"c8BwD8wolDcsy3hcPJsJx1oK1hwQlii2+zYmfbgwkmsu4vLNmTD9myOIEveY/JyyjGqZwU9c4ABd+hXI",
+	"NJY7w+9hDanj3YAJOk9K5Jxrth1MLdWqsUL/HVO7O1d81yDVgbkYsozMYkE+ZHWNvO2aS5kwCu69a9aS",
+	"qWHnfM22+/f5GhBE3Oiat7oxLcd0xMQNS2QKopMUjMR5Bkmj4F1yeZuPR0GZuSYFefXs9aVLZ5uJJdVs",
+	"Q7dj8j3iOmjDdmLpwAOSLQTByzXXmsU7uwGr026Mq1rcSnHr8TfxKT36OppMjr6mk5OjbyaTydGk+B89",
+	"2Q3NCnaurD2NRHhlZRlLENSi13eUUtp/oMz0ISNILG8XNMcnp4/Pnnz1d3DaQ+40LF2uVzK7OmRJbrcC",
+	"Hr/7KRfRilBNhJTi/x0Ee2Vkb+iOgfXsfGE6V+y3wfTryq3S49P4xDdrg4PkgD4t3TiAlvd2FGen9cij",
+	"PY3NTwa3GHhxfqshWw3yfXF0uiRnOPsX8GbtBPSSpKrE/64jhRGOfUSLlGfgIOM76BiVU9FXf/GOR22o",
+	"25QdGXbGFzw6RxWQx8rG/2Yspgi5URt1yUTdKw0RhwgfgRwxy1mR/2O56IaqooPme8Cn1L2b6XwvBWHW",
+	"x/NDIufmso3kes31kc1SCsiSpkeLrOanahO2Do1hOkjq05lpGhjL2yYzyeOnBF4h9hUQx7ykHSQ5u4uw",
+	"g0uEMYsYv6kaVcsN1Nu00XaQsSVXGhK53O1nXg1KT0jtJPaQvcy+BINy8lVqDuzR9Ta+pNydCzwYvD1a",
+	"yiP74z+VFONXdPOi5E7eEW+QTaQ7lFQgPU4rWbjDEJ2Izg2FK2mWNE0BEmgmtJ+MzbViycJ+NiVqqzRb",
+	"hyPcBdsDEbLsYSaw/zF5veE6WhkBAvtEWUAK9vMCUgwPSCfrfvk1DMoyvTduhV7SJesOcXbZVLs6EAbb",
+	"tIhQNw25lJBQxwVR7DcMivZTAw9KCEThrSHGcGUOXCMDsMqM4crQP6K8FVtYsCeYN3InGvfkCp2x15cu",
+	"mtp0C5n2LD4HEBAwvSkSUoSYIM9+yynErYRuGnZtIpovV5rgJvQYj0xipnT7OuBzhxSFAIkID+XhWM7Z",
+	"iguAFwJcx7OTCQkzZqQeLkXYl19uRXTFUomYe4eZPy19VZfX2+JK65VJt8r7r7w7pTnFEM8qYqPGDaGY",
+	"h0XsOuOUIzOXIFdKnYU05KHfBUVGp5+0AAEVzd6RiuaD8QEt1uJnbyOWpfo1W66bUQlIlgt7szB89xHa",
+	"QAKLVQgWcXNQfstZtjVMUcgGA8m6BWexIgpgEwu0RK+YYmQjs1g1ywPuWtxjMzdvBbb7phUAhexZljUd",
+	"VcP3uAAIKgTkQ5OHF6RanaTFL2z2n7IkDghAWMTSaHkkpXpFuNCyxCtzWRigQ4Kd3iG8VuwrpXN/N3TJ",
+	"ISY2EjRXZAM4w9ZUUW11F2NxH3HhhMtemxbYh6gzAnmS9LrKLCRI8K62xrfl6I0MqgsH+C5s8xadZYyq",
+	"5pDlrUNZtDB+dofKnopkYcP5riyvAsHJcmfwGcmrBc2ukIsbfgPtXdFVW5qwhfnbdkRR25sBoenYWz0l",
+	"oUuvDsnQSGqEEi/h2ghKIYC/hmQIQNb+KMKA5CqnSbIllCR0ueRiCZZvHlEQtmbCXUX5kmTU2pOoIIlU",
+	"GqC9aj4A1zWuRbZtmafOtldw5141gRn8KDc2TL2KQV2kS1GtzWmxZuN/cm2P64EEUL0a26F+HpXgseYT",
+	"Ap8cnpVl6c3b552luOXd+mYX8WsHY5JYpCAyPDuZWLg13FycXhNi5UxYkgfXvaO9TKYKjKP4VUAM2SmP",
+	"7sgQUKt0xplC1zUQIU4aAwORJBG8zWhTXOQlwBgrWnqkPElsx0hnMaZqM62D6tm5cQXcw9Ivop9pyoXT",
+	"rtXYX/3pyePJpMqPTibmF8c0Kke9PLg7B8Aj82/M9wV+7smkSoB9PawuxOgVzJp4s26FwaovkCFMCHts",
+	"lD5kUvdYF8AD9jwERd4MWCkOT8S/CzJLT8feN5Nb+bA/dhTvh8dTWtMYOSdCMvRxFvYUsT95BDKt+kUb",
+	"5Y7PNbi4KTqgMcK4lh3nbX6j6Gc63J81DRujPjqq0pd9dg8CY8IVrphfBF0yTE53Ken3AMyEfPwLzUbf",
+	"PVctVgGbqwEezDFxqRu1awncepCHLs2Vnm0tywAQoiLlWApwFtIyyhrfLVKoIcptSBNltESpmEOkm4mE",
+	"apaNvCa8RCf0M7hOIGzB5lgCPq1NgasKyx02iSaxuWQmu6FAN5xtWBZiMZhzEiLNhgSmkUqIscgYjTSO",
+	"55qxVFnjKk1AkD+fiRAc1PYjS69VpHYK5ihlqfuchHIjTDdDN5WZkCLZjiw6FC4t4PRWZ47DBTXWptgj",
+	"VFAwgAYbp/9jB1ZewSwgZAiSvIxGD9o/FySEIIhwSk7NVj0+9UMI5WImEmY0CBWQmC+5WarwKgxIOEZ0",
+	"1PAoDDCAHIp4iJjYigG2YAl+PRMyw+/H5KlcpzRjMWD1HXGhmFBc8xuWIKy7rc5ShfSrle6wnmUvcPjx",
+	"aSVu+LRad+Pi6O/06PfJ0bdvyj+vxkdv/o/35N+bbsIfGU10iwaU8BsmmOEVUGajdmEUwX7yeleyaYtd",
+	"dhV85HV4DvWOMKlN5jqSawvvXxTt0YQmia9wy+v99jfbcxPDeW7J9LlYyG6dD8O3bdWmLBc7l2XPS2lS",
+	"BliCUD44XOo/6Q5Da5OXPO2Vx+dl6K6tOtVLSmpPGfJaryfd7AZTdujZT3E0LvjVmiV90PCM2eMC2iEl",
+	"cxpd5+k58paZKNQ7lUMuWgzFnpCooE/IJIfgZbQr4kE7JASsOuLnwlwICsbs3R1Ldpj966QfVoKLGPVt",
+	"AV1RZT852In2mMoaWJF3GZbCtRFTVizj2q07xNSUN60DjcZUfREleVxE0dyBx79os6Ve+LhPtDn0sxZ4",
+	"0kdcvHO0aD3Qbk/oyePD8GnmE1g+YSMd+mbnfm3WFm57LoWV6GVu1H1zgzAXYubeGEwHU73K13N1ladT",
+	"sCaVUQULmihmPfqnt4K1q0aa7PmEThoCSsp97RMccpeo3ObAx3OXjiQsVIijRa4s1GQ8vi+EPRbzDxQc",
+	"X6GjTiFKVSZpv1PWmrB1NU/U/UDheXTaNCg7CgivsC8GhNFoVcZ+Am1jbTov5DED9P+ZAPsH14HL+gfF",
+	"C1twLYKz2abb0Zi57V7IbCaMMgZtW0Q+3O4iBhfLg/VR1F7Zzp7CSWxciLZIHnDZ9SO+SvQOtncQLbV6",
+	"Xsp9EDnUpwQ9yWk5AV4SJ7eI4WkMdYdQ/9ugHx4Q79N025bfB9VAbrTIl5yoFgnvn62awabYVp/Um25u",
+	"e/ftN94UyuQdYYq8WJ3bGQ8wauK2toO+iFGt1oOXUu0NoC/lBo168CFR859xmPzLCnhkPXO+IWjqFtb5",
+	"O+IQ9E9C+7opKvrudvIYjtuN911L2qNnMKeGqRafecmPXlYeyM79Mx9vB7/ghtQoWLRgJlwWuA1Gyjfv",
+	"lCV2UiZTEPaT7ehjlSK4F1i9gtKd3b0NY+kSUaEeOUgrMqRpqsoZH4yl1I3b5gHZ7auK0JLdV51Zs+VT",
+	"yQzCTEsSBbsEV9UU7gwdyy5oiaZpo3pVCVdsdLvbqEEj8CRcaUxg932B3Vgld6554LEC6koOdKOZdBDy",
+	"RyTLg6mjmSDKmJ3Y1fd+6c0e9bYd/HgoaHv25Gvn4h+TMJIx1szBYtB0bs7tmkYrLtiRkXEwnQYqOZp3",
+	"z2ci1K7OTrjrQp7lk8njyLwJf7FwTJ7KmClQCGgcu+qpQ/ZWM6GMkDMKZkJJGzWgCIQ6YVld97Jesa1L",
+	"ybkWcoPSdP3GjVuY0s5szKtTslMKKyD1NNdgJrwKowHxajdCiQK9kvGV+Y1iBjp80FRFtiy8GuwGXJiP",
+	"dksKBqStblFAGqqwmUaKOpuQkOsXlarbjIt5NF+HugVpZ5WvqfCo4m2aUEFdTQJgODZOXESsyMx0pT2r",
+	"EW1/lSSTuWZFXWX4PKV61XyT2VLEjcFe9dK8YPpp2IiC7vtyeS8CsVERg8Xfl1ryyGieRSIK4XHhbfif",
+	"IyuPHj3HqPyGgtx7gjza89F3x/Pj5eVLhwBizkCxaa7odGUIZ5OzqhD++BTdDGiWfPLtt76RctIYONUG",
+	"JWOEmEzX6QmTF7fOPOrikEyzddrRpJV82/Ikfnn13FxSHFBNq60H/ThZZQy7H3QcqnrkK+ZU4Or4Wf6G",
+	"hzUy/Fy/ZlpzsezMAMbkVoSrxddrtzC8AHJo1uCJsU93C49syX+9/vmvtvl5rkko8iSBBenM7ahNG9tv",
+	"mx+P2ZxmnfNT+A7iNMkdCHHFfENmoZX3tIZ+ewKg4TJJaKo8iyYm2C7ojcyhuqUXWvV9+WOD078cTk89",
+	"2y7Ba/xur2RZtN+0olUrUqOZoLBq+cniAVrJmgLqo+amjDQIZTw9s6CNJeKlMe5gHwcaoLtyldFwh75+",
+	"51NZt5m4nAW7kawMM0KGmJFfBIc/2Vr+kwOnRmAJSUIax25ZeyjmRZ+BXTmYUctexS2lnsziLqhfUHpl",
+	"813anBu38VQkVOmrrAhpPL2FMd7zgz2+KwBGbTjv+lgKPxpsQ6vlrzrqbueb2XEumFJtgoN97PzbZUH/",
+	"FYuubY46Fife2X7zAnBAq2o5F6kPugN++OKNsrZq/Z033r/NoLYNBhfbYX0ez6zDk0XXOFxI1MpFzb7O",
+	"NcmoGB9gHMeVeWoaboSu3xNOANOAiALfhY8JGK5Q+9auuyJPJo99BRrXoG9gQeAWp5MEcCZtHNrSAa6j",
+	"i6qxMRC7LLrddAQNBGA2stRCQkcZqC+UVNAMC9glWdoBnRNaqVNLdJ65Eg9IyJBTQ+vL2idYo4qI1Lii",
+	"uUD4+m1LspSAsBxMtc0F1tlNuNJGJt4q68xBiKQsFwoxZ1rqB/blNP1hpLKDXTDuyrh370YxQ9dJZYBN",
+	"a/+a3jCL5NNqYEcgHyO70ZtOUJoKstJBpnXPoG50bDCoQ7edeJftgEpQhhuxQa1SUkTyrZid0JwlUiwV",
+	"0XIn0Njzex62C3uM+q8ZzaLVj7zbj2GYWqlc2xS+htxgzB1s9A9QNCrqil8PMtpp5lIBXR8zMUQvhoLR",
+	"Xdl2ryBPMMR0QVfQYQSCVWR0ziiHCBMA8T0yTc+EwpRHNTVvRFQz4Qr9IhYLQBNg6wEG3sEQQrKmGVyO",
+	"bCawu1rmIqanIEaYcgCFKqIp1k83n7OY5GlAlJyJIr02YyI2lwHmAAPKVH93bi2Ns+HG8vICe3rhMiqu",
+	"m2XFDUuSqlPeEsDwpVR6mbHX//0T0erKtDA6Jyu+XKEIPWc7uVGLRIJj0o4X3bk7pFpmwsKogoKe2gn3",
+	"FVN50pSO7jsvkYrIiusu/+XucV1BXOacKW099UMzrgAju2wOolsceGHkBVcDWIAfXU0ucEBruiUrmcRk",
+	"wcw1tkKPNhUkTPia69BGa/IkmYkVFFAioecbDQ8gmPJwf+Rg7dsGZ9fU1sZdtbqqYyZWke8Ca7tjBSNP",
+	"j3/XF7kKgKi/OvOCfncqQZTjPhQ2+ZvDUJMRFctZiMrZBJUl6tqOZoXSj+/zZvPZWFE6I1jv3aLSEb05",
+	"8aqmlZo33hk2zpT6K3ioHlnMpVtTfO3SBJstF2aTSxwIENJsdmSBfTYlQpZCAcADCImyywzQacY+iAVc",
+	"p2UQaUg2hh+CBATcsgkAjd+wKyMwY3U7rHGMf7sSWvgv6NP+bdH5kMo6Ie1uToEs6hmXRU7EATHWJ3eP",
+	"sd6pxsfVFYapOkpPWbbmyrxwVb542l3Gcw9a3K3iIqwF2NUcREqtHXD/uE1cvJX74hYrkwsQpe3WmXaa",
+	"UL9Keul5jD3NruEIO4J7d0CF+qLCfNPVURBt/cj9jSsODkRXGQ5kbBQWymKKQRH1XA1MU+72KxAV714k",
+	"rjxUPWdfwK02NFWeyXd9sX18DM49GD89jHj+me7qt5KdUTmDTXd904HsNZxbVrP1j17PhfxFscw6eBpt",
+	"WuXh7XPbwc3vnea+l6V5vY3MDkIH2mUEfdcBPsNyHXv9H20ICA377ZFIFamnnlmnBt75Lxd+Z0JBhY8V",
+	"PMjb+uJkeueq8YKHhL7W4i7LTOZpEUGtzosURwnphwAnoJoyE28Tx9e3YMwhYf214jL3WMu2KP/oM98D",
+	"StTeKlKwqxKOV/8AbInjD4FQf/t0o6KM3a1qsVr7a2Mt1la6bisfbfNtP1Tx6DfBfdY+ADJuK/X8sei6",
+	"vUIz8q2PXJ9ZepURXXVma0dZAM7YAZnp91+suXZMb3sG76ky812rIHedvB61jouD2F7p2JLQ/RY37hAn",
+	"+puWPCTMdlOGA8ErsDsbwtotiujUvCgtAvsjhen+S0YcapZcrzGkVTAybEBjH5EahsgjReRGgL35ekxC",
+	"HhfBlJW0WjIMl0w7uRXqZ/gqYGgY3kyYPyEBF0wN0sZR76jc9aK7OEpNntlXbqU4IhLqLcJob4mzaPt7",
+	"08sh1RQh20QvVnJsr/AGoS4tOES3SfHsuGVObQrnB8Q/gbgLiDtwWSNoILlV+mV7Rbp7LW5yZxyjvV2A",
+	"nerqcK/KIdEplfVuZKklzCGS3iNV8z588hQ4Z6++9wurWgim3LzazVVeaDtL2n622yRKe76pIobR4rsh",
+	"5MoYqXLqbQQAzWWQpAMgMEMXXIP8F6w0XtIqenbMJoyK+Assvr0LM3cbDmK/cVxYUxHTzF/FnSLYH4rp",
+	"7JybA/Pkv76PPPnDymj2WYq+vHRxqxT6b+op9K1J8ScfKyn+1pdHFxDBLtc7NRNNk+2VjQu91fzwix1d",
+	"qt9ldHrny6hy+HqZYV1yWfV0dhTiauLNf/RbsTOJsuaD31AF+baHmG7u6womQ5emLwWzbH3U816u0H5H",
+	"InxRzNhV6g1IpVOHiUKGYX1aIdThUuRk9KllBf+YHtZ0bze5Zzwrd8wqQqK5qdubwpwkgM8cNSAZlig1",
+	"tzWVVeUfn8fcUhzaPV5V+quf7kbxSV4z0QxndWHruVJVK2Xm/FhgOVdEMSM1ubwuXRTpvZWp+eAqvU3F",
+	"mtOVFKyhVrNXV7JPcd9DkIBgJ3LVML+TyXTihI7bFEW9p1z2zlLBsNFQjc68tlOz1z9ue5lCZ93ry6Ki",
+	"6CNlIfZcPZqZv3mzQTmIsjp/Uax7f8Hr/mVXe9Q25vrDFDU+5BItaGuHq2mFAVu5Ats5/L3JuNZMkCGy",
+	"spDHRoTV23HZ1iLJ1eoKBKkbmoSj6qRgRv1ncnCBXFvXtXPNsYYLvNeIpGDLVvQMi25J+7+AerfFCfho",
+	"uf817N49bhNg0/uhXWgFyRKr7d7VYFveEJ8I6OWOILEV53G7iQDUfXTnepEZWfmTRbGqB2vcPaWpJrH2",
+	"EOhukwnldNgW0fSXjmm6MMcysexLwWgqHPQts66vPzkiP7x6dnH57PXlsLLIQVVfsEQByucosOx/zhK5",
+	"IZPbyIfd2WMNMp+XUFaZYX2fGw9EahhlkV3YnVpbKks1HWk39bAm79WzB3fkmP1U3FV+o7aC1cYap+0F",
+	"07QEI8PDnRPuzcmFIDJ0vflp053WcBtXvKuq3Hdq9Z2stBhcjGPqCj+FUKYoz7jevjaXBM5xzmjGsou8",
+	"CQv4QhCZ0t9yK2mSYXgBRkT+O6SWTcmf4WOCyfXwjs2uHwUW2UgWNd64ngmuHKz2mFwQiOsRy4Dk4loA",
+	"hBaKYpC+YSUI2zNWQpuczEQD0EdRDRhKO/FCSSzgleFOhDgyGG+5pCut08H79xCshrpUJIWmERwrB3m1",
+	"plxAyZBM1ZCv/OhT4r1mjneW2PbV9PgY3hj7H9f92iWkw8XL54aW4ZMA/VvaIRKbqxghnaw/FDF7jNQz",
+	"nomZuFxxRWIZ5WuGuOmwNAjibc5HluvV1Op60CBXZMkEy2iB+Gq2aShpyo8iGbMlE8TQfVQMQQoSrTha",
+	"z3GdHd6Eu2+ATjH5cCY0U1qZbix+hzP3Kk24xgweM+FlJjeqDBYBWF/luXehrQJ+FkUclOBZrCBmk8Yx",
+	"iwn4AgqzQ/Et5MTkPDFzC2nKj4snaryl6yS0sEdgqk4MI0d7zghW9akUN/aCnZp/H+Epn8uYM1fqWwl6",
+	"za4iyL9E3JJzqOhqhvbLL8+/I8g9VGB4M/w8E4TYI20274j8VWK7yDMIFVtwbYwJHEOEBbLV0bgiiq/T",
+	"ZGuTXJEZoEdDmYZtgeuaKoiM6ZxQTJSEkQtJmICaPYAB9I834diMBNcYx4i5/z5ZwRAdFs0RAUwVnGsI",
+	"aPwRrO2xxdL4k+F3IRk6wKLRlIQF9g3XCQsD01GIaiAC7MTMRq8jfk0YkDTJlbW7OVgYdPLHDGtc2eMF",
+	"TSHADMquzRg+WNEnLKwirpgPWXFzrAAFlOzC+4wM43oymThUbZrh0hWwOLAe1XPhXjLdrBDmoAoWE9gR",
+	"WIAZ03EVY2ZKKB4gwkUkAfVECkaGkONycvpNHdmekPDi6O+EHv1OJkffkjG5IlNyFI7M3l2zVAcIv77h",
+	"tgC+PduOFQAGw5j8JJcwFrNEDmDFEv0wLOFywhHChRVsGMC27SFxqddyQU7IX/ifITNP2qSs5e88PTK6",
+	"S8aUAqPpU/QeHT0TkYy5WE5N/+a1cFQe6xKJJ7yIIpaWr4eEwg8KvinAwolLWMbQkpItuJ0J/0az7ZTU",
+	"WxvbnYTFMs3Y3RvWi1U9u6TLsDA1jgrOa1aDccC42NCtRxvlECwHI3g12esuFwnDMqWKblW5Wefo2STl",
+	"9zQhTMSpBKINj1eA6v+7IfBjSG//3R6j4zUzbFyFsPBpPk94hJdjwiMmFCsTzgcXKY1W7Oh0PNm5yDab",
+	"zZjC47HMlsf2W3X80/Onz/76+hl8U5qF7c148fK5L2cNJuMTfE2mTNCUD6aDx+PJ+DHUHdYrEEuODZe+",
+	"OTku0wGWTLfhEmBokJ/3X8TT4fG2AUFl5JtZG7gLzJdjdC9LgfjA8BsU0YNS1WS+daE75K+wWbWvqjWJ",
+	"AYuApqndWLyvZMrsV2oKn43Jhb2+M0YWbIOgaUUKu52F0aktvHqx4c+h8D1X+sIFKTs+A6t0Opl4adXg",
+	"9/UY8j9t5UPk7r1yK8B6ASJSQ7zWsqHYMOoU74PB2eSkrYdiyMe/VKU5/O7x/u++d0Bu+MXZ/i/+KvX3",
+	"gOdkPjjp0cVLRHG7lPInmqGUfnb67f7vLqV8QcXW8ncwVT7BXen+7rm9Q/CDHgN8zbIbHrFfSmg4FPId",
+	"bAKQCe6OoxVNIYXIRbhDQo9s0iKfgpiuikLn1TrdckGuuWEr8CwsQinSTC64xQqVgs2EzqhQ6E4PnKjK",
+	"RHmGiiLm1aOFP4fWwFRWIECBEU+jOSRRR8UVkG7sBeCb19oqsRixSFPDfW377uo6m3w7EyXm35g8N9Jp",
+	"ua7mO+DaKAni2MH8FjadXVzZC1do2NWdVa2lWstXjp/HbJ1KzUS0/QvbWsx+ILM/y3h7bwffG6IzM7yv",
+	"ap06y9n7HdZzcr+sp43tCLbBlbdspsfZ+jONi5l83pxp0oPDPLW0eCdWdvKkzxoUmJUvWMzp5Tb9Evkg",
+	"0nPBy5r44PugFDnSFOh5D2NsZIdpGpZaLDolLGubibBE07UVt2qVzJy4idzElraxVatpms6Er0j4mMeF",
+	"zAGVvlxNHSNkW9nDJhYBL7UwcdWaXgQwT41K3s6x0vQz51dp+om4VQnL3sWx0vSBXz3wqwP5FRw6x62c",
+	"O7jKr1w24fG70gfxvlVjuvRgj4ZQu8535Yx6pXGhKW43j4sMqSKh0WAgXcQG2akycncUlJoZllnRY3Jh",
+	"5azHkzPU8cPni6O/SsGOXiAQEAby2trsUI8bFe6Ss7ocgEKR8/Cazv2KjRVNxQHEgc3sbHIGMEZSWLAl",
+	"LLYutQUOa+CLPzBtp7jLGFsXHfzS5jej6pY25Ir7qMq5Ao8L7fWu7mfJC7O0sLKWH38g7bGS6d7MFr0l",
+	"QcsKDOIpWB+eSqEz2ZqwZd8/fsWcYRk+c1+9DwaGRPZ9De/A4B73ZHwvZMwX3LHXPxQn/9fQiV9B4pAo",
+	"iM9jr9GK6h6s9diysHYZ8QJfUBWMuYr26yjfccMQEsUA1QoSQq2sVmSJghmLXgNHAmnClZk1rMwVBnI6",
+	"dK3xcCaqHJEMDScHGVSNxgRHi0VOS/bs3rV1I4FXlxVdq4zQzvcLZIZN8umH5YettrTawo8fOMwXymHs",
+	"aSjFjluwGECbQMaSsCbkr+/gd09We6QsgiWvnXUMBLKg2n6FaiPTzURYBLGEoyqPgubGNrw9LBRREJ9o",
+	"IgU7x9h3LpYzQR0g6K7o5FgIcRzE8SnsYJNx39TnyL+BzeCcAfPmc+IxrSCjG6gjXgCl4kq2wYq6/SuG",
+	"C0iX5Xj9WKP+w9tlaGct0b1IO4osIWD4gfd8mbwHjwixp9FjPK7oO5j8WxXDe+MknsaIIHWbFY8Q9Nz5",
+	"TZ2gI/NSBwQ1rHD0Zq4uOAwH/Qf7lUSoDb2rJTaym7LuccKvGVHUikHxTDjWho52RP8Bb901SzWZbwli",
+	"h0CISJNm+MWyKfPbx2VSn5HSirvWIqIVU39QVh/Y+cdTVndEvDa2nuYNbP210yY/rJio6E2zkFga6Tr4",
+	"LxkW3JRcNCihba7YBtZbYNd/Nrz3Azk9dkD6ezk9PiarhHI74Gl/cHw8OD768LvXCLbeweX2as6WkXT6",
+	"P7zaVij8WCdowsAGt0avQEU+rNSenwm2WDCAjCSZRKC3DKNeSqcwjzGCLACmCqleFGJF+JpNMb6UEocQ",
+	"UvFQrGQS25hJDx/S9xQHdXX5kbJAczLbcX804RbgLFKaaW5GK/Su9bDJl9IWi2ZtWy/s2n/WUm8Fyb+s",
+	"TshuuMxVNb/NSb9YesBluDUJvjaX7k6DeyEhTweW0F3POByoIZph9DYqIZG5fmOiJTq/9Nh+d5VCxhH/",
+	"nYVO5+KK0MQGF8ZsQfNEg5/ONIMtzgTmQJ1YXaZpglAYoTK/nayUj2A8RQJrC0msVsuH9XiwZHypou9L",
+	"zFbLZL5cGS5NIipcqbzb21U9CONm181rBN135fjqYnJh1UCW4LipJxAXonIR22iL2thcyZ2Ix8rbO3bQ",
+	"AyRj0i0YY1CBTaj9wl00HyqECFfnE0UROaDs9hAiP+d5hwgfZOwHGbuXjG04XMHgOnkownOo43cFDsn7",
+	"YwvG0sFBGfDPAi7ElqiGkqsWyCUMiJJoZACsAywnH+lDQiUvoC3ntbYN214dEGzhcjqHAnSYUIqvmOtE",
+	"SE3mrPx4WDMvNJp2sV+GYCR3DogMOpFWeNzCfUtcmDsbJj6UdQDXp808AE8DIuSmWP4H/vWv4yHHLSeU",
+	"GJHJnOHYHafuUMd43SG6/Zwyi3COuu6Rk86crFQBx3B5n74OPJ0JTGn2fsRkPweo4RL8lsjkUDbzazgE",
+	"6D0qtOhCCDRqGEiILB4Ti1tgRuT3D2m6UrgJzISdwbTI4wWHulHosLAtAupkTOeZYFYwOJ1MYHKW9UFw",
+	"o8UVGhNXv8wqjfTtVby+8ocQVgfEBaFJck6omAmbpV9ZnFL8nLhy/KH3/IrHqkMY/Q6m+aKoOfgZB5dX",
+	"hvqJLK57IohqFh4gFRY7WgH2ep/i6p7RGHm1DhPz2TP4B/FxL+82XHbHnNgpRQKS/74U3jjPTGcW9h9B",
+	"Nh0AVUP+rmLMCA9gclXst5loNbUWpfMCElEdrY7ydIRphCkWwK3YAwGipMC0Uuw3LH3N4gDimYonMUv4",
+	"DctYPMUR15JgIVoSBglVRAmNb6A0ubkflIRa77b+rJsjFqo2HP63nCZGBC6q+BVlS225eOp4OBRFhknl",
+	"6ZWKqLjacBHLTQgYE9ATnQm1khnUTcCK2NASZip6E7cQLqQsHQhZRGtGhSKzwTVj6UykdMnFcjYwA7Kf",
+	"wdaUojTgCMTlrXAy2UVQmIlCf62AMKzkBsMPIFmpMI/g8uI0r/J0NycUQd8Q1cS+PVX53JDYnIWYADVq",
+	"M1w/u7GJsfvNITDhoEocYBrCao2WTs7JpDAbQwHHNosx7Hs/8b0frlKjrduv/aiLWQBEn80vy0XMsnM4",
+	"0YsFyxDWjVW3EBq4Qp0qDttm5Cp23dUEbg/UARbwykH4g1rAgVJfAlpUt+XbHpg9YSq1gPVkQ7eKGLX7",
+	"hmpQzI7AcwubvTPjYgPff/43eo/B/SAF+xfSvp6ag0Ly1MIpQ/Yn3LeUFG4sd5ubk1W9zdFV2uletd5U",
+	"/0YUgMs4DOGRZ9MBtyr8+EjNRMYQq2oUGEKGu7zMsc0scWdbKdDX2uhhnQm894sLpNLlUEs7GqLk2g11",
+	"NCY/1MY8E0UQs33fcIuELTSRuT6veRG5IinUIPUqf2UMJYE5A8CbthsIO953A/1sbmNdri2ostxDd25j",
+	"yjW80g/uO/3gDlK7APa6tXctV73uCcNQfh9jCx/xnvAv8senTYB+H/LiAALr4zLVHUf3wY/6RWPALB2T",
+	"8SJqbFXVLhAYyxR9qAOKAS878Si0jD+hZdQM2MKKSEHkxFW3qDeQsRMwXRQhvM+8CEKflU9JIysnQyzw",
+	"Zq6LjUDIr8pIjapoi8BBfE0xbDvoUYBpePYVUY7kkSLugpqJof3ykUukc2OpM2lXAbKoNuRqv3oajG3B",
+	"vGLB+dEMCe2MxgS4v32CtsYQ/hUGM4Gsy9oFa9sCSpzR1uqT9O85q70ZZbW05p3ZiPi2bGijkjqamImV",
+	"TOJSLzXf4ChTlhVLNjVrzSIp4rZoTjJEF40XcqOlK/UAuG8yYYC/V49lUoDwYyRX8wUAEflWXT+KirYZ",
+	"h80FQYWRLQhLFGtxrJurQgLyH1XXuGObFdVFCQUzxHPIhqoOsWSoxUJqeo3WZzCylitPhkJ6tAHHLTNy",
+	"kk3FL0o4PCrLjYzabaxwhj9v2yoM8RM53XF5OmyYyHMefFMPxtEely1Qk70jW2/bHWXq+B3818F2tKV8",
+	"vmJreQPIQ8jNKlH4SKbWx91xt86E45COfQc2BtZ72zFdV0sPof8tAxjPRJNm1XJTAqYGoLBG5VkPz2dC",
+	"enea5fv2UrPXZ1C46MDchre55eOLmgmwtEA6L/+wyrfh2vAuATe8AhLJ3I1dF6Fb9J7QIK9gGC28t0Vj",
+	"7nL4OwK5Z3//WYcCj55FWM0H9vcvlHEER9GSex8e5g5hp0moOKmgq1u44SwXaop433HgygptRUTAkgzH",
+	"34LGljynCACqhKd7YUHOHn/NWKoqBnDP8YDWiGkJKYw9uqihITAILTOGmOiUzGl0naejwAUIWDu6lfBl",
+	"EtsWuJHJIMmvJS3UFY3+kLitrg+s/tIs2hQr9qClf1aJfrykjyIUxv1UOXbr7gPXWDXddFDBmZ6zRIql",
+	"Ilo2hd55R4xqz9TYTNkvPihN74XYqxCnbxd9oO/PKpG1eZv2Rn6t2bEt9KKO312zLUjKzQmvhm+jCRPr",
+	"sFhXQlOdmFrgvn1lnEOpnZZ01r+wrSJrqqPVTIT/+w969Psb83+To2+vxkdv3k2Crx6///fw3LdB07bC",
+	"MIEzmjgn5pq+vbKjuJpvNVMhYSKSEDRmb0A3yGoiLZa9aTiZL3Ptyuf0EERt448UuWbbFlkU6820i6Ep",
+	"1YZ8BtNB2+p8vCTZcvafKGbLL1/UwrkcYX5J2bIPtoAecfZGfrQJ9X7+veNjexNcDc/jMZvTrJXZvWJp",
+	"QqNagr/9iAxdBQPFoqI8nLN38liNavZ5+103+3MRpE8mZbPQzMlkMvFbt7GjY+JgQEv0FKrIkt8wcQ7G",
+	"0wZjtEXlLPytIKiXdWrt/Lgq47BK+eUW/NEu8odjQdjBJ2JBtneoGtfKg+ySPvCgPyAPauANPXgPgkoe",
+	"v3NlDPdYJx0gHS18HvMtyViMcOOo5ltyBqmrKFkJTvrEaCVxoV4zmiWcZTYaFABJ0BxlmmNFViY+TuSS",
+	"DFPcaPNKHrEYzZyxGgXV7MsCza4Sjm8lq+pLYTATYPoLWcxd5Hc4Jt85YChalH73fUk+0F0rhl1ryHtr",
+	"4fkWWazcnI9jGSxdbm7yD5EBXzxWXGsQdwdSXJH5bAG/LUUrV0mPazIsD4iRgjDm2B3h6UwYIg1tqopj",
+	"DaND4MBbkd5sSnXFRGgHfO4xKM/2X4MDJ7dDA//cjvVnBKxWlDptlj+85XgAV3vgfx8XCbyD/6VwMrrV",
+	"LifVQDiRbSuAPIbMaEFaebIOFAKpKF2O8o2Q4cNCuN9RGQunYDmTmSLmRdMvz2aQjldUPafKoZ4ELqLI",
+	"1ci0Whl8SgWEBFnWXOQYHoAk8ayUhz4vCeb+lTdvqp9Ie9vDOJFsHjAgHuJUDmF9z4AR9Mrea1QEjzOG",
+	"ep06fuf+7BW74qui7kP0sWpfqKxY5d174wwaMTyyCE+DuoRFQ9Xi9hi7H7OZGMrMyJiJFEsGz4JKd3OG",
+	"KejAEEd1LS4ombVLqaZeEOPp5IxoKQu+XYy2hmvuTii5KPrFarR3gPTBVX1lexz0VeJ2NsCWG61Kyg+8",
+	"5F9GErqk1wxCHLzD1CwNfSZazW7PbtgBSVkWMaGPrN/MaXFmKESxJZQwH/5y+f3RN6NpkR8LVcTDqRno",
+	"NLQBcVDUmisCRbYfn3rClC21PROhq7B9Rf5EjkIyDKd6la/n6ipPp2FAwumfTqYh1BKGQfwiOPTE1vKf",
+	"nAxN71wsE0ZSHmm5zGhqQSapV/L9hmYca0UrljBgbydfYRnTay5mQkM+FCV///W/iDLEJLDav8qjlfl9",
+	"kVD0em4kydgSG+UiNkdPgrA4Eyqfx/yGK2DH8H5GKLlm24imo8JLSb46I+CVNFr6FnkhBEuDxjyZiYZS",
+	"6wUshNuhcExeY/lVKCLmKrhSRZTh5zNRWcMiCBCXjGbMzsPeP14eTpXYMp8rtpHamr79iYmlXg2mX51B",
+	"gq3750mjiNnog7mI45aLzfpPGq41756gcQxxmUNQKWIMN/Q+e2Trf9tcvVHX7efMGeb6cxgh5gqs32mV",
+	"oVTLcvgXbtWF4qbhEOkcULRLnGjSKgLP3NJ83dmywBYvQmkuIj0TxaTmbCtF7OGVFDt/lbLsyrYdugLv",
+	"PQCiL+L4Xm7Mh9vyXzZEkkaQmtJPgE6ZTBN2y4Ky6JwprQItuGi3q5BdqYQ9E/1KYfdCmXwJw/68s05w",
+	"jJ9zxVjc/AfO8qDTH1I01pLN3oi6EgT9+J2fJf7+OIZb7obqDq71XfGOskngRYaoL+WU/KpsNA6t/3Ym",
+	"lBGxdUaF8t3EFhSyuNJPjPwphU2itKmRVLMN3c5EJIXAOJTSTxwlUlk4NC5IaN+F7Bg8rVeAfMYSujWC",
+	"F7xOQDA/m0y+CQjLMpnhD+UMrvwZjJriZcsXCpmpeDh1uS6YkumHYD9SMwEpLhQR5THTpUxp8frdTWuZ",
+	"iWInnE+6fLvclLr8NzydTAIipE3JBL+70KNmj7Vr8KUXrfkBYC+L0XYlwtTwDD5P8Mu93N1LvhJy4+/Z",
+	"A7f/F/K/u133Zb878O2sB99+5fHtNmZRNb9W8gEKBljh1OAhN6q5YBxUVZeFJ2Q2E+xtykHD92iP0CXl",
+	"okGs3eWhkNvdyERfVTifcPxzh+sVtWtLttfO7l49sLsPze5wnx4Ch75oBfg+GReykXam9VwpSKWoJi85",
+	"mD2PupzNNNmSudkU1NIF28wEIgzvU6Q95jG0vAa4oa2VPRMYsB9lTGOuHyY0usUDxoRQhDbHEdMQDa98",
+	"/ePF0emTr2ZiRdVqTH6FcCgL5G1Oe4hOKZwbV7UJONhyME3PhAVV56poAn8JydAhF4UWWzkcgToPzUKI",
+	"gv3dLQliGZ9NHhdNuQ9hhVHctmYvRKnUBYI3QG8UAN4g1WJHyPMdsFjoCGIMT6+0TkIynEwJhHt2gFdc",
+	"mtf/MOz3g1WtMKvkGTI+pOGi0iP20VmxwrwYELWSG3tUJCSd3gacsMAkBGRTIUlkvrMnTBfncty5UUzk",
+	"a8OiXGODN8EXiGr4YHD5DK5BuJUK1opV1vrfhorRLFoV4RWtybzf50lypNlbTfALMnwplV5m7PV//xQQ",
+	"/0EkxYIvc2SiJFR8nSYsHM2EdIkz8LZ1YxZhY+DTpEnCMArWlgRGuHmqrlUwE3OmNKY8Ii7TFGL7qbi2",
+	"WFmCbcwbiNk0LGLE4xGha2luGgA1hi/UmIS/Yfg92bD5kR270tuEEUDSm5INBM5B4mSSzIQ7zAEJZ4Pf",
+	"cmmUFXhlNoAram3WfZVRxQISyiwkc6Y3jAnXThSxFGr2oW6C7qaEUSg8EB6FhL0FFCUYksxiG+JfRlUp",
+	"q9vcsGwmFuZMjckzGq3IimsS0SzjdhkLp5e5781sbaSI6YFlqSZRrmeCCy1JmlAu3L6CU1qVcCuw1G6W",
+	"ZE0zQDQREv7MU8CqYiqiKRuNyfc80U4nIoJmmdxYbmhWduogzoLS4WbLCEEFQggq9GmgREEBr3VD8HNA",
+	"FtzzG87EEFOzKEZNA29GdSth9FqNOsOynRFsJoa29II7Qee2sEtRBMyFRKoptDA6t7LJCo1+hhKNTBPx",
+	"mMWGQHf6w1BMG4bzmjFy8d0rMpmcnjXWkYXlc2HtfeIcgXpLXzm6LHEXruAZWB2jFc1U6EURBLbCLoWK",
+	"6BY/zey8kf0SKa+BtQwxQCfZOmq11NEBRPlb50W4N6riZwQAtyfAAY4CLbWBfMLDOwONNndcL0dWxxf1",
+	"65Hde+eWku676nmfrvGEtqKIw9N77toiNJI5W2D6mFkBgNIH2lP8ho3aBoTfNI8mppodmYZuPyTUJw4a",
+	"kQNav+uA+uHfBgRCYEpeDi4OGNJMmNtggey6/dg2IOX2Q8Zd8dvi4vqc6g8Kn47s/BVTeWKExm4kXLOS",
+	"f+AE2C8shxUlxH0ya2cMBlxM+0qQIEhqtc6ILQRNtYuRLcKXhtXSzDNhpSxZKaLv0F4DrzCzE3lGgZFS",
+	"EPbKsQsbwPVIkTBhNyyxSH4RTemcJ1xzpkIEF2/DE3+NU/2QR8n08DfONm2g0oZT3nDF54kFv1Xjh5Px",
+	"oaCdC4RhH7VbMaYaA3j3RCCVUMUlKAQIfDtVa/2fm2qytGMbG30AMjjN/QGxtd9MKkG19o7P+HoNpRu9",
+	"wZYgwyeTyaTdbggk+nmHH8EQP1H0ES5Ph9nOSvkPEBB/oLAgZc/Evlvy+J1T4953IsxZXlFnO4BRXQAt",
+	"wiWGgd7eFYY32EwMXfY4Xloh2IlNC6OgvGghd0fv5oXPRGtiOGnJC0ey9u0P9to+L3hf9frvlRI+E105",
+	"4S2sqGU9W/wQnmL9h8gGL0SIVjwatxgP2eAPTu2Pmw1+Cz55bJlVuwf7Al9QtYIQNSnL8bzwnGCOtyAJ",
+	"ozcO7SKB9IglClOaXgP7gfvaqRk1TmfbK4yt8OtMDA1ndi5tgkNzITSO6+IYewDa2Jl9UWyuSc77kJyu",
+	"FbO0stoPATFfbD1r3MfbCVnH7vB2SlvupWpRmTZjBfirPGtFMBM7pgay39LggertSE6kVXBqxtHvtFc4",
+	"iMDPgoG8+fAlnPtaTxp3/YFPfPEGG39fdw/Qba03BfimaBMz6lXpywNefVI95MQTGALSZdmZiQtMm8bs",
+	"sfmWUIHJq7Ua/G7Ku4bVAP3SdVEkODgHzdUn/4Jlkg9le7JL84msTz0KxxfO3odIrAcb1wE2Lo8D9pLF",
+	"tiI6VoKmaiV1q/j1Wmd5pPOMBSSSudAuKNjWJlFFIDJwbxSwZA5AW2XuezYTcUYXGmOwypr0rvfRFHDE",
+	"uMgdUmJSlCcPyRB7mAmbyjZCzByooe7ViS//RmHOr/5tREIjv82Edetj8Axy55RmWJneVjfB8k8QaeQ3",
+	"ihHPXBs+3xulsZjiI1W3yxVVXQD73r3XUtqlxbzmdq8Hm8de7Z1rv/NLuEMZw+IaQFtQeRFU5tfpnv+g",
+	"+qSbb5vhzC3iR6n/XVrTagH7EPK4QFMvVxUSwFUIsChYlWj2Fxt/3IbQUOyn2S0M/6oRJC/Ir7Y2zVO4",
+	"3DUjf+ml0P81ZGxpK40obe8EPNxK00wr4Jud9c0xmEsdvyuiutrdIL+Cru16EMDLMA4YP36kCNKZzZbj",
+	"OinjMBEH0grYTinnGTLOEcaQYkRtNayUpckWLyJXU3YmbABuiRij2G9oJYRK6P2Y9Ux0uE6aYjfxt/Ni",
+	"uvcPqHu5sqEde3l7LUKvKsP7AXp/CP8JrkuXA6VcjwcPyoN14+N6UPRqb0BWA5fdnwpx6YeAWUOC5TwI",
+	"mkZClH3n8oaREOJIwsCIrIYdQjGUYCakC/QD3o0MsjHg3wjgFkXCiPP24M7EsAQxJ4BhPurBJdvMn4cE",
+	"mH8cHtcVhmuXGW4XWGSb0sXOyYQMvQDRUQnqCRfvLYJzudBfnQ0AlI2v8/VgOgl2Q0abI2GL8VpLWO8Y",
+	"WPfhHzUK1lJbm+nZj4F1S/Fgbf5S+fFLrHGAyTO6xjtpK5duszMDzKFXPEHu8N/y348UloxGfjw8Cchp",
+	"QB4HMzEejwuGuqQpkRmJc6RmFuABy0XMMsNtnSRqhsPFctQCnF7assP/RLiysARcl4syoUiRzUoawRTg",
+	"BeMKMjpaRyJzR+zWg6nZxHGKM9GBg9gb1fccAIw0lrEBdGK9osKDO3SYqbYYYNlKY/TjS6kOQWb/PITm",
+	"j2P59pbmE9m99yC5C7Z5AJN8sHsfxOGNsNMPhbJJ4DZ/HIGZpL2YKtM72LaxNa1UJfAdzPYYIClYdzXB",
+	"MKFKX2W+hTlK6NpJZbUbxTdyGCHUB12PsbcqZO1eVt3AQ3+B8RplBivmfR589ANxxdpkP1GNi3KxW3ij",
+	"R3VfUoXCjyaY/gvxvFcgpZGV3JAFzWolH5AT7Yq2zTUOS9ihVnODBThD3JwSGsjniHIjCpE29AFjwlFg",
+	"JE1EQgPkSguEJgWoppjGDfYJDlASaKEgFQPFTGi+ZlOHtwPBFYjbS3WuApcYG2Dj24CUIJfwnuGvM5Er",
+	"FhCvgCoCGA13cIogwdwwyBVVKw/jEpahDSlpakZsFwLXKwD8eoCxpGILT8czgbw+Vyy+ohpYvWHWmgnr",
+	"dSxRgsoXF0muVldGOc5uaBIGM6Ek4RrMywldkvkWrcnrPFq1mVgucZv38PFfAfMfx39OdjZ4xQShc2W9",
+	"R02qfQ0r6I71DPZnGp+XJhZ0EyAOSY+Rdhhd+g4RzCz2cBxgZKniQB1oZpkJ2+pnb2YBiutjZMFleLjJ",
+	"vuiAPlrBEtOO23TD/+Brx+8QEA2lcXNTdCF3mufKA4nzUZELswiyanvthGTo7DTm50fKA9McFXGCjSDM",
+	"YL+xIqdndjhBK0wFhJn4GMwpE9Zo3gTGPBPdaMykC4zZXURXbnae4b3hgkKxgGvFkgUZWmCYIvyFugIm",
+	"HMWGkcUycpoDrlfjLTcTrdfcuf0LyqI4avDDoMEJSsVM5OIayveZl2PJ1JjABiOIs5Ma8PMm8GYLGlNy",
+	"f+/eNxKDB+7cCXZq+vmAKHtuGXlMhqGjdbjPohJIbtSmOdn3P9tobhj9c7GQrV5YhL8TcuO29IHXf7nu",
+	"TbOBDu+tncGvGE306vdWteKiKBw3MbwgkebEOxB9GTGlUCZX5MfLy5dj8tyLldAyjyxOREw1nUOtjlwx",
+	"EoIxZ/s7WFmoujZiIET2+SF0JKIC23aMXbXEXfwIc/iQIBK2h1bAYFwIrkieju9CZAcSi9lxFuWZ2c7p",
+	"P95U998oz6hu6PoYPXIoFlNZglgznfGoW8+0jT1SxL5Nhmb3i30yis6a6ZWMA5LJXEM9MzNoG0VktUF3",
+	"X8cWBVAF5AdJshyUSJAT3KgjmWAtMTUqqjG8zKTpg+UKo1TZ21QqjiUagcu2lr3GCe4lF9PqMSDfARTn",
+	"W7qGyjiDfyM/PvvpJZlLvdperbROr9y8r7TUNCHVtQASjoPONbEK8ngm/o1c/t+Xzzoat0G9M9H6yjvs",
+	"5j9mgx+eXc4GAfT2H7PirM8GAXb3HzMz69ngPTmBpeoIF2yugo17bwWz/fvxeZyMZ2Zc5egXMvOG3nUy",
+	"kGf14pSg1oJSaPleIVTZKh/amgm5MORt6F3mEKwhUzUuHlzZB+HIqyWy5ksLmmm0T8PSWHyOkdEbrhh5",
+	"Mnk8E4WHM83kPGFrWx4kL++L0EJLxkxTnri6dyChQSm8mQBwLmLhErldWjUaEwhanNPEcOkMCuHFRiJf",
+	"LHiENhkNJe/irZHf4QCzNtb9yk118IENtthJCyXv7JJZmmKdrWHAReN+PCLuKQvsCAHdV0LPu7b1JFR7",
+	"eDdAlPOLXK9Mh0aCRSNda/oSmvDgZrKiA8TlxDLKsdxlxhKqHUheniWD6eAYPK12QPVW8XYOvAMF++cd",
+	"cJyBtDsrs2jFlMZfzo3qgZqLYCxm4BixIr038V2F4WXpqR9i1bSA0KXZm8AcS4UqGs/KAkGxtYsqr4tC",
+	"HGvWSIoNQsXQ/9A+afjwwo7CiyUoSrTBCEMXGpVmcsET5jWLM2ho9IeMCg0NZTIxeyYr7VfTHwIH8gRY",
+	"Ki7d37M+smzNlWpZWcRXCTw4sphnLCojpRworNtoF/vj42vqhoafUh2tjvK0KNNZxOFjULQiaiuiVSaF",
+	"YaSLTK69NiH4unmXfNur4SXnngvIjD6jC7MfimkPEcF0z2M2p1l1YdD0//7N+/8/AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

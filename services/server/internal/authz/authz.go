@@ -346,3 +346,24 @@ type Grants interface {
 	// List returns the grants of the principal, or every grant for uuid.Nil, ordered by id.
 	List(ctx context.Context, principalID uuid.UUID) ([]Grant, error)
 }
+
+// Reader is a principal whose grants let it read a channel, with the highest role of those
+// grants.
+type Reader struct {
+	// PrincipalID is the principal.
+	PrincipalID uuid.UUID
+	// Role is the highest role of its grants that reach the channel.
+	Role Role
+}
+
+// Readers lists who can read a channel by their grants, the question a channel's member list
+// asks (spec 04: a grant on the instance reaches every standard channel, one on a space every
+// channel in it, one on a channel the channel; no instance or space grant reaches a direct
+// message). It authorizes nothing: the caller has decided channel.read.
+type Readers interface {
+	// ChannelReaders returns at most limit readers of the channel with a principal id above
+	// after (uuid.Nil: from the start), in principal id order, in one query. spaceID is the
+	// channel's space; uuid.Nil for a direct message, whose readers are the holders of a
+	// grant on the channel itself (its participants).
+	ChannelReaders(ctx context.Context, spaceID, channelID, after uuid.UUID, limit int) ([]Reader, error)
+}

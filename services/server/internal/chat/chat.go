@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/authz"
+	"bothy.example.com/server/internal/identity"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/problem"
 )
@@ -162,6 +163,43 @@ type ChannelView struct {
 	Capabilities []kernel.Action
 }
 
+// ThreadView is a thread as getThread shows it: what a client needs for the thread's header.
+type ThreadView struct {
+	// Thread is the thread.
+	Thread Thread
+	// Channel is the thread's channel, for its name and kind.
+	Channel Channel
+	// Space is the channel's space, for its name; the zero Space in a direct message.
+	Space Space
+	// FirstMessage is the message the thread was started with (seq 1).
+	FirstMessage Message
+	// LastMessageAt is when the newest message (seq Thread.LastMessageSeq) was posted.
+	LastMessageAt time.Time
+}
+
+// ReplyCount is the number of messages after the first, deleted ones included: every seq
+// above 1 was taken by one message.
+func (v ThreadView) ReplyCount() int64 { return max(v.Thread.LastMessageSeq-1, 0) }
+
+// Member is a principal who can read a channel, by its grants (authz), with its effective
+// role there.
+type Member struct {
+	// Principal names the principal.
+	Principal identity.PrincipalRef
+	// Level is the highest role of its grants on the instance, the channel's space and the
+	// channel (for a direct message: on the channel only).
+	Level authz.Role
+}
+
+// MemberPage is one page of a channel's members, in principal id order.
+type MemberPage struct {
+	// Items are the members of the page.
+	Items []Member
+	// Next is the cursor of the next page (the last principal id the page considered);
+	// uuid.Nil on the last page.
+	Next uuid.UUID
+}
+
 // SpaceInput is a space to create.
 type SpaceInput struct {
 	// Name is required: 1 to domain.MaxNameLen characters after trimming.
@@ -236,6 +274,9 @@ type Spaces interface {
 	// Archive archives the space (space.archive on it) and appends space.archived; archiving
 	// an archived space changes nothing and returns it.
 	Archive(ctx context.Context, id uuid.UUID) (Space, error)
+	// Read returns the space, archived or not, with the actor's level and capabilities
+	// (space.read on it).
+	Read(ctx context.Context, id uuid.UUID) (SpaceView, error)
 }
 
 // Channels creates, lists and archives channels, direct messages included.
@@ -262,6 +303,14 @@ type Channels interface {
 	// Get returns the channel without authorizing; problem.ErrNotFound when there is none.
 	// For other modules that authorize themselves (personal data).
 	Get(ctx context.Context, id uuid.UUID) (Channel, error)
+	// Read returns the channel, archived or not, with the actor's level and capabilities
+	// (channel.read on it).
+	Read(ctx context.Context, id uuid.UUID) (ChannelView, error)
+	// Members returns one page of the principals who can read the channel by their grants
+	// (channel.read on it first), in principal id order after the principal id after
+	// (uuid.Nil: from the start); limit 0 or less, or above chat.members_page_size, is that
+	// page size.
+	Members(ctx context.Context, id, after uuid.UUID, limit int) (MemberPage, error)
 }
 
 // Threads starts threads and reads them.
@@ -275,6 +324,9 @@ type Threads interface {
 	// Counters returns, in one query, the threads of the channels whose LastMessageSeq is
 	// above their UnreadFloorSeq. It authorizes nothing: the caller filters.
 	Counters(ctx context.Context, channelIDs []uuid.UUID) ([]ThreadCounter, error)
+	// Read returns the thread with its channel, space, first message and the time of its
+	// newest message (thread.read on it).
+	Read(ctx context.Context, id uuid.UUID) (ThreadView, error)
 }
 
 // Messages posts, pages, edits and deletes messages.
@@ -293,6 +345,8 @@ type Messages interface {
 	// cleared, every earlier event of it is redacted in the log, and message.deleted is
 	// appended. Deleting a deleted message changes nothing.
 	Delete(ctx context.Context, id uuid.UUID) error
+	// Read returns the message as List lists it (thread.read on it).
+	Read(ctx context.Context, id uuid.UUID) (Message, error)
 }
 
 // Reactions adds and takes back the actor's reactions to a message (ADR 0025). Each principal

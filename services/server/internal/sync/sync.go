@@ -80,6 +80,12 @@ type Personal interface {
 	// exist succeeds and appends nothing. problem.ErrNotFound when the thread does not lie in
 	// the channel.
 	DeleteDraft(ctx context.Context, channelID, threadID uuid.UUID) error
+	// GetDraft returns the actor's draft of the channel or of its thread threadID (uuid.Nil:
+	// the channel's own draft) with its text, after draft.write on the channel (the action
+	// that keeps drafts: a viewer, who keeps none, gets problem.ErrForbidden).
+	// problem.ErrNotFound when there is no such draft or the thread does not lie in the
+	// channel.
+	GetDraft(ctx context.Context, channelID, threadID uuid.UUID) (Draft, error)
 	// PutSetting stores the actor's setting key (setting.write on the actor) and appends
 	// setting.updated. The key matches domain.SettingKeyPattern (else a validation error
 	// naming key); the value is any JSON but null, at most sync.max_setting_bytes bytes (else

@@ -227,6 +227,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		Grants:     grants,
 		Principals: ids,
 		OwnReads:   ownReads{reads: marker},
+		Readers:    grantStore,
 		Clock:      clk,
 		Config:     c.chat,
 	})

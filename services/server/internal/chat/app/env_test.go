@@ -27,7 +27,7 @@ var (
 )
 
 // testConfig is the configuration of the unit tests: small limits, so tests reach them.
-var testConfig = app.Config{MaxMessageBytes: 64, MessagesPageSize: 3, MaxDMParticipants: 3, MaxReactionsPerMessage: 2, SearchPageSize: 3, SearchQueryMaxChars: 50, SearchExcerptWords: 10}
+var testConfig = app.Config{MaxMessageBytes: 64, MessagesPageSize: 3, MaxDMParticipants: 3, MaxReactionsPerMessage: 2, SearchPageSize: 3, SearchQueryMaxChars: 50, SearchExcerptWords: 10, MembersPageSize: 2}
 
 // env is a Service over fakes.
 type env struct {
@@ -39,6 +39,7 @@ type env struct {
 	grants   *fakeGrants
 	dir      *fakeDirectory
 	ownReads *fakeOwnReads
+	readers  *fakeReaders
 	clock    *clock.Fake
 	svc      *app.Service
 }
@@ -47,7 +48,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{
 		store: newFakeStore(), appender: &fakeAppender{}, redactor: &fakeRedactor{}, authz: newFakeAuthorizer(),
-		grants: &fakeGrants{}, ownReads: &fakeOwnReads{}, clock: clock.NewFake(start),
+		grants: &fakeGrants{}, ownReads: &fakeOwnReads{}, readers: &fakeReaders{}, clock: clock.NewFake(start),
 		dir: &fakeDirectory{
 			refs: map[uuid.UUID]identity.PrincipalRef{
 				alex:  {ID: alex, Kind: actor.KindPerson, DisplayName: "Alex", Handle: "alex"},
@@ -60,7 +61,7 @@ func newEnv(t *testing.T) *env {
 	e.tx = &fakeTx{store: e.store, appender: e.appender}
 	svc, err := app.New(app.Deps{
 		Store: e.store, Tx: e.tx, Appender: e.appender, Redactor: e.redactor, Authorizer: e.authz,
-		Grants: e.grants, Principals: e.dir, OwnReads: e.ownReads, Clock: e.clock, Config: testConfig,
+		Grants: e.grants, Principals: e.dir, OwnReads: e.ownReads, Readers: e.readers, Clock: e.clock, Config: testConfig,
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)

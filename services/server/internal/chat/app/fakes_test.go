@@ -880,3 +880,29 @@ func (f *fakeStore) SearchUsable(context.Context, string) (bool, error) {
 func (f *fakeStore) SearchMessages(context.Context, app.SearchSpec) ([]app.SearchRow, error) {
 	return nil, errors.New("fake store: search runs on PostgreSQL only")
 }
+
+// fakeReaders is authz.Readers over a fixed list of readers sorted by principal id; it
+// records its arguments.
+type fakeReaders struct {
+	mu                        gosync.Mutex
+	list                      []authz.Reader
+	err                       error
+	spaceID, channelID, after uuid.UUID
+	limit                     int
+}
+
+func (f *fakeReaders) ChannelReaders(_ context.Context, spaceID, channelID, after uuid.UUID, limit int) ([]authz.Reader, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.spaceID, f.channelID, f.after, f.limit = spaceID, channelID, after, limit
+	if f.err != nil {
+		return nil, f.err
+	}
+	out := []authz.Reader{}
+	for _, r := range f.list {
+		if slices.Compare(r.PrincipalID[:], after[:]) > 0 && len(out) < limit {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}

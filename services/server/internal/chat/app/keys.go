@@ -16,6 +16,10 @@ var (
 	// KeyMessagesPageSize is the default and the cap of listMessages' limit.
 	KeyMessagesPageSize = config.Define("chat.messages_page_size", config.KindInt, "100",
 		"default and largest page of listMessages; at least 1")
+	// KeyMembersPageSize is the default and the cap of listChannelMembers' limit: a channel of
+	// a large space is readable by every member of the space, so the list is paged.
+	KeyMembersPageSize = config.Define("chat.members_page_size", config.KindInt, "100",
+		"default and largest page of listChannelMembers; at least 1")
 	// KeyMaxDMParticipants bounds a direct message's participants, the actor included; a
 	// larger group belongs in a channel.
 	KeyMaxDMParticipants = config.Define("chat.max_dm_participants", config.KindInt, "8",
@@ -55,6 +59,8 @@ type Config struct {
 	SearchQueryMaxChars int
 	// SearchExcerptWords is chat.search_excerpt_words.
 	SearchExcerptWords int
+	// MembersPageSize is chat.members_page_size.
+	MembersPageSize int
 }
 
 // ConfigFrom reads the chat keys from cfg; parse errors are collected in cfg
@@ -68,6 +74,7 @@ func ConfigFrom(cfg *config.Config) Config {
 		SearchPageSize:         cfg.Int(KeySearchPageSize),
 		SearchQueryMaxChars:    cfg.Int(KeySearchQueryMaxChars),
 		SearchExcerptWords:     cfg.Int(KeySearchExcerptWords),
+		MembersPageSize:        cfg.Int(KeyMembersPageSize),
 	}
 }
 
@@ -76,7 +83,7 @@ const maxInt = 1<<31 - 1
 
 // Validate refuses a message limit below 1 byte, a page size below 1, a direct-message limit
 // below 2 (the actor and one other), a reaction limit below 1, and search bounds below their
-// minimum (a page and a query of 1, an excerpt of 2 words).
+// minimum (a page and a query of 1, an excerpt of 2 words), and a members page below 1.
 func (c Config) Validate() error {
 	switch {
 	case c.MaxMessageBytes < 1:
@@ -93,6 +100,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("chat: %s is %d, want at least 1", KeySearchQueryMaxChars.Name, c.SearchQueryMaxChars)
 	case c.SearchExcerptWords < 2:
 		return fmt.Errorf("chat: %s is %d, want at least 2", KeySearchExcerptWords.Name, c.SearchExcerptWords)
+	case c.MembersPageSize < 1:
+		return fmt.Errorf("chat: %s is %d, want at least 1", KeyMembersPageSize.Name, c.MembersPageSize)
 	}
 	return nil
 }

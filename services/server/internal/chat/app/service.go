@@ -38,6 +38,8 @@ type Deps struct {
 	Principals identity.Directory
 	// OwnReads moves an author's read state to each message they post, in its transaction.
 	OwnReads OwnReads
+	// Readers lists who can read a channel by their grants (listChannelMembers).
+	Readers authz.Readers
 	// Clock is the time of creation, edit, redaction and archiving.
 	Clock clock.Clock
 	// Config holds the message limit, the page size, the direct-message limit and the
@@ -56,6 +58,7 @@ type Service struct {
 	grants     authz.Grants
 	principals identity.Directory
 	ownReads   OwnReads
+	readers    authz.Readers
 	clock      clock.Clock
 	cfg        Config
 }
@@ -76,6 +79,7 @@ func New(deps Deps) (*Service, error) {
 		{deps.Grants == nil, "grants port"},
 		{deps.Principals == nil, "principal directory"},
 		{deps.OwnReads == nil, "own reads port"},
+		{deps.Readers == nil, "readers port"},
 		{deps.Clock == nil, "clock"},
 	} {
 		if d.missing {
@@ -89,7 +93,7 @@ func New(deps Deps) (*Service, error) {
 	return &Service{
 		store: deps.Store, tx: deps.Tx, appender: deps.Appender, redactor: deps.Redactor,
 		authz: deps.Authorizer, grants: deps.Grants, principals: deps.Principals,
-		ownReads: deps.OwnReads, clock: deps.Clock, cfg: deps.Config,
+		ownReads: deps.OwnReads, readers: deps.Readers, clock: deps.Clock, cfg: deps.Config,
 	}, nil
 }
 

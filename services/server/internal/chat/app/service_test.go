@@ -14,7 +14,7 @@ func TestNewRefusesMissingDepsAndBadConfig(t *testing.T) {
 	e := newEnv(t)
 	good := app.Deps{
 		Store: e.store, Tx: e.tx, Appender: e.appender, Redactor: e.redactor, Authorizer: e.authz,
-		Grants: e.grants, Principals: e.dir, OwnReads: e.ownReads, Clock: clock.NewFake(start), Config: testConfig,
+		Grants: e.grants, Principals: e.dir, OwnReads: e.ownReads, Readers: e.readers, Clock: clock.NewFake(start), Config: testConfig,
 	}
 	if _, err := app.New(good); err != nil {
 		t.Fatalf("New with every dependency: %v", err)
@@ -32,7 +32,9 @@ func TestNewRefusesMissingDepsAndBadConfig(t *testing.T) {
 		{"grants", func(d *app.Deps) { d.Grants = nil }, "grants port is nil"},
 		{"principals", func(d *app.Deps) { d.Principals = nil }, "principal directory is nil"},
 		{"own reads", func(d *app.Deps) { d.OwnReads = nil }, "own reads port is nil"},
+		{"readers", func(d *app.Deps) { d.Readers = nil }, "readers port is nil"},
 		{"clock", func(d *app.Deps) { d.Clock = nil }, "clock is nil"},
+		{"members page size", func(d *app.Deps) { d.Config.MembersPageSize = 0 }, "chat.members_page_size"},
 		{"message limit", func(d *app.Deps) { d.Config.MaxMessageBytes = 0 }, "chat.max_message_bytes"},
 		{"page size", func(d *app.Deps) { d.Config.MessagesPageSize = 0 }, "chat.messages_page_size"},
 		{"dm limit", func(d *app.Deps) { d.Config.MaxDMParticipants = 1 }, "chat.max_dm_participants"},
@@ -54,7 +56,7 @@ func TestConfigFrom(t *testing.T) {
 	t.Parallel()
 	keys := []config.Key{
 		app.KeyMaxMessageBytes, app.KeyMessagesPageSize, app.KeyMaxDMParticipants, app.KeyMaxReactionsPerMessage,
-		app.KeySearchPageSize, app.KeySearchQueryMaxChars, app.KeySearchExcerptWords,
+		app.KeySearchPageSize, app.KeySearchQueryMaxChars, app.KeySearchExcerptWords, app.KeyMembersPageSize,
 	}
 	r := config.NewRegister()
 	// The register of this test mirrors the package's keys, so Load can read them.
@@ -69,7 +71,7 @@ func TestConfigFrom(t *testing.T) {
 	if err := cfg.Err(); err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	if want := (app.Config{MaxMessageBytes: 16384, MessagesPageSize: 100, MaxDMParticipants: 8, MaxReactionsPerMessage: 20, SearchPageSize: 20, SearchQueryMaxChars: 200, SearchExcerptWords: 30}); got != want {
+	if want := (app.Config{MaxMessageBytes: 16384, MessagesPageSize: 100, MaxDMParticipants: 8, MaxReactionsPerMessage: 20, SearchPageSize: 20, SearchQueryMaxChars: 200, SearchExcerptWords: 30, MembersPageSize: 100}); got != want {
 		t.Errorf("ConfigFrom defaults = %+v, want %+v", got, want)
 	}
 	if err := got.Validate(); err != nil {
@@ -88,7 +90,7 @@ func TestConfigFrom(t *testing.T) {
 
 func TestConfigValidateRefusesSearchBoundsBelowTheirMinimum(t *testing.T) {
 	t.Parallel()
-	valid := app.Config{MaxMessageBytes: 1, MessagesPageSize: 1, MaxDMParticipants: 2, MaxReactionsPerMessage: 1, SearchPageSize: 1, SearchQueryMaxChars: 1, SearchExcerptWords: 2}
+	valid := app.Config{MaxMessageBytes: 1, MessagesPageSize: 1, MaxDMParticipants: 2, MaxReactionsPerMessage: 1, SearchPageSize: 1, SearchQueryMaxChars: 1, SearchExcerptWords: 2, MembersPageSize: 1}
 	if err := valid.Validate(); err != nil {
 		t.Fatalf("the minimum of every key: %v", err)
 	}

@@ -86,8 +86,8 @@ func newStack(t *testing.T) *stack {
 	}
 	s.svc, err = app.New(app.Deps{
 		Store: store, Tx: runner, Appender: appender, Redactor: appender, Authorizer: authorizer,
-		Grants: s.grants, Principals: s.identity, OwnReads: &fakeOwnReads{realTx: true}, Clock: clock.System(),
-		Config: app.Config{MaxMessageBytes: 16384, MessagesPageSize: 100, MaxDMParticipants: 8, MaxReactionsPerMessage: 20, SearchPageSize: 20, SearchQueryMaxChars: 200, SearchExcerptWords: 30},
+		Grants: s.grants, Principals: s.identity, OwnReads: &fakeOwnReads{realTx: true}, Readers: grantStore, Clock: clock.System(),
+		Config: app.Config{MaxMessageBytes: 16384, MessagesPageSize: 100, MaxDMParticipants: 8, MaxReactionsPerMessage: 20, SearchPageSize: 20, SearchQueryMaxChars: 200, SearchExcerptWords: 30, MembersPageSize: 100},
 	})
 	if err != nil {
 		t.Fatalf("chat: %v", err)

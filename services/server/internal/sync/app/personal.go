@@ -238,6 +238,26 @@ func (p *Personal) deleteDraft(ctx context.Context, channelID, threadID uuid.UUI
 	})
 }
 
+// GetDraft implements sync.Personal: the channel and thread are checked and draft.write
+// authorized as for a deletion, then the draft is read; none is problem.ErrNotFound.
+func (p *Personal) GetDraft(ctx context.Context, channelID, threadID uuid.UUID) (syncmod.Draft, error) {
+	who, err := owner(ctx)
+	if err != nil {
+		return syncmod.Draft{}, fmt.Errorf("sync: get draft: %w", err)
+	}
+	if _, err := p.draftChannel(ctx, channelID, threadID); err != nil {
+		return syncmod.Draft{}, fmt.Errorf("sync: get draft: %w", err)
+	}
+	d, found, err := p.store.Draft(ctx, who, channelID, threadID)
+	if err != nil {
+		return syncmod.Draft{}, fmt.Errorf("sync: get draft: %w", err)
+	}
+	if !found {
+		return syncmod.Draft{}, fmt.Errorf("sync: get draft: %w", problem.ErrNotFound)
+	}
+	return d, nil
+}
+
 // draftChannel resolves the channel of a draft, checks that the thread (unless uuid.Nil) lies
 // in it, and authorizes draft.write on the channel.
 func (p *Personal) draftChannel(ctx context.Context, channelID, threadID uuid.UUID) (ChannelPlace, error) {

@@ -190,6 +190,14 @@ func (w *personalWorld) DeleteDraft(_ context.Context, principalID, channelID, t
 	return d, ok, nil
 }
 
+func (w *personalWorld) Draft(_ context.Context, principalID, channelID, threadID uuid.UUID) (syncmod.Draft, bool, error) {
+	if w.failRead != nil {
+		return syncmod.Draft{}, false, w.failRead
+	}
+	d, ok := w.drafts[draftKey{principalID, channelID, threadID}]
+	return d, ok, nil
+}
+
 func (w *personalWorld) Drafts(_ context.Context, principalID uuid.UUID) ([]syncmod.Draft, error) {
 	if w.failRead != nil {
 		return nil, w.failRead

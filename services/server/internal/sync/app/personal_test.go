@@ -731,3 +731,60 @@ func TestPersonalReadersFail(t *testing.T) {
 		}
 	}
 }
+
+// TestGetDraft checks the read of one's own draft: draft.write on the channel first (as for a
+// deletion), then the draft of the channel or of its thread with its text; none, a thread of
+// another channel, an unknown channel or a denial is not_found (forbidden stays forbidden);
+// another principal never sees it; a failing store passes its error.
+func TestGetDraft(t *testing.T) {
+	t.Parallel()
+	e := newPersonalEnv(t)
+	ctx := as(t, alex)
+	if _, err := e.personal.SaveDraft(ctx, channel, thread, "Sam, see above"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.personal.SaveDraft(ctx, channel, uuid.Nil, "New thread"); err != nil {
+		t.Fatal(err)
+	}
+	e.world.committed, e.auth.calls = nil, nil
+
+	d, err := e.personal.GetDraft(ctx, channel, thread)
+	if err != nil {
+		t.Fatalf("GetDraft: %v", err)
+	}
+	if d.PrincipalID != alex || d.ChannelID != channel || d.ThreadID != thread || d.ContentMD != "Sam, see above" || d.Version != 1 {
+		t.Errorf("thread draft = %+v", d)
+	}
+	channelRes := authorize.Resource{Kind: kernel.ResourceChannel, ID: channel, SpaceID: space, ChannelID: channel}
+	checkAuth(t, e.auth.calls, alex, authCall{action: kernel.ActionDraftWrite, res: channelRes})
+	if d, err := e.personal.GetDraft(ctx, channel, uuid.Nil); err != nil || d.ContentMD != "New thread" || d.ThreadID != uuid.Nil {
+		t.Errorf("channel draft = %+v, %v", d, err)
+	}
+	checkEvents(t, e.world.committed, alex) // a read appends nothing
+
+	for name, get := range map[string]func() error{
+		"another's":                 func() error { _, err := e.personal.GetDraft(as(t, sam), channel, thread); return err },
+		"none in the other channel": func() error { _, err := e.personal.GetDraft(ctx, other, uuid.Nil); return err },
+		"a thread of another channel": func() error {
+			_, err := e.personal.GetDraft(ctx, other, thread)
+			return err
+		},
+		"an unknown channel": func() error { _, err := e.personal.GetDraft(ctx, nowhere, uuid.Nil); return err },
+	} {
+		if err := get(); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("%s: %v, want not_found", name, err)
+		}
+	}
+	e.auth.deny = map[kernel.Action]error{kernel.ActionDraftWrite: problem.ErrForbidden}
+	if _, err := e.personal.GetDraft(ctx, channel, thread); !errors.Is(err, problem.ErrForbidden) {
+		t.Errorf("a viewer: %v, want forbidden", err)
+	}
+	e.auth.deny = nil
+	e.world.failRead = errDB
+	if _, err := e.personal.GetDraft(ctx, channel, thread); !errors.Is(err, errDB) {
+		t.Errorf("failing store: %v", err)
+	}
+	if _, err := e.personal.GetDraft(t.Context(), channel, thread); !errors.Is(err, problem.ErrUnauthenticated) {
+		t.Errorf("without an actor: %v", err)
+	}
+}

@@ -114,6 +114,9 @@ type PersonalStore interface {
 	// Drafts returns every draft of the principal, ordered by channel id, the channel's own
 	// draft first, then by thread id.
 	Drafts(ctx context.Context, principalID uuid.UUID) ([]syncmod.Draft, error)
+	// Draft returns the draft of (principalID, channelID, threadID); found is false when there
+	// is none.
+	Draft(ctx context.Context, principalID, channelID, threadID uuid.UUID) (d syncmod.Draft, found bool, err error)
 	// UpsertSetting stores the setting (s.PrincipalID, s.Key) with its value (valid JSON,
 	// checked by the caller), at time at. The returned value is as the database keeps it.
 	UpsertSetting(ctx context.Context, s syncmod.Setting, at time.Time) (syncmod.Setting, error)

@@ -57,6 +57,8 @@ var (
 	ownersList string
 	//go:embed queries/owners_count.sql
 	ownersCount string
+	//go:embed queries/channel_readers.sql
+	channelReaders string
 )
 
 // ErrDuplicateGrant is returned by Insert when the principal already holds a grant on the
@@ -72,7 +74,10 @@ type Store struct {
 	runner *tx.Runner
 }
 
-var _ app.GrantStore = (*Store)(nil)
+var (
+	_ app.GrantStore = (*Store)(nil)
+	_ authz.Readers  = (*Store)(nil)
+)
 
 // New returns a Store whose statements run on runner's transaction of the context, or on its
 // pool outside one.
@@ -117,6 +122,32 @@ func (s *Store) Get(ctx context.Context, id uuid.UUID) (authz.Grant, error) {
 // OfPrincipal implements app.GrantStore.
 func (s *Store) OfPrincipal(ctx context.Context, principalID uuid.UUID) ([]authz.Grant, error) {
 	return s.query(ctx, "grants of principal", grantsOfPrincipal, principalID)
+}
+
+// ChannelReaders implements authz.Readers in one query (queries/channel_readers.sql): the
+// highest role of each principal's grants on the instance (for a standard channel), the space
+// and the channel.
+func (s *Store) ChannelReaders(ctx context.Context, spaceID, channelID, after uuid.UUID, limit int) ([]authz.Reader, error) {
+	rows, err := s.runner.DB(ctx).Query(ctx, channelReaders, spaceID != uuid.Nil, nullable(spaceID), channelID, nullable(after), limit)
+	if err != nil {
+		return nil, fmt.Errorf("authz: channel readers: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (authz.Reader, error) {
+		var (
+			r    authz.Reader
+			role string
+		)
+		err := row.Scan(&r.PrincipalID, &role)
+		r.Role = authz.Role(role)
+		return r, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("authz: channel readers: %w", err)
+	}
+	if out == nil {
+		out = []authz.Reader{}
+	}
+	return out, nil
 }
 
 // Page implements app.GrantStore.

@@ -59,6 +59,9 @@ type fakeChat struct {
 	thread       chat.Thread
 	message      chat.Message
 	messages     []chat.Message
+	threadView   chat.ThreadView
+	memberPage   chat.MemberPage
+	memberAfter  uuid.UUID
 
 	spaceIn      chat.SpaceInput
 	channelIn    chat.ChannelInput
@@ -103,6 +106,15 @@ func (p spacesPort) Archive(_ context.Context, id uuid.UUID) (chat.Space, error)
 	return p.f.space, p.f.record("Spaces.Archive")
 }
 
+func (p spacesPort) Read(_ context.Context, id uuid.UUID) (chat.SpaceView, error) {
+	p.f.id = id
+	var v chat.SpaceView
+	if len(p.f.spaceViews) > 0 {
+		v = p.f.spaceViews[0]
+	}
+	return v, p.f.record("Spaces.Read")
+}
+
 type channelsPort struct{ f *fakeChat }
 
 func (p channelsPort) Create(_ context.Context, in chat.ChannelInput) (chat.Channel, error) {
@@ -134,6 +146,20 @@ func (p channelsPort) Get(_ context.Context, id uuid.UUID) (chat.Channel, error)
 	return p.f.channel, p.f.record("Channels.Get")
 }
 
+func (p channelsPort) Read(_ context.Context, id uuid.UUID) (chat.ChannelView, error) {
+	p.f.id = id
+	var v chat.ChannelView
+	if len(p.f.channelViews) > 0 {
+		v = p.f.channelViews[0]
+	}
+	return v, p.f.record("Channels.Read")
+}
+
+func (p channelsPort) Members(_ context.Context, id, after uuid.UUID, limit int) (chat.MemberPage, error) {
+	p.f.id, p.f.memberAfter, p.f.limit = id, after, limit
+	return p.f.memberPage, p.f.record("Channels.Members")
+}
+
 type threadsPort struct{ f *fakeChat }
 
 func (p threadsPort) Create(_ context.Context, in chat.ThreadInput) (chat.Thread, chat.Message, error) {
@@ -148,6 +174,11 @@ func (p threadsPort) Get(_ context.Context, id uuid.UUID) (chat.Thread, error) {
 
 func (p threadsPort) Counters(context.Context, []uuid.UUID) ([]chat.ThreadCounter, error) {
 	return nil, p.f.record("Threads.Counters")
+}
+
+func (p threadsPort) Read(_ context.Context, id uuid.UUID) (chat.ThreadView, error) {
+	p.f.id = id
+	return p.f.threadView, p.f.record("Threads.Read")
 }
 
 type messagesPort struct{ f *fakeChat }
@@ -182,6 +213,11 @@ func (p reactionsPort) Add(_ context.Context, id uuid.UUID, reaction string) err
 func (p reactionsPort) Remove(_ context.Context, id uuid.UUID, reaction string) error {
 	p.f.id, p.f.reaction = id, reaction
 	return p.f.record("Reactions.Remove")
+}
+
+func (p messagesPort) Read(_ context.Context, id uuid.UUID) (chat.Message, error) {
+	p.f.id = id
+	return p.f.message, p.f.record("Messages.Read")
 }
 
 // Compile-time checks that the adapters implement the ports.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"slices"
@@ -17,9 +18,11 @@ import (
 	"bothy.example.com/server/internal/apigen"
 	"bothy.example.com/server/internal/chat"
 	"bothy.example.com/server/internal/chat/adapters/httpapi"
+	"bothy.example.com/server/internal/identity"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/conditional"
 	"bothy.example.com/server/internal/kernel/problem"
 )
 
@@ -218,6 +221,36 @@ func operations() []operation {
 			name: "searchMessages", action: kernel.ActionThreadRead, port: "Search.Messages",
 			call: func(ctx context.Context, s *httpapi.Server) (any, error) {
 				return s.SearchMessages(ctx, apigen.SearchMessagesRequestObject{Params: apigen.SearchMessagesParams{Q: "printer"}})
+			},
+		},
+		{
+			name: "getSpace", port: "Spaces.Read",
+			call: func(ctx context.Context, s *httpapi.Server) (any, error) {
+				return s.GetSpace(ctx, apigen.GetSpaceRequestObject{SpaceId: spaceID})
+			},
+		},
+		{
+			name: "getChannel", port: "Channels.Read",
+			call: func(ctx context.Context, s *httpapi.Server) (any, error) {
+				return s.GetChannel(ctx, apigen.GetChannelRequestObject{ChannelId: channelID})
+			},
+		},
+		{
+			name: "listChannelMembers", port: "Channels.Members",
+			call: func(ctx context.Context, s *httpapi.Server) (any, error) {
+				return s.ListChannelMembers(ctx, apigen.ListChannelMembersRequestObject{ChannelId: channelID})
+			},
+		},
+		{
+			name: "getThread", port: "Threads.Read",
+			call: func(ctx context.Context, s *httpapi.Server) (any, error) {
+				return s.GetThread(ctx, apigen.GetThreadRequestObject{ThreadId: threadID})
+			},
+		},
+		{
+			name: "getMessage", port: "Messages.Read",
+			call: func(ctx context.Context, s *httpapi.Server) (any, error) {
+				return s.GetMessage(ctx, apigen.GetMessageRequestObject{MessageId: messageID})
 			},
 		},
 	}
@@ -891,5 +924,82 @@ func TestSearchMessagesPassesTheRequestAndMapsThePage(t *testing.T) {
 	page = res.(apigen.SearchMessages200JSONResponse)
 	if page.Items == nil || len(page.Items) != 0 || page.NextCursor != nil {
 		t.Errorf("empty page = %+v, want items [] and no next_cursor", page)
+	}
+}
+
+// TestConditionalReads checks the ETag of the single-object reads: the 200 carries the tag of
+// its body and Cache-Control private, no-cache; the same tag in If-None-Match (also among
+// others, weak or as *) answers 304 with the headers and no body; another tag answers 200;
+// and a change of the object changes the tag.
+func TestConditionalReads(t *testing.T) {
+	t.Parallel()
+	get := func(t *testing.T, s *httpapi.Server, inm *string) (int, http.Header, string) {
+		t.Helper()
+		resp, err := s.GetMessage(as(samID), apigen.GetMessageRequestObject{MessageId: messageID, Params: apigen.GetMessageParams{IfNoneMatch: inm}})
+		if err != nil {
+			t.Fatalf("GetMessage: %v", err)
+		}
+		rec := httptest.NewRecorder()
+		if err := resp.VisitGetMessageResponse(rec); err != nil {
+			t.Fatal(err)
+		}
+		return rec.Code, rec.Header(), rec.Body.String()
+	}
+	s, _, f := newServer(t)
+	f.message = chat.Message{ID: messageID, ThreadID: threadID, ChannelID: channelID, SpaceID: spaceID, Seq: 2, AuthorID: samID, ContentMD: "On my way", CreatedAt: created}
+	status, h, body := get(t, s, nil)
+	tag := h.Get("ETag")
+	if status != http.StatusOK || tag == "" || h.Get("Cache-Control") != "private, no-cache" || !strings.Contains(body, "On my way") {
+		t.Fatalf("first read: %d %v %s", status, h, body)
+	}
+	if want := conditional.Tag([]byte(strings.TrimSuffix(body, "\n"))); tag != want {
+		t.Errorf("ETag %s is not the tag of the body sent (%s)", tag, want)
+	}
+	for _, inm := range []string{tag, "W/" + tag, `"other", ` + tag, "*"} {
+		status, h, body := get(t, s, &inm)
+		if status != http.StatusNotModified || body != "" || h.Get("ETag") != tag || h.Get("Cache-Control") != "private, no-cache" {
+			t.Errorf("If-None-Match %s: %d %v %q, want 304 with the tag and no body", inm, status, h, body)
+		}
+	}
+	other := `"other"`
+	if status, _, _ := get(t, s, &other); status != http.StatusOK {
+		t.Errorf("another tag: %d, want 200", status)
+	}
+	f.message.ContentMD, f.message.EditedAt = "On my way (five minutes)", later
+	status, h, _ = get(t, s, &tag)
+	if status != http.StatusOK || h.Get("ETag") == tag {
+		t.Errorf("after an edit: %d with ETag %s, want 200 with a new tag", status, h.Get("ETag"))
+	}
+}
+
+// TestListChannelMembers checks the parameters the handler passes (cursor and limit as
+// given; the use case caps) and the page it answers: members with their principal and level,
+// next_cursor when the module gives one.
+func TestListChannelMembers(t *testing.T) {
+	t.Parallel()
+	s, _, f := newServer(t)
+	f.memberPage = chat.MemberPage{
+		Items: []chat.Member{{Principal: identity.PrincipalRef{ID: samID, Kind: actor.KindPerson, DisplayName: "Sam", Handle: "sam"}, Level: "member"}},
+		Next:  samID,
+	}
+	resp, err := s.ListChannelMembers(as(samID), apigen.ListChannelMembersRequestObject{ChannelId: channelID, Params: apigen.ListChannelMembersParams{Cursor: &alexID, Limit: ptr(7)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.id != channelID || f.memberAfter != alexID || f.limit != 7 {
+		t.Errorf("Members(%s, %s, %d)", f.id, f.memberAfter, f.limit)
+	}
+	status, _, body := written(t, resp)
+	want := `{"items":[{"level":"member","principal":{"display_name":"Sam","handle":"sam","id":"` + samID.String() + `","kind":"person"}}],"next_cursor":"` + samID.String() + `"}` + "\n"
+	if status != http.StatusOK || body != want {
+		t.Errorf("answer %d %s, want %s", status, body, want)
+	}
+	f.memberPage = chat.MemberPage{}
+	resp, err = s.ListChannelMembers(as(samID), apigen.ListChannelMembersRequestObject{ChannelId: channelID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, body := written(t, resp); body != `{"items":[]}`+"\n" || f.memberAfter != uuid.Nil || f.limit != 0 {
+		t.Errorf("last page: %s (after %s, limit %d)", body, f.memberAfter, f.limit)
 	}
 }

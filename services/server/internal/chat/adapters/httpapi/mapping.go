@@ -35,6 +35,7 @@ func toAPISpaceView(v chat.SpaceView) apigen.SpaceView {
 		Description:  optString(v.Space.Description),
 		Version:      v.Space.Version,
 		CreatedAt:    v.Space.CreatedAt,
+		ArchivedAt:   optTime(v.Space.ArchivedAt),
 		Capabilities: toAPICapabilities(v.Capabilities),
 	}
 	if v.Level != "" {
@@ -82,6 +83,7 @@ func toAPIChannelView(v chat.ChannelView) apigen.ChannelView {
 		ParticipantIds: c.ParticipantIds,
 		Version:        c.Version,
 		CreatedAt:      c.CreatedAt,
+		ArchivedAt:     c.ArchivedAt,
 		Level:          apigen.Level(v.Level),
 		Capabilities:   toAPICapabilities(v.Capabilities),
 	}
@@ -119,6 +121,48 @@ func toAPIThread(t chat.Thread, first chat.Message) apigen.Thread {
 		LastMessageSeq: t.LastMessageSeq,
 		FirstMessage:   &m,
 	}
+}
+
+// toAPIThreadView converts a thread as getThread shows it; a direct message has no space and
+// no names.
+func toAPIThreadView(v chat.ThreadView) apigen.ThreadView {
+	out := apigen.ThreadView{
+		Id:             v.Thread.ID,
+		ChannelId:      v.Thread.ChannelID,
+		ChannelKind:    apigen.ChannelKind(v.Channel.Kind),
+		ChannelName:    optString(v.Channel.Name),
+		SpaceId:        optID(v.Thread.SpaceID),
+		Title:          optString(v.Thread.Title),
+		CreatedBy:      v.Thread.CreatedBy,
+		CreatedAt:      v.Thread.CreatedAt,
+		Version:        v.Thread.Version,
+		LastMessageSeq: v.Thread.LastMessageSeq,
+		LastMessageAt:  v.LastMessageAt,
+		ReplyCount:     v.ReplyCount(),
+		FirstMessage:   toAPIMessage(v.FirstMessage),
+	}
+	if v.Thread.SpaceID != uuid.Nil {
+		out.SpaceName = optString(v.Space.Name)
+	}
+	return out
+}
+
+// toAPIMemberPage converts one page of a channel's members; none is [], and next_cursor is
+// present when the module says more may follow.
+func toAPIMemberPage(p chat.MemberPage) apigen.ChannelMemberList {
+	items := make([]apigen.ChannelMember, len(p.Items))
+	for i, m := range p.Items {
+		items[i] = apigen.ChannelMember{
+			Principal: apigen.PrincipalRef{
+				Id:          m.Principal.ID,
+				Kind:        apigen.PrincipalKind(m.Principal.Kind),
+				DisplayName: m.Principal.DisplayName,
+				Handle:      m.Principal.Handle,
+			},
+			Level: apigen.Level(m.Level),
+		}
+	}
+	return apigen.ChannelMemberList{Items: items, NextCursor: optID(p.Next)}
 }
 
 // toAPIMessage converts a message; a deleted one keeps its ids and times, with empty

@@ -95,6 +95,11 @@ func (f *fakePersonal) DeleteDraft(_ context.Context, channelID, threadID uuid.U
 	return f.record("DeleteDraft")
 }
 
+func (f *fakePersonal) GetDraft(_ context.Context, channelID, threadID uuid.UUID) (syncmod.Draft, error) {
+	f.channelID, f.threadID = channelID, threadID
+	return f.draft, f.record("GetDraft")
+}
+
 func (f *fakePersonal) PutSetting(_ context.Context, key string, value json.RawMessage) (syncmod.Setting, error) {
 	f.key, f.value = key, value
 	return f.setting, f.record("PutSetting")

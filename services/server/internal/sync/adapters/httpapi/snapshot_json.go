@@ -171,9 +171,20 @@ func appendChannelViews(dst []byte, list []apigen.ChannelView) ([]byte, error) {
 	return append(dst, ']'), nil
 }
 
-// appendChannelView appends one channel as json.Marshal does.
+// appendChannelView appends one channel as json.Marshal does. The snapshot lists no archived
+// channel, but ChannelView (shared with getChannel) has archived_at, written first as
+// json.Marshal orders the generated fields.
 func appendChannelView(dst []byte, c apigen.ChannelView) ([]byte, error) {
-	dst = append(dst, `{"capabilities":`...)
+	dst = append(dst, '{')
+	if c.ArchivedAt != nil {
+		dst = append(dst, `"archived_at":"`...)
+		var err error
+		if dst, err = c.ArchivedAt.AppendText(dst); err != nil {
+			return nil, fmt.Errorf("encode snapshot: channel %s: %w", c.Id, err)
+		}
+		dst = append(dst, `",`...)
+	}
+	dst = append(dst, `"capabilities":`...)
 	if c.Capabilities == nil {
 		dst = append(dst, "null"...)
 	} else {

@@ -33,6 +33,8 @@ var (
 	draftDelete string
 	//go:embed queries/drafts_of_principal.sql
 	draftsOfPrincipal string
+	//go:embed queries/draft_get.sql
+	draftGet string
 	//go:embed queries/setting_upsert.sql
 	settingUpsert string
 	//go:embed queries/settings_of_principal.sql
@@ -134,6 +136,18 @@ func (s *PersonalStore) DeleteDraft(ctx context.Context, principalID, channelID,
 	}
 	if err != nil {
 		return syncmod.Draft{}, false, fmt.Errorf("sync: delete draft: %w", err)
+	}
+	return d, true, nil
+}
+
+// Draft implements app.PersonalStore.
+func (s *PersonalStore) Draft(ctx context.Context, principalID, channelID, threadID uuid.UUID) (syncmod.Draft, bool, error) {
+	d, err := scanDraft(s.runner.DB(ctx).QueryRow(ctx, draftGet, principalID, channelID, toUUID(threadID)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return syncmod.Draft{}, false, nil
+	}
+	if err != nil {
+		return syncmod.Draft{}, false, fmt.Errorf("sync: get draft: %w", err)
 	}
 	return d, true, nil
 }

@@ -1,0 +1,400 @@
+package wire_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"bothy.example.com/server/internal/apigen"
+	chatapp "bothy.example.com/server/internal/chat/app"
+	"bothy.example.com/server/internal/wire/wiretest"
+)
+
+// The read API of issue 13 (ADR 0029): getSpace, getChannel, getThread, getMessage,
+// listChannelMembers and getDraft, through real HTTP and the validating client.
+
+// readPaths are the single-object reads of the chatWorld's Support side as Sam sees them,
+// and the channel's members.
+func (w *chatWorld) readPaths() map[string]string {
+	return map[string]string{
+		"getSpace":           "/api/v1/spaces/" + w.support.String(),
+		"getChannel":         "/api/v1/channels/" + w.tickets.String(),
+		"getThread":          "/api/v1/threads/" + w.ticketThread.String(),
+		"getMessage":         "/api/v1/messages/" + w.ticketFirstMsg.String(),
+		"listChannelMembers": "/api/v1/channels/" + w.tickets.String() + "/members",
+	}
+}
+
+// conditional checks the validators of a conditional read's 200 and returns its ETag.
+func conditional(t *testing.T, r *wiretest.Response) string {
+	t.Helper()
+	etag := r.Header.Get("ETag")
+	if len(etag) < 3 || etag[0] != '"' || etag[len(etag)-1] != '"' {
+		t.Fatalf("ETag %q is no strong entity tag", etag)
+	}
+	if cc := r.Header.Get("Cache-Control"); cc != "private, no-cache" {
+		t.Fatalf("Cache-Control %q, want private, no-cache", cc)
+	}
+	return etag
+}
+
+// TestReadOneObject: each single-object read answers what the actor sees, with the level
+// and capabilities the listings show, a thread's header with its counts and names, and the
+// message as listMessages lists it.
+func TestReadOneObject(t *testing.T) {
+	t.Parallel()
+	w := newChatWorld(t, false)
+	paths := w.readPaths()
+
+	var sp apigen.SpaceView
+	conditional(t, w.must(t, w.sam, http.MethodGet, paths["getSpace"], "", http.StatusOK, &sp))
+	if sp.Id != w.support || sp.Name != "Support" || sp.Level == nil || *sp.Level != "viewer" || len(sp.Capabilities) != 0 || sp.ArchivedAt != nil {
+		t.Errorf("Sam's Support: %+v", sp)
+	}
+	var ch apigen.ChannelView
+	conditional(t, w.must(t, w.sam, http.MethodGet, paths["getChannel"], "", http.StatusOK, &ch))
+	if ch.Id != w.tickets || ch.SpaceId == nil || *ch.SpaceId != w.support || ch.Name == nil || *ch.Name != "tickets" || ch.Level != "viewer" || len(ch.Capabilities) != 0 {
+		t.Errorf("Sam's tickets: %+v", ch)
+	}
+	// In Marketing Sam is a member: the capabilities listSpaceChannels shows.
+	w.must(t, w.sam, http.MethodGet, "/api/v1/channels/"+w.campaigns.String(), "", http.StatusOK, &ch)
+	var listed apigen.ChannelViewList
+	w.must(t, w.sam, http.MethodGet, "/api/v1/spaces/"+w.marketing.String()+"/channels", "", http.StatusOK, &listed)
+	if len(listed.Items) != 1 || ch.Level != listed.Items[0].Level || !slices.Equal(ch.Capabilities, listed.Items[0].Capabilities) {
+		t.Errorf("getChannel %+v, listSpaceChannels %+v", ch, listed.Items)
+	}
+
+	reply := w.post(t, w.alex, w.ticketThread, "On my way, @sam")
+	var th apigen.ThreadView
+	conditional(t, w.must(t, w.sam, http.MethodGet, paths["getThread"], "", http.StatusOK, &th))
+	if th.Id != w.ticketThread || th.ChannelId != w.tickets || th.ChannelKind != apigen.ChannelKindStandard || th.ChannelName == nil || *th.ChannelName != "tickets" ||
+		th.SpaceId == nil || *th.SpaceId != w.support || th.SpaceName == nil || *th.SpaceName != "Support" || th.CreatedBy != w.alex.id ||
+		th.LastMessageSeq != 2 || th.ReplyCount != 1 || !th.LastMessageAt.Equal(reply.CreatedAt) ||
+		th.FirstMessage.Id != w.ticketFirstMsg || th.FirstMessage.ContentMd != w.ticketContent {
+		t.Errorf("Sam's ticket thread: %+v", th)
+	}
+
+	var m apigen.Message
+	conditional(t, w.must(t, w.sam, http.MethodGet, "/api/v1/messages/"+reply.Id.String(), "", http.StatusOK, &m))
+	listedMsgs := w.messages(t, w.sam, w.ticketThread)
+	if len(listedMsgs) != 2 || fmt.Sprint(m) != fmt.Sprint(listedMsgs[1]) || m.ContentMd != "On my way, @sam" || !slices.Equal(m.MentionIds, []uuid.UUID{w.sam.id}) {
+		t.Errorf("getMessage %+v, listMessages %+v", m, listedMsgs)
+	}
+	// A deleted message reads as listMessages lists it: redacted, without content.
+	w.must(t, w.alex, http.MethodDelete, "/api/v1/messages/"+reply.Id.String(), "", http.StatusNoContent, nil)
+	m = apigen.Message{}
+	w.must(t, w.sam, http.MethodGet, "/api/v1/messages/"+reply.Id.String(), "", http.StatusOK, &m)
+	if !m.Redacted || m.ContentMd != "" || len(m.MentionIds) != 0 || m.RedactedAt == nil {
+		t.Errorf("deleted message: %+v", m)
+	}
+
+	// An archived space and channel are still read, with their archive time.
+	w.must(t, w.alex, http.MethodPost, "/api/v1/channels/"+w.tickets.String()+"/archive", "", http.StatusOK, nil)
+	w.must(t, w.alex, http.MethodPost, "/api/v1/spaces/"+w.support.String()+"/archive", "", http.StatusOK, nil)
+	w.must(t, w.sam, http.MethodGet, paths["getSpace"], "", http.StatusOK, &sp)
+	w.must(t, w.sam, http.MethodGet, paths["getChannel"], "", http.StatusOK, &ch)
+	if sp.ArchivedAt == nil || ch.ArchivedAt == nil {
+		t.Errorf("archived: space %+v, channel %+v", sp, ch)
+	}
+
+	// A thread of a direct message has no space.
+	var dm apigen.Channel
+	w.must(t, w.sam, http.MethodPost, "/api/v1/dms", fmt.Sprintf(`{"participant_ids":[%q]}`, w.robin.id), http.StatusCreated, &dm)
+	dmThread := w.thread(t, w.robin, dm.Id, "Lunch?")
+	th = apigen.ThreadView{} // decoding into a fresh value: absent members stay absent
+	w.must(t, w.sam, http.MethodGet, "/api/v1/threads/"+dmThread.Id.String(), "", http.StatusOK, &th)
+	if th.ChannelKind != apigen.ChannelKindDm || th.ChannelName != nil || th.SpaceId != nil || th.SpaceName != nil || th.ReplyCount != 0 || th.LastMessageSeq != 1 {
+		t.Errorf("thread of a direct message: %+v", th)
+	}
+}
+
+// TestReadsInvisibleIsMissing: every read of something the actor may not read answers 404
+// with exactly the body of an id that does not exist (request id aside): Robin, who holds no
+// grant, on the Support side; the owner on a direct message of Sam and Robin.
+func TestReadsInvisibleIsMissing(t *testing.T) {
+	t.Parallel()
+	w := newChatWorld(t, false)
+	var dm apigen.Channel
+	w.must(t, w.sam, http.MethodPost, "/api/v1/dms", fmt.Sprintf(`{"participant_ids":[%q]}`, w.robin.id), http.StatusCreated, &dm)
+	dmThread := w.thread(t, w.sam, dm.Id, "Lunch?")
+	missing := uuid.New().String()
+	cases := []struct {
+		name             string
+		as               worldActor
+		path, missingOne string
+	}{
+		{"getSpace", w.robin, "/api/v1/spaces/" + w.support.String(), "/api/v1/spaces/" + missing},
+		{"getChannel", w.robin, "/api/v1/channels/" + w.tickets.String(), "/api/v1/channels/" + missing},
+		{"getThread", w.robin, "/api/v1/threads/" + w.ticketThread.String(), "/api/v1/threads/" + missing},
+		{"getMessage", w.robin, "/api/v1/messages/" + w.ticketFirstMsg.String(), "/api/v1/messages/" + missing},
+		{"listChannelMembers", w.robin, "/api/v1/channels/" + w.tickets.String() + "/members?limit=1", "/api/v1/channels/" + missing + "/members?limit=1"},
+		{"getDraft", w.robin, "/api/v1/channels/" + w.tickets.String() + "/draft", "/api/v1/channels/" + missing + "/draft"},
+		{"getDraft of a thread", w.robin, "/api/v1/channels/" + w.tickets.String() + "/draft?thread_id=" + w.ticketThread.String(), "/api/v1/channels/" + missing + "/draft?thread_id=" + w.ticketThread.String()},
+		{"getChannel of a DM", w.alex, "/api/v1/channels/" + dm.Id.String(), "/api/v1/channels/" + missing},
+		{"listChannelMembers of a DM", w.alex, "/api/v1/channels/" + dm.Id.String() + "/members", "/api/v1/channels/" + missing + "/members"},
+		{"getThread of a DM", w.alex, "/api/v1/threads/" + dmThread.Id.String(), "/api/v1/threads/" + missing},
+		{"getMessage of a DM", w.alex, "/api/v1/messages/" + dmThread.FirstMessage.Id.String(), "/api/v1/messages/" + missing},
+		{"getDraft of a DM", w.alex, "/api/v1/channels/" + dm.Id.String() + "/draft", "/api/v1/channels/" + missing + "/draft"},
+	}
+	for _, c := range cases {
+		hidden := w.do(t, c.as, http.MethodGet, c.path, "")
+		hidden.RequireProblem(t, http.StatusNotFound, notFound)
+		gone := w.do(t, c.as, http.MethodGet, c.missingOne, "")
+		gone.RequireProblem(t, http.StatusNotFound, notFound)
+		if a, b := problemBody(t, hidden), problemBody(t, gone); a != b {
+			t.Errorf("%s: invisible %s, missing %s", c.name, a, b)
+		}
+		if hidden.Header.Get("ETag") != "" {
+			t.Errorf("%s: a 404 with an ETag", c.name)
+		}
+	}
+}
+
+// members pages through the channel's members as a with limit (0: none given) and returns
+// every item and the number of pages it took.
+func (w *chatWorld) members(t *testing.T, a worldActor, channel uuid.UUID, limit int) ([]apigen.ChannelMember, int) {
+	t.Helper()
+	var (
+		all    []apigen.ChannelMember
+		cursor *uuid.UUID
+		pages  int
+	)
+	for {
+		path := "/api/v1/channels/" + channel.String() + "/members?"
+		if limit != 0 {
+			path += fmt.Sprintf("limit=%d&", limit)
+		}
+		if cursor != nil {
+			path += "cursor=" + cursor.String()
+		}
+		var page apigen.ChannelMemberList
+		w.must(t, a, http.MethodGet, path, "", http.StatusOK, &page)
+		pages++
+		all = append(all, page.Items...)
+		if page.NextCursor == nil {
+			return all, pages
+		}
+		if limit > 0 && len(page.Items) > limit {
+			t.Fatalf("page of %d members, limit %d", len(page.Items), limit)
+		}
+		cursor = page.NextCursor
+		if pages > 100 {
+			t.Fatal("the members never end")
+		}
+	}
+}
+
+// memberLevels renders members as handle:level in the order given.
+func memberLevels(list []apigen.ChannelMember) []string {
+	out := make([]string, len(list))
+	for i, m := range list {
+		out[i] = m.Principal.Handle + ":" + string(m.Level)
+	}
+	return out
+}
+
+// TestListChannelMembersPages: a channel's members are who can read it by their grants
+// (the owner through the instance, Sam through the space, Robin through the channel), each
+// with its highest role, in principal id order; pages of one reach the same list to the end,
+// and a larger limit is capped by chat.members_page_size. A direct message's members are its
+// participants.
+func TestListChannelMembersPages(t *testing.T) {
+	t.Parallel()
+	w := newChatWorld(t, false, wiretest.WithSetting(chatapp.KeyMembersPageSize, "2"))
+	w.grant(t, w.robin, "channel", w.tickets, "member")
+	w.grant(t, w.sam, "channel", w.tickets, "admin") // beside Sam's viewer grant on Support
+	idOrder := sortedIDs(w.alex.id, w.sam.id, w.robin.id)
+	handles := map[uuid.UUID]string{w.alex.id: "alex:owner", w.sam.id: "sam:admin", w.robin.id: "robin:member"}
+	var want []string
+	for _, id := range idOrder {
+		want = append(want, handles[id])
+	}
+	for _, limit := range []int{1, 2, 0, 50} {
+		got, pages := w.members(t, w.robin, w.tickets, limit)
+		if !slices.Equal(memberLevels(got), want) {
+			t.Errorf("limit %d: %v, want %v", limit, memberLevels(got), want)
+		}
+		// chat.members_page_size is 2: three members take two pages at every limit but 1,
+		// which takes three and an empty fourth after the full third.
+		wantPages := 2
+		if limit == 1 {
+			wantPages = 4
+		}
+		if pages != wantPages {
+			t.Errorf("limit %d: %d pages, want %d", limit, pages, wantPages)
+		}
+	}
+	for _, m := range func() []apigen.ChannelMember { l, _ := w.members(t, w.alex, w.tickets, 0); return l }() {
+		if m.Principal.Id == w.sam.id && (m.Principal.DisplayName != "Sam" || m.Principal.Kind != apigen.PrincipalKindPerson) {
+			t.Errorf("Sam named %+v", m.Principal)
+		}
+	}
+	// Robin reads nothing of Marketing: campaigns has Alex and Sam.
+	got, _ := w.members(t, w.sam, w.campaigns, 0)
+	if l := memberLevels(got); len(l) != 2 || !slices.Contains(l, "alex:owner") || !slices.Contains(l, "sam:member") {
+		t.Errorf("campaigns: %v", l)
+	}
+	var dm apigen.Channel
+	w.must(t, w.sam, http.MethodPost, "/api/v1/dms", fmt.Sprintf(`{"participant_ids":[%q]}`, w.robin.id), http.StatusCreated, &dm)
+	got, _ = w.members(t, w.robin, dm.Id, 1)
+	if l := memberLevels(got); len(l) != 2 || !slices.Contains(l, "sam:member") || !slices.Contains(l, "robin:member") {
+		t.Errorf("direct message: %v, want Sam and Robin (the owner takes no part)", l)
+	}
+}
+
+// TestReadsRefuseBadParameters: a malformed id, cursor, limit or thread_id answers 400
+// naming it and reads nothing.
+func TestReadsRefuseBadParameters(t *testing.T) {
+	t.Parallel()
+	w := newChatWorld(t, false)
+	tickets := "/api/v1/channels/" + w.tickets.String()
+	w.refuse(t,
+		refusal{name: "space id", as: w.sam, method: http.MethodGet, path: "/api/v1/spaces/support", status: http.StatusBadRequest, code: invalid, fields: []string{"space_id"}},
+		refusal{name: "channel id", as: w.sam, method: http.MethodGet, path: "/api/v1/channels/42", status: http.StatusBadRequest, code: invalid, fields: []string{"channel_id"}},
+		refusal{name: "thread id", as: w.sam, method: http.MethodGet, path: "/api/v1/threads/x", status: http.StatusBadRequest, code: invalid, fields: []string{"thread_id"}},
+		refusal{name: "message id", as: w.sam, method: http.MethodGet, path: "/api/v1/messages/x", status: http.StatusBadRequest, code: invalid, fields: []string{"message_id"}},
+		refusal{name: "members cursor", as: w.sam, method: http.MethodGet, path: tickets + "/members?cursor=alex", status: http.StatusBadRequest, code: invalid, fields: []string{"cursor"}},
+		refusal{name: "members limit", as: w.sam, method: http.MethodGet, path: tickets + "/members?limit=ten", status: http.StatusBadRequest, code: invalid, fields: []string{"limit"}},
+		refusal{name: "draft thread id", as: w.sam, method: http.MethodGet, path: tickets + "/draft?thread_id=first", status: http.StatusBadRequest, code: invalid, fields: []string{"thread_id"}},
+	)
+}
+
+// TestConditionalReads: every single-object read carries an ETag; the same ETag in
+// If-None-Match answers 304 without a body (on HEAD too), and a change of the object (an
+// edit, a reply, a grant that changes the actor's level, an archive, a draft saved again)
+// gives a new one.
+func TestConditionalReads(t *testing.T) {
+	t.Parallel()
+	w := newChatWorld(t, false)
+	paths := w.readPaths()
+	tag := func(name string) string {
+		t.Helper()
+		return conditional(t, w.must(t, w.sam, http.MethodGet, paths[name], "", http.StatusOK, nil))
+	}
+	unchanged := func(name, etag string) {
+		t.Helper()
+		for _, method := range []string{http.MethodGet, http.MethodHead} {
+			r := w.do(t, w.sam, method, paths[name], "", "If-None-Match", etag)
+			if r.Status != http.StatusNotModified || len(r.Body) != 0 || r.Header.Get("ETag") != etag || r.Header.Get("Cache-Control") != "private, no-cache" {
+				t.Fatalf("%s %s with its ETag: %d %v %s, want 304 with the ETag and no body", method, name, r.Status, r.Header, r.Body)
+			}
+		}
+	}
+	changed := func(name, old string) string {
+		t.Helper()
+		r := w.do(t, w.sam, http.MethodGet, paths[name], "", "If-None-Match", old)
+		if r.Status != http.StatusOK {
+			t.Fatalf("%s after a change: %d, want 200", name, r.Status)
+		}
+		etag := conditional(t, r)
+		if etag == old {
+			t.Fatalf("%s: the ETag %s did not change with the object", name, etag)
+		}
+		return etag
+	}
+
+	msg := tag("getMessage")
+	unchanged("getMessage", msg)
+	w.must(t, w.alex, http.MethodPatch, paths["getMessage"], `{"content_md":"The printer on floor 2 is jammed again"}`, http.StatusOK, nil)
+	msg = changed("getMessage", msg)
+	unchanged("getMessage", msg)
+
+	th := tag("getThread")
+	unchanged("getThread", th)
+	w.post(t, w.alex, w.ticketThread, "Fixed")
+	changed("getThread", th)
+
+	ch := tag("getChannel")
+	sp := tag("getSpace")
+	unchanged("getChannel", ch)
+	unchanged("getSpace", sp)
+	w.grant(t, w.sam, "channel", w.tickets, "member") // Sam's level in tickets rises
+	ch = changed("getChannel", ch)
+	unchanged("getSpace", sp)
+	w.must(t, w.alex, http.MethodPost, "/api/v1/spaces/"+w.support.String()+"/archive", "", http.StatusOK, nil)
+	changed("getSpace", sp)
+	unchanged("getChannel", ch)
+
+	// One's draft, which Sam may keep in tickets now.
+	paths["getDraft"] = "/api/v1/channels/" + w.tickets.String() + "/draft?thread_id=" + w.ticketThread.String()
+	w.must(t, w.sam, http.MethodPut, "/api/v1/channels/"+w.tickets.String()+"/draft", fmt.Sprintf(`{"content_md":"Half a reply","thread_id":%q}`, w.ticketThread), http.StatusOK, nil)
+	dr := tag("getDraft")
+	unchanged("getDraft", dr)
+	w.must(t, w.sam, http.MethodPut, "/api/v1/channels/"+w.tickets.String()+"/draft", fmt.Sprintf(`{"content_md":"Half a reply","thread_id":%q}`, w.ticketThread), http.StatusOK, nil)
+	changed("getDraft", dr) // the same text, a new version
+
+	// An If-None-Match that names another tag, or several, is compared tag by tag.
+	r := w.do(t, w.sam, http.MethodGet, paths["getMessage"], "", "If-None-Match", `"stale", `+msg)
+	if r.Status != http.StatusNotModified {
+		t.Errorf("a list of tags with the current one: %d, want 304", r.Status)
+	}
+	r = w.do(t, w.sam, http.MethodGet, paths["getMessage"], "", "If-None-Match", `"stale"`)
+	if r.Status != http.StatusOK {
+		t.Errorf("a stale tag: %d, want 200", r.Status)
+	}
+}
+
+// TestReadsHeadLikeGet: HEAD on each new read answers the GET's status and headers without a
+// body.
+func TestReadsHeadLikeGet(t *testing.T) {
+	t.Parallel()
+	w := newChatWorld(t, false)
+	w.must(t, w.sam, http.MethodPut, "/api/v1/channels/"+w.campaigns.String()+"/draft", `{"content_md":"Spring ideas"}`, http.StatusOK, nil)
+	paths := w.readPaths()
+	paths["getDraft"] = "/api/v1/channels/" + w.campaigns.String() + "/draft"
+	paths["getDraft (none)"] = "/api/v1/channels/" + w.campaigns.String() + "/draft?thread_id=" + w.campaignThread.String()
+	for name, path := range paths {
+		get := w.do(t, w.sam, http.MethodGet, path, "", "Accept-Encoding", "identity")
+		head := w.do(t, w.sam, http.MethodHead, path, "", "Accept-Encoding", "identity")
+		if get.Status != head.Status || len(head.Body) != 0 {
+			t.Errorf("%s: GET %d, HEAD %d with %d bytes", name, get.Status, head.Status, len(head.Body))
+		}
+		for _, h := range []string{"Content-Type", "Content-Length", "ETag", "Cache-Control"} {
+			if get.Header.Get(h) != head.Header.Get(h) {
+				t.Errorf("HEAD %s: %s %q, GET has %q", name, h, head.Header.Get(h), get.Header.Get(h))
+			}
+		}
+	}
+}
+
+// TestGetDraft: the actor's own draft with its text, of the channel or of one of its
+// threads; none is 404; a viewer, who keeps no drafts, 403; a thread of another channel 404;
+// someone else never reads it.
+func TestGetDraft(t *testing.T) {
+	t.Parallel()
+	w := newChatWorld(t, false)
+	campaigns := "/api/v1/channels/" + w.campaigns.String() + "/draft"
+	thread := "?thread_id=" + w.campaignThread.String()
+	w.must(t, w.sam, http.MethodPut, campaigns, `{"content_md":"A new idea"}`, http.StatusOK, nil)
+	w.must(t, w.sam, http.MethodPut, campaigns, fmt.Sprintf(`{"content_md":"Half a reply","thread_id":%q}`, w.campaignThread), http.StatusOK, nil)
+	w.must(t, w.sam, http.MethodPut, campaigns, fmt.Sprintf(`{"content_md":"Half a reply, longer","thread_id":%q}`, w.campaignThread), http.StatusOK, nil)
+
+	var d apigen.Draft
+	w.must(t, w.sam, http.MethodGet, campaigns, "", http.StatusOK, &d)
+	if d.ChannelId != w.campaigns || d.ThreadId != nil || d.ContentMd != "A new idea" || d.Version != 1 {
+		t.Errorf("the channel's draft: %+v", d)
+	}
+	w.must(t, w.sam, http.MethodGet, campaigns+thread, "", http.StatusOK, &d)
+	if d.ThreadId == nil || *d.ThreadId != w.campaignThread || d.ContentMd != "Half a reply, longer" || d.Version != 2 {
+		t.Errorf("the thread's draft: %+v", d)
+	}
+	// The snapshot names the drafts without their text; getDraft has it.
+	var snap map[string]json.RawMessage
+	w.must(t, w.sam, http.MethodGet, "/api/v1/sync/snapshot", "", http.StatusOK, &snap)
+	if !strings.Contains(string(snap["drafts"]), w.campaignThread.String()) || strings.Contains(string(snap["drafts"]), "Half a reply") {
+		t.Errorf("snapshot drafts: %s", snap["drafts"])
+	}
+
+	w.must(t, w.sam, http.MethodDelete, campaigns+thread, "", http.StatusNoContent, nil)
+	w.refuse(t,
+		refusal{name: "deleted draft", as: w.sam, method: http.MethodGet, path: campaigns + thread, status: http.StatusNotFound, code: notFound},
+		refusal{name: "another's draft", as: w.alex, method: http.MethodGet, path: campaigns, status: http.StatusNotFound, code: notFound},
+		refusal{name: "viewer", as: w.sam, method: http.MethodGet, path: "/api/v1/channels/" + w.tickets.String() + "/draft", status: http.StatusForbidden, code: forbidden},
+		refusal{name: "thread of another channel", as: w.sam, method: http.MethodGet, path: campaigns + "?thread_id=" + w.ticketThread.String(), status: http.StatusNotFound, code: notFound},
+	)
+}
