@@ -670,6 +670,33 @@ type Device struct {
 // `device_pending`), `approved`, or `revoked` (its tokens get 401).
 type DeviceStatus string
 
+// DirectoryPrincipal A principal as the directory shows it to every principal of the instance.
+//
+// Example: {"created_at":"2026-12-01T09:30:15Z","display_name":"Alex","handle":"alex","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","kind":"person"}
+type DirectoryPrincipal struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// DeactivatedAt When the principal was deactivated; absent while it is active.
+	DeactivatedAt *time.Time `json:"deactivated_at,omitempty"`
+	DisplayName   string     `json:"display_name"`
+
+	// Handle The unique handle, in lower case.
+	Handle string             `json:"handle"`
+	Id     openapi_types.UUID `json:"id"`
+
+	// Kind What sort of principal this is.
+	Kind PrincipalKind `json:"kind"`
+}
+
+// DirectoryPrincipalList One page of the directory.
+type DirectoryPrincipalList struct {
+	// Items In handle order; `[]` when none match.
+	Items []DirectoryPrincipal `json:"items"`
+
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor *string `json:"next_cursor,omitempty"`
+}
+
 // Draft The actor's unsent text in a channel or thread.
 //
 // Example: {"channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","content_md":"Half a reply","version":1}
@@ -1256,6 +1283,56 @@ type Thread struct {
 	Version int64               `json:"version"`
 }
 
+// ThreadSummary A thread as a channel's thread list shows it to the actor. The unread
+// and mention counts are the snapshot's for the same thread (0 where
+// the snapshot lists none).
+//
+// Example: {"channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","created_at":"2026-12-01T09:32:00Z","created_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","first_message_excerpt":"@sam the printer on floor 2 is jammed again","first_message_redacted":false,"id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0","last_message_at":"2026-12-01T09:40:00Z","last_message_seq":3,"mention_count":0,"reply_count":2,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","title":"Printer on floor 2","unread_count":1,"version":3}
+type ThreadSummary struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	CreatedAt time.Time          `json:"created_at"`
+	CreatedBy openapi_types.UUID `json:"created_by"`
+
+	// FirstMessageExcerpt The first characters of the first message's Markdown, at most
+	// `chat.thread_excerpt_chars`; empty once that message is deleted.
+	FirstMessageExcerpt string `json:"first_message_excerpt"`
+
+	// FirstMessageRedacted True once the first message is deleted.
+	FirstMessageRedacted bool               `json:"first_message_redacted"`
+	Id                   openapi_types.UUID `json:"id"`
+
+	// LastMessageAt When the newest message was posted; the list's order.
+	LastMessageAt time.Time `json:"last_message_at"`
+
+	// LastMessageSeq The seq of the thread's newest message.
+	LastMessageSeq int64 `json:"last_message_seq"`
+
+	// MentionCount The actor's unread mentions in the thread, as in the snapshot.
+	MentionCount int64 `json:"mention_count"`
+
+	// ReplyCount The messages after the first, deleted ones included (`last_message_seq` minus 1).
+	ReplyCount int64 `json:"reply_count"`
+
+	// SpaceId Absent in a direct message.
+	SpaceId *openapi_types.UUID `json:"space_id,omitempty"`
+
+	// Title Empty for a thread without title.
+	Title string `json:"title"`
+
+	// UnreadCount The actor's unread messages in the thread, as in the snapshot.
+	UnreadCount int64 `json:"unread_count"`
+	Version     int64 `json:"version"`
+}
+
+// ThreadSummaryList One page of a channel's threads.
+type ThreadSummaryList struct {
+	// Items Most recent activity first; `[]` when there are none.
+	Items []ThreadSummary `json:"items"`
+
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor *string `json:"next_cursor,omitempty"`
+}
+
 // TokenInfo A token as its principal and the owners see it; never the secret.
 //
 // Example: {"created_at":"2026-12-01T09:30:15Z","device_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e79","device_name":"Sam's phone","device_status":"approved","expires_at":"2027-03-01T09:30:15Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","last_used_at":"2026-12-01T10:02:00Z","principal_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"}
@@ -1443,6 +1520,20 @@ type DeleteDraftParams struct {
 	ThreadId *openapi_types.UUID `form:"thread_id,omitempty" json:"thread_id,omitempty"`
 }
 
+// ListChannelThreadsParams defines parameters for ListChannelThreads.
+type ListChannelThreadsParams struct {
+	// Cursor The `next_cursor` of the previous page; absent for the first page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Most threads in the page; larger values are capped to
+	// `chat.threads_page_size`, which is also the default (as are values
+	// below 1).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// IfNoneMatch The `ETag` of a page the client holds.
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
 // CreateThreadParams defines parameters for CreateThread.
 type CreateThreadParams struct {
 	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
@@ -1539,6 +1630,20 @@ type CreatePersonParams struct {
 	// a response carrying a secret (`Cache-Control: no-store`, as
 	// `createToken`'s) is never stored, so its retry runs again.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListPrincipalsParams defines parameters for ListPrincipals.
+type ListPrincipalsParams struct {
+	// Prefix Only principals whose handle or display name starts with this text, in any case.
+	Prefix *string `form:"prefix,omitempty" json:"prefix,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Most principals in the page; larger values are capped to
+	// `identity.principals_page_size`, which is also the default (as are
+	// values below 1).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // DeactivatePrincipalParams defines parameters for DeactivatePrincipal.
@@ -2189,6 +2294,9 @@ type ServerInterface interface {
 	// SaveDraft Save a draft
 	// (PUT /api/v1/channels/{channel_id}/draft)
 	SaveDraft(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID)
+	// ListChannelThreads List the threads of a channel
+	// (GET /api/v1/channels/{channel_id}/threads)
+	ListChannelThreads(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ListChannelThreadsParams)
 	// CreateThread Start a thread
 	// (POST /api/v1/channels/{channel_id}/threads)
 	CreateThread(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params CreateThreadParams)
@@ -2231,6 +2339,12 @@ type ServerInterface interface {
 	// CreatePerson Create a person
 	// (POST /api/v1/people)
 	CreatePerson(w http.ResponseWriter, r *http.Request, params CreatePersonParams)
+	// ListPrincipals List the principals of the instance
+	// (GET /api/v1/principals)
+	ListPrincipals(w http.ResponseWriter, r *http.Request, params ListPrincipalsParams)
+	// GetPrincipal Read one principal of the directory
+	// (GET /api/v1/principals/{principal_id})
+	GetPrincipal(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID)
 	// DeactivatePrincipal Deactivate a principal
 	// (POST /api/v1/principals/{principal_id}/deactivate)
 	DeactivatePrincipal(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params DeactivatePrincipalParams)
@@ -2324,6 +2438,12 @@ func (_ Unimplemented) SaveDraft(w http.ResponseWriter, r *http.Request, channel
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// ListChannelThreads List the threads of a channel
+// (GET /api/v1/channels/{channel_id}/threads)
+func (_ Unimplemented) ListChannelThreads(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ListChannelThreadsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // CreateThread Start a thread
 // (POST /api/v1/channels/{channel_id}/threads)
 func (_ Unimplemented) CreateThread(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params CreateThreadParams) {
@@ -2405,6 +2525,18 @@ func (_ Unimplemented) EditMessage(w http.ResponseWriter, r *http.Request, messa
 // CreatePerson Create a person
 // (POST /api/v1/people)
 func (_ Unimplemented) CreatePerson(w http.ResponseWriter, r *http.Request, params CreatePersonParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListPrincipals List the principals of the instance
+// (GET /api/v1/principals)
+func (_ Unimplemented) ListPrincipals(w http.ResponseWriter, r *http.Request, params ListPrincipalsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetPrincipal Read one principal of the directory
+// (GET /api/v1/principals/{principal_id})
+func (_ Unimplemented) GetPrincipal(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2724,6 +2856,82 @@ func (siw *ServerInterfaceWrapper) SaveDraft(w http.ResponseWriter, r *http.Requ
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.SaveDraft(w, r, channelId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListChannelThreads operation middleware
+func (siw *ServerInterfaceWrapper) ListChannelThreads(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "channel_id" -------------
+	var channelId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "channel_id", chi.URLParam(r, "channel_id"), &channelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "channel_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListChannelThreadsParams
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch string
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-None-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-None-Match", Err: err})
+			return
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListChannelThreads(w, r, channelId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3211,6 +3419,91 @@ func (siw *ServerInterfaceWrapper) CreatePerson(w http.ResponseWriter, r *http.R
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.CreatePerson(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListPrincipals operation middleware
+func (siw *ServerInterfaceWrapper) ListPrincipals(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListPrincipalsParams
+
+	// ------------- Optional query parameter "prefix" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "prefix", r.URL.Query(), &params.Prefix, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "prefix"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListPrincipals(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetPrincipal operation middleware
+func (siw *ServerInterfaceWrapper) GetPrincipal(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "principal_id" -------------
+	var principalId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "principal_id", chi.URLParam(r, "principal_id"), &principalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "principal_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetPrincipal(w, r, principalId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4006,6 +4299,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/api/v1/apps", wrapper.CreateApp)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/principals", wrapper.ListPrincipals)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/principals/{principal_id}", wrapper.GetPrincipal)
+	})
+	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/v1/principals/{principal_id}/tokens", wrapper.CreateToken)
 	})
 	r.Group(func(r chi.Router) {
@@ -4061,6 +4360,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/v1/dms", wrapper.CreateDirectMessage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/channels/{channel_id}/threads", wrapper.ListChannelThreads)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/v1/channels/{channel_id}/threads", wrapper.CreateThread)
@@ -5118,6 +5420,189 @@ type SaveDraft503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response SaveDraft503ApplicationProblemPlusJSONResponse) VisitSaveDraftResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelThreadsRequestObject struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	Params    ListChannelThreadsParams
+}
+
+type ListChannelThreadsResponseObject interface {
+	VisitListChannelThreadsResponse(w http.ResponseWriter) error
+}
+
+type ListChannelThreads200ResponseHeaders struct {
+	CacheControl *string
+	ETag         *string
+}
+
+type ListChannelThreads200JSONResponse struct {
+	Body    ThreadSummaryList
+	Headers ListChannelThreads200ResponseHeaders
+}
+
+func (response ListChannelThreads200JSONResponse) VisitListChannelThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelThreads304ResponseHeaders struct {
+	ETag *string
+}
+
+type ListChannelThreads304Response struct {
+	Headers ListChannelThreads304ResponseHeaders
+}
+
+func (response ListChannelThreads304Response) VisitListChannelThreadsResponse(w http.ResponseWriter) error {
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(304)
+	return nil
+}
+
+type ListChannelThreads400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelThreads400ApplicationProblemPlusJSONResponse) VisitListChannelThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelThreads401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelThreads401ApplicationProblemPlusJSONResponse) VisitListChannelThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelThreads403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelThreads403ApplicationProblemPlusJSONResponse) VisitListChannelThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelThreads404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelThreads404ApplicationProblemPlusJSONResponse) VisitListChannelThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelThreads413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelThreads413ApplicationProblemPlusJSONResponse) VisitListChannelThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelThreads429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelThreads429ApplicationProblemPlusJSONResponse) VisitListChannelThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelThreads500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelThreads500ApplicationProblemPlusJSONResponse) VisitListChannelThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelThreads503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelThreads503ApplicationProblemPlusJSONResponse) VisitListChannelThreadsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -7392,6 +7877,294 @@ type CreatePerson503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response CreatePerson503ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrincipalsRequestObject struct {
+	Params ListPrincipalsParams
+}
+
+type ListPrincipalsResponseObject interface {
+	VisitListPrincipalsResponse(w http.ResponseWriter) error
+}
+
+type ListPrincipals200JSONResponse DirectoryPrincipalList
+
+func (response ListPrincipals200JSONResponse) VisitListPrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrincipals400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListPrincipals400ApplicationProblemPlusJSONResponse) VisitListPrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrincipals401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ListPrincipals401ApplicationProblemPlusJSONResponse) VisitListPrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrincipals403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListPrincipals403ApplicationProblemPlusJSONResponse) VisitListPrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrincipals413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListPrincipals413ApplicationProblemPlusJSONResponse) VisitListPrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrincipals429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListPrincipals429ApplicationProblemPlusJSONResponse) VisitListPrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrincipals500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ListPrincipals500ApplicationProblemPlusJSONResponse) VisitListPrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrincipals503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListPrincipals503ApplicationProblemPlusJSONResponse) VisitListPrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipalRequestObject struct {
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+}
+
+type GetPrincipalResponseObject interface {
+	VisitGetPrincipalResponse(w http.ResponseWriter) error
+}
+
+type GetPrincipal200JSONResponse DirectoryPrincipal
+
+func (response GetPrincipal200JSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal400ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal401ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal403ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal404ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal413ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal429ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal500ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal503ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -9854,6 +10627,9 @@ type StrictServerInterface interface {
 	// SaveDraft Save a draft
 	// (PUT /api/v1/channels/{channel_id}/draft)
 	SaveDraft(ctx context.Context, request SaveDraftRequestObject) (SaveDraftResponseObject, error)
+	// ListChannelThreads List the threads of a channel
+	// (GET /api/v1/channels/{channel_id}/threads)
+	ListChannelThreads(ctx context.Context, request ListChannelThreadsRequestObject) (ListChannelThreadsResponseObject, error)
 	// CreateThread Start a thread
 	// (POST /api/v1/channels/{channel_id}/threads)
 	CreateThread(ctx context.Context, request CreateThreadRequestObject) (CreateThreadResponseObject, error)
@@ -9896,6 +10672,12 @@ type StrictServerInterface interface {
 	// CreatePerson Create a person
 	// (POST /api/v1/people)
 	CreatePerson(ctx context.Context, request CreatePersonRequestObject) (CreatePersonResponseObject, error)
+	// ListPrincipals List the principals of the instance
+	// (GET /api/v1/principals)
+	ListPrincipals(ctx context.Context, request ListPrincipalsRequestObject) (ListPrincipalsResponseObject, error)
+	// GetPrincipal Read one principal of the directory
+	// (GET /api/v1/principals/{principal_id})
+	GetPrincipal(ctx context.Context, request GetPrincipalRequestObject) (GetPrincipalResponseObject, error)
 	// DeactivatePrincipal Deactivate a principal
 	// (POST /api/v1/principals/{principal_id}/deactivate)
 	DeactivatePrincipal(ctx context.Context, request DeactivatePrincipalRequestObject) (DeactivatePrincipalResponseObject, error)
@@ -10158,6 +10940,33 @@ func (sh *strictHandler) SaveDraft(w http.ResponseWriter, r *http.Request, chann
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(SaveDraftResponseObject); ok {
 		if err := validResponse.VisitSaveDraftResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListChannelThreads operation middleware
+func (sh *strictHandler) ListChannelThreads(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ListChannelThreadsParams) {
+	var request ListChannelThreadsRequestObject
+
+	request.ChannelId = channelId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListChannelThreads(ctx, request.(ListChannelThreadsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListChannelThreads")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListChannelThreadsResponseObject); ok {
+		if err := validResponse.VisitListChannelThreadsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -10567,6 +11376,58 @@ func (sh *strictHandler) CreatePerson(w http.ResponseWriter, r *http.Request, pa
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(CreatePersonResponseObject); ok {
 		if err := validResponse.VisitCreatePersonResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListPrincipals operation middleware
+func (sh *strictHandler) ListPrincipals(w http.ResponseWriter, r *http.Request, params ListPrincipalsParams) {
+	var request ListPrincipalsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPrincipals(ctx, request.(ListPrincipalsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPrincipals")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListPrincipalsResponseObject); ok {
+		if err := validResponse.VisitListPrincipalsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetPrincipal operation middleware
+func (sh *strictHandler) GetPrincipal(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID) {
+	var request GetPrincipalRequestObject
+
+	request.PrincipalId = principalId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPrincipal(ctx, request.(GetPrincipalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPrincipal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetPrincipalResponseObject); ok {
+		if err := validResponse.VisitGetPrincipalResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -11059,286 +11920,304 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17d9s21jf6VXD0PGtFPg8ly07SNvKadcZN0zbv9JKTuNN5O8prQiQkYUwBLAFaUbNyPvtZ2BsAQYrU",
-	"xXZureePaUyRuG7sG/b+7be9RC5zKZjQqjd+21swmrIC/vmS6WJ9PtOsMH+lTCUFzzWXojfufS9XZEnF",
-	"miiWSJEqoiVZUa7JlM1kwUhhvuViTvovv31KnpycjCKSsoyuB/aDo2Ev6hXs95IXLO2NdVGyqKeSBVtS",
-	"09uSC74sl73xKOrpdc564x4Xms1Z0Xv37l3Uy2lBl0zbkT5P2TKXmolk/Q+23hztj/SKKUJhVJyl5MXP",
-	"ry6IojM2JtTOgJixMKXJiusF0QtGFF0ycsXWZFbIpXkyEfCIJloW8BoXJF5onQ951f+l1llM5kwrbETL",
-	"gpnGVS6FYkTOsKUZL5Qmfd+ZfwHXn8TBlAYvWZ7RNUvHxCxTfESoSMmq4JqpiRDSDGRO6JxycUYoSWRu",
-	"tkVoslrwjEHz2J3SPMtIUQoFe6XITBaE6yG58JMz84VBUZLy2YwVph23NFSoFSsUeTR6QuJEilnGEx0P",
-	"yYnZ/dPHjyciL7jQdJoxcv7q6fPnJFnQgiZmm8zIljSbyWLJUuimam00JD+LbE1UmSRMqVmZTYRbEEVo",
-	"4ZYxIkoSSmaUZ6zasCVdkynzewujN5O7YuuziaDV0ia0QJqEPS+YJv34KU0WbPBUCl3IbEyEHEBXcUSo",
-	"mog4KRjV7EJeMRE/UEeEKyLYNSvCAZm+gNxxZWEfhhPRi3rsDV3mmaHd0cmT0fQL+mgALw5oxt4MTnpR",
-	"jxvqxC3vRT1Bl+blcOsNOdfOBX3zAxNzveiNTx8/jsw5cX+fmFOhNStMm//n3//X4P97/T//3fPHR+mC",
-	"izmeHr+4psmvafoSl9L8lUihmYB/0jzPeELNGTrOCznN2PJ//qPMgXpbTc18kZr2r2nGU3j5EjeoF/VS",
-	"pinPeuPeBZA47pdZQ6kJvG+YACsKaY7xv9/2ZpxlqVkRKtKM9aLekilF56b5Zak0fDdlhC1zve69ex31",
-	"lKa6VL3xo5HhE1zDYv/Tj4T4kdhFKAsxnkq9WI/thMabw34Xrvd/F2zWG/f+67jiksf4qzp+gU3gktYZ",
-	"TmO+FeH3440O46jiOXI2YyI1NApLoYhhMbhA8dHQDO2pPXYH7NWdzsYde1UNOikLYBNmMxjpV5zhKAIO",
-	"Y2mFUKLpFRMEdxdm860spjxNmfjQ00EmbliHYsxxYFkWCSPTEgktlUQvuCL9eOZGaWYELFORlF3zhDli",
-	"pnleyGuWkjVwFfzxMse9tDv3nRTszqdpGt0x1aQslCxIQgURkmRSzFlhTpFixTVQZMHUWiSXThjHR2ew",
-	"IFOZromia0VWizWInIVcGU5fsEReswIm9VwYhkOzD7l/54KUgr3JWaJZSuB0kH7M7Uhqw0dmbRg/Z+Yw",
-	"4SsqgjcyOScLinIaOZUipTDSV4fHN4WJ/iT1t7IU6Yc/d5YsU8mQ1tgbrrQhQ12jY/NTwWhKuKFAIfXl",
-	"zIzXLYdeSZCkXKRcaS7mJVcLI6lhdi/oOpM0vZDyB1rM2cdiLrBnXJHMDMJMkDoNa0nfXJpfL6drzVRM",
-	"+nGOQ77UUl7C+/aYvWKFOXy/CHpNeWZmeCuxVgbtNARaSjWdUgVMIHhtSEBxJtRozpa4MrrGpwPQp8mc",
-	"XzNlhJ8TYI9HDysB9kutz07RFQ7troRWx5xIPw7+io/GtSOyokiZeM5SIktN+hQ1VLIqpGbEaqmoujY0",
-	"NqoMzXJFpEgYiYN1iuF85lQpw6hUzhIyehyRSe8bN8xgVJMe2BRNA2bgLZi2ZbFvHwe2DqzMhZQ/UrG2",
-	"ipH6oOyNFEaOZnzJzYmelWby4XL3Y0Pzxvq6tI8U7IiUaJKhZeDMFm5sMyN2jQzIuBHUNE0LphTIMv+V",
-	"1appqRdMaDu7sBX7Femff/OSjEYnT47qlF7buLvbiV9EMCT2wfkvrp3R4bhSXMyjSpmLSCmuhFyJiLA3",
-	"uRGdZkELdi2vzI8bioL9Bc9SOCfDo2m2AlFrlKr4119/HZwHb4zJ14wW5jyY4+ONU8MQgee9Z2bnT9uS",
-	"zwtLF0aWWP2mk49ZVkzKj8fPuFCaGraSUGMpo9LjTpIiBZ8vjLa3ajK4s0ArIMYuQzXBHpJkwZIru/Kq",
-	"zHNZaJb+yFJOL2ByH0d6Gl5JUYauFlIxEj/FUQzMqGKnq8bhgMxAYsOs4//Bf5rdASqLje2umP5bqWeD",
-	"r2LYcJokLNcsPfP9cL0w3J629OVZl5RHsLx+pS6XZqkuTVcgtP1mA684n9uF29D6qPklIpTkBRcJz2lG",
-	"5IxccTNa+C2urP+8kDNutJuoRudgz6eXVPfGvdPR6ReDk9PB6ORi9GT8cDQ+efxbL/LvTNeh4f5o9gUb",
-	"fJmc0MGTdMQGp7PHycPpV/SEffllr7kpr8rlkhZcMQXqNtELo5gZ+eb2ygwr5SrP6PrSWv0v5ZQLwzXR",
-	"9h33CvuAp/uNgxp6zAuZs0JzNO3D6b7tGa4FE0+pZgPNl2zTO1Cf/tsWaqvWfrWQxL6NuqjZAjMz31FZ",
-	"8rStj1qrzU5+XVBdtQd67xmhU+vRMswYSV1IEnw4bO2ntsRtszG/ELWQKwGmam0aG825rWlrqBT895JZ",
-	"2zYydnsmV2B7KNbaGE/bG4LuH6hgndFNsmNR34Xe1H/34JXa9KPKqxJscRTSyGvfqpz+hyXaDBNO4w9c",
-	"tZ1I85NqmCGG0huHjmu2RP/On/z4vd44gHbqnfsMOljKjOowXVviOSPxv1/HSOp6wQzbLYwCLYCOfIvb",
-	"BAay0Hd+O2lR0PUmjUBTnZv+omCKiYR1s+LG1ivGoooBF6UwLAa9Qmbk9ZWhjstvF3z2DLxkM1AJTFt7",
-	"Tf4l9v4KPmhOHPt2zXUuQK2NzkV40JjqGYmtWhgT8zyzO00KZqQfWTBa6CmjGuw/JsqlGZL9BOgNzui0",
-	"VOZ0ytks4yIcZMVBzvP8VSJz1sFCqSA0z60Ca/YnlWMSs2szmLEqp+aDKYtJP6E6WQzK3Ij9iVCC5moh",
-	"9VFEYut+VWNzgGLSB/+CymnCVESSBRWCZcrqpHDGjqKJqL4CQ8R0AEfavRORXCodEZZyDd+mLGOaEfcZ",
-	"tIFrVusXHx1Z17pdt+Z0Kp8xfhz+DcPpRb2g7dZ1fUpzOuUZ1+v2XU/AtSxnBA3SR41jkLPC8GrDbswP",
-	"5pSFOw3LNyxzI4QNDcKftEgW/Bp4M67qENcseOC/cA+qb3Bhq0/sjKsHaUFneujmD7sAp9I9mRdU6CFN",
-	"l1y0rwh22bIcjgrMclAkDbB8KEl5wRI9sGNx7x2gj52MR6Pf9mfAT056Uc/ogjByKlJapNWdiubJFdOq",
-	"BzeHmhumIvQlT41cem134XLfnkZmzWXOk96497NwhG02nmA/vah3zQoFa3SyIRTsxt1MLTvkG1Qxdmpj",
-	"uGjbmaqlgH+YV9+5Vd2gBlTSZsH+u1PdqgJtbEWrvlm9pJDK6i1HRIFRYcUmdu4IICQ7Lzl3LkhdaobU",
-	"ceCMd/eEVPR28xdPP8F4udBfPOq1XIi36H6wqVUzNQLaXPk2GRhuecvBNySQ7jr+bjHM72CVBZtZY4rV",
-	"gU2X21jQPzlbbWNDNNRHFWOKcB0oJRm7Ni+JlCSOyXM07YsNUzF4wQyxzkM3WOwmU61z5dfRB2B2ML3e",
-	"uLdky2l4o3zn3G8Ld6uv29v2uzdwIbWLTY5i026oO917q76B8G45yZ8WF7Xbtf2bH+ClgOfuw0bvhtd9",
-	"NuzLLWVUp74tXM3wkXar9qIiPhWwtQZb2TRo/JLvR6YBO7u5nfYUFgWNlSqEY4NTs1Xl1Ag43PuzmjeY",
-	"wqEOn4hQTZZSafJ4NKpFEclSs8JuCVdEF3y5RPYQhMY8Ho3u1BsUYYjTSW0s3vmZYPRQ8FNjOCdmOPVI",
-	"nS2+pW1k8z2+1aSQdkfPForJ8130kueV1FTGylRN6qlTwtclz1IylTqkhql5OMCH2MheNtumH+VmW5fn",
-	"n9zGVeuwse6aZIwqTaRguOJnhveYf5CMK3CyrnjCSCJLUIVFcoBDyLkK3sF8nuM3JzsYT5f/0E6hm74s",
-	"d9tCY05f086F3KCuDcVlu721QTDthALE8FWNFuwtvWEjcLtn/bhWC0HrfKvo29hFYFunj0cNstrur4Xx",
-	"di/oN6BN/4inpHNZzTmQRpfdaTSRfiXONATHmi8IFesVXR819mJTZ9zHH/pVyzG+laayP93uZd3Aun5X",
-	"0K2iExwjhmiW9KpJot5Bv6/m/OVXYCdgPM9B6rb/yKn8hizNcwls1qr7m8tdG2EbtcD82H62am3kbY2h",
-	"UJaFO9xnxG0KKUXGlCJxbSJwSxi7G9oYaFIQueSacH102Jj20b7tZuMXTgfHJdznQ9kieGsr3ByObbyb",
-	"+l6wQkmxQxLn8NJ24XuesTfmhSXe19OMvfm7fXuYyGUoks1vvbuRrziyDyBi7bw21yfPKBc+MEWVyYJQ",
-	"ReLm/G2ELV5U26nChBpjOX386MNoZm5K3aTxypylLZRhbZIO6Vl/+/81jVTBPEmptFyyQlX+gVd4M3+g",
-	"3u5k3clotEPYRTeVx7cWnBegKmxZSKtLaEmUpkXoK8KcicCbV4uXgWCHy6Xhxn9XdIkHooAIU2MyzTIp",
-	"C3JqONx/qLFQMC+gVwXHvNh4ueX+Puim7VDWhhiRH2lxlUI80gmZrjXQR5wsqIbwSfuajaBsV2pwbJ1K",
-	"zegwpSYY/pYdklesmwf+nCPlgg5j2CFcZ50RKjALgGBzhCtVQooPXndNZSlgUyFI4JonmycEIrQd/dPl",
-	"A0UymmuZw3Uy/Ohimno2zqnteAStNIf+NYe8KB9DpqWdgo0Ig1QgrtoY0T5MsTHIVp7tO3ugCL5I+imb",
-	"0TLTJPbR6WdEMJYqEgfTiUPvrJt/1HNx7i0u2ne7dhhTTrrEHKwRZCK55ByurLyBO3CIDaUitSHdmGXT",
-	"uqf7amNP4OucF0x5l+yXg9HDZkACjMwYs1Iv1pe//WuxmP7ra/Xbq5Pr6fLN4x9+fXydPj1Z/PCv/5X9",
-	"719XOv3uSfHbr4/0j9+cu28P0A+7KKxL5ap2OMKAgdoeQmDunF8zsZcyFS7Gpo8GoxEsLSstc0VWsrji",
-	"Yr4RnYNbZJurdb3V0WoXum2eUwh/xM4jEuNWxGQms0yuMHji0UMypYp98agsQnWD9E8ff0EKKlK5JFOu",
-	"MfGwve/93J4NJoejDlpoY3XfwK600X7FDIKwtjOcqar4GNfGWiNSZGub1och0+5A3iDO7ZBz0s4nD7eA",
-	"vgxCRStmcidxa3u6rLu96A1jaWdLFefdphfizr/Cd1td3Q0bwmqKtvWd8Vm19jfoyzN5F4pitOUlF45u",
-	"XPIL0GDfaD2W8OZMk0ejhxOxkcsUQQApbFwMd32xjWuOWxo4aYRrtEgSsyLwfeu13zcFnenOayRZPFCk",
-	"FMB8NHujiZlZdSdZWO2ueTjw98tD7tpqCt/3NJtBNnGerXdchgVd7UFSdX1vk0nBbHZdRAe3Zw8UwWvL",
-	"fdj/La5sgmnWJlE12kq6ZmgvzdHZ3F4Kppp5AfOdVKCY2zbPrJwBomNv9OaVzIGrX1veD7Zc21boWcr3",
-	"cvoZNcAuO0qSPayWnwVZrsmKriPyd2Mwk/6MXzOy5KLUTB0dZozc0vI4zG54dk2z0vDEbzM6b5OpM0Z1",
-	"WTAyy+g8IBualay6HDDcA9OY5DUrCp763ybCsRbPmiPCMsU238ZIcxeoe8VFWr05EaZ/cwRR4x6Sn3NW",
-	"UC0LeMQFDtDlfIBOY7kzPI8bSeRve0zQaVahJVyxdW9sqVYNFd7fMbW5c/67Fq0O3MWQ2mAWC5Kw6msU",
-	"bNdUyoxRuN67Yh3h4XbOV2y9e5+vILndja59q1tzAUxHTFyzTOagOknBSFoWkKkGt0suWezhUVSly0hB",
-	"Xj57deFyaCZiTjVb0fWQfIvJ1tqwnVS6jN5sDZG3csm1ZunGbsDqdDvj6h63St16+FV6SgdfJqPR4Es6",
-	"Ohl8NRqNBiP/PxpEdqCDDQRDQ2TtaCRBkVUULMNM872+o5TS/QfKTB8ygeTvbkVzeHL68NHjL36DS3tI",
-	"2ISlK/VCFpeHLMnNViDgdz+UIlkQqomQUvw/vWinjhwM3TGwPTufmc4V+703/rImVfb4ND0J3dpwQXJA",
-	"n5ZuHGrCOzuKR6fNGJ8djU1PejcYuD+/9eCoFv3eH51tmjOc/XN4s3EC9tKk6sT/dkveFBz7hPo8S+Ag",
-	"w1vYGLVTsa/9EhyPxlDXORsYdsZnPDlDE5CnygYdFiylmAffGHXFRN0rm01jiD9GYRuZ4pMOLBddUeU7",
-	"aJcDIaXu3Ex39+IJszme7zI5NcI2kcsl1wObGhGROc0Hs6JxT9WlbB0aw3SQ1qcL0zQwljdtbpKHTwm8",
-	"QuwroI4FmQJIcnYXYQfniLCTMH5dd6pWG6jXeavvoGBzrjRkjzjpZ16NqpuQxkncQ/cy+xL1qsnXqTmy",
-	"RzfY+IpyNwR41HszmMuBffgfJcXwJV39WHGn4Ii36CbSHUoqkB7HtdS/foyXiO4aClfSLGmeA07HROgw",
-	"A5RrxbKZ/WxM1FpptoyPcBdsD0TIqoeJwP6H5NWK62RhFAjsE3UBKdjPM8hrOiCHZfvLr2BQlum9div0",
-	"gs5b9v9nwUhuY2tdCsemDYTBNh0q1HVLAhdk8XBBFPsdc5PCfKSDspBQeWuJMVyYA9fKAKwxY7gy9D8j",
-	"tS307AnmjdyJpntyBcHe6EsEQ2nvOKO2W0jvZekZIA+A602RmGJeO3n2e0khbiV207Brk9ByvtAEN2GP",
-	"8cgsZUp3rwP+7uBbELsLMVsA5QtT+adswQVgfgDk2KOTEYkLZrQeLkW8L79ci+SS5TJZHO7+tPRVX95g",
-	"i2ut1ybdqe+/DGRKe14TnlWjEsxRMDVCMQ+L2HXOKUdmLiun0jq9NhRAUkU+jcwzDJdJ0347UrN8MD6g",
-	"w1sM5sizomgjVHPquQAQKcSIQoM/CNGsr4WF1Gq/PWRZGhHIGk+lsXFITo2xLLSsIHSsLQj3/+ildtB7",
-	"Ne9CdbW9GbjjQLxat5Mrsiqk8IZ6vdVN2K9dS4sTrnptW+AQNcmoo1m2FyO3WfjR28Ya35SftR7PbciH",
-	"t2EaN+isYFS1B+yuHfCXRZayO1T15PPzzLm/tCcV1AbLm+DGRF7OaHGJPMycNmjvki66MvMs8tR6Swyx",
-	"5YuIlsTe6DGJXUZjTPpGTyGUBDmORk2IAZUvJn2jCsThKOKIlKqkWbYmlGR0PudiDn5fnlBQNSbCMeJy",
-	"TgpqvSlUkEwqDWg6DQ+46xrXolh3zFMX60uQOJdt+cPfy5UN0q6jbsJBNVon1dqcFus0/Q/X9rgeSAB1",
-	"wdCNrvFAVSBwa5EQ+OTwpHVLb8E+byzFDSXL602QnQ3YM2LBOUj/0cnIIhzh5uL02kDUJsKSPFxcO9or",
-	"ZK7ANYhfRcSQnQrojvQBKEYXnCm8uAUixEljWBySJOIlGVuCi7LC9GG+pQcq0EM2XFQW1qUx0yaOlZ0b",
-	"V8A9LP0i4JCmXDjbUg3D1R+fPByN6vzoZGSeOKZRO+rVwd04AAGZf2W+95COJ6M6Ae57v+gCbF7CrEkw",
-	"607kmeYCGcKEoL9Wq0tmzftan+trz0Pks0bARj889/U2YAh7Xmt9NbrRDe6HjmF9/xAmS5oi58Qs6H2u",
-	"yvZUMD96/C2t3wq26h2famht2914a3xtIzcs2PxW1c902J75FRrUsDHqgwOZfN5n9yD8E1zhmvNB0LmR",
-	"h1wQnm76Hm6IhYJ8vMULsdUf8MJY/sbsxxdif4ZAvTJU4k+X5f3gPcj3S/zeO8Fv81x12MQ2UwHu74bE",
-	"JS40xBJcakG+szQivVhblgG4Hz7hVgq4KqNVjDG+68IqOMR49WmmjJUoFXMgUBORUc2Ko6CJIM0Hveyu",
-	"E7i0txmGAAlpE8DqyvIWi7xNba6YyWYgzDVnK1bE4DBSZyRGmo0JTCOXEGFQMJpoHM8VY7myrkWagSJ/",
-	"NhExXM/ajyy91sGDKThjlKXuMxLLlTDd9N1UJkKKbH1kAVlwaQEasz5zHC6YsTaVG9E5oh402Dr977fA",
-	"U3lmAQEzkOJkLHqw/rkgMYQAxGNyarbq4WkYQCdnE5ExY0GoiKR8zs1SxZdxROIhAhLGgzjC8GlAVxcp",
-	"sSDWFkkev54IWeD3Q/JULnNasBTgsQZcKCYU1/yaZYg0bGHz6yhaDUx1e68ahM0+PK1FzZ7WAdHPB7/R",
-	"wR+jwZPX1T8vh4PX/3fwy3+3ScLvGc10hwWU8WsmmOEVgGbfEBg+1E1ebWo2XZG754gEGcur+IxQsbYp",
-	"XbLUiVxaxGnbHTFHP8tCg1te7fY+2Z7bGM5zS6bPxUxut/kweBnMnwKQ75vCck+hNKrCC0Ep7x2u9Z9s",
-	"D8Lq0pcC65WnZ1XgKnor1F5aUnfCTNB6M+VkM5Rwi539FEfjQj+tAzzE6S2YPS5gHVIypclVmZ8hb5kI",
-	"b96pEjKxjIlHBRIV9Al51BC6i35FPGiHBEDVR/xcGIGgYMyB7Jizw/xfJ/shBbh4ydAXsC2m6gcHutAd",
-	"UchmM5YYbmRtPRGac5UIEwtWcO3WHSJKKknrcFoxUV0kWZn6GJJb8Pgfu3yp5yHUCm0PfGyEXeyjLt46",
-	"VrIZZrYj8OLhYTgo0xEsn7D3/Pvmpn5p1ra6Fp/RTDF7JX16IzCoeqjEjk/oqCUiotqafaIbbhNW2h65",
-	"d+byaYTFunDkxJUFaEuHd4VLxVL+nqK7a6SwVQ9StUna75R1CKwdkr66GwCp7giMi6Jke655LeoC2zto",
-	"CTvvDGyvDxQRpWFEqOE7/TxC9nZyg9iL1hBlCNG+CVTWAXEabXKi+j6qB+CiL7k6gI0I5pCkGq4Gv61t",
-	"csZy6t2uBm/63BJSJoiruJmpizfcN7V090X36bR1X0i1M9i5knIarbZDIpw/4ZBmHyTSmuXcEuByA1/y",
-	"LXPG908Y+rItgvX2Xt3UWOf8OviuI0UtcO9Sw0j9Z0GiWpBBBZre/llqN0uVd0NqlaEd+e0XPsfe6KTm",
-	"naoGQ85kDqpptj76UFjVdwKB5indeYm78HAuEMHngYMfIn2a56qa8cG4N9sxtgLQsV2w2R2ZWPWZtfvp",
-	"lCwgJLAiUbCiuaqn2xZ4DeoCTGietxoDtdCy1ktiG+FlrJGMK43JxuHN1XZciVuDYgesgDpM6u3IE1sI",
-	"+QOS5cHU0U4QVYRJmnKzLTR7Ecwe0zg2AIahYuajx1+6C+khiROZYlEFrClJp+bcLmmy4IINjF6DqQ9Q",
-	"Csu8ezYRsXaFGOLNC89JORo9TMyb8C8WD8lTmTIFui9NU1d+rs/eaCaMLQ2wzEraO25FIDCHz4UsmHtZ",
-	"L9japU9cCblCa7cpcdMOprQxG/PqmGzUSolIMyUxmoigRFtEguJXgGGtFzK9NM8oZgvDB21l+KrKddFm",
-	"eID5aLPmVES6CltEpKVMj2nEFyqD5Mmw6kjTw+nn0S4OdQcqyqJcUhFQxZs8o4I60GpgODamVyTMZ9G5",
-	"2mj1+KufJClkqc326GQB3m6uIEysXZLZWo6toUnN2obgqGjZCE/3+3L5IF6u1fiCxd+VBvBAkSBpgPDU",
-	"+8b/NbD66OA5RlC31PXcEZLQnTu8OZ7vLy5eOLQGcwb8prmqnbUhPBo9qivhD0/RKY5OtMdPnoQutVFr",
-	"mE8X7IdRYgrdpCdMNFs7Z56LmjHNNmlHk07y7Ypp/+XlcyOkOCBQ1luP9uNktTFsfrDlUDUz+zH+HVcn",
-	"zMg2PKyV4Zf6FdOai/nWbE1MRERoUXy9IYXhBdBDi5Z7A/vrJjL9mvyvVz//ZJuflprEoswyWJCtcfiN",
-	"aWP7XfPjKZvSYuv8FL6DmDpyA1hZMcT/xYt0b4nv6bt7cgJQyjLLaK4C5x0mQ87otSyh/FkQCPRt9bDl",
-	"iroazp52tl2CV/jdTs3St9+2oi8ZTTvqSxj1bUbDKo8LG+/e5d69ia/W2PKXhQ/qOr2BLzO4CXh42wT4",
-	"xnDe7uNx+mBp250epPqot18/mB3nginVJYzsz+6Gr6qyu2DJlc1RxYqIG9tvXoBTZdV3d0kUgm7ATaR/",
-	"oyro1nwnKK4M2ObrFiPedticxzN75cOSKxwuJGqUInKomhDaYczvgoq9hbxfuKem4Vbo6h0XqjANuFMN",
-	"LzGpr0gNv/uy5I9HD0OjDNdg36vVyC3OVhLAmbQ6Bys6wHV0cQX2FnjTV9jtjoAG6pWYY0cZqINWVNAO",
-	"C7ZNW7EDOqvqstuNLwsH8Y6EDFkFtLms+1xX1xFRWle0FAhfvW4N2CyFwAr5kGpXCizuZwxio2etlb36",
-	"QIgUKOIOmBMdRYv25TT7w8gUB7vynci4cy+5n6HrpDbAtrV/Ra+ZRfLodNoikIfRB+j1VlCKGrLKQe7a",
-	"wElr7DZw0kK3W/HuugFVoPYnYgNaRdfHMi2YndCUZVLMFdFyI9QyuDY6bBd2OIobykcr77Aahxu3Vce2",
-	"waPcsmZAoI293RcrAqAfv3gUBBptYC9X4z4UqPCrw3AKEYfC6fnVbKLaEm3bjnYVLowpCGbzyejCW6Nm",
-	"7lwv3hIxMrIe+bqui44JG9tCwxU8VHPzc9mum71yqQntZo3Z5CrzEtiizcjwaCNjImR1RcXe6AgQKA23",
-	"mEA++DBMG4XYuSpwJSYrVqDoR2TPNsgRfs0ujYjCyi1Yygz/7YpW4F/Qp/23xcNBKtsKInN9CmTRzPLw",
-	"cZgHxHWd3D6ua6PSDFeXGBrjKD1nBdRlluKyevE0TMk8GJ/lRrdb1o539XSQUhsHPDxuI3dT7r64wcqU",
-	"AoSX3TrTThvORkUvex7jQJdqOcKO4N4eUIjSF5JsEx2eaJtH7p9ccXADu1osoKpj+Lf5L9ZQi3ykVT2k",
-	"QDnp5zGMbl+WpTpUe87eA5y1NFWdybf7ZtOHqFc7sur3MJvDM72t31pEaO0Mtsn6tgO513BqJ/agmqD+",
-	"6O25kL8oVlg3XasVWR3efaQdFhitTvO+wtK83kVmB+XjbzKCfdcBPkOA7J1erK6sy5b9DkiknhvfjOZX",
-	"veD8Vwu/MaGoxsc8Dwq23p/M4Fy1CnhIIuiEU58Xssx9yJc682kVElIeIIVRtWVD3CQaY1+I9kPiEBtw",
-	"7odUoWyN1aq0Ml9wKWS++wdN3CzeYxv2fIA4DNb78H1gwt48xNkXjrlR9TPr8WitftZJ112lEW2Oz/sq",
-	"jPg6uku0YSDjrjKGe9H1besPyqDyT0tt0YNyz+6+GGHjUNyU4u+o8uBtq/xto/M9avl5su+u5IeC5o6L",
-	"920R3ntHO4ZIT92OAwsfVmFTtYQCWpSssXlRWoTRBwoT+uaMOFwMuVxiGJBgpN+CNnpEGlnCDxSRKzER",
-	"K1lcDUnMUx+AUkucIf14zrTTEgEfOjS4YsNeJsL8E1JswLCXNvZsw8BtFpXDUWryzL5yIzMNkb5uEHp0",
-	"Qxwh29/rvRyubVFFbfRi9bTuCiZwn9yBNHCTJI4tPP3UJmm8xwxnuFeEezUXaYvuiBtlZ3RXXLlT8O5b",
-	"IxXs7AK8QpcBntKe8eCH3L7W1ruVpVZARkh6D5TDOGqL5/8YqQLOO3znAqsOdF5tXkNyVQJtY0lbz7a8",
-	"YqI94/LcFtygqoE17dweYGgpI9YI1y6YS/sqKjeyTA4uo9JWTSdfSMFaiukEwP/7VF85JFkNFtvIwo35",
-	"nYzGI8e1blK14o4C2LfWcoGNBrhw89pGURUUnGK/E7C1MNGFL/nwQNkscAcYOgk3b9KrBlGVT/PVlHZX",
-	"JNq/LsYexWe4fj9VZw7hjZ62NuxBY0JRpUmpwNSCf68KrjUTpI8GYsxTJjTX62HV1iwr1eISxNI1zeKj",
-	"+qRgRvvP5OAKJrbwxtY1R5BNeK81fUJIvf8IO2vfQkESfwI+WMB/A15mh5UNbHp3PhetgS1gOZTbWhyV",
-	"hPhI2V23xDGp+Rq7dVhwR6D3L3DkF9Uj4avB1Xz7t485a2g9e2gvNwlVc7mEUMJ5cx1+2TJNdyteRf59",
-	"LsmY3p/bMevm+pMB+e7ls/OLZ68u+rVFjuo6pyUKUOWPIsv+pyyTKzK6iedte3hfSCCbEX+1GTb3ufVA",
-	"5IZR+vDP7fG0lcJd17NbYkMb+l4zvHNDj9lNxdsQIhsrWG+sddrB3UtH7Ar8uHHCgzm5G2uGvqMwVnqr",
-	"OWfDUDZtgruOp76VmYGxKDimbdEKcPOVlAXX61dGSOAcsU7eedkGV3MuiMzp76Wr4dePzyHnmf8BsX9j",
-	"8jUW2cOIenjHhtQfRTadUXoQbq4ngiuH/DQk5wSugbCC+pWAvFlUxVICWJegQdieEap6dDIRLdk9vlwL",
-	"oA9z7173CEAgE+HaEcZbLelC67z37h3cbaItlUihaQLHyuW5LikXgGpZqEa6axisQILXzPEuMtu+Gh8f",
-	"wxvD8OOmY7bK4zh/8dzQMnwSoYNGO9AcI4oxj9M69DBRz2g9w4mYiIsFVySVSblkCO0FS4M4U+Z8FKVe",
-	"jK2tBw1yReZMsIJ6UBKzTX1Jcz5IZMrmULmx4IkfghQkWXBEGcV1dkkmTt4AnWJ06ERoprQy3dikHVfW",
-	"VmnCNWKgmgnPC7lS1d0C1mYN/JPQlkdIQRUHNXiWKrjip2nKUiz86SFv/LdmANOSZ2ZuMc35sf9FDdd0",
-	"mcU21xHyRzLDyFMiBVNHsKpPpbi2AnZs/h7gKZ/KlDNXi0kJesUuEwiQxWSlMyi5YYb2yy/PvyHIPVRk",
-	"eDM8nghC7JE2mzcgP0lsF3kGVNaHuxQCxxBzAS2AN1dE8WWerW0Usq2ZDiG/yjRsKxA1TEFkTGeEYiQr",
-	"jFxIwgTAykLi379fx0MzElxjHCPmEoVkBUN0CWgDAolUONcYAOMSWNtjm0DzP4bfxaTvshSPxiT2CW9c",
-	"ZyyOTEcxmoGYVZcyG+yESWtxRPKsxA2qcsHQS50yhGG2xwuawqwy1F3bE/cQdDb2XhGHN0sW3ByrmSyg",
-	"oWZO35FhXI9HIwf8RAtcOp8LB+tRPxfuJdPNgtGUFY0MsciOwGaVmY7riWVjQvEAES4SCalOUjDSxzrq",
-	"p181wdcIic8HvxE6+IOMBk/IkFySMRnER2bvrliuI0QIW3FbocyebccKjAnFhuQHOYexmCVyWVWW6Ptx",
-	"lSMXH2GOsGfDgAdlD4mLjZczckL+wb82rH0pLSrj/A+eD4ztUjClWEr68VOMZR08E4lMuZiPTf/mtfio",
-	"OtZV+l18niQsr16PCYUHCr7xeFbERZTj3UjFFtzOxP+kxXpMmq0N7U7CYplm7O71m3jKzy7oPPaYTUee",
-	"85rVYBxws1Z0HdBGNQTLwWr1akkpMoZ1JBRdq2qzzhAzilTf04wwkeYSiDY+XgDw3B+GwI8h/+APe4yO",
-	"l8ywcRXDwuflNOMJCseMJ8xWWXbhbjlNFmxwOhxtCLLVajWk8PNQFvNj+606/uH502c/vXoG31TuVCsZ",
-	"z188D/Ws3mh4gq/JnAma896493A4Gj6EwjB6AWrJseHS1yfHVfTYnOmuxBG82woTM1y8gT3e9karuro1",
-	"awOywHw5NH/FcC9PkwW2BjjvUEuITNfu7on8hFWv61/Vi8ZAsgjNc7uxKK9kzuxXagyfDcm5Fd8FIzO2",
-	"wkxpn2NgZ2FsaosA5jf8OVQm40qfu5gWx2dglU5HoyDuHaI2Aob8HwvOj9x9r1A88F6AitRy4ThvqQaD",
-	"NsW7qPdodNLVgx/y8S91bQ6/e7j7u29d9jZ+8Wj3Fz9J/S0kcZoPTvbo4gWmbl9I+QMtUEt/dPpk93cX",
-	"Uv5Ixdryd3BVPsZd2f7dcytD8IM9BviKFdc8Yb9U+eCo5Lu8FiAT3B1HK5pCxKkLiIL4T9lmRWIdduUr",
-	"UdULKckZVK60NB37XKO8kDNuAUKkYBOhCyoURk9ETlVlojpDvspU/Wjh49g6mCqQPFQY8TSaQ5JsAQUF",
-	"7cYKgNC91gUWatQiTQ33te070fVo9GQiqkT/IXlutNNqXc13wLVRE0yqCvZx29nFlT13lWBcaRTVWU2k",
-	"euX4ecqWudRMJOt/sDUEXlth+LVM13d28IMhOjfDu7rVqYuSvdtgPSd3y3q62I5gK1x5y2b2OFtf09TP",
-	"5NPmTKM9OMxTS4u3YmUnj/dZAw9U8SNLOb1Y558jH0R69rysjQ++iyqVI8+BnncwxlZ2mOdxZcXipYRl",
-	"bRMRVxA6FhS6Abbt1E3kJhZ91RZWonk+EaEhEQIdeZ0DwKgd7KtRsq3uYeNQXaVio3fWYacJAJ0Yk7yb",
-	"Y+X5J86v8vwjcasKi20bx8rze351z68O5Fdw6By3ctfBdX7lgs+P31Z3EO+OrQXUzcjO8QVVy1StqWgu",
-	"NMwZUzGE4wHuc8ao/XQijMXCxRw1K6NBgavJkLyD6zeWgYOsdIpeo/F4Iiw3dEPpG+4EjFIdDQmOFsHi",
-	"K+vOvWvxtydCyAAZv87F7Hyf+vp8DVbWlgZfAbmaZ8Y4rby+tQufOq+JAr6x8z70Zkz0PZl8bnW6DL7G",
-	"wv8ZGdpfwzS0p6EKAA3YTLKgeh8WAxk0yFgy1pbN/A08DxwED5TNg+eNs4631VAEZFar9GGUqYmI/U2r",
-	"rW/meRQ0N7TQx7HXlsAbQTMp2BniInMxnwjqYAWwaj9DLwsgNzgWQhwHcXwKO1gVPLRHHfm3sBmcM+Tx",
-	"fUo8phOqYAX1WDzcAq5kFziB2z8/3N9LrLlnxxteiO8/vE2G9qgjBA1pR5E5RLXd857Pk/fgESH2NAaM",
-	"xxXPQb9U2aK0vHJqx/vlJ4pet3OTyphr4QtV95iGBHpLi7bS5Vhq4SYeKuWT4SXvyYTbwITZy4S7O8UH",
-	"F7lD7UEao8r6De/NuHszbh8+Z2h6O5fbqWIFGdrtVtwrxBRx+H5NRuh9UZAH4qPAApbnmaH3xeOFoYvt",
-	"2/DQ197eUIkO4H1kO+tDI/jCFVH/rK219+XywtX5SF4vhwPQ7fIKY3Q3iPCei95z0b24qOFwnsFtNVMx",
-	"nUQdv/V5M++ObfLQFg7KgH/69BaLo6wluPMh8SiOiJKoRkJsPmKeJ/oQ1/45tOUcWLZh26vLvPXW5xkg",
-	"2mEAJL4SlMz3H/cbCuRRq9sL38bkmVs78KOtmUE87eC+VR7TrVXP96X/4fp0KYDwa0SEXPnlv+dffx1n",
-	"GW45ocQWELAEsdM1ny63qG4/58xCSmA6xcBpZ05XqiVzuDjFnBaaG1YjtBpPBIbgBg8xOM0lgLiAtDky",
-	"OdTNQoiaCEv5ene8VwK5shoiS4fExtlDHZKgfwgrNUY2TmAi7AzGPu4UfGuK0AyRcjEBrGC6LASzisHp",
-	"aASTs6wPAlhtHtyQOHjGqoxSurwMhxDXB8QFoVl2RqiYCBtVXlucSv0cOcz4OPj9kqdqizL6DUzTRe1/",
-	"0pehtaF+JJt6x2VCPYkISYWljlaAvd6lurpjNEZfbaY1ffIM/l593Mm7DZfdyFjbqkViBaQdIadpWWCp",
-	"FMBZgUxJnzDZEm+qGDPKAwTGKfb7REBwKZY9hyxQqMiu+ZJ5ZNCIJFQni0GZH2HYW44VF+MgeTOGlBqf",
-	"g6nY74ilzdIIrjb8LynL+DUrWDp2BZ5q44OLUxik0jzLCE2vAevcyAclATze8O4gKRSRrw2H/72kmVGB",
-	"PUjpkJzjnCz+PHU8HFCWYVJlfqkSKi5XXKRyFUNOBPREJwIriMjCQmxDSxhZF0zcphyRChkVol6WjApF",
-	"Jr0rxvKJyOmci/mkZwZkP8OS8l6Vhrj3tJIKJ6PNiP+J8PZrLWlgIVfGSLB5A949gsuL07ws880YRkxS",
-	"xiwc+/ZYlVNDYlMWY8DOUVfQ77NrG8i52x0CE47qxAGuIQSjtXRyRkb+kgfwabuudmDf91Pf98sDbBt0",
-	"DdpW+1lASnlYjfoMTvRsxgpMQ2b1LYQGLtGmwvo7bTNygIS3uEf70dC1PVDW84YJ0lDqqcB8GwzyTow2",
-	"lRItJ6J+EHLIEeV/sDgiqwXH4to0s+HgKZvRMtOkT7EZbHEiMGv1xBJK2/QyvuS6Nr2NPXifBhVQ6gus",
-	"FrMhcMPkd3tgeghHyrAW1FPIQHgqhS5k1l2fIS+gTKNhdgPwzcNmb8zYb+C7T1+i7zG476RgfyHr66k5",
-	"KKTMLXAiRCuCvKWWPQTS3JysujTH+MZOaW64jg2BDCWiAByBfgw/BT4dSBCBhw/URBQMcyuPIkPIIMur",
-	"mNDCEnexlgIj4nlKNsX+RKDc9wKk1mVfSzsaouTSDfVoSL5rjHkifDyDfd9wi4zNNJGlPqtrDYbD5ACx",
-	"HAB2Fgw1gSmDBK0uCYQd75JAPxtprKu1dQXJalUk27hWA1/jljEO9Vn78mPsmstSeciKtnF4yrqtdLAL",
-	"YMWtlbVc7SUnDEP5Y4gtfEA5sVEb7oMKDiCwrqyjUHDoLUf3Pjjks85ZmjsmE9yZWtDobUlLlimGofmU",
-	"FBKqHtfc8RGhFuRWFlUInPWF+VgQ5MT1a9FgIEOnYLo4EXifBTEiISsfk1ZWTvqIqGnExUpgimptpMZU",
-	"tKibWP/PDdsO+ijCiFz7iqhG8gDqP4KAmoi+/fKBi6l1Y2kyaQfc7PIDPLR1YMHYFswrFkwO3ZDQztGQ",
-	"APe3v6CvMYa/4mgikHVZv2BjW8CIM9Zac5KhnLPWmzFWK2/eo4hk/IqBYG2J7gOT1NHERCxkllZ2qfkG",
-	"R5mzwi/ZGGotJlKkXfE6pI9XNDYpvVAQQGcxVCFPWWYM8sUbni6uICPNaK7mC0icC726IYg47XIOGwFB",
-	"hdEtCMsU67hYN6JCQqY6VVe4Y6sF1R7yzwzxDAIj60OsGKpfSE2v0PsMTtZq5UlfyIA24LgVRk+ygNEe",
-	"cvCBqhzS3T5WOMOftm8VhviRLt1xebb4MJHn3N9N3TtH9xC2QE1WRnZK2w1j6vgt/PeSp++2RX+/ZEt5",
-	"DZlyyM1qcZZIpvaOe4tsnQjHIR37jmzIcvC2Y7q+8iVA1VkGMJyINsuqQ1JCCWdADUmqsx6fTYQMZJrl",
-	"+1aoWfFZ1ZUBdxtKc8vHZw0XYOWBdLf8/TrfBrERCAE3PJ/CZ2TjNkHoFr1NGLbw3pcwjA7e22Exb7vw",
-	"dwRyx/f9j7YY8HizCKt5z/7+MuYCEq4j9314WFjFqNMlFFR75crB4xSlUGPEp0ojB4O7FgkBTzIcfwty",
-	"UvEcHwDkMUYaYUHOH3/FWK5qDvDg4gG9EeMKAgd7dFFDfWAQWhYMMbwomdLkqsyPIhcgYP3oVsOXWWpb",
-	"4EYnA2ShNq7wXYXS/z5xRur1otpVG79i91b6p3HsaFqj5DAUxj2qHbvl9gPXWqbCdFDDRarKp7aF3gVH",
-	"jOrA1dhO2T++V5remRJeI87QL3pP358SfXds087IryU7drXGjt9esTVoyu0pTYZvowsTcUPtVUIbrmkj",
-	"cN++MiwBGrYjYekfbK3IkupkMRHx//k3Hfzx2vzfaPDkcjh4/XYUffHw3X/HZ6EPmnYBmUbOaeIuMZf0",
-	"zaUdha2aTJhIJASNWQnoBllPlUKY1paT+aLUDu51D0XUNv5AkSu27tBFER+1Ww3NqTbk0xv3ulbnw6VB",
-	"VbP/SDFbtVKH7ZzLEebnlA917wvYI87e6I82ZTLMsAxqJm5PYTI8ryqF2crsXrI8q5fXqgpdk75D3HMl",
-	"cM1IfNXEVB01/POuvPNW9uciSB+PqmahmZPRaBS2bmNHh+SpKx9rWOEVyyHuac6vmTgD52mLMxpTr5S/",
-	"bwVFvaqrYufHVRWHVekvN+CPvuzl+2JB2MFHYkH1OqkdPMgu6T0P+hPyoBbesAfvQXyZ47cOdn+Hd9Jh",
-	"U1B/5zFdk4KlCI+FZr4lZ9C6fIkFuKTPjFWSevOa0SLjrLDRoJByju4o0xzzWZn4cybnpJ/jRptXyoSl",
-	"6OZM1VFUz770wBa1cHyrWdVfiqOJANdfzFLuIr/jIfnGwl9AjhO0RsK7pBDzohPOojPkffNkBjUhWnSx",
-	"anM+jGewunJzk7+PDPjsYSM6g7gBPzhZ7FA73KmG63TbVgRxvEWKNdOqsw7AbTWlw9G3OWRhWrR7jspI",
-	"PAbLURaKmBdNv7yYQDqKr1JDlc3HUZG7UXeY5lYrgU+pgCtxS74+x+aATOpnFT/4tE7w3SsvwVQ/kvbi",
-	"a3q0Ky5INvc50Pf3tIewvmfACPbKXsHyIDfEL0XdqmJqHWnNNwNkrgEvT8R+yMt7gUS8gGF/2kEjOMZP",
-	"GaAUN/+eJd2zpEMwSi3Z7HSIe1aijt+GQd7vjlNmbK5rqrdwrW/8O7ZIT62qrVfOKn5VNWqMJ8u1oB5H",
-	"AEk/DjEdbImQR6MTQjXWrapqHM2pZiu6nohECoFupMrMSzKpbDYzFyS270JwC57WS0hcZhldxxPRh9ex",
-	"bs2j0eiriECxGnxQzeAynMFR23VX9YL3Gvkfxy5UBSMqL2ol2CcCIlTgaxubF0SkBP1uRqVMhN8JZ1JW",
-	"b1eb0jAsSf90NIqIkDaiEsxmoY/aDU7X4IvgsuU9oFaENQE641ga6QifJnbFTu4exE4JuQr37J7b/4XM",
-	"Z7froe53C75d7MG3XwZ8u4tZ1O80a9f5ngHWODVc79PCaC1YW8kF0QlZTISrIRjSHtaca1FrN3loUCyk",
-	"wURf1jifcPxzg+t5FOqK7XWzu5f37O59szvcp3u/32cci3G3jAvZSDfTgvo+GzXZXJZ8QF2uKmO2JlOz",
-	"KURLQo0tNRG26P0OQzpgHn3La4AbWtT7icD79qRgGkP1MB7RVxY0jKlWzxOjCA2vfPX9+eD08RcTsaBq",
-	"MSS/AoJCUOTfFh10tUYaE3CoYxBqPREWE40r34St1Uj6LvEwttBIUJHeNoulzfG5WxJXyvWhb8p9CCuM",
-	"6ratUYIgE9oDcEHmjMffAq0WO7Il/B0Ohy+bD79eap3FpD8aY83GLbknULTpT8N+3xvopFmlwJHxPh0X",
-	"tR6xj62Ak+ZFV3oYjoqEmNGbYAt4SAEAJhGSJOY7e8K0P5fDrRvFRLk0LMo1FpRl/oxACe4dLp+AGMSq",
-	"czSQRodIQ8io3AVqhGmXm+Uc20tr9oM0RXSvmM8j82cAvO7yRyNIca2Hvx9FZLq2gfQud8dmtzxQJM7Y",
-	"NctsblBCczrlGdecqRjhCroQCl7hVN9nhIrp4Z+crbYVx7zmik8zm06rhp9JsMlnWuASFzkgXcWYar0g",
-	"3nEpUiU/V2Fm5tEmDnb4uA3lqTtb+mhIfqJLG2sLJZy/GgUVnCcC1Rhd8OUSwGCDwVZpyyej0ahblQES",
-	"/bRvRGCIH+lCBJdniyaBu3sfVPZnuqlQ9kx0X54iGzl+C/+9QRm1Tu5x4xJqTnw22I6rmuYkKjydiH1q",
-	"puEY9wj9sjPr4CQtMZl4ZFotG7egf6JSaVtZSH21731Pn3+ZtJswD3d4t2a+uZfq8CtdSji4vQMtPJqI",
-	"DRWa7Nagg/BzINBadio8OvPKUDWU9ozzrXq4C6b/JBjIB6icuK9V0Lrr93ziszdEwn3dPEA3tUp8moro",
-	"UjOa+O3VAa//Uj/kYZHViGyzWCbiHLiMDdSargk1qgMrmmj1bsqbDoOIyGIiNlSR6OBwrwNKuH6qOsn7",
-	"sqns0nwkq2oPiPU/ceHYe6fne7TdAg64ly62FsmxEjRXC6k71a9XuigTXRYsIokszeBViOKh/J0fcG9U",
-	"sGQJIfk+swSgV7F6KnujA/R21/vRGDIOuCgdjnnmgbxjqFQJJqCNGjtCBA9AGw8Q1at/ozIX4mQbldDo",
-	"bxMxZTNZMHuHhtw5pwViuFscEARKKnOob1Q1ipeLUP7/3HLjh6NHiDcSP58NfpKCDX6k2vQnwHcFvN5O",
-	"8QEglAAWd/zsgs7jCv8EssTdex0gKO34DK/c7u3B5rFXK3PtdyHYOQD+eTGAd0GVIKjNbyt+9Hu1J918",
-	"u1Ie3SJ+EKTsqGeWtOVuHG4XZhwogKsaCeAqRAifVSea3bDcD7tSuPx+mt1KjebRJEjuya+xNu1TsOj4",
-	"Ibl+7qDhfw0dW1pMDqWtTMDDrbAEpuGbW5HAbS3N47e++O87nza61UL3GVtWxQ3LGlISI1eeymvmqmO4",
-	"Mh8W7nsiNst82LzMKhUIbwMyrIHjBI09UhPRj10u6ZgYLc5HBPt6nDXWap91GOY/uknvwVltS+0adFju",
-	"+w6rk/+MpTzssthlNsuJi2zv9dkZGWGxKxuCYkXn3pUs7qxyBeB8+/EeUAcCi1rZD/+shSAste2D6O2W",
-	"4t4P8rny6BcIHlzIco6uyJB3dtfw7PKAnKdpmKFv8T1C/lv9/UAh7Cfy4/5JRE4j8jCaiOFw6BnqnOZE",
-	"FiQtkZpZhAcMisoYbuv0AjMcLuZHHcm/lZcl/jvmrMVV0rCcVXEZiqwWEusqFA5SypdCBr09MTJiM6e/",
-	"4a3BKU6Eq67ciK44qNjyGWSxaIQiEHMAKaEiKLHnUnwtoFNQM68VkESqQ7KLP4xA+TR8MsHSfCSPzI5s",
-	"ZMFW96nI9x6Zgzi8UXb2S0VuU7jNPwagwHcD4jFdx4cCzolKf10Dr2eOQB/w2nZEqDijSl8Woe8jyejS",
-	"aWUNibJiQd18xX73nBrmBr3VkZt2suoWHvoLjPcloymiHn0afPQ9ccXGZD8STkO12B28MaC6zwll6oMp",
-	"pn8hnvcStDSo+DijgUcY6h8jJ9pUbdtxqqrck053g81yw+SJKj8k5IhyJbxKG4dZA/FRZDRNTIeD9GWb",
-	"DScFq8pvYDUyiCduq0M6EZov2dglXcC1H4I3UF2qiFjtN8LG1xGpMp3hPcNfJ6JULCIBCB5msfQ3klUA",
-	"WJ9jMelFkOgMy9CVLjM2I7YLgesVESpsLjOWRXmghhOBvL5ULL2kGli9LS1t/eFVqkj14iwr1eLSGMfF",
-	"Nc3iaCKg+D8EYmR0TqZrvN5clsmiy8Vygdu8g4//CoUMcPxnZGODoazPVFm/5qdQLe2scrG4gjdXbK+R",
-	"bnG6HFROzR6OA5ws9WSgA90sE2Fb/eTdLEBxe5VNg2W4l2SfdagJrSWUacdttueA4GvHbzErDrVxIym2",
-	"pW+b31WQKRhCY3i3CLJqX8yl7/w05vEDFWRUH/kIllYkjrBsS+B2OEEvTA2Jg4RAHDkT1mnehsgxEdsh",
-	"Ocg2RA4niC7d7ALHe4uAQrWAa8WyGemnLOEpqy5mqVhjYjhHtcHVbnOWA65Xq5SbiE4xd0aCOmCOGuol",
-	"YQwzExNRiiuAoDMvp5KpIYENRiQPpzXg520IHrCeaCAh9w/kvtEYAoSPrRnvpp/3mGrplpGnpB87Wgd5",
-	"llTZhEddlpN9/5ONM4TRb6uUYXMghVz9mcvh/MWq22h7XDoY/ILRTC/+6DQrXEyHOcRUgdvX/Bf1O5kw",
-	"ZWvcKPL9xcWLIXke1IzSskxsZl5KNZ0CYFupGInBmbP+A7wsVF0ZNRBiTmolHRMqsG3H2FVHvMf3MIf3",
-	"mbZne+hEjcCF4IqU+fA2RHYgsZgdZ0lZmO0c//t1ff+N8Yzmhm6OMSAHv5iu1tGS6YIn2+1M29gDRezb",
-	"pG923++TMXSWTC9kGpFCltqokFApAcWxswadvE5LO4SIfCdJUYIRCXqCG3Uis4wZAamOPCTXi0KaPlip",
-	"MH6Kvcml4iBSkMt2Vm/BCe4kF9PqcZ5RDoTC3tAlwCP2/ot8/+yHF2Qq9WJ9udA6v3TzvtRS04zU1wJI",
-	"OI22rok1kIcT8V/k4n+/eLalcRtuNhGdr7zFbv426X337GLSi6C3v038WZ/0IuzubxMz60nvHTmBpdoS",
-	"yBK1Bjfg3lvFbPd+fBon45kZVzX6mSyCoW87Gciz9uKUvtqW43teqbJQb9q6Cbkw5G3oXZYQrCFzNfQ/",
-	"XNof4qMAUG7J5zgui+ydcZaeYczeiitGHo8e2vpf9txPM7a0GHFlJS8wHJCSlGnKMyLo0ihroKFRnhnV",
-	"EwqPkz46YrhdWnU0JBBOM6WZ4dKFIXCRGo18NuMJ+mS0hMmtjf4OB5h1se6Xbqq99+ywxU46KHljlwC2",
-	"3a2zdQy4OLEPR8R76gIbSsB2kbCnrO08CfUe3vYQ6ua81AvTodFg0UnXXXinQM8e1U51gLicVCblkglN",
-	"+gXLqObXDDTtssh6494x3LTaATVbRekcBQcKYferA44zkHZnZZEsmNL45MyYHmi5CMZSBhcjVqUPJr5p",
-	"MLyobur7CJ1ra5AZSyvPFZpovKhQIlPrF1VBF14da7dI/AahYRh+6GqlbX54bkcRxBJ4nF4YYexCo/JC",
-	"znjGgmZxBi2NfucrfRcyM3sma+03q6TbtHozaZ+IGngfgxKLm10hDEMUAEDUa0yryPrM3Ua72B/fPtwo",
-	"bjb8lOpkMShzX2/VR4hiQKCCooyLQgrDSGeFXAZtQlhg+y6FvlfDS86CKyAz+oLOzH64cjhV97YMTW1h",
-	"0PX/7vW7/z8AAP//",
+	"7L17d9s21jf6VXD0PGtFPg8ly07SNvKadcZN0zbv9JKTpNN5O8prQiQkYUwBLAFaUbNyPvtZ2BsgQYqk",
+	"KF9yaT1/TGOKxHVjY19/+90gkutUCia0GkzfDVaMxiyDf75kOtueLzTLzF8xU1HGU82lGEwH38sNWVOx",
+	"JYpFUsSKaEk2lGsyZwuZMZKZb7lYkuHLb5+SJycnk4DELKHbkf3gaDwIBhn7PecZiwdTneUsGKhoxdbU",
+	"9Lbmgq/z9WA6CQZ6m7LBdMCFZkuWDd6/fx8MUprRNdN2pM9jtk6lZiLa/oNtd0f7I71kilAYFWcxefHz",
+	"q9dE0QWbEmpnQMxYmNJkw/WK6BUjiq4ZuWRbssjk2jyZCXhEIy0zeI0LEq60Tse87P9C6yQkS6YVNqJl",
+	"xkzjKpVCMSIX2NKCZ0qTYdFZ8QKuPwm9KY1esjShWxZPiVmm8IhQEZNNxjVTMyGkGciS0CXl4oxQEsnU",
+	"bIvQZLPiCYPmsTuleZKQLBcK9kqRhcwI12PyupicmS8MipKYLxYsM+24paFCbVimyKPJExJGUiwSHulw",
+	"TE7M7p8+fjwTacaFpvOEkfNXT58/J9GKZjQy22RGtqbJQmZrFkM3ZWuTMflZJFui8ihiSi3yZCbcgihC",
+	"M7eMAVGSULKgPGHlhq3plsxZsbcwejO5S7Y9mwlaLm1EM6RJ2POMaTIMn9JoxUZPpdCZTKZEyBF0FQaE",
+	"qpkIo4xRzV7LSybCB+qIcEUEu2KZPyDTF5A7rizsw3gmBsGAvaXrNDG0Ozl5Mpl/QR+N4MURTdjb0ckg",
+	"GHBDnbjlg2Ag6Nq87G+9IefKuaBvf2BiqVeD6enjx4E5J+7vE3MqtGaZafP//Pv/Gv1/b/7nvwfF8VE6",
+	"42KJp6dYXNPk1zR+iUtp/oqk0EzAP2maJjyi5gwdp5mcJ2z9P/9R5kC9K6dmvohN+1c04TG8fIEbNAgG",
+	"MdOUJ4Pp4DWQOO6XWUOpCbxvmADLMmmO8b/fDRacJbFZESrihA2CwZopRZem+XWuNHw3Z4StU70dvH8T",
+	"DJSmOleD6aOJ4RNcw2L/sxgJKUZiFyHPxHQu9Wo7tROa7g77vb/e/52xxWA6+K/jkkse46/q+AU2gUta",
+	"ZTi1+ZaEPwx3OgyDkufIxYKJ2NAoLIUihsXgAoVHYzO0p/bYHbBXtzobd+xVOegoz4BNmM1gZFhyhqMA",
+	"OIylFUKJppdMENxdmM23MpvzOGbiQ08HmbhhHYoxx4FlnkWMzHMktFgSveKKDMOFG6WZEbBMRWJ2xSPm",
+	"iJmmaSavWEy2wFXwx4sU99Lu3HdSsFufpml0z1SjPFMyIxEVREiSSLFkmTlFimVXQJEZU1sRXbjLODw6",
+	"gwWZy3hLFN0qsllt4cpZyY3h9BmL5BXLYFLPhWE4NPmQ+3cuSC7Y25RFmsUETgcZhtyOpDJ8ZNaG8XNm",
+	"DhO+ogJ4I5FLsqJ4TyOnUiQX5vbV/vGNYaI/Sf2tzEX84c+dJctYMqQ19pYrbchQV+jY/JQxGhNuKFBI",
+	"fbEw43XLoTcSblIuYq40F8ucq5W5qWF2L+g2kTR+LeUPNFuyj8VcYM+4IokZhJkgdRLWmr69ML9ezLea",
+	"qZAMwxSHfKGlvID37TF7xTJz+H4R9IryxMzwRtda7rVTu9BiqumcKmAC3mtjAoIzoUZytsSV0C0+HYE8",
+	"TZb8iilz+bkL7PHkYXmB/VLps/Xq8od2W5dWy5zIMPT+Co+mlSOyoUiZeM5iInNNhhQlVLLJpGbESqko",
+	"utYkNqoMzXJFpIgYCb11CuF8plQpw6hUyiIyeRyQ2eAbN0xvVLMB6BR1BWZUaDBNy2LfPvZ0HViZ11L+",
+	"SMXWCkbqg7I3kpl7NOFrbk70IjeT95d7GBqaN9rXhX2kYEekRJUMNQOntnCjm5lr19wBCTcXNY3jjCkF",
+	"d1nxlZWqaa5XTGg7O78V+xUZnn/zkkwmJ0+OqpRe2bjb24lfhDck9sH5L66dkeG4Ulwsg1KYC0guLoXc",
+	"iICwt6m5Os2CZuxKXpofdwQF+wueJX9OhkfTZANXrRGqwl9//XV07r0xJV8zmpnzYI5PoZwahgg8746Z",
+	"XXHa1nyZWbowd4mVb1r5mGXFJP94/IwLpalhKxE1mjIKPe4kKZLx5cpIe5s6gzvzpAJi9DIUE+whiVYs",
+	"urQrr/I0lZlm8Y8s5vQ1TO7j3J6GV1K8QzcrqRgJn+IoRmZUoZNVQ39AZiChYdbh/+A/ze4AlYVGd1dM",
+	"/y3Xi9FXIWw4jSKWahafFf1wvTLcnjb0VbAuKY9geYuVulibpbowXcGlXWw28IrzpV24HamPml8CQkma",
+	"cRHxlCZELsglN6OF38JS+08zueBGugkqdA76fHxB9WA6OJ2cfjE6OR1NTl5PnkwfTqYnj38bBMU7862v",
+	"uD9afMFGX0YndPQknrDR6eJx9HD+FT1hX345qG/Kq3y9phlXTIG4TfTKCGbmfnN7ZYYVc5UmdHthtf6X",
+	"cs6F4Zqo+04HmX3A437joIYe00ymLNMcVXt/uu8GhmvBxGOq2UjzNdu1DlSn/66B2sq136wksW+jLGq2",
+	"wMys6CjPedzUR6XVeie/rqgu2wO594zQubVoGWaMpC4k8T4cN/ZTWeKm2ZhfiFrJjQBVtTKNnebc1jQ1",
+	"lAv+e86sbhsYvT2RG9A9FGtsjMfNDUH3D5S3zmgm2bOo731r6r8H8Epl+kFpVfG2OPBp5E3Rqpz/h0Xa",
+	"DBNO4w9cNZ1I85OqqSGG0muHjmu2RvvOn/z4vdk5gHbqrfsMMljMjOgw31riOSPhv9+ESOp6xQzbzYwA",
+	"LYCOiha7Lgxkoe+L7aRZRre7NAJNtW76i4wpJiLWzoprW68YC0oGnOXCsBi0CpmRV1eGOi7fffHZM/CS",
+	"LUAkMG31mvxL7P0VfFCfOPbtmmtdgEobrYvwoDbVMxJasTAk5nlid5pkzNx+ZMVopueMatD/mMjXZkj2",
+	"E6A3OKPzXJnTKReLhAt/kCUHOU/TV5FMWQsLpYLQNLUCrNmfWE5JyK7MYKYqn5sP5iwkw4jqaDXKU3Pt",
+	"z4QSNFUrqY8CElrzq5qaAxSSIdgXVEojpgISragQLFFWJoUzdhTMRPkVKCKmAzjS7p2ApFLpgLCYa/g2",
+	"ZgnTjLjPoA1cs0q/+OjImtbtutWnU9qM8WP/bxjOIBh4bTeu61Oa0jlPuN4273oEpmW5IKiQPqodg5Rl",
+	"hlcbdmN+MKfM32lYvnGemkvY0CD8SbNoxa+AN+OqjnHNvAfFF+5B+Q0ubPmJnXH5IM7oQo/d/GEX4FS6",
+	"J8uMCj2m8ZqL5hXBLhuWw1GBWQ6KpAGaDyUxz1ikR3Ys7r0D5LGT6WTyW38G/ORkEAyMLAgjpyKmWVz6",
+	"VDSPLplWA/Acam6YitAXPDb30hu7Cxd9e5qYNZcpjwbTwc/CEbbZeIL9DILBFcsUrNHJzqVgN+56Ytkh",
+	"36CIsVcaw0XrZqqWAv5hXn3vVnWHGlBIW3j77051owi0sxWN8mb5kkIqq7YcEAVKhb02sXNHAD7ZFTfn",
+	"3gWp3po+dRw44/09IRW92/2loB9vvFzoLx4NGhziDbIfbGrZTIWAdle+6Q70t7zh4BsSiPcdf7cY5nfQ",
+	"yrzNrDDF8sDG6y4W9E/ONl1siPryqGJMEa49oSRhV+YlEZPIMXmOqn22oyp6L5ghVnnoDovdZapVrvwm",
+	"+ADMDqY3mA7WbD33Pcq3zv06uFt13d41+97AhNR8bXK8Nu2GutPdW/T1Lu+Gk/xpcVG7Xd3f/AAveTy3",
+	"Dxu9HV732bAvt5RBlfo6uJrhI81a7euS+JTH1mpsZVehKZa8H5l67Oz6etpTWBRUVsoQjh1OzTalUcPj",
+	"cHenNe8whUMNPgGhmqyl0uTxZFKJIpK5ZpndEq6Izvh6jezBC415PJncqjUowBCnk8pYCuNnhNFD3k+1",
+	"4ZyY4VQjdTpsS11k8z2+VaeQZkNPB8Wk6T56SdPy1lRGy1R16qlSwtc5T2Iyl9qnhrl5OMKH2EgvnW3X",
+	"jnK9rUvTT27jynXYWXdNEkaVJlIwXPEzw3vMP0jCFRhZNzxiJJI5iMIiOsAg5EwF72E+z/Gbkz2Mp81+",
+	"aKfQTl+Wu3XQmJPXtDMh16hrR3Dp1rd2CKaZUIAYvqrQgvXSGzYC3j1rx7VSCGrnnVffzi4C2zp9PKmR",
+	"Vbe9FsbbvqDfgDT9I56S1mU150AaWXav0kSG5XWmITjWfEGo2G7o9qi2F7syYx976FcNx/hGkkp/uu2l",
+	"3cC6fpfRzqsTDCOGaNb0sk6ihYG+r+T85VegJ2A8z0HidvGRE/kNWZrnEtisFfd3l7sywiZqgfmxfrpq",
+	"ZeRNjeGlLDN3uM+I2xSSi4QpRcLKRMBLGDoPbQg0KYhcc024PjpsTH2kb7vZ+IWTwXEJ+3woGy7eygrX",
+	"h2Mbb6e+FyxTUuy5iVN4qfvyPU/YW/PCGv31NGFv/27fHkdy7V/J5rfB7dyvOLIPcMXaee2uT5pQLorA",
+	"FJVHK0IVCevztxG26Ki2U4UJ1cZy+vjRh5HM3JTaSeOVOUsdlGF1kpbbs/r2/2saKYN5olxpuWaZKu0D",
+	"r9Azf6Dc7u66k8lkz2UXXPc+vvHF+RpEhY6FtLKElkRpmvm2IsyZ8Kx5lXgZCHa4WBtu/HdF13ggMogw",
+	"NSrTIpEyI6eGw/2HGg0F8wIGZXDMi52XG/z3XjdNh7IyxID8SLPLGOKRTsh8q4E+wmhFNYRP2tdsBGWz",
+	"UINjaxVqJocJNd7wO3ZIXrJ2HvhzipQLMoxhh+DOOiNUYBYAweYIVyqHFB90d81lLmBTIUjgike7JwQi",
+	"tB390/UDRRKaapmCOxl+dDFNAxvn1HQ8vFbqQ/+aQ15UEUOmpZ2CjQiDVCCumhhRH6ZYG2Qjzy46e6AI",
+	"vkiGMVvQPNEkLKLTz4hgLFYk9KYT+tZZN/9g4OLcG0y07/ftMKactF1zsEaQieSSc7iy9w34wCE2lIrY",
+	"hnRjlk3jnvaVxp7A1ynPmCpMsl+OJg/rAQkwMqPMSr3aXvz2r9Vq/q+v1W+vTq7m67ePf/j18VX89GT1",
+	"w7/+V/K/f93o+Lsn2W+/PtI/fnPuvj1APmyjsDaRq9zhAAMGKnsIgblLfsVEL2HKX4xdGw1GI1haVlqm",
+	"imxkdsnFcic6B7fINlfputPQahe6aZ5zCH/EzgMS4laEZCGTRG4weOLRQzKnin3xKM98cYMMTx9/QTIq",
+	"Yrkmc64x8bC5735mzxqTw1F7LTSxum9gV5pov2QGXljbGc5UlXyMa6OtESmSrU3rw5BpdyCvEed2yDlp",
+	"5pOHa0BfeqGiJTO5lbi1nibrdit6TVna21LJebvkQtz5V/huo6m7pkNYSdG2vjc+q9L+Dn0VTN6Fohhp",
+	"ec2FoxuX/AI0ODRSjyW8JdPk0eThTOzkMgUQQAobF4KvL7RxzWFDAye1cI2Gm8SsCHzf6PZDw4fMtkUo",
+	"UKMeUMTKuXQe9xlcIZBfoCUxbGlbDR7VXozwNc5Qsx5WVbb6n7QvS6ce6la3czJiRiPNr7zvWni7F9pJ",
+	"FfE+8zi8x3rMr6w/e6/rmB8ivPJWvHYF6aHNoMNdtS/gsu0M7xB5s2vqZ8FIar3pFSrv8EZVW3jusi8x",
+	"7NAPNRRSMLKmOlr1tio3HM4Gj6Jgb/UFJiHuDugFVQp0dnwhLIwL5iuYbEF7Np4qoQp/2K9/tDvOvsno",
+	"Qrd6p2X2QJFcQK/ajMMwzDLUIbNKY51f4O8Xh7jwK3rk9zRZAEhBmmz3+Ni9rnoQeVWN3JV9YDb74ls8",
+	"p/wDRTAaoo9UeQNPsDfNyiTKRlv39qWh2t3tpWABMi9gGqXy9H3b5pkVX+EuY2/17tk6cPUry/vBlqtr",
+	"hZ7FvJcvwWgXdtlRQO1hDPlZkPWWbOg2IH831x8ZLvgVI2sucs3U0WE2jhsaNA4zRzy7oklu2PS3CV02",
+	"SRkLRnWeMbJI6NIjG5rkrPQ5Gu6B2ZHyimUZj4vfZsKxluKeDQhLFNt9GxNY3GVsLpfyzZkw/ZsjiIr8",
+	"mPycsoxqmcEjLnCALpUMVCUr9MHzsIZN8W7ABJ0nJQjLJdsOppZq1VhhWABTuztXfNcgUIAXCjKmzGJB",
+	"bmd1jbztmkuZMArCziVryTqxc75k2/37fAmYGW50zVvdmGJkOmLiiiUyhTvW3IhxnkECLDitXQ7qw6Og",
+	"zMKTgrx89uq1S82biSXVbEO3Y/ItYjhow3Zi6YACki0E9Ms115rFO7sBq9Nu42+TLR9+FZ/S0ZfRZDL6",
+	"kk5ORl9NJpPRpPgfPWmSLetX1p5GIryysowlCGDR6ztKKe0/UGb6kBFgSrTL3uOT04ePHn/xG8QCQR44",
+	"LF2uVzK7OGRJrrcCHr/7IRfRilBNhJTi/xkEe9UGb+iOgfXsfGE6V+z3wfTLyq3S49P4xPeWgYB4QJ+W",
+	"bhwYy3s7iken9dDBPY3NTwbXGHhxfqsxlw1mg+LodAmtcPbP4c3aCeglSVWJ/11HOiYc+4gW6dvAQW6i",
+	"q1RORV/lzzsetaFuUzYy7IwveHSGliUeKxvLnLGYIrxGbdQlE3WvNAj1kDmEyR3mTilymSwXNdql+7r5",
+	"HvApde9mOpduQZj18XyXyLm5bCO5XnM9shlXAVnSdLTIau7vNmHr0NDIg6Q+nZmmgbG8bdLQHz4l8Aqx",
+	"r4A45iUgIcnZXYQdXCJwV8T4VdVXU26g3qaNJsmMLbnSkJTmbj/zalA6WGsnsYfsZfYlGJSTr1JzYI+u",
+	"t/El5e5c4MHg7WgpR/bhf5QU45d082PJnbwj3iCbSHcoqUB6nFYyiochxiY47zaupFnSNAX4n5nwjUZG",
+	"VmPJwn42JWqrNFuHR7gLtgciZNnDTGD/Y/Jqw3W0MgIE9omygBTs5wWkSx6QGtf98isYlGV6b9wKvaBL",
+	"1m1kcJlhuzoQxvC1iFBXDXmhkBzIBVHs92bbQ2+rAwpvDYaGlTlwjQzAKjOGK0P/VbtfyZ5g3sidaNyT",
+	"K3SaN147g4XpFlADWHwGgCZg0VckpAiXQZ79nlMIhwvdNOzaRDRfrjTBTegxHpnETOn2dcDfHSoUQgIi",
+	"FBSAByJCyJytuAAoIUAyfHQyIWHGjNTDpQj78sutiC5YKqPV4V4VS1/V5fW2uNJ6ZdKt8v5L705pTpfE",
+	"s2pEgiVeTDWb2mEmRWfzdmTmkv1KqbOQhjyku6DITi0YhkvQa3a6VjQfNEO2OKFAHXmWZU2Eak49F4BN",
+	"h9BzqPB7kd/VtbBIfc1BCSyJAwJgFLE0Og5JqVGWhZYlMpcz84EGBc4vh+hZsS6UNtTdeECHDdi4nVyR",
+	"TSZFoahXW91FE9y3tDjhstemBfbB2Iw4miS9GLkF9wje1db4uvys8Xh2AarehGlco7OMUdWcB7B1eIIW",
+	"sM7uUNlTkfZrzv2FPakgNljeBI5YebGg2QXyMHPaoL0LumpL+LWAdtuO1ATLFxGEjb3VUxK6ROmQDI2c",
+	"QijxUqeNmBAC2GdIhkYUCP1RhAHJVU6TZEsoSehyycUS7L48oiBqzIRjxPmSZNRaU6ggiVQaQLpqjjXX",
+	"Na5Ftm2Zp862F3DjXDR5B76XG5v7UQXzLezxVGtzWqzR9D9c2+N6IAFUL4Z20J4HqsSW3IqIwCeHY2FY",
+	"evP2eWcprnmzvNnF7tpBUyQW84cMH51MLHAabi5OrwmbcSYsyUM8jKO9TKYKTIP4VUAM2SmP7sgQ8Kd0",
+	"xpnCeBAgQpw0RtsiSSIMm9EluMhLqDBWtPRAeXLIjonKokXVZlqHx7Nz4wq4h6VfxDHTlAunW6qxv/rT",
+	"k4eTSZUfnUzME8c0Kke9PLg7B8Aj86/M9wVS7MmkSoB9HbMubu8lzJp4s24FtKovkCFMiCVu1LpkUg8D",
+	"KSAE7HkIimQ00NEPT6m/CcZKT7fWV5NrBYZ86ND4u0dGWtMYOSeCK/RxlfUUMD96WD+tegUb5Y5PNWK/",
+	"KeSmMWy/lnLqbX6j6Gc63O+1h41RHxwf6fM+uwfBKuEKV4wPgi7NfcgF4fGu7eGaEEvIxz9wuMOBGGCt",
+	"4Q+756pFJ7YJUOC/GxOXD1W7lsCpBTAKLsQKWQbACRV5/FKAq4yWqQv4rgur4BA6OqSJMlqiVMxhy81E",
+	"QjXLjrwmvOxBtLK7TsBpbxOXAWnW5pVWheUOjbxJbC6ZyW583RVnG5aFYDBSZyREmg0JTCOVEGGQMRpp",
+	"HM8lY6mypkWagCB/NhMhuGftR5Zeq5jkFIwxylL3GQnlRphuhm4qMyFFsj2yOE+4tIC4W505DhfUWIsQ",
+	"gaA/wQAabJz+9x1hWQWzgIAZCNEyGj1o/1yQEEIAwik5NVv18NSPy5WLmUiY0SBUQGK+5GapwoswIOEY",
+	"cU7DURhgVgYUbRAxsdj4tkAFfj0TMsPvx+SpXKc0YzGEhY24UEworvkVSxDA3FbjqEaP1Uo1WL+qF43/",
+	"8LQSjH9arbNwPvqNjv6YjJ68Kf95MR69+b+9X/676Sb8ntFEt2hACb9ighleAUUyahdGEUErL3clm7aE",
+	"gHMEmA3lZXhGqNjaTFGZ60iuLZC97Y6Yo58kvsItL/dbn2zPTQznuSXT52Ihu3U+zIkA9SeDghr1y7Ln",
+	"pTQpo5ZBKB8cLvWfdAdhtclLnvbK47MyHh6tFaqXlNSeh+e1Xs9k241Q7tCzn+JoXES5NYD78N8Zs8cF",
+	"tENK5jS6zNMz5C0zUah3KocET6PiUYFEBX0CPANkBKBdEQ/aIQFQ9dhFcyEoGLN3d5ThkP3sXyf9AEhc",
+	"GLZvC+iKqfrBYbm0RxSyxYJBzKzV9YSvzpVXmFixjGu37hBRUt60Dv4Z8S9ElORxEUNyAx7/Y5st9dxH",
+	"cKLNgY+1sIs+4uKNYyXrYWZ7Ai8eHgavNJ/A8gnr5++b8v6lWdvSLb6giWLWJX16LYy5aqjEnk/opCEi",
+	"otyaPtENNwkrbY7cO3NpesJC6Dhy4sriPsbj24K7YzG/o6SRCil0ykGqMkn7nbIGga0r0KFuB5euPQLj",
+	"dZaznmteibrA9g5awlafge31gSIiN4wIJXwnnwfI3k6uEXvRGKIMIdrXQeA7IE6j6Z4ovw+qAbhoSy4P",
+	"YC2C2Sepmqmh2Name8Zy6v2mhkL1uSFSlRdXcT1VFz3c19V0+4KGteq6L6TaG+xc3nIatbZDIpw/4ZDm",
+	"7qSphgCXW0uB6g1FcZ8ddQNwsmJIjXdoC2zG6wK6w8ik5p2ytEvKZAqiabI9+lAQ+HeRo9UOs/UagcEe",
+	"OFQzMqRpqsoZHwyn1Q3dd/PksOrMmu10SmYQEliSKGjRXFWz+DN0g7oAE5qmjcpAJbSs0UlsI7yMNpJw",
+	"pRHDwPdcdcPV3Bhr32MF1EHddwPadBDyp5w62EwQZYRJHHOzLTR54c0e0zh2cMuhEO+jx186h/SYhJGM",
+	"sVYLlqqlc3Nu1zRaccFGRq7B1AeosGfePZuJULv6LuGuw3OWTyYPI/Mm/IuFY/JUxkyB7Evj2FW1HLK3",
+	"mgmjSwPau5LWx60IBObwpZAZcy/rFdu69IlLITeo7dZv3LiFKe3Mxrw6JTslmAJSz3QOZsKr/BgQr6Ye",
+	"QOPrlYwvzDOKIATwQVN1z7IgZrAbHmA+2i1lF5C2ejkBaaj+ZRop6h9CTrZfzKhu4Szm0Xwd6hawpVW+",
+	"psKjirdpQgV1WPjAcGxMr4hYkUXnSi5W469+kiSTubYJp2Dt5grCxJpvMlsitjE0qV4yFQwVDRtR0H1f",
+	"Lu/FyzUqX7D4+9IAHijiJQ0QHhe28X+NrDw6eo4R1A3lgveEJLRDEuyO5/vXr184EBhzBopNc8WAK0N4",
+	"NHlUFcIfnqJRHI1oj5888U1qk8YwnzY0ISPEZLpOT5hotnXGPBc1Y5qt044mreTbFtP+y8vn5pLiAGxb",
+	"bT3ox8kqY9j9oONQ1QFDMP4dV8cHejA8rJHh5/oV05qLZWe2JiYiImIxvl67heEFkEOzBr+B/XW34MWW",
+	"/K9XP/9km5/nmoQiTxJYkM44/Nq0sf22+fGYzWnWOT+F7yBUl9zBa1cMYcXRkV5o4j1td09OAKFdJglN",
+	"lWe8w2TIBb2SOVRV9AKBvi0fNrioy+H01LPtErzC7/ZKlkX7TSv6ktG4pWyNEd8W1C8eu7Lx7m3m3evY",
+	"ao0uf5EVQV2n17Blep6AhzdNgK8N510fi9MHS9tutSBVR93tfjA7zgVTqu0ysj87D19ZvHvFokubo4qF",
+	"Vne237wAp8qK785J5GP5gCeyeKOsE1l/x6vZDiUTtg1KvO2wPo9n1uXDokscLiRq5CJwYL0Q2mHU74yK",
+	"3pd8sXBPTcONiPh7HKowDfCp+k5MWhS6h9/tuivyePLQV8pwDfq6VgO3OJ0kgDNpNA6WdIDr6OIKrBd4",
+	"11bYbo6ABqoF3kNHGSiDllTQjDbYJa3YAZ0RWqm5SXSeucoRSMiQVUDry9rHXV0FWmpc0VwgKv62MWAz",
+	"FwICEzDVLhdYM9QoxEbO2irr+kDkpSwXCjEnWmqh9eU0/dGpsoNN+e7KuHUreTFD10llgE1r/4peMYvk",
+	"0Wq0RSAPIw/Qq05QigqyykHmWs9Ia/Q2MNJCt50wmu2AKlBSGCFHraBbxDKtmJ3QnCVSLBXRcifU0nMb",
+	"HbYLewzFNeGjkXdYicON24pjXfAoNyxF4klj7/piRQCi7BePvECjHUj3ctyH4p9+dRj8KeJQODm/nE1Q",
+	"WaKu7WgW4fyYAm82n4ws3Bk1c+tycUfEyMRa5KuyLhombGwL9VfwUMmtmEu3bPbKpSY0qzVmk8vMS2CL",
+	"NiOjQBuZEiFLFxV7qwMAtjXcYgb54GM/bRRi58rAlZBsWIZXPwIGN0GO8Ct2Ya4oLAiFFRLx364WDv4F",
+	"fdp/WzwcpLJOEJmrUyCLepZHEYd5QFzXyc3junYKWHF1gaExjtJTlkG5dykuyhdP/ZTMg/FZruXdsnq8",
+	"K9OFlFo74P5xmzhPufviGiuTC7i87NaZdppwNkp66XmMPVmq4Qg7gnt3QH3boj5t09VREG39yP2TKw5m",
+	"YFfiCUR1DP82/8XSjEERaVUNKVDu9iswjG5e7ak8VD1nXwCcNTRVnsl3fbPpfdSrPVn1PdRm/0x39VuJ",
+	"CK2cwaa7vulA9hpO5cQeVGq4OHo9F/IXxTJrpmvUIsvD2+e2w7rF5Wnue1ma19vI7KB8/F1G0Hcd4DPE",
+	"3d9rxWrLumzYb49Eqrnx9Wh+NfDOf7nwOxMKKnys4EHe1hcn0ztXjRc8JBG0VmlYZjJPi5AvdVakVUhI",
+	"eYAURtWUDXGdaIy+lR8OiUOsVYk4pLhtY6xWKZUVddx85ts/aOJ68R5dJS08IHPQ3sd3ATV9/RDnoh7V",
+	"tYoqWotHY1HFVrpuq7hqc3zuqt7qm+A2QcyBjNuqo/ai65uWNZVeQbGGksUH5Z7dfo3T2qG4LsXfUkHT",
+	"mxYP7aLzHiVCC7JvLxCKF80t1wTtuLx7Rzv6SE/thgMLH1ZiUzWEAlqUrKl5UVqE0QcKE/qWjDhcDLle",
+	"YxiQYGTYgDZ6RGpZwg8UkRsxExuZXY5JyOMiAKWSOEOG4ZJpJyUC7LyvcIWGvcyE+Sek2IBiL23s2Y6C",
+	"W69ViaPU5Jl95VpqGiJ9XSP06Jo4Qra/N70Mrk1RRU30YuW09sJI4E9uQRq4ThJHB08/tUkad5jhDH5F",
+	"8Ku5SFs0R1wrO6O9kNOtgnffGKlgbxdgFbrw8JR6xoMf4n2trHcjSy2BjJD0HiiHcdQUz/8xUgWcdfjW",
+	"L6wq0Hm5ebWbq7zQdpa0/Wx3eLDsEQekrhLa3T5FP5ZXPaM0exCM9jWvzQSmWUMygytNSy1mkIcm4xwY",
+	"gJhsexhOjKCdMQRULEBsbESpFOxoF3nmE2I5lVNzwd5GLEv1weXgqq3sJI9dm681zPbRxM5290A+LBNS",
+	"YA8BuAncZe7v01tnkVYdt+2f3Ga8x4fmmeXut1fpq6S+IzS6X73vgfLK99ni5zOBmSHWn2g7uTAtqbCW",
+	"WUd1U5oXnJ89Y++bRVYZ7t5csuvcDZ3pF9W7AII/UqlAi3JudyNaZnENkqxz0z/w1VQ7Y93lR4BHFhmE",
+	"1nvpkudo8cTxzZ5DqBzqjrS9ohKn2/nA7TeRwqj5NveYDMP6IoZQ7UGRk6NP5sauRRLBwUGga3sXufqw",
+	"8MW4wxx6yNbZhbytrbtVKaNwS19H2tg9t1XCamOPrayntrz1k7JXutmfDrkr4ajeVZN+lAqxtIXGvC5u",
+	"yMfM5BaAhKpS2mdSPwlKejaDeZzbEpFU1cqYOI8a2PAVUYwRrl2egC7qfl7L6H1w4c+m+q/pSgrWUP7V",
+	"K1XXp17oITgIcIxy1TC/k8l04qTT69RZvKXcyM7qo7DRUInGvLZTBhRtMqIfq+4spfu6KFL4QFmAIYdF",
+	"P/M3bzYoB1EW/C7q/+6vodu/kmOPcqlc302d1ENEq4K2dlwNWiEryBVY8eHfm4xrzQQZou8h5LFhw3o7",
+	"LttaJLlaXYA4f0WT8Kg6KZhR/5kcXHPTlorsXHPEb4f3GjNzRe3C7Q6JbEkjPYcSmsUJ+GC5pDXkwj0O",
+	"HGDTfe5GH8cLC3je1Jhd3hAfCTjghhB5FTd2u+0EPF11gU9mO+J7PWzk5ukMNa2lh/x4nSyIPRrLLx3T",
+	"rMq9nxPOxz5hv77+ZES+e/ns/PWzV6+HlUUOqjqjJQowgRwFlv3PWSI3ZHIdp2535kiDwO4lkxwsb/+S",
+	"GkZZZBZ1p2qVCnNNbd9NO6rJe/XMoR05Zj8Vd4GP11aw2ljjtL2wnpawaPhx54R7c3LBkAzdkn4aXqen",
+	"wEY475qbbztV70a6JYY545i6AmEhqCrKM663r8wlgXPEyu7neRMS4rkgMqW/567q/DA8Bzgd/geklUzJ",
+	"11gWHpM14R2brXkUWKQMWdR34XomuHKgomNyTiDCSCwDkotLAXY3FMViAjDqIEHYnrEKyuRkJhoSxwu7",
+	"NhS24EXkRgEuCXci2MdgvOWSrrROB+/fQ9gc6lKRFJpGcKwchMqacgGA6ZmqIan4cbDEe80c7yyx7avp",
+	"8TG8MfY/rvv8yxTh8xfPDS3DJwGqzdrhMZqrGCFCrK8YMSCM1DOeiZl4veKKxDLK1wxRY2FpEMLUnI8s",
+	"16up1fWgQa7IkgmW0QLvzmzTUNKUjyIZsyUTxNB9VAxBChKtOALY4zq7/GV33wCdYuLRTGimtDLd2Hxw",
+	"Z3lXmnCNjgwz4WUmN6oMWwFQQ+W5vqGtAnwPRRyU4FmM/g4axywmYAIo0BSLb80A5jlPzNxCmvLj4hc1",
+	"3tJ1ElqnB3gNEsPI0cp2BKv6VIore8FOzd8jPOVzGXPmynwqQS/ZRQS5V5gHfwbV3MzQfvnl+TcEuYcK",
+	"DG+GxzNBiD3SZvNG5CeJ7SLPIFRswTszJnAMEWbC1obhiii+TpOtTXBDZoDZZMo0bItb1lRBZExnhKJz",
+	"CUYuJGECKhYApsS/34RjMxJcYxwjpqn7ZAVDdNgGIwI5+jjXELCII1jbY5ub/T+G34Vk6AAwjqYkLLAU",
+	"uE5YGJiOQlQDEbAhZjaOHvEQwoCkSa6sNdTBDGAARMywwoc9XtAUAhag7NqMCYH1DMLCKuJKGZAVN8dq",
+	"ITNoqA4XcWQY1+PJxGGK0gyXroBZgPWongv3kulmxWjMshr4QGBHYAELTMdVzIIpoXiACBeRhCx6KRgZ",
+	"QrbNyelXdVxfQsLz0W+Ejv4gk9ETMiYXZEpG4ZHZu0uW6gDBZzfcFr+1Z9uxAqNCsTH5QS5hLGaJXMK+",
+	"JfphWMIvhEcIP1OwYYAatYfEpV3KBTkh/+BfG9a+ltZOt/yDpyOju2RMKTBlP8U0qdEzEcmYi+XU9G9e",
+	"C4/KY10iO4TnUcTS8vWQUHig4JsCKpW4ZEUMuynZgtuZ8J80205JvbWx3UlYLNOM3b1hvVTHs9d0GRYm",
+	"+aOC85rVYBwgWTd069FGOQTLwQheTfa6y0XCsESZoltVbtYZwpGS8nuaECbiVALRhscrwDT+wxD4MaS2",
+	"/mGP0fGaGTauQlj4NJ8nPMLLMeERE4qVyaaD85RGKzY6HU92LrLNZjOm8PNYZstj+606/uH502c/vXoG",
+	"35R2f3sznr947stZg8n4BF+TKRM05YPp4OF4Mn4INQf1CsSSY8Olr06Oy8SEJdNtOckYNuXn/LpQVnu8",
+	"bbBUGRWIrvNhCF+OzV8hhHzSaIWtQQkhKFNJ5lsX1kR+gs2qfVWtRwh5yDRN7cbifSVTZr9SU/hsTM7t",
+	"9Z0xsmAbBOEp0lftLIxObX2IxYY/h6K3XOlzFy7t+Ays0ulk4qVUQkCwx5D/Y+s+IXfvleUB1gsQkRoc",
+	"LsuGQoOoU7wPBo8mJ209FEM+/qUqzeF3D/d/960DBsIvHu3/4iepvwV8EPPBSY8uXiAq0Gspf6AZSumP",
+	"Tp/s/+61lD9SsbX8HUyVj3FXur97bu8Q/KDHAF+x7IpH7JcSagiFfBdwAmSCu+NoRVNIZnKx9pBaJJu0",
+	"yKcgpquiyGm1RqdcQFF0S9NhkcaeZnLBLfacFGwmdEaFwsDcwImqTJRnqChgWj1a+Di0BqYSfxkFRjyN",
+	"5pBEHXjzIN3YC8A3r7Xh0BuxSFPDfW377up6NHkyEyWG1Jg8N9Jpua7mO+DaKAni2MH8FjadXVzZc1dk",
+	"0FXdU62F6spXjp/HbJ1KzUS0/QfbQk6fvQy/lvH21g6+N0RnZnhf1Tp1lrP3O6zn5HZZTxvbEWyDK2/Z",
+	"TI+z9TWNi5l82pxp0oPDPLW0eCNWdvK4zxoUGGg/spjT19v0c+SDSM8FL2vig++DUuRIU6DnPYyxkR2m",
+	"aVhqseiUsKxtJsISndHWG6nVcXHiJnITC+zvAv/SdCZ8RcLH0CxkDqhz4ioKGCHbyh42xQl4KXLjWkUT",
+	"Ahh6RiVv51hp+onzqzT9SNyqhPnt4lhpes+v7vnVgfwKDp3jVs4dXOVXLq/x+F3pg3h/bDWgdkZ2ji+o",
+	"CghKRURzWQdOmQoh0wNKiiSM2k9nwmgsXCxRsjISFJiaDMm7SlBGM3Bo6E7QqzUezoTlhm4oQ8OdgFGq",
+	"ozHB0WIdolK7c+/a0i4zIaRXdKnKxex8nxaln2usrAlhqawRYJ4Z5bS0+lYcPlVeE3h8Y68/9HpM9I5U",
+	"Prc6bQpfbeH/jAztr6Ea2tNQhuV5bCZaUd2HxUByNjKWhDUB5XwDzz0DwQNlIZZ47ayjtxrqyy0qReSM",
+	"MDUTYeFptaVzCx4FzY1tZGxYSZMgNJGCnWHYLBfLmaAOsWpFXSlpqREUzLEQ4jiI41PYwSbjvj7qyL+B",
+	"zeCcASLiU+IxrShYGyj1VyB54Uq24V65/SuG+3uO5ZzteH2HeP/h7TK0Ry0haEg7iiwhqu2e93yevAeP",
+	"CLGn0WM8ri4j2qXyBqHllRM77pafKHrVzE1KZa6BL5TdY4Y7yC0N0kqbYamBmxQofJ8ML7kjFW4HbrCX",
+	"Cnd7gg8ucovYgzRGlbUb3qtx92pcHz5naLqby+0VsTzwn0b/V3mRqxqeZYCQiY1ZE+jA1HzNwFsMXq+W",
+	"xKoA9b0yjA4Q9OdSr4gZCSL/HwVGe7PxrFC22LQ9Js9Mw4WL3HBhriF0RRCbkeLYMwxrJopOzTNIaMGU",
+	"VnxQHdkDBWFuoHRyKHmLnnywcPl5QLsJsgE4DnIIRlGVTCD3gwKn3rqQAm0MZeEo9Bb6zK+HXNwWETW6",
+	"6MyNwDH8RyThl4YobOwTOtrP7e8PJ4/Qyx0+X4x+koKNfqQ6WoWIs2DDU3DqWOdBW9dzm4/QqnOvC8Sl",
+	"T1geDb2g5LCsQsCuuMxVNe7YSaVIzC7yuEkgtTHO/uC8wsKnk0mlsvBJj6FCLpI7clbswMFB5ZAMY2zQ",
+	"sRsZsSImWlYTSdVFCnGh/A8WBmSz4lir1VbeZiRmC5onmgwpNoMtzgRGqp7YrOym6SZ8zXVltruxg41r",
+	"jwEMGIruwkQtIOZKJpiqBR1iBETZY4VQm3rukPJv7/bezUVruMn9iHsvAw1nBEN6CnEPT6XQmUzaAcfT",
+	"DOqOBUTIUWQ+gQDP9pkHA7O8DSkgYM5b8LL8Ch5tXBGE9q5xgu6OTFcP25QnmLrZNYhoqLULzlRkKbU1",
+	"aR46sIoqC9o7sntd7XMOIfCkjA6bUVs4wStE1S3SfWv6WuEyq+a4e5pZobMVIQMY1+RSEHYCCSpv71hu",
+	"DlDRSLeGhrZ6m6fymRuV78ozh6vzkZxzDgmz3TPnpxLtEOG9snev7PVS9gyHKxhcpzUds17V8bsivff9",
+	"sc1xbnfXvWLAP4ssXFtJTEuIOoD86DAgSqKeBSmEWPUv0odEIJxDW87PZhu2vTrsucJIfgY1HTBPA1+x",
+	"eg+Zs/LjYc3OddToncO3Mcf3xnEGQWcCM49buG+Zbn1jC9ldmalwfdrsVPCrkUs3xfLf86+/jk8Pt9zo",
+	"cLYiY+yOU3cEQbzuCHj6OWUWVBWzPkdOOnOyUiXn1KVTpDTT3LAaodV0JjBTyHuIJiiXp+ri5pfI5FA2",
+	"80GawbqDWjRIT4UQaPRmkBBZPCY2HRAq8Xr9Q/aLFG4ChZlpWqTHgAvQaOBYKwrz1DOm80wwKxicTiYw",
+	"Ocv6IM/GpuuPiStQUhYSj9cX/hDC6oC4IDRJzggVM2GT3yqLU4qfE1c1MfR+v+Cx6hBGv4FpuuTCTzpm",
+	"qzLUj2T63xPzUM11RlJhsaMVYK+3Ka7uGY2RV+vZ1588g78XH/fybsNldxLrO6VIrAG+JzMmzjMsFgxI",
+	"w4go5nAdGtJiFGNGeID4fcV+nwnIgQnIrnG/qI0TkIjqaDXK0yOMzrdWrIo5FzJ/C6gIxX7HanIsDiAC",
+	"o/glZgm/YhmLp67EeWV8EN8Fg1SaJwmh8RVU+zP3g5JQPtHwbg+7Amu/GQ7/e04TIwIXZXrG5BznZCsw",
+	"UsfDoc4YTCpPL1RExcWGi1huQkjdhJ7oTGANXZlZFEBoCRMAvInbzGhS1gaC4Nw1o0KR2eCSsXQmUrrk",
+	"YjkbmAHZz2BrSlEa0vM8N8LJZDcxcSYK/bWS27iSG6Mk2PTGwjyCy4vTvMjT3VQLxFLBZGH79lTlc0Ni",
+	"cxZiXPFRm9/h2ZXNN9lvDoEJB1Xi8KzPlk7OyKSEMDWaVpvBH/a9n/jeD66g0VzuF3fSxSwA+caGbeci",
+	"ZtkZnOjFgmWIlsKqWwgNXKBOhRWom2bkSnLcwL0CPgt7oA5wWVQOwkd0WdylQgWU+gLrJXd6DOyBubHD",
+	"AEIIPntr+UmPwX0nBfsLaV9PzUEheWpLh0BSBdy3lBReSHebm5NVvc0xDaPTz28zNfwbUQDc0TCEnzyb",
+	"Dnj04eEDNRMZQwiIo8AQMtzlZepKZok720qBiXs8JrvX/kw4p769QCpdDrW0oyFKrt1Qj8bku9qYZ6II",
+	"u7TvG26RsIUmMtdnNScwVySFImNeyZqMoSQwZ5BH3nYDYcf7bqCfzW2sy7V1JflLO1kL16rBgN256/sA",
+	"//b1bge7APa6tXctV73uCcNQ/hhjCx/wnvAv8oenTTg5d3lxAIH1czW3H937GNbP2i+6dEzGC+2yZdO6",
+	"cqstU/QzCCnJZMLq5viAUFvmCaCSi8gusIUVIavIiatuUW8gYydgunBWeJ95oaw+K5+SRlZOhlhTxlwX",
+	"G4FIGpWRGlXR1p0BD3ExbDvoIxtIZl8R5UgeKOIuqJkY2i8fuNQfN5Y6k3aly1waY1HczdNgbAvmFYt5",
+	"i2ZIaOdoTID721/Q1hjCX2EwE8i6rF2wti2gxBltrT5J/56z2ptRVr3wrwDjv8zF2pCEACqpo4mZgMib",
+	"Qi813+AoU5YVSzY1a80iKeK2sGIyRBeNFzGlpStrBnAqMmEAa1OzdHEFifNGcjVfQH6/b9X1y+jRNuOw",
+	"uSCoMLIFYYliLY51c1VIANSh6hJ3bLOiukAmNkM8g/yN6hBLhlospKaXaH0GI6sXeDcU0qMNOG6ZkZNs",
+	"ybQCGflBia1+1G5jhTP8adtWYYgfyemOy9Nhw0Sec++bujeO9rhsgZrsHdl62+4oU8fv4L8XPH7flaT2",
+	"kq3lFST0IzerpIMgmVofd8fdOhOOQzr2HdjMKu9tx3TBUFcg6loGMJ6JJs2q5aaEKgYQHxiVZz08mwnp",
+	"3WmW79tLzV6fZWVlMLfhbW75+KJmAiwtkM7LP6zybbg2vEvADc+LwyadF6Fb9KbLsIH3voRhtPDeFo25",
+	"y+HvCOSW/f2POhR49CzCat6zv7+MuoCE68i9Dw/z63i3moSKkwq6ukXxy3KhpgijGQcOrX8rIgKWZDj+",
+	"Fout5DlFAFAlw8ELC3L2+EvGUlUxgHuOB7RGTEukPuzRRQ0NgUFomTGEGqVkTqPLPD0KXICAtaNbCV8m",
+	"sW2BG5kMABCbuMJ3ZZ3Ku4RDq1ZMbxZtihW719I/jWNH4wol+6Ew7lHl2K27D1xjoVbTQQW+cc4SKZaK",
+	"aNkUeucdMao9U2MzZf94pzS9F7mmQpy+XfSevj8l+m7Zpr2RX2t27KrtH7+7ZFuQlJszrw3fRhMmwptb",
+	"V0IT/HotcN++Ms4Bwb4lr/ofbKvImupoNRPh//k3Hf3xxvzfZPTkYjx6824SfPHw/X+HZ74NmrbhrfsF",
+	"/MCJuaZvL+woLuZbzVRImIgkBI3ZG9ANsprRjWjyDSfzRa4dKn0PQdQ2/kCRS7ZtkUURxr1dDE2pNuQz",
+	"mA7aVufDZWuXs/9IMVt+VYAWzuUI83NK2763BfSIszfyo0V28IEgHB/bm2lteB6P2ZxmrczuJUuTaoF5",
+	"0wF+RIYOGFixqKi64uydPFZHNfu8/a6b/bkI0seTsllo5mQymfit29jRMbGBgsgKL1kKcU9LfsXEGRhP",
+	"G4zRmHqlCn8rCOpl+Tc7P6wsinFYpfxyDf5oF/nuWBB28JFYkO0dirG08iC7pPc86E/Igxp4Qw/egzB4",
+	"x+9cdaA91kkHoUULn8d8S7BsJ1RgAbUbydkHOrBO+sRoJXGhXjOaJZxlNhoUoBfQHIVVQF1sGP6cyCUZ",
+	"prjR5pU8YjGaOWN1FFSzLwv8rUo4vpWsqi+FwUyA6S9kMXeR3+GYfGNRuiDHCevc+r4kH5qrFXWrNeS9",
+	"tcpuiyxWbs6HsQw2FXW+jwz4zNGtWoO4ocxBtNojdrhTDe70AhglY5HMYkRTKc864MtWhA5H3+aQ+WnR",
+	"7jkKI+EUNEeZKWJeNP3ybAbpKGUZamXzcVTgPOpVpBn8lApwiVvyLXJsDsikflbyg0/rBN++8OJN9SNJ",
+	"L0XpsWbBBcnmPgf63k97COt7BoygV/YKVjG7Jsw6ylYlU2tJa75e3YhKfYiZ6FcgohdIxAsY9qcdNIJj",
+	"/JRx1HHz71nSPUs6BErdks1eg3jBSrpj8TEOTWbbqY0prHCpSrDgcLdgI8hpRomKGQDzgdFeClZGnqEu",
+	"R7NLl34ceq9eUG20KF4wotYsvTH5FT5OM7bgb8MA0880BKZAeMpMFE2QmKs0oVss5qYQsMe6dsmwg2Me",
+	"BTOxgABVh7JHcy3NB0YUbGDS6AAb1hZuJmord0aEBP9apYYF10dj8mxNubV8CamhZlZ7oawX5Zb2SQco",
+	"KcBG8PRYIXC/a/ZWBxh1aIuPtiYPmN1oA6U7uQYo3a0nEXjjeXh6PYw8bx0PyDkrKt6Xnx+WUjATtuVP",
+	"PvXsG8dDCgLtm05QcJ8/sTnxM4VJ86i+xs4OuHqO3/n5Re9bb6KfK6lcVFWJw9a0NdxbSALVjOtXTgYZ",
+	"1a0sGqA3dhh1fWJnppEWRn0uXHFnwis4qC3RDi88z/VeC4Bf1a01xK+WqfWJwvrssII2CbgegXFvIPw8",
+	"gzZqWZg1vn59XnFcnu925fqb4h1VZVrV4OeS1jymEdrbfCaguq1X4HHqQ4/ZgruPJidGGoUq8GXF8CXV",
+	"bEO3MxFJIdDbWXojokQqK/VyQUL7LsRg49m6AHwdltBtOBNDeB2rQD+aTL4KCJR+xgflDC78GRw1RWWV",
+	"LxTOzeLHqYuoxsQfP9DvgZoJCKSGr20KiRc47bPbneDpmSh2wnk+yrfLTan5P8jwdDIJjHCMiT/g3RH6",
+	"qNkv4hrs4Ky3Aa725+HF/VkwAq15e3ZvlPgLeXncrvsmyhvw7awH337p8e02ZlENvatIdAUDrHBqiEIF",
+	"TdpWKne5HsKIh+xtao5oJcCQ0CXlokFq3OWhXundGhN9WeF8wvHPHa5X1HQr2V47u3t5z+7umt3hPt1L",
+	"n5+x9Hm7jAvZSDvTgmrZhl9VQuQdmJNHXRK+oEmyJXOzKURLQolgm5lAHMt9/h6PeQwtrwFuaGtIzgSG",
+	"hUYZ05hRgnY7t3jAmBDwymbSYLKL4ZWvvj8fnT7+YiZWVK2cVdXCxZrTHmICsavcW5uAA8e1JlcL3ctV",
+	"0QQ+CcnQGbNCi+AZHp0V5cWxOgM+d0uCiJmPJg+LptyHsMIobtuKv4iFpgucWEjwLmBiQarFjpDnO/ia",
+	"0iQHv15onYRkOJkSCCrqSJGGEuh/GvZ7Z9joZpU8f9td+tcqPWIfnbjo5sWAqJXc2KMiIbXpOhBYBfIV",
+	"4OcJSaBwhj1hujiX486NYiJfGxblGhu8Cf4KlSbu/YK3fw3CrVSwVnRf9b8NAfhjH/YmooNUATYzTNih",
+	"cAEJqcvKE0MPTQPNK+bzwPzplTF0MCcBILFUszSPAjLf2nxPl2JeFsMKE3bFEpvCHtGUznnCNWcqRFSt",
+	"Nu/ZK5zqXQZSmx7+ydmmzf1h+NEVV3yeWNQXNb53YtylEwMX2SNdxZjqX+yljN0pMXrKbAjzaLdci/+4",
+	"CYy0HdTnaEx+gupoRoc9MTLXV5AwkdHICBQzgWKMzvh6DTULvMGW6Donk8mkXZQBEv20A3dgiB8pbgeX",
+	"p0OSwN29z334MwXUKHsm2mP8kI0cv4P/YpUTvO3alUVbllzVEL5q3MNdmuEZwaBlQRLmKgPPRMIVZIIh",
+	"0gm9BNM50KG7Pmtsx7ZX6JHwdCaG5sZ12iPBoTlrlbu2cYw9MhTszFo4SUPqEB6ZRs3GLejHqBF1l0JA",
+	"axJ6ZbXvbU+fbYES3MdrMg93eDsD89xLVZTANiHcBZA5AgtmYkeEJvslaC9LEgi0AqICj84KYaheIrYO",
+	"jNQph7ucz0+Cgby5+5ocfbWCxl2/5xOfvSLi7+vuAbquVlJkU4s2MaNeZqg84NVfqoeceAJDQLo0lpk4",
+	"xyBSzCeYbwk1ogPL6kWV3JR3DQYBRG/tiCLBwVkJT4tanp+tTHJXOpVdmo+kVfWoBFQUE703et7rbgfo",
+	"bh4H7CWLbUV07Erkt4pfr3SWRzrPWIBl9p3/zYLNqcLnB9wbBSyZQ+ZokQANFQIyutAQTe8VGXK9H00h",
+	"MZaL3JXbSYp6MyEZYg8zYaPGjhBoDorieIV/yn+jMOeXczEioZHfZmLOFjJj1oeG3DmlGZYasnB1iOeZ",
+	"p1CGs2wUnYtcGz6/p7Q/KSv7uyk2Vfd36upWRGP3XgtWX3Ng7Su3ez3YvF8N3nX2uVWEL+bbhszhFvGD",
+	"FHTpWwHeJ4G7qQJf7Od9Jfi/uLFfWug4pe2dgIfbpjUZvtlZsMbWgz9+h/8ADd1hBnRq6AWwgBVx/erb",
+	"lITIlefyirkibq4anU1zm4mmPLdvqpgh6A3AvLDiorFHaiaGoYM8mRIjxRURwUXZ+Aprtc9aFPMf3aR7",
+	"cFbbUrMEXSzkTUXohqS2YlnsMpvlxEW2fn12RiZYk9WGoNirs3fBtVsrsAbJY8V4D0gdw9qr9sM/a70y",
+	"S219MsXcUtzbQT5XHv0Ca1xkMl+iKdLnne2l5tssIOdx7ANJWRg6n/+Wfz9QiE6P/Hh4EpDTgDwMZmI8",
+	"HhcMdUlTSIvNkZpZgAcMah8abuvkAjMcLpZHLRg1pZUl/Dsm24Ylto1c1DJysfxX5pBPnSqDcntk7ohd",
+	"6KmatQanOBNDC2xTi67AvLXCrlL00GhYOYMsFo2IWWIJWHpUeJWgHRKNxR31Sjs34uZJdQgIzoe5UD4N",
+	"m4y3NB/JIrMHNEewzT1izr1F5iAOb4Sdfog5TQK3+ccIBPh23GamqzCmwDlR6K9K4NXMEegDXusGLg0T",
+	"qvRF5ts+ooSunVRWu1E2rBTujBBacGqYG/RWBRjdy6obeOgvMN6XjMYIzvlp8NE74oq1yX4kOLFysVt4",
+	"o0d1nxMY6gcTTP9CPO8lSGlQmHxBPYswWVHLnRpE22Y41TL3pNXcYLPcMHmizA/xOaLciEKkDf2sgfAo",
+	"MJImpsNB+rLNhqtg9WDRXIgnbgLimQnN12zqki7A7YcYY1TnKiBW+g2w8W1AykxneM/w15nIFQuIh9WM",
+	"WSzDnWQVAPgxDHJF1cpLdIZlaEuXmZoR24XA9QoIFTaXGav3PVDjmUBenyuEIDKs3jBrzYS1h5epIuWL",
+	"iyRXqwujHGdXNAmDmVCScA2BGAldkvkW3ZvrPFq1mVhe4zbv4eO/AloPjv+M7GwwVJ+cK2vX/BSK+p6V",
+	"JhZXl/GS9Rpph9HloKq/9nBcB58HP/2zYvMAxfWC44FluL/JPutQE1pJKNOO23TngOBrx+8wKw6lcXNT",
+	"dKVvm9+VlynoQ2MUZhFk1UXNwaGz05jHD5SXUX1URLA0InH41QU9s8MJWmEqSBzEB+JImXCocw2IHDPR",
+	"DclBuhA53EV04WbnGd4bLigUC7hWLFmQYcwiHrPSMUvFFhPDOYoNrsSw0xxwvRpvuZlovebOiFeu1lFD",
+	"tXKhYWZiJhywkXk5lkyNCWwwInk4qQE/b0LwgPVEBQm5v3fvG4nBQ/jozHg3/dxhqqVbRh6TYehoHe6z",
+	"qMwmPGrTnOz7n2ycIYy+q6CbzYEUcvNnrtr4FyvCqO1xaWHwK0YTvfqjVa1wMR3mEFMFZl8HvpZmMmLK",
+	"lmJU5PvXr1+MyXOvtKmWeWQz82Kq6RxwhXPFSAjGnO0fYGWh6tKIgRBzUgETjajAth1jVy3xHt/DHO4y",
+	"bc/20IoagQvBFcnT8U2I7EBiMTvOojwz2zn995vq/hvlGdUNXR+jRw7FYrqSnGumMx5165m2sQeK2LfJ",
+	"0Ox+sU9G0VkzvZJxQDKZayNCQkEvvI6dNuju6zi3QwjId5JkOSiRICe4UUcySQAtTB0VkFwvMmn6YDmi",
+	"kRqVUioOVwpy2dYigzjBveRiWj1OE8qBUNhbugYU78F/ke+f/fCCzKVebS9WWqcXbt4XWmqakOpaAAnH",
+	"QeeaWAV5PBP/RV7/7xfPOhq34WYz0frKO+zmb7PBd89ezwYB9Pa3WXHWZ4MAu/vbzMx6NnhPTmCpOgJZ",
+	"gsbgBtx7K5jt349P42Q8M+MqR7+QmTf0rpOBPKsXpyyKwjq+VwhVFupNWzMhF4a8Db3LHII1ZKrGxQ8X",
+	"9ofwyAOUW/MljssWoEk4i88wZm/DFSOPJw9tmVp77ucJW1uMuLy8LzAckJKYacoTIujaCGsgoVGeGNEz",
+	"WrHokgzREMPt0qqjMYFwmjlNDJfODIGL2EjkiwWPLOiyhMltjfwOB5i1se6XbqqDOzbYYictlLyzS4BI",
+	"7dbZGgZcnNiHI+KessCOENB9JfS8a1tPQrWHdwOEujnP9cp0aCRYNNK114fM0LJHtRMdIC4nllG+ZkKT",
+	"YcYSqvkVA0k7z5LBdHAMnlY7oHqreDsH3oHC6lDlAccZSLuzMotWTGl8AsjbqLkIxmIGjhEr0nsT31UY",
+	"SqjtOux5QCzkOZSYKVEiY2sXVV4XhTjWrJEUG4SKof+hg9rd/fDcjqKKz4vlJGCEoQuNSjO54AnzmsUZ",
+	"NDQKheihoUwmZs9kpf1qYG7g0urNpItEVM/66FUC3+0KYRgCDwACwUKLkJDA2szdRrvYnxLle0V1Q8NP",
+	"qY5WozzFZFk/QhQDAhXUDl9lUhhGusjk2msTwgKbd8m3vRpecua5gMzoM7ow++GqNpbd22qJlYVB0//7",
+	"N+///wAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -137,7 +137,7 @@ func TestConfigFrom(t *testing.T) {
 	if err := cfg.Err(); err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	if got != (app.Config{TokenTTL: 0, LastUsedFlushInterval: time.Minute, TokensPageSize: 100, LastUsedFinalFlushTimeout: 5 * time.Second}) {
+	if got != (app.Config{TokenTTL: 0, LastUsedFlushInterval: time.Minute, TokensPageSize: 100, LastUsedFinalFlushTimeout: 5 * time.Second, PrincipalsPageSize: 100}) {
 		t.Errorf("ConfigFrom = %+v, want no expiry and the default 1m flush", got)
 	}
 	if app.KeyTokenTTL.Default != "2160h" {

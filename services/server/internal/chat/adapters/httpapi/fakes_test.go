@@ -59,6 +59,7 @@ type fakeChat struct {
 	thread       chat.Thread
 	message      chat.Message
 	messages     []chat.Message
+	threadPage   chat.ThreadPage
 
 	spaceIn      chat.SpaceInput
 	channelIn    chat.ChannelInput
@@ -69,6 +70,7 @@ type fakeChat struct {
 	after        int64
 	limit        int
 	content      string
+	position     chat.ThreadPosition
 }
 
 func (f *fakeChat) record(call string) error {
@@ -145,6 +147,13 @@ func (p threadsPort) Get(_ context.Context, id uuid.UUID) (chat.Thread, error) {
 
 func (p threadsPort) Counters(context.Context, []uuid.UUID) ([]chat.ThreadCounter, error) {
 	return nil, p.f.record("Threads.Counters")
+}
+
+type threadListPort struct{ f *fakeChat }
+
+func (p threadListPort) InChannel(_ context.Context, channelID uuid.UUID, after chat.ThreadPosition, limit int) (chat.ThreadPage, error) {
+	p.f.id, p.f.position, p.f.limit = channelID, after, limit
+	return p.f.threadPage, p.f.record("ThreadList.InChannel")
 }
 
 type messagesPort struct{ f *fakeChat }

@@ -42,7 +42,7 @@ const pageSize = 50
 func deps(a *fakeAuthorizer, f *fakeChat) httpapi.Deps {
 	return httpapi.Deps{
 		Authorizer: a, Spaces: spacesPort{f}, Channels: channelsPort{f}, Threads: threadsPort{f},
-		Messages: messagesPort{f}, MessagesPageSize: pageSize,
+		Messages: messagesPort{f}, ThreadList: threadListPort{f}, MessagesPageSize: pageSize,
 	}
 }
 
@@ -74,6 +74,7 @@ func TestNewRefusesMissingDeps(t *testing.T) {
 		{"channels", func(d *httpapi.Deps) { d.Channels = nil }, "channels port is nil"},
 		{"threads", func(d *httpapi.Deps) { d.Threads = nil }, "threads port is nil"},
 		{"messages", func(d *httpapi.Deps) { d.Messages = nil }, "messages port is nil"},
+		{"thread list", func(d *httpapi.Deps) { d.ThreadList = nil }, "thread list port is nil"},
 		{"page size zero", func(d *httpapi.Deps) { d.MessagesPageSize = 0 }, "messages page size"},
 		{"page size negative", func(d *httpapi.Deps) { d.MessagesPageSize = -1 }, "messages page size"},
 	}
