@@ -250,7 +250,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 	threadList, err := chatapp.NewThreadList(chatapp.ThreadListDeps{
 		Store:      chatStore,
 		Authorizer: authorizer,
-		Unreads:    syncUnreads{personal: personal},
+		Unreads:    syncUnreads{store: personalStore},
 		Config:     c.threadList,
 	})
 	if err != nil {

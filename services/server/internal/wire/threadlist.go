@@ -13,11 +13,12 @@ import (
 
 // syncUnreads binds chat's Unreads port (listChannelThreads' counts) to the sync module's
 // read states and its unread rule, the two the snapshot counts with: the read positions are
-// sync.Personal.ReadStates, the count syncdomain.UnreadCount. chat never reads sync's table
-// nor repeats the rule, so the list and the snapshot cannot disagree.
+// rows of sync.read_states (the personal store's ReadStatesOfThreads, the page's threads of
+// the rows the snapshot's ReadStates reads), the count syncdomain.UnreadCount. chat never
+// reads sync's table nor repeats the rule, so the list and the snapshot cannot disagree.
 type syncUnreads struct {
-	personal interface {
-		ReadStates(ctx context.Context, principalID uuid.UUID) (map[uuid.UUID]syncmod.ReadState, error)
+	store interface {
+		ReadStatesOfThreads(ctx context.Context, principalID uuid.UUID, threadIDs []uuid.UUID) (map[uuid.UUID]syncmod.ReadState, error)
 	}
 }
 
@@ -25,7 +26,11 @@ var _ chatapp.Unreads = syncUnreads{}
 
 // Unread implements chatapp.Unreads.
 func (u syncUnreads) Unread(ctx context.Context, principalID uuid.UUID, counters []chat.ThreadCounter) ([]chatapp.ThreadUnread, error) {
-	states, err := u.personal.ReadStates(ctx, principalID)
+	ids := make([]uuid.UUID, len(counters))
+	for i, c := range counters {
+		ids[i] = c.ThreadID
+	}
+	states, err := u.store.ReadStatesOfThreads(ctx, principalID, ids)
 	if err != nil {
 		return nil, err
 	}
