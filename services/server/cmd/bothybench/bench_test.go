@@ -54,8 +54,8 @@ func TestBenchSmoke(t *testing.T) {
 		cases:        map[string]bool{},
 	}
 	for _, c := range caseGroups {
-		// TestIngestSmoke and TestGatewaySmoke run their cases alone.
-		o.cases[c] = c != caseIngest && c != caseGateway
+		// TestIngestSmoke, TestGatewaySmoke and TestThreadsSmoke run their cases alone.
+		o.cases[c] = c != caseIngest && c != caseGateway && c != caseThreads
 	}
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	var steps []string

@@ -88,6 +88,8 @@ type options struct {
 	pageCursors int
 	// ingestCommits is the size of the ingest case's generated repository.
 	ingestCommits int
+	// threads is the size of the thread list case's channel.
+	threads int
 	// cases are the case groups to run (caseGroups), in their fixed order.
 	cases map[string]bool
 	// The gateway cases' sizes (gwLatencyConns and the others; the smoke test takes fewer).
@@ -103,10 +105,11 @@ const (
 	caseSync    = "sync"
 	caseGateway = "gateway"
 	caseIngest  = "ingest"
+	caseThreads = "threads"
 )
 
 // caseGroups are the case groups in the order they run.
-var caseGroups = []string{caseAppend, caseTail, casePost, caseAuthz, caseGateway, caseSync, caseIngest}
+var caseGroups = []string{caseAppend, caseTail, casePost, caseAuthz, caseGateway, caseSync, caseThreads, caseIngest}
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
@@ -124,6 +127,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.syncEvents, "sync-events", 1_000_000, "events the sync world's log is generated with (catch-up and snapshot cases)")
 	fs.IntVar(&o.syncChannels, "sync-channels", 1000, "channels of the sync world (at least 10)")
 	fs.IntVar(&o.ingestCommits, "ingest-commits", ingestCommits, "commits of the ingest case's generated repository")
+	fs.IntVar(&o.threads, "threads", threadListThreads, "threads of the thread list case's channel")
 	fs.StringVar(&cases, "cases", strings.Join(caseGroups, ","), "case groups to run: "+strings.Join(caseGroups, ", "))
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -146,6 +150,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.ingestCommits < 1 {
 		return o, errors.New("-ingest-commits must be positive")
+	}
+	if o.threads < 1 {
+		return o, errors.New("-threads must be positive")
 	}
 	o.pageCursors = pageCursors
 	o.gwLatencyConns, o.gwRate, o.gwFanoutConns, o.gwIdleConns = gwLatencyConns, gwRate, gwFanoutConns, gwIdleConns

@@ -88,6 +88,11 @@ func measure(ctx context.Context, o options, url, syncURL string, logger *slog.L
 			return nil, err
 		}
 	}
+	if o.cases[caseThreads] {
+		if rep.Threads, err = threadListCase(ctx, app, bare, o, progress); err != nil {
+			return nil, err
+		}
+	}
 	// The ingest case runs last: its Demo world bootstraps the owner when there is none.
 	if o.cases[caseIngest] {
 		if rep.Ingest, err = ingestCase(ctx, app, bare, o, progress); err != nil {

@@ -20,9 +20,11 @@ type ThreadListStore interface {
 	// after (the zero position: from the start), most recent activity first, each with the
 	// first excerptChars characters of its first message; the counts are left 0.
 	ThreadsOfChannel(ctx context.Context, channelID uuid.UUID, after chat.ThreadPosition, limit, excerptChars int) ([]chat.ThreadSummary, error)
-	// CountUnreadMentions answers chat.Mentions.CountUnread in one query: the snapshot's
-	// mention counts.
-	CountUnreadMentions(ctx context.Context, principalID uuid.UUID, channelIDs []uuid.UUID, readSeqs map[uuid.UUID]int64) (map[uuid.UUID]int, error)
+	// CountUnreadMentionsInThreads counts, per thread of threadIDs (of the channel), the
+	// principal's mentions above both the thread's unread floor and readSeqs[thread] (0 when
+	// absent), in one query: the rule of chat.Mentions.CountUnread, the snapshot's, for the
+	// threads of one page. Threads without such mentions are absent.
+	CountUnreadMentionsInThreads(ctx context.Context, principalID, channelID uuid.UUID, threadIDs []uuid.UUID, readSeqs map[uuid.UUID]int64) (map[uuid.UUID]int, error)
 }
 
 // Unreads is one reader's read positions and unread counts, which the sync module keeps and
@@ -87,7 +89,7 @@ func (l *ThreadList) PageSize() int { return l.deps.Config.PageSize }
 // InChannel implements chat.ThreadList. The channel is loaded and thread.read on it authorized
 // before anything else is read; then the page, and the reader's counts of exactly its threads:
 // the unread counts from the Unreads port (the snapshot's read states and rule) and the
-// mention counts from the snapshot's query, given the same read positions.
+// mention counts by the snapshot's rule, given the same read positions.
 func (l *ThreadList) InChannel(ctx context.Context, channelID uuid.UUID, after chat.ThreadPosition, limit int) (chat.ThreadPage, error) {
 	page, err := l.inChannel(ctx, channelID, after, limit)
 	if err != nil {
@@ -136,12 +138,14 @@ func (l *ThreadList) inChannel(ctx context.Context, channelID uuid.UUID, after c
 		return chat.ThreadPage{}, fmt.Errorf("unread counts: %d for %d threads", len(unread), len(counters))
 	}
 	readSeqs := make(map[uuid.UUID]int64, len(items))
+	threadIDs := make([]uuid.UUID, len(items))
 	for i, u := range unread {
+		threadIDs[i] = counters[i].ThreadID
 		if u.LastReadSeq > 0 {
 			readSeqs[counters[i].ThreadID] = u.LastReadSeq
 		}
 	}
-	mentions, err := l.deps.Store.CountUnreadMentions(ctx, who.PrincipalID, []uuid.UUID{ch.ID}, readSeqs)
+	mentions, err := l.deps.Store.CountUnreadMentionsInThreads(ctx, who.PrincipalID, ch.ID, threadIDs, readSeqs)
 	if err != nil {
 		return chat.ThreadPage{}, fmt.Errorf("unread mentions: %w", err)
 	}

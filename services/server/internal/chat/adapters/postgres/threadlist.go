@@ -15,8 +15,12 @@ import (
 	"bothy.example.com/server/internal/chat/app"
 )
 
-//go:embed queries/threads_of_channel_page.sql
-var threadsOfChannelPage string
+var (
+	//go:embed queries/threads_of_channel_page.sql
+	threadsOfChannelPage string
+	//go:embed queries/mentions_unread_count_of_threads.sql
+	mentionsUnreadCountOfThreads string
+)
 
 var _ app.ThreadListStore = (*Store)(nil)
 
@@ -56,6 +60,32 @@ func (s *Store) ThreadsOfChannel(ctx context.Context, channelID uuid.UUID, after
 	})
 	if err != nil {
 		return nil, fmt.Errorf("threads of channel: %w", err)
+	}
+	return out, nil
+}
+
+// CountUnreadMentionsInThreads implements app.ThreadListStore with one query that probes the
+// mention index once per thread (queries/mentions_unread_count_of_threads.sql).
+func (s *Store) CountUnreadMentionsInThreads(ctx context.Context, principalID, channelID uuid.UUID, threadIDs []uuid.UUID, readSeqs map[uuid.UUID]int64) (map[uuid.UUID]int, error) {
+	seqs := make([]int64, len(threadIDs))
+	for i, id := range threadIDs {
+		seqs[i] = readSeqs[id]
+	}
+	rows, err := s.runner.DB(ctx).Query(ctx, mentionsUnreadCountOfThreads, principalID, channelID, nonNil(threadIDs), seqs)
+	if err != nil {
+		return nil, fmt.Errorf("count unread mentions in threads: %w", err)
+	}
+	out := make(map[uuid.UUID]int, len(threadIDs))
+	var (
+		thread uuid.UUID
+		n      int64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&thread, &n}, func() error {
+		out[thread] = int(n)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count unread mentions in threads: %w", err)
 	}
 	return out, nil
 }
