@@ -90,13 +90,13 @@ func bodyETag(body []byte) string {
 	return `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`
 }
 
-// threadCursorLen is the length of a decoded cursor: the activity time in Unix microseconds
-// (8 bytes, big endian) and the thread id (16 bytes).
-const threadCursorLen = 8 + 16
+// rawThreadCursor is a decoded cursor: the activity time in Unix microseconds (8 bytes, big
+// endian), then the thread id (16 bytes).
+type rawThreadCursor [8 + 16]byte
 
 // threadCursor writes a position as the opaque next_cursor: base64url, no padding.
 func threadCursor(p chat.ThreadPosition) string {
-	var b [threadCursorLen]byte
+	var b rawThreadCursor
 	binary.BigEndian.PutUint64(b[:8], uint64(p.LastMessageAt.UnixMicro()))
 	copy(b[8:], p.ID[:])
 	return base64.RawURLEncoding.EncodeToString(b[:])
@@ -105,7 +105,7 @@ func threadCursor(p chat.ThreadPosition) string {
 // parseThreadCursor reads a cursor threadCursor wrote; false for anything else.
 func parseThreadCursor(s string) (chat.ThreadPosition, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) != threadCursorLen {
+	if err != nil || len(b) != len(rawThreadCursor{}) {
 		return chat.ThreadPosition{}, false
 	}
 	id, err := uuid.FromBytes(b[8:])
