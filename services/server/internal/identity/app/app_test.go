@@ -126,7 +126,7 @@ func TestConfigFrom(t *testing.T) {
 	t.Parallel()
 	r := config.NewRegister()
 	// The register of this test mirrors the package's keys, so Load can read them.
-	for _, k := range []config.Key{app.KeyTokenTTL, app.KeyLastUsedFlushInterval, app.KeyTokensPageSize, app.KeyLastUsedFinalFlushTimeout} {
+	for _, k := range []config.Key{app.KeyTokenTTL, app.KeyLastUsedFlushInterval, app.KeyTokensPageSize, app.KeyLastUsedFinalFlushTimeout, app.KeyPrincipalsPageSize} {
 		r.Define(k.Name, k.Kind, k.Default, k.Meaning)
 	}
 	cfg, err := r.Load("", []string{"BOTHY_IDENTITY_TOKEN_TTL=0s"})
