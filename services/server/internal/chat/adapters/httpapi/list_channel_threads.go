@@ -5,9 +5,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -90,29 +91,31 @@ func bodyETag(body []byte) string {
 	return `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`
 }
 
-// rawThreadCursor is a decoded cursor: the activity time in Unix microseconds (8 bytes, big
-// endian), then the thread id (16 bytes).
-type rawThreadCursor [8 + 16]byte
-
-// threadCursor writes a position as the opaque next_cursor: base64url, no padding.
+// threadCursor writes a position as the opaque next_cursor: base64url (no padding) of the
+// activity time in Unix microseconds and the thread id, "<micros>.<uuid>".
 func threadCursor(p chat.ThreadPosition) string {
-	var b rawThreadCursor
-	binary.BigEndian.PutUint64(b[:8], uint64(p.LastMessageAt.UnixMicro()))
-	copy(b[8:], p.ID[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(p.LastMessageAt.UnixMicro(), 10) + "." + p.ID.String()))
 }
 
 // parseThreadCursor reads a cursor threadCursor wrote; false for anything else.
 func parseThreadCursor(s string) (chat.ThreadPosition, bool) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) != len(rawThreadCursor{}) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
 		return chat.ThreadPosition{}, false
 	}
-	id, err := uuid.FromBytes(b[8:])
-	if err != nil || id == uuid.Nil {
+	micros, id, ok := strings.Cut(string(raw), ".")
+	if !ok {
 		return chat.ThreadPosition{}, false
 	}
-	return chat.ThreadPosition{LastMessageAt: time.UnixMicro(int64(binary.BigEndian.Uint64(b[:8]))).UTC(), ID: id}, true
+	us, err := strconv.ParseInt(micros, 10, 64)
+	if err != nil {
+		return chat.ThreadPosition{}, false
+	}
+	tid, err := uuid.Parse(id)
+	if err != nil || tid == uuid.Nil || len(id) != len(uuid.Nil.String()) {
+		return chat.ThreadPosition{}, false
+	}
+	return chat.ThreadPosition{LastMessageAt: time.UnixMicro(us).UTC(), ID: tid}, true
 }
 
 // toAPIThreadPage converts a page; none is [], never null, and next_cursor is present only
