@@ -62,8 +62,9 @@ func ConfigFrom(cfg *config.Config) Config {
 
 // Validate refuses a negative token lifetime, a flush interval that is not positive (a
 // ticker cannot run at 0), a final flush timeout that is not positive (the flush could not
-// run) and page sizes below 1 (0 is taken as the default: configs
-// written before the key existed).
+// run) and negative page sizes (a tokens page size of 0 is taken as the default: configs
+// written before the key existed; NewListing refuses a principals page size below 1, so a
+// configured 0 stops the process at start naming identity.principals_page_size).
 func (c Config) Validate() error {
 	switch {
 	case c.TokenTTL < 0:
