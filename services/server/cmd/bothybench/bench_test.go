@@ -54,8 +54,8 @@ func TestBenchSmoke(t *testing.T) {
 		cases:        map[string]bool{},
 	}
 	for _, c := range caseGroups {
-		// TestIngestSmoke, TestGatewaySmoke and TestSearchSmoke run their cases alone.
-		o.cases[c] = c != caseIngest && c != caseGateway && c != caseSearch
+		// TestIngestSmoke, TestGatewaySmoke, TestThreadsSmoke and TestSearchSmoke run their cases alone.
+		o.cases[c] = c != caseIngest && c != caseGateway && c != caseThreads && c != caseSearch
 	}
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	var steps []string

@@ -94,6 +94,8 @@ type options struct {
 	ingestCommits int
 	// searchMessages is how many messages the search case's world has.
 	searchMessages int
+	// threads is the size of the thread list case's channel.
+	threads int
 	// cases are the case groups to run (caseGroups), in their fixed order.
 	cases map[string]bool
 	// The gateway cases' sizes (gwLatencyConns and the others; the smoke test takes fewer).
@@ -109,11 +111,12 @@ const (
 	caseSync    = "sync"
 	caseGateway = "gateway"
 	caseIngest  = "ingest"
+	caseThreads = "threads"
 	caseSearch  = "search"
 )
 
 // caseGroups are the case groups in the order they run.
-var caseGroups = []string{caseAppend, caseTail, casePost, caseAuthz, caseGateway, caseSync, caseIngest, caseSearch}
+var caseGroups = []string{caseAppend, caseTail, casePost, caseAuthz, caseGateway, caseSync, caseThreads, caseSearch, caseIngest}
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
@@ -132,6 +135,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.syncChannels, "sync-channels", 1000, "channels of the sync world (at least 10)")
 	fs.IntVar(&o.ingestCommits, "ingest-commits", ingestCommits, "commits of the ingest case's generated repository")
 	fs.IntVar(&o.searchMessages, "search-messages", 1_000_000, "messages of the search case's world (in -sync-channels channels)")
+	fs.IntVar(&o.threads, "threads", threadListThreads, "threads of the thread list case's channel")
 	fs.StringVar(&cases, "cases", strings.Join(caseGroups, ","), "case groups to run: "+strings.Join(caseGroups, ", "))
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -157,6 +161,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.searchMessages < o.syncChannels*threadsPerChannel {
 		return o, fmt.Errorf("-search-messages must be at least %d per channel", threadsPerChannel)
+	}
+	if o.threads < 1 {
+		return o, errors.New("-threads must be positive")
 	}
 	o.pageCursors = pageCursors
 	o.gwLatencyConns, o.gwRate, o.gwFanoutConns, o.gwIdleConns = gwLatencyConns, gwRate, gwFanoutConns, gwIdleConns

@@ -88,6 +88,11 @@ func measure(ctx context.Context, o options, url, syncURL string, logger *slog.L
 			return nil, err
 		}
 	}
+	if o.cases[caseThreads] {
+		if rep.Threads, err = threadListCase(ctx, app, bare, o, progress); err != nil {
+			return nil, err
+		}
+	}
 	if o.cases[caseSearch] {
 		if rep.Search, err = searchCase(ctx, o, url, logger, progress); err != nil {
 			return nil, err

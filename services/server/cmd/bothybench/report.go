@@ -11,18 +11,19 @@ import (
 
 // report is everything one run measured; benchmarks.json is its JSON form.
 type report struct {
-	Machine  machine        `json:"machine"`
-	Settings settings       `json:"settings"`
-	Append   []appendResult `json:"append"`
-	Tail     latencyResult  `json:"tail"`
-	Post     postResult     `json:"post_message"`
-	Authz    authzResult    `json:"authz"`
-	CatchUp  catchUpResult  `json:"catch_up"`
-	Snapshot snapshotResult `json:"snapshot"`
-	Gateway  gatewayResult  `json:"gateway"`
-	Ingest   ingestResult   `json:"ingest"`
-	Search   searchResult   `json:"search"`
-	Targets  []target       `json:"targets"`
+	Machine  machine          `json:"machine"`
+	Settings settings         `json:"settings"`
+	Append   []appendResult   `json:"append"`
+	Tail     latencyResult    `json:"tail"`
+	Post     postResult       `json:"post_message"`
+	Authz    authzResult      `json:"authz"`
+	CatchUp  catchUpResult    `json:"catch_up"`
+	Snapshot snapshotResult   `json:"snapshot"`
+	Gateway  gatewayResult    `json:"gateway"`
+	Ingest   ingestResult     `json:"ingest"`
+	Threads  threadListResult `json:"list_channel_threads"`
+	Search   searchResult     `json:"search"`
+	Targets  []target         `json:"targets"`
 }
 
 // machine is what the figures depend on.
@@ -184,6 +185,10 @@ func (r *report) evaluateSync() {
 			target{Name: "snapshot: response bytes per visible channel (on the wire, Accept-Encoding: gzip)", Value: s.BytesPerChannel, Limit: "<= 300", Pass: s.BytesPerChannel <= 300},
 		)
 	}
+	if l := r.Threads; l.Requests > 0 {
+		r.Targets = append(r.Targets,
+			target{Name: fmt.Sprintf("listChannelThreads (first page of %d threads): p50 / bare statements p50", l.Threads), Value: l.P50Ratio, Limit: "<= 1.5", Pass: l.P50Ratio <= 1.5})
+	}
 }
 
 // markdown renders the report as docs/benchmarks.md.
@@ -220,6 +225,9 @@ func (r *report) markdown() string {
 	}
 	if r.Gateway.measured() {
 		r.Gateway.markdown(w)
+	}
+	if r.Threads.Requests > 0 {
+		r.Threads.markdown(w)
 	}
 	if r.Ingest.Commits > 0 {
 		r.Ingest.markdown(w)

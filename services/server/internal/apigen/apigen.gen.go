@@ -695,6 +695,33 @@ type Device struct {
 // `device_pending`), `approved`, or `revoked` (its tokens get 401).
 type DeviceStatus string
 
+// DirectoryPrincipal A principal as the directory shows it to every principal of the instance.
+//
+// Example: {"created_at":"2026-12-01T09:30:15Z","display_name":"Alex","handle":"alex","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","kind":"person"}
+type DirectoryPrincipal struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// DeactivatedAt When the principal was deactivated; absent while it is active.
+	DeactivatedAt *time.Time `json:"deactivated_at,omitempty"`
+	DisplayName   string     `json:"display_name"`
+
+	// Handle The unique handle, in lower case.
+	Handle string             `json:"handle"`
+	Id     openapi_types.UUID `json:"id"`
+
+	// Kind What sort of principal this is.
+	Kind PrincipalKind `json:"kind"`
+}
+
+// DirectoryPrincipalList One page of the directory.
+type DirectoryPrincipalList struct {
+	// Items In handle order; `[]` when none match.
+	Items []DirectoryPrincipal `json:"items"`
+
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor *string `json:"next_cursor,omitempty"`
+}
+
 // Draft The actor's unsent text in a channel or thread.
 //
 // Example: {"channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","content_md":"Half a reply","version":1}
@@ -1337,6 +1364,56 @@ type Thread struct {
 	Version int64               `json:"version"`
 }
 
+// ThreadSummary A thread as a channel's thread list shows it to the actor. The unread
+// and mention counts are the snapshot's for the same thread (0 where
+// the snapshot lists none).
+//
+// Example: {"channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","created_at":"2026-12-01T09:32:00Z","created_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","first_message_excerpt":"@sam the printer on floor 2 is jammed again","first_message_redacted":false,"id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0","last_message_at":"2026-12-01T09:40:00Z","last_message_seq":3,"mention_count":0,"reply_count":2,"space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","title":"Printer on floor 2","unread_count":1,"version":3}
+type ThreadSummary struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	CreatedAt time.Time          `json:"created_at"`
+	CreatedBy openapi_types.UUID `json:"created_by"`
+
+	// FirstMessageExcerpt The first characters of the first message's Markdown, at most
+	// `chat.thread_excerpt_chars`; empty once that message is deleted.
+	FirstMessageExcerpt string `json:"first_message_excerpt"`
+
+	// FirstMessageRedacted True once the first message is deleted.
+	FirstMessageRedacted bool               `json:"first_message_redacted"`
+	Id                   openapi_types.UUID `json:"id"`
+
+	// LastMessageAt When the newest message was posted; the list's order.
+	LastMessageAt time.Time `json:"last_message_at"`
+
+	// LastMessageSeq The seq of the thread's newest message.
+	LastMessageSeq int64 `json:"last_message_seq"`
+
+	// MentionCount The actor's unread mentions in the thread, as in the snapshot.
+	MentionCount int64 `json:"mention_count"`
+
+	// ReplyCount The messages after the first, deleted ones included (`last_message_seq` minus 1).
+	ReplyCount int64 `json:"reply_count"`
+
+	// SpaceId Absent in a direct message.
+	SpaceId *openapi_types.UUID `json:"space_id,omitempty"`
+
+	// Title Empty for a thread without title.
+	Title string `json:"title"`
+
+	// UnreadCount The actor's unread messages in the thread, as in the snapshot.
+	UnreadCount int64 `json:"unread_count"`
+	Version     int64 `json:"version"`
+}
+
+// ThreadSummaryList One page of a channel's threads.
+type ThreadSummaryList struct {
+	// Items Most recent activity first; `[]` when there are none.
+	Items []ThreadSummary `json:"items"`
+
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor *string `json:"next_cursor,omitempty"`
+}
+
 // ThreadView A thread as `getThread` shows it: the thread, where it lies (with the
 // names of its channel and space) and its counts.
 //
@@ -1600,6 +1677,20 @@ type ListChannelMembersParams struct {
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// ListChannelThreadsParams defines parameters for ListChannelThreads.
+type ListChannelThreadsParams struct {
+	// Cursor The `next_cursor` of the previous page; absent for the first page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Most threads in the page; larger values are capped to
+	// `chat.threads_page_size`, which is also the default (as are values
+	// below 1).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// IfNoneMatch The `ETag` of a page the client holds.
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
 // CreateThreadParams defines parameters for CreateThread.
 type CreateThreadParams struct {
 	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
@@ -1704,6 +1795,20 @@ type CreatePersonParams struct {
 	// a response carrying a secret (`Cache-Control: no-store`, as
 	// `createToken`'s) is never stored, so its retry runs again.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListPrincipalsParams defines parameters for ListPrincipals.
+type ListPrincipalsParams struct {
+	// Prefix Only principals whose handle or display name starts with this text, in any case.
+	Prefix *string `form:"prefix,omitempty" json:"prefix,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Most principals in the page; larger values are capped to
+	// `identity.principals_page_size`, which is also the default (as are
+	// values below 1).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // DeactivatePrincipalParams defines parameters for DeactivatePrincipal.
@@ -2413,6 +2518,9 @@ type ServerInterface interface {
 	// ListChannelMembers Page through who can read a channel
 	// (GET /api/v1/channels/{channel_id}/members)
 	ListChannelMembers(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ListChannelMembersParams)
+	// ListChannelThreads List the threads of a channel
+	// (GET /api/v1/channels/{channel_id}/threads)
+	ListChannelThreads(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ListChannelThreadsParams)
 	// CreateThread Start a thread
 	// (POST /api/v1/channels/{channel_id}/threads)
 	CreateThread(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params CreateThreadParams)
@@ -2464,6 +2572,12 @@ type ServerInterface interface {
 	// CreatePerson Create a person
 	// (POST /api/v1/people)
 	CreatePerson(w http.ResponseWriter, r *http.Request, params CreatePersonParams)
+	// ListPrincipals List the principals of the instance
+	// (GET /api/v1/principals)
+	ListPrincipals(w http.ResponseWriter, r *http.Request, params ListPrincipalsParams)
+	// GetPrincipal Read one principal of the directory
+	// (GET /api/v1/principals/{principal_id})
+	GetPrincipal(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID)
 	// DeactivatePrincipal Deactivate a principal
 	// (POST /api/v1/principals/{principal_id}/deactivate)
 	DeactivatePrincipal(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params DeactivatePrincipalParams)
@@ -2584,6 +2698,12 @@ func (_ Unimplemented) ListChannelMembers(w http.ResponseWriter, r *http.Request
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// ListChannelThreads List the threads of a channel
+// (GET /api/v1/channels/{channel_id}/threads)
+func (_ Unimplemented) ListChannelThreads(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ListChannelThreadsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // CreateThread Start a thread
 // (POST /api/v1/channels/{channel_id}/threads)
 func (_ Unimplemented) CreateThread(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params CreateThreadParams) {
@@ -2683,6 +2803,18 @@ func (_ Unimplemented) AddReaction(w http.ResponseWriter, r *http.Request, messa
 // CreatePerson Create a person
 // (POST /api/v1/people)
 func (_ Unimplemented) CreatePerson(w http.ResponseWriter, r *http.Request, params CreatePersonParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListPrincipals List the principals of the instance
+// (GET /api/v1/principals)
+func (_ Unimplemented) ListPrincipals(w http.ResponseWriter, r *http.Request, params ListPrincipalsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetPrincipal Read one principal of the directory
+// (GET /api/v1/principals/{principal_id})
+func (_ Unimplemented) GetPrincipal(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3188,6 +3320,82 @@ func (siw *ServerInterfaceWrapper) ListChannelMembers(w http.ResponseWriter, r *
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListChannelMembers(w, r, channelId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListChannelThreads operation middleware
+func (siw *ServerInterfaceWrapper) ListChannelThreads(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "channel_id" -------------
+	var channelId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "channel_id", chi.URLParam(r, "channel_id"), &channelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "channel_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListChannelThreadsParams
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch string
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-None-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-None-Match", Err: err})
+			return
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListChannelThreads(w, r, channelId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3795,6 +4003,91 @@ func (siw *ServerInterfaceWrapper) CreatePerson(w http.ResponseWriter, r *http.R
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.CreatePerson(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListPrincipals operation middleware
+func (siw *ServerInterfaceWrapper) ListPrincipals(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListPrincipalsParams
+
+	// ------------- Optional query parameter "prefix" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "prefix", r.URL.Query(), &params.Prefix, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "prefix"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "prefix", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListPrincipals(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetPrincipal operation middleware
+func (siw *ServerInterfaceWrapper) GetPrincipal(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "principal_id" -------------
+	var principalId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "principal_id", chi.URLParam(r, "principal_id"), &principalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "principal_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetPrincipal(w, r, principalId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4827,6 +5120,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/api/v1/apps", wrapper.CreateApp)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/principals", wrapper.ListPrincipals)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/principals/{principal_id}", wrapper.GetPrincipal)
+	})
+	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/v1/principals/{principal_id}/tokens", wrapper.CreateToken)
 	})
 	r.Group(func(r chi.Router) {
@@ -4891,6 +5190,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/v1/dms", wrapper.CreateDirectMessage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/channels/{channel_id}/threads", wrapper.ListChannelThreads)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/v1/channels/{channel_id}/threads", wrapper.CreateThread)
@@ -6487,6 +6789,189 @@ type ListChannelMembers503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response ListChannelMembers503ApplicationProblemPlusJSONResponse) VisitListChannelMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelThreadsRequestObject struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	Params    ListChannelThreadsParams
+}
+
+type ListChannelThreadsResponseObject interface {
+	VisitListChannelThreadsResponse(w http.ResponseWriter) error
+}
+
+type ListChannelThreads200ResponseHeaders struct {
+	CacheControl *string
+	ETag         *string
+}
+
+type ListChannelThreads200JSONResponse struct {
+	Body    ThreadSummaryList
+	Headers ListChannelThreads200ResponseHeaders
+}
+
+func (response ListChannelThreads200JSONResponse) VisitListChannelThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelThreads304ResponseHeaders struct {
+	ETag *string
+}
+
+type ListChannelThreads304Response struct {
+	Headers ListChannelThreads304ResponseHeaders
+}
+
+func (response ListChannelThreads304Response) VisitListChannelThreadsResponse(w http.ResponseWriter) error {
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(304)
+	return nil
+}
+
+type ListChannelThreads400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelThreads400ApplicationProblemPlusJSONResponse) VisitListChannelThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelThreads401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelThreads401ApplicationProblemPlusJSONResponse) VisitListChannelThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelThreads403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelThreads403ApplicationProblemPlusJSONResponse) VisitListChannelThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelThreads404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelThreads404ApplicationProblemPlusJSONResponse) VisitListChannelThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelThreads413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelThreads413ApplicationProblemPlusJSONResponse) VisitListChannelThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelThreads429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelThreads429ApplicationProblemPlusJSONResponse) VisitListChannelThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelThreads500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelThreads500ApplicationProblemPlusJSONResponse) VisitListChannelThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChannelThreads503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListChannelThreads503ApplicationProblemPlusJSONResponse) VisitListChannelThreadsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -9267,6 +9752,294 @@ type CreatePerson503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response CreatePerson503ApplicationProblemPlusJSONResponse) VisitCreatePersonResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrincipalsRequestObject struct {
+	Params ListPrincipalsParams
+}
+
+type ListPrincipalsResponseObject interface {
+	VisitListPrincipalsResponse(w http.ResponseWriter) error
+}
+
+type ListPrincipals200JSONResponse DirectoryPrincipalList
+
+func (response ListPrincipals200JSONResponse) VisitListPrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrincipals400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListPrincipals400ApplicationProblemPlusJSONResponse) VisitListPrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrincipals401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ListPrincipals401ApplicationProblemPlusJSONResponse) VisitListPrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrincipals403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListPrincipals403ApplicationProblemPlusJSONResponse) VisitListPrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrincipals413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListPrincipals413ApplicationProblemPlusJSONResponse) VisitListPrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrincipals429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListPrincipals429ApplicationProblemPlusJSONResponse) VisitListPrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrincipals500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ListPrincipals500ApplicationProblemPlusJSONResponse) VisitListPrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrincipals503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListPrincipals503ApplicationProblemPlusJSONResponse) VisitListPrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipalRequestObject struct {
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+}
+
+type GetPrincipalResponseObject interface {
+	VisitGetPrincipalResponse(w http.ResponseWriter) error
+}
+
+type GetPrincipal200JSONResponse DirectoryPrincipal
+
+func (response GetPrincipal200JSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal400ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal401ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal403ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal404ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal413ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal429ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal500ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipal503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetPrincipal503ApplicationProblemPlusJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -12234,6 +13007,9 @@ type StrictServerInterface interface {
 	// ListChannelMembers Page through who can read a channel
 	// (GET /api/v1/channels/{channel_id}/members)
 	ListChannelMembers(ctx context.Context, request ListChannelMembersRequestObject) (ListChannelMembersResponseObject, error)
+	// ListChannelThreads List the threads of a channel
+	// (GET /api/v1/channels/{channel_id}/threads)
+	ListChannelThreads(ctx context.Context, request ListChannelThreadsRequestObject) (ListChannelThreadsResponseObject, error)
 	// CreateThread Start a thread
 	// (POST /api/v1/channels/{channel_id}/threads)
 	CreateThread(ctx context.Context, request CreateThreadRequestObject) (CreateThreadResponseObject, error)
@@ -12285,6 +13061,12 @@ type StrictServerInterface interface {
 	// CreatePerson Create a person
 	// (POST /api/v1/people)
 	CreatePerson(ctx context.Context, request CreatePersonRequestObject) (CreatePersonResponseObject, error)
+	// ListPrincipals List the principals of the instance
+	// (GET /api/v1/principals)
+	ListPrincipals(ctx context.Context, request ListPrincipalsRequestObject) (ListPrincipalsResponseObject, error)
+	// GetPrincipal Read one principal of the directory
+	// (GET /api/v1/principals/{principal_id})
+	GetPrincipal(ctx context.Context, request GetPrincipalRequestObject) (GetPrincipalResponseObject, error)
 	// DeactivatePrincipal Deactivate a principal
 	// (POST /api/v1/principals/{principal_id}/deactivate)
 	DeactivatePrincipal(ctx context.Context, request DeactivatePrincipalRequestObject) (DeactivatePrincipalResponseObject, error)
@@ -12637,6 +13419,33 @@ func (sh *strictHandler) ListChannelMembers(w http.ResponseWriter, r *http.Reque
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListChannelMembersResponseObject); ok {
 		if err := validResponse.VisitListChannelMembersResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListChannelThreads operation middleware
+func (sh *strictHandler) ListChannelThreads(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params ListChannelThreadsParams) {
+	var request ListChannelThreadsRequestObject
+
+	request.ChannelId = channelId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListChannelThreads(ctx, request.(ListChannelThreadsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListChannelThreads")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListChannelThreadsResponseObject); ok {
+		if err := validResponse.VisitListChannelThreadsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -13127,6 +13936,58 @@ func (sh *strictHandler) CreatePerson(w http.ResponseWriter, r *http.Request, pa
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(CreatePersonResponseObject); ok {
 		if err := validResponse.VisitCreatePersonResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListPrincipals operation middleware
+func (sh *strictHandler) ListPrincipals(w http.ResponseWriter, r *http.Request, params ListPrincipalsParams) {
+	var request ListPrincipalsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPrincipals(ctx, request.(ListPrincipalsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPrincipals")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListPrincipalsResponseObject); ok {
+		if err := validResponse.VisitListPrincipalsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetPrincipal operation middleware
+func (sh *strictHandler) GetPrincipal(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID) {
+	var request GetPrincipalRequestObject
+
+	request.PrincipalId = principalId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPrincipal(ctx, request.(GetPrincipalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPrincipal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetPrincipalResponseObject); ok {
+		if err := validResponse.VisitGetPrincipalResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -13699,341 +14560,360 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37d9s4kj/6r+Bq95xI36Fl2XH6IZ89dz3pdHd2OtPZxD293xllTYiEJIwpgE2AVtQ5uX/7PagCSJAi",
-	"Kcp2Xj2eH6YdkcSzUKjnp94NIrlOpWBCq8H03WDFaMwy+PPZJV2a/8ZMRRlPNZdiMB1cEKUzKZaECc31",
-	"lmi6JHJB9IorkrE0Y4oJTc3LZCEzEj5fHP1VCnb0gupoFU6JXrGZ+C2XmsVkThX76izPEtMCJSuqVtgW",
-	"I3MZb+EPxbIblhHFRKwCoiThmkQrKpZMzcRmxQQzj6nYkjVbz1lWaSCWTJGhSllEJk8CMhs8lSLmZnA0",
-	"IRmjsZoNRuOZGAQDFa3Ympr56m3KBtOB0hkXy8H798HgFdPZ9mKhWba7Hj/KDVmb7hWLpIgV0ZJsKNdk",
-	"zhYyYyQz33KxJMNX3z8l356cTAISs4Ruj+wHo/EgGGTst5xnLB5MdZYzfzRrLvg6Xw+mk8CNjAvNliyz",
-	"Q7uhCY+pZk9ptGJPpdCZTBq2LdnQrSJhmvEbqllAhDyKzBfhOaEkSjgTmqzpllwzlsICUqE2sLIxyYpO",
-	"zOpvuF7V93XcuYLvg0FKM7pm2pLW85itU6mZiLZ/Ydvd0b6g10wRCovHWUxe/vz6kii6YFNC7UITs2RM",
-	"2eEApdA1I9dsSxaZXCOdwU800jKD17gg4UrrdMzL/q+0TkKyZFphI1pmzDSuUikUs9Q0EwueKU2GRWfF",
-	"C3hgSOhN6egVSxO6ZfGUmN0MR7CIm4xrQ7NCmoEsCV1SLmDxZWqoR2iyWfGEQfPYndI8SUiWCwUkpeBE",
-	"cT0ml8XkzHxhUJTEfLFgmWnHLQ1uoSJnk29JGEmxSHikwzE5MUR6+uTJTKQZF5rOE0YuXj99/tycrIxG",
-	"ZpvMyNY0WchszWLopmxtMiY/i2RLVB5FTKlFnsyEWxBFaOaWEc4rJQvKE1ZumKGyOSv2FkZvJnfNtucz",
-	"QculjWiGRwf2PGOaDEOg8iNL5lNDxdBVGBCqZiKMMkY1u5TXTISP1IhwRZBBeAMyfcGpxJWFfUAewN7S",
-	"dZoY0p2cfDuZf0XPjuDFI5qwt0cng2DADXXilg+CgaBr87K/9YacK8eXvv2JiaVeDaanT54E5ji7f5+Y",
-	"U6E1y0yb//uP/+fo/3vzp38fBA385/nCHDU4abtn5XLFSGh4dehYX40Nm5/sAV/JJFZT/3hzRR5PzmbC",
-	"7ILMNaHIOJESuTbPozwDqioY2DkJ/09I1mY4ZrvFNiDhr8fhTHBF+FKYhbZMtXm5fM6xj28UZGWe/5nG",
-	"r5CIzL8iKTQT8CdN04RHMN3jNJPzhK3/9E9lludduanmi9i0b5kZl+IKSXMQDGKmKU/scjpKNdQjNYH3",
-	"DYdjWSYNA/vHu8GCsyQ2k6MiTtggGKyZUnRpml/nSsN3c0bYOtXbwfs3wUBpqnM1mJ5NDCPnGsjsb8VI",
-	"SDESuwh5JqZzqVfbqZ3QdHfY7/3F+/eMLQbTwb8dlxf6MT5Vxy+xCVzSXfLx5lse+WG402EYlNxWLhZM",
-	"xOZ0wlIoYpgrLlA4GpuhPbUM54C9utfZOIanykE7Ujabwciw5ImjAHirpRVCiabXTBDcXZjN9zKb8zhm",
-	"4mNPB68vwzQVY+7ukXkWMTLPkdBiifLXMFy4UZoZwWWhSMxueMQcMdM0zeQNi8kW+Ck+vEpxL+3O/SAF",
-	"u/dpmkb3TDXKMyUzElFBhCSJFEuWmVMEMqChyIyprYiunLQUjs5LWU8Z+Waz2sJlu5Ibc8dlLJI3LINJ",
-	"PReG1dLkY+7fhSC5YG9TFhlxF04HGYbcjqQyfLymzJXHmTlM+IoK4I1ELo10DH8jp1IkF0bu0P7xjWGi",
-	"f5X6e5mL+OOfO0uWIHUbWmNvudKGDHWFjs0jI3yb+2UYCqmvFma8bjn0RoIMwUXMleZimXO1MjKKm90L",
-	"GfMFZ3HzXVi7/cylE5P5ti6xejfbuaE2swmGx3sKUEXWaFsc+/5xiyD+Pij0qK6v4R1Y15d0m0gaX0r5",
-	"E82W7FMxT6BJrkhiBmE2kDrZeU3fXpmnV/OtZiokwzDFIV9pKa/gfctGXrPMMJdfBL2hPDE7eKdrO/fa",
-	"qV3YMdXUKJNmxN5rYwKaG6FGdbOHJ6Fb/PUIFDqy5DdMgfpiL+gnk8flBf1Lpc/Wq9kf2n1dyi1zIsPQ",
-	"+1c4mlZYwIbiyUM+EhMj0g0p6h5kk0nNiNU/UCmpyeJUWZlPioiR0FunEPhPSpUyjNjTqL9zw/RGZZTq",
-	"6lHyWtp/kAplG1bmUsoXVGyt4Kc+KvsmmZETEr7mhmMtcjN5f7mHoaF5o/5f2Z8U7IiUaBNAnc8ppFwR",
-	"bTQTwxGtQE7jOGNKwV1dfGX1JZrrFRPazs5vxX5FhhffvSKTycm3oyqlVzbu/nbiF+ENiX30+wXXzsio",
-	"XCkulkEprAYkF9dCbkRA2NvUiAZmQTN2I6/Nwx1ByD7Bs+TPydxBFE0laOb49ddfjy68N6bkz4xm5jyY",
-	"41OYHfD2wDX6kMyuOG1rvswsXZi70spvrXzMsmKSfzp+xoXS1LCViArDokCocydJkYwvV0aa3dQZ3Lkn",
-	"9cBtjmKQPSTRikXXduVVnqYy0yx+wWJOL2Fyn+b2NLyy0KSlYiR8iqM4MqMKnSwe+gMyAwkNsw7/hH+a",
-	"3QEqC6MVzRTT/5HrxdE3IWw4jSKWahafF/0UCvxuXwXrknIEy1us1NXaLNWV6Qou7WKzgVdcLO3C7Ui1",
-	"1DwJCCVpxkXEUwom3GtuRgvPwtKuk2ZywY30FlToHCw18RXVg+ngdHL61dHJ6dHk5HLy7fTxZHry5O+D",
-	"oHhnvvVNMmeLr9jR19EJPfo2nrCj08WT6PH8G3rCvv56UN+U1/l6TTOumAJ1gugVWH2JFG6vzLBirtKE",
-	"bq+sgeKVnHNhuCbq9tNBZn/gcb9xUEOPaSZTlmmOpgt/uu8GhmvBxI28eKT5mu3afarTb5J0y7XfrCSx",
-	"b6OsbbbAzKzoKM953NRHpdV6J7+uqC7bA7n+nNC5tVUaZoykLiTxPhw39lNZ4qbZmCdEreQGHQeVaew0",
-	"57amqaFc8N9yZnX3gHBBErkB3UqxxsZ4iyYB3T9S3jqjGWjPor73zfn/GMArlekHpdXI2+LAp5E3Raty",
-	"/k8WaTNMOI0/cdV0Is0jVVOzDKXXDh3XbI32qz/48XuzcwDt1Fv3GWSwmGWoLGLf5yT8x5sQSV2vmGG7",
-	"mRGgBdBR0WLXhYEs9H2xnTTL6HaXRqCp1k1/CQptxNpZcW3rFWNByYCzXBgWg1YvM/LqylDH5bsvPnsG",
-	"XrEFiASmrV6Tf4W9v4YP6hPHvl1zrQtQaaN1ER7VpnpOQisWhsT8ntidJhkztx9ZMZrpOaMa9D8m8rUZ",
-	"kv0E6A3O6DxX5nTKxSLhwh9kyUEu0vR1JFPWwkKpIDRNrQBr9ieWUxKyGzOYqcrn5oM5C8kwojpaHeWp",
-	"ufZnQgmaqpXUo4CE1ryspuYAhWQI9hOV0oipAPyhgiXKyqRwxkbBTJRfgSJiOoAj7d4JSCqVDgiLuYZv",
-	"Y5YwzYj7DNrANav0iz9ZG79bt/p0Sps4fuz/G4YzCAZe243r+pSmdM4TrrfNux6BiUcuCCqkZ7VjkLLM",
-	"8GpinSDmlPk7Dcs3zlNzCRsahH/SLFrxG+DNuKpjXDPvh+IL90P5DS5s+YmdcflDnNGFHrv5wy7AqXS/",
-	"LDMq9JjGay6aVwS7bPLL29GgLx0mA5oPJTHPWKSP7FjcewfIYyfTyeTv/RnwtyeDYGBkQRg5FTHN4tL9",
-	"o3l0zbQagE9Yc8NUhL7isbmX3thduOrb08SsuUx5NJgOfhaOsM3GE+xnEAxuWKZgjU52LgW7cbcTyw75",
-	"BkWMvdIYLlo3U7UU8Bfz6nu3qjvUgELawtt/d6obRaCdrWiUN8uXFFJZteWAKFAq7LWJnTsC8MmuuDn3",
-	"Lkj11vSp48AZ7+8Jqejd7pOCfrzxcqG/Ohs0RmTsyH6wqWUzFQLaXfmmO9Df8oaDjybuPcffLYZ5DlqZ",
-	"t5kVplge2HjdxYJeQLhN03hqegkVaO2nboieaMIWCxZpfsNIJjH0Iasrigm7MfxugOE9IL3Y5qHvquz4",
-	"mq59yVHBP/vKjd+UbCtlmZIC9rPKMexouo/oT/DS+9pQ+4tXNSoqWwls/x1EgtvSrCYYDplaGih245Gy",
-	"kVMKdCVf2UGJeFdiLM5vLxG4Si8Nh1qwt/oKfX+7Y35JlSJUkRBfCAvl0HwFsylUUnvNJ1Thg1voaq1y",
-	"uJ3E3zjbdN291FfCFGOKcO2RO+weSFqRk2w42rN2yN5/wQytKjjsyBW7kkRVFHkTfIQbfueofqgrv/+V",
-	"3nhJlHFWbt+cc9x+TIYJuh7NltEbVj4oRG2Z61GFwLplhspuvmt284M1t1mC5cIfrrtoe2uhnhzdcP4+",
-	"L4HmMA7rxJ8+Es39iB1fjCThlrJGfXu4W/PNcVkSn/IkjBqzu6ebApjs7U0mT2FR0G5QRovtCE1sU9oX",
-	"Pb774QxYO6zqUNtrQKgma6k0eTKZVEI1Za5ZZreEK6Izvl4je/DiD59MJvdqmA0wjvSkMpbCDxFhAIT3",
-	"qDacEzOcajhkh5m3i2x+xLfqFNJsc+2gmDTdRy9pWt7lKpIpkrxPPVVK+HPOk5jMpfapYW5+PMIfsZFe",
-	"5pNdk+btti5NP7uNK9dhZ921uYCVke0Yrvi54T3mD2KuaBYTveERI5HMQSsV0QG2WWe1ew/zeY7fnOxh",
-	"PG2mfDuFdvqy3K2Dxpw0op03p0ZdO+JUt+ljh2CaCQWI4ZsKLdiAGcNGwNFuXSpWCkFDWefVt7OLwLZO",
-	"n0xqZNUtjsN42xf0O1BsX+ApaV1Wcw6kkbD32i/IsLzONGQgmC8IFdsN3Y5qe7EryfZTMXeP8Z0klf50",
-	"28vQAOv6Q0Y7r06wURqiWdPrOokW6uPVIVq3Cx08SAkoPnKKiCFL87sENrsu9M3acldG2EQtMD/Wz2xU",
-	"GXlTY3gpy8wd7nPiNoXkImFKkbAyEXDYhy5YIgSaFESuuSa8pnHsHVMf6dtuNn7hZHBcwj4fyoaLt7LC",
-	"9eHYxtup7yWYXvbcxGif6b58LxL21rywxtAZmrC3/2nfHkeyYicyzwb3c7/iyD7CFWvn1WB+SygXRYyY",
-	"yqMV2E/q87fB/BgzYqcKE6qN5fTJ2ceRzNyU2knjtTlLHZRhdZKW27P69n+bRsq4uihXWq5ZpkqrxWsM",
-	"kjlQbnd33clksueyC257H9/54rwEUaFjIa0soSVRmma+BQsT0zzDeiV0DeKOrtaGG/+noms8EBkEsxuV",
-	"aZFImZFTw+H+SY2GgslXgzJO7eXOyw2hNF43TYeyMsSAvKDZdQyhgSdkvtVAH2G0ohoime1rNpi5WajB",
-	"sbUKNZPDhBpv+B07JK9ZOw/8OUXKBRnGsEPwLJ8TKjDhiGBzhCuVQx4lep7nMhewqRCvc8Oj3RMCySCl",
-	"Lf2RIglNtUwhsgMeuvDCgQ05bDoeXiv1of+ZQ45sEc6ppZ2CDc50qcQNjKgPU6wNspFnF509UgRfJMOY",
-	"LWieaBIWiTDnRDAWKxJ60wl9R4mbfzBwKTUN3pL3+3YYs9varjlYI0j3dBmQXNn7BsJRIEybithmj2Aq",
-	"Y+Oe9pXGvoWvU54xVRiKvz6aPK7HBsHIjDIr9Wp79ff/Wa3m//Nn9ffXJzfz9dsnP/365CZ+erL66X/+",
-	"K/m/v250/MO32d9/PdMvvrtw3x4gH7ZRWJvIVe5wgLE7lT2EGPklv2GilzDlL8aujQYDgywtKy1TRTYy",
-	"u+ZiuRMoh1tkm+tvObYL3TTPOUQiY+cBCXErQrKQSSI3GMd09thLsvculOHpk69IRkUs12TONSahN/fd",
-	"z+xZY3I4aq+FJlb3HexKE+2XzMCLMD3HmaqSj3FttDUiRVLNWHUH8hYhp4eck2Y+ebgG9LUXtV0yk3sJ",
-	"Ie1psm63oteUpb0tlZy3Sy7EnX+N7zaaums6hJUUbet7QyUr7e/QV8HkXVSYkZbXXDi6cXl2QINDI/VY",
-	"wlsyTc4mj2diJ20ygFhu2LgQ3O6hTTEIGxo4qUVONdwkZkXg+0YP/HcZXehWN5LMHimSC2A+mr3VxMys",
-	"DA/IrHRXPxz4/OoQD2BF4PuRJguAbEiTbbeLzu+qB0lV5b1dJgWz2RcT4nnPHimCztQ+7P8OLhtvmpVJ",
-	"lI02kq4Z2itzdHa3l4KqZl7A1ErlCea2zXN7zwDRsbd61yVz4OpXlvejLVfXCj2LeS+jnxED7LLjTdJD",
-	"a/lZkPWWbOg2IP9pFGYyXPAbRtZc5Jqp0WHKyB01j8P0hmc3NMkNT/w+aYbtWTCq84yRRUKXHtnQJGel",
-	"c8BwD8wolDcsy3hcPJsJx1oK1hwQlii2+zYmfbgwkmsu4vLNmTD9myOIEveY/JyyjGqZwU9c4ABd+hXI",
-	"NJY7w+9hDanj3YAJOk9K5Jxrth1MLdWqsUL/HVO7O1d81yDVgbkYsozMYkE+ZHWNvO2aS5kwCu69a9aS",
-	"qWHnfM22+/f5GhBE3Oiat7oxLcd0xMQNS2QKopMUjMR5Bkmj4F1yeZuPR0GZuSYFefXs9aVLZ5uJJdVs",
-	"Q7dj8j3iOmjDdmLpwAOSLQTByzXXmsU7uwGr026Mq1rcSnHr8TfxKT36OppMjr6mk5OjbyaTydGk+B89",
-	"2Q3NCnaurD2NRHhlZRlLENSi13eUUtp/oMz0ISNILG8XNMcnp4/Pnnz1d3DaQ+40LF2uVzK7OmRJbrcC",
-	"Hr/7KRfRilBNhJTi/x0Ee2Vkb+iOgfXsfGE6V+y3wfTryq3S49P4xDdrg4PkgD4t3TiAlvd2FGen9cij",
-	"PY3NTwa3GHhxfqshWw3yfXF0uiRnOPsX8GbtBPSSpKrE/64jhRGOfUSLlGfgIOM76BiVU9FXf/GOR22o",
-	"25QdGXbGFzw6RxWQx8rG/2Yspgi5URt1yUTdKw0RhwgfgRwxy1mR/2O56IaqooPme8Cn1L2b6XwvBWHW",
-	"x/NDIufmso3kes31kc1SCsiSpkeLrOanahO2Do1hOkjq05lpGhjL2yYzyeOnBF4h9hUQx7ykHSQ5u4uw",
-	"g0uEMYsYv6kaVcsN1Nu00XaQsSVXGhK53O1nXg1KT0jtJPaQvcy+BINy8lVqDuzR9Ta+pNydCzwYvD1a",
-	"yiP74z+VFONXdPOi5E7eEW+QTaQ7lFQgPU4rWbjDEJ2Izg2FK2mWNE0BEmgmtJ+MzbViycJ+NiVqqzRb",
-	"hyPcBdsDEbLsYSaw/zF5veE6WhkBAvtEWUAK9vMCUgwPSCfrfvk1DMoyvTduhV7SJesOcXbZVLs6EAbb",
-	"tIhQNw25lJBQxwVR7DcMivZTAw9KCEThrSHGcGUOXCMDsMqM4crQP6K8FVtYsCeYN3InGvfkCp2x15cu",
-	"mtp0C5n2LD4HEBAwvSkSUoSYIM9+yynErYRuGnZtIpovV5rgJvQYj0xipnT7OuBzhxSFAIkID+XhWM7Z",
-	"iguAFwJcx7OTCQkzZqQeLkXYl19uRXTFUomYe4eZPy19VZfX2+JK65VJt8r7r7w7pTnFEM8qYqPGDaGY",
-	"h0XsOuOUIzOXIFdKnYU05KHfBUVGp5+0AAEVzd6RiuaD8QEt1uJnbyOWpfo1W66bUQlIlgt7szB89xHa",
-	"QAKLVQgWcXNQfstZtjVMUcgGA8m6BWexIgpgEwu0RK+YYmQjs1g1ywPuWtxjMzdvBbb7phUAhexZljUd",
-	"VcP3uAAIKgTkQ5OHF6RanaTFL2z2n7IkDghAWMTSaHkkpXpFuNCyxCtzWRigQ4Kd3iG8VuwrpXN/N3TJ",
-	"ISY2EjRXZAM4w9ZUUW11F2NxH3HhhMtemxbYh6gzAnmS9LrKLCRI8K62xrfl6I0MqgsH+C5s8xadZYyq",
-	"5pDlrUNZtDB+dofKnopkYcP5riyvAsHJcmfwGcmrBc2ukIsbfgPtXdFVW5qwhfnbdkRR25sBoenYWz0l",
-	"oUuvDsnQSGqEEi/h2ghKIYC/hmQIQNb+KMKA5CqnSbIllCR0ueRiCZZvHlEQtmbCXUX5kmTU2pOoIIlU",
-	"GqC9aj4A1zWuRbZtmafOtldw5141gRn8KDc2TL2KQV2kS1GtzWmxZuN/cm2P64EEUL0a26F+HpXgseYT",
-	"Ap8cnpVl6c3b552luOXd+mYX8WsHY5JYpCAyPDuZWLg13FycXhNi5UxYkgfXvaO9TKYKjKP4VUAM2SmP",
-	"7sgQUKt0xplC1zUQIU4aAwORJBG8zWhTXOQlwBgrWnqkPElsx0hnMaZqM62D6tm5cQXcw9Ivop9pyoXT",
-	"rtXYX/3pyePJpMqPTibmF8c0Kke9PLg7B8Aj82/M9wV+7smkSoB9PawuxOgVzJp4s26FwaovkCFMCHts",
-	"lD5kUvdYF8AD9jwERd4MWCkOT8S/CzJLT8feN5Nb+bA/dhTvh8dTWtMYOSdCMvRxFvYUsT95BDKt+kUb",
-	"5Y7PNbi4KTqgMcK4lh3nbX6j6Gc63J81DRujPjqq0pd9dg8CY8IVrphfBF0yTE53Ken3AMyEfPwLzUbf",
-	"PVctVgGbqwEezDFxqRu1awncepCHLs2Vnm0tywAQoiLlWApwFtIyyhrfLVKoIcptSBNltESpmEOkm4mE",
-	"apaNvCa8RCf0M7hOIGzB5lgCPq1NgasKyx02iSaxuWQmu6FAN5xtWBZiMZhzEiLNhgSmkUqIscgYjTSO",
-	"55qxVFnjKk1AkD+fiRAc1PYjS69VpHYK5ihlqfuchHIjTDdDN5WZkCLZjiw6FC4t4PRWZ47DBTXWptgj",
-	"VFAwgAYbp/9jB1ZewSwgZAiSvIxGD9o/FySEIIhwSk7NVj0+9UMI5WImEmY0CBWQmC+5WarwKgxIOEZ0",
-	"1PAoDDCAHIp4iJjYigG2YAl+PRMyw+/H5KlcpzRjMWD1HXGhmFBc8xuWIKy7rc5ShfSrle6wnmUvcPjx",
-	"aSVu+LRad+Pi6O/06PfJ0bdvyj+vxkdv/o/35N+bbsIfGU10iwaU8BsmmOEVUGajdmEUwX7yeleyaYtd",
-	"dhV85HV4DvWOMKlN5jqSawvvXxTt0YQmia9wy+v99jfbcxPDeW7J9LlYyG6dD8O3bdWmLBc7l2XPS2lS",
-	"BliCUD44XOo/6Q5Da5OXPO2Vx+dl6K6tOtVLSmpPGfJaryfd7AZTdujZT3E0LvjVmiV90PCM2eMC2iEl",
-	"cxpd5+k58paZKNQ7lUMuWgzFnpCooE/IJIfgZbQr4kE7JASsOuLnwlwICsbs3R1Ldpj966QfVoKLGPVt",
-	"AV1RZT852In2mMoaWJF3GZbCtRFTVizj2q07xNSUN60DjcZUfREleVxE0dyBx79os6Ve+LhPtDn0sxZ4",
-	"0kdcvHO0aD3Qbk/oyePD8GnmE1g+YSMd+mbnfm3WFm57LoWV6GVu1H1zgzAXYubeGEwHU73K13N1ladT",
-	"sCaVUQULmihmPfqnt4K1q0aa7PmEThoCSsp97RMccpeo3ObAx3OXjiQsVIijRa4s1GQ8vi+EPRbzDxQc",
-	"X6GjTiFKVSZpv1PWmrB1NU/U/UDheXTaNCg7CgivsC8GhNFoVcZ+Am1jbTov5DED9P+ZAPsH14HL+gfF",
-	"C1twLYKz2abb0Zi57V7IbCaMMgZtW0Q+3O4iBhfLg/VR1F7Zzp7CSWxciLZIHnDZ9SO+SvQOtncQLbV6",
-	"Xsp9EDnUpwQ9yWk5AV4SJ7eI4WkMdYdQ/9ugHx4Q79N025bfB9VAbrTIl5yoFgnvn62awabYVp/Um25u",
-	"e/ftN94UyuQdYYq8WJ3bGQ8wauK2toO+iFGt1oOXUu0NoC/lBo168CFR859xmPzLCnhkPXO+IWjqFtb5",
-	"O+IQ9E9C+7opKvrudvIYjtuN911L2qNnMKeGqRafecmPXlYeyM79Mx9vB7/ghtQoWLRgJlwWuA1Gyjfv",
-	"lCV2UiZTEPaT7ehjlSK4F1i9gtKd3b0NY+kSUaEeOUgrMqRpqsoZH4yl1I3b5gHZ7auK0JLdV51Zs+VT",
-	"yQzCTEsSBbsEV9UU7gwdyy5oiaZpo3pVCVdsdLvbqEEj8CRcaUxg932B3Vgld6554LEC6koOdKOZdBDy",
-	"RyTLg6mjmSDKmJ3Y1fd+6c0e9bYd/HgoaHv25Gvn4h+TMJIx1szBYtB0bs7tmkYrLtiRkXEwnQYqOZp3",
-	"z2ci1K7OTrjrQp7lk8njyLwJf7FwTJ7KmClQCGgcu+qpQ/ZWM6GMkDMKZkJJGzWgCIQ6YVld97Jesa1L",
-	"ybkWcoPSdP3GjVuY0s5szKtTslMKKyD1NNdgJrwKowHxajdCiQK9kvGV+Y1iBjp80FRFtiy8GuwGXJiP",
-	"dksKBqStblFAGqqwmUaKOpuQkOsXlarbjIt5NF+HugVpZ5WvqfCo4m2aUEFdTQJgODZOXESsyMx0pT2r",
-	"EW1/lSSTuWZFXWX4PKV61XyT2VLEjcFe9dK8YPpp2IiC7vtyeS8CsVERg8Xfl1ryyGieRSIK4XHhbfif",
-	"IyuPHj3HqPyGgtx7gjza89F3x/Pj5eVLhwBizkCxaa7odGUIZ5OzqhD++BTdDGiWfPLtt76RctIYONUG",
-	"JWOEmEzX6QmTF7fOPOrikEyzddrRpJV82/Ikfnn13FxSHFBNq60H/ThZZQy7H3QcqnrkK+ZU4Or4Wf6G",
-	"hzUy/Fy/ZlpzsezMAMbkVoSrxddrtzC8AHJo1uCJsU93C49syX+9/vmvtvl5rkko8iSBBenM7ahNG9tv",
-	"mx+P2ZxmnfNT+A7iNMkdCHHFfENmoZX3tIZ+ewKg4TJJaKo8iyYm2C7ojcyhuqUXWvV9+WOD078cTk89",
-	"2y7Ba/xur2RZtN+0olUrUqOZoLBq+cniAVrJmgLqo+amjDQIZTw9s6CNJeKlMe5gHwcaoLtyldFwh75+",
-	"51NZt5m4nAW7kawMM0KGmJFfBIc/2Vr+kwOnRmAJSUIax25ZeyjmRZ+BXTmYUctexS2lnsziLqhfUHpl",
-	"813anBu38VQkVOmrrAhpPL2FMd7zgz2+KwBGbTjv+lgKPxpsQ6vlrzrqbueb2XEumFJtgoN97PzbZUH/",
-	"FYuubY46Fife2X7zAnBAq2o5F6kPugN++OKNsrZq/Z033r/NoLYNBhfbYX0ez6zDk0XXOFxI1MpFzb7O",
-	"NcmoGB9gHMeVeWoaboSu3xNOANOAiALfhY8JGK5Q+9auuyJPJo99BRrXoG9gQeAWp5MEcCZtHNrSAa6j",
-	"i6qxMRC7LLrddAQNBGA2stRCQkcZqC+UVNAMC9glWdoBnRNaqVNLdJ65Eg9IyJBTQ+vL2idYo4qI1Lii",
-	"uUD4+m1LspSAsBxMtc0F1tlNuNJGJt4q68xBiKQsFwoxZ1rqB/blNP1hpLKDXTDuyrh370YxQ9dJZYBN",
-	"a/+a3jCL5NNqYEcgHyO70ZtOUJoKstJBpnXPoG50bDCoQ7edeJftgEpQhhuxQa1SUkTyrZid0JwlUiwV",
-	"0XIn0Njzex62C3uM+q8ZzaLVj7zbj2GYWqlc2xS+htxgzB1s9A9QNCrqil8PMtpp5lIBXR8zMUQvhoLR",
-	"Xdl2ryBPMMR0QVfQYQSCVWR0ziiHCBMA8T0yTc+EwpRHNTVvRFQz4Qr9IhYLQBNg6wEG3sEQQrKmGVyO",
-	"bCawu1rmIqanIEaYcgCFKqIp1k83n7OY5GlAlJyJIr02YyI2lwHmAAPKVH93bi2Ns+HG8vICe3rhMiqu",
-	"m2XFDUuSqlPeEsDwpVR6mbHX//0T0erKtDA6Jyu+XKEIPWc7uVGLRIJj0o4X3bk7pFpmwsKogoKe2gn3",
-	"FVN50pSO7jsvkYrIiusu/+XucV1BXOacKW099UMzrgAju2wOolsceGHkBVcDWIAfXU0ucEBruiUrmcRk",
-	"wcw1tkKPNhUkTPia69BGa/IkmYkVFFAioecbDQ8gmPJwf+Rg7dsGZ9fU1sZdtbqqYyZWke8Ca7tjBSNP",
-	"j3/XF7kKgKi/OvOCfncqQZTjPhQ2+ZvDUJMRFctZiMrZBJUl6tqOZoXSj+/zZvPZWFE6I1jv3aLSEb05",
-	"8aqmlZo33hk2zpT6K3ioHlnMpVtTfO3SBJstF2aTSxwIENJsdmSBfTYlQpZCAcADCImyywzQacY+iAVc",
-	"p2UQaUg2hh+CBATcsgkAjd+wKyMwY3U7rHGMf7sSWvgv6NP+bdH5kMo6Ie1uToEs6hmXRU7EATHWJ3eP",
-	"sd6pxsfVFYapOkpPWbbmyrxwVb542l3Gcw9a3K3iIqwF2NUcREqtHXD/uE1cvJX74hYrkwsQpe3WmXaa",
-	"UL9Keul5jD3NruEIO4J7d0CF+qLCfNPVURBt/cj9jSsODkRXGQ5kbBQWymKKQRH1XA1MU+72KxAV714k",
-	"rjxUPWdfwK02NFWeyXd9sX18DM49GD89jHj+me7qt5KdUTmDTXd904HsNZxbVrP1j17PhfxFscw6eBpt",
-	"WuXh7XPbwc3vnea+l6V5vY3MDkIH2mUEfdcBPsNyHXv9H20ICA377ZFIFamnnlmnBt75Lxd+Z0JBhY8V",
-	"PMjb+uJkeueq8YKHhL7W4i7LTOZpEUGtzosURwnphwAnoJoyE28Tx9e3YMwhYf214jL3WMu2KP/oM98D",
-	"StTeKlKwqxKOV/8AbInjD4FQf/t0o6KM3a1qsVr7a2Mt1la6bisfbfNtP1Tx6DfBfdY+ADJuK/X8sei6",
-	"vUIz8q2PXJ9ZepURXXVma0dZAM7YAZnp91+suXZMb3sG76ky812rIHedvB61jouD2F7p2JLQ/RY37hAn",
-	"+puWPCTMdlOGA8ErsDsbwtotiujUvCgtAvsjhen+S0YcapZcrzGkVTAybEBjH5EahsgjReRGgL35ekxC",
-	"HhfBlJW0WjIMl0w7uRXqZ/gqYGgY3kyYPyEBF0wN0sZR76jc9aK7OEpNntlXbqU4IhLqLcJob4mzaPt7",
-	"08sh1RQh20QvVnJsr/AGoS4tOES3SfHsuGVObQrnB8Q/gbgLiDtwWSNoILlV+mV7Rbp7LW5yZxyjvV2A",
-	"nerqcK/KIdEplfVuZKklzCGS3iNV8z588hQ4Z6++9wurWgim3LzazVVeaDtL2n622yRKe76pIobR4rsh",
-	"5MoYqXLqbQQAzWWQpAMgMEMXXIP8F6w0XtIqenbMJoyK+Assvr0LM3cbDmK/cVxYUxHTzF/FnSLYH4rp",
-	"7JybA/Pkv76PPPnDymj2WYq+vHRxqxT6b+op9K1J8ScfKyn+1pdHFxDBLtc7NRNNk+2VjQu91fzwix1d",
-	"qt9ldHrny6hy+HqZYV1yWfV0dhTiauLNf/RbsTOJsuaD31AF+baHmG7u6womQ5emLwWzbH3U816u0H5H",
-	"InxRzNhV6g1IpVOHiUKGYX1aIdThUuRk9KllBf+YHtZ0bze5Zzwrd8wqQqK5qdubwpwkgM8cNSAZlig1",
-	"tzWVVeUfn8fcUhzaPV5V+quf7kbxSV4z0QxndWHruVJVK2Xm/FhgOVdEMSM1ubwuXRTpvZWp+eAqvU3F",
-	"mtOVFKyhVrNXV7JPcd9DkIBgJ3LVML+TyXTihI7bFEW9p1z2zlLBsNFQjc68tlOz1z9ue5lCZ93ry6Ki",
-	"6CNlIfZcPZqZv3mzQTmIsjp/Uax7f8Hr/mVXe9Q25vrDFDU+5BItaGuHq2mFAVu5Ats5/L3JuNZMkCGy",
-	"spDHRoTV23HZ1iLJ1eoKBKkbmoSj6qRgRv1ncnCBXFvXtXPNsYYLvNeIpGDLVvQMi25J+7+AerfFCfho",
-	"uf817N49bhNg0/uhXWgFyRKr7d7VYFveEJ8I6OWOILEV53G7iQDUfXTnepEZWfmTRbGqB2vcPaWpJrH2",
-	"EOhukwnldNgW0fSXjmm6MMcysexLwWgqHPQts66vPzkiP7x6dnH57PXlsLLIQVVfsEQByucosOx/zhK5",
-	"IZPbyIfd2WMNMp+XUFaZYX2fGw9EahhlkV3YnVpbKks1HWk39bAm79WzB3fkmP1U3FV+o7aC1cYap+0F",
-	"07QEI8PDnRPuzcmFIDJ0vflp053WcBtXvKuq3Hdq9Z2stBhcjGPqCj+FUKYoz7jevjaXBM5xzmjGsou8",
-	"CQv4QhCZ0t9yK2mSYXgBRkT+O6SWTcmf4WOCyfXwjs2uHwUW2UgWNd64ngmuHKz2mFwQiOsRy4Dk4loA",
-	"hBaKYpC+YSUI2zNWQpuczEQD0EdRDRhKO/FCSSzgleFOhDgyGG+5pCut08H79xCshrpUJIWmERwrB3m1",
-	"plxAyZBM1ZCv/OhT4r1mjneW2PbV9PgY3hj7H9f92iWkw8XL54aW4ZMA/VvaIRKbqxghnaw/FDF7jNQz",
-	"nomZuFxxRWIZ5WuGuOmwNAjibc5HluvV1Op60CBXZMkEy2iB+Gq2aShpyo8iGbMlE8TQfVQMQQoSrTha",
-	"z3GdHd6Eu2+ATjH5cCY0U1qZbix+hzP3Kk24xgweM+FlJjeqDBYBWF/luXehrQJ+FkUclOBZrCBmk8Yx",
-	"iwn4AgqzQ/Et5MTkPDFzC2nKj4snaryl6yS0sEdgqk4MI0d7zghW9akUN/aCnZp/H+Epn8uYM1fqWwl6",
-	"za4iyL9E3JJzqOhqhvbLL8+/I8g9VGB4M/w8E4TYI20274j8VWK7yDMIFVtwbYwJHEOEBbLV0bgiiq/T",
-	"ZGuTXJEZoEdDmYZtgeuaKoiM6ZxQTJSEkQtJmICaPYAB9I834diMBNcYx4i5/z5ZwRAdFs0RAUwVnGsI",
-	"aPwRrO2xxdL4k+F3IRk6wKLRlIQF9g3XCQsD01GIaiAC7MTMRq8jfk0YkDTJlbW7OVgYdPLHDGtc2eMF",
-	"TSHADMquzRg+WNEnLKwirpgPWXFzrAAFlOzC+4wM43oymThUbZrh0hWwOLAe1XPhXjLdrBDmoAoWE9gR",
-	"WIAZ03EVY2ZKKB4gwkUkAfVECkaGkONycvpNHdmekPDi6O+EHv1OJkffkjG5IlNyFI7M3l2zVAcIv77h",
-	"tgC+PduOFQAGw5j8JJcwFrNEDmDFEv0wLOFywhHChRVsGMC27SFxqddyQU7IX/ifITNP2qSs5e88PTK6",
-	"S8aUAqPpU/QeHT0TkYy5WE5N/+a1cFQe6xKJJ7yIIpaWr4eEwg8KvinAwolLWMbQkpItuJ0J/0az7ZTU",
-	"WxvbnYTFMs3Y3RvWi1U9u6TLsDA1jgrOa1aDccC42NCtRxvlECwHI3g12esuFwnDMqWKblW5Wefo2STl",
-	"9zQhTMSpBKINj1eA6v+7IfBjSG//3R6j4zUzbFyFsPBpPk94hJdjwiMmFCsTzgcXKY1W7Oh0PNm5yDab",
-	"zZjC47HMlsf2W3X80/Onz/76+hl8U5qF7c148fK5L2cNJuMTfE2mTNCUD6aDx+PJ+DHUHdYrEEuODZe+",
-	"OTku0wGWTLfhEmBokJ/3X8TT4fG2AUFl5JtZG7gLzJdjdC9LgfjA8BsU0YNS1WS+daE75K+wWbWvqjWJ",
-	"AYuApqndWLyvZMrsV2oKn43Jhb2+M0YWbIOgaUUKu52F0aktvHqx4c+h8D1X+sIFKTs+A6t0Opl4adXg",
-	"9/UY8j9t5UPk7r1yK8B6ASJSQ7zWsqHYMOoU74PB2eSkrYdiyMe/VKU5/O7x/u++d0Bu+MXZ/i/+KvX3",
-	"gOdkPjjp0cVLRHG7lPInmqGUfnb67f7vLqV8QcXW8ncwVT7BXen+7rm9Q/CDHgN8zbIbHrFfSmg4FPId",
-	"bAKQCe6OoxVNIYXIRbhDQo9s0iKfgpiuikLn1TrdckGuuWEr8CwsQinSTC64xQqVgs2EzqhQ6E4PnKjK",
-	"RHmGiiLm1aOFP4fWwFRWIECBEU+jOSRRR8UVkG7sBeCb19oqsRixSFPDfW377uo6m3w7EyXm35g8N9Jp",
-	"ua7mO+DaKAni2MH8FjadXVzZC1do2NWdVa2lWstXjp/HbJ1KzUS0/QvbWsx+ILM/y3h7bwffG6IzM7yv",
-	"ap06y9n7HdZzcr+sp43tCLbBlbdspsfZ+jONi5l83pxp0oPDPLW0eCdWdvKkzxoUmJUvWMzp5Tb9Evkg",
-	"0nPBy5r44PugFDnSFOh5D2NsZIdpGpZaLDolLGubibBE07UVt2qVzJy4idzElraxVatpms6Er0j4mMeF",
-	"zAGVvlxNHSNkW9nDJhYBL7UwcdWaXgQwT41K3s6x0vQz51dp+om4VQnL3sWx0vSBXz3wqwP5FRw6x62c",
-	"O7jKr1w24fG70gfxvlVjuvRgj4ZQu8535Yx6pXGhKW43j4sMqSKh0WAgXcQG2akycncUlJoZllnRY3Jh",
-	"5azHkzPU8cPni6O/SsGOXiAQEAby2trsUI8bFe6Ss7ocgEKR8/Cazv2KjRVNxQHEgc3sbHIGMEZSWLAl",
-	"LLYutQUOa+CLPzBtp7jLGFsXHfzS5jej6pY25Ir7qMq5Ao8L7fWu7mfJC7O0sLKWH38g7bGS6d7MFr0l",
-	"QcsKDOIpWB+eSqEz2ZqwZd8/fsWcYRk+c1+9DwaGRPZ9De/A4B73ZHwvZMwX3LHXPxQn/9fQiV9B4pAo",
-	"iM9jr9GK6h6s9diysHYZ8QJfUBWMuYr26yjfccMQEsUA1QoSQq2sVmSJghmLXgNHAmnClZk1rMwVBnI6",
-	"dK3xcCaqHJEMDScHGVSNxgRHi0VOS/bs3rV1I4FXlxVdq4zQzvcLZIZN8umH5YettrTawo8fOMwXymHs",
-	"aSjFjluwGECbQMaSsCbkr+/gd09We6QsgiWvnXUMBLKg2n6FaiPTzURYBLGEoyqPgubGNrw9LBRREJ9o",
-	"IgU7x9h3LpYzQR0g6K7o5FgIcRzE8SnsYJNx39TnyL+BzeCcAfPmc+IxrSCjG6gjXgCl4kq2wYq6/SuG",
-	"C0iX5Xj9WKP+w9tlaGct0b1IO4osIWD4gfd8mbwHjwixp9FjPK7oO5j8WxXDe+MknsaIIHWbFY8Q9Nz5",
-	"TZ2gI/NSBwQ1rHD0Zq4uOAwH/Qf7lUSoDb2rJTaym7LuccKvGVHUikHxTDjWho52RP8Bb901SzWZbwli",
-	"h0CISJNm+MWyKfPbx2VSn5HSirvWIqIVU39QVh/Y+cdTVndEvDa2nuYNbP210yY/rJio6E2zkFga6Tr4",
-	"LxkW3JRcNCihba7YBtZbYNd/Nrz3Azk9dkD6ezk9PiarhHI74Gl/cHw8OD768LvXCLbeweX2as6WkXT6",
-	"P7zaVij8WCdowsAGt0avQEU+rNSenwm2WDCAjCSZRKC3DKNeSqcwjzGCLACmCqleFGJF+JpNMb6UEocQ",
-	"UvFQrGQS25hJDx/S9xQHdXX5kbJAczLbcX804RbgLFKaaW5GK/Su9bDJl9IWi2ZtWy/s2n/WUm8Fyb+s",
-	"TshuuMxVNb/NSb9YesBluDUJvjaX7k6DeyEhTweW0F3POByoIZph9DYqIZG5fmOiJTq/9Nh+d5VCxhH/",
-	"nYVO5+KK0MQGF8ZsQfNEg5/ONIMtzgTmQJ1YXaZpglAYoTK/nayUj2A8RQJrC0msVsuH9XiwZHypou9L",
-	"zFbLZL5cGS5NIipcqbzb21U9CONm181rBN135fjqYnJh1UCW4LipJxAXonIR22iL2thcyZ2Ix8rbO3bQ",
-	"AyRj0i0YY1CBTaj9wl00HyqECFfnE0UROaDs9hAiP+d5hwgfZOwHGbuXjG04XMHgOnkownOo43cFDsn7",
-	"YwvG0sFBGfDPAi7ElqiGkqsWyCUMiJJoZACsAywnH+lDQiUvoC3ntbYN214dEGzhcjqHAnSYUIqvmOtE",
-	"SE3mrPx4WDMvNJp2sV+GYCR3DogMOpFWeNzCfUtcmDsbJj6UdQDXp808AE8DIuSmWP4H/vWv4yHHLSeU",
-	"GJHJnOHYHafuUMd43SG6/Zwyi3COuu6Rk86crFQBx3B5n74OPJ0JTGn2fsRkPweo4RL8lsjkUDbzazgE",
-	"6D0qtOhCCDRqGEiILB4Ti1tgRuT3D2m6UrgJzISdwbTI4wWHulHosLAtAupkTOeZYFYwOJ1MYHKW9UFw",
-	"o8UVGhNXv8wqjfTtVby+8ocQVgfEBaFJck6omAmbpV9ZnFL8nLhy/KH3/IrHqkMY/Q6m+aKoOfgZB5dX",
-	"hvqJLK57IohqFh4gFRY7WgH2ep/i6p7RGHm1DhPz2TP4B/FxL+82XHbHnNgpRQKS/74U3jjPTGcW9h9B",
-	"Nh0AVUP+rmLMCA9gclXst5loNbUWpfMCElEdrY7ydIRphCkWwK3YAwGipMC0Uuw3LH3N4gDimYonMUv4",
-	"DctYPMUR15JgIVoSBglVRAmNb6A0ubkflIRa77b+rJsjFqo2HP63nCZGBC6q+BVlS225eOp4OBRFhknl",
-	"6ZWKqLjacBHLTQgYE9ATnQm1khnUTcCK2NASZip6E7cQLqQsHQhZRGtGhSKzwTVj6UykdMnFcjYwA7Kf",
-	"wdaUojTgCMTlrXAy2UVQmIlCf62AMKzkBsMPIFmpMI/g8uI0r/J0NycUQd8Q1cS+PVX53JDYnIWYADVq",
-	"M1w/u7GJsfvNITDhoEocYBrCao2WTs7JpDAbQwHHNosx7Hs/8b0frlKjrduv/aiLWQBEn80vy0XMsnM4",
-	"0YsFyxDWjVW3EBq4Qp0qDttm5Cp23dUEbg/UARbwykH4g1rAgVJfAlpUt+XbHpg9YSq1gPVkQ7eKGLX7",
-	"hmpQzI7AcwubvTPjYgPff/43eo/B/SAF+xfSvp6ag0Ly1MIpQ/Yn3LeUFG4sd5ubk1W9zdFV2uletd5U",
-	"/0YUgMs4DOGRZ9MBtyr8+EjNRMYQq2oUGEKGu7zMsc0scWdbKdDX2uhhnQm894sLpNLlUEs7GqLk2g11",
-	"NCY/1MY8E0UQs33fcIuELTSRuT6veRG5IinUIPUqf2UMJYE5A8CbthsIO953A/1sbmNdri2ostxDd25j",
-	"yjW80g/uO/3gDlK7APa6tXctV73uCcNQfh9jCx/xnvAv8senTYB+H/LiAALr4zLVHUf3wY/6RWPALB2T",
-	"8SJqbFXVLhAYyxR9qAOKAS878Si0jD+hZdQM2MKKSEHkxFW3qDeQsRMwXRQhvM+8CEKflU9JIysnQyzw",
-	"Zq6LjUDIr8pIjapoi8BBfE0xbDvoUYBpePYVUY7kkSLugpqJof3ykUukc2OpM2lXAbKoNuRqv3oajG3B",
-	"vGLB+dEMCe2MxgS4v32CtsYQ/hUGM4Gsy9oFa9sCSpzR1uqT9O85q70ZZbW05p3ZiPi2bGijkjqamImV",
-	"TOJSLzXf4ChTlhVLNjVrzSIp4rZoTjJEF40XcqOlK/UAuG8yYYC/V49lUoDwYyRX8wUAEflWXT+KirYZ",
-	"h80FQYWRLQhLFGtxrJurQgLyH1XXuGObFdVFCQUzxHPIhqoOsWSoxUJqeo3WZzCylitPhkJ6tAHHLTNy",
-	"kk3FL0o4PCrLjYzabaxwhj9v2yoM8RM53XF5OmyYyHMefFMPxtEely1Qk70jW2/bHWXq+B3818F2tKV8",
-	"vmJreQPIQ8jNKlH4SKbWx91xt86E45COfQc2BtZ72zFdV0sPof8tAxjPRJNm1XJTAqYGoLBG5VkPz2dC",
-	"enea5fv2UrPXZ1C46MDchre55eOLmgmwtEA6L/+wyrfh2vAuATe8AhLJ3I1dF6Fb9J7QIK9gGC28t0Vj",
-	"7nL4OwK5Z3//WYcCj55FWM0H9vcvlHEER9GSex8e5g5hp0moOKmgq1u44SwXaop433HgygptRUTAkgzH",
-	"34LGljynCACqhKd7YUHOHn/NWKoqBnDP8YDWiGkJKYw9uqihITAILTOGmOiUzGl0naejwAUIWDu6lfBl",
-	"EtsWuJHJIMmvJS3UFY3+kLitrg+s/tIs2hQr9qClf1aJfrykjyIUxv1UOXbr7gPXWDXddFDBmZ6zRIql",
-	"Ilo2hd55R4xqz9TYTNkvPihN74XYqxCnbxd9oO/PKpG1eZv2Rn6t2bEt9KKO312zLUjKzQmvhm+jCRPr",
-	"sFhXQlOdmFrgvn1lnEOpnZZ01r+wrSJrqqPVTIT/+w969Psb83+To2+vxkdv3k2Crx6///fw3LdB07bC",
-	"MIEzmjgn5pq+vbKjuJpvNVMhYSKSEDRmb0A3yGoiLZa9aTiZL3Ptyuf0EERt448UuWbbFlkU6820i6Ep",
-	"1YZ8BtNB2+p8vCTZcvafKGbLL1/UwrkcYX5J2bIPtoAecfZGfrQJ9X7+veNjexNcDc/jMZvTrJXZvWJp",
-	"QqNagr/9iAxdBQPFoqI8nLN38liNavZ5+103+3MRpE8mZbPQzMlkMvFbt7GjY+JgQEv0FKrIkt8wcQ7G",
-	"0wZjtEXlLPytIKiXdWrt/Lgq47BK+eUW/NEu8odjQdjBJ2JBtneoGtfKg+ySPvCgPyAPauANPXgPgkoe",
-	"v3NlDPdYJx0gHS18HvMtyViMcOOo5ltyBqmrKFkJTvrEaCVxoV4zmiWcZTYaFABJ0BxlmmNFViY+TuSS",
-	"DFPcaPNKHrEYzZyxGgXV7MsCza4Sjm8lq+pLYTATYPoLWcxd5Hc4Jt85YChalH73fUk+0F0rhl1ryHtr",
-	"4fkWWazcnI9jGSxdbm7yD5EBXzxWXGsQdwdSXJH5bAG/LUUrV0mPazIsD4iRgjDm2B3h6UwYIg1tqopj",
-	"DaND4MBbkd5sSnXFRGgHfO4xKM/2X4MDJ7dDA//cjvVnBKxWlDptlj+85XgAV3vgfx8XCbyD/6VwMrrV",
-	"LifVQDiRbSuAPIbMaEFaebIOFAKpKF2O8o2Q4cNCuN9RGQunYDmTmSLmRdMvz2aQjldUPafKoZ4ELqLI",
-	"1ci0Whl8SgWEBFnWXOQYHoAk8ayUhz4vCeb+lTdvqp9Ie9vDOJFsHjAgHuJUDmF9z4AR9Mrea1QEjzOG",
-	"ep06fuf+7BW74qui7kP0sWpfqKxY5d174wwaMTyyCE+DuoRFQ9Xi9hi7H7OZGMrMyJiJFEsGz4JKd3OG",
-	"KejAEEd1LS4ombVLqaZeEOPp5IxoKQu+XYy2hmvuTii5KPrFarR3gPTBVX1lexz0VeJ2NsCWG61Kyg+8",
-	"5F9GErqk1wxCHLzD1CwNfSZazW7PbtgBSVkWMaGPrN/MaXFmKESxJZQwH/5y+f3RN6NpkR8LVcTDqRno",
-	"NLQBcVDUmisCRbYfn3rClC21PROhq7B9Rf5EjkIyDKd6la/n6ipPp2FAwumfTqYh1BKGQfwiOPTE1vKf",
-	"nAxN71wsE0ZSHmm5zGhqQSapV/L9hmYca0UrljBgbydfYRnTay5mQkM+FCV///W/iDLEJLDav8qjlfl9",
-	"kVD0em4kydgSG+UiNkdPgrA4Eyqfx/yGK2DH8H5GKLlm24imo8JLSb46I+CVNFr6FnkhBEuDxjyZiYZS",
-	"6wUshNuhcExeY/lVKCLmKrhSRZTh5zNRWcMiCBCXjGbMzsPeP14eTpXYMp8rtpHamr79iYmlXg2mX51B",
-	"gq3750mjiNnog7mI45aLzfpPGq41756gcQxxmUNQKWIMN/Q+e2Trf9tcvVHX7efMGeb6cxgh5gqs32mV",
-	"oVTLcvgXbtWF4qbhEOkcULRLnGjSKgLP3NJ83dmywBYvQmkuIj0TxaTmbCtF7OGVFDt/lbLsyrYdugLv",
-	"PQCiL+L4Xm7Mh9vyXzZEkkaQmtJPgE6ZTBN2y4Ky6JwprQItuGi3q5BdqYQ9E/1KYfdCmXwJw/68s05w",
-	"jJ9zxVjc/AfO8qDTH1I01pLN3oi6EgT9+J2fJf7+OIZb7obqDq71XfGOskngRYaoL+WU/KpsNA6t/3Ym",
-	"lBGxdUaF8t3EFhSyuNJPjPwphU2itKmRVLMN3c5EJIXAOJTSTxwlUlk4NC5IaN+F7Bg8rVeAfMYSujWC",
-	"F7xOQDA/m0y+CQjLMpnhD+UMrvwZjJriZcsXCpmpeDh1uS6YkumHYD9SMwEpLhQR5THTpUxp8frdTWuZ",
-	"iWInnE+6fLvclLr8NzydTAIipE3JBL+70KNmj7Vr8KUXrfkBYC+L0XYlwtTwDD5P8Mu93N1LvhJy4+/Z",
-	"A7f/F/K/u133Zb878O2sB99+5fHtNmZRNb9W8gEKBljh1OAhN6q5YBxUVZeFJ2Q2E+xtykHD92iP0CXl",
-	"okGs3eWhkNvdyERfVTifcPxzh+sVtWtLttfO7l49sLsPze5wnx4Ch75oBfg+GReykXam9VwpSKWoJi85",
-	"mD2PupzNNNmSudkU1NIF28wEIgzvU6Q95jG0vAa4oa2VPRMYsB9lTGOuHyY0usUDxoRQhDbHEdMQDa98",
-	"/ePF0emTr2ZiRdVqTH6FcCgL5G1Oe4hOKZwbV7UJONhyME3PhAVV56poAn8JydAhF4UWWzkcgToPzUKI",
-	"gv3dLQliGZ9NHhdNuQ9hhVHctmYvRKnUBYI3QG8UAN4g1WJHyPMdsFjoCGIMT6+0TkIynEwJhHt2gFdc",
-	"mtf/MOz3g1WtMKvkGTI+pOGi0iP20VmxwrwYELWSG3tUJCSd3gacsMAkBGRTIUlkvrMnTBfncty5UUzk",
-	"a8OiXGODN8EXiGr4YHD5DK5BuJUK1opV1vrfhorRLFoV4RWtybzf50lypNlbTfALMnwplV5m7PV//xQQ",
-	"/0EkxYIvc2SiJFR8nSYsHM2EdIkz8LZ1YxZhY+DTpEnCMArWlgRGuHmqrlUwE3OmNKY8Ii7TFGL7qbi2",
-	"WFmCbcwbiNk0LGLE4xGha2luGgA1hi/UmIS/Yfg92bD5kR270tuEEUDSm5INBM5B4mSSzIQ7zAEJZ4Pf",
-	"cmmUFXhlNoAram3WfZVRxQISyiwkc6Y3jAnXThSxFGr2oW6C7qaEUSg8EB6FhL0FFCUYksxiG+JfRlUp",
-	"q9vcsGwmFuZMjckzGq3IimsS0SzjdhkLp5e5781sbaSI6YFlqSZRrmeCCy1JmlAu3L6CU1qVcCuw1G6W",
-	"ZE0zQDQREv7MU8CqYiqiKRuNyfc80U4nIoJmmdxYbmhWduogzoLS4WbLCEEFQggq9GmgREEBr3VD8HNA",
-	"FtzzG87EEFOzKEZNA29GdSth9FqNOsOynRFsJoa29II7Qee2sEtRBMyFRKoptDA6t7LJCo1+hhKNTBPx",
-	"mMWGQHf6w1BMG4bzmjFy8d0rMpmcnjXWkYXlc2HtfeIcgXpLXzm6LHEXruAZWB2jFc1U6EURBLbCLoWK",
-	"6BY/zey8kf0SKa+BtQwxQCfZOmq11NEBRPlb50W4N6riZwQAtyfAAY4CLbWBfMLDOwONNndcL0dWxxf1",
-	"65Hde+eWku676nmfrvGEtqKIw9N77toiNJI5W2D6mFkBgNIH2lP8ho3aBoTfNI8mppodmYZuPyTUJw4a",
-	"kQNav+uA+uHfBgRCYEpeDi4OGNJMmNtggey6/dg2IOX2Q8Zd8dvi4vqc6g8Kn47s/BVTeWKExm4kXLOS",
-	"f+AE2C8shxUlxH0ya2cMBlxM+0qQIEhqtc6ILQRNtYuRLcKXhtXSzDNhpSxZKaLv0F4DrzCzE3lGgZFS",
-	"EPbKsQsbwPVIkTBhNyyxSH4RTemcJ1xzpkIEF2/DE3+NU/2QR8n08DfONm2g0oZT3nDF54kFv1Xjh5Px",
-	"oaCdC4RhH7VbMaYaA3j3RCCVUMUlKAQIfDtVa/2fm2qytGMbG30AMjjN/QGxtd9MKkG19o7P+HoNpRu9",
-	"wZYgwyeTyaTdbggk+nmHH8EQP1H0ES5Ph9nOSvkPEBB/oLAgZc/Evlvy+J1T4953IsxZXlFnO4BRXQAt",
-	"wiWGgd7eFYY32EwMXfY4Xloh2IlNC6OgvGghd0fv5oXPRGtiOGnJC0ey9u0P9to+L3hf9frvlRI+E105",
-	"4S2sqGU9W/wQnmL9h8gGL0SIVjwatxgP2eAPTu2Pmw1+Cz55bJlVuwf7Al9QtYIQNSnL8bzwnGCOtyAJ",
-	"ozcO7SKB9IglClOaXgP7gfvaqRk1TmfbK4yt8OtMDA1ndi5tgkNzITSO6+IYewDa2Jl9UWyuSc77kJyu",
-	"FbO0stoPATFfbD1r3MfbCVnH7vB2SlvupWpRmTZjBfirPGtFMBM7pgay39LggertSE6kVXBqxtHvtFc4",
-	"iMDPgoG8+fAlnPtaTxp3/YFPfPEGG39fdw/Qba03BfimaBMz6lXpywNefVI95MQTGALSZdmZiQtMm8bs",
-	"sfmWUIHJq7Ua/G7Ku4bVAP3SdVEkODgHzdUn/4Jlkg9le7JL84msTz0KxxfO3odIrAcb1wE2Lo8D9pLF",
-	"tiI6VoKmaiV1q/j1Wmd5pPOMBSSSudAuKNjWJlFFIDJwbxSwZA5AW2XuezYTcUYXGmOwypr0rvfRFHDE",
-	"uMgdUmJSlCcPyRB7mAmbyjZCzByooe7ViS//RmHOr/5tREIjv82Edetj8Axy55RmWJneVjfB8k8QaeQ3",
-	"ihHPXBs+3xulsZjiI1W3yxVVXQD73r3XUtqlxbzmdq8Hm8de7Z1rv/NLuEMZw+IaQFtQeRFU5tfpnv+g",
-	"+qSbb5vhzC3iR6n/XVrTagH7EPK4QFMvVxUSwFUIsChYlWj2Fxt/3IbQUOyn2S0M/6oRJC/Ir7Y2zVO4",
-	"3DUjf+ml0P81ZGxpK40obe8EPNxK00wr4Jud9c0xmEsdvyuiutrdIL+Cru16EMDLMA4YP36kCNKZzZbj",
-	"OinjMBEH0grYTinnGTLOEcaQYkRtNayUpckWLyJXU3YmbABuiRij2G9oJYRK6P2Y9Ux0uE6aYjfxt/Ni",
-	"uvcPqHu5sqEde3l7LUKvKsP7AXp/CP8JrkuXA6VcjwcPyoN14+N6UPRqb0BWA5fdnwpx6YeAWUOC5TwI",
-	"mkZClH3n8oaREOJIwsCIrIYdQjGUYCakC/QD3o0MsjHg3wjgFkXCiPP24M7EsAQxJ4BhPurBJdvMn4cE",
-	"mH8cHtcVhmuXGW4XWGSb0sXOyYQMvQDRUQnqCRfvLYJzudBfnQ0AlI2v8/VgOgl2Q0abI2GL8VpLWO8Y",
-	"WPfhHzUK1lJbm+nZj4F1S/Fgbf5S+fFLrHGAyTO6xjtpK5duszMDzKFXPEHu8N/y348UloxGfjw8Cchp",
-	"QB4HMzEejwuGuqQpkRmJc6RmFuABy0XMMsNtnSRqhsPFctQCnF7assP/RLiysARcl4syoUiRzUoawRTg",
-	"BeMKMjpaRyJzR+zWg6nZxHGKM9GBg9gb1fccAIw0lrEBdGK9osKDO3SYqbYYYNlKY/TjS6kOQWb/PITm",
-	"j2P59pbmE9m99yC5C7Z5AJN8sHsfxOGNsNMPhbJJ4DZ/HIGZpL2YKtM72LaxNa1UJfAdzPYYIClYdzXB",
-	"MKFKX2W+hTlK6NpJZbUbxTdyGCHUB12PsbcqZO1eVt3AQ3+B8RplBivmfR589ANxxdpkP1GNi3KxW3ij",
-	"R3VfUoXCjyaY/gvxvFcgpZGV3JAFzWolH5AT7Yq2zTUOS9ihVnODBThD3JwSGsjniHIjCpE29AFjwlFg",
-	"JE1EQgPkSguEJgWoppjGDfYJDlASaKEgFQPFTGi+ZlOHtwPBFYjbS3WuApcYG2Dj24CUIJfwnuGvM5Er",
-	"FhCvgCoCGA13cIogwdwwyBVVKw/jEpahDSlpakZsFwLXKwD8eoCxpGILT8czgbw+Vyy+ohpYvWHWmgnr",
-	"dSxRgsoXF0muVldGOc5uaBIGM6Ek4RrMywldkvkWrcnrPFq1mVgucZv38PFfAfMfx39OdjZ4xQShc2W9",
-	"R02qfQ0r6I71DPZnGp+XJhZ0EyAOSY+Rdhhd+g4RzCz2cBxgZKniQB1oZpkJ2+pnb2YBiutjZMFleLjJ",
-	"vuiAPlrBEtOO23TD/+Brx+8QEA2lcXNTdCF3mufKA4nzUZELswiyanvthGTo7DTm50fKA9McFXGCjSDM",
-	"YL+xIqdndjhBK0wFhJn4GMwpE9Zo3gTGPBPdaMykC4zZXURXbnae4b3hgkKxgGvFkgUZWmCYIvyFugIm",
-	"HMWGkcUycpoDrlfjLTcTrdfcuf0LyqI4avDDoMEJSsVM5OIayveZl2PJ1JjABiOIs5Ma8PMm8GYLGlNy",
-	"f+/eNxKDB+7cCXZq+vmAKHtuGXlMhqGjdbjPohJIbtSmOdn3P9tobhj9c7GQrV5YhL8TcuO29IHXf7nu",
-	"TbOBDu+tncGvGE306vdWteKiKBw3MbwgkebEOxB9GTGlUCZX5MfLy5dj8tyLldAyjyxOREw1nUOtjlwx",
-	"EoIxZ/s7WFmoujZiIET2+SF0JKIC23aMXbXEXfwIc/iQIBK2h1bAYFwIrkieju9CZAcSi9lxFuWZ2c7p",
-	"P95U998oz6hu6PoYPXIoFlNZglgznfGoW8+0jT1SxL5Nhmb3i30yis6a6ZWMA5LJXEM9MzNoG0VktUF3",
-	"X8cWBVAF5AdJshyUSJAT3KgjmWAtMTUqqjG8zKTpg+UKo1TZ21QqjiUagcu2lr3GCe4lF9PqMSDfARTn",
-	"W7qGyjiDfyM/PvvpJZlLvdperbROr9y8r7TUNCHVtQASjoPONbEK8ngm/o1c/t+Xzzoat0G9M9H6yjvs",
-	"5j9mgx+eXc4GAfT2H7PirM8GAXb3HzMz69ngPTmBpeoIF2yugo17bwWz/fvxeZyMZ2Zc5egXMvOG3nUy",
-	"kGf14pSg1oJSaPleIVTZKh/amgm5MORt6F3mEKwhUzUuHlzZB+HIqyWy5ksLmmm0T8PSWHyOkdEbrhh5",
-	"Mnk8E4WHM83kPGFrWx4kL++L0EJLxkxTnri6dyChQSm8mQBwLmLhErldWjUaEwhanNPEcOkMCuHFRiJf",
-	"LHiENhkNJe/irZHf4QCzNtb9yk118IENtthJCyXv7JJZmmKdrWHAReN+PCLuKQvsCAHdV0LPu7b1JFR7",
-	"eDdAlPOLXK9Mh0aCRSNda/oSmvDgZrKiA8TlxDLKsdxlxhKqHUheniWD6eAYPK12QPVW8XYOvAMF++cd",
-	"cJyBtDsrs2jFlMZfzo3qgZqLYCxm4BixIr038V2F4WXpqR9i1bSA0KXZm8AcS4UqGs/KAkGxtYsqr4tC",
-	"HGvWSIoNQsXQ/9A+afjwwo7CiyUoSrTBCEMXGpVmcsET5jWLM2ho9IeMCg0NZTIxeyYr7VfTHwIH8gRY",
-	"Ki7d37M+smzNlWpZWcRXCTw4sphnLCojpRworNtoF/vj42vqhoafUh2tjvK0KNNZxOFjULQiaiuiVSaF",
-	"YaSLTK69NiH4unmXfNur4SXnngvIjD6jC7MfimkPEcF0z2M2p1l1YdD0//7N+/8/AAD//w==",
+	"7L39d9s2lj/8r+DR7jmRvkPJspP0RT57nvWkaZuddppN0ul+Z5QVIRKSMKYAlgDtqDl5/vbn4F6ABCmS",
+	"omzHTTreH3ZSiwTxcnHf7+e+H0Rym0rBhFaD2fvBhtGYZfDP52/o2vxvzFSU8VRzKQazwQVROpNiTZjQ",
+	"XO+IpmsiV0RvuCIZSzOmmNDUPExWMiPhi9X4r1Kw8Y9UR5twRvSGzcWvudQsJkuq2BdP8iwxI1CyoWqD",
+	"YzGylPEO/qFYdsUyopiIVUCUJFyTaEPFmqm5uN4wwczPVOzIlm2XLKsMEEumyFClLCLTpwGZD55JEXMz",
+	"OZqQjNFYzQejyVwMgoGKNmxLzXr1LmWD2UDpjIv14MOHYPCK6Wx3sdIs29+P7+U12ZrPKxZJESuiJbmm",
+	"XJMlW8mMkcy8y8WaDF99+4x8fXo6DUjMErob2xdGk0EwyNivOc9YPJjpLGf+bLZc8G2+HcymgZsZF5qt",
+	"WWandkUTHlPNntFow55JoTOZNBxbck13ioRpxq+oZgERchyZN8JzQkmUcCY02dIduWQshQ2kQl3DzsYk",
+	"Kz5idv+a6039XCedO/ghGKQ0o1umLWm9iNk2lZqJaPcXttuf7Y/0kilCYfM4i8nLn16/IYqu2IxQu9HE",
+	"bBlTdjpAKXTLyCXbkVUmt0hn8CcaaZnBY1yQcKN1OuHl9xdaJyFZM61wEC0zZgZXqRSKWWqaixXPlCbD",
+	"4mPFA3hhSOgtafyKpQndsXhGzGmGI9jE64xrQ7NCmomsCV1TLmDzZWqoR2hyveEJg+Hxc0rzJCFZLhSQ",
+	"lIIbxfWEvCkWZ9YLk6Ik5qsVy8w4bmvwCBV5Mv2ahJEUq4RHOpyQU0OkZ0+fzkWacaHpMmHk4vWzFy/M",
+	"zcpoZI7JzGxLk5XMtiyGz5SjTSfkJ5HsiMqjiCm1ypO5cBuiCM3cNsJ9pWRFecLKAzNUtmTF2cLszeIu",
+	"2e58Lmi5tRHN8OrAmWdMk2EIVD62ZD4zVAyfCgNC1VyEUcaoZm/kJRPhIzUiXBFkEN6EzLfgVuLOwjkg",
+	"D2Dv6DZNDOlOT7+eLr+gT8bw4Jgm7N34dBAMuKFOPPJBMBB0ax72j96Qc+X60nc/MLHWm8Hs7OnTwFxn",
+	"99+n5lZozTIz5v/+4/8Z/39v//Tvg6CB/7xYmasGN23/rrzZMBIaXh061ldjw+ZP9oJvZBKrmX+9uSKP",
+	"p0/mwpyCzDWhyDiRErk2v0d5BlRVMLBzEv6fkGzNdMxxi11Awl9OwrngivC1MBttmWrzdvmc4xDfKMjK",
+	"/P5nGr9CIjL/FUmhmYB/0jRNeATLPUkzuUzY9k//VGZ73peHat6IzfiWmXEpFkiag2AQM015YrfTUaqh",
+	"HqkJPG84HMsyaRjYP94PVpwlsVkcFXHCBsFgy5SiazP8Nlca3lsywrap3g0+vA0GSlOdq8HsydQwcq6B",
+	"zP5WzIQUM7GbkGditpR6s5vZBc32p/3B37x/z9hqMBv820kp0E/wV3XyEofALd0nH2+95ZUfhnsfDIOS",
+	"28rVionY3E7YCkUMc8UNCkcTM7VnluEccVZ3uhrH8FQ5aUfK5jAYGZY8cRQAb7W0QijR9JIJgqcLq/lW",
+	"Zksex0zc93JQfBmmqRhzskfmWcTIMkdCiyXqX8Nw5WZpVgTCQpGYXfGIOWKmaZrJKxaTHfBT/HGR4lna",
+	"k/tOCnbnyzSDHlhqlGdKZiSigghJEinWLDO3CHRAQ5EZUzsRLZy2FI7OS11PGf3merMDYbuR10bGZSyS",
+	"VyyDRb0QhtXS5D7P70KQXLB3KYuMugu3gwxDbmdSmT6KKSPyODOXCR9RATyRyLXRjuHfyKkUyYXRO7R/",
+	"fWNY6F+l/lbmIr7/e2fJErRuQ2vsHVfakKGu0LH5ySjfRr4MQyH1YmXm67ZDX0vQIbiIudJcrHOuNkZH",
+	"cav7UcZ8xVncLAtr0s8InZgsd3WN1ZNs54bazCEYHu8ZQBVdo21z7PMnLYr4h6Cwo7rehmdgX1/SXSJp",
+	"/EbKH2i2Zr8X8wSa5IokZhLmAKnTnbf03cL8uljuNFMhGYYpTnmhpVzA85aNvGaZYS4/C3pFeWJO8FZi",
+	"O/fGqQnsmGpqjEkzY++xCQHLjVBjutnLk9Ad/nUMBh1Z8yumwHyxAvrp9HEpoH+ufLNVNPtTuyuh3LIm",
+	"Mgy9/wpHswoLuKZ485CPxMSodEOKtge5zqRmxNofaJTUdHGqrM4nRcRI6O1TCPwnpUoZRuxZ1N+4aXqz",
+	"MkZ19Sp5Ix2+SIWxDTvzRsofqdhZxU/dK/smmdETEr7lhmOtcrN4f7uHoaF5Y/4v7J8UnIiU6BNAm88Z",
+	"pFwRbSwTwxGtQk7jOGNKgawu3rL2Es31hgltV+ePYt8iw4tvXpHp9PTrUZXSKwd3dyfxs/CmxO5dvuDe",
+	"GR2VK8XFOiiV1YDk4lLIaxEQ9i41qoHZ0IxdyUvz454iZH/Bu+Svycggiq4SdHP88ssv4wvviRn5M6OZ",
+	"uQ/m+hRuB5QeuEcfk9kVt23L15mlCyMrrf7WyscsKyb578fPuFCaGrYSUWFYFCh17iYpkvH1xmiz13UG",
+	"d+5pPSDNUQ2ylyTasOjS7rzK01RmmsU/spjTN7C430d6Gl5ZWNJSMRI+w1mMzaxCp4uH/oTMRELDrMM/",
+	"4T/N6QCVhdGGZorp/8j1avxVCAdOo4ilmsXnxXcKA37/WwXrknIE21vs1GJrtmphPgVCuzhs4BUXa7tx",
+	"e1otNb8EhJI04yLiKQUX7iU3s4XfwtKvk2ZyxY32FlToHDw18YLqwWxwNj37Ynx6Np6evpl+PXs8nZ0+",
+	"/fsgKJ5Z7nyXzJPVF2z8ZXRKx1/HUzY+Wz2NHi+/oqfsyy8H9UN5nW+3NOOKKTAniN6A15dI4c7KTCvm",
+	"Kk3obmEdFK/kkgvDNdG2nw0y+wce95sHNfSYZjJlmebouvCX+35guBYs3OiLY823bN/vU11+k6Zb7v31",
+	"RhL7NOra5gjMyooP5TmPm75RGbX+kV82VJfjgV5/TujS+ioNM0ZSF5J4L04av1PZ4qbVmF+I2shrDBxU",
+	"lrE3nDuapoFywX/NmbXdA8IFSeQ12FaKNQ7GWywJ+Pwj5e0zuoEObOoH353/jwE8Ull+UHqNvCMOfBp5",
+	"W4wql/9kkTbThNv4A1dNN9L8pGpmlqH02qXjmm3Rf/UHv35v9y6gXXrrOYMOFrMMjUX89jkJ//E2RFLX",
+	"G2bYbmYUaAF0VIzYJTCQhX4ojpNmGd3t0wgM1XroL8GgjVg7K64dvWIsKBlwlgvDYtDrZWZe3RnquHy3",
+	"4LN34BVbgUpgxuq1+Ff49dfwQn3h+G03XOsGVMZo3YRHtaWek9CqhSExf0/sSZOMGelHNoxmesmoBvuP",
+	"iXxrpmRfAXqDO7rMlbmdcrVKuPAnWXKQizR9HcmUtbBQKghNU6vAmvOJ5YyE7MpMZqbypXlhyUIyjKiO",
+	"NuM8NWJ/LpSgqdpIPQpIaN3LamYuUEiG4D9RKY2YCiAeKliirE4Kd2wUzEX5Fhgi5gNwpd0zAUml0gFh",
+	"MdfwbswSphlxr8EYuGeV7+KfrI/f7Vt9OaVPHF/2/xumMwgG3tiN+/qMpnTJE653zacegYtHrggapE9q",
+	"1yBlmeHVxAZBzC3zTxq2b5KnRggbGoT/pFm04VfAm3FXJ7hn3h+KN9wfyndwY8tX7IrLP8QZXemJWz+c",
+	"AtxK95d1RoWe0HjLRfOO4Ceb4vJ2NhhLh8WA5UNJzDMW6bGdi3vuCH3sdDad/r0/A/76dBAMjC4IM6ci",
+	"pllchn80jy6ZVgOICWtumIrQCx4bufTWnsKi75emZs9lyqPBbPCTcIRtDp7gdwbB4IplCvbodE8o2IO7",
+	"mVp2zDuoYhzUxnDTupmqpYC/mEc/uF3dowZU0lbe+btb3agC7R1Fo75ZPqSQyqojB0SBUWHFJn7cEYBP",
+	"doXkPLghVanpU8eRKz78JaSi9/u/FPTjzZcL/cWTQWNGxp7uB4daDlMhoP2db5KB/pE3XHx0cR+4/m4z",
+	"zO9glXmHWWGK5YWNt10s6EdIt2maT80uoQK9/dRN0VNN2GrFIs2vGMkkpj5kdUMxYVeG3w0wvQe0Fzs8",
+	"fLuqO76mW19zVPCfffXGr0q2lbJMSQHnWeUYdjbdV/QHeOhDbar91asaFZWjBPb7HUSCx9JsJhgOmVoa",
+	"KE7jkbKZUwpsJd/YQY14X2Ms7m8vFbhKLw2XWrB3eoGxv/05v6RKEapIiA+EhXFo3oLVFCapFfMJVfjD",
+	"DWy1Vj3cLuJvnF13yV7qG2GKMUW49sgdTg80rchpNhz9WXtk7z9gplZVHPb0in1NoqqKvA3uQcLvXdWP",
+	"JfL7i/RGIVHmWblzc8Fx+zIZJhh6NEdGr1j5Q6Fqy1yPKgTWrTNUTvN9c5gfvLnNGiwX/nSdoO1thXp6",
+	"dMP9+7QUmuM4rFN/+mg0d6N2fDaahNvKGvUd4G7NkuNNSXzK0zBqzO6OJAUw2Zu7TJ7BpqDfoMwW21Oa",
+	"2HXpX/T47sdzYO2xqmN9rwGhmmyl0uTpdFpJ1ZS5Zpk9Eq6Izvh2i+zByz98Op3eqWM2wDzS08pcijhE",
+	"hAkQ3k+16Zya6VTTITvcvF1k8z0+VaeQZp9rB8Wk6SF6SdNSlqtIpkjyPvVUKeHPOU9ispTap4al+eMY",
+	"/4iD9HKf7Ls0b3Z0afrJHVy5D3v7ro0AVka3Y7jj54b3mH8QI6JZTPQ1jxiJZA5WqYiO8M06r90HWM8L",
+	"fOf0AONpc+XbJbTTl+VuHTTmtBHtojk16tpTp7pdH3sE00woQAxfVWjBJswYNgKBdhtSsVoIOso6Rd/e",
+	"KQLbOns6rZFVtzoO823f0G/AsP0Rb0nrtpp7II2GfdB/QYalONNQgWDeIFTsruluVDuLfU22n4m5f41v",
+	"pan0p9tejgbY1+8y2ik6wUdpiGZLL+skWpiPi2Osbpc6eJQRULzkDBFDlubvEtjstrA3a9tdmWETtcD6",
+	"WD+3UWXmTYOhUJaZu9znxB0KyUXClCJhZSEQsA9dskQINCmI3HJNeM3iODinPtq3PWx8w+nguIV9XpQN",
+	"greyw/Xp2MHbqe8luF4OSGL0z3QL34uEvTMPbDF1hibs3X/apyeRrPiJzG+Du5GvOLN7ELF2XQ3ut4Ry",
+	"UeSIqTzagP+kvn6bzI85I3apsKDaXM6ePrkfzcwtqZ00Xpu71EEZ1iZpkZ7Vp//bDFLm1UW50nLLMlV6",
+	"LV5jksyReruTdafT6QFhF9xUHt9acL4BVaFjI60uoSVRmma+BwsL0zzHeiV1DfKOFlvDjf9T0S1eiAyS",
+	"2Y3JtEqkzMiZ4XD/pMZCweKrQZmn9nLv4YZUGu8zTZeyMsWA/EizyxhSA0/JcqeBPsJoQzVkMtvHbDJz",
+	"s1KDc2tVaqbHKTXe9DtOSF6ydh74U4qUCzqMYYcQWT4nVGDBEcHhCFcqhzpKjDwvZS7gUCFf54pH+zcE",
+	"ikFKX/ojRRKaaplCZgf86NILBzblsOl6eKPUp/5nDjWyRTqnlnYJNjnTlRI3MKI+TLE2yUaeXXzskSL4",
+	"IBnGbEXzRJOwKIQ5J4KxWJHQW07oB0rc+oOBK6lpiJZ8OHTCWN3WJuZgj6Dc01VAcmXlDaSjQJo2FbGt",
+	"HsFSxsYz7auNfQ1vpzxjqnAUfzmePq7nBsHMjDEr9Wa3+Pv/bDbL//mz+vvr06vl9t3TH355ehU/O938",
+	"8D//lfzfX651/N3X2d9/eaJ//ObCvXuEfthGYW0qV3nCAebuVM4QcuTX/IqJXsqUvxn7PhpMDLK0rLRM",
+	"FbmW2SUX671EOTwiO1x/z7Hd6KZ1LiETGT8ekBCPIiQrmSTyGvOYnjz2iuw9gTI8e/oFyaiI5ZYsucYi",
+	"9OZv93N71pgcztoboYnVfQOn0kT7JTPwMkzPcaWq5GNcG2uNSJFUK1bdhbxByukx96SZTx5vAX3pZW2X",
+	"zOROUkh7uqzbveg1Y+ngSCXn7dIL8eRf47ONru6aDWE1RTv6wVTJyvh79FUweZcVZrTlLReOblydHdDg",
+	"0Gg9lvDWTJMn08dzsVc2GUAuNxxcCGH30JYYhA0DnNYypxokidkReL8xAo+OD5ntXlZC4a1heFc56F4D",
+	"EQKlPloSw5Z21Txu7aXr3+AONdthVWOr/037cj8qfxc3I2Y00oCFEXfzdi+bgSriveZxeI/1QDZDf/Ze",
+	"tzHvI9P5TqJ2Bemhz6AjXHUo97ntDu8R+eGkhgqVd0SjqiO8cIXemO/gZ/0KKRgiHfT2KjdcznvOebhp",
+	"jsM3GV3p1ui0zB4pkgv4qjbzMAyzzDrKrNFY5xf4++KYxIKKHfk9TVaABJMmu+7Iv/+pHkReNSP3dR9Y",
+	"zaFUMy8o/0gRzNHoo1XeIhLsLbOyiHLQ1rN9Zah2/3gpeIDMA1ixrTx73455btVXkGXsnd6/W0fufmV7",
+	"7227unboecx7xRKMdWG3HRXUHs6QnwTZ7sg13QXkP434I8MVv2Jky0WumRod5+O4pUPjOHfE8yua5IZN",
+	"f5s0o4GtGNV5xsgqoWuPbGiSszLmaLgHFirLK5ZlPC5+mwvHWgo5GxCWKLb/NNaSOWFshEv55FyY75sr",
+	"iIb8hPyUsoxqmcGfuMAJuqpOMJWs0gd/D2sAQO8HTNBlUgJyXbLdYGapVk0UpgUwtX9yxXsNCgVEoaB4",
+	"0WwWlFlX98g7rqWUCaOg7FyylgIwu+ZLtjt8zpcATORm13zUjdV+5kNMXLFEpiBjjUSM8wxq0SFo7crB",
+	"H4+CsiBWCvLq+es3rkp2LtZUs2u6m5BvES5GG7YTS4dJkuygtkZuudYs3jsN2J12H3+bbvn4q/iMjr+M",
+	"ptPxl3R6Ov5qOp2Op8X/0dMm3bIusg4MEqHIyjKWIFZOr/copbT/RJn5howAr6Jd956cnj1+8vSLv0Mu",
+	"EEAywNbleiOzxTFbcrMd8PjdD7mINoRqIqQU/+8gOGg2eFN3DKznx1fm44r9Oph9WZEqPV6NT/1oGSiI",
+	"R3zT0o3DffpgZ/HkrJ7QeGCw5engBhMv7m81E7TBbVBcnS6lFe7+BTxZuwG9NKkq8b/vqIyGax/RAkkB",
+	"OMhtbJXKrehr/HnXozbVXcrGhp3xFY/O0bPEY2XLCjIWU0Tyqc26ZKLukQalHlFpkCNmOSvKCi0XNdal",
+	"e7tZDviUevAwXUi3IMz6fL5L5NII20hut1yPbfFjQNY0Ha+yWvi7Tdk6NjXyKK1PZ2ZoYCzvmiz0x88I",
+	"PELsI6COebWASHL2FOEE14iOGDF+VY3VlAeod2mjSzJja6401Ic66WceDcoAa+0m9tC9zLkEg3LxVWoO",
+	"7NX1Dr6k3D0BHgzejddybP/4TyXF5BW9/rHkTt4Vb9BNpLuUVCA9zirF/cMQcxNcdBt30mxpmgLS2Fz4",
+	"TiOjq7FkZV+bEbVTmm3DEZ6C/QIRsvzCXOD3J+T1NdfRxigQ+E3UBaRgP62gcvmIKtXuh1/DpCzTe+t2",
+	"6CVds24ngyvS3LeBMIevRYW6aijRhjpdLohivzb7Hnp7HVB5a3A0bMyFa2QA1pgxXBm+X/X7lewJ1o3c",
+	"icY9uUKne+ONc1iYzwKAB4vPAVsIPPqKhBSRa8jzX3MK6XChW4bdm4jm640meAg95iOTmCndvg/4uwOg",
+	"Q9xVRJ3z4HGXbMMFoJYBXOyT0ykJM2a0Hi5F2Jdf7kS0YKlEKM/joiqWvqrb6x1xZfTKolv1/VeeTGmu",
+	"XMa7ipDLcYNP7TiXovN5OzJzdbel1lloQx6oZlAUivu1UJCn1Rx0rVg+6IZsCUI9fxexLNWv2XrbDHZC",
+	"slxYycLw2UfoAwksBCoE2sxF+TVn2c4wRSEbHCTbFvjWiiqAQ6wwwLVhipFrmcWqWR9wYvFAKM48FdjP",
+	"N+0AGGTPs6zpqhq+xwUg2yHOJ7o8vNz36iItLGpzWgZL4oAAMk4sjZVHUqo3hAstSxhE5+gEGxLCfw44",
+	"uuJfKb3I+xmRDoi1kaC5ItcAX25dFdVR96FbDxEXLrj8atMG+8iXRiFPkl6izCINBe9re3xTjt7IoLrg",
+	"xW/DNm/wsYxR1VwJsXPgrRYd1J5Q+aUCg8BwvoXlVaA4We4MoWi5WNFsgVzc8BsYb0E3begDFj1011Gc",
+	"YSUDIl6yd3pGQofaEJKh0dQIJR6Og1GUQsCUDskQ8PH9WYQByVVOk2RHKEnoes3FGjzfPKKgbM2FE0X5",
+	"mmTU+pOoIIlUGhADa6FF92nci2zXsk6d7RYgcxdN8ZHv5bWtfqlC2xcRCaq1uS3WbfxPru11PZIAqqKx",
+	"HUHsUYlJbV4h8MrxxZ6W3rxz3tuKG8rWt/tAgnvQtcQCkJHhk9OpRXHEw8XlNQHhzoUlecgIcrSXyVSB",
+	"cxTfCoghO+XRHRkCGJ7OOFOYEQNEiIvGfGMkScSENNYUF3mJW8iKkR4pTxPbc9JZ6LraSutYnXZtXAH3",
+	"sPSLoIqacuGsazXxd392+ng6rfKj06n5i2MalateXty9C+CR+Vfm/QKW+3RaJcC+oWmXufgKVk28Vbei",
+	"69U3yBAmZFM3ah8yqSfCFHgm9j4ERTkeeCmOx/e4DeBTz8DeV9Mbpcbcd3HAx4dp29IYOScivfQJFvZU",
+	"sX/3wgZajYs26h2fas1CU9JRY+FCrejWO/xG1c988HDeAhyMunewts/77h6F8YY7XHG/CLpmiHnhkC7u",
+	"AO8N+fhnCnKxf69avAK2BAwimBPiKsJqYgnCegBv4ZLMkGUAtlmBZCAFBAtpWbyBzxbIDJA8O6SJMlai",
+	"VMwBXc5FQjXLRt4QXv0kxhncRyBtwZZuA+y1raytKssdPokmtblkJvsZhlecXbMsxB5T5yREmg0JLCOV",
+	"kGORMRppnM8lY6myzlWagCJ/PhchBKjtS5Zeqw0gKLijlKXucxLKa2E+M3RLmQspkt3Igs7h1gL8d3Xl",
+	"OF0wYy1yByKQBQMYsHH533ckphXMAlKGIEnNWPRg/XNBQkiCCGfkzBzV4zM/M1mu5iJhxoJQAYn5mput",
+	"ChdhQMIJgi6H4zDAuhToDSRiYhuR2D5I+PZcyAzfn5BncpvSjMWQGDfmQjGhuOZXLMFuEbbpUzV/rtYR",
+	"yEaWvXqEx2eVcoSzajufi/Hf6fi36fjrt+U/F5Px2//j/fLvTZLwe0YT3WIBJfyKCWZ4BXTvqQmMIodY",
+	"Xu5rNm0lEa4xmLwMz6GNGtbKylxHcmu7hhS9wDShSeIb3PLysP/NfrmJ4bywZPpCrGS3zYdVIbYZXJaL",
+	"PWHZUyhNy7xtUMoHx2v9p91paG36kme98vi8rAiwzex6aUntlYje6PVavv0c7Q47+xnOxuXUW7ek34sg",
+	"Y/a6gHVIyZJGl3l6jrxlLgrzTuVQ4hpDDzkkKvgmAFRATQT6FfGiHZMCVs/eNAJBwZw92VEmhPbzf532",
+	"g2Bxiei+L6Arq+wHh2bTnlNZw0DzhGGpXBs1ZcMyrt2+Q05NKWkdFj0igIgoyeMii+YWPP7HNl/qhQ8n",
+	"R5tTP2uJJ33UxVtni9YT7Q6knjw+DvZqOYXtEzbToW/R/5dmb0HacymsRi9zY+4bCcJcipl7YjAbzPQm",
+	"3y7VIk9n4E0qswpWNFHMRvTPboSWWc00OfAKnTYklJTn2ic55DZZuc2Jj+euylFYBCJHi1xZBNt4clfA",
+	"nSzmH6nmpkJHnUqUqizSvqesN2HnWimpu0HY9Oi0aVJ2FpBeYR8MCKPRpsz9BNrGlpdeymMGTUXmAvwf",
+	"XAcOTAQMLxzBjQjBZlvFS2Pmjnsls7mAhHwztgX6xOMucnCx62AfQ+2V/dgzuImNG9GWyQMhu37EV8ne",
+	"wfGOoqXWyEt5DiKHtrdgJzkrJ0AhcXqDHJ7GVHdI9b8JqOoR+T5N0rZ8P6gmcqNHvuREtUx4/27VHDbF",
+	"sfqk3iS5rew77LwpjMlbop95uTo3cx5g1sRNfQd9gehavQcvpTqYQF/qDRrt4GOy5j/hNPnuQryGpKk7",
+	"K6vrDW/yUHF3C8C7YkqNikULFMubAg7GaPnmmbJzV8pkCsp+shvdV4eTj1H31w7d9gbB5h45pDwypGmq",
+	"yhUfDdHWDQd5+4LD6sqaPZ9KZpBmWpIo+CW4qiJDZBhYdklLNE0bzatKumJj2N1mDRqFJ+FKIy6GHwvs",
+	"hkC6dSsVjxVQ18mkGySpg5A/5XLUZoIoc3bimJtjoclLb/Vot+21pYA+2U+efulC/BMSRjLGVlzYY54u",
+	"zb3d0mjDBRsbHQfLaaBBrHn2fC5C7dp3hfsh5Hk+nT6OzJPwLxZOyDMZMwUGAY1j15R5yN5pJpRRckbB",
+	"XChpswYUgVQn7NbtHtYbtnMlOZdCXqM2XZe4cQtT2luNeXRG9jrsBaRePR/Mhde4OCBeS1jofKI3Ml6Y",
+	"v1EEtoAXmppTl/2cg/2EC/PSfqfSgLS1QwtIQ3NHM0jRvhfq/P1edXWfcbGOZnGoWwC8NvmWCo8q3qUJ",
+	"FdS1OgGGY/PERcSKykzXMbia0fZXSTKZa1a0a4fXU6o3zZLMdjhvTPaqd/wG10/DQRR035fLexmIjYYY",
+	"bP6h0pJHxvIsClEIj4tow/+MrT46foFZ+Q19/g8kebTDXOzP5/s3b146YCFzB4pDc73sK1N4Mn1SVcIf",
+	"n2GYAd2ST7/+2ndSThsTp9oQqowSk+k6PWHx4s65R10ekhm2TjuatJJvW53Ez69eGCHFASy5OnrQj5NV",
+	"5rD/Qselqme+Yk0F7o4PHmJ4WCPDz/VrpjUX684KYCxuRRRsfLwmheEB0EOzhkiM/XW/n9GO/Nfrn/5q",
+	"h1/mmoQiTxLYkM7ajtqycfy29fGYLWnWuT6FzyD8m9zrTKCY78gsrPKe3tCvT6EXgUwSmirPo4kFtit6",
+	"JXNomuulVn1b/rEh6F9Op6edbbfgNb53ULMsxm/a0aoXqdFNUHi1/GLxAL1kTQn1UfNQRhuE7sCeW9Dm",
+	"EvHSGXd0jAMd0F21yui4w1i/i6ls21xczoPdSFaGGSFDzMjPgsM/2Vb+kwOnRmAJSUIax25bexjmxTcD",
+	"u3Owopazils6yJnNXVG/T/3G1ru0BTduEqlIqNKLrEhpPLuBM96Lgz2+LQBGbTrv+3gK7w22odXzV511",
+	"d/DNnDgXTKk2xcH+7OLb4MJGSA8WXdoadex5vnf85gHggNbUciFSH8sL4vDFE2XL5vozb73/NpPaNThc",
+	"7Afr63huA54susTpQqFWLmr+da5JRsXkCOc47swzM3BjR4wD6QSwDMgo8EP4WIBh7Av43e67Ik+nj30D",
+	"Gvegb2JB4DankwRwJW0c2tIB7qPLqrE5EPssut11BAME4Day1EJCRxloL5RU0Iw22qVZ2gmdE1ppf010",
+	"nrnOMUjIUFND69vaJ1mjCrTWuKO5wK4Yu5ZiKQFpOVhqmwts351wpY1OvFM2mIPIa1kuFGLOtLQl7ctp",
+	"+qPTZUeHYJzIuPPoRrFC95HKBJv2/jW9YhbJp9XBjkA+RnejV52gNBVkpaNc655D3djY4FCHz3bC6LYD",
+	"KkF3f4QctkZJkcm3YXZBS5ZIsVZEy71EYy/uedwpHHDqv2Y0izbf8+44hmFqpXFtS/gaaoOxdrAxPkDR",
+	"qagrcT2oaKeZKwV035iLIUYxFMxuYcddQJ1giOWCrk/MCBSryNicUQ4ZJoANPjZDz4XCkkc1M09EVDPh",
+	"+ocjFgtAE+DoASbewRRCsqUZCEc2F/i5WuUilqcgRphyuKcqoimLCWTeZpcsJnkaECXnoiivzZiIjTDA",
+	"GmBAmeofzq2VcTZILK8usGcULqPisllXvGZJUg3KWwIYvpRKrzP2+r9/IFotzAijc7Lh6w2q0Eu2Vxu1",
+	"SiQEJu18MZy7R6plJSzMKijoqZ1wXzGVJ03l6H7wEqmIbLhWvfHyzOluIC9zyZS2kfqhmVeAmV22BtFt",
+	"Djww8pKrASzAz64mFzihLd2RjUxismJGjG0wok0FCRO+5Tq02Zo8SeZiA33ZSOjFRsMjCKa83J8JOl/N",
+	"bG08VWurOmZiDfkusLZbNkbz7Pj3fZGrAN/+iyde0u9eg5ly3seisX91HBg7omI5D1G5mqCyRV3H0WxQ",
+	"+vl93mo+GS9KZwbrnXtUOrI3p14zxtLyRplh80ypv4PH2pHFWrotxdeuTLDZc2EOucSBACXNVkcW2Gcz",
+	"ImSpFAA8gJCou8wBnWbig1iAOC2TSENybfghaEDALZsA0PgVWxiFGZtmYut0/LfrzIf/Bd+0/7bofEhl",
+	"nZB2V2dAFvWKy6Im4ogc69Pb51jvNfnkaoFpqo7SU5ZtuTIPLMoHz7q7A38MJGLrAXatTJFSaxfcv25T",
+	"l2/l3rjBzuQCVGl7dGacJtSvkl56XmPPsmu4wo7geg4G/RcR8ypqzGkqibZ+5f7GFYcAoms4CTo2Kgtl",
+	"j9agyHquJqYpJ/0KRMXb954sL1XP1Rdwqw1DlXfyfV9sHx+D8wDGTw8nnn+nu75bqc6o3MEmWd90IXtN",
+	"54ZNsv2r13Mjf1YsswGeRp9WeXn7SDuQ/N5t7isszeNtZHYUOtA+I+i7D/AadgE6GP9oQ0BoOG+PRKpI",
+	"PfXKOjXw7n+58XsLCip8rOBB3tEXN9O7V40CHgr6WntGrTOZp0UGtTovShwllB8CnIBqqky8SR5f3z5U",
+	"x6T113pW3WGL7KKrrM98j+h8faNMwa4GW15bFfAlTj5G44ublxsV3TFv1OLZ+l8bWzy30nVbV3pbb/ux",
+	"etK/De6ypQqQcVsH+fui6/bG78i37rntu/Qarrqm79aPsgKcsSMq0+++B3ztmt70Dt5Rw/fbNlfvunk9",
+	"WqgXF7G9gbolobvtmd6hTvR3LXlImO2uDAeCV2B3NqS1WxTRmXlQWgT2RwrL/deMONQsud1iSqtgZNiA",
+	"xj4iNQyRR4rIawH+5ssJCXlcJFNWymrJMFwz7fRWaMvjm4ChYXhzYf4JBbjgapA2j3rP5K738sZZavLc",
+	"PnIjwxGRUG+QRntDnEX7vbe9AlJNGbJN9GI1x/bGkZDq0oJDdJMSzw4pc2ZLOD8i/gnkXUDegasaQQfJ",
+	"jcov2xtd3mlzk1vjGB38BPipFsdHVY7JTqnsdyNLLWEOkfQeqVr04XcvgXP+6jsXWNVGMOXh1SRXKdD2",
+	"trT9bndE+O0VBxzPsvWN/SvG+b3uYqUjhmDlinlsLhCEBYr0XOt+F3L0sOZcYAU6StgvDKdG9c8YAk4X",
+	"EHe2OkIKNtrHpfuEWE7l1iyKoPCR7XKro+xVh9+YrzWs9snUrnb/Qj4uCy1t0iIA8qXJblHWt98xi7QO",
+	"Ajv+6V3mw903z1y0pgSUXYwrwDjYOsbvbvxIee2NbdB/LjA/wOZbuPwAM5IKa6XzVDeVL8P9OTD3vtXR",
+	"lekerJG+iWzoLCWsRaKvqYKqU2NFubQko1pmcS0o33no9yyaanesuz0b8MgCIsDGU11ROC3+4vhmzylU",
+	"LnVHOXrRqdydfFBU6EvBVIFMQoZhfRND6IalyOnok5HYtUxLB0JQpAQX/fPhjUmHg/aYo7MbeVdHd6da",
+	"RhEov4m2sX9vq4TVxh5bWU9te+s35aB2c7i0f1/D6Z8l86NU2GtEaKxR5oZ8zEruAGawqqV9JhksOOk2",
+	"Z2WpVxobHp8NC11yVrkNoAEaDRPwBYcubxtNexCVHh4KJg0ZbjEqUntR57wbTdG+4wx8TUVMM//qWAeC",
+	"5tEl0+q+lMsbQDB9eRcQTMdpsn22oq86u7oROtNXdXSmVryl0/vCW7pL/b3AuNrXWs5qgv1G68M39tz0",
+	"/fwcZ7fW2SuXr1eE3+EWVG9nR4/XJiXij+5wuZlSff8qNBlW9Esg5NGDUttQxeBd0+OG7p2B6cVlyxOz",
+	"PnbRPNTNo6xOE8DfHDUgGZYAiDeNwlZdaz6PuR/dt1l9kpdMNCOlXhBtfgQrodIl16VIQVKGIooZrclB",
+	"BoA1waKM3SyLATAc+qoWX5evOFlBt48USTdSsPK3ogyOpmkmr0DJZ+9SnjFVzObL8fTxDWPMADIJJ5Gr",
+	"hvWdTmdTp3Qcj3f+5V3BJBUb21gnYw4aGh2bxzxEJCbKkJboxxQqB9L0MXzgkbLoza7V4dw/vPmgnIS1",
+	"h6l9cdLx0bLOrTOPDh5+jc9+qNJCo3zimigtU0WuZXbJxXpvg2w5Co7TX2AdI0QL2trjalqhJZUrSMuA",
+	"f19nXGsmyBBZWchjo8Lq3aQca5XkarMAReqKJuGouihYUf+V1NtE9GjNcCUvuzC7uGteCs81gnSJmr+i",
+	"u+KuBVHqQkCI2d2Ae4OVqrWFOJCRA2y6j2vBB0mHNd06F6CUEL8ThuAt+w9U8hLbXQRg7tf9ZTLb837W",
+	"84BvXy1f01h7KHQ3KbI/4PD9uWOZVbfh5wT/echXWt9/MibfvXp+8eb56zfDyiYHVXvBEgUYn6PAsv8l",
+	"S+Q1md5EP+wGJmjQ+TysgqPdlT+nhlEWwBXdqC2lsVSzkfZRLWr6Xh2YYk+POUzFXZ3dajtYHaxx2V6e",
+	"dkudG/y4d8O9NbnqFoZZXT4iT2eihS1Z2zdV7hq151aueaxbwzl1VTZBlnyUZ1zvXhshgWtcMpqx7CJv",
+	"ajNxIYhM6a+51TTJMLwAJyL/DVALZuTP8DJB3CZ4xgI3jQILmimL9sFczwVXrmPLhFwQSBkX64Dk4lJA",
+	"2BJVMagMthqE/TI22Z2ezkUDhlyRFgBdQ3lhJBadO0AmQngR5ltu6UbrdPDhA9RBoC0VSaFpBNfKoalu",
+	"KRfQjS5TNVBVv7CJeI+Z650ldnw1OzmBJyb+y/WUyRIt7OLlC0PL8EqAUQftml0YUYxooTbVDuEgjdYz",
+	"mYu5eLPhisQyyrcMW/LA1mB/GHM/slxvZtbWgwG5ImsmWEaLZgLmmIaSpnwcyZitmSCG7qNiClKQaMPR",
+	"e4777KDMnLwBOkVci7nQTGllPmOh4Zy7V2nCNeaBmAWvM3mtyjxk6BihvMxBGKvobIAqDmrwLMZ0ERrH",
+	"LCYQCyjcDsW7UG6d88SsLaQpPyl+UZMd3SahzRkBV3ViGDn6c0awq8+kuLICdmb+e4y3fCljzuykQyXo",
+	"JVtEAO2BkHjnhNup/fzzi28Icg8VGN4Mf54LQuyVNoc3Jn+VOC7yDELFDkIbEwLXEBEnbeNdroji2zTZ",
+	"WfwUZAYY0VBmYLnl0FW3agoiYzonFHNzYOZCEiagHSTAS/7jbTgxM8E9xjkirJRPVjBFB3M4JgDXh2sN",
+	"odFTBHt7YmHa/mT4XUiGDgtzNCNhAavIdcLCwHwoRDMQsRtjZgsjERoxDEia5Mr63RziIOaPxgzbp9rr",
+	"BUMhdiHqrs3wkNgsMiy8Iq5PJNlwc60AYJ7sI0eODON6Op26hi00w60rEBdhP6r3wj1kPrNBBK0qDmFg",
+	"Z2CxC82Hq/CFM0LxAhEuIgmAelIwMoTy6dOzr+pNkwgJL8Z/J3T8G5mOvyYTsiAzMg5H5uwuWaoD7Oxz",
+	"zRXzuYFjBQDvNSE/yDXMxWyRw+6zRD8MSyTGcIRItAUbhj4u9pI4VB+5IqfkL/zPAPogbZhz/RtPx8Z2",
+	"yZhS4DR9htGj8XMRyZiL9cx83zwWjsprXYI8hhdRxNLy8ZBQ+IOCd4o+NMRh4WDWcskW3MmEf6PZbkbq",
+	"o03sScJmmWHs6Q3rfVCfv6HrsHA1jgrOa3aDcYBPu6Y7jzbKKVgORlA0WXGXi4RhB3xFd6o8rHOMbJLy",
+	"fZoQJuJUAtGGJxtoGPWbIfATQE76zV6jky0zbFyFsPFpvkx4hMIx4RETipVYRoOLlEYbNj6bTPcE2fX1",
+	"9YTCzxOZrU/su+rkhxfPnv/19XN4p3QLW8l48fKFr2cNppNTfEymTNCUD2aDx5Pp5PEAumZtQC05MVz6",
+	"6vSkrDRdM90GeYVZ5z6kVFGqgdfb5pqXRRWYeTgM4c0JhpelwNYT8DfozxyzDDu626xw8lc4rNpbmH3o",
+	"cs8B5oqmqT1YlFcyZfYtNYPXJuTCiu+MkRW7RjzeAh3JrsLY1DYFqzjwF/FgNviBK33h6t8cn4FdOptO",
+	"PcQeiPt6DPmftqk2cvdeZbvgvQAVqSFfBdewv7UTc7pPpqdtXyimfPJzVZvD9x4ffu9bhxGMbzw5/MZf",
+	"pf4WoELNC6c9PvESAYLfSPkDzVBLf3L29eH33kj5IxU7y9/BVfkUT6X7vRdWhuALPSb4mmVXPGI/l6jD",
+	"qOS7fF0gEzwdRyuaQnW6K56EWnHZZEU+AzVdATGbZ2fVpsMrcskNW4HfwiKVIs3kilsYeinYXOiMCoXh",
+	"9MCpqkyUd8haA2HtauGfQ+tgKptbocKIt9FckqijmR9oN1YA+O61tiZ/Ri3S1HBfO74TXU+mX89FCSc9",
+	"IS+Mdlruq3kPuDZqgjh3cL+FTXcXd/bCwsGnNKNbZgQ3wDI0HXj5yMmLmG1TqZmIdn9hO9sOCsjszzLe",
+	"3dnF96bo3AwfqlanznL2YY/1nN4t62ljO4Jd485bNtPjbv2ZxsVKPm3ONO3BYZ5ZWrwVKzt92mcPCjj0",
+	"H1nM6Ztd+jnyQaTngpc18cEPQalypCnQ8wHG2MgO0zQsrVgMSljWNhdh2ajBNnOtNcl16iZyE9s10dVN",
+	"pOlc+IaE306j0Dmgiaxr12iUbKt72Jp14KUWgbjaLpYAnL4xyds5Vpp+4vwqTX8nblV2/OniWGn6wK8e",
+	"+NWR/AouneNWLhxc5VcOqOLkfRmD+NBqMb3xEDWH0BbZD+WMeiEEoCtuHyKADKkiobFgoBLZJtmpMnN3",
+	"FJSWGXbw0xNyYfWsx9MnaOOHL1bjv0rBxj8ixiQm8oKzBxpdaGtwl5zVlZcWhpwHBXruNwOvWCoOexh8",
+	"Zk+mTyCzXgpbDBNLhlYYYtI28MXvmLZL3GeMrZsOcWnzN2Pqlj7kSvioyrkCjwsdjK4eZskrs7Wws5Yf",
+	"fyTrsQKi1MwWvS1BzwpM4hl4H55JoTPZigVgnz95xZxjGV5zb30IBoZEDr0Nz8DkHvdkfD/KmK+4Y69/",
+	"KE7+r2ETv4KadFEQn8deow3VPVjriWVh7TriBT6gKvDFFevXUb7jhiFgEABgKmCNWF2tACABNxa9BI4E",
+	"2oStQAF3qus56Wzo2uDhXFQ5IhkaTg46qBpNCM4W++eX7Nk9a1uSA6/ecLFuYoR2vZ8hM2zSTz8uP2z1",
+	"pdU2fvLAYT5TDmNvQ6l23IDFAJAZMpaENYHKfgN/93S1R8qCo/PaXcdEINuvpWwLjIHLuQiLJJZwVOVR",
+	"MNzEpreHlQJ+QhMp2DnmvnOxngvqsOb3VSfHQojjII5P4QeuM+67+hz5N7AZXDPAKX5KPKYVv/56IxUr",
+	"MfhxJ9sQ6935FdMFEPVyvn6uUf/p7TO0Jy3ZvUg7iqwhYfiB93yevAevCLG30WM8CNBEE3D5txqGd8ZJ",
+	"PIsR8Y+vNzzakCpMByo6Mi9tQDDD/GJYCIThdDB+cNhInItGK7GR3bi1BSThl4woatWgeC4ca8NAOwJL",
+	"QrTukqWaLHcEYenUqMUy/GzZlPnb/TKpT8hoxVNrUdGKpT8Yqw/s/P6M1T0Vr42tp3kDW3/trMmPqyYq",
+	"etWsJJZOug7+S4YFNyUXDUZoWyi2gfUWbZE+Gd77kYIee/2fegU97pNVQidHiLQ/BD4eAh99+N1r7OPT",
+	"weUOWs6WkXTGP7y2qaj82CBowsAHt8WoQEU/hMwwp9POBVutGKCRk0wihnCGWS9lUJjHmEEWAFOFUi8K",
+	"uSJ8y2aYX0qJQwipRCg2MoltzqQHPe5HioO6ufxIWQxjme2FP5pwC3AVKc00N7MVet972BRLactFs76t",
+	"H+3ef9Jab6VJVNn4ml1xmatqfZvTfhG4zFW4NSm+tpbuVpMDkCBLvk4843SgPX2G2dtohERG/MZES4fw",
+	"Zt9bpFBxxH9jobO5uCI0scmFMVvRPNEQpzPD4IhzgTVQp9aWaVog9NyqrG+vKuUenKdIYG0piX5Jpd2P",
+	"B0/G56r6vsRqtUzm643h0iSiwnVhvrlf1euO0SoditDKqioCtq0gXpgQbhg7ZN+DrGgBKbFd8TxQDB4H",
+	"UOxDzEyYiLlYj4K52BcaE/LcDFyUHBgdnWsoBRKuOaNT3mFac1F81PwNMCYQFgX/UJ2ZESHsV4w08S0r",
+	"WupAxpAPS7eP1xpAImYOxT2q6uSxPyhIkt4WQsbWpPaP10dUCKnnbgbOHHiCjhvqasmwcOFQRoHDBnMc",
+	"9pGqZxZ0y7k3RUuSBzk32NJ3PzCx1pvB7Gw6hepP99+nfaWeu3LHSj373u8p9Zr3HgtCsLTfld3ajnFG",
+	"u1PF/qJzp/xihVCbvtzh2r87cbsPjXhA3HqAiF3Oseb+4GnGr6hmARFyHJlXoGC2feWlu6wGqQHpUStM",
+	"R+KquNq4I9iJu8YJuj/k+doajAizdHNqUCFSd0fzgqXU9qR56m/2k5sOzuxBrfmcSzI8LaNDoWkrz3iN",
+	"bScL9NmaN68IvlQhlz2/XeHRK0owbFtnC+mwV5hReXovXHuEA490++8w99HifnzmmSQfK9MZd+d3SnZ2",
+	"reLaM519aJY9InxwBT64Anu5Ag2HKxhcp6mHKGLq5H0Bl/bhxGLGtefovWbAPwtUMyw+J1pCFQfgzYUB",
+	"URLtLIBkgqRhGuljKjouYCyXXGcHtl91rZCKzBhj+jjcC3zE2j1kycqXh7UoSGMEGr/LEDPt1nUbQScg",
+	"HI9buG8JX3fr+MnHCmLg/rRFMeBXo5deF9v/wL/+dRL58MiNDYd+GUsQBysy4m1HAdlPKbM9/tAlP3ba",
+	"mdOVKhheDp7Cd9XP5gKRV7w/ogvK4X45HII1MjnUzfwupgEmuRTO/kIJNHYzaIgsnhALr2Rm5H8f0ESk",
+	"cAso3EyzAm4E8v6MBQ4YBBb3L2M6zwSzisHZdAqLs6wPajAs/OGEuA7+1rdN3y3i7cKfQlidEBeEJsk5",
+	"oWIuLJhQZXNK9XNqTDbzvdD7fcFj1aGMfgPLdGBNn3QNXGWqv1Ng+ECicy0QBaTCYkcrwF7vUl09MBuj",
+	"r9bR7D55Bv+gPh7k3YbL7kU9O7VI6GV5CGkkzjPzMdv4ErHAHU5mA8yIYswoDxAZVuzXuWiNCJOhSllE",
+	"po8DElEdbcZ5OkK0A+vFqrhzAUmtgN5U7FcSbVh0yeIA0q6LX2KW8CuWsXiGM65hdUBRB0xSaZ4khMZX",
+	"RmsF+aAkSSli0HhYoLnQPAEO/2tOE6MCu5bg4YRc4JpgKsq1oCKh2oloAovK04WKqFhccxHL6xCgsOBL",
+	"dC7URmbQORSbUsFICKjgLdwizZHio1jsvGVUKDIfXDKWzkVK11ys5wMzIfsaHE2pSgPckRdGOJ3uAz3N",
+	"RWG/VrCiNvIasyShprpwj+D24jIXeboPXYHYtAi+Zp+eqXxpSGzJQqzTHrXFHZ5fWfyOw+4QWHBQJQ7P",
+	"+2zp5JxMy456xtJqc/jDufdT3/vBPza6y8tm8qGr8zTHdk2VK4PPRcyyc7jRqxXLEH2WVY8QBligTRWH",
+	"bStyPetvG6m3F+qIkEXlIvxBA/VAqS8B1LI7YmAvzK0DBpBg9tl7y097TO47Kdi/kPX1zFwUkqe26wOA",
+	"VIC8paSIQjppbm5WVZpjRldnnN8mffkSUQB89DCEnzyfDkT04Y+P1FxkDCE1R4EhZJDlJRRIZok720mB",
+	"KWGNiWBz4YL6VoBUPjnU0s6GKLl1Ux1NyHe1Oc9FUWtlnzfcImErTWSuz2tBYK5ImrFq7/uMoSawZIDL",
+	"1yaB8MOHJNBPRhrrcm/BlOVeE4o2plyDVf/ooe+PnsdlN8CKWytrueolJwxD+W2CI9yjnPAF+eOzJtzh",
+	"jyk4gMD6hZrbr+5DutdnHRddOybjJf5CYo8UXVh1lin6iEwU83L30mZpmSZLy8wu8IUVBQ3IiathUW8i",
+	"E6dgumIHeJ55hQ4+K5+RRlZOhvAziItrgciklZkaU5HYZ1b+tO2kRzaRzD4iypk8UsQJqLkY2jcfuXp/",
+	"N5c6k2b2C0VTRJs+d+5ZMHYE84jtIYRuSBhnNCHA/e0v6GsM4b/CYC6QdVm/YO1YwIgz1lp9kb6cs9ab",
+	"MVa99C9buNcG2mJMUkcTcwGZN4Vdat7BWaYsK7ZsZvaaRVLEbUUnZIghGi9jSkvXkQrgaWXCACa4nnKt",
+	"AIjQaK7mDcBL9L26frI3bXMOGwFBhdEtCEsUawmsG1EhAaCYqks8sesN1UWnJzPFcyjark6xZKjFRmp6",
+	"id5ncLJ6iXdDIT3agOuWGT3JIgYVnaYelV3RRu0+VrjDn7ZvFab4OwXdcXs6fJjIcx5iUw/O0R7CFqjJ",
+	"yshWabtnTJ28h/916GJtyBSv2FZeAUAicrNKsSCSqY1xd8jWuXAc0rHvwJbqeE87puta/mKHIssAJnPR",
+	"ZFm1SEqA/oL8wKi86+H5XEhPplm+b4WaFZ9FnjS621CaWz6+qrkASw+ki/IPq3wbxIYnBNz0vDxs0ikI",
+	"3ab3RDB7BdNo4b0tFnNXwN8RyB3H+590GPAYWYTdfGB//0KF0XAVLbn34WHuEna6hIqbCra67YqQ5ULN",
+	"sC1JHLjuhzsREfAkw/W32PYlzykSgCoVDl5akPPHXzKWqooD3As8oDdiVnY+wC+6rKEhMAgtM4atWyhZ",
+	"0ugyT0eBSxCwfnSr4csktiNwo5MBFkELesULt1sf0eJ338Amdc2qTbFjD1b6J4VHwEv6KFJh3J8q127b",
+	"feGwstc2MwKrPE3hA5V2GEuWSLFWRMum1DvvilHtuRqbKfvHj0rTB5GAK8Tp+0Uf6PuTwttoPqaDmV9b",
+	"dmL70amT95dsB5pyMy6H4dvowsR2cTaU0NTOrpa4bx+Z5NARsAV14y9sp8iW6mgzF+H//oOOf3tr/t90",
+	"/PViMn77fhp88fjDv4fnvg+atvWvC5zTxAUxt/Tdws5isdxppkLCRCQhacxKQDfJKt4HdudruJkvc+26",
+	"/PVQRO3gjxS5ZLsWXRTb4rWroSnVhnwGs0Hb7twflke5+t8pZ8vvstjCuRxhfk6gHg++gB559kZ/tLg/",
+	"PkyQ42MHcTgMz+MxW9Ksldm9YmlCoxoOkX2JDF2jJcWioout83fyWI1q/nn7Xjf7cxmkT6flsDDM6XQ6",
+	"9Ue3uaMT4tDKS5A3qsiaXzFxDs7TBme0BQ8v4q2gqJft9O36uCrzsEr95Qb80W7yx2NB+IHfiQXZr0Nz",
+	"21YeZLf0gQf9AXlQA2/owXsQ+/rkveu2fMA76XBzaRHzWO5IxmLsioJmviVnH+jABukTY5XEhXnNaJZw",
+	"ltlsUIBeQHeUGY4VVZn4cyLXZJjiQZtH8ojF6OaM1SioVl8WoLuVdHyrWVUfCoO5ANdfyGLuMr/DCfnG",
+	"4VdSCzxb9Effw+NthdptTXnfv5leK/AGXaw8nPvxDJYhN7f4h8yAzx7StjWJuwPQtqh8tn1JLEUr1/CX",
+	"azIsL4jRgjDn2F3h2VwYIg1tqYpjDaNjupa0AtI2gaDYCZ97DMrz/de6lpCbNS351K71J4T/WnRkb9Y/",
+	"vO14wIB94H/327Ckg/+lcDO6zS6n1UA6UQEMlbFIZjGiSZW6DvQrqxhdjvKNkuHDQri/ozEWzsBzJjNF",
+	"zIPmuzybQzme09QMu7JYEYHLKKoibeGrVEBKkGXNRY3hEUgSz0t96NPSYO7eePOW+jtZbwcYJ5LNAwbE",
+	"Q57KMazvOTCCXtV7jYbgScbQrlMn790/e+Wu+KaoexFjrNpXKiteeffcJINBDI8s0tOgfXIxUOms2lCX",
+	"ux+zuRjKzOiYiRRrBr8Flc8tGZagA0Mc1a24oGTWrqSaekmMZ9MnREtZ8O1itrX2K+6Gkoviu9g0/xaQ",
+	"Prirr+wXB32NuL0DsF3Rq5ryAy/5l9GE3tBLBikO3mVq1oY+Eatm/8tu2gFJWRYxocc2buasODMVotja",
+	"6GJk+PObb8dfjWZFfax5lIQzM9FZaBPizH+Yq3FKtCSPzzxlKjMmbGZ4Ex3/Rqbjr8mC/ImMQzIMZ3qT",
+	"b5dqkaezMCDh7E+ns3AUIHo0Iz8LDl9iW/lPTobm61ysE0ZSHmm5zmhqsbCpIBKWRxNyRTMOd54oljBg",
+	"b6dfYLf1Sy7mQkM9FCV//+W/iDLEBJnfK6LyaGP+vkooRj2vJcnYGgflIjZXT4KyOBcqX8b8iitgx/B8",
+	"Rii5ZLuIpqMiSkm+eEIgKmms9B3yQkiWBot5OhehNcG4FIsV5QmLwwIWwp1QOCGvsUs89Dp1jeapIsrw",
+	"87mo7GGRBIhbRjNm12Hlj1eHUyW2zOeKbaTmQWx+8eQQwubblkYQF3HcIths/KRBrHlygsYx5GUOwaSI",
+	"Md3Qe+2RIlJvnDNUjbqkn3NnGPHnMEKMCKzLtMpUqt3DfIFbDaG4ZThEOgeJ6wonmqyKwHO3NIs7dNBS",
+	"ixehNBcRotHiopZsJ0Xs4ZUUJ79IWbawY4dWaPbpY3ERx3ciMR+k5b9siiSNoDSlnwKdMpkm7IZ97zE4",
+	"U3oFWnDRylRohLbYUBEnwJYL/hpRxcZcKCYU1/yKJTsUIciKjRxJpLlB5rlzQqE8RbiBjkWZfAnT/rSr",
+	"TnCOn3Jjezz8B87yYNMf09veks3BjLqyV0tnIikWsslsN7NFiRUuVak2HCKrs0mnqnB0qlFAYpCcV9RG",
+	"g8rSNQwG0+zS4ZeF3qMLqsPAMDfHiFphfibkF3g5zdiKvwsDxK/RoMiDOj8XxRBGz0gTukMNXyHir80N",
+	"J8MOjjkK5gKbvjiYfppraV4wWk8Dk8YI1LC2cXNR27lzIiQk6AJYDQEAHOjqPyHPt5Tb1BljoieA6dWG",
+	"JfCyPNI+eAJ73Xp67BDk72PnSShb3ME2taMPmNNoQ7U/vQGq/Z2jEHjzeXx2M5B9bx+PAK1xt3JSvn4c",
+	"JsFc2JE/eeyabxwPKQi0Lx5BwX3+wPlInynOukf1NXZ2hOg5ee8DlHxolUQ/VbBgqKoSh5dzICRhhmXW",
+	"RU4GkGytLBqwO/cYdX1h52aQFkZ9IYgDyOSVRiotuQIvvdT3g361YkZdNYI1qJdPFBd4jxW0acD1Eo6H",
+	"CPvnG2Hfu1HF1b05rzgp73e7cf1N8YyqMq2qM66kNY9phFaaz4UyWpDOqFB+NqPFLi88T6dGG5XCYn1Y",
+	"BA+q2TXdzUUkhcB06TKdMUqkslovFyS0z0IRN96tBQD0soTuwrkYwuME/MdPptOvAsKyTGb4h3IFC38F",
+	"o6ayrvKBwrVX/DhzJdmIHOJXCj5ScwGV2BT7M2JBdll57bPbverruShOwqVOlk+Xh1J3Uw7PptPAKMeI",
+	"HALpoUKPmhMr3YAdnPUu0Nn/OLy4PwtGpHbvzB6cEv9CaaLu1H0X5S34dtaDb7/y+HYbs6hmCVQ0uoIB",
+	"Vjg1JHKCJc04RFQcWIQw6iF7l3IIRHm0R+iactGgNe7zUIAgamSiryqcTzj+ucf1QEOtsr12dvfqgd19",
+	"bHaH5/SgfX7WcZq7ZFzIRtqZ1gulwNFTrbF3aNAedbnQfrIjS3MoGEwS7HousBHGoXiPxzyGltcAN4Ss",
+	"T8MvsK40yphGSAr027nNA8aEiNkWigPRMgyvfP39xfjs6RdzsaFq47yqtt+Mue0h5k7h2riqLcB117Eu",
+	"V9v7h6tiCPxLSIbOmRXaFiDhCKJOMCy2d8S/uy3BlhtPpo+LodyLsMOobtvoLIKp66LRDCDEFX1mQKvF",
+	"DyHPd/i3pUsOfl1onYRkOJ0RqErqwFh7Yx7/w7Dfj9ZczeySF2/7mPG1yhfxG52N1cyDAVEbeW2vigRs",
+	"lJtgaBfQ2QDALySBzpv2huniXk46D4qJfGtYlBts8Db4V2hV+RAXvHsxCFKpYK0YvuovDRWjWbQpsoBb",
+	"HbTf5kky1uydJvgGGb6USq8z9vq/fwiI/0MkxYqvc2SiJFR8myYsHM2FdPXd8LR1FBXVDZB6R5OEYbEW",
+	"NkK0XZGoulTBXCyh6TagmwN86AxKUKm4tJCuti237SxelDLGI0K30kga6L0Bb6gJCX/FKlFyzZZjO3el",
+	"dwkjEFyZkWuo7wB8jySZC3eZAxLOB7/m0hgr8Mh8ACJqa/Z9k1HFAhLKLCRLpq8ZE26cKGKpVnNnm2BW",
+	"VMIo9McKxyFh7yBiClOSWWwrUcvkfxslNLJqLlbmTtnG5huui+bm3p7a5uVUXNqE5qLXeZTrueBCS5Im",
+	"lAt3rpA7qUpUQNhqt0oXwx0KCf/MUwhzMRXRlI0m5FueaGcTEUGzTF5bbmh2duaQeIMyL8x2uzS2Gda+",
+	"+DRQgvVBcmVDjV5AVtxLb5uLISIIUCzuA96M5lbC6KUadVYPOifYXNRjBOe2/2DRUt9V7qgZjDA6t7rJ",
+	"Bp1+hhKNThPx2DY4rn8PK4ZstvhrxsjFN6/IdHrWGEl4Ddvnqi/7xBKAesuUTsysw1NYwG/gdYw2NFOh",
+	"l+wawLnPBdVmvyzMrzl5o/slUl4CaxliHnmyc9RqqaMjNvlrpyA8GIH9CfvU2BvgcPGBltqiwPDjrfHw",
+	"mz9c75pbD0D7bXPv/OOWklq+jb9+pE/jDW1tdgO/3vGnLZA4WbIVohyYHYCOT0B7il+xUduE8J3m2cRU",
+	"s7EZ6OZTQnviqBm5fkC3nVC/BImAQKZ2ycshxAFTmgsjDVbIrtuvbUMqRb9siQ2/afsGn1P9Qbv8IDt/",
+	"xVSeGKWxO0HC7ORDXsSnArWCGuIhnbUzVRgE06FOeYjlX22HlyG8HtWulKvIsh962PcYy0QtSwoHTeU3",
+	"JbCFKhWVZxQYLQXRWR27sHUGjxQJE3bFEgs4HdGULnnCNWcqxB44balqr3GpH/MqmS/8jbPrtlwjwymv",
+	"uOLLxPZoUJOHm/ExM4Zwkz3SVYypxjqzA4nyZUeNErsMFD7XW6QES/T+3NQ6sL0Fh7EHAGjEyA8oAftq",
+	"Wqn9sjI+49stdBj3Jlv2wjidTqftfkMg0U87Sx6m+DslyeP2dLjtrJb/gFT2B8peV/ZOHJKSJ++dGfeh",
+	"M3/d8oo624FWKgUeOAgxrEf0RBhKsLkYOpAjFFoh+Ikh7S8oBS2UmOt9+KK5aMUvIi3wRUjWvv/Biu3z",
+	"gvdVxX8v5KK56IIuamFFLfvZEofwDOs/BGhRoUK0wia6zXgALXoIat9vSuUN+OSJZVbtEewLfEDV+pbV",
+	"tCzH88JzglBEgiSMXjlQtgSqeNeoTGl6CewH5LUzM2qczo5XOFvhr3MxNJzZhbQJTs2l0Diui3Psgbto",
+	"V/ZZsbkmPe9jcrpWaP3Kbj8kxHyuvMPegZspWSfu8nZqW+6hau/DNmeFq2pzBBbMxZ6rgRz2NHjYz3ua",
+	"E2lVnJrbPXX6KxyS9SfBQD4mO7AL7es9aTz1Bz7x2Tts/HPdv0A39d4UGPGiTc1wQbSaOwdDAN4v1UtO",
+	"PIUhIF2enbm4wMpWBDlY7ggViLHi5lZjX/uO1QDj0nVVJDgaKsFetc9ZJ/lYvie7Nb+T98kdTIf/qQj2",
+	"PmRiPfi4jvBxeRywly62E9GJEjRVG6lb1a/XOssjnWcsIJHMhXZJwbaFnioSkYF7o4Ilc8CDLSGasrmI",
+	"M7rSmIM1VCmLyPRxQNzXRzOAu+Uid4Dextp7DshUIRniF+bClrKNENrRsOVww2i8UOzXcOL9G5U5r0cf",
+	"qIRGf5sLG9bH5BnkzinNNGTu2CZ82KUUMo38QTHjmWvD53uDiRdLfKTqfrmi+SC0aHLPtXQgbHGvudPr",
+	"webxq1bm2vdQHGNnQ+i2XYgB9AWVgqCyvs7w/Ee1J9162xxnbhNvlGJrm30HpMi1nXQnIhTetFrCPqQ8",
+	"rtDVy1WFBHAXAuxdWyWa7o957rj2dQPdYfpXjSB5QX61vWlewpt9N/LB2T2kC3wCOra0DfGUtjIBL7fF",
+	"WjF805MJhvFUZQImc6mT90VWV3sY5Bewtd0XBPAyzAPGlx8pgnRmq+W4Tso8TETxsQq2M8p5hoxzhDmk",
+	"mFFbTStlabJDQQRMnms1FzYBtwQ2VOxX9BICgk8/Zj0XHaGTptxN/Nt5sdy77/vwZmNTOw7y9lqGXlWH",
+	"9xP0/hDxE9yXrgBKuR8PEZQH78b9RlD05mBCVgOXPVwK8cZPAbOOBMt5ENuXhKj7LuUVIyHkkYQAp2XY",
+	"ISKczUUTxFljwj9CghXqvL24czEse+0QaLUz6sEl29yfxySY3w+P60rDtdsM0gU22ZZ0sXMyJUMvQXRU",
+	"Ys+D4L1Bci4X+osnAwAO49t8O5hNg/2U0eZM2GK+R6CGIQ6uffGPmgVrqa0PSJjbigdv8+fKj19iKy4s",
+	"ntE13klbuXSbnxnQuL0eX3KP/5b//UgRwd5py4+HpwE5C8jjYC4mk0nBUNc0BUTEHKmZBXjBchGzzHBb",
+	"p4ma6XCxHrX09yl92eF/Is5iWPYFkqsaGKNRTAEFO6408EHvSGRkxH7bwppPHJc4Fx1w3b2bT5wDgJHG",
+	"bovQRENvqPBQuR20v+1ZXY7SmP34UqpjGgh9Gkrz/Xi+va35nfzeBxoOCXb9gHn+4Pc+isMbZacfWHqT",
+	"wm3+MQY3SXvPf6b3WjDE1rVS1cD3WgvFAEnBuptehwlVepH5HuYooVunldUkiu/kMEqo3xsoxq9VOysc",
+	"ZNUNPPRnmK8xZrCx86fBRz8SV6wt9ndqxVZudgtv9Kjuc2qkfW+K6b8Qz3sFWhrZyGuyolmtMxlyon3V",
+	"trkVdwk71OpusABniJtTQgP5HFFei0KlDX3AmHAUGE0TkdAAudICoVVg2sE/wQFKogmDfS4037KZw9uB",
+	"5ApsL0F1rgJXGBvg4LuAlCCX8Jzhr3ORKxYQr88/AhgN93CKoMDcMMgNVRsP4xK2oQ0paWZmbDcC9yuA",
+	"NksAY0nFDn6dzAXy+lwh+rxh9YZZayZs1LFECSofXCW52iyMcZxd0SQM5kJJwjW4lxO6JssdepO3ebRp",
+	"c7G8wWM+wMd/AaB2nP852TvgDROELpWNHjVDslewgm7ZdutwpfF56WLBMAHikPSYaYfTpe8Uwc1iL8dN",
+	"oNnx1T8qLDtQXC8kdtiGB0n2WSf00QqWmHbcphv+Bx87eY+AaKiNG0nRhdxpflceSJyPily4RZBVW7ET",
+	"kqHz05g/P1IemOaoyBNsBGEG/41VOT23wyl6YSogzMTHYE6ZcA1HGsCY56IbjZl0gTE7QbRwq/Mc7w0C",
+	"CtUCrhVLVmRogWGK9Bfq+uxxVBtGFsvIWQ64X41Sbi5axdy5/Rd073PU4KdBQxCUirlwmPbm4VgyNSFw",
+	"wAji7LQGfL0JvNmCxpTc35P7RmPwwJ07wU7Ndz4iyp7bRh6TYehoHeRZVALJjdosJ/v8J5vNDbN/IVay",
+	"NQqL8HdCXrsjfeD1n2940xygw3trZ/AbRhO9+a3VrLgo+htPDS9IpLnxDkRfRkwp1MkV+f7Nm5cT8sLL",
+	"ldAyjyxOREw1XUJLuVwxEoIzZ/cbeFmoujRqIGT2VfpIRVTg2I6xq5a8i+9hDR8TRMJ+oRUwGDeCK5Kn",
+	"k9sQ2ZHEYk6cRXlmjnP2j7fV8zfGM5obuj5HjxyKzVSWILZMZzzqtjPtYI8UsU+ToTn94pyMobNleiPj",
+	"gGQy19B210zaZhFZa9DJ69iiAKqAfCdJloMRCXqCm3UkE2x5q0ZFN4aXmTTfYDk2ojImpVQcO4kDl22h",
+	"lh/tAg+Sixn1BJDvAIrzHd1CA8fBv5Hvn//wkiyl3uwWG63ThVv3QktNE1LdCyDhOOjcE2sgT+bi38ib",
+	"//vyecfgNql3LlofeY+f+Y/54Lvnb+aDAL72H/Pirs8HAX7uP+Zm1fPBB3IKW9WRLhg0Jjfg2VvF7PB5",
+	"fBo347mZVzn7lcy8qXfdDORZvTglmLVgFFq+VyhVtsuHtm5CLgx5G3qXOSRryFRNih8W9odw5PUS2fK1",
+	"Bc001qdhaSw+x8zoa64YeTp9PBdFhDPN5DJhW9seJC/lRWihJWOmKU9ce2bQ0KBj81wAOBexcIncbq0a",
+	"TQgkLS5pYrh0Bv2aY6ORr1Y8sv32oDNzvDP6O1xg1sa6X7mlDj6ywxY/0kLJe6cEzQjdPlvHgMvGvT8i",
+	"7qkL7CkB3SKhp6xtvQnVL7wfIMr5Ra435oNGg0UnXWv5ErrwQDJZ1QHycmIZ5diVPWMJ1Q4kL8+SwWxw",
+	"ApFWO6H6qCidA+9Cwfl5FxxXIO3JyizaMKXxL9B0ES0XwVjMIDBiVXpv4fsGQ9llsd7xMiC22yWmyBYN",
+	"gmLrF1XeJwp1rNkiKQ4IDUP/Rddlbf/FCzuLams27CQMMwxdalSayRVPmDcsrqBh0O8yKjQMlMnEnJms",
+	"jF8tfwgcyBNgqbhyf8/7yLItV6plZxFfJfDgyLBPVJES4kBh3UG73B8fX1M3DPyM6mgzztOim3yRh49J",
+	"0YqonYg2mRSGka4yufXGhOTr5lPyfa+Gl5x7ISAz+4yuzHkopj1EBPN5HrMlzaobg67/D28//P8BAAD/",
+	"/w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

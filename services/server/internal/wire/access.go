@@ -53,6 +53,8 @@ type accessConfig struct {
 	ingestErr error
 	// ingestGHPageSize is ingest.gh_page_size.
 	ingestGHPageSize int
+	// threadList is chat.threads_page_size and chat.thread_excerpt_chars.
+	threadList chatapp.ThreadListConfig
 }
 
 // readAccessConfig reads the keys; bad values are collected in cfg.Err.
@@ -70,13 +72,14 @@ func readAccessConfig(cfg *config.Config) accessConfig {
 		ingest:              ingest,
 		ingestErr:           ingestErr,
 		ingestGHPageSize:    ingestapp.GHPageSizeFrom(cfg),
+		threadList:          chatapp.ThreadListConfigFrom(cfg),
 	}
 }
 
 // validate rejects values the keys' types allow but the modules cannot work
 // with, naming the key.
 func (c accessConfig) validate() error {
-	for _, err := range []error{c.identity.Validate(), c.chat.Validate(), c.personal.Validate(), c.catchUp.Validate(), c.ingestErr, ingestapp.CheckLimits(c.ingest), ingestapp.CheckGHPageSize(c.ingestGHPageSize)} {
+	for _, err := range []error{c.identity.Validate(), c.chat.Validate(), c.personal.Validate(), c.catchUp.Validate(), c.ingestErr, ingestapp.CheckLimits(c.ingest), ingestapp.CheckGHPageSize(c.ingestGHPageSize), c.threadList.Validate()} {
 		if err != nil {
 			return fmt.Errorf("configuration: %w", err)
 		}
@@ -144,6 +147,9 @@ type accessHandlers struct {
 //     adapter (no runs exist yet, so active_runs is empty);
 //   - identity's Principals, Tokens and Directory into authz (the owner
 //     bootstrap, grantee checks) and agents (the agent's principal, names);
+//   - chat's thread list (listChannelThreads) to the chat store, the
+//     Authorizer and sync's read states with its unread rule (syncUnreads),
+//     the snapshot's sources;
 //   - the Authorizer into every handler and into agents' list filter;
 //   - the Authorizer's denial counter into registry.
 func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Logger, registry prometheus.Registerer, c accessConfig) (access, error) {
@@ -246,6 +252,15 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 	if err != nil {
 		return access{}, fmt.Errorf("personal data: %w", err)
 	}
+	threadList, err := chatapp.NewThreadList(chatapp.ThreadListDeps{
+		Store:      chatStore,
+		Authorizer: authorizer,
+		Unreads:    syncUnreads{store: personalStore},
+		Config:     c.threadList,
+	})
+	if err != nil {
+		return access{}, err
+	}
 	reader := syncpg.NewReader(runner)
 	catchUp, err := syncapp.NewCatchUp(syncapp.CatchUpDeps{
 		Log:        reader,
@@ -293,11 +308,16 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 	a.ingestLimits = c.ingest
 	a.ingestGHPageSize = c.ingestGHPageSize
 	var errs []error
+	listing, err := identityapp.NewListing(idStore, c.identity.PrincipalsPageSize)
+	if err != nil {
+		return access{}, err
+	}
 	a.handlers.identity, err = identityhttp.New(identityhttp.Deps{
 		Authorizer: authorizer,
 		Principals: ids,
 		Tokens:     ids.Tokens(),
 		Devices:    ids.Devices(),
+		Listing:    listing,
 
 		TokensPageSize: c.identity.TokensPageSize,
 	})
@@ -332,6 +352,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		Messages:         chatService.Messages(),
 		Reactions:        chatService.Reactions(),
 		Search:           chatService.Search(),
+		ThreadList:       threadList,
 		MessagesPageSize: c.chat.MessagesPageSize,
 	})
 	errs = append(errs, err)

@@ -5,7 +5,7 @@
 -- them from the generated log.
 INSERT INTO chat.threads (
     id, channel_id, space_id, title, created_by, created_at, version, last_message_seq,
-    unread_floor_seq
+    unread_floor_seq, last_message_at
 )
-SELECT t.id, t.channel_id, t.space_id, 'Thread ' || t.ord, $4, now(), 1, 0, 0
+SELECT t.id, t.channel_id, t.space_id, 'Thread ' || t.ord, $4, now(), 1, 0, 0, now()
 FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) WITH ORDINALITY AS t(id, channel_id, space_id, ord)

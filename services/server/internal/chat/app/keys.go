@@ -20,6 +20,15 @@ var (
 	// a large space is readable by every member of the space, so the list is paged.
 	KeyMembersPageSize = config.Define("chat.members_page_size", config.KindInt, "100",
 		"default and largest page of listChannelMembers; at least 1")
+	// KeyThreadsPageSize is the default and the cap of listChannelThreads' limit: one page is
+	// one query over the channel's index in activity order plus one read of the actor's read
+	// states, so the page, not the channel, sets the cost.
+	KeyThreadsPageSize = config.Define("chat.threads_page_size", config.KindInt, "50",
+		"default and largest page of listChannelThreads; at least 1")
+	// KeyThreadExcerptChars bounds the first message's excerpt of a listChannelThreads item:
+	// enough for a line of preview, while a page of long first messages stays small.
+	KeyThreadExcerptChars = config.Define("chat.thread_excerpt_chars", config.KindInt, "200",
+		"most characters of a thread's first message in a listChannelThreads item; at least 1")
 	// KeyMaxDMParticipants bounds a direct message's participants, the actor included; a
 	// larger group belongs in a channel.
 	KeyMaxDMParticipants = config.Define("chat.max_dm_participants", config.KindInt, "8",
@@ -102,6 +111,31 @@ func (c Config) Validate() error {
 		return fmt.Errorf("chat: %s is %d, want at least 2", KeySearchExcerptWords.Name, c.SearchExcerptWords)
 	case c.MembersPageSize < 1:
 		return fmt.Errorf("chat: %s is %d, want at least 1", KeyMembersPageSize.Name, c.MembersPageSize)
+	}
+	return nil
+}
+
+// ThreadListConfig is what the thread list (listChannelThreads) reads from the configuration.
+type ThreadListConfig struct {
+	// PageSize is chat.threads_page_size.
+	PageSize int
+	// ExcerptChars is chat.thread_excerpt_chars.
+	ExcerptChars int
+}
+
+// ThreadListConfigFrom reads the thread list's keys from cfg; parse errors are collected in
+// cfg like those of every other key.
+func ThreadListConfigFrom(cfg *config.Config) ThreadListConfig {
+	return ThreadListConfig{PageSize: cfg.Int(KeyThreadsPageSize), ExcerptChars: cfg.Int(KeyThreadExcerptChars)}
+}
+
+// Validate refuses a page size or an excerpt below 1.
+func (c ThreadListConfig) Validate() error {
+	switch {
+	case c.PageSize < 1:
+		return fmt.Errorf("chat: %s is %d, want at least 1", KeyThreadsPageSize.Name, c.PageSize)
+	case c.ExcerptChars < 1:
+		return fmt.Errorf("chat: %s is %d, want at least 1", KeyThreadExcerptChars.Name, c.ExcerptChars)
 	}
 	return nil
 }

@@ -126,7 +126,7 @@ func TestConfigFrom(t *testing.T) {
 	t.Parallel()
 	r := config.NewRegister()
 	// The register of this test mirrors the package's keys, so Load can read them.
-	for _, k := range []config.Key{app.KeyTokenTTL, app.KeyLastUsedFlushInterval, app.KeyTokensPageSize, app.KeyLastUsedFinalFlushTimeout} {
+	for _, k := range []config.Key{app.KeyTokenTTL, app.KeyLastUsedFlushInterval, app.KeyTokensPageSize, app.KeyLastUsedFinalFlushTimeout, app.KeyPrincipalsPageSize} {
 		r.Define(k.Name, k.Kind, k.Default, k.Meaning)
 	}
 	cfg, err := r.Load("", []string{"BOTHY_IDENTITY_TOKEN_TTL=0s"})
@@ -137,7 +137,7 @@ func TestConfigFrom(t *testing.T) {
 	if err := cfg.Err(); err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	if got != (app.Config{TokenTTL: 0, LastUsedFlushInterval: time.Minute, TokensPageSize: 100, LastUsedFinalFlushTimeout: 5 * time.Second}) {
+	if got != (app.Config{TokenTTL: 0, LastUsedFlushInterval: time.Minute, TokensPageSize: 100, LastUsedFinalFlushTimeout: 5 * time.Second, PrincipalsPageSize: 100}) {
 		t.Errorf("ConfigFrom = %+v, want no expiry and the default 1m flush", got)
 	}
 	if app.KeyTokenTTL.Default != "2160h" {

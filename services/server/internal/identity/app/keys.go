@@ -23,6 +23,10 @@ var (
 	// device and every rotation, revoked ones included.
 	KeyTokensPageSize = config.Define("identity.tokens_page_size", config.KindInt, "100",
 		"most tokens in one page of listTokens, and its default page size (at least 1)")
+	// KeyPrincipalsPageSize bounds a page of listPrincipals, the directory a mention
+	// autocomplete asks at every keystroke: a page is what a picker shows, not the instance.
+	KeyPrincipalsPageSize = config.Define("identity.principals_page_size", config.KindInt, "100",
+		"most principals in one page of listPrincipals, and its default page size (at least 1)")
 	// KeyLastUsedFinalFlushTimeout bounds the last flush of tokens' last-use times when the
 	// process stops: it is shutting down and must not hang on a database that does not answer.
 	KeyLastUsedFinalFlushTimeout = config.Define("identity.last_used_final_flush_timeout", config.KindDuration, "5s",
@@ -39,6 +43,8 @@ type Config struct {
 	TokensPageSize int
 	// LastUsedFinalFlushTimeout is identity.last_used_final_flush_timeout.
 	LastUsedFinalFlushTimeout time.Duration
+	// PrincipalsPageSize is identity.principals_page_size.
+	PrincipalsPageSize int
 }
 
 // ConfigFrom reads the identity keys from cfg; parse errors are collected in cfg
@@ -50,13 +56,15 @@ func ConfigFrom(cfg *config.Config) Config {
 		TokensPageSize:        cfg.Int(KeyTokensPageSize),
 
 		LastUsedFinalFlushTimeout: cfg.Duration(KeyLastUsedFinalFlushTimeout),
+		PrincipalsPageSize:        cfg.Int(KeyPrincipalsPageSize),
 	}
 }
 
 // Validate refuses a negative token lifetime, a flush interval that is not positive (a
 // ticker cannot run at 0), a final flush timeout that is not positive (the flush could not
-// run) and a page size below 1 (0 is taken as the default: configs
-// written before the key existed).
+// run) and negative page sizes (a tokens page size of 0 is taken as the default: configs
+// written before the key existed; NewListing refuses a principals page size below 1, so a
+// configured 0 stops the process at start naming identity.principals_page_size).
 func (c Config) Validate() error {
 	switch {
 	case c.TokenTTL < 0:
@@ -67,6 +75,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("identity: %s is %v, want more than 0", KeyLastUsedFinalFlushTimeout.Name, c.LastUsedFinalFlushTimeout)
 	case c.TokensPageSize < 0:
 		return fmt.Errorf("identity: %s is %d, want at least 1", KeyTokensPageSize.Name, c.TokensPageSize)
+	case c.PrincipalsPageSize < 0:
+		return fmt.Errorf("identity: %s is %d, want at least 1", KeyPrincipalsPageSize.Name, c.PrincipalsPageSize)
 	}
 	return nil
 }

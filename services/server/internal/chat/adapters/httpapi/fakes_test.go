@@ -62,6 +62,7 @@ type fakeChat struct {
 	threadView   chat.ThreadView
 	memberPage   chat.MemberPage
 	memberAfter  uuid.UUID
+	threadPage   chat.ThreadPage
 
 	spaceIn      chat.SpaceInput
 	channelIn    chat.ChannelInput
@@ -75,6 +76,7 @@ type fakeChat struct {
 	reaction     string
 	searchIn     chat.SearchQuery
 	searchPage   chat.SearchPage
+	position     chat.ThreadPosition
 }
 
 func (f *fakeChat) record(call string) error {
@@ -179,6 +181,13 @@ func (p threadsPort) Counters(context.Context, []uuid.UUID) ([]chat.ThreadCounte
 func (p threadsPort) Read(_ context.Context, id uuid.UUID) (chat.ThreadView, error) {
 	p.f.id = id
 	return p.f.threadView, p.f.record("Threads.Read")
+}
+
+type threadListPort struct{ f *fakeChat }
+
+func (p threadListPort) InChannel(_ context.Context, channelID uuid.UUID, after chat.ThreadPosition, limit int) (chat.ThreadPage, error) {
+	p.f.id, p.f.position, p.f.limit = channelID, after, limit
+	return p.f.threadPage, p.f.record("ThreadList.InChannel")
 }
 
 type messagesPort struct{ f *fakeChat }

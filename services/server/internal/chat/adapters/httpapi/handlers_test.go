@@ -45,7 +45,7 @@ const pageSize = 50
 func deps(a *fakeAuthorizer, f *fakeChat) httpapi.Deps {
 	return httpapi.Deps{
 		Authorizer: a, Spaces: spacesPort{f}, Channels: channelsPort{f}, Threads: threadsPort{f},
-		Messages: messagesPort{f}, Reactions: reactionsPort{f}, Search: searchPort{f}, MessagesPageSize: pageSize,
+		Messages: messagesPort{f}, Reactions: reactionsPort{f}, Search: searchPort{f}, ThreadList: threadListPort{f}, MessagesPageSize: pageSize,
 	}
 }
 
@@ -79,6 +79,7 @@ func TestNewRefusesMissingDeps(t *testing.T) {
 		{"messages", func(d *httpapi.Deps) { d.Messages = nil }, "messages port is nil"},
 		{"reactions", func(d *httpapi.Deps) { d.Reactions = nil }, "reactions port is nil"},
 		{"search", func(d *httpapi.Deps) { d.Search = nil }, "search port is nil"},
+		{"thread list", func(d *httpapi.Deps) { d.ThreadList = nil }, "thread list port is nil"},
 		{"page size zero", func(d *httpapi.Deps) { d.MessagesPageSize = 0 }, "messages page size"},
 		{"page size negative", func(d *httpapi.Deps) { d.MessagesPageSize = -1 }, "messages page size"},
 	}

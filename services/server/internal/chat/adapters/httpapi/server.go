@@ -1,8 +1,8 @@
 // Package httpapi is the chat module's HTTP edge: the strict-server handlers of createSpace,
 // listSpaces, archiveSpace, createChannel, listSpaceChannels, archiveChannel,
-// createDirectMessage, createThread, postMessage, listMessages, editMessage, deleteMessage,
-// addReaction, removeReaction and searchMessages (one file each, named after the operation) and
-// the mapping between the API's models and
+// createDirectMessage, createThread, listChannelThreads, postMessage, listMessages, editMessage,
+// deleteMessage, addReaction, removeReaction and searchMessages (one file each, named after the
+// operation) and the mapping between the API's models and
 // the module's (mapping.go).
 //
 // The handlers are thin, and these are their rules:
@@ -57,6 +57,8 @@ type Deps struct {
 	Reactions chat.Reactions
 	// Search finds messages by their text (searchMessages).
 	Search chat.Search
+	// ThreadList lists a channel's threads (listChannelThreads).
+	ThreadList chat.ThreadList
 	// MessagesPageSize is chat.messages_page_size, the default and the cap of listMessages'
 	// limit. The handler needs it to tell a full page (more may follow: next_cursor) from the
 	// last one; wire hands it the same value as the chat use cases.
@@ -74,6 +76,7 @@ type Server struct {
 	reactions chat.Reactions
 	search    chat.Search
 	pageSize  int
+	list      chat.ThreadList
 }
 
 // New returns a Server over deps; it fails when a dependency is missing or the page size is
@@ -102,6 +105,9 @@ func New(deps Deps) (*Server, error) {
 	if deps.Search == nil {
 		errs = append(errs, errors.New("search port is nil"))
 	}
+	if deps.ThreadList == nil {
+		errs = append(errs, errors.New("thread list port is nil"))
+	}
 	if deps.MessagesPageSize < 1 {
 		errs = append(errs, fmt.Errorf("messages page size %d is below 1", deps.MessagesPageSize))
 	}
@@ -111,5 +117,6 @@ func New(deps Deps) (*Server, error) {
 	return &Server{
 		authz: deps.Authorizer, spaces: deps.Spaces, channels: deps.Channels, threads: deps.Threads,
 		messages: deps.Messages, reactions: deps.Reactions, search: deps.Search, pageSize: deps.MessagesPageSize,
+		list: deps.ThreadList,
 	}, nil
 }

@@ -104,7 +104,11 @@ func newCycle(t *testing.T) *cycle {
 		t.Fatalf("app.New: %v", err)
 	}
 	c.svc = svc
-	id, err := httpapi.New(httpapi.Deps{Authorizer: c.authz, Principals: svc, Tokens: svc.Tokens(), Devices: svc.Devices(), TokensPageSize: 100})
+	listing, err := app.NewListing(identitypg.New(runner), 100)
+	if err != nil {
+		t.Fatalf("app.NewListing: %v", err)
+	}
+	id, err := httpapi.New(httpapi.Deps{Authorizer: c.authz, Principals: svc, Tokens: svc.Tokens(), Devices: svc.Devices(), Listing: listing, TokensPageSize: 100})
 	if err != nil {
 		t.Fatalf("httpapi.New: %v", err)
 	}

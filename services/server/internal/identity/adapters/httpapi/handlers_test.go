@@ -32,7 +32,7 @@ func newServer(t *testing.T) (*httpapi.Server, *fakeAuthorizer, *fakePorts) {
 	t.Helper()
 	authz := &fakeAuthorizer{admins: map[uuid.UUID]bool{adminID: true}}
 	ports := &fakePorts{}
-	s, err := httpapi.New(httpapi.Deps{Authorizer: authz, Principals: ports, Tokens: tokenPorts{ports}, Devices: devicePorts{ports}, TokensPageSize: 100})
+	s, err := httpapi.New(httpapi.Deps{Authorizer: authz, Principals: ports, Tokens: tokenPorts{ports}, Devices: devicePorts{ports}, Listing: noListing{}, TokensPageSize: 100})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -46,7 +46,7 @@ func as(id uuid.UUID) context.Context {
 func TestNewRefusesMissingDeps(t *testing.T) {
 	t.Parallel()
 	ports := &fakePorts{}
-	good := httpapi.Deps{Authorizer: &fakeAuthorizer{}, Principals: ports, Tokens: tokenPorts{ports}, Devices: devicePorts{ports}, TokensPageSize: 100}
+	good := httpapi.Deps{Authorizer: &fakeAuthorizer{}, Principals: ports, Tokens: tokenPorts{ports}, Devices: devicePorts{ports}, Listing: noListing{}, TokensPageSize: 100}
 	tests := []struct {
 		name   string
 		change func(*httpapi.Deps)
@@ -56,6 +56,7 @@ func TestNewRefusesMissingDeps(t *testing.T) {
 		{"principals", func(d *httpapi.Deps) { d.Principals = nil }, "principals port is nil"},
 		{"tokens", func(d *httpapi.Deps) { d.Tokens = nil }, "tokens port is nil"},
 		{"devices", func(d *httpapi.Deps) { d.Devices = nil }, "devices port is nil"},
+		{"listing", func(d *httpapi.Deps) { d.Listing = nil }, "listing port is nil"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -390,4 +391,12 @@ func TestApproveDevice(t *testing.T) {
 	if got, ok := resp.(apigen.ApproveDevice200JSONResponse); !ok || got != want {
 		t.Errorf("ApproveDevice = %#v, want %#v", resp, want)
 	}
+}
+
+// noListing is a directory without principals: the directory's operations are tested over
+// real HTTP and PostgreSQL in wire (directory_test.go).
+type noListing struct{}
+
+func (noListing) List(context.Context, identity.PrincipalQuery) (identity.PrincipalPage, error) {
+	return identity.PrincipalPage{Items: []identity.Principal{}}, nil
 }

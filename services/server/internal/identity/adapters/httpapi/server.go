@@ -27,6 +27,8 @@ type Deps struct {
 	Tokens identity.Tokens
 	// Devices approves devices.
 	Devices identity.Devices
+	// Listing pages the directory (listPrincipals).
+	Listing identity.PrincipalListing
 	// TokensPageSize is identity.tokens_page_size: the default and largest page of
 	// listTokens (at least 1).
 	TokensPageSize int
@@ -41,6 +43,7 @@ type Server struct {
 	principals identity.Principals
 	tokens     identity.Tokens
 	devices    identity.Devices
+	listing    identity.PrincipalListing
 	pageSize   int
 }
 
@@ -60,11 +63,14 @@ func New(deps Deps) (*Server, error) {
 	if deps.Devices == nil {
 		errs = append(errs, errors.New("devices port is nil"))
 	}
+	if deps.Listing == nil {
+		errs = append(errs, errors.New("listing port is nil"))
+	}
 	if deps.TokensPageSize < 1 {
 		errs = append(errs, fmt.Errorf("tokens page size is %d, want at least 1", deps.TokensPageSize))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("identity http: %w", err)
 	}
-	return &Server{authz: deps.Authorizer, principals: deps.Principals, tokens: deps.Tokens, devices: deps.Devices, pageSize: deps.TokensPageSize}, nil
+	return &Server{authz: deps.Authorizer, principals: deps.Principals, tokens: deps.Tokens, devices: deps.Devices, listing: deps.Listing, pageSize: deps.TokensPageSize}, nil
 }

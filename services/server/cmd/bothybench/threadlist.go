@@ -1,0 +1,356 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	_ "embed" // the thread list case's SQL
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	chatapp "bothy.example.com/server/internal/chat/app"
+	"bothy.example.com/server/internal/kernel/config"
+	"bothy.example.com/server/internal/wire"
+)
+
+var (
+	//go:embed queries/threads_owner.sql
+	threadsOwner string
+	//go:embed queries/seed_threads_channel.sql
+	seedThreadsChannel string
+	//go:embed queries/seed_threads_reads.sql
+	seedThreadsReads string
+	//go:embed queries/seed_threads_mentions.sql
+	seedThreadsMentions string
+	//go:embed queries/seed_threads_vacuum.sql
+	seedThreadsVacuum string
+	//go:embed queries/bare_channel_get.sql
+	bareChannelGet string
+	//go:embed queries/bare_threads_of_channel_page.sql
+	bareThreadsOfChannelPage string
+	//go:embed queries/bare_read_states_of_threads.sql
+	bareReadStatesOfThreads string
+	//go:embed queries/bare_mentions_unread_count_of_threads.sql
+	bareMentionsUnreadCountOfThreads string
+)
+
+// threadListThreads is the thread list case's channel size (the -threads flag's default).
+const threadListThreads = 10_000
+
+// threadListRounds is how many rounds of baseline and figure the case runs in.
+const threadListRounds = 4
+
+// threadListBareQueries is how many statements one run of the baseline issues.
+const threadListBareQueries = 5
+
+// threadListResult is the thread list case: the first page of listChannelThreads over HTTP
+// for a channel of Threads threads, beside the same answer's statements issued bare.
+type threadListResult struct {
+	Threads         int     `json:"threads"`
+	PageSize        int     `json:"page_size"`
+	Items           int     `json:"items"`
+	UnreadItems     int     `json:"unread_items"`
+	MentionedItems  int     `json:"mentioned_items"`
+	Bytes           int     `json:"bytes"`
+	SeedSeconds     float64 `json:"seed_seconds"`
+	Requests        int     `json:"requests"`
+	BaselineRuns    int     `json:"baseline_runs"`
+	BaselineQueries int     `json:"baseline_queries"`
+	P50Ms           float64 `json:"p50_ms"`
+	P99Ms           float64 `json:"p99_ms"`
+	BaselineP50Ms   float64 `json:"baseline_p50_ms"`
+	BaselineP99Ms   float64 `json:"baseline_p99_ms"`
+	P50Ratio        float64 `json:"p50_ratio"`
+	P99Ratio        float64 `json:"p99_ratio"`
+}
+
+// threadListWorld is the case's channel and its reader.
+type threadListWorld struct {
+	base     string
+	channel  uuid.UUID
+	reader   uuid.UUID
+	token    string
+	pageSize int
+	excerpt  int
+}
+
+// threadListCase seeds a channel of o.threads threads (set-based SQL: threads with their first
+// messages, the reader Sam's read states and mentions of him) and measures the first page of
+// listChannelThreads as Sam over HTTP (keep-alive, Accept-Encoding: identity, the body read to
+// its end, not decoded) beside the same answer's statements issued bare one after another, in
+// threadListRounds rounds of baseline then figure, after a warm-up of both.
+func threadListCase(ctx context.Context, app *wire.App, bare *pgxpool.Pool, o options, progress func(string, ...any)) (res threadListResult, err error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return res, fmt.Errorf("thread list: listen: %w", err)
+	}
+	serveCtx, stopServe := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- app.ServeListener(serveCtx, ln) }()
+	defer func() {
+		stopServe()
+		if serr := <-served; serr != nil && err == nil {
+			err = fmt.Errorf("thread list: serve: %w", serr)
+		}
+	}()
+
+	progress("thread list: a channel of %d threads (set-based SQL)", o.threads)
+	began := time.Now()
+	w, err := buildThreadListWorld(ctx, app, bare, "http://"+ln.Addr().String(), o.threads)
+	if err != nil {
+		return res, err
+	}
+	res = threadListResult{Threads: o.threads, PageSize: w.pageSize, BaselineQueries: threadListBareQueries, SeedSeconds: round1(time.Since(began).Seconds())}
+
+	c := newPostClient()
+	defer c.CloseIdleConnections()
+	var buf bytes.Buffer
+	url := w.base + "/api/v1/channels/" + w.channel.String() + "/threads"
+	get := func() error { return getRaw(ctx, c, url, w.token, &buf) }
+	if err := get(); err != nil {
+		return res, fmt.Errorf("thread list: %w", err)
+	}
+	if err := res.measureBody(buf.Bytes()); err != nil {
+		return res, err
+	}
+	q := threadListQueries{channel: w.channel, reader: w.reader, limit: w.pageSize, excerpt: w.excerpt}
+	if err := q.run(ctx, bare); err != nil {
+		return res, err
+	}
+	if o.warmup > 0 {
+		if _, _, err := loopFor(ctx, o.warmup/2, 0, func(int) error { return q.run(ctx, bare) }); err != nil {
+			return res, err
+		}
+		if _, _, err := loopFor(ctx, o.warmup/2, 0, func(int) error { return get() }); err != nil {
+			return res, fmt.Errorf("thread list: %w", err)
+		}
+	}
+	progress("thread list: %d items on the first page (%d unread, %d mentioned), %d bytes; %d rounds", res.Items, res.UnreadItems, res.MentionedItems, res.Bytes, threadListRounds)
+	var figures, baselines []time.Duration
+	slice := o.duration / threadListRounds
+	for range threadListRounds {
+		lat, _, err := loopFor(ctx, slice, 0, func(int) error { return q.run(ctx, bare) })
+		if err != nil {
+			return res, err
+		}
+		baselines = append(baselines, lat...)
+		lat, _, err = loopFor(ctx, slice, 0, func(int) error { return get() })
+		if err != nil {
+			return res, fmt.Errorf("thread list: %w", err)
+		}
+		figures = append(figures, lat...)
+	}
+	res.Requests, res.BaselineRuns = len(figures), len(baselines)
+	res.P50Ms, res.P99Ms = ms(percentile(figures, 50)), ms(percentile(figures, 99))
+	res.BaselineP50Ms, res.BaselineP99Ms = ms(percentile(baselines, 50)), ms(percentile(baselines, 99))
+	res.P50Ratio, res.P99Ratio = round2(res.P50Ms/res.BaselineP50Ms), round2(res.P99Ms/res.BaselineP99Ms)
+	return res, nil
+}
+
+// measureBody checks the first page and records its size and how many of its items carry
+// unread messages and unread mentions.
+func (r *threadListResult) measureBody(body []byte) error {
+	var page struct {
+		Items []struct {
+			UnreadCount  int64 `json:"unread_count"`
+			MentionCount int64 `json:"mention_count"`
+		} `json:"items"`
+		NextCursor string `json:"next_cursor"`
+	}
+	if err := json.Unmarshal(body, &page); err != nil {
+		return fmt.Errorf("thread list: decode: %w", err)
+	}
+	r.Bytes, r.Items = len(body), len(page.Items)
+	for _, it := range page.Items {
+		if it.UnreadCount > 0 {
+			r.UnreadItems++
+		}
+		if it.MentionCount > 0 {
+			r.MentionedItems++
+		}
+	}
+	if r.Items != min(r.PageSize, r.Threads) || (r.Threads > r.PageSize && page.NextCursor == "") {
+		return fmt.Errorf("thread list: the first page has %d items (next cursor %q), want %d", r.Items, page.NextCursor, min(r.PageSize, r.Threads))
+	}
+	return nil
+}
+
+// buildThreadListWorld finds or bootstraps the owner, creates over HTTP as the owner a space,
+// a channel and Sam (a member of the channel), then seeds the channel's threads, Sam's read
+// states and the mentions of him in bulk SQL.
+func buildThreadListWorld(ctx context.Context, app *wire.App, bare *pgxpool.Pool, base string, threads int) (threadListWorld, error) {
+	cfg, err := config.Load("", nil)
+	if err != nil {
+		return threadListWorld{}, fmt.Errorf("thread list: the defaults: %w", err)
+	}
+	list := chatapp.ThreadListConfigFrom(cfg)
+	w := threadListWorld{base: base, pageSize: list.PageSize, excerpt: list.ExcerptChars}
+	owner, created, err := app.BootstrapIfNoOwner(ctx, "Alex", "alex", "alex@example.com")
+	if err != nil {
+		return w, fmt.Errorf("thread list: owner: %w", err)
+	}
+	ownerID, ownerToken := owner.PrincipalID, ""
+	if created {
+		ownerToken = owner.Token.Reveal()
+	} else {
+		if err := bare.QueryRow(ctx, threadsOwner).Scan(&ownerID); err != nil {
+			return w, fmt.Errorf("thread list: find the owner: %w", err)
+		}
+		tok, err := app.IssueToken(ctx, ownerID.String())
+		if err != nil {
+			return w, fmt.Errorf("thread list: owner's token: %w", err)
+		}
+		ownerToken = tok.Token.Reveal()
+	}
+	c := newPostClient()
+	defer c.CloseIdleConnections()
+	create := func(path string, body any) (uuid.UUID, error) {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return uuid.Nil, err
+		}
+		out, err := post(ctx, c, base+path, ownerToken, raw, http.StatusCreated)
+		if err != nil {
+			return uuid.Nil, err
+		}
+		var made struct {
+			ID uuid.UUID `json:"id"`
+		}
+		if err := json.Unmarshal(out, &made); err != nil || made.ID == uuid.Nil {
+			return uuid.Nil, fmt.Errorf("POST %s: no id in %s", path, out)
+		}
+		return made.ID, nil
+	}
+	space, err := create("/api/v1/spaces", map[string]string{"name": "Threads"})
+	if err != nil {
+		return w, fmt.Errorf("thread list: space: %w", err)
+	}
+	if w.channel, err = create("/api/v1/spaces/"+space.String()+"/channels", map[string]string{"name": "busy"}); err != nil {
+		return w, fmt.Errorf("thread list: channel: %w", err)
+	}
+	if w.reader, err = create("/api/v1/people", map[string]string{"display_name": "Sam", "handle": "sam", "email": "sam@example.com"}); err != nil {
+		return w, fmt.Errorf("thread list: Sam: %w", err)
+	}
+	if _, err := create("/api/v1/grants", map[string]string{
+		"principal_id": w.reader.String(), "resource_kind": "channel", "resource_id": w.channel.String(), "role": "member",
+	}); err != nil {
+		return w, fmt.Errorf("thread list: grant: %w", err)
+	}
+	tok, err := app.IssueToken(ctx, w.reader.String())
+	if err != nil {
+		return w, fmt.Errorf("thread list: Sam's token: %w", err)
+	}
+	w.token = tok.Token.Reveal()
+	for _, s := range []struct {
+		name string
+		sql  string
+		args []any
+	}{
+		{"threads", seedThreadsChannel, []any{w.channel, space, ownerID, threads}},
+		{"read states", seedThreadsReads, []any{w.reader, w.channel}},
+		{"mentions", seedThreadsMentions, []any{w.channel, w.reader, ownerID}},
+		{"vacuum", seedThreadsVacuum, nil},
+	} {
+		if _, err := bare.Exec(ctx, s.sql, s.args...); err != nil {
+			return w, fmt.Errorf("thread list: seed %s: %w", s.name, err)
+		}
+	}
+	return w, nil
+}
+
+// threadListQueries is the thread list's baseline: the statements of the same answer, issued
+// bare, one after another on the bare pool, each once, with the parameters the use case
+// passes and each result scanned into plain values: the permission_version read that stands
+// for the cached Scope, the channel row, the first page of threads, the reader's read states
+// of the page's threads and the reader's unread mentions in the channel above those read
+// positions in the page's threads. Nothing is authorized, counted, encoded or sent. The request itself also
+// authenticates the token.
+type threadListQueries struct {
+	channel, reader uuid.UUID
+	limit, excerpt  int
+}
+
+// run issues the statements once.
+func (q threadListQueries) run(ctx context.Context, pool *pgxpool.Pool) error {
+	if err := q.run1(ctx, pool); err != nil {
+		return fmt.Errorf("thread list baseline: %w", err)
+	}
+	return nil
+}
+
+func (q threadListQueries) run1(ctx context.Context, pool *pgxpool.Pool) error {
+	var (
+		n, seq, floor int64
+		id, ch, by    uuid.UUID
+		space         pgtype.UUID
+		name          string
+		when, at      time.Time
+		archived      pgtype.Timestamptz
+		participants  []uuid.UUID
+		redacted      bool
+	)
+	if err := pool.QueryRow(ctx, barePermissionVersion, "permission_version").Scan(&n); err != nil {
+		return fmt.Errorf("permission version: %w", err)
+	}
+	if err := pool.QueryRow(ctx, bareChannelGet, q.channel).Scan(&id, &space, &name, &name, &name, &n, &archived, &when, &participants); err != nil {
+		return fmt.Errorf("channel: %w", err)
+	}
+	ids := make([]uuid.UUID, 0, q.limit)
+	first := pgtype.Timestamptz{InfinityModifier: pgtype.Infinity, Valid: true}
+	maxID := uuid.UUID{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	err := each(ctx, pool, bareThreadsOfChannelPage, []any{q.channel, first, maxID, q.limit, q.excerpt}, func() error {
+		ids = append(ids, id)
+		return nil
+	}, &id, &ch, &space, &name, &by, &when, &n, &seq, &floor, &at, &name, &redacted)
+	if err != nil {
+		return fmt.Errorf("threads: %w", err)
+	}
+	var thread uuid.UUID
+	read := make(map[uuid.UUID]int64, len(ids))
+	err = each(ctx, pool, bareReadStatesOfThreads, []any{q.reader, ids}, func() error {
+		read[thread] = seq
+		return nil
+	}, &id, &thread, &ch, &seq, &n)
+	if err != nil {
+		return fmt.Errorf("read states: %w", err)
+	}
+	seqs := make([]int64, len(ids))
+	for i, t := range ids {
+		seqs[i] = read[t]
+	}
+	if err := each(ctx, pool, bareMentionsUnreadCountOfThreads, []any{q.reader, q.channel, ids, seqs}, &thread, &n); err != nil {
+		return fmt.Errorf("mentions: %w", err)
+	}
+	return nil
+}
+
+// markdown renders the thread list section of docs/benchmarks.md through w.
+func (r threadListResult) markdown(w func(format string, args ...any)) {
+	w("\n## listChannelThreads\n\n")
+	w("A channel of %d threads seeded in bulk SQL (%.1f s): each with its first message and 1 to 20\n", r.Threads, r.SeedSeconds)
+	w("messages, its last activity spread over 30 days; Sam, a member of the channel, has read six\n")
+	w("threads in ten (four to the end, two up to their first message) and is mentioned in the\n")
+	w("newest message of one thread in ten with replies. His first page (the default page size,\n")
+	w("`chat.threads_page_size` = %d) has %d items, %d with unread messages and %d with an unread\n", r.PageSize, r.Items, r.UnreadItems, r.MentionedItems)
+	w("mention; %d bytes of JSON.\n\n", r.Bytes)
+	w("Figure: `GET /api/v1/channels/{id}/threads` (the first page) as Sam over HTTP on a keep-alive\n")
+	w("connection with `Accept-Encoding: identity`, the body read to its end, not decoded (no\n")
+	w("If-None-Match). Baseline: the same answer's statements issued bare, %d one after another\n", r.BaselineQueries)
+	w("on a plain pgx pool, each once: the permission_version read that stands for the cached\n")
+	w("Scope, the channel row, the page of threads (the use case's query), Sam's read states of the\n")
+	w("page's threads and his unread mentions in the channel above them, each result scanned into\n")
+	w("plain values. The request also authenticates its token, computes the counts, encodes the\n")
+	w("page and hashes it for its ETag. The case runs in %d rounds of baseline then figure, after a\n", threadListRounds)
+	w("warm-up. Lower is better; the ratios are figure / baseline.\n\n")
+	w("| threads | page | p50 | p99 | bare p50 | bare p99 | p50 ratio | p99 ratio |\n")
+	w("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	w("| %d | %d | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f | %.2f |\n", r.Threads, r.Items,
+		r.P50Ms, r.P99Ms, r.BaselineP50Ms, r.BaselineP99Ms, r.P50Ratio, r.P99Ratio)
+}
