@@ -384,6 +384,48 @@ func (e ReadinessCheckStatus) Valid() bool {
 	}
 }
 
+// Defines values for ResyncRequiredReason.
+const (
+	ResyncRequiredReasonCursorAhead  ResyncRequiredReason = "cursor_ahead"
+	ResyncRequiredReasonEpochChanged ResyncRequiredReason = "epoch_changed"
+	ResyncRequiredReasonRetention    ResyncRequiredReason = "retention"
+	ResyncRequiredReasonTooFarBehind ResyncRequiredReason = "too_far_behind"
+)
+
+// Valid indicates whether the value is a known member of the ResyncRequiredReason enum.
+func (e ResyncRequiredReason) Valid() bool {
+	switch e {
+	case ResyncRequiredReasonCursorAhead:
+		return true
+	case ResyncRequiredReasonEpochChanged:
+		return true
+	case ResyncRequiredReasonRetention:
+		return true
+	case ResyncRequiredReasonTooFarBehind:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResyncRequiredRecovery.
+const (
+	ResyncRequiredRecoveryRetry    ResyncRequiredRecovery = "retry"
+	ResyncRequiredRecoverySnapshot ResyncRequiredRecovery = "snapshot"
+)
+
+// Valid indicates whether the value is a known member of the ResyncRequiredRecovery enum.
+func (e ResyncRequiredRecovery) Valid() bool {
+	switch e {
+	case ResyncRequiredRecoveryRetry:
+		return true
+	case ResyncRequiredRecoverySnapshot:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SystemActorKind.
 const (
 	SystemActorKindSystem SystemActorKind = "system"
@@ -421,6 +463,24 @@ type Agent struct {
 	Id openapi_types.UUID `json:"id"`
 }
 
+// AgentCreatedEvent A `agent.created` event, whole or redacted. Every principal allowed `agent.read` on the agent it changes receives it.
+type AgentCreatedEvent = json.RawMessage
+
+// AgentCreatedPayload The payload of `agent.created`.
+type AgentCreatedPayload struct {
+	AgentId     openapi_types.UUID  `json:"agent_id"`
+	CreatedBy   *openapi_types.UUID `json:"created_by,omitempty"`
+	Description *string             `json:"description,omitempty"`
+	DisplayName string              `json:"display_name"`
+	Handle      string              `json:"handle"`
+}
+
+// AgentCreatedRedactedPayload The payload of a redacted `agent.created`: its id fields.
+type AgentCreatedRedactedPayload struct {
+	AgentId   openapi_types.UUID  `json:"agent_id"`
+	CreatedBy *openapi_types.UUID `json:"created_by,omitempty"`
+}
+
 // AgentList Agents the actor may read.
 //
 // Example: {"items":[{"created_at":"2026-12-01T09:30:15Z","created_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","description":"Summarises long threads on request.","display_name":"Robin","handle":"robin","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e7a"}]}
@@ -442,6 +502,23 @@ type AgentPresence struct {
 
 // AgentRuntimeState An agent's runtime state; `unknown` until agents report heartbeats.
 type AgentRuntimeState string
+
+// AgentUpdatedEvent A `agent.updated` event, whole or redacted. Every principal allowed `agent.read` on the agent it changes receives it.
+type AgentUpdatedEvent = json.RawMessage
+
+// AgentUpdatedPayload The payload of `agent.updated`.
+type AgentUpdatedPayload struct {
+	AgentId     openapi_types.UUID `json:"agent_id"`
+	ArchivedAt  *time.Time         `json:"archived_at,omitempty"`
+	Description *string            `json:"description,omitempty"`
+	DisplayName *string            `json:"display_name,omitempty"`
+	Handle      *string            `json:"handle,omitempty"`
+}
+
+// AgentUpdatedRedactedPayload The payload of a redacted `agent.updated`: its id fields.
+type AgentUpdatedRedactedPayload struct {
+	AgentId openapi_types.UUID `json:"agent_id"`
+}
 
 // AppScope What an app token may do: `events:subscribe` (catch-up and
 // snapshot), `messages:read` (read spaces, channels and threads),
@@ -475,8 +552,63 @@ type Channel struct {
 	Version int64               `json:"version"`
 }
 
+// ChannelArchivedEvent A `channel.archived` event, whole or redacted. Every principal allowed `channel.read` on the channel it changes receives it.
+type ChannelArchivedEvent = json.RawMessage
+
+// ChannelArchivedPayload The payload of `channel.archived`.
+type ChannelArchivedPayload struct {
+	ArchivedAt time.Time           `json:"archived_at"`
+	ChannelId  openapi_types.UUID  `json:"channel_id"`
+	SpaceId    *openapi_types.UUID `json:"space_id,omitempty"`
+	Version    int64               `json:"version"`
+}
+
+// ChannelArchivedRedactedPayload The payload of a redacted `channel.archived`: its id fields.
+type ChannelArchivedRedactedPayload struct {
+	ChannelId openapi_types.UUID  `json:"channel_id"`
+	SpaceId   *openapi_types.UUID `json:"space_id,omitempty"`
+}
+
+// ChannelCreatedEvent A `channel.created` event, whole or redacted. Every principal allowed `channel.read` on the channel it changes receives it.
+type ChannelCreatedEvent = json.RawMessage
+
+// ChannelCreatedPayload The payload of `channel.created`.
+type ChannelCreatedPayload struct {
+	ChannelId      openapi_types.UUID    `json:"channel_id"`
+	Kind           string                `json:"kind"`
+	Name           *string               `json:"name,omitempty"`
+	ParticipantIds *[]openapi_types.UUID `json:"participant_ids,omitempty"`
+	SpaceId        *openapi_types.UUID   `json:"space_id,omitempty"`
+	Topic          *string               `json:"topic,omitempty"`
+	Version        int64                 `json:"version"`
+}
+
+// ChannelCreatedRedactedPayload The payload of a redacted `channel.created`: its id fields.
+type ChannelCreatedRedactedPayload struct {
+	ChannelId openapi_types.UUID  `json:"channel_id"`
+	SpaceId   *openapi_types.UUID `json:"space_id,omitempty"`
+}
+
 // ChannelKind A named channel of a space, or a direct message of its participants.
 type ChannelKind string
+
+// ChannelUpdatedEvent A `channel.updated` event, whole or redacted. Every principal allowed `channel.read` on the channel it changes receives it.
+type ChannelUpdatedEvent = json.RawMessage
+
+// ChannelUpdatedPayload The payload of `channel.updated`.
+type ChannelUpdatedPayload struct {
+	ChannelId openapi_types.UUID  `json:"channel_id"`
+	Name      *string             `json:"name,omitempty"`
+	SpaceId   *openapi_types.UUID `json:"space_id,omitempty"`
+	Topic     *string             `json:"topic,omitempty"`
+	Version   int64               `json:"version"`
+}
+
+// ChannelUpdatedRedactedPayload The payload of a redacted `channel.updated`: its id fields.
+type ChannelUpdatedRedactedPayload struct {
+	ChannelId openapi_types.UUID  `json:"channel_id"`
+	SpaceId   *openapi_types.UUID `json:"space_id,omitempty"`
+}
 
 // ChannelView A channel as the actor sees it, with its level and capabilities there.
 //
@@ -682,11 +814,44 @@ type Draft struct {
 	Version  int64               `json:"version"`
 }
 
+// DraftDeletedEvent A `draft.deleted` event, whole or redacted. Personal: only its audience receives it.
+type DraftDeletedEvent = json.RawMessage
+
+// DraftDeletedPayload The payload of `draft.deleted`.
+type DraftDeletedPayload struct {
+	ChannelId openapi_types.UUID  `json:"channel_id"`
+	ThreadId  *openapi_types.UUID `json:"thread_id,omitempty"`
+	Version   int64               `json:"version"`
+}
+
+// DraftDeletedRedactedPayload The payload of a redacted `draft.deleted`: its id fields.
+type DraftDeletedRedactedPayload struct {
+	ChannelId openapi_types.UUID  `json:"channel_id"`
+	ThreadId  *openapi_types.UUID `json:"thread_id,omitempty"`
+}
+
 // DraftRef That a draft exists, with its version; never its text.
 type DraftRef struct {
 	ChannelId openapi_types.UUID  `json:"channel_id"`
 	ThreadId  *openapi_types.UUID `json:"thread_id,omitempty"`
 	Version   int64               `json:"version"`
+}
+
+// DraftSavedEvent A `draft.saved` event, whole or redacted. Personal: only its audience receives it.
+type DraftSavedEvent = json.RawMessage
+
+// DraftSavedPayload The payload of `draft.saved`.
+type DraftSavedPayload struct {
+	ChannelId openapi_types.UUID  `json:"channel_id"`
+	ContentMd string              `json:"content_md"`
+	ThreadId  *openapi_types.UUID `json:"thread_id,omitempty"`
+	Version   int64               `json:"version"`
+}
+
+// DraftSavedRedactedPayload The payload of a redacted `draft.saved`: its id fields.
+type DraftSavedRedactedPayload struct {
+	ChannelId openapi_types.UUID  `json:"channel_id"`
+	ThreadId  *openapi_types.UUID `json:"thread_id,omitempty"`
 }
 
 // EditMessageRequest The new content of a message.
@@ -710,10 +875,10 @@ type EvaluatedFlag struct {
 	Key string `json:"key"`
 }
 
-// Event The envelope of one durable event (spec 03), the same on REST and the
-// gateway. Fields that do not apply are omitted.
-//
-// Example: {"actor":{"display_name":"Alex","handle":"alex","id":"01938d2a-7c00-7a01-8000-0000000000a1","kind":"person"},"channel_id":"01938d2a-7c00-7a01-8000-0000000000c1","correlation_id":"01938d2a-7c00-7a01-8000-00000000aaaa","id":"01938d2a-7c00-7a01-8000-0000000000e1","occurred_at":"2026-12-01T09:30:15.123456Z","payload":{"author_id":"01938d2a-7c00-7a01-8000-0000000000a1","channel_id":"01938d2a-7c00-7a01-8000-0000000000c1","content_md":"Lunch at noon?","created_at":"2026-12-01T09:30:15.123456Z","message_id":"01938d2a-7c00-7a01-8000-0000000000f1","seq":7,"thread_id":"01938d2a-7c00-7a01-8000-0000000000d1"},"resource":{"id":"01938d2a-7c00-7a01-8000-0000000000f1","kind":"message"},"seq":42,"space_id":"01938d2a-7c00-7a01-8000-0000000000b1","thread_id":"01938d2a-7c00-7a01-8000-0000000000d1","type":"message.created"}
+// Event One durable event (spec 03), the same on REST and the gateway: the
+// envelope (`EventEnvelope`) with the `type` and the payload of that
+// type. Switch on `type`, then on `redacted`: a redacted event keeps only
+// the id fields of its payload. Generated from the event type register.
 type Event = json.RawMessage
 
 // EventActor Who caused an event: a principal (`kind` person, agent or app), or
@@ -721,6 +886,36 @@ type Event = json.RawMessage
 // caused. Switch on `kind`.
 type EventActor struct {
 	union json.RawMessage
+}
+
+// EventEnvelope The members every durable event has (spec 03), the same on REST and
+// the gateway; `Event` adds the `type`, the `payload` of that type and
+// `redacted`. Fields that do not apply are omitted.
+//
+// Example: {"actor":{"display_name":"Alex","handle":"alex","id":"01938d2a-7c00-7a01-8000-0000000000a1","kind":"person"},"channel_id":"01938d2a-7c00-7a01-8000-0000000000c1","correlation_id":"01938d2a-7c00-7a01-8000-00000000aaaa","id":"01938d2a-7c00-7a01-8000-0000000000e1","occurred_at":"2026-12-01T09:30:15.123456Z","resource":{"id":"01938d2a-7c00-7a01-8000-0000000000f1","kind":"message"},"seq":42,"space_id":"01938d2a-7c00-7a01-8000-0000000000b1","thread_id":"01938d2a-7c00-7a01-8000-0000000000d1"}
+type EventEnvelope struct {
+	// Actor Who caused an event: a principal (`kind` person, agent or app), or
+	// the instance itself (`kind: system`) for an event no principal
+	// caused. Switch on `kind`.
+	Actor     EventActor          `json:"actor"`
+	ChannelId *openapi_types.UUID `json:"channel_id,omitempty"`
+
+	// CorrelationId The request that caused the event.
+	CorrelationId *string            `json:"correlation_id,omitempty"`
+	Id            openapi_types.UUID `json:"id"`
+	OccurredAt    time.Time          `json:"occurred_at"`
+
+	// Resource What an event changed.
+	Resource EventResource `json:"resource"`
+
+	// Seq Global, commit-ordered, gap-free.
+	Seq      int64               `json:"seq"`
+	SpaceId  *openapi_types.UUID `json:"space_id,omitempty"`
+	ThreadId *openapi_types.UUID `json:"thread_id,omitempty"`
+
+	// TraceContext The W3C trace context of an agent's request; sent only to agent
+	// receivers, and only when the event has one.
+	TraceContext *TraceContext `json:"trace_context,omitempty"`
 }
 
 // EventPage One page of catch-up.
@@ -760,6 +955,17 @@ type FieldError struct {
 	// Example: must not be empty
 	Message string `json:"message"`
 }
+
+// FlagsUpdatedEvent A `flags.updated` event, whole or redacted. Every principal allowed `instance.read` on the instance receives it.
+type FlagsUpdatedEvent = json.RawMessage
+
+// FlagsUpdatedPayload The payload of `flags.updated`.
+type FlagsUpdatedPayload struct {
+	Keys []string `json:"keys"`
+}
+
+// FlagsUpdatedRedactedPayload The payload of a redacted `flags.updated`: its id fields.
+type FlagsUpdatedRedactedPayload = map[string]interface{}
 
 // GoneProblem A `resync_required` problem (410): the client's cursor can no longer be
 // served. The client drops its cursor, loads a snapshot (or retries, when
@@ -860,6 +1066,25 @@ type Grant struct {
 	Role GrantRole `json:"role"`
 }
 
+// GrantCreatedEvent A `grant.created` event, whole or redacted. Personal: only its audience receives it.
+type GrantCreatedEvent = json.RawMessage
+
+// GrantCreatedPayload The payload of `grant.created`.
+type GrantCreatedPayload struct {
+	GrantId      openapi_types.UUID  `json:"grant_id"`
+	PrincipalId  openapi_types.UUID  `json:"principal_id"`
+	ResourceId   *openapi_types.UUID `json:"resource_id,omitempty"`
+	ResourceKind string              `json:"resource_kind"`
+	Role         string              `json:"role"`
+}
+
+// GrantCreatedRedactedPayload The payload of a redacted `grant.created`: its id fields.
+type GrantCreatedRedactedPayload struct {
+	GrantId     openapi_types.UUID  `json:"grant_id"`
+	PrincipalId openapi_types.UUID  `json:"principal_id"`
+	ResourceId  *openapi_types.UUID `json:"resource_id,omitempty"`
+}
+
 // GrantList One page of grants.
 //
 // Example: {"items":[{"created_at":"2026-12-01T09:30:15Z","created_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e80","principal_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","resource_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","resource_kind":"space","role":"member"}]}
@@ -875,6 +1100,25 @@ type GrantList struct {
 // channel, one on a space to every channel in it (also those created
 // later), one on a channel to that channel, its threads and messages.
 type GrantResourceKind string
+
+// GrantRevokedEvent A `grant.revoked` event, whole or redacted. Personal: only its audience receives it.
+type GrantRevokedEvent = json.RawMessage
+
+// GrantRevokedPayload The payload of `grant.revoked`.
+type GrantRevokedPayload struct {
+	GrantId      openapi_types.UUID  `json:"grant_id"`
+	PrincipalId  openapi_types.UUID  `json:"principal_id"`
+	ResourceId   *openapi_types.UUID `json:"resource_id,omitempty"`
+	ResourceKind string              `json:"resource_kind"`
+	Role         string              `json:"role"`
+}
+
+// GrantRevokedRedactedPayload The payload of a redacted `grant.revoked`: its id fields.
+type GrantRevokedRedactedPayload struct {
+	GrantId     openapi_types.UUID  `json:"grant_id"`
+	PrincipalId openapi_types.UUID  `json:"principal_id"`
+	ResourceId  *openapi_types.UUID `json:"resource_id,omitempty"`
+}
 
 // GrantRole `viewer` reads; `member` also posts, reacts and keeps personal data;
 // `admin` also manages the resource and its grants; `owner` (instance
@@ -949,12 +1193,93 @@ type Message struct {
 	ThreadId openapi_types.UUID  `json:"thread_id"`
 }
 
+// MessageCreatedEvent A `message.created` event, whole or redacted. Every principal allowed `thread.read` on the message it changes receives it.
+type MessageCreatedEvent = json.RawMessage
+
+// MessageCreatedPayload The payload of `message.created`.
+type MessageCreatedPayload struct {
+	AuthorId   openapi_types.UUID    `json:"author_id"`
+	ChannelId  openapi_types.UUID    `json:"channel_id"`
+	ContentMd  string                `json:"content_md"`
+	CreatedAt  time.Time             `json:"created_at"`
+	MentionIds *[]openapi_types.UUID `json:"mention_ids,omitempty"`
+	MessageId  openapi_types.UUID    `json:"message_id"`
+	Seq        int64                 `json:"seq"`
+	ThreadId   openapi_types.UUID    `json:"thread_id"`
+}
+
+// MessageCreatedRedactedPayload The payload of a redacted `message.created`: its id fields.
+type MessageCreatedRedactedPayload struct {
+	AuthorId  openapi_types.UUID `json:"author_id"`
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	MessageId openapi_types.UUID `json:"message_id"`
+	ThreadId  openapi_types.UUID `json:"thread_id"`
+}
+
+// MessageDeletedEvent A `message.deleted` event, whole or redacted. Every principal allowed `thread.read` on the message it changes receives it.
+type MessageDeletedEvent = json.RawMessage
+
+// MessageDeletedPayload The payload of `message.deleted`.
+type MessageDeletedPayload struct {
+	AuthorId   *openapi_types.UUID `json:"author_id,omitempty"`
+	ChannelId  openapi_types.UUID  `json:"channel_id"`
+	MessageId  openapi_types.UUID  `json:"message_id"`
+	RedactedAt time.Time           `json:"redacted_at"`
+	Seq        int64               `json:"seq"`
+	ThreadId   openapi_types.UUID  `json:"thread_id"`
+}
+
+// MessageDeletedRedactedPayload The payload of a redacted `message.deleted`: its id fields.
+type MessageDeletedRedactedPayload struct {
+	AuthorId  *openapi_types.UUID `json:"author_id,omitempty"`
+	ChannelId openapi_types.UUID  `json:"channel_id"`
+	MessageId openapi_types.UUID  `json:"message_id"`
+	ThreadId  openapi_types.UUID  `json:"thread_id"`
+}
+
+// MessageEditedEvent A `message.edited` event, whole or redacted. Every principal allowed `thread.read` on the message it changes receives it.
+type MessageEditedEvent = json.RawMessage
+
+// MessageEditedPayload The payload of `message.edited`.
+type MessageEditedPayload struct {
+	AuthorId   openapi_types.UUID    `json:"author_id"`
+	ChannelId  openapi_types.UUID    `json:"channel_id"`
+	ContentMd  string                `json:"content_md"`
+	EditedAt   time.Time             `json:"edited_at"`
+	MentionIds *[]openapi_types.UUID `json:"mention_ids,omitempty"`
+	MessageId  openapi_types.UUID    `json:"message_id"`
+	Seq        int64                 `json:"seq"`
+	ThreadId   openapi_types.UUID    `json:"thread_id"`
+}
+
+// MessageEditedRedactedPayload The payload of a redacted `message.edited`: its id fields.
+type MessageEditedRedactedPayload struct {
+	AuthorId  openapi_types.UUID `json:"author_id"`
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	MessageId openapi_types.UUID `json:"message_id"`
+	ThreadId  openapi_types.UUID `json:"thread_id"`
+}
+
 // MessageList One page of messages.
 type MessageList struct {
 	Items []Message `json:"items"`
 
 	// NextCursor Pass as `after` for the next page; absent on the last page.
 	NextCursor *int64 `json:"next_cursor,omitempty"`
+}
+
+// PermissionsChangedEvent A `permissions.changed` event, whole or redacted. Personal: only its audience receives it.
+type PermissionsChangedEvent = json.RawMessage
+
+// PermissionsChangedPayload The payload of `permissions.changed`.
+type PermissionsChangedPayload struct {
+	PermissionVersion int64              `json:"permission_version"`
+	PrincipalId       openapi_types.UUID `json:"principal_id"`
+}
+
+// PermissionsChangedRedactedPayload The payload of a redacted `permissions.changed`: its id fields.
+type PermissionsChangedRedactedPayload struct {
+	PrincipalId openapi_types.UUID `json:"principal_id"`
 }
 
 // PostMessageRequest A message to post.
@@ -991,8 +1316,35 @@ type Principal struct {
 	Scopes *[]AppScope `json:"scopes,omitempty"`
 }
 
+// PrincipalDeactivatedEvent A `principal.deactivated` event, whole or redacted. Every principal allowed `principal.read` on the principal it changes receives it.
+type PrincipalDeactivatedEvent = json.RawMessage
+
+// PrincipalDeactivatedPayload The payload of `principal.deactivated`.
+type PrincipalDeactivatedPayload struct {
+	DeactivatedAt time.Time          `json:"deactivated_at"`
+	PrincipalId   openapi_types.UUID `json:"principal_id"`
+}
+
+// PrincipalDeactivatedRedactedPayload The payload of a redacted `principal.deactivated`: its id fields.
+type PrincipalDeactivatedRedactedPayload struct {
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+}
+
 // PrincipalKind What sort of principal this is.
 type PrincipalKind string
+
+// PrincipalReactivatedEvent A `principal.reactivated` event, whole or redacted. Every principal allowed `principal.read` on the principal it changes receives it.
+type PrincipalReactivatedEvent = json.RawMessage
+
+// PrincipalReactivatedPayload The payload of `principal.reactivated`.
+type PrincipalReactivatedPayload struct {
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+}
+
+// PrincipalReactivatedRedactedPayload The payload of a redacted `principal.reactivated`: its id fields.
+type PrincipalReactivatedRedactedPayload struct {
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+}
 
 // PrincipalRef How events and lists name a principal.
 //
@@ -1075,6 +1427,23 @@ type ReadState struct {
 	Version     int64              `json:"version"`
 }
 
+// ReadStateUpdatedEvent A `read_state.updated` event, whole or redacted. Personal: only its audience receives it.
+type ReadStateUpdatedEvent = json.RawMessage
+
+// ReadStateUpdatedPayload The payload of `read_state.updated`.
+type ReadStateUpdatedPayload struct {
+	ChannelId   openapi_types.UUID `json:"channel_id"`
+	LastReadSeq int64              `json:"last_read_seq"`
+	ThreadId    openapi_types.UUID `json:"thread_id"`
+	Version     int64              `json:"version"`
+}
+
+// ReadStateUpdatedRedactedPayload The payload of a redacted `read_state.updated`: its id fields.
+type ReadStateUpdatedRedactedPayload struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	ThreadId  openapi_types.UUID `json:"thread_id"`
+}
+
 // Readiness The readiness answer with the checks that passed.
 //
 // Example: {"checks":[{"name":"database","status":"ok"},{"name":"migrations","status":"ok"}],"status":"ready"}
@@ -1101,6 +1470,39 @@ type ReadinessCheck struct {
 // ReadinessCheckStatus The outcome; a failed check turns the answer into a 503.
 type ReadinessCheckStatus string
 
+// ResyncRequired Why a cursor can no longer be served and what the client does next:
+// the members a `resync_required` problem (410) adds, and the gateway's
+// `resync_required` frame (api/gateway.asyncapi.yaml).
+type ResyncRequired struct {
+	// HeadSeq The newest seq of the instance.
+	HeadSeq int64 `json:"head_seq"`
+
+	// OldestSeq The oldest cursor still served.
+	OldestSeq int64 `json:"oldest_seq"`
+
+	// Reason Why the cursor cannot be served.
+	Reason ResyncRequiredReason `json:"reason"`
+
+	// Recovery What the client does next: `snapshot` (load a snapshot), or
+	// `retry` (for `cursor_ahead`, usually a lagging replica or a
+	// client bug rather than lost data).
+	Recovery ResyncRequiredRecovery `json:"recovery"`
+
+	// RetryAfterMs How long to wait before the next attempt, with jitter.
+	RetryAfterMs int64 `json:"retry_after_ms"`
+
+	// SyncEpoch The instance's current sync epoch.
+	SyncEpoch openapi_types.UUID `json:"sync_epoch"`
+}
+
+// ResyncRequiredReason Why the cursor cannot be served.
+type ResyncRequiredReason string
+
+// ResyncRequiredRecovery What the client does next: `snapshot` (load a snapshot), or
+// `retry` (for `cursor_ahead`, usually a lagging replica or a
+// client bug rather than lost data).
+type ResyncRequiredRecovery string
+
 // RunSummary A running agent run; the list stays empty until runs exist.
 type RunSummary struct {
 	AgentId   openapi_types.UUID  `json:"agent_id"`
@@ -1120,6 +1522,21 @@ type SaveDraftRequest struct {
 	// ThreadId The thread of the channel the draft belongs to; absent for the channel.
 	ThreadId *openapi_types.UUID `json:"thread_id,omitempty"`
 }
+
+// SettingUpdatedEvent A `setting.updated` event, whole or redacted. Personal: only its audience receives it.
+type SettingUpdatedEvent = json.RawMessage
+
+// SettingUpdatedPayload The payload of `setting.updated`.
+type SettingUpdatedPayload struct {
+	Key string `json:"key"`
+
+	// Value Any JSON value but `null`.
+	Value   json.RawMessage `json:"value"`
+	Version int64           `json:"version"`
+}
+
+// SettingUpdatedRedactedPayload The payload of a redacted `setting.updated`: its id fields.
+type SettingUpdatedRedactedPayload = map[string]interface{}
 
 // SidebarSection One section of the sidebar.
 type SidebarSection struct {
@@ -1142,6 +1559,18 @@ type SidebarState struct {
 	// Version 0 while the actor has never stored a sidebar.
 	Version int64 `json:"version"`
 }
+
+// SidebarUpdatedEvent A `sidebar.updated` event, whole or redacted. Personal: only its audience receives it.
+type SidebarUpdatedEvent = json.RawMessage
+
+// SidebarUpdatedPayload The payload of `sidebar.updated`.
+type SidebarUpdatedPayload struct {
+	Sections []SidebarSection `json:"sections"`
+	Version  int64            `json:"version"`
+}
+
+// SidebarUpdatedRedactedPayload The payload of a redacted `sidebar.updated`: its id fields.
+type SidebarUpdatedRedactedPayload = map[string]interface{}
 
 // Snapshot The state a client starts from (spec 03): no message text, no draft
 // text. `head_seq` and `sync_epoch` were read first.
@@ -1194,6 +1623,53 @@ type Space struct {
 
 	// Version Increases on every change of the space.
 	Version int64 `json:"version"`
+}
+
+// SpaceArchivedEvent A `space.archived` event, whole or redacted. Every principal allowed `space.read` on the space it changes receives it.
+type SpaceArchivedEvent = json.RawMessage
+
+// SpaceArchivedPayload The payload of `space.archived`.
+type SpaceArchivedPayload struct {
+	ArchivedAt time.Time          `json:"archived_at"`
+	SpaceId    openapi_types.UUID `json:"space_id"`
+	Version    int64              `json:"version"`
+}
+
+// SpaceArchivedRedactedPayload The payload of a redacted `space.archived`: its id fields.
+type SpaceArchivedRedactedPayload struct {
+	SpaceId openapi_types.UUID `json:"space_id"`
+}
+
+// SpaceCreatedEvent A `space.created` event, whole or redacted. Every principal allowed `space.read` on the space it changes receives it.
+type SpaceCreatedEvent = json.RawMessage
+
+// SpaceCreatedPayload The payload of `space.created`.
+type SpaceCreatedPayload struct {
+	Description *string            `json:"description,omitempty"`
+	Name        string             `json:"name"`
+	SpaceId     openapi_types.UUID `json:"space_id"`
+	Version     int64              `json:"version"`
+}
+
+// SpaceCreatedRedactedPayload The payload of a redacted `space.created`: its id fields.
+type SpaceCreatedRedactedPayload struct {
+	SpaceId openapi_types.UUID `json:"space_id"`
+}
+
+// SpaceUpdatedEvent A `space.updated` event, whole or redacted. Every principal allowed `space.read` on the space it changes receives it.
+type SpaceUpdatedEvent = json.RawMessage
+
+// SpaceUpdatedPayload The payload of `space.updated`.
+type SpaceUpdatedPayload struct {
+	Description *string            `json:"description,omitempty"`
+	Name        *string            `json:"name,omitempty"`
+	SpaceId     openapi_types.UUID `json:"space_id"`
+	Version     int64              `json:"version"`
+}
+
+// SpaceUpdatedRedactedPayload The payload of a redacted `space.updated`: its id fields.
+type SpaceUpdatedRedactedPayload struct {
+	SpaceId openapi_types.UUID `json:"space_id"`
 }
 
 // SpaceView A space as the actor sees it, with its level and capabilities there.
@@ -1256,6 +1732,43 @@ type Thread struct {
 	Version int64               `json:"version"`
 }
 
+// ThreadCreatedEvent A `thread.created` event, whole or redacted. Every principal allowed `thread.read` on the thread it changes receives it.
+type ThreadCreatedEvent = json.RawMessage
+
+// ThreadCreatedPayload The payload of `thread.created`.
+type ThreadCreatedPayload struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	CreatedBy openapi_types.UUID `json:"created_by"`
+	ThreadId  openapi_types.UUID `json:"thread_id"`
+	Title     *string            `json:"title,omitempty"`
+	Version   int64              `json:"version"`
+}
+
+// ThreadCreatedRedactedPayload The payload of a redacted `thread.created`: its id fields.
+type ThreadCreatedRedactedPayload struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	CreatedBy openapi_types.UUID `json:"created_by"`
+	ThreadId  openapi_types.UUID `json:"thread_id"`
+}
+
+// ThreadUpdatedEvent A `thread.updated` event, whole or redacted. Every principal allowed `thread.read` on the thread it changes receives it.
+type ThreadUpdatedEvent = json.RawMessage
+
+// ThreadUpdatedPayload The payload of `thread.updated`.
+type ThreadUpdatedPayload struct {
+	ChannelId      openapi_types.UUID `json:"channel_id"`
+	LastMessageSeq *int64             `json:"last_message_seq,omitempty"`
+	ThreadId       openapi_types.UUID `json:"thread_id"`
+	Title          *string            `json:"title,omitempty"`
+	Version        int64              `json:"version"`
+}
+
+// ThreadUpdatedRedactedPayload The payload of a redacted `thread.updated`: its id fields.
+type ThreadUpdatedRedactedPayload struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	ThreadId  openapi_types.UUID `json:"thread_id"`
+}
+
 // TokenInfo A token as its principal and the owners see it; never the secret.
 //
 // Example: {"created_at":"2026-12-01T09:30:15Z","device_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e79","device_name":"Sam's phone","device_status":"approved","expires_at":"2027-03-01T09:30:15Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","last_used_at":"2026-12-01T10:02:00Z","principal_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"}
@@ -1293,6 +1806,29 @@ type TokenList struct {
 
 	// NextCursor Pass as `after` for the next page; absent on the last page.
 	NextCursor *openapi_types.UUID `json:"next_cursor,omitempty"`
+}
+
+// TokenRevokedEvent A `token.revoked` event, whole or redacted. Personal: only its audience receives it.
+type TokenRevokedEvent = json.RawMessage
+
+// TokenRevokedPayload The payload of `token.revoked`.
+type TokenRevokedPayload struct {
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+	RevokedAt   time.Time          `json:"revoked_at"`
+	TokenId     openapi_types.UUID `json:"token_id"`
+}
+
+// TokenRevokedRedactedPayload The payload of a redacted `token.revoked`: its id fields.
+type TokenRevokedRedactedPayload struct {
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+	TokenId     openapi_types.UUID `json:"token_id"`
+}
+
+// TraceContext The W3C trace context of an agent's request; sent only to agent
+// receivers, and only when the event has one.
+type TraceContext struct {
+	Traceparent *string `json:"traceparent,omitempty"`
+	Tracestate  *string `json:"tracestate,omitempty"`
 }
 
 // UnreadThread A thread with unread messages or unread mentions of the actor.
@@ -11059,286 +11595,339 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17d9s21jf6VXD0PGtFPg8ly07SNvKadcZN0zbv9JKTuNN5O8prQiQkYUwBLAFaUbNyPvtZ2BsAQYrU",
-	"xXZureePaUyRuG7sG/b+7be9RC5zKZjQqjd+21swmrIC/vmS6WJ9PtOsMH+lTCUFzzWXojfufS9XZEnF",
-	"miiWSJEqoiVZUa7JlM1kwUhhvuViTvovv31KnpycjCKSsoyuB/aDo2Ev6hXs95IXLO2NdVGyqKeSBVtS",
-	"09uSC74sl73xKOrpdc564x4Xms1Z0Xv37l3Uy2lBl0zbkT5P2TKXmolk/Q+23hztj/SKKUJhVJyl5MXP",
-	"ry6IojM2JtTOgJixMKXJiusF0QtGFF0ycsXWZFbIpXkyEfCIJloW8BoXJF5onQ951f+l1llM5kwrbETL",
-	"gpnGVS6FYkTOsKUZL5Qmfd+ZfwHXn8TBlAYvWZ7RNUvHxCxTfESoSMmq4JqpiRDSDGRO6JxycUYoSWRu",
-	"tkVoslrwjEHz2J3SPMtIUQoFe6XITBaE6yG58JMz84VBUZLy2YwVph23NFSoFSsUeTR6QuJEilnGEx0P",
-	"yYnZ/dPHjyciL7jQdJoxcv7q6fPnJFnQgiZmm8zIljSbyWLJUuimam00JD+LbE1UmSRMqVmZTYRbEEVo",
-	"4ZYxIkoSSmaUZ6zasCVdkynzewujN5O7YuuziaDV0ia0QJqEPS+YJv34KU0WbPBUCl3IbEyEHEBXcUSo",
-	"mog4KRjV7EJeMRE/UEeEKyLYNSvCAZm+gNxxZWEfhhPRi3rsDV3mmaHd0cmT0fQL+mgALw5oxt4MTnpR",
-	"jxvqxC3vRT1Bl+blcOsNOdfOBX3zAxNzveiNTx8/jsw5cX+fmFOhNStMm//n3//X4P97/T//3fPHR+mC",
-	"izmeHr+4psmvafoSl9L8lUihmYB/0jzPeELNGTrOCznN2PJ//qPMgXpbTc18kZr2r2nGU3j5EjeoF/VS",
-	"pinPeuPeBZA47pdZQ6kJvG+YACsKaY7xv9/2ZpxlqVkRKtKM9aLekilF56b5Zak0fDdlhC1zve69ex31",
-	"lKa6VL3xo5HhE1zDYv/Tj4T4kdhFKAsxnkq9WI/thMabw34Xrvd/F2zWG/f+67jiksf4qzp+gU3gktYZ",
-	"TmO+FeH3440O46jiOXI2YyI1NApLoYhhMbhA8dHQDO2pPXYH7NWdzsYde1UNOikLYBNmMxjpV5zhKAIO",
-	"Y2mFUKLpFRMEdxdm860spjxNmfjQ00EmbliHYsxxYFkWCSPTEgktlUQvuCL9eOZGaWYELFORlF3zhDli",
-	"pnleyGuWkjVwFfzxMse9tDv3nRTszqdpGt0x1aQslCxIQgURkmRSzFlhTpFixTVQZMHUWiSXThjHR2ew",
-	"IFOZromia0VWizWInIVcGU5fsEReswIm9VwYhkOzD7l/54KUgr3JWaJZSuB0kH7M7Uhqw0dmbRg/Z+Yw",
-	"4SsqgjcyOScLinIaOZUipTDSV4fHN4WJ/iT1t7IU6Yc/d5YsU8mQ1tgbrrQhQ12jY/NTwWhKuKFAIfXl",
-	"zIzXLYdeSZCkXKRcaS7mJVcLI6lhdi/oOpM0vZDyB1rM2cdiLrBnXJHMDMJMkDoNa0nfXJpfL6drzVRM",
-	"+nGOQ77UUl7C+/aYvWKFOXy/CHpNeWZmeCuxVgbtNARaSjWdUgVMIHhtSEBxJtRozpa4MrrGpwPQp8mc",
-	"XzNlhJ8TYI9HDysB9kutz07RFQ7troRWx5xIPw7+io/GtSOyokiZeM5SIktN+hQ1VLIqpGbEaqmoujY0",
-	"NqoMzXJFpEgYiYN1iuF85lQpw6hUzhIyehyRSe8bN8xgVJMe2BRNA2bgLZi2ZbFvHwe2DqzMhZQ/UrG2",
-	"ipH6oOyNFEaOZnzJzYmelWby4XL3Y0Pzxvq6tI8U7IiUaJKhZeDMFm5sMyN2jQzIuBHUNE0LphTIMv+V",
-	"1appqRdMaDu7sBX7Femff/OSjEYnT47qlF7buLvbiV9EMCT2wfkvrp3R4bhSXMyjSpmLSCmuhFyJiLA3",
-	"uRGdZkELdi2vzI8bioL9Bc9SOCfDo2m2AlFrlKr4119/HZwHb4zJ14wW5jyY4+ONU8MQgee9Z2bnT9uS",
-	"zwtLF0aWWP2mk49ZVkzKj8fPuFCaGraSUGMpo9LjTpIiBZ8vjLa3ajK4s0ArIMYuQzXBHpJkwZIru/Kq",
-	"zHNZaJb+yFJOL2ByH0d6Gl5JUYauFlIxEj/FUQzMqGKnq8bhgMxAYsOs4//Bf5rdASqLje2umP5bqWeD",
-	"r2LYcJokLNcsPfP9cL0w3J629OVZl5RHsLx+pS6XZqkuTVcgtP1mA684n9uF29D6qPklIpTkBRcJz2lG",
-	"5IxccTNa+C2urP+8kDNutJuoRudgz6eXVPfGvdPR6ReDk9PB6ORi9GT8cDQ+efxbL/LvTNeh4f5o9gUb",
-	"fJmc0MGTdMQGp7PHycPpV/SEffllr7kpr8rlkhZcMQXqNtELo5gZ+eb2ygwr5SrP6PrSWv0v5ZQLwzXR",
-	"9h33CvuAp/uNgxp6zAuZs0JzNO3D6b7tGa4FE0+pZgPNl2zTO1Cf/tsWaqvWfrWQxL6NuqjZAjMz31FZ",
-	"8rStj1qrzU5+XVBdtQd67xmhU+vRMswYSV1IEnw4bO2ntsRtszG/ELWQKwGmam0aG825rWlrqBT895JZ",
-	"2zYydnsmV2B7KNbaGE/bG4LuH6hgndFNsmNR34Xe1H/34JXa9KPKqxJscRTSyGvfqpz+hyXaDBNO4w9c",
-	"tZ1I85NqmCGG0huHjmu2RP/On/z4vd44gHbqnfsMOljKjOowXVviOSPxv1/HSOp6wQzbLYwCLYCOfIvb",
-	"BAay0Hd+O2lR0PUmjUBTnZv+omCKiYR1s+LG1ivGoooBF6UwLAa9Qmbk9ZWhjstvF3z2DLxkM1AJTFt7",
-	"Tf4l9v4KPmhOHPt2zXUuQK2NzkV40JjqGYmtWhgT8zyzO00KZqQfWTBa6CmjGuw/JsqlGZL9BOgNzui0",
-	"VOZ0ytks4yIcZMVBzvP8VSJz1sFCqSA0z60Ca/YnlWMSs2szmLEqp+aDKYtJP6E6WQzK3Ij9iVCC5moh",
-	"9VFEYut+VWNzgGLSB/+CymnCVESSBRWCZcrqpHDGjqKJqL4CQ8R0AEfavRORXCodEZZyDd+mLGOaEfcZ",
-	"tIFrVusXHx1Z17pdt+Z0Kp8xfhz+DcPpRb2g7dZ1fUpzOuUZ1+v2XU/AtSxnBA3SR41jkLPC8GrDbswP",
-	"5pSFOw3LNyxzI4QNDcKftEgW/Bp4M67qENcseOC/cA+qb3Bhq0/sjKsHaUFneujmD7sAp9I9mRdU6CFN",
-	"l1y0rwh22bIcjgrMclAkDbB8KEl5wRI9sGNx7x2gj52MR6Pf9mfAT056Uc/ogjByKlJapNWdiubJFdOq",
-	"BzeHmhumIvQlT41cem134XLfnkZmzWXOk96497NwhG02nmA/vah3zQoFa3SyIRTsxt1MLTvkG1Qxdmpj",
-	"uGjbmaqlgH+YV9+5Vd2gBlTSZsH+u1PdqgJtbEWrvlm9pJDK6i1HRIFRYcUmdu4IICQ7Lzl3LkhdaobU",
-	"ceCMd/eEVPR28xdPP8F4udBfPOq1XIi36H6wqVUzNQLaXPk2GRhuecvBNySQ7jr+bjHM72CVBZtZY4rV",
-	"gU2X21jQPzlbbWNDNNRHFWOKcB0oJRm7Ni+JlCSOyXM07YsNUzF4wQyxzkM3WOwmU61z5dfRB2B2ML3e",
-	"uLdky2l4o3zn3G8Ld6uv29v2uzdwIbWLTY5i026oO917q76B8G45yZ8WF7Xbtf2bH+ClgOfuw0bvhtd9",
-	"NuzLLWVUp74tXM3wkXar9qIiPhWwtQZb2TRo/JLvR6YBO7u5nfYUFgWNlSqEY4NTs1Xl1Ag43PuzmjeY",
-	"wqEOn4hQTZZSafJ4NKpFEclSs8JuCVdEF3y5RPYQhMY8Ho3u1BsUYYjTSW0s3vmZYPRQ8FNjOCdmOPVI",
-	"nS2+pW1k8z2+1aSQdkfPForJ8130kueV1FTGylRN6qlTwtclz1IylTqkhql5OMCH2MheNtumH+VmW5fn",
-	"n9zGVeuwse6aZIwqTaRguOJnhveYf5CMK3CyrnjCSCJLUIVFcoBDyLkK3sF8nuM3JzsYT5f/0E6hm74s",
-	"d9tCY05f086F3KCuDcVlu721QTDthALE8FWNFuwtvWEjcLtn/bhWC0HrfKvo29hFYFunj0cNstrur4Xx",
-	"di/oN6BN/4inpHNZzTmQRpfdaTSRfiXONATHmi8IFesVXR819mJTZ9zHH/pVyzG+laayP93uZd3Aun5X",
-	"0K2iExwjhmiW9KpJot5Bv6/m/OVXYCdgPM9B6rb/yKn8hizNcwls1qr7m8tdG2EbtcD82H62am3kbY2h",
-	"UJaFO9xnxG0KKUXGlCJxbSJwSxi7G9oYaFIQueSacH102Jj20b7tZuMXTgfHJdznQ9kieGsr3ByObbyb",
-	"+l6wQkmxQxLn8NJ24XuesTfmhSXe19OMvfm7fXuYyGUoks1vvbuRrziyDyBi7bw21yfPKBc+MEWVyYJQ",
-	"ReLm/G2ELV5U26nChBpjOX386MNoZm5K3aTxypylLZRhbZIO6Vl/+/81jVTBPEmptFyyQlX+gVd4M3+g",
-	"3u5k3clotEPYRTeVx7cWnBegKmxZSKtLaEmUpkXoK8KcicCbV4uXgWCHy6Xhxn9XdIkHooAIU2MyzTIp",
-	"C3JqONx/qLFQMC+gVwXHvNh4ueX+Puim7VDWhhiRH2lxlUI80gmZrjXQR5wsqIbwSfuajaBsV2pwbJ1K",
-	"zegwpSYY/pYdklesmwf+nCPlgg5j2CFcZ50RKjALgGBzhCtVQooPXndNZSlgUyFI4JonmycEIrQd/dPl",
-	"A0UymmuZw3Uy/Ohimno2zqnteAStNIf+NYe8KB9DpqWdgo0Ig1QgrtoY0T5MsTHIVp7tO3ugCL5I+imb",
-	"0TLTJPbR6WdEMJYqEgfTiUPvrJt/1HNx7i0u2ne7dhhTTrrEHKwRZCK55ByurLyBO3CIDaUitSHdmGXT",
-	"uqf7amNP4OucF0x5l+yXg9HDZkACjMwYs1Iv1pe//WuxmP7ra/Xbq5Pr6fLN4x9+fXydPj1Z/PCv/5X9",
-	"719XOv3uSfHbr4/0j9+cu28P0A+7KKxL5ap2OMKAgdoeQmDunF8zsZcyFS7Gpo8GoxEsLSstc0VWsrji",
-	"Yr4RnYNbZJurdb3V0WoXum2eUwh/xM4jEuNWxGQms0yuMHji0UMypYp98agsQnWD9E8ff0EKKlK5JFOu",
-	"MfGwve/93J4NJoejDlpoY3XfwK600X7FDIKwtjOcqar4GNfGWiNSZGub1och0+5A3iDO7ZBz0s4nD7eA",
-	"vgxCRStmcidxa3u6rLu96A1jaWdLFefdphfizr/Cd1td3Q0bwmqKtvWd8Vm19jfoyzN5F4pitOUlF45u",
-	"XPIL0GDfaD2W8OZMk0ejhxOxkcsUQQApbFwMd32xjWuOWxo4aYRrtEgSsyLwfeu13zcFnenOayRZPFCk",
-	"FMB8NHujiZlZdSdZWO2ueTjw98tD7tpqCt/3NJtBNnGerXdchgVd7UFSdX1vk0nBbHZdRAe3Zw8UwWvL",
-	"fdj/La5sgmnWJlE12kq6ZmgvzdHZ3F4Kppp5AfOdVKCY2zbPrJwBomNv9OaVzIGrX1veD7Zc21boWcr3",
-	"cvoZNcAuO0qSPayWnwVZrsmKriPyd2Mwk/6MXzOy5KLUTB0dZozc0vI4zG54dk2z0vDEbzM6b5OpM0Z1",
-	"WTAyy+g8IBualay6HDDcA9OY5DUrCp763ybCsRbPmiPCMsU238ZIcxeoe8VFWr05EaZ/cwRR4x6Sn3NW",
-	"UC0LeMQFDtDlfIBOY7kzPI8bSeRve0zQaVahJVyxdW9sqVYNFd7fMbW5c/67Fq0O3MWQ2mAWC5Kw6msU",
-	"bNdUyoxRuN67Yh3h4XbOV2y9e5+vILndja59q1tzAUxHTFyzTOagOknBSFoWkKkGt0suWezhUVSly0hB",
-	"Xj57deFyaCZiTjVb0fWQfIvJ1tqwnVS6jN5sDZG3csm1ZunGbsDqdDvj6h63St16+FV6SgdfJqPR4Es6",
-	"Ohl8NRqNBiP/PxpEdqCDDQRDQ2TtaCRBkVUULMNM872+o5TS/QfKTB8ygeTvbkVzeHL68NHjL36DS3tI",
-	"2ISlK/VCFpeHLMnNViDgdz+UIlkQqomQUvw/vWinjhwM3TGwPTufmc4V+703/rImVfb4ND0J3dpwQXJA",
-	"n5ZuHGrCOzuKR6fNGJ8djU1PejcYuD+/9eCoFv3eH51tmjOc/XN4s3EC9tKk6sT/dkveFBz7hPo8S+Ag",
-	"w1vYGLVTsa/9EhyPxlDXORsYdsZnPDlDE5CnygYdFiylmAffGHXFRN0rm01jiD9GYRuZ4pMOLBddUeU7",
-	"aJcDIaXu3Ex39+IJszme7zI5NcI2kcsl1wObGhGROc0Hs6JxT9WlbB0aw3SQ1qcL0zQwljdtbpKHTwm8",
-	"QuwroI4FmQJIcnYXYQfniLCTMH5dd6pWG6jXeavvoGBzrjRkjzjpZ16NqpuQxkncQ/cy+xL1qsnXqTmy",
-	"RzfY+IpyNwR41HszmMuBffgfJcXwJV39WHGn4Ii36CbSHUoqkB7HtdS/foyXiO4aClfSLGmeA07HROgw",
-	"A5RrxbKZ/WxM1FpptoyPcBdsD0TIqoeJwP6H5NWK62RhFAjsE3UBKdjPM8hrOiCHZfvLr2BQlum9div0",
-	"gs5b9v9nwUhuY2tdCsemDYTBNh0q1HVLAhdk8XBBFPsdc5PCfKSDspBQeWuJMVyYA9fKAKwxY7gy9D8j",
-	"tS307AnmjdyJpntyBcHe6EsEQ2nvOKO2W0jvZekZIA+A602RmGJeO3n2e0khbiV207Brk9ByvtAEN2GP",
-	"8cgsZUp3rwP+7uBbELsLMVsA5QtT+adswQVgfgDk2KOTEYkLZrQeLkW8L79ci+SS5TJZHO7+tPRVX95g",
-	"i2ut1ybdqe+/DGRKe14TnlWjEsxRMDVCMQ+L2HXOKUdmLiun0jq9NhRAUkU+jcwzDJdJ0347UrN8MD6g",
-	"w1sM5sizomgjVHPquQAQKcSIQoM/CNGsr4WF1Gq/PWRZGhHIGk+lsXFITo2xLLSsIHSsLQj3/+ildtB7",
-	"Ne9CdbW9GbjjQLxat5Mrsiqk8IZ6vdVN2K9dS4sTrnptW+AQNcmoo1m2FyO3WfjR28Ya35SftR7PbciH",
-	"t2EaN+isYFS1B+yuHfCXRZayO1T15PPzzLm/tCcV1AbLm+DGRF7OaHGJPMycNmjvki66MvMs8tR6Swyx",
-	"5YuIlsTe6DGJXUZjTPpGTyGUBDmORk2IAZUvJn2jCsThKOKIlKqkWbYmlGR0PudiDn5fnlBQNSbCMeJy",
-	"TgpqvSlUkEwqDWg6DQ+46xrXolh3zFMX60uQOJdt+cPfy5UN0q6jbsJBNVon1dqcFus0/Q/X9rgeSAB1",
-	"wdCNrvFAVSBwa5EQ+OTwpHVLb8E+byzFDSXL602QnQ3YM2LBOUj/0cnIIhzh5uL02kDUJsKSPFxcO9or",
-	"ZK7ANYhfRcSQnQrojvQBKEYXnCm8uAUixEljWBySJOIlGVuCi7LC9GG+pQcq0EM2XFQW1qUx0yaOlZ0b",
-	"V8A9LP0i4JCmXDjbUg3D1R+fPByN6vzoZGSeOKZRO+rVwd04AAGZf2W+95COJ6M6Ae57v+gCbF7CrEkw",
-	"607kmeYCGcKEoL9Wq0tmzftan+trz0Pks0bARj889/U2YAh7Xmt9NbrRDe6HjmF9/xAmS5oi58Qs6H2u",
-	"yvZUMD96/C2t3wq26h2famht2914a3xtIzcs2PxW1c902J75FRrUsDHqgwOZfN5n9yD8E1zhmvNB0LmR",
-	"h1wQnm76Hm6IhYJ8vMULsdUf8MJY/sbsxxdif4ZAvTJU4k+X5f3gPcj3S/zeO8Fv81x12MQ2UwHu74bE",
-	"JS40xBJcakG+szQivVhblgG4Hz7hVgq4KqNVjDG+68IqOMR49WmmjJUoFXMgUBORUc2Ko6CJIM0Hveyu",
-	"E7i0txmGAAlpE8DqyvIWi7xNba6YyWYgzDVnK1bE4DBSZyRGmo0JTCOXEGFQMJpoHM8VY7myrkWagSJ/",
-	"NhExXM/ajyy91sGDKThjlKXuMxLLlTDd9N1UJkKKbH1kAVlwaQEasz5zHC6YsTaVG9E5oh402Dr977fA",
-	"U3lmAQEzkOJkLHqw/rkgMYQAxGNyarbq4WkYQCdnE5ExY0GoiKR8zs1SxZdxROIhAhLGgzjC8GlAVxcp",
-	"sSDWFkkev54IWeD3Q/JULnNasBTgsQZcKCYU1/yaZYg0bGHz6yhaDUx1e68ahM0+PK1FzZ7WAdHPB7/R",
-	"wR+jwZPX1T8vh4PX/3fwy3+3ScLvGc10hwWU8WsmmOEVgGbfEBg+1E1ebWo2XZG754gEGcur+IxQsbYp",
-	"XbLUiVxaxGnbHTFHP8tCg1te7fY+2Z7bGM5zS6bPxUxut/kweBnMnwKQ75vCck+hNKrCC0Ep7x2u9Z9s",
-	"D8Lq0pcC65WnZ1XgKnor1F5aUnfCTNB6M+VkM5Rwi539FEfjQj+tAzzE6S2YPS5gHVIypclVmZ8hb5kI",
-	"b96pEjKxjIlHBRIV9Al51BC6i35FPGiHBEDVR/xcGIGgYMyB7Jizw/xfJ/shBbh4ydAXsC2m6gcHutAd",
-	"UchmM5YYbmRtPRGac5UIEwtWcO3WHSJKKknrcFoxUV0kWZn6GJJb8Pgfu3yp5yHUCm0PfGyEXeyjLt46",
-	"VrIZZrYj8OLhYTgo0xEsn7D3/Pvmpn5p1ra6Fp/RTDF7JX16IzCoeqjEjk/oqCUiotqafaIbbhNW2h65",
-	"d+byaYTFunDkxJUFaEuHd4VLxVL+nqK7a6SwVQ9StUna75R1CKwdkr66GwCp7giMi6Jke655LeoC2zto",
-	"CTvvDGyvDxQRpWFEqOE7/TxC9nZyg9iL1hBlCNG+CVTWAXEabXKi+j6qB+CiL7k6gI0I5pCkGq4Gv61t",
-	"csZy6t2uBm/63BJSJoiruJmpizfcN7V090X36bR1X0i1M9i5knIarbZDIpw/4ZBmHyTSmuXcEuByA1/y",
-	"LXPG908Y+rItgvX2Xt3UWOf8OviuI0UtcO9Sw0j9Z0GiWpBBBZre/llqN0uVd0NqlaEd+e0XPsfe6KTm",
-	"naoGQ85kDqpptj76UFjVdwKB5indeYm78HAuEMHngYMfIn2a56qa8cG4N9sxtgLQsV2w2R2ZWPWZtfvp",
-	"lCwgJLAiUbCiuaqn2xZ4DeoCTGietxoDtdCy1ktiG+FlrJGMK43JxuHN1XZciVuDYgesgDpM6u3IE1sI",
-	"+QOS5cHU0U4QVYRJmnKzLTR7Ecwe0zg2AIahYuajx1+6C+khiROZYlEFrClJp+bcLmmy4IINjF6DqQ9Q",
-	"Csu8ezYRsXaFGOLNC89JORo9TMyb8C8WD8lTmTIFui9NU1d+rs/eaCaMLQ2wzEraO25FIDCHz4UsmHtZ",
-	"L9japU9cCblCa7cpcdMOprQxG/PqmGzUSolIMyUxmoigRFtEguJXgGGtFzK9NM8oZgvDB21l+KrKddFm",
-	"eID5aLPmVES6CltEpKVMj2nEFyqD5Mmw6kjTw+nn0S4OdQcqyqJcUhFQxZs8o4I60GpgODamVyTMZ9G5",
-	"2mj1+KufJClkqc326GQB3m6uIEysXZLZWo6toUnN2obgqGjZCE/3+3L5IF6u1fiCxd+VBvBAkSBpgPDU",
-	"+8b/NbD66OA5RlC31PXcEZLQnTu8OZ7vLy5eOLQGcwb8prmqnbUhPBo9qivhD0/RKY5OtMdPnoQutVFr",
-	"mE8X7IdRYgrdpCdMNFs7Z56LmjHNNmlHk07y7Ypp/+XlcyOkOCBQ1luP9uNktTFsfrDlUDUz+zH+HVcn",
-	"zMg2PKyV4Zf6FdOai/nWbE1MRERoUXy9IYXhBdBDi5Z7A/vrJjL9mvyvVz//ZJuflprEoswyWJCtcfiN",
-	"aWP7XfPjKZvSYuv8FL6DmDpyA1hZMcT/xYt0b4nv6bt7cgJQyjLLaK4C5x0mQ87otSyh/FkQCPRt9bDl",
-	"iroazp52tl2CV/jdTs3St9+2oi8ZTTvqSxj1bUbDKo8LG+/e5d69ia/W2PKXhQ/qOr2BLzO4CXh42wT4",
-	"xnDe7uNx+mBp250epPqot18/mB3nginVJYzsz+6Gr6qyu2DJlc1RxYqIG9tvXoBTZdV3d0kUgm7ATaR/",
-	"oyro1nwnKK4M2ObrFiPedticxzN75cOSKxwuJGqUInKomhDaYczvgoq9hbxfuKem4Vbo6h0XqjANuFMN",
-	"LzGpr0gNv/uy5I9HD0OjDNdg36vVyC3OVhLAmbQ6Bys6wHV0cQX2FnjTV9jtjoAG6pWYY0cZqINWVNAO",
-	"C7ZNW7EDOqvqstuNLwsH8Y6EDFkFtLms+1xX1xFRWle0FAhfvW4N2CyFwAr5kGpXCizuZwxio2etlb36",
-	"QIgUKOIOmBMdRYv25TT7w8gUB7vynci4cy+5n6HrpDbAtrV/Ra+ZRfLodNoikIfRB+j1VlCKGrLKQe7a",
-	"wElr7DZw0kK3W/HuugFVoPYnYgNaRdfHMi2YndCUZVLMFdFyI9QyuDY6bBd2OIobykcr77Aahxu3Vce2",
-	"waPcsmZAoI293RcrAqAfv3gUBBptYC9X4z4UqPCrw3AKEYfC6fnVbKLaEm3bjnYVLowpCGbzyejCW6Nm",
-	"7lwv3hIxMrIe+bqui44JG9tCwxU8VHPzc9mum71yqQntZo3Z5CrzEtiizcjwaCNjImR1RcXe6AgQKA23",
-	"mEA++DBMG4XYuSpwJSYrVqDoR2TPNsgRfs0ujYjCyi1Yygz/7YpW4F/Qp/23xcNBKtsKInN9CmTRzPLw",
-	"cZgHxHWd3D6ua6PSDFeXGBrjKD1nBdRlluKyevE0TMk8GJ/lRrdb1o539XSQUhsHPDxuI3dT7r64wcqU",
-	"AoSX3TrTThvORkUvex7jQJdqOcKO4N4eUIjSF5JsEx2eaJtH7p9ccXADu1osoKpj+Lf5L9ZQi3ykVT2k",
-	"QDnp5zGMbl+WpTpUe87eA5y1NFWdybf7ZtOHqFc7sur3MJvDM72t31pEaO0Mtsn6tgO513BqJ/agmqD+",
-	"6O25kL8oVlg3XasVWR3efaQdFhitTvO+wtK83kVmB+XjbzKCfdcBPkOA7J1erK6sy5b9DkiknhvfjOZX",
-	"veD8Vwu/MaGoxsc8Dwq23p/M4Fy1CnhIIuiEU58Xssx9yJc682kVElIeIIVRtWVD3CQaY1+I9kPiEBtw",
-	"7odUoWyN1aq0Ml9wKWS++wdN3CzeYxv2fIA4DNb78H1gwt48xNkXjrlR9TPr8WitftZJ112lEW2Oz/sq",
-	"jPg6uku0YSDjrjKGe9H1besPyqDyT0tt0YNyz+6+GGHjUNyU4u+o8uBtq/xto/M9avl5su+u5IeC5o6L",
-	"920R3ntHO4ZIT92OAwsfVmFTtYQCWpSssXlRWoTRBwoT+uaMOFwMuVxiGJBgpN+CNnpEGlnCDxSRKzER",
-	"K1lcDUnMUx+AUkucIf14zrTTEgEfOjS4YsNeJsL8E1JswLCXNvZsw8BtFpXDUWryzL5yIzMNkb5uEHp0",
-	"Qxwh29/rvRyubVFFbfRi9bTuCiZwn9yBNHCTJI4tPP3UJmm8xwxnuFeEezUXaYvuiBtlZ3RXXLlT8O5b",
-	"IxXs7AK8QpcBntKe8eCH3L7W1ruVpVZARkh6D5TDOGqL5/8YqQLOO3znAqsOdF5tXkNyVQJtY0lbz7a8",
-	"YqI94/LcFtygqoE17dweYGgpI9YI1y6YS/sqKjeyTA4uo9JWTSdfSMFaiukEwP/7VF85JFkNFtvIwo35",
-	"nYzGI8e1blK14o4C2LfWcoGNBrhw89pGURUUnGK/E7C1MNGFL/nwQNkscAcYOgk3b9KrBlGVT/PVlHZX",
-	"JNq/LsYexWe4fj9VZw7hjZ62NuxBY0JRpUmpwNSCf68KrjUTpI8GYsxTJjTX62HV1iwr1eISxNI1zeKj",
-	"+qRgRvvP5OAKJrbwxtY1R5BNeK81fUJIvf8IO2vfQkESfwI+WMB/A15mh5UNbHp3PhetgS1gOZTbWhyV",
-	"hPhI2V23xDGp+Rq7dVhwR6D3L3DkF9Uj4avB1Xz7t485a2g9e2gvNwlVc7mEUMJ5cx1+2TJNdyteRf59",
-	"LsmY3p/bMevm+pMB+e7ls/OLZ68u+rVFjuo6pyUKUOWPIsv+pyyTKzK6iedte3hfSCCbEX+1GTb3ufVA",
-	"5IZR+vDP7fG0lcJd17NbYkMb+l4zvHNDj9lNxdsQIhsrWG+sddrB3UtH7Ar8uHHCgzm5G2uGvqMwVnqr",
-	"OWfDUDZtgruOp76VmYGxKDimbdEKcPOVlAXX61dGSOAcsU7eedkGV3MuiMzp76Wr4dePzyHnmf8BsX9j",
-	"8jUW2cOIenjHhtQfRTadUXoQbq4ngiuH/DQk5wSugbCC+pWAvFlUxVICWJegQdieEap6dDIRLdk9vlwL",
-	"oA9z7173CEAgE+HaEcZbLelC67z37h3cbaItlUihaQLHyuW5LikXgGpZqEa6axisQILXzPEuMtu+Gh8f",
-	"wxvD8OOmY7bK4zh/8dzQMnwSoYNGO9AcI4oxj9M69DBRz2g9w4mYiIsFVySVSblkCO0FS4M4U+Z8FKVe",
-	"jK2tBw1yReZMsIJ6UBKzTX1Jcz5IZMrmULmx4IkfghQkWXBEGcV1dkkmTt4AnWJ06ERoprQy3dikHVfW",
-	"VmnCNWKgmgnPC7lS1d0C1mYN/JPQlkdIQRUHNXiWKrjip2nKUiz86SFv/LdmANOSZ2ZuMc35sf9FDdd0",
-	"mcU21xHyRzLDyFMiBVNHsKpPpbi2AnZs/h7gKZ/KlDNXi0kJesUuEwiQxWSlMyi5YYb2yy/PvyHIPVRk",
-	"eDM8nghC7JE2mzcgP0lsF3kGVNaHuxQCxxBzAS2AN1dE8WWerW0Usq2ZDiG/yjRsKxA1TEFkTGeEYiQr",
-	"jFxIwgTAykLi379fx0MzElxjHCPmEoVkBUN0CWgDAolUONcYAOMSWNtjm0DzP4bfxaTvshSPxiT2CW9c",
-	"ZyyOTEcxmoGYVZcyG+yESWtxRPKsxA2qcsHQS50yhGG2xwuawqwy1F3bE/cQdDb2XhGHN0sW3ByrmSyg",
-	"oWZO35FhXI9HIwf8RAtcOp8LB+tRPxfuJdPNgtGUFY0MsciOwGaVmY7riWVjQvEAES4SCalOUjDSxzrq",
-	"p181wdcIic8HvxE6+IOMBk/IkFySMRnER2bvrliuI0QIW3FbocyebccKjAnFhuQHOYexmCVyWVWW6Ptx",
-	"lSMXH2GOsGfDgAdlD4mLjZczckL+wb82rH0pLSrj/A+eD4ztUjClWEr68VOMZR08E4lMuZiPTf/mtfio",
-	"OtZV+l18niQsr16PCYUHCr7xeFbERZTj3UjFFtzOxP+kxXpMmq0N7U7CYplm7O71m3jKzy7oPPaYTUee",
-	"85rVYBxws1Z0HdBGNQTLwWr1akkpMoZ1JBRdq2qzzhAzilTf04wwkeYSiDY+XgDw3B+GwI8h/+APe4yO",
-	"l8ywcRXDwuflNOMJCseMJ8xWWXbhbjlNFmxwOhxtCLLVajWk8PNQFvNj+606/uH502c/vXoG31TuVCsZ",
-	"z188D/Ws3mh4gq/JnAma896493A4Gj6EwjB6AWrJseHS1yfHVfTYnOmuxBG82woTM1y8gT3e9karuro1",
-	"awOywHw5NH/FcC9PkwW2BjjvUEuITNfu7on8hFWv61/Vi8ZAsgjNc7uxKK9kzuxXagyfDcm5Fd8FIzO2",
-	"wkxpn2NgZ2FsaosA5jf8OVQm40qfu5gWx2dglU5HoyDuHaI2Aob8HwvOj9x9r1A88F6AitRy4ThvqQaD",
-	"NsW7qPdodNLVgx/y8S91bQ6/e7j7u29d9jZ+8Wj3Fz9J/S0kcZoPTvbo4gWmbl9I+QMtUEt/dPpk93cX",
-	"Uv5Ixdryd3BVPsZd2f7dcytD8IM9BviKFdc8Yb9U+eCo5Lu8FiAT3B1HK5pCxKkLiIL4T9lmRWIdduUr",
-	"UdULKckZVK60NB37XKO8kDNuAUKkYBOhCyoURk9ETlVlojpDvspU/Wjh49g6mCqQPFQY8TSaQ5JsAQUF",
-	"7cYKgNC91gUWatQiTQ33te070fVo9GQiqkT/IXlutNNqXc13wLVRE0yqCvZx29nFlT13lWBcaRTVWU2k",
-	"euX4ecqWudRMJOt/sDUEXlth+LVM13d28IMhOjfDu7rVqYuSvdtgPSd3y3q62I5gK1x5y2b2OFtf09TP",
-	"5NPmTKM9OMxTS4u3YmUnj/dZAw9U8SNLOb1Y558jH0R69rysjQ++iyqVI8+BnncwxlZ2mOdxZcXipYRl",
-	"bRMRVxA6FhS6Abbt1E3kJhZ91RZWonk+EaEhEQIdeZ0DwKgd7KtRsq3uYeNQXaVio3fWYacJAJ0Yk7yb",
-	"Y+X5J86v8vwjcasKi20bx8rze351z68O5Fdw6By3ctfBdX7lgs+P31Z3EO+OrQXUzcjO8QVVy1StqWgu",
-	"NMwZUzGE4wHuc8ao/XQijMXCxRw1K6NBgavJkLyD6zeWgYOsdIpeo/F4Iiw3dEPpG+4EjFIdDQmOFsHi",
-	"K+vOvWvxtydCyAAZv87F7Hyf+vp8DVbWlgZfAbmaZ8Y4rby+tQufOq+JAr6x8z70Zkz0PZl8bnW6DL7G",
-	"wv8ZGdpfwzS0p6EKAA3YTLKgeh8WAxk0yFgy1pbN/A08DxwED5TNg+eNs4631VAEZFar9GGUqYmI/U2r",
-	"rW/meRQ0N7TQx7HXlsAbQTMp2BniInMxnwjqYAWwaj9DLwsgNzgWQhwHcXwKO1gVPLRHHfm3sBmcM+Tx",
-	"fUo8phOqYAX1WDzcAq5kFziB2z8/3N9LrLlnxxteiO8/vE2G9qgjBA1pR5E5RLXd857Pk/fgESH2NAaM",
-	"xxXPQb9U2aK0vHJqx/vlJ4pet3OTyphr4QtV95iGBHpLi7bS5Vhq4SYeKuWT4SXvyYTbwITZy4S7O8UH",
-	"F7lD7UEao8r6De/NuHszbh8+Z2h6O5fbqWIFGdrtVtwrxBRx+H5NRuh9UZAH4qPAApbnmaH3xeOFoYvt",
-	"2/DQ197eUIkO4H1kO+tDI/jCFVH/rK219+XywtX5SF4vhwPQ7fIKY3Q3iPCei95z0b24qOFwnsFtNVMx",
-	"nUQdv/V5M++ObfLQFg7KgH/69BaLo6wluPMh8SiOiJKoRkJsPmKeJ/oQ1/45tOUcWLZh26vLvPXW5xkg",
-	"2mEAJL4SlMz3H/cbCuRRq9sL38bkmVs78KOtmUE87eC+VR7TrVXP96X/4fp0KYDwa0SEXPnlv+dffx1n",
-	"GW45ocQWELAEsdM1ny63qG4/58xCSmA6xcBpZ05XqiVzuDjFnBaaG1YjtBpPBIbgBg8xOM0lgLiAtDky",
-	"OdTNQoiaCEv5ene8VwK5shoiS4fExtlDHZKgfwgrNUY2TmAi7AzGPu4UfGuK0AyRcjEBrGC6LASzisHp",
-	"aASTs6wPAlhtHtyQOHjGqoxSurwMhxDXB8QFoVl2RqiYCBtVXlucSv0cOcz4OPj9kqdqizL6DUzTRe1/",
-	"0pehtaF+JJt6x2VCPYkISYWljlaAvd6lurpjNEZfbaY1ffIM/l593Mm7DZfdyFjbqkViBaQdIadpWWCp",
-	"FMBZgUxJnzDZEm+qGDPKAwTGKfb7REBwKZY9hyxQqMiu+ZJ5ZNCIJFQni0GZH2HYW44VF+MgeTOGlBqf",
-	"g6nY74ilzdIIrjb8LynL+DUrWDp2BZ5q44OLUxik0jzLCE2vAevcyAclATze8O4gKRSRrw2H/72kmVGB",
-	"PUjpkJzjnCz+PHU8HFCWYVJlfqkSKi5XXKRyFUNOBPREJwIriMjCQmxDSxhZF0zcphyRChkVol6WjApF",
-	"Jr0rxvKJyOmci/mkZwZkP8OS8l6Vhrj3tJIKJ6PNiP+J8PZrLWlgIVfGSLB5A949gsuL07ws880YRkxS",
-	"xiwc+/ZYlVNDYlMWY8DOUVfQ77NrG8i52x0CE47qxAGuIQSjtXRyRkb+kgfwabuudmDf91Pf98sDbBt0",
-	"DdpW+1lASnlYjfoMTvRsxgpMQ2b1LYQGLtGmwvo7bTNygIS3uEf70dC1PVDW84YJ0lDqqcB8GwzyTow2",
-	"lRItJ6J+EHLIEeV/sDgiqwXH4to0s+HgKZvRMtOkT7EZbHEiMGv1xBJK2/QyvuS6Nr2NPXifBhVQ6gus",
-	"FrMhcMPkd3tgeghHyrAW1FPIQHgqhS5k1l2fIS+gTKNhdgPwzcNmb8zYb+C7T1+i7zG476RgfyHr66k5",
-	"KKTMLXAiRCuCvKWWPQTS3JysujTH+MZOaW64jg2BDCWiAByBfgw/BT4dSBCBhw/URBQMcyuPIkPIIMur",
-	"mNDCEnexlgIj4nlKNsX+RKDc9wKk1mVfSzsaouTSDfVoSL5rjHkifDyDfd9wi4zNNJGlPqtrDYbD5ACx",
-	"HAB2Fgw1gSmDBK0uCYQd75JAPxtprKu1dQXJalUk27hWA1/jljEO9Vn78mPsmstSeciKtnF4yrqtdLAL",
-	"YMWtlbVc7SUnDEP5Y4gtfEA5sVEb7oMKDiCwrqyjUHDoLUf3Pjjks85ZmjsmE9yZWtDobUlLlimGofmU",
-	"FBKqHtfc8RGhFuRWFlUInPWF+VgQ5MT1a9FgIEOnYLo4EXifBTEiISsfk1ZWTvqIqGnExUpgimptpMZU",
-	"tKibWP/PDdsO+ijCiFz7iqhG8gDqP4KAmoi+/fKBi6l1Y2kyaQfc7PIDPLR1YMHYFswrFkwO3ZDQztGQ",
-	"APe3v6CvMYa/4mgikHVZv2BjW8CIM9Zac5KhnLPWmzFWK2/eo4hk/IqBYG2J7gOT1NHERCxkllZ2qfkG",
-	"R5mzwi/ZGGotJlKkXfE6pI9XNDYpvVAQQGcxVCFPWWYM8sUbni6uICPNaK7mC0icC726IYg47XIOGwFB",
-	"hdEtCMsU67hYN6JCQqY6VVe4Y6sF1R7yzwzxDAIj60OsGKpfSE2v0PsMTtZq5UlfyIA24LgVRk+ygNEe",
-	"cvCBqhzS3T5WOMOftm8VhviRLt1xebb4MJHn3N9N3TtH9xC2QE1WRnZK2w1j6vgt/PeSp++2RX+/ZEt5",
-	"DZlyyM1qcZZIpvaOe4tsnQjHIR37jmzIcvC2Y7q+8iVA1VkGMJyINsuqQ1JCCWdADUmqsx6fTYQMZJrl",
-	"+1aoWfFZ1ZUBdxtKc8vHZw0XYOWBdLf8/TrfBrERCAE3PJ/CZ2TjNkHoFr1NGLbw3pcwjA7e22Exb7vw",
-	"dwRyx/f9j7YY8HizCKt5z/7+MuYCEq4j9314WFjFqNMlFFR75crB4xSlUGPEp0ojB4O7FgkBTzIcfwty",
-	"UvEcHwDkMUYaYUHOH3/FWK5qDvDg4gG9EeMKAgd7dFFDfWAQWhYMMbwomdLkqsyPIhcgYP3oVsOXWWpb",
-	"4EYnA2ShNq7wXYXS/z5xRur1otpVG79i91b6p3HsaFqj5DAUxj2qHbvl9gPXWqbCdFDDRarKp7aF3gVH",
-	"jOrA1dhO2T++V5remRJeI87QL3pP358SfXds087IryU7drXGjt9esTVoyu0pTYZvowsTcUPtVUIbrmkj",
-	"cN++MiwBGrYjYekfbK3IkupkMRHx//k3Hfzx2vzfaPDkcjh4/XYUffHw3X/HZ6EPmnYBmUbOaeIuMZf0",
-	"zaUdha2aTJhIJASNWQnoBllPlUKY1paT+aLUDu51D0XUNv5AkSu27tBFER+1Ww3NqTbk0xv3ulbnw6VB",
-	"VbP/SDFbtVKH7ZzLEebnlA917wvYI87e6I82ZTLMsAxqJm5PYTI8ryqF2crsXrI8q5fXqgpdk75D3HMl",
-	"cM1IfNXEVB01/POuvPNW9uciSB+PqmahmZPRaBS2bmNHh+SpKx9rWOEVyyHuac6vmTgD52mLMxpTr5S/",
-	"bwVFvaqrYufHVRWHVekvN+CPvuzl+2JB2MFHYkH1OqkdPMgu6T0P+hPyoBbesAfvQXyZ47cOdn+Hd9Jh",
-	"U1B/5zFdk4KlCI+FZr4lZ9C6fIkFuKTPjFWSevOa0SLjrLDRoJByju4o0xzzWZn4cybnpJ/jRptXyoSl",
-	"6OZM1VFUz770wBa1cHyrWdVfiqOJANdfzFLuIr/jIfnGwl9AjhO0RsK7pBDzohPOojPkffNkBjUhWnSx",
-	"anM+jGewunJzk7+PDPjsYSM6g7gBPzhZ7FA73KmG63TbVgRxvEWKNdOqsw7AbTWlw9G3OWRhWrR7jspI",
-	"PAbLURaKmBdNv7yYQDqKr1JDlc3HUZG7UXeY5lYrgU+pgCtxS74+x+aATOpnFT/4tE7w3SsvwVQ/kvbi",
-	"a3q0Ky5INvc50Pf3tIewvmfACPbKXsHyIDfEL0XdqmJqHWnNNwNkrgEvT8R+yMt7gUS8gGF/2kEjOMZP",
-	"GaAUN/+eJd2zpEMwSi3Z7HSIe1aijt+GQd7vjlNmbK5rqrdwrW/8O7ZIT62qrVfOKn5VNWqMJ8u1oB5H",
-	"AEk/DjEdbImQR6MTQjXWrapqHM2pZiu6nohECoFupMrMSzKpbDYzFyS270JwC57WS0hcZhldxxPRh9ex",
-	"bs2j0eiriECxGnxQzeAynMFR23VX9YL3Gvkfxy5UBSMqL2ol2CcCIlTgaxubF0SkBP1uRqVMhN8JZ1JW",
-	"b1eb0jAsSf90NIqIkDaiEsxmoY/aDU7X4IvgsuU9oFaENQE641ga6QifJnbFTu4exE4JuQr37J7b/4XM",
-	"Z7froe53C75d7MG3XwZ8u4tZ1O80a9f5ngHWODVc79PCaC1YW8kF0QlZTISrIRjSHtaca1FrN3loUCyk",
-	"wURf1jifcPxzg+t5FOqK7XWzu5f37O59szvcp3u/32cci3G3jAvZSDfTgvo+GzXZXJZ8QF2uKmO2JlOz",
-	"KURLQo0tNRG26P0OQzpgHn3La4AbWtT7icD79qRgGkP1MB7RVxY0jKlWzxOjCA2vfPX9+eD08RcTsaBq",
-	"MSS/AoJCUOTfFh10tUYaE3CoYxBqPREWE40r34St1Uj6LvEwttBIUJHeNoulzfG5WxJXyvWhb8p9CCuM",
-	"6ratUYIgE9oDcEHmjMffAq0WO7Il/B0Ohy+bD79eap3FpD8aY83GLbknULTpT8N+3xvopFmlwJHxPh0X",
-	"tR6xj62Ak+ZFV3oYjoqEmNGbYAt4SAEAJhGSJOY7e8K0P5fDrRvFRLk0LMo1FpRl/oxACe4dLp+AGMSq",
-	"czSQRodIQ8io3AVqhGmXm+Uc20tr9oM0RXSvmM8j82cAvO7yRyNIca2Hvx9FZLq2gfQud8dmtzxQJM7Y",
-	"NctsblBCczrlGdecqRjhCroQCl7hVN9nhIrp4Z+crbYVx7zmik8zm06rhp9JsMlnWuASFzkgXcWYar0g",
-	"3nEpUiU/V2Fm5tEmDnb4uA3lqTtb+mhIfqJLG2sLJZy/GgUVnCcC1Rhd8OUSwGCDwVZpyyej0ahblQES",
-	"/bRvRGCIH+lCBJdniyaBu3sfVPZnuqlQ9kx0X54iGzl+C/+9QRm1Tu5x4xJqTnw22I6rmuYkKjydiH1q",
-	"puEY9wj9sjPr4CQtMZl4ZFotG7egf6JSaVtZSH21731Pn3+ZtJswD3d4t2a+uZfq8CtdSji4vQMtPJqI",
-	"DRWa7Nagg/BzINBadio8OvPKUDWU9ozzrXq4C6b/JBjIB6icuK9V0Lrr93ziszdEwn3dPEA3tUp8moro",
-	"UjOa+O3VAa//Uj/kYZHViGyzWCbiHLiMDdSargk1qgMrmmj1bsqbDoOIyGIiNlSR6OBwrwNKuH6qOsn7",
-	"sqns0nwkq2oPiPU/ceHYe6fne7TdAg64ly62FsmxEjRXC6k71a9XuigTXRYsIokszeBViOKh/J0fcG9U",
-	"sGQJIfk+swSgV7F6KnujA/R21/vRGDIOuCgdjnnmgbxjqFQJJqCNGjtCBA9AGw8Q1at/ozIX4mQbldDo",
-	"bxMxZTNZMHuHhtw5pwViuFscEARKKnOob1Q1ipeLUP7/3HLjh6NHiDcSP58NfpKCDX6k2vQnwHcFvN5O",
-	"8QEglAAWd/zsgs7jCv8EssTdex0gKO34DK/c7u3B5rFXK3PtdyHYOQD+eTGAd0GVIKjNbyt+9Hu1J918",
-	"u1Ie3SJ+EKTsqGeWtOVuHG4XZhwogKsaCeAqRAifVSea3bDcD7tSuPx+mt1KjebRJEjuya+xNu1TsOj4",
-	"Ibl+7qDhfw0dW1pMDqWtTMDDrbAEpuGbW5HAbS3N47e++O87nza61UL3GVtWxQ3LGlISI1eeymvmqmO4",
-	"Mh8W7nsiNst82LzMKhUIbwMyrIHjBI09UhPRj10u6ZgYLc5HBPt6nDXWap91GOY/uknvwVltS+0adFju",
-	"+w6rk/+MpTzssthlNsuJi2zv9dkZGWGxKxuCYkXn3pUs7qxyBeB8+/EeUAcCi1rZD/+shSAste2D6O2W",
-	"4t4P8rny6BcIHlzIco6uyJB3dtfw7PKAnKdpmKFv8T1C/lv9/UAh7Cfy4/5JRE4j8jCaiOFw6BnqnOZE",
-	"FiQtkZpZhAcMisoYbuv0AjMcLuZHHcm/lZcl/jvmrMVV0rCcVXEZiqwWEusqFA5SypdCBr09MTJiM6e/",
-	"4a3BKU6Eq67ciK44qNjyGWSxaIQiEHMAKaEiKLHnUnwtoFNQM68VkESqQ7KLP4xA+TR8MsHSfCSPzI5s",
-	"ZMFW96nI9x6Zgzi8UXb2S0VuU7jNPwagwHcD4jFdx4cCzolKf10Dr2eOQB/w2nZEqDijSl8Woe8jyejS",
-	"aWUNibJiQd18xX73nBrmBr3VkZt2suoWHvoLjPcloymiHn0afPQ9ccXGZD8STkO12B28MaC6zwll6oMp",
-	"pn8hnvcStDSo+DijgUcY6h8jJ9pUbdtxqqrck053g81yw+SJKj8k5IhyJbxKG4dZA/FRZDRNTIeD9GWb",
-	"DScFq8pvYDUyiCduq0M6EZov2dglXcC1H4I3UF2qiFjtN8LG1xGpMp3hPcNfJ6JULCIBCB5msfQ3klUA",
-	"WJ9jMelFkOgMy9CVLjM2I7YLgesVESpsLjOWRXmghhOBvL5ULL2kGli9LS1t/eFVqkj14iwr1eLSGMfF",
-	"Nc3iaCKg+D8EYmR0TqZrvN5clsmiy8Vygdu8g4//CoUMcPxnZGODoazPVFm/5qdQLe2scrG4gjdXbK+R",
-	"bnG6HFROzR6OA5ws9WSgA90sE2Fb/eTdLEBxe5VNg2W4l2SfdagJrSWUacdttueA4GvHbzErDrVxIym2",
-	"pW+b31WQKRhCY3i3CLJqX8yl7/w05vEDFWRUH/kIllYkjrBsS+B2OEEvTA2Jg4RAHDkT1mnehsgxEdsh",
-	"Ocg2RA4niC7d7ALHe4uAQrWAa8WyGemnLOEpqy5mqVhjYjhHtcHVbnOWA65Xq5SbiE4xd0aCOmCOGuol",
-	"YQwzExNRiiuAoDMvp5KpIYENRiQPpzXg520IHrCeaCAh9w/kvtEYAoSPrRnvpp/3mGrplpGnpB87Wgd5",
-	"llTZhEddlpN9/5ONM4TRb6uUYXMghVz9mcvh/MWq22h7XDoY/ILRTC/+6DQrXEyHOcRUgdvX/Bf1O5kw",
-	"ZWvcKPL9xcWLIXke1IzSskxsZl5KNZ0CYFupGInBmbP+A7wsVF0ZNRBiTmolHRMqsG3H2FVHvMf3MIf3",
-	"mbZne+hEjcCF4IqU+fA2RHYgsZgdZ0lZmO0c//t1ff+N8Yzmhm6OMSAHv5iu1tGS6YIn2+1M29gDRezb",
-	"pG923++TMXSWTC9kGpFCltqokFApAcWxswadvE5LO4SIfCdJUYIRCXqCG3Uis4wZAamOPCTXi0KaPlip",
-	"MH6Kvcml4iBSkMt2Vm/BCe4kF9PqcZ5RDoTC3tAlwCP2/ot8/+yHF2Qq9WJ9udA6v3TzvtRS04zU1wJI",
-	"OI22rok1kIcT8V/k4n+/eLalcRtuNhGdr7zFbv426X337GLSi6C3v038WZ/0IuzubxMz60nvHTmBpdoS",
-	"yBK1Bjfg3lvFbPd+fBon45kZVzX6mSyCoW87Gciz9uKUvtqW43teqbJQb9q6Cbkw5G3oXZYQrCFzNfQ/",
-	"XNof4qMAUG7J5zgui+ydcZaeYczeiitGHo8e2vpf9txPM7a0GHFlJS8wHJCSlGnKMyLo0ihroKFRnhnV",
-	"EwqPkz46YrhdWnU0JBBOM6WZ4dKFIXCRGo18NuMJ+mS0hMmtjf4OB5h1se6Xbqq99+ywxU46KHljlwC2",
-	"3a2zdQy4OLEPR8R76gIbSsB2kbCnrO08CfUe3vYQ6ua81AvTodFg0UnXXXinQM8e1U51gLicVCblkglN",
-	"+gXLqObXDDTtssh6494x3LTaATVbRekcBQcKYferA44zkHZnZZEsmNL45MyYHmi5CMZSBhcjVqUPJr5p",
-	"MLyobur7CJ1ra5AZSyvPFZpovKhQIlPrF1VBF14da7dI/AahYRh+6GqlbX54bkcRxBJ4nF4YYexCo/JC",
-	"znjGgmZxBi2NfucrfRcyM3sma+03q6TbtHozaZ+IGngfgxKLm10hDEMUAEDUa0yryPrM3Ua72B/fPtwo",
-	"bjb8lOpkMShzX2/VR4hiQKCCooyLQgrDSGeFXAZtQlhg+y6FvlfDS86CKyAz+oLOzH64cjhV97YMTW1h",
-	"0PX/7vW7/z8AAP//",
+	"7L19l9s2kjf6VXC1e47Vd9my2i9JrD57znQcJ/EzefFjO5PZibxNiIQkTFMAQ4AtKz6+n/0eVAEkSJES",
+	"1VLb6qT3j524BYBAoVBVKFT96kMvkotUCia06o0+9OaMxiyD/3zNdLa6mGqWmX/FTEUZTzWXojfqfS+X",
+	"ZEHFiigWSREroiVZUq7JhE1lxkhm+nIxI/3X3z4nz87OhgGJWUJXp7bDyaAX9DL2e84zFvdGOstZ0FPR",
+	"nC2o+dqCC77IF73RMOjpVcp6ox4Xms1Y1vv48WPQS2lGF0zbmb6M2SKVmolo9Xe2Wp/tj/SKKUJhVpzF",
+	"5NXPb94SRadsRKhdATFzYUqTJddzoueMKLpg5IqtyDSTC/OXsYA/0UjLDJpxQcK51umAl9+/1DoJyYxp",
+	"hYNomTEzuEqlUIzIKY405ZnSpF98rGiA9Ceht6TT1yxN6IrFI2LIFJ4QKmKyzLhmaiyENBOZETqjXJwT",
+	"SiKZmm0RmiznPGEwPH5OaZ4kJMuFgr1SZCozwvWAvC0WZ9YLk6Ik5tMpy8w4jjRUqCXLFHkyfEbCSIpp",
+	"wiMdDsiZ2f1HT5+ORZpxoekkYeTizfOXL0k0pxmNzDaZmS1oMpXZgsXwmXK04YD8LJIVUXkUMaWmeTIW",
+	"jiCK0MyRMSBKEkqmlCes3LAFXZEJK/YWZm8Wd8VW52NBS9JGNEOehD3PmCb98DmN5uz0uRQ6k8mICHkK",
+	"nwoDQtVYhFHGqGZv5RUT4QN1Qrgigl2zzJ+Q+RawO1IW9mEwFr2gx97TRZoY3h2ePRtOvqBPTqHhKU3Y",
+	"+9OzXtDjhjtxy3tBT9CFaexvvWHnyrmg739gYqbnvdGjp08Dc07cv8/MqdCaZWbM//3t/zn9/97913/2",
+	"iuOjdMbFDE9PQVwz5Nc0fo2kNP+KpNBMwH/SNE14RM0ZephmcpKwxX/9W5kD9aFcmukRm/GvacJjaHyJ",
+	"G9QLejHTlCe9Ue8tsDjul6Gh1ATaGyHAskyaY/zbh96UsyQ2FKEiTlgv6C2YUnRmhl/kSkO/CSNskepV",
+	"7+O7oKc01bnqjZ4MjZzgGoj9j2ImpJiJJUKeidFE6vlqZBc0Wp/2R5/e/5mxaW/U+4+HpZR8iL+qh69w",
+	"CCRpVeDU1lsyfj9c+2AYlDJHTqdMxIZHgRSKGBGDBApPBmZqz+2x22GvDroad+xVOekoz0BMmM1gpF9K",
+	"hpMAJIzlFUKJpldMENxdWM23MpvwOGbiUy8HhbgRHYoxJ4FlnkWMTHJktFgSPeeK9MOpm6VZEYhMRWJ2",
+	"zSPmmJmmaSavWUxWIFXwx8sU99Lu3HdSsIMv0wy6ZalRnimZkYgKIiRJpJixzJwixbJr4MiMqZWILp0y",
+	"Dk/OgSATGa+IoitFlvMVqJy5XBpJn7FIXrMMFvVSGIFDk0+5fxeC5IK9T1mkWUzgdJB+yO1MKtNHYW0E",
+	"P2fmMGETFUCLRM7InKKeRkmlSC6M9tX+8Y1hoT9J/a3MRfzpz51ly1gy5DX2nitt2FBX+Nj8lDEaE244",
+	"UEh9OTXzdeTQSwmalIuYK83FLOdqbjQ1rO4VXSWSxm+l/IFmM/a5hAvsGVckMZMwC6TOwlrQ95fm18vJ",
+	"SjMVkn6Y4pQvtZSX0N4eszcsM4fvF0GvKU/MCvdSa7k3Tk2hxVTTCVUgBLxmAwKGM6HGcrbMldAV/vUU",
+	"7Gky49dMGeXnFNjT4eNSgf1S+War6vKndiil1bIm0g+9f4Uno8oRWVLkTDxnMZG5Jn2KFipZZlIzYq1U",
+	"NF1rFhtVhme5IlJEjIQenUI4nylVyggqlbKIDJ8GZNz7xk3Tm9W4B3eK+gXmtLjBNJHFtn7o3XWAMm+l",
+	"/JGKlTWM1CcVbyQzejThC25O9DQ3i/fJ3Q8Nz5vb16X9k4IdkRKvZHgzcNcWbu5mRu0aHZBwo6hpHGdM",
+	"KdBlRS9rVdNcz5nQdnX+KLYX6V9885oMh2fPTqqcXtm4w+3EL8KbEvvk8hdpZ2w4rhQXs6A05gKSiysh",
+	"lyIg7H1qVKchaMau5ZX5cc1QsL/gWfLXZGQ0TZagao1RFf7666+nF16LEfma0cycB3N8isupEYgg825Z",
+	"2BWnbcFnmeULo0usfdMqx6woJvnnk2dcKE2NWImouSmj0eNOkiIZn82NtbesC7hzzyog5l6GZoI9JNGc",
+	"RVeW8ipPU5lpFv/IYk7fwuI+j/Y0spKiDl3OpWIkfI6zODWzCp2tGvoTMhMJjbAO/wv/0+wOcFlo7u6K",
+	"6f/O9fT0qxA2nEYRSzWLz4vvcD030p42fKsQXVKeAHkLSl0uDKkuzadAaRebDbLiYmYJt2b1UfNLQChJ",
+	"My4intKEyCm54ma28FtY3v7TTE65sW6CCp/DfT6+pLo36j0aPvri9OzR6fDs7fDZ6PFwdPb0X72gaDNZ",
+	"+Rf3J9Mv2OmX0Rk9fRYP2emj6dPo8eQresa+/LJX35Q3+WJBM66YAnOb6LkxzIx+c3tlphVzlSZ0dWlv",
+	"/a/lhAsjNfHuO+pl9g887jYPavgxzWTKMs3xau8v90PPSC1YeEw1O9V8wda9A9Xlf2jgtpL2y7kktjXa",
+	"omYLzMqKD+U5j5u+URm1/pFf51SX44Hde07oxHq0jDBGVheSeB0Hjd+pkLhpNeYXouZyKeCqWlnG2nBu",
+	"a5oGygX/PWf2bhuYe3sil3D3UKxxMB43DwSff6A8OqObZAtRP/re1N960KSy/KD0qnhbHPg88q4YVU7+",
+	"zSJtpgmn8Tm2eXHdfDLt6RvYoULCruGgLucyYagTY2ouawPy4pplK29tNDFkcud3YM5JaM5Juf9ck2hO",
+	"xYwZiRIxYzgTrtHBJgX7eQqeI5ok9r82CVJYwAtxzRKZGh3zoXZe7J1imzz2aWJvTj2gP66ygULIvWBL",
+	"UUsWoBHpW3cimGWKTGmiGJixTOSL3ug3+EO5LxMpE0aF+Zq2msY27FW2wNvKFgaBX4Nixetb/86Q57OR",
+	"9bWlZSfymmOD5DQ3EdfuHPUADkCuGEuNBE5W8GceK4/KOss/BZG9NTTR+13Qe386k6f2B6OPB6/p8kfr",
+	"A60dxlclUWkcc0MKmrzy6A6s02QvOJLIaf3gGpJUtw5+v0RZtVWsV1XHrlpgq/TeII83b0OxiDaRuE3w",
+	"1blxL5rTgkPr5B9Z1rTO30+5G20Ua6XMD1w1qQLzk6p5poxQr9lhXLMFuvz/5BbZuzWbzC69VfXDtTxm",
+	"5jY5WVl74pyEv70L0frRc2Ys8YwRIQWYFsWIW4VrKdJ6NMvoat1sgKFaN/1VxhQTEWu3zmtbrxgLSps8",
+	"y4WxOvGhoIW7t9+FrOnwmk3hlmjG6rT41/j1N9ChkeF7brhWAlTGaCXCg9pSz0loPQUhMX9P7E6TjJkL",
+	"EZkzmukJo9rXST3bBfgNzLZJrozBJqfThAvWoH3sJH9J4y7WWo7N/hrWmqXJkVlrdgvurrVmyXrU1tpN",
+	"iXwYa63GeIew1tzB3dM+oFk059c7egc+vc3WKotbeO/Atpkj9iFts52WmqZvIpmyFj8JFYSmqfVSG40b",
+	"yxEJ4XipkconpsOEhaQfUR3NT/OUUBGPhRI0VXOpTwIS2hgLNUJx3odHRJXSiKkAhLlgibKOZ7CaToKx",
+	"KHvBa4P5ABhprk1AUql0QFjMNfSNWcI0I64bjIFasPJd/NOJjZ+x57i+nDIwBDv7/4bp9IKeN3ajpnxO",
+	"UzrhCderZj0eQfyInBJ8dXpSM2xSlplNdsrP2E2+7gbyWd4xVgX80x44Y9AiVa3h7/2h6OH+UPZBwpZd",
+	"7IrLP8QZneqBWz/sAthZ7i+zjAo9oPGCi2aK4CebLAY7GzwhsBh43qAk5hmL9Kmdi2u3g9P1bDQc/qu7",
+	"Sf3srBf0rriIYeZUxDSLy8ApzaMrphXI8ExzY7PAwTI3jXd2Fy67fmloaC5THvVGvZ+FY2yz8QS/0wt6",
+	"1yxTQKOzNTP/RtL1Jv7ajtIeibZZpVsO+Ltp+tFRtc068vbfnepGP+faVjQ6lctGCrmsOnJAFLwc2IsQ",
+	"ftwxgM92xV1oK0Gq9yCfO3Zc8fYvIRc1KMOCf7z5cqG/eNJriHptcPDCppbDVBhonfJN6sVu+YXl1vY7",
+	"Q00g3eza4AapXByccDnCq0ONOkdze6hvxp28QNSIe6R3iL1Jvfc1ooUJ97tJrB3nBoP2RhoMx+16B/GF",
+	"7tbGe0hLb1rVi085agfpeGtXjbXd2HrbuD06t1NuA4W2PhBWLd6/lPY4tofC2lbcZd1x3I+F+xL6UJrj",
+	"oA+G9YO8t2hyF5O1H1pdSA03isOY/Z/Hkq/opppFv13k3rpO6vw4eWQq6e+Wr+qqyLBVvM2j4e535ncU",
+	"DOX9tOLnKX0Q8WKTV2Xrm0zVA/SXUpDH9jZT24q7rCCP+31mX0IfSkEe9I2mfpD3FpStevDIVFcHnXXb",
+	"TzZ12t81nfUPzpab/O/UD61RDCS4F1+RsGvTSMQkcq8bHAPXs7VAaK+BmV/18WDtbWH9NaH6HPEu+ARe",
+	"flheb9RbsMXEz5c+uNt/g1u/SrcPzZmlkCDR/F7EK0rZubU7R/F4r1YNtuxxPR/Y7drc5wdo9Bey9m/g",
+	"t3ekDKrct0WONAfovS2ZT3nGb02srAvKguTd2NQTZzcPOcMbDsZdlQAFa/Y8W5Yh+56Eu70AwDWhsGs6",
+	"Q0CoJgupNHk6HFYwMmSujQ0LW8IV0RlfLFA8eMAPT4fDg+Y6BAjgcVaZS5HaEyE2hvdTbTpnZjpVHIoN",
+	"UR+b2OZ7bFXnkO4xu5Zj0nQbv6RpqTVVJFNkeZ97qpzwdc6TmEyk9rlhYv54in/EQToFK6yHhN5s69L0",
+	"6DaupMMa3TVJGFWaSMGQ4udG9pj/IAlXkEK05BEjkczhDVhEO8S2uhiZj7Cel9jnbIvgacuOsUto5y8r",
+	"3TbwmLPXtEuQqnHXmuGyOdBgjWGaGQWY4asKL9gcdCNGIHfVZilZKwTDUjaqvrVdBLH16OmwxlabrV+Y",
+	"bztBvwGfi72XtZLVnANpbNmt0QKkX6ozDdBPpgehYrWkq5PaXqzbjF1Cu79qOMZ7WSrd+bbTsz7Q9buM",
+	"blSdEBFkmGZBr+osWriXulrOX34F9wREq9jJ3C46OZPfsKX5uwQxa839dXJXZtjELbA+1i1IozLzpsFQ",
+	"KcvMHe5z4jaF5CJhSpGwshDIgQ1d/nEIPCmIXHBNuD7ZbU5drG+72djD2eBIwi4dZYPirVC4Ph07eDv3",
+	"vWKZkmKLJk6h0Wble5Gw96bBArPRacLe/822HkRy4atk81vvMPoVZ/YJVKxd1zp90oRyUcAuqDyaE6pI",
+	"WF+/xY/CNGy7VFhQbS6Pnj75NJaZW1I7a7wxZ2kDZ9g7SYv2rLb+v2aQEqoiypWWC5ap0j/wBvPOd7Tb",
+	"na47Gw63KLvgpvp4b8X5FkyFDYS0toSWRGma+b4iRAT0wtgqaBCQyn+5MNL4b4ou8EBkgJ9krkzTRMqM",
+	"PDIS7t/U3FAQ9a5XQj+8WmvckJ3ufabpUFamGJAfaXYVA9rGGZmsNPBHGM2pBnAg28ziAzUbNTi3VqNm",
+	"uJtR401/ww7JK9YuA39OkXPBhjHiEOK4zwkViHFHcDjClcoBwBLjvCcyF7CpkAJ/zaP1EwL4Y47/6eKB",
+	"IglNtUwhMw5+dIgdPYvi0XQ8vFHqU/+aA+pngZCipV2CxTsBoEuumgRRF6FYm2SjzC4+9kARbEj6MZvS",
+	"PNEkLLDXzolgLFYk9JYT+m94bv1Bz6G4NT9EbN5hBFRsU3NAI8DZdNCTXFl9A+l8gHxERWwByxBDsnFP",
+	"u1pjz6B3yjOmCpfsl6fDx/XcSpgZPNPo+eryX/+czyf//Fr9683Z9WTx/ukPvz69jp+fzX/45/9J/ufX",
+	"pY6/e5b969cn+sdvLlzfHezDNg5rM7nKHQ4w97Gyh/A8NePXTHQypnxirPtoMLHS8rLSMlVkKbMrLmZr",
+	"2BO4RXa4yqc3OlotoZvWOQFwH/x4QELcipBMpX3YnazIk8dkQhX74kme+eYG6T96+gXJqIjlgky4Rljd",
+	"5m/f6N0CZ+2N0CTqvoFdaeL9Uhh4oC3nuFJVyjGuzW0N3xMRtBYBwdyBvAGKyy7npFlO7n4D+tIDQiqF",
+	"yUFQWfZ9K6xflrY/dRWSd5NdiDv/Bts2urprdwhrKdrRt6KPVMZf469CyLusWmMtL7hwfOOgHYEH+8bq",
+	"sYw3Y5o8GT4eizWkzgDgkWDjQogICS1qV9gwwFktT6lBkxiKQP/G4JBvMjrVrc9IMnugSC5A+Gj2XhOz",
+	"sjJyJbPWXf1weE+aXd/aKgbf9zTBV9U0WW15DNvt9bRq760LKVjNtgwM7/XsgSL4bNlF/B/qldtbxOYn",
+	"b9jbbyDrbUPYDy4Ak+M2Bv3gbZomozLqguYxZ8ZwOJZ4Hn/JRxPNU6HwnYzl8cl6pJE8+xF57zieJsbb",
+	"L4qnei73DhypyLZPJqu6iqdbi8epUvHQ0Ti7EHW3cBwgzmtzItePFAU3m2mASMzKc6pYgp/bOwIYDOy9",
+	"/rOyzxt6vV23KXr9J9FssNwj02tA3bur1YCkR63Tbkbgw2i0CsMdQp/hWdxbHO1iyB+pYd7IeAfWe0jt",
+	"u6P1XsS80yO8YEtiqY0L7/CK8LMgixVZ0lVA/kYT9p70p/yakQUXuWbqZLfHgT1fAnbz47+4pklONYu/",
+	"TeisSc9NGdV5xsg0oTPPFKBJzspgHXObR9B8ec2yjMfFb2PhrvqFqyQgLFFsvTXiGru0jysu4rLlWJjv",
+	"mysxesAH5OeUZVTLDP7EBU7QIYyDj9F6S+DvYa1kkZGDdJKUtbmu2Ko3stynBgrj6Zha37miX4OXFcI3",
+	"AEjbEAsg/6s08rbLE81XrAWM2K75iq227/MVlFJys2ve6kZT5mfBSJxnUAfBanEEhXl8EpRg7FKQ1y/e",
+	"vC0Q2mdUsyVdjXBzmNWXpB9W9Gd4UtbRCQEQuxjAky16TvVYmJ8H5M2S62huPoftYQoC/u0EUDjypRFO",
+	"udSJYwGINU4glSlO8LkB+Y4JwzgsLgqf2SEAGjxjM640y5BdYm4IteDCMBrWp0pTQ3wHiFQkP3bAfEXy",
+	"BzXYrg7wY67jWq5+N+SBevctU25KeQ7Wclk65eW4ztXrcwc3QLUj2ihb7SzXCc77tokaaadq00QEoS3k",
+	"gXCSGnGwo/OEbg5ggTauYzURobWr1Vq1r7rOW+hqO9co6zqzmG/v+wIaua4py6BYhBRqgCl3rf1flU2f",
+	"Y8tiECfnBzGjkebXm9ZfgGJ+U7ZdHyjbYaDX6wOB2YFJIFt45zWjMUBk1vhHMa25mG3r/gab1TvzmE1o",
+	"trUzNqt39gG42vuaVnWpgF23MCD0rLGfjwG2uWNtspXUmtaeGPtR+6btuuWj2LX+VXii3nJG7WO3d0ZL",
+	"9b/6yUa1rjASt7yqb7oGrlPO3Ci39qhMvlOP6r5u69Ik5Dv22WlqjapoW6eGre/WZaepNQnVjn18edix",
+	"S0X8buuzbjV06rHT8ttlaueer3ftua47O/WoHcgts2tROVs5qOHob+7RrAa29arbK53a78Q9Tfpla58G",
+	"tbKtz7oJ1cHxAw0vImtO1y9QkkQUiupQgUb5qFINpx9i5LGLXcWUI5kRmqZQutLa/q4oEteKJVPbbUTU",
+	"Smm2CE8Q6s5+gQhZfmEs8PuVawh8s+6e3QHDewvlYVJIEYBTr/ofG6+FGDKuzAKyVe3uNqdq2/0NqWQv",
+	"cOcEb2whobGNePMuXsTVIQzdPa2ooDQW5YVsQL7Fyxa0iKUrGpqsAMldLrjWLF67gtOCDxojoqthz2XM",
+	"y+Ov4kf09MtoODz9kg7PTr8aDoenw+L/qJdei5xSR+7qMEiEcQNZxhIsZtupH6WUdp8oM9+QEdSXbY/2",
+	"GZw9evzk6Rf/8iLUIfWi2zemHjEW5TFU7Pfe6MmjevbwlsEmZ72Kg65Dl/hs3YNSbPtWN7w9FsHuHtzq",
+	"xn3YUFYMWNaKncIZMNgjSKmyo10DoPyt3UoWlwZR7GR9fd8lckKTgERyseD61BZcCMiMpqfTrJYy0uaN",
+	"3jWdeCe3uM7M0OCbfL+1KMJb0/i5bVv3exkCBBiM5VM+sGzmkbbVJ/aKzlizXyy1IDkOXnrdvY35kBse",
+	"clRTzQguiGK/YyUMv/rFTjUvihtKPQ18DlfZJsaw/m3D9/D9KakoTFeBA9eNL1A07sgtgr3Xl1iNufnD",
+	"CbWfhfqCLD6H0qcQHalISLGwJnnxe04htTB0y7C0iWg+m2uCm9BhPjKJmdLtdMDfXf1opXmS2KLR54S6",
+	"WqITNucCig7PmFbkydmQhBnTTJiBwq7naCWiS5bKaL77o4blryp5vS2ujF5ZdCu7v/ZkTTPmOpoS1rnT",
+	"kC2/G6iCe3F0bOacB6VbsVArXk38oChaUphnztW2/b3SpnC1vASBsfIiy5oY1Zx6LqCKPXqQ3eNXkUVf",
+	"pYWt6d+c4MGSOCBQtjKWxgIiKdVzwoWWZQ1v+zwAKVoYSEwzumCaZZUHpzL7aD230lKseTu5IstMiuLt",
+	"pjrqIldYDn7CMCdjK0PigsuvNhJ47WrQFEBRcdTeCBHMcVQVEqwQZ8cSXuGT42gCLKpu8rsYYuGT9UiD",
+	"LPYj8t5hFk2Mt1+gRfXMrovDK7aqZoZvwaxZf8RUWyXKrcU1VBfXENmwNq3vpGCufPGoK/sX9Y63OpiM",
+	"an/tyGP2e02GZtDm0tEwJLYEM+k/ORvaOvZoyjxQztSJqDE0ASiGZWTCxgLNHkzgsoZPnMlUAQWwV0AM",
+	"xYwqc8VVSB+EtM44U5jABC6BSBppjenh5tdViFXxja3PRV5WbmfFSA+UZ+yteQls8e7aSv0C3jBtXBtX",
+	"YNcZnUqFLSuvKRfuoVgNfONpdPZ4OKxaimdD85eMUShh3StsPTiMuDbDznbm8FedrS7Ber00LP+V6e/S",
+	"S56cDavmX9c8G5doijxAvFW31hevE8icLfCfNinfDJTstFpsuqo+gwI9CZBDdy9+sk99w47pHV8Nb5TJ",
+	"9KmxHG6/UPWCxhhRg2/RXVJGOlrxnx2HglazYwqb7y5ATDTliDXiTNQw0rzNb9KG6w8pTfZ1JZ7hroco",
+	"+0s+Ghu6GjFyF21on6xHakPvR+S9begmxtvPhq6ey3UbGn6/vKF43lUC7y5C11vILhUPi1UFNwbe2cSs",
+	"B7sEVHdna3jzMW1WR4q3krYZU9P3g8OQ6pNXu77b1uBORbKRwpU3A0Fn5obFheHDtSeDGxbMxptBw+PB",
+	"Rjf+K6oUeOuxQVhYZaYXcElhr9nbBDj902615DpDp65bai2ubIsBB5HYA+Ig4ep+QpqmCSBJS/ukjkYo",
+	"PHIXUMZSwCM6LdGbsG1RgADQM/o0UZLouVTMojvFY5FQzbITbwgPQBGfH91HIKXOYreaS7OD1qwm4m9w",
+	"pDel4a8H0bRbiwUcwJ/AWrRLPjJrsR0w4Y5Yi5asR20t3pTIh7EWa4x3CGvRnct7a3E3a7GFWQ9sLbrd",
+	"+UtZi69lE9xceM3ZkmUhRA6ocxKiFRQSUIyphIxyCNVHDYenPrU6hcRU0/OxCCF1y3ayFpD15uISoa8h",
+	"NtpL5ySUS2E+03fKcSyMKDmxVcNRWes5F7OqLsXpwnumLbuAJaSDHgzYqFC/L0AlN7jlANwG4IgFXTB4",
+	"BuaChJAeGI7II6P8Hz/ywa7kdCwSps1/ByTmM25IFV6GAQkHmDcVnoYBQh1yMYO/ICQPvu1Sgr3HQmbY",
+	"f0Cey0VKMxaTiCp2yoViQnHNr1mygv5KS/MrFySRS5ZBs5oH3oXfeRB3jx9VEO4eGQFqvmyI8L+/XZz+",
+	"i57+MTx99q78z8vB6bv/1/vlP5v493tGEz1vCR7h10wwY30Ktay9jX8oYank1br3tQ1l7yJZ0pUiobwK",
+	"zwkVKwu/LHMdyQUA1AtpP0eMMZkkPq6evNquXeyXm47QS8umL8VUNq+4ME8BaBCeaDKS5WLt+tXxmjMs",
+	"ocDg4aC3+8vE2WbApDafrlvJAyMbz0uQOVuwq5Mntx3c1hu9Dg+7DvtVicSpjvXclg+zMG02EsoIpAlV",
+	"wA4Zs8fFmokTGl3l6TnKlrEonqBUDqjJseEbgUwF34SaBwCzhwEmeNB2SSGvzvilMFcMBXP2biMzVg/s",
+	"aoxTWnDBF4aXz7pV9XDYZn640aZE9B9cgZR29C82nbLISCP7HiX8J6fyUiTmLON+xuZYlHc3m05qi0qI",
+	"KMnjItR4Dxn/Y1tQzYVfPI82g5TRXM9ltpMDYm9cs3oKem9zzaLHu9UsmgyBfMKG1HbFkf/S0La8Fljr",
+	"Ch5aH92kdFEt+HhLFzpsCD4ut6ZLIPE+yBHNWf3nDvtW2Lo0jp24IjaVc7DpPXCXN0TM7rwNJMYKK2y0",
+	"g1Rlkbafso+WKzATMcygfF++eQGkDTfQLGcdae7dLt14O5GwNeLUfvWBIiI3ggh9Rs7jE6B4O7tBcHaj",
+	"LwPgFKuVIzpp2j0QOLBJ0T+oQphguGp5AGugJj5L1Z5DN1zKC0m99Tm0lmx9o4BDK+0r4YYFLx1fBdIq",
+	"aY7GEVZPe7+LrrAqaY/UGbYvofd2hzUz4H4Osfo5XveyfEIdfxA1XVOmN1d/DhuoKwgyKqoOymYPneDN",
+	"aYNu8LUC6omKbtiCo7z5MB7M2VfnvK3uvltlxB03+xNu4YYt2ooYXEM1+Qtp6WNDFq7jy9xhLX3c6ML7",
+	"EvpQWvqgCMP1c3zcwnGfe94xqE9Umf4qtsvgW1eTnYGR/0JqcsO2+KgymzQjOnX+QooRCXN0etFCp91h",
+	"tYiEPXKteEMyH0opVpnvMDrRnuDjurjewFd8f2/ddm8tibpV8N+6OrZcd6+Nd760bo+LLuI0e62hvp2i",
+	"cj35c7O4XETRuGlYbkdg8vbA3Db0tSZ7pgFH9K6Hna4v/2islibU1rtouqyT+Ejtl0MQfG8jpp0h97Nk",
+	"ms7uuuwrW13uUgZh58jHzXW9G2bRTXTdmkZuot5WtXxAmjQuX6qt1RHK0BeNoZy7lEQ44hoIBWBjY5ny",
+	"BrDJGyTB71n0vXvFzy+b0A/3T0f3YLo315j18tKpIl43r9KsVwIVwr+6l5m9Wa37AiO8171A/duiSP4D",
+	"RaBNUau+nzKZQrxasmquSDvfECFso4KxSVALvd0jJKdLinvB6S69XUUyZS0hPDRNHyiCLUifplYpnnTO",
+	"MbtI0zcRavvNsC+wIBvP31Z0f8sTYDuecaPt2QQ/fyOXWgV/vvSqlS2P0K/WRKvjMVQbKwPcSVO1gczH",
+	"aqwehOj7m6sbGHNPg7XxwK9bWetqrpteOqjFWptEV3F3e/ZqI/E+u8Va0WXNCcBKZlDEqxTHkEzB/UPi",
+	"zKQScJKmaWNMeDvy/WYdk/2Vdczro9Yx2Z9Fx7y+QzomOwod8/r2dEy2Ucd8Krn4+pOqhuwYVUNjkePv",
+	"5dJBc1MRk4QrrfDaSKtXRe+KX7u+v5YTyB8qLumZ/cMNbumoddYu6fWb7oY75ie8Me58cWvenhIxs5EL",
+	"sSRjTS8I8vrb5+TZk6dfOpDLAQkjGbPQ5tURpenEXKkXNJpzwU6NtsTSGFkmM2Lano+FrUPIFQnXQRTH",
+	"+XD4ODIt4b9YOCDPZcwU5KrQuKgq2GfvNRPgwjsJxkJJi5upCCAq85mQGXON9ZytXFWMKyGXqJjrzrC4",
+	"rdpHfTWm6YiEuaC5njOheQSHLiBhzK55xC5TzAoOg7EIpzKb8DhmwvwupL6cylxA4wXTcxlfmr9ZSwM6",
+	"QGYilk6YUp7gwJEU04RH2vx3HXLUdLLS4VJLeZnQbMZMw1yoPE1lZszYBYs5vbSFRULTbEHF6tLCaisY",
+	"hAvNMkGT0JhFZnnXlCdmxXVM0F6xjmZPlW506FyQeb6gwuOK92lCBSwVEya5IraEgIhYUeXczqqadtv7",
+	"SZJM5tpsj47mkJ3OFeB7NzuZDAe2+FnkdGrTuMuSlZQ0bETB910dMB7QeWOyFBB/W4WMB4p49TQIj4tc",
+	"9n+eWlfx6UvUcyV5usKcrj3tt+Rqm/l8//btK4IN4AwUm5YxlUqhqhV6nwyfVF82Hz/CJHZMen367Jmf",
+	"AjscNoYPIArrOiepublY1PgJi8auXPKtQ+KFuqY13tGklX2d2VT/5C+vXxolZdikPnrQTZJV5rDeYcOh",
+	"ajbJkDrFngUowxoFfq5tVaqNlZexqDBwv6ulWNXC0ACu4llDnr/9dY10YkX+z5uff7LDT3JNQpEnCRBk",
+	"o7FYWzaO37Y+rKC1cX22xiPREnEX6iAGLILcSIRSK6IUOubaPjszU4tkktBUecm2WNh4Sq9lnnHNlAcu",
+	"/G35xwaQsnI6HYMXLAneYL+tTt9i/CaKFsXVms23KfWKKkPNK8gjbUnHvkludUKVvswKoOhHN8g99jL3",
+	"H3/csyx6bToHD37aq1B9a3RNddab4QKay+k1OVbWK7Xe9biR+tqPxlHSUBT3LnpJ6vQ9Ug/JAai9t3uk",
+	"jRX3c400HNl1p8C9SNwiEm/Ni9OwPVtdODvu1h6RnDukUhiKccGUarvR2J8drBPgZkGNjDmLrmz9ypQq",
+	"xdZtCNMABJb1ATlkoNICtvBTRYsFn2UUbZxam3fev82kVg1BGvaD9XW8sDg/LLrC6YJUygVEEpilAEIs",
+	"4ZpkVHS+KRaEe24GbrotbkPRgmUAkJaPXIUFqITUQPuVpbsiT4eP/ScYpEFXPK3AEWcjC+BKGsN2Sz5A",
+	"OjowOQv9tc7s7eEmMEAAoSaWW0joOAMdGSUXhINdr7x2QueEEvQBuI3PM2FBgpGRoaYYrZO1C0aZg3Vq",
+	"hyqr1aFpeGlbEdpWXMaW1AMSL6F+rFdjRjIFIcojLEnr6trSbXVtoFZtUGA/2VK2DxQUoKl1nGZ0wUif",
+	"pvyhbTegpglN+WBFF8lJkzfuphUUNwNtDQ9bpvAGH3N1bZq2UJdVdCIqbE248kuOpwD669JFtAaVCjla",
+	"ysspzS6xaqI5pzDeJTX0bHxSLWvqNL7fNjILCV35nZD0QZ2VRYlsGWhbeYj0zbkM/VmEAclVTpPE8GxC",
+	"ZzMuZiRjacIjCtF9Y+FKP+YzklFAb4NiQolUGuDgTqroYvVaQC3rrFYJarrUmjNDtCRLyg3tpzJjZRA/",
+	"1ZotUnPFMSrr31zbAoE7MsAmALwamB46QjWBAkTQZXcIb8tv3j6vkeLGtSxf5+INetwaCxzlQgBIJoRt",
+	"Zrk4x7wHbg6uNhoLYbhyoXkCsIqEvedNFR5hhK5mTtcMJk2zndONnTvk4IhNxQrdRyoTbKL9G3rNoDL9",
+	"hljh2PwOvi56zTZFCn9PEzRH02S1W5SwFxtsOAdig+Gz7ZHBNWqtnwD82Qn2Aql9zuyCJsycU0W0XCtN",
+	"5EGY7bYLW+KTmyr6NzlGnNP0T+IVqS77aHwiNSrfSYdIlbRH6g7Zl9B7+0KaGXA/T0j9jDaW0GyU8gd/",
+	"3tjLwWFm6ea02YuxmdcO5sOoE7ZL+c7ai0XjXdE+UziFYN9wNvlD9kyG9p5wPjScEssedUWoJfniiYcm",
+	"Hrg8A+sV8Oa9PoOWZ05NFsbm/Wrojbs92QY5wz0OlqsJKiR6t2E7mt99fOBgbzVH84C2ERr74I9pG2Ch",
+	"hzbDpvpAZvUfAlhTn4K7Hv1iLVvOPX5hu9ViZ/JnsVoqyz4eq6VK5btptVRIe6xWy56E3t9qaWTAPa2W",
+	"2hldV3+3K+A+iYi6PdOkRr1OponzKjVHkhgVSajzjcFt3RbW7quURWT4+GREhCwTdtl7HZg/wCV2LMy/",
+	"B17VbSwvUrpfQrJkGTrKyZRnSq+V5cbMzcssB337znoR7H9b5Wv/Bd+0/z1lVOcZQx3NBJ0kZscw4BM1",
+	"ra1/Nrh+BEq1Xqy7KH62Q+mLs/1LXwzrpS+4usTqAY4dmrLdzx55qUENccQ2Dfigub7WELb0trxXM498",
+	"Y2XowMRdjxtQJhfgU7FbZ8ZZB973+aWjjPBcfA3ywTFcx8EuTPNXGVPGXGg0vAumrR+5f3DFIfLWtsCH",
+	"Lay5aP43mvNrFpcPElXUdeXuDmCMdX6Se44f+wdny6bZukPVcfXWWzdtGqo8kx0He2HufUaUfZvQxjvM",
+	"fLdnef9Mb/pupWhO5Qw23ZT2h5/YIftmWj16HQn5i2KZvR83vrmWh7eLKoV7k3eau2pi07yNzaoPBlsv",
+	"s3VB0JUO0O0t9NoaONj2XtCw3x6L+NsarJXQVD3v/JeEX1tQUJFjhQzytr44md65arQ9oHJnU2wxVLKZ",
+	"ZTJPi6oY6ryoZSqhzii8pqimEqQ3waaozOD/5kxhjQ6wJ6Jcablgmequl555pabeYArA5sJRToI2Iktc",
+	"+KgRXqkfVRG+3SEkboZ+4c2odYJM4KPSPigOrek+N68CBfS6Ec6XV/apPFFbgBiAry/srmy49cOk3O7d",
+	"KC0Wh6ikxFrWOL502ApVjscpUNmEu+kT8Al7rC6B/ci8v0egifn2dAhUj2/Dq3lVpHd84vZqGt1mdGbx",
+	"naAyzy3Ogk2cdjhfQZWwW8MwdyBZGxFaF7u1pBJOdp+CSndOhh9bLaXKFtxdCX7cdZT2I/Jh5PdBayhV",
+	"D24TDE7F3u1upX4GCV4zULdJs1uW3J1rA92m4N7+5gZz7fDi9ucR3Ef3IOdvwd0V3Ef+GLcXkQ8juA/7",
+	"EFc5uHdbcG+V2Lf+Llch5meV2OB+bXUGUuUFcygGEtVGgps5J+yaJfD4ENGUTnjCzZRNl7Ucc7+Bfarr",
+	"4CDcxe+XYNnvstb2Lo7A6vRaIoDAN1nSY0FXJGWZ2ZGKJgoA/c3IlfC3dwiJL6Rg3d9f3FwaH58O4EW8",
+	"qYswcYXVN80eq693dCge3DEYVHdyI9s3V1d467axzvr7lljY8NrRuczBm5XSbHFh5rQhTg3EjbCaTshG",
+	"JGkS0VyxeGQamjVRiG8bC+vBdSkwcrFAqCrBSD+EN2wCNezJNKEzFZ4QG4Lu5W/IpRiLpcyuBiTkcQGS",
+	"5LXgMemHM6bds1p4EpDQf6EOjXgZC/OfRjtjHJm00MVrEQG1t+2vcZaavLBNbvSurYDUN4DH2hEDq7AY",
+	"8HvvOiVONCFfNfGLfdhqkO9ltgH10wf2BK/YJNMf2cL/rs1k1X1PdsG+gERnB9SO8Rs3qvhvQy1fZQDE",
+	"ZCT8NJEyI4+2aJIdiyPdQJz7FOzwCQijcRTZoRDMLunwFXo3itQyZxFZ74Fy6YxNNeI/R/l5F4x8cIVV",
+	"ycP3Nq+muUqFtkbS9rO91VVqgWkOXXzeyo8jvHRX6HI0t+7qNtzJa3eFsEd6796TzHtfvBuZb7+bd+0A",
+	"7w2IsaP22A255FaEaCumSUWWbrrVb2Tdg13razt1aCSTW9y4GxC8ncxbncCWTvt4ge+iSjo2R3B1G+6w",
+	"SjpuV/CeZD6QSjqoM7h2gA+DqFW7QhwcVOvTqqbt2ui2ncy1TbqbuFpv5RUTEHXd5MMwPwImsDm0pZKw",
+	"wfAQfquIYoxw7VCVwUvLoozdLF4VYK67epOelV2cL5ouHiiSzqVg5W8FIBdN00xeQ8Yqe5/yjKliNl+e",
+	"Dh/f0Dn+5VfuRpmrhvWdDUdD55qpouN3c84cqMhbQdhGaAyz0Q8UwWZePTcmSu+g6HbNr2xI08ewwQNE",
+	"5g+IyqO54bGxv3njXjkJrucy14TajoMNHy0RtzZmTEDjN9j2Y5UXGqvfcU2UlqkiS5ldcTFbIxCyvh2n",
+	"e8DyLtK74K21KGGtsOhvruA9Cf57mXGtmSB9DBsOecyE5no1KMeaJrmaX4Lv7Zom4Ul1UbCi7ivZseyD",
+	"EVfX8mpTxUHuDAdo11hiUEjdfYZt9fAuBHjr3Qn4ZEXxapWhtsReg5jeXq3aK3PxQOGa9n5WKTXEZ6pd",
+	"3Q3uqPVJB+b/Gtlow5XJtBpYbrvrmer+ko/nNuRT+G5ehjyyHutdaC8i738VamC8PW9ClXO5d72huuLp",
+	"pjtgEoeo/1cMVJnHNql1ezeYCnEPXdvpNujWSKqMRuy5hMz3G9Dm18fPiTZDkAjHsK/78Jj/QLliKefE",
+	"aqpkRbTEX8fCSvzMYpbCr0tXMBmPvDGeje3cAEYKn01pZpXSgr7/gYmZnvdGT88eAeCj+/dZE3VN7wI7",
+	"cKfOHxvIWMnUbH/QhtgkzJ300qCz8k8Cw3jqmdGfw39xEyBxu4DLSOZNpsIvG5bpEJnKUhWf9bl1J+eN",
+	"zYZtWXWd/uSUfPf6xcXbF2/e9itEDqoP0JYp4F3/JLDXpAlL5JIMb5K3uBl83WeQdTz2ygrr+9wkV9B/",
+	"VEC1by4AU76+Vx/dG4qZ1Pwi9Xoka/f97Vy8CRm2RsHqYI3L9jLXW3DT4Me1E+6tyeF9MAwk84v7bIzt",
+	"+HMh5AFuQJRnXK/eGBMS1zhhNGPZRa7njZdRmdLfc+uRIf3QtJMZ/wNwxkfka+hMsAQUtLE1oE4CWxpf",
+	"mouI9UuMBVfE3iwH5IJAEr2YBSQXV0IuRWBdFjFeccAMsF+eMa3Ik+HZWDSUowMfH10wMpHxyggom5xM",
+	"lVVzYDGDqQrzLUk61zrtffwIyBDoczRKl0ZwrGy9/t6CcqEpFyxTf7NMNYjkogb1Qrxm5nhniR1fjR4+",
+	"hBYDv/PHoK3w2MWrl4aXoUuA0Voa4bEzuLKmTKYJs9F9WFmSpqkajMVYvJ1zRWIZ5QsQ1bZaocyzCJO0",
+	"s1zPR9YnCgNyRWZMsMxQEu9bZpv6kqb8NJIxmzFBDN9HxRSkINGcn8B3kc6uKprTN8CniEQ/FpopY8Up",
+	"YqvMsZjQGeVCaXMrJWbVZsGzTC5VGWjMlcqZ8oIVYSzn6LUXIPR0sVgBQAqNYxaTOctYafEUfc0EJjlP",
+	"zNpCmvKHxS8KsNlDW5wTCp4lRpAb44mpE6DqcymurYIdmX+f4imfyJgzO+lQCXrFLiMA40eD9dxcmmBq",
+	"v/zy8huC0kMFRjbDn8eCEHukzeadkp8kjosyg1CxWkJgNYFjiCYkjm2Wo/giTVa24gEKAywvoMzAcsG1",
+	"oXXVZYqC6ZxQhKeGmQtJmNCZWQlXEME8MDNBGuMcsfidz1YwRVcx8ZRA5T9ca0hTgDg3031osfT/y8i7",
+	"kPRdWc2TEQmLCo1cJywMzIdCdJdiGciYWagorLIYBiRNctygsnghhqzGDOHX7fGCobAMIvp4mitNImJ4",
+	"WLweOOBwMufmWE1lBgPVYf5PjOB6Ohxa4yGiGZKuKN4I9KieC9fIfGbOaMyyWknDwM7AlkE0H65WQhwR",
+	"igeIcBFJqM0nBSN9gOM8e/SVh5tJ5BQmfnH6L0JP/yDD02dkQC7JiJyGJ2bvrliqAyL1nGVLrpgvDZwo",
+	"wBsC+UHOYC6GRK4sgmX6flgWdQxPsKhtIYZ5PCgOiavDIafkjPydf21E+0Ka85oxMvuDp6eRXKQZU4rF",
+	"pB8+R4Dq0xcikjEXs5H5vmkWnpTHuqwXGV5EEUvL5iGh8AcFfc5RQOESoHoFXqVKseB2JvwHzVYjUh/N",
+	"BSQAscwwdvf6sFQLnGam8eItnYVmb5I8ZvFJIXkNNRgHaP8lXXm8UU7BSjCCqsmqu1wkTIGAU3Slys0C",
+	"bHk4364/TQgTcSqBacOHc0YTPf/DMPhDqHXyhz1GDxfMiHEVAuHTfJLwCJVjwiMmFCurj/QuUhrN2emj",
+	"wXBNkS2XywGFnwcymz20fdXDH14+f/HTmxfQp3x7tZrx4tVL387qDQdn2EymTNCU90a9x4Ph4DG4fvQc",
+	"zJKHRkpfnz0ssbdmTLcVqcFAd78IjMtrt8fbhreXeRyGNqALTM8yrITRaI6jQX2HmBmpOlm5QHTyE2xW",
+	"rRfWFHHh7lCYhqap3VjUVzJltpcaQbcBubDqO2NkypZY2rcoHGBXkdIZi63r1m34y7g36v3Alb5wiEBO",
+	"zgCVHg2HHpg9+B88gfxvW5QDpXsnIDPw8oOJ1JB9gGtYJ+3A7O6T4VnbF4opP/ylas1hv8fb+33ryg1j",
+	"jyfbe/wk9bdQddR0OOvwCevfeivlDzRDK/3Jo2fb+72V8kcqVla+w5PeU9yVzf1eWh2CHTpM8A3LrnnE",
+	"fikLGKOR74pVAJvg7jhe0RTw+hycFKDnyaZbJMbOqcLzNPIfc4wcveJGrMBvYVHXKM3klBvjlBvLn42F",
+	"zqhQmEoVOFOVifIMFVGO1aOFf3aRXmNRlL0BgxFPozkkhizUnFFjeJ1yoZhQXPNrlqzQurEKwH+GMrOw",
+	"6MRckEQuQY0rMIs0NdLXju9U15Phs7EoK1MPyEtjnZZ0Nf1AaqMliHMHh2nYdHaRsnC2QOBldMGM4m59",
+	"NiibPHwZs0UqNRPR6u9sBbCVVhl+LePVwQ6+N0XnZvhYvXXqLGcf10TP2WFFT5vYEWyJlLdipsPZ+prG",
+	"xUqOWzINO0iY55YX9xJlZ0+70KCorP4jizl9u0rvohxEfi5kWZMc/BiUJkea4vvCZsHYKA7TNCxvsfh4",
+	"b0XbWIRFhwGk1BWBrKV0Q3MGpQncgWNj4IOkSdOx8C8SNE2L+IDC5qCRVoXX3xjZ1vawKH4gS1EaFyIb",
+	"wP4URtqWD8VNEitNj1xepelnklYFPOdGiZWm9/LqXl7tKK/g0Dlp5cKmqvLKQXc+/FC+QXx8aG9A7YLM",
+	"IoypSvmpionm8kQLkDDIzTU8RhJGbdexMDcWLmZoWRkLClxNhuUtmCnc+e3bXGHo1QYPx8JKQzeVPsSy",
+	"GEGpTgYEZwuF1kR5u3NtbQLAWAip51zMmqSYXa9FO14XZU0lN4s8WW7+Zi6npde38uBTlTWBJze2PjTf",
+	"TIje0pXPUaftwlcj/J9RoP01rob2NJTZ4J6YieZUdxExgD+MgiVhTZV0voG/ew6CB8oWt+O1s46v1VLA",
+	"MwUHnwKKDmNMjUVYvLSGJ1UZBcMNcAJxWFhL4I2giRTsnMCPXMzGgrpagXPq6nxKjeUYixwiJ0GcnMIP",
+	"LDPu30cd+zeIGVwzoKAfk4xprT+4nEvFyhqKSMm2ioNu/4rp/p5jrU07X/9BvPv01gXak5ZQbeQdRWYQ",
+	"/X0ve+6m7MEjQuxp9ARPaoNZ0S+VNxgtb5zZcbvyRNHrZmlSXuYa5EL5eVtg+gTe7taslTbHUoM0Keqf",
+	"Ho0suaUr3Fqh105XuMMZPkjkFrMHeYwq6ze8v8bdX+O6yDnD05ul3FYTy6tv0XyLe4MVmWiRDV2VRIUv",
+	"CkBhiigwT+QVwrCEDIEHQxfbt+ahr7ReM4l2kH1ks+jDS7ANAL3jt7XbcnkhdT6T18tVUWl3efkxumtM",
+	"eC9F76VoJylqJFwh4DZeUzHtUj38UOSXfnxok2w3SFAG8rNIA8UoJKj17hJ0w4AoiWYk5LDBOzeN9C6u",
+	"/QsYyzmw7MD2qw6Gr7h9nkNeBAZAYhMSUWEuqxNWdu7XDMiTRrcXtsYk070d+MHGDFoet0jfMt93b9Pz",
+	"tuw/pE+bAQi/BkTIZUH+e/n113GW4ZYTSozJZM5w7I7TZtd8vNhguv2cMosvi+kUp846c7ZSJZnDxSmm",
+	"NNPciBqh1WgsMATX+yMGp7kEEBeQNkMhh7aZX+ALojKMELHWU2EEcmUtRBYPiI2zNzPyv++SiewCxsKu",
+	"YFTEnYJvTRGaQDCaTZTOmM4zwaxh8Gg4hMVZ0QcBrDZffEBcaXAzPz1Y0PeX8eLSn0JYnRAXhCbJOaFi",
+	"LGxUeYU4pfk5JIJCIGXo/X7JY7XBGP0Glumi9o/6MbQy1c90p97ymFBNIkJWYbHjFRCvhzRXt8zG2Kv1",
+	"tKajF/D35uNW2W2k7FrG2kYrEvIkt4WcxnlmPmaTKgFRoAAWaIg3VYwZ4wEC4xT7fSwguDQA4QloCRRM",
+	"XL5gRV3lgERUR/PTPD3BsDfT7oEioQdyEEJKTYFVoNjvJJqz6IrFATxtFL/ELOHXLGPxCGdcC9qEh1OY",
+	"pNI8SQiNr43VCvpBSZJSDEb2wBNyoXkCEv73nCbGBC5KPA/IBa4JpqLM0lCGq5WIBrCoPL1UERWXSy5i",
+	"uQwhJwK+RMdCzWUGqNVQ4hBHwsg6b+E25YiUdaUh6mXBqFBk3LtiLB2LlM64mI17ZkK2G2xNaUpD3Htc",
+	"aoWz4XrE/1gU99dK0sBcLs0lweYNFO4RJC8u8zJP12MYEcwDs3Bs65HKJ4bFJizEgJ2TtqDfF9c2kHO7",
+	"OwQWHFSZA1xDWMrb8sk5GRaPPFDdu+1pB/a9m/neLQ+wadKVwuC6WAXgFNh4qFzELDuHEz2dsgyToFl1",
+	"C2GAS7xTYZZ+04pcOdc93tF+NHxtD5T1vCGQSGJEbYb5NhjkHRlrKiZajkX1IKSQI8r/YGFAlnMezcH0",
+	"Smw4eMymNE806VMcBkccC8xaPbOM0rS8hC+4rixvbQ9u80IFnPoKshvXFa4PEmMPTA+LOQNDf+g9hwyE",
+	"51LoTCYNsSvJkq4UMdfua6rhYnYKvnnY7LUVFxv48fg1eofJfScF+wvdvp6bg0Ly1JadhWhF0LfUigdP",
+	"m5uTVdXmGN/Yqs2N1LEhkL5GFIAj0A/hJ8+nAwki8McHaiwyhrmVJ4FhZNDlZUxoZpk7W0mBEfE8Jutq",
+	"fyxQ7xcKpPLJvpZ2NkTJhZvqyYB8V5vzWBTxDLa9kRYJm2oic31etRqMhEmhQL1X7jhjaAlMGCRotWkg",
+	"/PA2DfQz4FKUtIWrLPdQ+9qEcg1pY88Yh+qq7X06zdg1l7kqoJ2a5lFw1r7awRLAqlura7nqpCeMQPlj",
+	"gCN8Qj3hK/LHj5oS0G9TcQCDtWUd+YpDbzi698EhdzpnaeaEjPdmakvub0paskLRD82nJAPMtKo7PiDU",
+	"VrySWRkCZ31hRSwISuLqs6g3kYEzMF2cCLRnXoyIL8pHpFGUkz6W1zHqYikwRbUyU3NVtCV4AC6pmLad",
+	"9EmAEbm2iShnAmBBqKDGom97PnAxtW4udSHtyiu6/AD3Ln3u3WDsCAAxhKCr6IaEcU4GBKS//QV9jSH8",
+	"KwzGAkWX9QvWtgUucea2Vl+kr+fs7c1cVktv3pOAJPyKgWJtiO6DK6njibGYyyQu76WmD84yZVlBspGh",
+	"NYukiNvidUgfn2hsUnqmIIDOFlSCPGWZMMgXr3m6uIKMNGO5mh4Iu+Z5dQktPbS0zTlsFAQVxrYgLFGs",
+	"5WEdMAMhU52qK9yx5ZzqAhrXTPEcAiOrUywFakFITa/Q+wxO1pLypC+kxxtw3DJjJ9nqcQU07wNVOqTb",
+	"faxwho/btwpT/EyP7kieDT5MlDn3b1P3ztEOyha4yerIVm27dpl6+AH+95LHHzdFf79mC3kNmXIozSpx",
+	"lsimBcBpq24dCychnfgObMiy19oJXXDUFZCuVgAMxqLpZtWiKQOAFZWZy+MFCoXnYyE9nWblvlVqVn0G",
+	"xRMduNtQm1s5Pq25AEsPpHvl71flNqgNTwm46RUpfEY3blKEjuhNyrBB9iK0Y4vsbbkxb3rwdwxy4Pf+",
+	"Jxsu8PiyCNS8F39/mesCMq5j9y4yzB3CjS6h4qTCXd3C42S5UA6VNHBw8SsREfAkw/G3ICelzCkCgCql",
+	"a7ywIOePR8Bd3wHuPTygN2LkYXnCF13UUB8EhJYZc5jJExpd5elJ4AIErB/dWvgyie0I3NhkgCzUJBW+",
+	"K0t23ibOiPsGono3mzYFxe5v6cdx7Ghc4WQ/FMb9qXLsFpsPXGPNWvOBCi7ShCVSzBTRsin0zjtiVHuu",
+	"xmbO/vFWeXprSniFOX2/6D1/HxN/t2zT1sivBXtogUnVww9XbAWWcnNKk5Hb6MJE3FD7lNCEa1oL3LdN",
+	"yspqTQlLf2crRRZUR/OxCP/3N3r6xzvz/4anzy4Hp+8+DIMvHn/8z/Dc90HTNiDTwDlN3CPmgr6/tLO4",
+	"nKw0UyFhIpIQNGY1oJtkNVUKYVobTuarXDu41w6GqB38gSJXbNViiyI+arsZmlJt2Kc36rVR59OlQZWr",
+	"/0wxWz7cbovkcox5l/Kh7n0BHeLsjf1oUyb9DEsnx7amMBmZx2M2oVmrsHvN0qRaa998ADuRvkPcUywq",
+	"4Mydv5PH6qTmn7f9Nos/F0H6dFgOC8OcDYdDf3QbOzogNlAQReEVSyHuacavmTgH52mDMxpTr1Tx3gqG",
+	"ell/zK6PqzIOq7RfbiAfLZFvTwThBz6TCLJfB5TzVhlkSXovg/6EMqhBNnSQPYgv8/CDg93f4p102BS0",
+	"ePOYrGwtEoA2h2s3sjNYXUWJBXikT8ytJC6u14xmCWeZjQaFlHN0R9nSJtyvwJHIGem7EigZi/OIxejm",
+	"jNVJUM2+LIAtKuH41rKqNgqDsQDXX8hi7iK/wwH5xsJfQI4TjEb8tyQf86IVzqI15H39ZHo1IRpssXJz",
+	"Po1nsHxyc4u/jwy487ARrUHcgB8czbeYHe5Uw3O6HSuAON4sxtqi5VkH4LaK0eH42xwyPy3a/R2NkXAE",
+	"N0eZKWIamu/ybAzpKEWVGqpsPo4K3Iu6wzS3Vgl0pQKexC37Fjk2O2RSvyjlwXGd4MMbL95SP5P1UtT0",
+	"aDZckG3uc6Dv32l3EX0vQBB0yl7B8iA3xC9F26oUai1pzTcDZK4AL49FN+TlTiARWATzuINGcI7HDFCK",
+	"m38vku5F0i4YpZZttjrEC1GiHn7wg7w/PoyZuXNd28KBzVLrm6KNLdJTqf5eGGelvCoHNZcnK7WgHocH",
+	"ST/yMR1siZAnwzNCNdatKmsczahmS7oai0gKgW6k8poXJVLZbGYuSGjbQnALntZLSFxmCV2FY9GH5li3",
+	"5slw+FVAoFgN/qFcwaW/gpOm566yQeE1Kn4cuVAVjKj0X1AfqLGACBXobWPzvIgU77vrUSljUeyEu1KW",
+	"rctNqV0sSf/RcBgQIW1EJVybhT5pvnC6AV95jy23gFrh1wRojWOppSMcJ3bFVunuxU4JufT37F7a/4Wu",
+	"z27XfdtvD7mddZDbrz253SYsqm+alef8QgBWJDU879PMWC1YW8kF0QmZjYWrIejzHtacazBr12WoVyyk",
+	"JkRfVySfcPJzTeoVKNSl2GsXd6/vxd1tizvcp3u/3x2OxTis4EIx0i60oL7PWk02lyXvcZerypisyMRs",
+	"ClTiNnepsUCAoG0XaU949K2sAWloUe/HAt/bo4xpDNXDeMSisqARTJV6nhhFaGTlm+8vTh89/WIs5lTN",
+	"B+RXQFCwOFzmtNuig67WSG0BDnUMQq3HwmKicVUMYWs1kr5LPAwtNFJ4cl4URAIPq/27I4kr5fq4GMp1",
+	"BAqjuW1rlCDIhC4AuCBzpsDfAqsWP4Qy3+UFh44hBlioXeskJP3hCGs2bsg9gaJNfxrxe2ugk4ZKniPj",
+	"Nh0XlS/iNzYCTpqGrvQwHBUJMaM3wRYoIAUAmERIEpl+9oTp4lwONm4UE/nCiCg3mFeW+Q6BEtw7XI5A",
+	"DWLVOeppo120IWRUbgM1wrTL9XKOzaU1+16aIrpXTPfA/NMDXnf5owGkuFbD308CMlnZQHqXu2OzWx4o",
+	"EibsmiU2NyiiKZ3whGvOVIhwBW0IBW9wqbcZoWK+8A/OlpuKY15zxSeJTadVgzsSbHJHC1wikT3WVYyp",
+	"xgfiLY8iZfJzGWZm/rSOg+3/uQnlqT1b+mRAfqILG2sLJZy/GnoVnMcCzRid8cUCwGC9yZZpy2fD4bDd",
+	"lAEWPe4XEZjiZ3oQQfJssCRwd++Dyv5MLxXKnon2x1MUIw8/wP/eoIxaq/S4cQk1pz5rYsdVTXMaFf46",
+	"Fl1qpuEcO4R+2ZW1SJKGmEw8Mo03G0fQP1GptI0ipErte9/T3S+TdhPh4Q7vxsw316gKv9JmhIPb27PC",
+	"g7FYM6HJdgvaCz8HBq1kp8KfzgtjqJxKc8b5RjvcBdMfhQD5BJUTu94KGnf9Xk7c+YuIv6/rB+imt5Ii",
+	"TUW0mRl1/PbygFd/qR5yv8hqQDbdWMbiAqSMDdSarAg1pgPL6mj1bsnrDoOAyGws1kyRYOdwrx1KuB6r",
+	"TXJbdypLms90q+oAsf4nLhx77/S8xbubJwE72WIrET1UgqZqLnWr+fVGZ3mk84wFJJK5mbzyUTxU8eYH",
+	"0hsNLJlDSH6RWQLQq1g9lb3XHnq7+/rJCDIOuMgdjnlSAHmHUKkSroA2auwEETwAbdxDVC//G405Hyfb",
+	"mITGfhuLCZvKjNk3NJTOKc0Qw93igCBQUp5CfaNyUHxchPL/F1YaPx4+QbyR8OX09Ccp2OmPVJvvCfBd",
+	"gay3S3wACCWAxR2+eEtnYYl/Alnirl0LCEozPsMbt3sdxDx+1epc288HOwfAv0IN4FtQqQgq69uIH32r",
+	"90m33raUR0fET4KUHfQMSRvexuF1YcqBA7iqsABSIUD4rCrTbIflftyWwlXsp9mt2FgedYbkBfvVaNO8",
+	"BIuO77PrXQcN/2vY2NJicihtdQIeboUlMI3c3IgEbmtpPvxQFP/9WKSNbryhFxlb1sT1yxpSEqJUnshr",
+	"5qpjuDIfFu57LNbLfNi8zDIVCF8DEqyB4xSNPVJj0Q9dLumIGCuuiAgu6nFWRKv9W8vF/Ee36A6S1Y7U",
+	"bEH75b4PWJ38ZyzlYcliyWzIiUS27/rsnAyx2JUNQbGqs3Mli4NVrgCc72K+O9SBwKJWtuOftRCE5bYu",
+	"iN6OFPd+kLsqo18heHAm8xm6In3Z2V7Ds80DchHHfoa+xffw5W/57wcKYT9RHvfPAvIoII+DsRgMBoVA",
+	"ndGUyIzEOXIzC/CAQVEZI22dXWCmw8XspCX5t/SyhH/DnLWwTBqW0zIuQ5HlXGJdhcxBShWlkMFuj4yO",
+	"WM/pr3lrcIlj4aor16Irdiq2fA5ZLBqhCMQMQEqo8ErsuRRfC+jk1cxrBCSRapfs4k+jUI7DJ+OR5jN5",
+	"ZLZkIwu2vE9FvvfI7CThjbHTLRW5yeA2/3EKBnw7IB7TVXwokJxo9Fct8GrmCHwDmm1GhAoTqvRl5vs+",
+	"ooQunFVW0yhL5tXNV+z3QlLD2uBrVeSmraK6QYb+AvN9zWiMqEfHIUdvSSrWFvuZcBpKYrfIRo/r7hLK",
+	"1CczTP9CMu81WGlQ8XFKPY8w1D9GSbRu2jbjVJW5J63uBpvlhskTZX6ILxHlUhQmbehnDYQngbE0MR0O",
+	"0pdtNpwUrCy/gdXIIJ64qQ7pWGi+YCOXdAHPfgjeQHWuAmKt3wAHXwWkzHSGdka+jkWuWEA8EDzMYumv",
+	"JasAsD7HYtJzL9EZyNCWLjMyM7aEQHoFhAqby4xlUR6owVigrM8Viy+pBlFvS0tbf3iZKlI2nCa5ml+a",
+	"y3F2TZMwGAso/g+BGAmdkckKnzcXeTRvc7G8xW3eIsd/hUIGOP9zsrbBUNZnoqxf8xiqpZ2XLhZX8OaK",
+	"dZrpBqfLTuXU7OHYwclSTQba0c0yFnbUo3ezAMd1KpsGZLjXZHc61IRWEsq0kzabc0Cw2cMPmBWH1rjR",
+	"FJvSt83vyssU9KExCrcIiuqimEvf+WnMnx8oL6P6pIhgaUTi8Mu2eG6HM/TCVJA4iA/EkTJhneZNiBxj",
+	"sRmSg2xC5HCK6NKtznO8NygoNAu4ViyZkn7MIh6z8mGWihUmhnM0G1ztNndzQHo1armxaFVz58SrA+a4",
+	"oVoSxggzMRa5uAIIOtM4lkwNCGwwInk4qwG7NyF4AD3xgoTS39P7xmLwED42Zryb79xiqqUjI49JP3S8",
+	"DvosKrMJT9puTrb90cYZwuw3VcqwOZBCLv/M5XD+YtVttD0uLQJ+zmii53+0XitcTIc5xFSB29f8L9p3",
+	"MmLK1rhR5Pu3b18NyEuvZpSWeWQz82Kq6QQA23LFSAjOnNUf4GWh6sqYgRBzUinpGFGBYzvBrlriPb6H",
+	"Ndxm2p79QitqBBKCK5Kng32YbEdmMTvOojwz2zn67V11/83lGa8buj5Hjx0KYrpaRwumMx5tvmfawR4o",
+	"YluTvtn9Yp/MRWfB9FzGAclkro0JCZUSUB2726DT13FupxCQ7yTJcrhEgp3gZh3JJGFGQaqTApLrVSbN",
+	"N1iuMH6KvU+l4qBSUMq2Vm/BBW5lFzPqwzShHBiFvacLgEfs/Qf5/sUPr8hE6vnqcq51eunWfamlpgmp",
+	"0gJYOA420sRekAdj8R/k7f+8erFhcBtuNhatTT7gZ/573PvuxdtxL4Cv/fe4OOvjXoCf+++xWfW495Gc",
+	"Aak2BLIEjcENuPfWMNu+H8dxMl6YeZWzn8rMm/qmk4Eyq5OkLKptOblXGFUW6k1bNyEXhr0Nv8scgjVk",
+	"qgbFD5f2h/DEA5Rb8BnOyyJ7J5zF5xizt+SKkafDx7b+lz33k4QtLEZcXuoLDAekJGaa8oQIujDGGlho",
+	"lCfG9ITC46SPjhhuSatOBgTCaSY0MVI6MwwuYmORT6c8Qp+MlrC4lbHf4QCzNtH92i21d8sOW/xICyev",
+	"7RLAtjs6W8eAixP7dEzc0RZYMwI2q4SOurb1JFS/8KGHUDcXuZ6bDxoLFp107YV3MvTsUe1MB4jLiWWU",
+	"L5jQpJ+xhGp+zcDSzrOkN+o9hJdWO6H6qKidA+9AIex+ecBxBdLurMyiOVMa/3Jurh54cxGMxQweRqxJ",
+	"7y18/cLwqnyp7yN0rq1BZm5aaarwisazEiUytn5R5X2iMMeabyTFBuHF0O/oaqWtd7yws/BiCQqcXphh",
+	"6EKj0kxOecK8YXEFDYN+V1T6zmRi9kxWxq9XSbdp9WbRRSKq5330SiyufwphGAIPAKJaY1oF1mfuNtrF",
+	"/hTjw4vi+sDPqY7mp3la1FstIkQxIFBBUcZ5JoURpNNMLrwxISyweZd836uRJefeE5CZfUanZj9cOZzy",
+	"87YMTYUw6Pr/+O7j/x8AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
