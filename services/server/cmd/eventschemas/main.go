@@ -146,20 +146,28 @@ func renderType(w *writer, t domain.EventType) {
 	w.line(8, fmt.Sprintf("A `%s` event, whole or redacted. %s", t.Name, receivers(t)))
 	// The server writes envelopes as bytes (AppendEnvelope); Go needs no union type for them.
 	w.line(6, "x-go-type: json.RawMessage")
-	w.line(6, "oneOf:")
+	// allOf, not oneOf at the top: generators (openapi-typescript) take a discriminator's
+	// mapped schema as an object or an allOf. The whole and the redacted form are an anyOf
+	// inside, which TypeScript distributes into a union it narrows on redacted: they exclude
+	// each other (redacted true is required in one, false or absent in the other), but a
+	// linter cannot see that through an optional member, so oneOf would be reported.
+	w.line(6, "allOf:")
+	w.line(8, "- "+ref("EventEnvelope"))
+	w.line(8, "- type: object")
+	w.line(10, "required: [type]")
+	w.line(10, "properties:")
+	w.line(12, "type:")
+	w.line(14, "type: string")
+	w.line(14, "enum: ["+t.Name+"]")
+	w.line(8, "- anyOf:")
 	for _, redacted := range []bool{false, true} {
-		w.line(8, "- allOf:")
-		w.line(12, "- "+ref("EventEnvelope"))
 		w.line(12, "- type: object")
 		if redacted {
-			w.line(14, "required: [type, payload, redacted]")
+			w.line(14, "required: [payload, redacted]")
 		} else {
-			w.line(14, "required: [type, payload]")
+			w.line(14, "required: [payload]")
 		}
 		w.line(14, "properties:")
-		w.line(16, "type:")
-		w.line(18, "type: string")
-		w.line(18, "enum: ["+t.Name+"]")
 		w.line(16, "payload:")
 		if redacted {
 			w.line(18, ref(name+"RedactedPayload"))
