@@ -56,6 +56,7 @@ COVER_FLOORS := architecture/coverage-floors.yaml
 # API sources and generated code; codegen-check takes them as variables so that the gate
 # fixtures can point it at a copy.
 OPENAPI ?= api/openapi.yaml
+ASYNCAPI ?= api/gateway.asyncapi.yaml
 CODEGEN_CONFIG ?= api/oapi-codegen.yaml
 GEN_FILE ?= services/server/internal/apigen/apigen.gen.go
 
@@ -164,11 +165,13 @@ generate: codegen ## Run every generator: API code (codegen) and .go-arch-lint.y
 	$(GO) run ./architecture/cmd/archgen
 
 .PHONY: codegen
-codegen: $(OAPI_CODEGEN) ## Regenerate services/server/internal/apigen from api/openapi.yaml.
+codegen: $(OAPI_CODEGEN) ## Write api/openapi.yaml's event schemas from the event type register, then regenerate services/server/internal/apigen from api/openapi.yaml.
+	$(GO) run ./services/server/cmd/eventschemas -openapi $(OPENAPI)
 	$(OAPI_CODEGEN) -config $(CODEGEN_CONFIG) $(OPENAPI)
 
 .PHONY: codegen-check
-codegen-check: $(OAPI_CODEGEN) ## Fail when the committed generated API code differs from what api/ generates.
+codegen-check: $(OAPI_CODEGEN) ## Fail when api/openapi.yaml's event schemas differ from the event type register, or the committed generated API code from what api/ generates.
+	@$(GO) run ./services/server/cmd/eventschemas -check -openapi $(OPENAPI)
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	if [[ $$(grep -c '^output:' $(CODEGEN_CONFIG)) != 1 ]]; then \
 	  echo "codegen-check: $(CODEGEN_CONFIG) needs exactly one top-level output: line"; exit 2; \
@@ -246,8 +249,9 @@ api-conformance: build $(CONFORMANCE_STAMP) ## Run every operation of api/openap
 	cd $(CONFORMANCE_DIR) && node dist/src/main.js $(abspath $(BOTHY)) $(abspath $(OPENAPI))
 
 .PHONY: api-lint
-api-lint: $(NPM_STAMP) npm-lock-check ## Lint api/openapi.yaml with Redocly (recommended-strict, redocly.yaml).
+api-lint: $(NPM_STAMP) npm-lock-check ## Lint api/openapi.yaml with Redocly (recommended-strict, redocly.yaml) and validate api/gateway.asyncapi.yaml with @asyncapi/parser.
 	$(REDOCLY) lint --config redocly.yaml --format stylish $(OPENAPI)
+	node $(NPM_DIR)/asyncapi-validate.mjs $(ASYNCAPI)
 
 .PHONY: text-rules
 text-rules: ## Fail on en/em dashes, non-example emails, placeholder names, home paths, registry hosts.

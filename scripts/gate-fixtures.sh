@@ -5,13 +5,14 @@
 # so a gate that silently stops detecting its violation breaks the build.
 #
 # Gates proven here: text rules (dashes, white label, registry hosts), codegen-check (stale
-# generated file, drifted generator configuration), limit-check (a limit without a key, a key's
-# default in code, a number beside a key), cover-floor, fmt-check (gofmt and goimports),
-# lint (missing doc comment, gosec finding), npm-lock-check, api-lint, api-conformance (a drifted
-# document) and sdk-check (stale SDK types). The other proofs are Go tests: the architecture gate's (TestArchGate, run by
-# `make arch` since it needs go-arch-lint) and register-check's in the architecture module
-# (architecture/README.md lists them), the undocumented configuration key in
-# services/server/internal/kernel/config (`make test`).
+# generated file, drifted generator configuration, event schemas edited by hand), limit-check (a
+# limit without a key, a key's default in code, a number beside a key), cover-floor, fmt-check
+# (gofmt and goimports), lint (missing doc comment, gosec finding), npm-lock-check, api-lint (an
+# unresolved $ref in the OpenAPI document, an AsyncAPI frame naming a missing schema),
+# api-conformance (a drifted document) and sdk-check (stale SDK types). The other proofs are Go
+# tests: the architecture gate's (TestArchGate, run by `make arch` since it needs go-arch-lint)
+# and register-check's in the architecture module (architecture/README.md lists them), the
+# undocumented configuration key in services/server/internal/kernel/config (`make test`).
 #
 # Violations are assembled at run time (split strings, printf escapes), so this file passes the
 # text rules itself. Everything happens in a temporary directory removed on exit.
@@ -132,6 +133,10 @@ cp services/server/internal/apigen/apigen.gen.go "$gen"
 sed -i 's/^package: apigen$/package: apigenx/' "$api/oapi-codegen.yaml"
 grep -q '^package: apigenx$' "$api/oapi-codegen.yaml" || { echo 'gate-fixtures: api/oapi-codegen.yaml has no "package: apigen" line to change'; exit 1; }
 expect_fail 'generator configuration changed, file not regenerated' 'is stale' codegen_check
+cp api/oapi-codegen.yaml "$api/oapi-codegen.yaml"
+sed -i '0,/^    MessageCreatedPayload:$/s//    MessageMadePayload:/' "$api/openapi.yaml"
+grep -q '^    MessageMadePayload:$' "$api/openapi.yaml" || { echo 'gate-fixtures: api/openapi.yaml has no generated MessageCreatedPayload to change'; exit 1; }
+expect_fail 'event schemas edited by hand, not from the register' 'differ from the event type register' codegen_check
 
 echo '==> limit-check'
 lim=$tmp/limits
@@ -244,6 +249,13 @@ sed 's|description: Alive.|description: Alive.\n          content:\n            
 apilint() { "$make_cmd" --no-print-directory api-lint OPENAPI="$1"; }
 expect_pass 'valid OpenAPI document' apilint "$tmp/api-ok.yaml"
 expect_fail 'unresolved $ref' 'no-unresolved-refs' apilint "$tmp/api-bad.yaml"
+async=$tmp/async
+mkdir -p "$async"
+cp api/openapi.yaml "$async/openapi.yaml"
+sed 's|openapi.yaml#/components/schemas/Snapshot"|openapi.yaml#/components/schemas/Missing"|' api/gateway.asyncapi.yaml >"$async/gateway.asyncapi.yaml"
+grep -q 'schemas/Missing"' "$async/gateway.asyncapi.yaml" || { echo 'gate-fixtures: api/gateway.asyncapi.yaml refers to no Snapshot to break'; exit 1; }
+expect_fail 'AsyncAPI frame referring to a missing OpenAPI schema' 'invalid' \
+  "$make_cmd" --no-print-directory api-lint OPENAPI="$tmp/api-ok.yaml" ASYNCAPI="$async/gateway.asyncapi.yaml"
 
 echo '==> api-conformance'
 # The real document with one response member retyped: bothy's answer no longer matches it, and

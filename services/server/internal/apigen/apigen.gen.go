@@ -384,6 +384,48 @@ func (e ReadinessCheckStatus) Valid() bool {
 	}
 }
 
+// Defines values for ResyncRequiredReason.
+const (
+	ResyncRequiredReasonCursorAhead  ResyncRequiredReason = "cursor_ahead"
+	ResyncRequiredReasonEpochChanged ResyncRequiredReason = "epoch_changed"
+	ResyncRequiredReasonRetention    ResyncRequiredReason = "retention"
+	ResyncRequiredReasonTooFarBehind ResyncRequiredReason = "too_far_behind"
+)
+
+// Valid indicates whether the value is a known member of the ResyncRequiredReason enum.
+func (e ResyncRequiredReason) Valid() bool {
+	switch e {
+	case ResyncRequiredReasonCursorAhead:
+		return true
+	case ResyncRequiredReasonEpochChanged:
+		return true
+	case ResyncRequiredReasonRetention:
+		return true
+	case ResyncRequiredReasonTooFarBehind:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResyncRequiredRecovery.
+const (
+	ResyncRequiredRecoveryRetry    ResyncRequiredRecovery = "retry"
+	ResyncRequiredRecoverySnapshot ResyncRequiredRecovery = "snapshot"
+)
+
+// Valid indicates whether the value is a known member of the ResyncRequiredRecovery enum.
+func (e ResyncRequiredRecovery) Valid() bool {
+	switch e {
+	case ResyncRequiredRecoveryRetry:
+		return true
+	case ResyncRequiredRecoverySnapshot:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SystemActorKind.
 const (
 	SystemActorKindSystem SystemActorKind = "system"
@@ -421,6 +463,24 @@ type Agent struct {
 	Id openapi_types.UUID `json:"id"`
 }
 
+// AgentCreatedEvent A `agent.created` event, whole or redacted. Every principal allowed `agent.read` on the agent it changes receives it.
+type AgentCreatedEvent = json.RawMessage
+
+// AgentCreatedPayload The payload of `agent.created`.
+type AgentCreatedPayload struct {
+	AgentId     openapi_types.UUID  `json:"agent_id"`
+	CreatedBy   *openapi_types.UUID `json:"created_by,omitempty"`
+	Description *string             `json:"description,omitempty"`
+	DisplayName string              `json:"display_name"`
+	Handle      string              `json:"handle"`
+}
+
+// AgentCreatedRedactedPayload The payload of a redacted `agent.created`: its id fields.
+type AgentCreatedRedactedPayload struct {
+	AgentId   openapi_types.UUID  `json:"agent_id"`
+	CreatedBy *openapi_types.UUID `json:"created_by,omitempty"`
+}
+
 // AgentList Agents the actor may read.
 //
 // Example: {"items":[{"created_at":"2026-12-01T09:30:15Z","created_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","description":"Summarises long threads on request.","display_name":"Robin","handle":"robin","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e7a"}]}
@@ -442,6 +502,23 @@ type AgentPresence struct {
 
 // AgentRuntimeState An agent's runtime state; `unknown` until agents report heartbeats.
 type AgentRuntimeState string
+
+// AgentUpdatedEvent A `agent.updated` event, whole or redacted. Every principal allowed `agent.read` on the agent it changes receives it.
+type AgentUpdatedEvent = json.RawMessage
+
+// AgentUpdatedPayload The payload of `agent.updated`.
+type AgentUpdatedPayload struct {
+	AgentId     openapi_types.UUID `json:"agent_id"`
+	ArchivedAt  *time.Time         `json:"archived_at,omitempty"`
+	Description *string            `json:"description,omitempty"`
+	DisplayName *string            `json:"display_name,omitempty"`
+	Handle      *string            `json:"handle,omitempty"`
+}
+
+// AgentUpdatedRedactedPayload The payload of a redacted `agent.updated`: its id fields.
+type AgentUpdatedRedactedPayload struct {
+	AgentId openapi_types.UUID `json:"agent_id"`
+}
 
 // AppScope What an app token may do: `events:subscribe` (catch-up and
 // snapshot), `messages:read` (read spaces, channels and threads),
@@ -475,6 +552,43 @@ type Channel struct {
 	Version int64               `json:"version"`
 }
 
+// ChannelArchivedEvent A `channel.archived` event, whole or redacted. Every principal allowed `channel.read` on the channel it changes receives it.
+type ChannelArchivedEvent = json.RawMessage
+
+// ChannelArchivedPayload The payload of `channel.archived`.
+type ChannelArchivedPayload struct {
+	ArchivedAt time.Time           `json:"archived_at"`
+	ChannelId  openapi_types.UUID  `json:"channel_id"`
+	SpaceId    *openapi_types.UUID `json:"space_id,omitempty"`
+	Version    int64               `json:"version"`
+}
+
+// ChannelArchivedRedactedPayload The payload of a redacted `channel.archived`: its id fields.
+type ChannelArchivedRedactedPayload struct {
+	ChannelId openapi_types.UUID  `json:"channel_id"`
+	SpaceId   *openapi_types.UUID `json:"space_id,omitempty"`
+}
+
+// ChannelCreatedEvent A `channel.created` event, whole or redacted. Every principal allowed `channel.read` on the channel it changes receives it.
+type ChannelCreatedEvent = json.RawMessage
+
+// ChannelCreatedPayload The payload of `channel.created`.
+type ChannelCreatedPayload struct {
+	ChannelId      openapi_types.UUID    `json:"channel_id"`
+	Kind           string                `json:"kind"`
+	Name           *string               `json:"name,omitempty"`
+	ParticipantIds *[]openapi_types.UUID `json:"participant_ids,omitempty"`
+	SpaceId        *openapi_types.UUID   `json:"space_id,omitempty"`
+	Topic          *string               `json:"topic,omitempty"`
+	Version        int64                 `json:"version"`
+}
+
+// ChannelCreatedRedactedPayload The payload of a redacted `channel.created`: its id fields.
+type ChannelCreatedRedactedPayload struct {
+	ChannelId openapi_types.UUID  `json:"channel_id"`
+	SpaceId   *openapi_types.UUID `json:"space_id,omitempty"`
+}
+
 // ChannelKind A named channel of a space, or a direct message of its participants.
 type ChannelKind string
 
@@ -498,6 +612,24 @@ type ChannelMemberList struct {
 
 	// NextCursor Pass as `cursor` for the next page; absent on the last page.
 	NextCursor *openapi_types.UUID `json:"next_cursor,omitempty"`
+}
+
+// ChannelUpdatedEvent A `channel.updated` event, whole or redacted. Every principal allowed `channel.read` on the channel it changes receives it.
+type ChannelUpdatedEvent = json.RawMessage
+
+// ChannelUpdatedPayload The payload of `channel.updated`.
+type ChannelUpdatedPayload struct {
+	ChannelId openapi_types.UUID  `json:"channel_id"`
+	Name      *string             `json:"name,omitempty"`
+	SpaceId   *openapi_types.UUID `json:"space_id,omitempty"`
+	Topic     *string             `json:"topic,omitempty"`
+	Version   int64               `json:"version"`
+}
+
+// ChannelUpdatedRedactedPayload The payload of a redacted `channel.updated`: its id fields.
+type ChannelUpdatedRedactedPayload struct {
+	ChannelId openapi_types.UUID  `json:"channel_id"`
+	SpaceId   *openapi_types.UUID `json:"space_id,omitempty"`
 }
 
 // ChannelView A channel as the actor sees it, with its level and capabilities there.
@@ -734,11 +866,44 @@ type Draft struct {
 	Version  int64               `json:"version"`
 }
 
+// DraftDeletedEvent A `draft.deleted` event, whole or redacted. Personal: only its audience receives it.
+type DraftDeletedEvent = json.RawMessage
+
+// DraftDeletedPayload The payload of `draft.deleted`.
+type DraftDeletedPayload struct {
+	ChannelId openapi_types.UUID  `json:"channel_id"`
+	ThreadId  *openapi_types.UUID `json:"thread_id,omitempty"`
+	Version   int64               `json:"version"`
+}
+
+// DraftDeletedRedactedPayload The payload of a redacted `draft.deleted`: its id fields.
+type DraftDeletedRedactedPayload struct {
+	ChannelId openapi_types.UUID  `json:"channel_id"`
+	ThreadId  *openapi_types.UUID `json:"thread_id,omitempty"`
+}
+
 // DraftRef That a draft exists, with its version; never its text.
 type DraftRef struct {
 	ChannelId openapi_types.UUID  `json:"channel_id"`
 	ThreadId  *openapi_types.UUID `json:"thread_id,omitempty"`
 	Version   int64               `json:"version"`
+}
+
+// DraftSavedEvent A `draft.saved` event, whole or redacted. Personal: only its audience receives it.
+type DraftSavedEvent = json.RawMessage
+
+// DraftSavedPayload The payload of `draft.saved`.
+type DraftSavedPayload struct {
+	ChannelId openapi_types.UUID  `json:"channel_id"`
+	ContentMd string              `json:"content_md"`
+	ThreadId  *openapi_types.UUID `json:"thread_id,omitempty"`
+	Version   int64               `json:"version"`
+}
+
+// DraftSavedRedactedPayload The payload of a redacted `draft.saved`: its id fields.
+type DraftSavedRedactedPayload struct {
+	ChannelId openapi_types.UUID  `json:"channel_id"`
+	ThreadId  *openapi_types.UUID `json:"thread_id,omitempty"`
 }
 
 // EditMessageRequest The new content of a message.
@@ -762,10 +927,10 @@ type EvaluatedFlag struct {
 	Key string `json:"key"`
 }
 
-// Event The envelope of one durable event (spec 03), the same on REST and the
-// gateway. Fields that do not apply are omitted.
-//
-// Example: {"actor":{"display_name":"Alex","handle":"alex","id":"01938d2a-7c00-7a01-8000-0000000000a1","kind":"person"},"channel_id":"01938d2a-7c00-7a01-8000-0000000000c1","correlation_id":"01938d2a-7c00-7a01-8000-00000000aaaa","id":"01938d2a-7c00-7a01-8000-0000000000e1","occurred_at":"2026-12-01T09:30:15.123456Z","payload":{"author_id":"01938d2a-7c00-7a01-8000-0000000000a1","channel_id":"01938d2a-7c00-7a01-8000-0000000000c1","content_md":"Lunch at noon?","created_at":"2026-12-01T09:30:15.123456Z","message_id":"01938d2a-7c00-7a01-8000-0000000000f1","seq":7,"thread_id":"01938d2a-7c00-7a01-8000-0000000000d1"},"resource":{"id":"01938d2a-7c00-7a01-8000-0000000000f1","kind":"message"},"seq":42,"space_id":"01938d2a-7c00-7a01-8000-0000000000b1","thread_id":"01938d2a-7c00-7a01-8000-0000000000d1","type":"message.created"}
+// Event One durable event (spec 03), the same on REST and the gateway: the
+// envelope (`EventEnvelope`) with the `type` and the payload of that
+// type. Switch on `type`, then on `redacted`: a redacted event keeps only
+// the id fields of its payload. Generated from the event type register.
 type Event = json.RawMessage
 
 // EventActor Who caused an event: a principal (`kind` person, agent or app), or
@@ -773,6 +938,36 @@ type Event = json.RawMessage
 // caused. Switch on `kind`.
 type EventActor struct {
 	union json.RawMessage
+}
+
+// EventEnvelope The members every durable event has (spec 03), the same on REST and
+// the gateway; `Event` adds the `type`, the `payload` of that type and
+// `redacted`. Fields that do not apply are omitted.
+//
+// Example: {"actor":{"display_name":"Alex","handle":"alex","id":"01938d2a-7c00-7a01-8000-0000000000a1","kind":"person"},"channel_id":"01938d2a-7c00-7a01-8000-0000000000c1","correlation_id":"01938d2a-7c00-7a01-8000-00000000aaaa","id":"01938d2a-7c00-7a01-8000-0000000000e1","occurred_at":"2026-12-01T09:30:15.123456Z","resource":{"id":"01938d2a-7c00-7a01-8000-0000000000f1","kind":"message"},"seq":42,"space_id":"01938d2a-7c00-7a01-8000-0000000000b1","thread_id":"01938d2a-7c00-7a01-8000-0000000000d1"}
+type EventEnvelope struct {
+	// Actor Who caused an event: a principal (`kind` person, agent or app), or
+	// the instance itself (`kind: system`) for an event no principal
+	// caused. Switch on `kind`.
+	Actor     EventActor          `json:"actor"`
+	ChannelId *openapi_types.UUID `json:"channel_id,omitempty"`
+
+	// CorrelationId The request that caused the event.
+	CorrelationId *string            `json:"correlation_id,omitempty"`
+	Id            openapi_types.UUID `json:"id"`
+	OccurredAt    time.Time          `json:"occurred_at"`
+
+	// Resource What an event changed.
+	Resource EventResource `json:"resource"`
+
+	// Seq Global, commit-ordered, gap-free.
+	Seq      int64               `json:"seq"`
+	SpaceId  *openapi_types.UUID `json:"space_id,omitempty"`
+	ThreadId *openapi_types.UUID `json:"thread_id,omitempty"`
+
+	// TraceContext The W3C trace context of an agent's request; sent only to agent
+	// receivers, and only when the event has one.
+	TraceContext *TraceContext `json:"trace_context,omitempty"`
 }
 
 // EventPage One page of catch-up.
@@ -819,6 +1014,17 @@ type FieldError struct {
 	// Example: must not be empty
 	Message string `json:"message"`
 }
+
+// FlagsUpdatedEvent A `flags.updated` event, whole or redacted. Every principal allowed `instance.read` on the instance receives it.
+type FlagsUpdatedEvent = json.RawMessage
+
+// FlagsUpdatedPayload The payload of `flags.updated`.
+type FlagsUpdatedPayload struct {
+	Keys []string `json:"keys"`
+}
+
+// FlagsUpdatedRedactedPayload The payload of a redacted `flags.updated`: its id fields.
+type FlagsUpdatedRedactedPayload = map[string]interface{}
 
 // GoneProblem A `resync_required` problem (410): the client's cursor can no longer be
 // served. The client drops its cursor, loads a snapshot (or retries, when
@@ -919,6 +1125,25 @@ type Grant struct {
 	Role GrantRole `json:"role"`
 }
 
+// GrantCreatedEvent A `grant.created` event, whole or redacted. Personal: only its audience receives it.
+type GrantCreatedEvent = json.RawMessage
+
+// GrantCreatedPayload The payload of `grant.created`.
+type GrantCreatedPayload struct {
+	GrantId      openapi_types.UUID  `json:"grant_id"`
+	PrincipalId  openapi_types.UUID  `json:"principal_id"`
+	ResourceId   *openapi_types.UUID `json:"resource_id,omitempty"`
+	ResourceKind string              `json:"resource_kind"`
+	Role         string              `json:"role"`
+}
+
+// GrantCreatedRedactedPayload The payload of a redacted `grant.created`: its id fields.
+type GrantCreatedRedactedPayload struct {
+	GrantId     openapi_types.UUID  `json:"grant_id"`
+	PrincipalId openapi_types.UUID  `json:"principal_id"`
+	ResourceId  *openapi_types.UUID `json:"resource_id,omitempty"`
+}
+
 // GrantList One page of grants.
 //
 // Example: {"items":[{"created_at":"2026-12-01T09:30:15Z","created_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e80","principal_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78","resource_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","resource_kind":"space","role":"member"}]}
@@ -934,6 +1159,25 @@ type GrantList struct {
 // channel, one on a space to every channel in it (also those created
 // later), one on a channel to that channel, its threads and messages.
 type GrantResourceKind string
+
+// GrantRevokedEvent A `grant.revoked` event, whole or redacted. Personal: only its audience receives it.
+type GrantRevokedEvent = json.RawMessage
+
+// GrantRevokedPayload The payload of `grant.revoked`.
+type GrantRevokedPayload struct {
+	GrantId      openapi_types.UUID  `json:"grant_id"`
+	PrincipalId  openapi_types.UUID  `json:"principal_id"`
+	ResourceId   *openapi_types.UUID `json:"resource_id,omitempty"`
+	ResourceKind string              `json:"resource_kind"`
+	Role         string              `json:"role"`
+}
+
+// GrantRevokedRedactedPayload The payload of a redacted `grant.revoked`: its id fields.
+type GrantRevokedRedactedPayload struct {
+	GrantId     openapi_types.UUID  `json:"grant_id"`
+	PrincipalId openapi_types.UUID  `json:"principal_id"`
+	ResourceId  *openapi_types.UUID `json:"resource_id,omitempty"`
+}
 
 // GrantRole `viewer` reads; `member` also posts, reacts and keeps personal data;
 // `admin` also manages the resource and its grants; `owner` (instance
@@ -1013,12 +1257,93 @@ type Message struct {
 	ThreadId openapi_types.UUID  `json:"thread_id"`
 }
 
+// MessageCreatedEvent A `message.created` event, whole or redacted. Every principal allowed `thread.read` on the message it changes receives it.
+type MessageCreatedEvent = json.RawMessage
+
+// MessageCreatedPayload The payload of `message.created`.
+type MessageCreatedPayload struct {
+	AuthorId   openapi_types.UUID    `json:"author_id"`
+	ChannelId  openapi_types.UUID    `json:"channel_id"`
+	ContentMd  string                `json:"content_md"`
+	CreatedAt  time.Time             `json:"created_at"`
+	MentionIds *[]openapi_types.UUID `json:"mention_ids,omitempty"`
+	MessageId  openapi_types.UUID    `json:"message_id"`
+	Seq        int64                 `json:"seq"`
+	ThreadId   openapi_types.UUID    `json:"thread_id"`
+}
+
+// MessageCreatedRedactedPayload The payload of a redacted `message.created`: its id fields.
+type MessageCreatedRedactedPayload struct {
+	AuthorId  openapi_types.UUID `json:"author_id"`
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	MessageId openapi_types.UUID `json:"message_id"`
+	ThreadId  openapi_types.UUID `json:"thread_id"`
+}
+
+// MessageDeletedEvent A `message.deleted` event, whole or redacted. Every principal allowed `thread.read` on the message it changes receives it.
+type MessageDeletedEvent = json.RawMessage
+
+// MessageDeletedPayload The payload of `message.deleted`.
+type MessageDeletedPayload struct {
+	AuthorId   *openapi_types.UUID `json:"author_id,omitempty"`
+	ChannelId  openapi_types.UUID  `json:"channel_id"`
+	MessageId  openapi_types.UUID  `json:"message_id"`
+	RedactedAt time.Time           `json:"redacted_at"`
+	Seq        int64               `json:"seq"`
+	ThreadId   openapi_types.UUID  `json:"thread_id"`
+}
+
+// MessageDeletedRedactedPayload The payload of a redacted `message.deleted`: its id fields.
+type MessageDeletedRedactedPayload struct {
+	AuthorId  *openapi_types.UUID `json:"author_id,omitempty"`
+	ChannelId openapi_types.UUID  `json:"channel_id"`
+	MessageId openapi_types.UUID  `json:"message_id"`
+	ThreadId  openapi_types.UUID  `json:"thread_id"`
+}
+
+// MessageEditedEvent A `message.edited` event, whole or redacted. Every principal allowed `thread.read` on the message it changes receives it.
+type MessageEditedEvent = json.RawMessage
+
+// MessageEditedPayload The payload of `message.edited`.
+type MessageEditedPayload struct {
+	AuthorId   openapi_types.UUID    `json:"author_id"`
+	ChannelId  openapi_types.UUID    `json:"channel_id"`
+	ContentMd  string                `json:"content_md"`
+	EditedAt   time.Time             `json:"edited_at"`
+	MentionIds *[]openapi_types.UUID `json:"mention_ids,omitempty"`
+	MessageId  openapi_types.UUID    `json:"message_id"`
+	Seq        int64                 `json:"seq"`
+	ThreadId   openapi_types.UUID    `json:"thread_id"`
+}
+
+// MessageEditedRedactedPayload The payload of a redacted `message.edited`: its id fields.
+type MessageEditedRedactedPayload struct {
+	AuthorId  openapi_types.UUID `json:"author_id"`
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	MessageId openapi_types.UUID `json:"message_id"`
+	ThreadId  openapi_types.UUID `json:"thread_id"`
+}
+
 // MessageList One page of messages.
 type MessageList struct {
 	Items []Message `json:"items"`
 
 	// NextCursor Pass as `after` for the next page; absent on the last page.
 	NextCursor *int64 `json:"next_cursor,omitempty"`
+}
+
+// PermissionsChangedEvent A `permissions.changed` event, whole or redacted. Personal: only its audience receives it.
+type PermissionsChangedEvent = json.RawMessage
+
+// PermissionsChangedPayload The payload of `permissions.changed`.
+type PermissionsChangedPayload struct {
+	PermissionVersion int64              `json:"permission_version"`
+	PrincipalId       openapi_types.UUID `json:"principal_id"`
+}
+
+// PermissionsChangedRedactedPayload The payload of a redacted `permissions.changed`: its id fields.
+type PermissionsChangedRedactedPayload struct {
+	PrincipalId openapi_types.UUID `json:"principal_id"`
 }
 
 // PostMessageRequest A message to post.
@@ -1055,8 +1380,35 @@ type Principal struct {
 	Scopes *[]AppScope `json:"scopes,omitempty"`
 }
 
+// PrincipalDeactivatedEvent A `principal.deactivated` event, whole or redacted. Every principal allowed `principal.read` on the principal it changes receives it.
+type PrincipalDeactivatedEvent = json.RawMessage
+
+// PrincipalDeactivatedPayload The payload of `principal.deactivated`.
+type PrincipalDeactivatedPayload struct {
+	DeactivatedAt time.Time          `json:"deactivated_at"`
+	PrincipalId   openapi_types.UUID `json:"principal_id"`
+}
+
+// PrincipalDeactivatedRedactedPayload The payload of a redacted `principal.deactivated`: its id fields.
+type PrincipalDeactivatedRedactedPayload struct {
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+}
+
 // PrincipalKind What sort of principal this is.
 type PrincipalKind string
+
+// PrincipalReactivatedEvent A `principal.reactivated` event, whole or redacted. Every principal allowed `principal.read` on the principal it changes receives it.
+type PrincipalReactivatedEvent = json.RawMessage
+
+// PrincipalReactivatedPayload The payload of `principal.reactivated`.
+type PrincipalReactivatedPayload struct {
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+}
+
+// PrincipalReactivatedRedactedPayload The payload of a redacted `principal.reactivated`: its id fields.
+type PrincipalReactivatedRedactedPayload struct {
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+}
 
 // PrincipalRef How events and lists name a principal.
 //
@@ -1129,6 +1481,26 @@ type PutSidebarRequest struct {
 	Sections []SidebarSection `json:"sections"`
 }
 
+// ReactionAddedEvent A `reaction.added` event, whole or redacted. Every principal allowed `thread.read` on the message it changes receives it.
+type ReactionAddedEvent = json.RawMessage
+
+// ReactionAddedPayload The payload of `reaction.added`.
+type ReactionAddedPayload struct {
+	ChannelId   openapi_types.UUID `json:"channel_id"`
+	MessageId   openapi_types.UUID `json:"message_id"`
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+	Reaction    string             `json:"reaction"`
+	ThreadId    openapi_types.UUID `json:"thread_id"`
+}
+
+// ReactionAddedRedactedPayload The payload of a redacted `reaction.added`: its id fields.
+type ReactionAddedRedactedPayload struct {
+	ChannelId   openapi_types.UUID `json:"channel_id"`
+	MessageId   openapi_types.UUID `json:"message_id"`
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+	ThreadId    openapi_types.UUID `json:"thread_id"`
+}
+
 // ReactionCount One reaction of a message, counted.
 type ReactionCount struct {
 	// Count How many principals made this reaction.
@@ -1141,6 +1513,26 @@ type ReactionCount struct {
 	Reaction string `json:"reaction"`
 }
 
+// ReactionRemovedEvent A `reaction.removed` event, whole or redacted. Every principal allowed `thread.read` on the message it changes receives it.
+type ReactionRemovedEvent = json.RawMessage
+
+// ReactionRemovedPayload The payload of `reaction.removed`.
+type ReactionRemovedPayload struct {
+	ChannelId   openapi_types.UUID `json:"channel_id"`
+	MessageId   openapi_types.UUID `json:"message_id"`
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+	Reaction    string             `json:"reaction"`
+	ThreadId    openapi_types.UUID `json:"thread_id"`
+}
+
+// ReactionRemovedRedactedPayload The payload of a redacted `reaction.removed`: its id fields.
+type ReactionRemovedRedactedPayload struct {
+	ChannelId   openapi_types.UUID `json:"channel_id"`
+	MessageId   openapi_types.UUID `json:"message_id"`
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+	ThreadId    openapi_types.UUID `json:"thread_id"`
+}
+
 // ReadState How far the actor has read a thread.
 //
 // Example: {"channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91","last_read_seq":2,"thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0","version":3}
@@ -1149,6 +1541,23 @@ type ReadState struct {
 	LastReadSeq int64              `json:"last_read_seq"`
 	ThreadId    openapi_types.UUID `json:"thread_id"`
 	Version     int64              `json:"version"`
+}
+
+// ReadStateUpdatedEvent A `read_state.updated` event, whole or redacted. Personal: only its audience receives it.
+type ReadStateUpdatedEvent = json.RawMessage
+
+// ReadStateUpdatedPayload The payload of `read_state.updated`.
+type ReadStateUpdatedPayload struct {
+	ChannelId   openapi_types.UUID `json:"channel_id"`
+	LastReadSeq int64              `json:"last_read_seq"`
+	ThreadId    openapi_types.UUID `json:"thread_id"`
+	Version     int64              `json:"version"`
+}
+
+// ReadStateUpdatedRedactedPayload The payload of a redacted `read_state.updated`: its id fields.
+type ReadStateUpdatedRedactedPayload struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	ThreadId  openapi_types.UUID `json:"thread_id"`
 }
 
 // Readiness The readiness answer with the checks that passed.
@@ -1176,6 +1585,39 @@ type ReadinessCheck struct {
 
 // ReadinessCheckStatus The outcome; a failed check turns the answer into a 503.
 type ReadinessCheckStatus string
+
+// ResyncRequired Why a cursor can no longer be served and what the client does next:
+// the members a `resync_required` problem (410) adds, and the gateway's
+// `resync_required` frame (api/gateway.asyncapi.yaml).
+type ResyncRequired struct {
+	// HeadSeq The newest seq of the instance.
+	HeadSeq int64 `json:"head_seq"`
+
+	// OldestSeq The oldest cursor still served.
+	OldestSeq int64 `json:"oldest_seq"`
+
+	// Reason Why the cursor cannot be served.
+	Reason ResyncRequiredReason `json:"reason"`
+
+	// Recovery What the client does next: `snapshot` (load a snapshot), or
+	// `retry` (for `cursor_ahead`, usually a lagging replica or a
+	// client bug rather than lost data).
+	Recovery ResyncRequiredRecovery `json:"recovery"`
+
+	// RetryAfterMs How long to wait before the next attempt, with jitter.
+	RetryAfterMs int64 `json:"retry_after_ms"`
+
+	// SyncEpoch The instance's current sync epoch.
+	SyncEpoch openapi_types.UUID `json:"sync_epoch"`
+}
+
+// ResyncRequiredReason Why the cursor cannot be served.
+type ResyncRequiredReason string
+
+// ResyncRequiredRecovery What the client does next: `snapshot` (load a snapshot), or
+// `retry` (for `cursor_ahead`, usually a lagging replica or a
+// client bug rather than lost data).
+type ResyncRequiredRecovery string
 
 // RunSummary A running agent run; the list stays empty until runs exist.
 type RunSummary struct {
@@ -1226,6 +1668,21 @@ type SearchResults struct {
 	NextCursor *string `json:"next_cursor,omitempty"`
 }
 
+// SettingUpdatedEvent A `setting.updated` event, whole or redacted. Personal: only its audience receives it.
+type SettingUpdatedEvent = json.RawMessage
+
+// SettingUpdatedPayload The payload of `setting.updated`.
+type SettingUpdatedPayload struct {
+	Key string `json:"key"`
+
+	// Value Any JSON value but `null`.
+	Value   json.RawMessage `json:"value"`
+	Version int64           `json:"version"`
+}
+
+// SettingUpdatedRedactedPayload The payload of a redacted `setting.updated`: its id fields.
+type SettingUpdatedRedactedPayload = map[string]interface{}
+
 // SidebarSection One section of the sidebar.
 type SidebarSection struct {
 	ChannelIds []openapi_types.UUID `json:"channel_ids"`
@@ -1247,6 +1704,18 @@ type SidebarState struct {
 	// Version 0 while the actor has never stored a sidebar.
 	Version int64 `json:"version"`
 }
+
+// SidebarUpdatedEvent A `sidebar.updated` event, whole or redacted. Personal: only its audience receives it.
+type SidebarUpdatedEvent = json.RawMessage
+
+// SidebarUpdatedPayload The payload of `sidebar.updated`.
+type SidebarUpdatedPayload struct {
+	Sections []SidebarSection `json:"sections"`
+	Version  int64            `json:"version"`
+}
+
+// SidebarUpdatedRedactedPayload The payload of a redacted `sidebar.updated`: its id fields.
+type SidebarUpdatedRedactedPayload = map[string]interface{}
 
 // Snapshot The state a client starts from (spec 03): no message text, no draft
 // text. `head_seq` and `sync_epoch` were read first.
@@ -1299,6 +1768,53 @@ type Space struct {
 
 	// Version Increases on every change of the space.
 	Version int64 `json:"version"`
+}
+
+// SpaceArchivedEvent A `space.archived` event, whole or redacted. Every principal allowed `space.read` on the space it changes receives it.
+type SpaceArchivedEvent = json.RawMessage
+
+// SpaceArchivedPayload The payload of `space.archived`.
+type SpaceArchivedPayload struct {
+	ArchivedAt time.Time          `json:"archived_at"`
+	SpaceId    openapi_types.UUID `json:"space_id"`
+	Version    int64              `json:"version"`
+}
+
+// SpaceArchivedRedactedPayload The payload of a redacted `space.archived`: its id fields.
+type SpaceArchivedRedactedPayload struct {
+	SpaceId openapi_types.UUID `json:"space_id"`
+}
+
+// SpaceCreatedEvent A `space.created` event, whole or redacted. Every principal allowed `space.read` on the space it changes receives it.
+type SpaceCreatedEvent = json.RawMessage
+
+// SpaceCreatedPayload The payload of `space.created`.
+type SpaceCreatedPayload struct {
+	Description *string            `json:"description,omitempty"`
+	Name        string             `json:"name"`
+	SpaceId     openapi_types.UUID `json:"space_id"`
+	Version     int64              `json:"version"`
+}
+
+// SpaceCreatedRedactedPayload The payload of a redacted `space.created`: its id fields.
+type SpaceCreatedRedactedPayload struct {
+	SpaceId openapi_types.UUID `json:"space_id"`
+}
+
+// SpaceUpdatedEvent A `space.updated` event, whole or redacted. Every principal allowed `space.read` on the space it changes receives it.
+type SpaceUpdatedEvent = json.RawMessage
+
+// SpaceUpdatedPayload The payload of `space.updated`.
+type SpaceUpdatedPayload struct {
+	Description *string            `json:"description,omitempty"`
+	Name        *string            `json:"name,omitempty"`
+	SpaceId     openapi_types.UUID `json:"space_id"`
+	Version     int64              `json:"version"`
+}
+
+// SpaceUpdatedRedactedPayload The payload of a redacted `space.updated`: its id fields.
+type SpaceUpdatedRedactedPayload struct {
+	SpaceId openapi_types.UUID `json:"space_id"`
 }
 
 // SpaceView A space as the actor sees it, with its level and capabilities there.
@@ -1364,6 +1880,25 @@ type Thread struct {
 	Version int64               `json:"version"`
 }
 
+// ThreadCreatedEvent A `thread.created` event, whole or redacted. Every principal allowed `thread.read` on the thread it changes receives it.
+type ThreadCreatedEvent = json.RawMessage
+
+// ThreadCreatedPayload The payload of `thread.created`.
+type ThreadCreatedPayload struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	CreatedBy openapi_types.UUID `json:"created_by"`
+	ThreadId  openapi_types.UUID `json:"thread_id"`
+	Title     *string            `json:"title,omitempty"`
+	Version   int64              `json:"version"`
+}
+
+// ThreadCreatedRedactedPayload The payload of a redacted `thread.created`: its id fields.
+type ThreadCreatedRedactedPayload struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	CreatedBy openapi_types.UUID `json:"created_by"`
+	ThreadId  openapi_types.UUID `json:"thread_id"`
+}
+
 // ThreadSummary A thread as a channel's thread list shows it to the actor. The unread
 // and mention counts are the snapshot's for the same thread (0 where
 // the snapshot lists none).
@@ -1412,6 +1947,24 @@ type ThreadSummaryList struct {
 
 	// NextCursor Pass as `cursor` for the next page; absent on the last page.
 	NextCursor *string `json:"next_cursor,omitempty"`
+}
+
+// ThreadUpdatedEvent A `thread.updated` event, whole or redacted. Every principal allowed `thread.read` on the thread it changes receives it.
+type ThreadUpdatedEvent = json.RawMessage
+
+// ThreadUpdatedPayload The payload of `thread.updated`.
+type ThreadUpdatedPayload struct {
+	ChannelId      openapi_types.UUID `json:"channel_id"`
+	LastMessageSeq *int64             `json:"last_message_seq,omitempty"`
+	ThreadId       openapi_types.UUID `json:"thread_id"`
+	Title          *string            `json:"title,omitempty"`
+	Version        int64              `json:"version"`
+}
+
+// ThreadUpdatedRedactedPayload The payload of a redacted `thread.updated`: its id fields.
+type ThreadUpdatedRedactedPayload struct {
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	ThreadId  openapi_types.UUID `json:"thread_id"`
 }
 
 // ThreadView A thread as `getThread` shows it: the thread, where it lies (with the
@@ -1494,6 +2047,29 @@ type TokenList struct {
 
 	// NextCursor Pass as `after` for the next page; absent on the last page.
 	NextCursor *openapi_types.UUID `json:"next_cursor,omitempty"`
+}
+
+// TokenRevokedEvent A `token.revoked` event, whole or redacted. Personal: only its audience receives it.
+type TokenRevokedEvent = json.RawMessage
+
+// TokenRevokedPayload The payload of `token.revoked`.
+type TokenRevokedPayload struct {
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+	RevokedAt   time.Time          `json:"revoked_at"`
+	TokenId     openapi_types.UUID `json:"token_id"`
+}
+
+// TokenRevokedRedactedPayload The payload of a redacted `token.revoked`: its id fields.
+type TokenRevokedRedactedPayload struct {
+	PrincipalId openapi_types.UUID `json:"principal_id"`
+	TokenId     openapi_types.UUID `json:"token_id"`
+}
+
+// TraceContext The W3C trace context of an agent's request; sent only to agent
+// receivers, and only when the event has one.
+type TraceContext struct {
+	Traceparent *string `json:"traceparent,omitempty"`
+	Tracestate  *string `json:"tracestate,omitempty"`
 }
 
 // UnreadThread A thread with unread messages or unread mentions of the actor.
@@ -14560,360 +15136,417 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L39d9s2lj/8r+DR7jmRvkPJspP0RT57nvWkaZuddppN0ul+Z5QVIRKSMKYAlgDtqDl5/vbn4F6ABCmS",
-	"omzHTTreH3ZSiwTxcnHf7+e+H0Rym0rBhFaD2fvBhtGYZfDP52/o2vxvzFSU8VRzKQazwQVROpNiTZjQ",
-	"XO+IpmsiV0RvuCIZSzOmmNDUPExWMiPhi9X4r1Kw8Y9UR5twRvSGzcWvudQsJkuq2BdP8iwxI1CyoWqD",
-	"YzGylPEO/qFYdsUyopiIVUCUJFyTaEPFmqm5uN4wwczPVOzIlm2XLKsMEEumyFClLCLTpwGZD55JEXMz",
-	"OZqQjNFYzQejyVwMgoGKNmxLzXr1LmWD2UDpjIv14MOHYPCK6Wx3sdIs29+P7+U12ZrPKxZJESuiJbmm",
-	"XJMlW8mMkcy8y8WaDF99+4x8fXo6DUjMErob2xdGk0EwyNivOc9YPJjpLGf+bLZc8G2+HcymgZsZF5qt",
-	"WWandkUTHlPNntFow55JoTOZNBxbck13ioRpxq+oZgERchyZN8JzQkmUcCY02dIduWQshQ2kQl3DzsYk",
-	"Kz5idv+a6039XCedO/ghGKQ0o1umLWm9iNk2lZqJaPcXttuf7Y/0kilCYfM4i8nLn16/IYqu2IxQu9HE",
-	"bBlTdjpAKXTLyCXbkVUmt0hn8CcaaZnBY1yQcKN1OuHl9xdaJyFZM61wEC0zZgZXqRSKWWqaixXPlCbD",
-	"4mPFA3hhSOgtafyKpQndsXhGzGmGI9jE64xrQ7NCmomsCV1TLmDzZWqoR2hyveEJg+Hxc0rzJCFZLhSQ",
-	"lIIbxfWEvCkWZ9YLk6Ik5qsVy8w4bmvwCBV5Mv2ahJEUq4RHOpyQU0OkZ0+fzkWacaHpMmHk4vWzFy/M",
-	"zcpoZI7JzGxLk5XMtiyGz5SjTSfkJ5HsiMqjiCm1ypO5cBuiCM3cNsJ9pWRFecLKAzNUtmTF2cLszeIu",
-	"2e58Lmi5tRHN8OrAmWdMk2EIVD62ZD4zVAyfCgNC1VyEUcaoZm/kJRPhIzUiXBFkEN6EzLfgVuLOwjkg",
-	"D2Dv6DZNDOlOT7+eLr+gT8bw4Jgm7N34dBAMuKFOPPJBMBB0ax72j96Qc+X60nc/MLHWm8Hs7OnTwFxn",
-	"99+n5lZozTIz5v/+4/8Z/39v//Tvg6CB/7xYmasGN23/rrzZMBIaXh061ldjw+ZP9oJvZBKrmX+9uSKP",
-	"p0/mwpyCzDWhyDiRErk2v0d5BlRVMLBzEv6fkGzNdMxxi11Awl9OwrngivC1MBttmWrzdvmc4xDfKMjK",
-	"/P5nGr9CIjL/FUmhmYB/0jRNeATLPUkzuUzY9k//VGZ73peHat6IzfiWmXEpFkiag2AQM015YrfTUaqh",
-	"HqkJPG84HMsyaRjYP94PVpwlsVkcFXHCBsFgy5SiazP8Nlca3lsywrap3g0+vA0GSlOdq8HsydQwcq6B",
-	"zP5WzIQUM7GbkGditpR6s5vZBc32p/3B37x/z9hqMBv820kp0E/wV3XyEofALd0nH2+95ZUfhnsfDIOS",
-	"28rVionY3E7YCkUMc8UNCkcTM7VnluEccVZ3uhrH8FQ5aUfK5jAYGZY8cRQAb7W0QijR9JIJgqcLq/lW",
-	"Zksex0zc93JQfBmmqRhzskfmWcTIMkdCiyXqX8Nw5WZpVgTCQpGYXfGIOWKmaZrJKxaTHfBT/HGR4lna",
-	"k/tOCnbnyzSDHlhqlGdKZiSigghJEinWLDO3CHRAQ5EZUzsRLZy2FI7OS11PGf3merMDYbuR10bGZSyS",
-	"VyyDRb0QhtXS5D7P70KQXLB3KYuMugu3gwxDbmdSmT6KKSPyODOXCR9RATyRyLXRjuHfyKkUyYXRO7R/",
-	"fWNY6F+l/lbmIr7/e2fJErRuQ2vsHVfakKGu0LH5ySjfRr4MQyH1YmXm67ZDX0vQIbiIudJcrHOuNkZH",
-	"cav7UcZ8xVncLAtr0s8InZgsd3WN1ZNs54bazCEYHu8ZQBVdo21z7PMnLYr4h6Cwo7rehmdgX1/SXSJp",
-	"/EbKH2i2Zr8X8wSa5IokZhLmAKnTnbf03cL8uljuNFMhGYYpTnmhpVzA85aNvGaZYS4/C3pFeWJO8FZi",
-	"O/fGqQnsmGpqjEkzY++xCQHLjVBjutnLk9Ad/nUMBh1Z8yumwHyxAvrp9HEpoH+ufLNVNPtTuyuh3LIm",
-	"Mgy9/wpHswoLuKZ485CPxMSodEOKtge5zqRmxNofaJTUdHGqrM4nRcRI6O1TCPwnpUoZRuxZ1N+4aXqz",
-	"MkZ19Sp5Ix2+SIWxDTvzRsofqdhZxU/dK/smmdETEr7lhmOtcrN4f7uHoaF5Y/4v7J8UnIiU6BNAm88Z",
-	"pFwRbSwTwxGtQk7jOGNKgawu3rL2Es31hgltV+ePYt8iw4tvXpHp9PTrUZXSKwd3dyfxs/CmxO5dvuDe",
-	"GR2VK8XFOiiV1YDk4lLIaxEQ9i41qoHZ0IxdyUvz454iZH/Bu+Svycggiq4SdHP88ssv4wvviRn5M6OZ",
-	"uQ/m+hRuB5QeuEcfk9kVt23L15mlCyMrrf7WyscsKyb578fPuFCaGrYSUWFYFCh17iYpkvH1xmiz13UG",
-	"d+5pPSDNUQ2ylyTasOjS7rzK01RmmsU/spjTN7C430d6Gl5ZWNJSMRI+w1mMzaxCp4uH/oTMRELDrMM/",
-	"4T/N6QCVhdGGZorp/8j1avxVCAdOo4ilmsXnxXcKA37/WwXrknIE21vs1GJrtmphPgVCuzhs4BUXa7tx",
-	"e1otNb8EhJI04yLiKQUX7iU3s4XfwtKvk2ZyxY32FlToHDw18YLqwWxwNj37Ynx6Np6evpl+PXs8nZ0+",
-	"/fsgKJ5Z7nyXzJPVF2z8ZXRKx1/HUzY+Wz2NHi+/oqfsyy8H9UN5nW+3NOOKKTAniN6A15dI4c7KTCvm",
-	"Kk3obmEdFK/kkgvDNdG2nw0y+wce95sHNfSYZjJlmebouvCX+35guBYs3OiLY823bN/vU11+k6Zb7v31",
-	"RhL7NOra5gjMyooP5TmPm75RGbX+kV82VJfjgV5/TujS+ioNM0ZSF5J4L04av1PZ4qbVmF+I2shrDBxU",
-	"lrE3nDuapoFywX/NmbXdA8IFSeQ12FaKNQ7GWywJ+Pwj5e0zuoEObOoH353/jwE8Ull+UHqNvCMOfBp5",
-	"W4wql/9kkTbThNv4A1dNN9L8pGpmlqH02qXjmm3Rf/UHv35v9y6gXXrrOYMOFrMMjUX89jkJ//E2RFLX",
-	"G2bYbmYUaAF0VIzYJTCQhX4ojpNmGd3t0wgM1XroL8GgjVg7K64dvWIsKBlwlgvDYtDrZWZe3RnquHy3",
-	"4LN34BVbgUpgxuq1+Ff49dfwQn3h+G03XOsGVMZo3YRHtaWek9CqhSExf0/sSZOMGelHNoxmesmoBvuP",
-	"iXxrpmRfAXqDO7rMlbmdcrVKuPAnWXKQizR9HcmUtbBQKghNU6vAmvOJ5YyE7MpMZqbypXlhyUIyjKiO",
-	"NuM8NWJ/LpSgqdpIPQpIaN3LamYuUEiG4D9RKY2YCiAeKliirE4Kd2wUzEX5Fhgi5gNwpd0zAUml0gFh",
-	"MdfwbswSphlxr8EYuGeV7+KfrI/f7Vt9OaVPHF/2/xumMwgG3tiN+/qMpnTJE653zacegYtHrggapE9q",
-	"1yBlmeHVxAZBzC3zTxq2b5KnRggbGoT/pFm04VfAm3FXJ7hn3h+KN9wfyndwY8tX7IrLP8QZXemJWz+c",
-	"AtxK95d1RoWe0HjLRfOO4Ceb4vJ2NhhLh8WA5UNJzDMW6bGdi3vuCH3sdDad/r0/A/76dBAMjC4IM6ci",
-	"pllchn80jy6ZVgOICWtumIrQCx4bufTWnsKi75emZs9lyqPBbPCTcIRtDp7gdwbB4IplCvbodE8o2IO7",
-	"mVp2zDuoYhzUxnDTupmqpYC/mEc/uF3dowZU0lbe+btb3agC7R1Fo75ZPqSQyqojB0SBUWHFJn7cEYBP",
-	"doXkPLghVanpU8eRKz78JaSi9/u/FPTjzZcL/cWTQWNGxp7uB4daDlMhoP2db5KB/pE3XHx0cR+4/m4z",
-	"zO9glXmHWWGK5YWNt10s6EdIt2maT80uoQK9/dRN0VNN2GrFIs2vGMkkpj5kdUMxYVeG3w0wvQe0Fzs8",
-	"fLuqO76mW19zVPCfffXGr0q2lbJMSQHnWeUYdjbdV/QHeOhDbar91asaFZWjBPb7HUSCx9JsJhgOmVoa",
-	"KE7jkbKZUwpsJd/YQY14X2Ms7m8vFbhKLw2XWrB3eoGxv/05v6RKEapIiA+EhXFo3oLVFCapFfMJVfjD",
-	"DWy1Vj3cLuJvnF13yV7qG2GKMUW49sgdTg80rchpNhz9WXtk7z9gplZVHPb0in1NoqqKvA3uQcLvXdWP",
-	"JfL7i/RGIVHmWblzc8Fx+zIZJhh6NEdGr1j5Q6Fqy1yPKgTWrTNUTvN9c5gfvLnNGiwX/nSdoO1thXp6",
-	"dMP9+7QUmuM4rFN/+mg0d6N2fDaahNvKGvUd4G7NkuNNSXzK0zBqzO6OJAUw2Zu7TJ7BpqDfoMwW21Oa",
-	"2HXpX/T47sdzYO2xqmN9rwGhmmyl0uTpdFpJ1ZS5Zpk9Eq6Izvh2i+zByz98Op3eqWM2wDzS08pcijhE",
-	"hAkQ3k+16Zya6VTTITvcvF1k8z0+VaeQZp9rB8Wk6SF6SdNSlqtIpkjyPvVUKeHPOU9ispTap4al+eMY",
-	"/4iD9HKf7Ls0b3Z0afrJHVy5D3v7ro0AVka3Y7jj54b3mH8QI6JZTPQ1jxiJZA5WqYiO8M06r90HWM8L",
-	"fOf0AONpc+XbJbTTl+VuHTTmtBHtojk16tpTp7pdH3sE00woQAxfVWjBJswYNgKBdhtSsVoIOso6Rd/e",
-	"KQLbOns6rZFVtzoO823f0G/AsP0Rb0nrtpp7II2GfdB/QYalONNQgWDeIFTsruluVDuLfU22n4m5f41v",
-	"pan0p9tejgbY1+8y2ik6wUdpiGZLL+skWpiPi2Osbpc6eJQRULzkDBFDlubvEtjstrA3a9tdmWETtcD6",
-	"WD+3UWXmTYOhUJaZu9znxB0KyUXClCJhZSEQsA9dskQINCmI3HJNeM3iODinPtq3PWx8w+nguIV9XpQN",
-	"greyw/Xp2MHbqe8luF4OSGL0z3QL34uEvTMPbDF1hibs3X/apyeRrPiJzG+Du5GvOLN7ELF2XQ3ut4Ry",
-	"UeSIqTzagP+kvn6bzI85I3apsKDaXM6ePrkfzcwtqZ00Xpu71EEZ1iZpkZ7Vp//bDFLm1UW50nLLMlV6",
-	"LV5jksyReruTdafT6QFhF9xUHt9acL4BVaFjI60uoSVRmma+BwsL0zzHeiV1DfKOFlvDjf9T0S1eiAyS",
-	"2Y3JtEqkzMiZ4XD/pMZCweKrQZmn9nLv4YZUGu8zTZeyMsWA/EizyxhSA0/JcqeBPsJoQzVkMtvHbDJz",
-	"s1KDc2tVaqbHKTXe9DtOSF6ydh74U4qUCzqMYYcQWT4nVGDBEcHhCFcqhzpKjDwvZS7gUCFf54pH+zcE",
-	"ikFKX/ojRRKaaplCZgf86NILBzblsOl6eKPUp/5nDjWyRTqnlnYJNjnTlRI3MKI+TLE2yUaeXXzskSL4",
-	"IBnGbEXzRJOwKIQ5J4KxWJHQW07oB0rc+oOBK6lpiJZ8OHTCWN3WJuZgj6Dc01VAcmXlDaSjQJo2FbGt",
-	"HsFSxsYz7auNfQ1vpzxjqnAUfzmePq7nBsHMjDEr9Wa3+Pv/bDbL//mz+vvr06vl9t3TH355ehU/O938",
-	"8D//lfzfX651/N3X2d9/eaJ//ObCvXuEfthGYW0qV3nCAebuVM4QcuTX/IqJXsqUvxn7PhpMDLK0rLRM",
-	"FbmW2SUX671EOTwiO1x/z7Hd6KZ1LiETGT8ekBCPIiQrmSTyGvOYnjz2iuw9gTI8e/oFyaiI5ZYsucYi",
-	"9OZv93N71pgcztoboYnVfQOn0kT7JTPwMkzPcaWq5GNcG2uNSJFUK1bdhbxByukx96SZTx5vAX3pZW2X",
-	"zOROUkh7uqzbveg1Y+ngSCXn7dIL8eRf47ONru6aDWE1RTv6wVTJyvh79FUweZcVZrTlLReOblydHdDg",
-	"0Gg9lvDWTJMn08dzsVc2GUAuNxxcCGH30JYYhA0DnNYypxokidkReL8xAo+OD5ntXlZC4a1heFc56F4D",
-	"EQKlPloSw5Z21Txu7aXr3+AONdthVWOr/037cj8qfxc3I2Y00oCFEXfzdi+bgSriveZxeI/1QDZDf/Ze",
-	"tzHvI9P5TqJ2Bemhz6AjXHUo97ntDu8R+eGkhgqVd0SjqiO8cIXemO/gZ/0KKRgiHfT2KjdcznvOebhp",
-	"jsM3GV3p1ui0zB4pkgv4qjbzMAyzzDrKrNFY5xf4++KYxIKKHfk9TVaABJMmu+7Iv/+pHkReNSP3dR9Y",
-	"zaFUMy8o/0gRzNHoo1XeIhLsLbOyiHLQ1rN9Zah2/3gpeIDMA1ixrTx73455btVXkGXsnd6/W0fufmV7",
-	"7227unboecx7xRKMdWG3HRXUHs6QnwTZ7sg13QXkP434I8MVv2Jky0WumRod5+O4pUPjOHfE8yua5IZN",
-	"f5s0o4GtGNV5xsgqoWuPbGiSszLmaLgHFirLK5ZlPC5+mwvHWgo5GxCWKLb/NNaSOWFshEv55FyY75sr",
-	"iIb8hPyUsoxqmcGfuMAJuqpOMJWs0gd/D2sAQO8HTNBlUgJyXbLdYGapVk0UpgUwtX9yxXsNCgVEoaB4",
-	"0WwWlFlX98g7rqWUCaOg7FyylgIwu+ZLtjt8zpcATORm13zUjdV+5kNMXLFEpiBjjUSM8wxq0SFo7crB",
-	"H4+CsiBWCvLq+es3rkp2LtZUs2u6m5BvES5GG7YTS4dJkuygtkZuudYs3jsN2J12H3+bbvn4q/iMjr+M",
-	"ptPxl3R6Ov5qOp2Op8X/0dMm3bIusg4MEqHIyjKWIFZOr/copbT/RJn5howAr6Jd956cnj1+8vSLv0Mu",
-	"EEAywNbleiOzxTFbcrMd8PjdD7mINoRqIqQU/+8gOGg2eFN3DKznx1fm44r9Oph9WZEqPV6NT/1oGSiI",
-	"R3zT0o3DffpgZ/HkrJ7QeGCw5engBhMv7m81E7TBbVBcnS6lFe7+BTxZuwG9NKkq8b/vqIyGax/RAkkB",
-	"OMhtbJXKrehr/HnXozbVXcrGhp3xFY/O0bPEY2XLCjIWU0Tyqc26ZKLukQalHlFpkCNmOSvKCi0XNdal",
-	"e7tZDviUevAwXUi3IMz6fL5L5NII20hut1yPbfFjQNY0Ha+yWvi7Tdk6NjXyKK1PZ2ZoYCzvmiz0x88I",
-	"PELsI6COebWASHL2FOEE14iOGDF+VY3VlAeod2mjSzJja6401Ic66WceDcoAa+0m9tC9zLkEg3LxVWoO",
-	"7NX1Dr6k3D0BHgzejddybP/4TyXF5BW9/rHkTt4Vb9BNpLuUVCA9zirF/cMQcxNcdBt30mxpmgLS2Fz4",
-	"TiOjq7FkZV+bEbVTmm3DEZ6C/QIRsvzCXOD3J+T1NdfRxigQ+E3UBaRgP62gcvmIKtXuh1/DpCzTe+t2",
-	"6CVds24ngyvS3LeBMIevRYW6aijRhjpdLohivzb7Hnp7HVB5a3A0bMyFa2QA1pgxXBm+X/X7lewJ1o3c",
-	"icY9uUKne+ONc1iYzwKAB4vPAVsIPPqKhBSRa8jzX3MK6XChW4bdm4jm640meAg95iOTmCndvg/4uwOg",
-	"Q9xVRJ3z4HGXbMMFoJYBXOyT0ykJM2a0Hi5F2Jdf7kS0YKlEKM/joiqWvqrb6x1xZfTKolv1/VeeTGmu",
-	"XMa7ipDLcYNP7TiXovN5OzJzdbel1lloQx6oZlAUivu1UJCn1Rx0rVg+6IZsCUI9fxexLNWv2XrbDHZC",
-	"slxYycLw2UfoAwksBCoE2sxF+TVn2c4wRSEbHCTbFvjWiiqAQ6wwwLVhipFrmcWqWR9wYvFAKM48FdjP",
-	"N+0AGGTPs6zpqhq+xwUg2yHOJ7o8vNz36iItLGpzWgZL4oAAMk4sjZVHUqo3hAstSxhE5+gEGxLCfw44",
-	"uuJfKb3I+xmRDoi1kaC5ItcAX25dFdVR96FbDxEXLrj8atMG+8iXRiFPkl6izCINBe9re3xTjt7IoLrg",
-	"xW/DNm/wsYxR1VwJsXPgrRYd1J5Q+aUCg8BwvoXlVaA4We4MoWi5WNFsgVzc8BsYb0E3begDFj1011Gc",
-	"YSUDIl6yd3pGQofaEJKh0dQIJR6Og1GUQsCUDskQ8PH9WYQByVVOk2RHKEnoes3FGjzfPKKgbM2FE0X5",
-	"mmTU+pOoIIlUGhADa6FF92nci2zXsk6d7RYgcxdN8ZHv5bWtfqlC2xcRCaq1uS3WbfxPru11PZIAqqKx",
-	"HUHsUYlJbV4h8MrxxZ6W3rxz3tuKG8rWt/tAgnvQtcQCkJHhk9OpRXHEw8XlNQHhzoUlecgIcrSXyVSB",
-	"cxTfCoghO+XRHRkCGJ7OOFOYEQNEiIvGfGMkScSENNYUF3mJW8iKkR4pTxPbc9JZ6LraSutYnXZtXAH3",
-	"sPSLoIqacuGsazXxd392+ng6rfKj06n5i2MalateXty9C+CR+Vfm/QKW+3RaJcC+oWmXufgKVk28Vbei",
-	"69U3yBAmZFM3ah8yqSfCFHgm9j4ERTkeeCmOx/e4DeBTz8DeV9Mbpcbcd3HAx4dp29IYOScivfQJFvZU",
-	"sX/3wgZajYs26h2fas1CU9JRY+FCrejWO/xG1c988HDeAhyMunewts/77h6F8YY7XHG/CLpmiHnhkC7u",
-	"AO8N+fhnCnKxf69avAK2BAwimBPiKsJqYgnCegBv4ZLMkGUAtlmBZCAFBAtpWbyBzxbIDJA8O6SJMlai",
-	"VMwBXc5FQjXLRt4QXv0kxhncRyBtwZZuA+y1raytKssdPokmtblkJvsZhlecXbMsxB5T5yREmg0JLCOV",
-	"kGORMRppnM8lY6myzlWagCJ/PhchBKjtS5Zeqw0gKLijlKXucxLKa2E+M3RLmQspkt3Igs7h1gL8d3Xl",
-	"OF0wYy1yByKQBQMYsHH533ckphXMAlKGIEnNWPRg/XNBQkiCCGfkzBzV4zM/M1mu5iJhxoJQAYn5mput",
-	"ChdhQMIJgi6H4zDAuhToDSRiYhuR2D5I+PZcyAzfn5BncpvSjMWQGDfmQjGhuOZXLMFuEbbpUzV/rtYR",
-	"yEaWvXqEx2eVcoSzajufi/Hf6fi36fjrt+U/F5Px2//j/fLvTZLwe0YT3WIBJfyKCWZ4BXTvqQmMIodY",
-	"Xu5rNm0lEa4xmLwMz6GNGtbKylxHcmu7hhS9wDShSeIb3PLysP/NfrmJ4bywZPpCrGS3zYdVIbYZXJaL",
-	"PWHZUyhNy7xtUMoHx2v9p91paG36kme98vi8rAiwzex6aUntlYje6PVavv0c7Q47+xnOxuXUW7ek34sg",
-	"Y/a6gHVIyZJGl3l6jrxlLgrzTuVQ4hpDDzkkKvgmAFRATQT6FfGiHZMCVs/eNAJBwZw92VEmhPbzf532",
-	"g2Bxiei+L6Arq+wHh2bTnlNZw0DzhGGpXBs1ZcMyrt2+Q05NKWkdFj0igIgoyeMii+YWPP7HNl/qhQ8n",
-	"R5tTP2uJJ33UxVtni9YT7Q6knjw+DvZqOYXtEzbToW/R/5dmb0HacymsRi9zY+4bCcJcipl7YjAbzPQm",
-	"3y7VIk9n4E0qswpWNFHMRvTPboSWWc00OfAKnTYklJTn2ic55DZZuc2Jj+euylFYBCJHi1xZBNt4clfA",
-	"nSzmH6nmpkJHnUqUqizSvqesN2HnWimpu0HY9Oi0aVJ2FpBeYR8MCKPRpsz9BNrGlpdeymMGTUXmAvwf",
-	"XAcOTAQMLxzBjQjBZlvFS2Pmjnsls7mAhHwztgX6xOMucnCx62AfQ+2V/dgzuImNG9GWyQMhu37EV8ne",
-	"wfGOoqXWyEt5DiKHtrdgJzkrJ0AhcXqDHJ7GVHdI9b8JqOoR+T5N0rZ8P6gmcqNHvuREtUx4/27VHDbF",
-	"sfqk3iS5rew77LwpjMlbop95uTo3cx5g1sRNfQd9gehavQcvpTqYQF/qDRrt4GOy5j/hNPnuQryGpKk7",
-	"K6vrDW/yUHF3C8C7YkqNikULFMubAg7GaPnmmbJzV8pkCsp+shvdV4eTj1H31w7d9gbB5h45pDwypGmq",
-	"yhUfDdHWDQd5+4LD6sqaPZ9KZpBmWpIo+CW4qiJDZBhYdklLNE0bzatKumJj2N1mDRqFJ+FKIy6GHwvs",
-	"hkC6dSsVjxVQ18mkGySpg5A/5XLUZoIoc3bimJtjoclLb/Vot+21pYA+2U+efulC/BMSRjLGVlzYY54u",
-	"zb3d0mjDBRsbHQfLaaBBrHn2fC5C7dp3hfsh5Hk+nT6OzJPwLxZOyDMZMwUGAY1j15R5yN5pJpRRckbB",
-	"XChpswYUgVQn7NbtHtYbtnMlOZdCXqM2XZe4cQtT2luNeXRG9jrsBaRePR/Mhde4OCBeS1jofKI3Ml6Y",
-	"v1EEtoAXmppTl/2cg/2EC/PSfqfSgLS1QwtIQ3NHM0jRvhfq/P1edXWfcbGOZnGoWwC8NvmWCo8q3qUJ",
-	"FdS1OgGGY/PERcSKykzXMbia0fZXSTKZa1a0a4fXU6o3zZLMdjhvTPaqd/wG10/DQRR035fLexmIjYYY",
-	"bP6h0pJHxvIsClEIj4tow/+MrT46foFZ+Q19/g8kebTDXOzP5/s3b146YCFzB4pDc73sK1N4Mn1SVcIf",
-	"n2GYAd2ST7/+2ndSThsTp9oQqowSk+k6PWHx4s65R10ekhm2TjuatJJvW53Ez69eGCHFASy5OnrQj5NV",
-	"5rD/Qselqme+Yk0F7o4PHmJ4WCPDz/VrpjUX684KYCxuRRRsfLwmheEB0EOzhkiM/XW/n9GO/Nfrn/5q",
-	"h1/mmoQiTxLYkM7ajtqycfy29fGYLWnWuT6FzyD8m9zrTKCY78gsrPKe3tCvT6EXgUwSmirPo4kFtit6",
-	"JXNomuulVn1b/rEh6F9Op6edbbfgNb53ULMsxm/a0aoXqdFNUHi1/GLxAL1kTQn1UfNQRhuE7sCeW9Dm",
-	"EvHSGXd0jAMd0F21yui4w1i/i6ls21xczoPdSFaGGSFDzMjPgsM/2Vb+kwOnRmAJSUIax25bexjmxTcD",
-	"u3Owopazils6yJnNXVG/T/3G1ru0BTduEqlIqNKLrEhpPLuBM96Lgz2+LQBGbTrv+3gK7w22odXzV511",
-	"d/DNnDgXTKk2xcH+7OLb4MJGSA8WXdoadex5vnf85gHggNbUciFSH8sL4vDFE2XL5vozb73/NpPaNThc",
-	"7Afr63huA54susTpQqFWLmr+da5JRsXkCOc47swzM3BjR4wD6QSwDMgo8EP4WIBh7Av43e67Ik+nj30D",
-	"Gvegb2JB4DankwRwJW0c2tIB7qPLqrE5EPssut11BAME4Day1EJCRxloL5RU0Iw22qVZ2gmdE1ppf010",
-	"nrnOMUjIUFND69vaJ1mjCrTWuKO5wK4Yu5ZiKQFpOVhqmwts351wpY1OvFM2mIPIa1kuFGLOtLQl7ctp",
-	"+qPTZUeHYJzIuPPoRrFC95HKBJv2/jW9YhbJp9XBjkA+RnejV52gNBVkpaNc655D3djY4FCHz3bC6LYD",
-	"KkF3f4QctkZJkcm3YXZBS5ZIsVZEy71EYy/uedwpHHDqv2Y0izbf8+44hmFqpXFtS/gaaoOxdrAxPkDR",
-	"qagrcT2oaKeZKwV035iLIUYxFMxuYcddQJ1giOWCrk/MCBSryNicUQ4ZJoANPjZDz4XCkkc1M09EVDPh",
-	"+ocjFgtAE+DoASbewRRCsqUZCEc2F/i5WuUilqcgRphyuKcqoimLCWTeZpcsJnkaECXnoiivzZiIjTDA",
-	"GmBAmeofzq2VcTZILK8usGcULqPisllXvGZJUg3KWwIYvpRKrzP2+r9/IFotzAijc7Lh6w2q0Eu2Vxu1",
-	"SiQEJu18MZy7R6plJSzMKijoqZ1wXzGVJ03l6H7wEqmIbLhWvfHyzOluIC9zyZS2kfqhmVeAmV22BtFt",
-	"Djww8pKrASzAz64mFzihLd2RjUxismJGjG0wok0FCRO+5Tq02Zo8SeZiA33ZSOjFRsMjCKa83J8JOl/N",
-	"bG08VWurOmZiDfkusLZbNkbz7Pj3fZGrAN/+iyde0u9eg5ly3seisX91HBg7omI5D1G5mqCyRV3H0WxQ",
-	"+vl93mo+GS9KZwbrnXtUOrI3p14zxtLyRplh80ypv4PH2pHFWrotxdeuTLDZc2EOucSBACXNVkcW2Gcz",
-	"ImSpFAA8gJCou8wBnWbig1iAOC2TSENybfghaEDALZsA0PgVWxiFGZtmYut0/LfrzIf/Bd+0/7bofEhl",
-	"nZB2V2dAFvWKy6Im4ogc69Pb51jvNfnkaoFpqo7SU5ZtuTIPLMoHz7q7A38MJGLrAXatTJFSaxfcv25T",
-	"l2/l3rjBzuQCVGl7dGacJtSvkl56XmPPsmu4wo7geg4G/RcR8ypqzGkqibZ+5f7GFYcAoms4CTo2Kgtl",
-	"j9agyHquJqYpJ/0KRMXb954sL1XP1Rdwqw1DlXfyfV9sHx+D8wDGTw8nnn+nu75bqc6o3MEmWd90IXtN",
-	"54ZNsv2r13Mjf1YsswGeRp9WeXn7SDuQ/N5t7isszeNtZHYUOtA+I+i7D/AadgE6GP9oQ0BoOG+PRKpI",
-	"PfXKOjXw7n+58XsLCip8rOBB3tEXN9O7V40CHgr6WntGrTOZp0UGtTovShwllB8CnIBqqky8SR5f3z5U",
-	"x6T113pW3WGL7KKrrM98j+h8faNMwa4GW15bFfAlTj5G44ublxsV3TFv1OLZ+l8bWzy30nVbV3pbb/ux",
-	"etK/De6ypQqQcVsH+fui6/bG78i37rntu/Qarrqm79aPsgKcsSMq0+++B3ztmt70Dt5Rw/fbNlfvunk9",
-	"WqgXF7G9gbolobvtmd6hTvR3LXlImO2uDAeCV2B3NqS1WxTRmXlQWgT2RwrL/deMONQsud1iSqtgZNiA",
-	"xj4iNQyRR4rIawH+5ssJCXlcJFNWymrJMFwz7fRWaMvjm4ChYXhzYf4JBbjgapA2j3rP5K738sZZavLc",
-	"PnIjwxGRUG+QRntDnEX7vbe9AlJNGbJN9GI1x/bGkZDq0oJDdJMSzw4pc2ZLOD8i/gnkXUDegasaQQfJ",
-	"jcov2xtd3mlzk1vjGB38BPipFsdHVY7JTqnsdyNLLWEOkfQeqVr04XcvgXP+6jsXWNVGMOXh1SRXKdD2",
-	"trT9bndE+O0VBxzPsvWN/SvG+b3uYqUjhmDlinlsLhCEBYr0XOt+F3L0sOZcYAU6StgvDKdG9c8YAk4X",
-	"EHe2OkIKNtrHpfuEWE7l1iyKoPCR7XKro+xVh9+YrzWs9snUrnb/Qj4uCy1t0iIA8qXJblHWt98xi7QO",
-	"Ajv+6V3mw903z1y0pgSUXYwrwDjYOsbvbvxIee2NbdB/LjA/wOZbuPwAM5IKa6XzVDeVL8P9OTD3vtXR",
-	"lekerJG+iWzoLCWsRaKvqYKqU2NFubQko1pmcS0o33no9yyaanesuz0b8MgCIsDGU11ROC3+4vhmzylU",
-	"LnVHOXrRqdydfFBU6EvBVIFMQoZhfRND6IalyOnok5HYtUxLB0JQpAQX/fPhjUmHg/aYo7MbeVdHd6da",
-	"RhEov4m2sX9vq4TVxh5bWU9te+s35aB2c7i0f1/D6Z8l86NU2GtEaKxR5oZ8zEruAGawqqV9JhksOOk2",
-	"Z2WpVxobHp8NC11yVrkNoAEaDRPwBYcubxtNexCVHh4KJg0ZbjEqUntR57wbTdG+4wx8TUVMM//qWAeC",
-	"5tEl0+q+lMsbQDB9eRcQTMdpsn22oq86u7oROtNXdXSmVryl0/vCW7pL/b3AuNrXWs5qgv1G68M39tz0",
-	"/fwcZ7fW2SuXr1eE3+EWVG9nR4/XJiXij+5wuZlSff8qNBlW9Esg5NGDUttQxeBd0+OG7p2B6cVlyxOz",
-	"PnbRPNTNo6xOE8DfHDUgGZYAiDeNwlZdaz6PuR/dt1l9kpdMNCOlXhBtfgQrodIl16VIQVKGIooZrclB",
-	"BoA1waKM3SyLATAc+qoWX5evOFlBt48USTdSsPK3ogyOpmkmr0DJZ+9SnjFVzObL8fTxDWPMADIJJ5Gr",
-	"hvWdTmdTp3Qcj3f+5V3BJBUb21gnYw4aGh2bxzxEJCbKkJboxxQqB9L0MXzgkbLoza7V4dw/vPmgnIS1",
-	"h6l9cdLx0bLOrTOPDh5+jc9+qNJCo3zimigtU0WuZXbJxXpvg2w5Co7TX2AdI0QL2trjalqhJZUrSMuA",
-	"f19nXGsmyBBZWchjo8Lq3aQca5XkarMAReqKJuGouihYUf+V1NtE9GjNcCUvuzC7uGteCs81gnSJmr+i",
-	"u+KuBVHqQkCI2d2Ae4OVqrWFOJCRA2y6j2vBB0mHNd06F6CUEL8ThuAt+w9U8hLbXQRg7tf9ZTLb837W",
-	"84BvXy1f01h7KHQ3KbI/4PD9uWOZVbfh5wT/echXWt9/MibfvXp+8eb56zfDyiYHVXvBEgUYn6PAsv8l",
-	"S+Q1md5EP+wGJmjQ+TysgqPdlT+nhlEWwBXdqC2lsVSzkfZRLWr6Xh2YYk+POUzFXZ3dajtYHaxx2V6e",
-	"dkudG/y4d8O9NbnqFoZZXT4iT2eihS1Z2zdV7hq151aueaxbwzl1VTZBlnyUZ1zvXhshgWtcMpqx7CJv",
-	"ajNxIYhM6a+51TTJMLwAJyL/DVALZuTP8DJB3CZ4xgI3jQILmimL9sFczwVXrmPLhFwQSBkX64Dk4lJA",
-	"2BJVMagMthqE/TI22Z2ezkUDhlyRFgBdQ3lhJBadO0AmQngR5ltu6UbrdPDhA9RBoC0VSaFpBNfKoalu",
-	"KRfQjS5TNVBVv7CJeI+Z650ldnw1OzmBJyb+y/WUyRIt7OLlC0PL8EqAUQftml0YUYxooTbVDuEgjdYz",
-	"mYu5eLPhisQyyrcMW/LA1mB/GHM/slxvZtbWgwG5ImsmWEaLZgLmmIaSpnwcyZitmSCG7qNiClKQaMPR",
-	"e4777KDMnLwBOkVci7nQTGllPmOh4Zy7V2nCNeaBmAWvM3mtyjxk6BihvMxBGKvobIAqDmrwLMZ0ERrH",
-	"LCYQCyjcDsW7UG6d88SsLaQpPyl+UZMd3SahzRkBV3ViGDn6c0awq8+kuLICdmb+e4y3fCljzuykQyXo",
-	"JVtEAO2BkHjnhNup/fzzi28Icg8VGN4Mf54LQuyVNoc3Jn+VOC7yDELFDkIbEwLXEBEnbeNdroji2zTZ",
-	"WfwUZAYY0VBmYLnl0FW3agoiYzonFHNzYOZCEiagHSTAS/7jbTgxM8E9xjkirJRPVjBFB3M4JgDXh2sN",
-	"odFTBHt7YmHa/mT4XUiGDgtzNCNhAavIdcLCwHwoRDMQsRtjZgsjERoxDEia5Mr63RziIOaPxgzbp9rr",
-	"BUMhdiHqrs3wkNgsMiy8Iq5PJNlwc60AYJ7sI0eODON6Op26hi00w60rEBdhP6r3wj1kPrNBBK0qDmFg",
-	"Z2CxC82Hq/CFM0LxAhEuIgmAelIwMoTy6dOzr+pNkwgJL8Z/J3T8G5mOvyYTsiAzMg5H5uwuWaoD7Oxz",
-	"zRXzuYFjBQDvNSE/yDXMxWyRw+6zRD8MSyTGcIRItAUbhj4u9pI4VB+5IqfkL/zPAPogbZhz/RtPx8Z2",
-	"yZhS4DR9htGj8XMRyZiL9cx83zwWjsprXYI8hhdRxNLy8ZBQ+IOCd4o+NMRh4WDWcskW3MmEf6PZbkbq",
-	"o03sScJmmWHs6Q3rfVCfv6HrsHA1jgrOa3aDcYBPu6Y7jzbKKVgORlA0WXGXi4RhB3xFd6o8rHOMbJLy",
-	"fZoQJuJUAtGGJxtoGPWbIfATQE76zV6jky0zbFyFsPFpvkx4hMIx4RETipVYRoOLlEYbNj6bTPcE2fX1",
-	"9YTCzxOZrU/su+rkhxfPnv/19XN4p3QLW8l48fKFr2cNppNTfEymTNCUD2aDx5Pp5PEAumZtQC05MVz6",
-	"6vSkrDRdM90GeYVZ5z6kVFGqgdfb5pqXRRWYeTgM4c0JhpelwNYT8DfozxyzDDu626xw8lc4rNpbmH3o",
-	"cs8B5oqmqT1YlFcyZfYtNYPXJuTCiu+MkRW7RjzeAh3JrsLY1DYFqzjwF/FgNviBK33h6t8cn4FdOptO",
-	"PcQeiPt6DPmftqk2cvdeZbvgvQAVqSFfBdewv7UTc7pPpqdtXyimfPJzVZvD9x4ffu9bhxGMbzw5/MZf",
-	"pf4WoELNC6c9PvESAYLfSPkDzVBLf3L29eH33kj5IxU7y9/BVfkUT6X7vRdWhuALPSb4mmVXPGI/l6jD",
-	"qOS7fF0gEzwdRyuaQnW6K56EWnHZZEU+AzVdATGbZ2fVpsMrcskNW4HfwiKVIs3kilsYeinYXOiMCoXh",
-	"9MCpqkyUd8haA2HtauGfQ+tgKptbocKIt9FckqijmR9oN1YA+O61tiZ/Ri3S1HBfO74TXU+mX89FCSc9",
-	"IS+Mdlruq3kPuDZqgjh3cL+FTXcXd/bCwsGnNKNbZgQ3wDI0HXj5yMmLmG1TqZmIdn9hO9sOCsjszzLe",
-	"3dnF96bo3AwfqlanznL2YY/1nN4t62ljO4Jd485bNtPjbv2ZxsVKPm3ONO3BYZ5ZWrwVKzt92mcPCjj0",
-	"H1nM6Ztd+jnyQaTngpc18cEPQalypCnQ8wHG2MgO0zQsrVgMSljWNhdh2ajBNnOtNcl16iZyE9s10dVN",
-	"pOlc+IaE306j0Dmgiaxr12iUbKt72Jp14KUWgbjaLpYAnL4xyds5Vpp+4vwqTX8nblV2/OniWGn6wK8e",
-	"+NWR/AouneNWLhxc5VcOqOLkfRmD+NBqMb3xEDWH0BbZD+WMeiEEoCtuHyKADKkiobFgoBLZJtmpMnN3",
-	"FJSWGXbw0xNyYfWsx9MnaOOHL1bjv0rBxj8ixiQm8oKzBxpdaGtwl5zVlZcWhpwHBXruNwOvWCoOexh8",
-	"Zk+mTyCzXgpbDBNLhlYYYtI28MXvmLZL3GeMrZsOcWnzN2Pqlj7kSvioyrkCjwsdjK4eZskrs7Wws5Yf",
-	"fyTrsQKi1MwWvS1BzwpM4hl4H55JoTPZigVgnz95xZxjGV5zb30IBoZEDr0Nz8DkHvdkfD/KmK+4Y69/",
-	"KE7+r2ETv4KadFEQn8deow3VPVjriWVh7TriBT6gKvDFFevXUb7jhiFgEABgKmCNWF2tACABNxa9BI4E",
-	"2oStQAF3qus56Wzo2uDhXFQ5IhkaTg46qBpNCM4W++eX7Nk9a1uSA6/ecLFuYoR2vZ8hM2zSTz8uP2z1",
-	"pdU2fvLAYT5TDmNvQ6l23IDFAJAZMpaENYHKfgN/93S1R8qCo/PaXcdEINuvpWwLjIHLuQiLJJZwVOVR",
-	"MNzEpreHlQJ+QhMp2DnmvnOxngvqsOb3VSfHQojjII5P4QeuM+67+hz5N7AZXDPAKX5KPKYVv/56IxUr",
-	"MfhxJ9sQ6935FdMFEPVyvn6uUf/p7TO0Jy3ZvUg7iqwhYfiB93yevAevCLG30WM8CNBEE3D5txqGd8ZJ",
-	"PIsR8Y+vNzzakCpMByo6Mi9tQDDD/GJYCIThdDB+cNhInItGK7GR3bi1BSThl4woatWgeC4ca8NAOwJL",
-	"QrTukqWaLHcEYenUqMUy/GzZlPnb/TKpT8hoxVNrUdGKpT8Yqw/s/P6M1T0Vr42tp3kDW3/trMmPqyYq",
-	"etWsJJZOug7+S4YFNyUXDUZoWyi2gfUWbZE+Gd77kYIee/2fegU97pNVQidHiLQ/BD4eAh99+N1r7OPT",
-	"weUOWs6WkXTGP7y2qaj82CBowsAHt8WoQEU/hMwwp9POBVutGKCRk0wihnCGWS9lUJjHmEEWAFOFUi8K",
-	"uSJ8y2aYX0qJQwipRCg2MoltzqQHPe5HioO6ufxIWQxjme2FP5pwC3AVKc00N7MVet972BRLactFs76t",
-	"H+3ef9Jab6VJVNn4ml1xmatqfZvTfhG4zFW4NSm+tpbuVpMDkCBLvk4843SgPX2G2dtohERG/MZES4fw",
-	"Zt9bpFBxxH9jobO5uCI0scmFMVvRPNEQpzPD4IhzgTVQp9aWaVog9NyqrG+vKuUenKdIYG0piX5Jpd2P",
-	"B0/G56r6vsRqtUzm643h0iSiwnVhvrlf1euO0SoditDKqioCtq0gXpgQbhg7ZN+DrGgBKbFd8TxQDB4H",
-	"UOxDzEyYiLlYj4K52BcaE/LcDFyUHBgdnWsoBRKuOaNT3mFac1F81PwNMCYQFgX/UJ2ZESHsV4w08S0r",
-	"WupAxpAPS7eP1xpAImYOxT2q6uSxPyhIkt4WQsbWpPaP10dUCKnnbgbOHHiCjhvqasmwcOFQRoHDBnMc",
-	"9pGqZxZ0y7k3RUuSBzk32NJ3PzCx1pvB7Gw6hepP99+nfaWeu3LHSj373u8p9Zr3HgtCsLTfld3ajnFG",
-	"u1PF/qJzp/xihVCbvtzh2r87cbsPjXhA3HqAiF3Oseb+4GnGr6hmARFyHJlXoGC2feWlu6wGqQHpUStM",
-	"R+KquNq4I9iJu8YJuj/k+doajAizdHNqUCFSd0fzgqXU9qR56m/2k5sOzuxBrfmcSzI8LaNDoWkrz3iN",
-	"bScL9NmaN68IvlQhlz2/XeHRK0owbFtnC+mwV5hReXovXHuEA490++8w99HifnzmmSQfK9MZd+d3SnZ2",
-	"reLaM519aJY9InxwBT64Anu5Ag2HKxhcp6mHKGLq5H0Bl/bhxGLGtefovWbAPwtUMyw+J1pCFQfgzYUB",
-	"URLtLIBkgqRhGuljKjouYCyXXGcHtl91rZCKzBhj+jjcC3zE2j1kycqXh7UoSGMEGr/LEDPt1nUbQScg",
-	"HI9buG8JX3fr+MnHCmLg/rRFMeBXo5deF9v/wL/+dRL58MiNDYd+GUsQBysy4m1HAdlPKbM9/tAlP3ba",
-	"mdOVKhheDp7Cd9XP5gKRV7w/ogvK4X45HII1MjnUzfwupgEmuRTO/kIJNHYzaIgsnhALr2Rm5H8f0ESk",
-	"cAso3EyzAm4E8v6MBQ4YBBb3L2M6zwSzisHZdAqLs6wPajAs/OGEuA7+1rdN3y3i7cKfQlidEBeEJsk5",
-	"oWIuLJhQZXNK9XNqTDbzvdD7fcFj1aGMfgPLdGBNn3QNXGWqv1Ng+ECicy0QBaTCYkcrwF7vUl09MBuj",
-	"r9bR7D55Bv+gPh7k3YbL7kU9O7VI6GV5CGkkzjPzMdv4ErHAHU5mA8yIYswoDxAZVuzXuWiNCJOhSllE",
-	"po8DElEdbcZ5OkK0A+vFqrhzAUmtgN5U7FcSbVh0yeIA0q6LX2KW8CuWsXiGM65hdUBRB0xSaZ4khMZX",
-	"RmsF+aAkSSli0HhYoLnQPAEO/2tOE6MCu5bg4YRc4JpgKsq1oCKh2oloAovK04WKqFhccxHL6xCgsOBL",
-	"dC7URmbQORSbUsFICKjgLdwizZHio1jsvGVUKDIfXDKWzkVK11ys5wMzIfsaHE2pSgPckRdGOJ3uAz3N",
-	"RWG/VrCiNvIasyShprpwj+D24jIXeboPXYHYtAi+Zp+eqXxpSGzJQqzTHrXFHZ5fWfyOw+4QWHBQJQ7P",
-	"+2zp5JxMy456xtJqc/jDufdT3/vBPza6y8tm8qGr8zTHdk2VK4PPRcyyc7jRqxXLEH2WVY8QBligTRWH",
-	"bStyPetvG6m3F+qIkEXlIvxBA/VAqS8B1LI7YmAvzK0DBpBg9tl7y097TO47Kdi/kPX1zFwUkqe26wOA",
-	"VIC8paSIQjppbm5WVZpjRldnnN8mffkSUQB89DCEnzyfDkT04Y+P1FxkDCE1R4EhZJDlJRRIZok720mB",
-	"KWGNiWBz4YL6VoBUPjnU0s6GKLl1Ux1NyHe1Oc9FUWtlnzfcImErTWSuz2tBYK5ImrFq7/uMoSawZIDL",
-	"1yaB8MOHJNBPRhrrcm/BlOVeE4o2plyDVf/ooe+PnsdlN8CKWytrueolJwxD+W2CI9yjnPAF+eOzJtzh",
-	"jyk4gMD6hZrbr+5DutdnHRddOybjJf5CYo8UXVh1lin6iEwU83L30mZpmSZLy8wu8IUVBQ3IiathUW8i",
-	"E6dgumIHeJ55hQ4+K5+RRlZOhvAziItrgciklZkaU5HYZ1b+tO2kRzaRzD4iypk8UsQJqLkY2jcfuXp/",
-	"N5c6k2b2C0VTRJs+d+5ZMHYE84jtIYRuSBhnNCHA/e0v6GsM4b/CYC6QdVm/YO1YwIgz1lp9kb6cs9ab",
-	"MVa99C9buNcG2mJMUkcTcwGZN4Vdat7BWaYsK7ZsZvaaRVLEbUUnZIghGi9jSkvXkQrgaWXCACa4nnKt",
-	"AIjQaK7mDcBL9L26frI3bXMOGwFBhdEtCEsUawmsG1EhAaCYqks8sesN1UWnJzPFcyjark6xZKjFRmp6",
-	"id5ncLJ6iXdDIT3agOuWGT3JIgYVnaYelV3RRu0+VrjDn7ZvFab4OwXdcXs6fJjIcx5iUw/O0R7CFqjJ",
-	"yshWabtnTJ28h/916GJtyBSv2FZeAUAicrNKsSCSqY1xd8jWuXAc0rHvwJbqeE87puta/mKHIssAJnPR",
-	"ZFm1SEqA/oL8wKi86+H5XEhPplm+b4WaFZ9FnjS621CaWz6+qrkASw+ki/IPq3wbxIYnBNz0vDxs0ikI",
-	"3ab3RDB7BdNo4b0tFnNXwN8RyB3H+590GPAYWYTdfGB//0KF0XAVLbn34WHuEna6hIqbCra67YqQ5ULN",
-	"sC1JHLjuhzsREfAkw/W32PYlzykSgCoVDl5akPPHXzKWqooD3As8oDdiVnY+wC+6rKEhMAgtM4atWyhZ",
-	"0ugyT0eBSxCwfnSr4csktiNwo5MBFkELesULt1sf0eJ338Amdc2qTbFjD1b6J4VHwEv6KFJh3J8q127b",
-	"feGwstc2MwKrPE3hA5V2GEuWSLFWRMum1DvvilHtuRqbKfvHj0rTB5GAK8Tp+0Uf6PuTwttoPqaDmV9b",
-	"dmL70amT95dsB5pyMy6H4dvowsR2cTaU0NTOrpa4bx+Z5NARsAV14y9sp8iW6mgzF+H//oOOf3tr/t90",
-	"/PViMn77fhp88fjDv4fnvg+atvWvC5zTxAUxt/Tdws5isdxppkLCRCQhacxKQDfJKt4HdudruJkvc+26",
-	"/PVQRO3gjxS5ZLsWXRTb4rWroSnVhnwGs0Hb7twflke5+t8pZ8vvstjCuRxhfk6gHg++gB559kZ/tLg/",
-	"PkyQ42MHcTgMz+MxW9Ksldm9YmlCoxoOkX2JDF2jJcWioout83fyWI1q/nn7Xjf7cxmkT6flsDDM6XQ6",
-	"9Ue3uaMT4tDKS5A3qsiaXzFxDs7TBme0BQ8v4q2gqJft9O36uCrzsEr95Qb80W7yx2NB+IHfiQXZr0Nz",
-	"21YeZLf0gQf9AXlQA2/owXsQ+/rkveu2fMA76XBzaRHzWO5IxmLsioJmviVnH+jABukTY5XEhXnNaJZw",
-	"ltlsUIBeQHeUGY4VVZn4cyLXZJjiQZtH8ojF6OaM1SioVl8WoLuVdHyrWVUfCoO5ANdfyGLuMr/DCfnG",
-	"4VdSCzxb9Effw+NthdptTXnfv5leK/AGXaw8nPvxDJYhN7f4h8yAzx7StjWJuwPQtqh8tn1JLEUr1/CX",
-	"azIsL4jRgjDn2F3h2VwYIg1tqYpjDaNjupa0AtI2gaDYCZ97DMrz/de6lpCbNS351K71J4T/WnRkb9Y/",
-	"vO14wIB94H/327Ckg/+lcDO6zS6n1UA6UQEMlbFIZjGiSZW6DvQrqxhdjvKNkuHDQri/ozEWzsBzJjNF",
-	"zIPmuzybQzme09QMu7JYEYHLKKoibeGrVEBKkGXNRY3hEUgSz0t96NPSYO7eePOW+jtZbwcYJ5LNAwbE",
-	"Q57KMazvOTCCXtV7jYbgScbQrlMn790/e+Wu+KaoexFjrNpXKiteeffcJINBDI8s0tOgfXIxUOms2lCX",
-	"ux+zuRjKzOiYiRRrBr8Flc8tGZagA0Mc1a24oGTWrqSaekmMZ9MnREtZ8O1itrX2K+6Gkoviu9g0/xaQ",
-	"Prirr+wXB32NuL0DsF3Rq5ryAy/5l9GE3tBLBikO3mVq1oY+Eatm/8tu2gFJWRYxocc2buasODMVotja",
-	"6GJk+PObb8dfjWZFfax5lIQzM9FZaBPizH+Yq3FKtCSPzzxlKjMmbGZ4Ex3/Rqbjr8mC/ImMQzIMZ3qT",
-	"b5dqkaezMCDh7E+ns3AUIHo0Iz8LDl9iW/lPTobm61ysE0ZSHmm5zmhqsbCpIBKWRxNyRTMOd54oljBg",
-	"b6dfYLf1Sy7mQkM9FCV//+W/iDLEBJnfK6LyaGP+vkooRj2vJcnYGgflIjZXT4KyOBcqX8b8iitgx/B8",
-	"Rii5ZLuIpqMiSkm+eEIgKmms9B3yQkiWBot5OhehNcG4FIsV5QmLwwIWwp1QOCGvsUs89Dp1jeapIsrw",
-	"87mo7GGRBIhbRjNm12Hlj1eHUyW2zOeKbaTmQWx+8eQQwubblkYQF3HcIths/KRBrHlygsYx5GUOwaSI",
-	"Md3Qe+2RIlJvnDNUjbqkn3NnGPHnMEKMCKzLtMpUqt3DfIFbDaG4ZThEOgeJ6wonmqyKwHO3NIs7dNBS",
-	"ixehNBcRotHiopZsJ0Xs4ZUUJ79IWbawY4dWaPbpY3ERx3ciMR+k5b9siiSNoDSlnwKdMpkm7IZ97zE4",
-	"U3oFWnDRylRohLbYUBEnwJYL/hpRxcZcKCYU1/yKJTsUIciKjRxJpLlB5rlzQqE8RbiBjkWZfAnT/rSr",
-	"TnCOn3Jjezz8B87yYNMf09veks3BjLqyV0tnIikWsslsN7NFiRUuVak2HCKrs0mnqnB0qlFAYpCcV9RG",
-	"g8rSNQwG0+zS4ZeF3qMLqsPAMDfHiFphfibkF3g5zdiKvwsDxK/RoMiDOj8XxRBGz0gTukMNXyHir80N",
-	"J8MOjjkK5gKbvjiYfppraV4wWk8Dk8YI1LC2cXNR27lzIiQk6AJYDQEAHOjqPyHPt5Tb1BljoieA6dWG",
-	"JfCyPNI+eAJ73Xp67BDk72PnSShb3ME2taMPmNNoQ7U/vQGq/Z2jEHjzeXx2M5B9bx+PAK1xt3JSvn4c",
-	"JsFc2JE/eeyabxwPKQi0Lx5BwX3+wPlInynOukf1NXZ2hOg5ee8DlHxolUQ/VbBgqKoSh5dzICRhhmXW",
-	"RU4GkGytLBqwO/cYdX1h52aQFkZ9IYgDyOSVRiotuQIvvdT3g361YkZdNYI1qJdPFBd4jxW0acD1Eo6H",
-	"CPvnG2Hfu1HF1b05rzgp73e7cf1N8YyqMq2qM66kNY9phFaaz4UyWpDOqFB+NqPFLi88T6dGG5XCYn1Y",
-	"BA+q2TXdzUUkhcB06TKdMUqkslovFyS0z0IRN96tBQD0soTuwrkYwuME/MdPptOvAsKyTGb4h3IFC38F",
-	"o6ayrvKBwrVX/DhzJdmIHOJXCj5ScwGV2BT7M2JBdll57bPbverruShOwqVOlk+Xh1J3Uw7PptPAKMeI",
-	"HALpoUKPmhMr3YAdnPUu0Nn/OLy4PwtGpHbvzB6cEv9CaaLu1H0X5S34dtaDb7/y+HYbs6hmCVQ0uoIB",
-	"Vjg1JHKCJc04RFQcWIQw6iF7l3IIRHm0R+iactGgNe7zUIAgamSiryqcTzj+ucf1QEOtsr12dvfqgd19",
-	"bHaH5/SgfX7WcZq7ZFzIRtqZ1gulwNFTrbF3aNAedbnQfrIjS3MoGEwS7HousBHGoXiPxzyGltcAN4Ss",
-	"T8MvsK40yphGSAr027nNA8aEiNkWigPRMgyvfP39xfjs6RdzsaFq47yqtt+Mue0h5k7h2riqLcB117Eu",
-	"V9v7h6tiCPxLSIbOmRXaFiDhCKJOMCy2d8S/uy3BlhtPpo+LodyLsMOobtvoLIKp66LRDCDEFX1mQKvF",
-	"DyHPd/i3pUsOfl1onYRkOJ0RqErqwFh7Yx7/w7Dfj9ZczeySF2/7mPG1yhfxG52N1cyDAVEbeW2vigRs",
-	"lJtgaBfQ2QDALySBzpv2huniXk46D4qJfGtYlBts8Db4V2hV+RAXvHsxCFKpYK0YvuovDRWjWbQpsoBb",
-	"HbTf5kky1uydJvgGGb6USq8z9vq/fwiI/0MkxYqvc2SiJFR8myYsHM2FdPXd8LR1FBXVDZB6R5OEYbEW",
-	"NkK0XZGoulTBXCyh6TagmwN86AxKUKm4tJCuti237SxelDLGI0K30kga6L0Bb6gJCX/FKlFyzZZjO3el",
-	"dwkjEFyZkWuo7wB8jySZC3eZAxLOB7/m0hgr8Mh8ACJqa/Z9k1HFAhLKLCRLpq8ZE26cKGKpVnNnm2BW",
-	"VMIo9McKxyFh7yBiClOSWWwrUcvkfxslNLJqLlbmTtnG5huui+bm3p7a5uVUXNqE5qLXeZTrueBCS5Im",
-	"lAt3rpA7qUpUQNhqt0oXwx0KCf/MUwhzMRXRlI0m5FueaGcTEUGzTF5bbmh2duaQeIMyL8x2uzS2Gda+",
-	"+DRQgvVBcmVDjV5AVtxLb5uLISIIUCzuA96M5lbC6KUadVYPOifYXNRjBOe2/2DRUt9V7qgZjDA6t7rJ",
-	"Bp1+hhKNThPx2DY4rn8PK4ZstvhrxsjFN6/IdHrWGEl4Ddvnqi/7xBKAesuUTsysw1NYwG/gdYw2NFOh",
-	"l+wawLnPBdVmvyzMrzl5o/slUl4CaxliHnmyc9RqqaMjNvlrpyA8GIH9CfvU2BvgcPGBltqiwPDjrfHw",
-	"mz9c75pbD0D7bXPv/OOWklq+jb9+pE/jDW1tdgO/3vGnLZA4WbIVohyYHYCOT0B7il+xUduE8J3m2cRU",
-	"s7EZ6OZTQnviqBm5fkC3nVC/BImAQKZ2ycshxAFTmgsjDVbIrtuvbUMqRb9siQ2/afsGn1P9Qbv8IDt/",
-	"xVSeGKWxO0HC7ORDXsSnArWCGuIhnbUzVRgE06FOeYjlX22HlyG8HtWulKvIsh962PcYy0QtSwoHTeU3",
-	"JbCFKhWVZxQYLQXRWR27sHUGjxQJE3bFEgs4HdGULnnCNWcqxB44balqr3GpH/MqmS/8jbPrtlwjwymv",
-	"uOLLxPZoUJOHm/ExM4Zwkz3SVYypxjqzA4nyZUeNErsMFD7XW6QES/T+3NQ6sL0Fh7EHAGjEyA8oAftq",
-	"Wqn9sjI+49stdBj3Jlv2wjidTqftfkMg0U87Sx6m+DslyeP2dLjtrJb/gFT2B8peV/ZOHJKSJ++dGfeh",
-	"M3/d8oo624FWKgUeOAgxrEf0RBhKsLkYOpAjFFoh+Ikh7S8oBS2UmOt9+KK5aMUvIi3wRUjWvv/Biu3z",
-	"gvdVxX8v5KK56IIuamFFLfvZEofwDOs/BGhRoUK0wia6zXgALXoIat9vSuUN+OSJZVbtEewLfEDV+pbV",
-	"tCzH88JzglBEgiSMXjlQtgSqeNeoTGl6CewH5LUzM2qczo5XOFvhr3MxNJzZhbQJTs2l0Diui3Psgbto",
-	"V/ZZsbkmPe9jcrpWaP3Kbj8kxHyuvMPegZspWSfu8nZqW+6hau/DNmeFq2pzBBbMxZ6rgRz2NHjYz3ua",
-	"E2lVnJrbPXX6KxyS9SfBQD4mO7AL7es9aTz1Bz7x2Tts/HPdv0A39d4UGPGiTc1wQbSaOwdDAN4v1UtO",
-	"PIUhIF2enbm4wMpWBDlY7ggViLHi5lZjX/uO1QDj0nVVJDgaKsFetc9ZJ/lYvie7Nb+T98kdTIf/qQj2",
-	"PmRiPfi4jvBxeRywly62E9GJEjRVG6lb1a/XOssjnWcsIJHMhXZJwbaFnioSkYF7o4Ilc8CDLSGasrmI",
-	"M7rSmIM1VCmLyPRxQNzXRzOAu+Uid4Dextp7DshUIRniF+bClrKNENrRsOVww2i8UOzXcOL9G5U5r0cf",
-	"qIRGf5sLG9bH5BnkzinNNGTu2CZ82KUUMo38QTHjmWvD53uDiRdLfKTqfrmi+SC0aHLPtXQgbHGvudPr",
-	"webxq1bm2vdQHGNnQ+i2XYgB9AWVgqCyvs7w/Ee1J9162xxnbhNvlGJrm30HpMi1nXQnIhTetFrCPqQ8",
-	"rtDVy1WFBHAXAuxdWyWa7o957rj2dQPdYfpXjSB5QX61vWlewpt9N/LB2T2kC3wCOra0DfGUtjIBL7fF",
-	"WjF805MJhvFUZQImc6mT90VWV3sY5Bewtd0XBPAyzAPGlx8pgnRmq+W4Tso8TETxsQq2M8p5hoxzhDmk",
-	"mFFbTStlabJDQQRMnms1FzYBtwQ2VOxX9BICgk8/Zj0XHaGTptxN/Nt5sdy77/vwZmNTOw7y9lqGXlWH",
-	"9xP0/hDxE9yXrgBKuR8PEZQH78b9RlD05mBCVgOXPVwK8cZPAbOOBMt5ENuXhKj7LuUVIyHkkYQAp2XY",
-	"ISKczUUTxFljwj9CghXqvL24czEse+0QaLUz6sEl29yfxySY3w+P60rDtdsM0gU22ZZ0sXMyJUMvQXRU",
-	"Ys+D4L1Bci4X+osnAwAO49t8O5hNg/2U0eZM2GK+R6CGIQ6uffGPmgVrqa0PSJjbigdv8+fKj19iKy4s",
-	"ntE13klbuXSbnxnQuL0eX3KP/5b//UgRwd5py4+HpwE5C8jjYC4mk0nBUNc0BUTEHKmZBXjBchGzzHBb",
-	"p4ma6XCxHrX09yl92eF/Is5iWPYFkqsaGKNRTAEFO6408EHvSGRkxH7bwppPHJc4Fx1w3b2bT5wDgJHG",
-	"bovQRENvqPBQuR20v+1ZXY7SmP34UqpjGgh9Gkrz/Xi+va35nfzeBxoOCXb9gHn+4Pc+isMbZacfWHqT",
-	"wm3+MQY3SXvPf6b3WjDE1rVS1cD3WgvFAEnBuptehwlVepH5HuYooVunldUkiu/kMEqo3xsoxq9VOysc",
-	"ZNUNPPRnmK8xZrCx86fBRz8SV6wt9ndqxVZudgtv9Kjuc2qkfW+K6b8Qz3sFWhrZyGuyolmtMxlyon3V",
-	"trkVdwk71OpusABniJtTQgP5HFFei0KlDX3AmHAUGE0TkdAAudICoVVg2sE/wQFKogmDfS4037KZw9uB",
-	"5ApsL0F1rgJXGBvg4LuAlCCX8Jzhr3ORKxYQr88/AhgN93CKoMDcMMgNVRsP4xK2oQ0paWZmbDcC9yuA",
-	"NksAY0nFDn6dzAXy+lwh+rxh9YZZayZs1LFECSofXCW52iyMcZxd0SQM5kJJwjW4lxO6JssdepO3ebRp",
-	"c7G8wWM+wMd/AaB2nP852TvgDROELpWNHjVDslewgm7ZdutwpfF56WLBMAHikPSYaYfTpe8Uwc1iL8dN",
-	"oNnx1T8qLDtQXC8kdtiGB0n2WSf00QqWmHbcphv+Bx87eY+AaKiNG0nRhdxpflceSJyPily4RZBVW7ET",
-	"kqHz05g/P1IemOaoyBNsBGEG/41VOT23wyl6YSogzMTHYE6ZcA1HGsCY56IbjZl0gTE7QbRwq/Mc7w0C",
-	"CtUCrhVLVmRogWGK9Bfq+uxxVBtGFsvIWQ64X41Sbi5axdy5/Rd073PU4KdBQxCUirlwmPbm4VgyNSFw",
-	"wAji7LQGfL0JvNmCxpTc35P7RmPwwJ07wU7Ndz4iyp7bRh6TYehoHeRZVALJjdosJ/v8J5vNDbN/IVay",
-	"NQqL8HdCXrsjfeD1n2940xygw3trZ/AbRhO9+a3VrLgo+htPDS9IpLnxDkRfRkwp1MkV+f7Nm5cT8sLL",
-	"ldAyjyxOREw1XUJLuVwxEoIzZ/cbeFmoujRqIGT2VfpIRVTg2I6xq5a8i+9hDR8TRMJ+oRUwGDeCK5Kn",
-	"k9sQ2ZHEYk6cRXlmjnP2j7fV8zfGM5obuj5HjxyKzVSWILZMZzzqtjPtYI8UsU+ToTn94pyMobNleiPj",
-	"gGQy19B210zaZhFZa9DJ69iiAKqAfCdJloMRCXqCm3UkE2x5q0ZFN4aXmTTfYDk2ojImpVQcO4kDl22h",
-	"lh/tAg+Sixn1BJDvAIrzHd1CA8fBv5Hvn//wkiyl3uwWG63ThVv3QktNE1LdCyDhOOjcE2sgT+bi38ib",
-	"//vyecfgNql3LlofeY+f+Y/54Lvnb+aDAL72H/Pirs8HAX7uP+Zm1fPBB3IKW9WRLhg0Jjfg2VvF7PB5",
-	"fBo347mZVzn7lcy8qXfdDORZvTglmLVgFFq+VyhVtsuHtm5CLgx5G3qXOSRryFRNih8W9odw5PUS2fK1",
-	"Bc001qdhaSw+x8zoa64YeTp9PBdFhDPN5DJhW9seJC/lRWihJWOmKU9ce2bQ0KBj81wAOBexcIncbq0a",
-	"TQgkLS5pYrh0Bv2aY6ORr1Y8sv32oDNzvDP6O1xg1sa6X7mlDj6ywxY/0kLJe6cEzQjdPlvHgMvGvT8i",
-	"7qkL7CkB3SKhp6xtvQnVL7wfIMr5Ra435oNGg0UnXWv5ErrwQDJZ1QHycmIZ5diVPWMJ1Q4kL8+SwWxw",
-	"ApFWO6H6qCidA+9Cwfl5FxxXIO3JyizaMKXxL9B0ES0XwVjMIDBiVXpv4fsGQ9llsd7xMiC22yWmyBYN",
-	"gmLrF1XeJwp1rNkiKQ4IDUP/Rddlbf/FCzuLams27CQMMwxdalSayRVPmDcsrqBh0O8yKjQMlMnEnJms",
-	"jF8tfwgcyBNgqbhyf8/7yLItV6plZxFfJfDgyLBPVJES4kBh3UG73B8fX1M3DPyM6mgzztOim3yRh49J",
-	"0YqonYg2mRSGka4yufXGhOTr5lPyfa+Gl5x7ISAz+4yuzHkopj1EBPN5HrMlzaobg67/D28//P8BAAD/",
-	"/w==",
+	"7L17k9s2sjf8VfDqnCprnuXIGl9y0dSp2lnHSXw22fjYzmafXeUMIRKSsEMBDADOWHH5/exPoRsgQYqU",
+	"qLl5PJn9YzMWCRCXRnejL7/+MEjkKpeCCaMHkw+DJaMpU/Dny3d0Yf+bMp0onhsuxWAyOCHaKCkWhAnD",
+	"zZoYuiByTsySa6JYrphmwlD7MplLReJX88O/ScEOf6QmWcYTYpZsKn4rpGEpmVHNvnhWqMz2QMmS6iX2",
+	"xchMpmv4QzN1zhTRTKQ6IloSbkiypGLB9FRcLJlg9jEVa7JiqxlTtQ5SyTQZ6pwlZPw8ItPBCylSbgdH",
+	"M6IYTfV0cDCaikE00MmSraidr1nnbDAZaKO4WAw+fowGb5hR65O5YWpzPb6XF2RlP69ZIkWqiZHkgnJD",
+	"ZmwuFSPKtuViQYZvvn1Bvj46GkckZRldH7oGB6NBNFDst4Irlg4mRhUsHM2KC74qVoPJOPIj48KwBVNu",
+	"aOc04yk17AVNluyFFEbJrGXbsgu61iTOFT+nhkVEyMPEtoiPCSVJxpkwZEXX5IyxHBaQCn0BK5sSVX7E",
+	"rv4FN8vmvo62ruDHaJBTRVfMONJ6lbJVLg0TyfqvbL052h/pGdOEwuJxlpLXP719RzSdswmhbqGJXTKm",
+	"3XCAUuiKkTO2JnMlV0hn8BNNjFTwGhckXhqTj3j1/VNjspgsmNHYiZGK2c51LoVmjpqmYs6VNmRYfqx8",
+	"AQ8MiYMpHb5heUbXLJ0Qu5vxASziheLG0qyQdiALQheUC1h8mVvqEYZcLHnGoHv8nDY8y4gqhAaS0nCi",
+	"uBmRd+Xk7HxhUJSkfD5nyvbjlwa3UJNn469JnEgxz3hi4hE5skT65PnzqcgVF4bOMkZO3r549cqeLEUT",
+	"u012ZCuazaVasRQ+U/U2HpGfRLYmukgSpvW8yKbCL4gmVPllhPNKyZzyjFUbZqlsxsq9hdHbyZ2x9fFU",
+	"0GppE6rw6MCeK2bIMAYqP3RkPrFUDJ+KI0L1VMSJYtSwd/KMifiRPiBcE2QQwYDst+BU4srCPiAPYO/p",
+	"Ks8s6Y6Pvh7PvqDPDuHFQ5qx94dHg2jALXXilg+igaAr+3K49Zaca8eXvv+BiYVZDiZPnj+P7HH2/z6y",
+	"p8IYpmyf//uv/+/w///1T/85iFr4z6u5PWpw0jbPyrslI7Hl1bFnfQ02bH9yB3wps1RPwuPNNXk6fjYV",
+	"dhdkYQhFxomUyI19nhQKqKpkYMck/j8xWdnh2O0W64jEvzyOp4JrwhfCLrRjqu3LFXKOXXyjJCv7/C80",
+	"fYNEZP+VSGGYgD9pnmc8gek+zpWcZWz1p39ruzwfqk21LVLbv2NmXIpTJM1BNEiZoTxzy+kp1VKPNATe",
+	"txyOKSUtA/vXh8Gcsyy1k6MizdggGqyY1nRhu18V2kC7GSNslZv14OOv0UAbago9mDwbW0bODZDZ38uR",
+	"kHIkbhEKJSYzaZbriZvQZHPYH8PF+0/F5oPJ4D8eVwL9MT7Vj19jF7ikm+QTzLc68sN444NxVHFbOZ8z",
+	"kdrTCUuhiWWuuEDxwcgO7YVjOHvs1bXOxjM8XQ3ak7LdDEaGFU88iIC3OlohlBh6xgTB3YXZfCvVjKcp",
+	"E7c9HRRflmlqxrzskYVKGJkVSGipRP1rGM/9KO2MQFhokrJznjBPzDTPlTxnKVkDP8WHpznupdu576Rg",
+	"1z5N2+mOqSaF0lKRhAoiJMmkWDBlTxHogJYiFdNrkZx6bSk+OK50PW31m4vlGoTtUl5YGadYIs+Zgkm9",
+	"EpbV0uw29+9EkEKw9zlLrLoLp4MMY+5GUhs+iikr8jizhwlf0RG8kcmF1Y7hb+RUmhTC6h0mPL4pTPRv",
+	"0nwrC5He/rlzZAlat6U19p5rY8nQ1OjYPrLKt5Uvw1hIczq34/XLYS4k6BBcpFwbLhYF10uro/jZ/ShT",
+	"PucsbZeFDelnhU5KZuumxhpItmNLbXYTLI8PLkA1XaNrcdz7jzsU8Y9ReY/a1hregXV9TdeZpOk7KX+g",
+	"asE+FfMEmuSaZHYQdgOp151X9P2pfXo6WxumYzKMcxzyqZHyFN53bOQtU5a5/CzoOeWZ3cErie0i6Kch",
+	"sFNqqL1M2hEHr40I3NwItVc3d3gyusZfD+FCRxb8nGm4vjgB/Xz8tBLQP9e+2Smaw6Fdl1DumBMZxsG/",
+	"4oNJjQVcUDx5yEdSYlW6IcW7B7lQ0jDi7h94KWno4lQ7nU+KhJE4WKcY+E9OtbaMOLhRf+OHGYzKXqrr",
+	"RynoafdBKi/bsDLvpPyRirVT/PStsm+irJ6Q8RW3HGte2MmHyz2MLc3b6/+p+0nDjkiJNgG88/kLKdfE",
+	"2JuJ5YhOIadpqpjWIKvLVu6+RAuzZMK42YW9uFZkePLNGzIeH319UKf02sZd3078LIIhsVuXL7h2Vkfl",
+	"WnOxiCplNSKFOBPyQkSEvc+tamAXVLFzeWYfbihC7gmepXBOVgZRNJWgmeOXX345PAnemJC/MKrsebDH",
+	"pzQ7oPTANbpJZleethVfKEcXVlY6/a2TjzlWTIpPx8+40IZatpJQYVkUKHX+JGmi+GJptdmLJoM7DrQe",
+	"kOaoBrlDkixZcuZWXhd5LpVh6Y8s5fQdTO7TSE/LK8ubtNSMxC9wFId2VLHXxeNwQHYgsWXW8Z/wT7s7",
+	"QGVxsqRKM/NfhZkffhXDhtMkYblh6XH5nfICv/mtknVJeQDLW67U6cou1an9FAjtcrOBV5ws3MJtaLXU",
+	"PokIJbniIuE5BRPuGbejhWdxZdfJlZxzq71FNToHS016Ss1gMngyfvLF4dGTw/HRu/HXk6fjydHzfw6i",
+	"8p3ZOjTJPJt/wQ6/TI7o4dfpmB0+mT9Pns6+okfsyy8HzU15W6xWVHHNNFwniFmC1ZdI4ffKDivlOs/o",
+	"+tQZKN7IGReWa+LdfjJQ7gee9hsHtfSYK5kzZTiaLsLpfhhYrgUTt/rioeErtmn3qU+/TdOt1v5iKYl7",
+	"G3VtuwV2ZuWHioKnbd+o9dr8yC9Laqr+QK8/JnTmbJWWGSOpC0mChqPW79SWuG029gnRS3mBjoPaNDa6",
+	"81vT1lEh+G8Fc3f3iHBBMnkBdyvNWjvjHTcJ+PwjHawzmoF2LOrH0Jz/rwG8Upt+VFmNgi2OQhr5texV",
+	"zv7NEmOHCafxBb7z8tyztCz7aQ4WqW1sC15/Kc5ZJnPL0T80qNM4XslEsbJjxoV34wkG0zFFeNoy5A8D",
+	"KtZuePUPuivDLnYbTtldjAbw7ZQmpu0CeILECaoStcciY4Sdg/XS2YFB69JkTjPNQEt1c4YfqjnMpMwY",
+	"FRtT9QNvne2V5/jGTazXXC2J4tys1u/fO0aeix2AN8dyu2wNP/NUB1M2qthjxsFQNif/68dfN5XnuEZG",
+	"MQ42crsC+hn2NyIvz5laB+eMZvbIelkysjw7Js6Ujbyo8gISxRJmL3GEG7Q6vz9cyEM3QCtKR2/oxY/O",
+	"PNs4R6+rPaKp9wy+DrYRyKJN1PsVlvPmPO0K1ykBnp8im9nJketcf18GvpPxbmGl2w95OYkubraLZzWJ",
+	"+0prTkvqaS7/xFG6s0vf5m50rVjnyvzAdZt+ZR/phtHMnoGGCsUNW6E34p4rU79uqFNu6p1SG27UKVNo",
+	"+sNvH5P4X7/GqLiYJbNKtGJESAFaQdnjTl5td89tJ1WKrjclPnTVuemvwTyZsG7FurH1mrGoUqdVIazC",
+	"iD6MDurefY1xnPYNm8MFz/bVa/Jv8OtvoUErwQ98d50LUOujcxEeNaZ6TGJ3yY+J/T1zO00Us3cZsmRU",
+	"mRmjJhRxA9cE6A00rlmhra4l5/OMC9ai27hB/pynt6ZoFfitT61ouSnfa0XLzfFeKlqOjO6WotUgqutQ",
+	"tPw8ryjaqUqW/HzPO/ntq1udbLSDlK9ZrfKLfZ1q1V5TzfO3icxZh3WCCkLz3NmGrbBM5YTEcAD0RBcz",
+	"22DGYjJMqEmWh0VOqEinQgua66U0BxGJXeSGniD1D8E1qXOaMB0B7QuWaWfuBYXnIJqKqhXY+O0HQL/y",
+	"70Qkl9pEhKXcQNuUZcww4ptBHyjAat/Fn1z4jJcSzelU4SbYOPw3DGcQDYK+W4XcC5rTGc+4WbeL4AS8",
+	"p3JO0NfzrKGT5EzZTfa8wqo8odiF5XO0YxUC+Kc7cFYXxVV1OnvwQ9nC/1C1wYWtmrgZVz+kis7NyM8f",
+	"dgFUJP/LQlFhRjRdcdG+IvjJtpBXNxo8ITAZcCpQknLFEnPoxuLf28PUeTQZj//ZXxv++mgQDc64SGHk",
+	"VKRUpVVkleHJGTN6AOGWhlsWDwfLXhJ+dbtw2vdLY7vmMufJYDL4SXjCthtP8DuDaHDOlIY1OtrQ0C/F",
+	"XS9jJe3J7XHRtmsIjgL+al/96Fe1S/MJ9t+f6lbr4sZWtJpyq5c0Ulm954hosNe7Owx+3BNASHblNWbn",
+	"gtSvMCF17Dnj3V9CKmoRhiX9BOPlwnzxbNAa7LxhVoVNrbqpEdDmyreJF7flJ45ab1jdb3C1T6nxNyZ+",
+	"X5X+xjTvmd7fpKdLqf6+k5ry7yXeFdT/Dgq72g1gY8YtiuilJA/22/fuEDLLnS9fgcsFw6pfWKpee3C1",
+	"G7sibOzGzlvCza1z98ptWaHbcafV1d07wPXvuUutPst7yvOv4la7YZZ/rc615nyvzFP8TWDjQafNpkWF",
+	"vx49+9OozjWh0lChd/PKGxcmvR15d0yW/NXRVfPEYgT6DhOCv1DZ58hrqgthzbBSXfrT1TYzxo+QDds2",
+	"nkbYEBUYjE/9EANfE5vPWWL4OSNKYmaiasZxZeycZYPJALNvYY9c9/DtujPwLV2FrkAN/+zrCPyqMn3k",
+	"TGmJXLVOEm4028XDD/DSx8ZQ+/vLmry87CVy399CJLgt7X7fn4Q9G0gD5W480i6xWUMoUxiLhC7OzXNR",
+	"8qZePs06vbQwLMHem1NMzdkc82uqtRX+Mb4Ql7FbthXMpowYc2ImoxofXCKUqtOx6iZxO067urHyDqhz",
+	"99xxV5/lPVXnruK8u2F17lpdeM35Xlmsd2ptd0zR6qFh3bRHr7n2n5uG9XfOLra5Z2gYNKUZEHqgzYBw",
+	"Bmdc4p1fHLMJNrSa8AU7vrpvacP1tOlsqnurfo1uwQm0oYndlFeov9enVfRUKBcli3Kpya4xGWaY+Gm3",
+	"jJ6z6kHpjZWFOajpD9uNe7Xd/NCeZA25NO1OTl7jqN4X0ztqLHC1tqhXd8vntZ8C/Ue5MV/C2eSXskF9",
+	"O7hb+8XgXUV8OrhANpjdNV0EgMlePsQRrQQY51dhdWzcidlFld0R8N2bCzjdYFX7Zr5EhBqyktqQ5+Nx",
+	"DShHFsbqzbAlXBOj+GqF7CFAf3k+Hl9rWkyEKD5HtbGUWWAJpp8HjxrDObLDqYPRbAlV2kY23+NbTQrp",
+	"HyPuKCbPd9FLnleyXCcyR5IPqadOCX8peJaSmTQhNczsj4f4I3bSK8JmMwT5cluX53du46p12Fh3YwWw",
+	"tld3hit+bHmP/YNYEc1SYi54wkgiCwhcEMkesdQ+sOsjzOcVtjnawXi6EqncFLrpy3G3LTTmtRHjc+ka",
+	"1LWhTm2PjtkgmHZCAWL4qkYLDq7AshFIc3YJbU4LwViqraJvYxeBbT15Pm6Q1XadHMbbvaDfgN3S3RY7",
+	"l9WeA2k17J0hLmRYiTMD+G+2BaFifUHXB4292NRk+1kQN4/xlTSV/nTbKxYF1vU7RbeKTghjs0SzomdN",
+	"Ei1tA6f7GFU9cMtel4Cykb+IWLK0v0tgs6vSnNhY7toI26gF5sf6RRbVRt7WGQplqfzhPiZ+U0ghMqY1",
+	"iWsTgXTp2Keqx0CTgsgVN4Q3bhw7x9RH+3abjS28Do5L2KehbBG8tRVuDsd13k19r8GyvkMSo/l9u/A9",
+	"ydh7+8IKgQtoxt7/2b09SmTNDWCfDa5HvuLIbkHEunm1eFcyykWJ0KGLZAnm8eb8HZQaZuy7qcKEGmN5",
+	"8vzZ7WhmfkrdpPHWnqUtlOHuJB3Ss/72/9hOKlSTpNBGrpjSldXiLUIU7Km3e1l3NB7vEHbRZeXxlQXn",
+	"O1AVtiyk0yWMJNpQFVqwEBY0iL2sAYcA6sPpynLjP2u6wgOhAErMXpnmmZSKPLEc7t/U3lAQ+nJQoYS8",
+	"3ni5Bcgg+EzboawNMSI/UnWWAjDLEZmtDdBHnCypARwp95qDkmpXanBsnUrNeD+lJhj+lh2SZ6ybB/6U",
+	"I+WCDmPZISQfHBMqEO6RYHeEa10Aii0mJ8xkIWBTAS3hnCebJwSg+CpX6SNNMpobmUMmJjz04C4DB/jS",
+	"djyCXppD/wsHhOISTMdINwUHjeOBnFsYUR+m2BhkK88uP/ZIE3yRDFM2p0VmSFzCEB4TwViqSRxMJw79",
+	"4H7+0cADGra74bbvMGKLdok5WCMA2/X4s1w7eQPpowCSRUXqsPsQSLZ1T/tqY19D65wrpktD8ZeH46fN",
+	"XF4YGfijzHJ9+s9/LJezf/xF//Pt0fls9f75D788P09fHC1/+Md/Z//3lwuTfve1+ucvz8yP35z4tnvo",
+	"h10U1qVyVTscYa5tbQ/BD7fg50z0UqbCxdi00WAir6NlbWSuyYVUZ1wsNmBKcItcd/0tx26h2+Y5Axwo",
+	"/HhEYtyKmMyl88rN1uTZ0wDiPBAowyfPvyCKilSuyIwbhABv//alvCk46qCHNlb3DexKG+1XzCDA9znG",
+	"meqKj3Fjb2voOA3xgv2BvATgzz7npJ1P7n8D+jLAzKqYybUA+FzVg9m8LO12wJWcd5teiDv/Ft9tNXU3",
+	"7hBOU3S97wSqqfW/QV8lk/dZ3FZbXnHh6cajnAINDq3W4whvwQx5Nn46FRugtREgacHGxRBVFTuAt7il",
+	"g6NGcl2LJLErAu1bA6zQ8CHV+nUt0qkzysrjtvpmIEIAaNFIwho+fQfh7W+glzhD7few+mWr/0n7cjPo",
+	"6jpORspoYqASQbqdtwfBalSToFnA4QPWA8Fq/dn7Htm614YzdS1eu5L00GawxV21C3mq6wxvEPnumLUa",
+	"lW/xRtV7eOVhtjGcLUTpEFIwxJnvbVVuOZy3HNJ22RC2bxSdm07vtFSPNCkEfNXYcViGWQWVKndpbPKL",
+	"IH6jb2BB7R75Pc0whCTP1ts9/3uGitSvkZu6D8xmVzZi4JR/pAnGaPTRKq8rpCeYxPb4HtjbbyAD/KaD",
+	"E3EVMNv8U4YmhlO+r4GJ4RzvWVhijYy2BSWiwZhmk2qotEg5s3fjfeMN22jmatGG9WlcOcCtxpZujc30",
+	"5Sw3FjdYX8XrjhrcZ1H3CxuExXljz+/mAaRgeLcvYJkCHZhZ3YIfO6sBXCHYe3NfyectPb8lsaTp+acX",
+	"SjDdey2SYIb3UiABAd2qOKpRy3UII5zClXnJPgr0HVWIW8n0moUWrvbnI7JeprxXTI1gF8StNk68h1Pw",
+	"J0FWa3JB1xH5M83YezKc83NGVlwUhumD/Xx9V3Ts7eeWe3lOs4Ialn6btdcknTNqCsXIPKOLQI7TrGBV",
+	"7J29RWO5FHnOlOJp+Wwq/BW7tDdFhGWabb6NiPbeKHXGRVq9ORX2+/Yqig6tEfkpZ4oaqeAnLnCAvrYE",
+	"uAyc8RN+jxtlCK34pLOsKgt6xtaDiaM+PdIYHsv05s6V7VoMaxCNBSUU7GJBsZf6GgXbVTJy9+1Wjy/O",
+	"+Yytd+/zGZRH9KNr3+rWmgM/CUbSQkEFHCeCEZjs6UFUleGQgrx5+fZdWZtjQQ27oGtXdZY5dYUM45r6",
+	"Eh9UFeJiKIVQdhDwFrOkZirs4xF5e8FNsrSfw/dhCAL+7RlQPAm5EQ65kqBTAVZez5CqrF/43Ih8x4Ql",
+	"HJaWxUxdF1AUQrEF14YpJJeU24VacWEJDWtO5rldfA/KV+JO9EAgx+WPGsCkPRA1fcMNiKN+wDzN5juG",
+	"3AbfEW0kZvbKJ/SN64aTHjf+ekNUbXdqZb4RnPddA7XcTjeGiSh2O5YHosMai4MNvWNjezwavOMb1rOd",
+	"Ops6qdX4qm+8Y11d48bK+sYs5bvbvoSXfNOcKSgTJIUeYfpjZ/vX1asv8M2yE8/nR4HjYadJ/pvq3c2O",
+	"1B4dvdnsCJtLMaJp2t3DG/fWiX1po6liK3m+u/EbfC1onp5ijtsOqn3DaArYzg3K1cwYLha7mr/F15qN",
+	"ecpmVO1sjK81G4fwk91t7VtNfoRNd5A+tGwQfoiAub1hY7C1zMHOlhhE1vima7rjo9i0+VWIddnBHVzU",
+	"TMAdKsVj/TcXHr/GkH4pWA8zwubK2Zvvzha1wfdqUd/XXU3axEvPNnsNrVUI7mrUsvX9muw1tDZ23rNN",
+	"yIl7Nqkx/l1tWthb3yY1prar0aZe1KvFXsvcLTV6t3yzb8tN7aBXi8bB3zG6DqG6k1JbWMzOrW0RN7ta",
+	"NTWyXu/vRaVtcmxnmxbxtavNppL48dedpi148SQxbf7vXwAVCArGUYHXjkmt0tswxlQJH2yPOZJSEZrn",
+	"UHba3W58wT9uNMvmrtmE6LU2bBUfIKCs+wIRsvrCVOD3axct+CbeePrJlkaRix0rD4PCFYF6I3UDd+vF",
+	"1+HyuBie+u10SfWuGyqukruiHhO8k8aEpi5EN7haEl9jN/Y30bI64FRUV84R+Ravk/BGKn3B72wNpU7k",
+	"ihvD0g0jAy3pYK/QoadfpU/o4ZfJeHz4JR0fHX41Ho8Px+X/6FFb6FAzImFHJwlGJCjFMixE36sdpZT2",
+	"Hyiz35AJFIPuDq0aHT15+uz5F/8MUmogqKXfN+bBYqyqY6jZb4PJsydNEIYdnc2OBjUTZI8m6dGmjajc",
+	"9p1+Hncsov1t1PWN+7ClZCaQrGM7pbnjKmFUtR3tG5cWbu3OZfF5W+VONuf3XSZnNItIIlcrbg5dRaKI",
+	"LGh+OFeNHLcue/u++Ad7Gf6Nsl2D9fX9zqpB7+zLL9y7TcueXYAII8/ClY8cmQVL22n1e00XbHuEmS/i",
+	"sGnAxwTuLY4t3VZUiQui2W/tgWe9Q87Km1AzymwJV+Y2wnAWfEv38P160GdZogrnjR45mvaklq2xbe98",
+	"tJr9LNTOZekxlPWGcG5NYopFo8nL3woKudCxn4Zbm4QWi6UhuAk9xiOzlGnTvQ74nOCIiTY8y7A2MNS2",
+	"dXWyZ2zJRWrHuGBGk2dHYxIrZpiwHcV9z9FaJKcsl8lyf7eNo6/68gZbXOu9NulOcn8T8Jr2yiaoSjjz",
+	"VUtA5X7xpN4V78nMGykqw2kpVirbmzcF14AdnTFxtyPfxaB2+breJ0zl5i1brNrrDBNVQAkSuxT47iOM",
+	"xIgwKhSzLOxB+a2wKphUVuPZXCh4uYX6VBGcNexijtkNS6YZuZAq1e3OEM8ud8Qx2Lci9/m2FQB17aVS",
+	"bUfV8j0uzmnmvQTewVkCn9QnCe905eSxLI0IFKVOpdUBSU7NknBhJMwdKkj7KFdQUyH3gyq6YgYhJkt9",
+	"sQoh3kyHdzTTTtBckwslRemfq/e6KrQBfXXGMI1u55HECVdfbV3gjcvRjUW41C36ny7GJZzyfY1yCed4",
+	"z+JcamR0KTTIMnekBgdZKhf7RsG00dPV4mDqU9zkZGdsXU8Y2IEQtulj1juZwY2FndQn1xJ4sjGs76Rg",
+	"r5WcZWzVnzv5BrutY1YveeOXp5XkFLxz6tcwJjl2TobPjsYHGDGBetgj7fW0hFotGWC5mCIzNhWos2G6",
+	"rNPaUiVzDSuArSJiV8xKIV9/jQyBpo3iTGO6KNgzEmmJG8E47NN1fIC4jVIYLgqmK7e47+mRDjTVDRNH",
+	"IlOAAqvPFPKqDQJUwLBxblyDUmrFIcXDo+xbwvvxYRsr5f7o6XhcV3OPxvYXxaiGJS4VVeAHODdLzm7k",
+	"8KtR61NQvU8tyX9l2/tkvmdH47ru2jdvy6f1Iw2QYNaOBgslJhCEMnE7PmkukD1bYPxt1c6AJ9WyRJvc",
+	"Jiqx6gDrfP/6aFepXtwz6+Wr8aXyRm8bOecyaXb16tUtPKwGBb+iKQY8YahAn0yanleQT476Q+tJQ2F6",
+	"5Z0H9GnLyG1F9WkgUgab3yYNN71AN6Ya12NWPp1qHE75vqrG4RzvmWpcI6PbCgJvo5mrqb/1aWyqv/D8",
+	"9JKcdV/muT/323xD9qlnXM4qujRC2TbSvjb9vb47OwPH79Jm9VzxzqXdneENXTZRV9017V8Pily7IreJ",
+	"OdmRCV/qQXVfhaALhsVffMmX0FUB6PXg3t3LaYFK/Wda7WVTyeowoTuwTIhxHxGPndm0iNA8z6AQgIfj",
+	"QP0RnOsl5rsU4LynFcwdvlti2APM0JBmWhKzlJo5GLx0KjJqmDoIugiQZtHt6T8CmYYO5Nredz0GcR2x",
+	"ZIsBvw2vZDN454YVvW7wlFtV9NyU77Wi5+Z4LxW9EsPnFhW9Bs1ch6Lnp/Gg6O2n6HWQ9jUren53/lCK",
+	"3hvZhmkUn3N2wVQMwQb6mMSowMQEZFouIUcesghQOCGPyN0RJCk19HgqYshnc42c8uJsqDhFaGsXG1Wd",
+	"YxLLC2E/M/RybSrsaT6AMI3UyVmz5GJRF4M4XHAAuoI38OlBNIAOW2Xh91vwnMq1A6QdwHYSdMXAb8oF",
+	"iSFnMp6QJ1ZuP30SAvrJ+VRkzBio0pfyBbdLFZ/GEYlHmEwWH8YRwrlysYBfEHYMnaGUYOupkArbj8gL",
+	"ucqpYingSR1yoZnQ3PBzlq2hvTbSPq3DTtXt3j5iL4DxfPqkhuL5JBrk1H7ZLsL//uvk8J/08Pfx4de/",
+	"Vn+ejg5//T/Bk/9so9/vGc3MsiPehJ8zwaziKPRFw5n8oYLek2ebNs8uJNGT7IKuNYnlWXxMqFg7iHlZ",
+	"mESuGNYTcp8jVg/MshA7VJ7tVk3cl9uO0CtHpq/EXLbPuNQsAUwVHCOKqEJs3Jx63lDGFdwhmOsH+/sD",
+	"jrajN3VZUv1MHlneeFwBabqKcr3sp90A3kHvTQjsTWjDWvBOva8Xrr6dg6J0AR2WIc2oBnJQzB0Xp+HN",
+	"aHJW5MfIW6aidPzoApDhU0s3AokKvgl1XQBKFCMy8KDtk1ffBD2ztwMNYw4uEhWOWquF2oc2rbjgK0vL",
+	"R/0qF3n8xjBCaVt2/g++CFQ3FFmjMmxwM6rM7vbOumSKh2msU1Fdu1yOrSucI5KsSMvo5Cvw+B+7olBO",
+	"wiK7tB0xjRZmKdVetoMrg6w18/IH26vFPd2vWtxsDMsnXBRu31oZX9q19TmDzrwjC3t5tBKE+Yx0/8Zg",
+	"MpiYZbGa6dMin4CfubqBONUMfKNPLlNxrhHsvKMJHbcEO1f72idw+SpYHO04CcceHFy4wl2eFrkmLjl2",
+	"tM2Ft4/bD/NlbwKqtkZHW5UoXZuka6edn3GNJachMqByCV++QlxAp+2JGjCKR5qUL0aE0WRZQUUAbQNL",
+	"uggQEuworVYGnlFuIl+DB6xw2IPvES7TDvyepsxv91yqqQAcS9v3HCt+43aXkB3A8XpZ7Xwa2ws4ia0L",
+	"0XnrVwXrSXxBnKPvby9a6gz1rfZBFJado9HMm7wiFBJHl4iKbzXmAEJmvcZQL33lCuAu+ErZPqqj42Cc",
+	"cMWJGng54dlquHLLbQ1JvU1yt2Vt3pi1rwkM8OnsffVp31eLX32W98zm1yCmS0U+Oo2uFvdYcrrLl8Fu",
+	"p66r2Qab0900ON2ixnItSkdDNbi8MPfYUX0x71Ha9JAYV2DswZi2MPiQtSOzrzH4HZDb24/3tdk9m5S3",
+	"0/J5o4S452bf4hZu2aLbQXJuQud8cvF6z9Gc67O8p+K1B6LzJxKv14r73Jzu3eZqV7ll3QW5h7IunMVu",
+	"5nnj8q03XPUfSL5t2ZYQtOfGRZoDdPvkEg0nfc8FGk7ynsozpKQ7KM7qpHU90sxN9m7dFS9hbH64Ku66",
+	"KlaLupNl37ggdVT3IEf3vifuDqguAzy7q2X1cgwE/OdyAb0I+3HZeN6eWPHdEb1dcHE3pom04cN+OnVk",
+	"c/r3VSfZnOk9U0xaCOu2Ili7qehq6kfblDYZVvXW6T7lJPYOlmxuVT3GtGUU/fjNjYnRttXbKUuvcU1a",
+	"py/1zioTVbSMwejPfUpL3OFaEturtrZAWl5bDVa2QqgBu0B/dj2OErl6KM/aszxrC4gaXTFXkt2rLhXW",
+	"emtoDO5Ba+gKLOAjTeAdQtNUMa3JMGcyhxC3bN1eqPszKRIbDXQic9YRI0Pz/JEm+AYZ0tyJ0IPeGWUn",
+	"ef42QeVrOz7LNVSn7UZNvjmFsbUWwCdUGVuW4N4qjS1zvW9qYxt5XcqsVas1UVm2qjevYNvaRnRX1DFb",
+	"57+pGG1Kpn6i5FqVzMYg+nKom1MxWxfvkyuZNfHTnqGrpYL6ZRV1QsoED8+e12wqJEqa562R392Q+Lcg",
+	"FtTdEgtv/kBi4c0fQCyoz0EsvLk5saC2ioXbYmVvbpWbq7vIzVvrKX8vLzzMNhUpybg2Gi9ntH4hCy7S",
+	"jUvyGzmDxJ7yKqzcD5e4C6Og2LgKN++TW25yt3gv2/t61L49FYBkKxViuk6DwQjy5tsX5Otnz7/0mI8j",
+	"EicyZbFLeCPa0Jm9uK5osuSCHVrmgWUulJKK2HePp8JVTeSaxJuYgtNiPH6a2DfhLxaPyAuZMg15IDQt",
+	"ayAO2XvDBBjKDqKp0NLBSGoC2MB8IaRi/mWzZGtf4eJMyAvkU02TU9pVuaM5G/vqhMSFoIVZMmF4Aocu",
+	"InHKznnCTnNM142jqYjnUs14mjJhnwtpTgE02v5jxcxSpqf2N8d4oQGkDGIZhDnlGXacSDHPeGLs300E",
+	"TtvIcYdTI+VpRtWC2RcLoYs8l8pqniuWcnrqioTE9rUVFetTBxCtoRMuDFOCZrGVEnZ655RndsZNiMxB",
+	"OY92e5BpNZuckGWxoiKgivd5RgVMFTMZuSauHIBIWFlQ3Y2qng87+JskShaGOXBvjc1zapbtphxLgR3W",
+	"DDmfu/zqqsAmJS0bUdJ9XzNHANndmn8Di7+r2sUjTYLaGISnZZL5Pw6dQfbwFcq5ann6on5ueL07kqjt",
+	"eL5/9+41wRfgDJSbppjOpdD1esLPxs/qTr+nTzC7HLNRn3/9dZibOh63etYRlHSTkvTS3gUa9IQlbtc+",
+	"K9YD00IV1gbtGNJJvl5pb37y5zevrJCyZNLsPerHyWpj2Gyw5VC1XQj86pR7FiEPa2X4hXEVprbWicYS",
+	"yED9vv5iXQrDC3B7Vi0J+O7pxtKJNfnvtz/9zXU/KwyJRZFlsCBblcXGtLH/rvlhNayt83N1IYmRCIjQ",
+	"RBdgYf5q6cDvmQT79ZEdWiKzjOY6SGTFMsxzei4LxQ3TAdbut9WPLcBf1XB6+vXdErzFdjtNq2X/bSva",
+	"Ujbvxq7FjTqln+4+XJv0fb0I1yZ5z27AdUq6S4F+raR1tetuY7Kbl7ybjZq6BGyRz/7/8AlisDbgpdxg",
+	"djK/G7u6N/Zv5539jm3n7e7Ytm3CBPfW0Lky4R7W3n03wgT+tipJSXtX38sLYu9LIWKBA0DnFU7A3vAr",
+	"iI3R4i9vYAogJqWHe1l1Zd9Xx6tF9bEKMyrtivwsOPzJVvLfHG4TIKaMJDFNU7+sPaInym9GbuVgRtv2",
+	"qlZT9+Y1Cl++/NPrFG7i912rcNO8r3qFo6e7qFk0COyadAs/4Qft4tq1i46jcv36hd/DBw3jEhoGlgtv",
+	"VwnmVAXg20tXerMLLewy0F8Z1eZUldWDnlwC3SoAlnv68Yo73hjOtWfH1EDw9k0Y6Nzm+qi3o9m1F4i/",
+	"SUUlPdX2e3egGGBz7vdYV6nN8/4pKw2auq2cgi4CurIu0pzPlUXXH4+R3aSa0dye61Y0rqAI7JHbbleM",
+	"C6Z1lzfOPfZYwQAHCOUOlyw501idIadas03Jb18AxuziFzzcbOW9cZjG5RsrvlAU7fONd34N/m0HtW4J",
+	"43cfbM7jpQOPZckZDhd4WCEaWIXcEEXFaA+gQVyZF7bjNk/nLmhmmAagM4dwyFgGWEgDa792667J8/HT",
+	"MOIP16AvSHPkF2crCeBMukxKjg5wHT1CucOT3iT27oQE6CCCZARHLST2lIFO+IoK4tG+7lo3oGNCCfqv",
+	"/cYXSriiMUjIUNmZNpe1D/C1xwruxr9ulBRtMXatCe2qE+pKuzukTWqC4qIklUxD5ulkKvAmvZpZ4qC7",
+	"SpQSmqY6KgGFF9SwC7p+pKGWaKPhXNEVI0Oa88fuvRG1r9Ccj9Z0lR20RZJctpL/dvPh+HrL5V/iY75E",
+	"adsWmqogakKFq8xdfcnTFOBJn/oU2qhW7NRIeTqn6hSr99tzCv2dUruerRG8VXnU1nDhVmIhsa+kGpMh",
+	"iLOqvuxBRKQCMjBqHZOhPZdxOIo4IoUuaJZZms3oYsHFgiiWZzyhkP81Fe6Ds2JBFHVmXCpIJrUBjPGD",
+	"OmR1s6xrxzzrBV/brqL2zBAjyQXldu3nUrEqN5saw1a51f+syPo3N65M+54EsA1VvYHQjkE8hkAtWWiy",
+	"f0knR2/BPm8sRVBZt4FYHpyMVrZUiLcYLdJaq7YQAiovQGKfKsQxprNze3CNlViI11sIwzPA6ifsPW+r",
+	"sw899FVz+gJTGKr2xn/yRoxrB7AtZ+g/Uhtg29q/pefsG0XnZks2aWqfQ5wGPWfbckm/pxmqo3m23i+P",
+	"NMgetZQD2aPw2e7c0cZqbZ4AfOwZe1m5a8nchGbMnlNNjNyoMhtAW++3CzsyWN8yqpLl93x70q7ll1Ug",
+	"HSO/FUytN8mZvU+Yylu7yikmZ5gadLMB9qNk4aSt+8ZUDDFlV8PoTl2/pxdSpTom8B9ihyS15cpUk0QK",
+	"zZICigjkGeXi0HY9FZotVlYZndg3EmqYsDcQjPikjge63lHmxzCEmKyoAp2dTQV+rpw2hoZhbXIYv1VC",
+	"wZTBdEJzlhKotKfOWEqKPCJaTgX1kkYxkVo1hIPNwzbfA7H7JQ70Lc5pC4bNHggfioqzdpFxwbKsjrvu",
+	"CGD4WmqzUOzt//xAjD61PRwckyVfLNEVOWMbAmSeScCeduNFxO4uq+zAjSoq6ambcN8wXWRGbwdGQSoi",
+	"S262YaNsHtcllN6ZWRUJwdiHdlwRFu9wippfHHjhICimCGpnWE2RnOCAVnRNljJLyZxZ7XqJoOVUkDjj",
+	"K25iV5CHZ9lULOk5syprgLsS70Ew1eG+5eKMly3G6KIQb8e46mMYP71ltT7t+2pXrc/ynllVG8R0WybV",
+	"dsq5mkG1OZVNngkxqy3K4rVH+F7JTmpH6ce03Ri6nTKvzRTaXNgWO+jm0OpBu61yzkXqevXKhTFvM6te",
+	"ESoviGL+0BJq5MijqU8bSb54FlS6izyghTMuBuPeHEFHpD/qgOSrcdDvbgGElOHj46vZRLUl+nXLdrQ7",
+	"fcOiVsFs7kwM+daybdceT76lZNnYQbnUveNOcGFxNRqu4L5Hv5zLjnOPX7gldcNN5w6oG7Vp31t1ozbL",
+	"+6Zu1Inp1tSNVsq5orrRmMqm3LpZznQrvOXmdIrG6vXSKbxVuT0U2Mo2UloswFqn8eQPdc4SMn56MCFC",
+	"VtYh9t5E9gcwYk0FWDVI7E2vrmZtZX6NyYW9GIMpDK7NjfTRDwPE9jpVBQjKX50V0f3tpKb7F3zT/T1n",
+	"1BSKoXBlgs4yu2OYrIwi0tXDH50/AWlYuWKOno7HUVUMf496qkdXr6c6btZT5foUS1J6cmjDQzx6EkSo",
+	"teTAO6C4a0WDcxqsW29Hew29JtQyxr62mm9xiZUpBNhU3dbZfjYLMob00pNHBCb+Fv7gCa5nZyf29deK",
+	"actVWzXmkmibR+7vXHPIGndvoLEVrUb2v8mSn7O0ckjWi9Bpr/SDFtXbJf8CP/Z3zi7aRusPVc/ZO2v9",
+	"vK2r6kz27OylvbBZVvZtRlsvH8v9wnLCM73tu7VKzLUz2HbFuTpA6R6ANPP60eu5kD9rptzFtjXmojq8",
+	"fUQpXHiC09xXEtvXu8is7jDceQttMoK+6wDN3kGrnUmvXf7Clv0OSCTc1oDiytUKzn+18BsTimp8rORB",
+	"wdaXJzM4V626h/1sa148lEdeKFnkZbVUfUwo1s8nUkCmgbRTDCpJC5Zhdc3LoJfWRvA/BdNYuxX0iaTQ",
+	"Rq6Y0v3l0tdB/fK3CF+xvRq556Ct2KMnIa5oUD9a15hvf5DRy+GjBiPqHCAT6FS+Cs5nJ1TN5UuLw3pd",
+	"Cr49qCVenagdUJ1A1yduV276ug4z8yTwKW/r4aTv7WU9nOR9u6vXKOlSuWHYRS01zHGqyyeGtdLVFa/y",
+	"9Zm2xLvUmXHP4JSgOPNNxlWX34lq49xxzd9GuNd3y68v7M4A6j2WrGsROid7O/Wgccafvhp0OOV7zXzv",
+	"ZyXoGhndLdZ7rSWg6/NsgzquKZn9VcNPwHwbWuEuRnTDTLd3aeOb5Lm35KGCCd8B/1Qw5XvNc++pbyok",
+	"o7vFc6/XcVWb5+fNc3cy2xv3Y9UW85MyWzBXdhrPqA6iFjQDAnSZE3bMGTtnGRjrE5rTGc+4HTKBWNCm",
+	"+Sx4wbm2ehjU9rGTwWAGkwEmP92+4YwMM67BdEkyBqGs/gEaRokszMEe1rXagnUE34B1sdqhFV2TnCn7",
+	"gRoriaBcgGWcELE7lwqjdHt7UPxYWt1H12AHvKyRz+359tH/AC/1NAleu2mvsZNbD2J72ct3fhubh/Gq",
+	"tS+3+Cv6BzGvtWGrEzumLSFiwACFE+VCtlYLIwktNEsn9kU7JwqhZVPhbLA+iU2uVgiULhgZxuCFJjRd",
+	"cUHmGV3o+IC44O0gA0teCMhsOBuRmKclRHfwBk/JMF4w4x1j8UFE4tDHHFuGNxX2T6t+YAiXdOWpNnz6",
+	"De/0X3CUhrx0r1zKM61hqS8Bzr4nAnupIeP3fu2V+tSGu95GL8411SJxqnwhGiYAXRE0ZpuUeTIZj/8Z",
+	"vDNb99+TfTBnAKrAo/BgBEao9/QVcD7K8bUCGHDL4eeZlIo82S7b9q1afQl2Hq5gj09AIMzp/vk7+wBa",
+	"1Na7laVWWcdIeo90I8+ll6unrsG2Kg5cENoIZeiR2hbEAV+7wKohaQSb15BclUDbWNLus307JlOHKvXp",
+	"baa1Sd/XC3xtkvfsBl+npGtDM3Ti7AqX+FbKutotvjHXK4PR7Mn390MNuhH214knVOOC2ywEW8/CtZkI",
+	"Gjt13ShCN7hxl1jw7mXeAkzgDhjVlb74SPtfEZ5gKS8g+9jIIGyQYHVZ+9pU2KvECmE3EAhZl5nSHo7i",
+	"kS7zQTVdlQd7OCYXS6YYIq74l30BJynYwcat4C7przUV7LTMZR/8WdNVWd+srmXaa9O/6WrFUkIXFCpM",
+	"1XuppICj9ksryS2zfTZ2s93U7p5GA7eHpw6zemxpMM/W/t9Prl3fduFsrv+j6wSWvG0F/LQTycCeFEwG",
+	"rxLOvM6Mv1foBlUpcodVMBUIa+AYgIc1sD3p+NihhsgS3apE/9UkZRmzAhfOz46xb9E8VMF8/43hhh9p",
+	"xQ+/zEVja7nvRgK91YVyqUET8mgqjzQijvU3Ed7yPadxxrblA+Lp8JxV+6RH/L4v2RTyzZ5DqB3q1vpk",
+	"PlIcYHGqnY/8fhMprAYmkqxIWUqGcXMRY7LiotDk6ODOXP8auHVwcKxI8ti6YJCXhSHQYrQlnHifrXML",
+	"eV1bd61X1jKb9TJX181zWyesLvbYyXoay9s8KTu1m3azbwjqsanh9Af3+FFqA3cPe6lMDD/nlnzsTAIA",
+	"D9LA7+jrGahraZ8J8AYO+nbCDJwe/+njDGqTvt92ivsZaVCnpDtnp7jWaIPGXK8H4rihKV07yvHt2it2",
+	"myhuOoqhsUmfJ9AxLlVXFERlY4gXzOC7cWlXmNQ0I7AG2HOUcabJ0CMio88Qrk12fXyKEeBeWc3xoATN",
+	"RfvD9VgNXBvvOTRUpFSFy+E8k4YnZwxyrG7F0ADEV5ilVKf7OEAvtQQhMuJ+Vo0+S9HXtDEP1MHe0Cdf",
+	"fmVp1dcscfEyG9aVK3gS962b8fF6bTlPn3bacp40LnmXmh+22Ij/6edAfXJl+03t8PXKTcZ65s3T2aWQ",
+	"wdVv80J53z25lzOw3L45hQxrtgYg5IMHA0dX6OdWWu/oujdkVpBRGii7GLwj2ru6fH6o1wTwmacGJMNy",
+	"Ry6dP1p3noQ85nbsIO3qkzxjAlAE2rQn+xAsRvYSVV1HHLgDpJNropnVmnyFe7AssUSxy+Vfn/P+ouLL",
+	"r6smXlbQ1SNN8qUUrHpWFpigea6ggqIdWM4V0+VovjwcP71k8OqXX/mdKHTL/I7Gk7FXOupVw/ppT5vS",
+	"7FLhmuXCtkI9241+pAm+Vtps4NiVsXKiH1OobUjbx/AFy3XpikVEF8nS0tg03LzpoBqEs41S13C05aNV",
+	"BYmtCCDw8lt892OdFlrlEzdEG5lrciHVGReLjQVyiMrYT3+BtY8QLWlrg6sZjVa1QkO8N/x9obgxTJAh",
+	"srKYp1aFNetR1dc8K/TyFBSpc5rFB/VJwYz6z+QSFQ7P5VnHjPyaoyEH3gsGxzO4pGHwdv8R6kTmbYHY",
+	"JwJiV/0JwNfIkObOUnTQ25R6kudvEzQq7gjGbSmyuANLANh0HzNz2e0jjXO6cpBxJSEubR0GVWdf4/Ce",
+	"8P3dxmI7/jdIRjdtK7afGjmS/ZSm4mDK99ZSHMzxvhmKQzK6LbDENpq5og24No1NNnRFmdGP7cMgLmWD",
+	"bDDosqPaOHYxnJuz3dYWd6fpdv9ytde+bq1LpWjCXkgAYbzE2vzy9AUxtguSYB8uTQWyUh7Zww01WY6J",
+	"EzLZmhiJT6fCHRDlymfB0/KeiQzC6r1W7W2piwWfzaly8mRF3//AxMIsB5PnR0+g9pD/91Hb6trWZRmb",
+	"vRp/bFnGGmhYtxUcLNrN8ACpNoI9miB9n8Jzc5maljviW37eMs16lMQnDxzZy221PTSkuf7kkHz35uXJ",
+	"u5dv3w1rixzVTWKOKMC+ehC5G86MZfKCjC9jAtleB7TFrBGUBt07OgM9Z2XV0M7aTA17YMMMuFkNu2HS",
+	"aBa03riq76bibUXKGitY76x12gGIYgf2PjzcOOHBnDz0LMOMSKyRMEipOtuepHS/qiwAhGVSKG7Wb63C",
+	"iXOcMaqYOinMsvUeKXP6W+GMKWQYn4CfjP8OJS8n5C/QmEyL8fhpAu/An5CpqJfyQmCsozMpTAXXxF0K",
+	"R+SEAJ6jWESkEGcCojTR2pCiRghqgPvyghlNno2PpiIuBC3M0h6XBFy8URUFPZPp2jIoZwel2ok50K9B",
+	"sYXxVku6NCYffPwIIKVoLrRClyZwrNiKcsjdplwYygVT+s+OqEaJXDVQh0nwmj3eKnP968njx/DGKGz8",
+	"sU32f//u3Wty8vqVpWVoEmGQlcFKjQpumzmTecZcmqoGOW8v9qOpmIp3S65JKpNiBawaM0q1LFSC9mBV",
+	"mOXEmTOhQ67JggmmoCYXXJXsNg0lzflhIlO2YIJYuk/KIUhBkiVHBzGus2I6l0KXVSSATrEo6lQYpq0W",
+	"p+2Z4OCTR4+mNlaJh7B3O+GFkhe6yuHnWhdMB1m30Je30brrEhqpWIrR8TRNWUrA3V1qPGVbKIpV8MzO",
+	"LaY5f1w+0VAmNHYh8uCNzSwjR5fFAazqCynOnYCd2H8f4imfyZQzN+hYC3rGThOoC4sK67G9YsHQfv75",
+	"1TcEuYeOLG+Gn6eCEHek7eYdkr9J7Bd5BqFiDd77EYFjiCok9m2no/kqz9au+C4yA3Taa9uxXHFj17pu",
+	"7UTGdEwopiLAyIUkTBhlZ8I1xN6N7EhwjXGMxDTJCoZIZxmLYeQvlZIK5xrTHKpt2uE+dmVd/2T5XUyG",
+	"b759Qb5+9vzLgwmJ7QGMIxKDjySO7IditHTaXy3pOdTylBnKszgieVZo51qyy1vW8JMpw0qg7nhBVwxG",
+	"hOaZ2JGeFa9YZ9d+AotXxqXh39ewJEtuj9VcKuioWXH2wDKu5+OxUx4SqnDphGFK0Ax38mX9XPiX7GeW",
+	"jKZMkfgfh06AH77yLMxp9o9gAxOpFMsc8aYTQvEAES4SuQJxJxgZQkmXoydf1UPhYeAnh/8k9PB3Mj78",
+	"mozIKZmQw/jA7t0Zy01EpFkydcE1C7mBZwV4QyA/yAWMxS6Rr9DriH4Yu9Ge8jQ+AKt3xYZ5OioPiS8J",
+	"LefkiPyV/wVK80kX1bn4neeHiVzlimkNfsEXGCBx+FIkMuViMbHft6/FB9WxLheKxCdJwvLq9ZhQ+EFD",
+	"m2NkUDgFKKSMV6mKLfidif9O1XpCmr35qDVYLNuN271hIxUnfvmOLuLSm3ZQcl67GoxDldkLug5ooxqC",
+	"42AERZMTd4XImAYGp+laV5t1jME7pGpPM8JEmksg2vjxktHMLH+3BP4Yym7/7o7R4xWzbFzHsPB5Mct4",
+	"gsIx4wkTmlWFsAcnOU2W7PDJaLwhyC4uLkYUHo+kWjx2bfXjH169ePm3ty+hTeX5dJLx5PWrUM8ajEdH",
+	"+JrMmaA5H0wGT0fj0VN7LaNmCWrJY8ulz48eVzDwC2a66qUjYkNYj7yEOcHj7XAaKkASTLQaxtCyij1k",
+	"NFlib1BqOGWWq87WHlGB/A02q9EKk608bgPUSKd57jYW5ZXMmWulJ9BsRE6c+FaMzNlFNBVaVjVs3Sxy",
+	"uvAZJ+WGv0oHk8EPXJsTD07t+Qys0pPxOKirCvaHgCH/29WHRu7eC1MfDPSgIrWE5+McNpd2ZHf32fio",
+	"6wvlkB//XNfmsN3T3e2+lWrG05QJbPFsd4u/SfOtLDCk5dlRj084+9Y7KX+gCrX0Z0++3t3unZQ/UrF2",
+	"/B28cc9xV7a3e+VkCDboMcC3TJ3zhP0s6DnlII5RyffpiUAmuDueVgyF0hEe2RwKOci2WySmkurS8jQJ",
+	"/TCWj55xy1bgWVxGC+ZKzrlVTrnV/NlUGEWFxoixyKuqTFRnqEz6rR8t/NmHA09FWYEdFEY8jfaQ2GWh",
+	"9oxaxeuQC82E5oafs2yN2o0TAKEHCYt7QoUrLkgmL0CMa1CLDLXc1/XvRdez8ddTESdSzDOemHhEXlnt",
+	"tFpX2w64NmqCOHYwmMZtZxdXFs4WMDxFV8wK7k7PTfXK41cpW+XSMJGs/8rWUEHFCcO/yHR9bQc/GKI3",
+	"M3ys3zqNKtjHDdZzdL2sp4vtCHaBK+/YTI+z9RealjO525xp3IPDvHC0eCVWdvS8zxpoDFRk6Y8s5fTd",
+	"Ov8c+SDSc8nL2vjgx6hSOfIc/QvbGWMrO8zzuLrFot/dsbapiMsGI8CGKrMdKu6G6gxyE7gDp2WaeJ5P",
+	"RXiRoHleuvZLnYMmRpdWf6tkO93DFZQAXorcuGTZUHdCYzpG6Vdr5Vh5fsf5VZ5/Im5VVorZyrHy/IFf",
+	"PfCrPfkVHDrPrXzEU51f+Soyjz9UPoiPnTcmS44+32MoVcOVc9ALXRNNcZvwmmRINYntDQbhod3AquSU",
+	"g6i6mUk1FUKaETlxetbT8TO848ev5od/k4Id/khNsowJ5qqAsadQympceOGuOKuHZqslkbkfj6tE1cZN",
+	"BW1nFG1mz8bPIJFYCpf7n0qGtzD2nutWvvgdM26Km4yxc9Eh9Mr+Zq+6lQ255j6qc64o4EI73da7WfLc",
+	"Li2srOPHN3R7rFU4a2eLwZKgZQUG8QKsDy+kMEp24mi69x+/Yd6wDM18q4/RwJLIrtbwDgzuaU/G96NM",
+	"+Zx79nqvOPkf4078BvAcRUl8AXtNltT0YK2PHQvr1hFdNRIdsqH67ddTfllQBPA77aYjTq/T1UrwXjBj",
+	"0TPgSKBNuIR7MKe6sIfyDt3oPJ6KOkckQ4iqsjqoPhgRHC0XCxA4nj37d10CLvDqJReLNkbo5vsZMsM2",
+	"/fRm+WGnLa2x8KMHDvOZchh3Giq14xIsBqoMImPJWFuh+2/g90BXe6Sx+q/3woY6HlrjfLavZx1Wp5uK",
+	"uAxiiQ/qPAq6G7kMrriGV0ZoJgU7xvQuLhZTQd3XW1SnMoffcxDPp/ADF4qHpj5P/i1sBucMtU7vEo9p",
+	"ST1xsWlLqZlfF+ly4cr4cB85XoGo4Hr44f5WMLWuxhvGGvUf3iZDe9aRwIK0o8kCcmIeeM/nyXvwiBB3",
+	"GgPGk7uwajD5d14Mr42TBDdGLE5+seTJktRRCVHRkUV1B4RrWIj9A44wHA76D3ZfEqei9ZbYym783CKS",
+	"8TNGNHVqUDoVnrWhox2rvoK37ozlhszWBEs66IOOm+Fny6bsb7fLpO7QpRV3rUNFK6f+cFl9YOe3d1nd",
+	"UPG62HpetLD1t/42ebNqoqbn7UpiZaTbwn/JsOSm5KTlEtrlim1hvXa+d4v33pDTo5zoXk6P22SVhGrn",
+	"aX9wfDw4Pvrwu7dQomobl9t5c3aMZKv/o3TEaqf8OCdoxsAGt0KvQE0/hMgwr9NOBZvPWWLsLV9JrL+l",
+	"MOqlcgrzFCPIImCqkM1MIVaEr9gE40sp8SBYNQ/FUmapi5mkOLSmpzhqXpcfaVf/S6oN90cbNA/OIqfK",
+	"cDtaYTath22+lK5YNGfb+tGt/Z3WeuMgvzv2UcS5YudcFrqewu21X8Rp9kncbYqvSxe/0uAAE9WRrxfP",
+	"OJzM8gKF0dt4CUms+E2JkR7Q2rU7zSHjiP/OYn/n4prQzAUXpmxOi8yAn852gz1OBeZAHbm7TNsEM77i",
+	"pja/jayUWzCeIoF1hSSGqAFuPR4sGZ+r6vsas9WULBZLy6VJQgXy5avYVZ1Su1U6lK6VeV0ErDoxizEg",
+	"3DJ2iL4HWdGBwxWhkycEOU0jSPYhdiRMpFwsDqKp2BQaI/LSdlymHFgdnRtIBRLE4UF75R2GNRXlR+1v",
+	"AKOEyF/4Q31kVoSw39DTxFcs8pkREDEUonBvlqeIIBCzgOQeXTfyuAcagqRXpZBpA33d6q9PqBASMpxh",
+	"BP468AwNN9TnkmHiwq6IAg9/6TnsI92MLNgu5945KnqQc/VM7yfj8c5M71ap54/cvlLPtfuUUq997TEh",
+	"BNFrfNptknFIwJcOzQA+iMad6os1Qm378hbT/vWJ200k+B3iNsB/32Yca7jJswu61iTOFT+nhkVEyMPE",
+	"NoGE2e6ZV+ayBmoUhEfNMRyJ6/Jo44pEmAxW5wTbPxTY2tpALBYMrM6QIdI0R/OSpTTWpH3o7zaDm3aO",
+	"7EGt+ZxTMgItY4tC05We8dZQZXRVbKNhzSudL/UKM4HdrrToVTXmIE/MQzpsJGbU3t5w1+5hwCPb7XcY",
+	"++hwPz7zSJKbinTG1flEwc5ua7ZEOofQLBtE+GAKfDAF9jIFWg5XMritVz0EytSPP5SIoB8fO1jU7hi9",
+	"twz4ZwncicnnxEjI4gBI1TgiWuI9C1AHIWiYJmafjI4T6MsH17mO3Vd9GfEyMuYY4LAQ9wJfcfceMmNV",
+	"42HDC9LqgcbvMoQFvXLeRrQV85SnHdy3Qmi9sv/kppwYuD5dXgx4avXSi3L5H/jXHyeQD7fc3uHQLuMI",
+	"YmdGRrrakkD2U25ZCdxLwSR/6LUzryvVMLw8PEVoqp9MBSKvBD+iCcrjfnkcggUyOdTNKlcCx2CaIHGi",
+	"VALtvRk0RJaOiINXsiMKv+8x5NwESjPTpIQbgbg/ewMHDAIHbauYKZRgTjF4Mh7D5BzrgxwMh/A7IidY",
+	"rZE42zZ9f5quTsMhxPUBcUFolh0TKqbCgQnVFqdSP8f2yma/FwfPT3mqtyij38A0PVjTnc6Bqw31EzmG",
+	"dwQ6NxxRQCos9bQC7PU61dUdo7H6ahPN7s4z+Af1cSfvtlx2w+u5VYsEeMxdSCNpoezHHJYmlrvwUNAt",
+	"MCOaMas8gGdYs9+motMjTIY6ZwkZP41IQk2yPCzyA0Q7cFasmjkXkNRKdGnNfiPJkiVnLI0g7Lp8krKM",
+	"nzPF0gmOuIHVAUkdMEhteJYRmp5brRXkg5Ykp4hBE8BdF8LwDDj8bwXNrAq8dOB98Yic4JxgKNpX3CWx",
+	"XotkBJMq8lOdUHF6wUUqL2KAwoIv0anQS6kMkcrV4IWeEFAhmLhDmiPlRzHZecWo0GQ6OGMsn4qcLrhY",
+	"TAd2QK4ZbE2lSgPcUeBGOBpvAj1NRXl/rWFFLeUFRklCTnVpHsHlxWmeFvkmdAXCryP4mnt7oouZJbEZ",
+	"izFP+6DL7/Dy3OF37DaHwISjOnEE1mdHJ8dkXBUQtzetLoM/7Hs/9b0f/GOruRyWnuUyWcY+z9Nu2wXV",
+	"Pg2+EClTx3Ci53OmEPuW1bcQOjjFOxWCM7fNCN66Bk+9O1B7uCxqB+GeOuqBUl8DqOV2j4E7MFd2GECA",
+	"2WdvLT/qMbjvpGB/oNvXC3tQSJG7wkYAUgHylpLSC+mluT1ZdWmOEV1b/fwu6CuUiALgo4cxPApsOuDR",
+	"hx8f6alQDCE1DyJLyCDLKygQ5YhbraXAkLDWQLCp8E59J0Bqnxwa6UZDtFz5oR6MyHeNMU9FmWvl3rfc",
+	"ImNzQ2RhjhtOYK5JrlhQcwSTLEATmDHA5euSQPjhXRLoJ4Ajr9YWrrI8qLPUxZQbAOs37vq+8TgutwBO",
+	"3DpZy3UvOWEZyu8j7OEW5UQoyJ8+acMdvknBAQTWz9XcfXQfwr0+a7/owjOZIPAXAnuk2IZV55hiiMhE",
+	"MS53I2yWVmGytIrsAltYmdCAnLjuFg0GMvIKpk92gPdZkOgQsvIJaWXlZAiPQVxcCEQmrY3UXhWJe2ce",
+	"DtsN+sAFkrlXRDUSqBGBAmoqhq7lI5/v78fSZNLMfaGs++vC546DG4zrASpLYJk8NENCPwcjAtzfPUFb",
+	"Ywz/iqOpQNbl7IKNbYFLnL2tNScZyjl3e7OX1SD8yyXudYG22Cupp4mpgMib8l5q2+Aoc6bKJZvYtWaJ",
+	"FGlX0gkZoosmiJgy0hddBHhamTGACW6GXGsAIrSaq22BtXkCq24Y7E27jMNWQFBhdQvCMs06HOtQWQcA",
+	"iqk+wx27WFJTFjO0QzyGpO36ECuGWi6koWdofQYjaxB4NxQyoA04bsrqSQ4xqCym+Kgq/HnQbWOFM3y3",
+	"baswxE/kdMfl2WLDRJ7z4Jt6MI72ELZATU5GdkrbjcvU4w/wX48u1oVM8Yat5DkAJCI3qyULIpmWZcA6",
+	"ZetUeA7p2XfkUnWCtz3T9VXtsQifYwCjqWi7WXVISoD+gvjApDrr8fFUyECmOb7vhJoTn2WcNJrbUJo7",
+	"Pj5vmAArC6T38g/rfBvERiAE/PCCOGyyVRD6Re+JYIYVvTp4b8eNeZvD3xPINfv7n225wKNnEVbzgf39",
+	"gRKj4Sg6cu/Dw/wh3GoSKk8q3NVdVQRVCO2L0UW+wO9aJAQsyXD8HbZ9xXPKAKBahkMQFuTt8ViVMTSA",
+	"B44HtEZMghJu8EUfNTQEBmGkYr7K5YwmZ0V+EPkAAWdHdxq+zFLXA7c6GWARdKBXvPKrdYM3fv8NrMPa",
+	"rtqUK/ZwS79TeAS8oo8yFMb/VDt2q+0HDjN7XTEjuJXnOXygVg5jxjIpFpoY2RZ6FxwxagJTYztl/3ij",
+	"NL0TCbhGnKFd9IG+7xTeRvs27Yz8WrHHrh6dfvzhjK1BU27H5bB8G02YWC7OuRLaytk1AvfdK6MCKgJ2",
+	"oG78la01WVGTLKci/t9/0cPff7X/Nz78+nR0+OuHcfTF04//GR+HNmjaVb8u8kYT78Rc0fenbhSns7Vh",
+	"OiZMJBKCxpwE9IOs431gdb6Wk/m6ML7KXw9F1HX+SJMztu7QRbEsXrcamlNjyWcwGXStzu1heVSz/0Qx",
+	"W2GVxQ7O5QnzcwL1eLAF9Iizt/qjw/0JYYI8H9uJw2F5Hk/ZjKpOZveG5RlNGjhErhEZ+kJLmiVlFVtv",
+	"7+SpPmjY51277ezPR5A+H1fdQjdH4/E47N3Fjo6IRyuvQN6oJgt+zsQxGE9bjNEOPLz0t4KiXhpZ/fy4",
+	"ruKwKv3lEvzRLfLNsSD8wCdiQe7rUNy2kwe5JX3gQfeQB7Xwhh68B7GvH3/w1ZZ3WCc9bi4tfR6ztStB",
+	"DxVt4dqN5BwCHTgnfWZvJWl5vWZUZZwpFw0K0AtojnIV7XlYeD2TCzL0le8VS4uEpWjmTPVBVM++LEF3",
+	"a+H4TrOqvxRHUwGmv5il3Ed+xyPyjcevpA54tqyPvoHH2wm12xnyvnkyg1LgLbpYtTm3YxmsXG5+8g+R",
+	"AZ89pG1nEPcWQNsy89nVJXEUrX3BX27IsDogVgvCmGN/hCdTYYk0dqkqnjUc7FO1pBOQtg0ExQ34OGBQ",
+	"ge2/UbWEXK5oyV071ncI/7WsyN6ufwTL8YAB+8D/brdgyRb+l8PJ2H7t8loNhBOVwFCKJVKliCZV6TpQ",
+	"r6x26fKUb5WMEBbC/46XsXgCljOpNLEv2u9yNYV0PK+pWXblsCIiH1FUR9rCplRASJBjzWWO4R5IEi8r",
+	"fehuaTDXf3kLpvqJbm87GCeSzQMGxEOcyj6s7yUwgl7Ze60XwceK4b1OP/7g/+wVuxJeRX1D9LGaUKms",
+	"WeX9eyMFnVgeWYanQfnksqPKWLWkPnY/ZVMxlMrqmJkUCwbPotrnZgxT0IEhHjRvcVHFrH1KNQ2CGJ+M",
+	"nxEjZcm3y9E2yq/4E0pOyu9i0fwrQPrgqr5xXxz0vcRtbICril7XlB94yR9GE3pHzxiEOASHqV0buiO3",
+	"ms0v+2FHJGcqYcIcOr+Zv8XZoRDNFlYXI8Of3317+NXBpMyPta+SeGIHOoldQJz9hz0aR8RI8vRJoEwp",
+	"e4VVljfRw9/J+PBrckr+RA5jMownZlmsZvq0yCdxROLJn44m8UGE6NGM/Cw4fImt5L85Gdqvc7HIGMl5",
+	"YuRC0dxhYVNBJEyPZuScKg5nnmiWMWBvR19gtfUzLqbCQD4UJf/85b+JtsQEkd9zootkaX+fZxS9nheS",
+	"KLbATrlI7dGToCxOhS5mKT/nGtgxvK8IJWdsndD8oPRSki+eEfBK2lv6GnkhBEvDjXk8FbG7gnEpTueU",
+	"ZyyNS1gIv0PxiLzFKvFQ69QXmqeaaMvPp6K2hmUQIC4ZVczNw8mfIA+nTmwq5IpdpBZAbH7xbBfC5q8d",
+	"hSBO0rRDsDn/SYtYC+QETVOIyxzClSLFcMOg2SNNpFl6Y6g+2Cb9vDnDij+PEWJFYFOm1YZSrx4WCty6",
+	"C8VPwyPSeUhcnzjRdquIAnNLu7hDAy11eBHacJEgGi1OasbWUqQBXkm586c5U6eu79gJzT51LE7S9Fok",
+	"5oO0/MOGSNIEUlP6KdA5k3nGLln3Hp0zlVWgAxetCoVGaIslFWkGbLnkrwnV7JALzYTmhp+zbI0iBFmx",
+	"lSOZtCfIvndMKKSnCN/RviiTr2HYdzvrBMd4lwvb4+Y/cJaHO/0+te0d2eyMqKtqtWwNJMVENqnWE5eU",
+	"WONStWzDIbI6F3SqS0OnPohICpLznDpvUJW6hs5gqs48flkcvHpKTRxZ5uYZUSfMz4j8Ao1zxeb8fRwh",
+	"fo0BRR7U+akou7B6Rp7RNWr4GhF/XWw4GW7hmAfRVGDRFw/TTwsjbQOr9bQwafRADRsLNxWNlTsmQkKA",
+	"LoDVEADAgar+I/JyRbkLnbFX9AwwvbqwBF5XW9oHT2CjWk+PFYL4faw8CWmLa1imbvQBuxtdqPZHl0C1",
+	"v3YUgmA8T59cDmQ/WMc9QGv8qRxVzffDJJgK1/Odx675xvOQkkD74hGU3OcexyN9pjjrAdU32Nkeoufx",
+	"hxCg5GOnJPqphgVDdZ04gpgDIQmzLLMpchRAsnWyaMDu3GDUzYkd2046GPWJIB4gk9cKqXTECrwOQt93",
+	"2tXKEW3LEWxAvdxRXOANVtClATdTOB487J+vh33jRJVH9/K84nF1vrsv19+U7+g606ob4ypaC5hG7KT5",
+	"VGirBRlFhQ6jGR12eWl5OrLaqBQO68MheFDDLuh6KhIpBIZLV+GMSSa103q5ILF7F5K48WydAkAvy+g6",
+	"noohvE7AfvxsPP4qIkwpqfCHagan4QwO2tK6qhdK0175cOJTshE5JMwUfKSnAjKxKdZnxITsKvM6ZLcb",
+	"2ddTUe6ED52s3q42pWmmHD4ZjyOrHCNyCISHCnPQHljpO9zCWa8Dnf3+8OL+LBiR2oM9ezBK/IHCRP2u",
+	"hybKK/Bt1YNvvwn4dhezqEcJ1DS6kgHWODUEcsJNmnHwqHiwCGHVQ/Y+5+CICmiP0AXlokVr3OShAEHU",
+	"ykTf1Dif8Pxzg+uBhlpne93s7s0Du7tpdof79KB9ftZ+mutkXMhGupnWK63B0FPPsfdo0AF1edd+tiYz",
+	"uynoTBLsYiqwEMYuf0/APIaO1wA3hKhPyy8wrzRRzCAkBdrt/OIBY0LEbAfFgWgZlle+/f7k8MnzL6Zi",
+	"SfXSW1VdvRl72mOMncK5cd2YgK+u40yurvYP12UX+EtMht6YFbsSIPEBeJ2gWyzviL/7JcGSG8/GT8uu",
+	"fENYYVS3nXcWwdRNWWgGEOLKOjOg1eKHkOd7/NvKJAdPT43JYjIcTwhkJW3BWHtnX7837PfGiqvZVQr8",
+	"bTfpX6t9Eb+xtbCafTEieikv3FGRgI1yGQztEjobAPiFJFB5050wU57L0daNYqJYWRblOxv8Gv0RSlU+",
+	"+AWvXwyCVCpZK7qv+ktDzahKlmUUcKeB9tsiyw4Ne28ItiDD11KbhWJv/+eHiIQPEinmfFEgEyWx5qs8",
+	"Y/HBVEif3w1vO0NRmd0AoXc0yxgma2EhRFcVieozHU3FDIpuA7o5wIdOIAWVijMH6erKcrvK4mUqY3pA",
+	"6EpaSQO1N6CFHpH4N8wSJRdsdujGrs06YwScKxNyAfkdgO+RZVPhD3NE4ungt0Laywq8Mh2AiFrZdV8q",
+	"qllEYqliMmPmgjHh+0kSlhs99XcTjIrKGIX6WPFhTNh78JjCkKRKXSZqFfzvvIRWVk3F3J4pV9h8yU1Z",
+	"3DxYU1e8nIozF9Bc1jpPCjMVXBhJ8oxy4fcVYid1hQoIS+1n6X24QyHhzyIHNxfTCc3ZwYh8yzPj70RE",
+	"UKXkheOGdmUnHok3quLCXLVLezfD3JeQBiqwPgiubMnRi8icB+FtUzFEBAGKyX3Am/G6lTF6pg+2Zg96",
+	"I9hUNH0Ex67+YFlS32fu6An0cHDsdJMlGv0sJVqdJuGpK3Dc/B5mDLlo8beMkZNv3pDx+EmrJ+EtLJ/P",
+	"vuzjSwDqrUI6MbIOd+EUnoHVMVlSpeMg2DWCfZ8Kaux6OZhfu/NW98ukPAPWMsQ48mztqdVRxxbf5G9b",
+	"BeFOD+xPWKfGnQCPiw+01OUFhodXxsNv/3Czam7TAR2Wzb32jztK6vg2Pr2hT+MJ7Sx2A0+v+dMOSJzM",
+	"2BxRDuwKQMUnoD3Nz9lB14CwTftoUmrYoe3o8kPC+8ReI/L1gK46oH4BEhGBSO2Kl4OLA4Y0FVYazJFd",
+	"dx/bllCKftESS37Z8g0hp7qnVX6Qnb9husis0rg9QMKu5ENcxF2BWkENcZfOujVUGATTrkp5iOVfL4en",
+	"EF6PGp/KVUbZDwPse/RlopYlhYemCosSuESVmspzEFktBdFZPbtweQaPNIkzds4yBzid0JzOeMYNZzrG",
+	"GjhdoWpvcao3eZTsF/7O2UVXrJHllOdc81nmajTo0cPJuMmIIVzkgHQ1Y7o1z2xHoHxVUaPCLgOFz9cW",
+	"qcASg5/bSgd2l+Cw9wEAGrHyA1LAvhrXcr+cjFd8tYIK48Fgq1oYR+PxuNtuCCR6t6PkYYifKEgel2eL",
+	"2c5p+Q9IZfcoel27M7FLSj7+4K9xH7fGrzte0WQ7UEqlxAMHIYb5iIEIQwk2FUMPcoRCKwY7MYT9RZWg",
+	"hRRzswlfNBWd+EWkA74IyTq0PzixfVzyvrr474VcNBXboIs6WFHHenb4IYKL9b0ALSpViE7YRL8YD6BF",
+	"D07t2w2pvASffOyYVbcH+wRf0I26ZQ0ty/O8+JggFJEgGaPnHpQtgyzeBSpThp4B+wF57a8ZDU7n+iuN",
+	"rfDrVAwtZ/YubYJD8yE0nuviGHvgLrqZfVZsrk3Pu0lO1wmtX1vth4CYz5V3uDNwOSXrsT+8W7Ut/1K9",
+	"9mGXscJntXkCi6Ziw9RAdlsaAuznDc2JdCpO7eWettorPJL1nWAgN8kO3ET7Wk9ad/2BT3z2BptwXzcP",
+	"0GWtNyVGvOhSM7wTrWHOQRdA8KR+yEmgMERkm2VnKk4wsxVBDmZrQgVirPixNdjXpmE1Qr90UxWJ9oZK",
+	"cEftc9ZJbsr25JbmE1mf/MZssT+Vzt6HSKwHG9ceNq6AA/bSxdYieawFzfVSmk71661RRWIKxSKSyEIY",
+	"HxTsSujpMhAZuDcqWLIAPNgKoklNRaro3GAM1lDnLCHjpxHxXz+YANwtF4UH9La3vZeATBWTIX5hKlwq",
+	"2wFCO1q2HC8ZTU81+y0eBX+jMhfU6AOV0OpvU+Hc+hg8g9w5p8pA5I4rwodVSiHSKOwUI565sXy+N5h4",
+	"OcVHummXK4sPQokm/15HBcIO85rfvR5sHr/qZK5rh+IYKxtCte1SDKAtqBIEtfltdc/f6H3Sz7fLcOYX",
+	"8VIhtq7Yd0TKWNvR9kCE0prWCNiHkMc5mnq5rpEArkKEtWvrRLP9Y4E5rnveQHcY/tUgSF6SX2Nt2qfw",
+	"btOMvHN0D+ECd0DHlq4gnjZOJuDhdlgrlm8GMsEynrpMwGAu/fhDGdXV7Qb5Be7a/gsCeBnGAWPjR5og",
+	"nblsOW6yKg4TUXycgu0v5Vwh4zzAGFKMqK2HlbI8W6MgAibPjZ4KF4BbARtq9htaCQHBpx+znootrpO2",
+	"2E387bic7vXXfXi3dKEdO3l7I0KvrsOHAXr3wn+C67LNgVKtx4MH5cG6cbseFLPcGZDVwmV3p0K8C0PA",
+	"nCHBcR7E9iUx6r4zec5IDHEkMcBpWXaICGdT0QZx1hrwj5BgpTrvDu5UDKtaOwRK7Rz04JJd5s99Asxv",
+	"h8dtC8N1ywzSBRbZpXSxYzImwyBA9KDCngfBe4ngXC7MF88GABzGV8VqMBlHmyGj7ZGw5Xj3QA1DHFzX",
+	"8L5GwTpq6wMS5pfiwdr8ufLj11iKC5NnTIN30k4u3WVnBjTuoMaX3OC/1b8faSLYe+P48fAoIk8i8jSa",
+	"itFoVDLUBc0BEbFAamYRHrBCpExZbus1UTscLhYHHfV9Klt2/GfEWYyrukBy3gBjtIopoGCntQI+aB1J",
+	"rIzYLFvYsInjFKdiC1x37+ITxwBgZLDaIhTRMEsqAlRuD+3valZXvbRGP76Wep8CQndDab4dy3ewNJ/I",
+	"7r2j4JBgFw+Y5w927704vFV2+oGltync9o9DMJN01/xnZqMEQ+pMK3UNfKO0UAqQFGx70es4o9qcqtDC",
+	"nGR05bWyhkQJjRxWCQ1rA6X4tXplhZ2suoWH/gzjtZcZLOx8N/joDXHFxmQ/USm2arE7eGNAdZ9TIe1b",
+	"U0z/QDzvDWhpZCkvyJyqRmUy5ESbqm17Ke4KdqjT3OAAzhA3p4IGCjmivBClShuHgDHxQWQ1TURCA+RK",
+	"B4RWg2kH+wQHKIk2DPapMHzFJh5vB4IrsLwENYWOfGJshJ2vI1KBXMJ7lr9ORaFZRII6/whgNNzAKYIE",
+	"c8sgl1QvA4xLWIYupKSJHbFbCFyvCMosAYwlFWt4OpoK5PWFRvR5y+otszZMOK9jhRJUvTjPCr08tZdj",
+	"dU6zOJoKLQk3YF7O6ILM1mhNXhXJssvE8g63eQcf/wWA2nH8x2Rjg5dMEDrTznvUDslewwq6Ytmt3ZnG",
+	"x5WJBd0EiEPSY6RbjC59hwhmFnc4LgPNjk3vKyw7UFwvJHZYhgdJ9lkH9NEalpjx3GY7/A++9vgDAqKh",
+	"Nm4lxTbkTvtcByBxISpyaRZBVu3ETkyG3k5jf36kAzDNgzJOsBWEGew3TuUMzA5HaIWpgTCTEIM5Z8IX",
+	"HGkBY56K7WjMZBsYsxdEp352geG9RUChWsCNZtmcDB0wTBn+Qn2dPY5qw4HDMvI3B1yvVik3FZ1i7tj9",
+	"BdX7PDWEYdDgBKViKjymvX05lUyPCGwwgjh7rQGbt4E3O9CYivsHct9qDAG481awU/udG0TZ88vIUzKM",
+	"Pa2DPEsqILmDrpuTe//ORnPD6F+Juez0wiL8nZAXfksfeP3n6960G+jx3roZ/JLRzCx/77xWnJT1jceW",
+	"F2TSnngPoi8TpjXq5Jp8/+7d6xF5FcRKGFkkDicipYbOoKRcoRmJwZiz/h2sLFSfWTUQIvtqdaQSKrBv",
+	"z9h1R9zF9zCHmwSRcF/oBAzGheCaFPnoKkS2J7HYHWdJoex2Tv71a33/7eUZrxumOcaAHMrF1I4gVswo",
+	"nmy/Z7rOHmni3iZDu/vlPtmLzoqZpUwjomRhoOyuHbSLInK3QS+vU4cCqCPynSSqgEsk6Al+1InMsOSt",
+	"PiirMbxW0n6DFViIyl4ppeZYSRy4bAe1/OgmuJNcbK+PAfkOoDjf0xUUcBz8B/n+5Q+vyUya5fp0aUx+",
+	"6ud9aqShGamvBZBwGm1dE3dBHk3Ff5B3//f1yy2du6Deqeh85QN+5r+mg+9evpsOIvjaf03Lsz4dRPi5",
+	"/5raWU8HH8kRLNWWcMGoNbgB994pZrv3426cjJd2XNXo51IFQ992MpBn9eKUcK2FS6Hje6VS5ap8GGcm",
+	"5MKSt6V3WUCwhsz1qHxw6h7EB0EtkRVfONBMe/u0LI2lxxgZfcE1I8/HT6ei9HDmSs4ytnLlQYpKXsQO",
+	"WjJlhvLMl2cGDQ0qNk8FgHMRB5fI3dLqgxGBoMUZzSyXVlCvObUa+XzOE1dvDyozp2urv8MBZl2s+42f",
+	"6uCGDbb4kQ5K3tglKEbo19kZBnw07u0RcU9dYEMJ2C4SesrazpNQ/8KHAaKcnxRmaT9oNVg00nWmL6EJ",
+	"DySTUx0gLieVSYFV2RXLqPEgeYXKBpPBY/C0ugE1e0XpHAUHCvYvOOA4A+l2VqpkybTBX6DoIt5cBGMp",
+	"A8eIU+mDiW9eGKoqi82KlxFx1S4xRLYsEJQ6u6gOPlGqY+03knKD8GIYNvRV1jYbnrhR1EuzYSVhGGHs",
+	"Q6NyJec8Y0G3OIOWTr9TVBjoSMnM7pms9V9Pf4g8yBNgqfh0/8D6yNSKa92xsoivEgVwZFgnqgwJ8aCw",
+	"fqN97E+Ir2laOn5BTbI8LPKymnwZh49B0ZrotUiWSgrLSOdKroI+Ifi6fZdC26vlJceBC8iOXtG53Q/N",
+	"TICIYD/PUzajqr4waPr/+OvH/xcAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -128,6 +128,11 @@ func (c *gwClient) read() (gwFrame, error) {
 	if err := json.Unmarshal(data, &v); err != nil || hasNull(v) {
 		c.t.Errorf("frame %s is no JSON without null (%v)", data, err)
 	}
+	// Every frame a test reads is held to api/gateway.asyncapi.yaml, as every REST response
+	// is to api/openapi.yaml.
+	if err := wiretest.ValidateServerFrame(data); err != nil {
+		c.t.Errorf("frame %s breaks the AsyncAPI document: %v", data, err)
+	}
 	var f gwFrame
 	if err := json.Unmarshal(data, &f); err != nil {
 		c.t.Fatalf("frame %s: %v", data, err)

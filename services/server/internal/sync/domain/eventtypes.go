@@ -68,8 +68,10 @@ const (
 	KindTime FieldKind = "time"
 	// KindObject is a JSON object.
 	KindObject FieldKind = "object"
-	// KindList is a JSON array.
+	// KindList is a JSON array; its items are described by the field's Schema.
 	KindList FieldKind = "list"
+	// KindStrings is an array of JSON strings (flag keys).
+	KindStrings FieldKind = "strings"
 	// KindValue is any JSON value (a setting's value).
 	KindValue FieldKind = "value"
 )
@@ -82,6 +84,10 @@ type Field struct {
 	Kind FieldKind
 	// Required fields must be present; the others may be omitted (never null).
 	Required bool
+	// Schema names the component of api/openapi.yaml that describes the value where the kind
+	// alone leaves it loose: the items of a KindList, the members of a KindObject. The
+	// generated event schemas (make codegen) refer to it; empty for the other kinds.
+	Schema string
 }
 
 // EventType is one entry of the register of durable event types (spec 02).
@@ -127,6 +133,12 @@ func (t EventType) field(name string) (Field, bool) {
 
 func req(name string, kind FieldKind) Field { return Field{Name: name, Kind: kind, Required: true} }
 func opt(name string, kind FieldKind) Field { return Field{Name: name, Kind: kind} }
+
+// reqList is a required KindList field whose items follow the component schema of
+// api/openapi.yaml.
+func reqList(name, schema string) Field {
+	return Field{Name: name, Kind: KindList, Required: true, Schema: schema}
+}
 
 func broadcast(name string, resource kernel.ResourceKind, action kernel.Action, fields ...Field) EventType {
 	return EventType{Name: name, Resource: resource, ReceiveAction: action, fields: fields}
@@ -209,10 +221,10 @@ var register = []EventType{
 	personal("setting.updated", kernel.ResourcePrincipal,
 		req("key", KindString), req("value", KindValue), req("version", KindInt)),
 	personal("sidebar.updated", kernel.ResourcePrincipal,
-		req("sections", KindList), req("version", KindInt)),
+		reqList("sections", "SidebarSection"), req("version", KindInt)),
 
 	broadcast("flags.updated", kernel.ResourceInstance, kernel.ActionInstanceRead,
-		req("keys", KindList)),
+		req("keys", KindStrings)),
 }
 
 var byName = func() map[string]*EventType {
@@ -449,6 +461,17 @@ func kindOK(k FieldKind, v json.RawMessage) bool {
 		return v[0] == '{'
 	case KindList:
 		return v[0] == '['
+	case KindStrings:
+		var items []json.RawMessage
+		if v[0] != '[' || json.Unmarshal(v, &items) != nil {
+			return false
+		}
+		for _, it := range items {
+			if it[0] != '"' {
+				return false
+			}
+		}
+		return true
 	case KindValue:
 		return true
 	}

@@ -119,8 +119,10 @@ func TestRegisterIsWellFormed(t *testing.T) {
 	fieldRe := regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 	kinds := []domain.FieldKind{
 		domain.KindID, domain.KindIDs, domain.KindString, domain.KindInt, domain.KindBool,
-		domain.KindTime, domain.KindObject, domain.KindList, domain.KindValue,
+		domain.KindTime, domain.KindObject, domain.KindList, domain.KindStrings, domain.KindValue,
 	}
+	// The kinds whose shape the generated schemas take from a component of api/openapi.yaml.
+	needsSchema := map[domain.FieldKind]bool{domain.KindList: true, domain.KindObject: true}
 	for _, typ := range domain.Types() {
 		t.Run(typ.Name, func(t *testing.T) {
 			t.Parallel()
@@ -142,6 +144,9 @@ func TestRegisterIsWellFormed(t *testing.T) {
 				seen[f.Name] = true
 				if !slices.Contains(kinds, f.Kind) {
 					t.Errorf("field %s has unknown kind %q", f.Name, f.Kind)
+				}
+				if needsSchema[f.Kind] != (f.Schema != "") {
+					t.Errorf("field %s of kind %s has schema %q: a list or object names its component schema, no other kind does", f.Name, f.Kind, f.Schema)
 				}
 				if f.Required {
 					required++
@@ -310,7 +315,9 @@ func TestValidateRefuses(t *testing.T) {
 		{"int a string", withPayload("message.created", map[string]string{"seq": `"1"`}), domain.ErrInvalidPayload},
 		{"time not RFC 3339", withPayload("message.created", map[string]string{"created_at": `"yesterday"`}), domain.ErrInvalidPayload},
 		{"time a number", withPayload("message.created", map[string]string{"created_at": `1700000000`}), domain.ErrInvalidPayload},
-		{"list an object", withPayload("flags.updated", map[string]string{"keys": `{}`}), domain.ErrInvalidPayload},
+		{"strings an object", withPayload("flags.updated", map[string]string{"keys": `{}`}), domain.ErrInvalidPayload},
+		{"strings with a number", withPayload("flags.updated", map[string]string{"keys": `["threads", 3]`}), domain.ErrInvalidPayload},
+		{"list an object", withPayload("sidebar.updated", map[string]string{"sections": `{}`}), domain.ErrInvalidPayload},
 		{"trace context unknown key", with(func(e *kernel.Event) {
 			e.TraceContext = map[string]string{"baggage": "a=b"}
 		}), domain.ErrInvalidTraceContext},

@@ -91,9 +91,10 @@ func Spec() (*openapi3.T, routers.Router, error) {
 // closeSchemas holds the server to the members it declares: every object schema of doc that
 // lists its properties and says nothing about others is closed (additionalProperties false)
 // for validation here. The document itself stays open, so that clients tolerate members a
-// later release adds (spec 05, "Evolution"); the server's own responses, in every test that
-// validates them, may carry no member the document does not name. The parts of an allOf are
-// left open, since each part is checked alone against the whole object; a schema that says
+// later release adds (spec 05, "Undeclared members"); the server's own responses, in every test
+// that validates them, may carry no member the document does not name. The parts of an allOf
+// (and the oneOf and anyOf alternatives of such a part) are left open, since each is checked
+// alone against the whole object; a schema that says
 // additionalProperties (Problem: codes add extension members) keeps what it says.
 func closeSchemas(doc *openapi3.T) {
 	seen := map[*openapi3.Schema]bool{}
@@ -105,10 +106,10 @@ func closeSchemas(doc *openapi3.T) {
 		}
 		seen[ref.Value] = true
 		s := ref.Value
+		// The parts of an allOf, and the alternatives (oneOf, anyOf) of such a part, are
+		// each checked against the whole object.
 		for _, p := range s.AllOf {
-			if p != nil && p.Value != nil {
-				allOfParts[p.Value] = true
-			}
+			markPart(p, allOfParts)
 		}
 		for _, list := range [][]*openapi3.SchemaRef{s.AllOf, s.OneOf, s.AnyOf} {
 			for _, p := range list {
@@ -130,6 +131,19 @@ func closeSchemas(doc *openapi3.T) {
 		}
 		closed := false
 		s.AdditionalProperties.Has = &closed
+	}
+}
+
+// markPart marks ref, and the alternatives of its oneOf and anyOf, as parts of an allOf.
+func markPart(ref *openapi3.SchemaRef, parts map[*openapi3.Schema]bool) {
+	if ref == nil || ref.Value == nil || parts[ref.Value] {
+		return
+	}
+	parts[ref.Value] = true
+	for _, list := range [][]*openapi3.SchemaRef{ref.Value.OneOf, ref.Value.AnyOf} {
+		for _, alt := range list {
+			markPart(alt, parts)
+		}
 	}
 }
 

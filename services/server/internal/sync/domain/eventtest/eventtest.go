@@ -89,6 +89,8 @@ func sample(e kernel.Event, f domain.Field) any {
 		return map[string]any{}
 	case domain.KindList:
 		return []any{}
+	case domain.KindStrings:
+		return []string{"sample"}
 	}
 	return "sample value" // domain.KindValue
 }
