@@ -132,6 +132,24 @@ func (e ChannelKind) Valid() bool {
 	}
 }
 
+// Defines values for CreateRunRequestState.
+const (
+	CreateRunRequestStateQueued  CreateRunRequestState = "queued"
+	CreateRunRequestStateRunning CreateRunRequestState = "running"
+)
+
+// Valid indicates whether the value is a known member of the CreateRunRequestState enum.
+func (e CreateRunRequestState) Valid() bool {
+	switch e {
+	case CreateRunRequestStateQueued:
+		return true
+	case CreateRunRequestStateRunning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreateTokenRequestDeviceStatus.
 const (
 	CreateTokenRequestDeviceStatusApproved CreateTokenRequestDeviceStatus = "approved"
@@ -384,6 +402,33 @@ func (e ReadinessCheckStatus) Valid() bool {
 	}
 }
 
+// Defines values for RunState.
+const (
+	RunStateCancelled RunState = "cancelled"
+	RunStateFailed    RunState = "failed"
+	RunStateQueued    RunState = "queued"
+	RunStateRunning   RunState = "running"
+	RunStateSucceeded RunState = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the RunState enum.
+func (e RunState) Valid() bool {
+	switch e {
+	case RunStateCancelled:
+		return true
+	case RunStateFailed:
+		return true
+	case RunStateQueued:
+		return true
+	case RunStateRunning:
+		return true
+	case RunStateSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SystemActorKind.
 const (
 	SystemActorKindSystem SystemActorKind = "system"
@@ -600,6 +645,26 @@ type CreatePersonRequest struct {
 	// Example: alex
 	Handle Handle `json:"handle"`
 }
+
+// CreateRunRequest A new run of the calling agent.
+//
+// Example: {"progress":"Reading the thread","requested_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","state":"running"}
+type CreateRunRequest struct {
+	// InvocationId The invocation the run answers, when there is one.
+	InvocationId *openapi_types.UUID `json:"invocation_id,omitempty"`
+
+	// Progress Progress text, at most `agents.run_progress_max_length` characters.
+	Progress *string `json:"progress,omitempty"`
+
+	// RequestedBy The person on whose behalf the agent works; must be able to read the thread.
+	RequestedBy openapi_types.UUID `json:"requested_by"`
+
+	// State The state the run starts in; `queued` when absent.
+	State *CreateRunRequestState `json:"state,omitempty"`
+}
+
+// CreateRunRequestState The state the run starts in; `queued` when absent.
+type CreateRunRequestState string
 
 // CreateSpaceRequest A space to create.
 //
@@ -1101,13 +1166,72 @@ type ReadinessCheck struct {
 // ReadinessCheckStatus The outcome; a failed check turns the answer into a 503.
 type ReadinessCheckStatus string
 
-// RunSummary A running agent run; the list stays empty until runs exist.
+// Run An agent's work in a thread on behalf of a person (ADR 0027), readable
+// by whoever may read the thread.
+//
+// Example: {"agent_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e7a","channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e80","created_at":"2026-12-01T09:30:15Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","progress":"Reading the thread","requested_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e79","state":"running","thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e81","updated_at":"2026-12-01T09:30:17Z","version":2}
+type Run struct {
+	// AgentId The agent that works.
+	AgentId openapi_types.UUID `json:"agent_id"`
+
+	// CancelledBy Who cancelled the run; present only for a cancelled run.
+	CancelledBy *openapi_types.UUID `json:"cancelled_by,omitempty"`
+
+	// ChannelId The thread's channel.
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	CreatedAt time.Time          `json:"created_at"`
+
+	// EndedAt When the run reached a final state; absent while in progress.
+	EndedAt *time.Time         `json:"ended_at,omitempty"`
+	Id      openapi_types.UUID `json:"id"`
+
+	// InvocationId The invocation the run answers; absent when it answers none.
+	InvocationId *openapi_types.UUID `json:"invocation_id,omitempty"`
+
+	// Progress What the agent last said it is doing; empty when it said nothing.
+	Progress string `json:"progress"`
+
+	// RequestedBy The person on whose behalf the agent works; that person may cancel the run.
+	RequestedBy openapi_types.UUID `json:"requested_by"`
+
+	// SpaceId The channel's space; absent in a direct message.
+	SpaceId *openapi_types.UUID `json:"space_id,omitempty"`
+
+	// State Where a run stands (ADR 0027): `queued` and `running` are in progress,
+	// `succeeded`, `failed` and `cancelled` are final.
+	State RunState `json:"state"`
+
+	// ThreadId The thread it works in.
+	ThreadId  openapi_types.UUID `json:"thread_id"`
+	UpdatedAt time.Time          `json:"updated_at"`
+
+	// Version 1 when created, one more with every change.
+	Version int64 `json:"version"`
+}
+
+// RunState Where a run stands (ADR 0027): `queued` and `running` are in progress,
+// `succeeded`, `failed` and `cancelled` are final.
+type RunState string
+
+// RunSummary A run in progress (`queued` or `running`) in a thread the actor may
+// read; `run.created` and `run.updated` keep it current (ADR 0027).
 type RunSummary struct {
-	AgentId   openapi_types.UUID  `json:"agent_id"`
-	Id        openapi_types.UUID  `json:"id"`
-	StartedAt time.Time           `json:"started_at"`
-	State     string              `json:"state"`
-	ThreadId  *openapi_types.UUID `json:"thread_id,omitempty"`
+	AgentId   openapi_types.UUID `json:"agent_id"`
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	CreatedAt time.Time          `json:"created_at"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// InvocationId The invocation the run answers; absent when it answers none.
+	InvocationId *openapi_types.UUID `json:"invocation_id,omitempty"`
+	Progress     string              `json:"progress"`
+	RequestedBy  openapi_types.UUID  `json:"requested_by"`
+
+	// State Where a run stands (ADR 0027): `queued` and `running` are in progress,
+	// `succeeded`, `failed` and `cancelled` are final.
+	State     RunState           `json:"state"`
+	ThreadId  openapi_types.UUID `json:"thread_id"`
+	UpdatedAt time.Time          `json:"updated_at"`
+	Version   int64              `json:"version"`
 }
 
 // SaveDraftRequest A draft to save.
@@ -1319,6 +1443,19 @@ type UpdateReadStateRequest struct {
 	LastReadSeq int64 `json:"last_read_seq"`
 }
 
+// UpdateRunRequest A run's new state and progress text.
+//
+// Example: {"progress":"Summary posted","state":"succeeded"}
+type UpdateRunRequest struct {
+	// Progress Replaces the progress text, at most `agents.run_progress_max_length`
+	// characters; kept when absent.
+	Progress *string `json:"progress,omitempty"`
+
+	// State Where a run stands (ADR 0027): `queued` and `running` are in progress,
+	// `succeeded`, `failed` and `cancelled` are final.
+	State RunState `json:"state"`
+}
+
 // UserSetting One setting of the actor.
 //
 // Example: {"key":"theme","value":"dark","version":1}
@@ -1332,6 +1469,9 @@ type UserSetting struct {
 
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
+
+// RunId defines model for RunId.
+type RunId = openapi_types.UUID
 
 // BadRequest An RFC 9457 problem. `code` is the stable, machine-readable error code;
 // `type` is `urn:bothy:problem:<code>`. Codes may add fields (extensions),
@@ -1656,6 +1796,20 @@ type PostMessageParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// CreateRunParams defines parameters for CreateRun.
+type CreateRunParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListTokensParams defines parameters for ListTokens.
 type ListTokensParams struct {
 	// PrincipalId Whose tokens; the actor's own when absent.
@@ -1717,6 +1871,9 @@ type CreatePersonJSONRequestBody = CreatePersonRequest
 // CreateTokenJSONRequestBody defines body for CreateToken for application/json ContentType.
 type CreateTokenJSONRequestBody = CreateTokenRequest
 
+// UpdateRunJSONRequestBody defines body for UpdateRun for application/json ContentType.
+type UpdateRunJSONRequestBody = UpdateRunRequest
+
 // CreateSpaceJSONRequestBody defines body for CreateSpace for application/json ContentType.
 type CreateSpaceJSONRequestBody = CreateSpaceRequest
 
@@ -1728,6 +1885,9 @@ type PostMessageJSONRequestBody = PostMessageRequest
 
 // UpdateReadStateJSONRequestBody defines body for UpdateReadState for application/json ContentType.
 type UpdateReadStateJSONRequestBody = UpdateReadStateRequest
+
+// CreateRunJSONRequestBody defines body for CreateRun for application/json ContentType.
+type CreateRunJSONRequestBody = CreateRunRequest
 
 // Getter for additional properties for GoneProblem. Returns the specified
 // element and whether it was found
@@ -2240,6 +2400,15 @@ type ServerInterface interface {
 	// CreateToken Issue a token for a principal
 	// (POST /api/v1/principals/{principal_id}/tokens)
 	CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params CreateTokenParams)
+	// GetRun Read a run
+	// (GET /api/v1/runs/{run_id})
+	GetRun(w http.ResponseWriter, r *http.Request, runId RunId)
+	// UpdateRun Report a run's state and progress
+	// (PATCH /api/v1/runs/{run_id})
+	UpdateRun(w http.ResponseWriter, r *http.Request, runId RunId)
+	// CancelRun Cancel a run
+	// (POST /api/v1/runs/{run_id}/cancel)
+	CancelRun(w http.ResponseWriter, r *http.Request, runId RunId)
 	// ListSpaces List the spaces the actor sees
 	// (GET /api/v1/spaces)
 	ListSpaces(w http.ResponseWriter, r *http.Request)
@@ -2267,6 +2436,9 @@ type ServerInterface interface {
 	// UpdateReadState Record how far the actor has read a thread
 	// (PUT /api/v1/threads/{thread_id}/read-state)
 	UpdateReadState(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID)
+	// CreateRun Start a run of the calling agent in a thread
+	// (POST /api/v1/threads/{thread_id}/runs)
+	CreateRun(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID, params CreateRunParams)
 	// ListTokens List a principal's tokens
 	// (GET /api/v1/tokens)
 	ListTokens(w http.ResponseWriter, r *http.Request, params ListTokensParams)
@@ -2426,6 +2598,24 @@ func (_ Unimplemented) CreateToken(w http.ResponseWriter, r *http.Request, princ
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// GetRun Read a run
+// (GET /api/v1/runs/{run_id})
+func (_ Unimplemented) GetRun(w http.ResponseWriter, r *http.Request, runId RunId) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// UpdateRun Report a run's state and progress
+// (PATCH /api/v1/runs/{run_id})
+func (_ Unimplemented) UpdateRun(w http.ResponseWriter, r *http.Request, runId RunId) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CancelRun Cancel a run
+// (POST /api/v1/runs/{run_id}/cancel)
+func (_ Unimplemented) CancelRun(w http.ResponseWriter, r *http.Request, runId RunId) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // ListSpaces List the spaces the actor sees
 // (GET /api/v1/spaces)
 func (_ Unimplemented) ListSpaces(w http.ResponseWriter, r *http.Request) {
@@ -2477,6 +2667,12 @@ func (_ Unimplemented) PostMessage(w http.ResponseWriter, r *http.Request, threa
 // UpdateReadState Record how far the actor has read a thread
 // (PUT /api/v1/threads/{thread_id}/read-state)
 func (_ Unimplemented) UpdateReadState(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateRun Start a run of the calling agent in a thread
+// (POST /api/v1/threads/{thread_id}/runs)
+func (_ Unimplemented) CreateRun(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID, params CreateRunParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3370,6 +3566,84 @@ func (siw *ServerInterfaceWrapper) CreateToken(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// GetRun operation middleware
+func (siw *ServerInterfaceWrapper) GetRun(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "run_id" -------------
+	var runId RunId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "run_id", chi.URLParam(r, "run_id"), &runId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "run_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetRun(w, r, runId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UpdateRun operation middleware
+func (siw *ServerInterfaceWrapper) UpdateRun(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "run_id" -------------
+	var runId RunId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "run_id", chi.URLParam(r, "run_id"), &runId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "run_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UpdateRun(w, r, runId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CancelRun operation middleware
+func (siw *ServerInterfaceWrapper) CancelRun(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "run_id" -------------
+	var runId RunId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "run_id", chi.URLParam(r, "run_id"), &runId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "run_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CancelRun(w, r, runId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListSpaces operation middleware
 func (siw *ServerInterfaceWrapper) ListSpaces(w http.ResponseWriter, r *http.Request) {
 
@@ -3723,6 +3997,56 @@ func (siw *ServerInterfaceWrapper) UpdateReadState(w http.ResponseWriter, r *htt
 	handler.ServeHTTP(w, r)
 }
 
+// CreateRun operation middleware
+func (siw *ServerInterfaceWrapper) CreateRun(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "thread_id" -------------
+	var threadId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "thread_id", chi.URLParam(r, "thread_id"), &threadId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "thread_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateRunParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateRun(w, r, threadId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListTokens operation middleware
 func (siw *ServerInterfaceWrapper) ListTokens(w http.ResponseWriter, r *http.Request) {
 
@@ -4031,6 +4355,18 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/v1/agents", wrapper.CreateAgent)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/threads/{thread_id}/runs", wrapper.CreateRun)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/runs/{run_id}", wrapper.GetRun)
+	})
+	r.Group(func(r chi.Router) {
+		r.Patch(options.BaseURL+"/api/v1/runs/{run_id}", wrapper.UpdateRun)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/runs/{run_id}/cancel", wrapper.CancelRun)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/api/v1/grants", wrapper.ListGrants)
@@ -7920,6 +8256,511 @@ func (response CreateToken503ApplicationProblemPlusJSONResponse) VisitCreateToke
 	return err
 }
 
+type GetRunRequestObject struct {
+	RunId RunId `json:"run_id"`
+}
+
+type GetRunResponseObject interface {
+	VisitGetRunResponse(w http.ResponseWriter) error
+}
+
+type GetRun200JSONResponse Run
+
+func (response GetRun200JSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetRun400ApplicationProblemPlusJSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response GetRun401ApplicationProblemPlusJSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetRun403ApplicationProblemPlusJSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetRun404ApplicationProblemPlusJSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetRun413ApplicationProblemPlusJSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetRun429ApplicationProblemPlusJSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response GetRun500ApplicationProblemPlusJSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetRun503ApplicationProblemPlusJSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRunRequestObject struct {
+	RunId RunId `json:"run_id"`
+	Body  *UpdateRunJSONRequestBody
+}
+
+type UpdateRunResponseObject interface {
+	VisitUpdateRunResponse(w http.ResponseWriter) error
+}
+
+type UpdateRun200JSONResponse Run
+
+func (response UpdateRun200JSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRun400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateRun400ApplicationProblemPlusJSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRun401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateRun401ApplicationProblemPlusJSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRun403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateRun403ApplicationProblemPlusJSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRun404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateRun404ApplicationProblemPlusJSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRun409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateRun409ApplicationProblemPlusJSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRun413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateRun413ApplicationProblemPlusJSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRun415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateRun415ApplicationProblemPlusJSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRun429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateRun429ApplicationProblemPlusJSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRun500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateRun500ApplicationProblemPlusJSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRun503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateRun503ApplicationProblemPlusJSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRunRequestObject struct {
+	RunId RunId `json:"run_id"`
+}
+
+type CancelRunResponseObject interface {
+	VisitCancelRunResponse(w http.ResponseWriter) error
+}
+
+type CancelRun200JSONResponse Run
+
+func (response CancelRun200JSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CancelRun400ApplicationProblemPlusJSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response CancelRun401ApplicationProblemPlusJSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CancelRun403ApplicationProblemPlusJSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CancelRun404ApplicationProblemPlusJSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CancelRun409ApplicationProblemPlusJSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CancelRun413ApplicationProblemPlusJSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CancelRun429ApplicationProblemPlusJSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response CancelRun500ApplicationProblemPlusJSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CancelRun503ApplicationProblemPlusJSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListSpacesRequestObject struct {
 }
 
@@ -9357,6 +10198,192 @@ func (response UpdateReadState503ApplicationProblemPlusJSONResponse) VisitUpdate
 	return err
 }
 
+type CreateRunRequestObject struct {
+	ThreadId openapi_types.UUID `json:"thread_id"`
+	Params   CreateRunParams
+	Body     *CreateRunJSONRequestBody
+}
+
+type CreateRunResponseObject interface {
+	VisitCreateRunResponse(w http.ResponseWriter) error
+}
+
+type CreateRun201JSONResponse Run
+
+func (response CreateRun201JSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRun400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateRun400ApplicationProblemPlusJSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRun401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateRun401ApplicationProblemPlusJSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRun403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateRun403ApplicationProblemPlusJSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRun404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CreateRun404ApplicationProblemPlusJSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRun409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreateRun409ApplicationProblemPlusJSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRun413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateRun413ApplicationProblemPlusJSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRun415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateRun415ApplicationProblemPlusJSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRun429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateRun429ApplicationProblemPlusJSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRun500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response CreateRun500ApplicationProblemPlusJSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRun503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateRun503ApplicationProblemPlusJSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListTokensRequestObject struct {
 	Params ListTokensParams
 }
@@ -9905,6 +10932,15 @@ type StrictServerInterface interface {
 	// CreateToken Issue a token for a principal
 	// (POST /api/v1/principals/{principal_id}/tokens)
 	CreateToken(ctx context.Context, request CreateTokenRequestObject) (CreateTokenResponseObject, error)
+	// GetRun Read a run
+	// (GET /api/v1/runs/{run_id})
+	GetRun(ctx context.Context, request GetRunRequestObject) (GetRunResponseObject, error)
+	// UpdateRun Report a run's state and progress
+	// (PATCH /api/v1/runs/{run_id})
+	UpdateRun(ctx context.Context, request UpdateRunRequestObject) (UpdateRunResponseObject, error)
+	// CancelRun Cancel a run
+	// (POST /api/v1/runs/{run_id}/cancel)
+	CancelRun(ctx context.Context, request CancelRunRequestObject) (CancelRunResponseObject, error)
 	// ListSpaces List the spaces the actor sees
 	// (GET /api/v1/spaces)
 	ListSpaces(ctx context.Context, request ListSpacesRequestObject) (ListSpacesResponseObject, error)
@@ -9932,6 +10968,9 @@ type StrictServerInterface interface {
 	// UpdateReadState Record how far the actor has read a thread
 	// (PUT /api/v1/threads/{thread_id}/read-state)
 	UpdateReadState(ctx context.Context, request UpdateReadStateRequestObject) (UpdateReadStateResponseObject, error)
+	// CreateRun Start a run of the calling agent in a thread
+	// (POST /api/v1/threads/{thread_id}/runs)
+	CreateRun(ctx context.Context, request CreateRunRequestObject) (CreateRunResponseObject, error)
 	// ListTokens List a principal's tokens
 	// (GET /api/v1/tokens)
 	ListTokens(ctx context.Context, request ListTokensRequestObject) (ListTokensResponseObject, error)
@@ -10665,6 +11704,91 @@ func (sh *strictHandler) CreateToken(w http.ResponseWriter, r *http.Request, pri
 	}
 }
 
+// GetRun operation middleware
+func (sh *strictHandler) GetRun(w http.ResponseWriter, r *http.Request, runId RunId) {
+	var request GetRunRequestObject
+
+	request.RunId = runId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetRun(ctx, request.(GetRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetRun")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetRunResponseObject); ok {
+		if err := validResponse.VisitGetRunResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UpdateRun operation middleware
+func (sh *strictHandler) UpdateRun(w http.ResponseWriter, r *http.Request, runId RunId) {
+	var request UpdateRunRequestObject
+
+	request.RunId = runId
+
+	var body UpdateRunJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateRun(ctx, request.(UpdateRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateRun")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UpdateRunResponseObject); ok {
+		if err := validResponse.VisitUpdateRunResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CancelRun operation middleware
+func (sh *strictHandler) CancelRun(w http.ResponseWriter, r *http.Request, runId RunId) {
+	var request CancelRunRequestObject
+
+	request.RunId = runId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelRun(ctx, request.(CancelRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelRun")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CancelRunResponseObject); ok {
+		if err := validResponse.VisitCancelRunResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListSpaces operation middleware
 func (sh *strictHandler) ListSpaces(w http.ResponseWriter, r *http.Request) {
 	var request ListSpacesRequestObject
@@ -10929,6 +12053,40 @@ func (sh *strictHandler) UpdateReadState(w http.ResponseWriter, r *http.Request,
 	}
 }
 
+// CreateRun operation middleware
+func (sh *strictHandler) CreateRun(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID, params CreateRunParams) {
+	var request CreateRunRequestObject
+
+	request.ThreadId = threadId
+	request.Params = params
+
+	var body CreateRunJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateRun(ctx, request.(CreateRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateRun")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateRunResponseObject); ok {
+		if err := validResponse.VisitCreateRunResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListTokens operation middleware
 func (sh *strictHandler) ListTokens(w http.ResponseWriter, r *http.Request, params ListTokensParams) {
 	var request ListTokensRequestObject
@@ -11059,286 +12217,311 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17d9s21jf6VXD0PGtFPg8ly07SNvKadcZN0zbv9JKTuNN5O8prQiQkYUwBLAFaUbNyPvtZ2BsAQYrU",
-	"xXZureePaUyRuG7sG/b+7be9RC5zKZjQqjd+21swmrIC/vmS6WJ9PtOsMH+lTCUFzzWXojfufS9XZEnF",
-	"miiWSJEqoiVZUa7JlM1kwUhhvuViTvovv31KnpycjCKSsoyuB/aDo2Ev6hXs95IXLO2NdVGyqKeSBVtS",
-	"09uSC74sl73xKOrpdc564x4Xms1Z0Xv37l3Uy2lBl0zbkT5P2TKXmolk/Q+23hztj/SKKUJhVJyl5MXP",
-	"ry6IojM2JtTOgJixMKXJiusF0QtGFF0ycsXWZFbIpXkyEfCIJloW8BoXJF5onQ951f+l1llM5kwrbETL",
-	"gpnGVS6FYkTOsKUZL5Qmfd+ZfwHXn8TBlAYvWZ7RNUvHxCxTfESoSMmq4JqpiRDSDGRO6JxycUYoSWRu",
-	"tkVoslrwjEHz2J3SPMtIUQoFe6XITBaE6yG58JMz84VBUZLy2YwVph23NFSoFSsUeTR6QuJEilnGEx0P",
-	"yYnZ/dPHjyciL7jQdJoxcv7q6fPnJFnQgiZmm8zIljSbyWLJUuimam00JD+LbE1UmSRMqVmZTYRbEEVo",
-	"4ZYxIkoSSmaUZ6zasCVdkynzewujN5O7YuuziaDV0ia0QJqEPS+YJv34KU0WbPBUCl3IbEyEHEBXcUSo",
-	"mog4KRjV7EJeMRE/UEeEKyLYNSvCAZm+gNxxZWEfhhPRi3rsDV3mmaHd0cmT0fQL+mgALw5oxt4MTnpR",
-	"jxvqxC3vRT1Bl+blcOsNOdfOBX3zAxNzveiNTx8/jsw5cX+fmFOhNStMm//n3//X4P97/T//3fPHR+mC",
-	"izmeHr+4psmvafoSl9L8lUihmYB/0jzPeELNGTrOCznN2PJ//qPMgXpbTc18kZr2r2nGU3j5EjeoF/VS",
-	"pinPeuPeBZA47pdZQ6kJvG+YACsKaY7xv9/2ZpxlqVkRKtKM9aLekilF56b5Zak0fDdlhC1zve69ex31",
-	"lKa6VL3xo5HhE1zDYv/Tj4T4kdhFKAsxnkq9WI/thMabw34Xrvd/F2zWG/f+67jiksf4qzp+gU3gktYZ",
-	"TmO+FeH3440O46jiOXI2YyI1NApLoYhhMbhA8dHQDO2pPXYH7NWdzsYde1UNOikLYBNmMxjpV5zhKAIO",
-	"Y2mFUKLpFRMEdxdm860spjxNmfjQ00EmbliHYsxxYFkWCSPTEgktlUQvuCL9eOZGaWYELFORlF3zhDli",
-	"pnleyGuWkjVwFfzxMse9tDv3nRTszqdpGt0x1aQslCxIQgURkmRSzFlhTpFixTVQZMHUWiSXThjHR2ew",
-	"IFOZromia0VWizWInIVcGU5fsEReswIm9VwYhkOzD7l/54KUgr3JWaJZSuB0kH7M7Uhqw0dmbRg/Z+Yw",
-	"4SsqgjcyOScLinIaOZUipTDSV4fHN4WJ/iT1t7IU6Yc/d5YsU8mQ1tgbrrQhQ12jY/NTwWhKuKFAIfXl",
-	"zIzXLYdeSZCkXKRcaS7mJVcLI6lhdi/oOpM0vZDyB1rM2cdiLrBnXJHMDMJMkDoNa0nfXJpfL6drzVRM",
-	"+nGOQ77UUl7C+/aYvWKFOXy/CHpNeWZmeCuxVgbtNARaSjWdUgVMIHhtSEBxJtRozpa4MrrGpwPQp8mc",
-	"XzNlhJ8TYI9HDysB9kutz07RFQ7troRWx5xIPw7+io/GtSOyokiZeM5SIktN+hQ1VLIqpGbEaqmoujY0",
-	"NqoMzXJFpEgYiYN1iuF85lQpw6hUzhIyehyRSe8bN8xgVJMe2BRNA2bgLZi2ZbFvHwe2DqzMhZQ/UrG2",
-	"ipH6oOyNFEaOZnzJzYmelWby4XL3Y0Pzxvq6tI8U7IiUaJKhZeDMFm5sMyN2jQzIuBHUNE0LphTIMv+V",
-	"1appqRdMaDu7sBX7Femff/OSjEYnT47qlF7buLvbiV9EMCT2wfkvrp3R4bhSXMyjSpmLSCmuhFyJiLA3",
-	"uRGdZkELdi2vzI8bioL9Bc9SOCfDo2m2AlFrlKr4119/HZwHb4zJ14wW5jyY4+ONU8MQgee9Z2bnT9uS",
-	"zwtLF0aWWP2mk49ZVkzKj8fPuFCaGraSUGMpo9LjTpIiBZ8vjLa3ajK4s0ArIMYuQzXBHpJkwZIru/Kq",
-	"zHNZaJb+yFJOL2ByH0d6Gl5JUYauFlIxEj/FUQzMqGKnq8bhgMxAYsOs4//Bf5rdASqLje2umP5bqWeD",
-	"r2LYcJokLNcsPfP9cL0w3J629OVZl5RHsLx+pS6XZqkuTVcgtP1mA684n9uF29D6qPklIpTkBRcJz2lG",
-	"5IxccTNa+C2urP+8kDNutJuoRudgz6eXVPfGvdPR6ReDk9PB6ORi9GT8cDQ+efxbL/LvTNeh4f5o9gUb",
-	"fJmc0MGTdMQGp7PHycPpV/SEffllr7kpr8rlkhZcMQXqNtELo5gZ+eb2ygwr5SrP6PrSWv0v5ZQLwzXR",
-	"9h33CvuAp/uNgxp6zAuZs0JzNO3D6b7tGa4FE0+pZgPNl2zTO1Cf/tsWaqvWfrWQxL6NuqjZAjMz31FZ",
-	"8rStj1qrzU5+XVBdtQd67xmhU+vRMswYSV1IEnw4bO2ntsRtszG/ELWQKwGmam0aG825rWlrqBT895JZ",
-	"2zYydnsmV2B7KNbaGE/bG4LuH6hgndFNsmNR34Xe1H/34JXa9KPKqxJscRTSyGvfqpz+hyXaDBNO4w9c",
-	"tZ1I85NqmCGG0huHjmu2RP/On/z4vd44gHbqnfsMOljKjOowXVviOSPxv1/HSOp6wQzbLYwCLYCOfIvb",
-	"BAay0Hd+O2lR0PUmjUBTnZv+omCKiYR1s+LG1ivGoooBF6UwLAa9Qmbk9ZWhjstvF3z2DLxkM1AJTFt7",
-	"Tf4l9v4KPmhOHPt2zXUuQK2NzkV40JjqGYmtWhgT8zyzO00KZqQfWTBa6CmjGuw/JsqlGZL9BOgNzui0",
-	"VOZ0ytks4yIcZMVBzvP8VSJz1sFCqSA0z60Ca/YnlWMSs2szmLEqp+aDKYtJP6E6WQzK3Ij9iVCC5moh",
-	"9VFEYut+VWNzgGLSB/+CymnCVESSBRWCZcrqpHDGjqKJqL4CQ8R0AEfavRORXCodEZZyDd+mLGOaEfcZ",
-	"tIFrVusXHx1Z17pdt+Z0Kp8xfhz+DcPpRb2g7dZ1fUpzOuUZ1+v2XU/AtSxnBA3SR41jkLPC8GrDbswP",
-	"5pSFOw3LNyxzI4QNDcKftEgW/Bp4M67qENcseOC/cA+qb3Bhq0/sjKsHaUFneujmD7sAp9I9mRdU6CFN",
-	"l1y0rwh22bIcjgrMclAkDbB8KEl5wRI9sGNx7x2gj52MR6Pf9mfAT056Uc/ogjByKlJapNWdiubJFdOq",
-	"BzeHmhumIvQlT41cem134XLfnkZmzWXOk96497NwhG02nmA/vah3zQoFa3SyIRTsxt1MLTvkG1Qxdmpj",
-	"uGjbmaqlgH+YV9+5Vd2gBlTSZsH+u1PdqgJtbEWrvlm9pJDK6i1HRIFRYcUmdu4IICQ7Lzl3LkhdaobU",
-	"ceCMd/eEVPR28xdPP8F4udBfPOq1XIi36H6wqVUzNQLaXPk2GRhuecvBNySQ7jr+bjHM72CVBZtZY4rV",
-	"gU2X21jQPzlbbWNDNNRHFWOKcB0oJRm7Ni+JlCSOyXM07YsNUzF4wQyxzkM3WOwmU61z5dfRB2B2ML3e",
-	"uLdky2l4o3zn3G8Ld6uv29v2uzdwIbWLTY5i026oO917q76B8G45yZ8WF7Xbtf2bH+ClgOfuw0bvhtd9",
-	"NuzLLWVUp74tXM3wkXar9qIiPhWwtQZb2TRo/JLvR6YBO7u5nfYUFgWNlSqEY4NTs1Xl1Ag43PuzmjeY",
-	"wqEOn4hQTZZSafJ4NKpFEclSs8JuCVdEF3y5RPYQhMY8Ho3u1BsUYYjTSW0s3vmZYPRQ8FNjOCdmOPVI",
-	"nS2+pW1k8z2+1aSQdkfPForJ8130kueV1FTGylRN6qlTwtclz1IylTqkhql5OMCH2MheNtumH+VmW5fn",
-	"n9zGVeuwse6aZIwqTaRguOJnhveYf5CMK3CyrnjCSCJLUIVFcoBDyLkK3sF8nuM3JzsYT5f/0E6hm74s",
-	"d9tCY05f086F3KCuDcVlu721QTDthALE8FWNFuwtvWEjcLtn/bhWC0HrfKvo29hFYFunj0cNstrur4Xx",
-	"di/oN6BN/4inpHNZzTmQRpfdaTSRfiXONATHmi8IFesVXR819mJTZ9zHH/pVyzG+laayP93uZd3Aun5X",
-	"0K2iExwjhmiW9KpJot5Bv6/m/OVXYCdgPM9B6rb/yKn8hizNcwls1qr7m8tdG2EbtcD82H62am3kbY2h",
-	"UJaFO9xnxG0KKUXGlCJxbSJwSxi7G9oYaFIQueSacH102Jj20b7tZuMXTgfHJdznQ9kieGsr3ByObbyb",
-	"+l6wQkmxQxLn8NJ24XuesTfmhSXe19OMvfm7fXuYyGUoks1vvbuRrziyDyBi7bw21yfPKBc+MEWVyYJQ",
-	"ReLm/G2ELV5U26nChBpjOX386MNoZm5K3aTxypylLZRhbZIO6Vl/+/81jVTBPEmptFyyQlX+gVd4M3+g",
-	"3u5k3clotEPYRTeVx7cWnBegKmxZSKtLaEmUpkXoK8KcicCbV4uXgWCHy6Xhxn9XdIkHooAIU2MyzTIp",
-	"C3JqONx/qLFQMC+gVwXHvNh4ueX+Puim7VDWhhiRH2lxlUI80gmZrjXQR5wsqIbwSfuajaBsV2pwbJ1K",
-	"zegwpSYY/pYdklesmwf+nCPlgg5j2CFcZ50RKjALgGBzhCtVQooPXndNZSlgUyFI4JonmycEIrQd/dPl",
-	"A0UymmuZw3Uy/Ohimno2zqnteAStNIf+NYe8KB9DpqWdgo0Ig1QgrtoY0T5MsTHIVp7tO3ugCL5I+imb",
-	"0TLTJPbR6WdEMJYqEgfTiUPvrJt/1HNx7i0u2ne7dhhTTrrEHKwRZCK55ByurLyBO3CIDaUitSHdmGXT",
-	"uqf7amNP4OucF0x5l+yXg9HDZkACjMwYs1Iv1pe//WuxmP7ra/Xbq5Pr6fLN4x9+fXydPj1Z/PCv/5X9",
-	"719XOv3uSfHbr4/0j9+cu28P0A+7KKxL5ap2OMKAgdoeQmDunF8zsZcyFS7Gpo8GoxEsLSstc0VWsrji",
-	"Yr4RnYNbZJurdb3V0WoXum2eUwh/xM4jEuNWxGQms0yuMHji0UMypYp98agsQnWD9E8ff0EKKlK5JFOu",
-	"MfGwve/93J4NJoejDlpoY3XfwK600X7FDIKwtjOcqar4GNfGWiNSZGub1och0+5A3iDO7ZBz0s4nD7eA",
-	"vgxCRStmcidxa3u6rLu96A1jaWdLFefdphfizr/Cd1td3Q0bwmqKtvWd8Vm19jfoyzN5F4pitOUlF45u",
-	"XPIL0GDfaD2W8OZMk0ejhxOxkcsUQQApbFwMd32xjWuOWxo4aYRrtEgSsyLwfeu13zcFnenOayRZPFCk",
-	"FMB8NHujiZlZdSdZWO2ueTjw98tD7tpqCt/3NJtBNnGerXdchgVd7UFSdX1vk0nBbHZdRAe3Zw8UwWvL",
-	"fdj/La5sgmnWJlE12kq6ZmgvzdHZ3F4Kppp5AfOdVKCY2zbPrJwBomNv9OaVzIGrX1veD7Zc21boWcr3",
-	"cvoZNcAuO0qSPayWnwVZrsmKriPyd2Mwk/6MXzOy5KLUTB0dZozc0vI4zG54dk2z0vDEbzM6b5OpM0Z1",
-	"WTAyy+g8IBualay6HDDcA9OY5DUrCp763ybCsRbPmiPCMsU238ZIcxeoe8VFWr05EaZ/cwRR4x6Sn3NW",
-	"UC0LeMQFDtDlfIBOY7kzPI8bSeRve0zQaVahJVyxdW9sqVYNFd7fMbW5c/67Fq0O3MWQ2mAWC5Kw6msU",
-	"bNdUyoxRuN67Yh3h4XbOV2y9e5+vILndja59q1tzAUxHTFyzTOagOknBSFoWkKkGt0suWezhUVSly0hB",
-	"Xj57deFyaCZiTjVb0fWQfIvJ1tqwnVS6jN5sDZG3csm1ZunGbsDqdDvj6h63St16+FV6SgdfJqPR4Es6",
-	"Ohl8NRqNBiP/PxpEdqCDDQRDQ2TtaCRBkVUULMNM872+o5TS/QfKTB8ygeTvbkVzeHL68NHjL36DS3tI",
-	"2ISlK/VCFpeHLMnNViDgdz+UIlkQqomQUvw/vWinjhwM3TGwPTufmc4V+703/rImVfb4ND0J3dpwQXJA",
-	"n5ZuHGrCOzuKR6fNGJ8djU1PejcYuD+/9eCoFv3eH51tmjOc/XN4s3EC9tKk6sT/dkveFBz7hPo8S+Ag",
-	"w1vYGLVTsa/9EhyPxlDXORsYdsZnPDlDE5CnygYdFiylmAffGHXFRN0rm01jiD9GYRuZ4pMOLBddUeU7",
-	"aJcDIaXu3Ex39+IJszme7zI5NcI2kcsl1wObGhGROc0Hs6JxT9WlbB0aw3SQ1qcL0zQwljdtbpKHTwm8",
-	"QuwroI4FmQJIcnYXYQfniLCTMH5dd6pWG6jXeavvoGBzrjRkjzjpZ16NqpuQxkncQ/cy+xL1qsnXqTmy",
-	"RzfY+IpyNwR41HszmMuBffgfJcXwJV39WHGn4Ii36CbSHUoqkB7HtdS/foyXiO4aClfSLGmeA07HROgw",
-	"A5RrxbKZ/WxM1FpptoyPcBdsD0TIqoeJwP6H5NWK62RhFAjsE3UBKdjPM8hrOiCHZfvLr2BQlum9div0",
-	"gs5b9v9nwUhuY2tdCsemDYTBNh0q1HVLAhdk8XBBFPsdc5PCfKSDspBQeWuJMVyYA9fKAKwxY7gy9D8j",
-	"tS307AnmjdyJpntyBcHe6EsEQ2nvOKO2W0jvZekZIA+A602RmGJeO3n2e0khbiV207Brk9ByvtAEN2GP",
-	"8cgsZUp3rwP+7uBbELsLMVsA5QtT+adswQVgfgDk2KOTEYkLZrQeLkW8L79ci+SS5TJZHO7+tPRVX95g",
-	"i2ut1ybdqe+/DGRKe14TnlWjEsxRMDVCMQ+L2HXOKUdmLiun0jq9NhRAUkU+jcwzDJdJ0347UrN8MD6g",
-	"w1sM5sizomgjVHPquQAQKcSIQoM/CNGsr4WF1Gq/PWRZGhHIGk+lsXFITo2xLLSsIHSsLQj3/+ildtB7",
-	"Ne9CdbW9GbjjQLxat5Mrsiqk8IZ6vdVN2K9dS4sTrnptW+AQNcmoo1m2FyO3WfjR28Ya35SftR7PbciH",
-	"t2EaN+isYFS1B+yuHfCXRZayO1T15PPzzLm/tCcV1AbLm+DGRF7OaHGJPMycNmjvki66MvMs8tR6Swyx",
-	"5YuIlsTe6DGJXUZjTPpGTyGUBDmORk2IAZUvJn2jCsThKOKIlKqkWbYmlGR0PudiDn5fnlBQNSbCMeJy",
-	"TgpqvSlUkEwqDWg6DQ+46xrXolh3zFMX60uQOJdt+cPfy5UN0q6jbsJBNVon1dqcFus0/Q/X9rgeSAB1",
-	"wdCNrvFAVSBwa5EQ+OTwpHVLb8E+byzFDSXL602QnQ3YM2LBOUj/0cnIIhzh5uL02kDUJsKSPFxcO9or",
-	"ZK7ANYhfRcSQnQrojvQBKEYXnCm8uAUixEljWBySJOIlGVuCi7LC9GG+pQcq0EM2XFQW1qUx0yaOlZ0b",
-	"V8A9LP0i4JCmXDjbUg3D1R+fPByN6vzoZGSeOKZRO+rVwd04AAGZf2W+95COJ6M6Ae57v+gCbF7CrEkw",
-	"607kmeYCGcKEoL9Wq0tmzftan+trz0Pks0bARj889/U2YAh7Xmt9NbrRDe6HjmF9/xAmS5oi58Qs6H2u",
-	"yvZUMD96/C2t3wq26h2famht2914a3xtIzcs2PxW1c902J75FRrUsDHqgwOZfN5n9yD8E1zhmvNB0LmR",
-	"h1wQnm76Hm6IhYJ8vMULsdUf8MJY/sbsxxdif4ZAvTJU4k+X5f3gPcj3S/zeO8Fv81x12MQ2UwHu74bE",
-	"JS40xBJcakG+szQivVhblgG4Hz7hVgq4KqNVjDG+68IqOMR49WmmjJUoFXMgUBORUc2Ko6CJIM0Hveyu",
-	"E7i0txmGAAlpE8DqyvIWi7xNba6YyWYgzDVnK1bE4DBSZyRGmo0JTCOXEGFQMJpoHM8VY7myrkWagSJ/",
-	"NhExXM/ajyy91sGDKThjlKXuMxLLlTDd9N1UJkKKbH1kAVlwaQEasz5zHC6YsTaVG9E5oh402Dr977fA",
-	"U3lmAQEzkOJkLHqw/rkgMYQAxGNyarbq4WkYQCdnE5ExY0GoiKR8zs1SxZdxROIhAhLGgzjC8GlAVxcp",
-	"sSDWFkkev54IWeD3Q/JULnNasBTgsQZcKCYU1/yaZYg0bGHz6yhaDUx1e68ahM0+PK1FzZ7WAdHPB7/R",
-	"wR+jwZPX1T8vh4PX/3fwy3+3ScLvGc10hwWU8WsmmOEVgGbfEBg+1E1ebWo2XZG754gEGcur+IxQsbYp",
-	"XbLUiVxaxGnbHTFHP8tCg1te7fY+2Z7bGM5zS6bPxUxut/kweBnMnwKQ75vCck+hNKrCC0Ep7x2u9Z9s",
-	"D8Lq0pcC65WnZ1XgKnor1F5aUnfCTNB6M+VkM5Rwi539FEfjQj+tAzzE6S2YPS5gHVIypclVmZ8hb5kI",
-	"b96pEjKxjIlHBRIV9Al51BC6i35FPGiHBEDVR/xcGIGgYMyB7Jizw/xfJ/shBbh4ydAXsC2m6gcHutAd",
-	"UchmM5YYbmRtPRGac5UIEwtWcO3WHSJKKknrcFoxUV0kWZn6GJJb8Pgfu3yp5yHUCm0PfGyEXeyjLt46",
-	"VrIZZrYj8OLhYTgo0xEsn7D3/Pvmpn5p1ra6Fp/RTDF7JX16IzCoeqjEjk/oqCUiotqafaIbbhNW2h65",
-	"d+byaYTFunDkxJUFaEuHd4VLxVL+nqK7a6SwVQ9StUna75R1CKwdkr66GwCp7giMi6Jke655LeoC2zto",
-	"CTvvDGyvDxQRpWFEqOE7/TxC9nZyg9iL1hBlCNG+CVTWAXEabXKi+j6qB+CiL7k6gI0I5pCkGq4Gv61t",
-	"csZy6t2uBm/63BJSJoiruJmpizfcN7V090X36bR1X0i1M9i5knIarbZDIpw/4ZBmHyTSmuXcEuByA1/y",
-	"LXPG908Y+rItgvX2Xt3UWOf8OviuI0UtcO9Sw0j9Z0GiWpBBBZre/llqN0uVd0NqlaEd+e0XPsfe6KTm",
-	"naoGQ85kDqpptj76UFjVdwKB5indeYm78HAuEMHngYMfIn2a56qa8cG4N9sxtgLQsV2w2R2ZWPWZtfvp",
-	"lCwgJLAiUbCiuaqn2xZ4DeoCTGietxoDtdCy1ktiG+FlrJGMK43JxuHN1XZciVuDYgesgDpM6u3IE1sI",
-	"+QOS5cHU0U4QVYRJmnKzLTR7Ecwe0zg2AIahYuajx1+6C+khiROZYlEFrClJp+bcLmmy4IINjF6DqQ9Q",
-	"Csu8ezYRsXaFGOLNC89JORo9TMyb8C8WD8lTmTIFui9NU1d+rs/eaCaMLQ2wzEraO25FIDCHz4UsmHtZ",
-	"L9japU9cCblCa7cpcdMOprQxG/PqmGzUSolIMyUxmoigRFtEguJXgGGtFzK9NM8oZgvDB21l+KrKddFm",
-	"eID5aLPmVES6CltEpKVMj2nEFyqD5Mmw6kjTw+nn0S4OdQcqyqJcUhFQxZs8o4I60GpgODamVyTMZ9G5",
-	"2mj1+KufJClkqc326GQB3m6uIEysXZLZWo6toUnN2obgqGjZCE/3+3L5IF6u1fiCxd+VBvBAkSBpgPDU",
-	"+8b/NbD66OA5RlC31PXcEZLQnTu8OZ7vLy5eOLQGcwb8prmqnbUhPBo9qivhD0/RKY5OtMdPnoQutVFr",
-	"mE8X7IdRYgrdpCdMNFs7Z56LmjHNNmlHk07y7Ypp/+XlcyOkOCBQ1luP9uNktTFsfrDlUDUz+zH+HVcn",
-	"zMg2PKyV4Zf6FdOai/nWbE1MRERoUXy9IYXhBdBDi5Z7A/vrJjL9mvyvVz//ZJuflprEoswyWJCtcfiN",
-	"aWP7XfPjKZvSYuv8FL6DmDpyA1hZMcT/xYt0b4nv6bt7cgJQyjLLaK4C5x0mQ87otSyh/FkQCPRt9bDl",
-	"iroazp52tl2CV/jdTs3St9+2oi8ZTTvqSxj1bUbDKo8LG+/e5d69ia/W2PKXhQ/qOr2BLzO4CXh42wT4",
-	"xnDe7uNx+mBp250epPqot18/mB3nginVJYzsz+6Gr6qyu2DJlc1RxYqIG9tvXoBTZdV3d0kUgm7ATaR/",
-	"oyro1nwnKK4M2ObrFiPedticxzN75cOSKxwuJGqUInKomhDaYczvgoq9hbxfuKem4Vbo6h0XqjANuFMN",
-	"LzGpr0gNv/uy5I9HD0OjDNdg36vVyC3OVhLAmbQ6Bys6wHV0cQX2FnjTV9jtjoAG6pWYY0cZqINWVNAO",
-	"C7ZNW7EDOqvqstuNLwsH8Y6EDFkFtLms+1xX1xFRWle0FAhfvW4N2CyFwAr5kGpXCizuZwxio2etlb36",
-	"QIgUKOIOmBMdRYv25TT7w8gUB7vynci4cy+5n6HrpDbAtrV/Ra+ZRfLodNoikIfRB+j1VlCKGrLKQe7a",
-	"wElr7DZw0kK3W/HuugFVoPYnYgNaRdfHMi2YndCUZVLMFdFyI9QyuDY6bBd2OIobykcr77Aahxu3Vce2",
-	"waPcsmZAoI293RcrAqAfv3gUBBptYC9X4z4UqPCrw3AKEYfC6fnVbKLaEm3bjnYVLowpCGbzyejCW6Nm",
-	"7lwv3hIxMrIe+bqui44JG9tCwxU8VHPzc9mum71yqQntZo3Z5CrzEtiizcjwaCNjImR1RcXe6AgQKA23",
-	"mEA++DBMG4XYuSpwJSYrVqDoR2TPNsgRfs0ujYjCyi1Yygz/7YpW4F/Qp/23xcNBKtsKInN9CmTRzPLw",
-	"cZgHxHWd3D6ua6PSDFeXGBrjKD1nBdRlluKyevE0TMk8GJ/lRrdb1o539XSQUhsHPDxuI3dT7r64wcqU",
-	"AoSX3TrTThvORkUvex7jQJdqOcKO4N4eUIjSF5JsEx2eaJtH7p9ccXADu1osoKpj+Lf5L9ZQi3ykVT2k",
-	"QDnp5zGMbl+WpTpUe87eA5y1NFWdybf7ZtOHqFc7sur3MJvDM72t31pEaO0Mtsn6tgO513BqJ/agmqD+",
-	"6O25kL8oVlg3XasVWR3efaQdFhitTvO+wtK83kVmB+XjbzKCfdcBPkOA7J1erK6sy5b9DkiknhvfjOZX",
-	"veD8Vwu/MaGoxsc8Dwq23p/M4Fy1CnhIIuiEU58Xssx9yJc682kVElIeIIVRtWVD3CQaY1+I9kPiEBtw",
-	"7odUoWyN1aq0Ml9wKWS++wdN3CzeYxv2fIA4DNb78H1gwt48xNkXjrlR9TPr8WitftZJ112lEW2Oz/sq",
-	"jPg6uku0YSDjrjKGe9H1besPyqDyT0tt0YNyz+6+GGHjUNyU4u+o8uBtq/xto/M9avl5su+u5IeC5o6L",
-	"920R3ntHO4ZIT92OAwsfVmFTtYQCWpSssXlRWoTRBwoT+uaMOFwMuVxiGJBgpN+CNnpEGlnCDxSRKzER",
-	"K1lcDUnMUx+AUkucIf14zrTTEgEfOjS4YsNeJsL8E1JswLCXNvZsw8BtFpXDUWryzL5yIzMNkb5uEHp0",
-	"Qxwh29/rvRyubVFFbfRi9bTuCiZwn9yBNHCTJI4tPP3UJmm8xwxnuFeEezUXaYvuiBtlZ3RXXLlT8O5b",
-	"IxXs7AK8QpcBntKe8eCH3L7W1ruVpVZARkh6D5TDOGqL5/8YqQLOO3znAqsOdF5tXkNyVQJtY0lbz7a8",
-	"YqI94/LcFtygqoE17dweYGgpI9YI1y6YS/sqKjeyTA4uo9JWTSdfSMFaiukEwP/7VF85JFkNFtvIwo35",
-	"nYzGI8e1blK14o4C2LfWcoGNBrhw89pGURUUnGK/E7C1MNGFL/nwQNkscAcYOgk3b9KrBlGVT/PVlHZX",
-	"JNq/LsYexWe4fj9VZw7hjZ62NuxBY0JRpUmpwNSCf68KrjUTpI8GYsxTJjTX62HV1iwr1eISxNI1zeKj",
-	"+qRgRvvP5OAKJrbwxtY1R5BNeK81fUJIvf8IO2vfQkESfwI+WMB/A15mh5UNbHp3PhetgS1gOZTbWhyV",
-	"hPhI2V23xDGp+Rq7dVhwR6D3L3DkF9Uj4avB1Xz7t485a2g9e2gvNwlVc7mEUMJ5cx1+2TJNdyteRf59",
-	"LsmY3p/bMevm+pMB+e7ls/OLZ68u+rVFjuo6pyUKUOWPIsv+pyyTKzK6iedte3hfSCCbEX+1GTb3ufVA",
-	"5IZR+vDP7fG0lcJd17NbYkMb+l4zvHNDj9lNxdsQIhsrWG+sddrB3UtH7Ar8uHHCgzm5G2uGvqMwVnqr",
-	"OWfDUDZtgruOp76VmYGxKDimbdEKcPOVlAXX61dGSOAcsU7eedkGV3MuiMzp76Wr4dePzyHnmf8BsX9j",
-	"8jUW2cOIenjHhtQfRTadUXoQbq4ngiuH/DQk5wSugbCC+pWAvFlUxVICWJegQdieEap6dDIRLdk9vlwL",
-	"oA9z7173CEAgE+HaEcZbLelC67z37h3cbaItlUihaQLHyuW5LikXgGpZqEa6axisQILXzPEuMtu+Gh8f",
-	"wxvD8OOmY7bK4zh/8dzQMnwSoYNGO9AcI4oxj9M69DBRz2g9w4mYiIsFVySVSblkCO0FS4M4U+Z8FKVe",
-	"jK2tBw1yReZMsIJ6UBKzTX1Jcz5IZMrmULmx4IkfghQkWXBEGcV1dkkmTt4AnWJ06ERoprQy3dikHVfW",
-	"VmnCNWKgmgnPC7lS1d0C1mYN/JPQlkdIQRUHNXiWKrjip2nKUiz86SFv/LdmANOSZ2ZuMc35sf9FDdd0",
-	"mcU21xHyRzLDyFMiBVNHsKpPpbi2AnZs/h7gKZ/KlDNXi0kJesUuEwiQxWSlMyi5YYb2yy/PvyHIPVRk",
-	"eDM8nghC7JE2mzcgP0lsF3kGVNaHuxQCxxBzAS2AN1dE8WWerW0Usq2ZDiG/yjRsKxA1TEFkTGeEYiQr",
-	"jFxIwgTAykLi379fx0MzElxjHCPmEoVkBUN0CWgDAolUONcYAOMSWNtjm0DzP4bfxaTvshSPxiT2CW9c",
-	"ZyyOTEcxmoGYVZcyG+yESWtxRPKsxA2qcsHQS50yhGG2xwuawqwy1F3bE/cQdDb2XhGHN0sW3ByrmSyg",
-	"oWZO35FhXI9HIwf8RAtcOp8LB+tRPxfuJdPNgtGUFY0MsciOwGaVmY7riWVjQvEAES4SCalOUjDSxzrq",
-	"p181wdcIic8HvxE6+IOMBk/IkFySMRnER2bvrliuI0QIW3FbocyebccKjAnFhuQHOYexmCVyWVWW6Ptx",
-	"lSMXH2GOsGfDgAdlD4mLjZczckL+wb82rH0pLSrj/A+eD4ztUjClWEr68VOMZR08E4lMuZiPTf/mtfio",
-	"OtZV+l18niQsr16PCYUHCr7xeFbERZTj3UjFFtzOxP+kxXpMmq0N7U7CYplm7O71m3jKzy7oPPaYTUee",
-	"85rVYBxws1Z0HdBGNQTLwWr1akkpMoZ1JBRdq2qzzhAzilTf04wwkeYSiDY+XgDw3B+GwI8h/+APe4yO",
-	"l8ywcRXDwuflNOMJCseMJ8xWWXbhbjlNFmxwOhxtCLLVajWk8PNQFvNj+606/uH502c/vXoG31TuVCsZ",
-	"z188D/Ws3mh4gq/JnAma896493A4Gj6EwjB6AWrJseHS1yfHVfTYnOmuxBG82woTM1y8gT3e9karuro1",
-	"awOywHw5NH/FcC9PkwW2BjjvUEuITNfu7on8hFWv61/Vi8ZAsgjNc7uxKK9kzuxXagyfDcm5Fd8FIzO2",
-	"wkxpn2NgZ2FsaosA5jf8OVQm40qfu5gWx2dglU5HoyDuHaI2Aob8HwvOj9x9r1A88F6AitRy4ThvqQaD",
-	"NsW7qPdodNLVgx/y8S91bQ6/e7j7u29d9jZ+8Wj3Fz9J/S0kcZoPTvbo4gWmbl9I+QMtUEt/dPpk93cX",
-	"Uv5Ixdryd3BVPsZd2f7dcytD8IM9BviKFdc8Yb9U+eCo5Lu8FiAT3B1HK5pCxKkLiIL4T9lmRWIdduUr",
-	"UdULKckZVK60NB37XKO8kDNuAUKkYBOhCyoURk9ETlVlojpDvspU/Wjh49g6mCqQPFQY8TSaQ5JsAQUF",
-	"7cYKgNC91gUWatQiTQ33te070fVo9GQiqkT/IXlutNNqXc13wLVRE0yqCvZx29nFlT13lWBcaRTVWU2k",
-	"euX4ecqWudRMJOt/sDUEXlth+LVM13d28IMhOjfDu7rVqYuSvdtgPSd3y3q62I5gK1x5y2b2OFtf09TP",
-	"5NPmTKM9OMxTS4u3YmUnj/dZAw9U8SNLOb1Y558jH0R69rysjQ++iyqVI8+BnncwxlZ2mOdxZcXipYRl",
-	"bRMRVxA6FhS6Abbt1E3kJhZ91RZWonk+EaEhEQIdeZ0DwKgd7KtRsq3uYeNQXaVio3fWYacJAJ0Yk7yb",
-	"Y+X5J86v8vwjcasKi20bx8rze351z68O5Fdw6By3ctfBdX7lgs+P31Z3EO+OrQXUzcjO8QVVy1StqWgu",
-	"NMwZUzGE4wHuc8ao/XQijMXCxRw1K6NBgavJkLyD6zeWgYOsdIpeo/F4Iiw3dEPpG+4EjFIdDQmOFsHi",
-	"K+vOvWvxtydCyAAZv87F7Hyf+vp8DVbWlgZfAbmaZ8Y4rby+tQufOq+JAr6x8z70Zkz0PZl8bnW6DL7G",
-	"wv8ZGdpfwzS0p6EKAA3YTLKgeh8WAxk0yFgy1pbN/A08DxwED5TNg+eNs4631VAEZFar9GGUqYmI/U2r",
-	"rW/meRQ0N7TQx7HXlsAbQTMp2BniInMxnwjqYAWwaj9DLwsgNzgWQhwHcXwKO1gVPLRHHfm3sBmcM+Tx",
-	"fUo8phOqYAX1WDzcAq5kFziB2z8/3N9LrLlnxxteiO8/vE2G9qgjBA1pR5E5RLXd857Pk/fgESH2NAaM",
-	"xxXPQb9U2aK0vHJqx/vlJ4pet3OTyphr4QtV95iGBHpLi7bS5Vhq4SYeKuWT4SXvyYTbwITZy4S7O8UH",
-	"F7lD7UEao8r6De/NuHszbh8+Z2h6O5fbqWIFGdrtVtwrxBRx+H5NRuh9UZAH4qPAApbnmaH3xeOFoYvt",
-	"2/DQ197eUIkO4H1kO+tDI/jCFVH/rK219+XywtX5SF4vhwPQ7fIKY3Q3iPCei95z0b24qOFwnsFtNVMx",
-	"nUQdv/V5M++ObfLQFg7KgH/69BaLo6wluPMh8SiOiJKoRkJsPmKeJ/oQ1/45tOUcWLZh26vLvPXW5xkg",
-	"2mEAJL4SlMz3H/cbCuRRq9sL38bkmVs78KOtmUE87eC+VR7TrVXP96X/4fp0KYDwa0SEXPnlv+dffx1n",
-	"GW45ocQWELAEsdM1ny63qG4/58xCSmA6xcBpZ05XqiVzuDjFnBaaG1YjtBpPBIbgBg8xOM0lgLiAtDky",
-	"OdTNQoiaCEv5ene8VwK5shoiS4fExtlDHZKgfwgrNUY2TmAi7AzGPu4UfGuK0AyRcjEBrGC6LASzisHp",
-	"aASTs6wPAlhtHtyQOHjGqoxSurwMhxDXB8QFoVl2RqiYCBtVXlucSv0cOcz4OPj9kqdqizL6DUzTRe1/",
-	"0pehtaF+JJt6x2VCPYkISYWljlaAvd6lurpjNEZfbaY1ffIM/l593Mm7DZfdyFjbqkViBaQdIadpWWCp",
-	"FMBZgUxJnzDZEm+qGDPKAwTGKfb7REBwKZY9hyxQqMiu+ZJ5ZNCIJFQni0GZH2HYW44VF+MgeTOGlBqf",
-	"g6nY74ilzdIIrjb8LynL+DUrWDp2BZ5q44OLUxik0jzLCE2vAevcyAclATze8O4gKRSRrw2H/72kmVGB",
-	"PUjpkJzjnCz+PHU8HFCWYVJlfqkSKi5XXKRyFUNOBPREJwIriMjCQmxDSxhZF0zcphyRChkVol6WjApF",
-	"Jr0rxvKJyOmci/mkZwZkP8OS8l6Vhrj3tJIKJ6PNiP+J8PZrLWlgIVfGSLB5A949gsuL07ws880YRkxS",
-	"xiwc+/ZYlVNDYlMWY8DOUVfQ77NrG8i52x0CE47qxAGuIQSjtXRyRkb+kgfwabuudmDf91Pf98sDbBt0",
-	"DdpW+1lASnlYjfoMTvRsxgpMQ2b1LYQGLtGmwvo7bTNygIS3uEf70dC1PVDW84YJ0lDqqcB8GwzyTow2",
-	"lRItJ6J+EHLIEeV/sDgiqwXH4to0s+HgKZvRMtOkT7EZbHEiMGv1xBJK2/QyvuS6Nr2NPXifBhVQ6gus",
-	"FrMhcMPkd3tgeghHyrAW1FPIQHgqhS5k1l2fIS+gTKNhdgPwzcNmb8zYb+C7T1+i7zG476RgfyHr66k5",
-	"KKTMLXAiRCuCvKWWPQTS3JysujTH+MZOaW64jg2BDCWiAByBfgw/BT4dSBCBhw/URBQMcyuPIkPIIMur",
-	"mNDCEnexlgIj4nlKNsX+RKDc9wKk1mVfSzsaouTSDfVoSL5rjHkifDyDfd9wi4zNNJGlPqtrDYbD5ACx",
-	"HAB2Fgw1gSmDBK0uCYQd75JAPxtprKu1dQXJalUk27hWA1/jljEO9Vn78mPsmstSeciKtnF4yrqtdLAL",
-	"YMWtlbVc7SUnDEP5Y4gtfEA5sVEb7oMKDiCwrqyjUHDoLUf3Pjjks85ZmjsmE9yZWtDobUlLlimGofmU",
-	"FBKqHtfc8RGhFuRWFlUInPWF+VgQ5MT1a9FgIEOnYLo4EXifBTEiISsfk1ZWTvqIqGnExUpgimptpMZU",
-	"tKibWP/PDdsO+ijCiFz7iqhG8gDqP4KAmoi+/fKBi6l1Y2kyaQfc7PIDPLR1YMHYFswrFkwO3ZDQztGQ",
-	"APe3v6CvMYa/4mgikHVZv2BjW8CIM9Zac5KhnLPWmzFWK2/eo4hk/IqBYG2J7gOT1NHERCxkllZ2qfkG",
-	"R5mzwi/ZGGotJlKkXfE6pI9XNDYpvVAQQGcxVCFPWWYM8sUbni6uICPNaK7mC0icC726IYg47XIOGwFB",
-	"hdEtCMsU67hYN6JCQqY6VVe4Y6sF1R7yzwzxDAIj60OsGKpfSE2v0PsMTtZq5UlfyIA24LgVRk+ygNEe",
-	"cvCBqhzS3T5WOMOftm8VhviRLt1xebb4MJHn3N9N3TtH9xC2QE1WRnZK2w1j6vgt/PeSp++2RX+/ZEt5",
-	"DZlyyM1qcZZIpvaOe4tsnQjHIR37jmzIcvC2Y7q+8iVA1VkGMJyINsuqQ1JCCWdADUmqsx6fTYQMZJrl",
-	"+1aoWfFZ1ZUBdxtKc8vHZw0XYOWBdLf8/TrfBrERCAE3PJ/CZ2TjNkHoFr1NGLbw3pcwjA7e22Exb7vw",
-	"dwRyx/f9j7YY8HizCKt5z/7+MuYCEq4j9314WFjFqNMlFFR75crB4xSlUGPEp0ojB4O7FgkBTzIcfwty",
-	"UvEcHwDkMUYaYUHOH3/FWK5qDvDg4gG9EeMKAgd7dFFDfWAQWhYMMbwomdLkqsyPIhcgYP3oVsOXWWpb",
-	"4EYnA2ShNq7wXYXS/z5xRur1otpVG79i91b6p3HsaFqj5DAUxj2qHbvl9gPXWqbCdFDDRarKp7aF3gVH",
-	"jOrA1dhO2T++V5remRJeI87QL3pP358SfXds087IryU7drXGjt9esTVoyu0pTYZvowsTcUPtVUIbrmkj",
-	"cN++MiwBGrYjYekfbK3IkupkMRHx//k3Hfzx2vzfaPDkcjh4/XYUffHw3X/HZ6EPmnYBmUbOaeIuMZf0",
-	"zaUdha2aTJhIJASNWQnoBllPlUKY1paT+aLUDu51D0XUNv5AkSu27tBFER+1Ww3NqTbk0xv3ulbnw6VB",
-	"VbP/SDFbtVKH7ZzLEebnlA917wvYI87e6I82ZTLMsAxqJm5PYTI8ryqF2crsXrI8q5fXqgpdk75D3HMl",
-	"cM1IfNXEVB01/POuvPNW9uciSB+PqmahmZPRaBS2bmNHh+SpKx9rWOEVyyHuac6vmTgD52mLMxpTr5S/",
-	"bwVFvaqrYufHVRWHVekvN+CPvuzl+2JB2MFHYkH1OqkdPMgu6T0P+hPyoBbesAfvQXyZ47cOdn+Hd9Jh",
-	"U1B/5zFdk4KlCI+FZr4lZ9C6fIkFuKTPjFWSevOa0SLjrLDRoJByju4o0xzzWZn4cybnpJ/jRptXyoSl",
-	"6OZM1VFUz770wBa1cHyrWdVfiqOJANdfzFLuIr/jIfnGwl9AjhO0RsK7pBDzohPOojPkffNkBjUhWnSx",
-	"anM+jGewunJzk7+PDPjsYSM6g7gBPzhZ7FA73KmG63TbVgRxvEWKNdOqsw7AbTWlw9G3OWRhWrR7jspI",
-	"PAbLURaKmBdNv7yYQDqKr1JDlc3HUZG7UXeY5lYrgU+pgCtxS74+x+aATOpnFT/4tE7w3SsvwVQ/kvbi",
-	"a3q0Ky5INvc50Pf3tIewvmfACPbKXsHyIDfEL0XdqmJqHWnNNwNkrgEvT8R+yMt7gUS8gGF/2kEjOMZP",
-	"GaAUN/+eJd2zpEMwSi3Z7HSIe1aijt+GQd7vjlNmbK5rqrdwrW/8O7ZIT62qrVfOKn5VNWqMJ8u1oB5H",
-	"AEk/DjEdbImQR6MTQjXWrapqHM2pZiu6nohECoFupMrMSzKpbDYzFyS270JwC57WS0hcZhldxxPRh9ex",
-	"bs2j0eiriECxGnxQzeAynMFR23VX9YL3Gvkfxy5UBSMqL2ol2CcCIlTgaxubF0SkBP1uRqVMhN8JZ1JW",
-	"b1eb0jAsSf90NIqIkDaiEsxmoY/aDU7X4IvgsuU9oFaENQE641ga6QifJnbFTu4exE4JuQr37J7b/4XM",
-	"Z7froe53C75d7MG3XwZ8u4tZ1O80a9f5ngHWODVc79PCaC1YW8kF0QlZTISrIRjSHtaca1FrN3loUCyk",
-	"wURf1jifcPxzg+t5FOqK7XWzu5f37O59szvcp3u/32cci3G3jAvZSDfTgvo+GzXZXJZ8QF2uKmO2JlOz",
-	"KURLQo0tNRG26P0OQzpgHn3La4AbWtT7icD79qRgGkP1MB7RVxY0jKlWzxOjCA2vfPX9+eD08RcTsaBq",
-	"MSS/AoJCUOTfFh10tUYaE3CoYxBqPREWE40r34St1Uj6LvEwttBIUJHeNoulzfG5WxJXyvWhb8p9CCuM",
-	"6ratUYIgE9oDcEHmjMffAq0WO7Il/B0Ohy+bD79eap3FpD8aY83GLbknULTpT8N+3xvopFmlwJHxPh0X",
-	"tR6xj62Ak+ZFV3oYjoqEmNGbYAt4SAEAJhGSJOY7e8K0P5fDrRvFRLk0LMo1FpRl/oxACe4dLp+AGMSq",
-	"czSQRodIQ8io3AVqhGmXm+Uc20tr9oM0RXSvmM8j82cAvO7yRyNIca2Hvx9FZLq2gfQud8dmtzxQJM7Y",
-	"NctsblBCczrlGdecqRjhCroQCl7hVN9nhIrp4Z+crbYVx7zmik8zm06rhp9JsMlnWuASFzkgXcWYar0g",
-	"3nEpUiU/V2Fm5tEmDnb4uA3lqTtb+mhIfqJLG2sLJZy/GgUVnCcC1Rhd8OUSwGCDwVZpyyej0ahblQES",
-	"/bRvRGCIH+lCBJdniyaBu3sfVPZnuqlQ9kx0X54iGzl+C/+9QRm1Tu5x4xJqTnw22I6rmuYkKjydiH1q",
-	"puEY9wj9sjPr4CQtMZl4ZFotG7egf6JSaVtZSH21731Pn3+ZtJswD3d4t2a+uZfq8CtdSji4vQMtPJqI",
-	"DRWa7Nagg/BzINBadio8OvPKUDWU9ozzrXq4C6b/JBjIB6icuK9V0Lrr93ziszdEwn3dPEA3tUp8moro",
-	"UjOa+O3VAa//Uj/kYZHViGyzWCbiHLiMDdSargk1qgMrmmj1bsqbDoOIyGIiNlSR6OBwrwNKuH6qOsn7",
-	"sqns0nwkq2oPiPU/ceHYe6fne7TdAg64ly62FsmxEjRXC6k71a9XuigTXRYsIokszeBViOKh/J0fcG9U",
-	"sGQJIfk+swSgV7F6KnujA/R21/vRGDIOuCgdjnnmgbxjqFQJJqCNGjtCBA9AGw8Q1at/ozIX4mQbldDo",
-	"bxMxZTNZMHuHhtw5pwViuFscEARKKnOob1Q1ipeLUP7/3HLjh6NHiDcSP58NfpKCDX6k2vQnwHcFvN5O",
-	"8QEglAAWd/zsgs7jCv8EssTdex0gKO34DK/c7u3B5rFXK3PtdyHYOQD+eTGAd0GVIKjNbyt+9Hu1J918",
-	"u1Ie3SJ+EKTsqGeWtOVuHG4XZhwogKsaCeAqRAifVSea3bDcD7tSuPx+mt1KjebRJEjuya+xNu1TsOj4",
-	"Ibl+7qDhfw0dW1pMDqWtTMDDrbAEpuGbW5HAbS3N47e++O87nza61UL3GVtWxQ3LGlISI1eeymvmqmO4",
-	"Mh8W7nsiNst82LzMKhUIbwMyrIHjBI09UhPRj10u6ZgYLc5HBPt6nDXWap91GOY/uknvwVltS+0adFju",
-	"+w6rk/+MpTzssthlNsuJi2zv9dkZGWGxKxuCYkXn3pUs7qxyBeB8+/EeUAcCi1rZD/+shSAste2D6O2W",
-	"4t4P8rny6BcIHlzIco6uyJB3dtfw7PKAnKdpmKFv8T1C/lv9/UAh7Cfy4/5JRE4j8jCaiOFw6BnqnOZE",
-	"FiQtkZpZhAcMisoYbuv0AjMcLuZHHcm/lZcl/jvmrMVV0rCcVXEZiqwWEusqFA5SypdCBr09MTJiM6e/",
-	"4a3BKU6Eq67ciK44qNjyGWSxaIQiEHMAKaEiKLHnUnwtoFNQM68VkESqQ7KLP4xA+TR8MsHSfCSPzI5s",
-	"ZMFW96nI9x6Zgzi8UXb2S0VuU7jNPwagwHcD4jFdx4cCzolKf10Dr2eOQB/w2nZEqDijSl8Woe8jyejS",
-	"aWUNibJiQd18xX73nBrmBr3VkZt2suoWHvoLjPcloymiHn0afPQ9ccXGZD8STkO12B28MaC6zwll6oMp",
-	"pn8hnvcStDSo+DijgUcY6h8jJ9pUbdtxqqrck053g81yw+SJKj8k5IhyJbxKG4dZA/FRZDRNTIeD9GWb",
-	"DScFq8pvYDUyiCduq0M6EZov2dglXcC1H4I3UF2qiFjtN8LG1xGpMp3hPcNfJ6JULCIBCB5msfQ3klUA",
-	"WJ9jMelFkOgMy9CVLjM2I7YLgesVESpsLjOWRXmghhOBvL5ULL2kGli9LS1t/eFVqkj14iwr1eLSGMfF",
-	"Nc3iaCKg+D8EYmR0TqZrvN5clsmiy8Vygdu8g4//CoUMcPxnZGODoazPVFm/5qdQLe2scrG4gjdXbK+R",
-	"bnG6HFROzR6OA5ws9WSgA90sE2Fb/eTdLEBxe5VNg2W4l2SfdagJrSWUacdttueA4GvHbzErDrVxIym2",
-	"pW+b31WQKRhCY3i3CLJqX8yl7/w05vEDFWRUH/kIllYkjrBsS+B2OEEvTA2Jg4RAHDkT1mnehsgxEdsh",
-	"Ocg2RA4niC7d7ALHe4uAQrWAa8WyGemnLOEpqy5mqVhjYjhHtcHVbnOWA65Xq5SbiE4xd0aCOmCOGuol",
-	"YQwzExNRiiuAoDMvp5KpIYENRiQPpzXg520IHrCeaCAh9w/kvtEYAoSPrRnvpp/3mGrplpGnpB87Wgd5",
-	"llTZhEddlpN9/5ONM4TRb6uUYXMghVz9mcvh/MWq22h7XDoY/ILRTC/+6DQrXEyHOcRUgdvX/Bf1O5kw",
-	"ZWvcKPL9xcWLIXke1IzSskxsZl5KNZ0CYFupGInBmbP+A7wsVF0ZNRBiTmolHRMqsG3H2FVHvMf3MIf3",
-	"mbZne+hEjcCF4IqU+fA2RHYgsZgdZ0lZmO0c//t1ff+N8Yzmhm6OMSAHv5iu1tGS6YIn2+1M29gDRezb",
-	"pG923++TMXSWTC9kGpFCltqokFApAcWxswadvE5LO4SIfCdJUYIRCXqCG3Uis4wZAamOPCTXi0KaPlip",
-	"MH6Kvcml4iBSkMt2Vm/BCe4kF9PqcZ5RDoTC3tAlwCP2/ot8/+yHF2Qq9WJ9udA6v3TzvtRS04zU1wJI",
-	"OI22rok1kIcT8V/k4n+/eLalcRtuNhGdr7zFbv426X337GLSi6C3v038WZ/0IuzubxMz60nvHTmBpdoS",
-	"yBK1Bjfg3lvFbPd+fBon45kZVzX6mSyCoW87Gciz9uKUvtqW43teqbJQb9q6Cbkw5G3oXZYQrCFzNfQ/",
-	"XNof4qMAUG7J5zgui+ydcZaeYczeiitGHo8e2vpf9txPM7a0GHFlJS8wHJCSlGnKMyLo0ihroKFRnhnV",
-	"EwqPkz46YrhdWnU0JBBOM6WZ4dKFIXCRGo18NuMJ+mS0hMmtjf4OB5h1se6Xbqq99+ywxU46KHljlwC2",
-	"3a2zdQy4OLEPR8R76gIbSsB2kbCnrO08CfUe3vYQ6ua81AvTodFg0UnXXXinQM8e1U51gLicVCblkglN",
-	"+gXLqObXDDTtssh6494x3LTaATVbRekcBQcKYferA44zkHZnZZEsmNL45MyYHmi5CMZSBhcjVqUPJr5p",
-	"MLyobur7CJ1ra5AZSyvPFZpovKhQIlPrF1VBF14da7dI/AahYRh+6GqlbX54bkcRxBJ4nF4YYexCo/JC",
-	"znjGgmZxBi2NfucrfRcyM3sma+03q6TbtHozaZ+IGngfgxKLm10hDEMUAEDUa0yryPrM3Ua72B/fPtwo",
-	"bjb8lOpkMShzX2/VR4hiQKCCooyLQgrDSGeFXAZtQlhg+y6FvlfDS86CKyAz+oLOzH64cjhV97YMTW1h",
-	"0PX/7vW7/z8AAP//",
+	"7L19d9u2ljf6VXA1s1bkO7QsO0nbyGvWHZ80p80zfclN0tN5epRHhEhIwjEFsARoR83K/ex3YW8ABClS",
+	"ouw4L63njzmpRYJ42fhh7429f/vdIJHrXAomtBpM3g1WjKasgH++ZLrYXCw0K8x/pUwlBc81l2IwGXwv",
+	"r8maig1RLJEiVURLck25JnO2kAUjhXmXiyUZvvz7U/Lk9HQckZRldHNsXzgaDaJBwX4vecHSwUQXJYsG",
+	"KlmxNTVfW3PB1+V6MBlHA73J2WAy4EKzJSsG79+/jwY5LeiaadvT5ylb51IzkWz+m222e/sjvWSKUOgV",
+	"Zyl58fOr10TRBZsQakdATF+Y0uSa6xXRK0YUXTNyyTZkUci1+ctUwJ9oomUBj3FB4pXW+YhX359pncVk",
+	"ybTCRrQsmGlc5VIoRuQCW1rwQmky9B/zD+D8kzgY0vFLlmd0w9IJMdMUHxEqUnJdcM3UVAhpOrIkdEm5",
+	"OCeUJDI3yyI0uV7xjEHz+DmleZaRohQK1kqRhSwI1yPy2g/OjBc6RUnKFwtWmHbc1FChrlmhyKPxExIn",
+	"Uiwynuh4RE7N6p89fjwVecGFpvOMkYtXT58/J8mKFjQxy2R6tqbZQhZrlsJnqtbGI/KzyDZElUnClFqU",
+	"2VS4CVGEFm4aI6IkoWRBecaqBVvTDZkzv7bQezO4S7Y5nwpaTW1CC5RJWPOCaTKMn9JkxY6fSqELmU2I",
+	"kMfwqTgiVE1FnBSMavZaXjIRP1BHhCsi2BUrwg6Zb4G448zCOoymYhAN2Fu6zjMju+PTJ+P5V/TRMTx4",
+	"TDP29vh0EA24kU5c8kE0EHRtHg6X3ohzbV/Qtz8wsdSrweTs8ePI7BP336dmV2jNCtPm//nn/3X8/735",
+	"j38f+O2jdMHFcmA2z8tSPE+3d8lrI4elGLl+5VSvql4VpZjxdOemNYtL9WAyKEt4svnl9+Zlu6zm+b/R",
+	"9CUuovmvRArNBPyT5nnGE2r6dZIXcp6x9X/8S5lOvqsm1byRmvavaMZTeHiGojGIBinTlGduUFZSzOpJ",
+	"TeB5M0pWFNIAyD/fDRacZalZCyrSjA2iwZopRZem+XWpNLw3Z4Stc70ZvH8TDZSmulSDyaOxQSiuYZn/",
+	"4XtCfE/sJJSFmMylXm0mdkCT7W6/Dyfz3wu2GEwG/3ZS4fMJ/qpOXmATOKUti1iNt9pyw3jrg3FUoZ1c",
+	"LJhIze6AqVDEgBtOUHw0Ml17ajf8AWv1QUfjAEdVnU7KAgDKLAYjwwqTjiLANisrhBJNL5kguLowmr/L",
+	"Ys7TlImPPRw8PgxoKcYc9suySBiZlyhoqSR6xRUZxgvXSzMiAGtFUnbFE+aEmeZ5Ia9YSjaAZ/jjLMe1",
+	"tCv3nRTsgw/TNLpnqElZKFmQhAoiJMmkWLLC7CLFiiuQyIKpjUhmDlHio3OYkLlMN0TRjSLXqw0cdit5",
+	"bc6YgiXyihUwqOfCQB3NPub6XQhSCvY2Z4lmKYHdQYYxtz2pdR+PCXPkcGY2Ez6iIngik0uyoqghIFIp",
+	"Ugpz7utw+6Yw0J+k/rssRfrx950Vy1QylDX2littxFDX5Nj8VDCaEm4kUEg9W5j+uunQ1xLOcC5SrjQX",
+	"y5KrldERYHQv6CaTNH0t5Q+0WLJPBS6wZlyRzHTCDJA63W5N387Mr7P5RjMVk2GcY5dnWsoZPG+32StW",
+	"mM33i6BXlGdmhLc61sqgncaBllJN51QBCASPjQio7IQand0KV0Y3+Ndj0OTJkl8xZQ4/d4A9Hj+sDrBf",
+	"at/sPLrCrn2oQ6tjTGQYB/8VH01qW+SaomTiPkuJLDUZUtSNyXUhNSNWP0aluaErUmVklisiRcJIHMxT",
+	"DPszp0oZoFI5S8j4cUSmg29dN4NeTQdgzTRNp2NvO7VNi336JLCyYGZeS/kjFRurGKmPCm+kMOdoxtfc",
+	"7OhFaQYfTvcwNjJv7L6Z/ZOCFZESjUG0SZzBxI1VaI5dcwZk3BzUNE0LphScZf4tq8/TUq+Y0HZ0YSv2",
+	"LTK8+PYlGY9PnxzVJb22cB9uJX4RQZfYR8dfnDujw3GluFhGlTIXkVJcCnktIsLe5uboNBNasCt5aX7c",
+	"UhTsL7iXwjEZjKbZNRy1RqmKf/311+OL4IkJ+RujhdkPZvt4s9gAImDeHYOd321rviysXJizxOo3nThm",
+	"oZiUnw7PuFCaGlhJqLHRUelxO0mRgi9XRtu7bgLceaAVEGN7oZpgN0myYsmlnXlV5rksNEt/ZCmnr2Fw",
+	"n+b0NFhJ8Qy9XknFSPwUe3FsehU7XTUOO2Q6Ehuwjv8D/2lWB6QsTla0UEz/Z6kXx9/EsOA0SViuWXru",
+	"v8P1yqA9bfmWhy4pj2B6/UzN1maqZuZTcGj7xQasuFjaidvS+qj5JSKU5AUXCc9pRuSCXHLTW/gtrvwO",
+	"eSEX3Gg3UU3OwZOQzsA+PhuffXV8enY8Pn09fjJ5OJ6cPv5tEPln5pvQZfBo8RU7/jo5pcdP0jE7Pls8",
+	"Th7Ov6Gn7OuvB81FeVWu17TgiilQt4leGcXMnG9urUy3Uq7yjG5m1rJ/KedcGNRE23cyKOwfeNqvH9TI",
+	"Y17InBWao2kfDjdwDKRUs2PN12zbO1Affptvopr765Uk9mnURc0SmJHt8UA0pqv5kV9XVFftgd57Tujc",
+	"+tIMGKOoC0mCF0et36lNcdtozC9EreS1AFO1Noyt5tzStDVUCv57yaxtGxm7PZPXYHso1toY7/D9wOcf",
+	"qGCe0U2yz60TuoT+OYBHasOPKq9KsMRRKCNvfKty/i+WaNNN2I0/cNW2I81PqmGGGElvbDqu2Rr9O3/y",
+	"7fdmawPaoXeuM+hgKTOqw3xjheecxP98E6Oo6xUzsFsYBVqAHPkWdx0YCKHv/XLSoqCbbRmBpjoX/UXB",
+	"FBMJ64bixtIrxqIKgItSGIhBr5DpeX1mqEP53Qef3QMv2QJUAtNWr8G/xK+/gheaA8dvu+Y6J6DWRuck",
+	"PGgM9ZzEVi2Mifl7ZleaFMycfmTFaKHnjGqw/5go16ZL9hWQN9ij81KZ3SkXi4yLsJMVglzk+atE5qwD",
+	"QqkgNM+tAmvWJ5UTErMr05mJKufmhTmLyTChOlkdl7k59qdCCZqrldRHEYmt+1VNzAaKyRD8CyqnCVMR",
+	"SVZUCJYpq5PCHjuKpqJ6CwwR8wHY0u6ZiORS6YiwlGt4N2UZ04y416ANnLPad/FPR9apb+etOZzKZ4wv",
+	"h/8N3RlEg6Dt1nl9SnM65xnXm/ZVT8C1LBcEDdJHjW2Qs8JgtYEb84PZZeFKw/SNytwcwkYG4T9pkaz4",
+	"FWAzzuoI5yz4g3/D/aF6Bye2esWOuPpDWtCFHrnxwyrArnR/WRZU6BFN11y0zwh+smU6nBSY6aAoGmD5",
+	"UJLygiX62PbFPXeAPnY6GY9/6w/AT04H0cDogtBzKlJapNW9iebJJdNqAHeWmhtQEXrGU3MuvbGrMOv7",
+	"pbGZc5nzZDAZ/CycYJuFJ/idQTS4YoWCOTrdOhTswt1MLTvkHVQx9mpjOGm7QdVKwH+bR9+7Wd2SBlTS",
+	"FsH6u13dqgJtLUWrvlk9pFDK6i1HRIFRYY9N/LgTgFDs/Mm5d0Lqp2YoHQeOeP+XUIrebf/i5SfoLxf6",
+	"q0eDlqv4Ft0PFrVqpiZA2zPfdgaGS96y8Y0IpPu2v5sM8ztYZcFi1kCx2rDpehcE/YOz610wREN9VDGm",
+	"CNeBUpKxK/OQSEniQJ6jaV9smYrBA6aLdQzdgthtUK2j8pvoI4AdDG8wGazZeh7eZX9w9NuBbvV5e9d+",
+	"9wYupPZjk+OxaRfU7e7eqm9weLfs5M8LRe1y7X7nB3gowNw+MPphsO6LgS83lVFd+nagmsGRdqv2dSV8",
+	"KoC1BqxsGzR+yvuJaQBnN7fTnsKkoLFShXBsITW7rpwaAcLdndW8BQqHOnwiQjVZS6XJ4/G4Fr8kS80K",
+	"uyRcEV3w9RrhIQjKeTwef1BvUITBVae1vnjnZ4JxS8FPje6cmu7UY4R2+JZ2ic33+FRTQtodPTskJs/3",
+	"yUueV6emMlamakpPXRL+VvIsJXOpQ2mYmz8e4x+xkV4227Yf5WZLl+ef3cJV87A175pkjCpNpGA44+cG",
+	"e8w/SMYVOFmvecJIIktQhUVygEPIuQrew3ie4zune4Cny39oh9AtXxbddsiY09e0cyE3pGtLcdltb20J",
+	"TLuggDB8U5MFe0tvYARu96wf12ohaJ3vPPq2VhFg6+zxuCFWu/210N/uCf0WtOkfcZd0TqvZB9LosnuN",
+	"JjKsjjMNYbnmDULF5ppujhprsa0z9vGHftOyjW+lqfSX217WDczrdwXdeXSCY8QIzZpeNkXUO+j7as5f",
+	"fwN2AsbzHKRu+5ecym/E0vxdAsxadX97ums9bJMWGB/rZ6vWet7WGB7KsnCb+5y4RSGlyJhSJK4NBG4J",
+	"Y3dDG4NMCiLXXBOujw7rUx/t2y42vuF0cJzCPi/KloO3NsPN7tjGu6XvBSuUFHtO4hwe2n34XmTsrXlg",
+	"jff1NGNv/8s+PUrkOjySzW+DD3O+Ys8+whFrx7U9P3lGufCBKapMVoQqEjfHbyNs8aLaDhUG1OjL2eNH",
+	"H0czc0PqFo2X5T65KEph8xhIQrMMkw+2lfy8kEszO0ZZZxRCiyEccGW941a3P/DCzV7EDIpSCGeF1q0h",
+	"cSUxxKATLqpHMLqpFC4ZIQovvyAurB9CVWNtfu+F/YVo9lZXxoW9ZhgVpZi5l2dr+naWgUTEu4/w5uS1",
+	"ei9hjxgjCkMy5mxFs0Vg7VzL4lKdEwhvnzMCwXYQY0vTYKF6DV+1X1QBNGu8gMFpVpoWWhEuzkn8e8lK",
+	"ltrrRrxlDx1z+LORE7vSb/ZpMrU56RbwV+aw2CHi1ujuUA/rT/+/ppEqWi0plZZrVqjKAfYKQ08ONEyd",
+	"Mnc6Ho/3icINFc5ba4avQT52TKRVlrXEZQ+coZiOFLirawFhEM0zWxt1478UXSPiFxBCbcR5kUlZkDOz",
+	"Pf9FjQmOKTeDKvrrxdbDLQEqwWfa5LbWxYj8SIvLFALuTsl8o0E+4mRFNcQH28dsiHC71o5969Tax4dp",
+	"7UH3d6yQvGTdYP5zjpILSrrBdbivPSdUYJoLweYIV6qE7Dm8z53LUsCiQhTMFU+2dwikIDj5p+sHimQ0",
+	"1zKHeAn40QXtDWwgX9v2CFppdv1vHFIOfZCklnYINuQRTieu2k7aPqd+o5OtSon/2ANF8EEyTNmClpkm",
+	"sU+/OCeCsVSROBhOHKKcG380cIkc7Ti3e4Uxp6rrvIY5giQ/l/fGlVWo4JyD4GcqUpuzgAlsrWva19x4",
+	"Am/nvGDK3zl8fTx+2Iy4gZ4NJgOIxpz99j+r1fx//qZ+e3V6NV+/ffzDr4+v0qenqx/+539l//vXa51+",
+	"96T47ddH+sdvL9y7BxhAXRLWpSRUK2yVgtoaQuT5kl8x0euADCdj2wmJGoeVZaVlruBw5mK5FX6GS2Sb",
+	"q316502Cnei2cc4hvhc/HpEYlyImC5ll8hqjgx49JHOq2FePyiLUp8nw7PFXpKAilWsy5xpzetu/3c+v",
+	"3wA57HXQQhvUfQur0ib7FRgEcZvnOFJV4RjXhCaaSJFtbMYs5gS4DXmDQM5D9kk7Th5u4n8dxEJXYPJB",
+	"AjN73sl0XxM1vAG99Mlyr2sRV/4VPtt6l9Mwkq0pZFvfG4BYa39LvjzIu1grYw6uuXBy47K7QAaHRuux",
+	"grdkmjwaP5yKrWS9CCKkYeFiuMyObeB+3NLAaSMeqeUkMTMC77fea39b0IXuvCeVxQNFSgHgY0wXYkZW",
+	"XboXgXkQbg78fXbIZXJN4fve2CiUFCzPNntue4NP9RCpur63DVIwmn2RFsH18ANF8F6+D/zf4k4yGGZt",
+	"EFWjraJruvbSbJ3t5aXgizAPYEKfChRz2+a5PWdA6NhbvX3neODs16b3o03Xrhl6lvJeXm2jBthpx5Ok",
+	"h9XysyDrDbmmm4j8F83YWzJc8CtG1lyUmqmjw4yRW1oeh9kNz65oVhpM/HtGl21n6oJRXRaMLDK6DMSG",
+	"ZiWrbr8MemCenrxiRcFT/9tUOGjx0BwRlim2/TSmUrhI9Esu0urJqTDfN1sQNe4R+TlnBdWygD9xgR10",
+	"SU2g01h0hr/HDX6GdwMm6DyrOA0u2WYwsVKrRgovqJnaXjn/XotWB/chkLtjJgu8SfU5CpZrLmXGKNxf",
+	"X7IOj44d8yXb7F/nS+CNcL1rX+rWZBfzISauWCZzUJ2kYCQtC/AOwfWpy4Z8eBRV+WBSkJfPXr12SWJT",
+	"saSaXdPNiPwd2QS0gZ1UupT1bAOh5XLNtWbp1mrA7HR7m+su5UrdevhNekaPv07G4+Ov6fj0+JvxeHw8",
+	"9v9Hg9Al9I7BwdA4svY0kuCRVRQsq5yMe9+jlNL+HWXmGzIBdoNuRXN0evbw0eOvfoOoFMhIhqkr9UoW",
+	"s0Om5GYzEODdD6VIVoRqIqQU/88g2qsjB113ANbz4wvzccV+H0y+rp0qPV5NT8N7G3AVH/BNKzeOFuS9",
+	"7cWjs2YQ257G5qeDG3Tc79969F+Lfu+3zi7NGfb+BTzZ2AG9NKm68L/bkRgI2z6hPpEYEGR0Cxujtiv6",
+	"2i/B9mh0dZOzYwNnfMGTczQBeapsVG3BUopED41eVyDqHmnz+zNQGwERi5L5iwWLotdU+Q+0nwOhpO5d",
+	"THe56AWz2Z/vMjk3h20i12uuj23uT0SWND9eFI2L2C5l69AgvYO0Pl2YpgFY3ra5SR4+JfAIsY+AOhak",
+	"wqDI2VWEFVwieVXC+FXdqVotoN7krb6Dgi250pAe5U4/82hUXfU1dmIP3cusSzSoBl+X5shu3WDhK8nd",
+	"OsCjwdvjpTy2f/yXkmL0kl7/WKFTsMVbdBPpNiUVKI+TWm7rMMZbcnfPijNppjTPgYhmKnSY4sy1YtnC",
+	"vjYhaqM0W8dHuAr2C0TI6gtTgd8fkVfXXCcro0DgN1EXkIL9vIDEvQOStHY//Ao6ZUHvjZuhF3TZsv4/",
+	"C0ZyGzzucpS2bSCMJutQoa5aMhQhTY0LotjvmHwXJtwdlGaHyltLEO3KbLhWALDGjEFl+D5eBfol9PAE",
+	"40Z0atz+daOCYG/1DNl+2j+cUftZyF9n6TlQa4DrTZGYInEDefZ7SSEwK3bDsHOT0HK50gQXoUd/ZJYy",
+	"pbvnAX93/ERIi4ekRECgh1wVc7biAkhtgM3v0emYxAUzWg+XIu6LlxuRzFguk9Xh7k8rX/XpDZa41npt",
+	"0J36/svgTGlP3MO9alSCJR5Mjdv1w0LSnXPKiZlLO6u0Tq8NBZxrkc+T9IDhUsX23wLbAJgObzGYI8+K",
+	"ok1Qza7nAljSkAQNDf4gBrk+F5Yzrv32kGVpRIAWIZXGxiE5Ncay0LLiiLK2IAS4oJfasVrWvAtV7MZ2",
+	"ZJpjqWtdTq7IdSGFN9TrrW7z2u2bWhxw9dW2CQ5pwYw6mmW9gNzSTETvGnN8Uzxr3Z67SEVvAxo3+FjB",
+	"qGqPSN84ZjtLnWZXqPqST0A1+35mdyqoDRab4MZEzha0mCGGmd0G7c3oqiv11FKrbXYEyVtcRDow9lZP",
+	"SOxSdmMyNHoKoSRI4jVqQgyElzEZGlUgDnsRR6RUJc2yDaEko8slF0vw+/KEgqoxFQ6IyyUpqPWmUEEy",
+	"qTTQRTU84O7TOBfFpmOcutjM4MSZtSXIfy+vbRZCndAWNqrROqnWZrdYp+m/uLbb9UABqB8M3fQxD1TF",
+	"crgRCYFXDmdlsPIWrPPWVNzwZHmzzSK1xetHLPsMGT46HVsKL1xcHF4bS+BUWJGHi2sne4XMFbgG8a2I",
+	"GLFTgdyRITAh6YIzG80FQoiDxrhPFEkkBDO2BBdlRVrFfEsPVKCHbLmoLG9RY6RNojY7Nq4APaz8IqOW",
+	"plw421KNwtmfnD4cj+t4dDo2f3GgUdvq1cbd2gCBmH9j3vecpafjugD2vV90ATYvYdQkGHUntVJzgoxg",
+	"QlRrq9Uls+Z9rU9mt/sh8mlRYKMfntx9G7aPntda34xvdIP7sYO0756jZ01TRE5M8+9zVdZTwfzkAea0",
+	"fivYqnd8rrHjbXfjrQHkjeTHYPFbVT/zwfbUxtCghoVRH52p58veuwcR/OAM15wPgi7NecgF4em27+GG",
+	"ZD+I4y1eiJ3+gBfG8jdmPz4Q+z0E6pWREr+7LPaD9yDvx2zQO4N1e1912MQ2FQfu70bEZeY0jiW41IKE",
+	"fmmO9GJjIQOIbXxGuRRwVUarGGN81oVVcIjxGtJMGStRKuZYzqYio5oVR0ETQR4betndR+DS3qbQAuep",
+	"zXCsK8s7LPI2tbkCk+1AmCvOrlkRg8NInZMYZTYmMIxcQoRBwWiisT+XjOXKuhZpBor8+VTEcD1rX7Ly",
+	"WmfHpuCMUVa6z0ksr4X5zNANZSqkyDZHlnEIpxa4X+sjx+6CGWu5CpB+JhpAg63D/34H/5oHCwiYgRw+",
+	"Y9GD9c8FiSEEIJ6QM7NUD8/CADq5mIqMGQtCRSTlS26mKp7FEYlHyLgZH8cRhk9DmoVIiWVpt0Ua8O2p",
+	"kAW+PyJP5TqnBUuB/+2YC8WE4ppfsQyptG1FijpNXKNcgb1XDcJmH57VombP6rUGLo5/o8d/jI+fvKn+",
+	"ORsdv/m/g1/+ve0k/J7RTHdYQBm/YoIZrIDcjMaB4UPd5OW2ZtMVuXuBVKexvIzPCRUbm7MoS53ItaVU",
+	"t58jZutnWWhwy8v93if75TbAeW7F9LlYyN02HwYvg/lTQFGJ5mHZ81AaV+GFoJQPDtf6T3cHYXVn2Hjr",
+	"lafnVeAqeitULy2pOyMsaL2ZU7UdSrjDzn6KvXGhn9YBHhJRF8xuF7AOKZnT5LLMzxFbpsKbd6qEVENj",
+	"4lGBQgXfBKIACN1FvyJutEMCoOo9fi7MgaCgz8HZsWSH+b9O+1FhuHjJ0BewK6bqB8cq0h1RyBYLlhg0",
+	"sraeCM256ggTK1Zw7eYdIkqqk9YRESMTg0iyMvUxJLfA+B+7fKkXIZcQbQ98bIRd9FEXbx0r2Qwz2xN4",
+	"8fAwop/5GKZP2Hv+vsnXX5u5ra7FFzRTzF5Jn92I7aweKrHnFTpuiYiolqZPdMNtwkrbI/fOXT6NsGQu",
+	"Tpy4sgyE6ehDEa+xlN9RdHdNFHbqQao2SPuesg6BjSsVoT4MQ1p3BMbromQ957wWdYHtHTSFnXcG9qsP",
+	"FBGlASLU8J1+HiG8nd4g9qI1RBlCtG/CBXdAnEbbOVG9H9UDcNGXXG3ARgRzKFINV4Nf1rZzxiL1fleD",
+	"N31uyZkUxFXczNTFG+6bWrp96as6bd0XUu0Ndq5OOY1W2yERzp9xSLMPEmlN428JcLmBL/mWpAj9E4a+",
+	"botgvb1XNzXWOb8K3utIUQvcu9QAqX8tSFQLMqhA0+ufpXYzLgjXpdYztIPAoUqQNzqpeaYqMpIzmYNq",
+	"mm2OPhYZ+wfh+POS7rzEXYRPr5Gi6oHj1yJDmueqGvHBxE67SeQCVr19vPAdmVj1kbX76ZQsICSwElGw",
+	"ormqp9sWeA3qAkxonrcaA7XQstZLYhvhZayRjCuNycbhzdVu4pRbs74HUEAd6fpuapUdgvwRxfJg6WgX",
+	"iCrCJE25WRaavQhGj2kcWwzaUIz20eOv3YX0iMSJTLFqCJZrpXOzb9c0WXHBjo1eg6kPUOvNPHs+FbF2",
+	"lUbi7QvPaTkeP0zMk/AvFo/IU5kyBbovTVNXX3HI3momjC0NvONK2jtuhYwcfClkwdzDesU2Ln3iUshr",
+	"tHabJ27aAUpbozGPTshWMaCINFMSo6kIahBGJKjuBiTteiXTmfkbxWxheKGtzmRVmjHaDg8wL20XVYtI",
+	"V+WWiLTUoTKN+Ep8kDwZltVpejj9ONqPQ91B+7Mq11QEUvE2z6igjpUdAMfG9IqE+Sw6V/yvHn/1kySF",
+	"LLVZHp2swNvNFYSJtZ9ktlhpa2hSs3gnOCpaFsLLfV+UD+LlWo0vmPx9aQAPFAmSBghPvW/8f46tPnr8",
+	"HCOoW0rm7glJ6M4d3u7P969fv3BsDWYP+EVzZWlrXXg0flRXwh+eoVMcnWiPnzwJXWrj1jCfLtoPo8QU",
+	"uilPmGi2cc48FzVjmm3Kjiad4tsV0/7Ly+fmkHJETGHrUT8kq/Vh+4Udm6qZ2Y/x7zg7YUa2wbBWwC/1",
+	"K6Y1F8ud2ZqYiIjcufh44xSGB0APLVruDeyv26UXNuR/vfr5J9v8vNQkFmWWwYTsjMNvDBvb7xofT9mc",
+	"FjvHp/AZ5NSRW8zhiiHBNV6ke0u8p+/uySlwhcsso7kKnHeYDLmgV7KE+n5BINDfqz+2XFFX3elpZ9sp",
+	"eIXv7dUsffttM/qS0bSjgIpR3xY0LGO6svHuXe7dm/hqjS0/K3xQ19kNfJnBTcDD2ybAN7rzro/H6aOl",
+	"bXd6kOq93n39gCxzrSxseBjZn90NX1VGesWSS5ujiiU/t5bfPAC7yqrv7pIoJN2Am0j/RFWxsPlMUD0c",
+	"yPs3LUa8/WBzHM/slQ9LLrG7kKhRisjRxkJohzG/Cyp6H/J+4p6ahlu52fdcqMIw4E41vMSkvuQ6/O4r",
+	"/j8ePwyNMpyDvlerkZucnSKAI2l1DlZygPPo4grsLfC2r7DbHQEN1EuNx04yUAetpKCdFmyXtmI7dE5o",
+	"rfoj0WXhahigIENWAW1Oa5/r6jojSuuMlmJnBaprWVyi49nSvUnhqAYxkBNpCG3p1rOvjyAWBNSdqZhD",
+	"vUhQkv3NQEA9uJUWbr45618W7eA7Ngj++oAEP08wmOxOeDAPuUkDoqEmc+ah59E35lDDWlCdk/P1b+GZ",
+	"dfa+tfbabGcBQotrsrjsFyaQGLDJso6YVEx1tE84Gspzktvs3CpXNHiqKPuRetUP4JYCvjC9D2oXXfsb",
+	"vcmln0j3OW6LUkAM1ooZHWfBBc1c0bi641YQJ6/9/bY99YNbMbNuMaG5w0TcnqO1UQYCkxUpT60bO5XA",
+	"xIaXuO7z8LutLX7HDK2ol+DDBiZRUt0E9SNo7bw6fF2jNILn/FTf9D6xV7HEl6WwNRJ3si9VG8nMOswI",
+	"4f0GHWJV363UGXlzajNRcXtiHOZaFgy1yDAU50ZXd6nzSc9236jWpMrNdCDbnYVrgsnoOOY7jKVfMTbY",
+	"0feKVAWH+aSi8YVoRXu2YM3mAEuiqYhVmSSMpegOdP4orPfsoBffA3Sqx/NskQFHA9+cmW5obRAcBq1O",
+	"fTNI9LC0Jp+UIuwyGfqhARObHdlRTdmp5XdPhfnbOTzraQH8vNgyimkMAbBGmF1eVzWdbW7d8Mj84NEr",
+	"d0cG+BmB/V5ovmNAu2ug+uLA5hW9YpahrjMYAQnqtCSKXu0kW6sxBh4UhhAEH6iNSCD4AD67k8e511Hl",
+	"6PFdjP6K2QHNWSbFUhEtt1KI+muJhwVANJxqrTax9aS5fls34y7av1sWewu8jO/6cqABpflXj4IA+q2i",
+	"OVW/DyXg/uYw/m3kV3P+62o0UW2Kdi1HN2W+i5UNRvPZ+Hh3RoN/cH/vDn1sbA2Wug8XL9xszDYNZ/BQ",
+	"kPRj2e1zfOVSbncUP/CMIrb6AQT9eRa9CRGyCr2CIhFCIlpMgedoFNKhgDZRBWTH5NpoZ4A5wFjfRqXH",
+	"r9isKIUtuYmFJ/Dfrtog/hd80/7b8jyilO0kR7w6A7FoZi/7/KID8hVOb5+vsFUilKsZhnw7Sc9ZsebK",
+	"PDCrHjwLqUYO5h28UdSWvZ9yhVBRUhsbPNxuY2fGuTduMDMlaKgzu3SmnTb+uEpeem7jQK9u2cJO4Ho2",
+	"BjUlkT0taY24rIS2ueX+wRWH8AZXRBMsZ0xrNP+Lxa8jn0FQN22VO/08N+ft62lWm6rn6D1xb0tT1Z58",
+	"15clKmRz3cMW1eM6KNzTu75by3Sq7cG2s75tQ/bqTm3HHsATFmy9nhP5i2KFvX5uvR2pNm+f084ZCW43",
+	"9z0szeNdYnYQz9Q2EPSdB3gNC7/svZ3tYhNpWe9AROqcT80sVTUI9n818VsDimo45jEoWHq/M4N91XrA",
+	"Q3JsZ5mgZSHL3Ht4jeFa5QcbE1+aIbZl+d4kyrhv6aFDbicaZYp26ncOQVtdzRehGznIz1I18O3vVL5Z",
+	"HPOumkqBSwF8uaO7qHVw89Q9X/HzRva8vclrNcg75bqrpr3NXb+rivZvPvwlW1f9+V5yfdvC8TIo2erK",
+	"xlt6BWPcH8Sp8OGryDc2xU0l/gOVjL+t32qXnPcowu7FvrsEOx40H7jq+o7Du3cWT8hg2u04sLS4Fedq",
+	"S4qLZX+dmAelZc5/oJCoYsmI43uT6zWGtwtGhi0s+kekwX7zQBF5LabiWhaXIxLz1AdW1xLCyTBeMu20",
+	"RKh7EhpcsYGXqTD/hNRxMOylzanYMnCb1cCxl5o8s4/cyExDBtsbhNTfkB/Tfu9Nr3S7tmj5Nnmxelp3",
+	"ZT4I0Ohg0LpJcvIOTD+zycd3yNwD8XIQL+YyyNAdcaOs4+5Kgh+0KM2tGbj2fgK8QrOAJ7RnnuMhUYW1",
+	"+W6F1Iqg0wdFWO7OtnvlT5EC67zDH/zAqhfwqRavcXJVB9rWlLbubXnJRDuTyIUtJEdVo4aKc3uAoaXM",
+	"sUa4dkkK2lcHvJFlcnB5wLYqkflKCtZSJDIoaNWnquAhJAww2eYs3Brf6Xgydqh1k2psHygxc2eNQlho",
+	"KINjHtu6NcWDs+eN6c6Cm699KbMHyrIbOSL8abh400HViaruta8Sur/SZv96bz2KKnJ9N9UUD8FGL1tb",
+	"9qAxoajSpFRgasG/rwuuNRNkiAZizFMmNNebUdXWIivVagbH0hXN4qP6oGBE/UdycGU+W1Bu55wjeTw8",
+	"15oWLKTu38OuHNYLKLTnd8BHS2Rt0CbusbIBpvfzFNAaiRiW+butxVGdEJ+IteCW/Hw1X2O3DgvuCPT+",
+	"BY78ovqT8FWOa7792+dSNLSeHtrLTVIwHEdGIss2ztxfdgzT3Yq3FHL/zElGvD+3Y9TN+SfH5LuXzy5e",
+	"P3v1elib5Kiuc1qhAFX+KLLwP2eZvCbjm3jedqethAKynclSG2FznVs3BATV+LSm3XlilcJd17Nbcp4a",
+	"+l4zbWlLj9kvxbuYzxszWG9sx7BLsSNYqCgFWhTuxl2kVRyfK2AZjDEIybcXl8B4AhqmC5Ov4gu3ZqA7",
+	"kvglyzPvPar1ICLURprEeBkxKkoxc4/M1vTtLANyxRjcMDYQ5Zxcstwe7Yi56P+4bYRaS2pNuw8hvPnq",
+	"iByCH7fwNZhtFy/A0HMXZmDuNKZtENC2RfahszRvZeRhJBD2aVesCNw7JmXB9eaVWQ8cI1bfvijbSDAv",
+	"BJE5/b10lcGH8QUwKfE/IGhyQv6GpbsxTxeesYm6R5ElSZG+tA/XU8GVi18ekQsCl3BiGZFSXApg40FF",
+	"OCXAoA/6m/0yFsAZn05FC2eALwIJNU24v9zwvKIgfnDpC/2tpnSldT54/x5ultGSTaTQNIE97thz1pQL",
+	"4MovVINEJwwVIcFjBlyLzLavJicn8MQofLnpFq+ywy9ePDeyDK9E6B7TjorTKELIDmPdqUj/YXTO0VRM",
+	"xesVZAsk5ZohYTBMDbLXmv1RlHo1sZY2NMgVWTLBCuqpDs0yDSXN+XEiU7aEevAFT3wXpCDJimPtApxn",
+	"l7ruTnuQU8w5mwrNlFbmM5YKgKVY3l9pwjVWVjADXhbyWlU3O8BnqQLvMLTleRcRTdB+YqmCAAuapiwl",
+	"ECruiTT9u6YD85JnZmwxzfmJ/0WNNnSdxZZBBUAzM8doSqRg6ghm9akUV1a9mZj/PsZdPpcpZ67CqxL0",
+	"ks0SSLtDCoRzKORnuvbLL8+/JYgeKjInI/x5KgixW9os3jH5SWK7iBmEis013GQR2IbIMGLLAnFFFF/n",
+	"2cbmNiIYYCKhMg3buqYNQxyB6ZxQGC72XEjCBBSrADqRf76JR6YnOMfYR2QoCMUKuuhoLY4J0DPgWGOg",
+	"ocag6hOblv8fBu9iMnTcJ0cTEnsaDa4zFkfmQzEa4cjVkTIbaoZUGHFE8qzEBaoYJvCOIGVY3MVuL2gK",
+	"uSrQcminA8FSFrH3SbkqFmTFzbZayAIaajKFHBngejweOzpZWuDUeYYNmI/6vnAPmc+sGE1Z0eCdiGwP",
+	"LFeF+XCdrmJCKG4gwkUigUBBCkaGEJB6evZNk9KZkPji+DdCj/8g4+MnZERmZEKO4yOzduY8j5B3+Jrb",
+	"usd2bzsoMAYsG5Ef5BL6YpUZ4GqwQj+MK+aN+AiZhzwMA8us3SQubl4uyCn5b/43A+2QtWKEZfkHz4+N",
+	"mmA0EJaSYfwUI4mPn4lEplwsJ+b75rH4qNrWFalHfJEkLK8ejwmFPyh4x7PkEpenijdTFSy4lYn/QYvN",
+	"hDRbG9mVhMkyzdjVGzartDx7TZexZ4I98shrZoNxYOO9pptANqouWAQjeDTZ464UGcPqdIpuVLVY58hE",
+	"S6r3aUaYSHMJQhufrIDO+g8j4CeQ1fyH3UYna2ZgXGGCS17OM57g4ZjxhAnFqjzjwUVOkxU7PhuNtw6y",
+	"6+vrEYWfR7JYnth31ckPz58+++nVM3incmbbk/HixfNQzxqMR6f4mMyZoDkfTAYPR+PRQyg3qVeglpwY",
+	"lL46Pali95ZMd6WjB2mbjWgPu71ddp2/ODdzA2eBeXNk/iuGqAiarLA1qB4FFUrJfONu/shPsFiNt+ql",
+	"KCEFnea5XVg8r2TOnNY9gddG5MIe3wUjC3aN/EvgyjDIbEeR06XjFfYL/hzqHXOlL1xEkcMZmKWz8TjI",
+	"OoCYmQCQ/2VLfiG69wqEBN8RqEgd6bKqZWpHZnUfjU+7vuC7fPJLXZvD9x7uf+/vjhMK33i0/42fpP47",
+	"UMOYF057fOIFEkK9lvIHWqCW/ujsyf73Xkv5IxUbi+/gKH6Mq7L7vef2DMEXenTwFSuueMJ+qVimUMl3",
+	"GWYgJlU2J4TUU4j3deFoEH0r20zap6CmK1/ftl6eVS6gHr6V6dgzGOSFXHBLOygFmwpdUKEwdiVyqioT",
+	"1R7ytWvrWwv/HFv3XkW9jQoj7kazSZIdpQaqtMipCJ2bXSUIjFqkqUFf2747uh6Nn0xFRR82Is+Ndhpk",
+	"yVKL2qgJYt/B+Rm37V2c2QtXX9IVXFSdNQqrR06ep2ydS81EsvlvtoGwd3sY/k2mmw+28YMuOp/H+7rV",
+	"qYuSvd+CntMPCz1dsCPYNc68hZkee+tvNPUj+byRadwDYZ5aWbwVlJ0+7jMHnv7uR5Zy+nqTf4k4iPLs",
+	"sawNB99HlcqR5+hk2w2MrXCY53FlxeKVkIW2qYgrYk5baqZRwsepm4gmtqaDLddK83wqQkMipE/1OgeU",
+	"uHHFJCBpGnUPGwUMWIpo3ChmQ4A+0Zjk3YiV5585XuX5J0KriuF5F2Ll+T1e3ePVgXgFm86hlbuMr+OV",
+	"C/0/eVfdAL0/sRZQN5Bd4AOqlidcU9FcYJ4zpmIIhoRqMhmj9tWpMBYLF0vUrIwGBa4mI/KuCJixDBwR",
+	"vlP0Go3HU2HR0HVlaNAJgFIdjQj2FktQVdade9ZW9ZkKx4fSgmJ2vE991e8GlHWyksA9vvmbMU4rr+9W",
+	"onqFNVGAG3tvo28Gondk8rnZ6TL4GhP/ZwS0v4ZpaHdDFX4bwEyyoroPxED+EgJLxtpyyb+FvwcOggfK",
+	"shDwxl7HWAEoLbio1Q80ytRUxP6e21ZN9hgFzY1sQZXYa0vgjaCZFOwcq61wsZwK6kgdVtRVEZeasLfG",
+	"TLYQ4hmVHE7hB64LHtqjTvxbYAbHDFmUnxPGdBJFIPOTJ7vAmeyihnDr57v7e4mVvG1/w3CE/t3bBrRH",
+	"HQGAKDuKLCGm8B57vkzswS1C7G4MgMeV5ES/VNmitLxyasfd4omiV+1oUhlzLbhQfR6TwEBvadFWuhxL",
+	"LWjiiWo+Gyy5IxNui5Gnlwn34RQfnOQOtQdljCrrN7w34+7NuD44Z2R6N8rtVbGC/Ph2K+4VMrp4PrgG",
+	"EHpfFGTh+Bi8API8GDYI41xk5ZaHvvb0lkp0APaR3dCHRvBrR1L7RVtrd+Xywtn5RF4vx8LQ7fIKI6S3",
+	"hPAeRe9RtBeKGoTzALfTTMVkHnXyzmctvT+xqVs7EJQBfvrkIludRUtw50PaVxwRJVGNhMwIrKSU6ENc",
+	"+xfQlnNg2YbtV13es7c+z4FPEAMg8RGSUGGM1TmrXh42FMijVrcXPo2pS7d24Ec787J42oG+VRbZrVXP",
+	"u9L/cH66FED4NSJCXvvpv8evv46zDJcciglglavUbafdrvl0vUN1+zlnltADk1mOnXbmdKVaKo2LU8xp",
+	"obmBGqHVZCowBDf4IwanufQbF5C2RJBD3SwkCIKoDAMiVnvySiBXVkNk6YjYOHuobhh8H8JKjZGNA5gK",
+	"O4KJjzsF35oiNMP6G5h+VzBdFoJZxeBsPIbBWeiDAFabhTgijhyzKs6armdhF+J6h7ggNMvOCRVTYaPK",
+	"a5NTqZ9jV4kqDn6f8VTtUEa/hWG6qP3P+jK01tVPZFPvuUyop3ChqLDUyQrA64dUV/f0xuirzaSyzx7g",
+	"79XHvdhtUHYrX3CnFol1VfeEnKZlgQUYgeUG8lR9umpLvKlizCgPEBin2O9TAcGlSOIPObgUVFy+Zp6X",
+	"NSIJ1cnquMyPMOwtxzrucZA6G0NKjc+AVex3rNDD0giuNvwvKcv4FStYOnFlYxvE8eZp00mleZYRml5B",
+	"BSVzPigJJamABL1KyS2F5hkg/O8lzYwK7CliR+QCx2SrWvm0M+C4hkGV+UwlVMyuuUjldQw5EfAlOhVY",
+	"l1AWttwFtISRdcHAbcoRqXhpIeplzahQZDq4ZCyfipwuuVhOB6ZD9jVYmkqVhrj3tDoVTsfbEf9T4e3X",
+	"WtLASl4bI8HmDXj3CE4vDnNW5tsxjJgijlk49umJKudGxOYsxoCdo66g32dXNpBzvzsEBhzVhQNcQ0gF",
+	"bOXknIz9JQ+wA3dd7cC691Pf+2VhtnW6Riys/Sggod/GQ5UiZcU57OjFghWYBM7qSwgNzNCmwqqebSNy",
+	"dJC3uEf70ci13VDW84bp6VBAtsB8GwzyTow2lRItp6K+EXLI0OV/sDgi1yuerED1ymw4eMoWtMw0GVJs",
+	"BlucCswZPrWC0ja8jK+5rg1vaw3u0qACSX2BNSi3DtyQesBumAGSwTKsMPsUMhCeSqELmXVXfcsLKP5u",
+	"wO4YfPOw2Fsj9gv4/vM/0Xt07jsp2F/I+npqNgopc0tbCdGKcN5SCw/BaW52Vv00x/jGztPcoI4NgQxP",
+	"RAEsDsMYfgp8OpAgAn98oKaiYJhbeRQZQYazvIoJLaxwFxspMCKep2T72J8KPPf9AVL75FBL2xui5Np1",
+	"9WhEvmv0eSp8PIN93qBFxhaayFKf17UGgzCuAJmnSy0YagJzLCvUdQLhh/edQD+b01hXc+vKHNdq07eh",
+	"VoPd5JYxDvVR+6LG7IrLUnnCkLZ+eMm67elgJ8Aet/as5arXOWEA5Y8RtvARz4mtitMf9eAAAevKOgoP",
+	"Dr1j694Hh3zROUtLBzLBnaml7N6VtGRBMQzNp6SQGWu64yNCLcUwVl5E14D1hflYEETi+rVo0JGRUzBd",
+	"nAg8z4IYkRDKJ6QVyskQ+UzNcXEtMEW11lNjKlrOU6wq7rptO30UYUSufURUPXkAVeXhgJqKoX3zgYup",
+	"dX1pgrSjzXb5AZ5YPLBgbAvmEUvlh25IaOdoRAD97S/oa4zhv+JoKhC6rF+wsSxgxBlrrTnI8Jyz1psx",
+	"Vitv3qOIZPySwcHaEt0HJqmTialYySyt7FLzDvYyZ4WfsglUcE+kSLvidcgQr2hsUnqhIIDOMthCnrLM",
+	"GOSLNzxdXEFGmtFczRuQOBd6dUMKd9rlHDYHBBVGtyAsU6zjYj3y5W2pusQVu15R7QkXTRfPITCy3sUK",
+	"UP1EanqJ3mdwslYzT4ZCBrIB2w0LfSJdtyd8fKAqh3S3jxX28OftW4UufqJLd5yeHT5MxJz7u6l752iP",
+	"wxakyZ6RnaftljF18g7+d8bT97uiv1+ytbyCTDlEs1qcJYqpvePecbZOhUNIB9+RDVkOnnag6+vpA1Gg",
+	"BYDRVLRZVh0nZUSoQtaQpNrr8flUyOBMs7hvDzV7fFZVfcDdhqe5xfFFwwVYeSDdLf+wjttwbASHgOue",
+	"T+EzZ+Oug9BNetth2IK9L6EbHdjbYTHvuvB3AvKB7/sf7TDg8WYRZvMe/v4y5gIKrhP3PhgW1pDqdAn5",
+	"nQq2uqXHKUqhJshPlUaOhHgjEgKeZNj+luSkwhwfAOQ5RhphQc4ff8lYrmoO8ODiAb0Rk4oCB7/oooaG",
+	"ABBaFgw5vCiZ0+SyzI8iFyBg/ehWw5dZalvgRicDZqE2VPiuqpFwlzwj9Wpd7aqNn7F7K/3z2Ha29nRQ",
+	"H8uHwrg/1bbdeveGay0SYj5Q40Wqite2hd4FW4zqwNXYLtk/3qlM700Jrwln6Be9l+/PSb47lmlv5Nea",
+	"nbhKbyfvLtkGNOX2lCaD2+jCRN5Qe5XQxmvaCNy3j1SF3dsSlv6bbRRZU52spiL+P/+kx3+8Mf9vfPxk",
+	"Njp+824cffXw/b/H56EPmnYRmXoOWXeJuaZvZ7YXtmY1YSKREDRmT0DXyXqqFNK0tuzMF6V2dK89FFHb",
+	"+ANFLtmmQxdFftRuNTSn2ojPYDLomp2PlwZVjf4TxWzVCk22I5cTzC8pH+reF9Ajzt7ojzZlMsywDCpW",
+	"7k5hMphXFSJtBbsaPXWjzDgZOsY9V4DY9MTXrEzVUcM/74pr74Q/F0H6eFw1C82cjsfjsHUbOzoiT13x",
+	"XgOFwH5NFVnyKybOwXna4ozG1Cvl71tBUa+q2tjxcVXFYVX6yw3w0RcdvSsIwg98IgiqV6ntwCA7pfcY",
+	"9CfEoBZs6IE9yC9z8s4VPdjjnXTcFNTfecw3pGAp0mOhmW/FGbQuX+ACLukzY5Wk3rxmtMg4K2w0KKSc",
+	"ozvKNMd8Vib+nMklGea40OaRMmEpujlTdRTVsy89sUUtHN9qVvWH4mgqwPUXs5S7yO94RL619BeQ4wSt",
+	"kfAuKeS86KSz6Ax5396ZQUWOFl2sWpyP4xmsrtzc4O8jA7542ojOIG7gD05We9QOt6vhOt22FUEcb5Fi",
+	"xbpqrwNxW03pcPJtNlmYFu3+jspIPAHLURaKmAfNd3kxhXQUXyOIKpuPoyJ3o+44za1WAq9SAVfiVnx9",
+	"js0BmdTPKjz4vHbwh1degqF+Iu3F1/RoV1xQbO5zoO/vaQ+BvmcABL2yV7A8yA35S1G3qkCtI635ZoTM",
+	"NeLlqejHvNyLJOIFdPvzDhrBPn7OBKW4+PeQdA9Jh3CUWrHZ6xD3UKJO3oVB3u9PUmZsritbPqwdtb71",
+	"z7jKZmFNYa+cVXhVNWqMJ4taUI8joKSfhJwOtkTIo/EpoRrrVlU1jpZUs2u6mYpECoFupMrMSzKpbDYz",
+	"FyS2z0JwC+5WKK6Wsoxu4qkYwuNYt+bRePxNRKBYDf6hGsEsHMFR23VX9YD3GvkfJy5UBSMqX9cK4E8F",
+	"RKjA2zY2L4hICb67HZUyFX4lnElZPV0tSsOwJMOz8TgiQtqISjCbhT5qNzhdgy+Cy5Y7YK0IawJ0xrE0",
+	"0hE+T+6KvegexE4JeR2u2T3a/4XMZ7fqoe53C9wueuD2ywC3u8CifqdZu873AFhDarjep4XRWrC2kgui",
+	"E7KYCldDMJQ9rDnXotZuY2hQLKQBoi9ryCccfm6hnmehrmCvG+5e3sPdXcMdrtO93+8LjsX4sMCFMNIN",
+	"WlDfZ6smm8uSD6TLVWXMNmRuFoVoSaixpaYCCYL2GdIBeAwt1gAaWtb7qcD79qRgGkP1MB7RVxY0wFSr",
+	"54lRhAYrX31/cXz2+KupWFG1GpFfgUHB8nCZ3W6LDrpaI40BONYxCLWeCsuJxpVvwtZqJEOXeBhbaqT4",
+	"6NwXRMLC8vh3NyWulOtD35R7EWYY1W1bowRJJrQn4ILMGc+/BVotfggx3+UFx04gRvDrTOssJsPxBGs2",
+	"7sg9gaJNfxr4vTPSSTNLgSPjLh0XtS/iN3YSTpoHXelh2CoSYkZvwi3gKQWAmERIkpj37A7Tfl+Odi4U",
+	"E+XaQJRrLCjL/AWREtw7XD6DYxCrztHgNDrkNCxKoU7eFaVw9+KtkbhQyD6Cxl3eoCvpGLCok6EjAYaI",
+	"WwD8ohQQQDMV9pkqECeMkQnzBm2eiq0CDiVn2yN1X5aHg/LL0rx+p3qo6VYHFhWluNc3v+jYX5DojoKZ",
+	"7XfMdt0fKBvDjslvZteYvUEzKZaOZUkzsqbJimOs3cW3L8l4fPb1VAzj30tW2ki2uCiFMHpRVP0T/q7K",
+	"JGEsNY/JgsS+pDUVG9TUWK0U7oILmsGLCRUJyzIo5KQ03QDboqgqFcO7U4E32LaOXJwXclkwpZqFEoyI",
+	"u8A7m/Gt3QxMBU6Ba4lrMjQaH4BWkLN8vZIVvmhfkyQCeIAK3A6FEEMgKw78txz0Q/OKm0if4waV7Gyx",
+	"UTMjNjcQdNEFF1ytWIow13HNFIyZFDZwAGv84vK6X4lmb/W5K7UeWWfwJctbM+x+gbm4LZR9eJ3O9+sT",
+	"3ZfvQFErXn9WNL1Xku4Cu80YEL0tlzdz9eth0+6p/VlTk04QMHfcpcPvyqo/ALor6lEXkaYTNG0pGuxi",
+	"gM2W7BFu1QAh7a5nqQNYwEx8oWLwVQilldqGFFYVqj5QVX0aT/fro5W4NqgNfocqkRlcEka924/Z3qyP",
+	"mqDttEcD6ga/Qww+5KYfxvvlqYJ+Ye9h7C913YLy2q1HBqADbDf7CGeREme71H5N1/PlVoYBhQxefZvX",
+	"I/OfQVEsx+0TAf1QPTX5KCLzjU1ydrwKlnnggSJxxq5YZnkbEprTOc+45kzFSCXXxR73Cod6l9kD5gv/",
+	"4Oy6i0LMbMorrvg8s1RHavSFJAJ8gURenk8q5GhTjKnW4N09AWsVMVWVAmT+tF2jKPxzGwNvN5PV0Yj8",
+	"RNc2D/LUmE3fQJZQQRNzmEwFuph1wddrKNQRdLailDodj8fdbmYQ0c87Wg26+ImC1XB6dnh5cXXvE37+",
+	"TFFkyu6J7sBWhJGTd/C/Nyhx3YkeNy5v7Y7PBuy4itbuRIW/TkWfetbYxx5pOXZkHUjSki+HW6b11slN",
+	"6J+ojPVOCKnP9r2f9ssvYX0T8HCbdycriXuoTo3ZpYRDSFKghUdTsaVCk/0adJAaDAJaYw6CP517ZWjr",
+	"lqXBBrZTD3eJzp8FgHyEqvZ9rYLWVb/HiS/eEAnXdXsD3dQq8RQCokvNaNbWqjZ4/Zf6JieBwhCRXRbL",
+	"VFwAytgkmvmGUKM6sKJZScwNedthEBFZTMWWKhIdnIrjqix9wTrJXdlUdmo+kVXVo/yVr6B776S8t90O",
+	"sN0CBOyli21EcqIEzdVK6k7165UuykSXBYtIIkvTeRUyLCofjwnojQqWLCFd2mf9Q1kMqN2u2VsdVNZy",
+	"Xz+aQDY4F6WrMZX5IksxGeIXpsJm9BwhuyJUggqqXVX/RmUurGFkVEKjv03FnC1kwWx8I6JzTgusr2U5",
+	"GvGiuszhsr5qFAM/uTY4b9H44fgRckHGzxfHP0nBjn+k2nxPgO8KsN4O8QGwR0KdpPjZa7qMK25KYPBy",
+	"z3UQVLZH5Lxyq9cD5vGr9sy174WFqICM3R8DGKdXHQS18e2s7XOn9qQbbxcdjZvEj1LFKBqYKW2JW4bI",
+	"rwUHCeCqJgI4Cxja1RCa/SWTHnbRa/j1NKuVGs2jKZDci19jbtqHYCuXheL6pRd0+mvo2NLeBtsbd7e5",
+	"oaScAtzcWaUJL5HVyTv8B1jojihjp4Xu2TSsihuWnKckRlSeyyvmKhe6Eoy2FNNUbJdgtJw5FU0D3gZk",
+	"WJ/UHTR2S03FMHY8PxNitDifrUlqYZIOWu3fOgzzH92geyCrbaldg/YTeVsVuqWwk58WO81mOnGSbcw1",
+	"OydjLERs0wPs0dm7yuAHqyoINZh8fw+o0YcFh+2Lf9YifVba+lRbclNx7wf5UjH6BRZ2KWS5RFdkiJ3U",
+	"okl/D8hFmobsaZZ7McTfWuwRlGRAPB6eRuQsIg+jqRiNRh5QlzQnsiBpidLMItxgUPDToK3TC0x3uFge",
+	"dRAzVV6W+L+QTySuCJ3kooqZVy6WaSp8MJMzZVBvT8wZsc231vDW4BCnYmjZnBrRFUcjchH4VfwXWh0r",
+	"58AwoJEmTiyBQJKKoPy5o1+yZLtBPfNWskipDmF++jgHyufhkwmm5hN5ZPYwRQl2fU8Tde+ROQjhjbLT",
+	"jyaqTeE2/zgGBb6brJzpOncvICcq/XUNvJ7VD9+Ax3az9cYZVXpWhL6PJKNrp5U1TpRrVil3Rgn1SA1j",
+	"g6/VWXX3QnV34D6jKTLSfh44erfZAG6wnyonwE92V35VJXVfEgPwR1NM/1IR/0ZLg2r8Cxp4hCESH5Fo",
+	"W7Vt5xBuxcRyF1PAS0saqh0teEKzDIJ6IP/pWhaX3ui0uCgFmbMVzRZELgAYbXD/bL6Jo+1sAV99tIZg",
+	"ZOiSxgxkgU2OgcUEn4dSRec4GdATsUuD9TmbQ64hpMEMFuN4jyKM+n80fmg753rAdRjfPxVh0AGpD4us",
+	"SwXUUjRMa2hL/JoK+7UxEXQN+WlQu7MohXMluRQ5iFmuEuPQGw6QEE+FohtFlKylcvEqPDPGyRoVpZi5",
+	"B4CjK2NiqVcxJI3ZiM8RibnwRF48jUnGxaXyuRhaEipI9Qj0ZCqqP6juqmt4g9Ka09B1qARr6qTrr6Gv",
+	"+7n6RNr6jhQPo6nfJ3fca+m9Se6pS1HzhM+1YwPuUbfOrLbMkYrJptNBbjmzkIqlYpsJdXh5LbwTJg45",
+	"SOKjaCocuRaQIVpuLSlYVcwXPOoc2AnQp05qLvWp0HzNJo7CBQJVkAqW6lJF9sRKI2x8E5GKNxGeMxbB",
+	"VJSKRSQoqYGcOMMt6htIWjYq/YqqVUCbCNPQRb4zMT22E4HzZQ47y4yIyW8P1Ggq0DopFUtnVMOJYswL",
+	"zYS9wa2IZ6oHF1mpVjNupOiKZnEEmXr2nM3oksw3qD2sy2TVdSnwGpd5zyHxK5RFxf6fk60FhiLhc2Vv",
+	"4tqc0Q36mVvcEsC9r2Bv9QwLD8ZO0POCXXFZKuuC95cCrnz2JevV0x3XBH27CBcDdnMccC1QpxY68GJg",
+	"Kmyrn/3FAEhcn2sBnIZ72+uLDo6kNXoq7dBmN6MMPnbyDjm20H9kTopd1pL5XQW8YyHRrjd7EKp9aeih",
+	"u1kwf36gAn7Goxp7xRavb1gEOnCUn+K9QY3Xl4S0vjkT9pq3jd93KnYT/JJd/L7uIJq50QVXxS0HFBqy",
+	"XCuWLcgwZQlPWRVKRMUGaSY5GrpHESavOEsR56v1lJuKzmOulu3tpKFeYNqAmZiKUlxCQQtp2TdGBBYY",
+	"eYGd1oCvt/EB2/z3Cv2Dc99oDAFf8E7+TPOdOyRuc9PIgfbIyjqcZ0nFTXbUZYPZ5z/byHjo/a66u5ZR",
+	"TcjrP3Nx7b9YrWxtt0sHwK8YzfTqj26WMAsGZhNTBReV5n9Rv5MJU7ZitiLfv379YkSeBxXotSwTm0ue",
+	"Uk3nUP6hVIzEcP2w+QPuBai6NGogREmG4YgkoQLbdsCuOiIUv4cx3GWiuf1CJwctTgRXpMxHtxGyA4XF",
+	"rDhLysIs5+Sfb1rIUbyzstbHQBz8ZDprc810wZPddqZt7IEi9mkyNKvv18kYOmumVzKNSCFLbVRIqLtq",
+	"6UusNejO67S0XYjId9KYyuZIcEwu0OtEZhkzB6Q68gT/LwppvsFKJGcyJqW0XFGIsp21oHGAe8XFtHqS",
+	"Z5SDoLC3dA3FVgb/Rr5/9sMLMpd6tZmttM5nbtwzLTXNSH0uQITTaOecWAN5NBX/Rl7/7xfPdjRuA6Sn",
+	"ovORd/iZ/5wOvnv2ejqI4Gv/OfV7fTqI8HP/OTWjng7ek1OYqh2hl1FrOB6uvVXM9q/H57Eznpl+Vb1f",
+	"yCLo+q6dgZjVCyl97X6He16psoUjtL3Y4gLIxfiayRLCC2WuRv6Hmf3B8rGhGrvmS+yXrROYcZaeY5T5",
+	"NVeMPB4/nAofk5MXcp6xta04UVbnRWxd/CnTlGfOBQ8aGpDMTUWyYsklGaIjhtupVUcjAgGgc5oZlC6M",
+	"gIvUaOSLBU/QJ6MlDG5j9HfYwKwLul+6oQ7u+IoRP9IhyVurBEUg3Txbx4CLbP54QtxTF9hSAnYfCT3P",
+	"2s6dUP/CuwESZ1+UemU+aDRYdNJ1l/Eu0LNHtVMdIJI0lUm5ZkKTYcEyqvkVA027LLLBZHACdw22Q81W",
+	"8XSOgg2FRTyrDY4jkHZlZZGsmNL4l3NjeqDlIoBpcVSp9MHAtw2GF1Vs2RALcUX2Yi4y21KhicaLquZM",
+	"av2iKviEV8faLRK/QGgYhi/aX1pevLC9CKLffNUv6GHsgnnzQi54xoJmred5u9HvCio0NFTIzKyZrLVf",
+	"TyWJHBGMGbSnTgi8j6wAKtj2mUXioCigLEp5wZIqtjeyHnO30C5a1bcPMTDbDT+lOlkdl7knPfM5DRjC",
+	"rojaiGRVSGGAdFHIddAmBLK3r1LoezVYch4ELZjeF3Rh1sMV164+b4ta1yYGL6vfv3n//wcAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

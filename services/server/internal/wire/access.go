@@ -31,7 +31,6 @@ import (
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/kernel/tx"
 	synchttp "bothy.example.com/server/internal/sync/adapters/httpapi"
-	"bothy.example.com/server/internal/sync/adapters/noruns"
 	syncpg "bothy.example.com/server/internal/sync/adapters/postgres"
 	syncapp "bothy.example.com/server/internal/sync/app"
 )
@@ -51,6 +50,8 @@ type accessConfig struct {
 	ingest ingestdomain.Limits
 	// ingestGHPageSize is ingest.gh_page_size.
 	ingestGHPageSize int
+	// runProgressMaxLength is agents.run_progress_max_length (NewRuns refuses a value below 1).
+	runProgressMaxLength int
 }
 
 // readAccessConfig reads the keys; bad values are collected in cfg.Err.
@@ -66,6 +67,8 @@ func readAccessConfig(cfg *config.Config) accessConfig {
 		snapshotParallelism: cfg.Int(syncapp.KeySnapshotParallelism),
 		ingest:              ingestapp.LimitsFrom(cfg, chatdomain.MaxTitleLen),
 		ingestGHPageSize:    ingestapp.GHPageSizeFrom(cfg),
+
+		runProgressMaxLength: cfg.Int(agentsapp.KeyRunProgressMaxLength),
 	}
 }
 
@@ -82,6 +85,8 @@ func (c accessConfig) validate() error {
 		return fmt.Errorf("configuration: %s is %d, want at least 1", authzapp.KeyScopeCacheSize.Name, c.scopeCacheSize)
 	case c.grantsPageSize < 1:
 		return fmt.Errorf("configuration: %s is %d, want at least 1", authzapp.KeyGrantsPageSize.Name, c.grantsPageSize)
+	case c.runProgressMaxLength < 1:
+		return fmt.Errorf("configuration: %s is %d, want at least 1", agentsapp.KeyRunProgressMaxLength.Name, c.runProgressMaxLength)
 	}
 	return nil
 }
@@ -122,6 +127,7 @@ type accessHandlers struct {
 	identity *identityhttp.Server
 	authz    *authzhttp.Server
 	agents   *agentshttp.Server
+	runs     *agentshttp.RunsServer
 	instance *instancehttp.Server
 	chat     *chathttp.Server
 	personal *synchttp.Server
@@ -136,8 +142,9 @@ type accessHandlers struct {
 //     chat use cases' Threads.Get and Channels.Get;
 //   - sync's catch-up to the log reader, the instance's versions, the
 //     Authorizer and identity's Directory; its snapshot to those, the chat
-//     listings and counters, personal data, agents, flags and the noruns
-//     adapter (no runs exist yet, so active_runs is empty);
+//     listings and counters, personal data, agents, flags and the agents'
+//     runs in progress (active_runs);
+//   - the agents' runs to chat's Threads.Get (where a run's thread lies);
 //   - identity's Principals, Tokens and Directory into authz (the owner
 //     bootstrap, grantee checks) and agents (the agent's principal, names);
 //   - the Authorizer into every handler and into agents' list filter;
@@ -241,6 +248,19 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 	if err != nil {
 		return access{}, fmt.Errorf("personal data: %w", err)
 	}
+	runs, err := agentsapp.NewRuns(agentsapp.RunsDeps{
+		Tx:                runner,
+		Store:             agentspg.NewRuns(runner),
+		Threads:           chatThreadPlaces{threads: chatService.Threads()},
+		Directory:         ids,
+		Authorizer:        authorizer,
+		Appender:          log.appender,
+		Clock:             clk,
+		ProgressMaxLength: c.runProgressMaxLength,
+	})
+	if err != nil {
+		return access{}, err
+	}
 	reader := syncpg.NewReader(runner)
 	catchUp, err := syncapp.NewCatchUp(syncapp.CatchUpDeps{
 		Log:        reader,
@@ -266,7 +286,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		Personal:   personal,
 		Agents:     agentService,
 		Flags:      flags,
-		Runs:       noruns.New(),
+		Runs:       runSummaries{runs: runs},
 		Encoder:    syncapp.SnapshotEncoderFunc(synchttp.EncodeSnapshot),
 		Parallel:   c.snapshotParallelism,
 	})
@@ -309,6 +329,11 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 	})
 	if err != nil {
 		err = fmt.Errorf("agents http: %w", err)
+	}
+	errs = append(errs, err)
+	a.handlers.runs, err = agentshttp.NewRuns(runs)
+	if err != nil {
+		err = fmt.Errorf("runs http: %w", err)
 	}
 	errs = append(errs, err)
 	a.handlers.instance, err = instancehttp.New(instancehttp.Deps{
