@@ -150,8 +150,10 @@ func TestCreateRun(t *testing.T) {
 		},
 		{
 			name: "an unknown requester",
-			in:   func(w *runsWorld) agents.RunInput { return agents.RunInput{ThreadID: w.thread, RequestedBy: uuid.New()} },
-			err:  problem.ErrValidation, fields: []string{"requested_by"},
+			in: func(w *runsWorld) agents.RunInput {
+				return agents.RunInput{ThreadID: w.thread, RequestedBy: uuid.New()}
+			},
+			err: problem.ErrValidation, fields: []string{"requested_by"},
 		},
 		{
 			name: "queued by default, progress trimmed to the bound, placed in the thread",
