@@ -251,7 +251,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 	runs, err := agentsapp.NewRuns(agentsapp.RunsDeps{
 		Tx:                runner,
 		Store:             agentspg.NewRuns(runner),
-		Threads:           chatThreadPlaces{threads: chatService.Threads()},
+		Threads:           chatThreadPlaces{threads: chatService.Threads(), channels: chatService.Channels()},
 		Directory:         ids,
 		Authorizer:        authorizer,
 		Appender:          log.appender,

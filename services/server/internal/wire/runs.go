@@ -12,9 +12,13 @@ import (
 	syncapp "bothy.example.com/server/internal/sync/app"
 )
 
-// chatThreadPlaces binds the runs' ThreadPlaces port to chat's Threads.Get: where the
-// thread of a new run lies. It authorizes nothing; the runs use cases do.
-type chatThreadPlaces struct{ threads chat.Threads }
+// chatThreadPlaces binds the runs' ThreadPlaces port to chat's Threads.Get and Channels.Get:
+// where the thread of a new run lies and whether its channel is archived (chat refuses posts
+// there by the same rule). It authorizes nothing; the runs use cases do.
+type chatThreadPlaces struct {
+	threads  chat.Threads
+	channels chat.Channels
+}
 
 var _ agentsapp.ThreadPlaces = chatThreadPlaces{}
 
@@ -25,7 +29,11 @@ func (p chatThreadPlaces) Thread(ctx context.Context, id uuid.UUID) (agentsapp.T
 	if err != nil {
 		return agentsapp.ThreadPlace{}, err
 	}
-	return agentsapp.ThreadPlace{ThreadID: t.ID, ChannelID: t.ChannelID, SpaceID: t.SpaceID}, nil
+	ch, err := p.channels.Get(ctx, t.ChannelID)
+	if err != nil {
+		return agentsapp.ThreadPlace{}, err
+	}
+	return agentsapp.ThreadPlace{ThreadID: t.ID, ChannelID: t.ChannelID, SpaceID: t.SpaceID, Archived: !ch.ArchivedAt.IsZero()}, nil
 }
 
 // runSummaries binds the snapshot's RunSummarySource to the agents module's runs in

@@ -264,8 +264,17 @@ func TestRunRefusals(t *testing.T) {
 	third := w.createRun(t, w.helper, w.ticketThread, forAlex, http.StatusCreated)
 	w.cancelRun(t, w.owner, third.Id, http.StatusOK)
 
+	// Nobody posts in an archived channel, so no run starts there (409); a run in progress
+	// there may still be ended.
+	archivedRun := w.createRun(t, w.helper, w.ticketThread, forAlex, http.StatusCreated)
+	w.must(t, w.owner, http.MethodPost, "/api/v1/channels/"+w.tickets.String()+"/archive", "", http.StatusOK, nil)
+	w.createRun(t, w.helper, w.ticketThread, forAlex, http.StatusConflict)
+	w.updateRun(t, w.helper, archivedRun.Id, `{"state":"running"}`, http.StatusOK)
+	w.cancelRun(t, w.alex, archivedRun.Id, http.StatusOK)
+
 	// A requester who lost the thread cannot reach the run any more.
-	fourth := w.createRun(t, w.helper, w.ticketThread, forAlex, http.StatusCreated)
+	otherTickets := w.channel(t, w.owner, w.support, "tickets-2")
+	fourth := w.createRun(t, w.helper, w.thread(t, w.owner, otherTickets, "The scanner too").Id, forAlex, http.StatusCreated)
 	w.revoke(t, w.alexSupport)
 	w.cancelRun(t, w.alex, fourth.Id, http.StatusNotFound)
 }

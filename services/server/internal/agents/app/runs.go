@@ -46,10 +46,12 @@ type RunStore interface {
 }
 
 // ThreadPlace is where a thread lies: its channel and the channel's space (uuid.Nil in a
-// direct message).
+// direct message), and whether that channel is archived.
 type ThreadPlace struct {
 	// ThreadID, ChannelID and SpaceID place the thread.
 	ThreadID, ChannelID, SpaceID uuid.UUID
+	// Archived is true when the thread's channel is archived: nobody posts there any more.
+	Archived bool
 }
 
 // ThreadPlaces tells createRun where a thread lies, so that it authorizes the agent on the
@@ -132,7 +134,8 @@ func NewRuns(deps RunsDeps) (*Runs, error) {
 // The thread must exist and be readable (else problem.ErrNotFound), the actor must be allowed
 // message.create on it and be an agent (else problem.ErrForbidden); then one
 // problem.ErrValidation names every invalid field: requested_by (no person, or one who may not
-// read the thread), state (other than queued or running), progress (see domain.Progress).
+// read the thread), state (other than queued or running), progress (see domain.Progress); a
+// thread of an archived channel, where nobody posts any more, is a problem.ErrConflict.
 func (s *Runs) Create(ctx context.Context, in agents.RunInput) (agents.Run, error) {
 	a, ok := actor.From(ctx)
 	if !ok {
@@ -165,6 +168,9 @@ func (s *Runs) Create(ctx context.Context, in agents.RunInput) (agents.Run, erro
 	}
 	if len(fields) > 0 {
 		return agents.Run{}, fmt.Errorf("agents: create run: %w", problem.Validation(fields...))
+	}
+	if place.Archived {
+		return agents.Run{}, fmt.Errorf("agents: create run: %w", problem.New(problem.ErrConflict, "the thread's channel is archived"))
 	}
 	now := s.clock.Now().UTC()
 	r := domain.Run{

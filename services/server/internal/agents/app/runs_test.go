@@ -30,15 +30,15 @@ type runsWorld struct {
 	log   *eventLog
 	clock *clock.Fake
 
-	thread, dmThread, channel, dm, space uuid.UUID
-	helper, other, alex, sam, robin      uuid.UUID
+	thread, dmThread, archivedThread, channel, dm, space uuid.UUID
+	helper, other, alex, sam, robin                      uuid.UUID
 }
 
 func newRunsWorld(t *testing.T) *runsWorld {
 	t.Helper()
 	w := &runsWorld{
 		store: newMemRuns(), log: &eventLog{}, clock: clock.NewFake(start),
-		thread: uuid.New(), dmThread: uuid.New(), channel: uuid.New(), dm: uuid.New(), space: uuid.New(),
+		thread: uuid.New(), dmThread: uuid.New(), archivedThread: uuid.New(), channel: uuid.New(), dm: uuid.New(), space: uuid.New(),
 		helper: uuid.New(), other: uuid.New(), alex: uuid.New(), sam: uuid.New(), robin: uuid.New(),
 	}
 	w.authz = &tableAuthorizer{deny: map[decisionKey]error{}, readers: map[uuid.UUID]bool{w.alex: true, w.sam: true, w.helper: true}}
@@ -47,8 +47,9 @@ func newRunsWorld(t *testing.T) *runsWorld {
 		w.alex: {ID: w.alex, Kind: actor.KindPerson}, w.sam: {ID: w.sam, Kind: actor.KindPerson}, w.robin: {ID: w.robin, Kind: actor.KindPerson},
 	}
 	places := fakePlaces{
-		w.thread:   {ThreadID: w.thread, ChannelID: w.channel, SpaceID: w.space},
-		w.dmThread: {ThreadID: w.dmThread, ChannelID: w.dm},
+		w.thread:         {ThreadID: w.thread, ChannelID: w.channel, SpaceID: w.space},
+		w.dmThread:       {ThreadID: w.dmThread, ChannelID: w.dm},
+		w.archivedThread: {ThreadID: w.archivedThread, ChannelID: w.channel, SpaceID: w.space, Archived: true},
 	}
 	var err error
 	w.runs, err = app.NewRuns(app.RunsDeps{
@@ -137,6 +138,13 @@ func TestCreateRun(t *testing.T) {
 				return agents.RunInput{ThreadID: w.thread, RequestedBy: w.robin, State: "succeeded", Progress: "eleven char"}
 			},
 			err: problem.ErrValidation, fields: []string{"progress", "requested_by", "state"},
+		},
+		{
+			name: "a thread of an archived channel",
+			in: func(w *runsWorld) agents.RunInput {
+				return agents.RunInput{ThreadID: w.archivedThread, RequestedBy: w.alex}
+			},
+			err: problem.ErrConflict,
 		},
 		{
 			name: "no requester",
@@ -267,7 +275,7 @@ func TestUpdateRun(t *testing.T) {
 		want   func(w *runsWorld, r agents.Run) agents.Run
 	}{
 		{name: "the agent starts it", change: agents.RunChange{State: "running", Progress: text(" Reading ")},
-			want: func(w *runsWorld, r agents.Run) agents.Run {
+			want: func(_ *runsWorld, r agents.Run) agents.Run {
 				r.State, r.Progress, r.Version, r.UpdatedAt = "running", "Reading", 2, start.Add(time.Minute)
 				return r
 			}},
