@@ -230,9 +230,10 @@ func (s *Runs) Get(ctx context.Context, id uuid.UUID) (agents.Run, error) {
 }
 
 // Update moves a run of the agent in ctx along the machine (domain.CheckTransition), in one
-// transaction with run.updated. problem.ErrNotFound for a run that does not exist or whose
-// thread the actor cannot read; problem.ErrForbidden for anyone but the run's agent, and for
-// the agent when it may no longer post in the thread (message.create); problem.ErrValidation
+// transaction with run.updated, after message.create on the run's thread (the register's
+// action). problem.ErrNotFound for a run that does not exist or whose thread the actor cannot
+// read; problem.ErrForbidden for whoever may not post in the thread (the agent too, once it
+// lost that) and for anyone but the run's agent; problem.ErrValidation
 // for an unknown state or invalid progress; problem.ErrConflict for a transition the machine
 // does not allow or any change of a finished run.
 func (s *Runs) Update(ctx context.Context, id uuid.UUID, c agents.RunChange) (agents.Run, error) {
@@ -253,15 +254,13 @@ func (s *Runs) Update(ctx context.Context, id uuid.UUID, c agents.RunChange) (ag
 		change.Progress = &p
 	}
 	out, err := s.change(ctx, id, func(ctx context.Context, r domain.Run) error {
-		res := runResource(r)
-		if err := s.authz.Authorize(ctx, kernel.ActionThreadRead, res); err != nil {
+		// message.create hides the run from whoever cannot read its thread (404) and refuses
+		// whoever may not post there (403), the run's agent included once it lost that.
+		if err := s.authz.Authorize(ctx, kernel.ActionMessageCreate, runResource(r)); err != nil {
 			return err
 		}
 		if r.AgentID != a.PrincipalID {
 			return problem.New(problem.ErrForbidden, "only the run's agent updates it")
-		}
-		if err := s.authz.Authorize(ctx, kernel.ActionMessageCreate, res); err != nil {
-			return err
 		}
 		if len(fields) > 0 {
 			return problem.Validation(fields...)

@@ -291,7 +291,7 @@ func TestUpdateRun(t *testing.T) {
 		{name: "the requester", by: func(w *runsWorld) uuid.UUID { return w.alex }, change: agents.RunChange{State: "running"}, err: problem.ErrForbidden},
 		{name: "someone who cannot read the thread", by: func(w *runsWorld) uuid.UUID { return w.robin }, change: agents.RunChange{State: "running"},
 			deny: func(w *runsWorld) map[decisionKey]error {
-				return map[decisionKey]error{{kernel.ActionThreadRead, w.thread}: problem.ErrNotFound}
+				return map[decisionKey]error{{kernel.ActionMessageCreate, w.thread}: problem.ErrNotFound}
 			}, err: problem.ErrNotFound},
 		{name: "the agent no longer a member", change: agents.RunChange{State: "running"},
 			deny: func(w *runsWorld) map[decisionKey]error {
