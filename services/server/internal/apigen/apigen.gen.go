@@ -132,6 +132,24 @@ func (e ChannelKind) Valid() bool {
 	}
 }
 
+// Defines values for CreateRunRequestState.
+const (
+	CreateRunRequestStateQueued  CreateRunRequestState = "queued"
+	CreateRunRequestStateRunning CreateRunRequestState = "running"
+)
+
+// Valid indicates whether the value is a known member of the CreateRunRequestState enum.
+func (e CreateRunRequestState) Valid() bool {
+	switch e {
+	case CreateRunRequestStateQueued:
+		return true
+	case CreateRunRequestStateRunning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreateTokenRequestDeviceStatus.
 const (
 	CreateTokenRequestDeviceStatusApproved CreateTokenRequestDeviceStatus = "approved"
@@ -420,6 +438,33 @@ func (e ResyncRequiredRecovery) Valid() bool {
 	case ResyncRequiredRecoveryRetry:
 		return true
 	case ResyncRequiredRecoverySnapshot:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RunState.
+const (
+	RunStateCancelled RunState = "cancelled"
+	RunStateFailed    RunState = "failed"
+	RunStateQueued    RunState = "queued"
+	RunStateRunning   RunState = "running"
+	RunStateSucceeded RunState = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the RunState enum.
+func (e RunState) Valid() bool {
+	switch e {
+	case RunStateCancelled:
+		return true
+	case RunStateFailed:
+		return true
+	case RunStateQueued:
+		return true
+	case RunStateRunning:
+		return true
+	case RunStateSucceeded:
 		return true
 	default:
 		return false
@@ -757,6 +802,26 @@ type CreatePersonRequest struct {
 	// Example: alex
 	Handle Handle `json:"handle"`
 }
+
+// CreateRunRequest A new run of the calling agent.
+//
+// Example: {"progress":"Reading the thread","requested_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","state":"running"}
+type CreateRunRequest struct {
+	// InvocationId The invocation the run answers, when there is one.
+	InvocationId *openapi_types.UUID `json:"invocation_id,omitempty"`
+
+	// Progress Progress text, at most `agents.run_progress_max_length` characters.
+	Progress *string `json:"progress,omitempty"`
+
+	// RequestedBy The person on whose behalf the agent works; must be able to read the thread.
+	RequestedBy openapi_types.UUID `json:"requested_by"`
+
+	// State The state the run starts in; `queued` when absent.
+	State *CreateRunRequestState `json:"state,omitempty"`
+}
+
+// CreateRunRequestState The state the run starts in; `queued` when absent.
+type CreateRunRequestState string
 
 // CreateSpaceRequest A space to create.
 //
@@ -1619,13 +1684,134 @@ type ResyncRequiredReason string
 // client bug rather than lost data).
 type ResyncRequiredRecovery string
 
-// RunSummary A running agent run; the list stays empty until runs exist.
+// Run An agent's work in a thread on behalf of a person (ADR 0027), readable
+// by whoever may read the thread.
+//
+// Example: {"agent_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e7a","channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e80","created_at":"2026-12-01T09:30:15Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90","progress":"Reading the thread","requested_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","space_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e79","state":"running","thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e81","updated_at":"2026-12-01T09:30:17Z","version":2}
+type Run struct {
+	// AgentId The agent that works.
+	AgentId openapi_types.UUID `json:"agent_id"`
+
+	// CancelledBy Who cancelled the run; present only for a cancelled run.
+	CancelledBy *openapi_types.UUID `json:"cancelled_by,omitempty"`
+
+	// ChannelId The thread's channel.
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	CreatedAt time.Time          `json:"created_at"`
+
+	// EndedAt When the run reached a final state; absent while in progress.
+	EndedAt *time.Time         `json:"ended_at,omitempty"`
+	Id      openapi_types.UUID `json:"id"`
+
+	// InvocationId The invocation the run answers; absent when it answers none.
+	InvocationId *openapi_types.UUID `json:"invocation_id,omitempty"`
+
+	// Progress What the agent last said it is doing; empty when it said nothing.
+	Progress string `json:"progress"`
+
+	// RequestedBy The person on whose behalf the agent works; that person may cancel the run.
+	RequestedBy openapi_types.UUID `json:"requested_by"`
+
+	// SpaceId The channel's space; absent in a direct message.
+	SpaceId *openapi_types.UUID `json:"space_id,omitempty"`
+
+	// State Where a run stands (ADR 0027): `queued` and `running` are in progress,
+	// `succeeded`, `failed` and `cancelled` are final.
+	State RunState `json:"state"`
+
+	// ThreadId The thread it works in.
+	ThreadId  openapi_types.UUID `json:"thread_id"`
+	UpdatedAt time.Time          `json:"updated_at"`
+
+	// Version 1 when created, one more with every change.
+	Version int64 `json:"version"`
+}
+
+// RunCreatedEvent A `run.created` event, whole or redacted. Every principal allowed `thread.read` on the thread it changes receives it.
+type RunCreatedEvent = json.RawMessage
+
+// RunCreatedPayload The payload of `run.created`.
+type RunCreatedPayload struct {
+	AgentId      openapi_types.UUID  `json:"agent_id"`
+	CancelledBy  *openapi_types.UUID `json:"cancelled_by,omitempty"`
+	ChannelId    openapi_types.UUID  `json:"channel_id"`
+	CreatedAt    time.Time           `json:"created_at"`
+	EndedAt      *time.Time          `json:"ended_at,omitempty"`
+	InvocationId *openapi_types.UUID `json:"invocation_id,omitempty"`
+	Progress     string              `json:"progress"`
+	RequestedBy  openapi_types.UUID  `json:"requested_by"`
+	RunId        openapi_types.UUID  `json:"run_id"`
+	State        string              `json:"state"`
+	ThreadId     openapi_types.UUID  `json:"thread_id"`
+	UpdatedAt    time.Time           `json:"updated_at"`
+	Version      int64               `json:"version"`
+}
+
+// RunCreatedRedactedPayload The payload of a redacted `run.created`: its id fields.
+type RunCreatedRedactedPayload struct {
+	AgentId      openapi_types.UUID  `json:"agent_id"`
+	CancelledBy  *openapi_types.UUID `json:"cancelled_by,omitempty"`
+	ChannelId    openapi_types.UUID  `json:"channel_id"`
+	InvocationId *openapi_types.UUID `json:"invocation_id,omitempty"`
+	RequestedBy  openapi_types.UUID  `json:"requested_by"`
+	RunId        openapi_types.UUID  `json:"run_id"`
+	ThreadId     openapi_types.UUID  `json:"thread_id"`
+}
+
+// RunState Where a run stands (ADR 0027): `queued` and `running` are in progress,
+// `succeeded`, `failed` and `cancelled` are final.
+type RunState string
+
+// RunSummary A run in progress (`queued` or `running`) in a thread the actor may
+// read; `run.created` and `run.updated` keep it current (ADR 0027).
 type RunSummary struct {
-	AgentId   openapi_types.UUID  `json:"agent_id"`
-	Id        openapi_types.UUID  `json:"id"`
-	StartedAt time.Time           `json:"started_at"`
-	State     string              `json:"state"`
-	ThreadId  *openapi_types.UUID `json:"thread_id,omitempty"`
+	AgentId   openapi_types.UUID `json:"agent_id"`
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	CreatedAt time.Time          `json:"created_at"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// InvocationId The invocation the run answers; absent when it answers none.
+	InvocationId *openapi_types.UUID `json:"invocation_id,omitempty"`
+	Progress     string              `json:"progress"`
+	RequestedBy  openapi_types.UUID  `json:"requested_by"`
+
+	// State Where a run stands (ADR 0027): `queued` and `running` are in progress,
+	// `succeeded`, `failed` and `cancelled` are final.
+	State     RunState           `json:"state"`
+	ThreadId  openapi_types.UUID `json:"thread_id"`
+	UpdatedAt time.Time          `json:"updated_at"`
+	Version   int64              `json:"version"`
+}
+
+// RunUpdatedEvent A `run.updated` event, whole or redacted. Every principal allowed `thread.read` on the thread it changes receives it.
+type RunUpdatedEvent = json.RawMessage
+
+// RunUpdatedPayload The payload of `run.updated`.
+type RunUpdatedPayload struct {
+	AgentId      openapi_types.UUID  `json:"agent_id"`
+	CancelledBy  *openapi_types.UUID `json:"cancelled_by,omitempty"`
+	ChannelId    openapi_types.UUID  `json:"channel_id"`
+	CreatedAt    time.Time           `json:"created_at"`
+	EndedAt      *time.Time          `json:"ended_at,omitempty"`
+	InvocationId *openapi_types.UUID `json:"invocation_id,omitempty"`
+	Progress     string              `json:"progress"`
+	RequestedBy  openapi_types.UUID  `json:"requested_by"`
+	RunId        openapi_types.UUID  `json:"run_id"`
+	State        string              `json:"state"`
+	ThreadId     openapi_types.UUID  `json:"thread_id"`
+	UpdatedAt    time.Time           `json:"updated_at"`
+	Version      int64               `json:"version"`
+}
+
+// RunUpdatedRedactedPayload The payload of a redacted `run.updated`: its id fields.
+type RunUpdatedRedactedPayload struct {
+	AgentId      openapi_types.UUID  `json:"agent_id"`
+	CancelledBy  *openapi_types.UUID `json:"cancelled_by,omitempty"`
+	ChannelId    openapi_types.UUID  `json:"channel_id"`
+	InvocationId *openapi_types.UUID `json:"invocation_id,omitempty"`
+	RequestedBy  openapi_types.UUID  `json:"requested_by"`
+	RunId        openapi_types.UUID  `json:"run_id"`
+	ThreadId     openapi_types.UUID  `json:"thread_id"`
 }
 
 // SaveDraftRequest A draft to save.
@@ -2096,6 +2282,19 @@ type UpdateReadStateRequest struct {
 	LastReadSeq int64 `json:"last_read_seq"`
 }
 
+// UpdateRunRequest A run's new state and progress text.
+//
+// Example: {"progress":"Summary posted","state":"succeeded"}
+type UpdateRunRequest struct {
+	// Progress Replaces the progress text, at most `agents.run_progress_max_length`
+	// characters; kept when absent.
+	Progress *string `json:"progress,omitempty"`
+
+	// State Where a run stands (ADR 0027): `queued` and `running` are in progress,
+	// `succeeded`, `failed` and `cancelled` are final.
+	State RunState `json:"state"`
+}
+
 // UserSetting One setting of the actor.
 //
 // Example: {"key":"theme","value":"dark","version":1}
@@ -2112,6 +2311,9 @@ type IdempotencyKey = string
 
 // IfNoneMatch defines model for IfNoneMatch.
 type IfNoneMatch = string
+
+// RunId defines model for RunId.
+type RunId = openapi_types.UUID
 
 // BadRequest An RFC 9457 problem. `code` is the stable, machine-readable error code;
 // `type` is `urn:bothy:problem:<code>`. Codes may add fields (extensions),
@@ -2552,6 +2754,20 @@ type PostMessageParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// CreateRunParams defines parameters for CreateRun.
+type CreateRunParams struct {
+	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
+	// same actor within `http.idempotency_ttl` gets the stored response of the
+	// first (with the response header `Idempotency-Replayed: true`) and writes
+	// nothing again; a copy sent while the first still runs waits for it. The
+	// same key with a different request answers 409 `conflict`. 1 to 255
+	// printable ASCII characters; a malformed key answers 400. Only successful
+	// responses are stored, so a failed request may be retried with its key;
+	// a response carrying a secret (`Cache-Control: no-store`, as
+	// `createToken`'s) is never stored, so its retry runs again.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListTokensParams defines parameters for ListTokens.
 type ListTokensParams struct {
 	// PrincipalId Whose tokens; the actor's own when absent.
@@ -2613,6 +2829,9 @@ type CreatePersonJSONRequestBody = CreatePersonRequest
 // CreateTokenJSONRequestBody defines body for CreateToken for application/json ContentType.
 type CreateTokenJSONRequestBody = CreateTokenRequest
 
+// UpdateRunJSONRequestBody defines body for UpdateRun for application/json ContentType.
+type UpdateRunJSONRequestBody = UpdateRunRequest
+
 // CreateSpaceJSONRequestBody defines body for CreateSpace for application/json ContentType.
 type CreateSpaceJSONRequestBody = CreateSpaceRequest
 
@@ -2624,6 +2843,9 @@ type PostMessageJSONRequestBody = PostMessageRequest
 
 // UpdateReadStateJSONRequestBody defines body for UpdateReadState for application/json ContentType.
 type UpdateReadStateJSONRequestBody = UpdateReadStateRequest
+
+// CreateRunJSONRequestBody defines body for CreateRun for application/json ContentType.
+type CreateRunJSONRequestBody = CreateRunRequest
 
 // Getter for additional properties for GoneProblem. Returns the specified
 // element and whether it was found
@@ -3163,6 +3385,15 @@ type ServerInterface interface {
 	// CreateToken Issue a token for a principal
 	// (POST /api/v1/principals/{principal_id}/tokens)
 	CreateToken(w http.ResponseWriter, r *http.Request, principalId openapi_types.UUID, params CreateTokenParams)
+	// GetRun Read a run
+	// (GET /api/v1/runs/{run_id})
+	GetRun(w http.ResponseWriter, r *http.Request, runId RunId)
+	// UpdateRun Report a run's state and progress
+	// (PATCH /api/v1/runs/{run_id})
+	UpdateRun(w http.ResponseWriter, r *http.Request, runId RunId)
+	// CancelRun Cancel a run
+	// (POST /api/v1/runs/{run_id}/cancel)
+	CancelRun(w http.ResponseWriter, r *http.Request, runId RunId)
 	// SearchMessages Search the messages the caller may read
 	// (GET /api/v1/search/messages)
 	SearchMessages(w http.ResponseWriter, r *http.Request, params SearchMessagesParams)
@@ -3199,6 +3430,9 @@ type ServerInterface interface {
 	// UpdateReadState Record how far the actor has read a thread
 	// (PUT /api/v1/threads/{thread_id}/read-state)
 	UpdateReadState(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID)
+	// CreateRun Start a run of the calling agent in a thread
+	// (POST /api/v1/threads/{thread_id}/runs)
+	CreateRun(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID, params CreateRunParams)
 	// ListTokens List a principal's tokens
 	// (GET /api/v1/tokens)
 	ListTokens(w http.ResponseWriter, r *http.Request, params ListTokensParams)
@@ -3412,6 +3646,24 @@ func (_ Unimplemented) CreateToken(w http.ResponseWriter, r *http.Request, princ
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// GetRun Read a run
+// (GET /api/v1/runs/{run_id})
+func (_ Unimplemented) GetRun(w http.ResponseWriter, r *http.Request, runId RunId) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// UpdateRun Report a run's state and progress
+// (PATCH /api/v1/runs/{run_id})
+func (_ Unimplemented) UpdateRun(w http.ResponseWriter, r *http.Request, runId RunId) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CancelRun Cancel a run
+// (POST /api/v1/runs/{run_id}/cancel)
+func (_ Unimplemented) CancelRun(w http.ResponseWriter, r *http.Request, runId RunId) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // SearchMessages Search the messages the caller may read
 // (GET /api/v1/search/messages)
 func (_ Unimplemented) SearchMessages(w http.ResponseWriter, r *http.Request, params SearchMessagesParams) {
@@ -3481,6 +3733,12 @@ func (_ Unimplemented) PostMessage(w http.ResponseWriter, r *http.Request, threa
 // UpdateReadState Record how far the actor has read a thread
 // (PUT /api/v1/threads/{thread_id}/read-state)
 func (_ Unimplemented) UpdateReadState(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateRun Start a run of the calling agent in a thread
+// (POST /api/v1/threads/{thread_id}/runs)
+func (_ Unimplemented) CreateRun(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID, params CreateRunParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -4823,6 +5081,84 @@ func (siw *ServerInterfaceWrapper) CreateToken(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// GetRun operation middleware
+func (siw *ServerInterfaceWrapper) GetRun(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "run_id" -------------
+	var runId RunId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "run_id", chi.URLParam(r, "run_id"), &runId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "run_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetRun(w, r, runId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UpdateRun operation middleware
+func (siw *ServerInterfaceWrapper) UpdateRun(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "run_id" -------------
+	var runId RunId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "run_id", chi.URLParam(r, "run_id"), &runId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "run_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UpdateRun(w, r, runId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CancelRun operation middleware
+func (siw *ServerInterfaceWrapper) CancelRun(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "run_id" -------------
+	var runId RunId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "run_id", chi.URLParam(r, "run_id"), &runId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "run_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CancelRun(w, r, runId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // SearchMessages operation middleware
 func (siw *ServerInterfaceWrapper) SearchMessages(w http.ResponseWriter, r *http.Request) {
 
@@ -5413,6 +5749,56 @@ func (siw *ServerInterfaceWrapper) UpdateReadState(w http.ResponseWriter, r *htt
 	handler.ServeHTTP(w, r)
 }
 
+// CreateRun operation middleware
+func (siw *ServerInterfaceWrapper) CreateRun(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "thread_id" -------------
+	var threadId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "thread_id", chi.URLParam(r, "thread_id"), &threadId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "thread_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateRunParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateRun(w, r, threadId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListTokens operation middleware
 func (siw *ServerInterfaceWrapper) ListTokens(w http.ResponseWriter, r *http.Request) {
 
@@ -5727,6 +6113,18 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/v1/agents", wrapper.CreateAgent)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/threads/{thread_id}/runs", wrapper.CreateRun)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/runs/{run_id}", wrapper.GetRun)
+	})
+	r.Group(func(r chi.Router) {
+		r.Patch(options.BaseURL+"/api/v1/runs/{run_id}", wrapper.UpdateRun)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/runs/{run_id}/cancel", wrapper.CancelRun)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/api/v1/grants", wrapper.ListGrants)
@@ -11144,6 +11542,511 @@ func (response CreateToken503ApplicationProblemPlusJSONResponse) VisitCreateToke
 	return err
 }
 
+type GetRunRequestObject struct {
+	RunId RunId `json:"run_id"`
+}
+
+type GetRunResponseObject interface {
+	VisitGetRunResponse(w http.ResponseWriter) error
+}
+
+type GetRun200JSONResponse Run
+
+func (response GetRun200JSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetRun400ApplicationProblemPlusJSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response GetRun401ApplicationProblemPlusJSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetRun403ApplicationProblemPlusJSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetRun404ApplicationProblemPlusJSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetRun413ApplicationProblemPlusJSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetRun429ApplicationProblemPlusJSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response GetRun500ApplicationProblemPlusJSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRun503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetRun503ApplicationProblemPlusJSONResponse) VisitGetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRunRequestObject struct {
+	RunId RunId `json:"run_id"`
+	Body  *UpdateRunJSONRequestBody
+}
+
+type UpdateRunResponseObject interface {
+	VisitUpdateRunResponse(w http.ResponseWriter) error
+}
+
+type UpdateRun200JSONResponse Run
+
+func (response UpdateRun200JSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRun400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateRun400ApplicationProblemPlusJSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRun401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateRun401ApplicationProblemPlusJSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRun403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateRun403ApplicationProblemPlusJSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRun404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateRun404ApplicationProblemPlusJSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRun409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateRun409ApplicationProblemPlusJSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRun413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateRun413ApplicationProblemPlusJSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRun415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateRun415ApplicationProblemPlusJSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRun429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateRun429ApplicationProblemPlusJSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRun500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateRun500ApplicationProblemPlusJSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateRun503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateRun503ApplicationProblemPlusJSONResponse) VisitUpdateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRunRequestObject struct {
+	RunId RunId `json:"run_id"`
+}
+
+type CancelRunResponseObject interface {
+	VisitCancelRunResponse(w http.ResponseWriter) error
+}
+
+type CancelRun200JSONResponse Run
+
+func (response CancelRun200JSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CancelRun400ApplicationProblemPlusJSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response CancelRun401ApplicationProblemPlusJSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CancelRun403ApplicationProblemPlusJSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CancelRun404ApplicationProblemPlusJSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CancelRun409ApplicationProblemPlusJSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CancelRun413ApplicationProblemPlusJSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CancelRun429ApplicationProblemPlusJSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response CancelRun500ApplicationProblemPlusJSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRun503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CancelRun503ApplicationProblemPlusJSONResponse) VisitCancelRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SearchMessagesRequestObject struct {
 	Params SearchMessagesParams
 }
@@ -13077,6 +13980,192 @@ func (response UpdateReadState503ApplicationProblemPlusJSONResponse) VisitUpdate
 	return err
 }
 
+type CreateRunRequestObject struct {
+	ThreadId openapi_types.UUID `json:"thread_id"`
+	Params   CreateRunParams
+	Body     *CreateRunJSONRequestBody
+}
+
+type CreateRunResponseObject interface {
+	VisitCreateRunResponse(w http.ResponseWriter) error
+}
+
+type CreateRun201JSONResponse Run
+
+func (response CreateRun201JSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRun400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateRun400ApplicationProblemPlusJSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRun401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateRun401ApplicationProblemPlusJSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRun403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateRun403ApplicationProblemPlusJSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRun404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CreateRun404ApplicationProblemPlusJSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRun409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreateRun409ApplicationProblemPlusJSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRun413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateRun413ApplicationProblemPlusJSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRun415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateRun415ApplicationProblemPlusJSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRun429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateRun429ApplicationProblemPlusJSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRun500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response CreateRun500ApplicationProblemPlusJSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRun503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateRun503ApplicationProblemPlusJSONResponse) VisitCreateRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListTokensRequestObject struct {
 	Params ListTokensParams
 }
@@ -13652,6 +14741,15 @@ type StrictServerInterface interface {
 	// CreateToken Issue a token for a principal
 	// (POST /api/v1/principals/{principal_id}/tokens)
 	CreateToken(ctx context.Context, request CreateTokenRequestObject) (CreateTokenResponseObject, error)
+	// GetRun Read a run
+	// (GET /api/v1/runs/{run_id})
+	GetRun(ctx context.Context, request GetRunRequestObject) (GetRunResponseObject, error)
+	// UpdateRun Report a run's state and progress
+	// (PATCH /api/v1/runs/{run_id})
+	UpdateRun(ctx context.Context, request UpdateRunRequestObject) (UpdateRunResponseObject, error)
+	// CancelRun Cancel a run
+	// (POST /api/v1/runs/{run_id}/cancel)
+	CancelRun(ctx context.Context, request CancelRunRequestObject) (CancelRunResponseObject, error)
 	// SearchMessages Search the messages the caller may read
 	// (GET /api/v1/search/messages)
 	SearchMessages(ctx context.Context, request SearchMessagesRequestObject) (SearchMessagesResponseObject, error)
@@ -13688,6 +14786,9 @@ type StrictServerInterface interface {
 	// UpdateReadState Record how far the actor has read a thread
 	// (PUT /api/v1/threads/{thread_id}/read-state)
 	UpdateReadState(ctx context.Context, request UpdateReadStateRequestObject) (UpdateReadStateResponseObject, error)
+	// CreateRun Start a run of the calling agent in a thread
+	// (POST /api/v1/threads/{thread_id}/runs)
+	CreateRun(ctx context.Context, request CreateRunRequestObject) (CreateRunResponseObject, error)
 	// ListTokens List a principal's tokens
 	// (GET /api/v1/tokens)
 	ListTokens(ctx context.Context, request ListTokensRequestObject) (ListTokensResponseObject, error)
@@ -14662,6 +15763,91 @@ func (sh *strictHandler) CreateToken(w http.ResponseWriter, r *http.Request, pri
 	}
 }
 
+// GetRun operation middleware
+func (sh *strictHandler) GetRun(w http.ResponseWriter, r *http.Request, runId RunId) {
+	var request GetRunRequestObject
+
+	request.RunId = runId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetRun(ctx, request.(GetRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetRun")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetRunResponseObject); ok {
+		if err := validResponse.VisitGetRunResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UpdateRun operation middleware
+func (sh *strictHandler) UpdateRun(w http.ResponseWriter, r *http.Request, runId RunId) {
+	var request UpdateRunRequestObject
+
+	request.RunId = runId
+
+	var body UpdateRunJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateRun(ctx, request.(UpdateRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateRun")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UpdateRunResponseObject); ok {
+		if err := validResponse.VisitUpdateRunResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CancelRun operation middleware
+func (sh *strictHandler) CancelRun(w http.ResponseWriter, r *http.Request, runId RunId) {
+	var request CancelRunRequestObject
+
+	request.RunId = runId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelRun(ctx, request.(CancelRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelRun")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CancelRunResponseObject); ok {
+		if err := validResponse.VisitCancelRunResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // SearchMessages operation middleware
 func (sh *strictHandler) SearchMessages(w http.ResponseWriter, r *http.Request, params SearchMessagesParams) {
 	var request SearchMessagesRequestObject
@@ -15006,6 +16192,40 @@ func (sh *strictHandler) UpdateReadState(w http.ResponseWriter, r *http.Request,
 	}
 }
 
+// CreateRun operation middleware
+func (sh *strictHandler) CreateRun(w http.ResponseWriter, r *http.Request, threadId openapi_types.UUID, params CreateRunParams) {
+	var request CreateRunRequestObject
+
+	request.ThreadId = threadId
+	request.Params = params
+
+	var body CreateRunJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateRun(ctx, request.(CreateRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateRun")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateRunResponseObject); ok {
+		if err := validResponse.VisitCreateRunResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListTokens operation middleware
 func (sh *strictHandler) ListTokens(w http.ResponseWriter, r *http.Request, params ListTokensParams) {
 	var request ListTokensRequestObject
@@ -15136,417 +16356,448 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17k9s2sjf8VfDqnCprnuXIGl9y0dSp2lnHSXw22fjYzmafXeUMIRKSsEMBDADOWHH5/exPoRsgQYqU",
-	"qLl5PJn9YzMWCRCXRnejL7/+MEjkKpeCCaMHkw+DJaMpU/Dny3d0Yf+bMp0onhsuxWAyOCHaKCkWhAnD",
-	"zZoYuiByTsySa6JYrphmwlD7MplLReJX88O/ScEOf6QmWcYTYpZsKn4rpGEpmVHNvnhWqMz2QMmS6iX2",
-	"xchMpmv4QzN1zhTRTKQ6IloSbkiypGLB9FRcLJlg9jEVa7JiqxlTtQ5SyTQZ6pwlZPw8ItPBCylSbgdH",
-	"M6IYTfV0cDCaikE00MmSraidr1nnbDAZaKO4WAw+fowGb5hR65O5YWpzPb6XF2RlP69ZIkWqiZHkgnJD",
-	"ZmwuFSPKtuViQYZvvn1Bvj46GkckZRldH7oGB6NBNFDst4Irlg4mRhUsHM2KC74qVoPJOPIj48KwBVNu",
-	"aOc04yk17AVNluyFFEbJrGXbsgu61iTOFT+nhkVEyMPEtoiPCSVJxpkwZEXX5IyxHBaQCn0BK5sSVX7E",
-	"rv4FN8vmvo62ruDHaJBTRVfMONJ6lbJVLg0TyfqvbL052h/pGdOEwuJxlpLXP719RzSdswmhbqGJXTKm",
-	"3XCAUuiKkTO2JnMlV0hn8BNNjFTwGhckXhqTj3j1/VNjspgsmNHYiZGK2c51LoVmjpqmYs6VNmRYfqx8",
-	"AQ8MiYMpHb5heUbXLJ0Qu5vxASziheLG0qyQdiALQheUC1h8mVvqEYZcLHnGoHv8nDY8y4gqhAaS0nCi",
-	"uBmRd+Xk7HxhUJSkfD5nyvbjlwa3UJNn469JnEgxz3hi4hE5skT65PnzqcgVF4bOMkZO3r549cqeLEUT",
-	"u012ZCuazaVasRQ+U/U2HpGfRLYmukgSpvW8yKbCL4gmVPllhPNKyZzyjFUbZqlsxsq9hdHbyZ2x9fFU",
-	"0GppE6rw6MCeK2bIMAYqP3RkPrFUDJ+KI0L1VMSJYtSwd/KMifiRPiBcE2QQwYDst+BU4srCPiAPYO/p",
-	"Ks8s6Y6Pvh7PvqDPDuHFQ5qx94dHg2jALXXilg+igaAr+3K49Zaca8eXvv+BiYVZDiZPnj+P7HH2/z6y",
-	"p8IYpmyf//uv/+/w///1T/85iFr4z6u5PWpw0jbPyrslI7Hl1bFnfQ02bH9yB3wps1RPwuPNNXk6fjYV",
-	"dhdkYQhFxomUyI19nhQKqKpkYMck/j8xWdnh2O0W64jEvzyOp4JrwhfCLrRjqu3LFXKOXXyjJCv7/C80",
-	"fYNEZP+VSGGYgD9pnmc8gek+zpWcZWz1p39ruzwfqk21LVLbv2NmXIpTJM1BNEiZoTxzy+kp1VKPNATe",
-	"txyOKSUtA/vXh8Gcsyy1k6MizdggGqyY1nRhu18V2kC7GSNslZv14OOv0UAbago9mDwbW0bODZDZ38uR",
-	"kHIkbhEKJSYzaZbriZvQZHPYH8PF+0/F5oPJ4D8eVwL9MT7Vj19jF7ikm+QTzLc68sN444NxVHFbOZ8z",
-	"kdrTCUuhiWWuuEDxwcgO7YVjOHvs1bXOxjM8XQ3ak7LdDEaGFU88iIC3OlohlBh6xgTB3YXZfCvVjKcp",
-	"E7c9HRRflmlqxrzskYVKGJkVSGipRP1rGM/9KO2MQFhokrJznjBPzDTPlTxnKVkDP8WHpznupdu576Rg",
-	"1z5N2+mOqSaF0lKRhAoiJMmkWDBlTxHogJYiFdNrkZx6bSk+OK50PW31m4vlGoTtUl5YGadYIs+Zgkm9",
-	"EpbV0uw29+9EkEKw9zlLrLoLp4MMY+5GUhs+iikr8jizhwlf0RG8kcmF1Y7hb+RUmhTC6h0mPL4pTPRv",
-	"0nwrC5He/rlzZAlat6U19p5rY8nQ1OjYPrLKt5Uvw1hIczq34/XLYS4k6BBcpFwbLhYF10uro/jZ/ShT",
-	"PucsbZeFDelnhU5KZuumxhpItmNLbXYTLI8PLkA1XaNrcdz7jzsU8Y9ReY/a1hregXV9TdeZpOk7KX+g",
-	"asE+FfMEmuSaZHYQdgOp151X9P2pfXo6WxumYzKMcxzyqZHyFN53bOQtU5a5/CzoOeWZ3cErie0i6Kch",
-	"sFNqqL1M2hEHr40I3NwItVc3d3gyusZfD+FCRxb8nGm4vjgB/Xz8tBLQP9e+2Smaw6Fdl1DumBMZxsG/",
-	"4oNJjQVcUDx5yEdSYlW6IcW7B7lQ0jDi7h94KWno4lQ7nU+KhJE4WKcY+E9OtbaMOLhRf+OHGYzKXqrr",
-	"RynoafdBKi/bsDLvpPyRirVT/PStsm+irJ6Q8RW3HGte2MmHyz2MLc3b6/+p+0nDjkiJNgG88/kLKdfE",
-	"2JuJ5YhOIadpqpjWIKvLVu6+RAuzZMK42YW9uFZkePLNGzIeH319UKf02sZd3078LIIhsVuXL7h2Vkfl",
-	"WnOxiCplNSKFOBPyQkSEvc+tamAXVLFzeWYfbihC7gmepXBOVgZRNJWgmeOXX345PAnemJC/MKrsebDH",
-	"pzQ7oPTANbpJZleethVfKEcXVlY6/a2TjzlWTIpPx8+40IZatpJQYVkUKHX+JGmi+GJptdmLJoM7DrQe",
-	"kOaoBrlDkixZcuZWXhd5LpVh6Y8s5fQdTO7TSE/LK8ubtNSMxC9wFId2VLHXxeNwQHYgsWXW8Z/wT7s7",
-	"QGVxsqRKM/NfhZkffhXDhtMkYblh6XH5nfICv/mtknVJeQDLW67U6cou1an9FAjtcrOBV5ws3MJtaLXU",
-	"PokIJbniIuE5BRPuGbejhWdxZdfJlZxzq71FNToHS016Ss1gMngyfvLF4dGTw/HRu/HXk6fjydHzfw6i",
-	"8p3ZOjTJPJt/wQ6/TI7o4dfpmB0+mT9Pns6+okfsyy8HzU15W6xWVHHNNFwniFmC1ZdI4ffKDivlOs/o",
-	"+tQZKN7IGReWa+LdfjJQ7gee9hsHtfSYK5kzZTiaLsLpfhhYrgUTt/rioeErtmn3qU+/TdOt1v5iKYl7",
-	"G3VtuwV2ZuWHioKnbd+o9dr8yC9Laqr+QK8/JnTmbJWWGSOpC0mChqPW79SWuG029gnRS3mBjoPaNDa6",
-	"81vT1lEh+G8Fc3f3iHBBMnkBdyvNWjvjHTcJ+PwjHawzmoF2LOrH0Jz/rwG8Upt+VFmNgi2OQhr5texV",
-	"zv7NEmOHCafxBb7z8tyztCz7aQ4WqW1sC15/Kc5ZJnPL0T80qNM4XslEsbJjxoV34wkG0zFFeNoy5A8D",
-	"KtZuePUPuivDLnYbTtldjAbw7ZQmpu0CeILECaoStcciY4Sdg/XS2YFB69JkTjPNQEt1c4YfqjnMpMwY",
-	"FRtT9QNvne2V5/jGTazXXC2J4tys1u/fO0aeix2AN8dyu2wNP/NUB1M2qthjxsFQNif/68dfN5XnuEZG",
-	"MQ42crsC+hn2NyIvz5laB+eMZvbIelkysjw7Js6Ujbyo8gISxRJmL3GEG7Q6vz9cyEM3QCtKR2/oxY/O",
-	"PNs4R6+rPaKp9wy+DrYRyKJN1PsVlvPmPO0K1ykBnp8im9nJketcf18GvpPxbmGl2w95OYkubraLZzWJ",
-	"+0prTkvqaS7/xFG6s0vf5m50rVjnyvzAdZt+ZR/phtHMnoGGCsUNW6E34p4rU79uqFNu6p1SG27UKVNo",
-	"+sNvH5P4X7/GqLiYJbNKtGJESAFaQdnjTl5td89tJ1WKrjclPnTVuemvwTyZsG7FurH1mrGoUqdVIazC",
-	"iD6MDurefY1xnPYNm8MFz/bVa/Jv8OtvoUErwQ98d50LUOujcxEeNaZ6TGJ3yY+J/T1zO00Us3cZsmRU",
-	"mRmjJhRxA9cE6A00rlmhra4l5/OMC9ai27hB/pynt6ZoFfitT61ouSnfa0XLzfFeKlqOjO6WotUgqutQ",
-	"tPw8ryjaqUqW/HzPO/ntq1udbLSDlK9ZrfKLfZ1q1V5TzfO3icxZh3WCCkLz3NmGrbBM5YTEcAD0RBcz",
-	"22DGYjJMqEmWh0VOqEinQgua66U0BxGJXeSGniD1D8E1qXOaMB0B7QuWaWfuBYXnIJqKqhXY+O0HQL/y",
-	"70Qkl9pEhKXcQNuUZcww4ptBHyjAat/Fn1z4jJcSzelU4SbYOPw3DGcQDYK+W4XcC5rTGc+4WbeL4AS8",
-	"p3JO0NfzrKGT5EzZTfa8wqo8odiF5XO0YxUC+Kc7cFYXxVV1OnvwQ9nC/1C1wYWtmrgZVz+kis7NyM8f",
-	"dgFUJP/LQlFhRjRdcdG+IvjJtpBXNxo8ITAZcCpQknLFEnPoxuLf28PUeTQZj//ZXxv++mgQDc64SGHk",
-	"VKRUpVVkleHJGTN6AOGWhlsWDwfLXhJ+dbtw2vdLY7vmMufJYDL4SXjCthtP8DuDaHDOlIY1OtrQ0C/F",
-	"XS9jJe3J7XHRtmsIjgL+al/96Fe1S/MJ9t+f6lbr4sZWtJpyq5c0Ulm954hosNe7Owx+3BNASHblNWbn",
-	"gtSvMCF17Dnj3V9CKmoRhiX9BOPlwnzxbNAa7LxhVoVNrbqpEdDmyreJF7flJ45ab1jdb3C1T6nxNyZ+",
-	"X5X+xjTvmd7fpKdLqf6+k5ry7yXeFdT/Dgq72g1gY8YtiuilJA/22/fuEDLLnS9fgcsFw6pfWKpee3C1",
-	"G7sibOzGzlvCza1z98ptWaHbcafV1d07wPXvuUutPst7yvOv4la7YZZ/rc615nyvzFP8TWDjQafNpkWF",
-	"vx49+9OozjWh0lChd/PKGxcmvR15d0yW/NXRVfPEYgT6DhOCv1DZ58hrqgthzbBSXfrT1TYzxo+QDds2",
-	"nkbYEBUYjE/9EANfE5vPWWL4OSNKYmaiasZxZeycZYPJALNvYY9c9/DtujPwLV2FrkAN/+zrCPyqMn3k",
-	"TGmJXLVOEm4028XDD/DSx8ZQ+/vLmry87CVy399CJLgt7X7fn4Q9G0gD5W480i6xWUMoUxiLhC7OzXNR",
-	"8qZePs06vbQwLMHem1NMzdkc82uqtRX+Mb4Ql7FbthXMpowYc2ImoxofXCKUqtOx6iZxO067urHyDqhz",
-	"99xxV5/lPVXnruK8u2F17lpdeM35Xlmsd2ptd0zR6qFh3bRHr7n2n5uG9XfOLra5Z2gYNKUZEHqgzYBw",
-	"Bmdc4p1fHLMJNrSa8AU7vrpvacP1tOlsqnurfo1uwQm0oYndlFeov9enVfRUKBcli3Kpya4xGWaY+Gm3",
-	"jJ6z6kHpjZWFOajpD9uNe7Xd/NCeZA25NO1OTl7jqN4X0ztqLHC1tqhXd8vntZ8C/Ue5MV/C2eSXskF9",
-	"O7hb+8XgXUV8OrhANpjdNV0EgMlePsQRrQQY51dhdWzcidlFld0R8N2bCzjdYFX7Zr5EhBqyktqQ5+Nx",
-	"DShHFsbqzbAlXBOj+GqF7CFAf3k+Hl9rWkyEKD5HtbGUWWAJpp8HjxrDObLDqYPRbAlV2kY23+NbTQrp",
-	"HyPuKCbPd9FLnleyXCcyR5IPqadOCX8peJaSmTQhNczsj4f4I3bSK8JmMwT5cluX53du46p12Fh3YwWw",
-	"tld3hit+bHmP/YNYEc1SYi54wkgiCwhcEMkesdQ+sOsjzOcVtjnawXi6EqncFLrpy3G3LTTmtRHjc+ka",
-	"1LWhTm2PjtkgmHZCAWL4qkYLDq7AshFIc3YJbU4LwViqraJvYxeBbT15Pm6Q1XadHMbbvaDfgN3S3RY7",
-	"l9WeA2k17J0hLmRYiTMD+G+2BaFifUHXB4292NRk+1kQN4/xlTSV/nTbKxYF1vU7RbeKTghjs0SzomdN",
-	"Ei1tA6f7GFU9cMtel4Cykb+IWLK0v0tgs6vSnNhY7toI26gF5sf6RRbVRt7WGQplqfzhPiZ+U0ghMqY1",
-	"iWsTgXTp2Keqx0CTgsgVN4Q3bhw7x9RH+3abjS28Do5L2KehbBG8tRVuDsd13k19r8GyvkMSo/l9u/A9",
-	"ydh7+8IKgQtoxt7/2b09SmTNDWCfDa5HvuLIbkHEunm1eFcyykWJ0KGLZAnm8eb8HZQaZuy7qcKEGmN5",
-	"8vzZ7WhmfkrdpPHWnqUtlOHuJB3Ss/72/9hOKlSTpNBGrpjSldXiLUIU7Km3e1l3NB7vEHbRZeXxlQXn",
-	"O1AVtiyk0yWMJNpQFVqwEBY0iL2sAYcA6sPpynLjP2u6wgOhAErMXpnmmZSKPLEc7t/U3lAQ+nJQoYS8",
-	"3ni5Bcgg+EzboawNMSI/UnWWAjDLEZmtDdBHnCypARwp95qDkmpXanBsnUrNeD+lJhj+lh2SZ6ybB/6U",
-	"I+WCDmPZISQfHBMqEO6RYHeEa10Aii0mJ8xkIWBTAS3hnCebJwSg+CpX6SNNMpobmUMmJjz04C4DB/jS",
-	"djyCXppD/wsHhOISTMdINwUHjeOBnFsYUR+m2BhkK88uP/ZIE3yRDFM2p0VmSFzCEB4TwViqSRxMJw79",
-	"4H7+0cADGra74bbvMGKLdok5WCMA2/X4s1w7eQPpowCSRUXqsPsQSLZ1T/tqY19D65wrpktD8ZeH46fN",
-	"XF4YGfijzHJ9+s9/LJezf/xF//Pt0fls9f75D788P09fHC1/+Md/Z//3lwuTfve1+ucvz8yP35z4tnvo",
-	"h10U1qVyVTscYa5tbQ/BD7fg50z0UqbCxdi00WAir6NlbWSuyYVUZ1wsNmBKcItcd/0tx26h2+Y5Axwo",
-	"/HhEYtyKmMyl88rN1uTZ0wDiPBAowyfPvyCKilSuyIwbhABv//alvCk46qCHNlb3DexKG+1XzCDA9znG",
-	"meqKj3Fjb2voOA3xgv2BvATgzz7npJ1P7n8D+jLAzKqYybUA+FzVg9m8LO12wJWcd5teiDv/Ft9tNXU3",
-	"7hBOU3S97wSqqfW/QV8lk/dZ3FZbXnHh6cajnAINDq3W4whvwQx5Nn46FRugtREgacHGxRBVFTuAt7il",
-	"g6NGcl2LJLErAu1bA6zQ8CHV+nUt0qkzysrjtvpmIEIAaNFIwho+fQfh7W+glzhD7few+mWr/0n7cjPo",
-	"6jpORspoYqASQbqdtwfBalSToFnA4QPWA8Fq/dn7Htm614YzdS1eu5L00GawxV21C3mq6wxvEPnumLUa",
-	"lW/xRtV7eOVhtjGcLUTpEFIwxJnvbVVuOZy3HNJ22RC2bxSdm07vtFSPNCkEfNXYcViGWQWVKndpbPKL",
-	"IH6jb2BB7R75Pc0whCTP1ts9/3uGitSvkZu6D8xmVzZi4JR/pAnGaPTRKq8rpCeYxPb4HtjbbyAD/KaD",
-	"E3EVMNv8U4YmhlO+r4GJ4RzvWVhijYy2BSWiwZhmk2qotEg5s3fjfeMN22jmatGG9WlcOcCtxpZujc30",
-	"5Sw3FjdYX8XrjhrcZ1H3CxuExXljz+/mAaRgeLcvYJkCHZhZ3YIfO6sBXCHYe3NfyectPb8lsaTp+acX",
-	"SjDdey2SYIb3UiABAd2qOKpRy3UII5zClXnJPgr0HVWIW8n0moUWrvbnI7JeprxXTI1gF8StNk68h1Pw",
-	"J0FWa3JB1xH5M83YezKc83NGVlwUhumD/Xx9V3Ts7eeWe3lOs4Ialn6btdcknTNqCsXIPKOLQI7TrGBV",
-	"7J29RWO5FHnOlOJp+Wwq/BW7tDdFhGWabb6NiPbeKHXGRVq9ORX2+/Yqig6tEfkpZ4oaqeAnLnCAvrYE",
-	"uAyc8RN+jxtlCK34pLOsKgt6xtaDiaM+PdIYHsv05s6V7VoMaxCNBSUU7GJBsZf6GgXbVTJy9+1Wjy/O",
-	"+Yytd+/zGZRH9KNr3+rWmgM/CUbSQkEFHCeCEZjs6UFUleGQgrx5+fZdWZtjQQ27oGtXdZY5dYUM45r6",
-	"Eh9UFeJiKIVQdhDwFrOkZirs4xF5e8FNsrSfw/dhCAL+7RlQPAm5EQ65kqBTAVZez5CqrF/43Ih8x4Ql",
-	"HJaWxUxdF1AUQrEF14YpJJeU24VacWEJDWtO5rldfA/KV+JO9EAgx+WPGsCkPRA1fcMNiKN+wDzN5juG",
-	"3AbfEW0kZvbKJ/SN64aTHjf+ekNUbXdqZb4RnPddA7XcTjeGiSh2O5YHosMai4MNvWNjezwavOMb1rOd",
-	"Ops6qdX4qm+8Y11d48bK+sYs5bvbvoSXfNOcKSgTJIUeYfpjZ/vX1asv8M2yE8/nR4HjYadJ/pvq3c2O",
-	"1B4dvdnsCJtLMaJp2t3DG/fWiX1po6liK3m+u/EbfC1onp5ijtsOqn3DaArYzg3K1cwYLha7mr/F15qN",
-	"ecpmVO1sjK81G4fwk91t7VtNfoRNd5A+tGwQfoiAub1hY7C1zMHOlhhE1vima7rjo9i0+VWIddnBHVzU",
-	"TMAdKsVj/TcXHr/GkH4pWA8zwubK2Zvvzha1wfdqUd/XXU3axEvPNnsNrVUI7mrUsvX9muw1tDZ23rNN",
-	"yIl7Nqkx/l1tWthb3yY1prar0aZe1KvFXsvcLTV6t3yzb8tN7aBXi8bB3zG6DqG6k1JbWMzOrW0RN7ta",
-	"NTWyXu/vRaVtcmxnmxbxtavNppL48dedpi148SQxbf7vXwAVCArGUYHXjkmt0tswxlQJH2yPOZJSEZrn",
-	"UHba3W58wT9uNMvmrtmE6LU2bBUfIKCs+wIRsvrCVOD3axct+CbeePrJlkaRix0rD4PCFYF6I3UDd+vF",
-	"1+HyuBie+u10SfWuGyqukruiHhO8k8aEpi5EN7haEl9jN/Y30bI64FRUV84R+Ravk/BGKn3B72wNpU7k",
-	"ihvD0g0jAy3pYK/QoadfpU/o4ZfJeHz4JR0fHX41Ho8Px+X/6FFb6FAzImFHJwlGJCjFMixE36sdpZT2",
-	"Hyiz35AJFIPuDq0aHT15+uz5F/8MUmogqKXfN+bBYqyqY6jZb4PJsydNEIYdnc2OBjUTZI8m6dGmjajc",
-	"9p1+Hncsov1t1PWN+7ClZCaQrGM7pbnjKmFUtR3tG5cWbu3OZfF5W+VONuf3XSZnNItIIlcrbg5dRaKI",
-	"LGh+OFeNHLcue/u++Ad7Gf6Nsl2D9fX9zqpB7+zLL9y7TcueXYAII8/ClY8cmQVL22n1e00XbHuEmS/i",
-	"sGnAxwTuLY4t3VZUiQui2W/tgWe9Q87Km1AzymwJV+Y2wnAWfEv38P160GdZogrnjR45mvaklq2xbe98",
-	"tJr9LNTOZekxlPWGcG5NYopFo8nL3woKudCxn4Zbm4QWi6UhuAk9xiOzlGnTvQ74nOCIiTY8y7A2MNS2",
-	"dXWyZ2zJRWrHuGBGk2dHYxIrZpiwHcV9z9FaJKcsl8lyf7eNo6/68gZbXOu9NulOcn8T8Jr2yiaoSjjz",
-	"VUtA5X7xpN4V78nMGykqw2kpVirbmzcF14AdnTFxtyPfxaB2+breJ0zl5i1brNrrDBNVQAkSuxT47iOM",
-	"xIgwKhSzLOxB+a2wKphUVuPZXCh4uYX6VBGcNexijtkNS6YZuZAq1e3OEM8ud8Qx2Lci9/m2FQB17aVS",
-	"bUfV8j0uzmnmvQTewVkCn9QnCe905eSxLI0IFKVOpdUBSU7NknBhJMwdKkj7KFdQUyH3gyq6YgYhJkt9",
-	"sQoh3kyHdzTTTtBckwslRemfq/e6KrQBfXXGMI1u55HECVdfbV3gjcvRjUW41C36ny7GJZzyfY1yCed4",
-	"z+JcamR0KTTIMnekBgdZKhf7RsG00dPV4mDqU9zkZGdsXU8Y2IEQtulj1juZwY2FndQn1xJ4sjGs76Rg",
-	"r5WcZWzVnzv5BrutY1YveeOXp5XkFLxz6tcwJjl2TobPjsYHGDGBetgj7fW0hFotGWC5mCIzNhWos2G6",
-	"rNPaUiVzDSuArSJiV8xKIV9/jQyBpo3iTGO6KNgzEmmJG8E47NN1fIC4jVIYLgqmK7e47+mRDjTVDRNH",
-	"IlOAAqvPFPKqDQJUwLBxblyDUmrFIcXDo+xbwvvxYRsr5f7o6XhcV3OPxvYXxaiGJS4VVeAHODdLzm7k",
-	"8KtR61NQvU8tyX9l2/tkvmdH47ru2jdvy6f1Iw2QYNaOBgslJhCEMnE7PmkukD1bYPxt1c6AJ9WyRJvc",
-	"Jiqx6gDrfP/6aFepXtwz6+Wr8aXyRm8bOecyaXb16tUtPKwGBb+iKQY8YahAn0yanleQT476Q+tJQ2F6",
-	"5Z0H9GnLyG1F9WkgUgab3yYNN71AN6Ya12NWPp1qHE75vqrG4RzvmWpcI6PbCgJvo5mrqb/1aWyqv/D8",
-	"9JKcdV/muT/323xD9qlnXM4qujRC2TbSvjb9vb47OwPH79Jm9VzxzqXdneENXTZRV9017V8Pily7IreJ",
-	"OdmRCV/qQXVfhaALhsVffMmX0FUB6PXg3t3LaYFK/Wda7WVTyeowoTuwTIhxHxGPndm0iNA8z6AQgIfj",
-	"QP0RnOsl5rsU4LynFcwdvlti2APM0JBmWhKzlJo5GLx0KjJqmDoIugiQZtHt6T8CmYYO5Nredz0GcR2x",
-	"ZIsBvw2vZDN454YVvW7wlFtV9NyU77Wi5+Z4LxW9EsPnFhW9Bs1ch6Lnp/Gg6O2n6HWQ9jUren53/lCK",
-	"3hvZhmkUn3N2wVQMwQb6mMSowMQEZFouIUcesghQOCGPyN0RJCk19HgqYshnc42c8uJsqDhFaGsXG1Wd",
-	"YxLLC2E/M/RybSrsaT6AMI3UyVmz5GJRF4M4XHAAuoI38OlBNIAOW2Xh91vwnMq1A6QdwHYSdMXAb8oF",
-	"iSFnMp6QJ1ZuP30SAvrJ+VRkzBio0pfyBbdLFZ/GEYlHmEwWH8YRwrlysYBfEHYMnaGUYOupkArbj8gL",
-	"ucqpYingSR1yoZnQ3PBzlq2hvTbSPq3DTtXt3j5iL4DxfPqkhuL5JBrk1H7ZLsL//uvk8J/08Pfx4de/",
-	"Vn+ejg5//T/Bk/9so9/vGc3MsiPehJ8zwaziKPRFw5n8oYLek2ebNs8uJNGT7IKuNYnlWXxMqFg7iHlZ",
-	"mESuGNYTcp8jVg/MshA7VJ7tVk3cl9uO0CtHpq/EXLbPuNQsAUwVHCOKqEJs3Jx63lDGFdwhmOsH+/sD",
-	"jrajN3VZUv1MHlneeFwBabqKcr3sp90A3kHvTQjsTWjDWvBOva8Xrr6dg6J0AR2WIc2oBnJQzB0Xp+HN",
-	"aHJW5MfIW6aidPzoApDhU0s3AokKvgl1XQBKFCMy8KDtk1ffBD2ztwMNYw4uEhWOWquF2oc2rbjgK0vL",
-	"R/0qF3n8xjBCaVt2/g++CFQ3FFmjMmxwM6rM7vbOumSKh2msU1Fdu1yOrSucI5KsSMvo5Cvw+B+7olBO",
-	"wiK7tB0xjRZmKdVetoMrg6w18/IH26vFPd2vWtxsDMsnXBRu31oZX9q19TmDzrwjC3t5tBKE+Yx0/8Zg",
-	"MpiYZbGa6dMin4CfubqBONUMfKNPLlNxrhHsvKMJHbcEO1f72idw+SpYHO04CcceHFy4wl2eFrkmLjl2",
-	"tM2Ft4/bD/NlbwKqtkZHW5UoXZuka6edn3GNJachMqByCV++QlxAp+2JGjCKR5qUL0aE0WRZQUUAbQNL",
-	"uggQEuworVYGnlFuIl+DB6xw2IPvES7TDvyepsxv91yqqQAcS9v3HCt+43aXkB3A8XpZ7Xwa2ws4ia0L",
-	"0XnrVwXrSXxBnKPvby9a6gz1rfZBFJado9HMm7wiFBJHl4iKbzXmAEJmvcZQL33lCuAu+ErZPqqj42Cc",
-	"cMWJGng54dlquHLLbQ1JvU1yt2Vt3pi1rwkM8OnsffVp31eLX32W98zm1yCmS0U+Oo2uFvdYcrrLl8Fu",
-	"p66r2Qab0900ON2ixnItSkdDNbi8MPfYUX0x71Ha9JAYV2DswZi2MPiQtSOzrzH4HZDb24/3tdk9m5S3",
-	"0/J5o4S452bf4hZu2aLbQXJuQud8cvF6z9Gc67O8p+K1B6LzJxKv14r73Jzu3eZqV7ll3QW5h7IunMVu",
-	"5nnj8q03XPUfSL5t2ZYQtOfGRZoDdPvkEg0nfc8FGk7ynsozpKQ7KM7qpHU90sxN9m7dFS9hbH64Ku66",
-	"KlaLupNl37ggdVT3IEf3vifuDqguAzy7q2X1cgwE/OdyAb0I+3HZeN6eWPHdEb1dcHE3pom04cN+OnVk",
-	"c/r3VSfZnOk9U0xaCOu2Ili7qehq6kfblDYZVvXW6T7lJPYOlmxuVT3GtGUU/fjNjYnRttXbKUuvcU1a",
-	"py/1zioTVbSMwejPfUpL3OFaEturtrZAWl5bDVa2QqgBu0B/dj2OErl6KM/aszxrC4gaXTFXkt2rLhXW",
-	"emtoDO5Ba+gKLOAjTeAdQtNUMa3JMGcyhxC3bN1eqPszKRIbDXQic9YRI0Pz/JEm+AYZ0tyJ0IPeGWUn",
-	"ef42QeVrOz7LNVSn7UZNvjmFsbUWwCdUGVuW4N4qjS1zvW9qYxt5XcqsVas1UVm2qjevYNvaRnRX1DFb",
-	"57+pGG1Kpn6i5FqVzMYg+nKom1MxWxfvkyuZNfHTnqGrpYL6ZRV1QsoED8+e12wqJEqa562R392Q+Lcg",
-	"FtTdEgtv/kBi4c0fQCyoz0EsvLk5saC2ioXbYmVvbpWbq7vIzVvrKX8vLzzMNhUpybg2Gi9ntH4hCy7S",
-	"jUvyGzmDxJ7yKqzcD5e4C6Og2LgKN++TW25yt3gv2/t61L49FYBkKxViuk6DwQjy5tsX5Otnz7/0mI8j",
-	"EicyZbFLeCPa0Jm9uK5osuSCHVrmgWUulJKK2HePp8JVTeSaxJuYgtNiPH6a2DfhLxaPyAuZMg15IDQt",
-	"ayAO2XvDBBjKDqKp0NLBSGoC2MB8IaRi/mWzZGtf4eJMyAvkU02TU9pVuaM5G/vqhMSFoIVZMmF4Aocu",
-	"InHKznnCTnNM142jqYjnUs14mjJhnwtpTgE02v5jxcxSpqf2N8d4oQGkDGIZhDnlGXacSDHPeGLs300E",
-	"TtvIcYdTI+VpRtWC2RcLoYs8l8pqniuWcnrqioTE9rUVFetTBxCtoRMuDFOCZrGVEnZ655RndsZNiMxB",
-	"OY92e5BpNZuckGWxoiKgivd5RgVMFTMZuSauHIBIWFlQ3Y2qng87+JskShaGOXBvjc1zapbtphxLgR3W",
-	"DDmfu/zqqsAmJS0bUdJ9XzNHANndmn8Di7+r2sUjTYLaGISnZZL5Pw6dQfbwFcq5ann6on5ueL07kqjt",
-	"eL5/9+41wRfgDJSbppjOpdD1esLPxs/qTr+nTzC7HLNRn3/9dZibOh63etYRlHSTkvTS3gUa9IQlbtc+",
-	"K9YD00IV1gbtGNJJvl5pb37y5zevrJCyZNLsPerHyWpj2Gyw5VC1XQj86pR7FiEPa2X4hXEVprbWicYS",
-	"yED9vv5iXQrDC3B7Vi0J+O7pxtKJNfnvtz/9zXU/KwyJRZFlsCBblcXGtLH/rvlhNayt83N1IYmRCIjQ",
-	"RBdgYf5q6cDvmQT79ZEdWiKzjOY6SGTFMsxzei4LxQ3TAdbut9WPLcBf1XB6+vXdErzFdjtNq2X/bSva",
-	"Ujbvxq7FjTqln+4+XJv0fb0I1yZ5z27AdUq6S4F+raR1tetuY7Kbl7ybjZq6BGyRz/7/8AlisDbgpdxg",
-	"djK/G7u6N/Zv5539jm3n7e7Ytm3CBPfW0Lky4R7W3n03wgT+tipJSXtX38sLYu9LIWKBA0DnFU7A3vAr",
-	"iI3R4i9vYAogJqWHe1l1Zd9Xx6tF9bEKMyrtivwsOPzJVvLfHG4TIKaMJDFNU7+sPaInym9GbuVgRtv2",
-	"qlZT9+Y1Cl++/NPrFG7i912rcNO8r3qFo6e7qFk0COyadAs/4Qft4tq1i46jcv36hd/DBw3jEhoGlgtv",
-	"VwnmVAXg20tXerMLLewy0F8Z1eZUldWDnlwC3SoAlnv68Yo73hjOtWfH1EDw9k0Y6Nzm+qi3o9m1F4i/",
-	"SUUlPdX2e3egGGBz7vdYV6nN8/4pKw2auq2cgi4CurIu0pzPlUXXH4+R3aSa0dye61Y0rqAI7JHbbleM",
-	"C6Z1lzfOPfZYwQAHCOUOlyw501idIadas03Jb18AxuziFzzcbOW9cZjG5RsrvlAU7fONd34N/m0HtW4J",
-	"43cfbM7jpQOPZckZDhd4WCEaWIXcEEXFaA+gQVyZF7bjNk/nLmhmmAagM4dwyFgGWEgDa792667J8/HT",
-	"MOIP16AvSHPkF2crCeBMukxKjg5wHT1CucOT3iT27oQE6CCCZARHLST2lIFO+IoK4tG+7lo3oGNCCfqv",
-	"/cYXSriiMUjIUNmZNpe1D/C1xwruxr9ulBRtMXatCe2qE+pKuzukTWqC4qIklUxD5ulkKvAmvZpZ4qC7",
-	"SpQSmqY6KgGFF9SwC7p+pKGWaKPhXNEVI0Oa88fuvRG1r9Ccj9Z0lR20RZJctpL/dvPh+HrL5V/iY75E",
-	"adsWmqogakKFq8xdfcnTFOBJn/oU2qhW7NRIeTqn6hSr99tzCv2dUruerRG8VXnU1nDhVmIhsa+kGpMh",
-	"iLOqvuxBRKQCMjBqHZOhPZdxOIo4IoUuaJZZms3oYsHFgiiWZzyhkP81Fe6Ds2JBFHVmXCpIJrUBjPGD",
-	"OmR1s6xrxzzrBV/brqL2zBAjyQXldu3nUrEqN5saw1a51f+syPo3N65M+54EsA1VvYHQjkE8hkAtWWiy",
-	"f0knR2/BPm8sRVBZt4FYHpyMVrZUiLcYLdJaq7YQAiovQGKfKsQxprNze3CNlViI11sIwzPA6ifsPW+r",
-	"sw899FVz+gJTGKr2xn/yRoxrB7AtZ+g/Uhtg29q/pefsG0XnZks2aWqfQ5wGPWfbckm/pxmqo3m23i+P",
-	"NMgetZQD2aPw2e7c0cZqbZ4AfOwZe1m5a8nchGbMnlNNjNyoMhtAW++3CzsyWN8yqpLl93x70q7ll1Ug",
-	"HSO/FUytN8mZvU+Yylu7yikmZ5gadLMB9qNk4aSt+8ZUDDFlV8PoTl2/pxdSpTom8B9ihyS15cpUk0QK",
-	"zZICigjkGeXi0HY9FZotVlYZndg3EmqYsDcQjPikjge63lHmxzCEmKyoAp2dTQV+rpw2hoZhbXIYv1VC",
-	"wZTBdEJzlhKotKfOWEqKPCJaTgX1kkYxkVo1hIPNwzbfA7H7JQ70Lc5pC4bNHggfioqzdpFxwbKsjrvu",
-	"CGD4WmqzUOzt//xAjD61PRwckyVfLNEVOWMbAmSeScCeduNFxO4uq+zAjSoq6ambcN8wXWRGbwdGQSoi",
-	"S262YaNsHtcllN6ZWRUJwdiHdlwRFu9wippfHHjhICimCGpnWE2RnOCAVnRNljJLyZxZ7XqJoOVUkDjj",
-	"K25iV5CHZ9lULOk5syprgLsS70Ew1eG+5eKMly3G6KIQb8e46mMYP71ltT7t+2pXrc/ynllVG8R0WybV",
-	"dsq5mkG1OZVNngkxqy3K4rVH+F7JTmpH6ce03Ri6nTKvzRTaXNgWO+jm0OpBu61yzkXqevXKhTFvM6te",
-	"ESoviGL+0BJq5MijqU8bSb54FlS6izyghTMuBuPeHEFHpD/qgOSrcdDvbgGElOHj46vZRLUl+nXLdrQ7",
-	"fcOiVsFs7kwM+daybdceT76lZNnYQbnUveNOcGFxNRqu4L5Hv5zLjnOPX7gldcNN5w6oG7Vp31t1ozbL",
-	"+6Zu1Inp1tSNVsq5orrRmMqm3LpZznQrvOXmdIrG6vXSKbxVuT0U2Mo2UloswFqn8eQPdc4SMn56MCFC",
-	"VtYh9t5E9gcwYk0FWDVI7E2vrmZtZX6NyYW9GIMpDK7NjfTRDwPE9jpVBQjKX50V0f3tpKb7F3zT/T1n",
-	"1BSKoXBlgs4yu2OYrIwi0tXDH50/AWlYuWKOno7HUVUMf496qkdXr6c6btZT5foUS1J6cmjDQzx6EkSo",
-	"teTAO6C4a0WDcxqsW29Hew29JtQyxr62mm9xiZUpBNhU3dbZfjYLMob00pNHBCb+Fv7gCa5nZyf29deK",
-	"actVWzXmkmibR+7vXHPIGndvoLEVrUb2v8mSn7O0ckjWi9Bpr/SDFtXbJf8CP/Z3zi7aRusPVc/ZO2v9",
-	"vK2r6kz27OylvbBZVvZtRlsvH8v9wnLCM73tu7VKzLUz2HbFuTpA6R6ANPP60eu5kD9rptzFtjXmojq8",
-	"fUQpXHiC09xXEtvXu8is7jDceQttMoK+6wDN3kGrnUmvXf7Clv0OSCTc1oDiytUKzn+18BsTimp8rORB",
-	"wdaXJzM4V626h/1sa148lEdeKFnkZbVUfUwo1s8nUkCmgbRTDCpJC5Zhdc3LoJfWRvA/BdNYuxX0iaTQ",
-	"Rq6Y0v3l0tdB/fK3CF+xvRq556Ct2KMnIa5oUD9a15hvf5DRy+GjBiPqHCAT6FS+Cs5nJ1TN5UuLw3pd",
-	"Cr49qCVenagdUJ1A1yduV276ug4z8yTwKW/r4aTv7WU9nOR9u6vXKOlSuWHYRS01zHGqyyeGtdLVFa/y",
-	"9Zm2xLvUmXHP4JSgOPNNxlWX34lq49xxzd9GuNd3y68v7M4A6j2WrGsROid7O/Wgccafvhp0OOV7zXzv",
-	"ZyXoGhndLdZ7rSWg6/NsgzquKZn9VcNPwHwbWuEuRnTDTLd3aeOb5Lm35KGCCd8B/1Qw5XvNc++pbyok",
-	"o7vFc6/XcVWb5+fNc3cy2xv3Y9UW85MyWzBXdhrPqA6iFjQDAnSZE3bMGTtnGRjrE5rTGc+4HTKBWNCm",
-	"+Sx4wbm2ehjU9rGTwWAGkwEmP92+4YwMM67BdEkyBqGs/gEaRokszMEe1rXagnUE34B1sdqhFV2TnCn7",
-	"gRoriaBcgGWcELE7lwqjdHt7UPxYWt1H12AHvKyRz+359tH/AC/1NAleu2mvsZNbD2J72ct3fhubh/Gq",
-	"tS+3+Cv6BzGvtWGrEzumLSFiwACFE+VCtlYLIwktNEsn9kU7JwqhZVPhbLA+iU2uVgiULhgZxuCFJjRd",
-	"cUHmGV3o+IC44O0gA0teCMhsOBuRmKclRHfwBk/JMF4w4x1j8UFE4tDHHFuGNxX2T6t+YAiXdOWpNnz6",
-	"De/0X3CUhrx0r1zKM61hqS8Bzr4nAnupIeP3fu2V+tSGu95GL8411SJxqnwhGiYAXRE0ZpuUeTIZj/8Z",
-	"vDNb99+TfTBnAKrAo/BgBEao9/QVcD7K8bUCGHDL4eeZlIo82S7b9q1afQl2Hq5gj09AIMzp/vk7+wBa",
-	"1Na7laVWWcdIeo90I8+ll6unrsG2Kg5cENoIZeiR2hbEAV+7wKohaQSb15BclUDbWNLus307JlOHKvXp",
-	"baa1Sd/XC3xtkvfsBl+npGtDM3Ti7AqX+FbKutotvjHXK4PR7Mn390MNuhH214knVOOC2ywEW8/CtZkI",
-	"Gjt13ShCN7hxl1jw7mXeAkzgDhjVlb74SPtfEZ5gKS8g+9jIIGyQYHVZ+9pU2KvECmE3EAhZl5nSHo7i",
-	"kS7zQTVdlQd7OCYXS6YYIq74l30BJynYwcat4C7przUV7LTMZR/8WdNVWd+srmXaa9O/6WrFUkIXFCpM",
-	"1XuppICj9ksryS2zfTZ2s93U7p5GA7eHpw6zemxpMM/W/t9Prl3fduFsrv+j6wSWvG0F/LQTycCeFEwG",
-	"rxLOvM6Mv1foBlUpcodVMBUIa+AYgIc1sD3p+NihhsgS3apE/9UkZRmzAhfOz46xb9E8VMF8/43hhh9p",
-	"xQ+/zEVja7nvRgK91YVyqUET8mgqjzQijvU3Ed7yPadxxrblA+Lp8JxV+6RH/L4v2RTyzZ5DqB3q1vpk",
-	"PlIcYHGqnY/8fhMprAYmkqxIWUqGcXMRY7LiotDk6ODOXP8auHVwcKxI8ti6YJCXhSHQYrQlnHifrXML",
-	"eV1bd61X1jKb9TJX181zWyesLvbYyXoay9s8KTu1m3azbwjqsanh9Af3+FFqA3cPe6lMDD/nlnzsTAIA",
-	"D9LA7+jrGahraZ8J8AYO+nbCDJwe/+njDGqTvt92ivsZaVCnpDtnp7jWaIPGXK8H4rihKV07yvHt2it2",
-	"myhuOoqhsUmfJ9AxLlVXFERlY4gXzOC7cWlXmNQ0I7AG2HOUcabJ0CMio88Qrk12fXyKEeBeWc3xoATN",
-	"RfvD9VgNXBvvOTRUpFSFy+E8k4YnZwxyrG7F0ADEV5ilVKf7OEAvtQQhMuJ+Vo0+S9HXtDEP1MHe0Cdf",
-	"fmVp1dcscfEyG9aVK3gS962b8fF6bTlPn3bacp40LnmXmh+22Ij/6edAfXJl+03t8PXKTcZ65s3T2aWQ",
-	"wdVv80J53z25lzOw3L45hQxrtgYg5IMHA0dX6OdWWu/oujdkVpBRGii7GLwj2ru6fH6o1wTwmacGJMNy",
-	"Ry6dP1p3noQ85nbsIO3qkzxjAlAE2rQn+xAsRvYSVV1HHLgDpJNropnVmnyFe7AssUSxy+Vfn/P+ouLL",
-	"r6smXlbQ1SNN8qUUrHpWFpigea6ggqIdWM4V0+VovjwcP71k8OqXX/mdKHTL/I7Gk7FXOupVw/ppT5vS",
-	"7FLhmuXCtkI9241+pAm+Vtps4NiVsXKiH1OobUjbx/AFy3XpikVEF8nS0tg03LzpoBqEs41S13C05aNV",
-	"BYmtCCDw8lt892OdFlrlEzdEG5lrciHVGReLjQVyiMrYT3+BtY8QLWlrg6sZjVa1QkO8N/x9obgxTJAh",
-	"srKYp1aFNetR1dc8K/TyFBSpc5rFB/VJwYz6z+QSFQ7P5VnHjPyaoyEH3gsGxzO4pGHwdv8R6kTmbYHY",
-	"JwJiV/0JwNfIkObOUnTQ25R6kudvEzQq7gjGbSmyuANLANh0HzNz2e0jjXO6cpBxJSEubR0GVWdf4/Ce",
-	"8P3dxmI7/jdIRjdtK7afGjmS/ZSm4mDK99ZSHMzxvhmKQzK6LbDENpq5og24No1NNnRFmdGP7cMgLmWD",
-	"bDDosqPaOHYxnJuz3dYWd6fpdv9ytde+bq1LpWjCXkgAYbzE2vzy9AUxtguSYB8uTQWyUh7Zww01WY6J",
-	"EzLZmhiJT6fCHRDlymfB0/KeiQzC6r1W7W2piwWfzaly8mRF3//AxMIsB5PnR0+g9pD/91Hb6trWZRmb",
-	"vRp/bFnGGmhYtxUcLNrN8ACpNoI9miB9n8Jzc5maljviW37eMs16lMQnDxzZy221PTSkuf7kkHz35uXJ",
-	"u5dv3w1rixzVTWKOKMC+ehC5G86MZfKCjC9jAtleB7TFrBGUBt07OgM9Z2XV0M7aTA17YMMMuFkNu2HS",
-	"aBa03riq76bibUXKGitY76x12gGIYgf2PjzcOOHBnDz0LMOMSKyRMEipOtuepHS/qiwAhGVSKG7Wb63C",
-	"iXOcMaqYOinMsvUeKXP6W+GMKWQYn4CfjP8OJS8n5C/QmEyL8fhpAu/An5CpqJfyQmCsozMpTAXXxF0K",
-	"R+SEAJ6jWESkEGcCojTR2pCiRghqgPvyghlNno2PpiIuBC3M0h6XBFy8URUFPZPp2jIoZwel2ok50K9B",
-	"sYXxVku6NCYffPwIIKVoLrRClyZwrNiKcsjdplwYygVT+s+OqEaJXDVQh0nwmj3eKnP968njx/DGKGz8",
-	"sU32f//u3Wty8vqVpWVoEmGQlcFKjQpumzmTecZcmqoGOW8v9qOpmIp3S65JKpNiBawaM0q1LFSC9mBV",
-	"mOXEmTOhQ67JggmmoCYXXJXsNg0lzflhIlO2YIJYuk/KIUhBkiVHBzGus2I6l0KXVSSATrEo6lQYpq0W",
-	"p+2Z4OCTR4+mNlaJh7B3O+GFkhe6yuHnWhdMB1m30Je30brrEhqpWIrR8TRNWUrA3V1qPGVbKIpV8MzO",
-	"LaY5f1w+0VAmNHYh8uCNzSwjR5fFAazqCynOnYCd2H8f4imfyZQzN+hYC3rGThOoC4sK67G9YsHQfv75",
-	"1TcEuYeOLG+Gn6eCEHek7eYdkr9J7Bd5BqFiDd77EYFjiCok9m2no/kqz9au+C4yA3Taa9uxXHFj17pu",
-	"7UTGdEwopiLAyIUkTBhlZ8I1xN6N7EhwjXGMxDTJCoZIZxmLYeQvlZIK5xrTHKpt2uE+dmVd/2T5XUyG",
-	"b759Qb5+9vzLgwmJ7QGMIxKDjySO7IditHTaXy3pOdTylBnKszgieVZo51qyy1vW8JMpw0qg7nhBVwxG",
-	"hOaZ2JGeFa9YZ9d+AotXxqXh39ewJEtuj9VcKuioWXH2wDKu5+OxUx4SqnDphGFK0Ax38mX9XPiX7GeW",
-	"jKZMkfgfh06AH77yLMxp9o9gAxOpFMsc8aYTQvEAES4SuQJxJxgZQkmXoydf1UPhYeAnh/8k9PB3Mj78",
-	"mozIKZmQw/jA7t0Zy01EpFkydcE1C7mBZwV4QyA/yAWMxS6Rr9DriH4Yu9Ge8jQ+AKt3xYZ5OioPiS8J",
-	"LefkiPyV/wVK80kX1bn4neeHiVzlimkNfsEXGCBx+FIkMuViMbHft6/FB9WxLheKxCdJwvLq9ZhQ+EFD",
-	"m2NkUDgFKKSMV6mKLfidif9O1XpCmr35qDVYLNuN271hIxUnfvmOLuLSm3ZQcl67GoxDldkLug5ooxqC",
-	"42AERZMTd4XImAYGp+laV5t1jME7pGpPM8JEmksg2vjxktHMLH+3BP4Yym7/7o7R4xWzbFzHsPB5Mct4",
-	"gsIx4wkTmlWFsAcnOU2W7PDJaLwhyC4uLkYUHo+kWjx2bfXjH169ePm3ty+hTeX5dJLx5PWrUM8ajEdH",
-	"+JrMmaA5H0wGT0fj0VN7LaNmCWrJY8ulz48eVzDwC2a66qUjYkNYj7yEOcHj7XAaKkASTLQaxtCyij1k",
-	"NFlib1BqOGWWq87WHlGB/A02q9EKk608bgPUSKd57jYW5ZXMmWulJ9BsRE6c+FaMzNlFNBVaVjVs3Sxy",
-	"uvAZJ+WGv0oHk8EPXJsTD07t+Qys0pPxOKirCvaHgCH/29WHRu7eC1MfDPSgIrWE5+McNpd2ZHf32fio",
-	"6wvlkB//XNfmsN3T3e2+lWrG05QJbPFsd4u/SfOtLDCk5dlRj084+9Y7KX+gCrX0Z0++3t3unZQ/UrF2",
-	"/B28cc9xV7a3e+VkCDboMcC3TJ3zhP0s6DnlII5RyffpiUAmuDueVgyF0hEe2RwKOci2WySmkurS8jQJ",
-	"/TCWj55xy1bgWVxGC+ZKzrlVTrnV/NlUGEWFxoixyKuqTFRnqEz6rR8t/NmHA09FWYEdFEY8jfaQ2GWh",
-	"9oxaxeuQC82E5oafs2yN2o0TAKEHCYt7QoUrLkgmL0CMa1CLDLXc1/XvRdez8ddTESdSzDOemHhEXlnt",
-	"tFpX2w64NmqCOHYwmMZtZxdXFs4WMDxFV8wK7k7PTfXK41cpW+XSMJGs/8rWUEHFCcO/yHR9bQc/GKI3",
-	"M3ys3zqNKtjHDdZzdL2sp4vtCHaBK+/YTI+z9RealjO525xp3IPDvHC0eCVWdvS8zxpoDFRk6Y8s5fTd",
-	"Ov8c+SDSc8nL2vjgx6hSOfIc/QvbGWMrO8zzuLrFot/dsbapiMsGI8CGKrMdKu6G6gxyE7gDp2WaeJ5P",
-	"RXiRoHleuvZLnYMmRpdWf6tkO93DFZQAXorcuGTZUHdCYzpG6Vdr5Vh5fsf5VZ5/Im5VVorZyrHy/IFf",
-	"PfCrPfkVHDrPrXzEU51f+Soyjz9UPoiPnTcmS44+32MoVcOVc9ALXRNNcZvwmmRINYntDQbhod3AquSU",
-	"g6i6mUk1FUKaETlxetbT8TO848ev5od/k4Id/khNsowJ5qqAsadQympceOGuOKuHZqslkbkfj6tE1cZN",
-	"BW1nFG1mz8bPIJFYCpf7n0qGtzD2nutWvvgdM26Km4yxc9Eh9Mr+Zq+6lQ255j6qc64o4EI73da7WfLc",
-	"Li2srOPHN3R7rFU4a2eLwZKgZQUG8QKsDy+kMEp24mi69x+/Yd6wDM18q4/RwJLIrtbwDgzuaU/G96NM",
-	"+Zx79nqvOPkf4078BvAcRUl8AXtNltT0YK2PHQvr1hFdNRIdsqH67ddTfllQBPA77aYjTq/T1UrwXjBj",
-	"0TPgSKBNuIR7MKe6sIfyDt3oPJ6KOkckQ4iqsjqoPhgRHC0XCxA4nj37d10CLvDqJReLNkbo5vsZMsM2",
-	"/fRm+WGnLa2x8KMHDvOZchh3Giq14xIsBqoMImPJWFuh+2/g90BXe6Sx+q/3woY6HlrjfLavZx1Wp5uK",
-	"uAxiiQ/qPAq6G7kMrriGV0ZoJgU7xvQuLhZTQd3XW1SnMoffcxDPp/ADF4qHpj5P/i1sBucMtU7vEo9p",
-	"ST1xsWlLqZlfF+ly4cr4cB85XoGo4Hr44f5WMLWuxhvGGvUf3iZDe9aRwIK0o8kCcmIeeM/nyXvwiBB3",
-	"GgPGk7uwajD5d14Mr42TBDdGLE5+seTJktRRCVHRkUV1B4RrWIj9A44wHA76D3ZfEqei9ZbYym783CKS",
-	"8TNGNHVqUDoVnrWhox2rvoK37ozlhszWBEs66IOOm+Fny6bsb7fLpO7QpRV3rUNFK6f+cFl9YOe3d1nd",
-	"UPG62HpetLD1t/42ebNqoqbn7UpiZaTbwn/JsOSm5KTlEtrlim1hvXa+d4v33pDTo5zoXk6P22SVhGrn",
-	"aX9wfDw4Pvrwu7dQomobl9t5c3aMZKv/o3TEaqf8OCdoxsAGt0KvQE0/hMgwr9NOBZvPWWLsLV9JrL+l",
-	"MOqlcgrzFCPIImCqkM1MIVaEr9gE40sp8SBYNQ/FUmapi5mkOLSmpzhqXpcfaVf/S6oN90cbNA/OIqfK",
-	"cDtaYTath22+lK5YNGfb+tGt/Z3WeuMgvzv2UcS5YudcFrqewu21X8Rp9kncbYqvSxe/0uAAE9WRrxfP",
-	"OJzM8gKF0dt4CUms+E2JkR7Q2rU7zSHjiP/OYn/n4prQzAUXpmxOi8yAn852gz1OBeZAHbm7TNsEM77i",
-	"pja/jayUWzCeIoF1hSSGqAFuPR4sGZ+r6vsas9WULBZLy6VJQgXy5avYVZ1Su1U6lK6VeV0ErDoxizEg",
-	"3DJ2iL4HWdGBwxWhkycEOU0jSPYhdiRMpFwsDqKp2BQaI/LSdlymHFgdnRtIBRLE4UF75R2GNRXlR+1v",
-	"AKOEyF/4Q31kVoSw39DTxFcs8pkREDEUonBvlqeIIBCzgOQeXTfyuAcagqRXpZBpA33d6q9PqBASMpxh",
-	"BP468AwNN9TnkmHiwq6IAg9/6TnsI92MLNgu5945KnqQc/VM7yfj8c5M71ap54/cvlLPtfuUUq997TEh",
-	"BNFrfNptknFIwJcOzQA+iMad6os1Qm378hbT/vWJ200k+B3iNsB/32Yca7jJswu61iTOFT+nhkVEyMPE",
-	"NoGE2e6ZV+ayBmoUhEfNMRyJ6/Jo44pEmAxW5wTbPxTY2tpALBYMrM6QIdI0R/OSpTTWpH3o7zaDm3aO",
-	"7EGt+ZxTMgItY4tC05We8dZQZXRVbKNhzSudL/UKM4HdrrToVTXmIE/MQzpsJGbU3t5w1+5hwCPb7XcY",
-	"++hwPz7zSJKbinTG1flEwc5ua7ZEOofQLBtE+GAKfDAF9jIFWg5XMritVz0EytSPP5SIoB8fO1jU7hi9",
-	"twz4ZwncicnnxEjI4gBI1TgiWuI9C1AHIWiYJmafjI4T6MsH17mO3Vd9GfEyMuYY4LAQ9wJfcfceMmNV",
-	"42HDC9LqgcbvMoQFvXLeRrQV85SnHdy3Qmi9sv/kppwYuD5dXgx4avXSi3L5H/jXHyeQD7fc3uHQLuMI",
-	"YmdGRrrakkD2U25ZCdxLwSR/6LUzryvVMLw8PEVoqp9MBSKvBD+iCcrjfnkcggUyOdTNKlcCx2CaIHGi",
-	"VALtvRk0RJaOiINXsiMKv+8x5NwESjPTpIQbgbg/ewMHDAIHbauYKZRgTjF4Mh7D5BzrgxwMh/A7IidY",
-	"rZE42zZ9f5quTsMhxPUBcUFolh0TKqbCgQnVFqdSP8f2yma/FwfPT3mqtyij38A0PVjTnc6Bqw31EzmG",
-	"dwQ6NxxRQCos9bQC7PU61dUdo7H6ahPN7s4z+Af1cSfvtlx2w+u5VYsEeMxdSCNpoezHHJYmlrvwUNAt",
-	"MCOaMas8gGdYs9+motMjTIY6ZwkZP41IQk2yPCzyA0Q7cFasmjkXkNRKdGnNfiPJkiVnLI0g7Lp8krKM",
-	"nzPF0gmOuIHVAUkdMEhteJYRmp5brRXkg5Ykp4hBE8BdF8LwDDj8bwXNrAq8dOB98Yic4JxgKNpX3CWx",
-	"XotkBJMq8lOdUHF6wUUqL2KAwoIv0anQS6kMkcrV4IWeEFAhmLhDmiPlRzHZecWo0GQ6OGMsn4qcLrhY",
-	"TAd2QK4ZbE2lSgPcUeBGOBpvAj1NRXl/rWFFLeUFRklCTnVpHsHlxWmeFvkmdAXCryP4mnt7oouZJbEZ",
-	"izFP+6DL7/Dy3OF37DaHwISjOnEE1mdHJ8dkXBUQtzetLoM/7Hs/9b0f/GOruRyWnuUyWcY+z9Nu2wXV",
-	"Pg2+EClTx3Ci53OmEPuW1bcQOjjFOxWCM7fNCN66Bk+9O1B7uCxqB+GeOuqBUl8DqOV2j4E7MFd2GECA",
-	"2WdvLT/qMbjvpGB/oNvXC3tQSJG7wkYAUgHylpLSC+mluT1ZdWmOEV1b/fwu6CuUiALgo4cxPApsOuDR",
-	"hx8f6alQDCE1DyJLyCDLKygQ5YhbraXAkLDWQLCp8E59J0Bqnxwa6UZDtFz5oR6MyHeNMU9FmWvl3rfc",
-	"ImNzQ2RhjhtOYK5JrlhQcwSTLEATmDHA5euSQPjhXRLoJ4Ajr9YWrrI8qLPUxZQbAOs37vq+8TgutwBO",
-	"3DpZy3UvOWEZyu8j7OEW5UQoyJ8+acMdvknBAQTWz9XcfXQfwr0+a7/owjOZIPAXAnuk2IZV55hiiMhE",
-	"MS53I2yWVmGytIrsAltYmdCAnLjuFg0GMvIKpk92gPdZkOgQsvIJaWXlZAiPQVxcCEQmrY3UXhWJe2ce",
-	"DtsN+sAFkrlXRDUSqBGBAmoqhq7lI5/v78fSZNLMfaGs++vC546DG4zrASpLYJk8NENCPwcjAtzfPUFb",
-	"Ywz/iqOpQNbl7IKNbYFLnL2tNScZyjl3e7OX1SD8yyXudYG22Cupp4mpgMib8l5q2+Aoc6bKJZvYtWaJ",
-	"FGlX0gkZoosmiJgy0hddBHhamTGACW6GXGsAIrSaq22BtXkCq24Y7E27jMNWQFBhdQvCMs06HOtQWQcA",
-	"iqk+wx27WFJTFjO0QzyGpO36ECuGWi6koWdofQYjaxB4NxQyoA04bsrqSQ4xqCym+Kgq/HnQbWOFM3y3",
-	"baswxE/kdMfl2WLDRJ7z4Jt6MI72ELZATU5GdkrbjcvU4w/wX48u1oVM8Yat5DkAJCI3qyULIpmWZcA6",
-	"ZetUeA7p2XfkUnWCtz3T9VXtsQifYwCjqWi7WXVISoD+gvjApDrr8fFUyECmOb7vhJoTn2WcNJrbUJo7",
-	"Pj5vmAArC6T38g/rfBvERiAE/PCCOGyyVRD6Re+JYIYVvTp4b8eNeZvD3xPINfv7n225wKNnEVbzgf39",
-	"gRKj4Sg6cu/Dw/wh3GoSKk8q3NVdVQRVCO2L0UW+wO9aJAQsyXD8HbZ9xXPKAKBahkMQFuTt8ViVMTSA",
-	"B44HtEZMghJu8EUfNTQEBmGkYr7K5YwmZ0V+EPkAAWdHdxq+zFLXA7c6GWARdKBXvPKrdYM3fv8NrMPa",
-	"rtqUK/ZwS79TeAS8oo8yFMb/VDt2q+0HDjN7XTEjuJXnOXygVg5jxjIpFpoY2RZ6FxwxagJTYztl/3ij",
-	"NL0TCbhGnKFd9IG+7xTeRvs27Yz8WrHHrh6dfvzhjK1BU27H5bB8G02YWC7OuRLaytk1AvfdK6MCKgJ2",
-	"oG78la01WVGTLKci/t9/0cPff7X/Nz78+nR0+OuHcfTF04//GR+HNmjaVb8u8kYT78Rc0fenbhSns7Vh",
-	"OiZMJBKCxpwE9IOs431gdb6Wk/m6ML7KXw9F1HX+SJMztu7QRbEsXrcamlNjyWcwGXStzu1heVSz/0Qx",
-	"W2GVxQ7O5QnzcwL1eLAF9Iizt/qjw/0JYYI8H9uJw2F5Hk/ZjKpOZveG5RlNGjhErhEZ+kJLmiVlFVtv",
-	"7+SpPmjY51277ezPR5A+H1fdQjdH4/E47N3Fjo6IRyuvQN6oJgt+zsQxGE9bjNEOPLz0t4KiXhpZ/fy4",
-	"ruKwKv3lEvzRLfLNsSD8wCdiQe7rUNy2kwe5JX3gQfeQB7Xwhh68B7GvH3/w1ZZ3WCc9bi4tfR6ztStB",
-	"DxVt4dqN5BwCHTgnfWZvJWl5vWZUZZwpFw0K0AtojnIV7XlYeD2TCzL0le8VS4uEpWjmTPVBVM++LEF3",
-	"a+H4TrOqvxRHUwGmv5il3Ed+xyPyjcevpA54tqyPvoHH2wm12xnyvnkyg1LgLbpYtTm3YxmsXG5+8g+R",
-	"AZ89pG1nEPcWQNsy89nVJXEUrX3BX27IsDogVgvCmGN/hCdTYYk0dqkqnjUc7FO1pBOQtg0ExQ34OGBQ",
-	"ge2/UbWEXK5oyV071ncI/7WsyN6ufwTL8YAB+8D/brdgyRb+l8PJ2H7t8loNhBOVwFCKJVKliCZV6TpQ",
-	"r6x26fKUb5WMEBbC/46XsXgCljOpNLEv2u9yNYV0PK+pWXblsCIiH1FUR9rCplRASJBjzWWO4R5IEi8r",
-	"fehuaTDXf3kLpvqJbm87GCeSzQMGxEOcyj6s7yUwgl7Ze60XwceK4b1OP/7g/+wVuxJeRX1D9LGaUKms",
-	"WeX9eyMFnVgeWYanQfnksqPKWLWkPnY/ZVMxlMrqmJkUCwbPotrnZgxT0IEhHjRvcVHFrH1KNQ2CGJ+M",
-	"nxEjZcm3y9E2yq/4E0pOyu9i0fwrQPrgqr5xXxz0vcRtbICril7XlB94yR9GE3pHzxiEOASHqV0buiO3",
-	"ms0v+2FHJGcqYcIcOr+Zv8XZoRDNFlYXI8Of3317+NXBpMyPta+SeGIHOoldQJz9hz0aR8RI8vRJoEwp",
-	"e4VVljfRw9/J+PBrckr+RA5jMownZlmsZvq0yCdxROLJn44m8UGE6NGM/Cw4fImt5L85Gdqvc7HIGMl5",
-	"YuRC0dxhYVNBJEyPZuScKg5nnmiWMWBvR19gtfUzLqbCQD4UJf/85b+JtsQEkd9zootkaX+fZxS9nheS",
-	"KLbATrlI7dGToCxOhS5mKT/nGtgxvK8IJWdsndD8oPRSki+eEfBK2lv6GnkhBEvDjXk8FbG7gnEpTueU",
-	"ZyyNS1gIv0PxiLzFKvFQ69QXmqeaaMvPp6K2hmUQIC4ZVczNw8mfIA+nTmwq5IpdpBZAbH7xbBfC5q8d",
-	"hSBO0rRDsDn/SYtYC+QETVOIyxzClSLFcMOg2SNNpFl6Y6g+2Cb9vDnDij+PEWJFYFOm1YZSrx4WCty6",
-	"C8VPwyPSeUhcnzjRdquIAnNLu7hDAy11eBHacJEgGi1OasbWUqQBXkm586c5U6eu79gJzT51LE7S9Fok",
-	"5oO0/MOGSNIEUlP6KdA5k3nGLln3Hp0zlVWgAxetCoVGaIslFWkGbLnkrwnV7JALzYTmhp+zbI0iBFmx",
-	"lSOZtCfIvndMKKSnCN/RviiTr2HYdzvrBMd4lwvb4+Y/cJaHO/0+te0d2eyMqKtqtWwNJMVENqnWE5eU",
-	"WONStWzDIbI6F3SqS0OnPohICpLznDpvUJW6hs5gqs48flkcvHpKTRxZ5uYZUSfMz4j8Ao1zxeb8fRwh",
-	"fo0BRR7U+akou7B6Rp7RNWr4GhF/XWw4GW7hmAfRVGDRFw/TTwsjbQOr9bQwafRADRsLNxWNlTsmQkKA",
-	"LoDVEADAgar+I/JyRbkLnbFX9AwwvbqwBF5XW9oHT2CjWk+PFYL4faw8CWmLa1imbvQBuxtdqPZHl0C1",
-	"v3YUgmA8T59cDmQ/WMc9QGv8qRxVzffDJJgK1/Odx675xvOQkkD74hGU3OcexyN9pjjrAdU32Nkeoufx",
-	"hxCg5GOnJPqphgVDdZ04gpgDIQmzLLMpchRAsnWyaMDu3GDUzYkd2046GPWJIB4gk9cKqXTECrwOQt93",
-	"2tXKEW3LEWxAvdxRXOANVtClATdTOB487J+vh33jRJVH9/K84nF1vrsv19+U7+g606ob4ypaC5hG7KT5",
-	"VGirBRlFhQ6jGR12eWl5OrLaqBQO68MheFDDLuh6KhIpBIZLV+GMSSa103q5ILF7F5K48WydAkAvy+g6",
-	"noohvE7AfvxsPP4qIkwpqfCHagan4QwO2tK6qhdK0175cOJTshE5JMwUfKSnAjKxKdZnxITsKvM6ZLcb",
-	"2ddTUe6ED52s3q42pWmmHD4ZjyOrHCNyCISHCnPQHljpO9zCWa8Dnf3+8OL+LBiR2oM9ezBK/IHCRP2u",
-	"hybKK/Bt1YNvvwn4dhezqEcJ1DS6kgHWODUEcsJNmnHwqHiwCGHVQ/Y+5+CICmiP0AXlokVr3OShAEHU",
-	"ykTf1Dif8Pxzg+uBhlpne93s7s0Du7tpdof79KB9ftZ+mutkXMhGupnWK63B0FPPsfdo0AF1edd+tiYz",
-	"uynoTBLsYiqwEMYuf0/APIaO1wA3hKhPyy8wrzRRzCAkBdrt/OIBY0LEbAfFgWgZlle+/f7k8MnzL6Zi",
-	"SfXSW1VdvRl72mOMncK5cd2YgK+u40yurvYP12UX+EtMht6YFbsSIPEBeJ2gWyzviL/7JcGSG8/GT8uu",
-	"fENYYVS3nXcWwdRNWWgGEOLKOjOg1eKHkOd7/NvKJAdPT43JYjIcTwhkJW3BWHtnX7837PfGiqvZVQr8",
-	"bTfpX6t9Eb+xtbCafTEieikv3FGRgI1yGQztEjobAPiFJFB5050wU57L0daNYqJYWRblOxv8Gv0RSlU+",
-	"+AWvXwyCVCpZK7qv+ktDzahKlmUUcKeB9tsiyw4Ne28ItiDD11KbhWJv/+eHiIQPEinmfFEgEyWx5qs8",
-	"Y/HBVEif3w1vO0NRmd0AoXc0yxgma2EhRFcVieozHU3FDIpuA7o5wIdOIAWVijMH6erKcrvK4mUqY3pA",
-	"6EpaSQO1N6CFHpH4N8wSJRdsdujGrs06YwScKxNyAfkdgO+RZVPhD3NE4ungt0Laywq8Mh2AiFrZdV8q",
-	"qllEYqliMmPmgjHh+0kSlhs99XcTjIrKGIX6WPFhTNh78JjCkKRKXSZqFfzvvIRWVk3F3J4pV9h8yU1Z",
-	"3DxYU1e8nIozF9Bc1jpPCjMVXBhJ8oxy4fcVYid1hQoIS+1n6X24QyHhzyIHNxfTCc3ZwYh8yzPj70RE",
-	"UKXkheOGdmUnHok3quLCXLVLezfD3JeQBiqwPgiubMnRi8icB+FtUzFEBAGKyX3Am/G6lTF6pg+2Zg96",
-	"I9hUNH0Ex67+YFlS32fu6An0cHDsdJMlGv0sJVqdJuGpK3Dc/B5mDLlo8beMkZNv3pDx+EmrJ+EtLJ/P",
-	"vuzjSwDqrUI6MbIOd+EUnoHVMVlSpeMg2DWCfZ8Kaux6OZhfu/NW98ukPAPWMsQ48mztqdVRxxbf5G9b",
-	"BeFOD+xPWKfGnQCPiw+01OUFhodXxsNv/3Czam7TAR2Wzb32jztK6vg2Pr2hT+MJ7Sx2A0+v+dMOSJzM",
-	"2BxRDuwKQMUnoD3Nz9lB14CwTftoUmrYoe3o8kPC+8ReI/L1gK46oH4BEhGBSO2Kl4OLA4Y0FVYazJFd",
-	"dx/bllCKftESS37Z8g0hp7qnVX6Qnb9husis0rg9QMKu5ENcxF2BWkENcZfOujVUGATTrkp5iOVfL4en",
-	"EF6PGp/KVUbZDwPse/RlopYlhYemCosSuESVmspzEFktBdFZPbtweQaPNIkzds4yBzid0JzOeMYNZzrG",
-	"GjhdoWpvcao3eZTsF/7O2UVXrJHllOdc81nmajTo0cPJuMmIIVzkgHQ1Y7o1z2xHoHxVUaPCLgOFz9cW",
-	"qcASg5/bSgd2l+Cw9wEAGrHyA1LAvhrXcr+cjFd8tYIK48Fgq1oYR+PxuNtuCCR6t6PkYYifKEgel2eL",
-	"2c5p+Q9IZfcoel27M7FLSj7+4K9xH7fGrzte0WQ7UEqlxAMHIYb5iIEIQwk2FUMPcoRCKwY7MYT9RZWg",
-	"hRRzswlfNBWd+EWkA74IyTq0PzixfVzyvrr474VcNBXboIs6WFHHenb4IYKL9b0ALSpViE7YRL8YD6BF",
-	"D07t2w2pvASffOyYVbcH+wRf0I26ZQ0ty/O8+JggFJEgGaPnHpQtgyzeBSpThp4B+wF57a8ZDU7n+iuN",
-	"rfDrVAwtZ/YubYJD8yE0nuviGHvgLrqZfVZsrk3Pu0lO1wmtX1vth4CYz5V3uDNwOSXrsT+8W7Ut/1K9",
-	"9mGXscJntXkCi6Ziw9RAdlsaAuznDc2JdCpO7eWettorPJL1nWAgN8kO3ET7Wk9ad/2BT3z2BptwXzcP",
-	"0GWtNyVGvOhSM7wTrWHOQRdA8KR+yEmgMERkm2VnKk4wsxVBDmZrQgVirPixNdjXpmE1Qr90UxWJ9oZK",
-	"cEftc9ZJbsr25JbmE1mf/MZssT+Vzt6HSKwHG9ceNq6AA/bSxdYieawFzfVSmk71661RRWIKxSKSyEIY",
-	"HxTsSujpMhAZuDcqWLIAPNgKoklNRaro3GAM1lDnLCHjpxHxXz+YANwtF4UH9La3vZeATBWTIX5hKlwq",
-	"2wFCO1q2HC8ZTU81+y0eBX+jMhfU6AOV0OpvU+Hc+hg8g9w5p8pA5I4rwodVSiHSKOwUI565sXy+N5h4",
-	"OcVHummXK4sPQokm/15HBcIO85rfvR5sHr/qZK5rh+IYKxtCte1SDKAtqBIEtfltdc/f6H3Sz7fLcOYX",
-	"8VIhtq7Yd0TKWNvR9kCE0prWCNiHkMc5mnq5rpEArkKEtWvrRLP9Y4E5rnveQHcY/tUgSF6SX2Nt2qfw",
-	"btOMvHN0D+ECd0DHlq4gnjZOJuDhdlgrlm8GMsEynrpMwGAu/fhDGdXV7Qb5Be7a/gsCeBnGAWPjR5og",
-	"nblsOW6yKg4TUXycgu0v5Vwh4zzAGFKMqK2HlbI8W6MgAibPjZ4KF4BbARtq9htaCQHBpx+znootrpO2",
-	"2E387bic7vXXfXi3dKEdO3l7I0KvrsOHAXr3wn+C67LNgVKtx4MH5cG6cbseFLPcGZDVwmV3p0K8C0PA",
-	"nCHBcR7E9iUx6r4zec5IDHEkMcBpWXaICGdT0QZx1hrwj5BgpTrvDu5UDKtaOwRK7Rz04JJd5s99Asxv",
-	"h8dtC8N1ywzSBRbZpXSxYzImwyBA9KDCngfBe4ngXC7MF88GABzGV8VqMBlHmyGj7ZGw5Xj3QA1DHFzX",
-	"8L5GwTpq6wMS5pfiwdr8ufLj11iKC5NnTIN30k4u3WVnBjTuoMaX3OC/1b8faSLYe+P48fAoIk8i8jSa",
-	"itFoVDLUBc0BEbFAamYRHrBCpExZbus1UTscLhYHHfV9Klt2/GfEWYyrukBy3gBjtIopoGCntQI+aB1J",
-	"rIzYLFvYsInjFKdiC1x37+ITxwBgZLDaIhTRMEsqAlRuD+3valZXvbRGP76Wep8CQndDab4dy3ewNJ/I",
-	"7r2j4JBgFw+Y5w927704vFV2+oGltync9o9DMJN01/xnZqMEQ+pMK3UNfKO0UAqQFGx70es4o9qcqtDC",
-	"nGR05bWyhkQJjRxWCQ1rA6X4tXplhZ2suoWH/gzjtZcZLOx8N/joDXHFxmQ/USm2arE7eGNAdZ9TIe1b",
-	"U0z/QDzvDWhpZCkvyJyqRmUy5ESbqm17Ke4KdqjT3OAAzhA3p4IGCjmivBClShuHgDHxQWQ1TURCA+RK",
-	"B4RWg2kH+wQHKIk2DPapMHzFJh5vB4IrsLwENYWOfGJshJ2vI1KBXMJ7lr9ORaFZRII6/whgNNzAKYIE",
-	"c8sgl1QvA4xLWIYupKSJHbFbCFyvCMosAYwlFWt4OpoK5PWFRvR5y+otszZMOK9jhRJUvTjPCr08tZdj",
-	"dU6zOJoKLQk3YF7O6ILM1mhNXhXJssvE8g63eQcf/wWA2nH8x2Rjg5dMEDrTznvUDslewwq6Ytmt3ZnG",
-	"x5WJBd0EiEPSY6RbjC59hwhmFnc4LgPNjk3vKyw7UFwvJHZYhgdJ9lkH9NEalpjx3GY7/A++9vgDAqKh",
-	"Nm4lxTbkTvtcByBxISpyaRZBVu3ETkyG3k5jf36kAzDNgzJOsBWEGew3TuUMzA5HaIWpgTCTEIM5Z8IX",
-	"HGkBY56K7WjMZBsYsxdEp352geG9RUChWsCNZtmcDB0wTBn+Qn2dPY5qw4HDMvI3B1yvVik3FZ1i7tj9",
-	"BdX7PDWEYdDgBKViKjymvX05lUyPCGwwgjh7rQGbt4E3O9CYivsHct9qDAG481awU/udG0TZ88vIUzKM",
-	"Pa2DPEsqILmDrpuTe//ORnPD6F+Juez0wiL8nZAXfksfeP3n6960G+jx3roZ/JLRzCx/77xWnJT1jceW",
-	"F2TSnngPoi8TpjXq5Jp8/+7d6xF5FcRKGFkkDicipYbOoKRcoRmJwZiz/h2sLFSfWTUQIvtqdaQSKrBv",
-	"z9h1R9zF9zCHmwSRcF/oBAzGheCaFPnoKkS2J7HYHWdJoex2Tv71a33/7eUZrxumOcaAHMrF1I4gVswo",
-	"nmy/Z7rOHmni3iZDu/vlPtmLzoqZpUwjomRhoOyuHbSLInK3QS+vU4cCqCPynSSqgEsk6Al+1InMsOSt",
-	"PiirMbxW0n6DFViIyl4ppeZYSRy4bAe1/OgmuJNcbK+PAfkOoDjf0xUUcBz8B/n+5Q+vyUya5fp0aUx+",
-	"6ud9aqShGamvBZBwGm1dE3dBHk3Ff5B3//f1yy2du6Deqeh85QN+5r+mg+9evpsOIvjaf03Lsz4dRPi5",
-	"/5raWU8HH8kRLNWWcMGoNbgB994pZrv3426cjJd2XNXo51IFQ992MpBn9eKUcK2FS6Hje6VS5ap8GGcm",
-	"5MKSt6V3WUCwhsz1qHxw6h7EB0EtkRVfONBMe/u0LI2lxxgZfcE1I8/HT6ei9HDmSs4ytnLlQYpKXsQO",
-	"WjJlhvLMl2cGDQ0qNk8FgHMRB5fI3dLqgxGBoMUZzSyXVlCvObUa+XzOE1dvDyozp2urv8MBZl2s+42f",
-	"6uCGDbb4kQ5K3tglKEbo19kZBnw07u0RcU9dYEMJ2C4SesrazpNQ/8KHAaKcnxRmaT9oNVg00nWmL6EJ",
-	"DySTUx0gLieVSYFV2RXLqPEgeYXKBpPBY/C0ugE1e0XpHAUHCvYvOOA4A+l2VqpkybTBX6DoIt5cBGMp",
-	"A8eIU+mDiW9eGKoqi82KlxFx1S4xRLYsEJQ6u6gOPlGqY+03knKD8GIYNvRV1jYbnrhR1EuzYSVhGGHs",
-	"Q6NyJec8Y0G3OIOWTr9TVBjoSMnM7pms9V9Pf4g8yBNgqfh0/8D6yNSKa92xsoivEgVwZFgnqgwJ8aCw",
-	"fqN97E+Ir2laOn5BTbI8LPKymnwZh49B0ZrotUiWSgrLSOdKroI+Ifi6fZdC26vlJceBC8iOXtG53Q/N",
-	"TICIYD/PUzajqr4waPr/+OvH/xcAAP//",
+	"7L17c+M4ki/6VXB1N6Lks7RKrkc/5LgR46munqkz3dO1rurtvTPqY0IkJGFMAWwAtEvTUfez30AmQIIU",
+	"KVF+l9v7x061BYB4JPKFzF/+PkjkKpeCCaMHk98HS0ZTpuCfbz/Shf3flOlE8dxwKQaTwQnRRkmxIEwY",
+	"btbE0AWRc2KWXBPFcsU0E4baxmQuFYnfzQ//LgU7/JGaZBlPiFmyqfitkIalZEY1++pVoTI7AiVLqpc4",
+	"FiMzma7hH5qpC6aIZiLVEdGScEOSJRULpqficskEsz9TsSYrtpoxVRsglUyToc5ZQsavIzIdvJEi5XZy",
+	"NCOK0VRPBwejqRhEA50s2Yra9Zp1zgaTgTaKi8Xg8+docMqMWp/MDVOb+/FXeUlW9vOaJVKkmhhJLik3",
+	"ZMbmUjGibF8uFmR4+v0b8u3R0TgiKcvo+tB1OBgNooFivxVcsXQwMapg4WxWXPBVsRpMxpGfGReGLZhy",
+	"U7ugGU+pYW9osmRvpDBKZi3Hll3StSZxrvgFNSwiQh4mtkd8TChJMs6EISu6JueM5bCBVOhL2NmUqPIj",
+	"dvcvuVk2z3W0dQc/R4OcKrpixpHWu5StcmmYSNZ/Y+vN2f5Iz5kmFDaPs5S8/+nDR6LpnE0IdRtN7JYx",
+	"7aYDlEJXjJyzNZkruUI6gz/RxEgFzbgg8dKYfMSr758Zk8VkwYzGQYxUzA6ucyk0c9Q0FXOutCHD8mNl",
+	"A7wwJA6WdHjK8oyuWToh9jTjA9jES8WNpVkh7UQWhC4oF7D5MrfUIwy5XPKMwfD4OW14lhFVCA0kpeFG",
+	"cTMiH8vF2fXCpChJ+XzOlB3Hbw0eoSavxt+SOJFinvHExCNyZIn0xevXU5ErLgydZYycfHjz7p29WYom",
+	"9pjszFY0m0u1Yil8phptPCI/iWxNdJEkTOt5kU2F3xBNqPLbCPeVkjnlGasOzFLZjJVnC7O3iztn6+Op",
+	"oNXWJlTh1YEzV8yQYQxUfujIfGKpGD4VR4TqqYgTxahhH+U5E/EzfUC4JsggggnZb8GtxJ2Fc0AewD7R",
+	"VZ5Z0h0ffTuefUVfHULDQ5qxT4dHg2jALXXikQ+igaAr2zg8ekvOtetLP/3AxMIsB5MXr19H9jr7/z6y",
+	"t8IYpuyY/+ef/9fh//frf/7HIGrhP+/m9qrBTdu8Kx+XjMSWV8ee9TXYsP2Tu+BLmaV6El5vrsnL8aup",
+	"sKcgC0MoMk6kRG7s70mhgKpKBnZM4v8Vk5Wdjj1usY5I/MvzeCq4Jnwh7EY7ptq+XSHn2MV5C/EubV+z",
+	"KsTIfyKnZll9QBXijKdbuaola2oGk0FRQMsWjlUStG3/Z5qeIvna/0qkMEzAP2meZzyBjX6eKznL2Oo/",
+	"/6XtJH+vyMn2SO34jo1yKc7wUgyiQcoM5ZlflLsjlm6lIdDerpIpJS3r/OfvgzlnWWq3lYo0Y4NosGJa",
+	"04UdflVoA/1mjLBVbtaDz79GA22oKfRg8mpsRQg3QOD/Xc6ElDNxm1AoMZlJs1xP3IImm9P+HG7mfyg2",
+	"H0wG//fzSpV4jr/q5+9xCNzSlkOs1lsxm2G88cE4qvi8nM+ZSC1fgK3QxLJ13KD4YGSn9saxuj3O6kZX",
+	"41mtribtL5E9DEaGFTc+iICrO1ohlBh6zgTB04XVfC/VjKcpE3e9HBScll1rxrzUk4VKGJkVSGipRM1v",
+	"GM/9LO2KQExpkrILnjBPzDTPlbxgKVkDJ8cfz3I8S3dyf5GC3fgy7aA7lpoUSktFEiqIkCSTYsGUvUWg",
+	"fVqKVEyvRXLmOUp8cFxpmdpqVpfLNYj5pby00lWxRF4wBYt6JyyTp9ldnt+JIIVgn3KWWEUbbgcZxtzN",
+	"pDZ9FJBW2HJmLxM20RG0yOTC6uXwb+RUmhTCajwmvL4pLPTv0nwvC5He/b1zZAn6vqU19olrY8nQ1OjY",
+	"/mTVfivZhrGQ5mxu5+u3w1xK0F64SLk2XCwKrpdWO/Kr+1GmfM5Zl0Sqy10rjVIyWzd15UCmHltqs4dg",
+	"eXxgetW0nK7Nce2fd5gAn6PSgtvWG9rAvr6n60zS9KOUP1C1YPfFPIEmuSaZnYQ9QOq19hX9dGZ/PZut",
+	"DdMxGcY5TvnMSHkG7R0b+cCUZS4/C3pBeWZP8FpiuwjGaQjslBpqzVg746DZiIDNSKg1Gt3lyega/3oI",
+	"piRZ8AumwXByAvr1+GUloH+ufbNTNIdTuymh3LEmMoyD/4oPJjUWcEnx5iEfSYlVJocUrR5yqaRhxFk+",
+	"aA41rACqnbYpRcJIHOxTDPwnp1pbRhzY8t/5aQazsuZ8/SoFI+2+SKWZDzvzUcofqVg7xU/fKfsmyuoJ",
+	"GV9xy7HmhV18uN3D2NL8ior1mfuThhOREr0RaG16U5hrYqxNZDmiMwVomiqmNcjqspez1GhhlkwYt7pw",
+	"FNeLDE++OyXj8dG3B3VKrx3czZ3EzyKYErtz+YJ7Z3VUrjUXi6hSViNSiHMhL0VE2KfcqgZ2QxW7kOf2",
+	"xw1FyP2Cdylck5VBFJ006GD55ZdfDk+CFhPyZ0aVvQ/2+pQOD5QeuEe3yezK27biC+XowspKp7918jHH",
+	"iklxf/yMC22oZSsJFZZFgVLnb5Imii+WVpu9bDK440DrAWmOapC7JMmSJedu53WR51IZlv7IUk4/wuLu",
+	"R3paXlna8FIzEr/BWRzaWcVeF4/DCdmJxJZZx/+J/7SnA1QWJ0uqNDP/T2Hmh9/EcOA0SVhuWHpcfqd0",
+	"HWx+q2RdUh7A9pY7dbayW3VmPwVCuzxs4BUnC7dxG1ottb9EhJJccZHwnILz+Jzb2cJvceVRypWcc6u9",
+	"RTU6Bx9Regb2/4vxi68Oj14cjo8+jr+dvBxPjl7/YxCVbWbr0Bn0av4VO/w6OaKH36Zjdvhi/jp5OfuG",
+	"HrGvvx40D+VDsVpRxTXTYE4QswR/M5HCn5WdVsp1ntH1mfNcnMoZF5Zrom0/GSj3B572mwe19JgrmTNl",
+	"OLouwuUGjg+rLx4avmKb3o/68ts03WrvL5eSuNaoa9sjsCvb4WFpbFfzI78sqanGA73+mNCZ85JaZoyk",
+	"LiQJOo5av1Pb4rbV2F+IXspLfLKoLWNjOH80bQMVgv9WMGe7R4QLkslLsK00ax2Md1gS8PlnOthndAPt",
+	"cluFLq9/DqBJbflR5TUKjjgKaeTXclQ5+xdLjJ0m3MY32ObthWdpWfbTHDxS29gWNH8rLlgmc8vRf29Q",
+	"p3G8koliZeeMG+/mE0ymY4nwa8uUfx9QsXbTq3/QmQy72G24ZGcYDeDbKU1MmwF4gsQJqhK11yJjhF2A",
+	"39R5oEHr0mROM81AS3Vrhj9Ua5hJmTEqNpbqJ9662muv8dQtrNdaLYni2qzW79sdI8/FAeAdyXK7bA1/",
+	"5qkOlmxUsceKg6lsLv7Xz79uKs9xjYxinGzkTgX0MxxvRN5eMLUO7hnN7JX1smRkeXZMnBMdeVH1/kgU",
+	"S5g14gg36O/+dLiQh26CVpSOTunlj84927hH76szoql/k3wfHCOQRZuo9zss58112h2uUwL8foZsZidH",
+	"rnP9fRn4Tsa7hZVuv+TlIrq42S6e1STua+05Lamnuf0TR+nOL32Xp9G1Y5078wPXbfqV/Uk3nGb2DjRU",
+	"KG7YCl8jHrky9euGOuWW3im1waJOmULXH377mMT//DVGxcUsmVWiFSNCCtAKyhF38mp7eu44qVJ0vSnx",
+	"YajOQ38P7smEdSvWjaPXjEWVOq0KYRVGfMPooO7dZozjtKdsDgaeHavX4k/x6x+gQyvBD/xwnRtQG6Nz",
+	"E541lnpMYmfkx8T+PXMnTRSztgxZMqrMjFETiriB6wL0BhrXrNBW15LzecYFa9Ft3CR/ztM7U7QK/NZ9",
+	"K1puyY9a0XJrfJSKliOjh6VoNYjqJhQtv85rinaqkiW/2NMmv3t1q5ONdpDyDatVfrNvUq3aa6l5/iGR",
+	"OevwTlBBaJ4737AVlqmckBgugJ7oYmY7zFhMhgk1yfKwyAkV6VRoQXO9lOYgIrGL3NATpP4hPE3qnCZM",
+	"R0D7gmXauXtB4TmIpqLqBT5++wHQr3ybiORSm4iwlBvom7KMGUZ8NxgDBVjtu/gnF7jjpURzOVW4CXYO",
+	"/xumM4gGwditQu4NzemMZ9ys20VwAq+nck7wredVQyfJmbKH7HmFVXlCsQvb52jHKgTwn+7CWV0Ud9Xp",
+	"7MEfyh7+D1Uf3Niqi1tx9YdU0bkZ+fXDKYCK5P+yUFSYEU1XXLTvCH6yLdjWzQZvCCwGHhUoSbliiTl0",
+	"c/Ht9nB1Hk3G43/014a/PRpEg3MuUpg5FSlVaRVyZXhyzoweQKCn4ZbFw8WyRsKv7hTO+n5pbPdc5jwZ",
+	"TAY/CU/Y9uAJfmcQDS6Y0rBHRxsa+pW461W8pD25PW7adg3BUcDfbNPPfle7NJ/g/P2tbvUubhxFqyu3",
+	"aqSRyuojR0SDv97ZMPhxTwAh2ZVmzM4NqZswIXXsueLdX0IqahGGJf0E8+XCfPVq0BpmveFWhUOthqkR",
+	"0ObOt4kXd+QnjlpvWd1vcLX71PgbC3+sSn9jmY9M72/S05VUfz9ITfn3Eu8a6n8HhV3PAthYcYsieiXJ",
+	"g+P2tR1CZrmz8TW4XDCtusFSjdqDq92aibBxGjuthNvb5+6d27JDd/OcVld3HwDXf+RPavVVPlKef51n",
+	"tVtm+Tf6uNZc77V5ircENn7o9Nm0qPA3o2ffj+pcEyoNFXo3r7x1YdL7Ie+ByZK/Obpq3liMQN/hQvAG",
+	"lf0deU1lENYcK5XRn662uTF+hDzctvk0woaowGB86qcYvDWx+Zwlhl8woiTmRKpmHFfGLlg2mAww7xfO",
+	"yA0P364/Bn6gq/ApUMN/9n0I/KZyfeRMaYlctU4SbjbbxcMP0OhzY6r938uavLwcJXLf30IkeCzt774/",
+	"CXs3kAbK03imXUq1hlCmMBYJnzg370XJm3q9adbppYVhCfbJnGFqzuac31OtrfCPsUFcxm7ZXrCaMmLM",
+	"iZmMavzhCqFUnQ+rbhF382hXd1Y+AHXukT/c1Vf5SNW56zze3bI6d6NPeM31Xlusd2ptD0zR6qFh3faL",
+	"XnPvvzQN6785u9z2PEPDoCnNgNADbQaEMzzGJf7xi2M2wYZWEzaw86u/LW08PW0+NtVfq36N7uARaEMT",
+	"u61Xof6vPq2ip8LXKFmUS012nckww8RPe2T0glU/lK+xsjAHNf1hu3Ovdpq/tydZQy5N+yMnr3FU/xbT",
+	"O2oseGptUa8e1pvXfgr0H8VivsJjk9/KBvXt4G7thsHHivh0YEA2mN0NGQLAZK8e4oheAozzq7A6Nmxi",
+	"dllldwR89/YCTjdY1b6ZLxGhhqykNuT1eFyD6JGFsXozHAnXxCi+WiF7CHBnXo/HN5oWEyF+0FFtLmUW",
+	"WILp58FPjekc2enUYXC2hCptI5u/YqsmhfSPEXcUk+e76CXPK1muE5kjyYfUU6eEPxc8S8lMmpAaZvaP",
+	"h/hHHKRXhM1mCPLVji7PH9zBVfuwse/GCmBtTXeGO35seY/9B7EimqXEXPKEkUQWELggkj1iqX1g12dY",
+	"zzvsc7SD8XQlUrkldNOX425baMxrI8bn0jWoa0Od2h4ds0Ew7YQCxPBNjRYcXIFlI5Dm7BLanBaCsVRb",
+	"Rd/GKQLbevF63CCr7To5zLd7Q78Dv6WzFju31d4DaTXsnSEuZFiJMwPIc7YHoWJ9SdcHjbPY1GT7eRA3",
+	"r/G1NJX+dNsrFgX29S+KbhWdEMZmiWZFz5skWvoGzvZxqnrglr2MgLKTN0QsWdq/S2Czq9Kd2Nju2gzb",
+	"qAXWx/pFFtVm3jYYCmWp/OU+Jv5QSCEypjWJawuBdOnYp6rHQJOCyBU3hDcsjp1z6qN9u8PGHl4Hxy3s",
+	"01G2CN7aDjen4wbvpr734FnfIYnR/b5d+J5k7JNtsELgApqxT39yrUeJrD0D2N8GNyNfcWZ3IGLdulpe",
+	"VzLKRYnQoYtkCe7x5vodlBpm7LulwoIac3nx+tXdaGZ+Sd2kcVrsogtVCI9+mNAsQ3zNTSU/V3Jhd8cq",
+	"64wChhzgPi1dLLPT7ffMVXM5TANVCOGt0Lo1JC4kYi10souqCcK8FMLjbUZh3hgA5PTjUNVaN15O3C/E",
+	"sE+mMi5cUPhIFeLMdz5b0U9nGVBEvF2ENzevNdYU7og1ohCbYsaWNJsH1s6lVOf6mACO4YwRQB0CMDWa",
+	"BgfVa/m6PccLWLPBcHncZm2oMppwcUzi3wpWsNRl6uHjUfgEij9bOnEnvfP9pbYn3QT+wQqLLSTujO4O",
+	"9bDe+r/sIBVsT1JoI1dM6cot9wExOPY0TL0ydzQej3eRwhUVzmtrhh+BPrZspFOWjcRjD1y0iLgbBBfX",
+	"kHEA1uRsZdWNP2m6Qo6vACvPkvM8k1KRF/Z6/otaExxRZQcVDM77jcYtSB3BZ9rotjbFiPxI1XkKyENH",
+	"ZLY2QB9xsqQGgNJcM4eV1q6149w6tfbxflp7MP0tJyTPWTcz/ylHygUl3fJ1yK45JlQgninB4QjXugCA",
+	"aMy+mclCwKECHMgFTzZvCGBNVrEAzzTJaG5kDqnG8KNHLxo4RKO26xGM0pz6nzmAf5doUUa6JTjsJ4+R",
+	"3iJp+0j9xiRblZLyY880wYZkmLI5LTJD4hJn85gIxlJN4mA5ccjl/PqjgUfsbOdz208YwXO75DXsEeBY",
+	"e2hnrp1CBXIOUOCoSB04JWI0t55pX3PjW+idc8V0+RLy9eH4ZTNZHWYGD65muT77x/8sl7P/+bP+x4ej",
+	"i9nq0+sffnl9kb45Wv7wP/87+39/uTTpX75V//jllfnxuxPfdw8DqIvCupSE6oSdUlA7Q3hoXvALJnoJ",
+	"yHAzNp2QqHE4WtZG5hqEMxeLDRwePCI3XP+nEbfRbeucAdAZfjwiMR5FTObSPTvP1uTVy6B6QCBQhi9e",
+	"f0UUFalckRk3iK7f/u0rPRfirIMR2ljdd3AqbbRfMYMAwOoYV6orPsYNoYnByIAQittfyCsgWu1zT9r5",
+	"5P4m/tcBKFzFTG4Eoeq6T/RNb0AvfbLY6VrEk/+AbVvfchpGsjOF3Og7kZhq42/QV8nkPUyBNQdXXHi6",
+	"8TC+QINDq/U4wlswQ16NX07FBipzBFBxcHAxhA3GDsEwbhngqJE92iJJ7I5A/9YIQvTsSbV+Xwvl6wwj",
+	"9MDEvhuIEEASNZKwRtCKsw+9i+UKd6jd0VD3JvS/aV9vRhXexM1IGU0MFPlIt/P2IBqTahJ0Czh8wHog",
+	"GrM/e98jHf3GgNRu5Fm6JD10im15j90FrdZ1hzeIfHdQZo3Ktzy31kd453HkMV4zhKERUjAs4dD72aTl",
+	"ct5xzOZVYzS/U3RuOsMvpHqmSSHgq8bOwzLMKmpaBV6HkF8EAUp9I2dqduRfaYYxUnm23h7asmcsVN2M",
+	"3NR9YDW70m2DqJNnmmAQUh+t8qZi1oJFbA9gg7P9DiAObjv6FncB4RTuM/Y2XPJjjbwN1/jI4m5rZLQt",
+	"6hZfRGg2qaZKi5QzaxvvG1DbRjPXC6etL+PaEZw1tnRnbKYvZ7m1wNj6Lt50WOw+m7pfXCxszqm9v5sX",
+	"kMLLkm2AdTh04GZ1G37svAZgQrBP5rGSzwd6cUdiSdOL+xdKsNxHLZJghY9SIAEB3ak4qlHLTQgjXMK1",
+	"eck+CvQDVYhbyfSGhRbu9pcjst6mvFfQmGCXxO02LrzHo+BPgqzW5JKuI/InmrFPZDjnF4ysuCgM0wf7",
+	"vfVd82Fvv2e5txc0K6hh6fdZe7nfOaOmUIzMM7oI5DjNClYFl1orGusByQumFE/L36bCm9ilvykiLNNs",
+	"szWWbPBOqXMu0qrlVNjvW1MUH7RG5KecKWqkgj9xgRP0xVPgycA5P+HvcaPCpxWfdJZVtSHP2XowcdSn",
+	"Rxrjv5nePLmyX4tjDcINoUaI3SwI1qjvUXBcJSN332598cU1n7P17nM+h8qjfnbtR91aVOMnwUhaKAi2",
+	"cCIYkfdeHkRVnRkpyOnbDx/L4jMLatglXbuCzsypK2QY19SX+KAqgRhDrY9ygIC3mCU1U2F/HpEPl9wk",
+	"S/s5bA9TgJiR2DOgeBJyI5xyJUGnAry8niFVae3wuRH5CxOWcFha1gl2Q0DVE8UWXBumkFxSbjdqxYUl",
+	"NCznmud28z3qZAms0gNiH7c/aiDv9oCM9R03MLz6IU81u++Ychs+TbSRedwrYdZ3rjtOelj89Y6o2u7U",
+	"ynwnuO+7Jmq5nW5ME2Ead2wPhD82Ngc7+oeN7QGX0MZ3rKfzdXZ1UqvxVd95x766zo2d9Z1Zynf3fQuN",
+	"fNecKaiDJYUeYX5vZ//3VdM32LIcxPP5UfDwsNMl/13VdnMgtcdAp5sDYXcpRjRNu0c4da1ObKONroqt",
+	"5MXuzqfYLOienmES5w6qPWU0BfDyBuWqQuyiodNCNOjHdtr1vUI0vqSZMVwsdnX8gM2anXnKZlTt7IzN",
+	"mp1DJNfuvrZVk/Nh1x0bBD0bWxSCyW7v2JhsLQm3syeGqzW+6bru+Ch2bX4Vomp28CEXnxPwoUrFWf/d",
+	"ZZqsMTtGCtbDYbG5c9bG3tmjNvlePernuqtLmyDr2WevqbWK212dWo6+X5e9ptYmOHr2CXl+zy41EbOr",
+	"Twsj7dulxj53ddrUwHr12Gubm7y1R/u9xu+Wf717nu7bc1PP6dWjwVh2zK5DPdh5E1pY2E7SaRGcu3o1",
+	"dcte7fe6BW1ycmefFvG4q8+muvv5151OOmh4kpi2l/xfAMALajtSgQbUpFaUcRhjVpPPi8EAf6kIzXOo",
+	"EO/sNF+bkxvNsrnrNiF6rQ1bxQeI/ey+QISsvjAV+P2ayQjfRNutn+xq1KPZsfMwKdwRKA1Ud9W3mvAO",
+	"QstFI9Xt7CXVu2xt3CVnbB8TtK5jQlMXbBwYycSXw469TV0W8pyKyngeke/RMIYWqfS1+bM1VCWSK24M",
+	"SzfcJbSkg72CoF5+k76gh18n4/Hh13R8dPjNeDw+HJf/R4/agqCasRU7BkkwtkIpllVJNjv7UUpp/4ky",
+	"+w2ZQN327iCx0dGLl69ef/WPIPsNwnP6fWMebMaquoaa/TaYvHrRxEvZMdjsaFBzpvbokh5tervKY9/5",
+	"YuWuRbS/t71+cL9vqW4LJOvYTum4uU5AWO1E+0bYhUe7c1t8imV5ks31/SWTM5pFJJGrFTeHrnhYRBY0",
+	"P5yrRjpq18vBvlAlez1hGGWHBj/yp50Fvj7axm9c26aP0m5AhDF04c5HjsyCre30X763t2JrrJyvt7L5",
+	"FIFYC1ue6HRb/TMuiGa/tYfQ9Q6eKy2tZrzcEoz/NsJwbxGW7uH79fDVMisQ141vi43cuG5q2Rql99HH",
+	"3dnPQplrlh5DBX4ITNckpljfnbz9raAAWxD7Zbi9SWixWBqCh9BjPjJLmTbd+4C/E5wx0YZnGZbxhjLU",
+	"rqT9jC25SO0cF8xo8upoTGLFDBN2oLjvPVqL5IzlMlnu/wDl6Ku+vcER10avLbqT3E8DXtNehAhVCeeI",
+	"awkN3S8y1gcVeDLzTpDKBVyKlcqL6J3aNQxW5xbdHZLgomm7Xu0+JUzl5gNbrNpLgvvcX7sV2PaZz2yF",
+	"+FbMF7EX5bfCqmBSWY1nc6OgcQv1qSK4azjEHPM0lkwzcilVqtufdTy73BGRYVtF7vNtOwDq2lul2q6q",
+	"5XtcXNDMv3f4p9oSo6i+SGjTlV3IsjQiUD8+lVYHJDk1S8KFkbB2KPbu43VBTYUsFqroihlEgy31xSoY",
+	"ehO5wtFMO0FzTS6VFOVLY31USAy2+uqMYULgziuJC66+2rrBG8bRrcXq1N8m7i9aJ1zyY43XCdf4yCJ2",
+	"amR0JeDWMgumhtxaKhf7xvO00dP1InrqS9zkZOdsXU992AHmt/larncyg1sLoKkvriWEZmNaf5GCvVdy",
+	"lrFVf+7kO+z2jlm95NRvTyvJKWhz5vcwJjkOToavjsYHGPuBetgz7fW0hFotGRD0mCIzNhWos2Hir9Pa",
+	"UiVzDTuAvSJid8xKIV8qkQyBpo3izKFhgD8jkZa4ETfH/rqODxBiVQrDRcF09cDvR3qmA011w8WRyBRg",
+	"POorhQxxg1gyMG1cG9eglFpxSB1mh20lfEQCHGOl3B+9HI/rau7R2P5FMaphi0tFFfgBrs2Ss5s5/NWo",
+	"9Rmo3meW5L+x/X1a4qujcV137ZuB5gEKkAZIsGpHg4USEwinmbgTnzQ3yN4tcP62amfAk2r5rk1uE5Ww",
+	"klCWYP9ShtcpNN4zf+eb8ZUyYO8a5OoqCYP1QvMtPKxWtWFFUwzdwqCHPjlBPU2QewfoovX0pzBR9MFj",
+	"b7XlFrcCcDXAY4PDb5OGm69At6Ya16Nv7k81Dpf8WFXjcI2PTDWukdFdhbO30cz11N/6MjbVX/j97Iqc",
+	"dV/muT/322wh+5QeL1cVXRlMcBtp35j+Xj+dnSHwD+mweu5459buzlWHIZsAyc5M++eTIteuyG3Cw3bk",
+	"9Jd6UP2tQtAFwzpNvjpT+FSB4IFUsf0eLVCp/0ILM20qWR0udIdrC9H6I+JhbpseEZrnGdTs8MAiqD/C",
+	"43pZnkEKeLynFWAfti3LTQBg0pBmWhIDEIiO0qcio4apg2CIABQanz39RyBn0uHRW3vXw4XXsVe2OPDb",
+	"kFc2g3duWdHrhoG5U0XPLflRK3pujY9S0SvRiO5Q0WvQzE0oen4ZT4refopeB2nfsKLnT+cPpeidyjZ0",
+	"pviCs0umYgg20MckRgUmJiDTcgnZ/pAPgcIJeUTuriBJqaHHUxFDZp7r5JQX50PFJUJfu9mo6hyTWF4K",
+	"+5mhl2tTYW/zAYRppE7OmiUXi7oYxOnCA6CrTQWfHkQDGLBVFv51CzJVuXeAGQQoVYKuGLybckFiyP6M",
+	"J+SFldsvX4TQhHI+FRkzBjCdU77gdqviszgi8QjT4uLDOEJgWgCwFilBADV8DKUEe0+FVNh/RN7IVU4V",
+	"SwEZ65ALzYTmhl+wbA39tZH21zqAVt3v7SP2AkDSly9qeKQvokFO7ZftJvyff54c/oMe/nt8+O2v1T/P",
+	"Roe//q/gl/9oo9+/MpqZZUe8Cb9gglnFEVCvG9ZDCSIozzd9nl2YqCfZJV1rEsvz+JhQsXbVIGRhErli",
+	"WPrLfY5YPTDLQhRUeb5bNXFfbrtC7xyZvhNz2YX47TRLgIWFhxFFVCE2LKeeFsq4Am4Ed/1g//eAo+04",
+	"VN3Y5biSZ5Y3HleQoK74Yy//aTfWfjB6E61+E6SxFrxTH+uNK0XpQDVdQIdlSDOqgRwUc9fFaXgzmpwX",
+	"+THylqkoH350AUUcUks3AokKvgklmAAUFSMy8KLtgxDQhG+z1oGGOQeGRIUI1+qh9qFNKy74ytLyUb8i",
+	"Yx6JMoxQ2oYz8IOv19YNqtYo4hxYRpXb3dqsS6Z4mJA7FZXZ5bKFXY0rkWRFWkYnX4PH/9gVhXIS1sOm",
+	"7dhvtDBLqfbyHVwbLq6JMDDYXtjx5X6FHWdj2D7honD7lrX52u6tz3507h1ZWOPRShDmc+t9i8FkMDHL",
+	"YjXTZ0U+gXfmygJxqhm8jb64SnHIRrDzji503BLsXJ1rn8Dl66CKtCM+HHuYc+Fq7Hla5Jq4NN/Rtie8",
+	"fZ79MPP3NkB3a3S0VYnStUW6ftq9M66x7gNEBlRPwlcv5hjQaXuiBszimSZlw4gwmiwr0AugbWBJlwHW",
+	"g52l1crgZZSbyJfLAi8cjuBHBGPawfjTlPnjnks1FYDIaceeY3F+PO4SfAQ4Xi+vnU+TewM3sXUjOq1+",
+	"VbCexBfEOfrx9qKlzlDf6hxEYdk5Os28yytCIXF0haj4VmcOYH3Wy4H10leuAVODTcr+UR3nB+OEK07U",
+	"QP4J71bjKbc81pDU2yR3W1borXn7mhAH9+fvqy/7sXr86qt8ZD6/BjFdKfLRaXS1uMeS0129Yn07dV3P",
+	"N9hc7qbD6Q41lhtROhqqwdWFuUfB6ovej9Kmh8S4BmMP5rSFwYesHZl9jcHvAA/ffr1vzO/ZpLydns9b",
+	"JcQ9D/sOj3DLEd0NJnUTBOjexesjx6Wur/KRitce2NT3JF5vFMG6udyHzdWuY2U9BLmHsi5cxW7meevy",
+	"rTfw9h9Ivm05lhAU6NZFmoOmu3eJhot+5AINF/lI5RlS0gMUZ3XSuhlp5hb7sGzFKzibn0zFXaZitak7",
+	"WfatC1JHdU9ydG87cXdAdRng2V33q9fDQMB/rhbQi7AfV43n7Yl63x3R2wUXd2uaSBvS7f2pI5vLf6w6",
+	"yeZKH5li0kJYdxXB2k1F11M/2pa0ybCqVmf7FMbYO1iyeVT1GNOWWfTjN7cmRtt2b6csvcE9aV2+1Dvr",
+	"ZVTRMgajP/cpkvGAq2Jsrz/bAml5Y9Vk2QqhBuwG/cmNOErk6qnQbM9Csy0ganTFXHF5r7pUqPGtoTF4",
+	"Bq2hK7CBzzSBNoSmqWJak2HOZA4hbtm6veT4F1LuNhroROasI0aG5vkzTbAFGdLcidCD3hllJ3n+IUHl",
+	"azs+yw3U2e1GTb49hbG1qsE9qowtW/BolcaWtT42tbGNvK7k1qpVzag8W1XLa/i2thHdNXXM1vVvKkab",
+	"kqmfKLlRJbMxib4c6vZUzNbNu3clsyZ+2jN0tVRQia2iTkiZ4OHd85pNhURJ87w18rsbEv8OxIJ6WGLh",
+	"9A8kFk7/AGJBfQli4fT2xILaKhbuipWd3ik3Vw+Rm7dWhv6rvPQw21SkJOPaaDTOaN0gCwzphpF8KmeQ",
+	"2FOawsr94Qq2MAqKDVO4aU9useTu0C7b2zxqP54KQLKVCjFdp8FgBDn9/g359tXrrz3m44jEiUxZ7BLe",
+	"iDZ0Zg3XFU2WXLBDyzywzIVSUhHb9ngqXP1Hrkm8iSk4Lcbjl4ltCf9i8Yi8kSnTkAdC07Ka45B9MkyA",
+	"o+wgmgotHYykJoANzBdCKuYbmyVb+woX50JeIp9qupzSrsodzdXYphMSF4IWZsmE4QlcuojEKbvgCTvL",
+	"MV03jqYinks142nKhP1dSHMGoNH2P1bMLGV6Zv/mGC90gJRBLIMwpzzDgRMp5hlPjP13E4HTdnLc4cxI",
+	"eZZRtWC2YSF0kedSWc1zxVJOz1yRkNg2W1GxPnMA0RoG4cIwJWgWWylhl3dBeWZX3ITIHJTraPcHmVa3",
+	"yQlZFisqAqr4lGdUwFIxk5Fr4soBiISVpeHdrOr5sIO/S6JkYZgD99bYPadm2e7KsRTY4c2Q87nLr65K",
+	"hVLSchAl3fd1cwSQ3a35N7D5u6pdPNMkqI1BeFommf/PoXPIHr5DOVdtT1/Uz41X744kajufv378+J5g",
+	"A7gD5aEppnMpdL0y8qvxq/qj38sXmF2O2aivv/02zE0dj1tf1hGUdJOS9NLaAg16wmK9a58V64FpoZ5s",
+	"g3YM6SRfr7Q3P/nz6TsrpCyZNEeP+nGy2hw2O2y5VG0Ggd+d8swi5GGtDL8wrsLU1orXWMwZqN/Xd6xL",
+	"YWgA1rNqScB3v25snViT//3hp7+74WeFIbEosgw2ZKuy2Fg2jt+1PqyGtXV9ru4kMRIBEZroAizMXy0f",
+	"8HsmwX57ZKeWyCyjuQ4SWbGg9JxeyEJxw3SAtft99ccW4K9qOj3f9d0WfMB+O12r5fhtO9pSlu/WzOJG",
+	"xdX7s4dri36shnBtkY/MAq5T0kMK9GslreuZu43Fbhp5txs1dQXYIp/9//s9xGBtwEu5yexkfrdmujfO",
+	"b6fN/sCO825PbNsxYYJ7a+hcmXAPe+++G2ECf1uVpKR9qL/KS2LtpRCxwAGg8wonYG/4FcTGaHkvb2AK",
+	"ICalh3tZdWXfV9erRfWxCjMq7Yr8LDj8k63kvzhYEyCmjCQxTVO/rT2iJ8pvRm7nYEXbzqpWs/f2NQpf",
+	"iP3+dQq38MeuVbhlPla9wtHTQ9QsGgR2Q7qFX/CTdnHj2kXHVbl5/cKf4ZOGcQUNA8uFt6sEc6oC8O2l",
+	"K73ZhRZ2FeivjGpzpsrqQS+ugG4VAMu9/HzNE29M58azY2ogePsmDHQec33W29Hs2gvE36aikp5p+70H",
+	"UAywufZHrKvU1vn4lJUGTd1VTkEXAV1bF2mu59qi64/HyG5TzWgez00rGtdQBPbIbbc7xgXTuus1zv3s",
+	"sYIBDhDKHS5Zcq6xOkNOtWabkt82AMbs4hc83Gz1euMwjcsWK75QFP3zjTa/Bv9tJ7VuCeN3H2yu460D",
+	"j2XJOU4XeFghGliF3BBFxWgPoEHcmTd24LaXzl3QzLAMQGcO4ZCxDLCQBvZ+7fZdk9fjl2HEH+5BX5Dm",
+	"yG/OVhLAlXS5lBwd4D56hHKHJ71J7N0JCTBABMkIjlpI7CkDH+ErKohH+z7XugkdE0rw/doffKGEKxqD",
+	"hAyVnWlzW/sAX3us4G7860ZJ0RZn15rQrjqhrrS7Q9qkJiguSlLJNGSeTqYCLenVzBIH3VWilNA01VEJ",
+	"KLyghl3S9TMNtUQbHeeKrhgZ0pw/d+1G1DahOR+t6So7aIskuWol/+3uw/HNlsu/wsd8idK2IzRVQdSE",
+	"CleZu/qSpynAkz7zKbRRrdipkfJsTtUZVu+39xTGO6N2P1sjeKvyqK3hwq3EQmJfSTUmQxBnVX3Zg4hI",
+	"BWRg1DomQ3sv43AWcUQKXdAsszSb0cWCiwVRLM94QiH/ayrcB2fFgijq3LhUkExqAxjjB3XI6mZZ1451",
+	"1gu+tpmi9s4QI8kl5Xbv51KxKjebGsNWudX/rMj6FzeuTPueBLANVb2B0I5BPIZALVnosn9JJ0dvwTlv",
+	"bEVQWbeBWB7cjFa2VIi2QAVM5XumyaVU54gJiwoEkYLM2JJmc1fDFrRmMjz57pSMxy++PoBiFxCGMhWz",
+	"tVW0wfgp0YvtWTivQLPcMHyzN4g43R9EHEqd9clE3AdlO1dyoUBZclJzEaxxUAY37Vm8bS+076+/dbIH",
+	"AkALISwV7esh+eZoEA2c4tq1OV//I/SivNjECy9PsDVZDtJDUd2S6rxfHYTEXqQs6yjH+8tSkrIFPhQV",
+	"4pjkijn4hWzt4KOrVqoQ/b5c0803l4Pb+6wGxr170KsAk4t0V0apKgS8vi2tkkDmXNAMAtRYM6NUEE+v",
+	"/RNKexonXFzIhDqImi7G6JuUs3a6bDBPBjXhvI7r6/P18Kr6e9gpBJEAAYxDU566/NpUcrHwyOP+8/C7",
+	"kFhAp93NHl7r7sxYyzAvobKdY5vVROASHDtzCRtbNomU6jeo19q7Ub1Ruwb6fKaxaES51VeF+tbeEbzV",
+	"FioEOoybZmvXRbK7DjtCeL9Fh7yq71XqLC1yhCfvridWHVxZ3QE0hbDWyJUgXFKfh7XDEV+jKr/TAW1X",
+	"K2hgnQeb0SHm7wbd3FLs/SObV8t9tK7bcoWPzWlbEdCNPS5XDObKb8sbBHVNV26wyhZMsECN2ltBunEg",
+	"u2tqLD11jKbysJe83ymdd7+aF70/XIq/a7lnry2/9pVBboUPRQ7dnhs+uFq70fce0k3b/w7cJplf463h",
+	"6qTWQTMdoQe/YBVvsCO0oSLVgSNiQuLfClZYMQKlJJ1dHEPV78AOiqYi1kWSMJZiipnPcYJe5ZljP7Cs",
+	"6p4r/MggCgzvcjirKsJog4B6Wl1bdpGYtdOWcmMXGEyZDMulSVWt7KDmqAmLoa+nwv7tuCFe/b5Uz6NW",
+	"9oOcdG6rajvbHLz73Z7bFztfnqF6/Rt9PWPsoQmphyCg7ijgpbp292soPfYYl3KFj9BQ6hHWcveG0s3G",
+	"vASrfDKUngylP5ChdOvxSsHVejKUHoGh9IFesO8UnZst6LSp/R3yvukF24ZN+1eaIbnk2Xo/XNoAjVav",
+	"RQJotPDZbizavk8ELlDEbQvWK4cFzVgmxUITI0v93COb9n+d2w8R9wOjKln+lW8HAV5SEwBzMPJbwdR6",
+	"83qxTwlTeetQOUWwN1MrBWsgnEHJwkXvuG9MxRAhgDXM7syNe3YpVapjAv9D7JSkNgeQ8JZIoVlSQFHy",
+	"PKNcHNqhp0KzxcoqUhPbIqGGCcsoEEGGupgKNzrGEMUwhZisqIIYQDYV+Lly2Qg1MSJwoHb+XDtoE6YT",
+	"mrOUgLGqzllKijwiWk4F9ZEryopKpcHiwuXvUQH4LU70A65pS02MPSoGKCrO20NQLlmW1es4OwIYvpfa",
+	"LBT78F8/EKPP7AgHx2TJF0tMbZyxjYCUeSZBXLj5YgXgriyPgZtVVNJTN+GeMl1kRm8vtIBURJbcbKu1",
+	"sHldbYeIzJg2rrjz0M4rspsifOCX3xxocHBM4n/+GoNRDWFsigGVgVFNTnBCK7omS5mlZM4umYKPYFBR",
+	"nPEVN+jPgNiuqVjSC0YoiYM6DvEeBFNd7ivXhnAf3bM4xI5KyZ2lIByqyd3Yrh4T5f7t1/qyH6sNW1/l",
+	"I7NjG8R0Vyka7ZRzPWO1uZRNngkYOC0G0Y0jBl3LArKz9HPanlyxnTJvzFRpbmyLubI5tToIUKucc8g/",
+	"Xr1ysEjb0jSuWXorQEX6vQW6wJFHU582knz1yiqyyu6H0pEHyHfJCsG8N2fQgRyGOiD5ZhyMu1sAIWV4",
+	"vK1qNVFti37dchztLzkf/WPFMx2u5sFgUgXX6ej28am2xCmNXSBfPdvWCS4jFcT/BTu479Uv17Lj3uMX",
+	"7kjdcMt5AOpGbdmPVt2orfKxqRt1YrozdaOVcq6pbjSWsim3bpcz3QlvuT2dorF7vXQKn6XSDi1kZRsp",
+	"PRbaUGU03vyhzllCxi8PJkTIyjvEPpnI/gGcWFMBXg0S+1QO90BfpXPE5NIaxuAKA7N5M4UCagWdqQIE",
+	"5a/Osej+7aSm+y/4pvv3nFFTKIbClQk6y+yJIfgxikh0wOnRxQuQhlVq19HL8Tga+IwXILSeSQtHg8jn",
+	"eAL+Zz1zpdcQNVAHK5i5PpOXgqmSHNrqqx29CBAvWjC1XeGpG60u5TRYt9+O9hp6TahljH1Ut+9xhZ0p",
+	"IOjjzB2dHWczYSOkl548IghVaeEPnuB6DnZim7+HdI2ktRBnRbTNK/ffXHNAoXYt0NmKXiP7v8mSX7C0",
+	"SnCsR7prr/SDFtU7xfcNfuy/Obtsm62/VD1X77z187ahqjvZc7C31mCzrOz7jLYaH8v90vzDO73tu+9c",
+	"u3diLge1O9hm4ly/4OEeBS7m9avXcyN/1kw5w7Y1h7u6vH1EqY+78be5ryS2zbvIrJ6AuPsBtcEI+u4D",
+	"dPuIiWy7QHS78g9bzjsgkfBYA4ordyu4/9XGbywoqvGxkgcFR1/ezOBeteoe9rOtONv2B7JQssjLhC99",
+	"TChZKIquXG4IZGfqIFtEsMza6NxcpRpibQb/VTANcgL1iaTQRq6Y0nsmKzoJ9wHh8AdbzVrPQVszz07C",
+	"rDLwQcAGOZgC37V/jtnV6i0GM+qcIBOY2nWduoGdpS867fR3wq5IWzEjaulDpa/J7teVc4kc3kBrbEEn",
+	"XZ+4U7ltcx1W5kngPq31cNGP1lgPF/nYbPUaJV0pyg2HqAW5OU519Ri3Vrq6pilfX2lL/E2dGfdjkGFa",
+	"6G3iNJXfiWrz3GHmbyPcm7Py6xu7M85pjy3r2oTOxd5NBiau+P5zMMMlP2rm+zjzMGtk9LBY741mYtbX",
+	"2VY6taZk9lcN74H5NrTCXYzolplu7yS82+S5d/RCBQt+AO9TwZIfNc99pG9TIRk9LJ57sw9XtXV+2Tx3",
+	"J7O99Xes2mbeK7MFd2Wn84zqIGpBMyBAh8Rm55yxC5aBsz6hOZ3xjNspE4gFbbrPggbuaeuGQb1gMoPJ",
+	"AMEU795xRoYZ1+C6JBmDUFb/AzpGiSzMwR7etdqGdQTfgHexljVMcqbsB2qsJILy45ZxQsTuXKoy9bXf",
+	"C4qfS+vz0Q34Aa/q5HNnvn32P0Cjni7BG3ftNU5y60X8gXdW/0MSql/GLfHd132v6B/EvNaGrU7snLaE",
+	"iAEDFE6UC+mgsyIHqiUVoXlOElpolk5sQ7smCqFlU+F8sB4UU65WWHhZMDKM4RWa0HTFBZlndKHjA+KC",
+	"twNER3kpILPhfERinpYlf4MWPCXDeMGMfxiLDyISh2/MsWV4U2H/adUPDOGSBB+cN970G6/Tf8ZZGvLW",
+	"NbnSy7SGrb5Csec9KzqXGjJ+b6dq3FnHuY1e3NNUi8Sp8oVomAB0zSIU26TMi8l4/I+gzT5gj/vUsADo",
+	"c1/VAyMw9kSLBAHnoxzfKygrbDn8PJNSkRfbZdsd5MSGO9jjExAIc7Z//s4+APm1/W5lqRWKcQkLWc9z",
+	"6fXUsw3J7+R6oH1lHPCNC6xakmJweA3JVQm0jS3tvtt34zJ1qfD37zOtLfqxGvC1RT4yC75OSQ8Il6GV",
+	"sq5nxTfWeu3iFnvy/f0wBG6F/XWmate44DYPwda7cGMugsZJ3XRVkls8uCtsePc2bwHYcheM6kpffKb9",
+	"X60pTvRSXkL2sZFB2CDkMmM00lRYU2KFMP5YWFWXmdIe3v6ZLvNBNV2VF3s4JpdLphhWcPCN4cMILHWw",
+	"YRU8JP21poKdlbnsgz9puoK15htapjWb/kVXK5YSuqBcbIxSSQFH7VdWkltW+2rsVrup3b2MBu4Mz1wN",
+	"3LGlwTxb+/9+ceP6tgtnc+Mf3WShurtWwM86kQzsTcFk8CrhzOvM+PcK3eBHqs5TeWmNesxTmwqENXAM",
+	"wMMa2JF07LG7ZVktp6wmqknKMmYFLtyfHXPfonmogvnxG9MNP9Jaj/gqhsZWsPdGAr3VhXKpQROCfHKu",
+	"LZ+BCkb9XYR3bOc07ti2fEC8HZ6zap/0iN8HDAufBun4Zs8p1C512wTKSHEos1GdfOTPm0hhNTCRZEXK",
+	"UjKMm5sYkxUXhSZHBw/G/GvUwYKLgxUSnCy65GYpC0Ogx2hLOPE+R+c28qaO7kZN1jKb9Sqm6+a9rRNW",
+	"F3vsZD2N7W3elJ3aTbvbNwT12NRw+oN7/Ci1AdvDGpWJ4Rfcko9dSQDgQRr4HX1fBupa2hcCvIGTvpsw",
+	"A6fH33+cQW3Rj9tP8TgjDeqU9OD8FDcabdBY682UTG1oSjdeNfVu/RW7XRS3HcXQOKQvs3AqblVXFETl",
+	"Y4gXzGDbuPQrTGqaEXgD7D3KONNk6Cus4pshmE12f3yKEeBeWc3xoCzCif6Hm/EauD7+5dBQkVIVbod7",
+	"mTQ8OWeQY3UnjgYgvsIspTrb5wH0SlsQIiPu59XosxV9XRvzQB3sDX3y9TeWVhWjYZ7xhnflGi+J+9bh",
+	"/3yzvpyXLzt9OS8aRt6V1oc9NuJ/+j2gvri2/6Z2+XrlJv/NNv3cvJ1dChmYfpsG5WN/yb2ag+Xu3Slk",
+	"WPM1ACEfPDk4ukI/t9J6x9C9IbOCjNJA2cXgHdE+1NXzQ70mgL95akAyLE/kyvmj9ceTkMfcjR+kXX2S",
+	"50wAikCb9mR/BI+RNaIqc8SBO0A6uSaaWa3p2AFigWeJJYpdLf/6gu9ZgtV18bKCrp5pki+lYNVvZcF6",
+	"mudKXoDDh33KuWK6nM3Xh+OXVwxe/fobfxKFblnf0Xgy9kpHuYd7aE+b0uxK4ZrlxrZCPduDfqYJNtso",
+	"txJet51MoXYgbR/DBpbr0hWLiC6SpaWxaXh400E1Cecbpa7jaMtHq4r0WxFAoPEHbPu5Tgut8okboo3M",
+	"sTIzFC5tbJBDVMZxbrzIa522Nria0ehVKzTEe8O/LxU3hgkyRFYW89SqsGY9qsaaZ4VenoEidUGz+KC+",
+	"KFhR/5XUCbsXOPyFPN9WYZd7Rw60a5bUNS54u/8MdSLztkDsEwGxq/4GYDMypLnzFB30dqWe5PmHBJ2K",
+	"O4Jx0yYr2IklAGy6j5u5HPaZxjVdO8i4khBX9g6DqrOvc3g/j8EWZ7Gd/ymS0W37iu2nRo5k79NVHCz5",
+	"0XqKgzU+NkdxSEZ3BZbYRjPX9AHXlrHJhq4pM/qxfZjElXyQDQZdDlSbxy6Gc3u+29rm7nTd7r3XN79v",
+	"rVulaMLeSABhvMLe/PLyDTF2CJLgGC5NBbJSntnLDTVZjokTMtmaGIm/ToW7IEojWh38WtqZyCCs3mvV",
+	"3pYyjPDZnConT1b00w9MLMxyMHl99CIarLjw/33Utru2d1mqaa/On1u2sQYa1u0FB492MzxAqo1gjyZI",
+	"33283EA3tR943o74lp+3LLMeJXHvgSP7leraGhrS3H9ySP5y+vbk49sPH4e1TY7qLjFHFOBfPYichTNj",
+	"mbwk46u4QDrfwbrcGqoCt9s7OgNfzk4ZTQEKsLM2U8Mf2HAD1vG+PWEELo0GkW46nndT8YoLvrJqxXjn",
+	"DtYH27LsQmwpRqUKgQ5PD50r0qrGLYDh1tdYVbIbuCgR5xArK69Ngtq7nzcFT1UIrz6VU5ZnZU5kbQZl",
+	"BCKJEVVwpApx5pucreinswz4YwzJhS6u8Zics9xZr2hWdMQf7lm9tZmRDX9t3f0AwrKj8gH8uMFfg932",
+	"wL8M81GxQsUgpep8e4rY46pxAQCiSaG4WX+w54FrnDGqmDopzLLVipc5/a1wriwyjE/glZL/G0rWTcif",
+	"oTOZFuPxywTawD8hT1Qv5aXASFPn0JkKrokzyUfkhACaplhEpBDnAmJk0deToj4OSpj78oIZTV6Nj6Yi",
+	"LgQtzNIyqwQe2KMqBn0m07UVD84LTbVTMoD8wKyA+VZbujQmH3z+DBCx6Ky1Kg9N4I6zFeWQOU+5MJQL",
+	"pvSfHFGNErlqYD6ToJllripz4+vJ8+fQYhR2/tymef3148f35OT9O0vL0CXCEDdDNFNWUlhbP2cyz5hL",
+	"EtbAaWie69FUTMXHJdcklUmxAkGJXEDLQiXojVeFWU6cMxkG5JosmGAKKqKBoWqPaShpzg8TmbIFE8TS",
+	"fVJOQQqSLDk+z+M+K6ZzKXRZwwPoVAGFTIVh2urQ2t4JDhER+J6sjTWhIOnALnih5KWuEBS41gXTQc4z",
+	"jOU95I6boIuQpZibQNOUpQSCDUp9s+wLJckKntm1xTTnz8tf9GhNV1nsEhSAaWZWjOKD0QHs6hspLpx6",
+	"M7H/fYi3fCZTztykYy3oOTuzJBc7c+HYGrgwtZ9/fvcdQe6hIysZ4c9TQYi70vbwDsnfJY6LPINQsYbY",
+	"iRGBa4gKPI5tl6P5Ks/WALXgmQGGTGg7sFxxY/e67mtGxnRMKCaCwMyFJEwYZVfCNUQ+juxMcI9xjsQ0",
+	"yQqmSGcZi2Hmb5WSCtca0zzPOJa0fJ4rOcvY6j8tv4vJ8PT7N+TbV6+hoL29gHFEYnihiiP7oRj9zPav",
+	"lvQcZnzKDOVZHJE8K7R72LPbW1ZQlCkjQ3sx3PWCoRjMCJ1jsSM9q9y4ivgRiRWjMCtPVIoB5u2aLLm9",
+	"VnOpYCDFAAPYb3F8YBnX6/HYqW4JVbh1wjAlaIYn+bZ+L3wj+5kloylTJP6fQ6dNHL7zLMzZVc/gABOp",
+	"FMsc8aYTQvECES4SuQJxJxgZQkGdoxff1BMRYOInh/8g9PDfZHz4LRmRMzIhh/GBPTsrzyMizZKpS65Z",
+	"yA08K0D7jPwgFzAXp8zYo/REP4zdbM94Gh/Am0PFhnk6Ki+Jrykv5+SI/I3/GQojShdTu/g3zw+tmmA1",
+	"EHiVfYPhKYdvRSJTLhYT+33bLD6ornW5USQ+SRKWV81jQuEPGvocI4PCJdhpOEO2Ygv+ZOL/pmo9Ic3R",
+	"fMwgbJYdxp3esJEIFb/9SBdx+ZZ5UHJeuxuM297kkq4D2qim4DgYQdHkxF0hMqu2cUM0XevqsI4xdIpU",
+	"/WlGmEhzCUQbP18ympnlvy2BP7dK7frf7ho9XzHLxnUMG58Xs4wnKBwznjChQZ3xVQNymizZ4YvReEOQ",
+	"XV5ejij8PJJq8dz11c9/ePfm7d8/vIU+1buzk4wn79+FetZgPDrCZjJnguZ8MBm8HI1HL61RTM0S1JLn",
+	"lktfHD2vQPgXrEXzxt1EvAzIl2miz+D1digZFRwMprkNUROuIj8ZTZY42kGEaScsJbO1x7Mgf4fDavTC",
+	"VDePmnEMrpI8dweL8krmzGvdE+g2IidOfCtG5uwymgoty5wXv4qcLny+T3ng79LBZPAD1+bEQ4N7PgO7",
+	"9GI8DqragvcnYMiWEQN0EnD3XhUN4HkEVKSW5Ahcw+bWjuzpvhofdX2hnPLzn+vaHPZ7ubvf91LNeJoy",
+	"gT1e7e7xd2m+lwUGFL066vEJ5138KOUPVKGW/urFt7v7fZTyRyrWjr/DW+hrPJXt/d45GYIdekzwA1MX",
+	"PGE/C3pBOYhjVPJ9ciiQCZ6OpxVDoXCHx5WHMhqyzaTFRF5d+v0m4SuY5aPn3LIV+C0uYzVzJefcKqfc",
+	"av5sKoyiQmO8XuRVVSaqO1SmXNevFv7ZB2NPhb9cqDDibbSXxG4LtXfUKl6HXGgmNDf8gmVr1G6cAAjf",
+	"77C0KtQX44Jk8hLEuAa1yFDLfd34XnS9Gn87FXEixTzjiYlH5J3VTqt9tf2Aa6MmiHMHd3XcdndxZ+Fu",
+	"AcNTdMWs4O58N6uaPH+XslUuDRPJ+m9sDfVrnDD8s0zXN3bxgyl6n8fnutVpVME+b7Ceo5tlPV1sR7BL",
+	"3HnHZnrcrT/TtFzJw+ZM4x4c5o2jxWuxsqPXffZAY5goS39kKacf1/mXyAeRnkte1sYHP0eVypHn6GTb",
+	"zhhb2WGex5UVi1EPjrVNRVx2GAEyV5lrUnE3VGeQm4ANnJZJ+nk+FaEhQfO8DKwodQ6aGF2+uVgl2+ke",
+	"rpwH8FLkxiXLhqofGpNhylfNVo6V5w+cX+X5PXGrsk7PVo6V50/86olf7cmv4NJ5buXjzer8ytfwef57",
+	"9QL0udNisuTos22GUjUe0g56YZuiK24T3JQMqSaxtWAQnNtNrEoNOogqy0yqqRDSjMiJ07Nejl+hjR+/",
+	"mx/+XQp2+CM1yTImmCkEzp5CKatxocFdcVYPjFdL4XN/PK7ShBuWCvrOKPrMXo1fQRq3FA55IZUMrTD2",
+	"ietWvvgXZtwSNxlj56ZD4Jv9mzV1Kx9y7fGuzrmigAvtDBrYzZLndmthZx0/viXrsVZfrp0tBluCnhWY",
+	"xBvwPryRwijZiWLq2j8/Zd6xDN18r8/RwJLIrt7QBib3sifj+1GmfM49e31UnPyPYROfApqmKIkvYK/J",
+	"kpoerPW5Y2HdOqKrBaNDNlS3fj3ll+VcAD3VHjqiJDtdrYROBjcWPQeOBNqEgzsAd6oLOilt6Mbg8VTU",
+	"OSIZQkyb1UH1wYjgbLlYgMDx7Nm3denPwKuXXCzaGKFb7xfIDNv009vlh52+tMbGj544zBfKYdxtqNSO",
+	"K7AYqPGIjCVjpiXW4Dv4e6CrPdNYe9m/woY6HnrjfK61Zx1Wp5uKuAwhig/qPAqGG7n8ubiGFkdoJgU7",
+	"xuQ6LhZTQd3XW1SnEkHBcxDPp/ADl4qHrj5P/i1sBtcMlWYfEo9pSfxxkYFLqZnfF+kyEcvofB+3X0HY",
+	"4H746f5WMLWu5htGevWf3iZDe9WRPoS0o8kCMpKeeM+XyXvwihB3GwPGk7ugdnD5dxqGN8ZJAosRY88u",
+	"lzxZkjomJCo6sqhsQDDDQuQleAjD6eD7wW4jcSparcRWduPXFpGMnzOiqVOD0qnwrA0f2rHmLrzWQTzc",
+	"bE2woIY+6LAMv1g2Zf92t0zqARmteGodKlq59Cdj9Ymd352xuqHidbH1vGhh6x+8NXm7aqKmF+1KYuWk",
+	"28J/ybDkpuSkxQjteoptYb12vQ+L997So0e50L0ePe6SVRKq3Uv708PH08NHH373AQqEbeNyOy1nx0i2",
+	"vn+UD7HaKT/uETRj4INb4atATT+EyDCv004Fm89ZYqyVryRWP1MY9VI9CvMUI8giYKqQS04hVoSv2ATj",
+	"SynxEGS1F4qlzFIXM0lxas2X4qhpLj/TrvqaVBvPH23ASLiKnCrD7WyF2fQetr2ldMWiOd/Wj27vH7TW",
+	"GwfZ9bGPIs4Vu+Cy0PUEeq/9Ikq2T6FvU3xdsv61JgeItI58vXjG6WSWFyiM3kYjJLHiNyVGejhx1+8s",
+	"h3wv/m8We5uLa0IzF1yYsjktMgPvdHYYHHEqMAPtyNkybQvM+Iqb2vo2slLuwHmKBNYVkhhiNrj9ePJk",
+	"fKmq73vMFVSyWCwtlyYJFciXr+NXdUrtVulQPq3M6yJg1YkYjQHhlrFD9D3Iig4UtAgfeUKI2TSCZB9i",
+	"Z8JEysXiIJqKTaExIm/twGXKgdXRuYFUIEEcGrdX3mFaU1F+1P4NQKwQdw3/UJ+ZFSHsN3xp4isW+cwI",
+	"iBgKMdA3i4NEEIhZQHKPrjt53A8agqRXpZBpg9zd+l6fUCEk5JfDDLw58AodN9TnkmHiwq6IAg8+6jns",
+	"M92MLNgu5z46KnqSc/U8+xfj8c48+1ap56/cvlLP9btPqde+95gQgthBPuk5yTjAH0iHJQEfROdO9cUa",
+	"obZ9eYtr/+bE7SYO/w5xG6Dvb3OONZ7Js0u61iTOFb+ghkVEyMPEdoGE2e6VV+6yBmYXhEfNMRyJ6/Jq",
+	"445EmAxW5wTbPxT42togRBYMvM6QIdJ0R/OSpTT2pH3qHzeDm3bO7Emt+ZJTMgItY4tC05We8cFQZXRV",
+	"6qThzSsfX+r1fQK/XenRqyr8QZ6YB9TYSMyotd54rt3DgUe2++8w9tGhrnzhkSS3FemMu3NPwc7uaLZE",
+	"OofAOBtE+OQKfHIF9nIFWg5XMritph7ClOrnv5d4rJ+fO1Da7hi9Dwz4ZwmbisnnxEjI4gBA2zgiWqKd",
+	"BZiPEDRME7NPRscJjOWD69zA7qu+iHsZGXMMYGSIe4FNnN1DZqzqPGy8grS+QON3GYKyXjtvI9qKOMvT",
+	"Du5b4eNe+/3kth4xcH+6XjHgV6uXXpbb/8S//jiBfHjk1oZDv4wjiJ0ZGelqSwLZT7llJWCXgkv+0Gtn",
+	"XleqIah5eIrQVT+ZCkReCf6ILiiPuuZxCBbI5FA3q54SOAbTBIkTpRJo7WbQEFk6Ig5eyc4o/L5H8HML",
+	"KN1MkxJuBOL+rAUOGAQOWFgxUyjBnGLwYjyGxTnWBzkYDl95RE48UhX6tumns3R1Fk4hrk+IC0Kz7JhQ",
+	"MRUOTKi2OZX6ObYmm/1eHPx+xlO9RRn9DpbpwZoedA5cbar39DC8I9C58RAFpMJSTyvAXm9SXd0xG6uv",
+	"NrEEHzyDf1Ifd/Juy2U3Xj23apEATroLaSQtlP2YQzLFYiMeiLsFZkQzZpUHeBnW7Lep6HwRJkOds4SM",
+	"X0YkoSZZHhb5AaIdOC9WzZ0LSGoltrdmv5FkyZJzlkYQdl3+krKMXzDF0gnOuIHVAUkdMElteJYRml5Y",
+	"rRXkg5Ykp4hBE4CNF8LwDDj8bwXNrAq8dNCJ8Yic4JpgKrpCG9RrkYxgUUV+phMqzi65SOVlDFBY8CU6",
+	"FXoplSFSuQrIMBICKgQLd0hzpPwoJjuvGBWaTAfnjOVTkdMFF4vpwE7IdYOjqVRpgDsKnhGOxptAT1NR",
+	"2q81rKilvMQoScipLt0juL24zLMi34SuQPB7BF9zrSe6mFkSm7EY87QPut4d3l44/I7d7hBYcFQnjsD7",
+	"7OjkmIyr8u3W0upy+MO591Pf+4FvtrrLYetZLpNl7PM87bFdUu3T4AuRMnUMN3o+ZwqRh1n9CGGAM7Sp",
+	"EBq7bUXQ6gZe6t2F2uPJonYRHulDPVDqewC13P5i4C7MtR8MIMDsi/eWH/WY3F+kYH8g6+uNvSikyF1Z",
+	"KQCpAHlLSfkK6aW5vVl1aY4RXVvf+V3QVygRBYB3D2P4KfDpwIs+/PGZngrFEFLzILKEDLK8ggJRjrjV",
+	"WgoMCWsNBJsK/6jvBEjtk0Mj3WyIlis/1YMR+UtjzlNR5lq59pZbZGxuiCzMceMRmGuSKxZUfMEkC9AE",
+	"Zgxw+bokEH54lwT6CcDgq70FU5YHVa66mHID3v7Wn75vPY7LbYATt07Wct1LTliG8u8RjnCHciIU5C9f",
+	"tOEO36bgAALr99TcfXWfwr2+6HfRhWcyQeAvBPZIsQ2rzjHFEJGJYlzuRtgsrcJkaRXZBb6wMqEBOXH9",
+	"WTSYyMgrmD7ZAdqzINEhZOUT0srKyRB+BnFxKRCZtDZTayoS12YeTttN+sAFkrkmopoJVOhAATUVQ9fz",
+	"mc/393NpMmnmvlBWXXbhc8eBBeNGgLoeWKQQ3ZAwzsGIAPd3v6CvMYb/iqOpQNbl/IKNYwEjzlprzUWG",
+	"cs5Zb9ZYDcK/XOJeF2iLNUk9TUwFRN6Udqntg7PMmSq3bGL3miVSpF1JJ2SITzRBxJSRvuQlwNPKjAFM",
+	"cDPkWgMQodVcbQ+sjBR4dcNgb9rlHLYCggqrWxCWadbxsA51jQCgmOpzPLHLJTVlKUk7xWNI2q5PsWKo",
+	"5UYaeo7eZ3CyBoF3QyED2oDrpqye5BCDylKWz6qyqwfdPla4ww/btwpTvKdHd9yeLT5M5DlPb1NPztEe",
+	"whaoycnITmm7YUw9/x3+16OLdSFTnLKVvACARORmtWRBJNOyCFunbJ0KzyE9+45cqk7Q2jNdcNSVJRAd",
+	"AxhNRZtl1SEpAfoL4gOT6q7Hx1MhA5nm+L4Tak58lnHS6G5Dae74+LzhAqw8kP6Vf1jn2yA2AiHgpxfE",
+	"YZOtgtBvek8EM6yn1sF7OyzmbQ/+nkBu+L3/1RYDHl8WYTef2N8fKDEarqIj9z48zF/CrS6h8qaCre6q",
+	"IqhCaF8KMPLlldciIeBJhuvvsO0rnlMGANUyHIKwIO+Px5qYoQM8eHhAb8QkKKAHX/RRQ0NgEEYq5muM",
+	"zmhyXuQHkQ8QcH50p+HLLHUjcKuTARZBB3rFO79bt2jx+29gFdx21abcsScr/UHhEfCKPspQGP+n2rVb",
+	"bb9wmNnrihmBVZ7n8IFaOYwZy6RYaGJkW+hdcMWoCVyN7ZT9463S9E4k4Bpxhn7RJ/p+UHgb7ce0M/Jr",
+	"xZ67enT6+e/nbA2acjsuh+Xb6MLEcnHuKaGtnF0jcN81GRVQmLADdeNvbK3JippkORXx//knPfz3r/b/",
+	"jQ+/PRsd/vr7OPrq5ef/iI9DHzTtql9Xlg70j5gr+unMzeJstjZMx4SJRELQmJOAfpJ1vA+sztdyM98X",
+	"xlf566GIusGfaXLO1h26KJbF61ZDc2os+Qwmg67duTssj2r19xSzFVZZ7OBcnjC/JFCPJ19Ajzh7qz86",
+	"3J8QJsjzsZ04HJbn8ZTNqOpkdrWqpOUHsBMZ+kJLmiVlDWHv7+SpPmj4512/7ezPR5C+HlfDwjBH4/E4",
+	"HN3Fjo6IRyuvQN6oJgt+wcQxOE9bnNEOPLx8bwVFvXSy+vVxXcVhVfrLFfij2+TbY0H4gXtiQe7rvj5s",
+	"Ow9yW/rEgx4hD2rhDT14D2JfP//d17re4Z30uLm0fPOYrYliKVZFQTPfkXMIdOAe6TNrlaSlec2oyjhT",
+	"LhoUoBfQHWWHY2VWJv6cyQUZ5njQtkmRsBTdnKk+iOrZlyXobi0c32lW9UZxNBXg+otZyn3kdzwi33n8",
+	"SuqAZ8vq9Bt4vJ1Qu50h75s3MyjE3qKLVYdzN57B6snNL/4pMuCLh7TtDOLeAmhbZj67uiSOorUv+MsN",
+	"GVYXxGpBGHPsr/BkKiyRxi5VxbOGg32qlnQC0raBoLgJHwcMKvD9N6qWkKsVLXlo1/oB4b+WFdnb9Y9g",
+	"O54wYJ/4390WLNnC/3K4GdvNLq/VQDhRCQylWCJVimhSla4D9cpqRpenfKtkhLAQ/u9ojMUT8JxJpYlt",
+	"aL/L1RTS8bymZtmVw4qIfERRHWkLu1IBIUGONZc5hnsgSbyt9KGHpcHcvPEWLPWerLcdjBPJ5gkD4ilO",
+	"ZR/W9xYYQa/svVZD8LliaNfp57/7f/aKXQlNUd8R31hNqFTWvPK+3UjBIJZHluFpUD65HKhyVi2pj91P",
+	"2VQMpbI6ZibFgsFvUe1zM4Yp6MAQD5pWXFQxa59STYMgxhfjV8RIWfLtcraN8iv+hpKT8rtYNP8akD64",
+	"q6fui4O+RtzGAbiq6HVN+YmX/GE0oY/0nEGIQ3CZ2rWhB2LVbH7ZTzsiOVMJE+bQvZt5K85OhWi2sLoY",
+	"Gf788fvDbw4mZX6sbUriiZ3oJHYBcfY/7NU4IkaSly8CZUpZE1ZZ3kQP/03Gh9+SM/Kf5DAmw3hilsVq",
+	"ps+KfBJHJJ7859EkPogQPZqRnwWHL7GV/BcnQ/t1LhYZIzlPjFwomjssbCqIhOXRjFxQxeHOE80yBuzt",
+	"6Custn7OxVQYyIei5B+//G+iLTFB5Pec6CJZ2r/PM4qvnpeSKLbAQblI7dWToCxOhS5mKb/gGtgxtFeE",
+	"knO2Tmh+UL5Skq9eEXiVtFb6GnkhBEuDxTyeitiZYFyKsznlGUvjEhbCn1A8Ih+wSjzUOvWF5qkm2vLz",
+	"qajtYRkEiFtGFXPrcPInyMOpE5sKuWIXqQUQm1+92oWw+WtHIYiTNO0QbO79pEWsBXKCpinEZQ7BpEgx",
+	"3DDo9kwTaZbeGaoPtkk/786w4s9jhFgR2JRptanUq4eFArf+hOKX4RHpPCSuT5xosyqiwN3SLu7QQUsd",
+	"XoQ2XCSIRouLmrG1FGmAV1Ke/FnO1JkbO3ZCs08di5M0vRGJ+SQt/7AhkjSB1JR+CnTOZJ6xK9a9x8eZ",
+	"yivQgYtWhUIjtMWSijQDtlzy14RqdsiFZkJzwy9YtkYRgqzYypFM2htk2x0TCukpwg+0L8rke5j2w846",
+	"wTk+5ML2ePhPnOXJpt+ntr0jm50RdVWtlq2BpJjIJtV64pISa1yqlm04RFbngk516ejUBxFJQXJeUPca",
+	"VKWu4WMwVecevywOmp5RE0eWuXlG1AnzMyK/QOdcsTn/FEeIX2NAkQd1firKIayekWd0jRq+RsRfFxtO",
+	"hls45kE0FVj0xcP008JI28FqPS1MGl+gho2Nm4rGzh0TISFAF8BqCADgQFX/EXm7otyFzlgTPQNMry4s",
+	"gffVkfbBE9io1tNjhyB+HytPQtriGrapG33AnkYXqv3RFVDtbxyFIJjPyxdXA9kP9nEP0Bp/K0dV9/0w",
+	"CabCjfzgsWu+8zykJNC+eAQl93nE8UhfKM56QPUNdraH6Hn+ewhQ8rlTEv1Uw4Khuk4cQcyBkIRZltkU",
+	"OQog2TpZNGB3bjDq5sKO7SAdjPpEEA+QyWuFVDpiBd4Hoe87/WrljLblCDagXh4oLvAGK+jSgJspHE8v",
+	"7F/uC/vGjSqv7tV5xfPqfncb19+VbXSdadWdcRWtBUwjdtJ8KrTVgoyiQofRjA67vPQ8HVltVAqH9eEQ",
+	"PKhhl3Q9FYkUAsOlq3DGJJPaab1ckNi1hSRuvFtnANDLMrqOp2IIzQn4j1+Nx99EhCklFf6hWsFZuIKD",
+	"trSuqkHp2it/nPiUbEQOCTMFn+mpgExsivUZMSG7yrwO2e1G9vVUlCfhQyer1tWhNN2UwxfjcWSVY0QO",
+	"gfBQYQ7aAyv9gFs4602gsz8eXtyfBSNSe3BmT06JP1CYqD/10EV5Db6tevDt04BvdzGLepRATaMrGWCN",
+	"U0MgJ1jSjMOLigeLEFY9ZJ9yDg9RAe0RuqBctGiNmzwUIIhamehpjfMJzz83uB5oqHW2183uTp/Y3W2z",
+	"OzynJ+3zi36nuUnGhWykm2m90xocPfUce48GHVCXf9rP1mRmDwUfkwS7nAoshLHrvSdgHkPHa4AbQtSn",
+	"5ReYV5ooZhCSAv12fvOAMSFitoPiQLQMyys//PXk8MXrr6ZiSfXSe1VdvRl722OMncK1cd1YgK+u41yu",
+	"rvYP1+UQ+JeYDL0zK3YlQOIDeHWCYbG8I/7dbwmW3Hg1flkO5TvCDqO67V5nEUzdlIVmACGurDMDWi1+",
+	"CHm+x7+tXHLw65kxWUyG4wmBrKQtGGsfbfNHw35vrbia3aXgve0239dqX8RvbC2sZhtGRC/lpbsqErBR",
+	"roKhXUJnAwC/kAQqb7obZsp7Odp6UEwUK8ui/GCDX6M/QqnKp3fBmxeDIJVK1orPV/2loSogxrcQW92z",
+	"J0QVAuvAenzMFV27bCrAE4Z/DmuZWcDwVSHgIWkqXJtmZWrSpzB1u4v1tNifKZ8Wtvut6qF2Wh28SBXi",
+	"Sd/8or2dQNHBrcKn8G25RO7cn2mH1YSB8lBXvhCAurDw1UQMIyuaLDliSpx8d0rG4xdfT8Uw/q1ghUNs",
+	"iFUhhNWLouqf8HddJAljqW0mFYldfGZEqFijpuZSHV00+JwLmkHHhIqEZbbxsZ3FGqqKoR6q3fuwYVOB",
+	"mUpo9VrNVS4U0zo+aMQ9FqIEmHDIxsbvwFTgFviRuCFDq/EB0wqweS+XsuIvVc3fCNjD3BrzngshD4HQ",
+	"RPDf8jJPwG9kmdhJs0xeumhEuyMOAxN00TkXXC9ZimyuIxoqWDNRLkEMqvO74/W/wvP5MZErbgxLI+cM",
+	"Pmd5a1rpz7AX12VlN6/TlfO6p7yoLVzUkddj5aZPStJt8G67BuTermYtPuP4S9vG0rvUpOfIMLeEfMLv",
+	"2qk/wHR9wlLJaTqZJrwXeYYd8GZX1AyCv4BDulvPUs9ggWdih6pSpUZWWqltWKql4qrPyghvMizLWpZZ",
+	"qdxYrg1+hwqwF1wSVr3bzbNLsz5qMm2vPcIbOjmp8eB9AlJhvV+eKlge7BMb+0M9tyC9duuRAdPRjKpk",
+	"WWZodlpn3xdZdmiVDoI9yPC91Gah2If/+iEi4Q/2JvFFgdeHxJqv8ozFB1MhPfYWtHaP+GXmOaRF0SwL",
+	"zT5fsZbqcx1NxYxpg6iJWNphAvBAVJy7chuCXdoWWPZhWMLMpAeErqRYTAXURYQeekTi3xDBh1yy2aGb",
+	"uzbrjBEIfJuQS8i9B+zFLJsKr5ZEJJ4OfiukZYrQZDoA9+HK2sRLRTWLSCxVTGbMXDIm/DhJwnLL6Ny7",
+	"EWasZIxC7eL4MCbsE0SzwpSkSh1KUJWY7SI4LXubirm9AyPyliZLsuSGJFQp7raxzJsBA4CKc6eQ2i8w",
+	"lRuSFGYquDCS5Bnlwp8r5LXpCrEdttqv0sfXDoWEfxY5hCAyndCcHYzI9zwz/r2KCKqUvHSeKruzE18l",
+	"Japydhzztqo24hKENFABqUPiWwt+SmS5eZV6NBVDRHejCLwCfjN8CssYPdcHW5FdfIDCVDTjt45dbXg7",
+	"XVksliWqgp54DwT2WKIObilxKlKW8JSllkA3vodoDi6T9wNj3ghrjfL6ANvnkXH6xHkB9Vbpdpj1hKdw",
+	"Br9BREiypErHQSJi5HQCaux+uRIs9uSt+ZZJeQ4W1BBzfLO1p1ZHHVviRn/b6qTcGR37E9YQdTfA1ywD",
+	"WuqK0IUfr12rrP3DXnnpCg7Gn2/p446SOr6Nv97Sp/GGdhYihV9v+NOuyBOZsTki0NkdgGq8QHuaX7CD",
+	"rglhn/bZWK3z0A509SnhW89eM/K1Wq87oX7B6xGBLNqKl4OTBaY0FVYazJFdd1/bljD3fpHsS37V0noh",
+	"p3qkFViRnZ8yXWRWQ9wevG538ilm/aHAYKKGuEtn3ZrGCYJpVxVzrLNWL1XuDN7KsVpmQA+DumQYZ4pa",
+	"lhQeNjgsGOdABGoqz0FktRSsnOHZhcsBf6ZJnLELlrliQAnN6Yxn3HCmY6xP2pVG9AGXeptXyX7hvzm7",
+	"7MoDsZzygms+y1z9PD16uhm3mc2BmxyQrmZMt2KA7EhirqodVrjSoPD5uo8VkH3w57ay7t3lEa09ACCQ",
+	"Vn4APMc34xouh5Pxiq9WXCyOSTDZqk7h0Xg87o7pABJ92BnMMMV7SmDG7dkSUuG0/CcU6UeUWazdndgl",
+	"JZ//7s24z1tzix2vaLIdcE6XtZpAiCFWTCDCUIJNxdAD0KLQiiGGB1KyokrQAvyX2YSWnYpObFnSAS2L",
+	"ZB36H5zYPi55X13890KVnYptsLIdrKhjPztixALD+lEAypYqRCekvd+MJ0DZpwCQu013uwKffO6YVfej",
+	"4Qk20I2a0g0ty/O8+JggTKwgGaMXHjA7A4SlBSpThp4D+wF57c2MBqdz45XOVvjrVAwtZ/bhxgSn5tMb",
+	"PNfFOfbAxHcr+6LYXJued5ucrrPsWW23n4LHvlTe4e7A1ZSs5/7ybtW2fKN6XfouZ4VHHPEEFk3FhquB",
+	"7PY0BHV5NjQn0qk4tZfi3eqv8FWGHgQDuU124Bba13vSeupPfOKLd9iE57p5ga7qvSnrd4kuNcM/ojXc",
+	"OfgEEPxSv+QkUBgiss2zMxUniDqEAHSzNaEC8S/93Brsa9OxGuG7dFMVifaGsXNX7UvWSW7L9+S25p68",
+	"T/5gtvifysfep8ipJx/XHj6ugAP20sXWInmuBc31UppO9euDUUViCsUikshCGJ+w6cqb6zJJFLg3Kliy",
+	"gFodFXyumopU0bnBGKyhzllCxi8j4r9+MIFSJFwUvtiStfbeAmpwTIb4halwMCMHCLtv2XK8ZDQ90+y3",
+	"eBT8G5W5oH46qIRWf5sK96yPwTPInXOqDETuuALpGD0PkUbhoJiNyo3l870LPZVLfKabfrmyMDyUz/Xt",
+	"OqrDd7jX/On1YPP4VSdzXT8Ux1h1fimzVJdiAH1BlSCorW/r8/yt2pN+vV2OM7+JV0p/zBWkXEekzIMc",
+	"bQ9EKL1pjWRqSEebo6uX6xoJ4C5gvlmDaLZ/LHDHda8b6A7DvxoEyUvya+xN+xI+brqRd87uKVzgAejY",
+	"0oWouzQAf7kdDqblm4FMsIynLhMwmEs//72M6up+BvkFbG3/BQG8DHM0y+h7pDOHZMJNVsVhugh+VLC9",
+	"Uc4VMs4DjCHFiNp6WCnLszUKImDyEMPvAnAr0HnNfkMvIaCr9mPWmO60R1U+/Ntxudybr8n3celCO3by",
+	"9kaEXl2HDwP0HsX7Ce7LtgeUaj+eXlCevBt3+4JiljsDslq47O5UiI9hCJhzJDjOg3VXSIy670xeMBJD",
+	"HEkMUMeWHSL69FS0wU+3BvwjXHOpzruLOxXDqg4qgTKoBz24ZJf7c58A87vhcdvCcN02g3SBTXZwG+yY",
+	"jMkwCBA9qOqCgeC9QnAuF+arVwMAdearYjWYjKPNkNH2SNhyvnsgOmONEtfxsUbBOmrrA+Dst+LJ2/yl",
+	"8uP3WCYZk2dMg3fSTi7d5WeGSklB/WW5wX9raaeCfTKOHw+PIvIiIi+jqRiNRiVDXdAc0OoLpGYW4QUr",
+	"RMqU5bZeE7XT4WJx0FF7tfJlx39CDPy4qtkq5w2gfKuYQoWitFZcFb0jiZURmyXlGz5xXOJUbCml1Lsw",
+	"4DGAyxqshA8FDs2SiqBiki+7BpW74mCU1ujH91LvU9z1YSjNd+P5DrbmnvzeO4rBCnb5VI/qye+9F4e3",
+	"yk6/QlZtCrf9xyG4SSBwqa083gdmNsrjpc61UtfAN8q+pgAXyCroAycx0D9AMynYiMQZ1eZMhR7mJKMr",
+	"r5U1JEro5LBKaFi3NcWv1ave7WTV3ZgtjKYfYGseBh+9XSAYv9j7goMpN7sLWquiOqpd2bMnxfQPCvZi",
+	"tTSylJdkTlWjajRyok3VFoFVaNaDJxbbQGLx4w6M2iehQegkQF9dSnVeGp0+y16QGVvSbE7kHBijw3U5",
+	"m63jaBMoxmuzdQ5Ghh4vzLIssMldmS5sT+y0j3EzFpUvukODLeH6htyAo9YuFmPyDyIEfHk1fulre7q2",
+	"AHVQQrtMRRjaRerLIqtCQ1UBGiLatGF+TYX72thXmuUG4L7c3u2ssR3WCwX/sjMWcDXgZLbjqUL4BwCP",
+	"tgYZeSXG2lSgXxx4TEw0XWuiZQ0VjFfJRzFu/kgV4sw3gOT+DKpPxYA/5vKZRiTmoqwJwdOYZFyc6xLW",
+	"x0i7xqqJy22o/qC7PeT47t0Kj9MlpAIa8dT6x9D/y726J+1/C1qQ1fyfcIKetP6+CdGWkTn4MV/WvCaG",
+	"IPplQwa2gRBVoOidDndXfgFRvSvg8tAmkJeidOrEIZx1fBBNha/TAHV1XJmGWhFJ8NBzALptqxA5FYav",
+	"2MSjgUN4IRa/pabQkYeGiHDwdUSqEjzQzloYU1FoFiGETwDjjMuooagDxIo1EZZUL4MKPLANXTjuEztj",
+	"txG4XxEUgYciO4ij9kyPpgKtnUJjbUwrUay5YphwcTcVhnnVcJ4VennGLRVd0CyOAPTNye2MLshsjdrI",
+	"qkiWXY8MH/GYdwiJX6CMJM7/mGwcsJWPdKZd/ER7wcgakvk1Xh36YW0cV48M+FCOKMk9Zrrl2aHvFOGh",
+	"wV2OqxSOxK6PtWgkUFyvOpGwDU+23Bcd0k5rlQ6M5zbbwcmx2fPfsVzD/8/etbXIbUPhvyImD5kBd9JQ",
+	"+pJlH0JZdgMtDGVfSh1mNbZci3gkI8mkk7D/vZyLNHLHdraULSnkdS66HelcdI6+j+6jwFIsRV/wvc8o",
+	"LHLOthRGkapms/Mg1jFTAR+/9BnVz2YEhHxBEYcZDHZFs5jjNeUhRhRxImeI65WJdMgTVHGlWeaKE0tU",
+	"cdEQ7ePsstTzhIGiwFgHr7pGrBkaLRWASnMimDZNgfOG0fxi5EnrNWnlSjNr5kbAoXE35A+BMEyTpjSR",
+	"cdOaGKihgIliLnoN9PcpajmGTTtr/8zug8eQUc8tUjFBP8/IARKXUSOCPu91tGfVmeZiMxeD8e+/2vdM",
+	"OPp3prGzdUhEzmHsxyjSb7r+/1vgAwKMbBTzCr5Vsgvtp3nCCVYGcIilx8RnxJHona2U9+STe3F3f7/b",
+	"indZtWCwQ8VISbUM8iC9uhKDV+IB0xmnT5hnkP4DuIFY2z5iua+kobajYvczlYd3OIfnhFHiHmbpzGgh",
+	"tBdDv/03m+wfbhaQuKoGB+J88/v7CZztdPk5GmO2HdJixmjzqILT1XKcyY299IJ/LdYg/SQnCHSOKrS2",
+	"LoSzQwAXMsCguY6Wo8For2vGwfWFuLUQKiNcIIOC46gr23VIY+s3iSt25yz0oQbC+YeQ0jLtAGnZmd3y",
+	"C0/wi9sFWn2F2K9IFPSnPPYdKOsX4u7m55042NCe9m0I/T7Oex9skJ0YrwVu4bpYXBMOkLeleSHuf9vd",
+	"LDTOz1pKM/uTz9TNdbm6vbkvVwX2dl2ms16uCuruuoRZl6tH8RqXaqFgvpgs7yPZs2P2ZXl8HSfjBsZ1",
+	"Hn1jXTb0pZNBOutJmhLDWgwKWe8lp4o5iAMnyrRBngp9VHbAckXb+236Ys9fMLUHubFH/QfDRkP0CSpN",
+	"1Vf0Nuij9kr8+P0PpUk1Pr2zh04dmbx4ONuLB04Z1CpI3cUrffTQkK+kNAhPKRgwWPPS+s1WYNn+QXag",
+	"pR1scFODR940uqI7mWBxcifw3/EAqznV/Wuc6uqZU5bUycxOvpASLE1aZ74YiO9R/rtN/ERf4MIJWDYJ",
+	"T7S1sydh3MPnFXEwvh1CCx2CB0uXdLMPeOkKDy0Tuw5YmVrbajgqE8TaqU6GCBM7uG71ZvUKcw08oL+3",
+	"Sta5yA4Uyi874DQDy5K1rmqVD/TJFYQeFLkYJO3Znl36bOKXAcPuXKu27pXtO1Vwoq+AY+kpRNPuTF9e",
+	"872oz7pI7th0RJIERIFh/kf+ZuKPb3kUWTWdbcQHbWrOhj3E4uDe2UZ3KmuWb54vG7110gRsyNkOZGZH",
+	"7Y8fABYR5hDRxCLgTXb7qByyik2vLCGMFRkgJ7HYp6LICIseBR2rX3OE6TDR8E8yVO13Q5/4M9JLNHoW",
+	"5IU/map11oAibZw9Zm3i86NpKeV3r6BLrrIiCBi9kw3Iw6uQYQJB97pWB+nGC0PJ78f3j38FAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

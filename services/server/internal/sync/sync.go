@@ -230,7 +230,8 @@ type SnapshotView struct {
 	// the actor that it may read (thread.read), by channel id then thread id; empty for
 	// agents and apps.
 	UnreadThreads []UnreadThread
-	// ActiveRuns are the agent runs in progress the actor may read; empty until runs exist.
+	// ActiveRuns are the agent runs in progress in the threads the actor may read, oldest
+	// first.
 	ActiveRuns []RunSummary
 	// Agents are the agents the actor may read that are not archived, by handle, each with
 	// its runtime state (AgentStateUnknown until agents report heartbeats).
@@ -273,19 +274,28 @@ type UnreadThread struct {
 	MentionCount int64
 }
 
-// RunSummary is an agent run in progress. No run exists before the runs module, so every
-// snapshot's ActiveRuns is empty until then (adapters/noruns).
+// RunSummary is an agent run in progress (queued or running) in a thread the actor may read,
+// from the agents module's runs (ADR 0027); run.created and run.updated carry the same
+// members, so a client keeps its list current from the events.
 type RunSummary struct {
 	// ID identifies the run.
 	ID uuid.UUID
-	// AgentID is the agent that runs.
+	// AgentID is the agent that works.
 	AgentID uuid.UUID
-	// ThreadID is the thread the run works in; uuid.Nil when none.
-	ThreadID uuid.UUID
-	// State is the run's state, as the runs module names it.
+	// ThreadID is the thread the run works in, ChannelID that thread's channel.
+	ThreadID, ChannelID uuid.UUID
+	// RequestedBy is the person on whose behalf the agent works.
+	RequestedBy uuid.UUID
+	// InvocationID is the invocation the run answers; uuid.Nil when none.
+	InvocationID uuid.UUID
+	// State is queued or running.
 	State string
-	// StartedAt is when the run started, in UTC.
-	StartedAt time.Time
+	// Progress is the agent's last progress text; empty when none.
+	Progress string
+	// Version is the run's version (1 when created, one more per change).
+	Version int64
+	// CreatedAt and UpdatedAt are when the run was created and last changed, in UTC.
+	CreatedAt, UpdatedAt time.Time
 }
 
 // AgentState is an agent's runtime state as the snapshot reports it.

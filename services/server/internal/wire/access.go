@@ -31,7 +31,6 @@ import (
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/kernel/tx"
 	synchttp "bothy.example.com/server/internal/sync/adapters/httpapi"
-	"bothy.example.com/server/internal/sync/adapters/noruns"
 	syncpg "bothy.example.com/server/internal/sync/adapters/postgres"
 	syncapp "bothy.example.com/server/internal/sync/app"
 )
@@ -55,6 +54,8 @@ type accessConfig struct {
 	ingestGHPageSize int
 	// threadList is chat.threads_page_size and chat.thread_excerpt_chars.
 	threadList chatapp.ThreadListConfig
+	// runProgressMaxLength is agents.run_progress_max_length (NewRuns refuses a value below 1).
+	runProgressMaxLength int
 }
 
 // readAccessConfig reads the keys; bad values are collected in cfg.Err.
@@ -68,11 +69,12 @@ func readAccessConfig(cfg *config.Config) accessConfig {
 		personal:       syncapp.PersonalConfigFrom(cfg),
 		catchUp:        syncapp.CatchUpConfigFrom(cfg),
 
-		snapshotParallelism: cfg.Int(syncapp.KeySnapshotParallelism),
-		ingest:              ingest,
-		ingestErr:           ingestErr,
-		ingestGHPageSize:    ingestapp.GHPageSizeFrom(cfg),
-		threadList:          chatapp.ThreadListConfigFrom(cfg),
+		snapshotParallelism:  cfg.Int(syncapp.KeySnapshotParallelism),
+		ingest:               ingest,
+		ingestErr:            ingestErr,
+		ingestGHPageSize:     ingestapp.GHPageSizeFrom(cfg),
+		threadList:           chatapp.ThreadListConfigFrom(cfg),
+		runProgressMaxLength: cfg.Int(agentsapp.KeyRunProgressMaxLength),
 	}
 }
 
@@ -89,6 +91,8 @@ func (c accessConfig) validate() error {
 		return fmt.Errorf("configuration: %s is %d, want at least 1", authzapp.KeyScopeCacheSize.Name, c.scopeCacheSize)
 	case c.grantsPageSize < 1:
 		return fmt.Errorf("configuration: %s is %d, want at least 1", authzapp.KeyGrantsPageSize.Name, c.grantsPageSize)
+	case c.runProgressMaxLength < 1:
+		return fmt.Errorf("configuration: %s is %d, want at least 1", agentsapp.KeyRunProgressMaxLength.Name, c.runProgressMaxLength)
 	}
 	return nil
 }
@@ -129,6 +133,7 @@ type accessHandlers struct {
 	identity *identityhttp.Server
 	authz    *authzhttp.Server
 	agents   *agentshttp.Server
+	runs     *agentshttp.RunsServer
 	instance *instancehttp.Server
 	chat     *chathttp.Server
 	personal *synchttp.Server
@@ -143,8 +148,9 @@ type accessHandlers struct {
 //     chat use cases' Threads.Get and Channels.Get;
 //   - sync's catch-up to the log reader, the instance's versions, the
 //     Authorizer and identity's Directory; its snapshot to those, the chat
-//     listings and counters, personal data, agents, flags and the noruns
-//     adapter (no runs exist yet, so active_runs is empty);
+//     listings and counters, personal data, agents, flags and the agents'
+//     runs in progress (active_runs);
+//   - the agents' runs to chat's Threads.Get (where a run's thread lies);
 //   - identity's Principals, Tokens and Directory into authz (the owner
 //     bootstrap, grantee checks) and agents (the agent's principal, names);
 //   - chat's thread list (listChannelThreads) to the chat store, the
@@ -261,6 +267,19 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 	if err != nil {
 		return access{}, err
 	}
+	runs, err := agentsapp.NewRuns(agentsapp.RunsDeps{
+		Tx:                runner,
+		Store:             agentspg.NewRuns(runner),
+		Threads:           chatThreadPlaces{threads: chatService.Threads(), channels: chatService.Channels()},
+		Directory:         ids,
+		Authorizer:        authorizer,
+		Appender:          log.appender,
+		Clock:             clk,
+		ProgressMaxLength: c.runProgressMaxLength,
+	})
+	if err != nil {
+		return access{}, err
+	}
 	reader := syncpg.NewReader(runner)
 	catchUp, err := syncapp.NewCatchUp(syncapp.CatchUpDeps{
 		Log:        reader,
@@ -286,7 +305,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		Personal:   personal,
 		Agents:     agentService,
 		Flags:      flags,
-		Runs:       noruns.New(),
+		Runs:       runSummaries{runs: runs},
 		Encoder:    syncapp.SnapshotEncoderFunc(synchttp.EncodeSnapshot),
 		Parallel:   c.snapshotParallelism,
 	})
@@ -334,6 +353,11 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 	})
 	if err != nil {
 		err = fmt.Errorf("agents http: %w", err)
+	}
+	errs = append(errs, err)
+	a.handlers.runs, err = agentshttp.NewRuns(runs)
+	if err != nil {
+		err = fmt.Errorf("runs http: %w", err)
 	}
 	errs = append(errs, err)
 	a.handlers.instance, err = instancehttp.New(instancehttp.Deps{

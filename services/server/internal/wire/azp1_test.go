@@ -163,8 +163,18 @@ func newWorld(t *testing.T) *world {
 	w.call(t, w.alex, http.MethodPost, "/api/v1/spaces", `{"name":"Support"}`, http.StatusCreated, &space)
 	w.call(t, w.alex, http.MethodPost, "/api/v1/spaces/"+space.ID.String()+"/channels", `{"name":"tickets"}`, http.StatusCreated, &channel)
 	w.call(t, w.alex, http.MethodPost, "/api/v1/channels/"+channel.ID.String()+"/threads", `{"title":"Printer","content_md":"The printer is jammed"}`, http.StatusCreated, &thread)
+	// A run in the thread, by an agent that is a member of the space, for Alex: requests
+	// about it reach the runs' authorization on its thread.
+	var runner, run struct {
+		ID uuid.UUID `json:"id"`
+	}
+	w.call(t, w.alex, http.MethodPost, "/api/v1/agents", `{"display_name":"Runner","handle":"runner"}`, http.StatusCreated, &runner)
+	w.call(t, w.alex, http.MethodPost, "/api/v1/grants", fmt.Sprintf(`{"principal_id":%q,"resource_kind":"space","resource_id":%q,"role":"member"}`, runner.ID, space.ID), http.StatusCreated, nil)
+	runnerActor := principal{name: "Runner", token: w.issue(t, runner.ID, `{}`)}
+	w.call(t, runnerActor, http.MethodPost, "/api/v1/threads/"+thread.ID.String()+"/runs", fmt.Sprintf(`{"requested_by":%q}`, w.alex.actor.PrincipalID), http.StatusCreated, &run)
 	w.chat = map[string]uuid.UUID{
 		"space_id": space.ID, "channel_id": channel.ID, "thread_id": thread.ID, "message_id": thread.FirstMessage.ID,
+		"run_id": run.ID,
 	}
 	return w
 }

@@ -26,7 +26,7 @@ const catchUpWorlds = 6
 
 // TestListEventsDeliversWhatAuthorizeAllows is the catch-up property test of issue 6. Over
 // random worlds built through the API, with posts, new channels, direct messages, deleted
-// messages, reactions, personal data, grants and revokes interleaved, the owner, Alex, Sam and Robin
+// messages, reactions, personal data, grants and revokes and an agent's runs (ADR 0027) interleaved, the owner, Alex, Sam and Robin
 // page at random moments with random page sizes (and a random sync.catchup_scan_window, so
 // pages also end short at the window): every page delivers exactly the events of the range it
 // checked (after, next_cursor] that the test's model of spec 04 lets the reader see at
@@ -62,8 +62,16 @@ func TestListEventsDeliversWhatAuthorizeAllows(t *testing.T) {
 			var messages, posted []uuid.UUID
 
 			w.randomStructure(t, r, m, people)
+			// Runner, an agent with member on the instance, works in any thread of a space for
+			// the owner: its run.* events are thread events, which the model decides like
+			// messages.
+			runner := w.agent(t, "Runner", "runner")
+			var inst apigen.InstanceInfo
+			w.must(t, w.owner, http.MethodGet, "/api/v1/instance", "", http.StatusOK, &inst)
+			w.grant(t, runner, "instance", inst.Id, "member")
+			var runs []uuid.UUID
 			for range 70 {
-				switch op := r.IntN(11); {
+				switch op := r.IntN(12); {
 				case op < 3:
 					ch := pick(r, m.channels)
 					th := pick(r, m.threadsOf[ch])
@@ -115,6 +123,8 @@ func TestListEventsDeliversWhatAuthorizeAllows(t *testing.T) {
 					}
 				case op == 9:
 					w.randomReaction(t, r, posted, readers)
+				case op == 10:
+					runs = w.randomRun(t, r, m, runner, runs)
 				default:
 					pageOnce(pick(r, readers))
 				}
@@ -187,4 +197,30 @@ func (w *syncWorld) randomReaction(t *testing.T, r *rand.Rand, posted []uuid.UUI
 	default:
 		t.Fatalf("%s %s as %s = %d: %s", method, path, a.name, res.Status, res.Body)
 	}
+}
+
+// randomRun starts a run of the agent for the owner in a random thread of a space, or moves
+// one of its runs to a random state and now and then has the owner cancel it too; it returns
+// the runs started so far. A move the state machine refuses answers 409 and appends nothing.
+func (w *syncWorld) randomRun(t *testing.T, r *rand.Rand, m *readModel, agent worldActor, runs []uuid.UUID) []uuid.UUID {
+	t.Helper()
+	if len(runs) == 0 || r.IntN(2) == 0 {
+		ch := pick(r, m.channels)
+		th := pick(r, m.threadsOf[ch])
+		if th == uuid.Nil || m.spaceOf[ch] == uuid.Nil {
+			return runs
+		}
+		var run apigen.Run
+		w.must(t, agent, http.MethodPost, "/api/v1/threads/"+th.String()+"/runs", `{"requested_by":"`+w.owner.id.String()+`"}`, http.StatusCreated, &run)
+		return append(runs, run.Id)
+	}
+	run := pick(r, runs)
+	res := w.do(t, agent, http.MethodPatch, "/api/v1/runs/"+run.String(), `{"state":"`+pick(r, []string{"queued", "running", "succeeded", "failed", "cancelled"})+`","progress":"step"}`)
+	if r.IntN(3) == 0 {
+		res = w.do(t, w.owner, http.MethodPost, "/api/v1/runs/"+run.String()+"/cancel", "")
+	}
+	if res.Status != http.StatusOK && res.Status != http.StatusConflict {
+		t.Fatalf("a run's change answered %d: %s", res.Status, res.Body)
+	}
+	return runs
 }

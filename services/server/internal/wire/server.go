@@ -28,6 +28,7 @@ type server struct {
 	*identityServer
 	*authzServer
 	*agentsServer
+	*runsServer
 	*instanceServer
 	*chatServer
 	*personalServer
@@ -38,6 +39,7 @@ type (
 	identityServer = identityhttp.Server
 	authzServer    = authzhttp.Server
 	agentsServer   = agentshttp.Server
+	runsServer     = agentshttp.RunsServer
 	instanceServer = instancehttp.Server
 	chatServer     = chathttp.Server
 	personalServer = synchttp.Server

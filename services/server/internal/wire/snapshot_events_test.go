@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -31,6 +32,7 @@ type syncClient struct {
 	settings          map[string]int64
 	drafts            map[draftKey]int64
 	agents            map[uuid.UUID]bool
+	runs              map[uuid.UUID]apigen.RunSummary // the runs in progress, as run.* events carry them
 }
 
 type clientChannel struct {
@@ -55,7 +57,10 @@ func clientFrom(t *testing.T, me uuid.UUID, s apigen.Snapshot) *syncClient {
 		spaces: map[uuid.UUID]int64{}, channels: map[uuid.UUID]clientChannel{},
 		sidebarVersion: s.Sidebar.Version, sidebar: s.Sidebar.Sections,
 		threads: map[uuid.UUID]*clientThread{}, settings: map[string]int64{}, drafts: map[draftKey]int64{},
-		agents: map[uuid.UUID]bool{},
+		agents: map[uuid.UUID]bool{}, runs: map[uuid.UUID]apigen.RunSummary{},
+	}
+	for _, r := range s.ActiveRuns {
+		c.runs[r.Id] = normRun(r)
 	}
 	for _, sp := range s.Spaces {
 		c.spaces[sp.Id] = sp.Version
@@ -95,6 +100,14 @@ type eventPayload struct {
 	MentionIDs        []uuid.UUID             `json:"mention_ids"`
 	Key               string                  `json:"key"`
 	Sections          []apigen.SidebarSection `json:"sections"`
+	// The members of run.created and run.updated beyond the ids and version above.
+	RunID        uuid.UUID  `json:"run_id"`
+	RequestedBy  uuid.UUID  `json:"requested_by"`
+	InvocationID *uuid.UUID `json:"invocation_id"`
+	State        string     `json:"state"`
+	Progress     string     `json:"progress"`
+	CreatedAt    time.Time  `json:"created_at"`
+	UpdatedAt    time.Time  `json:"updated_at"`
 }
 
 // apply applies one delivered event as a client would.
@@ -158,6 +171,18 @@ func (c *syncClient) apply(t *testing.T, e cuEvent) {
 		c.permissionVersion = p.PermissionVersion
 	case "agent.created":
 		c.agents[p.AgentID] = true
+	case "run.created", "run.updated":
+		// Each carries the whole run: a run in progress is listed as the event says, a
+		// finished one leaves the list.
+		if p.State == "queued" || p.State == "running" {
+			c.runs[p.RunID] = normRun(apigen.RunSummary{
+				Id: p.RunID, AgentId: p.AgentID, ThreadId: p.ThreadID, ChannelId: p.ChannelID, RequestedBy: p.RequestedBy,
+				InvocationId: p.InvocationID, State: apigen.RunState(p.State), Progress: p.Progress, Version: p.Version,
+				CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+			})
+		} else {
+			delete(c.runs, p.RunID)
+		}
 	case "grant.revoked":
 		// In this test Sam holds one grant per space, so losing it loses the space and its
 		// channels (a client that cannot tell reloads the snapshot on permissions.changed).
@@ -195,6 +220,14 @@ type clientView struct {
 	Settings                map[string]int64
 	Drafts                  map[draftKey]int64
 	Agents                  map[uuid.UUID]bool
+	Runs                    map[uuid.UUID]apigen.RunSummary
+}
+
+// normRun puts a run's times in UTC, so that runs read from events and from a snapshot
+// compare equal.
+func normRun(r apigen.RunSummary) apigen.RunSummary {
+	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
+	return r
 }
 
 // view derives the snapshot's versions and counters from the client state: the channels'
@@ -205,7 +238,7 @@ func (c *syncClient) view() clientView {
 		Head: c.cursor, PermissionVersion: c.permissionVersion, Spaces: maps.Clone(c.spaces),
 		Channels: map[uuid.UUID]int64{}, SidebarVersion: c.sidebarVersion, Sidebar: []apigen.SidebarSection{},
 		Unread: map[uuid.UUID]apigen.UnreadThread{}, Settings: maps.Clone(c.settings), Drafts: map[draftKey]int64{},
-		Agents: maps.Clone(c.agents),
+		Agents: maps.Clone(c.agents), Runs: maps.Clone(c.runs),
 	}
 	for id, ch := range c.channels {
 		v.Channels[id] = ch.version
@@ -255,6 +288,10 @@ func snapshotView(s apigen.Snapshot) clientView {
 		Head: s.HeadSeq, PermissionVersion: s.PermissionVersion, Spaces: map[uuid.UUID]int64{}, Channels: map[uuid.UUID]int64{},
 		SidebarVersion: s.Sidebar.Version, Sidebar: s.Sidebar.Sections, Unread: map[uuid.UUID]apigen.UnreadThread{},
 		Settings: map[string]int64{}, Drafts: map[draftKey]int64{}, Agents: map[uuid.UUID]bool{},
+		Runs: map[uuid.UUID]apigen.RunSummary{},
+	}
+	for _, r := range s.ActiveRuns {
+		v.Runs[r.Id] = normRun(r)
 	}
 	for _, sp := range s.Spaces {
 		v.Spaces[sp.Id] = sp.Version
@@ -296,13 +333,26 @@ func TestSnapshotPlusEventsEqualsSnapshot(t *testing.T) {
 	t.Parallel()
 	w := newSyncWorld(t)
 	sam := w.sam
+	// Runner, an agent that may post in Support and in a direct message with the owner, where
+	// Sam reads nothing. Its grants come before the first snapshot: a grant advances the
+	// permission version every snapshot reports, and Sam is told only of his own.
+	runner := w.agent(t, "Runner", "runner")
+	w.grant(t, runner, "space", w.support, "member")
+	hiddenThread := w.thread(t, w.owner, w.dm(t, w.owner, runner), "@runner the numbers, please").Id
 	start, _ := w.snapshot(t, sam)
 	client := clientFrom(t, sam.id, start)
 	finance := w.space(t, "Finance")
 	ledger := w.channel(t, w.owner, finance, "ledger")
 	ledgerThread := w.thread(t, w.owner, ledger, "Quarterly numbers").Id
 
-	var launch, mention, spare, press, dm, events, eventsGrant uuid.UUID
+	var launch, mention, spare, press, dm, events, eventsGrant, samRun, alexRun uuid.UUID
+	// startRun starts a run of Runner in the thread for the person, with the extra members.
+	startRun := func(thread uuid.UUID, requester worldActor, extra string) uuid.UUID {
+		var run apigen.Run
+		w.must(t, runner, http.MethodPost, "/api/v1/threads/"+thread.String()+"/runs",
+			fmt.Sprintf(`{"requested_by":%q%s}`, requester.id, extra), http.StatusCreated, &run)
+		return run.Id
+	}
 	steps := []struct {
 		name string
 		want []string // event types Sam must receive in the step
@@ -364,6 +414,23 @@ func TestSnapshotPlusEventsEqualsSnapshot(t *testing.T) {
 			w.must(t, w.alex, http.MethodPut, "/api/v1/me/settings/theme", `{"value":"dark"}`, http.StatusOK, nil)
 		}},
 		{"an agent", []string{"agent.created"}, func() { w.agent(t, "Helper", "helper") }},
+		{"a run for Sam in the tickets thread", []string{"run.created"}, func() {
+			samRun = startRun(w.ticketThread, sam, `,"state":"running","progress":"Reading"`)
+		}},
+		{"its progress", []string{"run.updated"}, func() {
+			w.must(t, runner, http.MethodPatch, "/api/v1/runs/"+samRun.String(), `{"state":"running","progress":"Writing"}`, http.StatusOK, nil)
+		}},
+		{"a queued run for Alex", []string{"run.created"}, func() { alexRun = startRun(w.ticketThread, w.alex, "") }},
+		{"a run Sam cannot see", nil, func() {
+			startRun(hiddenThread, w.owner, `,"invocation_id":"`+uuid.NewString()+`"`)
+		}},
+		{"Sam cancels his run", []string{"run.updated"}, func() {
+			w.must(t, sam, http.MethodPost, "/api/v1/runs/"+samRun.String()+"/cancel", "", http.StatusOK, nil)
+		}},
+		{"Alex's run runs and succeeds", []string{"run.updated"}, func() {
+			w.must(t, runner, http.MethodPatch, "/api/v1/runs/"+alexRun.String(), `{"state":"running"}`, http.StatusOK, nil)
+			w.must(t, runner, http.MethodPatch, "/api/v1/runs/"+alexRun.String(), `{"state":"succeeded"}`, http.StatusOK, nil)
+		}},
 		{"a direct message from Alex", []string{"grant.created", "permissions.changed", "channel.created"}, func() { dm = w.dm(t, w.alex, sam) }},
 		{"its thread mentioning Sam", []string{"thread.created", "message.created"}, func() { w.thread(t, w.alex, dm, "@sam lunch?") }},
 		{"the sidebar with the direct message", []string{"sidebar.updated"}, func() {
@@ -420,8 +487,8 @@ func viewString(v clientView) string {
 	unread := slices.Collect(maps.Values(v.Unread))
 	slices.SortFunc(unread, func(a, b apigen.UnreadThread) int { return slices.Compare(a.ThreadId[:], b.ThreadId[:]) })
 	b, _ := json.Marshal(unread)
-	return fmt.Sprintf("head %d, permissions %d, spaces %v, channels %v, sidebar %d %+v, unread %s, settings %v, drafts %v, agents %v",
-		v.Head, v.PermissionVersion, v.Spaces, v.Channels, v.SidebarVersion, v.Sidebar, b, v.Settings, v.Drafts, v.Agents)
+	return fmt.Sprintf("head %d, permissions %d, spaces %v, channels %v, sidebar %d %+v, unread %s, settings %v, drafts %v, agents %v, runs %+v",
+		v.Head, v.PermissionVersion, v.Spaces, v.Channels, v.SidebarVersion, v.Sidebar, b, v.Settings, v.Drafts, v.Agents, v.Runs)
 }
 
 // channelOf returns the one channel a lists in the space.

@@ -175,7 +175,7 @@ func TestSnapshotContents(t *testing.T) {
 	}
 
 	if len(s.ActiveRuns) != 0 {
-		t.Fatalf("active runs = %+v, want none until runs exist", s.ActiveRuns)
+		t.Fatalf("active runs = %+v, want none: nobody started a run (runs_test.go checks active_runs)", s.ActiveRuns)
 	}
 	wantAgents := []apigen.AgentPresence{{Agent: apigen.PrincipalRef{Id: helper.id, Kind: "agent", DisplayName: "Helper", Handle: "helper"}, State: "unknown"}}
 	if !reflect.DeepEqual(s.Agents, wantAgents) {

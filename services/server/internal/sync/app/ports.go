@@ -252,12 +252,11 @@ type FlagsSource interface {
 	Evaluate(ctx context.Context, a actor.Actor) ([]instance.EvaluatedFlag, error)
 }
 
-// RunSummarySource lists the agent runs in progress. No run exists before the runs module:
-// wire binds adapters/noruns, which always answers an empty list, until that module's port
-// replaces it.
+// RunSummarySource lists the agent runs in progress. Wire binds it to the agents module's
+// runs (agents.Runs.InProgress), which filter by thread.read themselves.
 type RunSummarySource interface {
-	// ActiveRuns returns the runs in progress that the actor in ctx may read; an empty
-	// list, not nil, when there are none.
+	// ActiveRuns returns the runs in progress in the threads the actor in ctx may read,
+	// oldest first; an empty list, not nil, when there are none.
 	ActiveRuns(ctx context.Context) ([]syncmod.RunSummary, error)
 }
 

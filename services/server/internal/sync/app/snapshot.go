@@ -52,7 +52,7 @@ type SnapshotDeps struct {
 	Agents AgentsSource
 	// Flags evaluates the feature flags: instance.Flags.
 	Flags FlagsSource
-	// Runs lists the runs in progress: adapters/noruns until the runs module exists.
+	// Runs lists the runs in progress (the agents module's runs).
 	Runs RunSummarySource
 	// Encoder writes the view as getSnapshot's body, once per build: the HTTP adapter's
 	// EncodeSnapshot.

@@ -199,7 +199,7 @@ func TestSnapshotContents(t *testing.T) {
 func TestSnapshotPassesRunsThrough(t *testing.T) {
 	t.Parallel()
 	w := newSnapWorld()
-	run := syncmod.RunSummary{ID: uuid.New(), AgentID: snapHelper, ThreadID: snapT1, State: "running", StartedAt: snapCreated}
+	run := syncmod.RunSummary{ID: uuid.New(), AgentID: snapHelper, ThreadID: snapT1, State: "running", CreatedAt: snapCreated, UpdatedAt: snapCreated, Version: 1}
 	w.runs = []syncmod.RunSummary{run}
 	v := build(t, w, snapAlex, actor.KindPerson)
 	if !reflect.DeepEqual(v.ActiveRuns, w.runs) {

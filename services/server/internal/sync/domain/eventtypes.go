@@ -197,6 +197,19 @@ var register = []EventType{
 		req("agent_id", KindID), opt("display_name", KindString), opt("handle", KindString),
 		opt("description", KindString), opt("archived_at", KindTime)),
 
+	// Runs (ADR 0027) are thread events: the resource is the run's thread, so exactly the
+	// thread's readers receive them; both carry the whole run.
+	broadcast("run.created", kernel.ResourceThread, kernel.ActionThreadRead,
+		req("run_id", KindID), req("agent_id", KindID), req("thread_id", KindID), req("channel_id", KindID),
+		req("requested_by", KindID), opt("invocation_id", KindID), req("state", KindString), req("progress", KindString),
+		req("version", KindInt), req("created_at", KindTime), req("updated_at", KindTime), opt("ended_at", KindTime),
+		opt("cancelled_by", KindID)),
+	broadcast("run.updated", kernel.ResourceThread, kernel.ActionThreadRead,
+		req("run_id", KindID), req("agent_id", KindID), req("thread_id", KindID), req("channel_id", KindID),
+		req("requested_by", KindID), opt("invocation_id", KindID), req("state", KindString), req("progress", KindString),
+		req("version", KindInt), req("created_at", KindTime), req("updated_at", KindTime), opt("ended_at", KindTime),
+		opt("cancelled_by", KindID)),
+
 	broadcast("principal.deactivated", kernel.ResourcePrincipal, kernel.ActionPrincipalRead,
 		req("principal_id", KindID), req("deactivated_at", KindTime)),
 	broadcast("principal.reactivated", kernel.ResourcePrincipal, kernel.ActionPrincipalRead,

@@ -44,6 +44,8 @@ func TestRegisterMatchesSpec02(t *testing.T) {
 		{"reaction.removed", kernel.ResourceMessage, kernel.ActionThreadRead},
 		{"agent.created", kernel.ResourceAgent, kernel.ActionAgentRead},
 		{"agent.updated", kernel.ResourceAgent, kernel.ActionAgentRead},
+		{"run.created", kernel.ResourceThread, kernel.ActionThreadRead},
+		{"run.updated", kernel.ResourceThread, kernel.ActionThreadRead},
 		{"principal.deactivated", kernel.ResourcePrincipal, kernel.ActionPrincipalRead},
 		{"principal.reactivated", kernel.ResourcePrincipal, kernel.ActionPrincipalRead},
 		{"grant.created", kernel.ResourceGrant, personal},

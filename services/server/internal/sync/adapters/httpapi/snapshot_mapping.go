@@ -53,7 +53,9 @@ func ToAPISnapshot(v syncmod.SnapshotView) apigen.Snapshot {
 	}
 	for i, r := range v.ActiveRuns {
 		out.ActiveRuns[i] = apigen.RunSummary{
-			Id: r.ID, AgentId: r.AgentID, ThreadId: optID(r.ThreadID), State: r.State, StartedAt: r.StartedAt,
+			Id: r.ID, AgentId: r.AgentID, ThreadId: r.ThreadID, ChannelId: r.ChannelID, RequestedBy: r.RequestedBy,
+			InvocationId: optID(r.InvocationID), State: apigen.RunState(r.State), Progress: r.Progress, Version: r.Version,
+			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		}
 	}
 	for i, a := range v.Agents {

@@ -1,0 +1,6 @@
+-- Every run in progress (queued or running), oldest first.
+SELECT id, agent_id, thread_id, channel_id, space_id, requested_by, invocation_id,
+       state, progress, version, created_at, updated_at, ended_at, cancelled_by
+FROM agents.runs
+WHERE state IN ('queued', 'running')
+ORDER BY created_at, id

@@ -1,0 +1,360 @@
+package wire_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"bothy.example.com/server/internal/apigen"
+)
+
+// The runs tests of issue 15 (M2-05, ADR 0027) drive createRun, getRun, updateRun and
+// cancelRun over real HTTP through the validating client, on a syncWorld with an agent,
+// Helper, that is a member of Support (so it may post in the tickets thread and read nothing
+// in Marketing).
+
+// runsWorld is a syncWorld with Helper.
+type runsWorld struct {
+	*syncWorld
+	helper worldActor
+}
+
+func newRunsWorld(t *testing.T) *runsWorld {
+	t.Helper()
+	w := &runsWorld{syncWorld: newSyncWorld(t)}
+	w.helper = w.agent(t, "Helper", "helper")
+	w.grant(t, w.helper, "space", w.support, "member")
+	return w
+}
+
+// createRun starts a run as a in the thread with body and wants the status; the run is
+// decoded on 201.
+func (w *runsWorld) createRun(t *testing.T, a worldActor, thread uuid.UUID, body string, want int) apigen.Run {
+	t.Helper()
+	var run apigen.Run
+	var out any
+	if want == http.StatusCreated {
+		out = &run
+	}
+	w.must(t, a, http.MethodPost, "/api/v1/threads/"+thread.String()+"/runs", body, want, out)
+	return run
+}
+
+// updateRun patches a run as a with body and wants the status.
+func (w *runsWorld) updateRun(t *testing.T, a worldActor, run uuid.UUID, body string, want int) apigen.Run {
+	t.Helper()
+	var out apigen.Run
+	var dst any
+	if want == http.StatusOK {
+		dst = &out
+	}
+	w.must(t, a, http.MethodPatch, "/api/v1/runs/"+run.String(), body, want, dst)
+	return out
+}
+
+// cancelRun cancels a run as a and wants the status.
+func (w *runsWorld) cancelRun(t *testing.T, a worldActor, run uuid.UUID, want int) apigen.Run {
+	t.Helper()
+	var out apigen.Run
+	var dst any
+	if want == http.StatusOK {
+		dst = &out
+	}
+	w.must(t, a, http.MethodPost, "/api/v1/runs/"+run.String()+"/cancel", "", want, dst)
+	return out
+}
+
+// problemFields returns the field names a validation problem lists.
+func problemFields(t *testing.T, body []byte) []string {
+	t.Helper()
+	var p struct {
+		Code   string `json:"code"`
+		Errors []struct {
+			Field string `json:"field"`
+		} `json:"errors"`
+	}
+	if err := json.Unmarshal(body, &p); err != nil {
+		t.Fatalf("problem body %s: %v", body, err)
+	}
+	out := []string{}
+	for _, e := range p.Errors {
+		out = append(out, e.Field)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestRunLifecycle: an agent starts a run for a reader of the thread, reports progress and
+// finishes it; each answer is the run as stored, getRun answers the thread's readers alone,
+// and absent ids and times are omitted, never null (the validating client checks that too).
+func TestRunLifecycle(t *testing.T) {
+	t.Parallel()
+	w := newRunsWorld(t)
+	requested := fmt.Sprintf(`{"requested_by":%q}`, w.alex.id)
+	run := w.createRun(t, w.helper, w.ticketThread, requested, http.StatusCreated)
+	if run.State != apigen.RunStateQueued || run.Version != 1 || run.AgentId != w.helper.id || run.RequestedBy != w.alex.id ||
+		run.ThreadId != w.ticketThread || run.ChannelId != w.tickets || run.SpaceId == nil || *run.SpaceId != w.support ||
+		run.Progress != "" || run.InvocationId != nil || run.EndedAt != nil || run.CancelledBy != nil {
+		t.Fatalf("new run = %+v", run)
+	}
+	raw := w.must(t, w.sam, http.MethodGet, "/api/v1/runs/"+run.Id.String(), "", http.StatusOK, nil)
+	for _, absent := range []string{"invocation_id", "ended_at", "cancelled_by"} {
+		if strings.Contains(string(raw.Body), `"`+absent+`"`) {
+			t.Fatalf("getRun of a new run names %s: %s", absent, raw.Body)
+		}
+	}
+	w.must(t, w.robin, http.MethodGet, "/api/v1/runs/"+run.Id.String(), "", http.StatusNotFound, nil)
+	w.must(t, w.alex, http.MethodGet, "/api/v1/runs/"+uuid.NewString(), "", http.StatusNotFound, nil)
+
+	running := w.updateRun(t, w.helper, run.Id, `{"state":"running","progress":"  Reading the thread "}`, http.StatusOK)
+	if running.State != apigen.RunStateRunning || running.Progress != "Reading the thread" || running.Version != 2 {
+		t.Fatalf("running run = %+v", running)
+	}
+	same := w.updateRun(t, w.helper, run.Id, `{"state":"running"}`, http.StatusOK)
+	if same.Progress != "Reading the thread" || same.Version != 3 {
+		t.Fatalf("a state without progress keeps the progress: %+v", same)
+	}
+	done := w.updateRun(t, w.helper, run.Id, `{"state":"succeeded","progress":"Answered"}`, http.StatusOK)
+	if done.State != apigen.RunStateSucceeded || done.Version != 4 || done.EndedAt == nil || done.CancelledBy != nil {
+		t.Fatalf("finished run = %+v", done)
+	}
+	var got apigen.Run
+	w.must(t, w.alex, http.MethodGet, "/api/v1/runs/"+run.Id.String(), "", http.StatusOK, &got)
+	if got.Version != 4 || got.State != apigen.RunStateSucceeded || got.Progress != "Answered" {
+		t.Fatalf("getRun after the end = %+v", got)
+	}
+
+	// A finished run is immutable: 409 for every change, the run unchanged.
+	for _, body := range []string{`{"state":"running"}`, `{"state":"succeeded","progress":"again"}`, `{"state":"cancelled"}`} {
+		w.updateRun(t, w.helper, run.Id, body, http.StatusConflict)
+	}
+	w.cancelRun(t, w.alex, run.Id, http.StatusConflict)
+	w.must(t, w.alex, http.MethodGet, "/api/v1/runs/"+run.Id.String(), "", http.StatusOK, &got)
+	if got.Version != 4 {
+		t.Fatalf("a refused change moved the run to version %d", got.Version)
+	}
+
+	// A run may start running and carry an invocation id.
+	inv := uuid.New()
+	started := w.createRun(t, w.helper, w.ticketThread,
+		fmt.Sprintf(`{"requested_by":%q,"state":"running","progress":"On it","invocation_id":%q}`, w.sam.id, inv), http.StatusCreated)
+	if started.State != apigen.RunStateRunning || started.Progress != "On it" || started.InvocationId == nil || *started.InvocationId != inv {
+		t.Fatalf("started run = %+v", started)
+	}
+	failed := w.updateRun(t, w.helper, started.Id, `{"state":"failed","progress":"The printer API is down"}`, http.StatusOK)
+	if failed.State != apigen.RunStateFailed || failed.EndedAt == nil {
+		t.Fatalf("failed run = %+v", failed)
+	}
+}
+
+// TestRunTransitions: the state machine of ADR 0027 over HTTP; an edge it lacks is 409 and
+// leaves the run as it was.
+func TestRunTransitions(t *testing.T) {
+	t.Parallel()
+	w := newRunsWorld(t)
+	requested := fmt.Sprintf(`{"requested_by":%q}`, w.sam.id)
+	tests := []struct {
+		name  string
+		path  []string // states the run is moved through first, each allowed
+		to    string
+		want  int
+		final string
+	}{
+		{"queued to succeeded skips running", nil, "succeeded", http.StatusConflict, "queued"},
+		{"queued to failed skips running", nil, "failed", http.StatusConflict, "queued"},
+		{"running back to queued", []string{"running"}, "queued", http.StatusConflict, "running"},
+		{"queued to cancelled", nil, "cancelled", http.StatusOK, "cancelled"},
+		{"running to cancelled", []string{"running"}, "cancelled", http.StatusOK, "cancelled"},
+		{"cancelled to running", []string{"cancelled"}, "running", http.StatusConflict, "cancelled"},
+		{"failed to succeeded", []string{"running", "failed"}, "succeeded", http.StatusConflict, "failed"},
+		{"an unknown state", nil, "paused", http.StatusBadRequest, "queued"},
+	}
+	for _, tc := range tests {
+		run := w.createRun(t, w.helper, w.ticketThread, requested, http.StatusCreated)
+		for _, s := range tc.path {
+			w.updateRun(t, w.helper, run.Id, fmt.Sprintf(`{"state":%q}`, s), http.StatusOK)
+		}
+		r := w.do(t, w.helper, http.MethodPatch, "/api/v1/runs/"+run.Id.String(), fmt.Sprintf(`{"state":%q}`, tc.to))
+		if r.Status != tc.want {
+			t.Fatalf("%s: updateRun = %d, want %d; body %s", tc.name, r.Status, tc.want, r.Body)
+		}
+		var got apigen.Run
+		w.must(t, w.helper, http.MethodGet, "/api/v1/runs/"+run.Id.String(), "", http.StatusOK, &got)
+		if string(got.State) != tc.final {
+			t.Fatalf("%s: the run is %s, want %s", tc.name, got.State, tc.final)
+		}
+	}
+}
+
+// TestRunRefusals: who may start, update and cancel a run, and what is refused as invalid.
+func TestRunRefusals(t *testing.T) {
+	t.Parallel()
+	w := newRunsWorld(t)
+	forAlex := fmt.Sprintf(`{"requested_by":%q}`, w.alex.id)
+
+	// Only agents start runs, only where they may post; a thread one cannot read is 404.
+	w.createRun(t, w.alex, w.ticketThread, forAlex, http.StatusForbidden)
+	w.createRun(t, w.owner, w.ticketThread, forAlex, http.StatusForbidden)
+	w.createRun(t, w.robin, w.ticketThread, forAlex, http.StatusNotFound)
+	w.createRun(t, w.helper, w.campaignThread, fmt.Sprintf(`{"requested_by":%q}`, w.sam.id), http.StatusNotFound)
+	w.createRun(t, w.helper, uuid.New(), forAlex, http.StatusNotFound)
+	viewer := w.agent(t, "Viewer", "viewer")
+	w.grant(t, viewer, "space", w.support, "viewer")
+	w.createRun(t, viewer, w.ticketThread, forAlex, http.StatusForbidden)
+
+	// requested_by must be a person who may read the thread; every invalid field is named.
+	for _, tc := range []struct {
+		name, body string
+		fields     []string
+	}{
+		{"a person who cannot read the thread", fmt.Sprintf(`{"requested_by":%q}`, w.robin.id), []string{"requested_by"}},
+		{"an agent", fmt.Sprintf(`{"requested_by":%q}`, w.helper.id), []string{"requested_by"}},
+		{"nobody", fmt.Sprintf(`{"requested_by":%q}`, uuid.New()), []string{"requested_by"}},
+		{"a progress text over agents.run_progress_max_length", fmt.Sprintf(`{"requested_by":%q,"progress":%q}`, w.alex.id, strings.Repeat("a", 1001)), []string{"progress"}},
+		{"a final start state", fmt.Sprintf(`{"requested_by":%q,"state":"succeeded"}`, w.alex.id), []string{"state"}},
+		{"everything at once", fmt.Sprintf(`{"requested_by":%q,"progress":"bell\u0007"}`, w.robin.id), []string{"progress", "requested_by"}},
+	} {
+		r := w.do(t, w.helper, http.MethodPost, "/api/v1/threads/"+w.ticketThread.String()+"/runs", tc.body)
+		if r.Status != http.StatusBadRequest {
+			t.Fatalf("%s: createRun = %d, want 400; body %s", tc.name, r.Status, r.Body)
+		}
+		if got := problemFields(t, r.Body); !slices.Equal(got, tc.fields) {
+			t.Fatalf("%s: the problem names %v, want %v", tc.name, got, tc.fields)
+		}
+	}
+	w.createRun(t, w.helper, w.ticketThread, fmt.Sprintf(`{"requested_by":%q,"progress":%q}`, w.alex.id, strings.Repeat("é", 1000)), http.StatusCreated)
+
+	// Only the run's agent updates it; whoever cannot read the thread gets 404.
+	run := w.createRun(t, w.helper, w.ticketThread, forAlex, http.StatusCreated)
+	other := w.agent(t, "Other", "other")
+	w.grant(t, other, "space", w.support, "member")
+	w.updateRun(t, w.alex, run.Id, `{"state":"running"}`, http.StatusForbidden)
+	w.updateRun(t, other, run.Id, `{"state":"running"}`, http.StatusForbidden)
+	w.updateRun(t, w.owner, run.Id, `{"state":"running"}`, http.StatusForbidden)
+	w.updateRun(t, w.robin, run.Id, `{"state":"running"}`, http.StatusNotFound)
+	w.updateRun(t, w.helper, uuid.New(), `{"state":"running"}`, http.StatusNotFound)
+	r := w.do(t, w.helper, http.MethodPatch, "/api/v1/runs/"+run.Id.String(), fmt.Sprintf(`{"state":"running","progress":%q}`, strings.Repeat("a", 1001)))
+	if r.Status != http.StatusBadRequest || !slices.Equal(problemFields(t, r.Body), []string{"progress"}) {
+		t.Fatalf("updateRun with a long progress = %d %s, want 400 naming progress", r.Status, r.Body)
+	}
+
+	// Cancelling: a reader who is neither the requester nor a manager of the channel gets 403
+	// (Sam reads Support as a member), whoever cannot read the thread 404, the agent itself 403
+	// (it moves its run with updateRun); the requester may.
+	w.cancelRun(t, w.sam, run.Id, http.StatusForbidden)
+	w.cancelRun(t, w.robin, run.Id, http.StatusNotFound)
+	w.cancelRun(t, w.helper, run.Id, http.StatusForbidden)
+	w.cancelRun(t, w.alex, uuid.New(), http.StatusNotFound)
+	cancelled := w.cancelRun(t, w.alex, run.Id, http.StatusOK)
+	if cancelled.State != apigen.RunStateCancelled || cancelled.CancelledBy == nil || *cancelled.CancelledBy != w.alex.id || cancelled.EndedAt == nil {
+		t.Fatalf("cancelled run = %+v", cancelled)
+	}
+
+	// A manager of the channel cancels anyone's run: an admin of the space and the owner.
+	w.grant(t, w.sam, "channel", w.tickets, "admin")
+	second := w.createRun(t, w.helper, w.ticketThread, forAlex, http.StatusCreated)
+	if c := w.cancelRun(t, w.sam, second.Id, http.StatusOK); *c.CancelledBy != w.sam.id {
+		t.Fatalf("cancelled by %v, want Sam", c.CancelledBy)
+	}
+	third := w.createRun(t, w.helper, w.ticketThread, forAlex, http.StatusCreated)
+	w.cancelRun(t, w.owner, third.Id, http.StatusOK)
+
+	// Nobody posts in an archived channel, so no run starts there (409); a run in progress
+	// there may still be ended.
+	archivedRun := w.createRun(t, w.helper, w.ticketThread, forAlex, http.StatusCreated)
+	w.must(t, w.owner, http.MethodPost, "/api/v1/channels/"+w.tickets.String()+"/archive", "", http.StatusOK, nil)
+	w.createRun(t, w.helper, w.ticketThread, forAlex, http.StatusConflict)
+	w.updateRun(t, w.helper, archivedRun.Id, `{"state":"running"}`, http.StatusOK)
+	w.cancelRun(t, w.alex, archivedRun.Id, http.StatusOK)
+
+	// A requester who lost the thread cannot reach the run any more.
+	otherTickets := w.channel(t, w.owner, w.support, "tickets-2")
+	fourth := w.createRun(t, w.helper, w.thread(t, w.owner, otherTickets, "The scanner too").Id, forAlex, http.StatusCreated)
+	w.revoke(t, w.alexSupport)
+	w.cancelRun(t, w.alex, fourth.Id, http.StatusNotFound)
+}
+
+// TestRunEventsReachThreadReaders: run.created and run.updated are thread events, delivered by
+// catch-up to whoever may read the thread and to nobody else (Robin; the owner for a direct
+// message it does not take part in), and the snapshot's active_runs is exactly the runs in
+// progress in the threads its reader may read.
+func TestRunEventsReachThreadReaders(t *testing.T) {
+	t.Parallel()
+	w := newRunsWorld(t)
+	after := w.head(t)
+	dm := w.dm(t, w.alex, w.helper)
+	dmThread := w.thread(t, w.alex, dm, "@helper can you summarise the tickets?").Id
+
+	inTickets := w.createRun(t, w.helper, w.ticketThread, fmt.Sprintf(`{"requested_by":%q}`, w.sam.id), http.StatusCreated)
+	inDM := w.createRun(t, w.helper, dmThread, fmt.Sprintf(`{"requested_by":%q,"state":"running"}`, w.alex.id), http.StatusCreated)
+	finished := w.createRun(t, w.helper, w.ticketThread, fmt.Sprintf(`{"requested_by":%q}`, w.alex.id), http.StatusCreated)
+	w.updateRun(t, w.helper, inTickets.Id, `{"state":"running","progress":"Counting tickets"}`, http.StatusOK)
+	w.cancelRun(t, w.alex, finished.Id, http.StatusOK)
+
+	runEvents := func(a worldActor) map[string][]uuid.UUID {
+		events, _ := w.catchUp(t, a, after, 0)
+		out := map[string][]uuid.UUID{}
+		for _, e := range events {
+			if !strings.HasPrefix(e.Type, "run.") {
+				continue
+			}
+			var p struct {
+				RunID    uuid.UUID `json:"run_id"`
+				ThreadID uuid.UUID `json:"thread_id"`
+			}
+			if err := json.Unmarshal(e.Payload, &p); err != nil {
+				t.Fatal(err)
+			}
+			if e.Resource.Kind != "thread" || e.Resource.ID != p.ThreadID || e.ThreadID == nil || *e.ThreadID != p.ThreadID {
+				t.Fatalf("%s %d is not placed on its thread: %+v", e.Type, e.Seq, e)
+			}
+			out[e.Type] = append(out[e.Type], p.RunID)
+		}
+		return out
+	}
+	want := func(who string, got map[string][]uuid.UUID, created, updated []uuid.UUID) {
+		t.Helper()
+		if !slices.Equal(got["run.created"], created) || !slices.Equal(got["run.updated"], updated) {
+			t.Fatalf("%s received run.created %v and run.updated %v; want %v and %v", who, got["run.created"], got["run.updated"], created, updated)
+		}
+	}
+	want("Alex", runEvents(w.alex), []uuid.UUID{inTickets.Id, inDM.Id, finished.Id}, []uuid.UUID{inTickets.Id, finished.Id})
+	want("Sam", runEvents(w.sam), []uuid.UUID{inTickets.Id, finished.Id}, []uuid.UUID{inTickets.Id, finished.Id})
+	want("the owner", runEvents(w.owner), []uuid.UUID{inTickets.Id, finished.Id}, []uuid.UUID{inTickets.Id, finished.Id})
+	want("Helper", runEvents(w.helper), []uuid.UUID{inTickets.Id, inDM.Id, finished.Id}, []uuid.UUID{inTickets.Id, finished.Id})
+	want("Robin", runEvents(w.robin), nil, nil)
+
+	active := func(a worldActor) []uuid.UUID {
+		s, _ := w.snapshot(t, a)
+		out := []uuid.UUID{}
+		for _, r := range s.ActiveRuns {
+			out = append(out, r.Id)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		who  worldActor
+		want []uuid.UUID
+	}{
+		{w.alex, []uuid.UUID{inTickets.Id, inDM.Id}},
+		{w.sam, []uuid.UUID{inTickets.Id}},
+		{w.owner, []uuid.UUID{inTickets.Id}},
+		{w.helper, []uuid.UUID{inTickets.Id, inDM.Id}},
+		{w.robin, []uuid.UUID{}},
+	} {
+		if got := active(tc.who); !slices.Equal(got, tc.want) {
+			t.Fatalf("%s's active_runs = %v, want %v", tc.who.name, got, tc.want)
+		}
+	}
+	s, _ := w.snapshot(t, w.sam)
+	r := s.ActiveRuns[0]
+	if r.State != apigen.RunStateRunning || r.Progress != "Counting tickets" || r.Version != 2 || r.RequestedBy != w.sam.id ||
+		r.ChannelId != w.tickets || r.ThreadId != w.ticketThread || r.AgentId != w.helper.id || r.InvocationId != nil {
+		t.Fatalf("Sam's active run = %+v", r)
+	}
+}
