@@ -29,6 +29,7 @@ const (
 	AgentRuntimeStateBusy    AgentRuntimeState = "busy"
 	AgentRuntimeStateIdle    AgentRuntimeState = "idle"
 	AgentRuntimeStateOffline AgentRuntimeState = "offline"
+	AgentRuntimeStateOnline  AgentRuntimeState = "online"
 	AgentRuntimeStateUnknown AgentRuntimeState = "unknown"
 )
 
@@ -40,6 +41,8 @@ func (e AgentRuntimeState) Valid() bool {
 	case AgentRuntimeStateIdle:
 		return true
 	case AgentRuntimeStateOffline:
+		return true
+	case AgentRuntimeStateOnline:
 		return true
 	case AgentRuntimeStateUnknown:
 		return true
@@ -399,6 +402,12 @@ func (e SystemActorKind) Valid() bool {
 	}
 }
 
+// AckEventsRequest defines model for AckEventsRequest.
+type AckEventsRequest struct {
+	// Seq The seq up to which the consumer has processed the log (a page's `next_cursor`).
+	Seq int64 `json:"seq"`
+}
+
 // Agent An agent, a principal of kind `agent` with its profile.
 //
 // Example: {"created_at":"2026-12-01T09:30:15Z","created_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","description":"Summarises long threads on request.","display_name":"Robin","handle":"robin","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e7a"}
@@ -421,6 +430,26 @@ type Agent struct {
 	Id openapi_types.UUID `json:"id"`
 }
 
+// AgentHeartbeat The calling agent's presence after its heartbeat.
+type AgentHeartbeat struct {
+	LastHeartbeatAt     time.Time `json:"last_heartbeat_at"`
+	ReportedBillingMode *string   `json:"reported_billing_mode,omitempty"`
+
+	// State An agent's runtime state, from its heartbeats (spec 03, presence):
+	// `unknown` before its first heartbeat, `online` within
+	// `agents.presence_idle_after` of its last one, `idle` after that,
+	// `offline` after `agents.presence_offline_after`. `busy` is reserved.
+	State AgentRuntimeState `json:"state"`
+}
+
+// AgentHeartbeatRequest defines model for AgentHeartbeatRequest.
+type AgentHeartbeatRequest struct {
+	// ReportedBillingMode How the agent says it is billed (free text of at most
+	// `agents.max_billing_mode_length` characters, shown to people as
+	// reported); an absent member keeps the mode reported before.
+	ReportedBillingMode *string `json:"reported_billing_mode,omitempty"`
+}
+
 // AgentList Agents the actor may read.
 //
 // Example: {"items":[{"created_at":"2026-12-01T09:30:15Z","created_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","description":"Summarises long threads on request.","display_name":"Robin","handle":"robin","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e7a"}]}
@@ -436,11 +465,20 @@ type AgentPresence struct {
 	// Example: {"display_name":"Robin","handle":"robin","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","kind":"agent"}
 	Agent PrincipalRef `json:"agent"`
 
-	// State An agent's runtime state; `unknown` until agents report heartbeats.
+	// ReportedBillingMode The billing mode the agent reported with its heartbeats; absent when it reported none.
+	ReportedBillingMode *string `json:"reported_billing_mode,omitempty"`
+
+	// State An agent's runtime state, from its heartbeats (spec 03, presence):
+	// `unknown` before its first heartbeat, `online` within
+	// `agents.presence_idle_after` of its last one, `idle` after that,
+	// `offline` after `agents.presence_offline_after`. `busy` is reserved.
 	State AgentRuntimeState `json:"state"`
 }
 
-// AgentRuntimeState An agent's runtime state; `unknown` until agents report heartbeats.
+// AgentRuntimeState An agent's runtime state, from its heartbeats (spec 03, presence):
+// `unknown` before its first heartbeat, `online` within
+// `agents.presence_idle_after` of its last one, `idle` after that,
+// `offline` after `agents.presence_offline_after`. `busy` is reserved.
 type AgentRuntimeState string
 
 // AppScope What an app token may do: `events:subscribe` (catch-up and
@@ -503,6 +541,28 @@ type ChannelView struct {
 // ChannelViewList The channels of a space the actor sees.
 type ChannelViewList struct {
 	Items []ChannelView `json:"items"`
+}
+
+// Consumer A durable consumer of the actor: a named cursor the server keeps
+// (spec 03, durable consumers).
+type Consumer struct {
+	// AckedSeq Every event up to it is acknowledged; catch-up continues after it.
+	AckedSeq  int64     `json:"acked_seq"`
+	CreatedAt time.Time `json:"created_at"`
+
+	// Name The consumer's name, unique per principal.
+	Name string `json:"name"`
+
+	// SyncEpoch The sync epoch the consumer was created in.
+	SyncEpoch openapi_types.UUID `json:"sync_epoch"`
+
+	// UpdatedAt When it was created or last moved by an ack.
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// ConsumerList defines model for ConsumerList.
+type ConsumerList struct {
+	Consumers []Consumer `json:"consumers"`
 }
 
 // CreateAgentRequest A new agent.
@@ -1457,6 +1517,14 @@ type CreateThreadParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListConsumerEventsParams defines parameters for ListConsumerEvents.
+type ListConsumerEventsParams struct {
+	// Limit Most events in the page; larger values are capped to
+	// `sync.catchup_page_size`, which is also the default (as are values
+	// below 1).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // ApproveDeviceParams defines parameters for ApproveDevice.
 type ApproveDeviceParams struct {
 	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
@@ -1687,6 +1755,9 @@ type RevokeTokenParams struct {
 // CreateAgentJSONRequestBody defines body for CreateAgent for application/json ContentType.
 type CreateAgentJSONRequestBody = CreateAgentRequest
 
+// SendAgentHeartbeatJSONRequestBody defines body for SendAgentHeartbeat for application/json ContentType.
+type SendAgentHeartbeatJSONRequestBody = AgentHeartbeatRequest
+
 // CreateAppJSONRequestBody defines body for CreateApp for application/json ContentType.
 type CreateAppJSONRequestBody = CreateAppRequest
 
@@ -1695,6 +1766,9 @@ type SaveDraftJSONRequestBody = SaveDraftRequest
 
 // CreateThreadJSONRequestBody defines body for CreateThread for application/json ContentType.
 type CreateThreadJSONRequestBody = CreateThreadRequest
+
+// AckEventsJSONRequestBody defines body for AckEvents for application/json ContentType.
+type AckEventsJSONRequestBody = AckEventsRequest
 
 // CreateDirectMessageJSONRequestBody defines body for CreateDirectMessage for application/json ContentType.
 type CreateDirectMessageJSONRequestBody = CreateDirectMessageRequest
@@ -2177,6 +2251,9 @@ type ServerInterface interface {
 	// CreateAgent Create an agent
 	// (POST /api/v1/agents)
 	CreateAgent(w http.ResponseWriter, r *http.Request, params CreateAgentParams)
+	// SendAgentHeartbeat Report that the calling agent is alive
+	// (POST /api/v1/agents/me/heartbeat)
+	SendAgentHeartbeat(w http.ResponseWriter, r *http.Request)
 	// CreateApp Create an app
 	// (POST /api/v1/apps)
 	CreateApp(w http.ResponseWriter, r *http.Request, params CreateAppParams)
@@ -2192,6 +2269,24 @@ type ServerInterface interface {
 	// CreateThread Start a thread
 	// (POST /api/v1/channels/{channel_id}/threads)
 	CreateThread(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params CreateThreadParams)
+	// ListConsumers List the actor's durable consumers
+	// (GET /api/v1/consumers)
+	ListConsumers(w http.ResponseWriter, r *http.Request)
+	// DeleteConsumer Delete one of the actor's durable consumers
+	// (DELETE /api/v1/consumers/{name})
+	DeleteConsumer(w http.ResponseWriter, r *http.Request, name string)
+	// GetConsumer Read one of the actor's durable consumers
+	// (GET /api/v1/consumers/{name})
+	GetConsumer(w http.ResponseWriter, r *http.Request, name string)
+	// CreateConsumer Create a durable consumer, or return the one of that name
+	// (PUT /api/v1/consumers/{name})
+	CreateConsumer(w http.ResponseWriter, r *http.Request, name string)
+	// AckEvents Acknowledge events of a durable consumer
+	// (POST /api/v1/consumers/{name}/ack)
+	AckEvents(w http.ResponseWriter, r *http.Request, name string)
+	// ListConsumerEvents Catch up from a durable consumer's acked_seq
+	// (GET /api/v1/consumers/{name}/events)
+	ListConsumerEvents(w http.ResponseWriter, r *http.Request, name string, params ListConsumerEventsParams)
 	// ApproveDevice Approve a pending device
 	// (POST /api/v1/devices/{device_id}/approve)
 	ApproveDevice(w http.ResponseWriter, r *http.Request, deviceId openapi_types.UUID, params ApproveDeviceParams)
@@ -2300,6 +2395,12 @@ func (_ Unimplemented) CreateAgent(w http.ResponseWriter, r *http.Request, param
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// SendAgentHeartbeat Report that the calling agent is alive
+// (POST /api/v1/agents/me/heartbeat)
+func (_ Unimplemented) SendAgentHeartbeat(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // CreateApp Create an app
 // (POST /api/v1/apps)
 func (_ Unimplemented) CreateApp(w http.ResponseWriter, r *http.Request, params CreateAppParams) {
@@ -2327,6 +2428,42 @@ func (_ Unimplemented) SaveDraft(w http.ResponseWriter, r *http.Request, channel
 // CreateThread Start a thread
 // (POST /api/v1/channels/{channel_id}/threads)
 func (_ Unimplemented) CreateThread(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params CreateThreadParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListConsumers List the actor's durable consumers
+// (GET /api/v1/consumers)
+func (_ Unimplemented) ListConsumers(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// DeleteConsumer Delete one of the actor's durable consumers
+// (DELETE /api/v1/consumers/{name})
+func (_ Unimplemented) DeleteConsumer(w http.ResponseWriter, r *http.Request, name string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetConsumer Read one of the actor's durable consumers
+// (GET /api/v1/consumers/{name})
+func (_ Unimplemented) GetConsumer(w http.ResponseWriter, r *http.Request, name string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateConsumer Create a durable consumer, or return the one of that name
+// (PUT /api/v1/consumers/{name})
+func (_ Unimplemented) CreateConsumer(w http.ResponseWriter, r *http.Request, name string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// AckEvents Acknowledge events of a durable consumer
+// (POST /api/v1/consumers/{name}/ack)
+func (_ Unimplemented) AckEvents(w http.ResponseWriter, r *http.Request, name string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListConsumerEvents Catch up from a durable consumer's acked_seq
+// (GET /api/v1/consumers/{name}/events)
+func (_ Unimplemented) ListConsumerEvents(w http.ResponseWriter, r *http.Request, name string, params ListConsumerEventsParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -2574,6 +2711,20 @@ func (siw *ServerInterfaceWrapper) CreateAgent(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// SendAgentHeartbeat operation middleware
+func (siw *ServerInterfaceWrapper) SendAgentHeartbeat(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SendAgentHeartbeat(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // CreateApp operation middleware
 func (siw *ServerInterfaceWrapper) CreateApp(w http.ResponseWriter, r *http.Request) {
 
@@ -2774,6 +2925,166 @@ func (siw *ServerInterfaceWrapper) CreateThread(w http.ResponseWriter, r *http.R
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.CreateThread(w, r, channelId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListConsumers operation middleware
+func (siw *ServerInterfaceWrapper) ListConsumers(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListConsumers(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteConsumer operation middleware
+func (siw *ServerInterfaceWrapper) DeleteConsumer(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "name" -------------
+	var name string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", chi.URLParam(r, "name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteConsumer(w, r, name)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetConsumer operation middleware
+func (siw *ServerInterfaceWrapper) GetConsumer(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "name" -------------
+	var name string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", chi.URLParam(r, "name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetConsumer(w, r, name)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateConsumer operation middleware
+func (siw *ServerInterfaceWrapper) CreateConsumer(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "name" -------------
+	var name string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", chi.URLParam(r, "name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateConsumer(w, r, name)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// AckEvents operation middleware
+func (siw *ServerInterfaceWrapper) AckEvents(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "name" -------------
+	var name string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", chi.URLParam(r, "name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.AckEvents(w, r, name)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListConsumerEvents operation middleware
+func (siw *ServerInterfaceWrapper) ListConsumerEvents(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "name" -------------
+	var name string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", chi.URLParam(r, "name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListConsumerEventsParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListConsumerEvents(w, r, name, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4096,6 +4407,27 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/api/v1/events", wrapper.ListEvents)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/consumers", wrapper.ListConsumers)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/api/v1/consumers/{name}", wrapper.DeleteConsumer)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/consumers/{name}", wrapper.GetConsumer)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/api/v1/consumers/{name}", wrapper.CreateConsumer)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/consumers/{name}/events", wrapper.ListConsumerEvents)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/consumers/{name}/ack", wrapper.AckEvents)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/agents/me/heartbeat", wrapper.SendAgentHeartbeat)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/api/v1/sync/snapshot", wrapper.GetSnapshot)
 	})
 
@@ -4448,6 +4780,158 @@ type CreateAgent503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response CreateAgent503ApplicationProblemPlusJSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendAgentHeartbeatRequestObject struct {
+	Body *SendAgentHeartbeatJSONRequestBody
+}
+
+type SendAgentHeartbeatResponseObject interface {
+	VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error
+}
+
+type SendAgentHeartbeat200JSONResponse AgentHeartbeat
+
+func (response SendAgentHeartbeat200JSONResponse) VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendAgentHeartbeat400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response SendAgentHeartbeat400ApplicationProblemPlusJSONResponse) VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendAgentHeartbeat401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response SendAgentHeartbeat401ApplicationProblemPlusJSONResponse) VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendAgentHeartbeat403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response SendAgentHeartbeat403ApplicationProblemPlusJSONResponse) VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendAgentHeartbeat413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response SendAgentHeartbeat413ApplicationProblemPlusJSONResponse) VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendAgentHeartbeat415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response SendAgentHeartbeat415ApplicationProblemPlusJSONResponse) VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendAgentHeartbeat429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response SendAgentHeartbeat429ApplicationProblemPlusJSONResponse) VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendAgentHeartbeat500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response SendAgentHeartbeat500ApplicationProblemPlusJSONResponse) VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendAgentHeartbeat503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response SendAgentHeartbeat503ApplicationProblemPlusJSONResponse) VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -5304,6 +5788,953 @@ type CreateThread503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response CreateThread503ApplicationProblemPlusJSONResponse) VisitCreateThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumersRequestObject struct {
+}
+
+type ListConsumersResponseObject interface {
+	VisitListConsumersResponse(w http.ResponseWriter) error
+}
+
+type ListConsumers200JSONResponse ConsumerList
+
+func (response ListConsumers200JSONResponse) VisitListConsumersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumers400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumers400ApplicationProblemPlusJSONResponse) VisitListConsumersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumers401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumers401ApplicationProblemPlusJSONResponse) VisitListConsumersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumers403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumers403ApplicationProblemPlusJSONResponse) VisitListConsumersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumers413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumers413ApplicationProblemPlusJSONResponse) VisitListConsumersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumers429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumers429ApplicationProblemPlusJSONResponse) VisitListConsumersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumers500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumers500ApplicationProblemPlusJSONResponse) VisitListConsumersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumers503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumers503ApplicationProblemPlusJSONResponse) VisitListConsumersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConsumerRequestObject struct {
+	Name string `json:"name"`
+}
+
+type DeleteConsumerResponseObject interface {
+	VisitDeleteConsumerResponse(w http.ResponseWriter) error
+}
+
+type DeleteConsumer204Response struct {
+}
+
+func (response DeleteConsumer204Response) VisitDeleteConsumerResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteConsumer400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteConsumer400ApplicationProblemPlusJSONResponse) VisitDeleteConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConsumer401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteConsumer401ApplicationProblemPlusJSONResponse) VisitDeleteConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConsumer403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteConsumer403ApplicationProblemPlusJSONResponse) VisitDeleteConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConsumer413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteConsumer413ApplicationProblemPlusJSONResponse) VisitDeleteConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConsumer429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteConsumer429ApplicationProblemPlusJSONResponse) VisitDeleteConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConsumer500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteConsumer500ApplicationProblemPlusJSONResponse) VisitDeleteConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConsumer503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteConsumer503ApplicationProblemPlusJSONResponse) VisitDeleteConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsumerRequestObject struct {
+	Name string `json:"name"`
+}
+
+type GetConsumerResponseObject interface {
+	VisitGetConsumerResponse(w http.ResponseWriter) error
+}
+
+type GetConsumer200JSONResponse Consumer
+
+func (response GetConsumer200JSONResponse) VisitGetConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsumer400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsumer400ApplicationProblemPlusJSONResponse) VisitGetConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsumer401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsumer401ApplicationProblemPlusJSONResponse) VisitGetConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsumer403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsumer403ApplicationProblemPlusJSONResponse) VisitGetConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsumer404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsumer404ApplicationProblemPlusJSONResponse) VisitGetConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsumer413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsumer413ApplicationProblemPlusJSONResponse) VisitGetConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsumer429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsumer429ApplicationProblemPlusJSONResponse) VisitGetConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsumer500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsumer500ApplicationProblemPlusJSONResponse) VisitGetConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsumer503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsumer503ApplicationProblemPlusJSONResponse) VisitGetConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConsumerRequestObject struct {
+	Name string `json:"name"`
+}
+
+type CreateConsumerResponseObject interface {
+	VisitCreateConsumerResponse(w http.ResponseWriter) error
+}
+
+type CreateConsumer200JSONResponse Consumer
+
+func (response CreateConsumer200JSONResponse) VisitCreateConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConsumer201JSONResponse Consumer
+
+func (response CreateConsumer201JSONResponse) VisitCreateConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConsumer400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateConsumer400ApplicationProblemPlusJSONResponse) VisitCreateConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConsumer401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateConsumer401ApplicationProblemPlusJSONResponse) VisitCreateConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConsumer403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateConsumer403ApplicationProblemPlusJSONResponse) VisitCreateConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConsumer409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreateConsumer409ApplicationProblemPlusJSONResponse) VisitCreateConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConsumer413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateConsumer413ApplicationProblemPlusJSONResponse) VisitCreateConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConsumer429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateConsumer429ApplicationProblemPlusJSONResponse) VisitCreateConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConsumer500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response CreateConsumer500ApplicationProblemPlusJSONResponse) VisitCreateConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConsumer503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateConsumer503ApplicationProblemPlusJSONResponse) VisitCreateConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEventsRequestObject struct {
+	Name string `json:"name"`
+	Body *AckEventsJSONRequestBody
+}
+
+type AckEventsResponseObject interface {
+	VisitAckEventsResponse(w http.ResponseWriter) error
+}
+
+type AckEvents200JSONResponse Consumer
+
+func (response AckEvents200JSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEvents400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response AckEvents400ApplicationProblemPlusJSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEvents401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response AckEvents401ApplicationProblemPlusJSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEvents403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response AckEvents403ApplicationProblemPlusJSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEvents404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response AckEvents404ApplicationProblemPlusJSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEvents409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response AckEvents409ApplicationProblemPlusJSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEvents413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response AckEvents413ApplicationProblemPlusJSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEvents415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response AckEvents415ApplicationProblemPlusJSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEvents429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response AckEvents429ApplicationProblemPlusJSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEvents500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response AckEvents500ApplicationProblemPlusJSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEvents503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response AckEvents503ApplicationProblemPlusJSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumerEventsRequestObject struct {
+	Name   string `json:"name"`
+	Params ListConsumerEventsParams
+}
+
+type ListConsumerEventsResponseObject interface {
+	VisitListConsumerEventsResponse(w http.ResponseWriter) error
+}
+
+type ListConsumerEvents200ResponseHeaders struct {
+	CacheControl *string
+}
+
+type ListConsumerEvents200JSONResponse struct {
+	Body    EventPage
+	Headers ListConsumerEvents200ResponseHeaders
+}
+
+func (response ListConsumerEvents200JSONResponse) VisitListConsumerEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumerEvents400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumerEvents400ApplicationProblemPlusJSONResponse) VisitListConsumerEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumerEvents401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumerEvents401ApplicationProblemPlusJSONResponse) VisitListConsumerEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumerEvents403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumerEvents403ApplicationProblemPlusJSONResponse) VisitListConsumerEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumerEvents404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumerEvents404ApplicationProblemPlusJSONResponse) VisitListConsumerEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumerEvents410ApplicationProblemPlusJSONResponse struct {
+	GoneApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumerEvents410ApplicationProblemPlusJSONResponse) VisitListConsumerEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(410)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumerEvents413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumerEvents413ApplicationProblemPlusJSONResponse) VisitListConsumerEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumerEvents429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumerEvents429ApplicationProblemPlusJSONResponse) VisitListConsumerEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumerEvents500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumerEvents500ApplicationProblemPlusJSONResponse) VisitListConsumerEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumerEvents503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumerEvents503ApplicationProblemPlusJSONResponse) VisitListConsumerEventsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -9842,6 +11273,9 @@ type StrictServerInterface interface {
 	// CreateAgent Create an agent
 	// (POST /api/v1/agents)
 	CreateAgent(ctx context.Context, request CreateAgentRequestObject) (CreateAgentResponseObject, error)
+	// SendAgentHeartbeat Report that the calling agent is alive
+	// (POST /api/v1/agents/me/heartbeat)
+	SendAgentHeartbeat(ctx context.Context, request SendAgentHeartbeatRequestObject) (SendAgentHeartbeatResponseObject, error)
 	// CreateApp Create an app
 	// (POST /api/v1/apps)
 	CreateApp(ctx context.Context, request CreateAppRequestObject) (CreateAppResponseObject, error)
@@ -9857,6 +11291,24 @@ type StrictServerInterface interface {
 	// CreateThread Start a thread
 	// (POST /api/v1/channels/{channel_id}/threads)
 	CreateThread(ctx context.Context, request CreateThreadRequestObject) (CreateThreadResponseObject, error)
+	// ListConsumers List the actor's durable consumers
+	// (GET /api/v1/consumers)
+	ListConsumers(ctx context.Context, request ListConsumersRequestObject) (ListConsumersResponseObject, error)
+	// DeleteConsumer Delete one of the actor's durable consumers
+	// (DELETE /api/v1/consumers/{name})
+	DeleteConsumer(ctx context.Context, request DeleteConsumerRequestObject) (DeleteConsumerResponseObject, error)
+	// GetConsumer Read one of the actor's durable consumers
+	// (GET /api/v1/consumers/{name})
+	GetConsumer(ctx context.Context, request GetConsumerRequestObject) (GetConsumerResponseObject, error)
+	// CreateConsumer Create a durable consumer, or return the one of that name
+	// (PUT /api/v1/consumers/{name})
+	CreateConsumer(ctx context.Context, request CreateConsumerRequestObject) (CreateConsumerResponseObject, error)
+	// AckEvents Acknowledge events of a durable consumer
+	// (POST /api/v1/consumers/{name}/ack)
+	AckEvents(ctx context.Context, request AckEventsRequestObject) (AckEventsResponseObject, error)
+	// ListConsumerEvents Catch up from a durable consumer's acked_seq
+	// (GET /api/v1/consumers/{name}/events)
+	ListConsumerEvents(ctx context.Context, request ListConsumerEventsRequestObject) (ListConsumerEventsResponseObject, error)
 	// ApproveDevice Approve a pending device
 	// (POST /api/v1/devices/{device_id}/approve)
 	ApproveDevice(ctx context.Context, request ApproveDeviceRequestObject) (ApproveDeviceResponseObject, error)
@@ -10045,6 +11497,40 @@ func (sh *strictHandler) CreateAgent(w http.ResponseWriter, r *http.Request, par
 	}
 }
 
+// SendAgentHeartbeat operation middleware
+func (sh *strictHandler) SendAgentHeartbeat(w http.ResponseWriter, r *http.Request) {
+	var request SendAgentHeartbeatRequestObject
+
+	var body SendAgentHeartbeatJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		if !errors.Is(err, io.EOF) {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SendAgentHeartbeat(ctx, request.(SendAgentHeartbeatRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SendAgentHeartbeat")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SendAgentHeartbeatResponseObject); ok {
+		if err := validResponse.VisitSendAgentHeartbeatResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // CreateApp operation middleware
 func (sh *strictHandler) CreateApp(w http.ResponseWriter, r *http.Request, params CreateAppParams) {
 	var request CreateAppRequestObject
@@ -10192,6 +11678,168 @@ func (sh *strictHandler) CreateThread(w http.ResponseWriter, r *http.Request, ch
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(CreateThreadResponseObject); ok {
 		if err := validResponse.VisitCreateThreadResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListConsumers operation middleware
+func (sh *strictHandler) ListConsumers(w http.ResponseWriter, r *http.Request) {
+	var request ListConsumersRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListConsumers(ctx, request.(ListConsumersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListConsumers")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListConsumersResponseObject); ok {
+		if err := validResponse.VisitListConsumersResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteConsumer operation middleware
+func (sh *strictHandler) DeleteConsumer(w http.ResponseWriter, r *http.Request, name string) {
+	var request DeleteConsumerRequestObject
+
+	request.Name = name
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteConsumer(ctx, request.(DeleteConsumerRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteConsumer")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteConsumerResponseObject); ok {
+		if err := validResponse.VisitDeleteConsumerResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetConsumer operation middleware
+func (sh *strictHandler) GetConsumer(w http.ResponseWriter, r *http.Request, name string) {
+	var request GetConsumerRequestObject
+
+	request.Name = name
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetConsumer(ctx, request.(GetConsumerRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetConsumer")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetConsumerResponseObject); ok {
+		if err := validResponse.VisitGetConsumerResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateConsumer operation middleware
+func (sh *strictHandler) CreateConsumer(w http.ResponseWriter, r *http.Request, name string) {
+	var request CreateConsumerRequestObject
+
+	request.Name = name
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateConsumer(ctx, request.(CreateConsumerRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateConsumer")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateConsumerResponseObject); ok {
+		if err := validResponse.VisitCreateConsumerResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// AckEvents operation middleware
+func (sh *strictHandler) AckEvents(w http.ResponseWriter, r *http.Request, name string) {
+	var request AckEventsRequestObject
+
+	request.Name = name
+
+	var body AckEventsJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.AckEvents(ctx, request.(AckEventsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AckEvents")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(AckEventsResponseObject); ok {
+		if err := validResponse.VisitAckEventsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListConsumerEvents operation middleware
+func (sh *strictHandler) ListConsumerEvents(w http.ResponseWriter, r *http.Request, name string, params ListConsumerEventsParams) {
+	var request ListConsumerEventsRequestObject
+
+	request.Name = name
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListConsumerEvents(ctx, request.(ListConsumerEventsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListConsumerEvents")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListConsumerEventsResponseObject); ok {
+		if err := validResponse.VisitListConsumerEventsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -11059,286 +12707,314 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17d9s21jf6VXD0PGtFPg8ly07SNvKadcZN0zbv9JKTuNN5O8prQiQkYUwBLAFaUbNyPvtZ2BsAQYrU",
-	"xXZureePaUyRuG7sG/b+7be9RC5zKZjQqjd+21swmrIC/vmS6WJ9PtOsMH+lTCUFzzWXojfufS9XZEnF",
-	"miiWSJEqoiVZUa7JlM1kwUhhvuViTvovv31KnpycjCKSsoyuB/aDo2Ev6hXs95IXLO2NdVGyqKeSBVtS",
-	"09uSC74sl73xKOrpdc564x4Xms1Z0Xv37l3Uy2lBl0zbkT5P2TKXmolk/Q+23hztj/SKKUJhVJyl5MXP",
-	"ry6IojM2JtTOgJixMKXJiusF0QtGFF0ycsXWZFbIpXkyEfCIJloW8BoXJF5onQ951f+l1llM5kwrbETL",
-	"gpnGVS6FYkTOsKUZL5Qmfd+ZfwHXn8TBlAYvWZ7RNUvHxCxTfESoSMmq4JqpiRDSDGRO6JxycUYoSWRu",
-	"tkVoslrwjEHz2J3SPMtIUQoFe6XITBaE6yG58JMz84VBUZLy2YwVph23NFSoFSsUeTR6QuJEilnGEx0P",
-	"yYnZ/dPHjyciL7jQdJoxcv7q6fPnJFnQgiZmm8zIljSbyWLJUuimam00JD+LbE1UmSRMqVmZTYRbEEVo",
-	"4ZYxIkoSSmaUZ6zasCVdkynzewujN5O7YuuziaDV0ia0QJqEPS+YJv34KU0WbPBUCl3IbEyEHEBXcUSo",
-	"mog4KRjV7EJeMRE/UEeEKyLYNSvCAZm+gNxxZWEfhhPRi3rsDV3mmaHd0cmT0fQL+mgALw5oxt4MTnpR",
-	"jxvqxC3vRT1Bl+blcOsNOdfOBX3zAxNzveiNTx8/jsw5cX+fmFOhNStMm//n3//X4P97/T//3fPHR+mC",
-	"izmeHr+4psmvafoSl9L8lUihmYB/0jzPeELNGTrOCznN2PJ//qPMgXpbTc18kZr2r2nGU3j5EjeoF/VS",
-	"pinPeuPeBZA47pdZQ6kJvG+YACsKaY7xv9/2ZpxlqVkRKtKM9aLekilF56b5Zak0fDdlhC1zve69ex31",
-	"lKa6VL3xo5HhE1zDYv/Tj4T4kdhFKAsxnkq9WI/thMabw34Xrvd/F2zWG/f+67jiksf4qzp+gU3gktYZ",
-	"TmO+FeH3440O46jiOXI2YyI1NApLoYhhMbhA8dHQDO2pPXYH7NWdzsYde1UNOikLYBNmMxjpV5zhKAIO",
-	"Y2mFUKLpFRMEdxdm860spjxNmfjQ00EmbliHYsxxYFkWCSPTEgktlUQvuCL9eOZGaWYELFORlF3zhDli",
-	"pnleyGuWkjVwFfzxMse9tDv3nRTszqdpGt0x1aQslCxIQgURkmRSzFlhTpFixTVQZMHUWiSXThjHR2ew",
-	"IFOZromia0VWizWInIVcGU5fsEReswIm9VwYhkOzD7l/54KUgr3JWaJZSuB0kH7M7Uhqw0dmbRg/Z+Yw",
-	"4SsqgjcyOScLinIaOZUipTDSV4fHN4WJ/iT1t7IU6Yc/d5YsU8mQ1tgbrrQhQ12jY/NTwWhKuKFAIfXl",
-	"zIzXLYdeSZCkXKRcaS7mJVcLI6lhdi/oOpM0vZDyB1rM2cdiLrBnXJHMDMJMkDoNa0nfXJpfL6drzVRM",
-	"+nGOQ77UUl7C+/aYvWKFOXy/CHpNeWZmeCuxVgbtNARaSjWdUgVMIHhtSEBxJtRozpa4MrrGpwPQp8mc",
-	"XzNlhJ8TYI9HDysB9kutz07RFQ7troRWx5xIPw7+io/GtSOyokiZeM5SIktN+hQ1VLIqpGbEaqmoujY0",
-	"NqoMzXJFpEgYiYN1iuF85lQpw6hUzhIyehyRSe8bN8xgVJMe2BRNA2bgLZi2ZbFvHwe2DqzMhZQ/UrG2",
-	"ipH6oOyNFEaOZnzJzYmelWby4XL3Y0Pzxvq6tI8U7IiUaJKhZeDMFm5sMyN2jQzIuBHUNE0LphTIMv+V",
-	"1appqRdMaDu7sBX7Femff/OSjEYnT47qlF7buLvbiV9EMCT2wfkvrp3R4bhSXMyjSpmLSCmuhFyJiLA3",
-	"uRGdZkELdi2vzI8bioL9Bc9SOCfDo2m2AlFrlKr4119/HZwHb4zJ14wW5jyY4+ONU8MQgee9Z2bnT9uS",
-	"zwtLF0aWWP2mk49ZVkzKj8fPuFCaGraSUGMpo9LjTpIiBZ8vjLa3ajK4s0ArIMYuQzXBHpJkwZIru/Kq",
-	"zHNZaJb+yFJOL2ByH0d6Gl5JUYauFlIxEj/FUQzMqGKnq8bhgMxAYsOs4//Bf5rdASqLje2umP5bqWeD",
-	"r2LYcJokLNcsPfP9cL0w3J629OVZl5RHsLx+pS6XZqkuTVcgtP1mA684n9uF29D6qPklIpTkBRcJz2lG",
-	"5IxccTNa+C2urP+8kDNutJuoRudgz6eXVPfGvdPR6ReDk9PB6ORi9GT8cDQ+efxbL/LvTNeh4f5o9gUb",
-	"fJmc0MGTdMQGp7PHycPpV/SEffllr7kpr8rlkhZcMQXqNtELo5gZ+eb2ygwr5SrP6PrSWv0v5ZQLwzXR",
-	"9h33CvuAp/uNgxp6zAuZs0JzNO3D6b7tGa4FE0+pZgPNl2zTO1Cf/tsWaqvWfrWQxL6NuqjZAjMz31FZ",
-	"8rStj1qrzU5+XVBdtQd67xmhU+vRMswYSV1IEnw4bO2ntsRtszG/ELWQKwGmam0aG825rWlrqBT895JZ",
-	"2zYydnsmV2B7KNbaGE/bG4LuH6hgndFNsmNR34Xe1H/34JXa9KPKqxJscRTSyGvfqpz+hyXaDBNO4w9c",
-	"tZ1I85NqmCGG0huHjmu2RP/On/z4vd44gHbqnfsMOljKjOowXVviOSPxv1/HSOp6wQzbLYwCLYCOfIvb",
-	"BAay0Hd+O2lR0PUmjUBTnZv+omCKiYR1s+LG1ivGoooBF6UwLAa9Qmbk9ZWhjstvF3z2DLxkM1AJTFt7",
-	"Tf4l9v4KPmhOHPt2zXUuQK2NzkV40JjqGYmtWhgT8zyzO00KZqQfWTBa6CmjGuw/JsqlGZL9BOgNzui0",
-	"VOZ0ytks4yIcZMVBzvP8VSJz1sFCqSA0z60Ca/YnlWMSs2szmLEqp+aDKYtJP6E6WQzK3Ij9iVCC5moh",
-	"9VFEYut+VWNzgGLSB/+CymnCVESSBRWCZcrqpHDGjqKJqL4CQ8R0AEfavRORXCodEZZyDd+mLGOaEfcZ",
-	"tIFrVusXHx1Z17pdt+Z0Kp8xfhz+DcPpRb2g7dZ1fUpzOuUZ1+v2XU/AtSxnBA3SR41jkLPC8GrDbswP",
-	"5pSFOw3LNyxzI4QNDcKftEgW/Bp4M67qENcseOC/cA+qb3Bhq0/sjKsHaUFneujmD7sAp9I9mRdU6CFN",
-	"l1y0rwh22bIcjgrMclAkDbB8KEl5wRI9sGNx7x2gj52MR6Pf9mfAT056Uc/ogjByKlJapNWdiubJFdOq",
-	"BzeHmhumIvQlT41cem134XLfnkZmzWXOk96497NwhG02nmA/vah3zQoFa3SyIRTsxt1MLTvkG1Qxdmpj",
-	"uGjbmaqlgH+YV9+5Vd2gBlTSZsH+u1PdqgJtbEWrvlm9pJDK6i1HRIFRYcUmdu4IICQ7Lzl3LkhdaobU",
-	"ceCMd/eEVPR28xdPP8F4udBfPOq1XIi36H6wqVUzNQLaXPk2GRhuecvBNySQ7jr+bjHM72CVBZtZY4rV",
-	"gU2X21jQPzlbbWNDNNRHFWOKcB0oJRm7Ni+JlCSOyXM07YsNUzF4wQyxzkM3WOwmU61z5dfRB2B2ML3e",
-	"uLdky2l4o3zn3G8Ld6uv29v2uzdwIbWLTY5i026oO917q76B8G45yZ8WF7Xbtf2bH+ClgOfuw0bvhtd9",
-	"NuzLLWVUp74tXM3wkXar9qIiPhWwtQZb2TRo/JLvR6YBO7u5nfYUFgWNlSqEY4NTs1Xl1Ag43PuzmjeY",
-	"wqEOn4hQTZZSafJ4NKpFEclSs8JuCVdEF3y5RPYQhMY8Ho3u1BsUYYjTSW0s3vmZYPRQ8FNjOCdmOPVI",
-	"nS2+pW1k8z2+1aSQdkfPForJ8130kueV1FTGylRN6qlTwtclz1IylTqkhql5OMCH2MheNtumH+VmW5fn",
-	"n9zGVeuwse6aZIwqTaRguOJnhveYf5CMK3CyrnjCSCJLUIVFcoBDyLkK3sF8nuM3JzsYT5f/0E6hm74s",
-	"d9tCY05f086F3KCuDcVlu721QTDthALE8FWNFuwtvWEjcLtn/bhWC0HrfKvo29hFYFunj0cNstrur4Xx",
-	"di/oN6BN/4inpHNZzTmQRpfdaTSRfiXONATHmi8IFesVXR819mJTZ9zHH/pVyzG+laayP93uZd3Aun5X",
-	"0K2iExwjhmiW9KpJot5Bv6/m/OVXYCdgPM9B6rb/yKn8hizNcwls1qr7m8tdG2EbtcD82H62am3kbY2h",
-	"UJaFO9xnxG0KKUXGlCJxbSJwSxi7G9oYaFIQueSacH102Jj20b7tZuMXTgfHJdznQ9kieGsr3ByObbyb",
-	"+l6wQkmxQxLn8NJ24XuesTfmhSXe19OMvfm7fXuYyGUoks1vvbuRrziyDyBi7bw21yfPKBc+MEWVyYJQ",
-	"ReLm/G2ELV5U26nChBpjOX386MNoZm5K3aTxypylLZRhbZIO6Vl/+/81jVTBPEmptFyyQlX+gVd4M3+g",
-	"3u5k3clotEPYRTeVx7cWnBegKmxZSKtLaEmUpkXoK8KcicCbV4uXgWCHy6Xhxn9XdIkHooAIU2MyzTIp",
-	"C3JqONx/qLFQMC+gVwXHvNh4ueX+Puim7VDWhhiRH2lxlUI80gmZrjXQR5wsqIbwSfuajaBsV2pwbJ1K",
-	"zegwpSYY/pYdklesmwf+nCPlgg5j2CFcZ50RKjALgGBzhCtVQooPXndNZSlgUyFI4JonmycEIrQd/dPl",
-	"A0UymmuZw3Uy/Ohimno2zqnteAStNIf+NYe8KB9DpqWdgo0Ig1QgrtoY0T5MsTHIVp7tO3ugCL5I+imb",
-	"0TLTJPbR6WdEMJYqEgfTiUPvrJt/1HNx7i0u2ne7dhhTTrrEHKwRZCK55ByurLyBO3CIDaUitSHdmGXT",
-	"uqf7amNP4OucF0x5l+yXg9HDZkACjMwYs1Iv1pe//WuxmP7ra/Xbq5Pr6fLN4x9+fXydPj1Z/PCv/5X9",
-	"719XOv3uSfHbr4/0j9+cu28P0A+7KKxL5ap2OMKAgdoeQmDunF8zsZcyFS7Gpo8GoxEsLSstc0VWsrji",
-	"Yr4RnYNbZJurdb3V0WoXum2eUwh/xM4jEuNWxGQms0yuMHji0UMypYp98agsQnWD9E8ff0EKKlK5JFOu",
-	"MfGwve/93J4NJoejDlpoY3XfwK600X7FDIKwtjOcqar4GNfGWiNSZGub1och0+5A3iDO7ZBz0s4nD7eA",
-	"vgxCRStmcidxa3u6rLu96A1jaWdLFefdphfizr/Cd1td3Q0bwmqKtvWd8Vm19jfoyzN5F4pitOUlF45u",
-	"XPIL0GDfaD2W8OZMk0ejhxOxkcsUQQApbFwMd32xjWuOWxo4aYRrtEgSsyLwfeu13zcFnenOayRZPFCk",
-	"FMB8NHujiZlZdSdZWO2ueTjw98tD7tpqCt/3NJtBNnGerXdchgVd7UFSdX1vk0nBbHZdRAe3Zw8UwWvL",
-	"fdj/La5sgmnWJlE12kq6ZmgvzdHZ3F4Kppp5AfOdVKCY2zbPrJwBomNv9OaVzIGrX1veD7Zc21boWcr3",
-	"cvoZNcAuO0qSPayWnwVZrsmKriPyd2Mwk/6MXzOy5KLUTB0dZozc0vI4zG54dk2z0vDEbzM6b5OpM0Z1",
-	"WTAyy+g8IBualay6HDDcA9OY5DUrCp763ybCsRbPmiPCMsU238ZIcxeoe8VFWr05EaZ/cwRR4x6Sn3NW",
-	"UC0LeMQFDtDlfIBOY7kzPI8bSeRve0zQaVahJVyxdW9sqVYNFd7fMbW5c/67Fq0O3MWQ2mAWC5Kw6msU",
-	"bNdUyoxRuN67Yh3h4XbOV2y9e5+vILndja59q1tzAUxHTFyzTOagOknBSFoWkKkGt0suWezhUVSly0hB",
-	"Xj57deFyaCZiTjVb0fWQfIvJ1tqwnVS6jN5sDZG3csm1ZunGbsDqdDvj6h63St16+FV6SgdfJqPR4Es6",
-	"Ohl8NRqNBiP/PxpEdqCDDQRDQ2TtaCRBkVUULMNM872+o5TS/QfKTB8ygeTvbkVzeHL68NHjL36DS3tI",
-	"2ISlK/VCFpeHLMnNViDgdz+UIlkQqomQUvw/vWinjhwM3TGwPTufmc4V+703/rImVfb4ND0J3dpwQXJA",
-	"n5ZuHGrCOzuKR6fNGJ8djU1PejcYuD+/9eCoFv3eH51tmjOc/XN4s3EC9tKk6sT/dkveFBz7hPo8S+Ag",
-	"w1vYGLVTsa/9EhyPxlDXORsYdsZnPDlDE5CnygYdFiylmAffGHXFRN0rm01jiD9GYRuZ4pMOLBddUeU7",
-	"aJcDIaXu3Ex39+IJszme7zI5NcI2kcsl1wObGhGROc0Hs6JxT9WlbB0aw3SQ1qcL0zQwljdtbpKHTwm8",
-	"QuwroI4FmQJIcnYXYQfniLCTMH5dd6pWG6jXeavvoGBzrjRkjzjpZ16NqpuQxkncQ/cy+xL1qsnXqTmy",
-	"RzfY+IpyNwR41HszmMuBffgfJcXwJV39WHGn4Ii36CbSHUoqkB7HtdS/foyXiO4aClfSLGmeA07HROgw",
-	"A5RrxbKZ/WxM1FpptoyPcBdsD0TIqoeJwP6H5NWK62RhFAjsE3UBKdjPM8hrOiCHZfvLr2BQlum9div0",
-	"gs5b9v9nwUhuY2tdCsemDYTBNh0q1HVLAhdk8XBBFPsdc5PCfKSDspBQeWuJMVyYA9fKAKwxY7gy9D8j",
-	"tS307AnmjdyJpntyBcHe6EsEQ2nvOKO2W0jvZekZIA+A602RmGJeO3n2e0khbiV207Brk9ByvtAEN2GP",
-	"8cgsZUp3rwP+7uBbELsLMVsA5QtT+adswQVgfgDk2KOTEYkLZrQeLkW8L79ci+SS5TJZHO7+tPRVX95g",
-	"i2ut1ybdqe+/DGRKe14TnlWjEsxRMDVCMQ+L2HXOKUdmLiun0jq9NhRAUkU+jcwzDJdJ0347UrN8MD6g",
-	"w1sM5sizomgjVHPquQAQKcSIQoM/CNGsr4WF1Gq/PWRZGhHIGk+lsXFITo2xLLSsIHSsLQj3/+ildtB7",
-	"Ne9CdbW9GbjjQLxat5Mrsiqk8IZ6vdVN2K9dS4sTrnptW+AQNcmoo1m2FyO3WfjR28Ya35SftR7PbciH",
-	"t2EaN+isYFS1B+yuHfCXRZayO1T15PPzzLm/tCcV1AbLm+DGRF7OaHGJPMycNmjvki66MvMs8tR6Swyx",
-	"5YuIlsTe6DGJXUZjTPpGTyGUBDmORk2IAZUvJn2jCsThKOKIlKqkWbYmlGR0PudiDn5fnlBQNSbCMeJy",
-	"TgpqvSlUkEwqDWg6DQ+46xrXolh3zFMX60uQOJdt+cPfy5UN0q6jbsJBNVon1dqcFus0/Q/X9rgeSAB1",
-	"wdCNrvFAVSBwa5EQ+OTwpHVLb8E+byzFDSXL602QnQ3YM2LBOUj/0cnIIhzh5uL02kDUJsKSPFxcO9or",
-	"ZK7ANYhfRcSQnQrojvQBKEYXnCm8uAUixEljWBySJOIlGVuCi7LC9GG+pQcq0EM2XFQW1qUx0yaOlZ0b",
-	"V8A9LP0i4JCmXDjbUg3D1R+fPByN6vzoZGSeOKZRO+rVwd04AAGZf2W+95COJ6M6Ae57v+gCbF7CrEkw",
-	"607kmeYCGcKEoL9Wq0tmzftan+trz0Pks0bARj889/U2YAh7Xmt9NbrRDe6HjmF9/xAmS5oi58Qs6H2u",
-	"yvZUMD96/C2t3wq26h2famht2914a3xtIzcs2PxW1c902J75FRrUsDHqgwOZfN5n9yD8E1zhmvNB0LmR",
-	"h1wQnm76Hm6IhYJ8vMULsdUf8MJY/sbsxxdif4ZAvTJU4k+X5f3gPcj3S/zeO8Fv81x12MQ2UwHu74bE",
-	"JS40xBJcakG+szQivVhblgG4Hz7hVgq4KqNVjDG+68IqOMR49WmmjJUoFXMgUBORUc2Ko6CJIM0Hveyu",
-	"E7i0txmGAAlpE8DqyvIWi7xNba6YyWYgzDVnK1bE4DBSZyRGmo0JTCOXEGFQMJpoHM8VY7myrkWagSJ/",
-	"NhExXM/ajyy91sGDKThjlKXuMxLLlTDd9N1UJkKKbH1kAVlwaQEasz5zHC6YsTaVG9E5oh402Dr977fA",
-	"U3lmAQEzkOJkLHqw/rkgMYQAxGNyarbq4WkYQCdnE5ExY0GoiKR8zs1SxZdxROIhAhLGgzjC8GlAVxcp",
-	"sSDWFkkev54IWeD3Q/JULnNasBTgsQZcKCYU1/yaZYg0bGHz6yhaDUx1e68ahM0+PK1FzZ7WAdHPB7/R",
-	"wR+jwZPX1T8vh4PX/3fwy3+3ScLvGc10hwWU8WsmmOEVgGbfEBg+1E1ebWo2XZG754gEGcur+IxQsbYp",
-	"XbLUiVxaxGnbHTFHP8tCg1te7fY+2Z7bGM5zS6bPxUxut/kweBnMnwKQ75vCck+hNKrCC0Ep7x2u9Z9s",
-	"D8Lq0pcC65WnZ1XgKnor1F5aUnfCTNB6M+VkM5Rwi539FEfjQj+tAzzE6S2YPS5gHVIypclVmZ8hb5kI",
-	"b96pEjKxjIlHBRIV9Al51BC6i35FPGiHBEDVR/xcGIGgYMyB7Jizw/xfJ/shBbh4ydAXsC2m6gcHutAd",
-	"UchmM5YYbmRtPRGac5UIEwtWcO3WHSJKKknrcFoxUV0kWZn6GJJb8Pgfu3yp5yHUCm0PfGyEXeyjLt46",
-	"VrIZZrYj8OLhYTgo0xEsn7D3/Pvmpn5p1ra6Fp/RTDF7JX16IzCoeqjEjk/oqCUiotqafaIbbhNW2h65",
-	"d+byaYTFunDkxJUFaEuHd4VLxVL+nqK7a6SwVQ9StUna75R1CKwdkr66GwCp7giMi6Jke655LeoC2zto",
-	"CTvvDGyvDxQRpWFEqOE7/TxC9nZyg9iL1hBlCNG+CVTWAXEabXKi+j6qB+CiL7k6gI0I5pCkGq4Gv61t",
-	"csZy6t2uBm/63BJSJoiruJmpizfcN7V090X36bR1X0i1M9i5knIarbZDIpw/4ZBmHyTSmuXcEuByA1/y",
-	"LXPG908Y+rItgvX2Xt3UWOf8OviuI0UtcO9Sw0j9Z0GiWpBBBZre/llqN0uVd0NqlaEd+e0XPsfe6KTm",
-	"naoGQ85kDqpptj76UFjVdwKB5indeYm78HAuEMHngYMfIn2a56qa8cG4N9sxtgLQsV2w2R2ZWPWZtfvp",
-	"lCwgJLAiUbCiuaqn2xZ4DeoCTGietxoDtdCy1ktiG+FlrJGMK43JxuHN1XZciVuDYgesgDpM6u3IE1sI",
-	"+QOS5cHU0U4QVYRJmnKzLTR7Ecwe0zg2AIahYuajx1+6C+khiROZYlEFrClJp+bcLmmy4IINjF6DqQ9Q",
-	"Csu8ezYRsXaFGOLNC89JORo9TMyb8C8WD8lTmTIFui9NU1d+rs/eaCaMLQ2wzEraO25FIDCHz4UsmHtZ",
-	"L9japU9cCblCa7cpcdMOprQxG/PqmGzUSolIMyUxmoigRFtEguJXgGGtFzK9NM8oZgvDB21l+KrKddFm",
-	"eID5aLPmVES6CltEpKVMj2nEFyqD5Mmw6kjTw+nn0S4OdQcqyqJcUhFQxZs8o4I60GpgODamVyTMZ9G5",
-	"2mj1+KufJClkqc326GQB3m6uIEysXZLZWo6toUnN2obgqGjZCE/3+3L5IF6u1fiCxd+VBvBAkSBpgPDU",
-	"+8b/NbD66OA5RlC31PXcEZLQnTu8OZ7vLy5eOLQGcwb8prmqnbUhPBo9qivhD0/RKY5OtMdPnoQutVFr",
-	"mE8X7IdRYgrdpCdMNFs7Z56LmjHNNmlHk07y7Ypp/+XlcyOkOCBQ1luP9uNktTFsfrDlUDUz+zH+HVcn",
-	"zMg2PKyV4Zf6FdOai/nWbE1MRERoUXy9IYXhBdBDi5Z7A/vrJjL9mvyvVz//ZJuflprEoswyWJCtcfiN",
-	"aWP7XfPjKZvSYuv8FL6DmDpyA1hZMcT/xYt0b4nv6bt7cgJQyjLLaK4C5x0mQ87otSyh/FkQCPRt9bDl",
-	"iroazp52tl2CV/jdTs3St9+2oi8ZTTvqSxj1bUbDKo8LG+/e5d69ia/W2PKXhQ/qOr2BLzO4CXh42wT4",
-	"xnDe7uNx+mBp250epPqot18/mB3nginVJYzsz+6Gr6qyu2DJlc1RxYqIG9tvXoBTZdV3d0kUgm7ATaR/",
-	"oyro1nwnKK4M2ObrFiPedticxzN75cOSKxwuJGqUInKomhDaYczvgoq9hbxfuKem4Vbo6h0XqjANuFMN",
-	"LzGpr0gNv/uy5I9HD0OjDNdg36vVyC3OVhLAmbQ6Bys6wHV0cQX2FnjTV9jtjoAG6pWYY0cZqINWVNAO",
-	"C7ZNW7EDOqvqstuNLwsH8Y6EDFkFtLms+1xX1xFRWle0FAhfvW4N2CyFwAr5kGpXCizuZwxio2etlb36",
-	"QIgUKOIOmBMdRYv25TT7w8gUB7vynci4cy+5n6HrpDbAtrV/Ra+ZRfLodNoikIfRB+j1VlCKGrLKQe7a",
-	"wElr7DZw0kK3W/HuugFVoPYnYgNaRdfHMi2YndCUZVLMFdFyI9QyuDY6bBd2OIobykcr77Aahxu3Vce2",
-	"waPcsmZAoI293RcrAqAfv3gUBBptYC9X4z4UqPCrw3AKEYfC6fnVbKLaEm3bjnYVLowpCGbzyejCW6Nm",
-	"7lwv3hIxMrIe+bqui44JG9tCwxU8VHPzc9mum71yqQntZo3Z5CrzEtiizcjwaCNjImR1RcXe6AgQKA23",
-	"mEA++DBMG4XYuSpwJSYrVqDoR2TPNsgRfs0ujYjCyi1Yygz/7YpW4F/Qp/23xcNBKtsKInN9CmTRzPLw",
-	"cZgHxHWd3D6ua6PSDFeXGBrjKD1nBdRlluKyevE0TMk8GJ/lRrdb1o539XSQUhsHPDxuI3dT7r64wcqU",
-	"AoSX3TrTThvORkUvex7jQJdqOcKO4N4eUIjSF5JsEx2eaJtH7p9ccXADu1osoKpj+Lf5L9ZQi3ykVT2k",
-	"QDnp5zGMbl+WpTpUe87eA5y1NFWdybf7ZtOHqFc7sur3MJvDM72t31pEaO0Mtsn6tgO513BqJ/agmqD+",
-	"6O25kL8oVlg3XasVWR3efaQdFhitTvO+wtK83kVmB+XjbzKCfdcBPkOA7J1erK6sy5b9DkiknhvfjOZX",
-	"veD8Vwu/MaGoxsc8Dwq23p/M4Fy1CnhIIuiEU58Xssx9yJc682kVElIeIIVRtWVD3CQaY1+I9kPiEBtw",
-	"7odUoWyN1aq0Ml9wKWS++wdN3CzeYxv2fIA4DNb78H1gwt48xNkXjrlR9TPr8WitftZJ112lEW2Oz/sq",
-	"jPg6uku0YSDjrjKGe9H1besPyqDyT0tt0YNyz+6+GGHjUNyU4u+o8uBtq/xto/M9avl5su+u5IeC5o6L",
-	"920R3ntHO4ZIT92OAwsfVmFTtYQCWpSssXlRWoTRBwoT+uaMOFwMuVxiGJBgpN+CNnpEGlnCDxSRKzER",
-	"K1lcDUnMUx+AUkucIf14zrTTEgEfOjS4YsNeJsL8E1JswLCXNvZsw8BtFpXDUWryzL5yIzMNkb5uEHp0",
-	"Qxwh29/rvRyubVFFbfRi9bTuCiZwn9yBNHCTJI4tPP3UJmm8xwxnuFeEezUXaYvuiBtlZ3RXXLlT8O5b",
-	"IxXs7AK8QpcBntKe8eCH3L7W1ruVpVZARkh6D5TDOGqL5/8YqQLOO3znAqsOdF5tXkNyVQJtY0lbz7a8",
-	"YqI94/LcFtygqoE17dweYGgpI9YI1y6YS/sqKjeyTA4uo9JWTSdfSMFaiukEwP/7VF85JFkNFtvIwo35",
-	"nYzGI8e1blK14o4C2LfWcoGNBrhw89pGURUUnGK/E7C1MNGFL/nwQNkscAcYOgk3b9KrBlGVT/PVlHZX",
-	"JNq/LsYexWe4fj9VZw7hjZ62NuxBY0JRpUmpwNSCf68KrjUTpI8GYsxTJjTX62HV1iwr1eISxNI1zeKj",
-	"+qRgRvvP5OAKJrbwxtY1R5BNeK81fUJIvf8IO2vfQkESfwI+WMB/A15mh5UNbHp3PhetgS1gOZTbWhyV",
-	"hPhI2V23xDGp+Rq7dVhwR6D3L3DkF9Uj4avB1Xz7t485a2g9e2gvNwlVc7mEUMJ5cx1+2TJNdyteRf59",
-	"LsmY3p/bMevm+pMB+e7ls/OLZ68u+rVFjuo6pyUKUOWPIsv+pyyTKzK6iedte3hfSCCbEX+1GTb3ufVA",
-	"5IZR+vDP7fG0lcJd17NbYkMb+l4zvHNDj9lNxdsQIhsrWG+sddrB3UtH7Ar8uHHCgzm5G2uGvqMwVnqr",
-	"OWfDUDZtgruOp76VmYGxKDimbdEKcPOVlAXX61dGSOAcsU7eedkGV3MuiMzp76Wr4dePzyHnmf8BsX9j",
-	"8jUW2cOIenjHhtQfRTadUXoQbq4ngiuH/DQk5wSugbCC+pWAvFlUxVICWJegQdieEap6dDIRLdk9vlwL",
-	"oA9z7173CEAgE+HaEcZbLelC67z37h3cbaItlUihaQLHyuW5LikXgGpZqEa6axisQILXzPEuMtu+Gh8f",
-	"wxvD8OOmY7bK4zh/8dzQMnwSoYNGO9AcI4oxj9M69DBRz2g9w4mYiIsFVySVSblkCO0FS4M4U+Z8FKVe",
-	"jK2tBw1yReZMsIJ6UBKzTX1Jcz5IZMrmULmx4IkfghQkWXBEGcV1dkkmTt4AnWJ06ERoprQy3dikHVfW",
-	"VmnCNWKgmgnPC7lS1d0C1mYN/JPQlkdIQRUHNXiWKrjip2nKUiz86SFv/LdmANOSZ2ZuMc35sf9FDdd0",
-	"mcU21xHyRzLDyFMiBVNHsKpPpbi2AnZs/h7gKZ/KlDNXi0kJesUuEwiQxWSlMyi5YYb2yy/PvyHIPVRk",
-	"eDM8nghC7JE2mzcgP0lsF3kGVNaHuxQCxxBzAS2AN1dE8WWerW0Usq2ZDiG/yjRsKxA1TEFkTGeEYiQr",
-	"jFxIwgTAykLi379fx0MzElxjHCPmEoVkBUN0CWgDAolUONcYAOMSWNtjm0DzP4bfxaTvshSPxiT2CW9c",
-	"ZyyOTEcxmoGYVZcyG+yESWtxRPKsxA2qcsHQS50yhGG2xwuawqwy1F3bE/cQdDb2XhGHN0sW3ByrmSyg",
-	"oWZO35FhXI9HIwf8RAtcOp8LB+tRPxfuJdPNgtGUFY0MsciOwGaVmY7riWVjQvEAES4SCalOUjDSxzrq",
-	"p181wdcIic8HvxE6+IOMBk/IkFySMRnER2bvrliuI0QIW3FbocyebccKjAnFhuQHOYexmCVyWVWW6Ptx",
-	"lSMXH2GOsGfDgAdlD4mLjZczckL+wb82rH0pLSrj/A+eD4ztUjClWEr68VOMZR08E4lMuZiPTf/mtfio",
-	"OtZV+l18niQsr16PCYUHCr7xeFbERZTj3UjFFtzOxP+kxXpMmq0N7U7CYplm7O71m3jKzy7oPPaYTUee",
-	"85rVYBxws1Z0HdBGNQTLwWr1akkpMoZ1JBRdq2qzzhAzilTf04wwkeYSiDY+XgDw3B+GwI8h/+APe4yO",
-	"l8ywcRXDwuflNOMJCseMJ8xWWXbhbjlNFmxwOhxtCLLVajWk8PNQFvNj+606/uH502c/vXoG31TuVCsZ",
-	"z188D/Ws3mh4gq/JnAma896493A4Gj6EwjB6AWrJseHS1yfHVfTYnOmuxBG82woTM1y8gT3e9karuro1",
-	"awOywHw5NH/FcC9PkwW2BjjvUEuITNfu7on8hFWv61/Vi8ZAsgjNc7uxKK9kzuxXagyfDcm5Fd8FIzO2",
-	"wkxpn2NgZ2FsaosA5jf8OVQm40qfu5gWx2dglU5HoyDuHaI2Aob8HwvOj9x9r1A88F6AitRy4ThvqQaD",
-	"NsW7qPdodNLVgx/y8S91bQ6/e7j7u29d9jZ+8Wj3Fz9J/S0kcZoPTvbo4gWmbl9I+QMtUEt/dPpk93cX",
-	"Uv5Ixdryd3BVPsZd2f7dcytD8IM9BviKFdc8Yb9U+eCo5Lu8FiAT3B1HK5pCxKkLiIL4T9lmRWIdduUr",
-	"UdULKckZVK60NB37XKO8kDNuAUKkYBOhCyoURk9ETlVlojpDvspU/Wjh49g6mCqQPFQY8TSaQ5JsAQUF",
-	"7cYKgNC91gUWatQiTQ33te070fVo9GQiqkT/IXlutNNqXc13wLVRE0yqCvZx29nFlT13lWBcaRTVWU2k",
-	"euX4ecqWudRMJOt/sDUEXlth+LVM13d28IMhOjfDu7rVqYuSvdtgPSd3y3q62I5gK1x5y2b2OFtf09TP",
-	"5NPmTKM9OMxTS4u3YmUnj/dZAw9U8SNLOb1Y558jH0R69rysjQ++iyqVI8+BnncwxlZ2mOdxZcXipYRl",
-	"bRMRVxA6FhS6Abbt1E3kJhZ91RZWonk+EaEhEQIdeZ0DwKgd7KtRsq3uYeNQXaVio3fWYacJAJ0Yk7yb",
-	"Y+X5J86v8vwjcasKi20bx8rze351z68O5Fdw6By3ctfBdX7lgs+P31Z3EO+OrQXUzcjO8QVVy1StqWgu",
-	"NMwZUzGE4wHuc8ao/XQijMXCxRw1K6NBgavJkLyD6zeWgYOsdIpeo/F4Iiw3dEPpG+4EjFIdDQmOFsHi",
-	"K+vOvWvxtydCyAAZv87F7Hyf+vp8DVbWlgZfAbmaZ8Y4rby+tQufOq+JAr6x8z70Zkz0PZl8bnW6DL7G",
-	"wv8ZGdpfwzS0p6EKAA3YTLKgeh8WAxk0yFgy1pbN/A08DxwED5TNg+eNs4631VAEZFar9GGUqYmI/U2r",
-	"rW/meRQ0N7TQx7HXlsAbQTMp2BniInMxnwjqYAWwaj9DLwsgNzgWQhwHcXwKO1gVPLRHHfm3sBmcM+Tx",
-	"fUo8phOqYAX1WDzcAq5kFziB2z8/3N9LrLlnxxteiO8/vE2G9qgjBA1pR5E5RLXd857Pk/fgESH2NAaM",
-	"xxXPQb9U2aK0vHJqx/vlJ4pet3OTyphr4QtV95iGBHpLi7bS5Vhq4SYeKuWT4SXvyYTbwITZy4S7O8UH",
-	"F7lD7UEao8r6De/NuHszbh8+Z2h6O5fbqWIFGdrtVtwrxBRx+H5NRuh9UZAH4qPAApbnmaH3xeOFoYvt",
-	"2/DQ197eUIkO4H1kO+tDI/jCFVH/rK219+XywtX5SF4vhwPQ7fIKY3Q3iPCei95z0b24qOFwnsFtNVMx",
-	"nUQdv/V5M++ObfLQFg7KgH/69BaLo6wluPMh8SiOiJKoRkJsPmKeJ/oQ1/45tOUcWLZh26vLvPXW5xkg",
-	"2mEAJL4SlMz3H/cbCuRRq9sL38bkmVs78KOtmUE87eC+VR7TrVXP96X/4fp0KYDwa0SEXPnlv+dffx1n",
-	"GW45ocQWELAEsdM1ny63qG4/58xCSmA6xcBpZ05XqiVzuDjFnBaaG1YjtBpPBIbgBg8xOM0lgLiAtDky",
-	"OdTNQoiaCEv5ene8VwK5shoiS4fExtlDHZKgfwgrNUY2TmAi7AzGPu4UfGuK0AyRcjEBrGC6LASzisHp",
-	"aASTs6wPAlhtHtyQOHjGqoxSurwMhxDXB8QFoVl2RqiYCBtVXlucSv0cOcz4OPj9kqdqizL6DUzTRe1/",
-	"0pehtaF+JJt6x2VCPYkISYWljlaAvd6lurpjNEZfbaY1ffIM/l593Mm7DZfdyFjbqkViBaQdIadpWWCp",
-	"FMBZgUxJnzDZEm+qGDPKAwTGKfb7REBwKZY9hyxQqMiu+ZJ5ZNCIJFQni0GZH2HYW44VF+MgeTOGlBqf",
-	"g6nY74ilzdIIrjb8LynL+DUrWDp2BZ5q44OLUxik0jzLCE2vAevcyAclATze8O4gKRSRrw2H/72kmVGB",
-	"PUjpkJzjnCz+PHU8HFCWYVJlfqkSKi5XXKRyFUNOBPREJwIriMjCQmxDSxhZF0zcphyRChkVol6WjApF",
-	"Jr0rxvKJyOmci/mkZwZkP8OS8l6Vhrj3tJIKJ6PNiP+J8PZrLWlgIVfGSLB5A949gsuL07ws880YRkxS",
-	"xiwc+/ZYlVNDYlMWY8DOUVfQ77NrG8i52x0CE47qxAGuIQSjtXRyRkb+kgfwabuudmDf91Pf98sDbBt0",
-	"DdpW+1lASnlYjfoMTvRsxgpMQ2b1LYQGLtGmwvo7bTNygIS3uEf70dC1PVDW84YJ0lDqqcB8GwzyTow2",
-	"lRItJ6J+EHLIEeV/sDgiqwXH4to0s+HgKZvRMtOkT7EZbHEiMGv1xBJK2/QyvuS6Nr2NPXifBhVQ6gus",
-	"FrMhcMPkd3tgeghHyrAW1FPIQHgqhS5k1l2fIS+gTKNhdgPwzcNmb8zYb+C7T1+i7zG476RgfyHr66k5",
-	"KKTMLXAiRCuCvKWWPQTS3JysujTH+MZOaW64jg2BDCWiAByBfgw/BT4dSBCBhw/URBQMcyuPIkPIIMur",
-	"mNDCEnexlgIj4nlKNsX+RKDc9wKk1mVfSzsaouTSDfVoSL5rjHkifDyDfd9wi4zNNJGlPqtrDYbD5ACx",
-	"HAB2Fgw1gSmDBK0uCYQd75JAPxtprKu1dQXJalUk27hWA1/jljEO9Vn78mPsmstSeciKtnF4yrqtdLAL",
-	"YMWtlbVc7SUnDEP5Y4gtfEA5sVEb7oMKDiCwrqyjUHDoLUf3Pjjks85ZmjsmE9yZWtDobUlLlimGofmU",
-	"FBKqHtfc8RGhFuRWFlUInPWF+VgQ5MT1a9FgIEOnYLo4EXifBTEiISsfk1ZWTvqIqGnExUpgimptpMZU",
-	"tKibWP/PDdsO+ijCiFz7iqhG8gDqP4KAmoi+/fKBi6l1Y2kyaQfc7PIDPLR1YMHYFswrFkwO3ZDQztGQ",
-	"APe3v6CvMYa/4mgikHVZv2BjW8CIM9Zac5KhnLPWmzFWK2/eo4hk/IqBYG2J7gOT1NHERCxkllZ2qfkG",
-	"R5mzwi/ZGGotJlKkXfE6pI9XNDYpvVAQQGcxVCFPWWYM8sUbni6uICPNaK7mC0icC726IYg47XIOGwFB",
-	"hdEtCMsU67hYN6JCQqY6VVe4Y6sF1R7yzwzxDAIj60OsGKpfSE2v0PsMTtZq5UlfyIA24LgVRk+ygNEe",
-	"cvCBqhzS3T5WOMOftm8VhviRLt1xebb4MJHn3N9N3TtH9xC2QE1WRnZK2w1j6vgt/PeSp++2RX+/ZEt5",
-	"DZlyyM1qcZZIpvaOe4tsnQjHIR37jmzIcvC2Y7q+8iVA1VkGMJyINsuqQ1JCCWdADUmqsx6fTYQMZJrl",
-	"+1aoWfFZ1ZUBdxtKc8vHZw0XYOWBdLf8/TrfBrERCAE3PJ/CZ2TjNkHoFr1NGLbw3pcwjA7e22Exb7vw",
-	"dwRyx/f9j7YY8HizCKt5z/7+MuYCEq4j9314WFjFqNMlFFR75crB4xSlUGPEp0ojB4O7FgkBTzIcfwty",
-	"UvEcHwDkMUYaYUHOH3/FWK5qDvDg4gG9EeMKAgd7dFFDfWAQWhYMMbwomdLkqsyPIhcgYP3oVsOXWWpb",
-	"4EYnA2ShNq7wXYXS/z5xRur1otpVG79i91b6p3HsaFqj5DAUxj2qHbvl9gPXWqbCdFDDRarKp7aF3gVH",
-	"jOrA1dhO2T++V5remRJeI87QL3pP358SfXds087IryU7drXGjt9esTVoyu0pTYZvowsTcUPtVUIbrmkj",
-	"cN++MiwBGrYjYekfbK3IkupkMRHx//k3Hfzx2vzfaPDkcjh4/XYUffHw3X/HZ6EPmnYBmUbOaeIuMZf0",
-	"zaUdha2aTJhIJASNWQnoBllPlUKY1paT+aLUDu51D0XUNv5AkSu27tBFER+1Ww3NqTbk0xv3ulbnw6VB",
-	"VbP/SDFbtVKH7ZzLEebnlA917wvYI87e6I82ZTLMsAxqJm5PYTI8ryqF2crsXrI8q5fXqgpdk75D3HMl",
-	"cM1IfNXEVB01/POuvPNW9uciSB+PqmahmZPRaBS2bmNHh+SpKx9rWOEVyyHuac6vmTgD52mLMxpTr5S/",
-	"bwVFvaqrYufHVRWHVekvN+CPvuzl+2JB2MFHYkH1OqkdPMgu6T0P+hPyoBbesAfvQXyZ47cOdn+Hd9Jh",
-	"U1B/5zFdk4KlCI+FZr4lZ9C6fIkFuKTPjFWSevOa0SLjrLDRoJByju4o0xzzWZn4cybnpJ/jRptXyoSl",
-	"6OZM1VFUz770wBa1cHyrWdVfiqOJANdfzFLuIr/jIfnGwl9AjhO0RsK7pBDzohPOojPkffNkBjUhWnSx",
-	"anM+jGewunJzk7+PDPjsYSM6g7gBPzhZ7FA73KmG63TbVgRxvEWKNdOqsw7AbTWlw9G3OWRhWrR7jspI",
-	"PAbLURaKmBdNv7yYQDqKr1JDlc3HUZG7UXeY5lYrgU+pgCtxS74+x+aATOpnFT/4tE7w3SsvwVQ/kvbi",
-	"a3q0Ky5INvc50Pf3tIewvmfACPbKXsHyIDfEL0XdqmJqHWnNNwNkrgEvT8R+yMt7gUS8gGF/2kEjOMZP",
-	"GaAUN/+eJd2zpEMwSi3Z7HSIe1aijt+GQd7vjlNmbK5rqrdwrW/8O7ZIT62qrVfOKn5VNWqMJ8u1oB5H",
-	"AEk/DjEdbImQR6MTQjXWrapqHM2pZiu6nohECoFupMrMSzKpbDYzFyS270JwC57WS0hcZhldxxPRh9ex",
-	"bs2j0eiriECxGnxQzeAynMFR23VX9YL3Gvkfxy5UBSMqL2ol2CcCIlTgaxubF0SkBP1uRqVMhN8JZ1JW",
-	"b1eb0jAsSf90NIqIkDaiEsxmoY/aDU7X4IvgsuU9oFaENQE641ga6QifJnbFTu4exE4JuQr37J7b/4XM",
-	"Z7froe53C75d7MG3XwZ8u4tZ1O80a9f5ngHWODVc79PCaC1YW8kF0QlZTISrIRjSHtaca1FrN3loUCyk",
-	"wURf1jifcPxzg+t5FOqK7XWzu5f37O59szvcp3u/32cci3G3jAvZSDfTgvo+GzXZXJZ8QF2uKmO2JlOz",
-	"KURLQo0tNRG26P0OQzpgHn3La4AbWtT7icD79qRgGkP1MB7RVxY0jKlWzxOjCA2vfPX9+eD08RcTsaBq",
-	"MSS/AoJCUOTfFh10tUYaE3CoYxBqPREWE40r34St1Uj6LvEwttBIUJHeNoulzfG5WxJXyvWhb8p9CCuM",
-	"6ratUYIgE9oDcEHmjMffAq0WO7Il/B0Ohy+bD79eap3FpD8aY83GLbknULTpT8N+3xvopFmlwJHxPh0X",
-	"tR6xj62Ak+ZFV3oYjoqEmNGbYAt4SAEAJhGSJOY7e8K0P5fDrRvFRLk0LMo1FpRl/oxACe4dLp+AGMSq",
-	"czSQRodIQ8io3AVqhGmXm+Uc20tr9oM0RXSvmM8j82cAvO7yRyNIca2Hvx9FZLq2gfQud8dmtzxQJM7Y",
-	"NctsblBCczrlGdecqRjhCroQCl7hVN9nhIrp4Z+crbYVx7zmik8zm06rhp9JsMlnWuASFzkgXcWYar0g",
-	"3nEpUiU/V2Fm5tEmDnb4uA3lqTtb+mhIfqJLG2sLJZy/GgUVnCcC1Rhd8OUSwGCDwVZpyyej0ahblQES",
-	"/bRvRGCIH+lCBJdniyaBu3sfVPZnuqlQ9kx0X54iGzl+C/+9QRm1Tu5x4xJqTnw22I6rmuYkKjydiH1q",
-	"puEY9wj9sjPr4CQtMZl4ZFotG7egf6JSaVtZSH21731Pn3+ZtJswD3d4t2a+uZfq8CtdSji4vQMtPJqI",
-	"DRWa7Nagg/BzINBadio8OvPKUDWU9ozzrXq4C6b/JBjIB6icuK9V0Lrr93ziszdEwn3dPEA3tUp8moro",
-	"UjOa+O3VAa//Uj/kYZHViGyzWCbiHLiMDdSargk1qgMrmmj1bsqbDoOIyGIiNlSR6OBwrwNKuH6qOsn7",
-	"sqns0nwkq2oPiPU/ceHYe6fne7TdAg64ly62FsmxEjRXC6k71a9XuigTXRYsIokszeBViOKh/J0fcG9U",
-	"sGQJIfk+swSgV7F6KnujA/R21/vRGDIOuCgdjnnmgbxjqFQJJqCNGjtCBA9AGw8Q1at/ozIX4mQbldDo",
-	"bxMxZTNZMHuHhtw5pwViuFscEARKKnOob1Q1ipeLUP7/3HLjh6NHiDcSP58NfpKCDX6k2vQnwHcFvN5O",
-	"8QEglAAWd/zsgs7jCv8EssTdex0gKO34DK/c7u3B5rFXK3PtdyHYOQD+eTGAd0GVIKjNbyt+9Hu1J918",
-	"u1Ie3SJ+EKTsqGeWtOVuHG4XZhwogKsaCeAqRAifVSea3bDcD7tSuPx+mt1KjebRJEjuya+xNu1TsOj4",
-	"Ibl+7qDhfw0dW1pMDqWtTMDDrbAEpuGbW5HAbS3N47e++O87nza61UL3GVtWxQ3LGlISI1eeymvmqmO4",
-	"Mh8W7nsiNst82LzMKhUIbwMyrIHjBI09UhPRj10u6ZgYLc5HBPt6nDXWap91GOY/uknvwVltS+0adFju",
-	"+w6rk/+MpTzssthlNsuJi2zv9dkZGWGxKxuCYkXn3pUs7qxyBeB8+/EeUAcCi1rZD/+shSAste2D6O2W",
-	"4t4P8rny6BcIHlzIco6uyJB3dtfw7PKAnKdpmKFv8T1C/lv9/UAh7Cfy4/5JRE4j8jCaiOFw6BnqnOZE",
-	"FiQtkZpZhAcMisoYbuv0AjMcLuZHHcm/lZcl/jvmrMVV0rCcVXEZiqwWEusqFA5SypdCBr09MTJiM6e/",
-	"4a3BKU6Eq67ciK44qNjyGWSxaIQiEHMAKaEiKLHnUnwtoFNQM68VkESqQ7KLP4xA+TR8MsHSfCSPzI5s",
-	"ZMFW96nI9x6Zgzi8UXb2S0VuU7jNPwagwHcD4jFdx4cCzolKf10Dr2eOQB/w2nZEqDijSl8Woe8jyejS",
-	"aWUNibJiQd18xX73nBrmBr3VkZt2suoWHvoLjPcloymiHn0afPQ9ccXGZD8STkO12B28MaC6zwll6oMp",
-	"pn8hnvcStDSo+DijgUcY6h8jJ9pUbdtxqqrck053g81yw+SJKj8k5IhyJbxKG4dZA/FRZDRNTIeD9GWb",
-	"DScFq8pvYDUyiCduq0M6EZov2dglXcC1H4I3UF2qiFjtN8LG1xGpMp3hPcNfJ6JULCIBCB5msfQ3klUA",
-	"WJ9jMelFkOgMy9CVLjM2I7YLgesVESpsLjOWRXmghhOBvL5ULL2kGli9LS1t/eFVqkj14iwr1eLSGMfF",
-	"Nc3iaCKg+D8EYmR0TqZrvN5clsmiy8Vygdu8g4//CoUMcPxnZGODoazPVFm/5qdQLe2scrG4gjdXbK+R",
-	"bnG6HFROzR6OA5ws9WSgA90sE2Fb/eTdLEBxe5VNg2W4l2SfdagJrSWUacdttueA4GvHbzErDrVxIym2",
-	"pW+b31WQKRhCY3i3CLJqX8yl7/w05vEDFWRUH/kIllYkjrBsS+B2OEEvTA2Jg4RAHDkT1mnehsgxEdsh",
-	"Ocg2RA4niC7d7ALHe4uAQrWAa8WyGemnLOEpqy5mqVhjYjhHtcHVbnOWA65Xq5SbiE4xd0aCOmCOGuol",
-	"YQwzExNRiiuAoDMvp5KpIYENRiQPpzXg520IHrCeaCAh9w/kvtEYAoSPrRnvpp/3mGrplpGnpB87Wgd5",
-	"llTZhEddlpN9/5ONM4TRb6uUYXMghVz9mcvh/MWq22h7XDoY/ILRTC/+6DQrXEyHOcRUgdvX/Bf1O5kw",
-	"ZWvcKPL9xcWLIXke1IzSskxsZl5KNZ0CYFupGInBmbP+A7wsVF0ZNRBiTmolHRMqsG3H2FVHvMf3MIf3",
-	"mbZne+hEjcCF4IqU+fA2RHYgsZgdZ0lZmO0c//t1ff+N8Yzmhm6OMSAHv5iu1tGS6YIn2+1M29gDRezb",
-	"pG923++TMXSWTC9kGpFCltqokFApAcWxswadvE5LO4SIfCdJUYIRCXqCG3Uis4wZAamOPCTXi0KaPlip",
-	"MH6Kvcml4iBSkMt2Vm/BCe4kF9PqcZ5RDoTC3tAlwCP2/ot8/+yHF2Qq9WJ9udA6v3TzvtRS04zU1wJI",
-	"OI22rok1kIcT8V/k4n+/eLalcRtuNhGdr7zFbv426X337GLSi6C3v038WZ/0IuzubxMz60nvHTmBpdoS",
-	"yBK1Bjfg3lvFbPd+fBon45kZVzX6mSyCoW87Gciz9uKUvtqW43teqbJQb9q6Cbkw5G3oXZYQrCFzNfQ/",
-	"XNof4qMAUG7J5zgui+ydcZaeYczeiitGHo8e2vpf9txPM7a0GHFlJS8wHJCSlGnKMyLo0ihroKFRnhnV",
-	"EwqPkz46YrhdWnU0JBBOM6WZ4dKFIXCRGo18NuMJ+mS0hMmtjf4OB5h1se6Xbqq99+ywxU46KHljlwC2",
-	"3a2zdQy4OLEPR8R76gIbSsB2kbCnrO08CfUe3vYQ6ua81AvTodFg0UnXXXinQM8e1U51gLicVCblkglN",
-	"+gXLqObXDDTtssh6494x3LTaATVbRekcBQcKYferA44zkHZnZZEsmNL45MyYHmi5CMZSBhcjVqUPJr5p",
-	"MLyobur7CJ1ra5AZSyvPFZpovKhQIlPrF1VBF14da7dI/AahYRh+6GqlbX54bkcRxBJ4nF4YYexCo/JC",
-	"znjGgmZxBi2NfucrfRcyM3sma+03q6TbtHozaZ+IGngfgxKLm10hDEMUAEDUa0yryPrM3Ua72B/fPtwo",
-	"bjb8lOpkMShzX2/VR4hiQKCCooyLQgrDSGeFXAZtQlhg+y6FvlfDS86CKyAz+oLOzH64cjhV97YMTW1h",
-	"0PX/7vW7/z8AAP//",
+	"7L17l9s2si/6VXC191pW381Wq/3IQ732urvjOInP5OFrO5M5M/IRIRKSME0BDAG2rHj5fva7UAWAIEVS",
+	"UtvtR9Lzx8RNkXgW6oWqX70ZJHKdS8GEVoPJm8GK0ZQV8M/nTBfby4VmhfkrZSopeK65FIPJ4Ae5IWsq",
+	"tkSxRIpUES3JhnJN5mwhC0YK8y0XSzJ8/t1j8vX5+TgiKcvo9tR+cDIaRIOC/V7ygqWDiS5KFg1UsmJr",
+	"anpbc8HX5XowGUcDvc3ZYDLgQrMlKwZv376NBjkt6JppO9KnKVvnUjORbP/Gtruj/YleMUUojIqzlDz7",
+	"5cVLouiCTQi1MyBmLExpsuF6RfSKEUXXjFyxLVkUcm2eTAU8oomWBbzGBYlXWucjXvU/0zqLyZJphY1o",
+	"WTDTuMqlUIzIBba04IXSZOg78y/g+pM4mNLpc5ZndMvSCTHLFJ8QKlKyKbhmaiqENANZErqkXFwQShKZ",
+	"m20RmmxWPGPQPHanNM8yUpRCwV4pspAF4XpEXvrJmfnCoChJ+WLBCtOOWxoq1IYVijwcf03iRIpFxhMd",
+	"j8i52f37jx5NRV5woek8Y+TyxeOnT0myogVNzDaZka1ptpDFmqXQTdXaeER+EdmWqDJJmFKLMpsKtyCK",
+	"0MItY0SUJJQsKM9YtWFruiVz5vcWRm8md8W2F1NBq6VNaIE0CXteME2G8WOarNjpYyl0IbMJEfIUuooj",
+	"QtVUxEnBqGYv5RUT8T11Qrgigl2zIhyQ6QvIHVcW9mE0FYNowF7TdZ4Z2h2ffz2ef0EfnsKLpzRjr0/P",
+	"B9GAG+rELR9EA0HX5uVw6w05184Fff0jE0u9GkzuP3oUmXPi/j43p0JrVpg2/8+//q/T/+/Vf/3nwB8f",
+	"pQsulnh6/OKaJr+h6XNcSvNXIoVmAv5J8zzjCTVn6Cwv5Dxj6//6tzIH6k01NfNFatq/phlP4eUZbtAg",
+	"GqRMU54NJoOXQOK4X2YNpSbwvmECrCikOcb/ejNYcJalZkWoSDM2iAZrphRdmubXpdLw3ZwRts71dvD2",
+	"VTRQmupSDSYPx4ZPcA2L/Xc/EuJHYhehLMRkLvVqO7ETmuwO+2243v9ZsMVgMviPs4pLnuGv6uwZNoFL",
+	"Wmc4jflWhD+MdzqMo4rnyMWCidTQKCyFIobF4ALFJyMztMf22B2xV+91Nu7Yq2rQSVkAmzCbwciw4gwn",
+	"EXAYSyuEEk2vmCC4uzCb72Qx52nKxIeeDjJxwzoUY44Dy7JIGJmXSGipJHrFFRnGCzdKMyNgmYqk7Jon",
+	"zBEzzfNCXrOUbIGr4I+zHPfS7tz3UrD3Pk3T6J6pJmWhZEESKoiQJJNiyQpzihQrroEiC6a2Ipk5YRyf",
+	"XMCCzGW6JYpuFdmstiByVnJjOH3BEnnNCpjUU2EYDs0+5P5dClIK9jpniWYpgdNBhjG3I6kNH5m1Yfyc",
+	"mcOEr6gI3sjkkqwoymnkVIqUwkhfHR7fFCb6s9TfyVKkH/7cWbJMJUNaY6+50oYMdY2OzU8FoynhhgKF",
+	"1LOFGa9bDr2RIEm5SLnSXCxLrlZGUsPsntFtJmn6UsofabFkH4u5wJ5xRTIzCDNB6jSsNX09M7/O5lvN",
+	"VEyGcY5DnmkpZ/C+PWYvWGEO36+CXlOemRm+k1grg3YaAi2lms6pAiYQvDYioDgTajRnS1wZ3eLTU9Cn",
+	"yZJfM2WEnxNgj8YPKgH2a63PTtEVDu19Ca2OOZFhHPwVn0xqR2RDkTLxnKVElpoMKWqoZFNIzYjVUlF1",
+	"bWhsVBma5YpIkTASB+sUw/nMqVKGUamcJWT8KCLTwbdumMGopgOwKZoGzKm3YNqWxb59Ftg6sDIvpfyJ",
+	"iq1VjNQHZW+kMHI042tuTvSiNJMPl3sYG5o31tfMPlKwI1KiSYaWgTNbuLHNjNg1MiDjRlDTNC2YUiDL",
+	"/FdWq6alXjGh7ezCVuxXZHj57XMyHp9/fVKn9NrGvb+d+FUEQ2IfnP/i2hkdjivFxTKqlLmIlOJKyI2I",
+	"CHudG9FpFrRg1/LK/LijKNhf8CyFczI8mmYbELVGqYp/++2308vgjQn5htHCnAdzfLxxahgi8LxbZnb+",
+	"tK35srB0YWSJ1W86+ZhlxaT8ePyMC6WpYSsJNZYyKj3uJClS8OXKaHubJoO7CLQCYuwyVBPsIUlWLLmy",
+	"K6/KPJeFZulPLOX0JUzu40hPwyspytDNSipG4sc4ilMzqtjpqnE4IDOQ2DDr+L/wn2Z3gMpiY7srpv+7",
+	"1IvTr2LYcJokLNcsvfD9cL0y3J629OVZl5QnsLx+pWZrs1Qz0xUIbb/ZwCsuk6sn12b+gVWaFzJnheZo",
+	"sSr2+66Px6yEYr+TMgdf1Ion1jqRQpVrVqAoKWTClGOoRgEcUpLTJbunSCzYaz1DbTkGUWKOOdXoevri",
+	"4SDq90qF7qx/wRhf+bfk/N8s0YZgLpeWLHZ0Wmp+iQglecFFwnOaEbkgV9zsBfwWV76NvJALbnS3qHaK",
+	"wVuRzmDM98f3vzg9v386Pn85/nryYDw5f/TPQeTfmW9Dt8TDxRfs9MvknJ5+nY7Z6f3Fo+TB/Ct6zr78",
+	"ctAkuRflek0LrpgCY4LolVE7jfR2lGiGlXKVZ3Q7sz6N53LOhZEJaNlPBoV9wNPDxkHN4tXJIJzum2qz",
+	"UqrZqeZrtuv7qE+/jYKqtd+sJLFvo6ZttqBGFWXJ07Y+aq02O/ltRXXVHmj1F4TOrb/OiBo8yEKS4MNR",
+	"az+1JW6bjfmFqJXcCDDEa9PYac5tTVtDpeC/l8xa7hHhgmRyA5aVYq2N8bS9Iej+ngrWGZ1Aexa1cbjg",
+	"ldr0o8pnFGxxFNJI52n8gdFCzxnV7UNOaJahg9UNnSlmRAqqPeY4rlwLZip1Is2o0jP/+1G0WjDLLucc",
+	"RjBbg5R+s/smeF72SRGY6/NSmO5ewAc7PAueRi1j3r92ncy6cxa7FwrVsQC3AxoF5jOjNC0Kxohmr7Xh",
+	"ilSTtVR6KpAzKrQPgw5mGXhF48ADHdmToCXJmQSHlJoKNzyjggl3ENdsPWcFuWIsR7lvmiTuVXvHgT7e",
+	"XUJtX6gfuWpj+zD6hiVv2GmDs3PN1ugi/ZPz+Fc7XN5OvZOZgBmTMqN9z7eWQ12Q+F+vYuSnesWM5lIY",
+	"G1QAs/It7j0tg2o7aVHQ7S4jgqY6T8czyyq65X1j6xVjUSXlCzys6FjdZS3UqRL9uqNltM/Zopep7C6v",
+	"fQOJvzqb/hj4cXpWsSvK/Mtu8W+Ld+FiuOY6d6TWRueu3GusfYRmcH2uziHxIPIi4WQyFbE1CmN3FQoX",
+	"bXD/5r+NSCxFxgWL7T1ixchcUzOeZmxG0QsiF9CK4ctEChaR2PwaexcT1dFUxHKxwDatPd5s0f5uGx2R",
+	"eF6qrVXV0Rlsr62EUXH/NbATGUQDHCycZBCx5kPzGBsMVrva1ss8f5HInHVoQIbX5rm1rg3lp3JCYgZ6",
+	"/0SVc/PBnMVkmFCdrE7L3NgkU6EEzdVK6pOIxPZuSE0Ma4rJEJyfKqcJU5Fh+0KwTFmDGbjXiVkk/xV4",
+	"SUwHwCzdOxHJpdIRYSnX8G3KMqYZcZ9BG7iwtX7x0Ul9AZvTqS608OPwbxjOIBoEbbeu62Oa0znPuN62",
+	"k28C915yQZA4HzYYTM4Ko3wYRm5+MPxrFIwYlm9U5ikqAvgnLZIVvwbVCld1hGsWPPBfuAfVN7iw1Sd2",
+	"xtWDtKALPXLzh10AfueeLAsq9Iimay7aVwS7bFkORwWgMSBpgFuGkpQXLNGndizuvSPMqfPJePzPw0Xb",
+	"1+eDaGBMORg5FSkt0urCV/Pkimk1gLAGzQ27FnrGUyPxX9ldmB3a09isucx5MpgMfhGOsM3GE+xnEA2u",
+	"WaFgjc53xK3duJtZVcd8gxbCXmMKF61fOlgK+Jt59a1b1R1qQMG0CPbfnepWubSzFa3mYvWSQiqrtxwR",
+	"BeLPKiTYuSOAkOy8TrJ3Qer6SEgdR854f09IRS32hqefN7s+kj1+EegKNrVqpkZAuyvfJszDLW85+IYE",
+	"0n3H3y2GE6/hZtaYYnVg03UfC/o7Z5s+NkRDTV8xZkycQN3L2LV5SaQkcUyeo9+x2PH0BC+YIdZ56A6L",
+	"3WWqda78KvoAzA6mN5gM0Li6Re7Xw93q6/amPTAA/NvtYpOj2LQb6k73wUZFILxbTvKnxUXtdvV/8yO8",
+	"FPDcQ9jo++F1nw37cksZ1amvh6sZPtLuL3hZEZ8K2FqDreyain7JDyPTgJ3d3AJ+bB3vbRwxLQu4VvbO",
+	"eYyLxDlMCHUMHENX4MLLGCjWJTMVlenVbMnp4A2tJrli6az13uDJNSu2BFR1e3eAfieaGOsnY+nSiG9v",
+	"hiRSaC5Kprz7r/WmoElGNzvd3Z5dN917CpYqch5ao+Z532q7vb0VyYzlMll13KFsRULg9/r1yYYq7w/n",
+	"4iAFAq0CN+WmFYgOgrBZWaCJu4ZQqvkWrMTkqtZXz3o1KNP6hautr829cWiDofbRsjuVDaniaO/wE+bO",
+	"xr7jVTXdOiyYAjo2Kv/rjjLENpXbP1Aibs/ltyN3j70SiZyHlzwaj2tRxLI0pw65HldEF3y9RgkchMY+",
+	"Go/f631JhCHO57Wx+MvPBKOHg58awzk3w6lH6vbcvvTRzQ/4VpNK2q9Ceigmz/fRS55XiqlKZI5SJaSe",
+	"OiV8U/IsJXOpQ2qYm4en+BAbOcgtsusEvtnW5fknt3HVOuysuyYZsw4+XPELI97NP0jGFVxDbnhiOHIJ",
+	"1qZIjvBmO2/cW5jPU/zmfA/z6bphs1Popi+rQPTQmDOJtLtkbVDXjm3Q79LYIZh2QgFi+KpGC9aFatgI",
+	"RPdYOWoVfXSA9WqXO7sIbOv+o3GDrA4QVt0L+i0YrD/hKelcVnMOpDEX9/olyLDSGDUkx5gvCBXbDd2e",
+	"NPZi1yw75DLnq5Zj/E7GwOF0e5ADAdb1+4L2ik7wPRqiWdOrJol6NetQ4/TLr8AUx3jeoyxa/5Gzqg1Z",
+	"mucS2Ky1qHeXuzbCNmqB+bHD3EG1kbdqjiCUZeEO9wVxm0JKkTGlSFybCFw9xC5CKwaaFESujf6tT44b",
+	"0yEGrt1s/MKZubiEh3woWwRvbYWbw7GNd1PfM1YoKfZI4hxe6he+lxl7bV5YY7wezdjr/7FvjxK5DkWy",
+	"+W3wfuQrjuwDiFg7r931yTPKhQ9MVWWyIlSRuDl/m2GDgWp2qjChxljuP3r4YTQzN6Vu0nhhzlIPZViz",
+	"v0N61t/+f00jVTBvUiotwaTwLrgXGJl3pN7uZN35eLxH2EU3lcfvLDhfgqrQs5BWl9CSKE2L0B2Ld7aB",
+	"w7wWLwvBjrO14cb/o+gaD0QBGSbGZFpkUhbkvuFw/6bGQsG8wEEVHPts5+WWCLegm7ZDWRtiRH6ixVUK",
+	"8cjnZL7VQB9xsqIawmPsazaDol2pwbF1KjXj45SaYPg9OySvWDcP/CVHygUdxrBDuDGGWB3IAiTYHOFK",
+	"gU/G3ijPZSlgUyGM7ponuycEMrQc/dP1PUUymmuZQywM/Ohimgc2zrnteAStNIf+DYe8aB9DrqWdgo0I",
+	"B5cXV22M6BCm2BhkK8/2nd1TBF8kw5QtaJlpEvvstAsiGEsViYPpxOEFiJt/NHB5bi23IG/37TCmnHaJ",
+	"OVgjyER2yblcWXkDATyQG0JFalO6MMu2dU8P1ca+hq9zXjDlbz2+PB0/aEZTwciMMSv1ajv75z9Wq/k/",
+	"vlH/fHF+PV+/fvTjb4+u08fnqx//8b+y//3bRqfff13887eH+qdvL923R+iHXRTWpXJVOxxhyE1tD8G5",
+	"tuTX7DB3XbgYre66ipaVlrkiG1lccbHcCfrBLbLNHeq98wvdGooE6Q/YeURi3IqYLGSWyQ36Ch8+IHOq",
+	"2BcPyyJUN8jw/qMvSEFFKtdkzjUCD7T3fdjNQoPJ4aiDFtpY3bewK62ecM8MgsDvC5ypqvgY18ZaI1Jk",
+	"W5vWb73U9kDeIBL8mHPSziePt4C+DFJFKmbyXiK7D7wV6r6oahhLe1uqOG+fXog7/wLfbb1NatgQVlO0",
+	"re+NYK61v0NfnsmTUmiegUM9XXPh6MYlvwINDo3WYwlvyTR5OH4wFTu5zBEkkMDGxXCdHtu8prilgfNG",
+	"RFSLJDErAt+33qx/W9CF7ryplcU9RUoBzAdCg83Mqmv/wmp3zcOBv8+Ouc6uKXw/0GwBaCJ5tt1z3xx0",
+	"dQBJ1fW9XSYFs9kX6xFcUN9TBCMDDmH/73ArGkyzNomq0VbSNUN7bo7O7vZSMNXMC5jvrALF3LZ5YeUM",
+	"EB173RJ7f+Tq15b3gy1X3wo9SflBTj+jBthlR0lygNXyiyDrLdnQbUT+xxjMZLjg14ysuSg1UyfHGSPv",
+	"aHkcZzc8uaZZaXjidxldtsnUBaO6LBhZZHQZkA3NSlZdDuBNM4BuXLOi4Kn/bSoca/GsOSIsU2z3bczF",
+	"cqksV1yk1ZtTYfo3RxA17hH5JWcF1bKAR1zgAF3OJ+g0ljvD87gBIvNmwASdZxVa0hXbDiaWatVI4f0d",
+	"U7s7579r0erAXQypjWaxIAm7vkbBds2lzBiF670r1pFAZed8xbb79/kKwG3c6Nq3ujVbznTExDXLZA6q",
+	"kxTMBwLgTb4LEDiJqnRZKcjzJy9euhzaqVhSzTZ0OyLfIdiKNmwnlQ7RI9tC2oBcc619bHS1G7A63c64",
+	"usetUrcefJXep6dfJuPx6Zd0fH761Xg8Ph37/9EgeAodbCAYGiJrTyMJiqyiYBkizRz0HaWUHj5QZvqQ",
+	"CYC/dCuao/P7Dx4++uKfEBcDgA2wdKVeyWJ2zJLcbAUCfvdjKZIVoZoIKcX/M4j26sjB0B0DO7Dzhekc",
+	"gk2+rEmVAz5Nz0O3NlyQHNGnpRuHmvTWjuLh/WYY3Z7G5ueDGwzcn996/GGLfu+PTp/mDGf/Et5snICD",
+	"NKk68b/pyZuGY59Qj7MAHGT0DjZG7VQcar8Ex6Mx1G3OTg074wueXKAJyFNl43oLllLEwWmMumKi7pXd",
+	"pjE/CRMdjEzxGVOWi26o8h20y4GQUvduprt78YTZHM/3mZwbYZvI9ZrrU5vXFZElzU8XReOeqjvU6rgw",
+	"waO0Pl2YpoGxvG5zkzx4TOAVYl8BdSzIKkKSs7sIO2hzqhLGr+tO1WoD9TZv9R0UbMmVhtQ3J/3Mq1F1",
+	"E9I4iQfoXhgoVU2+Ts2RPbrBxleUuyPAo8Hr06U8tQ//raQYPaebnyruFBzxFt1EukNJBdLjpJYcP4zx",
+	"EtFdQ+FKmiXNc8DpmgodIkBwrVi2sJ9NiNoqzdbxCe6C7YEIWfUwFdj/iLzYcJ2sjAKBfaIuIAX7ZQFJ",
+	"mUck4PW//AIGZZneK7dCz+iyZf9/EQygCwyJufDEXRsIg206VKjrluxTSEHkArAU4ACGyZRHpVCi8tYS",
+	"xrsyB64TxEGwjeHK0D9Ghfot9OwJ5o3ciaYHcoUA3qG9Y4g9NN0CvAdLLwB5CFxvisQua+7J7yWFuJXY",
+	"TcOuTULL5UoT3IQDxiOzlCndvQ74u4uBRexOTNMDlE+E8pmzFReA+QWQow/PxyQumNF6uBTxofyyFhJ6",
+	"nPvT0ld9eYMtbgRdBpPu1PefBzKlPXUQz6pRCZYomBrRzscFxTvnlCMzl/hWaZ1eGwogKSOfcuoZhktW",
+	"a78dqVk+GB/Q4S0Gc+RJUbQRqjn1XACIJGJEosEfhGjW18JCarbfHrIsjQigxqTS2Dgkp8ZYFlpWEHrW",
+	"FoT7f/RSO+jdmnehutreDdxxIJ6t28kV2RRSeEO93uou7Oe+pcUJV722LXCImmjU0Sw7iJFbFJ6oGf97",
+	"U352NMbMuzCNG3RWMKraA3a3DvjTIkvaHap68imw5tzP7EkFtcHyJrgxkbMFLWbIw8xpg/ZmdNWV/GqR",
+	"J7c9McSWLyJaInutJyR2ScMxGRo9hVASpBEbNSEGVN6YDI0qEIejiCNSqpJm2ZZQktHlkosl+H15QkHV",
+	"mArHiMslKaj1plBBMqk0oOk1POCua1yLYtsxT11sMU971gZ+8IPc2CDtOuo2HFSjdVKtzWmxTtN/c22P",
+	"65EEsC9XwBHyPVWBwPr0geNhXSy9Bfu8sxQ3lCyvdkH2dmBPiQXnIsOH52OLcIibi9NrA1GdCkvycHHt",
+	"aK+QuQLXIH4VEUN2KqA7MgSgOF1wpvDiFogQJ41hcUiSiJdY5Zw4KHLf0j0V6CE7LioL69aYaRPH0s6N",
+	"K+Aeln4RcFBTLpxtqUbh6k/OH4zHdX50PjZPHNOoHfXq4O4cgIDMvzLfe0jn83GdAA+9X3QBNs9h1iSY",
+	"dSfyXHOBDGFC0F+r1SWz5n2tT6e35yHyiVlgox+fXv4uSC4HXmt9Nb7RDe6HjmG9fZCvNbXwJgg0cMhV",
+	"2YEK5kePv6X1W8FWveNTDa1tuxtvja9tZHIFm9+q+pkO25MrQ4MaNkZ9cBSmz/vsHgXehCtccz4IujTy",
+	"kAvC013fww2BnJCPt3ghev0Bz4zlb8x+iwfpzxCoV4ZK/OmyvB+8B/lh2AoH59DunqsOm9hmKsD93Yi4",
+	"xIWGWIJLLYAUkEakF1vLMgBax+e0SwFXZbSKMcZ3XVgFhxivIc2UsRKlYi5/cyoyqllxEjQRpPmgl911",
+	"Apf2NsMQIKFtAlhdWe6xyNvU5oqZ7AbCXHO2YUUMDiN1QWKk2ZjANHIJEQYFo4nG8SD0G7oWaQaK/MVU",
+	"xHA9az+y9FovHkDBGaMsdV+QWG6E6WbopjIVUmTbE4t5hEsL0Nj1meNwwYy1aAkIgBMNoMHW6f/QA+Do",
+	"mQUEzECKE+YNU6wxASEA8YTcN1v14H4YQCcXU5ExjRB6KV9ys1TxLI5IPEJA4vg0jjB8GnASRUpsEQtb",
+	"SQa/ngpZ4Pcj8liuc1qwFAAkT7lQTCiu+TXLsNKALZtTx5ls1FSx96pB2OyD+7Wo2fv1giiXp/+kp3+M",
+	"T79+Vf1zNjp99X8Hv/xnmyT8gdFMd1hAGb9mghleAdVsGgLDh7rJq13Npity9xKRoGN5FV8QKrY2pUuW",
+	"OpFrW3HCdkfM0c+y0OCWV/u9T7bnNobz1JLpU7GQ/TYfBi/btPyiFDvC8kChNK7CC0EpHxyv9Z/3B2F1",
+	"6UuB9crTiypwFb0V6iAtqTthJmi9mXJyVE7+YxyNC/20DvAQp79g9riAdUjJnCZXZX6BvGUqvHmnSsjE",
+	"MiYeFUhUmOfPgYkJ51fEg3ZMAFR9xE+FEQgKxhzIjiU7zv91fhgYh4uXDH0BfTFVPzpck+6IQrZYsMRw",
+	"I2vridCcq0SYWLGCa7fuEFFSSVqH046J6iLJyrSJr3cTHv9Tly/1MkQzou2Bj42wi0PUxXeOlWyGme0J",
+	"vHhwHNTQfAzLJ+w9/6G5qV+ata2uxRc0U8xeSd+/Ed5aPVRizyd03BIRUW3NIdEN7xJW2h65d+HyaYSF",
+	"k3HkxJXFQExH7wv6jaX8lqK7a6TQqwep2iTtd8o6BLauko56Pxht3REYL4uSHbjmtagLbO+oJey8M7C9",
+	"3lNElIB7DBq+088t9un5DWIvWkOUIUT7Jmh0R8RptMmJ6vuoHoCLvuTqADYimEOSarga/La2yRnLqfe7",
+	"Grzp846oTUFcxc1MXQs2e0NL91AArU5b95lUe4OdKymn0Wo7JsL5Ew5p9kEirVnOLQEuN/Alv2PO+OEJ",
+	"Q1+2RbC+u1c3NdY5v+5HlNJ19y41jNR/FiSqBRlUoOkdnqV2s1T5Xkiujvz2lz7H3uik5p2qBpNFsAdf",
+	"woeq5vBeUAY9pTsvcRcezktE8Lnn4IfIkOa5qmZ8NO5NP4xdgOu3r7BERyZWfWbtfjolCwgJrEgUrGiu",
+	"6um2BV6DugATmuetxkAttKz1kthGeBlrJONKY7JxeHPVjyvxzoj+ASugDlC/H3mih5A/IFkeTR3tBFFF",
+	"mKQpN9tCs2fB7DGNYwfDGypmP3z0pbuQHpE4kSkWVcKa0nRuzu2aJisu2KnRazD1AUphmncvpiLWrhBT",
+	"vHvhOS3H4weJeRP+xeIReSxTpkD3pWnqys8O2WvNhLGlAflcSXvHrQgE5vClkAVzL+sV27r0iSshN21A",
+	"jElntYGd2ZhXJ2SnVlpEmimJ0VQEJVojEhS/BJh4vZLpzDyjmC0MH7SV4a0q10a74QHmo92akxHpKmwV",
+	"kZYyfaYRX6gUkifDqmNND6efR7s41B2oKKtyTUVAFa/zjArqcOGB4diYXpEwn0XnaqPW469+lqSQpTbb",
+	"o5MVeLu5gjCxdklmazm3hiY1axuDo6JlIzzdH8rlg3i5VuMLFn9fGsA9RYKkAcJT7xv/x6nVR0+fYgR1",
+	"S13vPSEJ3bnDu+P54eXLZw6twZwBv2muandtCA/HD+tK+IP76BRHJ9qjr78OXWrj1jCfLtgPo8QUuklP",
+	"mGi2dc48FzVjmm3Sjiad5NsV0/7r86dGSHFAoKy3Hh3GyWpj2P2g51A1M/sx/h1XJ8zINjysleGX+gXT",
+	"motlb7YmJiIiei++3pDC8ALooUXLvYH9dbf4w5b8rxe//Gybn5eaxKLMMliQ3jj8xrSx/a758ZTNadE7",
+	"P4XvIKaO3MEuVwwhtvEi3VviB/ruvj4HtHKZZTRXgfMOkyEX9FqWUP40CAT6rnrYckVdDedAO9suwQv8",
+	"bq9m6dtvW9HnjKYdtWiM+ragYZXnlY1373Lv3sRXC6W+Ch/Udf8GvszgJuDBuybAN4bz5hCP0wdL2+70",
+	"INVH3X/9YHacC6ZUlzCyP7sbvqrK/oolVzZHFSsi72y/eQFOlVXf3SVRCLoBN5H+jaqga/OdV8HfZlDb",
+	"FiPedtiOqA2/4nAhUaMUkUPVhNAOqA5FxcFC3i/cY9NwKzr8ngtVmAbcqYaXmBiC7qqnb+26K/Jo/CA0",
+	"ynANDr1ajdzi9JIAzqTVOVjRAa6jiyuwt8C7vsIeqHDTQASuCEstJHaUgTpoRQXx6FhtxQ7ogtBacVyi",
+	"y8JVUUBChqwC2lzWQ66r64gorStaCoSv3rYGbJZC+AKO5i8s7msMYqNnbZW9+kCIlKIUCjEnOiquHcpp",
+	"DoeRKY525TuR8d695H6Gka8GGQywbe1f0GtmkTw6nbYI5GH0AXrdC0pRQ1Y5yl0bOGmN3QZOWui2F++u",
+	"G1AFan8jNqBVdH0s04rZCc1ZJsVSES13Qi2Da6PjdmGPo7ihfLTyDqtxuHFbdawPHuUdy3IE2tibQ7Ei",
+	"APrxi4e1+pwN7OVq3McCFX51HE4h4lA4Pb+aTVRbor7taFfhwpiCYDafjC7cGzXz3vXinoiRsfXI13Vd",
+	"dEzY2BYaruCxmpufS79u9sKlJrSbNWaTq8xLYIs2I8OjjUyIkNUVFXutI0CgNNxiCvngozBtFGLnqsCV",
+	"mGxYgaIfkT3bIEf4NZsZEYXFkbBaIP7b1YXBv6BP+2+Lh4NU1gsic30fyKKZ5eHjMI+I6zp/97iunWJO",
+	"XM0wNMZRes6KNVfmhVn14v0wJfNofJYb3W5ZO96VrEJKbRzw8LiN3U25++IGK1MKEF5260w7bTgbFb0c",
+	"eIwDXarlCDuCe3NEFV1fBbdNdHiibR65v3PFwQ3syh2Bqo7h3+a/WKYw8pFW9ZACVasodHiBrr7KR9Wh",
+	"OnD2HuCspanqTL45NJs+RL3ak1V/gNkcnum+fmsRobUz2Cbr2w7kQcOpndhjChpXR+/AhfxVscK66Vqt",
+	"yOrwHiLtsBhxdZoPFZbm9S4yOyoff5cRHLoO8BkCZO/1YnVlXbbsd0Ai9dz4ZjS/GgTnv1r4nQlFNT7m",
+	"eVCw9f5kBueqVcBDEkEnnPqykGXuQ77UhU+rkJDyACmMqi0b4ibRGIdCtB8Th9iAcz+m0GtrrFallfmC",
+	"SyHzPTxo4mbxHn3Y8wHiMFjvo9vAhL15iLMvHHOjAoPW49FaYLCTrruqj9ocn9uqPfoqep9ow0DGXZVC",
+	"D6Lrdy3xKYPKPy3le4/KPXv/9T4bh+KmFP+einu+ayHNPjo/oFymJ/vuYpkoaN5zfcwe4X1wtGOI9NTt",
+	"OLDwYRU2VUsooEXJmpgXpUUYvacwoW/JiMPFkOs1hgEJRoYtaKMnpJElfE8RuRFTsZHF1YjEPPUBKLXE",
+	"GTKMl0w7LRHwoUODKzbsZSrMPyHFBgx7aWPPdgzcZlE5HKUmT+wrNzLTEOnrBqFHN8QRsv29Osjh2hZV",
+	"1EYvVk/rrmAC98kdSAM3SeLo4en3bZLGLWY4w70i3Ku5SFt0R9woO6O74sp7Be9+Z6SCvV2AV2gW4Ckd",
+	"GA9+zO1rbb1bWWoFZISkd085jKO2eP6PkSrgvMPvXWDVgc6rzWtIrkqg7Sxp69mWV0y0Z1xe2oIbVDWw",
+	"pp3bAwwtZcQa4doFc2lfReVGlsnRZVTaqunkKylYSzGdAPj/kOorxySrwWIbWbgzv/PxZOy41k2qVryn",
+	"APbeWi6w0QAXbl7bKaqCglMcdgJ6CxO99CUffPVoBxg6DTdvOqgGUZVP89WU9lckOrwuxgHFZ7i+naoz",
+	"x/BGT1s79qAxoajSpFRgasG/NwXXmgkyRAMx5ikTmuvtqGprkZVqNQOxdE2z+KQ+KZjR4TM5uoKJLbyx",
+	"tz63fa81fUJIffgIO2vfQkESfwI+WMB/A15mj5UNbHp/PhetgS1gOZR3tTgqCfGRsrveEcek5mvs1mHB",
+	"HYHev8CRX1SPhK8GV/Ptv3vMWUPrOUB7uUmomsslhBLOu+vwa8803a14Ffn3uSRjen9ux6yb609OyffP",
+	"n1y+fPLi5bC2yFFd57REAar8SWTZ/5xlckPGN/G89Yf3hQSyG/FXm2Fzn1sPRG4YpQ//7I+nrRTuup7d",
+	"Ehva0Pea4Z07esx+Ku5DiGysYL2x1mkHdy8dsSvw484JD+bkbqwZ+o7CWOlec86GoezaBO87nvqdzAyM",
+	"RcEx9UUrwM1XUhZcb18YIYFzxDp5l2UbXM2lIDKnv5euht8wvoScZ/4HxP5NyDdYZA8j6uEdG1J/Etl0",
+	"RulBuLmeCq4c8tOIXBK4BsIK6lcC8mZRFUsJYF2CBmF7Rqjq8flUtGT3+HItgD7MvXvdIwCBTIRrRxhv",
+	"taQrrfPB27dwt4m2VCKFpgkcK5fnuqZcAKploRrprmGwAgleM8e7yGz7anJ2Bm+Mwo+bjtkqj+Py2VND",
+	"y/BJhA4a7UBzjCjGPE7r0MNEPaP1jKZiKl6uuCKpTMo1Q2gvWBrEmTLnoyj1amJtPWiQK7JkghXUg5KY",
+	"bRpKmvPTRKZsCZUbC574IUhBkhVHlFFcZ5dk4uQN0ClGh06FZkor041N2nFlbZUmXCMGqpnwspAbVd0t",
+	"YG3WwD8JbXmEFFRxUINnqYIrfpqmLMXCnx7yxn9rBjAveWbmFtOcn/lf1GhL11lscx0hfyQzjDwlUjB1",
+	"Aqv6WIprK2An5u9TPOVzmXLmajEpQa/YLIEAWUxWuoCSG2Zov/769FuC3ENFhjfD46kgxB5ps3mn5GeJ",
+	"7SLPgMr6cJdC4BhiLqAF8OaKKL7Os62NQrY10yHkV5mGbQWihimIjOmCUIxkhZELSZgAWFlI/PvXq3hk",
+	"RoJrjGPEXKKQrGCILgHtlEAiFc41BsC4BNb2zCbQ/JfhdzEZuizFkwmJfcIb1xmLI9NRjGYgZtWlzAY7",
+	"YdJaHJE8K3GDqlww9FKnDGGY7fGCpjCrDHXX9sQ9BJ2NvVfE4c2SFTfHaiELaKiZ03diGNej8dgBP9EC",
+	"l87nwsF61M+Fe8l0s2I0ZUUjQyyyI7BZZabjemLZhFA8QISLREKqkxSMDLGO+v2vmuBrhMSXp/8k9PQP",
+	"Mj79mozIjEzIaXxi9u6K5TpChLANtxXK7Nl2rMCYUGxEfpRLGItZIpdVZYl+GFc5cvEJ5gh7Ngx4UPaQ",
+	"uNh4uSDn5G/8G8Pa19KiMi7/4PmpsV0KphRLyTB+jLGsp09EIlMulhPTv3ktPqmOdZV+F18mCcur12NC",
+	"4YGCbzyeFXER5Xg3UrEFtzPx32mxnZBmayO7k7BYphm7e8MmnvKTl3QZe8ymE895zWowDrhZG7oNaKMa",
+	"guVgtXq1pBQZwzoSim5VtVkXiBlFqu9pRphIcwlEG5+tAHjuD0PgZ5B/8Ic9RmdrZti4imHh83Ke8QSF",
+	"Y8YTZqssu3C3nCYrdnp/NN4RZJvNZkTh55Eslmf2W3X249PHT35+8QS+qdypVjJePnsa6lmD8egcX5M5",
+	"EzTng8ngwWg8egCFYfQK1JIzw6Wvz8+q6LEl012JI3i3FSZmuHgDe7ztjVZ1dWvWBmSB+XJk/orhXp4m",
+	"K2wNcN6hlhCZb93dE/kZq17Xv6oXjYFkEZrndmNRXsmc2a/UBD4bkUsrvgtGFmyDmdI+x8DOwtjUFgHM",
+	"b/hTqEzGlb50MS2Oz8Aq3R+Pg7h3iNoIGPK/LTg/cveDQvHAewEqUsuF47KlGgzaFG+jwcPxeVcPfshn",
+	"v9a1Ofzuwf7vvnPZ2/jFw/1f/Cz1d5DEaT44P6CLZ5i6/VLKH2mBWvrD+1/v/+6llD9RsbX8HVyVj3BX",
+	"+r97amUIfnDAAF+w4pon7NcqHxyVfJfXAmSCu+NoRVOIOHUBURD/KdusSKzDrnwlqnohJbmAypWWpmOf",
+	"a5QXcsEtQIgUbCp0QYXC6InIqapMVGfIV5mqHy18HFsHUwWShwojnkZzSJIeUFDQbqwACN1rXWChRi3S",
+	"1HBf274TXQ/HX09Fleg/Ik+Ndlqtq/kOuDZqgklVwT5uO7u4speuEowrjaI6q4lUr5w9Tdk6l5qJZPs3",
+	"toXAaysMv5Hp9r0d/GCIzs3wtm516qJkb3dYz/n7ZT1dbEewDa68ZTMHnK1vaOpn8mlzpvEBHOaxpcV3",
+	"YmXnjw5ZAw9U8RNLOX25zT9HPoj07HlZGx98GzVUjrM1M9pUoecMLzva+eRzlsjCyvmEZpnPGryniP/c",
+	"Z3tEJLeR7ScTYJiQITIVc5bItdFDpci4sKYPJhoqiUYMjmrkvp/xNGNYCAPNBzEVsXlm/yKxXCxsW+al",
+	"3Qbs77aN6r5uKvy4ja1TBSnabJY6A/fN2YI9cUQoplRNhTFRcuYKFuZtg1hzUd1ljcgvIts6rUIxkQZj",
+	"UYBsbJqEasnWIfSABDgubdz2BRMpMJMf/F7eDs+sdxKwzbe3raFVM+tT06A2Na66pQhrjtqt/vRZ6R2j",
+	"28vonjMzh8rgqXEkgK7L+DXbx//yXHUzPK8YtqqDeR5XXjy8lLWq3VTEFYSYBcVvFBtw5jZqUxZ92haW",
+	"o3k+FaEjJQR68zYXgPE72OuCEWptLxuH7yq1G7u7DrtPAOiJcN2jseX5J66v5flH0tYqLMo+jS3P7/S1",
+	"OzZ2pL4Gh85xKxcOU+dXLvnm7E11B/v2zHqAuhnZJb6gapn6NRPVhcY6Z1IM4cigXWWM2k+nIuMKcorQ",
+	"10SvGLjaDcm7ciWyqCB7naHbaDw26lJtKEPDnYBRqpMRwdFisYzKu+XetfUHpkLIoDJInYvZ+T729Ukb",
+	"rKwNBqQCsjbPcqpX1a1X7cK7zmuigG/sjQe5GRO9JYXKrU6XJtVY+D8jQ/truMbsaagC4AM2k6yoPoTF",
+	"QAYhMpaMtaE5fAvPAwfpPWVxQHjjrGO0DhRBWtQqHRllaipiH2li6zt6HgXNjSz0e+y1JfDG0kwKdoG4",
+	"8Fwsp4I6WBWjH2K9U6kRucaxEOI4iONT2MGm4KE/zpF/C5vBOUMe86fEYzqhWjZQj8rDzeBKdoGzuP3z",
+	"w/29xJqjdrxhQNDhw9tlaA87QnCRdhRZQlTvHe/5PHkPHhFiT2PAeFzxMPTLly1KywundtwuP1H0up2b",
+	"VMZcC1+ousc0TNBbWrSVLsd6m/vGQUV9Mrzklky4HUysg0y496f44CJ3qD1IY1TZe5M7M+7OjDuEzxma",
+	"7udye1WsAKGi3Yp7gZhKDt+0yQi9Lwry4HwUbMDyPDP0d5EYMOFim3duKGtv76hER/A+0s/60Ai2AfCf",
+	"ubV2Wy4vXJ2P5PVyOCjdLq8wR2GHCO+46B0XPYiLGg7nGVy/mSqFKgEEpiteKsQXTMvCVk2wXwXXlDu/",
+	"nZA5VqOMpgKipDxRxzS5YghPV7/Ac5HJZGXkgG/pgtCpQBmApSgXpWL2kDQv9BzPxaIko4TqZDUr893A",
+	"EMz8wtBm+/ZElXMz9TmL8RbgpCuS6rFfttv0LNlOeuOp7M74tfoT38p9rpFUXYcnOJhqK5KOg3n2xpyh",
+	"t31Oo+9kAZfbuoUgSAwAGZVPB0y8FneOw/II/DmGwGxxH6Xp1mlKmVx2HjPvk/Y3dJ0OH0feB2kq9l2b",
+	"SzzBIKzThCpGdstGj2KoHe3LRk+FrxtdKxYN2Cb4WRCDgNC+rkdIb56t6etZBhWf4xD0FebWojpZyJlu",
+	"penG/hy/rZ+PS+cv5aGx/pMjz320X/Q2znOrML0gD8cPq6B3+HQqXE4/jotqrBC9R072nt/vmb47vH2H",
+	"9/3rAF3y3830zrX7uTKO54CrdEO20erxdfE2PeqAA+xaBdDzmVzCDfJUBCzF5aWsoEgv1nUHbwlU9tI1",
+	"ZGnrF0Z3xVTcH59fEFr1HLIf/BfoHQpVel0WAirH26hA63a+Px5HxOY5JDTLzMvc+Qu07dAGK63plqzp",
+	"FYBGmNYxkBu4x4hcBsFHK5mlyvGMAMrfL/UsZ8XMvx9Phf9lAluF6UjtfplugyZohgyphVlrDUs86WPP",
+	"9eSRbj/QHYv+tFg0kjtLLyyoiSd14N3v0820b0SCbT4rwfGhXESfZ8jTjqSIMBnecFTMaW7ofkfZnWcU",
+	"qwe1+9J/kj4cquIgofhYyGJDixRLprDf44mD0KDJFRka1p1cTQUFmEmE1Qi/blikoXypdYrIZVPB1UkU",
+	"iIdsa/MuoR5tckX0hiPAsBTMetuTK0Ln8pp5KTcVgTxs5/GYl6QkWtA4CQuNaAc0FfYSAMBPBGG0yLiR",
+	"vmEhhiHa8yCuRGphDuCvJeXiZDQV76CjXyZXT65tCtcd+7+lAH63xh/pBvZgyVNF79Pk6u4W4e4W4aB4",
+	"t+RKyE3G0qX3AgKPa4qb48QJttR52xBinAG/Oy1zMmSvaWK4eZxxpfHIxZGPtLLsXcvCsJmpSFnGMSuA",
+	"r9lJQPztMio0a4Az29tZd3g21EPQEC5G5GcrjNY7sg/xe6jjCvFkKrDcG7yEFX1otaoqwKGBOXNF7Ngd",
+	"5gkZmglljCoNuDhGaAXbAuAjdMnMhAKAtjgCt64HWoM1v6emAvCtwJqimnBxbaufuALuBbNFH4lE3JaE",
+	"QT6Xm575bCoSKkzrc4sBUUnkh+fjXfQLMsT1p6RgEAsymYoYltnnf1nfNGuI9HaR2HsdcyfxOuMXf5KO",
+	"EJTz4yMwH5QYLxDnBWkgoXkOaTR+6OYglvksB2wy/geLI7JZ8WSF+UHWPE/ZgpaZJkOKzWCLU4Fq3flJ",
+	"MLlGDGTG11wPWqZT4VfdpgEHVPMMqxTvyNGQIblzsoehjAZYJ8feqj4GaIzHUuhCZt2FQ/OCX1PNzNE9",
+	"hYMC7XTv8Ns/ocPvgNl8LwX7Kxl55uiRMkekrV3he08RT3i9ghhxc9XZGw8Q/PbMoiT3hEoxCJTyOL62",
+	"YLwx5hzCcgwCBeJFAYQUvHA00cfk8F1CWy5TxTZse925lrwAUYJIb/gKqSSS/3jYiBRtFR3YL0OU4HfO",
+	"1It6IZB52hFmVQE2v3OM6W0FeuL6dEV6wq+GbW388t+ZGH+drBjcckJJzkRqznDqjlN/Dl667onR/CVn",
+	"tnYO4saeujBMFxRZQ611gGy50ckMqxFaTaYCsQaDh+gNcki3DnlriUwOgzDDWlzg5jFMxIZJ+mhPo/VA",
+	"KChLR8QCipoRhf0Dfp4UbgJTYWcw8QB79vaDZlgSHJ3C/iIE9Mr74zFMzvm/uJoKC/g9Iq4OrRmfxlLE",
+	"61k4hLg+IC4IzbILQoUxSwA+s7Y4la9rbHRi018c/D7jqeqJOv0WpungST/prOfaUD+W66Y/a7COluxu",
+	"DhytvP8Lg/7RCLbZwW++w374/D08hsvuQHP3hovu8d4gGIPTUbGglMOSQcyYFmA9xZhRHgABTLHfpwJQ",
+	"9CJgnmB5UYhl5WsWRJs639AJRqm1OUEAO9j7QBT7nSQrZnTlhnfEu1wmzsCrjQ8ypGGQSvMsIzS9hvBR",
+	"Ix+UBIcJOCgq9Hv0+RgO/3tJM6MC+2rMcA+NcowlV807aGdnq4SK2YaLVG5iAH+FnuhUqJUs4KoEqhFi",
+	"SwghFkzcYiuTqgQ0wFusGRWKTAdXjOVTkdMlF8vpAPw7+BlszXHOnamowpBCdNSV3BgjwQKkfqCY3COc",
+	"PzDhqE4cgY/O0skFGVc+Rogi6PBfwL4fpr4fBnjeNuja1ZH2swD3pAU+AT/mBZzoxYIVWG+B1bew7nrr",
+	"mpGrvPoOCbN3Dqf35XC68yeJO/fQHveQFHXvJLXsodcnhEBGvZkfFusolIgCCqYMY/gp8OlAjgc8vKem",
+	"omAIIn8SGUIGWV6BPxWWuIutFAj9yVOyK/anAuW+FyC1Loda2tEQJdduqCcj8n1jzFPhI93t+4ZbZGyh",
+	"iSz1RV1rMBwGUc+CysQFQ01gjqFfXRIIO94ngSA+TFdrC6YsD8qudTHlRiGhdwQzqM/a2tN5wa65LJWv",
+	"zdM2Dk9Z7yod7AJYcWtlLVcHyQnDUP4YYQsfUE6EgvzB/bZKG7cpOIDAutKBQsGhe47uXajwZ51StHRM",
+	"JkiOttXx+9CZLVMMMfgoKWTGmu74iFBbzRsuM63zy/rCPOgDcuJ6/nMwkJFTMB0gBLzPAjCIkJVPSCsr",
+	"J0MsHWzExUa4COJgpMZUtOWFITLBD9sO+sQCm9pXRDWSe4o4ATUVQ/vlPQee5cbSZNKuQr0DAvQ1/AML",
+	"xrZgXrFVM9ENCe2c2Ohg+wv6GmP4K46mAlmX9Qs2tgWMOGOtNScZyjlrvRljtfLmPYxIxq9YV95XLTR6",
+	"Kuqx0eYbHGXOCr9kE7PWLJFBNF7juoUM8YrGVt8oFCDlWGBYKMggMwhmaHq6uALobaO5mi8AITz06hJa",
+	"eWhpl3PYCIgQ+bUrim+zkhCMSNUV7thmRbWvbWqGeAEISPUhVgzVL6SmV+h9xnA/v/JkKGRAG3DcCqMn",
+	"2cr4vrbqPVU5pLt9rHCGP23fKgzxI2XX4/L0+DCR59zdTd05Rw8QtkBNVkZ2StsdY+rsDfx3xtPejN3n",
+	"DKPHHDerASohmdo77h7ZOhWOQzr2HVlssuBtx3TBUedrcloGUIUYN425NkkZEaoQWTypznp8MRUykGmW",
+	"71uhZsVn5K/owN2G0tzy8UXDBVh5IN0t/7DOt0FsBELADc9j9RrZ2CcI3aK3CcMW3vschtHBezss5r4L",
+	"f0cg7/m+/2GPAY83i7Cad+zvL5RZCEfRkvshPMwdwl6XkD+pYKvbOmBFKRTWJ+Bp5Op9b0ViI2rN8bfV",
+	"nCqe4wOAfDGlRliQ88dfMZarmgM8uHhAb8SkSnvGHl3U0NAHnroQqjlNrsr8JHIBAtaPbjV8maW2BW50",
+	"Miih1pED/dSt1i1a/K4PLMvcrtr4Fbuz0j+ZhN6QksNQGPeoduzW/QcOE0Vt+U6wyvMcOqgVgJuzTIql",
+	"Ilq2hd4FR4zqwNXYTtk/3SpN78V+rxFn6Be9o+9Pib47tmlv5NeandkKzOrszRXbgqbcjl1q+Da6MLFA",
+	"sr1KaCvg3EDos6+MSqiB3YFM+je2VWRNdbKaivj//Iue/vHK/N/49OvZ6PTVm3H0xYO3/xlfhD5o2lWx",
+	"eSfgf01fz+woZvOtZiomTCQSgsasBHSDrGOiYj3qlpP5rNSurvUBiqht/J4iV2zboYtiIehuNTSn2pDP",
+	"YDLoWp0Ph3dazf4jxWyFdcU7OJcjzM8J+PTOF3AAoJ7RH1tAOhwf24tVangeT9mcFp3M7jnLM5o0cDvs",
+	"R2ToSosqBsVowCPt/J08VScN/7z9rp/9uQjSR+OqWWjmfDweh63b2NERsYGCyAqvWA5xT0t+zcQFOE9b",
+	"nNGIsar8fSso6t7J6uYXpr5V+ssN+KNd5NtjQdjBR2JBtvcXmurOgHy3pHc86E/Ig1p4wwG8BwvJnL2x",
+	"/9rnnXRFKKi/85hvScFSrIOFZr4lZ9C61rbUPV7SZ8YqSb157aAPMBoUsOXRHWWaYx5+GX8GDKIcN9q8",
+	"UiYsRTdnqk6iOsyyr2BRC8e3mlX9pTiaCnD9xSzlLvI7HpFvHSYitSmoKQnvkkIwxE4Yw86Q992T6YOn",
+	"W3WxanM+jGewunJzk7+LDPjs60N0BnFDofRktUftcKcartNtWxHE8RZGC9AqOOtQoa2mdDj6NocsxD93",
+	"z1EZiSdgOcpCEfOi6ZcXU0hHcZzKyC4Lih65G3WreTmtBD6lAq7ELfn6HJsjINOfVPzg0zrB7195Cab6",
+	"kbQXt9AdiguSzR3Y+d097TGs7wkwgoOyV3Im84zdsFAp6lYVU+tIa75Z5flahfmpOKzE/EHVIJ7BsD/t",
+	"oBEc46dciRQ3/44l3bGko5D5cnf4+h3inpWoszdhkPfbs5QZm+ua6h6u9a1/R9kYbh/gGUaVVPyqatQY",
+	"T5ZrAQqRLqhQoZVnMR2Q6ZCH43NCEYgI2raRjVSzDd0CYpJAN1Jl5iWZdKUauCCxfReCW/C0AhJOyjK6",
+	"jadiCK+TRKaMPByPv4oIKwpZ4INqBrNwBidt113VC95r5H+cuFAVjKgMb1DvqamACBX42sbmBREpQb+7",
+	"USlT4XfCmZTV29WmNDENhwBxK6SNqASzWeiTdoPTNfgsuGy5BdQKP9q+OJZGOsKniV2xl7sHsVNCbsI9",
+	"u+P2fyHz2e16qPu9A98uDuDbzwO+3cUs6neatet8zwBrnBqu92lhtBauVxCzjUF0QhZTwV7nHLDlAtpD",
+	"aLUWtXaXh0JodisTfV7jfMLxzx2u58tNV2yvm909v2N3t83ucJ/u/H6fcSzG+2VcyEa6mdZTpSASoh57",
+	"5LLkA+qS8AXNsi2Zm00hWhJqbKmpQICgfYZ0wDyGltcAN7Tl7acC79uTgmkM1cN4RLd4wJgQScCGKGIU",
+	"oeGVL364PL3/6AsojbIakd8AQcHicEF5BMzMwLlx1ZiAQx2DUGtAgtQlFDFwTeATwHfGxMPYQiPFJ2DO",
+	"Q7PgYbXP3ZIEtQBsU+5DWGFUt1E9JxWwqP2WK/DEIv4WaLXYEfJ8lxccO4IYwa8zrbOYDMcWlrsn9+Sl",
+	"ef1Pw35vrbqkWaXAkXGbjotaj9hHb2VJ82JE1Epu7FEBfNcbYQt4SAEAJhGSJOY7e8K0P5ej3o1iolwb",
+	"FuUaG7yK/gogl3cOl/cvBkEqeda6gMTVw6UhZFTuAzXCtMs6clGBkZAUBJCQuqrdOwzSFNG9Yj6PzJ9B",
+	"hXWXPwoFGxrh7yeRL5/pc3dsdss9ReKMXbPM5gYlNKdznnHNmYoRrqALoeAFTvU2I1RMD3/nbNNXtdIB",
+	"T+PKj+4K0t1m/Ulc5IB0FWOq9YJ4z6VIlfxchZmZR7sFr8PHbShP3dnSJyPyM13bWNtzo3N9NQ4AsqfC",
+	"gi8XfL0GMNhgsFXa8vl4PO5WZYBEP+0bERjiR7oQweXp0SRwd++Cyv5MNxXKnonuy1NkI2dv4L8IH43S",
+	"rttYvMQXVAM6ocE9nNCMoTAWADZkjNrPpiLjCkJsMYWUXoHrHEtYWfHZYDu2PW9HwtOpGBqJ66xHgkNz",
+	"3iontnGMB4R+2Zl1cJKWmEw8Mq2WjVvQj1Fl/zaVgM7sntpq3/mePlvkZ9zHGzIPd3h7M9/cS3X4lS4l",
+	"HNzegRYeTcWOCk32a9BB+DkQaC07FR5deGWoGkp7xnmvHu6C6T8JBvLq9sGOD7UKWnf9jk989oZIuK+7",
+	"B+imVolPUxFdakYTv7064PVf6oecBApDRPoslqm4tEVtIVBrviXUqA6saKLVuynvOgwiIoup2FFFoqPD",
+	"vRyS92esk9yWTWWX5iNZVQdArDtqvIs7uLPdjrHdAg54kC62FcmZEjRXK6k71a8XuigTXRYsIokszeBV",
+	"iOKh/J2fLbxnFCxZQki+zywB6NWCLjTR7LUO0Ntd7ycTyDjgonQ45kGBPzLEHqbCRo2dIIIHoI0HiOrV",
+	"v1GZC3GyjUpYQFHXOVvIgtk7NOTOOS0Qw93igCBQUplDfaOqUbxc5NrwecuNH4wfIt5I/HRx+rMU7PQn",
+	"qk1/AnxXwOvtFO+pqlb6k5d0GVf4J5Al7t7rAEFpx2d44XbvADaPvVqZa78Lwc4B8M+LAbwLqgRBbX6D",
+	"j1Vi28+3K+XRLeIHQcqOBmZJW+7G4XZhwYECuKqRAK4C1qxsEM1+WO4HXSlcfj/NbqVG82gSJPfk11ib",
+	"9im8DEv7I7l+7qDhfw0dW1pMDqWtTMDDDWULFPDNXiRwvTLsR529wX+Ahe6SsXotdJ+xZVVc/N5VxYyR",
+	"K0N9bVsdw5X5sHDfU7Fb5sPmZVapQHgbkGENHCdo7JGaimHsckknxGhxPiKYxDiaOmu1zzoM85/cpA/g",
+	"rLaldg3aL+S7qtAt4OF+Wewym+V0RcyxuPkFGWOxKxuCYkXnwZUs3lvlCsD59uM9og4EFrWyH/5ZC0FY",
+	"ajsE0dstxZ0f5HPl0c8QPLiQ5RJdkSHvpJabHO4BuUzTMEPf4nuE/Lf6+55C2E/kx8PziNyPyINoKkaj",
+	"kWeoS5oTWZC0RGpmER4wLI6dSOH0AjMcLpYnHcm/lZcl/h/MWYurpGG5qOIyFNmsJNZVKByklDNlUG9P",
+	"jIzYzelveGtwilMxtBnDjeiKkxG5DPwqvodWx8oFZLFohCIQS6x5LYISey7F1wI6BTXzWgFJpDomu/jD",
+	"CJRPwycTLM1H8sjsyUYWbHOXinznkTmKwxtl57BU5DaF2/zjFBT4bkA8puv4UMA5Uemva+D1zBHoA17r",
+	"R4SKM6r0rAh9H0lG104ra0iUDauUO6OEek4Nc4Pe6shNe1l1Cw/9Fcb7nNEUUY8+DT56S1yxMdmPhNNQ",
+	"LXYHbwyo7nNCmfpgiulfiOc9By0NKj4uaOARhvrHyIl2Vdt2nKoq96TT3WCz3DB5osoPCTmi3Aiv0sZh",
+	"1kB8EhlNE9PhIH3ZZsNJwaryG1iNDOKJ2+qQToXmazZxSRdw7YfgDVSXKiJW+42w8W1EqkxneM/w16ko",
+	"FYtIAIKHWSzDnWQVANbnWEx6FSQ6wzJ0pctMzIjtQuB6RYQKm8uMZVHuqdFUIK8vFUtnVAOrt6WlrT+8",
+	"ShWpXlxkpVrNjHFcXNMsjqYCiv9DIEZGl2S+xevNdZmsulwsL3Gb9/Dx36CQAY7/guxsMJT1mSvr1/wU",
+	"qqVdVC4WV/Dmih000h6ny1Hl1OzhOMLJUk8GOtLNMhW21U/ezQIUd1DZNFiGO0n2WYea0FpCmXbcpj8H",
+	"BF87e4NZcaiNG0nRl75tfldBpmAIjeHdIsiqfTGXofPTmMf3VJBRfeIjWFqROMKyLYHb4Ry9MDUkDhIC",
+	"ceRMWKd5GyLHVPRDcpA+RA4niGZudoHjvUVAoVrAtWLZggxTlvCUVRezVGwxMZyj2uBqtznLAderVcpN",
+	"RaeYuyBBHTBHDfWSMIaZiakoxRVA0JmXU8nUiMAGI5KH0xrw8zYED1hPNJCQ+wdy32gMAcJHb8a76ecW",
+	"Uy3dMvKUDGNH6yDPkiqb8KTLcrLvf7JxhjD6vkoZNgdSyM2fuRzOX6y6jbbHpYPBrxjN9OqPTrPCxXSY",
+	"Q0wVuH3Nf1G/kwlTtsaNIj+8fPlsRJ4GNaO0LBObmZdSTecA2FYqRmJw5mz/AC8LVVdGDYSYk1pJx4QK",
+	"bNsxdtUR7/EDzOE20/ZsD52oEbgQXJEyH70LkR1JLGbHWVIWZjsn/3pV339jPKO5oZtjDMjBL6ardbRm",
+	"uuBJv51pG7uniH2bDM3u+30yhs6a6ZVMI1LIUhsVEioloDh21qCT12lphxCR7yUpSjAiQU9wo05kljEj",
+	"INWJh+R6VkjTBysVxk+x17lUHEQKctnO6i04wb3kYlo9yzPKgVDYa7oGeMTBf5Afnvz4jMylXm1nK63z",
+	"mZv3TEtNM1JfCyDhNOpdE2sgj6biP8jL//3sSU/jNtxsKjpfeYPd/Pd08P2Tl9NBBL3999Sf9ekgwu7+",
+	"e2pmPR28JeewVD2BLFFrcAPuvVXM9u/Hp3EynphxVaNfyCIYet/JQJ51EKf01bYc3/NKlYV609ZNyIUh",
+	"b0PvsoRgDZmrkf9hZn+ITwJAuTVf4rgssnfGWXqBMXsbrhh5NH5g63/Zcz/P2NpixJWVvMBwQEpSpinP",
+	"iKBro6yBhkZ5ZlRPKDxOhuiI4XZp1cmIQDjNnGaGSxeGwEVqNPLFgifok9ESJrc1+jscYNbFup+7qQ5u",
+	"2WGLnXRQ8s4uAWy7W2frGHBxYh+OiA/UBXaUgH6RcKCs7TwJ9R7eDBDq5rLUK9Oh0WDRSdddeKdAzx7V",
+	"TnWAuJxUJuWaCU2GBcuo5tcMNO2yyAaTwRnctNoBNVtF6RwFBwph96sDjjOQdmdlkayY0vjkwpgeaLkI",
+	"xlIGFyNWpQ8mvmswPKtu6ocInWtrkBlLK88Vmmi8qFAiU+sXVUEXXh1rt0j8BqFhGH7oaqXtfnhpRxHE",
+	"EnicXhhh7EKj8kIueMaCZnEGLY1+7yt9FzIzeyZr7TerpNu0ejNpn4gaeB+DEou7XSEMQxQAQNRrTKvI",
+	"+szdRrvYH98+3CjuNvyY6mR1Wua+3qqPEMWAQAVFGVeFFIaRLgq5DtqEsMD2XQp9r4aXXARXQGb0BV2Y",
+	"/XDlcKrubRma2sKg6//tq7f/fwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -227,7 +227,7 @@ type SnapshotView struct {
 	// ActiveRuns are the agent runs in progress the actor may read; empty until runs exist.
 	ActiveRuns []RunSummary
 	// Agents are the agents the actor may read that are not archived, by handle, each with
-	// its runtime state (AgentStateUnknown until agents report heartbeats).
+	// its announced runtime state (AgentStateUnknown before its first heartbeat).
 	Agents []AgentPresence
 	// Settings are the actor's settings, by key; empty for agents and apps.
 	Settings []Setting
@@ -285,11 +285,13 @@ type RunSummary struct {
 // AgentState is an agent's runtime state as the snapshot reports it.
 type AgentState string
 
-// The runtime states of the API's AgentRuntimeState. Agents report no heartbeats yet, so the
-// snapshot reports every agent as AgentStateUnknown; the other states arrive with them.
+// The runtime states of the API's AgentRuntimeState, as the agents module's presence
+// announces them (agents.PresenceState).
 const (
 	// AgentStateUnknown: no heartbeat tells the agent's state.
 	AgentStateUnknown AgentState = "unknown"
+	// AgentStateOnline: the agent's heartbeats arrive (agents.presence_idle_after).
+	AgentStateOnline AgentState = "online"
 	// AgentStateIdle: the agent is connected and waits for work.
 	AgentStateIdle AgentState = "idle"
 	// AgentStateBusy: the agent is connected and working.
@@ -304,6 +306,8 @@ type AgentPresence struct {
 	Agent identity.PrincipalRef
 	// State is its runtime state.
 	State AgentState
+	// ReportedBillingMode is the billing mode announced with State; empty for none.
+	ReportedBillingMode string
 }
 
 // DraftRef says that the actor has a draft, with its version, never its text: a client

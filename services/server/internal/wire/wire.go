@@ -295,6 +295,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 			instanceServer: a.handlers.instance,
 			chatServer:     a.handlers.chat,
 			personalServer: a.handlers.personal,
+			presenceServer: a.handlers.presence,
 		},
 		authenticate: authenticateOperations(public, identityhttp.Authenticate(a.identity)),
 		idempotency:  a.idempotent(a.tx, a.clock),
@@ -487,6 +488,7 @@ func (a *App) serve(ctx context.Context, ln net.Listener) error {
 			// Run fails only for an interval New has already checked.
 			_ = a.maintenance.Run(roleCtx, a.maintenanceInterval)
 		})
+		wg.Go(func() { a.runPresenceSweeper(roleCtx) })
 	}
 	if ln == nil {
 		a.logger.InfoContext(ctx, "serving without http", "roles", a.roles)

@@ -178,6 +178,9 @@ var register = []EventType{
 	broadcast("agent.updated", kernel.ResourceAgent, kernel.ActionAgentRead,
 		req("agent_id", KindID), opt("display_name", KindString), opt("handle", KindString),
 		opt("description", KindString), opt("archived_at", KindTime)),
+	broadcast("agent.presence_changed", kernel.ResourceAgent, kernel.ActionAgentRead,
+		req("agent_id", KindID), req("state", KindString), opt("reported_billing_mode", KindString),
+		req("last_heartbeat_at", KindTime)),
 
 	broadcast("principal.deactivated", kernel.ResourcePrincipal, kernel.ActionPrincipalRead,
 		req("principal_id", KindID), req("deactivated_at", KindTime)),
