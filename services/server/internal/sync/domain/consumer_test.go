@@ -16,7 +16,7 @@ func TestValidConsumerName(t *testing.T) {
 		ok   bool
 	}{
 		{"simple", "main", true},
-		{"digits and marks", "echo-1.v2_x", true},
+		{"digits and marks", "e-1.v2_x", true},
 		{"starts with digit", "0worker", true},
 		{"at the limit", strings.Repeat("a", 8), true},
 		{"empty", "", false},

@@ -42,6 +42,7 @@ func TestRegisterMatchesSpec02(t *testing.T) {
 		{"message.deleted", kernel.ResourceMessage, kernel.ActionThreadRead},
 		{"agent.created", kernel.ResourceAgent, kernel.ActionAgentRead},
 		{"agent.updated", kernel.ResourceAgent, kernel.ActionAgentRead},
+		{"agent.presence_changed", kernel.ResourceAgent, kernel.ActionAgentRead},
 		{"principal.deactivated", kernel.ResourcePrincipal, kernel.ActionPrincipalRead},
 		{"principal.reactivated", kernel.ResourcePrincipal, kernel.ActionPrincipalRead},
 		{"grant.created", kernel.ResourceGrant, personal},
