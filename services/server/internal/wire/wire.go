@@ -56,8 +56,9 @@ const (
 	// processes may run it: each runs its own tail over the shared database.
 	RoleGateway = "gateway"
 	// RoleMaintenance runs the event log's partition upkeep every
-	// sync.maintenance_interval. Several processes may run it: upkeep runs
-	// serialize in the database.
+	// sync.maintenance_interval and the agent presence sweeper every
+	// agents.presence_sweep_interval. Several processes may run it: upkeep
+	// runs serialize in the database, sweeps skip the rows another holds.
 	RoleMaintenance = "maintenance"
 )
 
