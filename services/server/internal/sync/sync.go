@@ -292,11 +292,11 @@ const (
 	AgentStateUnknown AgentState = "unknown"
 	// AgentStateOnline: the agent's heartbeats arrive (agents.presence_idle_after).
 	AgentStateOnline AgentState = "online"
-	// AgentStateIdle: the agent is connected and waits for work.
+	// AgentStateIdle: the agent's last heartbeat is older than agents.presence_idle_after.
 	AgentStateIdle AgentState = "idle"
-	// AgentStateBusy: the agent is connected and working.
+	// AgentStateBusy: reserved for an agent working on a run; presence never reports it.
 	AgentStateBusy AgentState = "busy"
-	// AgentStateOffline: the agent's heartbeats stopped.
+	// AgentStateOffline: no heartbeat for longer than agents.presence_offline_after.
 	AgentStateOffline AgentState = "offline"
 )
 
