@@ -27,9 +27,9 @@ type Consumer struct {
 	UpdatedAt time.Time
 }
 
-// Consumers keeps the durable consumers of the actor in ctx. Only agents and apps have
-// consumers: every method refuses a person with problem.ErrForbidden, and authorizes
-// events.catch_up on the instance first (apps: the events:subscribe scope), as catch-up does.
+// Consumers keeps the durable consumers of the actor in ctx: made for agents and apps, open to
+// every principal that may catch up. Every method authorizes events.catch_up on the instance
+// first (apps: the events:subscribe scope), as catch-up does.
 // Names are checked by domain.ValidConsumerName (a problem.Validation naming name).
 type Consumers interface {
 	// Ensure returns the actor's consumer name, creating it at the head of the log (in the

@@ -74,14 +74,14 @@ func robinInSnapshot(t *testing.T, w *chatWorld, a worldActor) apigen.AgentPrese
 // TestPresenceHeartbeatAndSweep: unknown before any heartbeat; a heartbeat makes Robin online
 // at once (the first announcement is never held back); silence makes it idle, then offline,
 // each announced by the sweeper with the clock's time; the snapshot reports the announced
-// state and billing mode; people and apps send no heartbeats.
+// state and billing mode; people and apps send no heartbeats (agents/me is no agent: 404).
 func TestPresenceHeartbeatAndSweep(t *testing.T) {
 	t.Parallel()
 	w := presenceWorld(t)
 	if got := robinInSnapshot(t, w, w.sam); got.State != apigen.AgentRuntimeStateUnknown {
 		t.Fatalf("Robin before any heartbeat: %s, want unknown", got.State)
 	}
-	heartbeat(t, w, w.sam, "", http.StatusForbidden)
+	heartbeat(t, w, w.sam, "", http.StatusNotFound)
 	heartbeat(t, w, w.robin, `{"reported_billing_mode":"`+strings.Repeat("x", 17)+`"}`, http.StatusBadRequest)
 	heartbeat(t, w, w.robin, `{"reported_billing_mode":"a\u0007b"}`, http.StatusBadRequest)
 	start := w.head(t)
@@ -127,7 +127,7 @@ func TestPresenceHeartbeatAndSweep(t *testing.T) {
 		t.Fatalf("Sam's snapshot after the silence: %s, want offline", got.State)
 	}
 	app := w.app(t, "Relay", "relay", "agents:read")
-	heartbeat(t, w, app, "", http.StatusForbidden)
+	heartbeat(t, w, app, "", http.StatusNotFound)
 }
 
 // TestPresenceEventRate: whatever Robin does, at most one agent.presence_changed per

@@ -169,25 +169,27 @@ func NewPresence(deps PresenceDeps) (*Presence, error) {
 // SweepInterval is agents.presence_sweep_interval, for the loop that runs Sweep.
 func (p *Presence) SweepInterval() time.Duration { return p.cfg.SweepInterval }
 
-// errNotAgent refuses heartbeats of anyone but an agent.
-var errNotAgent = problem.New(problem.ErrForbidden, "Only agents send heartbeats.")
+// errNotAgent answers a heartbeat of anyone but an agent: /agents/me names no agent then.
+var errNotAgent = problem.New(problem.ErrNotFound, "The caller is no agent: only agents send heartbeats.")
 
 // Heartbeat records a heartbeat of the agent in ctx: its last heartbeat becomes now and, when
 // billingMode is not nil, its reported billing mode *billingMode (at most
 // agents.max_billing_mode_length characters, no control characters; else a validation error
 // naming reported_billing_mode). It appends agent.presence_changed when domain's Announce says
-// so. Errors: problem.ErrUnauthenticated without an actor, problem.ErrForbidden for anyone but
-// an agent, the authorizer's refusals, the database's.
+// so. Errors: problem.ErrUnauthenticated without an actor, problem.ErrNotFound for anyone but
+// an agent (agents/me is no agent then), the authorizer's refusals, the database's.
 func (p *Presence) Heartbeat(ctx context.Context, billingMode *string) (agents.Presence, error) {
 	a, ok := actor.From(ctx)
 	if !ok {
 		return agents.Presence{}, problem.ErrUnauthenticated
 	}
-	if a.Kind != actor.KindAgent {
-		return agents.Presence{}, errNotAgent
-	}
+	// Authorized first, as every operation is (spec 04); only then is a principal that is no
+	// agent told that agents/me names none.
 	if err := p.authz.Authorize(ctx, kernel.ActionAgentRead, authorize.Resource{Kind: kernel.ResourceAgent, ID: a.PrincipalID}); err != nil {
 		return agents.Presence{}, err
+	}
+	if a.Kind != actor.KindAgent {
+		return agents.Presence{}, errNotAgent
 	}
 	if billingMode != nil {
 		if err := checkBillingMode(*billingMode, p.cfg.MaxBillingModeLength); err != nil {

@@ -131,12 +131,9 @@ func NewConsumers(deps ConsumersDeps) (*Consumers, error) {
 	return &Consumers{store: deps.Store, catchUp: deps.CatchUp, authz: deps.Authorizer, clock: deps.Clock, cfg: deps.Config}, nil
 }
 
-// errPersonConsumer refuses consumers to people: a person's clients keep their own cursor
-// (spec 03), durable consumers are for agents and apps.
-var errPersonConsumer = problem.New(problem.ErrForbidden, "Durable consumers are for agents and apps.")
-
-// owner authorizes events.catch_up on the instance and returns the actor, refusing people;
-// name is checked when check is set.
+// owner authorizes events.catch_up on the instance and returns the actor; name is checked
+// when check is set. Consumers are made for agents and apps, but nothing in them is: a
+// person's bot may hold one too (and AZ-P1 asks that the owner reaches every operation).
 func (c *Consumers) owner(ctx context.Context, name string, check bool) (actor.Actor, error) {
 	if err := c.authz.Authorize(ctx, kernel.ActionEventsCatchUp, authorize.Instance()); err != nil {
 		return actor.Actor{}, err
@@ -144,9 +141,6 @@ func (c *Consumers) owner(ctx context.Context, name string, check bool) (actor.A
 	a, ok := actor.From(ctx)
 	if !ok {
 		return actor.Actor{}, problem.ErrUnauthenticated
-	}
-	if a.Kind != actor.KindAgent && a.Kind != actor.KindApp {
-		return actor.Actor{}, errPersonConsumer
 	}
 	if check {
 		if err := domain.ValidConsumerName(name, c.cfg.NameMaxLength); err != nil {

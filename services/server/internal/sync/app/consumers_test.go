@@ -124,20 +124,37 @@ func newConsumers(t *testing.T, head int64, epoch uuid.UUID) (*app.Consumers, *c
 	return c, store, cu
 }
 
-func TestConsumersRefusePeople(t *testing.T) {
+// denyAll refuses every action, as for an app without events:subscribe.
+type denyAll struct{}
+
+func (denyAll) Authorize(context.Context, kernel.Action, authorize.Resource) error {
+	return problem.ErrForbidden
+}
+
+func TestConsumersAuthorize(t *testing.T) {
 	t.Parallel()
-	c, _, _ := newConsumers(t, 10, uuid.New())
-	for _, kind := range []actor.Kind{actor.KindPerson} {
-		ctx := actor.With(context.Background(), actor.Actor{PrincipalID: uuid.New(), Kind: kind})
-		if _, _, err := c.Ensure(ctx, "main"); !errors.Is(err, problem.ErrForbidden) {
-			t.Errorf("Ensure as a %s = %v, want forbidden", kind, err)
-		}
-		if _, err := c.List(ctx); !errors.Is(err, problem.ErrForbidden) {
-			t.Errorf("List as a %s = %v, want forbidden", kind, err)
-		}
+	c, err := app.NewConsumers(app.ConsumersDeps{
+		Store: &consumerStore{rows: map[string]syncmod.Consumer{}}, CatchUp: &consumerCatchUp{}, Authorizer: denyAll{},
+		Clock:  clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)),
+		Config: app.ConsumersConfig{NameMaxLength: 16, MaxPerPrincipal: 2},
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := c.List(context.Background()); !errors.Is(err, problem.ErrUnauthenticated) {
+	ctx := actor.With(context.Background(), actor.Actor{PrincipalID: uuid.New(), Kind: actor.KindApp})
+	if _, _, err := c.Ensure(ctx, "main"); !errors.Is(err, problem.ErrForbidden) {
+		t.Errorf("Ensure without events.catch_up = %v, want forbidden", err)
+	}
+	if _, err := c.Ack(ctx, "main", 1); !errors.Is(err, problem.ErrForbidden) {
+		t.Errorf("Ack without events.catch_up = %v, want forbidden", err)
+	}
+	allowed, _, _ := newConsumers(t, 10, uuid.New())
+	if _, err := allowed.List(context.Background()); !errors.Is(err, problem.ErrUnauthenticated) {
 		t.Errorf("List without an actor = %v, want unauthenticated", err)
+	}
+	person := actor.With(context.Background(), actor.Actor{PrincipalID: uuid.New(), Kind: actor.KindPerson})
+	if _, created, err := allowed.Ensure(person, "bot"); err != nil || !created {
+		t.Errorf("Ensure as a person = %v, %v; want created (consumers are open to every principal)", created, err)
 	}
 }
 
