@@ -29,6 +29,7 @@ const (
 	AgentRuntimeStateBusy    AgentRuntimeState = "busy"
 	AgentRuntimeStateIdle    AgentRuntimeState = "idle"
 	AgentRuntimeStateOffline AgentRuntimeState = "offline"
+	AgentRuntimeStateOnline  AgentRuntimeState = "online"
 	AgentRuntimeStateUnknown AgentRuntimeState = "unknown"
 )
 
@@ -40,6 +41,8 @@ func (e AgentRuntimeState) Valid() bool {
 	case AgentRuntimeStateIdle:
 		return true
 	case AgentRuntimeStateOffline:
+		return true
+	case AgentRuntimeStateOnline:
 		return true
 	case AgentRuntimeStateUnknown:
 		return true
@@ -486,6 +489,12 @@ func (e SystemActorKind) Valid() bool {
 	}
 }
 
+// AckEventsRequest defines model for AckEventsRequest.
+type AckEventsRequest struct {
+	// Seq The seq up to which the consumer has processed the log (a page's `next_cursor`).
+	Seq int64 `json:"seq"`
+}
+
 // Agent An agent, a principal of kind `agent` with its profile.
 //
 // Example: {"created_at":"2026-12-01T09:30:15Z","created_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","description":"Summarises long threads on request.","display_name":"Robin","handle":"robin","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e7a"}
@@ -526,6 +535,26 @@ type AgentCreatedRedactedPayload struct {
 	CreatedBy *openapi_types.UUID `json:"created_by,omitempty"`
 }
 
+// AgentHeartbeat The calling agent's presence after its heartbeat.
+type AgentHeartbeat struct {
+	LastHeartbeatAt     time.Time `json:"last_heartbeat_at"`
+	ReportedBillingMode *string   `json:"reported_billing_mode,omitempty"`
+
+	// State An agent's runtime state, from its heartbeats (spec 03, presence):
+	// `unknown` before its first heartbeat, `online` within
+	// `agents.presence_idle_after` of its last one, `idle` after that,
+	// `offline` after `agents.presence_offline_after`. `busy` is reserved.
+	State AgentRuntimeState `json:"state"`
+}
+
+// AgentHeartbeatRequest defines model for AgentHeartbeatRequest.
+type AgentHeartbeatRequest struct {
+	// ReportedBillingMode How the agent says it is billed (free text of at most
+	// `agents.max_billing_mode_length` characters, shown to people as
+	// reported); an absent member keeps the mode reported before.
+	ReportedBillingMode *string `json:"reported_billing_mode,omitempty"`
+}
+
 // AgentList Agents the actor may read.
 //
 // Example: {"items":[{"created_at":"2026-12-01T09:30:15Z","created_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","description":"Summarises long threads on request.","display_name":"Robin","handle":"robin","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e7a"}]}
@@ -541,11 +570,36 @@ type AgentPresence struct {
 	// Example: {"display_name":"Robin","handle":"robin","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","kind":"agent"}
 	Agent PrincipalRef `json:"agent"`
 
-	// State An agent's runtime state; `unknown` until agents report heartbeats.
+	// ReportedBillingMode The billing mode the agent reported with its heartbeats; absent when it reported none.
+	ReportedBillingMode *string `json:"reported_billing_mode,omitempty"`
+
+	// State An agent's runtime state, from its heartbeats (spec 03, presence):
+	// `unknown` before its first heartbeat, `online` within
+	// `agents.presence_idle_after` of its last one, `idle` after that,
+	// `offline` after `agents.presence_offline_after`. `busy` is reserved.
 	State AgentRuntimeState `json:"state"`
 }
 
-// AgentRuntimeState An agent's runtime state; `unknown` until agents report heartbeats.
+// AgentPresenceChangedEvent A `agent.presence_changed` event, whole or redacted. Every principal allowed `agent.read` on the agent it changes receives it.
+type AgentPresenceChangedEvent = json.RawMessage
+
+// AgentPresenceChangedPayload The payload of `agent.presence_changed`.
+type AgentPresenceChangedPayload struct {
+	AgentId             openapi_types.UUID `json:"agent_id"`
+	LastHeartbeatAt     time.Time          `json:"last_heartbeat_at"`
+	ReportedBillingMode *string            `json:"reported_billing_mode,omitempty"`
+	State               string             `json:"state"`
+}
+
+// AgentPresenceChangedRedactedPayload The payload of a redacted `agent.presence_changed`: its id fields.
+type AgentPresenceChangedRedactedPayload struct {
+	AgentId openapi_types.UUID `json:"agent_id"`
+}
+
+// AgentRuntimeState An agent's runtime state, from its heartbeats (spec 03, presence):
+// `unknown` before its first heartbeat, `online` within
+// `agents.presence_idle_after` of its last one, `idle` after that,
+// `offline` after `agents.presence_offline_after`. `busy` is reserved.
 type AgentRuntimeState string
 
 // AgentUpdatedEvent A `agent.updated` event, whole or redacted. Every principal allowed `agent.read` on the agent it changes receives it.
@@ -705,6 +759,28 @@ type ChannelView struct {
 // ChannelViewList The channels of a space the actor sees.
 type ChannelViewList struct {
 	Items []ChannelView `json:"items"`
+}
+
+// Consumer A durable consumer of the actor: a named cursor the server keeps
+// (spec 03, durable consumers).
+type Consumer struct {
+	// AckedSeq Every event up to it is acknowledged; catch-up continues after it.
+	AckedSeq  int64     `json:"acked_seq"`
+	CreatedAt time.Time `json:"created_at"`
+
+	// Name The consumer's name, unique per principal.
+	Name string `json:"name"`
+
+	// SyncEpoch The sync epoch the consumer was created in.
+	SyncEpoch openapi_types.UUID `json:"sync_epoch"`
+
+	// UpdatedAt When it was created or last moved by an ack.
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// ConsumerList defines model for ConsumerList.
+type ConsumerList struct {
+	Consumers []Consumer `json:"consumers"`
 }
 
 // CreateAgentRequest A new agent.
@@ -2483,6 +2559,14 @@ type CreateThreadParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListConsumerEventsParams defines parameters for ListConsumerEvents.
+type ListConsumerEventsParams struct {
+	// Limit Most events in the page; larger values are capped to
+	// `sync.catchup_page_size`, which is also the default (as are values
+	// below 1).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // ApproveDeviceParams defines parameters for ApproveDevice.
 type ApproveDeviceParams struct {
 	// IdempotencyKey Makes a retried POST safe: a second request with the same key from the
@@ -2799,6 +2883,9 @@ type RevokeTokenParams struct {
 // CreateAgentJSONRequestBody defines body for CreateAgent for application/json ContentType.
 type CreateAgentJSONRequestBody = CreateAgentRequest
 
+// SendAgentHeartbeatJSONRequestBody defines body for SendAgentHeartbeat for application/json ContentType.
+type SendAgentHeartbeatJSONRequestBody = AgentHeartbeatRequest
+
 // CreateAppJSONRequestBody defines body for CreateApp for application/json ContentType.
 type CreateAppJSONRequestBody = CreateAppRequest
 
@@ -2807,6 +2894,9 @@ type SaveDraftJSONRequestBody = SaveDraftRequest
 
 // CreateThreadJSONRequestBody defines body for CreateThread for application/json ContentType.
 type CreateThreadJSONRequestBody = CreateThreadRequest
+
+// AckEventsJSONRequestBody defines body for AckEvents for application/json ContentType.
+type AckEventsJSONRequestBody = AckEventsRequest
 
 // CreateDirectMessageJSONRequestBody defines body for CreateDirectMessage for application/json ContentType.
 type CreateDirectMessageJSONRequestBody = CreateDirectMessageRequest
@@ -3295,6 +3385,9 @@ type ServerInterface interface {
 	// CreateAgent Create an agent
 	// (POST /api/v1/agents)
 	CreateAgent(w http.ResponseWriter, r *http.Request, params CreateAgentParams)
+	// SendAgentHeartbeat Report that the calling agent is alive
+	// (POST /api/v1/agents/me/heartbeat)
+	SendAgentHeartbeat(w http.ResponseWriter, r *http.Request)
 	// CreateApp Create an app
 	// (POST /api/v1/apps)
 	CreateApp(w http.ResponseWriter, r *http.Request, params CreateAppParams)
@@ -3322,6 +3415,24 @@ type ServerInterface interface {
 	// CreateThread Start a thread
 	// (POST /api/v1/channels/{channel_id}/threads)
 	CreateThread(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params CreateThreadParams)
+	// ListConsumers List the actor's durable consumers
+	// (GET /api/v1/consumers)
+	ListConsumers(w http.ResponseWriter, r *http.Request)
+	// DeleteConsumer Delete one of the actor's durable consumers
+	// (DELETE /api/v1/consumers/{name})
+	DeleteConsumer(w http.ResponseWriter, r *http.Request, name string)
+	// GetConsumer Read one of the actor's durable consumers
+	// (GET /api/v1/consumers/{name})
+	GetConsumer(w http.ResponseWriter, r *http.Request, name string)
+	// CreateConsumer Create a durable consumer, or return the one of that name
+	// (PUT /api/v1/consumers/{name})
+	CreateConsumer(w http.ResponseWriter, r *http.Request, name string)
+	// AckEvents Acknowledge events of a durable consumer
+	// (POST /api/v1/consumers/{name}/ack)
+	AckEvents(w http.ResponseWriter, r *http.Request, name string)
+	// ListConsumerEvents Catch up from a durable consumer's acked_seq
+	// (GET /api/v1/consumers/{name}/events)
+	ListConsumerEvents(w http.ResponseWriter, r *http.Request, name string, params ListConsumerEventsParams)
 	// ApproveDevice Approve a pending device
 	// (POST /api/v1/devices/{device_id}/approve)
 	ApproveDevice(w http.ResponseWriter, r *http.Request, deviceId openapi_types.UUID, params ApproveDeviceParams)
@@ -3466,6 +3577,12 @@ func (_ Unimplemented) CreateAgent(w http.ResponseWriter, r *http.Request, param
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// SendAgentHeartbeat Report that the calling agent is alive
+// (POST /api/v1/agents/me/heartbeat)
+func (_ Unimplemented) SendAgentHeartbeat(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // CreateApp Create an app
 // (POST /api/v1/apps)
 func (_ Unimplemented) CreateApp(w http.ResponseWriter, r *http.Request, params CreateAppParams) {
@@ -3517,6 +3634,42 @@ func (_ Unimplemented) ListChannelThreads(w http.ResponseWriter, r *http.Request
 // CreateThread Start a thread
 // (POST /api/v1/channels/{channel_id}/threads)
 func (_ Unimplemented) CreateThread(w http.ResponseWriter, r *http.Request, channelId openapi_types.UUID, params CreateThreadParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListConsumers List the actor's durable consumers
+// (GET /api/v1/consumers)
+func (_ Unimplemented) ListConsumers(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// DeleteConsumer Delete one of the actor's durable consumers
+// (DELETE /api/v1/consumers/{name})
+func (_ Unimplemented) DeleteConsumer(w http.ResponseWriter, r *http.Request, name string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetConsumer Read one of the actor's durable consumers
+// (GET /api/v1/consumers/{name})
+func (_ Unimplemented) GetConsumer(w http.ResponseWriter, r *http.Request, name string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateConsumer Create a durable consumer, or return the one of that name
+// (PUT /api/v1/consumers/{name})
+func (_ Unimplemented) CreateConsumer(w http.ResponseWriter, r *http.Request, name string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// AckEvents Acknowledge events of a durable consumer
+// (POST /api/v1/consumers/{name}/ack)
+func (_ Unimplemented) AckEvents(w http.ResponseWriter, r *http.Request, name string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListConsumerEvents Catch up from a durable consumer's acked_seq
+// (GET /api/v1/consumers/{name}/events)
+func (_ Unimplemented) ListConsumerEvents(w http.ResponseWriter, r *http.Request, name string, params ListConsumerEventsParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -3827,6 +3980,20 @@ func (siw *ServerInterfaceWrapper) CreateAgent(w http.ResponseWriter, r *http.Re
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.CreateAgent(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// SendAgentHeartbeat operation middleware
+func (siw *ServerInterfaceWrapper) SendAgentHeartbeat(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SendAgentHeartbeat(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4280,6 +4447,166 @@ func (siw *ServerInterfaceWrapper) CreateThread(w http.ResponseWriter, r *http.R
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.CreateThread(w, r, channelId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListConsumers operation middleware
+func (siw *ServerInterfaceWrapper) ListConsumers(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListConsumers(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteConsumer operation middleware
+func (siw *ServerInterfaceWrapper) DeleteConsumer(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "name" -------------
+	var name string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", chi.URLParam(r, "name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteConsumer(w, r, name)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetConsumer operation middleware
+func (siw *ServerInterfaceWrapper) GetConsumer(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "name" -------------
+	var name string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", chi.URLParam(r, "name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetConsumer(w, r, name)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateConsumer operation middleware
+func (siw *ServerInterfaceWrapper) CreateConsumer(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "name" -------------
+	var name string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", chi.URLParam(r, "name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateConsumer(w, r, name)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// AckEvents operation middleware
+func (siw *ServerInterfaceWrapper) AckEvents(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "name" -------------
+	var name string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", chi.URLParam(r, "name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.AckEvents(w, r, name)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListConsumerEvents operation middleware
+func (siw *ServerInterfaceWrapper) ListConsumerEvents(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "name" -------------
+	var name string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", chi.URLParam(r, "name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListConsumerEventsParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListConsumerEvents(w, r, name, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -6220,6 +6547,27 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/api/v1/events", wrapper.ListEvents)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/consumers", wrapper.ListConsumers)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/api/v1/consumers/{name}", wrapper.DeleteConsumer)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/consumers/{name}", wrapper.GetConsumer)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/api/v1/consumers/{name}", wrapper.CreateConsumer)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/consumers/{name}/events", wrapper.ListConsumerEvents)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/consumers/{name}/ack", wrapper.AckEvents)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/agents/me/heartbeat", wrapper.SendAgentHeartbeat)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/api/v1/sync/snapshot", wrapper.GetSnapshot)
 	})
 
@@ -6580,6 +6928,174 @@ type CreateAgent503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response CreateAgent503ApplicationProblemPlusJSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendAgentHeartbeatRequestObject struct {
+	Body *SendAgentHeartbeatJSONRequestBody
+}
+
+type SendAgentHeartbeatResponseObject interface {
+	VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error
+}
+
+type SendAgentHeartbeat200JSONResponse AgentHeartbeat
+
+func (response SendAgentHeartbeat200JSONResponse) VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendAgentHeartbeat400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response SendAgentHeartbeat400ApplicationProblemPlusJSONResponse) VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendAgentHeartbeat401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response SendAgentHeartbeat401ApplicationProblemPlusJSONResponse) VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendAgentHeartbeat403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response SendAgentHeartbeat403ApplicationProblemPlusJSONResponse) VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendAgentHeartbeat404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response SendAgentHeartbeat404ApplicationProblemPlusJSONResponse) VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendAgentHeartbeat413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response SendAgentHeartbeat413ApplicationProblemPlusJSONResponse) VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendAgentHeartbeat415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response SendAgentHeartbeat415ApplicationProblemPlusJSONResponse) VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendAgentHeartbeat429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response SendAgentHeartbeat429ApplicationProblemPlusJSONResponse) VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendAgentHeartbeat500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response SendAgentHeartbeat500ApplicationProblemPlusJSONResponse) VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendAgentHeartbeat503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response SendAgentHeartbeat503ApplicationProblemPlusJSONResponse) VisitSendAgentHeartbeatResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -8132,6 +8648,937 @@ type CreateThread503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response CreateThread503ApplicationProblemPlusJSONResponse) VisitCreateThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumersRequestObject struct {
+}
+
+type ListConsumersResponseObject interface {
+	VisitListConsumersResponse(w http.ResponseWriter) error
+}
+
+type ListConsumers200JSONResponse ConsumerList
+
+func (response ListConsumers200JSONResponse) VisitListConsumersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumers401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumers401ApplicationProblemPlusJSONResponse) VisitListConsumersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumers403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumers403ApplicationProblemPlusJSONResponse) VisitListConsumersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumers413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumers413ApplicationProblemPlusJSONResponse) VisitListConsumersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumers429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumers429ApplicationProblemPlusJSONResponse) VisitListConsumersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumers500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumers500ApplicationProblemPlusJSONResponse) VisitListConsumersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumers503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumers503ApplicationProblemPlusJSONResponse) VisitListConsumersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConsumerRequestObject struct {
+	Name string `json:"name"`
+}
+
+type DeleteConsumerResponseObject interface {
+	VisitDeleteConsumerResponse(w http.ResponseWriter) error
+}
+
+type DeleteConsumer204Response struct {
+}
+
+func (response DeleteConsumer204Response) VisitDeleteConsumerResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteConsumer400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteConsumer400ApplicationProblemPlusJSONResponse) VisitDeleteConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConsumer401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteConsumer401ApplicationProblemPlusJSONResponse) VisitDeleteConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConsumer403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteConsumer403ApplicationProblemPlusJSONResponse) VisitDeleteConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConsumer413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteConsumer413ApplicationProblemPlusJSONResponse) VisitDeleteConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConsumer429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteConsumer429ApplicationProblemPlusJSONResponse) VisitDeleteConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConsumer500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteConsumer500ApplicationProblemPlusJSONResponse) VisitDeleteConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConsumer503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteConsumer503ApplicationProblemPlusJSONResponse) VisitDeleteConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsumerRequestObject struct {
+	Name string `json:"name"`
+}
+
+type GetConsumerResponseObject interface {
+	VisitGetConsumerResponse(w http.ResponseWriter) error
+}
+
+type GetConsumer200JSONResponse Consumer
+
+func (response GetConsumer200JSONResponse) VisitGetConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsumer400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsumer400ApplicationProblemPlusJSONResponse) VisitGetConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsumer401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsumer401ApplicationProblemPlusJSONResponse) VisitGetConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsumer403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsumer403ApplicationProblemPlusJSONResponse) VisitGetConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsumer404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsumer404ApplicationProblemPlusJSONResponse) VisitGetConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsumer413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsumer413ApplicationProblemPlusJSONResponse) VisitGetConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsumer429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsumer429ApplicationProblemPlusJSONResponse) VisitGetConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsumer500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsumer500ApplicationProblemPlusJSONResponse) VisitGetConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConsumer503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetConsumer503ApplicationProblemPlusJSONResponse) VisitGetConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConsumerRequestObject struct {
+	Name string `json:"name"`
+}
+
+type CreateConsumerResponseObject interface {
+	VisitCreateConsumerResponse(w http.ResponseWriter) error
+}
+
+type CreateConsumer200JSONResponse Consumer
+
+func (response CreateConsumer200JSONResponse) VisitCreateConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConsumer201JSONResponse Consumer
+
+func (response CreateConsumer201JSONResponse) VisitCreateConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConsumer400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateConsumer400ApplicationProblemPlusJSONResponse) VisitCreateConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConsumer401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateConsumer401ApplicationProblemPlusJSONResponse) VisitCreateConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConsumer403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateConsumer403ApplicationProblemPlusJSONResponse) VisitCreateConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConsumer409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreateConsumer409ApplicationProblemPlusJSONResponse) VisitCreateConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConsumer413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response CreateConsumer413ApplicationProblemPlusJSONResponse) VisitCreateConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConsumer429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateConsumer429ApplicationProblemPlusJSONResponse) VisitCreateConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConsumer500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response CreateConsumer500ApplicationProblemPlusJSONResponse) VisitCreateConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConsumer503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateConsumer503ApplicationProblemPlusJSONResponse) VisitCreateConsumerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEventsRequestObject struct {
+	Name string `json:"name"`
+	Body *AckEventsJSONRequestBody
+}
+
+type AckEventsResponseObject interface {
+	VisitAckEventsResponse(w http.ResponseWriter) error
+}
+
+type AckEvents200JSONResponse Consumer
+
+func (response AckEvents200JSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEvents400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response AckEvents400ApplicationProblemPlusJSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEvents401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response AckEvents401ApplicationProblemPlusJSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEvents403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response AckEvents403ApplicationProblemPlusJSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEvents404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response AckEvents404ApplicationProblemPlusJSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEvents409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response AckEvents409ApplicationProblemPlusJSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEvents413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response AckEvents413ApplicationProblemPlusJSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEvents415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response AckEvents415ApplicationProblemPlusJSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEvents429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response AckEvents429ApplicationProblemPlusJSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEvents500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response AckEvents500ApplicationProblemPlusJSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckEvents503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response AckEvents503ApplicationProblemPlusJSONResponse) VisitAckEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumerEventsRequestObject struct {
+	Name   string `json:"name"`
+	Params ListConsumerEventsParams
+}
+
+type ListConsumerEventsResponseObject interface {
+	VisitListConsumerEventsResponse(w http.ResponseWriter) error
+}
+
+type ListConsumerEvents200ResponseHeaders struct {
+	CacheControl *string
+}
+
+type ListConsumerEvents200JSONResponse struct {
+	Body    EventPage
+	Headers ListConsumerEvents200ResponseHeaders
+}
+
+func (response ListConsumerEvents200JSONResponse) VisitListConsumerEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.CacheControl != nil {
+		w.Header().Set("Cache-Control", fmt.Sprint(*response.Headers.CacheControl))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumerEvents400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumerEvents400ApplicationProblemPlusJSONResponse) VisitListConsumerEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumerEvents401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumerEvents401ApplicationProblemPlusJSONResponse) VisitListConsumerEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumerEvents403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumerEvents403ApplicationProblemPlusJSONResponse) VisitListConsumerEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumerEvents404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumerEvents404ApplicationProblemPlusJSONResponse) VisitListConsumerEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumerEvents410ApplicationProblemPlusJSONResponse struct {
+	GoneApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumerEvents410ApplicationProblemPlusJSONResponse) VisitListConsumerEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(410)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumerEvents413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumerEvents413ApplicationProblemPlusJSONResponse) VisitListConsumerEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumerEvents429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumerEvents429ApplicationProblemPlusJSONResponse) VisitListConsumerEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumerEvents500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumerEvents500ApplicationProblemPlusJSONResponse) VisitListConsumerEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConsumerEvents503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListConsumerEvents503ApplicationProblemPlusJSONResponse) VisitListConsumerEventsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -14651,6 +16098,9 @@ type StrictServerInterface interface {
 	// CreateAgent Create an agent
 	// (POST /api/v1/agents)
 	CreateAgent(ctx context.Context, request CreateAgentRequestObject) (CreateAgentResponseObject, error)
+	// SendAgentHeartbeat Report that the calling agent is alive
+	// (POST /api/v1/agents/me/heartbeat)
+	SendAgentHeartbeat(ctx context.Context, request SendAgentHeartbeatRequestObject) (SendAgentHeartbeatResponseObject, error)
 	// CreateApp Create an app
 	// (POST /api/v1/apps)
 	CreateApp(ctx context.Context, request CreateAppRequestObject) (CreateAppResponseObject, error)
@@ -14678,6 +16128,24 @@ type StrictServerInterface interface {
 	// CreateThread Start a thread
 	// (POST /api/v1/channels/{channel_id}/threads)
 	CreateThread(ctx context.Context, request CreateThreadRequestObject) (CreateThreadResponseObject, error)
+	// ListConsumers List the actor's durable consumers
+	// (GET /api/v1/consumers)
+	ListConsumers(ctx context.Context, request ListConsumersRequestObject) (ListConsumersResponseObject, error)
+	// DeleteConsumer Delete one of the actor's durable consumers
+	// (DELETE /api/v1/consumers/{name})
+	DeleteConsumer(ctx context.Context, request DeleteConsumerRequestObject) (DeleteConsumerResponseObject, error)
+	// GetConsumer Read one of the actor's durable consumers
+	// (GET /api/v1/consumers/{name})
+	GetConsumer(ctx context.Context, request GetConsumerRequestObject) (GetConsumerResponseObject, error)
+	// CreateConsumer Create a durable consumer, or return the one of that name
+	// (PUT /api/v1/consumers/{name})
+	CreateConsumer(ctx context.Context, request CreateConsumerRequestObject) (CreateConsumerResponseObject, error)
+	// AckEvents Acknowledge events of a durable consumer
+	// (POST /api/v1/consumers/{name}/ack)
+	AckEvents(ctx context.Context, request AckEventsRequestObject) (AckEventsResponseObject, error)
+	// ListConsumerEvents Catch up from a durable consumer's acked_seq
+	// (GET /api/v1/consumers/{name}/events)
+	ListConsumerEvents(ctx context.Context, request ListConsumerEventsRequestObject) (ListConsumerEventsResponseObject, error)
 	// ApproveDevice Approve a pending device
 	// (POST /api/v1/devices/{device_id}/approve)
 	ApproveDevice(ctx context.Context, request ApproveDeviceRequestObject) (ApproveDeviceResponseObject, error)
@@ -14895,6 +16363,40 @@ func (sh *strictHandler) CreateAgent(w http.ResponseWriter, r *http.Request, par
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(CreateAgentResponseObject); ok {
 		if err := validResponse.VisitCreateAgentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// SendAgentHeartbeat operation middleware
+func (sh *strictHandler) SendAgentHeartbeat(w http.ResponseWriter, r *http.Request) {
+	var request SendAgentHeartbeatRequestObject
+
+	var body SendAgentHeartbeatJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		if !errors.Is(err, io.EOF) {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SendAgentHeartbeat(ctx, request.(SendAgentHeartbeatRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SendAgentHeartbeat")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SendAgentHeartbeatResponseObject); ok {
+		if err := validResponse.VisitSendAgentHeartbeatResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -15157,6 +16659,168 @@ func (sh *strictHandler) CreateThread(w http.ResponseWriter, r *http.Request, ch
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(CreateThreadResponseObject); ok {
 		if err := validResponse.VisitCreateThreadResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListConsumers operation middleware
+func (sh *strictHandler) ListConsumers(w http.ResponseWriter, r *http.Request) {
+	var request ListConsumersRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListConsumers(ctx, request.(ListConsumersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListConsumers")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListConsumersResponseObject); ok {
+		if err := validResponse.VisitListConsumersResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteConsumer operation middleware
+func (sh *strictHandler) DeleteConsumer(w http.ResponseWriter, r *http.Request, name string) {
+	var request DeleteConsumerRequestObject
+
+	request.Name = name
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteConsumer(ctx, request.(DeleteConsumerRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteConsumer")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteConsumerResponseObject); ok {
+		if err := validResponse.VisitDeleteConsumerResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetConsumer operation middleware
+func (sh *strictHandler) GetConsumer(w http.ResponseWriter, r *http.Request, name string) {
+	var request GetConsumerRequestObject
+
+	request.Name = name
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetConsumer(ctx, request.(GetConsumerRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetConsumer")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetConsumerResponseObject); ok {
+		if err := validResponse.VisitGetConsumerResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateConsumer operation middleware
+func (sh *strictHandler) CreateConsumer(w http.ResponseWriter, r *http.Request, name string) {
+	var request CreateConsumerRequestObject
+
+	request.Name = name
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateConsumer(ctx, request.(CreateConsumerRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateConsumer")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateConsumerResponseObject); ok {
+		if err := validResponse.VisitCreateConsumerResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// AckEvents operation middleware
+func (sh *strictHandler) AckEvents(w http.ResponseWriter, r *http.Request, name string) {
+	var request AckEventsRequestObject
+
+	request.Name = name
+
+	var body AckEventsJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.AckEvents(ctx, request.(AckEventsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AckEvents")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(AckEventsResponseObject); ok {
+		if err := validResponse.VisitAckEventsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListConsumerEvents operation middleware
+func (sh *strictHandler) ListConsumerEvents(w http.ResponseWriter, r *http.Request, name string, params ListConsumerEventsParams) {
+	var request ListConsumerEventsRequestObject
+
+	request.Name = name
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListConsumerEvents(ctx, request.(ListConsumerEventsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListConsumerEvents")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListConsumerEventsResponseObject); ok {
+		if err := validResponse.VisitListConsumerEventsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -16356,448 +18020,478 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17c+M4ki/6VXB1N6Lks7RKrkc/5LgR46munqkz3dO1rurtvTPqY0IkJGFMAWwAtEvTUfez30AmQIIU",
-	"KVF+l9v7x061BYB4JPKFzF/+PkjkKpeCCaMHk98HS0ZTpuCfbz/Shf3flOlE8dxwKQaTwQnRRkmxIEwY",
-	"btbE0AWRc2KWXBPFcsU0E4baxmQuFYnfzQ//LgU7/JGaZBlPiFmyqfitkIalZEY1++pVoTI7AiVLqpc4",
-	"FiMzma7hH5qpC6aIZiLVEdGScEOSJRULpqficskEsz9TsSYrtpoxVRsglUyToc5ZQsavIzIdvJEi5XZy",
-	"NCOK0VRPBwejqRhEA50s2Yra9Zp1zgaTgTaKi8Xg8+docMqMWp/MDVOb+/FXeUlW9vOaJVKkmhhJLik3",
-	"ZMbmUjGibF8uFmR4+v0b8u3R0TgiKcvo+tB1OBgNooFivxVcsXQwMapg4WxWXPBVsRpMxpGfGReGLZhy",
-	"U7ugGU+pYW9osmRvpDBKZi3Hll3StSZxrvgFNSwiQh4mtkd8TChJMs6EISu6JueM5bCBVOhL2NmUqPIj",
-	"dvcvuVk2z3W0dQc/R4OcKrpixpHWu5StcmmYSNZ/Y+vN2f5Iz5kmFDaPs5S8/+nDR6LpnE0IdRtN7JYx",
-	"7aYDlEJXjJyzNZkruUI6gz/RxEgFzbgg8dKYfMSr758Zk8VkwYzGQYxUzA6ucyk0c9Q0FXOutCHD8mNl",
-	"A7wwJA6WdHjK8oyuWToh9jTjA9jES8WNpVkh7UQWhC4oF7D5MrfUIwy5XPKMwfD4OW14lhFVCA0kpeFG",
-	"cTMiH8vF2fXCpChJ+XzOlB3Hbw0eoSavxt+SOJFinvHExCNyZIn0xevXU5ErLgydZYycfHjz7p29WYom",
-	"9pjszFY0m0u1Yil8phptPCI/iWxNdJEkTOt5kU2F3xBNqPLbCPeVkjnlGasOzFLZjJVnC7O3iztn6+Op",
-	"oNXWJlTh1YEzV8yQYQxUfujIfGKpGD4VR4TqqYgTxahhH+U5E/EzfUC4JsggggnZb8GtxJ2Fc0AewD7R",
-	"VZ5Z0h0ffTuefUVfHULDQ5qxT4dHg2jALXXikQ+igaAr2zg8ekvOtetLP/3AxMIsB5MXr19H9jr7/z6y",
-	"t8IYpuyY/+ef/9fh//frf/7HIGrhP+/m9qrBTdu8Kx+XjMSWV8ee9TXYsP2Tu+BLmaV6El5vrsnL8aup",
-	"sKcgC0MoMk6kRG7s70mhgKpKBnZM4v8Vk5Wdjj1usY5I/MvzeCq4Jnwh7EY7ptq+XSHn2MV5C/EubV+z",
-	"KsTIfyKnZll9QBXijKdbuaola2oGk0FRQMsWjlUStG3/Z5qeIvna/0qkMEzAP2meZzyBjX6eKznL2Oo/",
-	"/6XtJH+vyMn2SO34jo1yKc7wUgyiQcoM5ZlflLsjlm6lIdDerpIpJS3r/OfvgzlnWWq3lYo0Y4NosGJa",
-	"04UdflVoA/1mjLBVbtaDz79GA22oKfRg8mpsRQg3QOD/Xc6ElDNxm1AoMZlJs1xP3IImm9P+HG7mfyg2",
-	"H0wG//fzSpV4jr/q5+9xCNzSlkOs1lsxm2G88cE4qvi8nM+ZSC1fgK3QxLJ13KD4YGSn9saxuj3O6kZX",
-	"41mtribtL5E9DEaGFTc+iICrO1ohlBh6zgTB04XVfC/VjKcpE3e9HBScll1rxrzUk4VKGJkVSGipRM1v",
-	"GM/9LO2KQExpkrILnjBPzDTPlbxgKVkDJ8cfz3I8S3dyf5GC3fgy7aA7lpoUSktFEiqIkCSTYsGUvUWg",
-	"fVqKVEyvRXLmOUp8cFxpmdpqVpfLNYj5pby00lWxRF4wBYt6JyyTp9ldnt+JIIVgn3KWWEUbbgcZxtzN",
-	"pDZ9FJBW2HJmLxM20RG0yOTC6uXwb+RUmhTCajwmvL4pLPTv0nwvC5He/b1zZAn6vqU19olrY8nQ1OjY",
-	"/mTVfivZhrGQ5mxu5+u3w1xK0F64SLk2XCwKrpdWO/Kr+1GmfM5Zl0Sqy10rjVIyWzd15UCmHltqs4dg",
-	"eXxgetW0nK7Nce2fd5gAn6PSgtvWG9rAvr6n60zS9KOUP1C1YPfFPIEmuSaZnYQ9QOq19hX9dGZ/PZut",
-	"DdMxGcY5TvnMSHkG7R0b+cCUZS4/C3pBeWZP8FpiuwjGaQjslBpqzVg746DZiIDNSKg1Gt3lyega/3oI",
-	"piRZ8AumwXByAvr1+GUloH+ufbNTNIdTuymh3LEmMoyD/4oPJjUWcEnx5iEfSYlVJocUrR5yqaRhxFk+",
-	"aA41rACqnbYpRcJIHOxTDPwnp1pbRhzY8t/5aQazsuZ8/SoFI+2+SKWZDzvzUcofqVg7xU/fKfsmyuoJ",
-	"GV9xy7HmhV18uN3D2NL8ior1mfuThhOREr0RaG16U5hrYqxNZDmiMwVomiqmNcjqspez1GhhlkwYt7pw",
-	"FNeLDE++OyXj8dG3B3VKrx3czZ3EzyKYErtz+YJ7Z3VUrjUXi6hSViNSiHMhL0VE2KfcqgZ2QxW7kOf2",
-	"xw1FyP2Cdylck5VBFJ006GD55ZdfDk+CFhPyZ0aVvQ/2+pQOD5QeuEe3yezK27biC+XowspKp7918jHH",
-	"iklxf/yMC22oZSsJFZZFgVLnb5Imii+WVpu9bDK440DrAWmOapC7JMmSJedu53WR51IZlv7IUk4/wuLu",
-	"R3paXlna8FIzEr/BWRzaWcVeF4/DCdmJxJZZx/+J/7SnA1QWJ0uqNDP/T2Hmh9/EcOA0SVhuWHpcfqd0",
-	"HWx+q2RdUh7A9pY7dbayW3VmPwVCuzxs4BUnC7dxG1ottb9EhJJccZHwnILz+Jzb2cJvceVRypWcc6u9",
-	"RTU6Bx9Regb2/4vxi68Oj14cjo8+jr+dvBxPjl7/YxCVbWbr0Bn0av4VO/w6OaKH36Zjdvhi/jp5OfuG",
-	"HrGvvx40D+VDsVpRxTXTYE4QswR/M5HCn5WdVsp1ntH1mfNcnMoZF5Zrom0/GSj3B572mwe19JgrmTNl",
-	"OLouwuUGjg+rLx4avmKb3o/68ts03WrvL5eSuNaoa9sjsCvb4WFpbFfzI78sqanGA73+mNCZ85JaZoyk",
-	"LiQJOo5av1Pb4rbV2F+IXspLfLKoLWNjOH80bQMVgv9WMGe7R4QLkslLsK00ax2Md1gS8PlnOthndAPt",
-	"cluFLq9/DqBJbflR5TUKjjgKaeTXclQ5+xdLjJ0m3MY32ObthWdpWfbTHDxS29gWNH8rLlgmc8vRf29Q",
-	"p3G8koliZeeMG+/mE0ymY4nwa8uUfx9QsXbTq3/QmQy72G24ZGcYDeDbKU1MmwF4gsQJqhK11yJjhF2A",
-	"39R5oEHr0mROM81AS3Vrhj9Ua5hJmTEqNpbqJ9662muv8dQtrNdaLYni2qzW79sdI8/FAeAdyXK7bA1/",
-	"5qkOlmxUsceKg6lsLv7Xz79uKs9xjYxinGzkTgX0MxxvRN5eMLUO7hnN7JX1smRkeXZMnBMdeVH1/kgU",
-	"S5g14gg36O/+dLiQh26CVpSOTunlj84927hH76szoql/k3wfHCOQRZuo9zss58112h2uUwL8foZsZidH",
-	"rnP9fRn4Tsa7hZVuv+TlIrq42S6e1STua+05Lamnuf0TR+nOL32Xp9G1Y5078wPXbfqV/Uk3nGb2DjRU",
-	"KG7YCl8jHrky9euGOuWW3im1waJOmULXH377mMT//DVGxcUsmVWiFSNCCtAKyhF38mp7eu44qVJ0vSnx",
-	"YajOQ38P7smEdSvWjaPXjEWVOq0KYRVGfMPooO7dZozjtKdsDgaeHavX4k/x6x+gQyvBD/xwnRtQG6Nz",
-	"E541lnpMYmfkx8T+PXMnTRSztgxZMqrMjFETiriB6wL0BhrXrNBW15LzecYFa9Ft3CR/ztM7U7QK/NZ9",
-	"K1puyY9a0XJrfJSKliOjh6VoNYjqJhQtv85rinaqkiW/2NMmv3t1q5ONdpDyDatVfrNvUq3aa6l5/iGR",
-	"OevwTlBBaJ4737AVlqmckBgugJ7oYmY7zFhMhgk1yfKwyAkV6VRoQXO9lOYgIrGL3NATpP4hPE3qnCZM",
-	"R0D7gmXauXtB4TmIpqLqBT5++wHQr3ybiORSm4iwlBvom7KMGUZ8NxgDBVjtu/gnF7jjpURzOVW4CXYO",
-	"/xumM4gGwditQu4NzemMZ9ys20VwAq+nck7wredVQyfJmbKH7HmFVXlCsQvb52jHKgTwn+7CWV0Ud9Xp",
-	"7MEfyh7+D1Uf3Niqi1tx9YdU0bkZ+fXDKYCK5P+yUFSYEU1XXLTvCH6yLdjWzQZvCCwGHhUoSbliiTl0",
-	"c/Ht9nB1Hk3G43/014a/PRpEg3MuUpg5FSlVaRVyZXhyzoweQKCn4ZbFw8WyRsKv7hTO+n5pbPdc5jwZ",
-	"TAY/CU/Y9uAJfmcQDS6Y0rBHRxsa+pW461W8pD25PW7adg3BUcDfbNPPfle7NJ/g/P2tbvUubhxFqyu3",
-	"aqSRyuojR0SDv97ZMPhxTwAh2ZVmzM4NqZswIXXsueLdX0IqahGGJf0E8+XCfPVq0BpmveFWhUOthqkR",
-	"0ObOt4kXd+QnjlpvWd1vcLX71PgbC3+sSn9jmY9M72/S05VUfz9ITfn3Eu8a6n8HhV3PAthYcYsieiXJ",
-	"g+P2tR1CZrmz8TW4XDCtusFSjdqDq92aibBxGjuthNvb5+6d27JDd/OcVld3HwDXf+RPavVVPlKef51n",
-	"tVtm+Tf6uNZc77V5ircENn7o9Nm0qPA3o2ffj+pcEyoNFXo3r7x1YdL7Ie+ByZK/Obpq3liMQN/hQvAG",
-	"lf0deU1lENYcK5XRn662uTF+hDzctvk0woaowGB86qcYvDWx+Zwlhl8woiTmRKpmHFfGLlg2mAww7xfO",
-	"yA0P364/Bn6gq/ApUMN/9n0I/KZyfeRMaYlctU4SbjbbxcMP0OhzY6r938uavLwcJXLf30IkeCzt774/",
-	"CXs3kAbK03imXUq1hlCmMBYJnzg370XJm3q9adbppYVhCfbJnGFqzuac31OtrfCPsUFcxm7ZXrCaMmLM",
-	"iZmMavzhCqFUnQ+rbhF382hXd1Y+AHXukT/c1Vf5SNW56zze3bI6d6NPeM31Xlusd2ptD0zR6qFh3faL",
-	"XnPvvzQN6785u9z2PEPDoCnNgNADbQaEMzzGJf7xi2M2wYZWEzaw86u/LW08PW0+NtVfq36N7uARaEMT",
-	"u61Xof6vPq2ip8LXKFmUS012nckww8RPe2T0glU/lK+xsjAHNf1hu3Ovdpq/tydZQy5N+yMnr3FU/xbT",
-	"O2oseGptUa8e1pvXfgr0H8VivsJjk9/KBvXt4G7thsHHivh0YEA2mN0NGQLAZK8e4oheAozzq7A6Nmxi",
-	"dllldwR89/YCTjdY1b6ZLxGhhqykNuT1eFyD6JGFsXozHAnXxCi+WiF7CHBnXo/HN5oWEyF+0FFtLmUW",
-	"WILp58FPjekc2enUYXC2hCptI5u/YqsmhfSPEXcUk+e76CXPK1muE5kjyYfUU6eEPxc8S8lMmpAaZvaP",
-	"h/hHHKRXhM1mCPLVji7PH9zBVfuwse/GCmBtTXeGO35seY/9B7EimqXEXPKEkUQWELggkj1iqX1g12dY",
-	"zzvsc7SD8XQlUrkldNOX425baMxrI8bn0jWoa0Od2h4ds0Ew7YQCxPBNjRYcXIFlI5Dm7BLanBaCsVRb",
-	"Rd/GKQLbevF63CCr7To5zLd7Q78Dv6WzFju31d4DaTXsnSEuZFiJMwPIc7YHoWJ9SdcHjbPY1GT7eRA3",
-	"r/G1NJX+dNsrFgX29S+KbhWdEMZmiWZFz5skWvoGzvZxqnrglr2MgLKTN0QsWdq/S2Czq9Kd2Nju2gzb",
-	"qAXWx/pFFtVm3jYYCmWp/OU+Jv5QSCEypjWJawuBdOnYp6rHQJOCyBU3hDcsjp1z6qN9u8PGHl4Hxy3s",
-	"01G2CN7aDjen4wbvpr734FnfIYnR/b5d+J5k7JNtsELgApqxT39yrUeJrD0D2N8GNyNfcWZ3IGLdulpe",
-	"VzLKRYnQoYtkCe7x5vodlBpm7LulwoIac3nx+tXdaGZ+Sd2kcVrsogtVCI9+mNAsQ3zNTSU/V3Jhd8cq",
-	"64wChhzgPi1dLLPT7ffMVXM5TANVCOGt0Lo1JC4kYi10souqCcK8FMLjbUZh3hgA5PTjUNVaN15O3C/E",
-	"sE+mMi5cUPhIFeLMdz5b0U9nGVBEvF2ENzevNdYU7og1ohCbYsaWNJsH1s6lVOf6mACO4YwRQB0CMDWa",
-	"BgfVa/m6PccLWLPBcHncZm2oMppwcUzi3wpWsNRl6uHjUfgEij9bOnEnvfP9pbYn3QT+wQqLLSTujO4O",
-	"9bDe+r/sIBVsT1JoI1dM6cot9wExOPY0TL0ydzQej3eRwhUVzmtrhh+BPrZspFOWjcRjD1y0iLgbBBfX",
-	"kHEA1uRsZdWNP2m6Qo6vACvPkvM8k1KRF/Z6/otaExxRZQcVDM77jcYtSB3BZ9rotjbFiPxI1XkKyENH",
-	"ZLY2QB9xsqQGgNJcM4eV1q6149w6tfbxflp7MP0tJyTPWTcz/ylHygUl3fJ1yK45JlQgninB4QjXugCA",
-	"aMy+mclCwKECHMgFTzZvCGBNVrEAzzTJaG5kDqnG8KNHLxo4RKO26xGM0pz6nzmAf5doUUa6JTjsJ4+R",
-	"3iJp+0j9xiRblZLyY880wYZkmLI5LTJD4hJn85gIxlJN4mA5ccjl/PqjgUfsbOdz208YwXO75DXsEeBY",
-	"e2hnrp1CBXIOUOCoSB04JWI0t55pX3PjW+idc8V0+RLy9eH4ZTNZHWYGD65muT77x/8sl7P/+bP+x4ej",
-	"i9nq0+sffnl9kb45Wv7wP/87+39/uTTpX75V//jllfnxuxPfdw8DqIvCupSE6oSdUlA7Q3hoXvALJnoJ",
-	"yHAzNp2QqHE4WtZG5hqEMxeLDRwePCI3XP+nEbfRbeucAdAZfjwiMR5FTObSPTvP1uTVy6B6QCBQhi9e",
-	"f0UUFalckRk3iK7f/u0rPRfirIMR2ljdd3AqbbRfMYMAwOoYV6orPsYNoYnByIAQittfyCsgWu1zT9r5",
-	"5P4m/tcBKFzFTG4Eoeq6T/RNb0AvfbLY6VrEk/+AbVvfchpGsjOF3Og7kZhq42/QV8nkPUyBNQdXXHi6",
-	"8TC+QINDq/U4wlswQ16NX07FBipzBFBxcHAxhA3GDsEwbhngqJE92iJJ7I5A/9YIQvTsSbV+Xwvl6wwj",
-	"9MDEvhuIEEASNZKwRtCKsw+9i+UKd6jd0VD3JvS/aV9vRhXexM1IGU0MFPlIt/P2IBqTahJ0Czh8wHog",
-	"GrM/e98jHf3GgNRu5Fm6JD10im15j90FrdZ1hzeIfHdQZo3Ktzy31kd453HkMV4zhKERUjAs4dD72aTl",
-	"ct5xzOZVYzS/U3RuOsMvpHqmSSHgq8bOwzLMKmpaBV6HkF8EAUp9I2dqduRfaYYxUnm23h7asmcsVN2M",
-	"3NR9YDW70m2DqJNnmmAQUh+t8qZi1oJFbA9gg7P9DiAObjv6FncB4RTuM/Y2XPJjjbwN1/jI4m5rZLQt",
-	"6hZfRGg2qaZKi5QzaxvvG1DbRjPXC6etL+PaEZw1tnRnbKYvZ7m1wNj6Lt50WOw+m7pfXCxszqm9v5sX",
-	"kMLLkm2AdTh04GZ1G37svAZgQrBP5rGSzwd6cUdiSdOL+xdKsNxHLZJghY9SIAEB3ak4qlHLTQgjXMK1",
-	"eck+CvQDVYhbyfSGhRbu9pcjst6mvFfQmGCXxO02LrzHo+BPgqzW5JKuI/InmrFPZDjnF4ysuCgM0wf7",
-	"vfVd82Fvv2e5txc0K6hh6fdZe7nfOaOmUIzMM7oI5DjNClYFl1orGusByQumFE/L36bCm9ilvykiLNNs",
-	"szWWbPBOqXMu0qrlVNjvW1MUH7RG5KecKWqkgj9xgRP0xVPgycA5P+HvcaPCpxWfdJZVtSHP2XowcdSn",
-	"Rxrjv5nePLmyX4tjDcINoUaI3SwI1qjvUXBcJSN332598cU1n7P17nM+h8qjfnbtR91aVOMnwUhaKAi2",
-	"cCIYkfdeHkRVnRkpyOnbDx/L4jMLatglXbuCzsypK2QY19SX+KAqgRhDrY9ygIC3mCU1U2F/HpEPl9wk",
-	"S/s5bA9TgJiR2DOgeBJyI5xyJUGnAry8niFVae3wuRH5CxOWcFha1gl2Q0DVE8UWXBumkFxSbjdqxYUl",
-	"NCznmud28z3qZAms0gNiH7c/aiDv9oCM9R03MLz6IU81u++Ychs+TbSRedwrYdZ3rjtOelj89Y6o2u7U",
-	"ynwnuO+7Jmq5nW5ME2Ead2wPhD82Ngc7+oeN7QGX0MZ3rKfzdXZ1UqvxVd95x766zo2d9Z1Zynf3fQuN",
-	"fNecKaiDJYUeYX5vZ//3VdM32LIcxPP5UfDwsNMl/13VdnMgtcdAp5sDYXcpRjRNu0c4da1ObKONroqt",
-	"5MXuzqfYLOienmES5w6qPWU0BfDyBuWqQuyiodNCNOjHdtr1vUI0vqSZMVwsdnX8gM2anXnKZlTt7IzN",
-	"mp1DJNfuvrZVk/Nh1x0bBD0bWxSCyW7v2JhsLQm3syeGqzW+6bru+Ch2bX4Vomp28CEXnxPwoUrFWf/d",
-	"ZZqsMTtGCtbDYbG5c9bG3tmjNvlePernuqtLmyDr2WevqbWK212dWo6+X5e9ptYmOHr2CXl+zy41EbOr",
-	"Twsj7dulxj53ddrUwHr12Gubm7y1R/u9xu+Wf717nu7bc1PP6dWjwVh2zK5DPdh5E1pY2E7SaRGcu3o1",
-	"dcte7fe6BW1ycmefFvG4q8+muvv5151OOmh4kpi2l/xfAMALajtSgQbUpFaUcRhjVpPPi8EAf6kIzXOo",
-	"EO/sNF+bkxvNsrnrNiF6rQ1bxQeI/ey+QISsvjAV+P2ayQjfRNutn+xq1KPZsfMwKdwRKA1Ud9W3mvAO",
-	"QstFI9Xt7CXVu2xt3CVnbB8TtK5jQlMXbBwYycSXw469TV0W8pyKyngeke/RMIYWqfS1+bM1VCWSK24M",
-	"SzfcJbSkg72CoF5+k76gh18n4/Hh13R8dPjNeDw+HJf/R4/agqCasRU7BkkwtkIpllVJNjv7UUpp/4ky",
-	"+w2ZQN327iCx0dGLl69ef/WPIPsNwnP6fWMebMaquoaa/TaYvHrRxEvZMdjsaFBzpvbokh5tervKY9/5",
-	"YuWuRbS/t71+cL9vqW4LJOvYTum4uU5AWO1E+0bYhUe7c1t8imV5ks31/SWTM5pFJJGrFTeHrnhYRBY0",
-	"P5yrRjpq18vBvlAlez1hGGWHBj/yp50Fvj7axm9c26aP0m5AhDF04c5HjsyCre30X763t2JrrJyvt7L5",
-	"FIFYC1ue6HRb/TMuiGa/tYfQ9Q6eKy2tZrzcEoz/NsJwbxGW7uH79fDVMisQ141vi43cuG5q2Rql99HH",
-	"3dnPQplrlh5DBX4ITNckpljfnbz9raAAWxD7Zbi9SWixWBqCh9BjPjJLmTbd+4C/E5wx0YZnGZbxhjLU",
-	"rqT9jC25SO0cF8xo8upoTGLFDBN2oLjvPVqL5IzlMlnu/wDl6Ku+vcER10avLbqT3E8DXtNehAhVCeeI",
-	"awkN3S8y1gcVeDLzTpDKBVyKlcqL6J3aNQxW5xbdHZLgomm7Xu0+JUzl5gNbrNpLgvvcX7sV2PaZz2yF",
-	"+FbMF7EX5bfCqmBSWY1nc6OgcQv1qSK4azjEHPM0lkwzcilVqtufdTy73BGRYVtF7vNtOwDq2lul2q6q",
-	"5XtcXNDMv3f4p9oSo6i+SGjTlV3IsjQiUD8+lVYHJDk1S8KFkbB2KPbu43VBTYUsFqroihlEgy31xSoY",
-	"ehO5wtFMO0FzTS6VFOVLY31USAy2+uqMYULgziuJC66+2rrBG8bRrcXq1N8m7i9aJ1zyY43XCdf4yCJ2",
-	"amR0JeDWMgumhtxaKhf7xvO00dP1InrqS9zkZOdsXU992AHmt/larncyg1sLoKkvriWEZmNaf5GCvVdy",
-	"lrFVf+7kO+z2jlm95NRvTyvJKWhz5vcwJjkOToavjsYHGPuBetgz7fW0hFotGRD0mCIzNhWos2Hir9Pa",
-	"UiVzDTuAvSJid8xKIV8qkQyBpo3izKFhgD8jkZa4ETfH/rqODxBiVQrDRcF09cDvR3qmA011w8WRyBRg",
-	"POorhQxxg1gyMG1cG9eglFpxSB1mh20lfEQCHGOl3B+9HI/rau7R2P5FMaphi0tFFfgBrs2Ss5s5/NWo",
-	"9Rmo3meW5L+x/X1a4qujcV137ZuB5gEKkAZIsGpHg4USEwinmbgTnzQ3yN4tcP62amfAk2r5rk1uE5Ww",
-	"klCWYP9ShtcpNN4zf+eb8ZUyYO8a5OoqCYP1QvMtPKxWtWFFUwzdwqCHPjlBPU2QewfoovX0pzBR9MFj",
-	"b7XlFrcCcDXAY4PDb5OGm69At6Ya16Nv7k81Dpf8WFXjcI2PTDWukdFdhbO30cz11N/6MjbVX/j97Iqc",
-	"dV/muT/322wh+5QeL1cVXRlMcBtp35j+Xj+dnSHwD+mweu5459buzlWHIZsAyc5M++eTIteuyG3Cw3bk",
-	"9Jd6UP2tQtAFwzpNvjpT+FSB4IFUsf0eLVCp/0ILM20qWR0udIdrC9H6I+JhbpseEZrnGdTs8MAiqD/C",
-	"43pZnkEKeLynFWAfti3LTQBg0pBmWhIDEIiO0qcio4apg2CIABQanz39RyBn0uHRW3vXw4XXsVe2OPDb",
-	"kFc2g3duWdHrhoG5U0XPLflRK3pujY9S0SvRiO5Q0WvQzE0oen4ZT4refopeB2nfsKLnT+cPpeidyjZ0",
-	"pviCs0umYgg20MckRgUmJiDTcgnZ/pAPgcIJeUTuriBJqaHHUxFDZp7r5JQX50PFJUJfu9mo6hyTWF4K",
-	"+5mhl2tTYW/zAYRppE7OmiUXi7oYxOnCA6CrTQWfHkQDGLBVFv51CzJVuXeAGQQoVYKuGLybckFiyP6M",
-	"J+SFldsvX4TQhHI+FRkzBjCdU77gdqviszgi8QjT4uLDOEJgWgCwFilBADV8DKUEe0+FVNh/RN7IVU4V",
-	"SwEZ65ALzYTmhl+wbA39tZH21zqAVt3v7SP2AkDSly9qeKQvokFO7ZftJvyff54c/oMe/nt8+O2v1T/P",
-	"Roe//q/gl/9oo9+/MpqZZUe8Cb9gglnFEVCvG9ZDCSIozzd9nl2YqCfZJV1rEsvz+JhQsXbVIGRhErli",
-	"WPrLfY5YPTDLQhRUeb5bNXFfbrtC7xyZvhNz2YX47TRLgIWFhxFFVCE2LKeeFsq4Am4Ed/1g//eAo+04",
-	"VN3Y5biSZ5Y3HleQoK74Yy//aTfWfjB6E61+E6SxFrxTH+uNK0XpQDVdQIdlSDOqgRwUc9fFaXgzmpwX",
-	"+THylqkoH350AUUcUks3AokKvgklmAAUFSMy8KLtgxDQhG+z1oGGOQeGRIUI1+qh9qFNKy74ytLyUb8i",
-	"Yx6JMoxQ2oYz8IOv19YNqtYo4hxYRpXb3dqsS6Z4mJA7FZXZ5bKFXY0rkWRFWkYnX4PH/9gVhXIS1sOm",
-	"7dhvtDBLqfbyHVwbLq6JMDDYXtjx5X6FHWdj2D7honD7lrX52u6tz3507h1ZWOPRShDmc+t9i8FkMDHL",
-	"YjXTZ0U+gXfmygJxqhm8jb64SnHIRrDzji503BLsXJ1rn8Dl66CKtCM+HHuYc+Fq7Hla5Jq4NN/Rtie8",
-	"fZ79MPP3NkB3a3S0VYnStUW6ftq9M66x7gNEBlRPwlcv5hjQaXuiBszimSZlw4gwmiwr0AugbWBJlwHW",
-	"g52l1crgZZSbyJfLAi8cjuBHBGPawfjTlPnjnks1FYDIaceeY3F+PO4SfAQ4Xi+vnU+TewM3sXUjOq1+",
-	"VbCexBfEOfrx9qKlzlDf6hxEYdk5Os28yytCIXF0haj4VmcOYH3Wy4H10leuAVODTcr+UR3nB+OEK07U",
-	"QP4J71bjKbc81pDU2yR3W1borXn7mhAH9+fvqy/7sXr86qt8ZD6/BjFdKfLRaXS1uMeS0129Yn07dV3P",
-	"N9hc7qbD6Q41lhtROhqqwdWFuUfB6ovej9Kmh8S4BmMP5rSFwYesHZl9jcHvAA/ffr1vzO/ZpLydns9b",
-	"JcQ9D/sOj3DLEd0NJnUTBOjexesjx6Wur/KRitce2NT3JF5vFMG6udyHzdWuY2U9BLmHsi5cxW7meevy",
-	"rTfw9h9Ivm05lhAU6NZFmoOmu3eJhot+5AINF/lI5RlS0gMUZ3XSuhlp5hb7sGzFKzibn0zFXaZitak7",
-	"WfatC1JHdU9ydG87cXdAdRng2V33q9fDQMB/rhbQi7AfV43n7Yl63x3R2wUXd2uaSBvS7f2pI5vLf6w6",
-	"yeZKH5li0kJYdxXB2k1F11M/2pa0ybCqVmf7FMbYO1iyeVT1GNOWWfTjN7cmRtt2b6csvcE9aV2+1Dvr",
-	"ZVTRMgajP/cpkvGAq2Jsrz/bAml5Y9Vk2QqhBuwG/cmNOErk6qnQbM9Csy0ganTFXHF5r7pUqPGtoTF4",
-	"Bq2hK7CBzzSBNoSmqWJak2HOZA4hbtm6veT4F1LuNhroROasI0aG5vkzTbAFGdLcidCD3hllJ3n+IUHl",
-	"azs+yw3U2e1GTb49hbG1qsE9qowtW/BolcaWtT42tbGNvK7k1qpVzag8W1XLa/i2thHdNXXM1vVvKkab",
-	"kqmfKLlRJbMxib4c6vZUzNbNu3clsyZ+2jN0tVRQia2iTkiZ4OHd85pNhURJ87w18rsbEv8OxIJ6WGLh",
-	"9A8kFk7/AGJBfQli4fT2xILaKhbuipWd3ik3Vw+Rm7dWhv6rvPQw21SkJOPaaDTOaN0gCwzphpF8KmeQ",
-	"2FOawsr94Qq2MAqKDVO4aU9useTu0C7b2zxqP54KQLKVCjFdp8FgBDn9/g359tXrrz3m44jEiUxZ7BLe",
-	"iDZ0Zg3XFU2WXLBDyzywzIVSUhHb9ngqXP1Hrkm8iSk4Lcbjl4ltCf9i8Yi8kSnTkAdC07Ka45B9MkyA",
-	"o+wgmgotHYykJoANzBdCKuYbmyVb+woX50JeIp9qupzSrsodzdXYphMSF4IWZsmE4QlcuojEKbvgCTvL",
-	"MV03jqYinks142nKhP1dSHMGoNH2P1bMLGV6Zv/mGC90gJRBLIMwpzzDgRMp5hlPjP13E4HTdnLc4cxI",
-	"eZZRtWC2YSF0kedSWc1zxVJOz1yRkNg2W1GxPnMA0RoG4cIwJWgWWylhl3dBeWZX3ITIHJTraPcHmVa3",
-	"yQlZFisqAqr4lGdUwFIxk5Fr4soBiISVpeHdrOr5sIO/S6JkYZgD99bYPadm2e7KsRTY4c2Q87nLr65K",
-	"hVLSchAl3fd1cwSQ3a35N7D5u6pdPNMkqI1BeFommf/PoXPIHr5DOVdtT1/Uz41X744kajufv378+J5g",
-	"A7gD5aEppnMpdL0y8qvxq/qj38sXmF2O2aivv/02zE0dj1tf1hGUdJOS9NLaAg16wmK9a58V64FpoZ5s",
-	"g3YM6SRfr7Q3P/nz6TsrpCyZNEeP+nGy2hw2O2y5VG0Ggd+d8swi5GGtDL8wrsLU1orXWMwZqN/Xd6xL",
-	"YWgA1rNqScB3v25snViT//3hp7+74WeFIbEosgw2ZKuy2Fg2jt+1PqyGtXV9ru4kMRIBEZroAizMXy0f",
-	"8HsmwX57ZKeWyCyjuQ4SWbGg9JxeyEJxw3SAtft99ccW4K9qOj3f9d0WfMB+O12r5fhtO9pSlu/WzOJG",
-	"xdX7s4dri36shnBtkY/MAq5T0kMK9GslreuZu43Fbhp5txs1dQXYIp/9//s9xGBtwEu5yexkfrdmujfO",
-	"b6fN/sCO825PbNsxYYJ7a+hcmXAPe+++G2ECf1uVpKR9qL/KS2LtpRCxwAGg8wonYG/4FcTGaHkvb2AK",
-	"ICalh3tZdWXfV9erRfWxCjMq7Yr8LDj8k63kvzhYEyCmjCQxTVO/rT2iJ8pvRm7nYEXbzqpWs/f2NQpf",
-	"iP3+dQq38MeuVbhlPla9wtHTQ9QsGgR2Q7qFX/CTdnHj2kXHVbl5/cKf4ZOGcQUNA8uFt6sEc6oC8O2l",
-	"K73ZhRZ2FeivjGpzpsrqQS+ugG4VAMu9/HzNE29M58azY2ogePsmDHQec33W29Hs2gvE36aikp5p+70H",
-	"UAywufZHrKvU1vn4lJUGTd1VTkEXAV1bF2mu59qi64/HyG5TzWgez00rGtdQBPbIbbc7xgXTuus1zv3s",
-	"sYIBDhDKHS5Zcq6xOkNOtWabkt82AMbs4hc83Gz1euMwjcsWK75QFP3zjTa/Bv9tJ7VuCeN3H2yu460D",
-	"j2XJOU4XeFghGliF3BBFxWgPoEHcmTd24LaXzl3QzLAMQGcO4ZCxDLCQBvZ+7fZdk9fjl2HEH+5BX5Dm",
-	"yG/OVhLAlXS5lBwd4D56hHKHJ71J7N0JCTBABMkIjlpI7CkDH+ErKohH+z7XugkdE0rw/doffKGEKxqD",
-	"hAyVnWlzW/sAX3us4G7860ZJ0RZn15rQrjqhrrS7Q9qkJiguSlLJNGSeTqYCLenVzBIH3VWilNA01VEJ",
-	"KLyghl3S9TMNtUQbHeeKrhgZ0pw/d+1G1DahOR+t6So7aIskuWol/+3uw/HNlsu/wsd8idK2IzRVQdSE",
-	"CleZu/qSpynAkz7zKbRRrdipkfJsTtUZVu+39xTGO6N2P1sjeKvyqK3hwq3EQmJfSTUmQxBnVX3Zg4hI",
-	"BWRg1DomQ3sv43AWcUQKXdAsszSb0cWCiwVRLM94QiH/ayrcB2fFgijq3LhUkExqAxjjB3XI6mZZ1451",
-	"1gu+tpmi9s4QI8kl5Xbv51KxKjebGsNWudX/rMj6FzeuTPueBLANVb2B0I5BPIZALVnosn9JJ0dvwTlv",
-	"bEVQWbeBWB7cjFa2VIi2QAVM5XumyaVU54gJiwoEkYLM2JJmc1fDFrRmMjz57pSMxy++PoBiFxCGMhWz",
-	"tVW0wfgp0YvtWTivQLPcMHyzN4g43R9EHEqd9clE3AdlO1dyoUBZclJzEaxxUAY37Vm8bS+076+/dbIH",
-	"AkALISwV7esh+eZoEA2c4tq1OV//I/SivNjECy9PsDVZDtJDUd2S6rxfHYTEXqQs6yjH+8tSkrIFPhQV",
-	"4pjkijn4hWzt4KOrVqoQ/b5c0803l4Pb+6wGxr170KsAk4t0V0apKgS8vi2tkkDmXNAMAtRYM6NUEE+v",
-	"/RNKexonXFzIhDqImi7G6JuUs3a6bDBPBjXhvI7r6/P18Kr6e9gpBJEAAYxDU566/NpUcrHwyOP+8/C7",
-	"kFhAp93NHl7r7sxYyzAvobKdY5vVROASHDtzCRtbNomU6jeo19q7Ub1Ruwb6fKaxaES51VeF+tbeEbzV",
-	"FioEOoybZmvXRbK7DjtCeL9Fh7yq71XqLC1yhCfvridWHVxZ3QE0hbDWyJUgXFKfh7XDEV+jKr/TAW1X",
-	"K2hgnQeb0SHm7wbd3FLs/SObV8t9tK7bcoWPzWlbEdCNPS5XDObKb8sbBHVNV26wyhZMsECN2ltBunEg",
-	"u2tqLD11jKbysJe83ymdd7+aF70/XIq/a7lnry2/9pVBboUPRQ7dnhs+uFq70fce0k3b/w7cJplf463h",
-	"6qTWQTMdoQe/YBVvsCO0oSLVgSNiQuLfClZYMQKlJJ1dHEPV78AOiqYi1kWSMJZiipnPcYJe5ZljP7Cs",
-	"6p4r/MggCgzvcjirKsJog4B6Wl1bdpGYtdOWcmMXGEyZDMulSVWt7KDmqAmLoa+nwv7tuCFe/b5Uz6NW",
-	"9oOcdG6rajvbHLz73Z7bFztfnqF6/Rt9PWPsoQmphyCg7ijgpbp292soPfYYl3KFj9BQ6hHWcveG0s3G",
-	"vASrfDKUngylP5ChdOvxSsHVejKUHoGh9IFesO8UnZst6LSp/R3yvukF24ZN+1eaIbnk2Xo/XNoAjVav",
-	"RQJotPDZbizavk8ELlDEbQvWK4cFzVgmxUITI0v93COb9n+d2w8R9wOjKln+lW8HAV5SEwBzMPJbwdR6",
-	"83qxTwlTeetQOUWwN1MrBWsgnEHJwkXvuG9MxRAhgDXM7syNe3YpVapjAv9D7JSkNgeQ8JZIoVlSQFHy",
-	"PKNcHNqhp0KzxcoqUhPbIqGGCcsoEEGGupgKNzrGEMUwhZisqIIYQDYV+Lly2Qg1MSJwoHb+XDtoE6YT",
-	"mrOUgLGqzllKijwiWk4F9ZEryopKpcHiwuXvUQH4LU70A65pS02MPSoGKCrO20NQLlmW1es4OwIYvpfa",
-	"LBT78F8/EKPP7AgHx2TJF0tMbZyxjYCUeSZBXLj5YgXgriyPgZtVVNJTN+GeMl1kRm8vtIBURJbcbKu1",
-	"sHldbYeIzJg2rrjz0M4rspsifOCX3xxocHBM4n/+GoNRDWFsigGVgVFNTnBCK7omS5mlZM4umYKPYFBR",
-	"nPEVN+jPgNiuqVjSC0YoiYM6DvEeBFNd7ivXhnAf3bM4xI5KyZ2lIByqyd3Yrh4T5f7t1/qyH6sNW1/l",
-	"I7NjG8R0Vyka7ZRzPWO1uZRNngkYOC0G0Y0jBl3LArKz9HPanlyxnTJvzFRpbmyLubI5tToIUKucc8g/",
-	"Xr1ysEjb0jSuWXorQEX6vQW6wJFHU582knz1yiqyyu6H0pEHyHfJCsG8N2fQgRyGOiD5ZhyMu1sAIWV4",
-	"vK1qNVFti37dchztLzkf/WPFMx2u5sFgUgXX6ej28am2xCmNXSBfPdvWCS4jFcT/BTu479Uv17Lj3uMX",
-	"7kjdcMt5AOpGbdmPVt2orfKxqRt1YrozdaOVcq6pbjSWsim3bpcz3QlvuT2dorF7vXQKn6XSDi1kZRsp",
-	"PRbaUGU03vyhzllCxi8PJkTIyjvEPpnI/gGcWFMBXg0S+1QO90BfpXPE5NIaxuAKA7N5M4UCagWdqQIE",
-	"5a/Osej+7aSm+y/4pvv3nFFTKIbClQk6y+yJIfgxikh0wOnRxQuQhlVq19HL8Tga+IwXILSeSQtHg8jn",
-	"eAL+Zz1zpdcQNVAHK5i5PpOXgqmSHNrqqx29CBAvWjC1XeGpG60u5TRYt9+O9hp6TahljH1Ut+9xhZ0p",
-	"IOjjzB2dHWczYSOkl548IghVaeEPnuB6DnZim7+HdI2ktRBnRbTNK/ffXHNAoXYt0NmKXiP7v8mSX7C0",
-	"SnCsR7prr/SDFtU7xfcNfuy/Obtsm62/VD1X77z187ahqjvZc7C31mCzrOz7jLYaH8v90vzDO73tu+9c",
-	"u3diLge1O9hm4ly/4OEeBS7m9avXcyN/1kw5w7Y1h7u6vH1EqY+78be5ryS2zbvIrJ6AuPsBtcEI+u4D",
-	"dPuIiWy7QHS78g9bzjsgkfBYA4ordyu4/9XGbywoqvGxkgcFR1/ezOBeteoe9rOtONv2B7JQssjLhC99",
-	"TChZKIquXG4IZGfqIFtEsMza6NxcpRpibQb/VTANcgL1iaTQRq6Y0nsmKzoJ9wHh8AdbzVrPQVszz07C",
-	"rDLwQcAGOZgC37V/jtnV6i0GM+qcIBOY2nWduoGdpS867fR3wq5IWzEjaulDpa/J7teVc4kc3kBrbEEn",
-	"XZ+4U7ltcx1W5kngPq31cNGP1lgPF/nYbPUaJV0pyg2HqAW5OU519Ri3Vrq6pilfX2lL/E2dGfdjkGFa",
-	"6G3iNJXfiWrz3GHmbyPcm7Py6xu7M85pjy3r2oTOxd5NBiau+P5zMMMlP2rm+zjzMGtk9LBY741mYtbX",
-	"2VY6taZk9lcN74H5NrTCXYzolplu7yS82+S5d/RCBQt+AO9TwZIfNc99pG9TIRk9LJ57sw9XtXV+2Tx3",
-	"J7O99Xes2mbeK7MFd2Wn84zqIGpBMyBAh8Rm55yxC5aBsz6hOZ3xjNspE4gFbbrPggbuaeuGQb1gMoPJ",
-	"AMEU795xRoYZ1+C6JBmDUFb/AzpGiSzMwR7etdqGdQTfgHexljVMcqbsB2qsJILy45ZxQsTuXKoy9bXf",
-	"C4qfS+vz0Q34Aa/q5HNnvn32P0Cjni7BG3ftNU5y60X8gXdW/0MSql/GLfHd132v6B/EvNaGrU7snLaE",
-	"iAEDFE6UC+mgsyIHqiUVoXlOElpolk5sQ7smCqFlU+F8sB4UU65WWHhZMDKM4RWa0HTFBZlndKHjA+KC",
-	"twNER3kpILPhfERinpYlf4MWPCXDeMGMfxiLDyISh2/MsWV4U2H/adUPDOGSBB+cN970G6/Tf8ZZGvLW",
-	"NbnSy7SGrb5Csec9KzqXGjJ+b6dq3FnHuY1e3NNUi8Sp8oVomAB0zSIU26TMi8l4/I+gzT5gj/vUsADo",
-	"c1/VAyMw9kSLBAHnoxzfKygrbDn8PJNSkRfbZdsd5MSGO9jjExAIc7Z//s4+APm1/W5lqRWKcQkLWc9z",
-	"6fXUsw3J7+R6oH1lHPCNC6xakmJweA3JVQm0jS3tvtt34zJ1qfD37zOtLfqxGvC1RT4yC75OSQ8Il6GV",
-	"sq5nxTfWeu3iFnvy/f0wBG6F/XWmate44DYPwda7cGMugsZJ3XRVkls8uCtsePc2bwHYcheM6kpffKb9",
-	"X60pTvRSXkL2sZFB2CDkMmM00lRYU2KFMP5YWFWXmdIe3v6ZLvNBNV2VF3s4JpdLphhWcPCN4cMILHWw",
-	"YRU8JP21poKdlbnsgz9puoK15htapjWb/kVXK5YSuqBcbIxSSQFH7VdWkltW+2rsVrup3b2MBu4Mz1wN",
-	"3LGlwTxb+/9+ceP6tgtnc+Mf3WShurtWwM86kQzsTcFk8CrhzOvM+PcK3eBHqs5TeWmNesxTmwqENXAM",
-	"wMMa2JF07LG7ZVktp6wmqknKMmYFLtyfHXPfonmogvnxG9MNP9Jaj/gqhsZWsPdGAr3VhXKpQROCfHKu",
-	"LZ+BCkb9XYR3bOc07ti2fEC8HZ6zap/0iN8HDAufBun4Zs8p1C512wTKSHEos1GdfOTPm0hhNTCRZEXK",
-	"UjKMm5sYkxUXhSZHBw/G/GvUwYKLgxUSnCy65GYpC0Ogx2hLOPE+R+c28qaO7kZN1jKb9Sqm6+a9rRNW",
-	"F3vsZD2N7W3elJ3aTbvbNwT12NRw+oN7/Ci1AdvDGpWJ4Rfcko9dSQDgQRr4HX1fBupa2hcCvIGTvpsw",
-	"A6fH33+cQW3Rj9tP8TgjDeqU9OD8FDcabdBY682UTG1oSjdeNfVu/RW7XRS3HcXQOKQvs3AqblVXFETl",
-	"Y4gXzGDbuPQrTGqaEXgD7D3KONNk6Cus4pshmE12f3yKEeBeWc3xoCzCif6Hm/EauD7+5dBQkVIVbod7",
-	"mTQ8OWeQY3UnjgYgvsIspTrb5wH0SlsQIiPu59XosxV9XRvzQB3sDX3y9TeWVhWjYZ7xhnflGi+J+9bh",
-	"/3yzvpyXLzt9OS8aRt6V1oc9NuJ/+j2gvri2/6Z2+XrlJv/NNv3cvJ1dChmYfpsG5WN/yb2ag+Xu3Slk",
-	"WPM1ACEfPDk4ukI/t9J6x9C9IbOCjNJA2cXgHdE+1NXzQ70mgL95akAyLE/kyvmj9ceTkMfcjR+kXX2S",
-	"50wAikCb9mR/BI+RNaIqc8SBO0A6uSaaWa3p2AFigWeJJYpdLf/6gu9ZgtV18bKCrp5pki+lYNVvZcF6",
-	"mudKXoDDh33KuWK6nM3Xh+OXVwxe/fobfxKFblnf0Xgy9kpHuYd7aE+b0uxK4ZrlxrZCPduDfqYJNtso",
-	"txJet51MoXYgbR/DBpbr0hWLiC6SpaWxaXh400E1Cecbpa7jaMtHq4r0WxFAoPEHbPu5Tgut8okboo3M",
-	"sTIzFC5tbJBDVMZxbrzIa522Nria0ehVKzTEe8O/LxU3hgkyRFYW89SqsGY9qsaaZ4VenoEidUGz+KC+",
-	"KFhR/5XUCbsXOPyFPN9WYZd7Rw60a5bUNS54u/8MdSLztkDsEwGxq/4GYDMypLnzFB30dqWe5PmHBJ2K",
-	"O4Jx0yYr2IklAGy6j5u5HPaZxjVdO8i4khBX9g6DqrOvc3g/j8EWZ7Gd/ymS0W37iu2nRo5k79NVHCz5",
-	"0XqKgzU+NkdxSEZ3BZbYRjPX9AHXlrHJhq4pM/qxfZjElXyQDQZdDlSbxy6Gc3u+29rm7nTd7r3XN79v",
-	"rVulaMLeSABhvMLe/PLyDTF2CJLgGC5NBbJSntnLDTVZjokTMtmaGIm/ToW7IEojWh38WtqZyCCs3mvV",
-	"3pYyjPDZnConT1b00w9MLMxyMHl99CIarLjw/33Utru2d1mqaa/On1u2sQYa1u0FB492MzxAqo1gjyZI",
-	"33283EA3tR943o74lp+3LLMeJXHvgSP7leraGhrS3H9ySP5y+vbk49sPH4e1TY7qLjFHFOBfPYichTNj",
-	"mbwk46u4QDrfwbrcGqoCt9s7OgNfzk4ZTQEKsLM2U8Mf2HAD1vG+PWEELo0GkW46nndT8YoLvrJqxXjn",
-	"DtYH27LsQmwpRqUKgQ5PD50r0qrGLYDh1tdYVbIbuCgR5xArK69Ngtq7nzcFT1UIrz6VU5ZnZU5kbQZl",
-	"BCKJEVVwpApx5pucreinswz4YwzJhS6u8Zics9xZr2hWdMQf7lm9tZmRDX9t3f0AwrKj8gH8uMFfg932",
-	"wL8M81GxQsUgpep8e4rY46pxAQCiSaG4WX+w54FrnDGqmDopzLLVipc5/a1wriwyjE/glZL/G0rWTcif",
-	"oTOZFuPxywTawD8hT1Qv5aXASFPn0JkKrokzyUfkhACaplhEpBDnAmJk0deToj4OSpj78oIZTV6Nj6Yi",
-	"LgQtzNIyqwQe2KMqBn0m07UVD84LTbVTMoD8wKyA+VZbujQmH3z+DBCx6Ky1Kg9N4I6zFeWQOU+5MJQL",
-	"pvSfHFGNErlqYD6ToJllripz4+vJ8+fQYhR2/tymef3148f35OT9O0vL0CXCEDdDNFNWUlhbP2cyz5hL",
-	"EtbAaWie69FUTMXHJdcklUmxAkGJXEDLQiXojVeFWU6cMxkG5JosmGAKKqKBoWqPaShpzg8TmbIFE8TS",
-	"fVJOQQqSLDk+z+M+K6ZzKXRZwwPoVAGFTIVh2urQ2t4JDhER+J6sjTWhIOnALnih5KWuEBS41gXTQc4z",
-	"jOU95I6boIuQpZibQNOUpQSCDUp9s+wLJckKntm1xTTnz8tf9GhNV1nsEhSAaWZWjOKD0QHs6hspLpx6",
-	"M7H/fYi3fCZTztykYy3oOTuzJBc7c+HYGrgwtZ9/fvcdQe6hIysZ4c9TQYi70vbwDsnfJY6LPINQsYbY",
-	"iRGBa4gKPI5tl6P5Ks/WALXgmQGGTGg7sFxxY/e67mtGxnRMKCaCwMyFJEwYZVfCNUQ+juxMcI9xjsQ0",
-	"yQqmSGcZi2Hmb5WSCtca0zzPOJa0fJ4rOcvY6j8tv4vJ8PT7N+TbV6+hoL29gHFEYnihiiP7oRj9zPav",
-	"lvQcZnzKDOVZHJE8K7R72LPbW1ZQlCkjQ3sx3PWCoRjMCJ1jsSM9q9y4ivgRiRWjMCtPVIoB5u2aLLm9",
-	"VnOpYCDFAAPYb3F8YBnX6/HYqW4JVbh1wjAlaIYn+bZ+L3wj+5kloylTJP6fQ6dNHL7zLMzZVc/gABOp",
-	"FMsc8aYTQvECES4SuQJxJxgZQkGdoxff1BMRYOInh/8g9PDfZHz4LRmRMzIhh/GBPTsrzyMizZKpS65Z",
-	"yA08K0D7jPwgFzAXp8zYo/REP4zdbM94Gh/Am0PFhnk6Ki+Jrykv5+SI/I3/GQojShdTu/g3zw+tmmA1",
-	"EHiVfYPhKYdvRSJTLhYT+33bLD6ornW5USQ+SRKWV81jQuEPGvocI4PCJdhpOEO2Ygv+ZOL/pmo9Ic3R",
-	"fMwgbJYdxp3esJEIFb/9SBdx+ZZ5UHJeuxuM297kkq4D2qim4DgYQdHkxF0hMqu2cUM0XevqsI4xdIpU",
-	"/WlGmEhzCUQbP18ympnlvy2BP7dK7frf7ho9XzHLxnUMG58Xs4wnKBwznjChQZ3xVQNymizZ4YvReEOQ",
-	"XV5ejij8PJJq8dz11c9/ePfm7d8/vIU+1buzk4wn79+FetZgPDrCZjJnguZ8MBm8HI1HL61RTM0S1JLn",
-	"lktfHD2vQPgXrEXzxt1EvAzIl2miz+D1digZFRwMprkNUROuIj8ZTZY42kGEaScsJbO1x7Mgf4fDavTC",
-	"VDePmnEMrpI8dweL8krmzGvdE+g2IidOfCtG5uwymgoty5wXv4qcLny+T3ng79LBZPAD1+bEQ4N7PgO7",
-	"9GI8DqragvcnYMiWEQN0EnD3XhUN4HkEVKSW5Ahcw+bWjuzpvhofdX2hnPLzn+vaHPZ7ubvf91LNeJoy",
-	"gT1e7e7xd2m+lwUGFL066vEJ5138KOUPVKGW/urFt7v7fZTyRyrWjr/DW+hrPJXt/d45GYIdekzwA1MX",
-	"PGE/C3pBOYhjVPJ9ciiQCZ6OpxVDoXCHx5WHMhqyzaTFRF5d+v0m4SuY5aPn3LIV+C0uYzVzJefcKqfc",
-	"av5sKoyiQmO8XuRVVSaqO1SmXNevFv7ZB2NPhb9cqDDibbSXxG4LtXfUKl6HXGgmNDf8gmVr1G6cAAjf",
-	"77C0KtQX44Jk8hLEuAa1yFDLfd34XnS9Gn87FXEixTzjiYlH5J3VTqt9tf2Aa6MmiHMHd3XcdndxZ+Fu",
-	"AcNTdMWs4O58N6uaPH+XslUuDRPJ+m9sDfVrnDD8s0zXN3bxgyl6n8fnutVpVME+b7Ceo5tlPV1sR7BL",
-	"3HnHZnrcrT/TtFzJw+ZM4x4c5o2jxWuxsqPXffZAY5goS39kKacf1/mXyAeRnkte1sYHP0eVypHn6GTb",
-	"zhhb2WGex5UVi1EPjrVNRVx2GAEyV5lrUnE3VGeQm4ANnJZJ+nk+FaEhQfO8DKwodQ6aGF2+uVgl2+ke",
-	"rpwH8FLkxiXLhqofGpNhylfNVo6V5w+cX+X5PXGrsk7PVo6V50/86olf7cmv4NJ5buXjzer8ytfwef57",
-	"9QL0udNisuTos22GUjUe0g56YZuiK24T3JQMqSaxtWAQnNtNrEoNOogqy0yqqRDSjMiJ07Nejl+hjR+/",
-	"mx/+XQp2+CM1yTImmCkEzp5CKatxocFdcVYPjFdL4XN/PK7ShBuWCvrOKPrMXo1fQRq3FA55IZUMrTD2",
-	"ietWvvgXZtwSNxlj56ZD4Jv9mzV1Kx9y7fGuzrmigAvtDBrYzZLndmthZx0/viXrsVZfrp0tBluCnhWY",
-	"xBvwPryRwijZiWLq2j8/Zd6xDN18r8/RwJLIrt7QBib3sifj+1GmfM49e31UnPyPYROfApqmKIkvYK/J",
-	"kpoerPW5Y2HdOqKrBaNDNlS3fj3ll+VcAD3VHjqiJDtdrYROBjcWPQeOBNqEgzsAd6oLOilt6Mbg8VTU",
-	"OSIZQkyb1UH1wYjgbLlYgMDx7Nm3denPwKuXXCzaGKFb7xfIDNv009vlh52+tMbGj544zBfKYdxtqNSO",
-	"K7AYqPGIjCVjpiXW4Dv4e6CrPdNYe9m/woY6HnrjfK61Zx1Wp5uKuAwhig/qPAqGG7n8ubiGFkdoJgU7",
-	"xuQ6LhZTQd3XW1SnEkHBcxDPp/ADl4qHrj5P/i1sBtcMlWYfEo9pSfxxkYFLqZnfF+kyEcvofB+3X0HY",
-	"4H746f5WMLWu5htGevWf3iZDe9WRPoS0o8kCMpKeeM+XyXvwihB3GwPGk7ugdnD5dxqGN8ZJAosRY88u",
-	"lzxZkjomJCo6sqhsQDDDQuQleAjD6eD7wW4jcSparcRWduPXFpGMnzOiqVOD0qnwrA0f2rHmLrzWQTzc",
-	"bE2woIY+6LAMv1g2Zf92t0zqARmteGodKlq59Cdj9Ymd352xuqHidbH1vGhh6x+8NXm7aqKmF+1KYuWk",
-	"28J/ybDkpuSkxQjteoptYb12vQ+L997So0e50L0ePe6SVRKq3Uv708PH08NHH373AQqEbeNyOy1nx0i2",
-	"vn+UD7HaKT/uETRj4INb4atATT+EyDCv004Fm89ZYqyVryRWP1MY9VI9CvMUI8giYKqQS04hVoSv2ATj",
-	"SynxEGS1F4qlzFIXM0lxas2X4qhpLj/TrvqaVBvPH23ASLiKnCrD7WyF2fQetr2ldMWiOd/Wj27vH7TW",
-	"GwfZ9bGPIs4Vu+Cy0PUEeq/9Ikq2T6FvU3xdsv61JgeItI58vXjG6WSWFyiM3kYjJLHiNyVGejhx1+8s",
-	"h3wv/m8We5uLa0IzF1yYsjktMgPvdHYYHHEqMAPtyNkybQvM+Iqb2vo2slLuwHmKBNYVkhhiNrj9ePJk",
-	"fKmq73vMFVSyWCwtlyYJFciXr+NXdUrtVulQPq3M6yJg1YkYjQHhlrFD9D3Iig4UtAgfeUKI2TSCZB9i",
-	"Z8JEysXiIJqKTaExIm/twGXKgdXRuYFUIEEcGrdX3mFaU1F+1P4NQKwQdw3/UJ+ZFSHsN3xp4isW+cwI",
-	"iBgKMdA3i4NEEIhZQHKPrjt53A8agqRXpZBpg9zd+l6fUCEk5JfDDLw58AodN9TnkmHiwq6IAg8+6jns",
-	"M92MLNgu5z46KnqSc/U8+xfj8c48+1ap56/cvlLP9btPqde+95gQgthBPuk5yTjAH0iHJQEfROdO9cUa",
-	"obZ9eYtr/+bE7SYO/w5xG6Dvb3OONZ7Js0u61iTOFb+ghkVEyMPEdoGE2e6VV+6yBmYXhEfNMRyJ6/Jq",
-	"445EmAxW5wTbPxT42togRBYMvM6QIdJ0R/OSpTT2pH3qHzeDm3bO7Emt+ZJTMgItY4tC05We8cFQZXRV",
-	"6qThzSsfX+r1fQK/XenRqyr8QZ6YB9TYSMyotd54rt3DgUe2++8w9tGhrnzhkSS3FemMu3NPwc7uaLZE",
-	"OofAOBtE+OQKfHIF9nIFWg5XMritph7ClOrnv5d4rJ+fO1Da7hi9Dwz4ZwmbisnnxEjI4gBA2zgiWqKd",
-	"BZiPEDRME7NPRscJjOWD69zA7qu+iHsZGXMMYGSIe4FNnN1DZqzqPGy8grS+QON3GYKyXjtvI9qKOMvT",
-	"Du5b4eNe+/3kth4xcH+6XjHgV6uXXpbb/8S//jiBfHjk1oZDv4wjiJ0ZGelqSwLZT7llJWCXgkv+0Gtn",
-	"XleqIah5eIrQVT+ZCkReCf6ILiiPuuZxCBbI5FA3q54SOAbTBIkTpRJo7WbQEFk6Ig5eyc4o/L5H8HML",
-	"KN1MkxJuBOL+rAUOGAQOWFgxUyjBnGLwYjyGxTnWBzkYDl95RE48UhX6tumns3R1Fk4hrk+IC0Kz7JhQ",
-	"MRUOTKi2OZX6ObYmm/1eHPx+xlO9RRn9DpbpwZoedA5cbar39DC8I9C58RAFpMJSTyvAXm9SXd0xG6uv",
-	"NrEEHzyDf1Ifd/Juy2U3Xj23apEATroLaSQtlP2YQzLFYiMeiLsFZkQzZpUHeBnW7Lep6HwRJkOds4SM",
-	"X0YkoSZZHhb5AaIdOC9WzZ0LSGoltrdmv5FkyZJzlkYQdl3+krKMXzDF0gnOuIHVAUkdMElteJYRml5Y",
-	"rRXkg5Ykp4hBE4CNF8LwDDj8bwXNrAq8dNCJ8Yic4JpgKrpCG9RrkYxgUUV+phMqzi65SOVlDFBY8CU6",
-	"FXoplSFSuQrIMBICKgQLd0hzpPwoJjuvGBWaTAfnjOVTkdMFF4vpwE7IdYOjqVRpgDsKnhGOxptAT1NR",
-	"2q81rKilvMQoScipLt0juL24zLMi34SuQPB7BF9zrSe6mFkSm7EY87QPut4d3l44/I7d7hBYcFQnjsD7",
-	"7OjkmIyr8u3W0upy+MO591Pf+4FvtrrLYetZLpNl7PM87bFdUu3T4AuRMnUMN3o+ZwqRh1n9CGGAM7Sp",
-	"EBq7bUXQ6gZe6t2F2uPJonYRHulDPVDqewC13P5i4C7MtR8MIMDsi/eWH/WY3F+kYH8g6+uNvSikyF1Z",
-	"KQCpAHlLSfkK6aW5vVl1aY4RXVvf+V3QVygRBYB3D2P4KfDpwIs+/PGZngrFEFLzILKEDLK8ggJRjrjV",
-	"WgoMCWsNBJsK/6jvBEjtk0Mj3WyIlis/1YMR+UtjzlNR5lq59pZbZGxuiCzMceMRmGuSKxZUfMEkC9AE",
-	"Zgxw+bokEH54lwT6CcDgq70FU5YHVa66mHID3v7Wn75vPY7LbYATt07Wct1LTliG8u8RjnCHciIU5C9f",
-	"tOEO36bgAALr99TcfXWfwr2+6HfRhWcyQeAvBPZIsQ2rzjHFEJGJYlzuRtgsrcJkaRXZBb6wMqEBOXH9",
-	"WTSYyMgrmD7ZAdqzINEhZOUT0srKyRB+BnFxKRCZtDZTayoS12YeTttN+sAFkrkmopoJVOhAATUVQ9fz",
-	"mc/393NpMmnmvlBWXXbhc8eBBeNGgLoeWKQQ3ZAwzsGIAPd3v6CvMYb/iqOpQNbl/IKNYwEjzlprzUWG",
-	"cs5Zb9ZYDcK/XOJeF2iLNUk9TUwFRN6Udqntg7PMmSq3bGL3miVSpF1JJ2SITzRBxJSRvuQlwNPKjAFM",
-	"cDPkWgMQodVcbQ+sjBR4dcNgb9rlHLYCggqrWxCWadbxsA51jQCgmOpzPLHLJTVlKUk7xWNI2q5PsWKo",
-	"5UYaeo7eZ3CyBoF3QyED2oDrpqye5BCDylKWz6qyqwfdPla4ww/btwpTvKdHd9yeLT5M5DlPb1NPztEe",
-	"whaoycnITmm7YUw9/x3+16OLdSFTnLKVvACARORmtWRBJNOyCFunbJ0KzyE9+45cqk7Q2jNdcNSVJRAd",
-	"AxhNRZtl1SEpAfoL4gOT6q7Hx1MhA5nm+L4Tak58lnHS6G5Dae74+LzhAqw8kP6Vf1jn2yA2AiHgpxfE",
-	"YZOtgtBvek8EM6yn1sF7OyzmbQ/+nkBu+L3/1RYDHl8WYTef2N8fKDEarqIj9z48zF/CrS6h8qaCre6q",
-	"IqhCaF8KMPLlldciIeBJhuvvsO0rnlMGANUyHIKwIO+Px5qYoQM8eHhAb8QkKKAHX/RRQ0NgEEYq5muM",
-	"zmhyXuQHkQ8QcH50p+HLLHUjcKuTARZBB3rFO79bt2jx+29gFdx21abcsScr/UHhEfCKPspQGP+n2rVb",
-	"bb9wmNnrihmBVZ7n8IFaOYwZy6RYaGJkW+hdcMWoCVyN7ZT9463S9E4k4Bpxhn7RJ/p+UHgb7ce0M/Jr",
-	"xZ67enT6+e/nbA2acjsuh+Xb6MLEcnHuKaGtnF0jcN81GRVQmLADdeNvbK3JippkORXx//knPfz3r/b/",
-	"jQ+/PRsd/vr7OPrq5ef/iI9DHzTtql9Xlg70j5gr+unMzeJstjZMx4SJRELQmJOAfpJ1vA+sztdyM98X",
-	"xlf566GIusGfaXLO1h26KJbF61ZDc2os+Qwmg67duTssj2r19xSzFVZZ7OBcnjC/JFCPJ19Ajzh7qz86",
-	"3J8QJsjzsZ04HJbn8ZTNqOpkdrWqpOUHsBMZ+kJLmiVlDWHv7+SpPmj4512/7ezPR5C+HlfDwjBH4/E4",
-	"HN3Fjo6IRyuvQN6oJgt+wcQxOE9bnNEOPLx8bwVFvXSy+vVxXcVhVfrLFfij2+TbY0H4gXtiQe7rvj5s",
-	"Ow9yW/rEgx4hD2rhDT14D2JfP//d17re4Z30uLm0fPOYrYliKVZFQTPfkXMIdOAe6TNrlaSlec2oyjhT",
-	"LhoUoBfQHWWHY2VWJv6cyQUZ5njQtkmRsBTdnKk+iOrZlyXobi0c32lW9UZxNBXg+otZyn3kdzwi33n8",
-	"SuqAZ8vq9Bt4vJ1Qu50h75s3MyjE3qKLVYdzN57B6snNL/4pMuCLh7TtDOLeAmhbZj67uiSOorUv+MsN",
-	"GVYXxGpBGHPsr/BkKiyRxi5VxbOGg32qlnQC0raBoLgJHwcMKvD9N6qWkKsVLXlo1/oB4b+WFdnb9Y9g",
-	"O54wYJ/4390WLNnC/3K4GdvNLq/VQDhRCQylWCJVimhSla4D9cpqRpenfKtkhLAQ/u9ojMUT8JxJpYlt",
-	"aL/L1RTS8bymZtmVw4qIfERRHWkLu1IBIUGONZc5hnsgSbyt9KGHpcHcvPEWLPWerLcdjBPJ5gkD4ilO",
-	"ZR/W9xYYQa/svVZD8LliaNfp57/7f/aKXQlNUd8R31hNqFTWvPK+3UjBIJZHluFpUD65HKhyVi2pj91P",
-	"2VQMpbI6ZibFgsFvUe1zM4Yp6MAQD5pWXFQxa59STYMgxhfjV8RIWfLtcraN8iv+hpKT8rtYNP8akD64",
-	"q6fui4O+RtzGAbiq6HVN+YmX/GE0oY/0nEGIQ3CZ2rWhB2LVbH7ZTzsiOVMJE+bQvZt5K85OhWi2sLoY",
-	"Gf788fvDbw4mZX6sbUriiZ3oJHYBcfY/7NU4IkaSly8CZUpZE1ZZ3kQP/03Gh9+SM/Kf5DAmw3hilsVq",
-	"ps+KfBJHJJ7859EkPogQPZqRnwWHL7GV/BcnQ/t1LhYZIzlPjFwomjssbCqIhOXRjFxQxeHOE80yBuzt",
-	"6Custn7OxVQYyIei5B+//G+iLTFB5Pec6CJZ2r/PM4qvnpeSKLbAQblI7dWToCxOhS5mKb/gGtgxtFeE",
-	"knO2Tmh+UL5Skq9eEXiVtFb6GnkhBEuDxTyeitiZYFyKsznlGUvjEhbCn1A8Ih+wSjzUOvWF5qkm2vLz",
-	"qajtYRkEiFtGFXPrcPInyMOpE5sKuWIXqQUQm1+92oWw+WtHIYiTNO0QbO79pEWsBXKCpinEZQ7BpEgx",
-	"3DDo9kwTaZbeGaoPtkk/786w4s9jhFgR2JRptanUq4eFArf+hOKX4RHpPCSuT5xosyqiwN3SLu7QQUsd",
-	"XoQ2XCSIRouLmrG1FGmAV1Ke/FnO1JkbO3ZCs08di5M0vRGJ+SQt/7AhkjSB1JR+CnTOZJ6xK9a9x8eZ",
-	"yivQgYtWhUIjtMWSijQDtlzy14RqdsiFZkJzwy9YtkYRgqzYypFM2htk2x0TCukpwg+0L8rke5j2w846",
-	"wTk+5ML2ePhPnOXJpt+ntr0jm50RdVWtlq2BpJjIJtV64pISa1yqlm04RFbngk516ejUBxFJQXJeUPca",
-	"VKWu4WMwVecevywOmp5RE0eWuXlG1AnzMyK/QOdcsTn/FEeIX2NAkQd1firKIayekWd0jRq+RsRfFxtO",
-	"hls45kE0FVj0xcP008JI28FqPS1MGl+gho2Nm4rGzh0TISFAF8BqCADgQFX/EXm7otyFzlgTPQNMry4s",
-	"gffVkfbBE9io1tNjhyB+HytPQtriGrapG33AnkYXqv3RFVDtbxyFIJjPyxdXA9kP9nEP0Bp/K0dV9/0w",
-	"CabCjfzgsWu+8zykJNC+eAQl93nE8UhfKM56QPUNdraH6Hn+ewhQ8rlTEv1Uw4Khuk4cQcyBkIRZltkU",
-	"OQog2TpZNGB3bjDq5sKO7SAdjPpEEA+QyWuFVDpiBd4Hoe87/WrljLblCDagXh4oLvAGK+jSgJspHE8v",
-	"7F/uC/vGjSqv7tV5xfPqfncb19+VbXSdadWdcRWtBUwjdtJ8KrTVgoyiQofRjA67vPQ8HVltVAqH9eEQ",
-	"PKhhl3Q9FYkUAsOlq3DGJJPaab1ckNi1hSRuvFtnANDLMrqOp2IIzQn4j1+Nx99EhCklFf6hWsFZuIKD",
-	"trSuqkHp2it/nPiUbEQOCTMFn+mpgExsivUZMSG7yrwO2e1G9vVUlCfhQyer1tWhNN2UwxfjcWSVY0QO",
-	"gfBQYQ7aAyv9gFs4602gsz8eXtyfBSNSe3BmT06JP1CYqD/10EV5Db6tevDt04BvdzGLepRATaMrGWCN",
-	"U0MgJ1jSjMOLigeLEFY9ZJ9yDg9RAe0RuqBctGiNmzwUIIhamehpjfMJzz83uB5oqHW2183uTp/Y3W2z",
-	"OzynJ+3zi36nuUnGhWykm2m90xocPfUce48GHVCXf9rP1mRmDwUfkwS7nAoshLHrvSdgHkPHa4AbQtSn",
-	"5ReYV5ooZhCSAv12fvOAMSFitoPiQLQMyys//PXk8MXrr6ZiSfXSe1VdvRl722OMncK1cd1YgK+u41yu",
-	"rvYP1+UQ+JeYDL0zK3YlQOIDeHWCYbG8I/7dbwmW3Hg1flkO5TvCDqO67V5nEUzdlIVmACGurDMDWi1+",
-	"CHm+x7+tXHLw65kxWUyG4wmBrKQtGGsfbfNHw35vrbia3aXgve0239dqX8RvbC2sZhtGRC/lpbsqErBR",
-	"roKhXUJnAwC/kAQqb7obZsp7Odp6UEwUK8ui/GCDX6M/QqnKp3fBmxeDIJVK1orPV/2loSogxrcQW92z",
-	"J0QVAuvAenzMFV27bCrAE4Z/DmuZWcDwVSHgIWkqXJtmZWrSpzB1u4v1tNifKZ8Wtvut6qF2Wh28SBXi",
-	"Sd/8or2dQNHBrcKn8G25RO7cn2mH1YSB8lBXvhCAurDw1UQMIyuaLDliSpx8d0rG4xdfT8Uw/q1ghUNs",
-	"iFUhhNWLouqf8HddJAljqW0mFYldfGZEqFijpuZSHV00+JwLmkHHhIqEZbbxsZ3FGqqKoR6q3fuwYVOB",
-	"mUpo9VrNVS4U0zo+aMQ9FqIEmHDIxsbvwFTgFviRuCFDq/EB0wqweS+XsuIvVc3fCNjD3BrzngshD4HQ",
-	"RPDf8jJPwG9kmdhJs0xeumhEuyMOAxN00TkXXC9ZimyuIxoqWDNRLkEMqvO74/W/wvP5MZErbgxLI+cM",
-	"Pmd5a1rpz7AX12VlN6/TlfO6p7yoLVzUkddj5aZPStJt8G67BuTermYtPuP4S9vG0rvUpOfIMLeEfMLv",
-	"2qk/wHR9wlLJaTqZJrwXeYYd8GZX1AyCv4BDulvPUs9ggWdih6pSpUZWWqltWKql4qrPyghvMizLWpZZ",
-	"qdxYrg1+hwqwF1wSVr3bzbNLsz5qMm2vPcIbOjmp8eB9AlJhvV+eKlge7BMb+0M9tyC9duuRAdPRjKpk",
-	"WWZodlpn3xdZdmiVDoI9yPC91Gah2If/+iEi4Q/2JvFFgdeHxJqv8ozFB1MhPfYWtHaP+GXmOaRF0SwL",
-	"zT5fsZbqcx1NxYxpg6iJWNphAvBAVJy7chuCXdoWWPZhWMLMpAeErqRYTAXURYQeekTi3xDBh1yy2aGb",
-	"uzbrjBEIfJuQS8i9B+zFLJsKr5ZEJJ4OfiukZYrQZDoA9+HK2sRLRTWLSCxVTGbMXDIm/DhJwnLL6Ny7",
-	"EWasZIxC7eL4MCbsE0SzwpSkSh1KUJWY7SI4LXubirm9AyPyliZLsuSGJFQp7raxzJsBA4CKc6eQ2i8w",
-	"lRuSFGYquDCS5Bnlwp8r5LXpCrEdttqv0sfXDoWEfxY5hCAyndCcHYzI9zwz/r2KCKqUvHSeKruzE18l",
-	"Japydhzztqo24hKENFABqUPiWwt+SmS5eZV6NBVDRHejCLwCfjN8CssYPdcHW5FdfIDCVDTjt45dbXg7",
-	"XVksliWqgp54DwT2WKIObilxKlKW8JSllkA3vodoDi6T9wNj3ghrjfL6ANvnkXH6xHkB9Vbpdpj1hKdw",
-	"Br9BREiypErHQSJi5HQCaux+uRIs9uSt+ZZJeQ4W1BBzfLO1p1ZHHVviRn/b6qTcGR37E9YQdTfA1ywD",
-	"WuqK0IUfr12rrP3DXnnpCg7Gn2/p446SOr6Nv97Sp/GGdhYihV9v+NOuyBOZsTki0NkdgGq8QHuaX7CD",
-	"rglhn/bZWK3z0A509SnhW89eM/K1Wq87oX7B6xGBLNqKl4OTBaY0FVYazJFdd1/bljD3fpHsS37V0noh",
-	"p3qkFViRnZ8yXWRWQ9wevG538ilm/aHAYKKGuEtn3ZrGCYJpVxVzrLNWL1XuDN7KsVpmQA+DumQYZ4pa",
-	"lhQeNjgsGOdABGoqz0FktRSsnOHZhcsBf6ZJnLELlrliQAnN6Yxn3HCmY6xP2pVG9AGXeptXyX7hvzm7",
-	"7MoDsZzygms+y1z9PD16uhm3mc2BmxyQrmZMt2KA7EhirqodVrjSoPD5uo8VkH3w57ay7t3lEa09ACCQ",
-	"Vn4APMc34xouh5Pxiq9WXCyOSTDZqk7h0Xg87o7pABJ92BnMMMV7SmDG7dkSUuG0/CcU6UeUWazdndgl",
-	"JZ//7s24z1tzix2vaLIdcE6XtZpAiCFWTCDCUIJNxdAD0KLQiiGGB1KyokrQAvyX2YSWnYpObFnSAS2L",
-	"ZB36H5zYPi55X13890KVnYptsLIdrKhjPztixALD+lEAypYqRCekvd+MJ0DZpwCQu013uwKffO6YVfej",
-	"4Qk20I2a0g0ty/O8+JggTKwgGaMXHjA7A4SlBSpThp4D+wF57c2MBqdz45XOVvjrVAwtZ/bhxgSn5tMb",
-	"PNfFOfbAxHcr+6LYXJued5ucrrPsWW23n4LHvlTe4e7A1ZSs5/7ybtW2fKN6XfouZ4VHHPEEFk3FhquB",
-	"7PY0BHV5NjQn0qk4tZfi3eqv8FWGHgQDuU124Bba13vSeupPfOKLd9iE57p5ga7qvSnrd4kuNcM/ojXc",
-	"OfgEEPxSv+QkUBgiss2zMxUniDqEAHSzNaEC8S/93Brsa9OxGuG7dFMVifaGsXNX7UvWSW7L9+S25p68",
-	"T/5gtvifysfep8ipJx/XHj6ugAP20sXWInmuBc31UppO9euDUUViCsUikshCGJ+w6cqb6zJJFLg3Kliy",
-	"gFodFXyumopU0bnBGKyhzllCxi8j4r9+MIFSJFwUvtiStfbeAmpwTIb4halwMCMHCLtv2XK8ZDQ90+y3",
-	"eBT8G5W5oH46qIRWf5sK96yPwTPInXOqDETuuALpGD0PkUbhoJiNyo3l870LPZVLfKabfrmyMDyUz/Xt",
-	"OqrDd7jX/On1YPP4VSdzXT8Ux1h1fimzVJdiAH1BlSCorW/r8/yt2pN+vV2OM7+JV0p/zBWkXEekzIMc",
-	"bQ9EKL1pjWRqSEebo6uX6xoJ4C5gvlmDaLZ/LHDHda8b6A7DvxoEyUvya+xN+xI+brqRd87uKVzgAejY",
-	"0oWouzQAf7kdDqblm4FMsIynLhMwmEs//72M6up+BvkFbG3/BQG8DHM0y+h7pDOHZMJNVsVhugh+VLC9",
-	"Uc4VMs4DjCHFiNp6WCnLszUKImDyEMPvAnAr0HnNfkMvIaCr9mPWmO60R1U+/Ntxudybr8n3celCO3by",
-	"9kaEXl2HDwP0HsX7Ce7LtgeUaj+eXlCevBt3+4JiljsDslq47O5UiI9hCJhzJDjOg3VXSIy670xeMBJD",
-	"HEkMUMeWHSL69FS0wU+3BvwjXHOpzruLOxXDqg4qgTKoBz24ZJf7c58A87vhcdvCcN02g3SBTXZwG+yY",
-	"jMkwCBA9qOqCgeC9QnAuF+arVwMAdearYjWYjKPNkNH2SNhyvnsgOmONEtfxsUbBOmrrA+Dst+LJ2/yl",
-	"8uP3WCYZk2dMg3fSTi7d5WeGSklB/WW5wX9raaeCfTKOHw+PIvIiIi+jqRiNRiVDXdAc0OoLpGYW4QUr",
-	"RMqU5bZeE7XT4WJx0FF7tfJlx39CDPy4qtkq5w2gfKuYQoWitFZcFb0jiZURmyXlGz5xXOJUbCml1Lsw",
-	"4DGAyxqshA8FDs2SiqBiki+7BpW74mCU1ujH91LvU9z1YSjNd+P5DrbmnvzeO4rBCnb5VI/qye+9F4e3",
-	"yk6/QlZtCrf9xyG4SSBwqa083gdmNsrjpc61UtfAN8q+pgAXyCroAycx0D9AMynYiMQZ1eZMhR7mJKMr",
-	"r5U1JEro5LBKaFi3NcWv1ave7WTV3ZgtjKYfYGseBh+9XSAYv9j7goMpN7sLWquiOqpd2bMnxfQPCvZi",
-	"tTSylJdkTlWjajRyok3VFoFVaNaDJxbbQGLx4w6M2iehQegkQF9dSnVeGp0+y16QGVvSbE7kHBijw3U5",
-	"m63jaBMoxmuzdQ5Ghh4vzLIssMldmS5sT+y0j3EzFpUvukODLeH6htyAo9YuFmPyDyIEfHk1fulre7q2",
-	"AHVQQrtMRRjaRerLIqtCQ1UBGiLatGF+TYX72thXmuUG4L7c3u2ssR3WCwX/sjMWcDXgZLbjqUL4BwCP",
-	"tgYZeSXG2lSgXxx4TEw0XWuiZQ0VjFfJRzFu/kgV4sw3gOT+DKpPxYA/5vKZRiTmoqwJwdOYZFyc6xLW",
-	"x0i7xqqJy22o/qC7PeT47t0Kj9MlpAIa8dT6x9D/y726J+1/C1qQ1fyfcIKetP6+CdGWkTn4MV/WvCaG",
-	"IPplQwa2gRBVoOidDndXfgFRvSvg8tAmkJeidOrEIZx1fBBNha/TAHV1XJmGWhFJ8NBzALptqxA5FYav",
-	"2MSjgUN4IRa/pabQkYeGiHDwdUSqEjzQzloYU1FoFiGETwDjjMuooagDxIo1EZZUL4MKPLANXTjuEztj",
-	"txG4XxEUgYciO4ij9kyPpgKtnUJjbUwrUay5YphwcTcVhnnVcJ4VennGLRVd0CyOAPTNye2MLshsjdrI",
-	"qkiWXY8MH/GYdwiJX6CMJM7/mGwcsJWPdKZd/ER7wcgakvk1Xh36YW0cV48M+FCOKMk9Zrrl2aHvFOGh",
-	"wV2OqxSOxK6PtWgkUFyvOpGwDU+23Bcd0k5rlQ6M5zbbwcmx2fPfsVzD/8/etbXIbUPhvyImD5kBd9JQ",
-	"+pJlH0JZdgMtDGVfSh1mNbZci3gkI8mkk7D/vZyLNHLHdraULSnkdS66HelcdI6+j+6jwFIsRV/wvc8o",
-	"LHLOthRGkapms/Mg1jFTAR+/9BnVz2YEhHxBEYcZDHZFs5jjNeUhRhRxImeI65WJdMgTVHGlWeaKE0tU",
-	"cdEQ7ePsstTzhIGiwFgHr7pGrBkaLRWASnMimDZNgfOG0fxi5EnrNWnlSjNr5kbAoXE35A+BMEyTpjSR",
-	"cdOaGKihgIliLnoN9PcpajmGTTtr/8zug8eQUc8tUjFBP8/IARKXUSOCPu91tGfVmeZiMxeD8e+/2vdM",
-	"OPp3prGzdUhEzmHsxyjSb7r+/1vgAwKMbBTzCr5Vsgvtp3nCCVYGcIilx8RnxJHona2U9+STe3F3f7/b",
-	"indZtWCwQ8VISbUM8iC9uhKDV+IB0xmnT5hnkP4DuIFY2z5iua+kobajYvczlYd3OIfnhFHiHmbpzGgh",
-	"tBdDv/03m+wfbhaQuKoGB+J88/v7CZztdPk5GmO2HdJixmjzqILT1XKcyY299IJ/LdYg/SQnCHSOKrS2",
-	"LoSzQwAXMsCguY6Wo8For2vGwfWFuLUQKiNcIIOC46gr23VIY+s3iSt25yz0oQbC+YeQ0jLtAGnZmd3y",
-	"C0/wi9sFWn2F2K9IFPSnPPYdKOsX4u7m55042NCe9m0I/T7Oex9skJ0YrwVu4bpYXBMOkLeleSHuf9vd",
-	"LDTOz1pKM/uTz9TNdbm6vbkvVwX2dl2ms16uCuruuoRZl6tH8RqXaqFgvpgs7yPZs2P2ZXl8HSfjBsZ1",
-	"Hn1jXTb0pZNBOutJmhLDWgwKWe8lp4o5iAMnyrRBngp9VHbAckXb+236Ys9fMLUHubFH/QfDRkP0CSpN",
-	"1Vf0Nuij9kr8+P0PpUk1Pr2zh04dmbx4ONuLB04Z1CpI3cUrffTQkK+kNAhPKRgwWPPS+s1WYNn+QXag",
-	"pR1scFODR940uqI7mWBxcifw3/EAqznV/Wuc6uqZU5bUycxOvpASLE1aZ74YiO9R/rtN/ERf4MIJWDYJ",
-	"T7S1sydh3MPnFXEwvh1CCx2CB0uXdLMPeOkKDy0Tuw5YmVrbajgqE8TaqU6GCBM7uG71ZvUKcw08oL+3",
-	"Sta5yA4Uyi874DQDy5K1rmqVD/TJFYQeFLkYJO3Znl36bOKXAcPuXKu27pXtO1Vwoq+AY+kpRNPuTF9e",
-	"872oz7pI7th0RJIERIFh/kf+ZuKPb3kUWTWdbcQHbWrOhj3E4uDe2UZ3KmuWb54vG7110gRsyNkOZGZH",
-	"7Y8fABYR5hDRxCLgTXb7qByyik2vLCGMFRkgJ7HYp6LICIseBR2rX3OE6TDR8E8yVO13Q5/4M9JLNHoW",
-	"5IU/map11oAibZw9Zm3i86NpKeV3r6BLrrIiCBi9kw3Iw6uQYQJB97pWB+nGC0PJ78f3j38FAAD//w==",
+	"7L37d9s4kj/6r+Dq7jmRv0srch79kM89Zzzp9HR2+pF10tN7e9RrQiQkYUwBbAC0o+mT+7ffgyqABClS",
+	"ovyK4/b+sJO2ABCPQr1Q9ak/Bolc5VIwYfRg8sdgyWjKFPzz9Xu6sP+bMp0onhsuxWAyOCHaKCkWhAnD",
+	"zZoYuiByTsySa6JYrphmwlDbmMylIvGb+eGPUrDDH6hJlvGEmCWbit8LaVhKZlSzL14UKrMjULKkeolj",
+	"MTKT6Rr+oZm6YIpoJlIdES0JNyRZUrFgeioul0ww+zMVa7JiqxlTtQFSyTQZ6pwlZPwyItPBKylSbidH",
+	"M6IYTfV0cDCaikE00MmSrahdr1nnbDAZaKO4WAw+fowGp8yo9cncMLW5H9/JS7Kyn9cskSLVxEhySbkh",
+	"MzaXihFl+3KxIMPTb1+Rr4+OxhFJWUbXh67DwWgQDRT7veCKpYOJUQULZ7Pigq+K1WAyjvzMuDBswZSb",
+	"2gXNeEoNe0WTJXslhVEyazm27JKuNYlzxS+oYRER8jCxPeJjQkmScSYMWdE1OWcshw2kQl/CzqZElR+x",
+	"u3/JzbJ5rqOtO/gxGuRU0RUzjrTepGyVS8NEsv47W2/O9gd6zjShsHmcpeTtT+/eE03nbEKo22hit4xp",
+	"Nx2gFLpi5JytyVzJFdIZ/IkmRipoxgWJl8bkI159/8yYLCYLZjQOYqRidnCdS6GZo6apmHOlDRmWHysb",
+	"4IUhcbCkw1OWZ3TN0gmxpxkfwCZeKm4szQppJ7IgdEG5gM2XuaUeYcjlkmcMhsfPacOzjKhCaCApDTeK",
+	"mxF5Xy7OrhcmRUnK53Om7Dh+a/AINXkx/prEiRTzjCcmHpEjS6TPXr6cilxxYegsY+Tk3as3b+zNUjSx",
+	"x2RntqLZXKoVS+Ez1WjjEflJZGuiiyRhWs+LbCr8hmhCld9GuK+UzCnPWHVglspmrDxbmL1d3DlbH08F",
+	"rbY2oQqvDpy5YoYMY6DyQ0fmE0vF8Kk4IlRPRZwoRg17L8+ZiJ/oA8I1QQYRTMh+C24l7iycA/IA9oGu",
+	"8syS7vjo6/HsC/riEBoe0ox9ODwaRANuqROPfBANBF3ZxuHRW3KuXV/64XsmFmY5mDx7+TKy19n/95G9",
+	"FcYwZcf833/+X4f/32//+R+DqIX/vJnbqwY3bfOuvF8yElteHXvW12DD9k/ugi9llupJeL25Js/HL6bC",
+	"noIsDKHIOJESubG/J4UCqioZ2DGJ/09MVnY69rjFOiLxL0/jqeCa8IWwG+2Yavt2hZxjF+ctxJu0fc2q",
+	"ECP/iZyaZfUBVYgznm7lqpasqRlMBkUBLVs4VknQtv1faXqK5Gv/K5HCMAH/pHme8QQ2+mmu5Cxjq//8",
+	"l7aT/KMiJ9sjteM7NsqlOMNLMYgGKTOUZ35R7o5YupWGQHu7SqaUtKzzn38M5pxlqd1WKtKMDaLBimlN",
+	"F3b4VaEN9Jsxwla5WQ8+/hYNtKGm0IPJi7EVIdwAgf+jnAkpZ+I2oVBiMpNmuZ64BU02p/0x3Mz/UGw+",
+	"mAz+76eVKvEUf9VP3+IQuKUth1itt2I2w3jjg3FU8Xk5nzORWr4AW6GJZeu4QfHByE7tlWN1e5zVja7G",
+	"s1pdTdpfInsYjAwrbnwQAVd3tEIoMfScCYKnC6v5VqoZT1Mm7no5KDgtu9aMeaknC5UwMiuQ0FKJmt8w",
+	"nvtZ2hWBmNIkZRc8YZ6YaZ4recFSsgZOjj+e5XiW7uT+JgW78WXaQXcsNSmUlookVBAhSSbFgil7i0D7",
+	"tBSpmF6L5MxzlPjguNIytdWsLpdrEPNLeWmlq2KJvGAKFvVGWCZPs7s8vxNBCsE+5CyxijbcDjKMuZtJ",
+	"bfooIK2w5cxeJmyiI2iRyYXVy+HfyKk0KYTVeEx4fVNY6I/SfCsLkd79vXNkCfq+pTX2gWtjydDU6Nj+",
+	"ZNV+K9mGsZDmbG7n67fDXErQXrhIuTZcLAqul1Y78qv7QaZ8zlmXRKrLXSuNUjJbN3XlQKYeW2qzh2B5",
+	"fGB61bScrs1x7Z92mAAfo9KC29Yb2sC+vqXrTNL0vZTfU7Vgn4p5Ak1yTTI7CXuA1GvtK/rhzP56Nlsb",
+	"pmMyjHOc8pmR8gzaOzbyjinLXH4W9ILyzJ7gtcR2EYzTENgpNdSasXbGQbMRAZuRUGs0usuT0TX+9RBM",
+	"SbLgF0yD4eQE9Mvx80pA/1z7ZqdoDqd2U0K5Y01kGAf/FR9MaizgkuLNQz6SEqtMDilaPeRSScOIs3zQ",
+	"HGpYAVQ7bVOKhJE42KcY+E9OtbaMOLDlv/HTDGZlzfn6VQpG2n2RSjMfdua9lD9QsXaKn75T9k2U1RMy",
+	"vuKWY80Lu/hwu4expfkVFesz9ycNJyIleiPQ2vSmMNfEWJvIckRnCtA0VUxrkNVlL2ep0cIsmTBudeEo",
+	"rhcZnnxzSsbjo68P6pReO7ibO4mfRTAldufyBffO6qhcay4WUaWsRqQQ50JeioiwD7lVDeyGKnYhz+2P",
+	"G4qQ+wXvUrgmK4MoOmnQwfLLL78cngQtJuSvjCp7H+z1KR0eKD1wj26T2ZW3bcUXytGFlZVOf+vkY44V",
+	"k+LT8TMutKGWrSRUWBYFSp2/SZoovlhabfayyeCOA60HpDmqQe6SJEuWnLud10WeS2VY+gNLOX0Pi/s0",
+	"0tPyytKGl5qR+BXO4tDOKva6eBxOyE4ktsw6/k/8pz0doLI4WVKlmfl/CjM//CqGA6dJwnLD0uPyO6Xr",
+	"YPNbJeuS8gC2t9yps5XdqjP7KRDa5WEDrzhJzl9f2PUHVneuZM6U4WiRa/Z7uxam2e+kyMENu+SJs76k",
+	"0MWKKRQlSiZMe4ZqFdwhJTldsCeaxIJ9MGdoDcQgSkpPARfmixeDaJdDtvI5/BPm+FvZSs7+xRJjCeZk",
+	"4chiQ2en9peIUJIrLhKeU3CNn3N7FvBbXPnLciXn3OqmUe0WgwcsPYM5Pxs/++Lw6Nnh+Oj9+OvJ8/Hk",
+	"6OWvg6hsM1uHrq4X8y/Y4ZfJET38Oh2zw2fzl8nz2Vf0iH355aBJcu+K1YoqrpkGY4mYJXjTiRSeEu20",
+	"Uq7zjK7PnF/mVM64sDIBPReTgXJ/4Gm/eVC7eXUyCJcbuHWsNnxo+Ipt+nbqy2+joGrvL5eSuNZoSdgj",
+	"qFFFu/+osV3Nj/yypKYaD6yWY0JnzgdsRQ1eZCFJ0HHU+p3aFretxv5C9FJe4oNMbRkbw/mjaRuoEPz3",
+	"gjnPRES4IJm8BMtRs9bBeIedBJ9/ooN9RifXLqdc/XJBk9ryo8onFhxxFNJI5218hW2A6QDDzrKf5uBv",
+	"28aUoflrccEymVt51WRSxkkCJizD+OcAN97NJ5hMxxLh15Yp/zGgYu2mV/+gM4h2CZNwyc7sG8C3U5qY",
+	"NvP2BIkTFEFqr0XGCLsAr7Dzr4NOqcmcZpoB43Rrhj9Ua5hJmTEqNpbqJ9662muv8dQtrNdaLYni2qxN",
+	"49sdI8/FAeCVzHK7bA1/5qkOlmxUsceKg6lsLv63j79tmgZxjYxinGzkTgW0TxxvRF5fMLUO7hnN7JX1",
+	"smRkeXZM3BMB8qLqdZUoljBrohJu0Jv/4XAhD90EraIwOqWXPzjnc+Meva3OiKb+xfVtcIxAFm2KjN9h",
+	"OW+u0+5wnRLg9zNkMzs5cp3r78vAdzLeLax0+yUvF9HFzXbxrCZxX2vPaUk9ze2fOEp3Xve7PI2uHevc",
+	"me8YVWbGqGm/3QnNMnyC9YKIaWYNBDRi7TqXfoTNdWZUm7Py9700D8Wc8jvjMIOzFdhcLdQD7wS9WNxp",
+	"Iezn3kGHDQ0U/hq1zHn33nWq3p2r2IyMqBgLOMnRxWO7WRN4rhgjhn0wQHiGrKQ2U4Fkp9HbF3zgLIN3",
+	"0zh4o46cXmMkyZmE5xM9FX561qAWXq1ywSHIt+2s7JDEN3XBGsjmNomvfaO+57pNiYfZN/zOltE29HRu",
+	"2Aof9B64xv7bhs7ult6pGoJTKmUKvef47WMS//O3GLVjs2TWDlWMCClA9SxH3HlbBtVxUqXoelOthKE6",
+	"b8dbxyq6rbfG0WvGospmU3hZ8Rmwg4Xu9gQ4cX7K5luZyub2uhZI/NXdLK9BOc+SVWwaJmVjv/m3xbtw",
+	"M/xwO0/kFagtd6PBe4FxhrrSJ1flG3vwoFX6xlofpGrfpK/7peN3UNtN6PobC7+mmnm3ulpvRf8KatkO",
+	"sr9hpX/jHG5S+99bna+JiU7B+6QhXiPkbXVx5l8Qn0el1n8wmYrYveLEPmwXoi0hCLPsG5FYiowLFrtg",
+	"0kpXLbeLpxk7o/hsKecwij1jIgWLSGx/jcs3YWqiqYjlfI5juge05ojudzfoiMSzQq+dbx2jU1zsohNQ",
+	"biGDaICTBWUNfGK2o/0zDtgistxu/5ynd+YKK/Bbn1p+uiU/aLnp1vgg5aUjo/slJhtEdRPi0a/zmlKR",
+	"qmTJL/Z8Nbl7h1inPOgg5RuWgX6zP5noy/N3icxZx/sRFYTmuYtNsJZmKickhgugJ7qY2Q4zFpNhQk2y",
+	"PCxyQkU6FVrQXC+lOYhI7CKH9QSpfwihcTqnCdMR0L5gmXbhBuAtOLASq+wFMSb2A+Cc8G0ikkttIsJS",
+	"bqBvyjJmGPHdYAyUcrXv4p8O6tKsuZwq3Bk7h/8N0xlEg2DsViH3iuZ0xjNu1u26RALRe3JOUFN40TDo",
+	"c6bsIXtewQ1bBQxvANvnaMdqevCf7sINooHbVedVDf5Q9vB/qPrgxlZd3IqrP6SKzs3Irx9OAfwL/i8L",
+	"RYUZ0XTFRfuO4Cfbkr3cbPCGwGIgqIWSlCuWmEM3F99uj8foo8l4/Gt/V9LXR4NocM5FCjOnIqUqrUL+",
+	"DU/OmdEDSDQy3LJ4uFh6MPnnb+4Uzvp+aWz3XOY8GUwGPwlP2PbgCX5nEA0umNKwR0cb7q0rcdervGP3",
+	"5Pa4ads1BEcBf7dNP/pd7dJ8gvP3t7rVD7RxFK2P7VUjjVRWHzkiGsww5wDEj3sCCMmu9AHu3JC6/y+k",
+	"jj1XvPtLSEUtwrCknz82I0x2RJXAp+BQq2FqBLS5823ixR35iaPWW1b3G1ztU2r8jYU/VKW/scwHpvc3",
+	"6elKqr8fpKb8e4l3DfW/g8KuZwFsrLhFEb2S5MFx+9oOIbPc2fgaXC6YVt1gqUbtwdVuzUTYOI2dVsLt",
+	"7XP3zm3ZobsJeKqru/eA6z/woKf6Kh8oz79O4NMts/wbDX9qrvfaPMVbAhs/dPpsWlT4m9GzP43qXBMq",
+	"DRV6N6+8dWHSO9TqnsmSvzu6at5YzIDc4ULwBpV/LwkNwppjpTL609U2N8YPEOrTNp9GYDcVmAxK/RSD",
+	"QA02n7PE8AtGlERMDtWMtM/YBcsGkwGGFsEZueHh2/VImnd0FcbRaPjPvlE0X1Wuj5wpLZGrNqLScDbb",
+	"xcP30OhjY6r9g02avLwcJXLf30IkeCztQVM/CQYZGEgj7jSeaBe1pSHYPIwWx/igzXtR8qZeAUF1emlh",
+	"WEEyyOac31KtrfCPXbZIGV1ve8FqytAZJ2bgJTDv5zvoHZXkFnE3j3Z1Z+U9UOce+MNdfZUPVJ27zuPd",
+	"LatzN/qE11zvtcV6p9Z2zxStHhrWbb/oNff+c9Ow/sHZ5bbnGRpGHGsGhB5oMyCc4TEu8Y9fHLNZN7Sa",
+	"sIGdX/1taePpafOxqf5a9Vt0B49AG5rYbb0K9X/1aRU9Fb5byaIcNI7rTIYZAo/YI6MXrPqhfI2Vhann",
+	"pW537tVO8492kB/I5W5/5OQ1jurfYnqHXAdPrS3q1f1689pPgf6zWMxXeGzyW9mgvh3crd0weF8Rnw4M",
+	"yAazuyFDAJjs1fMDXrkk8zY+nRYKIFTKRHQH1QdrmBDqTWWEoQpwT0FFm4oqarE5ko+YaHCj5JylZ605",
+	"8qhLoWqIefKYlUOTcyEvM5YurJpYBo0kUhguCqbL5KjWrPgmGV3tdndnMfvlPtGwVZHPRs6ZqvTC9myE",
+	"tUjOWC67sBPt7wR+r0MFWLXZ535z0eu512kXrSLgF5c+EQ4rFdqEK4BFm60hpic578veG5Tpsgaro6+t",
+	"vXFpg6luo2V/KxvKkae9/jfM341d16saunVasASMCa6y0zbcTuyySnEPVJvbS4ja0Ab2Tf+PfP4beTke",
+	"11BYZWFvHXI9rolRfLVCCRxAi74cj28UGyBCiNij2lxKoI8EEcaCnxrTObLTqSOdbokG3EY332GrJpX0",
+	"T5R1FJPnu+glzyt1WScyR6kSUk+dEv5a8CwlM2lCapjZPx7iH3GQXkFsmylyVzu6PL93B1ftw8a+G6vj",
+	"Ymw87vixFe/2H8RqwSwl5pInliMXEBskkj1y/Xzs5EdYzxvsc7SD+XShSbgldNOXUyC20JhX+I0HFGlQ",
+	"14bFsj0AbYNg2gkFiOGrGi247APLRgDJyslRp+hjuOJW7XLjFIFtPXs5bpBVD2HVvaHfwNOAc8h0bqu9",
+	"B9IasTujyMiw0hgNgIvbHoSK9SVdHzTOYtNY7Oek37zG1zIG+tNtr3Av2Ne/KbpVdEKkqCWaFT1vkmip",
+	"Zp3t827hsTn3srPLTt7Wt2Rp/y6Bza5Kj31ju2szbKMWWB/rF7xXm3mr5ghCWSp/uY+JPxRSiIxpTeLa",
+	"QiBrJ/ZoZDHQpCByZfXvhlG/c059DFx32NjDm7m4hX06yhbBW9vh5nTc4N3U9xYer3ZIYnzh2i58TzL2",
+	"wTZYITYdzdiHv7jWo0TWXtrsb4Obka84szsQsW5dLQ+YGeWiBGHURbKEF6jm+h1aNoKyuaXCghpzefby",
+	"xd1oZn5J3aRxWuyiC1UIbzXX8Ds2uJRc2N2xyjqjABMO0L5Lly7gdPs9sRRciudAFUJ4R0/d4SAuJMLp",
+	"dbKLqgkieRbCl1SIQlwDwEDtx6GqtW48TrpfAF6jMi58dqEqxJnvfLaiH1qwNUbt7CfcvNZwbrgj1ohC",
+	"+MEZW9JsHlg7l1Kd62MCUPUzRsCXAXjZNA0OqtfydXs+KLBmgxkpuM3aUGU04eKYxL8XrGCpQ5LA99kw",
+	"ygB/tnTiTnrnE2dtT7oJ/J0VFltI3Pm1OtTDeuv/toNUyKxJoY0Em7n0fL9DmMU9DVOvzB2Nx+NdpHBF",
+	"hfPamuF7oI8tG+mUZSPx2INXEMznDeL3a+CngFx5trLqxl80XSHHVwCHbsl5nkmpyDN7Pf9FrQmOhUMG",
+	"FdLp243GLXCFwWfa6LY2xYj8QNV5CuCyR2S2NkAfcbKkBtBxXDMHh92utePcOrX28X5aezD9LSckz1k3",
+	"M/8pR8oFJd3ydUhgA6geKFlBcDjCtQano0twm8lCwKECJuIFTzZvCJQTqMJtnmiS0dzIHKBw4EcPUDtw",
+	"oLVt1yMYpTn1v3Ko71QCAhvpluDgfX0ZrBZJ20fqNybZqpSUH3uiCTYkw5TNaZEZEpelFI6JYCzVJA6W",
+	"E4dczq8/GviiDO18bvsJY32ULnkNewSlinz1Hq6dQgVyDoC+qUhd/QEsw9N6pn3Nja+hd84V0+Vj45eH",
+	"4+dNMCWYGcQ0mOX67Nf/WS5n//NX/eu7o4vZ6sPL7395eZG+Olp+/z//lf2/v1ya9G9fq19/eWF++ObE",
+	"993DAOqisC4loTphpxTUzhC8xwt+wfr5o8PNaPVHV7Ssjcw1CGcuFhuYP3hEbrj+r49uo1uRiADLGj8e",
+	"kRiPIiZz6SI7Zmvy4nlQIC4QKMNnL78giopUrsiMGyyg1v7tK73I46yDEdpY3TdwKq1PPSUzCFB8j3Gl",
+	"uuJj3BCaGAy+Cast+Qt5BVjffe5JO5/c38T/MsD9rpjJjcD0XjcKpukN6KVPFjtdi3jy77Bt63Npw0h2",
+	"ppAbfSccbW38DfoqmTwphOEZvBilKy483fhKLUCDQ6v1OMJbMENejJ9PxUbhnQjQwOHgYojMjR1Ifdwy",
+	"wFEjQbtFktgdgf6tQbro2ZNq/bYWLdsZqetrz/huIEIASdBIwhpxYc4+9C6WK9yhdkdD3ZvQ/6Z9uRm4",
+	"exM3I2U0MVDHMd3O24OAZ6pJ0C3g8AHrgYDn/ux9D8SHG0OTvpHIj5L00Cm2JeRhF7501x3eIPLdcc81",
+	"Kt8S0VAf4Y0vFYYh0SFMopCCYZW+3s8mLZfzjsOirxoG/Y2ic9MZ4STVE00KAV8FwFHLMKvEBBV4HUJ+",
+	"EcQA9g1Oq9mR39EMwxDzbL09emzPcMO6Gbmp+8BqdmW0B4FdTzTBOL8+WuVNhYUGi9geIwpn+w2giNx2",
+	"gDvuAiKWfMrw9nDJDzW4PVzjAwttr5HRtsB2fBGh2aSaKi1SDmDU+8ast9HM9SLW68u4dpB0jS3dGZvp",
+	"y1luLfa8vos3HXm+z6buF3oOm3Nq7+/mBaTwsmQbYKlFHbhZ3YYfO68BmBDsg3mo5POOXtyRWNL04tML",
+	"JVjugxZJsMIHKZCAgO5UHNWo5SaEES7h2rxkHwX6nirErWR6w0ILd/vzEVmvU94raEywS+J2Gxfe41Hw",
+	"J0FWa3JJ1xH5C83YBzKc8wtGVlwUhumD/d76rvmwt9+z3OsLmhXUsPTbDOsBN9nDnFFTKEbmGV0Ecpxm",
+	"BauCSzFTAQqwXzCleFr+NhXexC79TRFhmWabrbFunXdKnXORVi2nwn7fmqL4oDUiP+VMUSMV/IkLnKCv",
+	"jwlPBs75CX+PnWeyOj8m6Cyryv+fs/Vg4qhPjzTGfzO9eXJlvxbHGoQbQhlIu1kQrFHfo+C4Skbuvt36",
+	"4otrPmfr3edsB4nK2bUfdWtlwZ8EKxNHnAh2CSUHUVVKVApy+vrd+7K+6IIadknXEzwc5tQVMoxr6kt8",
+	"UFW5j6GcYzlAwFvMkpqpsD+PyLtLbpKl/Ry2hylAzEjsGVA8CbkRTrmSoFMBXl7PkCrkCPjciPyNCUs4",
+	"LPWVa/2qobClYguuDVNILim3G7XiwhKa3bkVzXO7+R7YtcQu6lFnDLc/6qoSsUdZg/pIPt++B76z77gB",
+	"uNcPJq7Zfcfi28Ckog2YgF7Z7b5z3QXTw3dQ74hK8k79zncCzrFropZv6sY0EVN1x/ZAIGVjc7CjfyLZ",
+	"HroJbXzHeu5tZ1cn/xpf9Z137Kvr3NhZ35mlfHff19DId82ZgqLJUujRjmvwtmrauARVglfwhLHTuf9N",
+	"1XZzILXHQKebA2F3KUY0TbtHOHWtTmyjja6KQd7Xrs6n2Czonp5hxvUOqj1lNIWSCQ3KVYXYRUOnhWjQ",
+	"j+2063uFaHxJM2O4WOzq+A6bNTvzlM2o2tkZmzU7h7DL3X1tqybnw647Ngh6NrYoRH7e3rEx2VrGfGdP",
+	"DHxrfNN13fFR7Nr8KsTn7OBDLtIn4EOVsrT+0eWsrDHPRgrWw/WxuXPWWt/Zozb5Xj3q57qrS5sg69ln",
+	"r6m1ittdnVqOvl+XvabWJjh69gl5fs8uNRGzq08LI+3bpcY+d3Xa1OV69dhrm7u1vZ1LanDlHu33mlm3",
+	"5Ozd83TfnpsaUq8eDZa0Y3YdisXOO9TC/HYSXYvI3dWrqZX2ar/X/WmTsDv7tAjWXX02FeWPv+10FELD",
+	"k8S0RRP8Ajh9hWYpBAjblpNadfxhjJlVPjcHkwykIjTPDyIilbMVXUSQtRNZNnfdJkSvtWGr+AAh3t0X",
+	"iJDVF6YCv18zW+GbaD/2k3qNmo07dh4mhTsC5TPrzwWtbgSHlOciouq2/pLqXfY+7pIz+I8JWvgxoakL",
+	"eA4MdRI7Ozv2dj2a1TBKZcCPyLdonEOLVCLOTZ5na6jcKVfcmLJ2VeWyoSUd7BWI9fyr9Bk9/DIZjw+/",
+	"pOOjw6/G4/HhuPw/etQWiNWM79gxSILxHUqxrEr02dmPUkr7T5TZb8gkKZTaEqg2Onr2/MXLL34NMvAg",
+	"RKjfN+bBZqyqawhgIS+eNWGRdgw2OxrUHLo9uqRHmx638th3vpq5axHt7/GvH1zbJXKpPEiyju2UzqPr",
+	"BKXVTrR/AcLqaHdui0/zLE+yub6/ZXJGs4gkcrXi5tAV2I3IguaHc9VIie1GddkPkWivZxSj7NDgy/6w",
+	"swjue9v4lWu7UfUawE/gK+HOR47Mgq3t9KG+tbdia7yeR8jZfA5BvIctz4S6rUYwF0Sz39vD+HoH8JU2",
+	"WjNmbwlugzbCcO8hlu7h+/UQ2jIzEdeN75uN/LxuatkaKfjex/7ZzyZLlpyz9JjkVEN0L+S1upqHr38v",
+	"KEAnxH4Zbm8SWiyWhuAh9JiPzFKmTfc+4O8ehkkbnmUIxJQeE0qSjFtxOmNLLlI7xwUzmrw4GpNYMcOE",
+	"HSjue49qqET7PYI5+qpvb3DEDdyfYNGd5H4a8Jr2WmOoSjgXXkt46n7RuT6wwZOZd59UzuNSrFT+R+8O",
+	"r0EtO4fq7rAIF9Hb9XL4IWEqN+/YYtX6gnLi84/tVmDbJz67FmJsMWfFXpTfC6uCSWU1ns2NgsYt1KeK",
+	"4K7hEHPMFVkyzcilVKluf1ry7HJHVIhtFbnPt+0AqGuvlWq7qpbvcXFBM//m4p+LS5yk+iKhTVeGI8vS",
+	"yF5vSlJpdUCSU7MkXBgJa5/JdE18zDCoqZBJQxVdMYOgz6W+WAVkb6JnOJppJ2iuyaWSonztrI8KyclW",
+	"X50xTErceSVxwdVXWzd4wzi6tXih+qvGp4sYCpf8UGOGwjU+sKihGhldCZ+5zMSpATSXysW+MUVt9HS9",
+	"qKL6Ejc52Tlb19MvdmB2br7Y653M4NaCeOqLawnj2ZjW36Rgb5WcZWzVnzv5Dru9Y1YvOfXb00pyCtqc",
+	"+T2MSY6Dk+GLo/EBxp+gHvZEez0toVZLBhQ/psiMTYUrjA3Jx05rS5XMNewA9oqI3TErhXxFVDIEmjaK",
+	"M4fIAf6MRFriRuwe++s6PkAk5RIYswwy8CM90YGmuuHiSKCO/KCxUshSN4hnA9PGtXENSinUC3e4IbaV",
+	"8FERcIyVcn/0fDyuq7lHY/sXxaiGLS4VVeAHuDZLzm7m8Fej1lhu/MyS/Fe2v0+NfHE0ruuufbPgPEgC",
+	"0gAJVu1osFBiAiE9E3fik+YG2bsFzt9W7Qx4Ui3ntsltohI9FqqP7F+x1OcI+jb7AMj0zCH6anylLNy7",
+	"Btq6StJiuGutyDG14iwrmmL4GIZL9MlL6mmCfHKQMFpPwQqTVe89/ldbfnMrCFgDbjY4/DZpuPkKdGuq",
+	"cT1u59OpxuGSH6pqHK7xganGNTK6q5D6Npq5nvpbX8am+gu/n12Rs+7LPPfnfpstHHfbfqnLVUVXBjTc",
+	"Rto3pr/XT2dnGP59OqyeO965tbvz5WHIJkizM9P++ajItStymxC1HbgCpR5Uf6sQdMGwHJsvwhY+VSCA",
+	"IVVsv0cLVOo/0/prm0pWhwvdYetCxsCIeKjdpkeE5nkGpXk8uAnqj/C4XlZhkQIe72kFGohty6oyANo0",
+	"pJmWxAAMo6P0qcioYeogGCIApsZnT/8RyNt0mPjW3vWQ5XX8ly0O/Db0l83gnVtW9LqhaO5U0XNLftCK",
+	"nlvjg1T0SkSkO1T0GjRzE4qeX8ajorefotdB2jes6PnT+VMpeqeyDSEqvuDskqkYgg30MYlRgYkJyLRc",
+	"AuIAZFKgcEIekbsrSFJq6PFUxJAd6Do55cX5UHGJ0NduNqo6xySWl8J+Zujl2lTY23wAYRqpk7NmycWi",
+	"LgZxuvAA6ErQwacH0QAGbJWF321Bxyr3DnCLACkLyx5RbaV7DBmo8YQ8s3L7+bMQHlHOpyJjxgCudMoX",
+	"3G5VfBZHJB5hal58GEcIjgsg2iIlCOKGj6GUYO+pkAr7j8grucqpYimgcx1yoZnQ3PALlq2hvzZSQZmk",
+	"EMSr7vf2EXsBKOrzZzVM1GfRIKf2y3YT/vefJ4e/0sN/jw+//q3659no8Lf/E/zyH230+x2jmeko9pTx",
+	"CyaYVRwBebthPZRAhvJ80+fZhct6kl3StSaxPI+PCRVrV5FCFiaRK4YV/tzniNUDsyxEYpXnu1UT9+W2",
+	"K/TGkekbMZddqONOswRoWldVTBViw3LqaaGMK/BIcNcP9n8PONqOhdWNn44reWJ543EFS+pqvPbyn3bj",
+	"/QejNxHz9yop9spVnHXAni6gwzKkGdVADoq56+I0vBlNzov8GHnLVJQPP7qAQhKppRuBRIVlyrjGhFkX",
+	"kYEXbR+UgiaEnLUONMw5MCQqVLpWD7UPbVpxwVeWlo/61RL0aJhhhNI2rIPvfVnGbmC3Rq32wDKq3O7W",
+	"Zl0yxcOk4KmozC6XsezqbIkkK9IyOvkaPP6HriiUk7DsPW3Hn6OFWUq1l+/g2pB1TZSDwfb6rc/3q986",
+	"G8P2CReF27e0zpd2b33epHPvyMIaj1aCMJ/f71sMJoOJWRarmT4r8gm8M1cWiFPN4G302VVqwDaCnXd0",
+	"oeOWYOfqXPsELl8H2aQddeLYQ60LV0rT0yLXxCUIj7Y94e3z7Ic5w7cB/Fujo61KlK4t0vXT7p1xjbUn",
+	"IDKgehK+es3WgE7bEzVgFk80KRtGhNFkWQFvAG0DS7oM8CbsLK1WBi+j3ES+ZBd44XAEPyIY066UAE2Z",
+	"P+65VFMBqKB2bMh48cddAqAAx+vltfMJdq/gJrZuRKfVrwrWk/iCOEc/3l601BnqW52DKCw7R6eZd3lF",
+	"KCSOrhAV3+rMAbzRekmyXvrKNaBysEnZP6pjDWGccMWJGuhD4d1qPOWWxxqSepvkbssnvTVvXxMc4dP5",
+	"++rLfqgev/oqH5jPr0FMV4p8dBpdLe6x5HQ+kF7v7Rlsp67r+Qaby910ON2hxnIjSkdDNbi6MPdIXH0r",
+	"CKC06SExrsHYgzltYfAha0dmX2PwOwDMt1/vG/N7Nilvp+fzVglxz8O+wyPcckR3g4vdhA/65OL1gWNj",
+	"11f5QMVrD3zsTyRebxRFu7nc+83VrmNl3Qe5h7IuXMVu5nnr8q03+PefSL5tOZYQTujWRZoDtfvkEg0X",
+	"/cAFGi7ygcozpKR7KM7qpHUz0swt9n7ZildwNj+airtMxWpTd7LsWxekjuoe5ejeduLugOoywLO79liv",
+	"h4GA/1wtoBdhP64az9sTeb87orcLLu7WNJE2jNxPp45sLv+h6iSbK31gikkLYd1VBGs3FV1P/Whb0ibD",
+	"qlqd7VOcY+9gyeZR1WNMW2bRj9/cmhht272dsvQG96R1+VLvrNlRRcsYjP7cp1DHPa7Msb0Gbguk5Y1V",
+	"tGUrhBqwG/QXN+IokavHYrc9i922gKjRFXMF7r3qUuHNt4bG4Bm0hq7ABj7RBNoQmqaKaU2GOZM5hLhl",
+	"6/ay559Jyd1ooBOZs44YGZrnTzTBFmRIcydCD3pnlJ3k+bsEla/t+Cw3UOu3GzX59hTG1noIn1BlbNmC",
+	"B6s0tqz1oamNbeR1JbdWrd5G5dmqWl7Dt7WN6K6pY7auf1Mx2pRM/UTJjSqZjUn05VC3p2K2bt4nVzJr",
+	"4qc9Q1dLBdXgKuqElAke3j2v2VRIlDTPWyO/uyHx70AsqPslFk7/RGLh9E8gFtTnIBZOb08sqK1i4a5Y",
+	"2emdcnN1H7l5a3Xq7+Slh9mmIiUZ10ajcUbrBllgSDeM5FM5g8Se0hRW7g9XsIVRUGyYwk17cosld4d2",
+	"2d7mUfvxVACSrVSI6ToNBiPI6bevyNcvXn7pMR9HJE5kymKX8Ea0oTNruK5osuSCHVrmgWUulJKK2LbH",
+	"U+FqUHJN4k1MwWkxHj9PbEv4F4tH5JVMmYY8EJqWFSWH7INhAhxlB9FUaOlgJDUBbGC+EFIx39gs2dpX",
+	"uDgX8hL5VNPllHZV7miuxjadkLgQtDBLJgxP4NJFJE7ZBU/YWY7punE0FfFcqhlPUybs70KaMwCNtv+x",
+	"YmYp0zP7N8d4oQOkDGIZhDnlGQ6cSDHPeGLsv5sInLaT4w5nRsqzjKoFsw0LoYs8l8pqniuWcnrmioTE",
+	"ttmKivWZA4jWMAgXhilBs9hKCbu8C8ozu+ImROagXEe7P8i0uk1OyLJYURFQxYc8owKWipmMXBNXDkAk",
+	"rCxP72ZVz4cd/CiJkoVhDtxbY/ecmmW7K8dSYIc3Q87nLr+6KldKSctBlHTf180RQHa35t/A5u+qdvFE",
+	"k6A2BuFpmWT+P4fOIXv4BuVctT19UT83Xr07kqjtfL57//4twQZwB8pDU0znUuh6deYX4xf1R7/nzzC7",
+	"HLNRX379dZibOh63vqwjKOkmJemltQUa9IQFg9c+K9YD00JN2wbtGNJJvl5pb37y59M3VkhZMmmOHvXj",
+	"ZLU5bHbYcqnaDAK/O+WZRcjDWhl+YVyFqa1Vt7GgNFC/rwxZl8LQAKxn1ZKA737d2DqxJv/17qcf3fCz",
+	"wpBYFFkGG7JVWWwsG8fvWh9Ww9q6PlexkhiJgAhNdAEW5q+WD/g9k2C/PrJTS2SW0VwHiaxY1HpOL2Sh",
+	"uGE6wNr9tvpjC/BXNZ2e7/puC95hv52u1XL8th1tKeh3a2Zxo1brp7OHa4t+qIZwbZEPzAKuU9J9CvRr",
+	"Ja3rmbuNxW4aebcbNXUF2CKf/f/HJ4jB2oCXcpPZyfxuzXRvnN9Om/2eHefdnti2Y8IE99bQuTLhHvbe",
+	"fTfCBP62KklJ+1DfyUti7aUQscABoPMKJ2Bv+BXExmh5L29gCiAmpYd7WXVl31fXq0X1sQozKu2K/Cw4",
+	"/JOt5L84WBMgpowkMU1Tv609oifKb0Zu52BF286qVu339jUKX8L90+sUbuEPXatwy3yoeoWjp/uoWTQI",
+	"7IZ0C7/gR+3ixrWLjqty8/qFP8NHDeMKGgaWC29XCeZUBeDbS1d6swst7CrQXxnV5kyV1YOeXQHdKgCW",
+	"e/7xmifemM6NZ8fUQPD2TRjoPOb6rLej2bUXiL9NRSU90/Z796AYYHPtD1hXqa3z4SkrDZq6q5yCLgK6",
+	"ti7SXM+1Rdefj5HdpprRPJ6bVjSuoQjskdtud4wLpnXXa5z72WMFAxwglDtcsuRcY3WGnGrNNiW/bQCM",
+	"2cUveLjZ6vXGYRqXLVZ8oSj65xttfgv+205q3RLG7z7YXMdrBx7LknOcLvCwQjSwCrkhiorRHkCDuDOv",
+	"7MBtL527oJlhGYDOHMIhYxlgIQ3s/drtuyYvx8/DiD/cg74gzZHfnK0kgCvpcik5OsB99AjlDk96k9i7",
+	"ExJggAiSERy1kNhTBj7CV1QQj/Z9rnUTOiaU4Pu1P/hCCVc0BgkZKjvT5rb2Ab72WMHd+NeNkqItzq41",
+	"oV11Ql1pd4e0SU1QXJSkkmnIPJ1MBVrSq5klDrqrRCmhaaqjElB4QQ27pOsnGmqJNjrOFV0xMqQ5f+ra",
+	"jahtQnM+WtNVdtAWSXLVSv7b3Yfjmy2Xf4WP+RKlbUdoqoKoCRWuMnf1JU9TgCd95lNoo1qxUyPl2Zyq",
+	"M6zeb+8pjHdG7X62RvBW5VFbw4VbiYXEvpJqTIYgzqr6sgcRkQrIwKh1TIb2XsbhLOKIFLqgWWZpNqOL",
+	"BRcLolie8YRC/tdUuA/OigVR1LlxqSCZ1AYwxg/qkNXNsq4d66wXfG0zRe2dIUaSS8rt3s+lYlVuNjWG",
+	"rXKr/1mR9S9uXJn2PQlgG6p6A6Edg3gMgVqy0GX/kk6O3oJz3tiKoLJuA7E8uBmtbKkQbYEKmMr3RJNL",
+	"qc4RExYVCCIFmbElzeauhi1ozWR48s0pGY+ffXkAxS4gDGUqZmuraIPxU6IX27NwXoFmuWH4Zm8Qcbo/",
+	"iDiUOuuTibgPynau5EKBsuSk5iJY46AMbtqzeNteaN9ffu1kDwSAFkJYKtrXQ/LV0SAaOMW1a3O+/DX0",
+	"ojzbxAsvT7A1WQ7SQ1Hdkuq8Xx2ExF6kLOsox/vLUpKyBT4UFeKY5Io5+IVs7eCjq1aqEP2+XNPNN5eD",
+	"2/ukBsa9e9CrAJOLdFdGqSoEvL4trZJA5lzQDALUWDOjVBBPr/0TSnsaJ1xcyIQ6iJouxuiblLN2umww",
+	"TwY14byO6+vz9fCq+nvYKQSRAAGMQ1OeuvzaVHKx8Mjj/vPwu5BYQKfdzR5e6+7MWMswL6GynWOb1UTg",
+	"Ehw7cwkbWzaJlOo3qNfau1G9UbsG+nyisWhEudVXhfrW3hG81RYqBDqMm2Zr10Wyuw47Qni/RYe8qu9V",
+	"6iwtcoQn764nVh1cWd0BNIWw1siVIFxSn4e1wxFfoyq/0wFtVytoYJ0Hm9Eh5u8G3dxS7KdHNq+W+2Bd",
+	"t+UKH5rTtiKgG3tcrhjMld+WNwjqmq7cYJUtmGCBGrW3gnTjQHbX1Fh66hhN5WEveb9TOu9+NS96f7gU",
+	"f9dyz15bfu0rg9wK74scuj03fHC1dqPv3aebtv8duE0yv8Zbw9VJrYNmOkIPfsEq3mBHaENFqgNHxITE",
+	"vxessGIESkk6uziGqt+BHRRNRayLJGEsxRQzn+MEvcozx35gWdU9V/iRQRQY3uVwVlWE0QYB9bS6tuwi",
+	"MWunLeXGLjCYMhmWS5OqWtlBzVETFkNfT4X923FDvPp9qZ5HrewHOencVtV2tjl497s9ty92Pj9D9fo3",
+	"+nrG2H0TUvdBQN1RwEt17T6tofTQY1zKFT5AQ6lHWMvdG0o3G/MSrPLRUHo0lP5EhtKtxysFV+vRUHoA",
+	"htI7esG+UXRutqDTpvZ3yPumF2wbNu13NENyybP1fri0ARqtXosE0Gjhs91YtH2fCFygiNsWrFcOC5qx",
+	"TIqFJkaW+rlHNu3/OrcfIu47RlWy/I5vBwFeUhMAczDye8HUevN6sQ8JU3nrUDlFsDdTKwVrIJxBycJF",
+	"77hvTMUQIYA1zO7MjXt2KVWqYwL/Q+yUpDYHkPCWSKFZUkBR8jyjXBzaoadCs8XKKlIT2yKhhgnLKBBB",
+	"hrqYCjc6xhDFMIWYrKiCGEA2Ffi5ctkINTEicKB2/lw7aBOmE5qzlICxqs5ZSoo8IlpOBfWRK8qKSqXB",
+	"4sLl71EB+DVO9B2uaUtNjD0qBigqzttDUC5ZltXrODsCGL6V2iwUe/ff3xOjz+wIB8dkyRdLTG2csY2A",
+	"lHkmQVy4+WIF4K4sj4GbVVTSUzfhnjJdZEZvL7SAVESW3GyrtbB5XW2HiMyYNq6489DOK7KbInzgl98c",
+	"aHBwTOJ//haDUQ1hbIoBlYFRTU5wQiu6JkuZpWTOLpmCj2BQUZzxFTfoz4DYrqlY0gtGKImDOg7xHgRT",
+	"Xe4r14ZwH92zOMSOSsmdpSAcqsnd2K4eE+XT26/1ZT9UG7a+ygdmxzaI6a5SNNop53rGanMpmzwTMHBa",
+	"DKIbRwy6lgVkZ+nntD25Yjtl3pip0tzYFnNlc2p1EKBWOeeQf7x65WCRtqVpXLP0VoCK9EcLdIEjj6Y+",
+	"bST54oVVZJXdD6UjD5DvkhWCeW/OoAM5DHVA8tU4GHe3AELK8Hhb1Wqi2hb9tuU42l9y3vvHiic6XM29",
+	"waQKrtPR7eNTbYlTGrtAvnq2rRNcRiqI/wt2cN+rX65lx73HL9yRuuGWcw/UjdqyH6y6UVvlQ1M36sR0",
+	"Z+pGK+VcU91oLGVTbt0uZ7oT3nJ7OkVj93rpFD5LpR1ayMo2UnostKHKaLz5Q52zhIyfH0yIkJV3iH0w",
+	"kf0DOLGmArwaJPapHO6BvkrniMmlNYzBFQZm82YKBdQKOlMFCMrfnGPR/dtJTfdf8E337zmjplAMhSsT",
+	"dJbZE0PwYxSR6IDTo4tnIA2r1K6j5+NxNPAZL0BoPZMWjgaRz/EE/M965kqvIWqgDlYwc30mLwVTJTm0",
+	"1Vc7ehYgXrRgarvCUzdaXcppsG6/He019JpQyxj7qG7f4wo7U0DQx5k7OjvOZsJGSC89eUQQqtLCHzzB",
+	"9RzsxDZ/C+kaSWshzopom1fuH1xzQKF2LdDZil4j+7/Jkl+wtEpwrEe6a6/0gxbVO8X3FX7sH5xdts3W",
+	"X6qeq3fe+nnbUNWd7DnYa2uwWVb2bUZbjY/lfmn+4Z3e9t03rt0bMZeD2h1sM3GuX/BwjwIX8/rV67mR",
+	"P2umnGHbmsNdXd4+otTH3fjb3FcS2+ZdZFZPQNz9gNpgBH33Abq9x0S2XSC6XfmHLecdkEh4rAHFlbsV",
+	"3P9q4zcWFNX4WMmDgqMvb2Zwr1p1D/vZVpxt+wNZKFnkZcKXPiaULBRFVy43BLIzdZAtIlhmbXRurlIN",
+	"sTaD/y6YBjmB+kRSaCNXTOk9kxWdhHuHcPiDrWat56CtmWcnYVYZ+CBggxxMge/aP8fsavUWgxl1TpAJ",
+	"TO26Tt3AztIXnXb6G2FXpK2YEbX0odLXZPfryrlEDm+gNbagk65P3KnctrkOK/Mk8Cmt9XDRD9ZYDxf5",
+	"0Gz1GiVdKcoNh6gFuTlOdfUYt1a6uqYpX19pS/xNnRn3Y5BhWuht4jSV34lq89xh5m8j3Juz8usbuzPO",
+	"aY8t69qEzsXeTQYmrvjT52CGS37QzPdh5mHWyOh+sd4bzcSsr7OtdGpNyeyvGn4C5tvQCncxoltmur2T",
+	"8G6T597RCxUs+B68TwVLftA894G+TYVkdL947s0+XNXW+Xnz3J3M9tbfsWqb+UmZLbgrO51nVAdRC5oB",
+	"ATokNjvnjF2wDJz1Cc3pjGfcTplALGjTfRY0cE9bNwzqBZMZTAYIpnj3jjMyzLgG1yXJGISy+h/QMUpk",
+	"YQ728K7VNqwj+Aa8i7WsYZIzZT9QYyURlB+3jBMidudSlamv/V5Q/Fxan49uwA94VSefO/Pts/8eGvV0",
+	"Cd64a69xklsv4ve8s/ofklD9Mm6J777ue0X/IOa1Nmx1Yue0JUQMGKBwolxIB50VOVAtqQjNc5LQQrN0",
+	"YhvaNVEILZsK54P1oJhytcLCy4KRYQyv0ISmKy7IPKMLHR8QF7wdIDrKSwGZDecjEvO0LPkbtOApGcYL",
+	"ZvzDWHwQkTh8Y44tw5sK+0+rfmAIlyT44Lzxpt94nf4rztKQ167JlV6mNWz1FYo971nRudSQ8Xs7VePO",
+	"Os5t9OKeplokTpUvRMMEoGsWodgmZZ5NxuNfgzb7gD3uU8MCoM99VQ+MwNgTLRIEnI9yfKugrLDl8PNM",
+	"SkWebZdtd5ATG+5gj09AIMzZ/vk7+wDk1/a7laVWKMYlLGQ9z6XXU882JL+T64H2lXHANy6wakmKweE1",
+	"JFcl0Da2tPtu343L1KXCf3qfaW3RD9WAry3ygVnwdUq6R7gMrZR1PSu+sdZrF7fYk+/vhyFwK+yvM1W7",
+	"xgW3eQi23oUbcxE0Tuqmq5Lc4sFdYcO7t3kLwJa7YFRX+uIT7f9qTXGil/ISso+NDMIGIZcZo5GmwpoS",
+	"K4Txx8KqusyU9vD2T3SZD6rpqrzYwzG5XDLFsIKDbwwfRmCpgw2r4D7przUV7KzMZR/8RdMVrDXf0DKt",
+	"2fQvulqxlNAF5WJjlEoKOGq/spLcstoXY7faTe3ueTRwZ3jmauCOLQ3m2dr/97Mb17ddOJsb/+gmC9Xd",
+	"tQJ+1olkYG8KJoNXCWdeZ8a/V+gGP1B1nspLa9RjntpUIKyBYwAe1sCOpGOP3S3LajllNVFNUpYxK3Dh",
+	"/uyY+xbNQxXMj9+YbviR1nrEVzE0toK9NxLorS6USw2aEOSTc235DFQw6u8ivGM7p3HHtuUD4u3wnFX7",
+	"pEf8PmBY+DRIxzd7TqF2qdsmUEaKQ5mN6uQjf95ECquBiSQrUpaSYdzcxJisuCg0OTq4N+Zfow4WXBys",
+	"kOBk0SU3S1kYAj1GW8KJ9zk6t5E3dXQ3arKW2axXMV03722dsLrYYyfraWxv86bs1G7a3b4hqMemhtMf",
+	"3OMHqQ3YHtaoTAy/4JZ87EoCAA/SwO/o+zJQ19I+E+ANnPTdhBk4Pf7TxxnUFv2w/RQPM9KgTkn3zk9x",
+	"o9EGjbXeTMnUhqZ041VT79ZfsdtFcdtRDI1D+jwLp+JWdUVBVD6GeMEMto1Lv8KkphmBN8Deo4wzTYa+",
+	"wiq+GYLZZPfHpxgB7pXVHA/KIpzof7gZr4Hr418ODRUpVeF2uJdJw5NzBjlWd+JoAOIrzFKqs30eQK+0",
+	"BSEy4n5ejT5b0de1MQ/Uwd7QJ19+ZWlVMRrmGW94V67xkrhvHf6PN+vLef6805fzrGHkXWl92GMj/qff",
+	"A+qza/tvapevV27y323Tj83b2aWQgem3aVA+9JfcqzlY7t6dQoY1XwMQ8sGjg6Mr9HMrrXcM3RsyK8go",
+	"DZRdDN4R7UNdPT/UawL4m6cGJMPyRK6cP1p/PAl5zN34QdrVJ3nOBKAItGlP9kfwGFkjqjJHHLgDpJNr",
+	"opnVmo4dIBZ4llii2NXyry/4niVYXRcvK+jqiSb5UgpW/VYWrKd5ruQFOHzYh5wrpsvZfHk4fn7F4NUv",
+	"v/InUeiW9R2NJ2OvdJR7uIf2tCnNrhSuWW5sK9SzPegnmmCzjXIr4XXbyRRqB9L2MWxguS5dsYjoIlla",
+	"GpuGhzcdVJNwvlHqOo62fLSqSL8VAQQav8O2H+u00CqfuCHayBwrM0Ph0sYGOURlHOfGi7zWaWuDqxmN",
+	"XrVCQ7w3/PtScWOYIENkZTFPrQpr1qNqrHlW6OUZKFIXNIsP6ouCFfVfSZ2we4HDX8jzbRV2uXfkQLtm",
+	"SV3jgrf7z1AnMm8LxD4RELvqbwA2I0OaO0/RQW9X6kmev0vQqbgjGDdtsoKdWALApvu4mcthn2hc07WD",
+	"jCsJcWXvMKg6+zqH9/MYbHEW2/mfIhndtq/YfmrkSPZTuoqDJT9YT3GwxofmKA7J6K7AEtto5po+4Noy",
+	"NtnQNWVGP7YPk7iSD7LBoMuBavPYxXBuz3db29ydrtu99/rm9611qxRN2CsJIIxX2Jtfnr8ixg5BEhzD",
+	"palAVsoTe7mhJssxcUImWxMj8depcBdEaUSrg19LOxMZhNV7rdrbUoYRPptT5eTJin74nomFWQ4mL4+e",
+	"RYMVF/6/j9p21/YuSzXt1fljyzbWQMO6veDg0W6GB0i1EezRBOn7FC830E3tB563I77l5y3LrEdJfPLA",
+	"kf1KdW0NDWnuPzkkfzt9ffL+9bv3w9omR3WXmCMK8K8eRM7CmbFMXpLxVVwgne9gXW4NVYHb7R2dgS9n",
+	"p4ymAAXYWZup4Q9suAHreN+eMAKXRoNINx3Pu6l4xQVfWbVivHMH64NtWXYhthSjUoVAh6eHzhVpVeMW",
+	"wHDra6wq2Q1clIhziJWV1yZB7d2Pm4KnKoRXn8opy7MyJ7I2gzICkcSIKjhShTjzTc5W9MNZBvwxhuRC",
+	"F9d4TM5Z7qxXNCs64g/3rN7azMiGv7bufgBh2VH5AH7c4K/BbnvgX4b5qFihYpBSdb49Rexh1bgAANGk",
+	"UNys39nzwDXOGFVMnRRm2WrFy5z+XjhXFhnGJ/BKyf8NJesm5K/QmUyL8fh5Am3gn5AnqpfyUmCkqXPo",
+	"TAXXxJnkI3JCAE1TLCJSiHMBMbLo60lRHwclzH15wYwmL8ZHUxEXghZmaZlVAg/sURWDPpPp2ooH54Wm",
+	"2ikZQH5gVsB8qy1dGpMPPn4EiFh01lqVhyZwx9mKcsicp1wYygVT+i+OqEaJXDUwn0nQzDJXlbnx9eTp",
+	"U2gxCjt/bNO8vnv//i05efvG0jJ0iTDEzRDNlJUU1tbPmcwz5pKENXAamud6NBVT8X7JNUllUqxAUCIX",
+	"0LJQCXrjVWGWE+dMhgG5JgsmmIKKaGCo2mMaSprzw0SmbMEEsXSflFOQgiRLjs/zuM+K6VwKXdbwADpV",
+	"QCFTYZi2OrS2d4JDRAS+J2tjTShIOrALXih5qSsEBa51wXSQ8wxjeQ+54yboImQp5ibQNGUpgWCDUt8s",
+	"+0JJsoJndm0xzfnT8hc9WtNVFrsEBWCamRWj+GB0ALv6SooLp95M7H8f4i2fyZQzN+lYC3rOzizJxc5c",
+	"OLYGLkzt55/ffEOQe+jISkb481QQ4q60PbxD8qPEcZFnECrWEDsxInANUYHHse1yNF/l2RqgFjwzwJAJ",
+	"bQeWK27sXtd9zciYjgnFRBCYuZCECaPsSriGyMeRnQnuMc6RmCZZwRTpLGMxzPy1UlLhWmOa5xnHkpZP",
+	"cyVnGVv9p+V3MRmefvuKfP3iJRS0txcwjkgML1RxZD8Uo5/Z/tWSnsOMT5mhPIsjkmeFdg97dnvLCooy",
+	"ZWRoL4a7XjAUgxmhcyx2pGeVG1cRPyKxYhRm5YlKMcC8XZMlt9dqLhUMpBhgAPstjg8s43o5HjvVLaEK",
+	"t04YpgTN8CRf1++Fb2Q/s2Q0ZYrE/3PotInDN56FObvqCRxgIpVimSPedEIoXiDCRSJXIO4EI0MoqHP0",
+	"7Kt6IgJM/OTwV0IP/03Gh1+TETkjE3IYH9izs/I8ItIsmbrkmoXcwLMCtM/I93IBc3HKjD1KT/TD2M32",
+	"jKfxAbw5VGyYp6Pykvia8nJOjsjf+V+hMKJ0MbWLf/P80KoJVgOBV9lXGJ5y+FokMuViMbHft83ig+pa",
+	"lxtF4pMkYXnVPCYU/qChzzEyKFyCnYYzZCu24E8m/gdV6wlpjuZjBmGz7DDu9IaNRKj49Xu6iMu3zIOS",
+	"89rdYNz2Jpd0HdBGNQXHwQiKJifuCpFZtY0boulaV4d1jKFTpOpPM8JEmksg2vjpktHMLP9tCfypVWrX",
+	"/3bX6OmKWTauY9j4vJhlPEHhmPGECQ3qjK8akNNkyQ6fjcYbguzy8nJE4eeRVIunrq9++v2bV69/fPca",
+	"+lTvzk4ynrx9E+pZg/HoCJvJnAma88Fk8Hw0Hj23RjE1S1BLnloufXH0tALhX7AWzRt3E/EyIF+miT6D",
+	"19uhZFRwMJjmNkRNuIr8ZDRZ4mgHEaadsJTM1h7PgvwIh9XohaluHjXjGFwlee4OFuWVzJnXuifQbURO",
+	"nPhWjMzZZTQVWpY5L34VOV34fJ/ywN+kg8nge67NiYcG93wGdunZeBxUtQXvT8CQLSMG6CTg7r0qGsDz",
+	"CKhILckRuIbNrR3Z030xPur6Qjnlpz/XtTns93x3v2+lmvE0ZQJ7vNjd40dpvpUFBhS9OOrxCeddfC/l",
+	"91Shlv7i2de7+72X8gcq1o6/w1voSzyV7f3eOBmCHXpM8B1TFzxhPwt6QTmIY1TyfXIokAmejqcVQ6Fw",
+	"h8eVhzIass2kxUReXfr9JuErmOWj59yyFfgtLmM1cyXn3Cqn3Gr+bCqMokJjvF7kVVUmqjtUplzXrxb+",
+	"2QdjT4W/XKgw4m20l8RuC7V31Cpeh1xoJjQ3/IJla9RunAAI3++wtCrUF+OCZPISxLgGtchQy33d+F50",
+	"vRh/PRVxIsU844mJR+SN1U6rfbX9gGujJohzB3d13HZ3cWfhbgHDU3TFrODufDermjx9k7JVLg0Tyfrv",
+	"bA31a5ww/KtM1zd28YMpep/Hx7rVaVTBPm6wnqObZT1dbEewS9x5x2Z63K2/0rRcyf3mTOMeHOaVo8Vr",
+	"sbKjl332QGOYKEt/YCmn79f558gHkZ5LXtbGBz9GDZXj6YpZbUqZGcOXsXY+ecqSsjR4QrPMqub+oaTs",
+	"XhbNikjuCgQd4OMS+L2mYsYSubJ6qBQZF8zXf7a6n5ZoxDifne9/xtOMnWEIAFajnorY/s39F4nlfO7G",
+	"gpDIjQHc726MKiBoKsp5W1uniuVzns06Ay+Hw3bWlikTna2JkjPluGTeNokVF1WwzIj8JLK11yo0E2kw",
+	"Fz3BCF+xtsOyTJca1dMViwlmEwj3DhWRF+MXUxELac6gVHsrJ37HRAqM5rvynG+Hn9Y/ErDUj7etvVUr",
+	"26bCPdElXQYBtBUZPEA2+8g1d3LNU2bXUFlPNfZmtS+a8Qu2i5nmue7mnqWW2apb5nlcuQQxhMzpiVMR",
+	"lx1GAHNYJu5VqiLahqiagUMxLRFP8nwqQq8MzfMySq004GhidPmArRihzpBztZFAMUXVttR/oYSSxszC",
+	"MkSkVf3L83uu/OX5J1L9yqJnW9W/PH9U/h7Z2J7KH1w6z6188G6dX/mCaE//qJ7TP3a6nyw5+tTFoVSN",
+	"qISDXkDR+K6xiRRNhlSTOOPaYKUDN7Eqz/IgqtxcUk2FkFZhc0br8/ELdJjGb+aHP0rBDn+gJll6RQn4",
+	"eaGU5eTovaw4q0cZreVDuz8eV5gLDbcPPkRQfIB4MX4BmBhWVQP5kUqGLi32getWvvg3ZtwSNxlj56ZD",
+	"FLH9W07NsnqQq0VC1DlXFHChnRFYu1ny3G4t7Kzjx7ekzNWKdbazxWBL0E0Nk3gFrtxXUhglOyGhXfun",
+	"p8y/0kE33+tjNLAksqs3tIHJPe/J+H6QKZ9zz14f9cvPUEWk8FDqiS9gr8mSmh6s9aljYd06oiuspUM2",
+	"VHclesova2MBFDVYwQA573S1Eoce3gToOdqLVptw2DHwNuUi+EqHZGPw2Jq1takMIUDY6qD6YERwtqAm",
+	"i4o9+7YOSwJ49ZKLRRsjdOv9DJlhm356u/yw06ptbPyjBfu5chh3Gyq14wosBgrmImPJmGkJ3PoG/h7o",
+	"ak80FrL3IS2hjodPGx64wrMOq9NNRVzGY8YHdR4Fw41cMnJcg94kNJOCHWOmMheLqaDu6y2qUwlH4zmI",
+	"51P4gUvFw3cTT/4tbAbXDGW77xOPacmidGHWS6mZ3xfp0rrLVCefBFXhgeF++On+XjC1ruYbhs32n94m",
+	"Q3vRkYuJtKPJAtI7H3nP58l78IoQdxsDxpO7DCF4P+00DG+MkwQWIwbyXi55siR1gF1UdGRR2YBghoUw",
+	"dhBVgNPBx9jdRuJUtFqJrezGry0iGT9nRFOnBqVT4VkbRi1hAXMIfYDg4tmaYHUifdBhGX62bMr+7W6Z",
+	"1D0yWvHUOlS0cumPxuojO787Y3VDxeti63nRwtbfeWvydtVETS/alcTKSbeF/5JhyU3JSYsR2hXX0vZC",
+	"Si/umYp4S48e5UL3evS4S1ZJqHZhS48PH48PH3343TuotriNy+20nB0j2fr+UT7Eaqf8uEfQjIEPboWv",
+	"AjX9EMJsvU47FWw+Z4mxVr6SWEpSYQhh9SjMUwzHjYCpAjAHhcA7vmITDNanxOM51l4oljJLXQA6xak1",
+	"X4qjprn8RLtSllJtPH+0oczhKnKqDLezFWbTe9j2ltIV2Ot8Wz+4vb/XWm8cQJXEPiUjV+yCy0LX0Ui8",
+	"9oslBzweSZvi65BPrjU5gPd25OvFM04ns7xAYSoMGiGJFb8pMdLXZnD9znJInuX/ZrG3uSDqwUVqp2xO",
+	"i8zAO50dBkecCkznPXK2TNsCM77ipra+jRS/O3CeIoF1xXeHADhuPx49GZ+r6vsWE6+VLBZLy6VJQgXy",
+	"5ev4VZ1Su1U6lE8r87oIWHXC72N2jWXskMoEsqIDUtKFOoZ43WkEmZPEzoSJlIvFQeQiEWtCY0Re24HL",
+	"/C2ro3MDeZWCuNIGXnmHaU1F+VH7N0AERBBL/EN9ZlaEsN/xpYmvWOTTzCBiKCwosVlpKYKo9gIyJXXd",
+	"yeN+0JBxsiqFTBt++db3+oQKIQGsA2bgzYEX6LihPjEXs8B2RRR4JGfPYZ/oZmTBdjn33lHRo5yrg5Y8",
+	"G493gpa0Sj1/5faVeq7fp5R67XuP2XUIxOYRJJKMA5aMdMA88EF07lRfrBFq25e3uPZvTtxuFjXZIW6D",
+	"UibbnGONZ/Lskq41iXPFL6hhERHyMLFdAH2ge+WVu6wBgAjhUXMMR+K6vNq4IxEGpdc5wfYPBb62Njym",
+	"BQOvM6TbNd3RvGQpjT1pn/r7zeCmnTN7VGs+5/y2QMvYotB05bq9M1QZXdWNanjzyseXerG0wG9XevSq",
+	"cqmQdOvRiTay3GqtN55r93Dgke3+O4x9dBBWn3kkyW1FOuPufKJgZ3c0WyKdQ5SxDSJ8dAU+ugJ7uQIt",
+	"hysZ3HZTTwpdrHY5/crnj0LZz5GyV5DqtvHbgZXtAE/tzLqSqGOanDNA4IpH5FU5ltUvVzRl6HWr492Q",
+	"IZ0K9GU+0dbmgyhkqw+i19FIeVDyWwAe1KPEqhNnRb6ZWIzQxAiN41pPdDGzy56xGBM/DjoNmXLLbtNp",
+	"4z6yNR/fnUq543edh/9nS6vvugXBDdNrkXTcsKd/2MvwcVtk2rdSAfSVaTldEtvucRU41hVuj4pFLWis",
+	"hOuFFNS1V3kyuei8M2Xga5lh1RlV5mm1l8rh2jrk+glm5B8mVDOSMWMASjTlC250ROJRHJH4zKlXh3E0",
+	"tXNRsHhgJtT1Ic5Nv+AmrLxrD2Pkvwhg+iHuXYCiE1ixdR0I/meb9nPloLHyWD+fuLE/VRiYe83f8973",
+	"iA9r3OdWqXhMwlgu7DoVvoIEzosauEG7hN7W+/s3Zh4v7924hcp97srncb8/vrp89tkxV2EbrfFHPl96",
+	"izpAXLb2kiG8uRPrkKYyFQFL8SBlSyjOVIjUpf2XnjMAvmO5TJY+SsnHlT4bH8HDgv9yyH7wX6B3AKKg",
+	"YqZQgqWkcFpI6oKgno3HEXFO5YRmmW3MveFv3AddsrlV7Vf0HEqU2NER1Qe4x4icBHEC4A+ugG6BZVgm",
+	"UW71Wc7UWdk+norylwkcFWLTtTtYtjDWOgZYtyvmkbneL+aKhIqFKiwBlkQKXPcmPT27ZiTY5WfF8u/K",
+	"S/N5Jptv8PgIMY0tL0Ro2obWtpfF+JQm590Jkz/IMluy4iAh459LdUkVoGHE9g8Tj0NPk3MytEw3OZ8K",
+	"auyU8Vkv7N2wJUPJUPsoVribCq4PooCxZ2sHn2llhf2gueQJ5CZIwZzDOzkndCYvWCmfpiKQZO3cGZ/Y",
+	"tUTbFxfh3gPchKbC+eGhgoAgjKqMW7kZCDpfpBIEjUgdWjX814JycTCaimto1yfJORQ/0o/s/9Yiecs9",
+	"/kSRvL0lTwW0RJPzR0f+oyO/Vzpsci7kZcbSRem/Ax7XFDf7iRMcqdPhH8YmAL87LHIyZB9oYrk5QJTg",
+	"lYujMvrFsXcjlWUzkAHGEY+Jr9hBQPztMio0SIAzuwdSf3kuaVlJgHAxIj86YbTakH1YhoF6rhBPpqIQ",
+	"hmdhFAmtdlUH5QRgzVwTN3cPXU+GdkEZo9pAeQMrtIJjCeKgalFDEThky4J8sOdP9FRAkRiwg6ghXFxw",
+	"zWdZebqA1kwBHVsi/H7CAJbPL892mwqM6CIzB+UdRHUdjTdBzMkQ958SxSCnYDIVMWxzCePnvMqsIdLb",
+	"ReLWV5FHibc9XMsd9B7RWjh1exGL/KHGKAPVvIXiKNuDpfw92cFQrh9MBRflTxhJ1GM1f5OC/ZmMPHv1",
+	"SJH7yp5N4ftEk5LwtgpirK+sn/5RFpL++NRV0+42794xiFUq6z1j1Qww5nwl7hgECsQ0Q7Fa8J/RxOyD",
+	"nngCY3kgGzew++rGg+IxiBIs2INNSCWRys7DRsZhq+jA7zKsJn1tjMRoa6lsnnZEOlWFva+dq3hbCYO4",
+	"P10Zg/CrZVuX5fY/mhh/HtAcPHJCSY45EI4gdqIfpqstYK0/5ZaVgFYB6W+HPhLSxyXWSj/6ujphWtxk",
+	"KrBkVPBH9Ab5cpG+gMoCmRzGQVZpexyBKwKQwjLg0mo9EI3J0hFxdeHsjMLv+9KjbgFlSsekrJPk3i1o",
+	"BsVTnFO4fMIAvfLZeAyL8/4vrqfCFYYfkRP/8oB5ZPTDWbo6C6cQ1yfEBaFZdkyosGYJVEGrbU7l6xpb",
+	"ndh+Lw5+P+Op3hL4+Q0s01eZu9d4s7WpfirXzXZQsUbSp3s58LRy8w8G22cj2OVGEdQHGzDyJ/LwWC67",
+	"kWG8NWJzh/cGYbC9joolmH1JAIT+b6mPpBmzygNkYWv2+1R0Zl8HAZ/eN3SA8WVtThAoAVn6QDT7nSRL",
+	"ZnXlhnekdLlMvIFXmx8AKMIkteFZRmh6AVGcVj5oCQ4TcFDoco3o87Ec/veCZlYFXrqarzG8IKMcY8l5",
+	"8/XY29k6oeLskotUXsZQww++RKdCL6WCpxK2ys0aR8JKMMHCXYlMUn4UgcVXjApNpoNzxvKpyOmCi8V0",
+	"AP4d7AZHs59zZyqqAKKwyN1SXiIiEeCX31Fo7B7OH1hwVCeOwEfn6OSYjCsfI7z/d/gv4Nz7qe/9qga3",
+	"pqaFT0emXAW4Jx3kPPgxj+FGz+dMYcl0Vj/Cuuuta0XQ6gay4h8dTjfgcHr0J4lH99AO95AUde8kJWXG",
+	"b7dPCNFTtiZfOICVUCIKuoCqnPBT4NOBNAv44xM9FYphLeCDyBIyyPKq7IZyxK3WUiD8SivoylT4BHon",
+	"QGqfHBrpZkO0XPmpHozI3xpznooyRt21t9wiY3NDZGGOGwnX3BeoMZbleIwY1ARmGLTVJYHww7skEBQe",
+	"MtXegikLX/V+sg6uVTa4Ak7fVdLMbx0zxW2AE7dO1nLdS05YhvLvEY5wh3IiFOTPn7UVTL9NwQEE1i+t",
+	"u/vqPgb5ftbJQAvPZAKQLQDRkGJbkU3HFMPqRxQxsDYgqmgFSUUrFBXwhZXggciJ6ynIwURGXsH0wILQ",
+	"ngWggiErn5BWVk6G8DOIi0vhY3+DmVpTkbg283DabtIHDrTFNRHVTJ5o4gXUVAxdzyceW9/PpcmkmfuC",
+	"L8HkoWqOAwvGjWCbwKS1q1wP4xy4snPuF/Q1xvBfcTQVyLqcX7BxLGDEWWutuchQzjnrzRqrAdSKA8nt",
+	"KpASBjVPRT2q2fbBWeZMlVs2sXvNEinSLoBHMsQnmgCdxEhf3w/qassMghk24M00VFC1mqvtAYVeQ69u",
+	"CKxGu5zDVkCExfu6ovgulxKCEak+xxO7XFIDf/FTPAaA9PoUK4ZabqSh5+h9xnC/CuRmKGRAG3DdlNWT",
+	"XHUeiM60p/9EVw7pbh8r3OH77VuFKX6iBHfcni0+TOQ5j29Tj87RHsIWqMnJyE5pu2FMPf0D/tdX8urK",
+	"tT1lGD3muVkNmBfJ1L1xb5GtU+E5pGffkYPFDFp7pguOOgMX4YMhjgFUIcZNY65NUkKZLcDiSaq7Hh9P",
+	"hQxkmuP7Tqg58VlikqG7DaW54+Pzhguw8kD6V/5hnW+D2AiEgJ9egHlGtgpCv+k9q4WdwjQ6eG+Hxbzt",
+	"wd8TyA2/97/YYsDjyyLs5iP7+xPlBMJVdOTeh4f5S7jVJVTeVLDV4ZlAEVUIjWWmeRoh8AbRa5G4iFp7",
+	"/S+Ysp+seE4ZAFRDEwzCgrw//pyxXNcc4MHDA3ojJlXCMn7RRw0Ny8BTH0I1o8l5kR9EPkDA+dGdhi+z",
+	"1I3ArU4GuP8d2ctv/G7dosXvv/FGzGWXalPu2KOVfq+w/3lFH2UojP9T7dqttl84RJ6JXH6qNXnzHD4w",
+	"Y1RZYwXKDs9YJsVCEyPbQu+CK0ZN4Gpsp+wfbpWmd1bdrRFn6Bd9pO97Vdui/Zh2Rn6t2FPNDNRHfPrH",
+	"OVuDptxeA8PybXRhgtPWPyW47ptRYBVInmsyKvKUmq4KF39na01W1CTLqYj/95/08N+/2f83Pvz6bHT4",
+	"2x/j6IvnH/8jPg590FSsyX+9++lHNyHI+BBFlsUbAf8r+uHMzeJstjZMx4SJRELQmJOAfpL12howxbab",
+	"+bYw77BHH0XUDf5Ek3O27tBFz9l6qxqaU2PJZzAZdO3O3dXNqFb/iWK2ftZM+f3v4FyeMD+nAhqPvoAe",
+	"mHZWf2yB1/B8bGfNC8vzeMpmVHUyu1OWZzRpIG64TmQIr6MsJZolBux6OS/9nTzVBw3/vOu3nf35CNKX",
+	"42pYGOZoPB6Ho7vY0RHxlcGrgmpUkwW/YOIYnKctzmhXqLt8bwVFvXSy+vWFqW+V/nIF/ug2+fZYEH7g",
+	"E7Eg9/V3hprOgHy/pY886AHyoBbe0IP3YJ3pp3+4f+3yTvoatbR885itiWIpBR6BZr4j57CogHukz6xV",
+	"kpbmtYc+wGhQKHOA7ig7HCsRkPFnQA/K8aBtkyJhKbo5U30Q1ZGOywK3tXB8p1nVG8XRVIDrL2Yp95Hf",
+	"8Yh849EMqUtBTUn4lhTCGHYCEHaGvG/ezDJ4ulUXqw7nbjyD1ZObX/xjZMBnXz62M4h7CzhgiTKuMcHe",
+	"UbSOSYbIWoYMqwtitSCMOfZXeDIVlkhjl6riWcPB7noePYq/thUccRM+DhhU4Ptf0TUJFQ9w/LtknJ4u",
+	"f3CB3K9rfY9qrfqt6dA/gu14rLf6yP/uFv5wC//L4WZsN7u8VgPhRGURJsUSqVKs3FTpOoJdNowuT/lW",
+	"yQhLMPi/ozEWT8BzJpUmtqH9LldTSMfzmpplV64uQ+QjiupVrbArFRAS5FhzmWO4R9WG15U+dL80mJs3",
+	"3oKlfiLrbQfjRLJ5rLfwGKeyD+t7DYygV/ZeqyH4VDG06/TTP/w/e8WuhKao74hvrCZUKmteed9upGAQ",
+	"yyPL8DQzgWAON1DlrELkaQPVGaZiKJXVMTMpFgx+i2qfmzFMQQeGeNC04qKKWbdBCj4bvyBGypJvl7Ot",
+	"+Z9KNmtZr/+uFRjXKp+Du3rqvjjoa8RtHADHzapryo+85E+jCb2n5wzRNavL1K4N3ROrZvPLftoRyZlK",
+	"mDCH7t3MW3F2KkSzhdXFyPDn998efnUwKfNjbVMSTwDWK3YBcYAWzTU5IkaS588CZcohb01FTA//TcaH",
+	"X5Mz8p/kMCbDeGKWxWqmz4p8Ekcknvzn0SQ+iLBSMyM/Cw5fYiv5Lw4VYjQXi4yRnCdGLhTNXdEZKoiE",
+	"5dGMXFDF4c4TzTIG7O3oC0QTPediKgzkQ1Hy6y//RbQlJoj8nhNdJEv793lG8dXzUhLFFjgoF6m9ehKU",
+	"xanQxSzlF1wDO4b2ilByztYJzQ/KV0ryxQsCr5LWSl8jL4RgabCYx1MROxOMS3E2pzxjaVzCQvgTikcE",
+	"3JJYW9QSLFV4TNry86mo7WEZBIhbRhVz63DypxP9TIVcsYvUgnKWX7zYVc3ytw7Q85M07RBs7v2kRawF",
+	"coKmKcRlDsGkSDHcMOj2RBNplt4Zqg+2ST/vzrDiz2OEQIGiVlDculSrXlDaRVi5DF/9zZef9YkTbVZF",
+	"FLhb2sUdOmipw4vQhosEK7/iomZsLUUa4JWUJw9I6W7s2AnNZkpBK4BTmt6IxHyUln/aEEmaQGpKPwU6",
+	"ZzLPtuCl+ZoJYZaVnJNz7kK4NbBMp1124KJVodAIbbGkIs2ALZf8NaGaHXKhmdDc8AuWrVGEICu2cgTQ",
+	"LKHdMaGQniL8QPtWdHwL077fWSc4x0+UdrIznM2yQzz8R87yaNPvBe2f+8u3PaKuZCXbk/kxkU2q9cQl",
+	"Jda4VC3bcIisLgpKIYLtrA8ikoLkvKDuNahKXcPHYKrOPX5ZHDQ9oyaOLHPzjKgT5mdEfoHOuWJz/iGO",
+	"EL/GgCIP6vxUlENYPSPPKNZ6RJQW7atakeEWjnkQTQWUeixL4tPCSNvBaj0tTBpfoIaNjSurBfidOyZC",
+	"QoAugNUQAMDRhJuDEXm9otyFzlgTPQNMry4sgbfVkfbBE6gowFk8PXYI4vcN+2AiTFtcwzZ1ow/Y0+iq",
+	"IH90hQryN45CEMzn+bOrFbQP9nEP0Bp/K0dV9/0wCabCjXzvsWu+8TykJNC+eAQl93msNnjfiosGVN9g",
+	"Z3uInqd/hAAlH7dD/FcgBLpOHEHMgZCEWZbZFDkKINk6WTRgd24w6ubCju0gHYz6RBAPkMnDFPcXHbEC",
+	"b4PQ951+tXJG23IEG1Av9xQXeIMVdGnAzRSOxxf2z/eFfeNGlVf36rziaXW/u43rb8o2us606s64itYC",
+	"phE7aT4VUG3DKCp0GM3osMtLz9OR1UalcFgfDsGDGnZJ11AZRGC4dBXOmGRSO62XCxK7tpDEjXcLKj6k",
+	"LKPreCqG0JyA//jFePxVRJhSUuEfqhWchSs4aEvrqhqUrr3yx4lPyUbkkDBT8ImeCsjEht4OgyLIvA7Z",
+	"7Ub29VSUJ+FDJ6vW1aE03ZRDKMIopEMOgfBQYQ7aAyv9gFs4602gsz8cXtyfBSNSe3Bmj06JP1GYqD/1",
+	"0EV5Db6tevDt04BvdzGLepRATaMrGWCNU0MgJ1jSjMOLigeLEFY9ZB9yDg9RAe1hCaEWrXGThwIEUSsT",
+	"Pa1xPuH55wbXAw21zva62d3pI7u7bXaH5/SofX7W7zQ3ybiQjXQzrTdag6OnnmPv0aAD6vJP+9mazOyh",
+	"4GOSYJdTgYUwdr33BMxj6HgNcEOI+rT8AvNKE8UMQlKg385vHjAmRMx2UByIlmF55bvvTg6fvfwCivcv",
+	"vVfV1ZuBAt4YO4Vr47qxAF9dx7lcXe0frssh8C9QxxSdWbErARIfwKsTDAuRtO7vfkuw5MaL8fNyKN8R",
+	"dhjVbfc6WxXQc325Bkc01pkBrRY/hDzf499WLjn49cyYLCbDsSs/uwVj7b1t/mDY7209uMEuBe9tt/m+",
+	"VvsifmPbSxucd0T0Ul66qwJ1DK+EoV1CZwMAv5Aksf3cDTPlvRxtPSgmipVlUX6wwW/Rn6GY2+O74M2L",
+	"QZBKJWvF56v+0lAVEONbiK3u2ROiCoHFVT0+5oquXTYV4AnDP4e1zCxg+KoQ8JA0Fa5NFcMb5oKH+JgO",
+	"jw3QqMSCSME6XKynxf5M+bSw3W9VD7XT6uBFqhCP+uZn7e0Eig5uFT6Fb8slcuf+RDusJgyUt7fG3g2a",
+	"SbHw1UQMIyuaLDliSpx8c0rG42dfTsUw/r1ghUNsiFUhhNWLouqfWEq/SBLGUttMKhK7+MyIULFGTc2l",
+	"Orpo8DkXNIOOCRUJyzKouqsNXUNVMVHVIYa+U4GZSmj1Ws1VLhTTOj5oxD0WogSYcMjGxu/AVOAW+JG4",
+	"IUOr8QHTCrB5L5ey4i+gjQLviIA9zK0x77kQ8hAITQT/LS/zBPxGlomdNMvkpYtGtDviMDBBF51zwfWS",
+	"pcjmOqKhgjUT5RLELFvzx+t/hefzYyJX3BiWRs4ZfM7y1rTSn2EvrsvKbl6nK+f1ifKitnBRR14PlZs+",
+	"Kkm3wbvtGpB7u5q1+IzjL20bS+9Sk54iw9wS8gm/a6f+ANP1CUslp+lkmvBe5Bl2wJtdUTMI/gIO6W49",
+	"Sz2DBZ6JHapKlRpZaaW2YamWiqs+KSO8ybAsa1lmpXJjuTb4HSrAXnBJWPVuN88uzfqoybS99ghv6OSk",
+	"xoP3CUiF9X5+qmB5sI9s7E/13IL02q1HBkxHM6qSZZmh2WmdfVtk2aFVOgj2IMO3UpuFYu/++/uIhD/Y",
+	"m8QXBV4fEmu+yjMWH0yF9Nhb0No94peZ55AWRbMsNPt8xVqqz3U0FTOmDaImYmmHCcADUXHuym0Idmlb",
+	"YNmHYQkzkx4QupJiMRVQFxF66BGJf0cEH3LJZodu7tqsM0Yg8G1CLiH3HrAXs2wqvFoSkXg6+L2QlilC",
+	"k+kA3IcraxMvFdUsIrFUMZkxc8mY8OMkCcsto3PvRpixkjEKtYvjw5iwDxDNClOSKnUoQVVitovgtOxt",
+	"Kub2DozIa5osyZIbklCluNvGMm8GDAAqzp1Car/AVG5IUpip4MJIkmeUC3+ukNemK8R22Gq/Sh9fOxQS",
+	"/lnkEILIdEJzdjAi3/LM+PcqIqhS8tJ5quzOTnyVlKjK2XHM26raiEsQ0kAFpA6Jby34KZHl5lXq0VQM",
+	"Ed2NIvAK+M3wKSxj9FwfbEV28QEKU9GM3zp2teHtdGWxWJaoCnriPRDYY4k6uKXEqUhZwlOWWgLd+B6i",
+	"ObhM3neMeSOsNcrrHWyfR8bpE+cF1Ful22HWE57CGfwGESHJkiodB4mIkdMJqLH75Uqw2JO35lsm5TlY",
+	"UEPM8c3WnloddWyJG/19q5NyZ3TsT1hD1N0AX7MMaKkrQhd+vHatsvYPe+WlKzgYf76ljztK6vg2/npL",
+	"n8Yb2lmIFH694U+7Ik9kxuaIQGd3AKrxAu1pfsEOuiaEfdpnY7XOQzvQ1aeEbz17zcjXar3uhPoFr0cE",
+	"smgrXg5OFpjSVFhpMEd23X1tW8Lc+0WyL/lVS+uFnOqBVmBFdn7KdJFZDXF78LrdyceY9fsCg4ka4i6d",
+	"dWsaJwimXVXMsc5avVS5M3grx2qZAT0M6pJhnClqWVJ42OCwYJwDEaipPAeR1VKwcoZnFy4H/IkmccYu",
+	"WOaKASU0pzOeccOZjrE+aVca0Ttc6m1eJfuFf3B22ZUHYjnlBdd8lrn6eXr0eDNuM5sDNzkgXc2YbsUA",
+	"2ZHEXFU7rHClQeHzdR8rIPvgz21l3bvLI1p7AEAgrfwAeI6vxjVcDifjFV+tuFgck2CyVZ3Co/+fvavt",
+	"bRtHwn+FyH6oDWid7HXvPsQocMWhaBe4A4JrgMXhtIhoi46EyqRXpJr1Fv3vB84MKcoSZSV7aZOuvxm2",
+	"LL7PG2ee5+LiIp7TAVv0aVcwQxe/UgEzTs9ISgVZ+ScU6W+osljTmTimJc8/OTfu82htMcmKQ7EDwWnP",
+	"1QRKDLFiAhWGGiyVMwdAi0orgxweKMlKWkUL8F+mDy2byii2LItAy+K2DuMPpLaXXvZ11f8kVNlUjsHK",
+	"RkRRZD4jOWKBY/1NAMp6EyIKae8m4wQoe0oA+bLlbg+Qk+ckrOKXhq/xAX3AKX1gZTmZly0ZwsRKVgn+",
+	"0QFmV4CwdIvGlOEfQPyAvnZuxoGko/f5YCt8m8qZlcwu3Zhh11x5g5O62McJmPg0smcl5obsvMeUdFHa",
+	"s85sn5LHnqvsoDPwMCPr3B3eUWvLPdTlpY8FKxziiNtgSSp7oQZ2PNIQ8PL0LCcWNZyGqXhH4xWOZehJ",
+	"CJDHFAc00KnRk8FVP8mJZx+wCde1f4AeGr3x/F0yZma4S7SDcA5eAQS/dA85CwyGhI1FdlL5GlGHEIBu",
+	"tWdcIv6l69uB+OoHVhO8lz40RZJ7w9jRUXvONsljxZ5oar5S9MktzEj8yV/2njKnTjGue8S4Agk4yRbb",
+	"y/W5lnynC2Wi5td7Uzdr09QiYWvVSOMKNoneXPsiUZDeaGCpBrg6WvjcOpV5zTcGc7BmeifW7OJlwlzr",
+	"80ugIill48iWrLf3BlCDMzbDFlJJMCNzhN23YjkrBM9vtPg1WwSf0ZgL+NPBJLT2WyrpWh+TZ1A673ht",
+	"IHOHCNIxex4yjcKXYjVqaaycn0z05If4Qh/G5TwxPNDnuuci7PCR8JpbvQliHlslnUv/Q3WMrPOFqnLt",
+	"1QDGglpF0Bnf6PX8o/qTbryxwJmbxAeVP+5qKLlOmK+DXIwnIvho2kExNZSjbTDUW+rOFsBZwHqzg00z",
+	"3lgQjouPG/Ydpn8dbMjSb7+DuRkewnU/jHy0d6d0gSdgYytKUacyAHe4CQfTys1AJ1jB09UJmMylzz/5",
+	"rK74NcjP4Gu7FiTIMqzR9Nn3uM8IyaQ0VZuHSRn8aGA7p7ysUXDOMYcUM2q7aaViV+1REYGQhxx+SsBt",
+	"Qee1+BWjhICuOk1YY7nTPVj58LulH+7/n5PvuqDUjqOy/SBDr2vDhwl638T9Cc7L2AVKOx+nG5RTdOPL",
+	"3qCY4mhC1oCUPV4KcR2mgFEggSQP8q6wDG3flfooWAZ5JBlAHVtxiOjTqRyCnx5M+Ee4Zm/O08FN5azl",
+	"QWVAgzqfICVj4c/7JJh/GRk3loZL0wzaBSaZ4DbEkl2wWZAgOm95wUDxPiA5t5Tmbz+eAahzuW22Z5cX",
+	"ST9ldDgT1vf3HojOyFFCf/xWs2Bpt00BcHZTcYo2P1d5fIU0yVg8Yw5kJ49K6VicGZiSAv5l1ZO/nbJT",
+	"KX4zJI9nPyTsLwl7maRysVh4gXrLd4BW3+BuFgkesEbmorbS1lmitjulvJ1HuFfbWHb2d8TAz1rOVrU5",
+	"AMq3hikwFOUdclWMjqytjuhTyh/ExHGIqRyhUppMDLgEcFmDTPhAcGgKLgPGJEe7BsxdWfCWwezHK6Xv",
+	"Q+76NIzmLxP5DqbmK8W9j5DBSnF34qM6xb3vJeGtsTONyGrI4LYfvocwCSQuDdHjvRemR4+XU2ila4H3",
+	"aF9zgAsULfQBaQyMD/BKSbFgWcW1uanDCPO64ltnlR1olDDIYY3QkLc1x9a6rHdHRXUcs0Xw/D1MzdOQ",
+	"o48LBOMG+7XgYPxkx6C12l3HNdGenQzTPynYi7XSWKHu2IbXB6zRKIn6pi0Cq/BqgkxsxkBisXECo3ZF",
+	"aJA6CdBXd6r+4J1OV2Uv2UoUvNowtQHBSLguN6t9lvSBYpw125VgbObwwqzIAp+caLrweWa7vcTJuG1j",
+	"0REL1sP1zUoDgVo7WMzJnycI+PLjxUvH7UnPAtSBh3ZJZZjaxbrDYttGA6sADxFthjC/UkmtXTim2dIA",
+	"3BfN3VGO7ZAvFOLL5CzgaCDIbN9XN9JdADi0NajI8xhrqcS4OMiYjGm+10yrDipY2RYfZTj5i7qRN+4B",
+	"KO6vgH0qA/wxqmdasKyUnhOizDNWlfKD9rA+Rtkxto9QbUP7hY5HyPHeexAeJ6akgj3iduufw/73c/WV",
+	"rP8RtCBr+Z9wgk5W/9SCaCvICH7M0Zp31BBkv/R04BAIUQuKHg24E/0Conq3wOWhT6DupA/qZCGcdTZP",
+	"Uul4GoBXh2gaOiSSEKEvAeh2iCEylabcikuHBg7phUh+y02jEwcNkeDL9wlrKXjgOethpLLRIkEInwDG",
+	"GYfRQVEHiBXrIhRcFwEDD0xDDMf90vaYJgLnKwESeCDZQRy1F3qRSvR2Go3cmFajWHfFCEl5Ny2Gefvg",
+	"pmp0cVPaXfSRV1kCoG+ktyt+y1Z7tEa2zbqIXTJc4zIfURI/A40k9n/Jegts9SNfacqfGCaM7CCZ/4Fb",
+	"h2lYG8v2kgEvyhEleUJPR64dpnYRLhrocDyEOBL/+q2SRsKOm8QTCdNw8uWedUo77zAdGCdtxsHJ8bHz",
+	"T0jXgPEoqynGvC/7uw4oLELONu9GoagmtZOxmbupsF+/0AHVz7wDhNyjiIMbDDJFA5/jB7yH6FDEsZAh",
+	"bieko0MeoIpL5ThXHBujinOK6MaNLrh6HlBQ6BiXRotqw2YEjeYTQLncI0xbiY7znND8nOeJ8zWo5VIZ",
+	"VXMd4FC3G8JCIHDTuEylY9xU0jlqsMBIMeesBvz7ELUcwaa10j/Q+9ZiCKjnRqmYbDuPyAHiprEEBH3a",
+	"66DP1i3NxTzmg9HzT7aeCXr/k9yoaB4SknNIdeeW9CTrn2+Cj11Ax0YRF/CF4JUpfo8TTpAwsIeYa7j4",
+	"dDgSu1qthdZok2v27vr6asF+CrIFjWrWhJSUc8NXXIsla7RgGVxn7H+HewauP1gzEHLbOyz3ay7x3U6w",
+	"60jm4TsYw2PCKFELUToznIhSs2a3+COb7J6bxa64WDe1Xc7L//4ygLPtg5+dPgbbwU+m8za3wtTletzP",
+	"pJe90IyeZjO7+n6drKOzFaZQecJq1RhrQhrbacqjJW/Q6euccHB1wt4q6yoDXCCBgkOv16qqgMZWzz1X",
+	"7FWtbBuiQZx/61Iqoh1AKRvZLf+iAR7dLvat54D9CkRBv/HtrrLC+jv27s0/r9hKmWJ/Uxizu3HjvjHK",
+	"8Ip15wK2cJ6Mzgk5yItUfseu/3P1ZuTlVNaSyugjn7CZV+nZ2zfX6VkCrb1K/VlPzxJs7lVqR52efWY/",
+	"wFSNJMwng+l9uPZkmB1fj6dxMt7YfrW936g66PrYyUCZNUlSglsLTiHJPW9UEQexoYuyUgJPRbkVqoF0",
+	"RbXTC//DDf1A1B5oxm7LW4KNtt6nFWkiX2Jt0F2pBfvrxctU+hyfXa1WldgSeXHT6ouMrgxyYXhZuZA+",
+	"WGjAV5JKgKdkBBhc0tTq+YJB2v6KV1ZK13aDy9xa5JtNucaYjFEwuL213+EAi5jo/rcb6tkjX1liI5Gd",
+	"3FslOzV+nikw4OpRvtwmnmgL9IyAcZUwUddGT0K3hU9nyMH4ujGFbdBasBikixbwYggPNBOZDpCZmqt1",
+	"sxXSsFktKm4cTGxTV2eXZ+dw10AdOnwrauckOFCwfsEBxxEoWllVrwuhDX6ztK4Hei4SSHsWrUkfDLzv",
+	"MFy1uWqznVC7SiR00ZfYY6nRRSvrlr48p7ioDprw5tiwR+IXCB3D8I/0y8AfX1Mvgmw6tWEfSpnTbVjm",
+	"koN3tdqUlQheS5Hn/kvf1lwaeFGtKrtmqvP+bgFg4mAOAU3MAd4E0UdRA6vY8MwiwlgSAHIii71PinSw",
+	"6G6hXfZriDBtBl78D27WxffNzvNn+Eo0LAvSTO/luqiVtIJ0U6tt8E4oPxpepTD2amXJMkiCsL2v+cau",
+	"hxYmwASyzZe5WPG6OzF4+f35l8//CwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

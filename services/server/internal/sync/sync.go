@@ -234,7 +234,7 @@ type SnapshotView struct {
 	// first.
 	ActiveRuns []RunSummary
 	// Agents are the agents the actor may read that are not archived, by handle, each with
-	// its runtime state (AgentStateUnknown until agents report heartbeats).
+	// its announced runtime state (AgentStateUnknown before its first heartbeat).
 	Agents []AgentPresence
 	// Settings are the actor's settings, by key; empty for agents and apps.
 	Settings []Setting
@@ -301,16 +301,18 @@ type RunSummary struct {
 // AgentState is an agent's runtime state as the snapshot reports it.
 type AgentState string
 
-// The runtime states of the API's AgentRuntimeState. Agents report no heartbeats yet, so the
-// snapshot reports every agent as AgentStateUnknown; the other states arrive with them.
+// The runtime states of the API's AgentRuntimeState, as the agents module's presence
+// announces them (agents.PresenceState).
 const (
 	// AgentStateUnknown: no heartbeat tells the agent's state.
 	AgentStateUnknown AgentState = "unknown"
-	// AgentStateIdle: the agent is connected and waits for work.
+	// AgentStateOnline: the agent's heartbeats arrive (agents.presence_idle_after).
+	AgentStateOnline AgentState = "online"
+	// AgentStateIdle: the agent's last heartbeat is older than agents.presence_idle_after.
 	AgentStateIdle AgentState = "idle"
-	// AgentStateBusy: the agent is connected and working.
+	// AgentStateBusy: reserved for an agent working on a run; presence never reports it.
 	AgentStateBusy AgentState = "busy"
-	// AgentStateOffline: the agent's heartbeats stopped.
+	// AgentStateOffline: no heartbeat for longer than agents.presence_offline_after.
 	AgentStateOffline AgentState = "offline"
 )
 
@@ -320,6 +322,8 @@ type AgentPresence struct {
 	Agent identity.PrincipalRef
 	// State is its runtime state.
 	State AgentState
+	// ReportedBillingMode is the billing mode announced with State; empty for none.
+	ReportedBillingMode string
 }
 
 // DraftRef says that the actor has a draft, with its version, never its text: a client

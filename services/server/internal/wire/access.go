@@ -44,6 +44,10 @@ type accessConfig struct {
 	chat           chatapp.Config
 	personal       syncapp.PersonalConfig
 	catchUp        syncapp.CatchUpConfig
+	// consumers holds sync.consumer_name_max_length and sync.max_consumers_per_principal.
+	consumers syncapp.ConsumersConfig
+	// presence holds the agents.presence_* keys and agents.max_billing_mode_length.
+	presence agentsapp.PresenceConfig
 	// snapshotParallelism is sync.snapshot_parallelism (NewSnapshot refuses a value below 1).
 	snapshotParallelism int
 	// ingest holds ingest.max_body_bytes, ingest.max_listed_files, the masker's thresholds
@@ -68,6 +72,8 @@ func readAccessConfig(cfg *config.Config) accessConfig {
 		chat:           chatapp.ConfigFrom(cfg),
 		personal:       syncapp.PersonalConfigFrom(cfg),
 		catchUp:        syncapp.CatchUpConfigFrom(cfg),
+		consumers:      syncapp.ConsumersConfigFrom(cfg),
+		presence:       agentsapp.PresenceConfigFrom(cfg),
 
 		snapshotParallelism:  cfg.Int(syncapp.KeySnapshotParallelism),
 		ingest:               ingest,
@@ -81,7 +87,7 @@ func readAccessConfig(cfg *config.Config) accessConfig {
 // validate rejects values the keys' types allow but the modules cannot work
 // with, naming the key.
 func (c accessConfig) validate() error {
-	for _, err := range []error{c.identity.Validate(), c.chat.Validate(), c.personal.Validate(), c.catchUp.Validate(), c.ingestErr, ingestapp.CheckLimits(c.ingest), ingestapp.CheckGHPageSize(c.ingestGHPageSize), c.threadList.Validate()} {
+	for _, err := range []error{c.identity.Validate(), c.chat.Validate(), c.personal.Validate(), c.catchUp.Validate(), c.consumers.Validate(), c.presence.Validate(), c.ingestErr, ingestapp.CheckLimits(c.ingest), ingestapp.CheckGHPageSize(c.ingestGHPageSize), c.threadList.Validate()} {
 		if err != nil {
 			return fmt.Errorf("configuration: %w", err)
 		}
@@ -108,7 +114,9 @@ type access struct {
 	personal  *syncapp.Personal
 	grants    *authzapp.Grants
 	agents    *agentsapp.Service
-	handlers  accessHandlers
+	// presence records agents' heartbeats and sweeps silent ones (wire/presence.go).
+	presence *agentsapp.Presence
+	handlers accessHandlers
 	// sync is what the gateway shares with the REST handlers (wire/gateway.go).
 	sync syncShared
 	// ingestLimits bound what bothy ingest git writes (wire/ingest.go).
@@ -125,6 +133,8 @@ type syncShared struct {
 	actors     eventActors // names event actors: principals and the system
 	catchUp    *syncapp.CatchUp
 	snapshot   *syncapp.Snapshot
+	// consumers are the durable consumers of agents and apps, over catchUp.
+	consumers *syncapp.Consumers
 }
 
 // accessHandlers are the strict-server handler types of the modules, which
@@ -134,6 +144,7 @@ type accessHandlers struct {
 	authz    *authzhttp.Server
 	agents   *agentshttp.Server
 	runs     *agentshttp.RunsServer
+	presence *agentshttp.PresenceServer
 	instance *instancehttp.Server
 	chat     *chathttp.Server
 	personal *synchttp.Server
@@ -225,6 +236,17 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		return access{}, fmt.Errorf("agents: %w", err)
 	}
 
+	presence, err := agentsapp.NewPresence(agentsapp.PresenceDeps{
+		Tx:         runner,
+		Store:      agentspg.NewPresenceStore(runner),
+		Appender:   log.appender,
+		Authorizer: authorizer,
+		Clock:      clk,
+		Config:     c.presence,
+	})
+	if err != nil {
+		return access{}, fmt.Errorf("agent presence: %w", err)
+	}
 	personalStore := syncpg.NewPersonalStore(runner)
 	marker, err := syncapp.NewOwnReads(personalStore, log.appender, clk)
 	if err != nil {
@@ -291,6 +313,16 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 	if err != nil {
 		return access{}, fmt.Errorf("catch-up: %w", err)
 	}
+	consumers, err := syncapp.NewConsumers(syncapp.ConsumersDeps{
+		Store:      syncpg.NewConsumerStore(runner),
+		CatchUp:    catchUp,
+		Authorizer: authorizer,
+		Clock:      clk,
+		Config:     c.consumers,
+	})
+	if err != nil {
+		return access{}, fmt.Errorf("consumers: %w", err)
+	}
 	flags := instanceapp.NewFlags(runner, log.instance, log.appender)
 	snapshot, err := syncapp.NewSnapshot(syncapp.SnapshotDeps{
 		Versions:   log.instance,
@@ -304,6 +336,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		Mentions:   chatService.Mentions(),
 		Personal:   personal,
 		Agents:     agentService,
+		Presences:  presence,
 		Flags:      flags,
 		Runs:       runSummaries{runs: runs},
 		Encoder:    syncapp.SnapshotEncoderFunc(synchttp.EncodeSnapshot),
@@ -321,8 +354,9 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		personal:  personal,
 		grants:    grants,
 		agents:    agentService,
+		presence:  presence,
 		sync: syncShared{authorizer: authorizer, identity: ids, actors: eventActors{principals: ids, instance: log.instance},
-			catchUp: catchUp, snapshot: snapshot},
+			catchUp: catchUp, snapshot: snapshot, consumers: consumers},
 	}
 	a.ingestLimits = c.ingest
 	a.ingestGHPageSize = c.ingestGHPageSize
@@ -360,6 +394,11 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		err = fmt.Errorf("runs http: %w", err)
 	}
 	errs = append(errs, err)
+	a.handlers.presence, err = agentshttp.NewPresence(presence)
+	if err != nil {
+		err = fmt.Errorf("agents presence http: %w", err)
+	}
+	errs = append(errs, err)
 	a.handlers.instance, err = instancehttp.New(instancehttp.Deps{
 		Authorizer: authorizer,
 		Instance:   log.instance,
@@ -385,6 +424,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		Personal:   personal,
 		CatchUp:    catchUp,
 		Snapshot:   snapshot,
+		Consumers:  consumers,
 	})
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {

@@ -37,6 +37,7 @@ func newGateway(a access, l eventLog, lim *limits, clk clock.Clock, logger *slog
 		FailedAuth:      lim.gatewayFailedAuth(),
 		Authorizer:      a.sync.authorizer,
 		CatchUp:         a.sync.catchUp,
+		Consumers:       a.sync.consumers,
 		Snapshot:        a.sync.snapshot,
 		SnapshotEncoder: gateway.SnapshotEncoderFunc(snapshotJSON),
 		Tail:            l.tail,

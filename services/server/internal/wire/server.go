@@ -32,6 +32,7 @@ type server struct {
 	*instanceServer
 	*chatServer
 	*personalServer
+	*presenceServer
 }
 
 // The modules' handler types under names that can be embedded side by side.
@@ -43,6 +44,7 @@ type (
 	instanceServer = instancehttp.Server
 	chatServer     = chathttp.Server
 	personalServer = synchttp.Server
+	presenceServer = agentshttp.PresenceServer
 )
 
 var _ apigen.StrictServerInterface = (*server)(nil)

@@ -246,6 +246,13 @@ type AgentsSource interface {
 	List(ctx context.Context) ([]agents.Agent, error)
 }
 
+// AgentPresenceSource reads the announced presence of agents (agents.Presences).
+type AgentPresenceSource interface {
+	// Presences returns the presence of each agent of ids that sent a heartbeat; the others
+	// are absent (unknown).
+	Presences(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]agents.Presence, error)
+}
+
 // FlagsSource evaluates the feature flags for an actor (instance.Flags).
 type FlagsSource interface {
 	// Evaluate returns every flag, by key, with its value for a.

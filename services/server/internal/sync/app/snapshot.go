@@ -50,6 +50,9 @@ type SnapshotDeps struct {
 	Personal PersonalSource
 	// Agents lists the agents: agents.Agents.
 	Agents AgentsSource
+	// Presences reads the agents' presence: agents.Presences; nil reports every agent
+	// unknown.
+	Presences AgentPresenceSource
 	// Flags evaluates the feature flags: instance.Flags.
 	Flags FlagsSource
 	// Runs lists the runs in progress (the agents module's runs).
@@ -234,6 +237,7 @@ type snapshotParts struct {
 	settings   []syncmod.Setting
 	drafts     []syncmod.Draft
 	agents     []agents.Agent
+	presences  map[uuid.UUID]agents.Presence // by agent id; an agent absent is unknown
 }
 
 // readParts reads every part after the Scope into v, concurrently through a partGroup: each
@@ -315,6 +319,16 @@ func (s *Snapshot) readParts(ctx context.Context, dec authz.Decider, who actor.A
 		if p.agents, err = s.deps.Agents.List(ctx); err != nil {
 			return fmt.Errorf("agents: %w", err)
 		}
+		if s.deps.Presences == nil || len(p.agents) == 0 {
+			return nil
+		}
+		ids := make([]uuid.UUID, len(p.agents))
+		for i, a := range p.agents {
+			ids[i] = a.ID
+		}
+		if p.presences, err = s.deps.Presences.Presences(ctx, ids); err != nil {
+			return fmt.Errorf("agent presence: %w", err)
+		}
 		return nil
 	})
 	g.spawn(func(ctx context.Context) error {
@@ -337,7 +351,7 @@ func (s *Snapshot) readParts(ctx context.Context, dec authz.Decider, who actor.A
 		return err
 	}
 	v.Channels = p.channels
-	v.Agents = agentPresences(p.agents)
+	v.Agents = agentPresences(p.agents, p.presences)
 	if !person {
 		v.Sidebar = syncmod.Sidebar{PrincipalID: who.PrincipalID, Sections: []syncmod.SidebarSection{}}
 		v.UnreadThreads, v.Settings, v.Drafts = []syncmod.UnreadThread{}, []syncmod.Setting{}, []syncmod.DraftRef{}
@@ -538,15 +552,20 @@ func snapshotDenied(err error) bool {
 	return errors.Is(err, problem.ErrNotFound) || errors.Is(err, problem.ErrForbidden)
 }
 
-// agentPresences names each agent with its runtime state, unknown for all: agents report no
-// heartbeats yet.
-func agentPresences(list []agents.Agent) []syncmod.AgentPresence {
+// agentPresences names each agent with its announced presence (spec 03, "Presence"): the
+// state and billing mode of its last agent.presence_changed, unknown without heartbeats.
+func agentPresences(list []agents.Agent, presences map[uuid.UUID]agents.Presence) []syncmod.AgentPresence {
 	out := make([]syncmod.AgentPresence, 0, len(list))
 	for _, a := range list {
-		out = append(out, syncmod.AgentPresence{
+		ap := syncmod.AgentPresence{
 			Agent: identity.PrincipalRef{ID: a.ID, Kind: actor.KindAgent, DisplayName: a.DisplayName, Handle: a.Handle},
 			State: syncmod.AgentStateUnknown,
-		})
+		}
+		if pr, ok := presences[a.ID]; ok && pr.State != "" {
+			ap.State = syncmod.AgentState(pr.State)
+			ap.ReportedBillingMode = pr.ReportedBillingMode
+		}
+		out = append(out, ap)
 	}
 	return out
 }

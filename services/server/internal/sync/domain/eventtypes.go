@@ -196,6 +196,9 @@ var register = []EventType{
 	broadcast("agent.updated", kernel.ResourceAgent, kernel.ActionAgentRead,
 		req("agent_id", KindID), opt("display_name", KindString), opt("handle", KindString),
 		opt("description", KindString), opt("archived_at", KindTime)),
+	broadcast("agent.presence_changed", kernel.ResourceAgent, kernel.ActionAgentRead,
+		req("agent_id", KindID), req("state", KindString), opt("reported_billing_mode", KindString),
+		req("last_heartbeat_at", KindTime)),
 
 	// Runs (ADR 0027) are thread events: the resource is the run's thread, so exactly the
 	// thread's readers receive them; both carry the whole run.

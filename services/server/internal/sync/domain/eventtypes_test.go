@@ -46,6 +46,7 @@ func TestRegisterMatchesSpec02(t *testing.T) {
 		{"agent.updated", kernel.ResourceAgent, kernel.ActionAgentRead},
 		{"run.created", kernel.ResourceThread, kernel.ActionThreadRead},
 		{"run.updated", kernel.ResourceThread, kernel.ActionThreadRead},
+		{"agent.presence_changed", kernel.ResourceAgent, kernel.ActionAgentRead},
 		{"principal.deactivated", kernel.ResourcePrincipal, kernel.ActionPrincipalRead},
 		{"principal.reactivated", kernel.ResourcePrincipal, kernel.ActionPrincipalRead},
 		{"grant.created", kernel.ResourceGrant, personal},

@@ -29,6 +29,9 @@ const (
 	OpResume Op = "resume"
 	// OpPing asks for a pong frame.
 	OpPing Op = "ping"
+	// OpAck acknowledges the events of the durable consumer the connection resumed with, up
+	// to its seq: answered by acked.
+	OpAck Op = "ack"
 )
 
 // The server ops.
@@ -51,11 +54,13 @@ const (
 	// OpHeartbeat is sent every gateway.heartbeat_interval when the cursor has not moved,
 	// so that a client (a browser cannot see WebSocket pings) notices a dead connection.
 	OpHeartbeat Op = "heartbeat"
+	// OpAcked answers ack with the consumer's acked_seq after it.
+	OpAcked Op = "acked"
 )
 
 // ClientFrame is one decoded client frame.
 type ClientFrame struct {
-	// Op is the frame's op, one of OpAuth, OpHello, OpResume and OpPing.
+	// Op is the frame's op, one of OpAuth, OpHello, OpResume, OpPing and OpAck.
 	Op Op
 	// Token is the bearer token of an auth frame.
 	Token string
@@ -63,6 +68,11 @@ type ClientFrame struct {
 	After int64
 	// Epoch is the sync epoch of a resume frame; the zero value when the frame has none.
 	Epoch syncmod.CursorEpoch
+	// Consumer is the durable consumer a resume frame continues from instead of after and
+	// epoch (its acked_seq and sync epoch); empty when the frame names none.
+	Consumer string
+	// Seq is the seq an ack frame acknowledges up to (at least 0).
+	Seq int64
 }
 
 // ErrUnknownOp is wrapped by DecodeClientFrame's error for a well-formed frame whose op the
@@ -97,7 +107,14 @@ func DecodeClientFrame(data []byte) (ClientFrame, error) {
 		if f.Token == "" {
 			return ClientFrame{}, invalid("token", "must not be empty")
 		}
+	case OpAck:
+		if f.Seq, err = intMember(members, "seq"); err != nil {
+			return ClientFrame{}, err
+		}
 	case OpResume:
+		if _, ok := members["consumer"]; ok {
+			return consumerResume(members)
+		}
 		if f.After, err = afterMember(members); err != nil {
 			return ClientFrame{}, err
 		}
@@ -117,7 +134,7 @@ func DecodeClientFrame(data []byte) (ClientFrame, error) {
 		}
 	default:
 		return ClientFrame{}, fmt.Errorf("%w: %w", ErrUnknownOp,
-			invalid("op", "must be one of auth, hello, resume, ping"))
+			invalid("op", "must be one of auth, hello, resume, ping, ack"))
 	}
 	return f, nil
 }
@@ -186,18 +203,52 @@ func stringMember(members map[string]json.RawMessage, name string, required bool
 
 // afterMember returns the required integer member after, at least 0.
 func afterMember(members map[string]json.RawMessage) (int64, error) {
-	raw, ok := members["after"]
+	return intMember(members, "after")
+}
+
+// intMember returns the required integer member name, at least 0.
+func intMember(members map[string]json.RawMessage, name string) (int64, error) {
+	raw, ok := members[name]
 	if !ok {
-		return 0, invalid("after", "is required")
+		return 0, invalid(name, "is required")
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	if err != nil {
-		return 0, invalid("after", "must be an integer")
+		return 0, invalid(name, "must be an integer")
 	}
 	if n < 0 {
-		return 0, invalid("after", "must be at least 0")
+		return 0, invalid(name, "must be at least 0")
 	}
 	return n, nil
+}
+
+// consumerResume decodes a resume frame that names a durable consumer: a non-empty string
+// consumer, and neither after nor epoch (the consumer's own acked_seq and epoch are the
+// cursor; the name's form is the use case's to judge).
+func consumerResume(members map[string]json.RawMessage) (ClientFrame, error) {
+	name, err := stringMember(members, "consumer", true)
+	if err != nil {
+		return ClientFrame{}, err
+	}
+	if name == "" {
+		return ClientFrame{}, invalid("consumer", "must not be empty")
+	}
+	for _, m := range []string{"after", "epoch"} {
+		if _, ok := members[m]; ok {
+			return ClientFrame{}, invalid(m, "must be absent when consumer is given")
+		}
+	}
+	return ClientFrame{Op: OpResume, Consumer: name}, nil
+}
+
+// ackedFrame is {"op":"acked","consumer":name,"acked_seq":n}.
+func ackedFrame(name string, acked int64) []byte {
+	b, _ := json.Marshal(struct { //nolint:errchkjson // a string and an integer; cannot fail
+		Op       Op     `json:"op"`
+		Consumer string `json:"consumer"`
+		AckedSeq int64  `json:"acked_seq"`
+	}{Op: OpAcked, Consumer: name, AckedSeq: acked})
+	return b
 }
 
 // The server frames. Event and cursor frames, the ones sent per event and per connection,

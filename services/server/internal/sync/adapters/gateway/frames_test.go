@@ -30,6 +30,9 @@ func TestDecodeClientFrame(t *testing.T) {
 		{"resume without epoch", `{"op":"resume","after":0}`, gateway.ClientFrame{Op: gateway.OpResume}},
 		{"resume at the largest cursor", `{"op":"resume","after":9223372036854775807}`, gateway.ClientFrame{Op: gateway.OpResume, After: 1<<63 - 1}},
 		{"extra members are ignored", `{"op":"hello","client":{"name":"web","v":[1,null]},"after":"x"}`, gateway.ClientFrame{Op: gateway.OpHello}},
+		{"resume with a consumer", `{"op":"resume","consumer":"main"}`, gateway.ClientFrame{Op: gateway.OpResume, Consumer: "main"}},
+		{"ack", `{"op":"ack","seq":42}`, gateway.ClientFrame{Op: gateway.OpAck, Seq: 42}},
+		{"ack at 0", `{"op":"ack","seq":0}`, gateway.ClientFrame{Op: gateway.OpAck}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := gateway.DecodeClientFrame([]byte(tc.in))
@@ -72,6 +75,15 @@ func TestDecodeClientFrameRefuses(t *testing.T) {
 		{"resume after too large", `{"op":"resume","after":9223372036854775808}`, "after", false},
 		{"resume epoch not a uuid", `{"op":"resume","after":1,"epoch":"0193"}`, "epoch", false},
 		{"resume epoch null", `{"op":"resume","after":1,"epoch":null}`, "epoch", false},
+		{"resume consumer empty", `{"op":"resume","consumer":""}`, "consumer", false},
+		{"resume consumer a number", `{"op":"resume","consumer":7}`, "consumer", false},
+		{"resume consumer null", `{"op":"resume","consumer":null}`, "consumer", false},
+		{"resume consumer and after", `{"op":"resume","consumer":"main","after":1}`, "after", false},
+		{"resume consumer and epoch", `{"op":"resume","consumer":"main","epoch":"0193a1c2-7c00-7a01-8000-00000000e0c0"}`, "epoch", false},
+		{"ack without seq", `{"op":"ack"}`, "seq", false},
+		{"ack seq negative", `{"op":"ack","seq":-1}`, "seq", false},
+		{"ack seq fraction", `{"op":"ack","seq":1.5}`, "seq", false},
+		{"ack seq string", `{"op":"ack","seq":"1"}`, "seq", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := gateway.DecodeClientFrame([]byte(tc.in))

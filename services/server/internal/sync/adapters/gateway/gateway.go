@@ -148,6 +148,9 @@ type Deps struct {
 	Tail Tail
 	// Delivery decides and names live events: syncapp.Delivery.
 	Delivery Delivery
+	// Consumers serves resume with a durable consumer and the ack frame:
+	// syncapp.Consumers; nil refuses both (a bad frame).
+	Consumers syncmod.Consumers
 	// Config holds the gateway.* keys (ConfigFrom).
 	Config Config
 	// Logger receives connection failures; nil discards them. Tokens are never logged.

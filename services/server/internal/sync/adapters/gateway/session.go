@@ -218,14 +218,17 @@ type session struct {
 	credEnded  string
 
 	// The writer's state, touched by the writer alone.
-	filter  *syncapp.Filter
-	epoch   uuid.UUID
-	cursor  int64 // everything up to it was checked and its frames written
-	told    int64 // the highest cursor the client can know from the frames it got
-	lastLag time.Time
-	pinging bool
-	missed  int
-	closed  bool // end ran
+	filter *syncapp.Filter
+	epoch  uuid.UUID
+	// consumer is the durable consumer the session resumed with; empty without one (then
+	// ack is a bad frame).
+	consumer string
+	cursor   int64 // everything up to it was checked and its frames written
+	told     int64 // the highest cursor the client can know from the frames it got
+	lastLag  time.Time
+	pinging  bool
+	missed   int
+	closed   bool // end ran
 	// token is the bearer token until the session is live: authenticated once more after it
 	// registered with the hub, so that a revocation committed between the upgrade and the
 	// registration (which the hub could not see) ends it too. Then forgotten.
@@ -633,9 +636,12 @@ func (s *session) open() *ending {
 		return end
 	}
 	s.cork.cork()
-	if start.Op == OpHello {
+	switch {
+	case start.Op == OpHello:
 		end = s.ready()
-	} else {
+	case start.Consumer != "":
+		end = s.resumeConsumer(start.Consumer)
+	default:
 		end = s.resume(start.After, start.Epoch)
 	}
 	if err := s.cork.uncork(); err != nil && end == nil {
@@ -854,9 +860,11 @@ func (s *session) inbound(m inbound) *ending {
 		return s.refused(m.err)
 	case m.frame.Op == OpPing:
 		return s.send(pongFrame)
+	case m.frame.Op == OpAck:
+		return s.ack(m.frame.Seq)
 	}
 	return s.fatal(CloseBadFrame, problem.Validation(problem.FieldError{
-		Field: "op", Message: "the stream has started: only ping is expected",
+		Field: "op", Message: "the stream has started: only ping and ack are expected",
 	}))
 }
 
@@ -964,4 +972,47 @@ func (s *session) resubscribe(err error) *ending {
 		return s.failed(err)
 	}
 	return s.catchUpThenRefresh(res.HeadSeq)
+}
+
+// errNoConsumers refuses consumer frames on a gateway built without consumers.
+var errNoConsumers = problem.Validation(problem.FieldError{Field: "consumer", Message: "durable consumers are not available"})
+
+// resumeConsumer answers resume with a consumer: the consumer's acked_seq and sync epoch are
+// the cursor, and everything after is resume's (spec 03, "Durable consumers"): the same check,
+// the same pages, what catch-up delivers to the actor at delivery time. Later acks name it.
+func (s *session) resumeConsumer(name string) *ending {
+	if s.g.deps.Consumers == nil {
+		return s.fatal(CloseBadFrame, errNoConsumers)
+	}
+	c, err := s.g.deps.Consumers.Get(s.ctx, name)
+	if err != nil {
+		return s.consumerFailed(err)
+	}
+	s.consumer = c.Name
+	return s.resume(c.AckedSeq, syncmod.EpochOf(c.SyncEpoch))
+}
+
+// ack answers an ack frame: the consumer moves forward to seq (never back, idempotently) and
+// the client learns its acked_seq from the acked frame.
+func (s *session) ack(seq int64) *ending {
+	if s.consumer == "" || s.g.deps.Consumers == nil {
+		return s.fatal(CloseBadFrame, problem.Validation(problem.FieldError{
+			Field: "op", Message: "ack needs a connection resumed with a consumer",
+		}))
+	}
+	c, err := s.g.deps.Consumers.Ack(s.ctx, s.consumer, seq)
+	if err != nil {
+		return s.consumerFailed(err)
+	}
+	return s.send(ackedFrame(c.Name, c.AckedSeq))
+}
+
+// consumerFailed ends the session for an error of the consumers: a bad name or a refused ack
+// (above the head, an earlier epoch) is the client's mistake, a bad frame (4000) with the
+// problem's code; anything else as failed decides.
+func (s *session) consumerFailed(err error) *ending {
+	if errors.Is(err, problem.ErrValidation) || errors.Is(err, problem.ErrConflict) {
+		return s.fatal(CloseBadFrame, err)
+	}
+	return s.failed(err)
 }

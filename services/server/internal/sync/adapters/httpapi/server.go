@@ -50,6 +50,9 @@ type Deps struct {
 	CatchUp syncmod.CatchUp
 	// Snapshot builds the actor's snapshot (getSnapshot).
 	Snapshot syncmod.Snapshot
+	// Consumers keeps the durable consumers of agents and apps (createConsumer, ackEvents,
+	// listConsumerEvents, ...); nil answers those operations 404.
+	Consumers syncmod.Consumers
 }
 
 // Server implements the sync operations of apigen.StrictServerInterface (ListEvents,
@@ -60,6 +63,8 @@ type Server struct {
 	personal syncmod.Personal
 	catchUp  syncmod.CatchUp
 	snapshot syncmod.Snapshot
+	// consumers is nil when the server has none.
+	consumers syncmod.Consumers
 }
 
 // New returns a Server over deps; it fails when a dependency is missing, so a wiring mistake
@@ -81,7 +86,7 @@ func New(deps Deps) (*Server, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("sync http: %w", err)
 	}
-	return &Server{authz: deps.Authorizer, personal: deps.Personal, catchUp: deps.CatchUp, snapshot: deps.Snapshot}, nil
+	return &Server{authz: deps.Authorizer, personal: deps.Personal, catchUp: deps.CatchUp, snapshot: deps.Snapshot, consumers: deps.Consumers}, nil
 }
 
 // authorizeSelf decides setting.write on the actor's own principal. Without an actor the id

@@ -60,6 +60,10 @@ func ToAPISnapshot(v syncmod.SnapshotView) apigen.Snapshot {
 	}
 	for i, a := range v.Agents {
 		out.Agents[i] = apigen.AgentPresence{Agent: toAPIPrincipalRef(a.Agent), State: apigen.AgentRuntimeState(a.State)}
+		if a.ReportedBillingMode != "" {
+			mode := a.ReportedBillingMode
+			out.Agents[i].ReportedBillingMode = &mode
+		}
 	}
 	for i, s := range v.Settings {
 		out.Settings[i] = toAPISetting(s)

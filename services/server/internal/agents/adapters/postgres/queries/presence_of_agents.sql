@@ -1,0 +1,4 @@
+-- The presence of the given agents.
+SELECT agent_id, last_heartbeat_at, reported_billing_mode, announced_state, announced_billing_mode, announced_at
+FROM agents.agent_presence
+WHERE agent_id = ANY($1)

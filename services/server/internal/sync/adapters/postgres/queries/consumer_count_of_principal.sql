@@ -1,0 +1,2 @@
+-- How many consumers the principal holds.
+SELECT count(*) FROM sync.consumers WHERE principal_id = $1

@@ -1,0 +1,240 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"bothy.example.com/server/internal/kernel"
+	"bothy.example.com/server/internal/kernel/actor"
+	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/clock"
+	"bothy.example.com/server/internal/kernel/problem"
+	syncmod "bothy.example.com/server/internal/sync"
+	"bothy.example.com/server/internal/sync/app"
+)
+
+// consumerStore is a map-backed app.ConsumerStore.
+type consumerStore struct {
+	rows map[string]syncmod.Consumer // by principal and name
+}
+
+func key(p uuid.UUID, name string) string { return p.String() + "/" + name }
+
+func (s *consumerStore) Create(_ context.Context, c syncmod.Consumer, maxPer int) (syncmod.Consumer, bool, error) {
+	if got, ok := s.rows[key(c.PrincipalID, c.Name)]; ok {
+		return got, false, nil
+	}
+	n := 0
+	for k := range s.rows {
+		if strings.HasPrefix(k, c.PrincipalID.String()) {
+			n++
+		}
+	}
+	if n >= maxPer {
+		return syncmod.Consumer{}, false, app.ErrConsumerLimit
+	}
+	s.rows[key(c.PrincipalID, c.Name)] = c
+	return c, true, nil
+}
+
+func (s *consumerStore) Get(_ context.Context, p uuid.UUID, name string) (syncmod.Consumer, bool, error) {
+	c, ok := s.rows[key(p, name)]
+	return c, ok, nil
+}
+
+func (s *consumerStore) List(_ context.Context, p uuid.UUID) ([]syncmod.Consumer, error) {
+	var out []syncmod.Consumer
+	for _, c := range s.rows {
+		if c.PrincipalID == p {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b syncmod.Consumer) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+func (s *consumerStore) Delete(_ context.Context, p uuid.UUID, name string) error {
+	delete(s.rows, key(p, name))
+	return nil
+}
+
+func (s *consumerStore) Advance(_ context.Context, p uuid.UUID, name string, seq int64, at time.Time) (syncmod.Consumer, bool, error) {
+	c, ok := s.rows[key(p, name)]
+	if !ok {
+		return syncmod.Consumer{}, false, nil
+	}
+	if seq > c.AckedSeq {
+		c.AckedSeq, c.UpdatedAt = seq, at
+		s.rows[key(p, name)] = c
+	}
+	return c, true, nil
+}
+
+// consumerCatchUp is a sync.CatchUp whose Check reports a fixed head and epoch and counts its
+// calls; Page returns the cursor it was asked for.
+type consumerCatchUp struct {
+	head   int64
+	epoch  uuid.UUID
+	checks int
+	pages  []syncmod.PageInput
+}
+
+func (c *consumerCatchUp) Check(_ context.Context, in syncmod.CheckInput) (syncmod.CheckResult, error) {
+	c.checks++
+	res := syncmod.CheckResult{HeadSeq: c.head, SyncEpoch: c.epoch}
+	if in.Epoch.Given && in.Epoch.ID != c.epoch {
+		res.Reason = syncmod.ResyncEpochChanged
+	}
+	return res, nil
+}
+
+func (c *consumerCatchUp) Page(_ context.Context, in syncmod.PageInput) (syncmod.PageResult, error) {
+	c.pages = append(c.pages, in)
+	return syncmod.PageResult{Events: nil, NextCursor: in.Head}, nil
+}
+
+// allowCatchUp allows events.catch_up on the instance to everyone and nothing else.
+type allowCatchUp struct{}
+
+func (allowCatchUp) Authorize(_ context.Context, a kernel.Action, r authorize.Resource) error {
+	if a == kernel.ActionEventsCatchUp && r.Kind == kernel.ResourceInstance {
+		return nil
+	}
+	return problem.ErrForbidden
+}
+
+func newConsumers(t *testing.T, head int64, epoch uuid.UUID) (*app.Consumers, *consumerStore, *consumerCatchUp) {
+	t.Helper()
+	store := &consumerStore{rows: map[string]syncmod.Consumer{}}
+	cu := &consumerCatchUp{head: head, epoch: epoch}
+	c, err := app.NewConsumers(app.ConsumersDeps{
+		Store: store, CatchUp: cu, Authorizer: allowCatchUp{},
+		Clock:  clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)),
+		Config: app.ConsumersConfig{NameMaxLength: 16, MaxPerPrincipal: 2},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, store, cu
+}
+
+// denyAll refuses every action, as for an app without events:subscribe.
+type denyAll struct{}
+
+func (denyAll) Authorize(context.Context, kernel.Action, authorize.Resource) error {
+	return problem.ErrForbidden
+}
+
+func TestConsumersAuthorize(t *testing.T) {
+	t.Parallel()
+	c, err := app.NewConsumers(app.ConsumersDeps{
+		Store: &consumerStore{rows: map[string]syncmod.Consumer{}}, CatchUp: &consumerCatchUp{}, Authorizer: denyAll{},
+		Clock:  clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)),
+		Config: app.ConsumersConfig{NameMaxLength: 16, MaxPerPrincipal: 2},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := actor.With(context.Background(), actor.Actor{PrincipalID: uuid.New(), Kind: actor.KindApp})
+	if _, _, err := c.Ensure(ctx, "main"); !errors.Is(err, problem.ErrForbidden) {
+		t.Errorf("Ensure without events.catch_up = %v, want forbidden", err)
+	}
+	if _, err := c.Ack(ctx, "main", 1); !errors.Is(err, problem.ErrForbidden) {
+		t.Errorf("Ack without events.catch_up = %v, want forbidden", err)
+	}
+	allowed, _, _ := newConsumers(t, 10, uuid.New())
+	if _, err := allowed.List(context.Background()); !errors.Is(err, problem.ErrUnauthenticated) {
+		t.Errorf("List without an actor = %v, want unauthenticated", err)
+	}
+	person := actor.With(context.Background(), actor.Actor{PrincipalID: uuid.New(), Kind: actor.KindPerson})
+	if _, created, err := allowed.Ensure(person, "bot"); err != nil || !created {
+		t.Errorf("Ensure as a person = %v, %v; want created (consumers are open to every principal)", created, err)
+	}
+}
+
+func TestConsumersAck(t *testing.T) {
+	t.Parallel()
+	epoch := uuid.New()
+	tests := []struct {
+		name       string
+		start      int64
+		rowEpoch   uuid.UUID
+		seq        int64
+		want       int64
+		err        error
+		headChecks int // Check calls of the ack itself
+	}{
+		{"forward", 3, epoch, 7, 7, nil, 1},
+		{"to the head", 3, epoch, 10, 10, nil, 1},
+		{"same: no head read", 3, epoch, 3, 3, nil, 0},
+		{"back: no head read", 5, epoch, 2, 5, nil, 0},
+		{"above the head", 3, epoch, 11, 3, problem.ErrConflict, 1},
+		{"an earlier epoch", 3, uuid.New(), 4, 3, problem.ErrConflict, 1},
+		{"negative", 3, epoch, -1, 3, problem.ErrValidation, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, store, cu := newConsumers(t, 10, epoch)
+			agent := actor.Actor{PrincipalID: uuid.New(), Kind: actor.KindAgent}
+			store.rows[key(agent.PrincipalID, "main")] = syncmod.Consumer{PrincipalID: agent.PrincipalID, Name: "main", AckedSeq: tt.start, SyncEpoch: tt.rowEpoch}
+			got, err := c.Ack(actor.With(context.Background(), agent), "main", tt.seq)
+			if !errors.Is(err, tt.err) {
+				t.Fatalf("Ack(%d) error %v, want %v", tt.seq, err, tt.err)
+			}
+			if err == nil && got.AckedSeq != tt.want {
+				t.Fatalf("Ack(%d) = %d, want %d", tt.seq, got.AckedSeq, tt.want)
+			}
+			if row := store.rows[key(agent.PrincipalID, "main")]; row.AckedSeq != tt.want {
+				t.Fatalf("stored acked_seq %d, want %d", row.AckedSeq, tt.want)
+			}
+			if cu.checks != tt.headChecks {
+				t.Fatalf("%d head reads, want %d", cu.checks, tt.headChecks)
+			}
+		})
+	}
+}
+
+func TestConsumersEnsureAndEvents(t *testing.T) {
+	t.Parallel()
+	epoch := uuid.New()
+	c, _, cu := newConsumers(t, 10, epoch)
+	app1 := actor.With(context.Background(), actor.Actor{PrincipalID: uuid.New(), Kind: actor.KindApp})
+	got, created, err := c.Ensure(app1, "main")
+	if err != nil || !created || got.AckedSeq != 10 || got.SyncEpoch != epoch {
+		t.Fatalf("Ensure = %+v, %v, %v; want created at head 10 in the epoch", got, created, err)
+	}
+	cu.head = 12
+	if again, created, err := c.Ensure(app1, "main"); err != nil || created || again != got {
+		t.Fatalf("Ensure again = %+v, %v, %v; want the first unchanged", again, created, err)
+	}
+	if _, _, err := c.Ensure(app1, "Bad"); !errors.Is(err, problem.ErrValidation) {
+		t.Fatalf("Ensure(Bad) = %v, want a validation error", err)
+	}
+	if _, _, err := c.Ensure(app1, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Ensure(app1, "c"); !errors.Is(err, problem.ErrConflict) {
+		t.Fatalf("a third consumer (cap 2) = %v, want conflict", err)
+	}
+	res, _, err := c.Events(app1, "main", 5)
+	if err != nil || res.Reason != "" {
+		t.Fatalf("Events = %+v, %v", res, err)
+	}
+	if p := cu.pages[len(cu.pages)-1]; p.After != 10 || p.Head != 12 || p.Limit != 5 {
+		t.Fatalf("Events paged %+v, want after the acked_seq 10 up to the head 12, limit 5", p)
+	}
+	cu.epoch = uuid.New() // a restore
+	if res, _, err := c.Events(app1, "main", 0); err != nil || res.Reason != syncmod.ResyncEpochChanged {
+		t.Fatalf("Events after a restore = %+v, %v; want epoch_changed", res.Reason, err)
+	}
+	if _, _, err := c.Events(app1, "gone", 0); !errors.Is(err, problem.ErrNotFound) {
+		t.Fatalf("Events of an unknown consumer = %v, want not found", err)
+	}
+}

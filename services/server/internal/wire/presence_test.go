@@ -1,0 +1,172 @@
+package wire_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	agentsapp "bothy.example.com/server/internal/agents/app"
+	"bothy.example.com/server/internal/apigen"
+	syncdomain "bothy.example.com/server/internal/sync/domain"
+	"bothy.example.com/server/internal/wire/wiretest"
+)
+
+// The presence tests (issue 15, spec 03 "Presence") drive heartbeats over real HTTP and the
+// sweeper through App.SweepPresence, with the wired App's fake clock: the thresholds are
+// short, the event interval long, so every rule shows within a few clock moves.
+
+// presenceWorld is a chatWorld with Robin an agent, idle after 10s, offline after 20s, and at
+// most one presence event per agent per minute.
+func presenceWorld(t *testing.T) *chatWorld {
+	t.Helper()
+	return newChatWorld(t, true,
+		wiretest.WithSetting(agentsapp.KeyPresenceIdleAfter, "10s"),
+		wiretest.WithSetting(agentsapp.KeyPresenceOfflineAfter, "20s"),
+		wiretest.WithSetting(agentsapp.KeyPresenceMinInterval, "1m"),
+		wiretest.WithSetting(agentsapp.KeyMaxBillingModeLength, "16"))
+}
+
+// heartbeat sends Robin's heartbeat with body ("" for none) and returns the answer.
+func heartbeat(t *testing.T, w *chatWorld, a worldActor, body string, want int) apigen.AgentHeartbeat {
+	t.Helper()
+	var hb apigen.AgentHeartbeat
+	var out any
+	if want == http.StatusOK {
+		out = &hb
+	}
+	w.must(t, a, http.MethodPost, "/api/v1/agents/me/heartbeat", body, want, out)
+	return hb
+}
+
+// sweep runs one presence sweep and checks how many events it appended.
+func sweep(t *testing.T, w *chatWorld, want int) {
+	t.Helper()
+	n, err := w.env.App.SweepPresence(t.Context())
+	if err != nil {
+		t.Fatalf("SweepPresence: %v", err)
+	}
+	if n != want {
+		t.Fatalf("SweepPresence appended %d events, want %d", n, want)
+	}
+}
+
+// presenceEvents are the agent.presence_changed events after seq, as stored.
+func presenceEvents(t *testing.T, w *chatWorld, after int64) []syncdomain.StoredEvent {
+	t.Helper()
+	return storedWhere(w.eventsAfter(t, after), func(e syncdomain.StoredEvent) bool { return e.Type == "agent.presence_changed" })
+}
+
+// robinInSnapshot is Robin's entry in a's snapshot.
+func robinInSnapshot(t *testing.T, w *chatWorld, a worldActor) apigen.AgentPresence {
+	t.Helper()
+	var s apigen.Snapshot
+	w.must(t, a, http.MethodGet, "/api/v1/sync/snapshot", "", http.StatusOK, &s)
+	for _, ag := range s.Agents {
+		if ag.Agent.Id == w.robin.id {
+			return ag
+		}
+	}
+	t.Fatalf("Robin is not among the agents of %s's snapshot: %+v", a.name, s.Agents)
+	return apigen.AgentPresence{}
+}
+
+// TestPresenceHeartbeatAndSweep: unknown before any heartbeat; a heartbeat makes Robin online
+// at once (the first announcement is never held back); silence makes it idle, then offline,
+// each announced by the sweeper with the clock's time; the snapshot reports the announced
+// state and billing mode; people and apps send no heartbeats (agents/me is no agent: 404).
+func TestPresenceHeartbeatAndSweep(t *testing.T) {
+	t.Parallel()
+	w := presenceWorld(t)
+	if got := robinInSnapshot(t, w, w.sam); got.State != apigen.AgentRuntimeStateUnknown {
+		t.Fatalf("Robin before any heartbeat: %s, want unknown", got.State)
+	}
+	heartbeat(t, w, w.sam, "", http.StatusNotFound)
+	heartbeat(t, w, w.robin, `{"reported_billing_mode":"`+strings.Repeat("x", 17)+`"}`, http.StatusBadRequest)
+	heartbeat(t, w, w.robin, `{"reported_billing_mode":"a\u0007b"}`, http.StatusBadRequest)
+	start := w.head(t)
+
+	hb := heartbeat(t, w, w.robin, `{"reported_billing_mode":"subscription"}`, http.StatusOK)
+	if hb.State != apigen.AgentRuntimeStateOnline || hb.ReportedBillingMode == nil || *hb.ReportedBillingMode != "subscription" {
+		t.Fatalf("heartbeat answered %+v, want online with billing mode subscription", hb)
+	}
+	evs := presenceEvents(t, w, start)
+	if len(evs) != 1 || evs[0].ResourceID != w.robin.id || evs[0].ActorID != w.robin.id {
+		t.Fatalf("after the first heartbeat: %s, want one agent.presence_changed of Robin by Robin", describe(evs))
+	}
+	requirePayload(t, evs[0], map[string]any{
+		"agent_id": w.robin.id.String(), "state": "online", "reported_billing_mode": "subscription",
+		"last_heartbeat_at": hb.LastHeartbeatAt.Format(time.RFC3339Nano),
+	})
+	if got := robinInSnapshot(t, w, w.sam); got.State != apigen.AgentRuntimeStateOnline || got.ReportedBillingMode == nil || *got.ReportedBillingMode != "subscription" {
+		t.Fatalf("Sam's snapshot after the heartbeat: %+v, want online, subscription", got)
+	}
+	// Sam receives the event through catch-up (agent.read: everyone who may read Robin).
+	if seqs := w.restEvents(t, w.sam, start, w.head(t)); len(seqs) != 1 || seqs[0] != evs[0].Seq {
+		t.Fatalf("Sam's catch-up after the heartbeat: %v, want [%d]", seqs, evs[0].Seq)
+	}
+
+	w.env.Clock.Advance(5 * time.Second)
+	heartbeat(t, w, w.robin, "", http.StatusOK) // still online: nothing to announce
+	sweep(t, w, 0)
+	w.env.Clock.Advance(70 * time.Second) // idle after 10s, offline after 20s of silence
+	sweep(t, w, 1)
+	sweep(t, w, 0) // nothing changed since
+	evs = presenceEvents(t, w, start)
+	if len(evs) != 2 {
+		t.Fatalf("after the silence: %s, want two presence events", describe(evs))
+	}
+	requirePayload(t, evs[1], map[string]any{
+		"agent_id": w.robin.id.String(), "state": "offline", "reported_billing_mode": "subscription",
+		"last_heartbeat_at": hb.LastHeartbeatAt.Add(5 * time.Second).Format(time.RFC3339Nano),
+	})
+	if evs[1].ActorID == w.robin.id {
+		t.Fatal("the sweeper's event names Robin as its actor, want the system")
+	}
+	if got := robinInSnapshot(t, w, w.sam); got.State != apigen.AgentRuntimeStateOffline {
+		t.Fatalf("Sam's snapshot after the silence: %s, want offline", got.State)
+	}
+	app := w.app(t, "Relay", "relay", "agents:read")
+	heartbeat(t, w, app, "", http.StatusNotFound)
+}
+
+// TestPresenceEventRate: whatever Robin does, at most one agent.presence_changed per
+// agents.presence_min_interval; a change held back is announced by the sweeper once the
+// interval has passed, with the state of that moment, and one that undid itself meanwhile is
+// not announced at all.
+func TestPresenceEventRate(t *testing.T) {
+	t.Parallel()
+	w := presenceWorld(t)
+	start := w.head(t)
+	heartbeat(t, w, w.robin, "", http.StatusOK) // t=0: online, announced
+	w.env.Clock.Advance(11 * time.Second)       // t=11: idle, inside the minute
+	sweep(t, w, 0)
+	w.env.Clock.Advance(10 * time.Second) // t=21: offline, inside the minute
+	sweep(t, w, 0)
+	heartbeat(t, w, w.robin, `{"reported_billing_mode":"metered"}`, http.StatusOK) // t=21: online again, a new mode
+	w.env.Clock.Advance(20 * time.Second)                                          // t=41: idle
+	last := heartbeat(t, w, w.robin, "", http.StatusOK)                            // online
+	if evs := presenceEvents(t, w, start); len(evs) != 1 {
+		t.Fatalf("inside the first minute: %s, want only the first announcement", describe(evs))
+	}
+	if got := robinInSnapshot(t, w, w.sam); got.State != apigen.AgentRuntimeStateOnline || got.ReportedBillingMode != nil {
+		t.Fatalf("Sam's snapshot inside the minute: %+v, want the announced online without a billing mode", got)
+	}
+	w.env.Clock.Advance(19 * time.Second) // t=60: the minute has passed; idle (heartbeat at 41)
+	sweep(t, w, 1)                        // idle, with the new billing mode
+	evs := presenceEvents(t, w, start)
+	if len(evs) != 2 {
+		t.Fatalf("after the minute: %s, want two announcements", describe(evs))
+	}
+	requirePayload(t, evs[1], map[string]any{
+		"agent_id": w.robin.id.String(), "state": "idle", "reported_billing_mode": "metered",
+		"last_heartbeat_at": last.LastHeartbeatAt.Format(time.RFC3339Nano),
+	})
+	w.env.Clock.Advance(time.Second) // t=61: inside the new minute
+	sweep(t, w, 0)
+	w.env.Clock.Advance(time.Minute) // t=121: offline since t=61, the minute passed
+	sweep(t, w, 1)
+	if got := robinInSnapshot(t, w, w.sam); got.State != apigen.AgentRuntimeStateOffline || got.ReportedBillingMode == nil || *got.ReportedBillingMode != "metered" {
+		t.Fatalf("Sam's snapshot at the end: %+v, want offline, metered", got)
+	}
+}
