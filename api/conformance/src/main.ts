@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Record } from "./check.js";
+import { summary } from "./events.js";
 import { run } from "./scenario.js";
 
 const [bothy, openapi] = process.argv.slice(2);
@@ -81,6 +82,12 @@ async function documentOperations(path: string): Promise<string[]> {
   return [...text.matchAll(/^\s+operationId:\s*(\S+)\s*$/gm)].map((m) => m[1] ?? "");
 }
 
+/** eventTypes lists the event types of the document: the keys of Event's discriminator mapping. */
+async function eventTypes(path: string): Promise<string[]> {
+  const text = await readFile(path, "utf8");
+  return [...text.matchAll(/^\s+([a-z_]+\.[a-z_]+):\s*"#\/components\/schemas\/\w+Event"\s*$/gm)].map((m) => m[1] ?? "");
+}
+
 async function main(): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), "bothy-conformance-"));
   // Run as root, the embedded PostgreSQL runs as the postgres user, who must reach the data.
@@ -112,7 +119,14 @@ async function main(): Promise<number> {
     const missed = ops.filter((op) => !record.exercised.has(op));
     const responses = [...record.exercised.values()].reduce((n, s) => n + s.size, 0);
     const types = new Set(events.map((e) => e.type));
-    console.log(`api-conformance: ${record.exercised.size} of ${ops.length} operations called (${responses} operation-status pairs), ${events.length} events of ${types.size} types read, ${record.findings.length} findings`);
+    // Every event read through its typed payload (events.ts), no cast.
+    const summaries = events.map(summary);
+    const registered = await eventTypes(openapi as string);
+    const unseen = registered.filter((t) => !types.has(t as (typeof events)[number]["type"]));
+    console.log(`api-conformance: ${record.exercised.size} of ${ops.length} operations called (${responses} operation-status pairs), ${summaries.length} events of ${types.size} of ${registered.length} types read through their typed payloads, ${record.findings.length} findings`);
+    if (unseen.length > 0) {
+      console.log(`  event types no operation of the scenario causes: ${unseen.join(", ")}`);
+    }
     for (const f of record.findings) {
       console.log(`  [${f.step}] ${f.method} ${f.url} -> ${f.status}: ${f.detail}`);
     }

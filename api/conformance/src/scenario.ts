@@ -48,7 +48,7 @@ export async function run(t: Target, r: Record): Promise<Event[]> {
     params: { header: idem() },
     body: { display_name: "Build bot", handle: "build-bot", scopes: ["events:subscribe", "messages:read"] },
   }));
-  expect(r, "createAgent", 201, await alex.POST("/api/v1/agents", {
+  const echo = expect(r, "createAgent", 201, await alex.POST("/api/v1/agents", {
     params: { header: idem() },
     body: { display_name: "Echo", handle: "echo", description: "Answers what it is asked." },
   }));
@@ -83,6 +83,25 @@ export async function run(t: Target, r: Record): Promise<Event[]> {
     params: { path: { principal_id: robin.id }, header: idem() },
   }));
   const samClient = client(t.base, r, samToken.token);
+  const echoToken = expect(r, "createToken", 201, await alex.POST("/api/v1/principals/{principal_id}/tokens", {
+    params: { path: { principal_id: echo.id }, header: idem() },
+    body: {},
+  }));
+  const echoClient = client(t.base, r, echoToken.token);
+
+  r.step = "the directory";
+  expect(r, "listPrincipals", 200, await samClient.GET("/api/v1/principals", { params: { query: { prefix: "ro", limit: 5 } } }));
+  expect(r, "getPrincipal", 200, await samClient.GET("/api/v1/principals/{principal_id}", { params: { path: { principal_id: robin.id } } }));
+  expect(r, "getPrincipal", 404, await samClient.GET("/api/v1/principals/{principal_id}", { params: { path: { principal_id: randomUUID() } } }));
+
+  r.step = "agent presence and consumers";
+  expect(r, "sendAgentHeartbeat", 200, await echoClient.POST("/api/v1/agents/me/heartbeat", { body: { reported_billing_mode: "subscription" } }));
+  expect(r, "createConsumer", 201, await echoClient.PUT("/api/v1/consumers/{name}", { params: { path: { name: "replies" } } }));
+  expect(r, "createConsumer", 200, await echoClient.PUT("/api/v1/consumers/{name}", { params: { path: { name: "replies" } } }));
+  expect(r, "createConsumer", 201, await echoClient.PUT("/api/v1/consumers/{name}", { params: { path: { name: "scratch" } } }));
+  expect(r, "listConsumers", 200, await echoClient.GET("/api/v1/consumers"));
+  expect(r, "deleteConsumer", 204, await echoClient.DELETE("/api/v1/consumers/{name}", { params: { path: { name: "scratch" } } }));
+  expect(r, "getConsumer", 404, await echoClient.GET("/api/v1/consumers/{name}", { params: { path: { name: "scratch" } } }));
 
   r.step = "spaces, channels and grants";
   const space = expect(r, "createSpace", 201, await alex.POST("/api/v1/spaces", {
@@ -108,6 +127,10 @@ export async function run(t: Target, r: Record): Promise<Event[]> {
     params: { header: idem() },
     body: { principal_id: robin.id, resource_kind: "channel", resource_id: channel.id, role: "viewer" },
   }));
+  expect(r, "createGrant", 201, await alex.POST("/api/v1/grants", {
+    params: { header: idem() },
+    body: { principal_id: echo.id, resource_kind: "space", resource_id: space.id, role: "member" },
+  }));
   // Valid for the document, refused by a rule it cannot state (Prism itself answers requests
   // the document refuses, so a 400 must come from such a rule to reach bothy).
   expect(r, "createGrant", 400, await alex.POST("/api/v1/grants", {
@@ -129,6 +152,21 @@ export async function run(t: Target, r: Record): Promise<Event[]> {
     params: { path: { thread_id: thread.id }, header: idem() },
     body: { content_md: "A message to delete." },
   }));
+  r.step = "reactions";
+  expect(r, "addReaction", 204, await samClient.PUT("/api/v1/messages/{message_id}/reactions/{reaction}", {
+    params: { path: { message_id: reply.id, reaction: ":thumbs_up:" } },
+  }));
+  expect(r, "addReaction", 204, await alex.PUT("/api/v1/messages/{message_id}/reactions/{reaction}", {
+    params: { path: { message_id: reply.id, reaction: "\u{1F389}" } },
+  }));
+  expect(r, "removeReaction", 204, await alex.DELETE("/api/v1/messages/{message_id}/reactions/{reaction}", {
+    params: { path: { message_id: reply.id, reaction: "\u{1F389}" } },
+  }));
+  expect(r, "addReaction", 404, await samClient.PUT("/api/v1/messages/{message_id}/reactions/{reaction}", {
+    params: { path: { message_id: randomUUID(), reaction: ":thumbs_up:" } },
+  }));
+
+  r.step = "threads and messages";
   expect(r, "editMessage", 200, await alex.PATCH("/api/v1/messages/{message_id}", {
     params: { path: { message_id: reply.id } },
     body: { content_md: "Within 30 days of purchase, @sam." },
@@ -150,6 +188,9 @@ export async function run(t: Target, r: Record): Promise<Event[]> {
     params: { path: { channel_id: channel.id } },
     body: { content_md: "Thanks, I will", thread_id: thread.id },
   }));
+  expect(r, "getDraft", 200, await samClient.GET("/api/v1/channels/{channel_id}/draft", {
+    params: { path: { channel_id: channel.id }, query: { thread_id: thread.id } },
+  }));
   expect(r, "deleteDraft", 204, await samClient.DELETE("/api/v1/channels/{channel_id}/draft", {
     params: { path: { channel_id: channel.id }, query: { thread_id: thread.id } },
   }));
@@ -160,6 +201,46 @@ export async function run(t: Target, r: Record): Promise<Event[]> {
   expect(r, "putSidebar", 200, await samClient.PUT("/api/v1/me/sidebar", {
     body: { sections: [{ key: "favourites", title: "Favourites", collapsed: false, channel_ids: [channel.id] }] },
   }));
+  r.step = "reads a client renders with";
+  const spaceRead = await samClient.GET("/api/v1/spaces/{space_id}", { params: { path: { space_id: space.id } } });
+  expect(r, "getSpace", 200, spaceRead);
+  const etag = spaceRead.response.headers.get("ETag") ?? "";
+  expect(r, "getSpace", 304, await samClient.GET("/api/v1/spaces/{space_id}", {
+    params: { path: { space_id: space.id }, header: { "If-None-Match": etag } },
+  }));
+  expect(r, "getSpace", 404, await samClient.GET("/api/v1/spaces/{space_id}", { params: { path: { space_id: randomUUID() } } }));
+  expect(r, "getChannel", 200, await samClient.GET("/api/v1/channels/{channel_id}", { params: { path: { channel_id: channel.id } } }));
+  expect(r, "listChannelMembers", 200, await samClient.GET("/api/v1/channels/{channel_id}/members", {
+    params: { path: { channel_id: channel.id }, query: { limit: 2 } },
+  }));
+  expect(r, "listChannelThreads", 200, await samClient.GET("/api/v1/channels/{channel_id}/threads", {
+    params: { path: { channel_id: channel.id }, query: { limit: 10 } },
+  }));
+  expect(r, "getThread", 200, await samClient.GET("/api/v1/threads/{thread_id}", { params: { path: { thread_id: thread.id } } }));
+  expect(r, "getMessage", 200, await samClient.GET("/api/v1/messages/{message_id}", { params: { path: { message_id: reply.id } } }));
+  const found = expect(r, "searchMessages", 200, await samClient.GET("/api/v1/search/messages", {
+    params: { query: { q: "purchase", channel_id: channel.id } },
+  }));
+  if (found.items.length !== 1) {
+    throw new Error(`searchMessages found ${found.items.length} messages for "purchase", want the edited reply`);
+  }
+
+  r.step = "an agent's run";
+  const run = expect(r, "createRun", 201, await echoClient.POST("/api/v1/threads/{thread_id}/runs", {
+    params: { path: { thread_id: thread.id }, header: idem() },
+    body: { requested_by: sam.id, progress: "Reading the thread" },
+  }));
+  expect(r, "updateRun", 200, await echoClient.PATCH("/api/v1/runs/{run_id}", {
+    params: { path: { run_id: run.id } },
+    body: { state: "running", progress: "Looking up the refund policy" },
+  }));
+  expect(r, "getRun", 200, await samClient.GET("/api/v1/runs/{run_id}", { params: { path: { run_id: run.id } } }));
+  expect(r, "cancelRun", 200, await samClient.POST("/api/v1/runs/{run_id}/cancel", { params: { path: { run_id: run.id } } }));
+  expect(r, "updateRun", 409, await echoClient.PATCH("/api/v1/runs/{run_id}", {
+    params: { path: { run_id: run.id } },
+    body: { state: "succeeded" },
+  }));
+
   expect(r, "createDirectMessage", 201, await samClient.POST("/api/v1/dms", {
     params: { header: idem() },
     body: { participant_ids: [me.id] },
@@ -183,22 +264,38 @@ export async function run(t: Target, r: Record): Promise<Event[]> {
   }));
   void grant;
 
+  r.step = "the agent's consumer";
+  const delivered = expect(r, "listConsumerEvents", 200, await echoClient.GET("/api/v1/consumers/{name}/events", {
+    params: { path: { name: "replies" }, query: { limit: 50 } },
+  }));
+  const last = delivered.events.at(-1);
+  if (last !== undefined) {
+    expect(r, "ackEvents", 200, await echoClient.POST("/api/v1/consumers/{name}/ack", {
+      params: { path: { name: "replies" } },
+      body: { seq: last.seq },
+    }));
+  }
+  expect(r, "getConsumer", 200, await echoClient.GET("/api/v1/consumers/{name}", { params: { path: { name: "replies" } } }));
+
   r.step = "sync";
   const snapshot = expect(r, "getSnapshot", 200, await alex.GET("/api/v1/sync/snapshot"));
   expect(r, "listEvents", 410, await alex.GET("/api/v1/events", {
     params: { query: { after: 0, epoch: randomUUID() } },
   }));
   const events: Event[] = [];
-  let after = 0;
-  for (;;) {
-    const batch = expect(r, "listEvents", 200, await alex.GET("/api/v1/events", {
-      params: { query: { after, epoch: snapshot.sync_epoch, limit: 50 } },
-    }));
-    events.push(...batch.events);
-    if (batch.next_cursor >= batch.head_seq || batch.next_cursor <= after) {
-      break;
+  for (const [who, c] of [["Alex", alex], ["Sam", samClient], ["Echo", echoClient]] as const) {
+    r.step = `sync: ${who}'s catch-up`;
+    let after = 0;
+    for (;;) {
+      const batch = expect(r, "listEvents", 200, await c.GET("/api/v1/events", {
+        params: { query: { after, epoch: snapshot.sync_epoch, limit: 50 } },
+      }));
+      events.push(...batch.events);
+      if (batch.next_cursor >= batch.head_seq || batch.next_cursor <= after) {
+        break;
+      }
+      after = batch.next_cursor;
     }
-    after = batch.next_cursor;
   }
   return events;
 }
