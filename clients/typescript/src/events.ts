@@ -67,6 +67,11 @@ export interface EventPayloads {
     seq: number;
     redacted_at: Time;
   };
+  "reaction.added": { message_id: ID; thread_id: ID; channel_id: ID; principal_id: ID; reaction: string };
+  "reaction.removed": { message_id: ID; thread_id: ID; channel_id: ID; principal_id: ID; reaction: string };
+  "run.created": Schemas["RunCreatedPayload"];
+  "run.updated": Schemas["RunUpdatedPayload"];
+  "agent.presence_changed": Schemas["AgentPresenceChangedPayload"];
   "agent.created": { agent_id: ID; display_name: string; handle: string; description?: string; created_by?: ID };
   "agent.updated": { agent_id: ID; display_name?: string; handle?: string; description?: string; archived_at?: Time };
   "principal.deactivated": { principal_id: ID; deactivated_at: Time };
@@ -100,7 +105,8 @@ const known: ReadonlySet<string> = new Set<EventType>([
   "channel.created", "channel.updated", "channel.archived",
   "thread.created", "thread.updated",
   "message.created", "message.edited", "message.deleted",
-  "agent.created", "agent.updated",
+  "reaction.added", "reaction.removed", "run.created", "run.updated",
+  "agent.created", "agent.updated", "agent.presence_changed",
   "principal.deactivated", "principal.reactivated",
   "grant.created", "grant.revoked", "permissions.changed", "token.revoked",
   "read_state.updated", "draft.saved", "draft.deleted", "setting.updated", "sidebar.updated",

@@ -296,6 +296,7 @@ function reduce(st: StoreState, e: KnownEvent, fx: Effects): void {
         mention_ids: p.mention_ids ?? [],
         created_at: e.type === "message.created" ? e.payload.created_at : (old?.created_at ?? e.occurred_at),
         redacted: false,
+        reactions: old?.reactions ?? [],
       };
       if (e.type === "message.edited") msg.edited_at = e.payload.edited_at;
       if (old?.redacted) return; // a delete already seen wins over a replayed create or edit
@@ -321,6 +322,7 @@ function reduce(st: StoreState, e: KnownEvent, fx: Effects): void {
         created_at: old?.created_at ?? e.occurred_at,
         redacted: true,
         redacted_at: p.redacted_at,
+        reactions: [],
       });
       reconcilePending(st, p.message_id);
       return;
@@ -400,6 +402,32 @@ function reduce(st: StoreState, e: KnownEvent, fx: Effects): void {
       }
       return;
     }
+    case "reaction.added":
+    case "reaction.removed": {
+      if (e.redacted) return; // its message was deleted since, with its reactions
+      const p = e.payload;
+      const msg = st.messages[p.thread_id]?.[p.message_id];
+      if (msg === undefined || msg.redacted) return; // not loaded: the next page read carries it
+      const mine = p.principal_id === st.principal.id;
+      const list = msg.reactions.map((x) => ({ ...x }));
+      const at = list.findIndex((x) => x.reaction === p.reaction);
+      if (e.type === "reaction.added") {
+        if (at < 0) list.push({ reaction: p.reaction, count: 1, me: mine });
+        else if (!(mine && list[at]!.me)) list[at] = { ...list[at]!, count: list[at]!.count + 1, me: list[at]!.me || mine };
+      } else if (at >= 0 && !(mine && !list[at]!.me)) {
+        const left = list[at]!.count - 1;
+        if (left <= 0) list.splice(at, 1);
+        else list[at] = { ...list[at]!, count: left, me: list[at]!.me && !mine };
+      }
+      storeMessage(st, { ...msg, reactions: list });
+      return;
+    }
+    case "run.created":
+    case "run.updated":
+    case "agent.presence_changed":
+      // Runs and presence are shown from the snapshot's active_runs and agents; the store
+      // keeps neither yet (the next snapshot carries them).
+      return;
     case "grant.created":
     case "grant.revoked":
     case "principal.deactivated":

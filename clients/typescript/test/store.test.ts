@@ -179,6 +179,27 @@ describe("reducers: details", () => {
     expect(threadMessages(st, TH)[0]).toMatchObject({ content_md: "", redacted: true, redacted_at: T, author_id: ALEX });
   });
 
+  it("counts reactions from reaction.added and reaction.removed, with me for the store's principal", () => {
+    const st = fromSnapshot(snap(100));
+    applyEvent(st, msg("message.created", M1, 1));
+    const react = (type: string, who: string, reaction: string) =>
+      ev(type, { message_id: M1, thread_id: TH, channel_id: CH, principal_id: who, reaction });
+    applyEvent(st, react("reaction.added", ALEX, ":thumbs_up:"));
+    applyEvent(st, react("reaction.added", ME, ":thumbs_up:"));
+    applyEvent(st, react("reaction.added", ME, ":tada:"));
+    expect(threadMessages(st, TH)[0]!.reactions).toEqual([
+      { reaction: ":thumbs_up:", count: 2, me: true },
+      { reaction: ":tada:", count: 1, me: true },
+    ]);
+    applyEvent(st, react("reaction.removed", ME, ":thumbs_up:"));
+    applyEvent(st, react("reaction.removed", ME, ":tada:"));
+    expect(threadMessages(st, TH)[0]!.reactions).toEqual([{ reaction: ":thumbs_up:", count: 1, me: false }]);
+    applyEvent(st, msg("message.edited", M1, 1));
+    expect(threadMessages(st, TH)[0]!.reactions).toEqual([{ reaction: ":thumbs_up:", count: 1, me: false }]);
+    applyEvent(st, ev("message.deleted", { message_id: M1, thread_id: TH, channel_id: CH, seq: 1, redacted_at: T }));
+    expect(threadMessages(st, TH)[0]!.reactions).toEqual([]);
+  });
+
   it("skips a redacted create (only ids) until its delete", () => {
     const st = fromSnapshot(snap(100));
     applyEvent(st, ev("message.created", { message_id: M1, thread_id: TH, channel_id: CH, author_id: ALEX }, { redacted: true }));
@@ -205,8 +226,8 @@ describe("reducers: details", () => {
     expect(storeView(st).unread[TH]!.mention_count).toBe(1);
     expect(st.threads[TH]!.base_mentions).toBe(1);
     hydrateMentions(st, TH, [
-      { id: M1, thread_id: TH, channel_id: CH, seq: 1, author_id: ALEX, content_md: "a", mention_ids: [], created_at: T, redacted: false },
-      { id: M2, thread_id: TH, channel_id: CH, seq: 2, author_id: ALEX, content_md: "@sam", mention_ids: [ME], created_at: T, redacted: false },
+      { id: M1, thread_id: TH, channel_id: CH, seq: 1, author_id: ALEX, content_md: "a", mention_ids: [], created_at: T, redacted: false, reactions: [] },
+      { id: M2, thread_id: TH, channel_id: CH, seq: 2, author_id: ALEX, content_md: "@sam", mention_ids: [ME], created_at: T, redacted: false, reactions: [] },
     ]);
     expect(st.threads[TH]!.base_mentions).toBe(0);
     expect(storeView(st).unread[TH]!.mention_count).toBe(1);

@@ -137,6 +137,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/principals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the principals of the instance
+         * @description The directory: every principal of the instance (people, agents and
+         *     apps), deactivated ones included and marked with `deactivated_at`,
+         *     in handle order, one page at a time. With `prefix`, only those whose
+         *     handle or display name starts with it (compared case-insensitively),
+         *     for a mention autocomplete. Needs `principal.read` (every principal
+         *     of the instance; no app scope covers it). Emails are not listed.
+         */
+        get: operations["listPrincipals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/principals/{principal_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one principal of the directory
+         * @description One principal as the directory lists it (no email), deactivated or
+         *     not. Needs `principal.read` on it (every principal of the instance;
+         *     no app scope covers it). An unknown id answers 404.
+         */
+        get: operations["getPrincipal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/principals/{principal_id}/tokens": {
         parameters: {
             query?: never;
@@ -345,6 +392,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/threads/{thread_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a run of the calling agent in a thread
+         * @description Records that the calling agent works in the thread on behalf of
+         *     `requested_by`, and appends `run.created` on the thread (ADR 0027).
+         *     Only agents create runs; the agent needs `message.create` on the
+         *     thread (it may post there), else 403, and a thread it cannot read
+         *     answers 404. `requested_by` must be a person who may read the thread,
+         *     else 400 naming it. A thread of an archived channel answers 409
+         *     `conflict`, as posting there does. A run starts `queued`, or `running`
+         *     when `state` says so. `progress` is at most `agents.run_progress_max_length`
+         *     characters. `invocation_id` links the run to an invocation when
+         *     invocations exist.
+         */
+        post: operations["createRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a run
+         * @description A run, for whoever may read its thread (`thread.read`); a run in a
+         *     thread the actor cannot read answers 404 like a missing one.
+         */
+        get: operations["getRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Report a run's state and progress
+         * @description The run's agent moves its run along the state machine of ADR 0027
+         *     (`queued` to `running`, `running` to `succeeded` or `failed`, any
+         *     state that is not final to `cancelled`; staying in the same state
+         *     updates only `progress`) and appends `run.updated`. Only the run's
+         *     agent updates it (403 for anyone else who may read the thread, 404 for
+         *     whoever cannot). A transition the machine does not allow, and any
+         *     change of a finished run, answers 409 `conflict`. `progress` replaces
+         *     the run's progress text; omitted, it is kept.
+         */
+        patch: operations["updateRun"];
+        trace?: never;
+    };
+    "/api/v1/runs/{run_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a run
+         * @description Cancels a run that has not finished and appends `run.updated` with
+         *     state `cancelled`. The person who requested the run may cancel it, and
+         *     so may whoever manages the thread's channel (`channel.update`: its
+         *     admins, and the owner); anyone else who may read the thread gets 403,
+         *     whoever cannot read it 404. A finished run answers 409 `conflict`.
+         */
+        post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/grants": {
         parameters: {
             query?: never;
@@ -439,6 +571,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/spaces/{space_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one space
+         * @description The space as the actor sees it, with its level and capabilities there
+         *     (as `listSpaces` shows it), archived or not. Answers 304 when
+         *     `If-None-Match` names the current `ETag`. Needs `space.read` on the
+         *     space; a space the actor may not read is 404, as one that does not
+         *     exist.
+         */
+        get: operations["getSpace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/spaces/{space_id}/channels": {
         parameters: {
             query?: never;
@@ -484,6 +640,54 @@ export interface paths {
          *     (its admins). Archiving an archived space changes nothing.
          */
         post: operations["archiveSpace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{channel_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one channel
+         * @description The channel (or direct message) as the actor sees it, with its level
+         *     and capabilities there (as `listSpaceChannels` shows it), archived or
+         *     not. Answers 304 when `If-None-Match` names the current `ETag`. Needs
+         *     `channel.read` on the channel; a channel the actor may not read is
+         *     404, as one that does not exist.
+         */
+        get: operations["getChannel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{channel_id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Page through who can read a channel
+         * @description The principals whose grants let them read the channel, each with its
+         *     effective role there, in principal id order, one page at a time: for
+         *     a standard channel the holders of a grant on the instance, on the
+         *     channel's space or on the channel; for a direct message its
+         *     participants. Needs `channel.read` on the channel.
+         */
+        get: operations["listChannelMembers"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -545,7 +749,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List the threads of a channel
+         * @description The threads of the channel, most recent activity first (the time of
+         *     each thread's newest message, then the thread id, both descending),
+         *     one page at a time. Each carries its title, an excerpt of its first
+         *     message, its reply count, its newest message's seq and time, and the
+         *     actor's unread and mention counts, computed as the snapshot computes
+         *     them. Needs `thread.read` on the channel; a channel the actor cannot
+         *     read answers 404 like a missing one. Answers 304 when `If-None-Match`
+         *     names the page's current `ETag`.
+         */
+        get: operations["listChannelThreads"];
         put?: never;
         /**
          * Start a thread
@@ -554,6 +769,30 @@ export interface paths {
          *     channel (members). An archived channel answers 409 `conflict`.
          */
         post: operations["createThread"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/threads/{thread_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one thread
+         * @description What a client needs for a thread's header: its title, channel and
+         *     space (with their names), its first message, its reply count and its
+         *     newest message's seq and time. Answers 304 when `If-None-Match` names
+         *     the current `ETag`. Needs `thread.read` on the thread; a thread the
+         *     actor may not read is 404, as one that does not exist.
+         */
+        get: operations["getThread"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -591,6 +830,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/search/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the messages the caller may read
+         * @description Full-text search (PostgreSQL, text search configuration `simple`)
+         *     over the text of the messages the caller may read when it asks,
+         *     best match first: by rank, then newest first (message id) among
+         *     equal ranks. `q` is a web-search style query: words are all
+         *     required, `"quoted words"` form a phrase, `or` between words accepts
+         *     either and a leading `-` excludes a word. Deleted messages are never
+         *     found. Each hit carries the message, its rank and an excerpt cut
+         *     into plain-text segments with the matched words marked (no markup to
+         *     escape). Filters only narrow the search: a space, channel, thread or
+         *     author the caller cannot see, or that does not exist, finds nothing
+         *     (never a 404, so nothing leaks). Needs `thread.read` on the instance
+         *     (every principal; an app through `messages:read`); every hit is then
+         *     decided by `thread.read` on its message. See ADR 0024.
+         */
+        get: operations["searchMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/messages/{message_id}": {
         parameters: {
             query?: never;
@@ -598,7 +869,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Read one message
+         * @description The message as `listMessages` lists it (a deleted one with `redacted:
+         *     true` and no content). Answers 304 when `If-None-Match` names the
+         *     current `ETag`. Needs `thread.read` on the message; a message the
+         *     actor may not read is 404, as one that does not exist.
+         */
+        get: operations["getMessage"];
         put?: never;
         post?: never;
         /**
@@ -619,6 +897,54 @@ export interface paths {
          *     message answers 409 `conflict`.
          */
         patch: operations["editMessage"];
+        trace?: never;
+    };
+    "/api/v1/messages/{message_id}/reactions/{reaction}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The message. */
+                message_id: string;
+                /**
+                 * @description The reaction, percent-encoded as one path segment (UTF-8): a
+                 *     shortcode `:name:` whose name is 1 to 32 of the characters
+                 *     `a-z 0-9 _ + -` (`:thumbs_up:`, `:+1:`), or one Unicode emoji (a
+                 *     single pictograph with an optional variation selector 16 and skin
+                 *     tone, a ZWJ sequence of such, a flag of two regional indicators, a
+                 *     subdivision flag or a keycap), at most 64 bytes. Anything else is 400
+                 *     `validation_failed` naming `reaction`. Stored and compared as sent:
+                 *     `:thumbs_up:` and the emoji are two reactions.
+                 */
+                reaction: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * React to a message
+         * @description Adds the actor's reaction to the message and appends `reaction.added`
+         *     (placed like the message's other events). Idempotent: a reaction the
+         *     actor has already made changes nothing and appends nothing. Needs
+         *     `reaction.write` on the message (members of its channel). A deleted
+         *     message, a message of an archived channel, and a new distinct
+         *     reaction beyond `chat.max_reactions_per_message` answer 409
+         *     `conflict`.
+         */
+        put: operations["addReaction"];
+        post?: never;
+        /**
+         * Take back a reaction
+         * @description Removes the actor's reaction from the message and appends
+         *     `reaction.removed`. Idempotent: a reaction the actor has not made
+         *     (or no longer has, the message being deleted) changes nothing,
+         *     appends nothing and answers 204 too. Needs `reaction.write` on the
+         *     message. A message of an archived channel answers 409 `conflict`.
+         */
+        delete: operations["removeReaction"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/threads/{thread_id}/read-state": {
@@ -651,7 +977,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Read the actor's draft
+         * @description The actor's draft in the channel (or in one of its threads with
+         *     `thread_id`), with its text, which the snapshot leaves out. Answers
+         *     404 when there is no draft, and 304 when `If-None-Match` names the
+         *     current `ETag`. Needs `draft.write` on the channel, like saving and
+         *     deleting one (drafts are kept by members).
+         */
+        get: operations["getDraft"];
         /**
          * Save a draft
          * @description Saves the actor's draft in the channel (or in one of its threads with
@@ -743,6 +1077,144 @@ export interface paths {
         get: operations["listEvents"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/consumers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the actor's durable consumers
+         * @description The actor's durable consumers (spec 03, durable consumers) by name,
+         *     each with its `acked_seq`. Consumers are made for agents and apps (a
+         *     person's bot may hold them too). Needs `events.catch_up` on the
+         *     instance (apps: the `events:subscribe` scope).
+         */
+        get: operations["listConsumers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/consumers/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one of the actor's durable consumers
+         * @description The actor's consumer `name` with its `acked_seq`; 404 when the actor
+         *     has none of that name. Needs `events.catch_up` on the instance.
+         */
+        get: operations["getConsumer"];
+        /**
+         * Create a durable consumer, or return the one of that name
+         * @description Creates the actor's consumer `name` at the head of the log (its
+         *     `acked_seq` is the head, under the current `sync_epoch`) and answers
+         *     201; a consumer of that name that exists is returned unchanged with
+         *     200, so the call is idempotent and an agent may make it at every
+         *     start. A principal holds at most `sync.max_consumers_per_principal`
+         *     consumers: one more answers 409 `conflict`. Needs `events.catch_up` on
+         *     the instance.
+         */
+        put: operations["createConsumer"];
+        post?: never;
+        /**
+         * Delete one of the actor's durable consumers
+         * @description Forgets the actor's consumer `name`; deleting one that does not exist
+         *     changes nothing. The events stay in the log. Needs `events.catch_up`
+         *     on the instance.
+         */
+        delete: operations["deleteConsumer"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/consumers/{name}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Catch up from a durable consumer's acked_seq
+         * @description One page of catch-up (exactly `listEvents`, for the same actor, at
+         *     delivery time) after the consumer's `acked_seq`, under the epoch the
+         *     consumer was created in. Nothing moves the consumer but `ackEvents`:
+         *     until the client acknowledges, the same page is delivered again (at
+         *     least once). Acknowledge the page's `next_cursor`, not the last event's
+         *     seq, so that invisible events are passed over once. A consumer that
+         *     cannot be served answers 410 `resync_required` (after a restore:
+         *     `epoch_changed`; delete the consumer and create it again).
+         */
+        get: operations["listConsumerEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/consumers/{name}/ack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Acknowledge events of a durable consumer
+         * @description Moves the consumer's `acked_seq` forward to `seq`: never back (an ack
+         *     at or below `acked_seq` changes nothing and answers the consumer as it
+         *     is), idempotently (the same ack twice is one). An ack above the head
+         *     of the log answers 409 `conflict`, and so does an ack of a consumer
+         *     created in an earlier `sync_epoch` (delete it and create it again).
+         *     Needs `events.catch_up` on the instance.
+         */
+        post: operations["ackEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report that the calling agent is alive
+         * @description Records the calling agent's heartbeat (spec 03, presence): its state
+         *     becomes `online` and stays so for `agents.presence_idle_after`, then
+         *     `idle`, then `offline` after `agents.presence_offline_after` without a
+         *     heartbeat. A change of state appends `agent.presence_changed`, at most
+         *     one per agent per `agents.presence_min_interval`. Only agents send
+         *     heartbeats: for anyone else `agents/me` names no agent, 404
+         *     `not_found`.
+         */
+        post: operations["sendAgentHeartbeat"];
         delete?: never;
         options?: never;
         head?: never;
@@ -903,7 +1375,13 @@ export interface components {
          *       "oldest_seq": 1000
          *     }
          */
-        GoneProblem: components["schemas"]["Problem"] & {
+        GoneProblem: components["schemas"]["Problem"] & components["schemas"]["ResyncRequired"];
+        /**
+         * @description Why a cursor can no longer be served and what the client does next:
+         *     the members a `resync_required` problem (410) adds, and the gateway's
+         *     `resync_required` frame (api/gateway.asyncapi.yaml).
+         */
+        ResyncRequired: {
             /**
              * @description Why the cursor cannot be served.
              * @enum {string}
@@ -1449,6 +1927,11 @@ export interface components {
             version: number;
             /** Format: date-time */
             created_at: string;
+            /**
+             * Format: date-time
+             * @description Absent while the space is not archived (listings leave archived spaces out).
+             */
+            archived_at?: string;
             level?: components["schemas"]["Level"];
             /** @description The actions the actor may perform on the space, sorted; `[]` for none. */
             capabilities: components["schemas"]["Capability"][];
@@ -1541,6 +2024,11 @@ export interface components {
             version: number;
             /** Format: date-time */
             created_at: string;
+            /**
+             * Format: date-time
+             * @description Absent while the channel is not archived (listings leave archived channels out).
+             */
+            archived_at?: string;
             level: components["schemas"]["Level"];
             /** @description The actions the actor may perform in the channel, sorted. */
             capabilities: components["schemas"]["Capability"][];
@@ -1548,6 +2036,31 @@ export interface components {
         /** @description The channels of a space the actor sees. */
         ChannelViewList: {
             items: components["schemas"]["ChannelView"][];
+        };
+        /**
+         * @description A principal who can read a channel, with its effective role there.
+         * @example {
+         *       "principal": {
+         *         "id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78",
+         *         "kind": "person",
+         *         "display_name": "Sam",
+         *         "handle": "sam"
+         *       },
+         *       "level": "member"
+         *     }
+         */
+        ChannelMember: {
+            principal: components["schemas"]["PrincipalRef"];
+            level: components["schemas"]["Level"];
+        };
+        /** @description One page of a channel's members, in principal id order. */
+        ChannelMemberList: {
+            items: components["schemas"]["ChannelMember"][];
+            /**
+             * Format: uuid
+             * @description Pass as `cursor` for the next page; absent on the last page.
+             */
+            next_cursor?: string;
         };
         /**
          * @description A channel to create.
@@ -1611,6 +2124,194 @@ export interface components {
             first_message?: components["schemas"]["Message"];
         };
         /**
+         * @description A thread as `getThread` shows it: the thread, where it lies (with the
+         *     names of its channel and space) and its counts.
+         * @example {
+         *       "id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0",
+         *       "channel_id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91",
+         *       "channel_kind": "standard",
+         *       "channel_name": "tickets",
+         *       "space_id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90",
+         *       "space_name": "Support",
+         *       "title": "Printer on floor 2",
+         *       "created_by": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77",
+         *       "created_at": "2026-12-01T09:32:00Z",
+         *       "version": 2,
+         *       "last_message_seq": 2,
+         *       "last_message_at": "2026-12-01T09:33:00Z",
+         *       "reply_count": 1,
+         *       "first_message": {
+         *         "id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eaf",
+         *         "thread_id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0",
+         *         "channel_id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91",
+         *         "space_id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90",
+         *         "seq": 1,
+         *         "author_id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77",
+         *         "content_md": "@sam the printer on floor 2 is jammed again",
+         *         "mention_ids": [
+         *           "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e78"
+         *         ],
+         *         "created_at": "2026-12-01T09:32:00Z",
+         *         "redacted": false,
+         *         "reactions": []
+         *       }
+         *     }
+         */
+        ThreadView: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            channel_id: string;
+            channel_kind: components["schemas"]["ChannelKind"];
+            /** @description Absent for a direct message. */
+            channel_name?: string;
+            /**
+             * Format: uuid
+             * @description Absent in a direct message.
+             */
+            space_id?: string;
+            /** @description Absent in a direct message. */
+            space_name?: string;
+            /** @description Absent when the thread has none. */
+            title?: string;
+            /** Format: uuid */
+            created_by: string;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: int64
+             * @description Increases on every change of the thread, every message posted included.
+             */
+            version: number;
+            /**
+             * Format: int64
+             * @description The seq of the thread's newest message (deleted ones count).
+             */
+            last_message_seq: number;
+            /**
+             * Format: date-time
+             * @description When the newest message was posted.
+             */
+            last_message_at: string;
+            /**
+             * Format: int64
+             * @description The messages after the first, deleted ones included (`last_message_seq` minus 1).
+             */
+            reply_count: number;
+            first_message: components["schemas"]["Message"];
+        };
+        /**
+         * @description A thread as a channel's thread list shows it to the actor. The unread
+         *     and mention counts are the snapshot's for the same thread (0 where
+         *     the snapshot lists none).
+         * @example {
+         *       "id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0",
+         *       "channel_id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e91",
+         *       "space_id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90",
+         *       "title": "Printer on floor 2",
+         *       "created_by": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77",
+         *       "created_at": "2026-12-01T09:32:00Z",
+         *       "version": 3,
+         *       "last_message_seq": 3,
+         *       "last_message_at": "2026-12-01T09:40:00Z",
+         *       "reply_count": 2,
+         *       "first_message_excerpt": "@sam the printer on floor 2 is jammed again",
+         *       "first_message_redacted": false,
+         *       "unread_count": 1,
+         *       "mention_count": 0
+         *     }
+         */
+        ThreadSummary: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /**
+             * Format: uuid
+             * @description Absent in a direct message.
+             */
+            space_id?: string;
+            /** @description Empty for a thread without title. */
+            title: string;
+            /** Format: uuid */
+            created_by: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int64 */
+            version: number;
+            /**
+             * Format: int64
+             * @description The seq of the thread's newest message.
+             */
+            last_message_seq: number;
+            /**
+             * Format: date-time
+             * @description When the newest message was posted; the list's order.
+             */
+            last_message_at: string;
+            /**
+             * Format: int64
+             * @description The messages after the first, deleted ones included (`last_message_seq` minus 1).
+             */
+            reply_count: number;
+            /**
+             * @description The first characters of the first message's Markdown, at most
+             *     `chat.thread_excerpt_chars`; empty once that message is deleted.
+             */
+            first_message_excerpt: string;
+            /** @description True once the first message is deleted. */
+            first_message_redacted: boolean;
+            /**
+             * Format: int64
+             * @description The actor's unread messages in the thread, as in the snapshot.
+             */
+            unread_count: number;
+            /**
+             * Format: int64
+             * @description The actor's unread mentions in the thread, as in the snapshot.
+             */
+            mention_count: number;
+        };
+        /** @description One page of a channel's threads. */
+        ThreadSummaryList: {
+            /** @description Most recent activity first; `[]` when there are none. */
+            items: components["schemas"]["ThreadSummary"][];
+            /** @description Pass as `cursor` for the next page; absent on the last page. */
+            next_cursor?: string;
+        };
+        /**
+         * @description A principal as the directory shows it to every principal of the instance.
+         * @example {
+         *       "id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77",
+         *       "kind": "person",
+         *       "display_name": "Alex",
+         *       "handle": "alex",
+         *       "created_at": "2026-12-01T09:30:15Z"
+         *     }
+         */
+        DirectoryPrincipal: {
+            /** Format: uuid */
+            id: string;
+            kind: components["schemas"]["PrincipalKind"];
+            display_name: string;
+            /** @description The unique handle, in lower case. */
+            handle: string;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the principal was deactivated; absent while it is active.
+             */
+            deactivated_at?: string;
+        };
+        /** @description One page of the directory. */
+        DirectoryPrincipalList: {
+            /** @description In handle order; `[]` when none match. */
+            items: components["schemas"]["DirectoryPrincipal"][];
+            /** @description Pass as `cursor` for the next page; absent on the last page. */
+            next_cursor?: string;
+        };
+        /**
          * @description A thread to start, with its first message.
          * @example {
          *       "title": "Printer on floor 2",
@@ -1637,7 +2338,14 @@ export interface components {
          *         "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77"
          *       ],
          *       "created_at": "2026-12-01T09:33:00Z",
-         *       "redacted": false
+         *       "redacted": false,
+         *       "reactions": [
+         *         {
+         *           "reaction": ":thumbs_up:",
+         *           "count": 2,
+         *           "me": true
+         *         }
+         *       ]
          *     }
          */
         Message: {
@@ -1671,6 +2379,24 @@ export interface components {
             redacted: boolean;
             /** Format: date-time */
             redacted_at?: string;
+            /**
+             * @description The message's reactions, each with its count and whether the reader
+             *     made it, in the order each reaction was first made; empty for
+             *     none and for a deleted message.
+             */
+            reactions: components["schemas"]["ReactionCount"][];
+        };
+        /** @description One reaction of a message, counted. */
+        ReactionCount: {
+            /** @description The shortcode or Unicode emoji, as sent to `addReaction`. */
+            reaction: string;
+            /**
+             * Format: int64
+             * @description How many principals made this reaction.
+             */
+            count: number;
+            /** @description Whether the reader is one of them. */
+            me: boolean;
         };
         /** @description One page of messages. */
         MessageList: {
@@ -1680,6 +2406,40 @@ export interface components {
              * @description Pass as `after` for the next page; absent on the last page.
              */
             next_cursor?: number;
+        };
+        /** @description One page of search hits. */
+        SearchResults: {
+            /**
+             * @description The hits, best first (rank, then newest message first); `[]` when
+             *     there are none. A page may hold fewer hits than `limit` and still
+             *     have a `next_cursor`.
+             */
+            items: components["schemas"]["SearchHit"][];
+            /** @description Pass as `cursor` for the next page; absent on the last page. */
+            next_cursor?: string;
+        };
+        /** @description A message that matches the query. */
+        SearchHit: {
+            message: components["schemas"]["Message"];
+            /**
+             * Format: float
+             * @description How well the message matches (PostgreSQL ts_rank); higher is better.
+             */
+            rank: number;
+            /**
+             * @description A part of the message's text around the matches
+             *     (`chat.search_excerpt_words` words at most), as consecutive plain-text
+             *     segments: concatenated they are the excerpt, and `match` marks the
+             *     words the query found. The text is never escaped or marked up, so
+             *     a client renders it as text.
+             */
+            excerpt: components["schemas"]["ExcerptSegment"][];
+        };
+        /** @description A run of an excerpt's text, matched by the query or not. */
+        ExcerptSegment: {
+            text: string;
+            /** @description True when the query found these words. */
+            match: boolean;
         };
         /**
          * @description A message to post.
@@ -1849,12 +2609,12 @@ export interface components {
             id: string;
         };
         /**
-         * @description The envelope of one durable event (spec 03), the same on REST and the
-         *     gateway. Fields that do not apply are omitted.
+         * @description The members every durable event has (spec 03), the same on REST and
+         *     the gateway; `Event` adds the `type`, the `payload` of that type and
+         *     `redacted`. Fields that do not apply are omitted.
          * @example {
          *       "seq": 42,
          *       "id": "01938d2a-7c00-7a01-8000-0000000000e1",
-         *       "type": "message.created",
          *       "occurred_at": "2026-12-01T09:30:15.123456Z",
          *       "actor": {
          *         "id": "01938d2a-7c00-7a01-8000-0000000000a1",
@@ -1869,19 +2629,10 @@ export interface components {
          *         "kind": "message",
          *         "id": "01938d2a-7c00-7a01-8000-0000000000f1"
          *       },
-         *       "payload": {
-         *         "message_id": "01938d2a-7c00-7a01-8000-0000000000f1",
-         *         "thread_id": "01938d2a-7c00-7a01-8000-0000000000d1",
-         *         "channel_id": "01938d2a-7c00-7a01-8000-0000000000c1",
-         *         "author_id": "01938d2a-7c00-7a01-8000-0000000000a1",
-         *         "seq": 7,
-         *         "content_md": "Lunch at noon?",
-         *         "created_at": "2026-12-01T09:30:15.123456Z"
-         *       },
          *       "correlation_id": "01938d2a-7c00-7a01-8000-00000000aaaa"
          *     }
          */
-        Event: {
+        EventEnvelope: {
             /**
              * Format: int64
              * @description Global, commit-ordered, gap-free.
@@ -1889,8 +2640,6 @@ export interface components {
             seq: number;
             /** Format: uuid */
             id: string;
-            /** @description A registered durable type, such as `message.created`. */
-            type: string;
             /** Format: date-time */
             occurred_at: string;
             actor: components["schemas"]["EventActor"];
@@ -1901,15 +2650,1340 @@ export interface components {
             /** Format: uuid */
             thread_id?: string;
             resource: components["schemas"]["EventResource"];
-            /** @description Type-specific; only ids for a redacted event. */
-            payload: Record<string, never>;
-            /** @description Present and true when the event was redacted. */
-            redacted?: boolean;
             /** @description The request that caused the event. */
             correlation_id?: string;
-            /** @description W3C trace context of an agent's request; only for agent receivers. */
-            trace_context?: Record<string, never>;
+            trace_context?: components["schemas"]["TraceContext"];
         };
+        /**
+         * @description The W3C trace context of an agent's request; sent only to agent
+         *     receivers, and only when the event has one.
+         */
+        TraceContext: {
+            traceparent?: string;
+            tracestate?: string;
+        };
+        /**
+         * @description One durable event (spec 03), the same on REST and the gateway: the
+         *     envelope (`EventEnvelope`) with the `type` and the payload of that
+         *     type. Switch on `type`, then on `redacted`: a redacted event keeps only
+         *     the id fields of its payload. Generated from the event type register.
+         */
+        Event: components["schemas"]["SpaceCreatedEvent"] | components["schemas"]["SpaceUpdatedEvent"] | components["schemas"]["SpaceArchivedEvent"] | components["schemas"]["ChannelCreatedEvent"] | components["schemas"]["ChannelUpdatedEvent"] | components["schemas"]["ChannelArchivedEvent"] | components["schemas"]["ThreadCreatedEvent"] | components["schemas"]["ThreadUpdatedEvent"] | components["schemas"]["MessageCreatedEvent"] | components["schemas"]["MessageEditedEvent"] | components["schemas"]["MessageDeletedEvent"] | components["schemas"]["ReactionAddedEvent"] | components["schemas"]["ReactionRemovedEvent"] | components["schemas"]["AgentCreatedEvent"] | components["schemas"]["AgentUpdatedEvent"] | components["schemas"]["AgentPresenceChangedEvent"] | components["schemas"]["RunCreatedEvent"] | components["schemas"]["RunUpdatedEvent"] | components["schemas"]["PrincipalDeactivatedEvent"] | components["schemas"]["PrincipalReactivatedEvent"] | components["schemas"]["GrantCreatedEvent"] | components["schemas"]["GrantRevokedEvent"] | components["schemas"]["PermissionsChangedEvent"] | components["schemas"]["TokenRevokedEvent"] | components["schemas"]["ReadStateUpdatedEvent"] | components["schemas"]["DraftSavedEvent"] | components["schemas"]["DraftDeletedEvent"] | components["schemas"]["SettingUpdatedEvent"] | components["schemas"]["SidebarUpdatedEvent"] | components["schemas"]["FlagsUpdatedEvent"];
+        /** @description A `space.created` event, whole or redacted. Every principal allowed `space.read` on the space it changes receives it. */
+        SpaceCreatedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "space.created";
+        } & ({
+            payload: components["schemas"]["SpaceCreatedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["SpaceCreatedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "space.created";
+        };
+        /** @description The payload of `space.created`. */
+        SpaceCreatedPayload: {
+            /** Format: uuid */
+            space_id: string;
+            name: string;
+            description?: string;
+            /** Format: int64 */
+            version: number;
+        };
+        /** @description The payload of a redacted `space.created`: its id fields. */
+        SpaceCreatedRedactedPayload: {
+            /** Format: uuid */
+            space_id: string;
+        };
+        /** @description A `space.updated` event, whole or redacted. Every principal allowed `space.read` on the space it changes receives it. */
+        SpaceUpdatedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "space.updated";
+        } & ({
+            payload: components["schemas"]["SpaceUpdatedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["SpaceUpdatedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "space.updated";
+        };
+        /** @description The payload of `space.updated`. */
+        SpaceUpdatedPayload: {
+            /** Format: uuid */
+            space_id: string;
+            name?: string;
+            description?: string;
+            /** Format: int64 */
+            version: number;
+        };
+        /** @description The payload of a redacted `space.updated`: its id fields. */
+        SpaceUpdatedRedactedPayload: {
+            /** Format: uuid */
+            space_id: string;
+        };
+        /** @description A `space.archived` event, whole or redacted. Every principal allowed `space.read` on the space it changes receives it. */
+        SpaceArchivedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "space.archived";
+        } & ({
+            payload: components["schemas"]["SpaceArchivedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["SpaceArchivedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "space.archived";
+        };
+        /** @description The payload of `space.archived`. */
+        SpaceArchivedPayload: {
+            /** Format: uuid */
+            space_id: string;
+            /** Format: date-time */
+            archived_at: string;
+            /** Format: int64 */
+            version: number;
+        };
+        /** @description The payload of a redacted `space.archived`: its id fields. */
+        SpaceArchivedRedactedPayload: {
+            /** Format: uuid */
+            space_id: string;
+        };
+        /** @description A `channel.created` event, whole or redacted. Every principal allowed `channel.read` on the channel it changes receives it. */
+        ChannelCreatedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "channel.created";
+        } & ({
+            payload: components["schemas"]["ChannelCreatedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["ChannelCreatedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "channel.created";
+        };
+        /** @description The payload of `channel.created`. */
+        ChannelCreatedPayload: {
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            space_id?: string;
+            kind: string;
+            name?: string;
+            topic?: string;
+            participant_ids?: string[];
+            /** Format: int64 */
+            version: number;
+        };
+        /** @description The payload of a redacted `channel.created`: its id fields. */
+        ChannelCreatedRedactedPayload: {
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            space_id?: string;
+        };
+        /** @description A `channel.updated` event, whole or redacted. Every principal allowed `channel.read` on the channel it changes receives it. */
+        ChannelUpdatedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "channel.updated";
+        } & ({
+            payload: components["schemas"]["ChannelUpdatedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["ChannelUpdatedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "channel.updated";
+        };
+        /** @description The payload of `channel.updated`. */
+        ChannelUpdatedPayload: {
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            space_id?: string;
+            name?: string;
+            topic?: string;
+            /** Format: int64 */
+            version: number;
+        };
+        /** @description The payload of a redacted `channel.updated`: its id fields. */
+        ChannelUpdatedRedactedPayload: {
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            space_id?: string;
+        };
+        /** @description A `channel.archived` event, whole or redacted. Every principal allowed `channel.read` on the channel it changes receives it. */
+        ChannelArchivedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "channel.archived";
+        } & ({
+            payload: components["schemas"]["ChannelArchivedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["ChannelArchivedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "channel.archived";
+        };
+        /** @description The payload of `channel.archived`. */
+        ChannelArchivedPayload: {
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            space_id?: string;
+            /** Format: date-time */
+            archived_at: string;
+            /** Format: int64 */
+            version: number;
+        };
+        /** @description The payload of a redacted `channel.archived`: its id fields. */
+        ChannelArchivedRedactedPayload: {
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            space_id?: string;
+        };
+        /** @description A `thread.created` event, whole or redacted. Every principal allowed `thread.read` on the thread it changes receives it. */
+        ThreadCreatedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "thread.created";
+        } & ({
+            payload: components["schemas"]["ThreadCreatedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["ThreadCreatedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "thread.created";
+        };
+        /** @description The payload of `thread.created`. */
+        ThreadCreatedPayload: {
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            title?: string;
+            /** Format: uuid */
+            created_by: string;
+            /** Format: int64 */
+            version: number;
+        };
+        /** @description The payload of a redacted `thread.created`: its id fields. */
+        ThreadCreatedRedactedPayload: {
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            created_by: string;
+        };
+        /** @description A `thread.updated` event, whole or redacted. Every principal allowed `thread.read` on the thread it changes receives it. */
+        ThreadUpdatedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "thread.updated";
+        } & ({
+            payload: components["schemas"]["ThreadUpdatedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["ThreadUpdatedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "thread.updated";
+        };
+        /** @description The payload of `thread.updated`. */
+        ThreadUpdatedPayload: {
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            title?: string;
+            /** Format: int64 */
+            last_message_seq?: number;
+            /** Format: int64 */
+            version: number;
+        };
+        /** @description The payload of a redacted `thread.updated`: its id fields. */
+        ThreadUpdatedRedactedPayload: {
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+        };
+        /** @description A `message.created` event, whole or redacted. Every principal allowed `thread.read` on the message it changes receives it. */
+        MessageCreatedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "message.created";
+        } & ({
+            payload: components["schemas"]["MessageCreatedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["MessageCreatedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "message.created";
+        };
+        /** @description The payload of `message.created`. */
+        MessageCreatedPayload: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            author_id: string;
+            /** Format: int64 */
+            seq: number;
+            content_md: string;
+            mention_ids?: string[];
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description The payload of a redacted `message.created`: its id fields. */
+        MessageCreatedRedactedPayload: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            author_id: string;
+        };
+        /** @description A `message.edited` event, whole or redacted. Every principal allowed `thread.read` on the message it changes receives it. */
+        MessageEditedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "message.edited";
+        } & ({
+            payload: components["schemas"]["MessageEditedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["MessageEditedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "message.edited";
+        };
+        /** @description The payload of `message.edited`. */
+        MessageEditedPayload: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            author_id: string;
+            /** Format: int64 */
+            seq: number;
+            content_md: string;
+            mention_ids?: string[];
+            /** Format: date-time */
+            edited_at: string;
+        };
+        /** @description The payload of a redacted `message.edited`: its id fields. */
+        MessageEditedRedactedPayload: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            author_id: string;
+        };
+        /** @description A `message.deleted` event, whole or redacted. Every principal allowed `thread.read` on the message it changes receives it. */
+        MessageDeletedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "message.deleted";
+        } & ({
+            payload: components["schemas"]["MessageDeletedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["MessageDeletedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "message.deleted";
+        };
+        /** @description The payload of `message.deleted`. */
+        MessageDeletedPayload: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            author_id?: string;
+            /** Format: int64 */
+            seq: number;
+            /** Format: date-time */
+            redacted_at: string;
+        };
+        /** @description The payload of a redacted `message.deleted`: its id fields. */
+        MessageDeletedRedactedPayload: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            author_id?: string;
+        };
+        /** @description A `reaction.added` event, whole or redacted. Every principal allowed `thread.read` on the message it changes receives it. */
+        ReactionAddedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "reaction.added";
+        } & ({
+            payload: components["schemas"]["ReactionAddedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["ReactionAddedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "reaction.added";
+        };
+        /** @description The payload of `reaction.added`. */
+        ReactionAddedPayload: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            principal_id: string;
+            reaction: string;
+        };
+        /** @description The payload of a redacted `reaction.added`: its id fields. */
+        ReactionAddedRedactedPayload: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            principal_id: string;
+        };
+        /** @description A `reaction.removed` event, whole or redacted. Every principal allowed `thread.read` on the message it changes receives it. */
+        ReactionRemovedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "reaction.removed";
+        } & ({
+            payload: components["schemas"]["ReactionRemovedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["ReactionRemovedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "reaction.removed";
+        };
+        /** @description The payload of `reaction.removed`. */
+        ReactionRemovedPayload: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            principal_id: string;
+            reaction: string;
+        };
+        /** @description The payload of a redacted `reaction.removed`: its id fields. */
+        ReactionRemovedRedactedPayload: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            principal_id: string;
+        };
+        /** @description A `agent.created` event, whole or redacted. Every principal allowed `agent.read` on the agent it changes receives it. */
+        AgentCreatedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "agent.created";
+        } & ({
+            payload: components["schemas"]["AgentCreatedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["AgentCreatedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "agent.created";
+        };
+        /** @description The payload of `agent.created`. */
+        AgentCreatedPayload: {
+            /** Format: uuid */
+            agent_id: string;
+            display_name: string;
+            handle: string;
+            description?: string;
+            /** Format: uuid */
+            created_by?: string;
+        };
+        /** @description The payload of a redacted `agent.created`: its id fields. */
+        AgentCreatedRedactedPayload: {
+            /** Format: uuid */
+            agent_id: string;
+            /** Format: uuid */
+            created_by?: string;
+        };
+        /** @description A `agent.updated` event, whole or redacted. Every principal allowed `agent.read` on the agent it changes receives it. */
+        AgentUpdatedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "agent.updated";
+        } & ({
+            payload: components["schemas"]["AgentUpdatedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["AgentUpdatedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "agent.updated";
+        };
+        /** @description The payload of `agent.updated`. */
+        AgentUpdatedPayload: {
+            /** Format: uuid */
+            agent_id: string;
+            display_name?: string;
+            handle?: string;
+            description?: string;
+            /** Format: date-time */
+            archived_at?: string;
+        };
+        /** @description The payload of a redacted `agent.updated`: its id fields. */
+        AgentUpdatedRedactedPayload: {
+            /** Format: uuid */
+            agent_id: string;
+        };
+        /** @description A `agent.presence_changed` event, whole or redacted. Every principal allowed `agent.read` on the agent it changes receives it. */
+        AgentPresenceChangedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "agent.presence_changed";
+        } & ({
+            payload: components["schemas"]["AgentPresenceChangedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["AgentPresenceChangedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "agent.presence_changed";
+        };
+        /** @description The payload of `agent.presence_changed`. */
+        AgentPresenceChangedPayload: {
+            /** Format: uuid */
+            agent_id: string;
+            state: string;
+            reported_billing_mode?: string;
+            /** Format: date-time */
+            last_heartbeat_at: string;
+        };
+        /** @description The payload of a redacted `agent.presence_changed`: its id fields. */
+        AgentPresenceChangedRedactedPayload: {
+            /** Format: uuid */
+            agent_id: string;
+        };
+        /** @description A `run.created` event, whole or redacted. Every principal allowed `thread.read` on the thread it changes receives it. */
+        RunCreatedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "run.created";
+        } & ({
+            payload: components["schemas"]["RunCreatedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["RunCreatedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.created";
+        };
+        /** @description The payload of `run.created`. */
+        RunCreatedPayload: {
+            /** Format: uuid */
+            run_id: string;
+            /** Format: uuid */
+            agent_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            requested_by: string;
+            /** Format: uuid */
+            invocation_id?: string;
+            state: string;
+            progress: string;
+            /** Format: int64 */
+            version: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: date-time */
+            ended_at?: string;
+            /** Format: uuid */
+            cancelled_by?: string;
+        };
+        /** @description The payload of a redacted `run.created`: its id fields. */
+        RunCreatedRedactedPayload: {
+            /** Format: uuid */
+            run_id: string;
+            /** Format: uuid */
+            agent_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            requested_by: string;
+            /** Format: uuid */
+            invocation_id?: string;
+            /** Format: uuid */
+            cancelled_by?: string;
+        };
+        /** @description A `run.updated` event, whole or redacted. Every principal allowed `thread.read` on the thread it changes receives it. */
+        RunUpdatedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "run.updated";
+        } & ({
+            payload: components["schemas"]["RunUpdatedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["RunUpdatedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.updated";
+        };
+        /** @description The payload of `run.updated`. */
+        RunUpdatedPayload: {
+            /** Format: uuid */
+            run_id: string;
+            /** Format: uuid */
+            agent_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            requested_by: string;
+            /** Format: uuid */
+            invocation_id?: string;
+            state: string;
+            progress: string;
+            /** Format: int64 */
+            version: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: date-time */
+            ended_at?: string;
+            /** Format: uuid */
+            cancelled_by?: string;
+        };
+        /** @description The payload of a redacted `run.updated`: its id fields. */
+        RunUpdatedRedactedPayload: {
+            /** Format: uuid */
+            run_id: string;
+            /** Format: uuid */
+            agent_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            requested_by: string;
+            /** Format: uuid */
+            invocation_id?: string;
+            /** Format: uuid */
+            cancelled_by?: string;
+        };
+        /** @description A `principal.deactivated` event, whole or redacted. Every principal allowed `principal.read` on the principal it changes receives it. */
+        PrincipalDeactivatedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "principal.deactivated";
+        } & ({
+            payload: components["schemas"]["PrincipalDeactivatedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["PrincipalDeactivatedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "principal.deactivated";
+        };
+        /** @description The payload of `principal.deactivated`. */
+        PrincipalDeactivatedPayload: {
+            /** Format: uuid */
+            principal_id: string;
+            /** Format: date-time */
+            deactivated_at: string;
+        };
+        /** @description The payload of a redacted `principal.deactivated`: its id fields. */
+        PrincipalDeactivatedRedactedPayload: {
+            /** Format: uuid */
+            principal_id: string;
+        };
+        /** @description A `principal.reactivated` event, whole or redacted. Every principal allowed `principal.read` on the principal it changes receives it. */
+        PrincipalReactivatedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "principal.reactivated";
+        } & ({
+            payload: components["schemas"]["PrincipalReactivatedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["PrincipalReactivatedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "principal.reactivated";
+        };
+        /** @description The payload of `principal.reactivated`. */
+        PrincipalReactivatedPayload: {
+            /** Format: uuid */
+            principal_id: string;
+        };
+        /** @description The payload of a redacted `principal.reactivated`: its id fields. */
+        PrincipalReactivatedRedactedPayload: {
+            /** Format: uuid */
+            principal_id: string;
+        };
+        /** @description A `grant.created` event, whole or redacted. Personal: only its audience receives it. */
+        GrantCreatedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "grant.created";
+        } & ({
+            payload: components["schemas"]["GrantCreatedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["GrantCreatedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "grant.created";
+        };
+        /** @description The payload of `grant.created`. */
+        GrantCreatedPayload: {
+            /** Format: uuid */
+            grant_id: string;
+            /** Format: uuid */
+            principal_id: string;
+            resource_kind: string;
+            /** Format: uuid */
+            resource_id?: string;
+            role: string;
+        };
+        /** @description The payload of a redacted `grant.created`: its id fields. */
+        GrantCreatedRedactedPayload: {
+            /** Format: uuid */
+            grant_id: string;
+            /** Format: uuid */
+            principal_id: string;
+            /** Format: uuid */
+            resource_id?: string;
+        };
+        /** @description A `grant.revoked` event, whole or redacted. Personal: only its audience receives it. */
+        GrantRevokedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "grant.revoked";
+        } & ({
+            payload: components["schemas"]["GrantRevokedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["GrantRevokedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "grant.revoked";
+        };
+        /** @description The payload of `grant.revoked`. */
+        GrantRevokedPayload: {
+            /** Format: uuid */
+            grant_id: string;
+            /** Format: uuid */
+            principal_id: string;
+            resource_kind: string;
+            /** Format: uuid */
+            resource_id?: string;
+            role: string;
+        };
+        /** @description The payload of a redacted `grant.revoked`: its id fields. */
+        GrantRevokedRedactedPayload: {
+            /** Format: uuid */
+            grant_id: string;
+            /** Format: uuid */
+            principal_id: string;
+            /** Format: uuid */
+            resource_id?: string;
+        };
+        /** @description A `permissions.changed` event, whole or redacted. Personal: only its audience receives it. */
+        PermissionsChangedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "permissions.changed";
+        } & ({
+            payload: components["schemas"]["PermissionsChangedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["PermissionsChangedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "permissions.changed";
+        };
+        /** @description The payload of `permissions.changed`. */
+        PermissionsChangedPayload: {
+            /** Format: uuid */
+            principal_id: string;
+            /** Format: int64 */
+            permission_version: number;
+        };
+        /** @description The payload of a redacted `permissions.changed`: its id fields. */
+        PermissionsChangedRedactedPayload: {
+            /** Format: uuid */
+            principal_id: string;
+        };
+        /** @description A `token.revoked` event, whole or redacted. Personal: only its audience receives it. */
+        TokenRevokedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "token.revoked";
+        } & ({
+            payload: components["schemas"]["TokenRevokedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["TokenRevokedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "token.revoked";
+        };
+        /** @description The payload of `token.revoked`. */
+        TokenRevokedPayload: {
+            /** Format: uuid */
+            principal_id: string;
+            /** Format: uuid */
+            token_id: string;
+            /** Format: date-time */
+            revoked_at: string;
+        };
+        /** @description The payload of a redacted `token.revoked`: its id fields. */
+        TokenRevokedRedactedPayload: {
+            /** Format: uuid */
+            principal_id: string;
+            /** Format: uuid */
+            token_id: string;
+        };
+        /** @description A `read_state.updated` event, whole or redacted. Personal: only its audience receives it. */
+        ReadStateUpdatedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "read_state.updated";
+        } & ({
+            payload: components["schemas"]["ReadStateUpdatedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["ReadStateUpdatedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "read_state.updated";
+        };
+        /** @description The payload of `read_state.updated`. */
+        ReadStateUpdatedPayload: {
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: int64 */
+            last_read_seq: number;
+            /** Format: int64 */
+            version: number;
+        };
+        /** @description The payload of a redacted `read_state.updated`: its id fields. */
+        ReadStateUpdatedRedactedPayload: {
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+        };
+        /** @description A `draft.saved` event, whole or redacted. Personal: only its audience receives it. */
+        DraftSavedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "draft.saved";
+        } & ({
+            payload: components["schemas"]["DraftSavedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["DraftSavedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "draft.saved";
+        };
+        /** @description The payload of `draft.saved`. */
+        DraftSavedPayload: {
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            thread_id?: string;
+            content_md: string;
+            /** Format: int64 */
+            version: number;
+        };
+        /** @description The payload of a redacted `draft.saved`: its id fields. */
+        DraftSavedRedactedPayload: {
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            thread_id?: string;
+        };
+        /** @description A `draft.deleted` event, whole or redacted. Personal: only its audience receives it. */
+        DraftDeletedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "draft.deleted";
+        } & ({
+            payload: components["schemas"]["DraftDeletedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["DraftDeletedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "draft.deleted";
+        };
+        /** @description The payload of `draft.deleted`. */
+        DraftDeletedPayload: {
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            thread_id?: string;
+            /** Format: int64 */
+            version: number;
+        };
+        /** @description The payload of a redacted `draft.deleted`: its id fields. */
+        DraftDeletedRedactedPayload: {
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            thread_id?: string;
+        };
+        /** @description A `setting.updated` event, whole or redacted. Personal: only its audience receives it. */
+        SettingUpdatedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "setting.updated";
+        } & ({
+            payload: components["schemas"]["SettingUpdatedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["SettingUpdatedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "setting.updated";
+        };
+        /** @description The payload of `setting.updated`. */
+        SettingUpdatedPayload: {
+            key: string;
+            /** @description Any JSON value but `null`. */
+            value: unknown;
+            /** Format: int64 */
+            version: number;
+        };
+        /** @description The payload of a redacted `setting.updated`: its id fields. */
+        SettingUpdatedRedactedPayload: Record<string, never>;
+        /** @description A `sidebar.updated` event, whole or redacted. Personal: only its audience receives it. */
+        SidebarUpdatedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "sidebar.updated";
+        } & ({
+            payload: components["schemas"]["SidebarUpdatedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["SidebarUpdatedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sidebar.updated";
+        };
+        /** @description The payload of `sidebar.updated`. */
+        SidebarUpdatedPayload: {
+            sections: components["schemas"]["SidebarSection"][];
+            /** Format: int64 */
+            version: number;
+        };
+        /** @description The payload of a redacted `sidebar.updated`: its id fields. */
+        SidebarUpdatedRedactedPayload: Record<string, never>;
+        /** @description A `flags.updated` event, whole or redacted. Every principal allowed `instance.read` on the instance receives it. */
+        FlagsUpdatedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "flags.updated";
+        } & ({
+            payload: components["schemas"]["FlagsUpdatedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["FlagsUpdatedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "flags.updated";
+        };
+        /** @description The payload of `flags.updated`. */
+        FlagsUpdatedPayload: {
+            keys: string[];
+        };
+        /** @description The payload of a redacted `flags.updated`: its id fields. */
+        FlagsUpdatedRedactedPayload: Record<string, never>;
         /** @description One page of catch-up. */
         EventPage: {
             /** @description The events the actor may see, in seq order; `[]` when none. */
@@ -1933,26 +4007,219 @@ export interface components {
             oldest_seq: number;
         };
         /**
-         * @description An agent's runtime state; `unknown` until agents report heartbeats.
+         * @description An agent's runtime state, from its heartbeats (spec 03, presence):
+         *     `unknown` before its first heartbeat, `online` within
+         *     `agents.presence_idle_after` of its last one, `idle` after that,
+         *     `offline` after `agents.presence_offline_after`. `busy` is reserved.
          * @enum {string}
          */
-        AgentRuntimeState: "unknown" | "idle" | "busy" | "offline";
+        AgentRuntimeState: "unknown" | "online" | "idle" | "busy" | "offline";
         /** @description An agent the actor may see, with its runtime state. */
         AgentPresence: {
             agent: components["schemas"]["PrincipalRef"];
             state: components["schemas"]["AgentRuntimeState"];
+            /** @description The billing mode the agent reported with its heartbeats; absent when it reported none. */
+            reported_billing_mode?: string;
         };
-        /** @description A running agent run; the list stays empty until runs exist. */
+        /**
+         * @description A durable consumer of the actor: a named cursor the server keeps
+         *     (spec 03, durable consumers).
+         */
+        Consumer: {
+            /** @description The consumer's name, unique per principal. */
+            name: string;
+            /**
+             * Format: int64
+             * @description Every event up to it is acknowledged; catch-up continues after it.
+             */
+            acked_seq: number;
+            /**
+             * Format: uuid
+             * @description The sync epoch the consumer was created in.
+             */
+            sync_epoch: string;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When it was created or last moved by an ack.
+             */
+            updated_at: string;
+        };
+        ConsumerList: {
+            consumers: components["schemas"]["Consumer"][];
+        };
+        AckEventsRequest: {
+            /**
+             * Format: int64
+             * @description The seq up to which the consumer has processed the log (a page's `next_cursor`).
+             */
+            seq: number;
+        };
+        AgentHeartbeatRequest: {
+            /**
+             * @description How the agent says it is billed (free text of at most
+             *     `agents.max_billing_mode_length` characters, shown to people as
+             *     reported); an absent member keeps the mode reported before.
+             */
+            reported_billing_mode?: string;
+        };
+        /** @description The calling agent's presence after its heartbeat. */
+        AgentHeartbeat: {
+            state: components["schemas"]["AgentRuntimeState"];
+            /** Format: date-time */
+            last_heartbeat_at: string;
+            reported_billing_mode?: string;
+        };
+        /**
+         * @description A run in progress (`queued` or `running`) in a thread the actor may
+         *     read; `run.created` and `run.updated` keep it current (ADR 0027).
+         */
         RunSummary: {
             /** Format: uuid */
             id: string;
             /** Format: uuid */
             agent_id: string;
             /** Format: uuid */
-            thread_id?: string;
-            state: string;
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            requested_by: string;
+            /**
+             * Format: uuid
+             * @description The invocation the run answers; absent when it answers none.
+             */
+            invocation_id?: string;
+            state: components["schemas"]["RunState"];
+            progress: string;
+            /** Format: int64 */
+            version: number;
             /** Format: date-time */
-            started_at: string;
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /**
+         * @description Where a run stands (ADR 0027): `queued` and `running` are in progress,
+         *     `succeeded`, `failed` and `cancelled` are final.
+         * @enum {string}
+         */
+        RunState: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+        /**
+         * @description An agent's work in a thread on behalf of a person (ADR 0027), readable
+         *     by whoever may read the thread.
+         * @example {
+         *       "id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e90",
+         *       "agent_id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e7a",
+         *       "thread_id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e81",
+         *       "channel_id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e80",
+         *       "space_id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e79",
+         *       "requested_by": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77",
+         *       "state": "running",
+         *       "progress": "Reading the thread",
+         *       "version": 2,
+         *       "created_at": "2026-12-01T09:30:15Z",
+         *       "updated_at": "2026-12-01T09:30:17Z"
+         *     }
+         */
+        Run: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The agent that works.
+             */
+            agent_id: string;
+            /**
+             * Format: uuid
+             * @description The thread it works in.
+             */
+            thread_id: string;
+            /**
+             * Format: uuid
+             * @description The thread's channel.
+             */
+            channel_id: string;
+            /**
+             * Format: uuid
+             * @description The channel's space; absent in a direct message.
+             */
+            space_id?: string;
+            /**
+             * Format: uuid
+             * @description The person on whose behalf the agent works; that person may cancel the run.
+             */
+            requested_by: string;
+            /**
+             * Format: uuid
+             * @description The invocation the run answers; absent when it answers none.
+             */
+            invocation_id?: string;
+            state: components["schemas"]["RunState"];
+            /** @description What the agent last said it is doing; empty when it said nothing. */
+            progress: string;
+            /**
+             * Format: int64
+             * @description 1 when created, one more with every change.
+             */
+            version: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @description When the run reached a final state; absent while in progress.
+             */
+            ended_at?: string;
+            /**
+             * Format: uuid
+             * @description Who cancelled the run; present only for a cancelled run.
+             */
+            cancelled_by?: string;
+        };
+        /**
+         * @description A new run of the calling agent.
+         * @example {
+         *       "requested_by": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77",
+         *       "state": "running",
+         *       "progress": "Reading the thread"
+         *     }
+         */
+        CreateRunRequest: {
+            /**
+             * Format: uuid
+             * @description The person on whose behalf the agent works; must be able to read the thread.
+             */
+            requested_by: string;
+            /**
+             * Format: uuid
+             * @description The invocation the run answers, when there is one.
+             */
+            invocation_id?: string;
+            /**
+             * @description The state the run starts in; `queued` when absent.
+             * @enum {string}
+             */
+            state?: "queued" | "running";
+            /** @description Progress text, at most `agents.run_progress_max_length` characters. */
+            progress?: string;
+        };
+        /**
+         * @description A run's new state and progress text.
+         * @example {
+         *       "state": "succeeded",
+         *       "progress": "Summary posted"
+         *     }
+         */
+        UpdateRunRequest: {
+            state: components["schemas"]["RunState"];
+            /**
+             * @description Replaces the progress text, at most `agents.run_progress_max_length`
+             *     characters; kept when absent.
+             */
+            progress?: string;
         };
         /** @description A thread with unread messages or unread mentions of the actor. */
         UnreadThread: {
@@ -2051,6 +4318,15 @@ export interface components {
         };
     };
     responses: {
+        /** @description The representation named by `If-None-Match` is current; no body. */
+        NotModified: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                "Cache-Control": components["headers"]["RevalidateCacheControl"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description The request is malformed (`validation_failed`, with the offending fields in `errors`). */
         BadRequest: {
             headers: {
@@ -2196,6 +4472,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description The run. */
+        RunId: string;
         /**
          * @description Makes a retried POST safe: a second request with the same key from the
          *     same actor within `http.idempotency_ttl` gets the stored response of the
@@ -2209,9 +4487,23 @@ export interface components {
          * @example 0190b6a4-retry-alex-1
          */
         IdempotencyKey: string;
+        /**
+         * @description The `ETag` of the representation the client holds: the answer is 304
+         *     without a body while it is current (RFC 9110; `*` matches any, `W/`
+         *     is ignored).
+         */
+        IfNoneMatch: string;
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description A strong entity tag of this representation for `If-None-Match`: the
+         *     quoted base64url of a hash of the body the server sends, so it changes
+         *     whenever any member of the body does (spec 05, "Conditional reads").
+         */
+        ETag: string;
+        /** @description Always `private, no-cache`; a client may keep the answer and revalidate it with `If-None-Match`. */
+        RevalidateCacheControl: string;
         /** @description How many seconds to wait before retrying (RFC 9110, delay-seconds). */
         RetryAfter: number;
     };
@@ -2409,6 +4701,75 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPrincipals: {
+        parameters: {
+            query?: {
+                /** @description Only principals whose handle or display name starts with this text, in any case. */
+                prefix?: string;
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: string;
+                /**
+                 * @description Most principals in the page; larger values are capped to
+                 *     `identity.principals_page_size`, which is also the default (as are
+                 *     values below 1).
+                 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the directory. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DirectoryPrincipalList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPrincipal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The principal's id. */
+                principal_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The principal. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DirectoryPrincipal"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["Internal"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2790,6 +5151,157 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    createRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe: a second request with the same key from the
+                 *     same actor within `http.idempotency_ttl` gets the stored response of the
+                 *     first (with the response header `Idempotency-Replayed: true`) and writes
+                 *     nothing again; a copy sent while the first still runs waits for it. The
+                 *     same key with a different request answers 409 `conflict`. 1 to 255
+                 *     printable ASCII characters; a malformed key answers 400. Only successful
+                 *     responses are stored, so a failed request may be retried with its key;
+                 *     a response carrying a secret (`Cache-Control: no-store`, as
+                 *     `createToken`'s) is never stored, so its retry runs again.
+                 * @example 0190b6a4-retry-alex-1
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The thread the agent works in. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRunRequest"];
+            };
+        };
+        responses: {
+            /** @description The new run. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run. */
+                run_id: components["parameters"]["RunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run. */
+                run_id: components["parameters"]["RunId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateRunRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run. */
+                run_id: components["parameters"]["RunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listGrants: {
         parameters: {
             query?: {
@@ -2979,6 +5491,47 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getSpace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the representation the client holds: the answer is 304
+                 *     without a body while it is current (RFC 9110; `*` matches any, `W/`
+                 *     is ignored).
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description The space. */
+                space_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The space. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["RevalidateCacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpaceView"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listSpaceChannels: {
         parameters: {
             query?: never;
@@ -3106,6 +5659,87 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getChannel: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the representation the client holds: the answer is 304
+                 *     without a body while it is current (RFC 9110; `*` matches any, `W/`
+                 *     is ignored).
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description The channel. */
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The channel. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["RevalidateCacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelView"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listChannelMembers: {
+        parameters: {
+            query?: {
+                /** @description The `next_cursor` of the previous page; absent for the first page. */
+                cursor?: string;
+                /**
+                 * @description Most members in the page; larger values are capped to
+                 *     `chat.members_page_size`, which is also the default (as are values
+                 *     below 1).
+                 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The channel. */
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of members. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelMemberList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     archiveChannel: {
         parameters: {
             query?: never;
@@ -3206,6 +5840,62 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listChannelThreads: {
+        parameters: {
+            query?: {
+                /** @description The `next_cursor` of the previous page; absent for the first page. */
+                cursor?: string;
+                /**
+                 * @description Most threads in the page; larger values are capped to
+                 *     `chat.threads_page_size`, which is also the default (as are values
+                 *     below 1).
+                 */
+                limit?: number;
+            };
+            header?: {
+                /** @description The `ETag` of a page the client holds. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The channel. */
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of threads. */
+            200: {
+                headers: {
+                    /** @description Identifies this page's content, for `If-None-Match`. */
+                    ETag?: string;
+                    /** @description Always `private, no-cache`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadSummaryList"];
+                };
+            };
+            /** @description The page named by `If-None-Match` is current. */
+            304: {
+                headers: {
+                    /** @description The current `ETag`. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     createThread: {
         parameters: {
             query?: never;
@@ -3252,6 +5942,47 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getThread: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the representation the client holds: the answer is 304
+                 *     without a body while it is current (RFC 9110; `*` matches any, `W/`
+                 *     is ignored).
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description The thread. */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The thread. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["RevalidateCacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadView"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["Internal"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3348,6 +6079,103 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    searchMessages: {
+        parameters: {
+            query: {
+                /**
+                 * @description The query, at most `chat.search_query_max_chars` characters, with
+                 *     at least one word to look for (not only excluded words).
+                 */
+                q: string;
+                /** @description Only messages of this space. */
+                space_id?: string;
+                /** @description Only messages of this channel. */
+                channel_id?: string;
+                /** @description Only messages of this thread. */
+                thread_id?: string;
+                /** @description Only messages of this author. */
+                author_id?: string;
+                /** @description Only messages created before this time (exclusive). */
+                before?: string;
+                /** @description Only messages created after this time (exclusive). */
+                after?: string;
+                /**
+                 * @description The `next_cursor` of the previous page, valid with the same query
+                 *     and filters.
+                 */
+                cursor?: string;
+                /**
+                 * @description Most hits checked for this page; larger values are capped to
+                 *     `chat.search_page_size`, which is also the default (as are values
+                 *     below 1).
+                 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of hits. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchResults"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the representation the client holds: the answer is 304
+                 *     without a body while it is current (RFC 9110; `*` matches any, `W/`
+                 *     is ignored).
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description The message. */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["RevalidateCacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     deleteMessage: {
         parameters: {
             query?: never;
@@ -3414,6 +6242,88 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    addReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The message. */
+                message_id: string;
+                /**
+                 * @description The reaction, percent-encoded as one path segment (UTF-8): a
+                 *     shortcode `:name:` whose name is 1 to 32 of the characters
+                 *     `a-z 0-9 _ + -` (`:thumbs_up:`, `:+1:`), or one Unicode emoji (a
+                 *     single pictograph with an optional variation selector 16 and skin
+                 *     tone, a ZWJ sequence of such, a flag of two regional indicators, a
+                 *     subdivision flag or a keycap), at most 64 bytes. Anything else is 400
+                 *     `validation_failed` naming `reaction`. Stored and compared as sent:
+                 *     `:thumbs_up:` and the emoji are two reactions.
+                 */
+                reaction: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The actor's reaction is on the message. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removeReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The message. */
+                message_id: string;
+                /**
+                 * @description The reaction, percent-encoded as one path segment (UTF-8): a
+                 *     shortcode `:name:` whose name is 1 to 32 of the characters
+                 *     `a-z 0-9 _ + -` (`:thumbs_up:`, `:+1:`), or one Unicode emoji (a
+                 *     single pictograph with an optional variation selector 16 and skin
+                 *     tone, a ZWJ sequence of such, a flag of two regional indicators, a
+                 *     subdivision flag or a keycap), at most 64 bytes. Anything else is 400
+                 *     `validation_failed` naming `reaction`. Stored and compared as sent:
+                 *     `:thumbs_up:` and the emoji are two reactions.
+                 */
+                reaction: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The actor's reaction is not on the message. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     updateReadState: {
         parameters: {
             query?: never;
@@ -3445,6 +6355,50 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDraft: {
+        parameters: {
+            query?: {
+                /** @description The thread whose draft to read; absent for the channel's draft. */
+                thread_id?: string;
+            };
+            header?: {
+                /**
+                 * @description The `ETag` of the representation the client holds: the answer is 304
+                 *     without a body while it is current (RFC 9110; `*` matches any, `W/`
+                 *     is ignored).
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description The channel. */
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The draft. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["RevalidateCacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Draft"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["Internal"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3622,6 +6576,262 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listConsumers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The actor's consumers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsumerList"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getConsumer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The consumer's name: lower-case letters, digits, `.`, `_` and `-`,
+                 *     starting with a letter or a digit, at most
+                 *     `sync.consumer_name_max_length` characters.
+                 */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The consumer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Consumer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createConsumer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The consumer's name: lower-case letters, digits, `.`, `_` and `-`,
+                 *     starting with a letter or a digit, at most
+                 *     `sync.consumer_name_max_length` characters.
+                 */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The consumer existed; it is unchanged. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Consumer"];
+                };
+            };
+            /** @description The new consumer. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Consumer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteConsumer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The consumer's name: lower-case letters, digits, `.`, `_` and `-`,
+                 *     starting with a letter or a digit, at most
+                 *     `sync.consumer_name_max_length` characters.
+                 */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The consumer is gone. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listConsumerEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Most events in the page; larger values are capped to
+                 *     `sync.catchup_page_size`, which is also the default (as are values
+                 *     below 1).
+                 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The consumer's name: lower-case letters, digits, `.`, `_` and `-`,
+                 *     starting with a letter or a digit, at most
+                 *     `sync.consumer_name_max_length` characters.
+                 */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of events after the consumer's `acked_seq`. */
+            200: {
+                headers: {
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    ackEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The consumer's name: lower-case letters, digits, `.`, `_` and `-`,
+                 *     starting with a letter or a digit, at most
+                 *     `sync.consumer_name_max_length` characters.
+                 */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AckEventsRequest"];
+            };
+        };
+        responses: {
+            /** @description The consumer after the ack. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Consumer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    sendAgentHeartbeat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["AgentHeartbeatRequest"];
+            };
+        };
+        responses: {
+            /** @description The agent's presence after the heartbeat. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentHeartbeat"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["Internal"];
             503: components["responses"]["ServiceUnavailable"];
