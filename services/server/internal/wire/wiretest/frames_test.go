@@ -8,18 +8,19 @@ import (
 	"bothy.example.com/server/internal/wire/wiretest"
 )
 
-// TestFrameSchemasAreSpec03 holds the AsyncAPI document to spec 03's frame tables: four
-// client frames, eight server frames, no op twice.
+// TestFrameSchemasAreSpec03 holds the AsyncAPI document to spec 03's frame tables: five
+// client frames, nine server frames (ack and acked of durable consumers, ADR 0026), no op
+// twice.
 func TestFrameSchemasAreSpec03(t *testing.T) {
 	t.Parallel()
 	f, err := wiretest.FrameSchemas()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := wiretest.Ops(f.Client), []string{"auth", "hello", "ping", "resume"}; !slices.Equal(got, want) {
+	if got, want := wiretest.Ops(f.Client), []string{"ack", "auth", "hello", "ping", "resume"}; !slices.Equal(got, want) {
 		t.Errorf("client frames %v, want %v", got, want)
 	}
-	want := []string{"catchup.complete", "cursor", "error", "event", "heartbeat", "pong", "ready", "resync_required"}
+	want := []string{"acked", "catchup.complete", "cursor", "error", "event", "heartbeat", "pong", "ready", "resync_required"}
 	if got := wiretest.Ops(f.Server); !slices.Equal(got, want) {
 		t.Errorf("server frames %v, want %v", got, want)
 	}
@@ -52,6 +53,10 @@ func TestValidateFrames(t *testing.T) {
 		{name: "error without detail", frame: `{"op":"error","code":"internal"}`, wantErr: "error frame"},
 		{name: "resume", frame: `{"op":"resume","after":0,"epoch":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e70"}`, client: true},
 		{name: "resume without after", frame: `{"op":"resume"}`, client: true, wantErr: "resume frame"},
+		{name: "resume of a consumer", frame: `{"op":"resume","consumer":"replies"}`, client: true},
+		{name: "ack", frame: `{"op":"ack","seq":12}`, client: true},
+		{name: "ack without seq", frame: `{"op":"ack"}`, client: true, wantErr: "ack frame"},
+		{name: "acked", frame: `{"op":"acked","consumer":"replies","acked_seq":12}`},
 		{name: "auth with an empty token", frame: `{"op":"auth","token":""}`, client: true, wantErr: "auth frame"},
 	}
 	for _, tt := range tests {
