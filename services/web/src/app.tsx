@@ -187,6 +187,11 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: (why?: str
       <main id="main" tabIndex={-1} class="content">
         {route.view === "home" && <Welcome st={st} />}
         {channelId && <ChannelPane st={st} session={session} channelId={channelId} route={route} />}
+        {route.view === "channel" && (
+          <p class="pane pick muted" aria-hidden="true">
+            Pick a thread to read it, or start a new one.
+          </p>
+        )}
         {route.view === "thread" && <ThreadPane st={st} session={session} threadId={route.id} online={online && status === "live"} />}
       </main>
     </div>
@@ -289,7 +294,10 @@ function channelThreads(st: StoreState, channelId: string): ThreadEntry[] {
 function threadTitle(st: StoreState, session: Session, th: ThreadEntry | undefined, id: string): string {
   if (th?.title) return th.title;
   const first = threadMessages(st, id).find((m) => m.seq === 1) ?? session.firstMessages.get(id);
-  if (first && !first.redacted) return first.content_md.split("\n")[0]!.slice(0, 80);
+  if (first && !first.redacted) {
+    const line = first.content_md.split("\n")[0]!;
+    return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+  }
   return "Untitled thread";
 }
 
@@ -302,7 +310,7 @@ function ChannelPane({ st, session, channelId, route }: { st: StoreState; sessio
   const threads = channelThreads(st, channelId);
   const [, setNamed] = useState(0);
   useEffect(() => {
-    const unnamed = threads.filter((t) => !t.title && !st.messages[t.id]).map((t) => t.id);
+    const unnamed = threads.filter((t) => !t.title && !Object.values(st.messages[t.id] ?? {}).some((m) => m.seq === 1)).map((t) => t.id);
     session.nameThreads(unnamed, () => setNamed((n) => n + 1));
   }, [threads.length, channelId]);
   if (!ch) {

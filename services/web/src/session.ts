@@ -90,11 +90,12 @@ export class Session {
     localStorage.setItem(this.namesKey, JSON.stringify(Object.fromEntries(this.names)));
   }
 
-  /** A principal's display name, or a short form of the id. */
+  /** A principal's display name, or "someone" with the end of the id. */
   name(id: string): string {
     const agent = this.engine.state?.agents[id];
     if (agent) return agent.agent.display_name;
-    return this.names.get(id)?.display_name ?? `someone (${id.slice(0, 8)})`;
+    // UUIDv7 ids share their leading (time) digits; the last ones tell people apart.
+    return this.names.get(id)?.display_name ?? `someone (${id.slice(-6)})`;
   }
 
   /** Stops syncing, forgets the token and deletes the stored state. */
