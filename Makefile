@@ -341,7 +341,7 @@ web-build: $(WEB_STAMP) ## Type-check and build the web client (vite) and copy i
 	@echo "web-build: $(WEB_DIR)/dist copied into $(WEB_EMBED) (embedded by the next go build)"
 
 .PHONY: browser-install
-browser-install: ## Install Debian's Chromium for the browser tests (apt-get install chromium) when $(CHROMIUM) is missing.
+browser-install: ## Install Debian's Chromium for the browser tests (apt-get install chromium) when /usr/bin/chromium (CHROMIUM) is missing.
 	@if [[ -x $(CHROMIUM) ]]; then echo "browser-install: $$($(CHROMIUM) --version 2>/dev/null | head -n1) at $(CHROMIUM)"; \
 	else \
 	  sudo=$$([[ $$(id -u) == 0 ]] || echo sudo); \

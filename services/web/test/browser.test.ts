@@ -4,7 +4,7 @@
 // draft across a reload, watch the unread badge move, go offline and come back; Robin, without
 // a grant, sees none of it; one flow runs with the keyboard alone; one on a phone-sized screen.
 // Screenshots of the main views go to .test-tmp/screenshots for people to look at.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -35,6 +35,15 @@ async function open(viewport = { width: 1280, height: 800 }): Promise<{ ctx: Bro
   });
   return { ctx, page };
 }
+
+// Pages a test opened for itself: closed after it, with a screenshot when it failed.
+const own: Page[] = [];
+afterEach(async (ctx) => {
+  for (const [i, p] of own.splice(0).entries()) {
+    if (ctx.task.result?.state === "fail") await p.screenshot({ path: join(shots, `failed-${ctx.task.name.slice(0, 20).replace(/\W+/g, "-")}-${i}.png`) }).catch(() => undefined);
+    await p.close().catch(() => undefined);
+  }
+});
 
 async function signIn(page: Page, token: string): Promise<void> {
   await page.goto("/");
@@ -71,6 +80,26 @@ async function tabTo(page: Page, matches: (el: { tag: string; text: string; labe
     seen.push(`${el.tag}:${el.text.slice(0, 30)}`);
   }
   throw new Error(`tabTo: never reached the element; focused in turn: ${seen.join(" | ")}`);
+}
+
+/** The text of a draft in the state the engine saved in IndexedDB (IndexedDBStorage's layout). */
+async function storedDraft(page: Page, principal: string, key: string): Promise<string | undefined> {
+  return page.evaluate(
+    ([principal, key]) =>
+      new Promise<string | undefined>((resolve, reject) => {
+        const open = indexedDB.open(`bothy:${location.origin}:${principal}`);
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const get = open.result.transaction("state").objectStore("state").get("current");
+          get.onsuccess = () => {
+            open.result.close();
+            resolve((get.result as { drafts?: Record<string, { content_md?: string }> } | undefined)?.drafts?.[key]?.content_md);
+          };
+          get.onerror = () => reject(get.error);
+        };
+      }),
+    [principal, key] as const,
+  );
 }
 
 beforeAll(async () => {
@@ -172,8 +201,8 @@ describe("the web client in Chromium against bothy serve", () => {
     const draftSaved = samPage.waitForResponse((r) => r.url().includes(`/channels/${tickets}/draft`) && r.request().method() === "PUT" && r.status() === 200);
     await samPage.getByLabel("Message", { exact: true }).fill("Half a reply");
     await draftSaved;
-    // The draft.saved event reaches the store, which the engine saves in IndexedDB.
-    await samPage.waitForTimeout(500);
+    // The draft.saved event reaches the store, which the engine saves whole in IndexedDB.
+    await expect.poll(() => storedDraft(samPage, sam.id, `${tickets}/${printer}`), { timeout: 10000 }).toBe("Half a reply");
     const snapshots: string[] = [];
     samPage.on("request", (r) => r.url().includes("/api/v1/sync/snapshot") && snapshots.push(r.url()));
     await samPage.reload();
@@ -229,6 +258,7 @@ describe("the web client in Chromium against bothy serve", () => {
     // TODO(reads2): once listChannelThreads lands, the channel lists read threads too; drop this.
     await server.call("POST", `/api/v1/threads/${printer}/messages`, { content_md: "Anyone with a keyboard?" }, 201);
     const { page } = await open();
+    own.push(page);
     await page.goto("/");
     await page.locator("#token:focus").waitFor(); // the token field has the focus
     await page.keyboard.type(sam.token);
@@ -236,9 +266,10 @@ describe("the web client in Chromium against bothy serve", () => {
     await page.locator('.status[data-status="live"]').waitFor();
     await tabTo(page, (el) => el.tag === "a" && el.text.startsWith("# tickets"));
     await page.keyboard.press("Enter");
-    await page.getByRole("heading", { name: "# tickets" }).waitFor();
+    await page.locator("#channel-title:focus").waitFor(); // the opened view's heading takes the focus
     await tabTo(page, (el) => el.tag === "a" && /printer on floor 2/i.test(el.text));
     await page.keyboard.press("Enter");
+    await page.locator("#thread-title:focus").waitFor();
     await tabTo(page, (el) => el.tag === "textarea" && el.label === "Message");
     await page.keyboard.type("Typed without a mouse");
     await page.keyboard.press("Enter");
@@ -251,10 +282,12 @@ describe("the web client in Chromium against bothy serve", () => {
     }
     expect(await page.evaluate(() => document.activeElement?.closest("li")?.textContent)).toContain("Typed without a mouse");
     await page.keyboard.press("Enter");
+    await page.locator('textarea[id^="edit-"]:focus').waitFor(); // Edit moves the focus into the edit box
     await page.keyboard.press("End");
     await page.keyboard.type(", and edited");
     await page.keyboard.press("Enter");
     await alex.locator("ol.messages .text", { hasText: "Typed without a mouse, and edited" }).waitFor();
+    await page.locator('button[aria-label="Edit this message"]:focus').waitFor(); // Save gives the focus back to Edit
     const outline = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
     expect(outline).not.toBe("none"); // the focus is visible
     await shot(page, "07-keyboard-focus");
@@ -264,6 +297,7 @@ describe("the web client in Chromium against bothy serve", () => {
   it("is usable on a phone-sized screen: one pane at a time, with a way back", async () => {
     await server.call("POST", `/api/v1/threads/${printer}/messages`, { content_md: "Seen on a phone?" }, 201);
     const { page } = await open({ width: 390, height: 844 });
+    own.push(page);
     await signIn(page, sam.token);
     await shot(page, "08-phone-channels");
     await sidebarLink(page, "# tickets").click();
