@@ -30,7 +30,7 @@ REDOCLY := $(NPM_DIR)/node_modules/.bin/redocly
 CONFORMANCE_DIR := api/conformance
 CONFORMANCE_STAMP := $(CONFORMANCE_DIR)/node_modules/.package-lock.json
 # Every npm lock file of the repository; npm-lock-check keeps each free of download URLs.
-NPM_LOCKS := $(NPM_DIR)/package-lock.json $(CONFORMANCE_DIR)/package-lock.json clients/typescript/package-lock.json
+NPM_LOCKS := $(NPM_DIR)/package-lock.json $(CONFORMANCE_DIR)/package-lock.json clients/typescript/package-lock.json services/web/package-lock.json
 export REDOCLY_TELEMETRY := off
 export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
 
@@ -61,7 +61,7 @@ CODEGEN_CONFIG ?= api/oapi-codegen.yaml
 GEN_FILE ?= services/server/internal/apigen/apigen.gen.go
 
 # What `.ci/run` runs through `make check`, in this order.
-CHECK_GATES := fmt-check vet lint arch register-check limit-check codegen-check api-lint api-conformance sdk-check text-rules test sdk-test cover-floor gate-fixtures
+CHECK_GATES := fmt-check vet lint arch register-check limit-check codegen-check api-lint api-conformance sdk-check text-rules test sdk-test web-test cover-floor gate-fixtures
 
 .PHONY: help
 help: ## List the targets with a one-line description (the default goal).
@@ -84,7 +84,8 @@ OWNER_HANDLE := $(if $(filter command line,$(origin HANDLE)),$(HANDLE))
 OWNER_EMAIL := $(if $(filter command line,$(origin EMAIL)),$(EMAIL))
 
 .PHONY: run
-run: build ## Build and serve on 127.0.0.1:8080 (embedded PostgreSQL under .bothy/ unless database.url is set); the first start creates the owner and prints their token and a first curl.
+run: web-build build ## Build the web client and bothy, and serve on 127.0.0.1:8080 (embedded PostgreSQL under .bothy/ unless database.url is set); the first start creates the owner and prints their token and a first curl.
+	@echo 'make run: open http://$(or $(BOTHY_HTTP_ADDR),127.0.0.1:8080)/ in a browser and sign in with the token printed below (make demo prints more)'
 	$(BOTHY) serve --bootstrap-owner --owner-name "$(or $(OWNER_NAME),Alex)" --owner-handle "$(or $(OWNER_HANDLE),alex)" --owner-email "$(or $(OWNER_EMAIL),alex@example.com)"
 
 .PHONY: migrate
@@ -188,7 +189,7 @@ codegen-check: $(OAPI_CODEGEN) ## Fail when api/openapi.yaml's event schemas dif
 ##@ Gates (make check runs them all, in this order)
 
 .PHONY: check
-check: ## Everything CI runs: fmt-check vet lint arch register-check limit-check codegen-check api-lint api-conformance sdk-check text-rules test sdk-test cover-floor gate-fixtures.
+check: ## Everything CI runs: fmt-check vet lint arch register-check limit-check codegen-check api-lint api-conformance sdk-check text-rules test sdk-test web-test cover-floor gate-fixtures.
 	@summary=(); start_all=$$SECONDS; \
 	for gate in $(CHECK_GATES); do \
 	  printf '\n==> make %s\n' "$$gate"; start=$$SECONDS; \
@@ -315,6 +316,47 @@ sdk-check: $(SDK_STAMP) sdk-lock-check ## Fail when the SDK's generated types di
 sdk-test: $(SDK_STAMP) ## Run the SDK's tests: reducers and engine against a scripted fake, then the engine against a real bothy serve (about a minute).
 	$(GO) build -o $(SDK_BOTHY) ./services/server/cmd/bothy
 	cd $(SDK_DIR) && BOTHY_BIN=$(CURDIR)/$(SDK_BOTHY) node_modules/.bin/vitest run
+
+##@ Web client (services/web)
+
+# The web client is an npm project of its own (Preact, Vite; the SDK from clients/typescript's
+# sources through an alias), installed from its lock file, which records no download URL.
+# web-build copies its build into the server's webui/dist, which go:embed takes into bin/bothy.
+# Its browser tests drive Debian's Chromium through playwright-core (never a browser download).
+WEB_DIR := services/web
+WEB_STAMP := $(WEB_DIR)/node_modules/.package-lock.json
+WEB_EMBED := services/server/internal/webui/dist
+WEB_BOTHY := $(WEB_DIR)/.test-tmp/bothy
+CHROMIUM ?= /usr/bin/chromium
+
+$(WEB_STAMP): $(WEB_DIR)/package.json $(WEB_DIR)/package-lock.json $(WEB_DIR)/.npmrc
+	@$(MAKE) npm-lock-check
+	$(NPM) ci --prefix $(WEB_DIR)
+	touch $@
+
+.PHONY: web-install
+web-install: $(WEB_STAMP) ## Install the web client's npm packages from services/web/package-lock.json (npm ci).
+
+.PHONY: web-build
+web-build: $(WEB_STAMP) ## Type-check and build the web client (vite) and copy it into the server's webui/dist for go:embed.
+	cd $(WEB_DIR) && node_modules/.bin/tsc --noEmit && node_modules/.bin/vite build --logLevel warn
+	find $(WEB_EMBED) -mindepth 1 ! -name .gitkeep -delete
+	cp -R $(WEB_DIR)/dist/. $(WEB_EMBED)/
+	@echo "web-build: $(WEB_DIR)/dist copied into $(WEB_EMBED) (embedded by the next go build)"
+
+.PHONY: browser-install
+browser-install: ## Install Debian's Chromium for the browser tests (apt-get install chromium) when /usr/bin/chromium (CHROMIUM) is missing.
+	@if [[ -x $(CHROMIUM) ]]; then echo "browser-install: $$($(CHROMIUM) --version 2>/dev/null | head -n1) at $(CHROMIUM)"; \
+	else \
+	  sudo=$$([[ $$(id -u) == 0 ]] || echo sudo); \
+	  $$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
+	fi
+
+.PHONY: web-test
+web-test: web-build ## Run the web client in headless Chromium against a real bothy serve: two people, live posts, edits, deletes, drafts, badges, offline, keyboard, phone (screenshots in services/web/.test-tmp/screenshots).
+	@[[ -x $(CHROMIUM) ]] || { echo "web-test: no Chromium at $(CHROMIUM); run make browser-install"; exit 1; }
+	$(GO) build -o $(WEB_BOTHY) ./services/server/cmd/bothy
+	cd $(WEB_DIR) && BOTHY_BIN=$(CURDIR)/$(WEB_BOTHY) CHROMIUM=$(CHROMIUM) node_modules/.bin/vitest run
 
 ##@ Docs and housekeeping
 
