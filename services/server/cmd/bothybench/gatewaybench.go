@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -106,23 +105,18 @@ func gatewayCases(ctx context.Context, o options, url string, logger *slog.Logge
 	}
 	defer app.Close()
 
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	base, stop, err := serveLocal(ctx, app, "gateway")
 	if err != nil {
-		return res, fmt.Errorf("gateway: listen: %w", err)
+		return res, err
 	}
-	serveCtx, stopServe := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- app.ServeListener(serveCtx, ln) }()
 	defer func() {
-		stopServe()
-		if serr := <-served; serr != nil && err == nil {
-			err = fmt.Errorf("gateway: serve: %w", serr)
+		if serr := stop(); serr != nil && err == nil {
+			err = serr
 		}
 	}()
 
 	progress("gateway: Alex, Sam and Robin, a space, a channel, a thread and the grants over HTTP")
-	w, err := setUpGatewayWorld(ctx, app, "http://"+ln.Addr().String())
+	w, err := setUpGatewayWorld(ctx, app, base)
 	if err != nil {
 		return res, err
 	}

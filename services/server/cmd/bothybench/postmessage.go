@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	gosync "sync"
 	"time"
@@ -85,22 +84,17 @@ type postBench struct {
 // drift on the machine hits the figures and their baseline alike.
 func postMessageCase(ctx context.Context, app *wire.App, bare *pgxpool.Pool, o options, progress func(string, ...any)) (res postResult, err error) {
 	progress("postMessage: owner, space, channel and %d threads over HTTP; warm-up", postClients+1)
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	url, stop, err := serveLocal(ctx, app, "postMessage")
 	if err != nil {
-		return res, fmt.Errorf("postMessage: listen: %w", err)
+		return res, err
 	}
-	serveCtx, stopServe := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- app.ServeListener(serveCtx, ln) }()
 	defer func() {
-		stopServe()
-		if serr := <-served; serr != nil && err == nil {
-			err = fmt.Errorf("postMessage: serve: %w", serr)
+		if serr := stop(); serr != nil && err == nil {
+			err = serr
 		}
 	}()
 
-	pb, err := setUpPosting(ctx, app, "http://"+ln.Addr().String())
+	pb, err := setUpPosting(ctx, app, url)
 	if err != nil {
 		return res, err
 	}

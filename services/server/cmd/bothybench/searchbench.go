@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -105,23 +104,18 @@ func searchCase(ctx context.Context, o options, clusterURL string, logger *slog.
 		return res, err
 	}
 	defer bare.Close()
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	base, stop, err := serveLocal(ctx, app, "search")
 	if err != nil {
-		return res, fmt.Errorf("search: listen: %w", err)
+		return res, err
 	}
-	serveCtx, stopServe := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- app.ServeListener(serveCtx, ln) }()
 	defer func() {
-		stopServe()
-		if serr := <-served; serr != nil && err == nil {
-			err = fmt.Errorf("search: serve: %w", serr)
+		if serr := stop(); serr != nil && err == nil {
+			err = serr
 		}
 	}()
 
 	began := time.Now()
-	w, seedTime, err := buildSearchWorld(ctx, app, bare, "http://"+ln.Addr().String(), o.searchMessages, o.syncChannels, progress)
+	w, seedTime, err := buildSearchWorld(ctx, app, bare, base, o.searchMessages, o.syncChannels, progress)
 	if err != nil {
 		return res, err
 	}

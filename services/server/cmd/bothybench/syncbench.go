@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"strconv"
 	"time"
 
@@ -38,23 +37,18 @@ func syncCases(ctx context.Context, o options, url string, logger *slog.Logger, 
 	}
 	defer bare.Close()
 
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	base, stop, err := serveLocal(ctx, app, "sync")
 	if err != nil {
-		return cu, snap, fmt.Errorf("sync: listen: %w", err)
+		return cu, snap, err
 	}
-	serveCtx, stopServe := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- app.ServeListener(serveCtx, ln) }()
 	defer func() {
-		stopServe()
-		if serr := <-served; serr != nil && err == nil {
-			err = fmt.Errorf("sync: serve: %w", serr)
+		if serr := stop(); serr != nil && err == nil {
+			err = serr
 		}
 	}()
 
 	began := time.Now()
-	w, err := buildSyncWorld(ctx, app, bare, "http://"+ln.Addr().String(), syncSize{events: o.syncEvents, channels: o.syncChannels}, cuCfg, progress)
+	w, err := buildSyncWorld(ctx, app, bare, base, syncSize{events: o.syncEvents, channels: o.syncChannels}, cuCfg, progress)
 	if err != nil {
 		return cu, snap, err
 	}

@@ -6,7 +6,6 @@ import (
 	_ "embed" // the thread list case's SQL
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"time"
 
@@ -86,24 +85,19 @@ type threadListWorld struct {
 // its end, not decoded) beside the same answer's statements issued bare one after another, in
 // threadListRounds rounds of baseline then figure, after a warm-up of both.
 func threadListCase(ctx context.Context, app *wire.App, bare *pgxpool.Pool, o options, progress func(string, ...any)) (res threadListResult, err error) {
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	base, stop, err := serveLocal(ctx, app, "thread list")
 	if err != nil {
-		return res, fmt.Errorf("thread list: listen: %w", err)
+		return res, err
 	}
-	serveCtx, stopServe := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- app.ServeListener(serveCtx, ln) }()
 	defer func() {
-		stopServe()
-		if serr := <-served; serr != nil && err == nil {
-			err = fmt.Errorf("thread list: serve: %w", serr)
+		if serr := stop(); serr != nil && err == nil {
+			err = serr
 		}
 	}()
 
 	progress("thread list: a channel of %d threads (set-based SQL)", o.threads)
 	began := time.Now()
-	w, err := buildThreadListWorld(ctx, app, bare, "http://"+ln.Addr().String(), o.threads)
+	w, err := buildThreadListWorld(ctx, app, bare, base, o.threads)
 	if err != nil {
 		return res, err
 	}
