@@ -8,9 +8,7 @@ package webui
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,6 +20,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"bothy.example.com/server/internal/kernel/conditional"
 	"bothy.example.com/server/internal/kernel/config"
 )
 
@@ -52,7 +51,7 @@ var securityHeaders = map[string]string{
 const assetsDir = "assets/"
 
 // file is one file of the build, read once: the build is small and fixed while the process
-// runs, and its ETag is its content's hash.
+// runs, and its ETag is its content's hash (kernel/conditional.Tag).
 type file struct {
 	body []byte
 	etag string
@@ -125,9 +124,9 @@ func Load(fsys fs.FS) (*Site, error) {
 	return &Site{files: files}, nil
 }
 
+// newFile holds a file with its ETag: the entity tag every conditional read of bothy uses.
 func newFile(body []byte) file {
-	sum := sha256.Sum256(body)
-	return file{body: body, etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`}
+	return file{body: body, etag: conditional.Tag(body)}
 }
 
 // Mount routes GET and HEAD of / and of every file of the build on r, each with its own
