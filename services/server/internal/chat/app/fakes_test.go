@@ -319,20 +319,32 @@ func (f *fakeStore) Thread(_ context.Context, id uuid.UUID) (chat.Thread, error)
 	return t, nil
 }
 
-func (f *fakeStore) AdvanceThread(_ context.Context, id uuid.UUID) (app.Posting, error) {
+func (f *fakeStore) PostMessage(_ context.Context, m chat.Message) (app.Posting, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.call("AdvanceThread"); err != nil {
+	if err := f.call("PostMessage"); err != nil {
 		return app.Posting{}, err
 	}
-	t, ok := f.state.threads[id]
+	t, ok := f.state.threads[m.ThreadID]
 	if !ok {
 		return app.Posting{}, problem.ErrNotFound
 	}
 	t.LastMessageSeq++
 	t.Version++
-	f.state.threads[id] = t
-	return app.Posting{Thread: t, ChannelArchived: !f.state.channels[t.ChannelID].ArchivedAt.IsZero()}, nil
+	f.state.threads[t.ID] = t
+	p := app.Posting{Thread: t, ChannelArchived: !f.state.channels[t.ChannelID].ArchivedAt.IsZero(), CreatedAt: m.CreatedAt}
+	if p.ChannelArchived {
+		return p, nil
+	}
+	for _, o := range f.state.messages {
+		if m.ExternalKey != "" && o.ExternalKey == m.ExternalKey {
+			return app.Posting{}, chat.ErrDuplicateKey
+		}
+	}
+	m.Seq = t.LastMessageSeq
+	m.MentionIDs = slices.Clone(m.MentionIDs)
+	f.state.messages[m.ID] = m
+	return p, nil
 }
 
 func (f *fakeStore) ThreadCounters(_ context.Context, channelIDs []uuid.UUID) ([]chat.ThreadCounter, error) {

@@ -14,10 +14,10 @@ import (
 )
 
 // Post implements chat.Messages: the thread is loaded, message.create on it authorized, the
-// text validated and its mentions resolved; then, in one transaction, the thread's next seq
-// is taken under its row lock (Store.AdvanceThread; an archived channel is refused with
-// domain.ErrChannelArchived and the advance rolled back), the message and its mentions are
-// stored and message.created appended, and the author's read state moved to the message
+// text validated and its mentions resolved; then, in one transaction, the message and its
+// mentions are stored with the thread's next seq, taken under its row lock (Store.PostMessage;
+// an archived channel is refused with domain.ErrChannelArchived and the advance rolled back),
+// message.created is appended, and the author's read state moved to the message
 // (OwnReads). chat.ErrDuplicateKey for a taken external key.
 func (v messages) Post(ctx context.Context, in chat.MessageInput) (chat.Message, error) {
 	s := v.s
@@ -41,18 +41,16 @@ func (v messages) Post(ctx context.Context, in chat.MessageInput) (chat.Message,
 	}
 	var m chat.Message
 	err = s.tx.RunInTx(ctx, func(ctx context.Context) error {
-		p, err := s.store.AdvanceThread(ctx, th.ID)
+		m = domain.NewMessage(ids.New(), th, who.PrincipalID, in, mentioned, s.clock.Now())
+		p, err := s.store.PostMessage(ctx, m)
 		if err != nil {
 			return err
 		}
 		if p.ChannelArchived {
 			return domain.ErrChannelArchived
 		}
-		// The time is taken after the lock, so created_at follows the seq order.
-		m = domain.NewMessage(ids.New(), p.Thread, who.PrincipalID, in, mentioned, s.clock.Now())
-		if err := s.store.InsertMessage(ctx, m); err != nil {
-			return err
-		}
+		// The seq and time the store gave it under the thread's lock.
+		m.Seq, m.CreatedAt = p.Thread.LastMessageSeq, p.CreatedAt
 		if err := s.appender.Append(ctx, messageCreated(who.PrincipalID, m)); err != nil {
 			return err
 		}

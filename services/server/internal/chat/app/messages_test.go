@@ -78,11 +78,10 @@ func TestPostMessage(t *testing.T) {
 		{"unknown thread", func() {}, chat.MessageInput{ThreadID: uuid.New(), ContentMD: "hi"}, problem.ErrNotFound, nil},
 		{"duplicate key", func() {}, chat.MessageInput{ThreadID: th.ID, ContentMD: "hi", ExternalKey: "git:2"}, chat.ErrDuplicateKey, nil},
 		{"denied", func() { e.authz.denyOn(kernel.ActionMessageCreate, th.ID, problem.ErrNotFound) }, chat.MessageInput{ThreadID: th.ID, ContentMD: "hi"}, problem.ErrNotFound, nil},
-		{"failing advance", func() {
+		{"failing post", func() {
 			e.authz.denyOn(kernel.ActionMessageCreate, th.ID, nil)
-			e.store.fail("AdvanceThread", errDB)
+			e.store.fail("PostMessage", errDB)
 		}, chat.MessageInput{ThreadID: th.ID, ContentMD: "hi"}, errDB, nil},
-		{"failing insert", func() { e.store.fail("InsertMessage", errDB) }, chat.MessageInput{ThreadID: th.ID, ContentMD: "hi"}, errDB, nil},
 		{"failing append", func() { e.appender.fail(errDB) }, chat.MessageInput{ThreadID: th.ID, ContentMD: "hi"}, errDB, nil},
 		{"failing read state", func() { e.ownReads.failNext = errDB }, chat.MessageInput{ThreadID: th.ID, ContentMD: "hi"}, errDB, nil},
 		{"failing mentions", func() { e.dir.fail = errDB }, chat.MessageInput{ThreadID: th.ID, ContentMD: "hi @alex"}, errDB, nil},

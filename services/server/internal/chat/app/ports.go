@@ -59,11 +59,16 @@ type Store interface {
 	InsertThread(ctx context.Context, t chat.Thread) error
 	// Thread returns the thread.
 	Thread(ctx context.Context, id uuid.UUID) (chat.Thread, error)
-	// AdvanceThread gives the thread's next seq to a new message: it advances
-	// last_message_seq and version by one in one UPDATE ... RETURNING, whose row lock
-	// serializes the posters of one thread until their transactions end, so concurrent
-	// posters get consecutive seqs without gap or duplicate. It needs the transaction of ctx.
-	AdvanceThread(ctx context.Context, id uuid.UUID) (Posting, error)
+	// PostMessage gives the thread m.ThreadID's next seq to the new message m and stores it
+	// with one mention row per MentionIDs, in one round trip: it advances last_message_seq
+	// and version by one under the thread's row lock, which serializes the posters of one
+	// thread until their transactions end, so concurrent posters get consecutive seqs without
+	// gap or duplicate. The message is stored with that seq (m.Seq is not read) and with
+	// m.CreatedAt or, when later, the thread's last activity, so created_at never falls as
+	// seq rises; Posting tells both. In a thread of an archived channel it stores nothing and
+	// reports ChannelArchived (the caller rolls the advance back). chat.ErrDuplicateKey when
+	// m.ExternalKey is taken. It needs the transaction of ctx.
+	PostMessage(ctx context.Context, m chat.Message) (Posting, error)
 	// ThreadCounters returns, in one query, the threads of the channels whose
 	// last_message_seq is above their unread_floor_seq.
 	ThreadCounters(ctx context.Context, channelIDs []uuid.UUID) ([]chat.ThreadCounter, error)
@@ -198,8 +203,10 @@ type Posting struct {
 	// Thread is the thread after the advance: its LastMessageSeq is the new message's seq.
 	Thread chat.Thread
 	// ChannelArchived reports whether the thread's channel is archived, so that the use case
-	// refuses the message (and rolls the advance back).
+	// refuses the message (and rolls the advance back); nothing was stored then.
 	ChannelArchived bool
+	// CreatedAt is the stored message's time.
+	CreatedAt time.Time
 }
 
 // TxRunner runs a function in one transaction carried by its context (kernel/tx.Runner),

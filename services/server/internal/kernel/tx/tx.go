@@ -176,11 +176,8 @@ func (r *Runner) runInTx(ctx context.Context, fn func(ctx context.Context) error
 	if err != nil {
 		return fmt.Errorf("tx: begin: %w", err)
 	}
-	pgtx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
-	if err != nil {
-		conn.Release()
-		return fmt.Errorf("tx: begin: %w", err)
-	}
+	// BEGIN goes out with the first statement (lazyTx).
+	pgtx := &lazyTx{conn: conn.Conn()}
 	s := &state{conn: conn, tx: pgtx, db: classifiedTx{Tx: pgtx}, rollbackTimeout: r.rollbackTimeout}
 	// After a panic's rollback too; a no-op once the OnEnd functions ran.
 	defer s.end(ctx)

@@ -92,8 +92,8 @@ var (
 	threadInsert string
 	//go:embed queries/thread_get.sql
 	threadGet string
-	//go:embed queries/thread_advance.sql
-	threadAdvance string
+	//go:embed queries/message_post.sql
+	messagePost string
 	//go:embed queries/thread_counters.sql
 	threadCounters string
 	//go:embed queries/message_insert.sql
@@ -344,14 +344,22 @@ func (s *Store) Thread(ctx context.Context, id uuid.UUID) (chat.Thread, error) {
 	return t, nil
 }
 
-// AdvanceThread implements app.Store with one UPDATE ... RETURNING (queries/thread_advance.sql).
-func (s *Store) AdvanceThread(ctx context.Context, id uuid.UUID) (app.Posting, error) {
-	var p app.Posting
-	t, err := scanThread(s.runner.DB(ctx).QueryRow(ctx, threadAdvance, id), &p.ChannelArchived)
+// PostMessage implements app.Store with one statement (queries/message_post.sql): the
+// thread's advance, the message and its mentions.
+func (s *Store) PostMessage(ctx context.Context, m chat.Message) (app.Posting, error) {
+	var (
+		p  app.Posting
+		at time.Time
+	)
+	t, err := scanThread(s.runner.DB(ctx).QueryRow(ctx, messagePost, m.ID, m.ThreadID, m.AuthorID, m.ContentMD,
+		m.CreatedAt, toTime(m.EditedAt), toTime(m.RedactedAt), toText(m.ExternalKey), nonNil(m.MentionIDs)), &p.ChannelArchived, &at)
+	if isUnique(err, externalKeyIndex) {
+		return app.Posting{}, chat.ErrDuplicateKey
+	}
 	if err != nil {
 		return app.Posting{}, notFound(err, "thread")
 	}
-	p.Thread = t
+	p.Thread, p.CreatedAt = t, at.UTC()
 	return p, nil
 }
 

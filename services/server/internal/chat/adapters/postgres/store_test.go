@@ -86,17 +86,18 @@ func (e env) thread(t *testing.T, c chat.Channel, mentions ...uuid.UUID) (chat.T
 	return th, m
 }
 
-// post stores the thread's next message as the use case does: the seq from AdvanceThread, in
-// one transaction.
+// post stores the thread's next message as the use case does (PostMessage), in one
+// transaction, and returns it with the seq and time the store gave it.
 func (e env) post(ctx context.Context, threadID, author uuid.UUID, text, key string, mentions ...uuid.UUID) (chat.Message, error) {
 	var m chat.Message
 	err := e.runner.RunInTx(ctx, func(ctx context.Context) error {
-		p, err := e.store.AdvanceThread(ctx, threadID)
+		m = domain.NewMessage(ids.New(), chat.Thread{ID: threadID}, author, chat.MessageInput{ThreadID: threadID, ContentMD: text, ExternalKey: key}, mentions, start)
+		p, err := e.store.PostMessage(ctx, m)
 		if err != nil {
 			return err
 		}
-		m = domain.NewMessage(ids.New(), p.Thread, author, chat.MessageInput{ThreadID: threadID, ContentMD: text, ExternalKey: key}, mentions, start)
-		return e.store.InsertMessage(ctx, m)
+		m.Seq, m.CreatedAt, m.ChannelID, m.SpaceID = p.Thread.LastMessageSeq, p.CreatedAt, p.Thread.ChannelID, p.Thread.SpaceID
+		return nil
 	})
 	return m, err
 }
@@ -540,7 +541,7 @@ func TestConcurrentPostersGetConsecutiveSeqs(t *testing.T) {
 	}
 }
 
-func TestAdvanceThreadReportsAnArchivedChannel(t *testing.T) {
+func TestPostMessageInAnArchivedChannelStoresNothing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := t.Context()
@@ -554,13 +555,18 @@ func TestAdvanceThreadReportsAnArchivedChannel(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	id := ids.New()
 	err := e.runner.RunInTx(ctx, func(ctx context.Context) error {
-		p, err := e.store.AdvanceThread(ctx, th.ID)
+		m := domain.NewMessage(id, th, alex, chat.MessageInput{ThreadID: th.ID, ContentMD: "late"}, nil, start)
+		p, err := e.store.PostMessage(ctx, m)
 		if err != nil {
 			return err
 		}
 		if !p.ChannelArchived || p.Thread.LastMessageSeq != 2 || p.Thread.SpaceID != c.SpaceID {
 			t.Errorf("posting = %+v, want seq 2 in an archived channel", p)
+		}
+		if _, err := e.store.Message(ctx, id); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("message in an archived channel: %v, want not stored", err)
 		}
 		return errors.New("roll back")
 	})
@@ -569,6 +575,37 @@ func TestAdvanceThreadReportsAnArchivedChannel(t *testing.T) {
 	}
 	if got, _ := e.store.Thread(ctx, th.ID); got.LastMessageSeq != 1 {
 		t.Fatalf("rolled-back advance kept seq %d", got.LastMessageSeq)
+	}
+}
+
+// TestPostMessageTimeNeverFalls: a message posted with an earlier time than the thread's last
+// activity (a poster that took its time before another got the lock) gets the thread's last
+// activity, so created_at never falls as seq rises; a later time is kept.
+func TestPostMessageTimeNeverFalls(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := t.Context()
+	c := e.channel(t, e.space(t, "Support").ID, "general")
+	th, first := e.thread(t, c)
+	for _, tc := range []struct {
+		at, want time.Time
+	}{
+		{first.CreatedAt.Add(time.Minute), first.CreatedAt.Add(time.Minute)},
+		{first.CreatedAt, first.CreatedAt.Add(time.Minute)},
+		{first.CreatedAt.Add(2 * time.Minute), first.CreatedAt.Add(2 * time.Minute)},
+	} {
+		var p app.Posting
+		err := e.runner.RunInTx(ctx, func(ctx context.Context) error {
+			var err error
+			p, err = e.store.PostMessage(ctx, domain.NewMessage(ids.New(), th, alex, chat.MessageInput{ThreadID: th.ID, ContentMD: "next"}, nil, tc.at))
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.CreatedAt.Equal(tc.want) {
+			t.Errorf("posted at %v: created_at %v, want %v", tc.at, p.CreatedAt, tc.want)
+		}
 	}
 }
 
@@ -666,9 +703,12 @@ func TestStoreReportsDatabaseFailures(t *testing.T) {
 			_, err := e.store.UpdateChannel(ctx, id, func(*chat.Channel) (bool, error) { return true, nil })
 			return err
 		},
-		"InsertThread":   func() error { return e.store.InsertThread(ctx, chat.Thread{ID: id, ChannelID: id, Version: 1}) },
-		"Thread":         func() error { _, err := e.store.Thread(ctx, id); return err },
-		"AdvanceThread":  func() error { _, err := e.store.AdvanceThread(ctx, id); return err },
+		"InsertThread": func() error { return e.store.InsertThread(ctx, chat.Thread{ID: id, ChannelID: id, Version: 1}) },
+		"Thread":       func() error { _, err := e.store.Thread(ctx, id); return err },
+		"PostMessage": func() error {
+			_, err := e.store.PostMessage(ctx, chat.Message{ID: id, ThreadID: id})
+			return err
+		},
 		"ThreadCounters": func() error { _, err := e.store.ThreadCounters(ctx, []uuid.UUID{id}); return err },
 		"InsertMessage": func() error {
 			return e.store.InsertMessage(ctx, chat.Message{ID: id, ThreadID: id, ChannelID: id, Seq: 1})
