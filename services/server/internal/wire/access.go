@@ -172,8 +172,9 @@ type accessHandlers struct {
 func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Logger, registry prometheus.Registerer, c accessConfig) (access, error) {
 	idStore := identitypg.New(runner)
 	grantStore := authzpg.New(runner)
+	floor := &authzapp.VersionFloor{}
 	ids, err := identityapp.New(identityapp.Deps{
-		Store:    idStore,
+		Store:    credentialStore{Store: idStore, runner: runner, instance: log.instance},
 		Tx:       runner,
 		Clock:    clk,
 		Logger:   logger,
@@ -195,6 +196,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		CacheSize:  c.scopeCacheSize,
 		Logger:     logger,
 		Registerer: registry,
+		Floor:      floor,
 	})
 	if err != nil {
 		return access{}, err
@@ -209,6 +211,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		Principals: ids,
 		Authorizer: authorizer,
 		PageSize:   c.grantsPageSize,
+		Floor:      floor,
 	})
 	if err != nil {
 		return access{}, err

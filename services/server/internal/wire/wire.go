@@ -302,7 +302,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 			personalServer: a.handlers.personal,
 			presenceServer: a.handlers.presence,
 		},
-		authenticate: authenticateOperations(public, identityhttp.Authenticate(a.identity)),
+		authenticate: authenticateOperations(public, withVersionRead(identityhttp.Authenticate(a.identity))),
 		idempotency:  a.idempotent(a.tx, a.clock),
 		validate:     validateRequests(checks),
 		compress:     httpmw.Compress(int(compressMin)),

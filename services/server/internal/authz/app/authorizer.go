@@ -37,6 +37,10 @@ type AuthorizerDeps struct {
 	Logger *slog.Logger
 	// Registerer is where the denial counter is registered (the process's registry).
 	Registerer prometheus.Registerer
+	// Floor, when set, is the newest permission_version this process committed (Grants
+	// raises it): a version the caller knew (authz.WithPermissionVersion) older than the floor
+	// gives way to it.
+	Floor *VersionFloor
 }
 
 // Authorizer implements authz.Authorizer: Scope with its per-process cache, Authorize, and
@@ -46,6 +50,7 @@ type Authorizer struct {
 	versions  instance.Versions
 	directory ChannelDirectory
 	cache     *scopeCache
+	floor     *VersionFloor
 	logger    *slog.Logger
 	denials   *prometheus.CounterVec
 }
@@ -89,6 +94,7 @@ func NewAuthorizer(deps AuthorizerDeps) (*Authorizer, error) {
 		versions:  deps.Versions,
 		directory: deps.Directory,
 		cache:     newScopeCache(deps.CacheSize),
+		floor:     deps.Floor,
 		logger:    deps.Logger,
 		denials:   denials,
 	}, nil
@@ -100,7 +106,8 @@ func NewAuthorizer(deps AuthorizerDeps) (*Authorizer, error) {
 // older version (which the next call replaces), never missing from one tagged with the newer.
 // A Scope built inside a transaction is not cached: it may hold that transaction's
 // uncommitted grants. Outside one, a permission_version the caller read a moment ago
-// (authz.WithPermissionVersion) stands for the read.
+// (authz.WithPermissionVersion) stands for the read, or the process's VersionFloor when that
+// is newer (a change the same request committed since).
 func (a *Authorizer) Scope(ctx context.Context, principalID uuid.UUID) (authz.Scope, error) {
 	inTx := inTransaction(ctx)
 	if s, ok := authz.PinnedScope(ctx, principalID); ok && !inTx {
@@ -112,6 +119,8 @@ func (a *Authorizer) Scope(ctx context.Context, principalID uuid.UUID) (authz.Sc
 		if version, err = a.versions.PermissionVersion(ctx); err != nil {
 			return authz.Scope{}, fmt.Errorf("authz: scope: %w", err)
 		}
+	} else {
+		version = max(version, a.floor.Load())
 	}
 	if s, ok := a.cache.get(principalID); ok && s.PermissionVersion() == version {
 		return s, nil

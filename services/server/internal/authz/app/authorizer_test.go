@@ -58,6 +58,7 @@ type world struct {
 	dir      *fakeDirectory
 	logs     *syncBuffer
 	reg      *prometheus.Registry
+	floor    *app.VersionFloor
 	auth     *app.Authorizer
 }
 
@@ -65,11 +66,11 @@ func newWorld(t *testing.T, cacheSize int, grants ...authz.Grant) *world {
 	t.Helper()
 	w := &world{
 		grants: newFakeGrants(grants...), versions: &fakeVersions{}, dir: newFakeDirectory(),
-		logs: &syncBuffer{}, reg: prometheus.NewRegistry(),
+		logs: &syncBuffer{}, reg: prometheus.NewRegistry(), floor: &app.VersionFloor{},
 	}
 	auth, err := app.NewAuthorizer(app.AuthorizerDeps{
 		Grants: w.grants, Versions: w.versions, Directory: w.dir, CacheSize: cacheSize,
-		Logger: slog.New(slog.NewJSONHandler(w.logs, nil)), Registerer: w.reg,
+		Logger: slog.New(slog.NewJSONHandler(w.logs, nil)), Registerer: w.reg, Floor: w.floor,
 	})
 	if err != nil {
 		t.Fatalf("NewAuthorizer: %v", err)
@@ -192,6 +193,36 @@ func TestKnownPermissionVersionStandsForTheRead(t *testing.T) {
 	}
 	if got := w.versions.readCount(); got != readsBefore+1 {
 		t.Errorf("permission_version reads without a known version = %d, want 1", got-readsBefore)
+	}
+}
+
+// TestTheFloorOverridesAnOlderKnownVersion: a known permission_version older than the
+// process's floor (a grant change the same request committed since) gives way to the floor: the
+// Scope is built anew from the grants and tagged with it; a floor at or below the known
+// version changes nothing, and a floor never falls.
+func TestTheFloorOverridesAnOlderKnownVersion(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, 10, grantOf(sam, kernel.ResourceSpace, uuid.New(), authz.RoleViewer))
+	known := authz.WithPermissionVersion(context.Background(), 2)
+	if s, err := w.auth.Scope(known, sam); err != nil || s.PermissionVersion() != 2 {
+		t.Fatalf("Scope at version 2 = %v, %v", s.PermissionVersion(), err)
+	}
+	w.floor.Raise(1)
+	if s, err := w.auth.Scope(known, sam); err != nil || s.PermissionVersion() != 2 || w.grants.readCount() != 1 {
+		t.Fatalf("Scope under a lower floor = version %d, %v, %d grant reads; want the cached version 2", s.PermissionVersion(), err, w.grants.readCount())
+	}
+	w.floor.Raise(5)
+	w.floor.Raise(3)
+	if got := w.floor.Load(); got != 5 {
+		t.Fatalf("floor = %d after raising to 5 then 3, want 5", got)
+	}
+	if s, err := w.auth.Scope(known, sam); err != nil || s.PermissionVersion() != 5 || w.grants.readCount() != 2 {
+		t.Fatalf("Scope under a higher floor = version %d, %v, %d grant reads; want a new Scope of version 5", s.PermissionVersion(), err, w.grants.readCount())
+	}
+	var none *app.VersionFloor
+	none.Raise(9)
+	if none.Load() != 0 {
+		t.Fatal("a nil floor is not 0")
 	}
 }
 

@@ -40,6 +40,7 @@ type env struct {
 	identity  *identityapp.Service
 	directory *directory
 	auth      *app.Authorizer
+	floor     *app.VersionFloor
 	grants    *app.Grants
 	boot      *app.Bootstrapper
 }
@@ -54,7 +55,7 @@ func envOn(t *testing.T, pool *pgxpool.Pool) *env {
 	runner := tx.NewRunner(pool)
 	e := &env{
 		pool: pool, runner: runner, store: authzpg.New(runner), instance: instancepg.New(runner),
-		reader: syncpg.NewReader(runner), directory: newDirectory(),
+		reader: syncpg.NewReader(runner), directory: newDirectory(), floor: &app.VersionFloor{},
 	}
 	info, err := e.instance.Ensure(t.Context(), "bothy")
 	if err != nil {
@@ -71,7 +72,7 @@ func envOn(t *testing.T, pool *pgxpool.Pool) *env {
 	}
 	e.auth, err = app.NewAuthorizer(app.AuthorizerDeps{
 		Grants: e.store, Versions: e.instance, Directory: e.directory, CacheSize: 100,
-		Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry(),
+		Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry(), Floor: e.floor,
 	})
 	if err != nil {
 		t.Fatalf("authorizer: %v", err)
@@ -83,6 +84,7 @@ func envOn(t *testing.T, pool *pgxpool.Pool) *env {
 	e.grants, err = app.NewGrants(app.GrantsDeps{
 		Runner: runner, Store: e.store, Counters: e.instance, Appender: appender,
 		Instance: e.instance, Directory: e.directory, Principals: e.identity, Authorizer: e.auth, PageSize: 3,
+		Floor: e.floor,
 	})
 	if err != nil {
 		t.Fatalf("grants: %v", err)

@@ -64,6 +64,9 @@ type GrantsDeps struct {
 	Authorizer authz.Authorizer
 	// PageSize is authz.grants_page_size: the default and the cap of ListGrants' limit.
 	PageSize int
+	// Floor, when set, is raised to every permission_version a change commits (the
+	// Authorizer's, see VersionFloor).
+	Floor *VersionFloor
 }
 
 // Grants implements authz.Grants (Grant, Revoke, List, which authorize nothing) and the
@@ -79,6 +82,7 @@ type Grants struct {
 	principals identity.Directory
 	authorizer authz.Authorizer
 	pageSize   int
+	floor      *VersionFloor
 }
 
 var _ authz.Grants = (*Grants)(nil)
@@ -105,7 +109,7 @@ func NewGrants(deps GrantsDeps) (*Grants, error) {
 	return &Grants{
 		runner: deps.Runner, store: deps.Store, counters: deps.Counters, appender: deps.Appender,
 		instance: deps.Instance, directory: deps.Directory, principals: deps.Principals,
-		authorizer: deps.Authorizer, pageSize: deps.PageSize,
+		authorizer: deps.Authorizer, pageSize: deps.PageSize, floor: deps.Floor,
 	}, nil
 }
 
@@ -247,6 +251,9 @@ func (g *Grants) changed(ctx context.Context, actorID uuid.UUID, typ string, gr 
 	return tx.OnCommitPhase(ctx, func(ctx context.Context) error {
 		version, err := g.counters.AdvancePermissionVersion(ctx)
 		if err != nil {
+			return err
+		}
+		if err := tx.AfterCommit(ctx, func(context.Context) { g.floor.Raise(version) }); err != nil {
 			return err
 		}
 		return g.appender.Append(ctx, grantEvent(typ, actorID, gr), permissionsChanged(actorID, gr.PrincipalID, version))

@@ -60,6 +60,9 @@ func TestGrantChangesAppendTheirEventsAndAdvanceTheVersion(t *testing.T) {
 		if got := e.permissionVersion(t); got != version+1 {
 			t.Fatalf("%s: permission_version %d, want %d", step.name, got, version+1)
 		}
+		if got := e.floor.Load(); got != version+1 {
+			t.Fatalf("%s: the Authorizer's floor %d after the commit, want %d", step.name, got, version+1)
+		}
 		evs := e.eventsAfter(t, head)
 		if len(evs) != 2 {
 			t.Fatalf("%s: %d events, want exactly 2: %+v", step.name, len(evs), evs)
@@ -123,6 +126,9 @@ func TestRolledBackGrantChangesLeaveNothing(t *testing.T) {
 	}
 	if got := e.permissionVersion(t); got != version {
 		t.Fatalf("permission_version after rollback = %d, want %d", got, version)
+	}
+	if got := e.floor.Load(); got != version {
+		t.Fatalf("the Authorizer's floor after rollback = %d, want %d", got, version)
 	}
 }
 

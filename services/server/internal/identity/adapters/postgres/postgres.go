@@ -224,6 +224,22 @@ func (s *Store) InsertToken(ctx context.Context, t domain.Token) error {
 
 // Credential implements app.Store.
 func (s *Store) Credential(ctx context.Context, hash domain.TokenHash) (domain.Credential, error) {
+	return scanCredential(s.runner.DB(ctx).QueryRow(ctx, tokenCredentialByHash, hash[:]))
+}
+
+// QueueCredential queues Credential's read on b, so a caller can send it with reads of other
+// modules in one round trip (wire's authentication reads the permission version with it):
+// once b's results are closed, set has received what Credential would return, its error
+// included (identity.ErrTokenNotFound for an unknown hash). Set's error never fails the batch.
+func (s *Store) QueueCredential(b *pgx.Batch, hash domain.TokenHash, set func(domain.Credential, error)) {
+	b.Queue(tokenCredentialByHash, hash[:]).QueryRow(func(row pgx.Row) error {
+		set(scanCredential(row))
+		return nil
+	})
+}
+
+// scanCredential scans the row of token_credential_by_hash.sql.
+func scanCredential(row pgx.Row) (domain.Credential, error) {
 	var (
 		c                             domain.Credential
 		kind                          string
@@ -231,8 +247,7 @@ func (s *Store) Credential(ctx context.Context, hash domain.TokenHash) (domain.C
 		device                        pgtype.UUID
 		status                        pgtype.Text
 	)
-	err := s.runner.DB(ctx).QueryRow(ctx, tokenCredentialByHash, hash[:]).
-		Scan(&c.TokenID, &c.PrincipalID, &kind, &c.Scopes, &expires, &revoked, &deactivated, &device, &status)
+	err := row.Scan(&c.TokenID, &c.PrincipalID, &kind, &c.Scopes, &expires, &revoked, &deactivated, &device, &status)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return domain.Credential{}, identity.ErrTokenNotFound
 	}
