@@ -353,7 +353,7 @@ browser-install: ## Install Debian's Chromium and its colour emoji font for the 
 	@if [[ -x $(CHROMIUM) ]] && fc-list 2>/dev/null | grep -q 'Noto Color Emoji'; then echo "browser-install: $$($(CHROMIUM) --version 2>/dev/null | head -n1) at $(CHROMIUM), with Noto Color Emoji"; \
 	else \
 	  sudo=$$([[ $$(id -u) == 0 ]] || echo sudo); \
-	  $$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-noto-color-emoji; \
+	  $$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-upgrade chromium fonts-noto-color-emoji; \
 	fi
 
 .PHONY: web-test

@@ -5,7 +5,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    testTimeout: 60000,
+    testTimeout: 120000, // a loaded machine (2 cores shared by several builds) runs the long flows slowly
     hookTimeout: 120000,
     fileParallelism: false,
   },

@@ -389,8 +389,8 @@ function ChannelPane({ st, session, channelId, route }: { st: StoreState; sessio
                       </>
                     ) : (
                       <>
-                        {starter ? `${session.name(starter)}, ` : ""}
-                        {replies === 1 ? "1 reply" : `${replies} replies`}
+                        {starter ? `Started by ${session.name(starter)}, ` : ""}
+                        {replies === 0 ? "no replies" : replies === 1 ? "1 reply" : `${replies} replies`}
                       </>
                     )}
                   </span>

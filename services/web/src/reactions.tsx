@@ -59,7 +59,7 @@ export function Reactions({ m, session }: { m: Message; session: Session }) {
         <button
           type="button"
           key={r.reaction}
-          class={r.me ? "reaction me" : "reaction"}
+          class={r.me ? "reaction pressed" : "reaction"}
           aria-pressed={r.me}
           disabled={busy === r.reaction}
           data-reaction={r.reaction}

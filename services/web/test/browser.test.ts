@@ -358,7 +358,7 @@ describe("the web client in Chromium against bothy serve", () => {
     await badge.locator('[data-testid="unread"]', { hasText: "1" }).waitFor();
     await badge.locator('[data-testid="mentions"]', { hasText: "@1" }).waitFor();
     expect(await threadLink(page, "Coffee machine").locator(".badge").count()).toBe(0);
-    await expect.poll(() => threadLink(page, "Coffee machine").locator(".preview").textContent()).toBe("Alex, 0 replies");
+    await expect.poll(() => threadLink(page, "Coffee machine").locator(".preview").textContent()).toBe("Started by Alex, no replies");
     await shot(page, "11-channel-threads");
     // A reply moves its thread to the top, live, with its badge.
     await server.call("POST", `/api/v1/threads/${oldest.id}/messages`, { content_md: "and it makes tea" }, 201);
@@ -389,9 +389,10 @@ describe("the web client in Chromium against bothy serve", () => {
     await alexMsg.getByRole("button", { name: "Add reaction" }).click();
     await alex.keyboard.press("Escape");
     await alexMsg.getByRole("group", { name: "Pick a reaction" }).waitFor({ state: "detached" });
-    expect(await alex.evaluate(() => document.activeElement?.getAttribute("aria-label"))).toBe("Add reaction");
+    const focused = () => alex.evaluate(() => document.activeElement?.getAttribute("aria-label"));
+    await expect.poll(focused).toBe("Add reaction"); // Escape gives the focus back
     await alex.keyboard.press("Enter"); // opens the picker, its first choice focused
-    await alexMsg.getByRole("group", { name: "Pick a reaction" }).waitFor();
+    await expect.poll(focused).toBe("thumbs up (yours; remove)");
     await alex.keyboard.press("Tab");
     await alex.keyboard.press("Enter"); // the second choice: heart
     await samMsg.locator('button[data-reaction="❤️"]', { hasText: "1" }).waitFor();
