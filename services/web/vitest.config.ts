@@ -8,5 +8,7 @@ export default defineConfig({
     testTimeout: 120000, // a loaded machine (2 cores shared by several builds) runs the long flows slowly
     hookTimeout: 120000,
     fileParallelism: false,
+    // expect.poll waits for what the page shows after a request; a second was too short there.
+    expect: { poll: { timeout: 15000 } },
   },
 });
