@@ -328,6 +328,10 @@ WEB_STAMP := $(WEB_DIR)/node_modules/.package-lock.json
 WEB_EMBED := services/server/internal/webui/dist
 WEB_BOTHY := $(WEB_DIR)/.test-tmp/bothy
 CHROMIUM ?= /usr/bin/chromium
+# The build the browser tests serve (web.dir) and extra vitest arguments: gate-fixtures points
+# them at a drifted copy of the build and one test to prove web-test fails on it.
+WEB_TEST_DIST ?= $(CURDIR)/$(WEB_DIR)/dist
+WEB_TEST_ARGS ?=
 
 $(WEB_STAMP): $(WEB_DIR)/package.json $(WEB_DIR)/package-lock.json $(WEB_DIR)/.npmrc
 	@$(MAKE) npm-lock-check
@@ -345,18 +349,18 @@ web-build: $(WEB_STAMP) ## Type-check and build the web client (vite) and copy i
 	@echo "web-build: $(WEB_DIR)/dist copied into $(WEB_EMBED) (embedded by the next go build)"
 
 .PHONY: browser-install
-browser-install: ## Install Debian's Chromium for the browser tests (apt-get install chromium) when /usr/bin/chromium (CHROMIUM) is missing.
-	@if [[ -x $(CHROMIUM) ]]; then echo "browser-install: $$($(CHROMIUM) --version 2>/dev/null | head -n1) at $(CHROMIUM)"; \
+browser-install: ## Install Debian's Chromium and its colour emoji font for the browser tests (apt-get install chromium fonts-noto-color-emoji) when /usr/bin/chromium (CHROMIUM) or the font is missing.
+	@if [[ -x $(CHROMIUM) ]] && fc-list 2>/dev/null | grep -q 'Noto Color Emoji'; then echo "browser-install: $$($(CHROMIUM) --version 2>/dev/null | head -n1) at $(CHROMIUM), with Noto Color Emoji"; \
 	else \
 	  sudo=$$([[ $$(id -u) == 0 ]] || echo sudo); \
-	  $$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
+	  $$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-upgrade chromium fonts-noto-color-emoji; \
 	fi
 
 .PHONY: web-test
 web-test: web-build ## Run the web client in headless Chromium against a real bothy serve: two people, live posts, edits, deletes, drafts, badges, offline, keyboard, phone (screenshots in services/web/.test-tmp/screenshots).
 	@[[ -x $(CHROMIUM) ]] || { echo "web-test: no Chromium at $(CHROMIUM); run make browser-install"; exit 1; }
 	$(GO) build -o $(WEB_BOTHY) ./services/server/cmd/bothy
-	cd $(WEB_DIR) && BOTHY_BIN=$(CURDIR)/$(WEB_BOTHY) CHROMIUM=$(CHROMIUM) node_modules/.bin/vitest run
+	cd $(WEB_DIR) && BOTHY_BIN=$(CURDIR)/$(WEB_BOTHY) CHROMIUM=$(CHROMIUM) WEB_DIST=$(WEB_TEST_DIST) node_modules/.bin/vitest run $(WEB_TEST_ARGS)
 
 ##@ Docs and housekeeping
 

@@ -9,7 +9,8 @@
 # limit without a key, a key's default in code, a number beside a key), cover-floor, fmt-check
 # (gofmt and goimports), lint (missing doc comment, gosec finding), npm-lock-check, api-lint (an
 # unresolved $ref in the OpenAPI document, an AsyncAPI frame naming a missing schema),
-# api-conformance (a drifted document) and sdk-check (stale SDK types). The other proofs are Go
+# api-conformance (a drifted document), sdk-check (stale SDK types) and web-test (a drifted web
+# build fails a browser assertion). The other proofs are Go
 # tests: the architecture gate's (TestArchGate, run by `make arch` since it needs go-arch-lint)
 # and register-check's in the architecture module (architecture/README.md lists them), the
 # undocumented configuration key in services/server/internal/kernel/config (`make test`).
@@ -272,6 +273,21 @@ sdk_check() { "$make_cmd" --no-print-directory sdk-check SDK_GEN="$sdkgen"; }
 expect_pass 'the SDK types match api/openapi.yaml' sdk_check
 sed -i '1s/^./X/' "$sdkgen" # one byte changed
 expect_fail 'stale SDK types (one byte changed)' 'is stale' sdk_check
+
+echo '==> web-test'
+# The browser tests' first case (the page is served, explains tokens, refuses a bad one) on the
+# real build, where it must pass, and on a drifted copy of it (the sign-in heading of its
+# bundle changed, as a build that no longer matches its sources would be), where the browser
+# assertion must fail. Both runs build the client, start bothy serve and drive Chromium.
+webdist=$tmp/web/dist
+web_test() { NO_COLOR=1 "$make_cmd" --no-print-directory web-test WEB_TEST_DIST="$webdist" WEB_TEST_ARGS=--testNamePattern=Content-Security-Policy; }
+"$make_cmd" --no-print-directory web-build >"$tmp/out" 2>&1 || { cat "$tmp/out"; echo 'gate-fixtures: make web-build failed'; exit 1; }
+mkdir -p "$tmp/web"
+cp -R services/web/dist "$webdist"
+expect_pass 'the web client as built' web_test
+grep -lq 'Sign in to bothy' "$webdist"/assets/*.js || { echo 'gate-fixtures: the web build has no sign-in heading to drift'; exit 1; }
+sed -i 's/Sign in to bothy/Sign in to b0thy/' "$webdist"/assets/*.js
+expect_fail 'a drifted web build (its sign-in heading changed)' 'FAIL  test/browser.test.ts' web_test
 
 echo
 if [[ $failed -gt 0 ]]; then

@@ -5,8 +5,10 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    testTimeout: 60000,
+    testTimeout: 120000, // a loaded machine (2 cores shared by several builds) runs the long flows slowly
     hookTimeout: 120000,
     fileParallelism: false,
+    // expect.poll waits for what the page shows after a request; a second was too short there.
+    expect: { poll: { timeout: 15000 } },
   },
 });

@@ -2,27 +2,34 @@
 // thread's messages). On a phone-sized screen one pane shows at a time, chosen by the route.
 // Everything shown is read from the sync engine's store (engine.state), which the engine keeps
 // current (snapshot, catch-up, live events, catch-up again after going offline); the app
-// re-renders on engine.onChange.
+// re-renders on engine.onChange, and when the session's directories (names, thread lists) learn
+// something.
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { threadMessages, unreadOf, draftKey, type StoreState, type ThreadEntry, type Message, type PendingMessage } from "@bothy/client";
+import { call, threadMessages, unreadOf, draftKey, ApiError, type StoreState, type ThreadEntry, type Message, type PendingMessage } from "@bothy/client";
 import { Session, signIn, storedToken, forgetToken } from "./session.js";
 import { href, useRoute, type Route } from "./route.js";
 import { Composer } from "./composer.js";
+import { Avatar } from "./people.js";
+import { Reactions } from "./reactions.js";
+import { SearchBox, SearchPane } from "./search.js";
 
 /** Re-renders on every change of the engine (at most once a frame). */
 function useEngine(s: Session): StoreState | undefined {
   const [, setTick] = useState(0);
   useEffect(() => {
     let frame = 0;
-    const off = s.engine.onChange(() => {
+    const render = () => {
       if (frame) return;
       frame = requestAnimationFrame(() => {
         frame = 0;
         setTick((t) => t + 1);
       });
-    });
+    };
+    const off = s.engine.onChange(render);
+    const offDirectory = s.onChange(render);
     return () => {
       off();
+      offDirectory();
       cancelAnimationFrame(frame);
     };
   }, [s]);
@@ -163,7 +170,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: (why?: str
 
   if (!st) return <p class="loading">Loading</p>;
   const thread = route.view === "thread" ? st.threads[route.id] : undefined;
-  const channelId = route.view === "channel" ? route.id : thread?.channel_id;
+  const channelId = route.view === "channel" ? route.id : route.view === "thread" ? (thread?.channel_id ?? session.threads.get(route.id)?.channel_id) : undefined;
   const shown = online ? status : "offline";
   return (
     <div class="shell" data-view={route.view}>
@@ -177,8 +184,11 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: (why?: str
         <span class={`status status-${shown}`} role="status" aria-live="polite" data-status={shown}>
           {STATUS[shown] ?? shown}
         </span>
-        {/* TODO(search): a search box here once searchMessages lands (it opens #/search?q=...). */}
-        <span class="me">{st.principal.display_name}</span>
+        <SearchBox q={route.view === "search" ? route.q : ""} />
+        <span class="me">
+          <Avatar session={session} id={st.principal.id} small />
+          {st.principal.display_name}
+        </span>
         <button type="button" class="link" onClick={() => onSignOut()}>
           Sign out
         </button>
@@ -192,7 +202,8 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: (why?: str
             Pick a thread to read it, or start a new one.
           </p>
         )}
-        {route.view === "thread" && <ThreadPane st={st} session={session} threadId={route.id} online={online && status === "live"} />}
+        {route.view === "thread" && <ThreadPane st={st} session={session} threadId={route.id} target={route.message} online={online && status === "live"} />}
+        {route.view === "search" && <SearchPane st={st} session={session} q={route.q} />}
       </main>
     </div>
   );
@@ -284,21 +295,49 @@ function Sidebar({ st, session, current }: { st: StoreState; session: Session; c
   );
 }
 
-/** The threads of a channel the store knows, newest first (thread ids are time-ordered UUIDv7). */
-function channelThreads(st: StoreState, channelId: string): ThreadEntry[] {
-  return Object.values(st.threads)
-    .filter((t) => t.channel_id === channelId)
-    .sort((a, b) => (a.id < b.id ? 1 : -1));
+/** A thread of a channel's list: what the store knows (live counters) and what the server listed. */
+interface ThreadRow {
+  id: string;
+  entry?: ThreadEntry;
+  activity: string;
 }
 
+/** The time of a UUIDv7 (its first 48 bits are milliseconds since 1970), as an ISO string. */
+function uuidTime(id: string): string {
+  const ms = parseInt(id.replace(/-/g, "").slice(0, 12), 16);
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : "";
+}
+
+/**
+ * The threads of a channel, most recent activity first: those listChannelThreads listed so far
+ * and those the store knows (created or posted in since the list was loaded), once each.
+ */
+function channelThreads(st: StoreState, session: Session, channelId: string): ThreadRow[] {
+  const rows = new Map<string, ThreadRow>();
+  const list = session.threads.list(channelId);
+  for (const id of list.ids) rows.set(id, { id, activity: session.threads.get(id)?.last_message_at ?? uuidTime(id) });
+  for (const th of Object.values(st.threads)) {
+    if (th.channel_id !== channelId) continue;
+    const newest = threadMessages(st, th.id).pop();
+    const listed = rows.get(th.id)?.activity ?? uuidTime(th.id);
+    const activity = newest && newest.created_at > listed ? newest.created_at : listed;
+    rows.set(th.id, { id: th.id, entry: th, activity });
+  }
+  return [...rows.values()].sort((a, b) => (a.activity === b.activity ? (a.id < b.id ? 1 : -1) : a.activity < b.activity ? 1 : -1));
+}
+
+/** A thread's title: its own, else the start of its first message. */
 function threadTitle(st: StoreState, session: Session, th: ThreadEntry | undefined, id: string): string {
   if (th?.title) return th.title;
-  const first = threadMessages(st, id).find((m) => m.seq === 1) ?? session.firstMessages.get(id);
-  if (first && !first.redacted) {
-    const line = first.content_md.split("\n")[0]!;
+  const info = session.threads.get(id);
+  if (info?.title) return info.title;
+  const first = threadMessages(st, id).find((m) => m.seq === 1);
+  const text = first ? (first.redacted ? "" : first.content_md) : (info?.excerpt ?? "");
+  if (text) {
+    const line = text.split("\n")[0]!;
     return line.length > 80 ? `${line.slice(0, 79)}…` : line;
   }
-  return "Untitled thread";
+  return first || info ? "Untitled thread" : "Loading thread";
 }
 
 function ChannelPane({ st, session, channelId, route }: { st: StoreState; session: Session; channelId: string; route: Route }) {
@@ -307,12 +346,8 @@ function ChannelPane({ st, session, channelId, route }: { st: StoreState; sessio
   useEffect(() => {
     if (route.view === "channel") heading.current?.focus();
   }, [channelId, route.view]);
-  const threads = channelThreads(st, channelId);
-  const [, setNamed] = useState(0);
-  useEffect(() => {
-    const unnamed = threads.filter((t) => !t.title && !Object.values(st.messages[t.id] ?? {}).some((m) => m.seq === 1)).map((t) => t.id);
-    session.nameThreads(unnamed, () => setNamed((n) => n + 1));
-  }, [threads.length, channelId]);
+  const threads = channelThreads(st, session, channelId);
+  const list = session.threads.list(channelId);
   if (!ch) {
     return (
       <section class="pane channel">
@@ -334,29 +369,50 @@ function ChannelPane({ st, session, channelId, route }: { st: StoreState; sessio
         {ch.topic && <p class="topic">{ch.topic}</p>}
       </div>
       <NewThread session={session} channelId={channelId} />
-      {/* TODO(reads2): list older threads this client has not seen with listChannelThreads. */}
       {threads.length ? (
         <ul class="threads" aria-label="Threads">
-          {threads.map((th) => {
-            const u = unreadOf(th);
-            const last = threadMessages(st, th.id).filter((m) => !m.redacted).pop();
+          {threads.map(({ id, entry }) => {
+            const info = session.threads.get(id);
+            const u = entry ? unreadOf(entry) : { unread_count: info?.unread_count ?? 0, mention_count: info?.mention_count ?? 0 };
+            const last = threadMessages(st, id).filter((m) => !m.redacted).pop();
+            const replies = info ? Math.max(info.reply_count, (entry?.last_message_seq ?? 1) - 1) : entry ? entry.last_message_seq - 1 : 0;
+            const starter = entry?.created_by ?? info?.created_by;
             return (
-              <li key={th.id}>
-                <a href={href({ view: "thread", id: th.id })} aria-current={route.view === "thread" && route.id === th.id ? "page" : undefined} class={u.unread_count ? "unread" : undefined}>
-                  <span class="title">{threadTitle(st, session, th, th.id)}</span>
+              <li key={id}>
+                <a href={href({ view: "thread", id })} aria-current={route.view === "thread" && route.id === id ? "page" : undefined} class={u.unread_count ? "unread" : undefined} data-thread={id}>
+                  <span class="title">{threadTitle(st, session, entry, id)}</span>
                   <Badges unread={u.unread_count} mentions={u.mention_count} />
-                  {last && (
-                    <span class="preview">
-                      {session.name(last.author_id)}: {last.content_md.slice(0, 120)}
-                    </span>
-                  )}
+                  <span class="preview">
+                    {last ? (
+                      <>
+                        {session.name(last.author_id)}: {last.content_md.slice(0, 120)}
+                      </>
+                    ) : (
+                      <>
+                        {starter ? `Started by ${session.name(starter)}, ` : ""}
+                        {replies === 0 ? "no replies" : replies === 1 ? "1 reply" : `${replies} replies`}
+                      </>
+                    )}
+                  </span>
                 </a>
               </li>
             );
           })}
         </ul>
+      ) : list.loading ? (
+        <p class="muted" role="status">Loading threads</p>
       ) : (
         <p class="muted">No threads yet. Start one above.</p>
+      )}
+      {list.error && (
+        <p class="error" role="alert">
+          Could not list the threads: {list.error}
+        </p>
+      )}
+      {list.next_cursor && (
+        <button type="button" class="secondary more" disabled={list.loading} onClick={() => void session.threads.more(channelId)}>
+          Older threads
+        </button>
       )}
     </section>
   );
@@ -438,7 +494,7 @@ async function loadThread(session: Session, threadId: string): Promise<void> {
   }
 }
 
-function ThreadPane({ st, session, threadId, online }: { st: StoreState; session: Session; threadId: string; online: boolean }) {
+function ThreadPane({ st, session, threadId, target, online }: { st: StoreState; session: Session; threadId: string; target?: string; online: boolean }) {
   const th = st.threads[threadId];
   const [loading, setLoading] = useState(true);
   const [loadError, setLoadError] = useState("");
@@ -472,11 +528,37 @@ function ThreadPane({ st, session, threadId, online }: { st: StoreState; session
     return () => document.removeEventListener("visibilitychange", mark);
   }, [threadId, lastSeq, th?.last_read_seq, online]);
 
-  // Keep the newest message in view as messages arrive.
+  // Keep the newest message in view as messages arrive, unless the route names a message (a
+  // search hit): that one is scrolled to, marked and focused once it is loaded.
+  const targetShown = useRef("");
   useEffect(() => {
+    if (target) {
+      const el = list.current?.querySelector<HTMLElement>(`li[data-id="${target}"]`);
+      if (el && targetShown.current !== target) {
+        targetShown.current = target;
+        el.scrollIntoView?.({ block: "center" });
+        el.focus();
+      }
+      return;
+    }
     const el = list.current?.lastElementChild;
     el?.scrollIntoView?.({ block: "nearest" });
-  }, [messages.length, pending.length]);
+  }, [messages.length, pending.length, target]);
+
+  // A draft the snapshot only names (saved on another device, or before this client's
+  // snapshot) is read with getDraft, so reopening the thread restores its text.
+  const channelOf = th?.channel_id ?? messages[0]?.channel_id ?? session.threads.get(threadId)?.channel_id;
+  const stored = channelOf ? st.drafts[draftKey(channelOf, threadId)] : undefined;
+  const [fetchedDraft, setFetchedDraft] = useState<{ key: string; text: string } | null>(null);
+  useEffect(() => {
+    if (!channelOf || !stored || stored.content_md !== undefined) return;
+    const key = draftKey(channelOf, threadId);
+    call(session.engine.rest.GET("/api/v1/channels/{channel_id}/draft", { params: { path: { channel_id: channelOf }, query: { thread_id: threadId } } }))
+      .then((d) => setFetchedDraft({ key, text: d.content_md }))
+      .catch((err) => {
+        if (!(err instanceof ApiError && err.status === 404)) setLoadError(`Could not load the draft: ${(err as Error).message}`);
+      });
+  }, [channelOf, threadId, stored?.version]);
 
   if (!th && !loading && messages.length === 0) {
     return (
@@ -486,8 +568,9 @@ function ThreadPane({ st, session, threadId, online }: { st: StoreState; session
       </section>
     );
   }
-  const channelId = th?.channel_id ?? messages[0]?.channel_id;
+  const channelId = channelOf;
   const canWrite = !!channelId;
+  const draftText = channelId ? (st.drafts[draftKey(channelId, threadId)]?.content_md ?? (fetchedDraft?.key === draftKey(channelId, threadId) ? fetchedDraft.text : "")) : "";
   return (
     <section class="pane thread" aria-labelledby="thread-title">
       <div class="pane-head">
@@ -508,13 +591,13 @@ function ThreadPane({ st, session, threadId, online }: { st: StoreState; session
       )}
       <ol class="messages" ref={list} role="log" aria-label="Messages" aria-live="polite">
         {messages.map((m) => (
-          <MessageItem key={m.id} m={m} session={session} mine={m.author_id === st.principal.id} />
+          <MessageItem key={m.id} m={m} session={session} mine={m.author_id === st.principal.id} target={m.id === target} />
         ))}
         {pending.map((p) => (
           <PendingItem key={p.local_id} p={p} session={session} />
         ))}
       </ol>
-      {canWrite && <Composer key={threadId} session={session} channelId={channelId} threadId={threadId} initial={st.drafts[draftKey(channelId, threadId)]?.content_md ?? ""} />}
+      {canWrite && <Composer key={threadId} session={session} channelId={channelId} threadId={threadId} initial={draftText} />}
     </section>
   );
 }
@@ -524,7 +607,7 @@ function time(iso: string): string {
   return d.toLocaleString(undefined, { hour: "2-digit", minute: "2-digit", month: "short", day: "numeric" });
 }
 
-function MessageItem({ m, session, mine }: { m: Message; session: Session; mine: boolean }) {
+function MessageItem({ m, session, mine, target }: { m: Message; session: Session; mine: boolean; target: boolean }) {
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(m.content_md);
   const [confirm, setConfirm] = useState(false);
@@ -541,7 +624,7 @@ function MessageItem({ m, session, mine }: { m: Message; session: Session; mine:
 
   if (m.redacted) {
     return (
-      <li class="message redacted" data-seq={m.seq}>
+      <li class="message redacted" data-seq={m.seq} data-id={m.id}>
         <span class="muted">Message deleted</span>
       </li>
     );
@@ -567,8 +650,9 @@ function MessageItem({ m, session, mine }: { m: Message; session: Session; mine:
     }
   };
   return (
-    <li class={mine ? "message mine" : "message"} data-seq={m.seq} data-id={m.id}>
+    <li class={`message${mine ? " mine" : ""}${target ? " target" : ""}`} data-seq={m.seq} data-id={m.id} tabIndex={target ? -1 : undefined}>
       <div class="meta">
+        <Avatar session={session} id={m.author_id} />
         <strong class="author">{session.name(m.author_id)}</strong>
         <time dateTime={m.created_at}>{time(m.created_at)}</time>
         {m.edited_at && <span class="muted">(edited)</span>}
@@ -601,7 +685,7 @@ function MessageItem({ m, session, mine }: { m: Message; session: Session; mine:
       ) : (
         <p class="text">{m.content_md}</p>
       )}
-      {/* TODO(reactions): the message's reactions and an "Add reaction" button go here. */}
+      {!editing && <Reactions m={m} session={session} />}
       {mine && !editing && (
         <div class="actions">
           <button type="button" class="link" ref={editButton} onClick={() => (setDraft(m.content_md), setEditing(true))} aria-label="Edit this message">
@@ -636,6 +720,7 @@ function PendingItem({ p, session }: { p: PendingMessage; session: Session }) {
   return (
     <li class="message mine pending" data-state={p.state}>
       <div class="meta">
+        <Avatar session={session} id={session.me.id} />
         <strong class="author">{session.me.display_name}</strong>
         <span class="muted">{p.state === "failed" ? "not sent" : "sending"}</span>
       </div>

@@ -1,62 +1,42 @@
 // The signed-in session: the token (kept in localStorage so a reload stays signed in), the
-// principal it names, the sync engine with its IndexedDB state, and the names of the people
-// the client has seen.
-import { SyncEngine, createRestClient, call, AuthError, type Schemas, type Message } from "@bothy/client";
+// principal it names, the sync engine with its IndexedDB state, and the directories of
+// principals and threads (directory.ts) the views name things from.
+import { SyncEngine, createRestClient, call, AuthError, type Schemas } from "@bothy/client";
 import { IndexedDBStorage } from "@bothy/client/storage-indexeddb";
+import { Principals, Threads, type Person } from "./directory.js";
 
 const TOKEN_KEY = "bothy.token";
 
-/** A person, agent or app as the client names it. */
-export interface Person {
-  display_name: string;
-  handle?: string;
-}
-
 /** One signed-in session. */
 export class Session {
-  readonly names = new Map<string, Person>();
-  private readonly namesKey: string;
+  /** Who is who: names, handles and kinds of principals (getPrincipal, listPrincipals). */
+  readonly people: Principals;
+  /** Threads' titles and channels' thread lists (getThread, listChannelThreads). */
+  readonly threads: Threads;
+  private readonly listeners = new Set<() => void>();
 
   constructor(
     readonly me: Schemas["PrincipalRef"],
     readonly engine: SyncEngine,
     private readonly storage: IndexedDBStorage,
   ) {
-    this.namesKey = `bothy.names.${me.id}`;
-    try {
-      for (const [id, p] of Object.entries(JSON.parse(localStorage.getItem(this.namesKey) ?? "{}") as Record<string, Person>)) this.names.set(id, p);
-    } catch {
-      // a damaged cache: names are learnt again from events
-    }
-    this.learn(me.id, me);
-    // Every event names its actor: the cheapest directory there is until listPrincipals lands.
-    // TODO(reads2): fill names from listPrincipals/getPrincipal for authors no event named.
+    const changed = () => {
+      for (const f of this.listeners) f();
+    };
+    this.people = new Principals(engine.rest, me.id, changed);
+    this.threads = new Threads(engine.rest, changed);
+    this.people.learn({ id: me.id, display_name: me.display_name, handle: me.handle, kind: me.kind });
+    // Every event names its actor: a name learnt for free (a rename shows at once).
     engine.onEvent((e) => {
-      const a = e.actor as { id?: string; display_name?: string; handle?: string };
-      if (a.id && a.display_name) this.learn(a.id, { display_name: a.display_name, handle: a.handle });
+      const a = e.actor as { id?: string; display_name?: string; handle?: string; kind?: Person["kind"] };
+      if (a.id && a.display_name) this.people.learn({ id: a.id, display_name: a.display_name, ...(a.handle ? { handle: a.handle } : {}), ...(a.kind ? { kind: a.kind } : {}) });
     });
   }
 
-  /**
-   * The first message of threads the store knows only by id (a snapshot lists unread threads
-   * without their title or text), to name them in the channel's list.
-   * TODO(reads1): getThread (and listChannelThreads) give the title; use them once they land.
-   */
-  readonly firstMessages = new Map<string, Message | null>();
-  private asked = new Set<string>();
-
-  /** Loads the first message of each thread in ids not asked for yet; then calls done. */
-  nameThreads(ids: string[], done: () => void): void {
-    const todo = ids.filter((id) => !this.asked.has(id));
-    for (const id of todo) {
-      this.asked.add(id);
-      call(this.engine.rest.GET("/api/v1/threads/{thread_id}/messages", { params: { path: { thread_id: id }, query: { after: 0, limit: 1 } } }))
-        .then((page) => {
-          this.firstMessages.set(id, page.items[0] ?? null);
-          done();
-        })
-        .catch(() => this.asked.delete(id));
-    }
+  /** Calls f whenever a directory learnt something (a name, a thread list page). */
+  onChange(f: () => void): () => void {
+    this.listeners.add(f);
+    return () => this.listeners.delete(f);
   }
 
   private marks = new Map<string, { wanted: number; sent: number; busy: boolean }>();
@@ -82,20 +62,11 @@ export class Session {
       });
   }
 
-  /** Remembers a principal's name. */
-  learn(id: string, p: Person): void {
-    const old = this.names.get(id);
-    if (old && old.display_name === p.display_name && old.handle === p.handle) return;
-    this.names.set(id, { display_name: p.display_name, ...(p.handle ? { handle: p.handle } : {}) });
-    localStorage.setItem(this.namesKey, JSON.stringify(Object.fromEntries(this.names)));
-  }
-
-  /** A principal's display name, or "someone" with the end of the id. */
+  /** A principal's display name; "someone" while the directory is asked (or for one it does not list). */
   name(id: string): string {
     const agent = this.engine.state?.agents[id];
     if (agent) return agent.agent.display_name;
-    // UUIDv7 ids share their leading (time) digits; the last ones tell people apart.
-    return this.names.get(id)?.display_name ?? `someone (${id.slice(-6)})`;
+    return this.people.get(id)?.display_name ?? "someone";
   }
 
   /** Stops syncing, forgets the token and deletes the stored state. */
@@ -103,7 +74,7 @@ export class Session {
     await this.engine.stop();
     await this.storage.clear();
     localStorage.removeItem(TOKEN_KEY);
-    localStorage.removeItem(this.namesKey);
+    this.people.clear();
   }
 }
 

@@ -14,14 +14,15 @@ import { BothyServer } from "./server.js";
 const bin = process.env.BOTHY_BIN;
 if (!bin) throw new Error("BOTHY_BIN names the bothy binary to test against (make web-test builds it)");
 const here = fileURLToPath(new URL(".", import.meta.url));
-const dist = join(here, "..", "dist");
+// The build to serve: dist/, or WEB_DIST (gate-fixtures serves a drifted copy to prove the tests fail).
+const dist = process.env.WEB_DIST || join(here, "..", "dist");
 const shots = join(here, "..", ".test-tmp", "screenshots");
 
 let server: BothyServer;
 let browser: Browser;
 let sam: { id: string; token: string };
 let robin: { id: string; token: string };
-let support: string, tickets: string, printer = "";
+let support: string, tickets: string, general: string, printer = "";
 const problems: string[] = [];
 
 /** A new browser context and page; every CSP violation, page error and console error is recorded. */
@@ -110,7 +111,7 @@ beforeAll(async () => {
   robin = await server.person("Robin", "robin");
   support = (await server.call<{ id: string }>("POST", "/api/v1/spaces", { name: "Support" }, 201)).id;
   tickets = (await server.call<{ id: string }>("POST", `/api/v1/spaces/${support}/channels`, { name: "tickets", topic: "One thread per ticket" }, 201)).id;
-  await server.call("POST", `/api/v1/spaces/${support}/channels`, { name: "general" }, 201);
+  general = (await server.call<{ id: string }>("POST", `/api/v1/spaces/${support}/channels`, { name: "general" }, 201)).id;
   await server.call("POST", "/api/v1/grants", { principal_id: sam.id, resource_kind: "space", resource_id: support, role: "member" }, 201);
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
@@ -188,7 +189,8 @@ describe("the web client in Chromium against bothy serve", () => {
     await box.fill("Hello Sam, are you on it?");
     await box.press("Enter");
     await samPage.locator("li.message", { hasText: "Hello Sam, are you on it?" }).locator("text=(edited)").waitFor();
-    expect(await samPage.locator("li.message", { hasText: "Hello Sam, are you on it?" }).getByRole("button").count()).toBe(0);
+    const others = samPage.locator("li.message", { hasText: "Hello Sam, are you on it?" });
+    expect(await others.getByRole("button", { name: /edit|delete/i }).count()).toBe(0);
 
     const edited = alex.locator("li.message", { hasText: "Hello Sam, are you on it?" });
     await edited.getByRole("button", { name: "Delete this message" }).click();
@@ -254,9 +256,7 @@ describe("the web client in Chromium against bothy serve", () => {
   });
 
   it("works with the keyboard alone: sign in, open a channel and a thread, post and edit", async () => {
-    // A new message makes the thread unread, so a new client of Sam's lists it.
-    // TODO(reads2): once listChannelThreads lands, the channel lists read threads too; drop this.
-    await server.call("POST", `/api/v1/threads/${printer}/messages`, { content_md: "Anyone with a keyboard?" }, 201);
+    // The thread is read: a new client of Sam's lists it from listChannelThreads.
     const { page } = await open();
     own.push(page);
     await page.goto("/");
@@ -271,6 +271,11 @@ describe("the web client in Chromium against bothy serve", () => {
     await page.keyboard.press("Enter");
     await page.locator("#thread-title:focus").waitFor();
     await tabTo(page, (el) => el.tag === "textarea" && el.label === "Message");
+    // The draft of the reload test is restored (getDraft: this client's snapshot only names it);
+    // the keyboard clears it.
+    await expect.poll(() => page.locator("#composer").inputValue()).toBe("Half a reply");
+    await page.keyboard.press("Control+A");
+    await page.keyboard.press("Backspace");
     await page.keyboard.type("Typed without a mouse");
     await page.keyboard.press("Enter");
     await page.locator("ol.messages li.message:not(.pending)", { hasText: "Typed without a mouse" }).waitFor();
@@ -314,6 +319,186 @@ describe("the web client in Chromium against bothy serve", () => {
     await threadLink(page, "Printer on floor 2").waitFor();
     await page.getByRole("link", { name: "Back to the channels" }).click();
     await sidebarLink(page, "# tickets").waitFor();
+    await page.close();
+  });
+
+  it("names authors from the directory (getPrincipal), with their initials, in a client that saw none of their events", async () => {
+    // A fresh context has no names cached and Alex's posts all precede its snapshot, so only
+    // getPrincipal can name him.
+    const { page } = await open();
+    own.push(page);
+    const asked: string[] = [];
+    page.on("request", (r) => /\/api\/v1\/principals\/[0-9a-f-]{36}$/.test(r.url()) && asked.push(r.url()));
+    await signIn(page, sam.token);
+    await page.goto(`/#/t/${printer}`);
+    const first = page.locator("li.message", { hasText: "the printer on floor 2 is jammed again" });
+    await first.locator(".author", { hasText: "Alex" }).waitFor();
+    expect(await first.locator('[data-testid="avatar"]').textContent()).toBe("A");
+    const authors = await page.locator("ol.messages li.message:not(.redacted) .author").allTextContents();
+    expect(authors.length).toBeGreaterThan(3);
+    expect(authors.filter((a) => a !== "Alex" && a !== "Sam")).toEqual([]);
+    expect(asked.some((u) => u.endsWith(server.ownerId))).toBe(true);
+    await page.close();
+  });
+
+  it("lists a channel's threads from listChannelThreads: titles, excerpts, newest first, unread and mention badges per thread, live additions", async () => {
+    const start = (body: Record<string, string>) => server.call<{ id: string }>("POST", `/api/v1/channels/${general}/threads`, body, 201);
+    const oldest = await start({ title: "Coffee machine", content_md: "The coffee machine is back" });
+    const untitled = await start({ content_md: "Who has the key to the bike shed?" });
+    const mention = await start({ title: "Badge reader", content_md: "@sam can you look at the badge reader?" });
+    // Sam has read the first two; the third (with a mention) is unread.
+    for (const t of [oldest.id, untitled.id]) await server.call("PUT", `/api/v1/threads/${t}/read-state`, { last_read_seq: 1 }, 200, sam.token);
+    const { page } = await open();
+    own.push(page);
+    await signIn(page, sam.token);
+    await sidebarLink(page, "# general").click();
+    const rows = page.locator("ul.threads a .title");
+    await expect.poll(() => rows.allTextContents()).toEqual(["Badge reader", "Who has the key to the bike shed?", "Coffee machine"]);
+    const badge = threadLink(page, "Badge reader");
+    await badge.locator('[data-testid="unread"]', { hasText: "1" }).waitFor();
+    await badge.locator('[data-testid="mentions"]', { hasText: "@1" }).waitFor();
+    expect(await threadLink(page, "Coffee machine").locator(".badge").count()).toBe(0);
+    await expect.poll(() => threadLink(page, "Coffee machine").locator(".preview").textContent()).toBe("Started by Alex, no replies");
+    await shot(page, "11-channel-threads");
+    // A reply moves its thread to the top, live, with its badge.
+    await server.call("POST", `/api/v1/threads/${oldest.id}/messages`, { content_md: "and it makes tea" }, 201);
+    await expect.poll(() => rows.allTextContents()).toEqual(["Coffee machine", "Badge reader", "Who has the key to the bike shed?"]);
+    await threadLink(page, "Coffee machine").locator('[data-testid="unread"]', { hasText: "1" }).waitFor();
+    // Opening the mentioned thread reads it: its badges go.
+    await badge.click();
+    await page.getByRole("heading", { name: "Badge reader" }).waitFor();
+    await badge.locator(".badge").first().waitFor({ state: "detached" });
+    await page.close();
+  });
+
+  it("adds and removes reactions, counted with the reader's own marked, live for the other person", async () => {
+    await samPage.goto(`${server.baseUrl}/#/t/${printer}`);
+    await alex.goto(`${server.baseUrl}/#/t/${printer}`);
+    const samMsg = samPage.locator("li.message", { hasText: "the printer on floor 2 is jammed again" });
+    const alexMsg = alex.locator("li.message", { hasText: "the printer on floor 2 is jammed again" });
+    await samMsg.getByRole("button", { name: "Add reaction" }).click();
+    await samMsg.getByRole("group", { name: "Pick a reaction" }).waitFor();
+    await samMsg.getByRole("button", { name: "thumbs up", exact: true }).click();
+    const alexThumbs = alexMsg.locator('button[data-reaction="👍"]');
+    await alexThumbs.filter({ hasText: "1" }).waitFor(); // live for Alex
+    expect(await alexThumbs.getAttribute("aria-pressed")).toBe("false");
+    expect(await samMsg.locator('button[data-reaction="👍"]').getAttribute("aria-pressed")).toBe("true");
+    // Alex joins in, and adds a second kind with the keyboard: Escape closes the picker, Enter picks.
+    await alexThumbs.click();
+    await samMsg.locator('button[data-reaction="👍"]', { hasText: "2" }).waitFor();
+    await alexMsg.getByRole("button", { name: "Add reaction" }).click();
+    await alex.keyboard.press("Escape");
+    await alexMsg.getByRole("group", { name: "Pick a reaction" }).waitFor({ state: "detached" });
+    const focused = () => alex.evaluate(() => document.activeElement?.getAttribute("aria-label"));
+    await expect.poll(focused).toBe("Add reaction"); // Escape gives the focus back
+    await alex.keyboard.press("Enter"); // opens the picker, its first choice focused
+    await expect.poll(focused).toBe("thumbs up (yours; remove)");
+    await alex.keyboard.press("Tab");
+    await alex.keyboard.press("Enter"); // the second choice: heart
+    await samMsg.locator('button[data-reaction="❤️"]', { hasText: "1" }).waitFor();
+    await shot(samPage, "12-thread-reactions");
+    // Sam takes the thumbs back: Alex's stays, counted once and still his.
+    await samMsg.locator('button[data-reaction="👍"]').click();
+    await alexThumbs.filter({ hasText: "1" }).waitFor();
+    expect(await alexThumbs.getAttribute("aria-pressed")).toBe("true");
+    expect(await samMsg.locator('button[data-reaction="👍"]').getAttribute("aria-pressed")).toBe("false");
+    const id = await alexMsg.getAttribute("data-id");
+    const listed = await server.call<{ items: { id: string; reactions: unknown[] }[] }>("GET", `/api/v1/threads/${printer}/messages?after=0`);
+    expect(listed.items.find((m) => m.id === id)!.reactions).toEqual([
+      { reaction: "👍", count: 1, me: true },
+      { reaction: "❤️", count: 1, me: true },
+    ]);
+  });
+
+  it("autocompletes a mention: @ lists people (listbox), arrows move, Escape closes, Enter inserts @handle", async () => {
+    const box = samPage.getByLabel("Message", { exact: true });
+    await box.click();
+    await box.fill("");
+    await samPage.keyboard.type("Thanks @");
+    const list = samPage.getByRole("listbox", { name: "People to mention" });
+    await list.waitFor();
+    const options = list.getByRole("option");
+    await expect.poll(() => options.allTextContents()).toEqual(["AAlex @alex", "RRobin @robin"]); // everyone but Sam, in handle order
+    const active = () => samPage.evaluate(() => document.getElementById(document.getElementById("composer")!.getAttribute("aria-activedescendant") ?? "")?.textContent);
+    expect(await active()).toContain("@alex");
+    expect(await options.first().getAttribute("aria-selected")).toBe("true");
+    await samPage.keyboard.press("ArrowDown");
+    expect(await active()).toContain("@robin");
+    expect(await options.nth(1).getAttribute("aria-selected")).toBe("true");
+    await samPage.keyboard.press("ArrowDown"); // wraps
+    expect(await active()).toContain("@alex");
+    await samPage.keyboard.press("ArrowUp");
+    expect(await active()).toContain("@robin");
+    await samPage.keyboard.press("Escape");
+    await list.waitFor({ state: "detached" });
+    expect(await box.getAttribute("aria-activedescendant")).toBeNull();
+    expect(await box.inputValue()).toBe("Thanks @");
+    await samPage.keyboard.type("A");
+    await expect.poll(() => options.allTextContents()).toEqual(["AAlex @alex"]);
+    await shot(samPage, "13-mention-autocomplete");
+    await samPage.keyboard.press("Enter");
+    await list.waitFor({ state: "detached" });
+    expect(await box.inputValue()).toBe("Thanks @alex ");
+    await samPage.keyboard.type("for the coffee");
+    await samPage.keyboard.press("Enter");
+    const posted = alex.locator("li.message", { hasText: "Thanks @alex for the coffee" });
+    await posted.waitFor();
+    const m = await server.call<{ mention_ids: string[] }>("GET", `/api/v1/messages/${await posted.getAttribute("data-id")}`);
+    expect(m.mention_ids).toEqual([server.ownerId]); // the server recorded the mention
+  });
+
+  it("searches messages: hits with the matched words marked; a hit opens its thread at the message; Robin finds nothing", async () => {
+    await samPage.goto(`${server.baseUrl}/#/`);
+    await samPage.getByRole("searchbox", { name: "Search messages" }).fill("jammed");
+    await samPage.keyboard.press("Enter");
+    await samPage.getByRole("heading", { name: "Search: jammed" }).waitFor();
+    const hits = samPage.getByRole("list", { name: "Search results" }).getByRole("link");
+    await hits.first().waitFor();
+    expect(await hits.count()).toBe(1);
+    expect(await hits.first().locator("mark").allTextContents()).toEqual(["jammed"]);
+    expect(await hits.first().locator(".excerpt").textContent()).toContain("the printer on floor 2 is jammed again");
+    expect(await hits.first().locator(".author").textContent()).toBe("Alex");
+    await expect.poll(() => hits.first().locator(".where").textContent()).toBe("# tickets, Printer on floor 2");
+    await samPage.getByRole("searchbox", { name: "Search messages" }).fill("while away");
+    await samPage.keyboard.press("Enter");
+    await samPage.getByRole("heading", { name: "Search: while away" }).waitFor();
+    await expect.poll(() => hits.count()).toBe(3);
+    await shot(samPage, "14-search-results");
+    const target = await hits.nth(1).getAttribute("data-message");
+    await hits.nth(1).click();
+    await samPage.getByRole("heading", { name: "Printer on floor 2" }).waitFor();
+    const focused = samPage.locator(`li.message.target[data-id="${target}"]:focus`);
+    await focused.waitFor();
+    expect(await focused.locator(".text").textContent()).toMatch(/while Sam is away/);
+    // Robin, without a grant, finds none of it.
+    const { page } = await open();
+    own.push(page);
+    await signIn(page, robin.token);
+    await page.getByRole("searchbox", { name: "Search messages" }).fill("jammed");
+    await page.keyboard.press("Enter");
+    await page.getByText("No messages match.").waitFor();
+    await page.close();
+  });
+
+  it("restores a draft saved elsewhere (getDraft) when the thread is opened, and on a phone too", async () => {
+    await server.call("PUT", `/api/v1/channels/${tickets}/draft`, { thread_id: printer, content_md: "Written on my laptop" }, 200, sam.token);
+    const { page } = await open({ width: 390, height: 844 });
+    own.push(page);
+    const reads: string[] = [];
+    page.on("request", (r) => r.method() === "GET" && r.url().includes(`/channels/${tickets}/draft`) && reads.push(r.url()));
+    await signIn(page, sam.token);
+    await page.goto(`/#/t/${printer}`);
+    await expect.poll(() => page.getByLabel("Message", { exact: true }).inputValue()).toBe("Written on my laptop");
+    expect(reads.length).toBe(1);
+    await page.locator("li.message", { hasText: "Thanks @alex for the coffee" }).waitFor();
+    await page.locator("li.message", { hasText: "Thanks @alex for the coffee" }).scrollIntoViewIfNeeded();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await shot(page, "15-phone-thread-reactions-draft");
+    await page.getByRole("searchbox", { name: "Search messages" }).fill("coffee");
+    await page.keyboard.press("Enter");
+    await page.getByRole("list", { name: "Search results" }).getByRole("link").first().waitFor();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await shot(page, "16-phone-search");
     await page.close();
   });
 

@@ -21,6 +21,8 @@ export class BothyServer {
   readonly dir: string;
   baseUrl = "";
   ownerToken = "";
+  /** The owner's (Alex's) principal id. */
+  ownerId = "";
   private proc?: ChildProcess;
   private log = "";
 
@@ -54,7 +56,10 @@ export class BothyServer {
       if (t) {
         this.ownerToken = t[1]!;
         try {
-          if ((await fetch(`${this.baseUrl}/readyz`)).status === 200) return;
+          if ((await fetch(`${this.baseUrl}/readyz`)).status === 200) {
+            this.ownerId = (await this.call<{ id: string }>("GET", "/api/v1/me")).id;
+            return;
+          }
         } catch {
           // not listening yet
         }

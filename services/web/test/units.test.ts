@@ -1,0 +1,59 @@
+// Unit tables of the web client's pure helpers: routes, the mention being typed, initials.
+import { describe, expect, it } from "vitest";
+import { href, parseRoute, type Route } from "../src/route.js";
+import { mentionAt } from "../src/composer.js";
+import { initials } from "../src/people.js";
+
+const T = "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0";
+const M = "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eb7";
+
+describe("routes", () => {
+  const cases: [string, Route][] = [
+    ["#/", { view: "home" }],
+    ["", { view: "home" }],
+    [`#/c/${T}`, { view: "channel", id: T }],
+    [`#/t/${T}`, { view: "thread", id: T }],
+    [`#/t/${T}/m/${M}`, { view: "thread", id: T, message: M }],
+    ["#/search?q=printer%20jammed", { view: "search", q: "printer jammed" }],
+    ["#/search?q=%E2%9D%A4%20%22two%20words%22", { view: "search", q: '❤ "two words"' }],
+    [`#/c/${T}/m/${M}`, { view: "home" }],
+    ["#/t/not-a-uuid", { view: "home" }],
+    ["#/search?q=%E0%A4%A", { view: "search", q: "" }],
+  ];
+  for (const [hash, want] of cases) {
+    it(`parses ${JSON.stringify(hash)}`, () => expect(parseRoute(hash)).toEqual(want));
+  }
+  it("round-trips every route through href", () => {
+    for (const [, r] of cases.filter(([h]) => h && !h.includes("%E0") && !h.includes("not-a") && !h.startsWith(`#/c/${T}/m`))) {
+      expect(parseRoute(href(r))).toEqual(r);
+    }
+  });
+});
+
+describe("the mention being typed", () => {
+  const cases: [string, number | undefined, ReturnType<typeof mentionAt>][] = [
+    ["@", undefined, { start: 0, prefix: "" }],
+    ["Thanks @al", undefined, { start: 7, prefix: "al" }],
+    ["(@sam", undefined, { start: 1, prefix: "sam" }],
+    ["mail alex@example.com", undefined, null], // not after a space: an address, not a mention
+    ["@alex done", undefined, null], // the caret is past the mention
+    ["@alex done", 3, { start: 0, prefix: "al" }],
+    ["two @ro and @sa", 7, { start: 4, prefix: "ro" }],
+    ["two @ro and @sa", 8, null], // a space ends a mention
+    ["Zoë @zo", undefined, { start: 4, prefix: "zo" }],
+  ];
+  for (const [text, caret, want] of cases) {
+    it(`${JSON.stringify(text)} at ${caret ?? "the end"}`, () => expect(mentionAt(text, caret ?? text.length)).toEqual(want));
+  }
+});
+
+describe("initials", () => {
+  const cases: [string, string][] = [
+    ["Sam", "S"],
+    ["alex", "A"],
+    ["Robin Doe", "RD"],
+    ["  Robin   van Doe ", "RD"],
+    ["", "?"],
+  ];
+  for (const [name, want] of cases) it(`of ${JSON.stringify(name)}`, () => expect(initials(name)).toBe(want));
+});
