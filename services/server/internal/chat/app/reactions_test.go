@@ -75,6 +75,11 @@ func TestReactions(t *testing.T) {
 	if len(list) != 1 || !slices.Equal(list[0].Reactions, want) {
 		t.Fatalf("Alex reads %+v, want %+v", list, want)
 	}
+	// getMessage counts them like a page of listMessages.
+	one, err := e.svc.Messages().Read(as(t, alex), m.ID)
+	if err != nil || !slices.Equal(one.Reactions, want) {
+		t.Fatalf("Alex reads the message: %+v, %v; want reactions %+v", one.Reactions, err, want)
+	}
 	if err := rx.Remove(as(t, alex), m.ID, ":thumbs_up:"); err != nil {
 		t.Fatalf("Remove: %v", err)
 	}

@@ -150,7 +150,8 @@ func (v threads) Read(ctx context.Context, id uuid.UUID) (chat.ThreadView, error
 }
 
 // Read implements chat.Messages: the message is loaded and thread.read on it authorized (a
-// message is read with its thread).
+// message is read with its thread), then its reactions are counted for the actor, as in a
+// page of listMessages.
 func (v messages) Read(ctx context.Context, id uuid.UUID) (chat.Message, error) {
 	s := v.s
 	m, err := s.store.Message(ctx, id)
@@ -160,5 +161,9 @@ func (v messages) Read(ctx context.Context, id uuid.UUID) (chat.Message, error) 
 	if err := s.authz.Authorize(ctx, kernel.ActionThreadRead, messageResource(m)); err != nil {
 		return chat.Message{}, fmt.Errorf("chat: read message: %w", err)
 	}
-	return m, nil
+	one := []chat.Message{m}
+	if err := s.withReactions(ctx, one); err != nil {
+		return chat.Message{}, fmt.Errorf("chat: read message: %w", err)
+	}
+	return one[0], nil
 }
