@@ -282,6 +282,8 @@ gate-fixtures: $(OAPI_CODEGEN) $(GOLANGCI_LINT) $(NPM_STAMP) ## Prove each gate 
 SDK_DIR := clients/typescript
 SDK_STAMP := $(SDK_DIR)/node_modules/.package-lock.json
 SDK_GEN := $(SDK_DIR)/src/gen/openapi.ts
+# The gateway's frame types, written from api/gateway.asyncapi.yaml by architecture/cmd/frametypes.
+SDK_FRAMES := $(SDK_DIR)/src/gen/frames.ts
 SDK_BOTHY := $(SDK_DIR)/.test-tmp/bothy
 SDK_BIN := $(SDK_DIR)/node_modules/.bin
 
@@ -297,20 +299,27 @@ sdk-install: $(SDK_STAMP) ## Install the TypeScript SDK's npm packages from clie
 sdk-lock-check: npm-lock-check ## Fail when clients/typescript/package-lock.json (or another npm lock file) records a download URL.
 
 .PHONY: sdk-generate
-sdk-generate: $(SDK_STAMP) ## Regenerate the SDK's types (clients/typescript/src/gen/openapi.ts) from api/openapi.yaml.
+sdk-generate: $(SDK_STAMP) ## Regenerate the SDK's types: src/gen/openapi.ts from api/openapi.yaml, src/gen/frames.ts (the gateway's frames) from api/gateway.asyncapi.yaml.
 	$(SDK_BIN)/openapi-typescript $(OPENAPI) -o $(SDK_GEN)
+	$(GO) run ./architecture/cmd/frametypes -asyncapi $(ASYNCAPI) -out $(SDK_FRAMES)
 
 .PHONY: sdk-check
-sdk-check: $(SDK_STAMP) sdk-lock-check ## Fail when the SDK's generated types differ from what api/openapi.yaml generates, or the SDK does not type-check.
+sdk-check: $(SDK_STAMP) sdk-lock-check ## Fail when the SDK's generated types differ from what api/openapi.yaml and api/gateway.asyncapi.yaml generate, or the SDK does not type-check.
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(SDK_BIN)/openapi-typescript $(OPENAPI) -o $$tmp/openapi.ts >/dev/null 2>&1; \
 	if ! diff -u $(SDK_GEN) $$tmp/openapi.ts > $$tmp/diff; then \
 	  head -n 40 $$tmp/diff; \
 	  echo "sdk-check: $(SDK_GEN) is stale: it differs from what $(OPENAPI) generates; run make sdk-generate and commit the result"; \
 	  exit 1; \
+	fi; \
+	$(GO) run ./architecture/cmd/frametypes -asyncapi $(ASYNCAPI) -out $$tmp/frames.ts; \
+	if ! diff -u $(SDK_FRAMES) $$tmp/frames.ts > $$tmp/diff; then \
+	  head -n 40 $$tmp/diff; \
+	  echo "sdk-check: $(SDK_FRAMES) is stale: it differs from what $(ASYNCAPI) generates; run make sdk-generate and commit the result"; \
+	  exit 1; \
 	fi
 	cd $(SDK_DIR) && node_modules/.bin/tsc --noEmit
-	@echo "sdk-check: $(SDK_GEN) matches $(OPENAPI); the SDK type-checks"
+	@echo "sdk-check: $(SDK_GEN) matches $(OPENAPI), $(SDK_FRAMES) matches $(ASYNCAPI); the SDK type-checks"
 
 .PHONY: sdk-test
 sdk-test: $(SDK_STAMP) ## Run the SDK's tests: reducers and engine against a scripted fake, then the engine against a real bothy serve (about a minute).
