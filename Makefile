@@ -121,9 +121,12 @@ restore: build ## Replace the database with a backup and rotate the sync epoch (
 	fi
 	$(BOTHY) admin restore --file "$(FILE)"
 
+# The client cases (sdk, sidebar) run the SDK in Node and the web client in Chromium: bench installs
+# the npm packages and builds the web client first, and fails without Chromium (make browser-install).
 .PHONY: bench
-bench: ## Benchmark the event log, authorization, catch-up and the snapshot on a throwaway PostgreSQL (fsync on; a few minutes); writes docs/benchmarks.md and .json.
-	$(GO) run ./services/server/cmd/bothybench -out docs
+bench: sdk-install web-build ## Benchmark the event log, authorization, catch-up, the snapshot, the SDK's cold start and the web client's sidebar on a throwaway PostgreSQL (fsync on; a few minutes); writes docs/benchmarks.md and .json.
+	@[[ -x $(CHROMIUM) ]] || { echo "bench: no Chromium at $(CHROMIUM) for the sidebar case; run make browser-install"; exit 1; }
+	CHROMIUM=$(CHROMIUM) $(GO) run ./services/server/cmd/bothybench -out docs
 
 ##@ Tools
 
@@ -258,8 +261,10 @@ api-lint: $(NPM_STAMP) npm-lock-check ## Lint api/openapi.yaml with Redocly (rec
 text-rules: ## Fail on en/em dashes, non-example emails, placeholder names, home paths, registry hosts.
 	$(GO) run ./architecture/cmd/textrules -root .
 
+# The smoke tests of the bench's client cases run the SDK in Node and the web client in Chromium,
+# so test installs the SDK's npm packages and builds the web client first.
 .PHONY: test
-test: ## Run every test (-race, integration tests on throwaway PostgreSQL) with coverage.
+test: sdk-install web-build ## Run every test (-race, integration tests on throwaway PostgreSQL) with coverage.
 	@mkdir -p $(COVER_DIR)
 	@status=0; \
 	$(GO) test -race -count=1 -timeout 20m -coverprofile=$(COVER_PROFILE) $(TEST_FLAGS) $(TEST_PACKAGES) 2>&1 | tee $(TEST_LOG) || status=$$?; \
