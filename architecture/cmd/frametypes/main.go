@@ -94,15 +94,15 @@ type message struct {
 // schema is the JSON Schema subset the generator types. Decoded strictly: any other keyword
 // is an error.
 type schema struct {
-	Ref         string    `yaml:"$ref"`
-	Type        string    `yaml:"type"`
-	Enum        []string  `yaml:"enum"`
-	Required    []string  `yaml:"required"`
-	Properties  yaml.Node `yaml:"properties"`
-	Items       yaml.Node `yaml:"items"`
+	Ref         string      `yaml:"$ref"`
+	Type        string      `yaml:"type"`
+	Enum        []string    `yaml:"enum"`
+	Required    []string    `yaml:"required"`
+	Properties  yaml.Node   `yaml:"properties"`
+	Items       yaml.Node   `yaml:"items"`
 	AllOf       []yaml.Node `yaml:"allOf"`
 	AnyOf       []yaml.Node `yaml:"anyOf"`
-	Description string `yaml:"description"`
+	Description string      `yaml:"description"`
 	// Keywords that constrain values without changing their TypeScript type.
 	Format    string `yaml:"format"`
 	Minimum   *int64 `yaml:"minimum"`

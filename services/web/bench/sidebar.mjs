@@ -5,7 +5,7 @@
 // Figure: a fresh browser context (no stored state) opens the web client served by bothy with
 // the token in localStorage (as a reload after signing in finds it), so the app signs in, the
 // SDK starts from a snapshot and the app renders; the time is from the navigation's start to
-// the first frame painted after the sidebar holds BENCH_CHANNELS channel links.
+// the frame after the one that painted the sidebar with BENCH_CHANNELS channel links.
 // Baseline: a static page of the same DOM (the app's rendered document with its scripts
 // removed, its stylesheets kept), served from memory by a plain HTTP server of this script,
 // timed the same way in a fresh context. The rounds alternate baseline and figure after one
@@ -33,14 +33,19 @@ if (!Number.isInteger(channels) || channels < 1 || !Number.isInteger(rounds) || 
 /** The channel links of the sidebar (each channel one list item with one link). */
 const selector = "nav.sidebar li > a";
 
-// Runs in every page before its own scripts: watches the DOM until the sidebar holds the
-// channels, then records the time of the next painted frame (two animation frames later).
+// Runs in every page before its own scripts: checks at every animation frame whether the
+// sidebar holds the channels (one query a frame, whatever the page does meanwhile), and once it
+// does, records the time at the next frame, after the one that painted them.
 const probe = `(() => {
   const want = ${channels};
-  const done = () => requestAnimationFrame(() => requestAnimationFrame(() => { window.__sidebarPainted = performance.now(); }));
-  const check = () => document.querySelectorAll(${JSON.stringify(selector)}).length >= want;
-  const obs = new MutationObserver(() => { if (check()) { obs.disconnect(); done(); } });
-  obs.observe(document, { childList: true, subtree: true });
+  const tick = () => {
+    if (document.querySelectorAll(${JSON.stringify(selector)}).length >= want) {
+      requestAnimationFrame(() => { window.__sidebarPainted = performance.now(); });
+    } else {
+      requestAnimationFrame(tick);
+    }
+  };
+  requestAnimationFrame(tick);
 })();`;
 
 const browser = await chromium.launch({
@@ -56,7 +61,7 @@ async function load(url, withToken, keep) {
     await context.addInitScript(probe);
     const page = await context.newPage();
     await page.goto(url);
-    await page.waitForFunction(() => window.__sidebarPainted !== undefined, undefined, { timeout: 600_000 });
+    await page.waitForFunction(() => window.__sidebarPainted !== undefined, undefined, { polling: 100, timeout: 600_000 });
     const ms = await page.evaluate(() => window.__sidebarPainted);
     const links = await page.locator(selector).count();
     if (links !== channels) throw new Error(`sidebar: ${url} shows ${links} channel links, want ${channels}`);
