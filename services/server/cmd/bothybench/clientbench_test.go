@@ -100,7 +100,7 @@ func TestClientCasesFailLoudly(t *testing.T) {
 	}
 	t.Setenv("CHROMIUM", "/nonexistent/chromium")
 	_, err = sidebarCase(t.Context(), &syncWorld{snapshotChannels: 1}, 1, func(string, ...any) {})
-	if err == nil || !(strings.Contains(err.Error(), "make browser-install") || strings.Contains(err.Error(), "make web-install")) {
+	if err == nil || (!strings.Contains(err.Error(), "make browser-install") && !strings.Contains(err.Error(), "make web-install")) {
 		t.Fatalf("sidebarCase without Chromium = %v, want an error naming make browser-install", err)
 	}
 }
