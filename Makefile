@@ -121,9 +121,12 @@ restore: build ## Replace the database with a backup and rotate the sync epoch (
 	fi
 	$(BOTHY) admin restore --file "$(FILE)"
 
+# The client cases (sdk, sidebar) run the SDK in Node and the web client in Chromium: bench installs
+# the npm packages and builds the web client first, and fails without Chromium (make browser-install).
 .PHONY: bench
-bench: ## Benchmark the event log, authorization, catch-up and the snapshot on a throwaway PostgreSQL (fsync on; a few minutes); writes docs/benchmarks.md and .json.
-	$(GO) run ./services/server/cmd/bothybench -out docs
+bench: sdk-install web-build ## Benchmark the event log, authorization, catch-up, the snapshot, the SDK's cold start and the web client's sidebar on a throwaway PostgreSQL (fsync on; a few minutes); writes docs/benchmarks.md and .json.
+	@[[ -x $(CHROMIUM) ]] || { echo "bench: no Chromium at $(CHROMIUM) for the sidebar case; run make browser-install"; exit 1; }
+	CHROMIUM=$(CHROMIUM) $(GO) run ./services/server/cmd/bothybench -out docs
 
 ##@ Tools
 
@@ -258,8 +261,10 @@ api-lint: $(NPM_STAMP) npm-lock-check ## Lint api/openapi.yaml with Redocly (rec
 text-rules: ## Fail on en/em dashes, non-example emails, placeholder names, home paths, registry hosts.
 	$(GO) run ./architecture/cmd/textrules -root .
 
+# The smoke tests of the bench's client cases run the SDK in Node and the web client in Chromium,
+# so test installs the SDK's npm packages and builds the web client first.
 .PHONY: test
-test: ## Run every test (-race, integration tests on throwaway PostgreSQL) with coverage.
+test: sdk-install web-build ## Run every test (-race, integration tests on throwaway PostgreSQL) with coverage.
 	@mkdir -p $(COVER_DIR)
 	@status=0; \
 	$(GO) test -race -count=1 -timeout 20m -coverprofile=$(COVER_PROFILE) $(TEST_FLAGS) $(TEST_PACKAGES) 2>&1 | tee $(TEST_LOG) || status=$$?; \
@@ -282,6 +287,8 @@ gate-fixtures: $(OAPI_CODEGEN) $(GOLANGCI_LINT) $(NPM_STAMP) ## Prove each gate 
 SDK_DIR := clients/typescript
 SDK_STAMP := $(SDK_DIR)/node_modules/.package-lock.json
 SDK_GEN := $(SDK_DIR)/src/gen/openapi.ts
+# The gateway's frame types, written from api/gateway.asyncapi.yaml by architecture/cmd/frametypes.
+SDK_FRAMES := $(SDK_DIR)/src/gen/frames.ts
 SDK_BOTHY := $(SDK_DIR)/.test-tmp/bothy
 SDK_BIN := $(SDK_DIR)/node_modules/.bin
 
@@ -297,20 +304,27 @@ sdk-install: $(SDK_STAMP) ## Install the TypeScript SDK's npm packages from clie
 sdk-lock-check: npm-lock-check ## Fail when clients/typescript/package-lock.json (or another npm lock file) records a download URL.
 
 .PHONY: sdk-generate
-sdk-generate: $(SDK_STAMP) ## Regenerate the SDK's types (clients/typescript/src/gen/openapi.ts) from api/openapi.yaml.
+sdk-generate: $(SDK_STAMP) ## Regenerate the SDK's types: src/gen/openapi.ts from api/openapi.yaml, src/gen/frames.ts (the gateway's frames) from api/gateway.asyncapi.yaml.
 	$(SDK_BIN)/openapi-typescript $(OPENAPI) -o $(SDK_GEN)
+	$(GO) run ./architecture/cmd/frametypes -asyncapi $(ASYNCAPI) -out $(SDK_FRAMES)
 
 .PHONY: sdk-check
-sdk-check: $(SDK_STAMP) sdk-lock-check ## Fail when the SDK's generated types differ from what api/openapi.yaml generates, or the SDK does not type-check.
+sdk-check: $(SDK_STAMP) sdk-lock-check ## Fail when the SDK's generated types differ from what api/openapi.yaml and api/gateway.asyncapi.yaml generate, or the SDK does not type-check.
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(SDK_BIN)/openapi-typescript $(OPENAPI) -o $$tmp/openapi.ts >/dev/null 2>&1; \
 	if ! diff -u $(SDK_GEN) $$tmp/openapi.ts > $$tmp/diff; then \
 	  head -n 40 $$tmp/diff; \
 	  echo "sdk-check: $(SDK_GEN) is stale: it differs from what $(OPENAPI) generates; run make sdk-generate and commit the result"; \
 	  exit 1; \
+	fi; \
+	$(GO) run ./architecture/cmd/frametypes -asyncapi $(ASYNCAPI) -out $$tmp/frames.ts; \
+	if ! diff -u $(SDK_FRAMES) $$tmp/frames.ts > $$tmp/diff; then \
+	  head -n 40 $$tmp/diff; \
+	  echo "sdk-check: $(SDK_FRAMES) is stale: it differs from what $(ASYNCAPI) generates; run make sdk-generate and commit the result"; \
+	  exit 1; \
 	fi
 	cd $(SDK_DIR) && node_modules/.bin/tsc --noEmit
-	@echo "sdk-check: $(SDK_GEN) matches $(OPENAPI); the SDK type-checks"
+	@echo "sdk-check: $(SDK_GEN) matches $(OPENAPI), $(SDK_FRAMES) matches $(ASYNCAPI); the SDK type-checks"
 
 .PHONY: sdk-test
 sdk-test: $(SDK_STAMP) ## Run the SDK's tests: reducers and engine against a scripted fake, then the engine against a real bothy serve (about a minute).

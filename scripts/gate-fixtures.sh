@@ -9,8 +9,9 @@
 # limit without a key, a key's default in code, a number beside a key), cover-floor, fmt-check
 # (gofmt and goimports), lint (missing doc comment, gosec finding), npm-lock-check, api-lint (an
 # unresolved $ref in the OpenAPI document, an AsyncAPI frame naming a missing schema),
-# api-conformance (a drifted document), sdk-check (stale SDK types) and web-test (a drifted web
-# build fails a browser assertion). The other proofs are Go
+# api-conformance (a drifted document), sdk-check (stale SDK types, stale frame types, a frame
+# changed in the AsyncAPI document and not regenerated) and web-test (a drifted web build fails
+# a browser assertion). The other proofs are Go
 # tests: the architecture gate's (TestArchGate, run by `make arch` since it needs go-arch-lint)
 # and register-check's in the architecture module (architecture/README.md lists them), the
 # undocumented configuration key in services/server/internal/kernel/config (`make test`).
@@ -269,10 +270,23 @@ echo '==> sdk-check'
 sdkgen=$tmp/sdk/openapi.ts
 mkdir -p "$(dirname "$sdkgen")"
 cp clients/typescript/src/gen/openapi.ts "$sdkgen"
-sdk_check() { "$make_cmd" --no-print-directory sdk-check SDK_GEN="$sdkgen"; }
-expect_pass 'the SDK types match api/openapi.yaml' sdk_check
+sdkframes=$tmp/sdk/frames.ts
+sdkasync=$tmp/sdk/gateway.asyncapi.yaml
+cp clients/typescript/src/gen/frames.ts "$sdkframes"
+cp api/gateway.asyncapi.yaml "$sdkasync"
+sdk_check() { "$make_cmd" --no-print-directory sdk-check SDK_GEN="$sdkgen" SDK_FRAMES="$sdkframes" ASYNCAPI="$sdkasync"; }
+expect_pass 'the SDK types match api/openapi.yaml and the frame types api/gateway.asyncapi.yaml' sdk_check
 sed -i '1s/^./X/' "$sdkgen" # one byte changed
-expect_fail 'stale SDK types (one byte changed)' 'is stale' sdk_check
+expect_fail 'stale SDK types (one byte changed)' 'openapi.ts is stale' sdk_check
+cp clients/typescript/src/gen/openapi.ts "$sdkgen"
+sed -i '1s/^./X/' "$sdkframes" # one byte changed
+expect_fail 'stale SDK frame types (one byte changed)' 'frames.ts is stale' sdk_check
+cp clients/typescript/src/gen/frames.ts "$sdkframes"
+# A new member of a frame in the document, the frame types not regenerated.
+awk '{print} /^    heartbeat:$/ {h=1} h && /enum: \[heartbeat\]$/ {print "            cursor:"; print "              type: integer"; h=0}' \
+  api/gateway.asyncapi.yaml >"$sdkasync"
+! cmp -s api/gateway.asyncapi.yaml "$sdkasync" || { echo 'gate-fixtures: api/gateway.asyncapi.yaml has no heartbeat frame to extend'; exit 1; }
+expect_fail 'a frame changed in the AsyncAPI document, its types not regenerated' 'frames.ts is stale' sdk_check
 
 echo '==> web-test'
 # The browser tests' first case (the page is served, explains tokens, refuses a bad one) on the

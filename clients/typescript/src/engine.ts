@@ -3,7 +3,8 @@
 // from the cursor; apply every event once, in seq order, to the local store; recover from every
 // resync_required as its `recovery` says; fall back to REST catch-up while the socket is down;
 // reconnect with jittered backoff; save the state (cursor and store together) as it goes.
-import type { Envelope, ResyncBody, Snapshot } from "./events.js";
+import type { Envelope, Snapshot } from "./events.js";
+import type { ClientFrame, ErrorFrame, ServerFrame } from "./gen/frames.js";
 import { AuthError, ApiError, NetworkError, ResyncRequired, call, createRestClient, type RestClient } from "./rest.js";
 import { backoffDelay, sleep, type BackoffOptions } from "./backoff.js";
 import { MemoryStorage, type SyncStorage } from "./storage.js";
@@ -69,14 +70,6 @@ export interface EngineOptions {
   /** Random numbers for jitter (tests make it fixed). */
   random?: () => number;
 }
-
-/** One gateway frame the engine reads. */
-type ServerFrame =
-  | { op: "event"; event: Envelope }
-  | { op: "cursor" | "catchup.complete"; cursor: number }
-  | ({ op: "resync_required" } & ResyncBody)
-  | { op: "error"; code: string; detail?: string; retry_after_ms?: number }
-  | { op: "ready" | "pong" | "heartbeat" };
 
 type QueueItem = { frame: ServerFrame } | { closed: { code: number; reason: string } };
 
@@ -382,7 +375,7 @@ export class SyncEngine {
     const queue: QueueItem[] = [];
     let wentLive = false;
     let resync: ResyncRequired["body"] | undefined;
-    let lastError: { code: string; retry_after_ms?: number } | undefined;
+    let lastError: ErrorFrame | undefined;
     let silence: ReturnType<typeof setTimeout> | undefined;
     const silenceMs = this.o.silenceMs ?? 60000;
     const armSilence = () => {
@@ -453,8 +446,9 @@ export class SyncEngine {
       };
       ws.onopen = () => {
         armSilence();
-        ws.send(JSON.stringify({ op: "auth", token: this.o.token }));
-        ws.send(JSON.stringify({ op: "resume", after: st.cursor, epoch: st.epoch }));
+        const send = (f: ClientFrame) => ws.send(JSON.stringify(f));
+        send({ op: "auth", token: this.o.token });
+        send({ op: "resume", after: st.cursor, epoch: st.epoch });
       };
       ws.onmessage = (ev) => {
         armSilence();

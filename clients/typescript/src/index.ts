@@ -1,5 +1,7 @@
 // The bothy TypeScript SDK: typed REST client, typed events, local store and sync engine.
 export * from "./events.js";
+/** The gateway's frames, generated from api/gateway.asyncapi.yaml (src/gen/frames.ts). */
+export type * from "./gen/frames.js";
 export * from "./rest.js";
 export * from "./store.js";
 export * from "./storage.js";

@@ -1,7 +1,8 @@
 // A scripted fake bothy for the engine's unit tests: listEvents, getSnapshot, listMessages and
 // postMessage over an injected fetch, and the gateway over an injected WebSocket, with the
 // rules of spec 03 (Check, pages, resume, live events) and faults a test switches on.
-import type { Envelope, Snapshot } from "../src/events.js";
+import type { Envelope, ResyncBody, Snapshot } from "../src/events.js";
+import type { ClientFrame, ServerFrame } from "../src/gen/frames.js";
 import type { WebSocketLike } from "../src/engine.js";
 
 export const ME = "00000000-0000-4000-8000-0000000000a1";
@@ -269,17 +270,17 @@ export class FakeSocket implements WebSocketLike {
   }
 
   send(data: string): void {
-    const f = JSON.parse(data) as { op: string; token?: string; after?: number; epoch?: string };
+    const f = JSON.parse(data) as ClientFrame;
     this.sent.push(f);
     if (f.op === "auth") {
       if (f.token !== "good") {
-        this.frame({ op: "error", code: "unauthenticated" });
+        this.frame({ op: "error", code: "unauthenticated", detail: "The token was not accepted." });
         return this.serverClose(4001);
       }
       this.authed = true;
       return;
     }
-    if (f.op === "resume" && this.authed) {
+    if (f.op === "resume" && f.after !== undefined && this.authed) {
       if (this.server.silent) return;
       if (this.server.unavailableResumes > 0) {
         this.server.unavailableResumes--;
@@ -289,16 +290,16 @@ export class FakeSocket implements WebSocketLike {
       const fail = this.server.failNextResume;
       if (fail) {
         this.server.failNextResume = undefined;
-        this.frame({ op: "error", code: fail.code });
+        this.frame({ op: "error", code: fail.code, detail: "The fake refused this resume." });
         return this.serverClose(fail.close);
       }
-      const gone = this.server.check(f.after!, f.epoch);
+      const gone = this.server.check(f.after, f.epoch);
       if (gone) {
-        const { reason, recovery, retry_after_ms, head_seq, sync_epoch, oldest_seq } = gone;
+        const { reason, recovery, retry_after_ms, head_seq, sync_epoch, oldest_seq } = gone as ResyncBody;
         this.frame({ op: "resync_required", reason, recovery, retry_after_ms, head_seq, sync_epoch, oldest_seq });
         return this.serverClose(4004);
       }
-      const from = Math.max(0, f.after! - this.server.resumeOverlap);
+      const from = Math.max(0, f.after - this.server.resumeOverlap);
       for (const e of this.server.events) if (e.seq > from) this.frame({ op: "event", event: e });
       this.cursor = this.server.head;
       this.frame({ op: "catchup.complete", cursor: this.server.head });
@@ -323,7 +324,7 @@ export class FakeSocket implements WebSocketLike {
     setTimeout(() => this.onclose?.({ code, reason }), 0);
   }
 
-  private frame(f: unknown): void {
+  private frame(f: ServerFrame): void {
     const data = JSON.stringify(f);
     setTimeout(() => this.onmessage?.({ data }), 0);
   }

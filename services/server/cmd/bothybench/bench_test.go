@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,8 +55,9 @@ func TestBenchSmoke(t *testing.T) {
 		cases:        map[string]bool{},
 	}
 	for _, c := range caseGroups {
-		// TestIngestSmoke, TestGatewaySmoke, TestThreadsSmoke and TestSearchSmoke run their cases alone.
-		o.cases[c] = c != caseIngest && c != caseGateway && c != caseThreads && c != caseSearch
+		// TestIngestSmoke, TestGatewaySmoke, TestThreadsSmoke, TestSearchSmoke, TestSDKSmoke and
+		// TestSidebarSmoke run their cases alone.
+		o.cases[c] = !slices.Contains([]string{caseIngest, caseGateway, caseThreads, caseSearch, caseSDK, caseSidebar}, c)
 	}
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	var steps []string

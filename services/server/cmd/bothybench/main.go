@@ -39,6 +39,12 @@
 // channels, over a world of -search-messages messages (default 1,000,000) in -sync-channels
 // channels, against the bare SQL of the same answer.
 //
+// The client cases (issue 14) run in the sync world with Sam grown to the snapshot's person:
+// sdk times the TypeScript SDK's cold start (snapshot, mentions, catch-up to the head) in Node
+// against a bare fetch loop of the same requests, and sidebar the web client's first render of
+// his sidebar in headless Chromium against a static page of the same DOM. They need Node, the
+// npm packages and Chromium (make bench installs them) and fail without them.
+//
 // The ingest case (issue 8) times one pass of bothy ingest git over a repository of
 // -ingest-commits commits (default 5,000) generated with git fast-import, and a second pass that
 // creates nothing, against the bare loop with 1 writer and 1 event per transaction.
@@ -96,6 +102,9 @@ type options struct {
 	searchMessages int
 	// threads is the size of the thread list case's channel.
 	threads int
+	// clientRounds is how many measured rounds the client cases run (clientRounds; the smoke
+	// test takes fewer).
+	clientRounds int
 	// cases are the case groups to run (caseGroups), in their fixed order.
 	cases map[string]bool
 	// The gateway cases' sizes (gwLatencyConns and the others; the smoke test takes fewer).
@@ -113,10 +122,13 @@ const (
 	caseIngest  = "ingest"
 	caseThreads = "threads"
 	caseSearch  = "search"
+	// caseSDK and caseSidebar are the client cases (issue 14), run in the sync world.
+	caseSDK     = "sdk"
+	caseSidebar = "sidebar"
 )
 
 // caseGroups are the case groups in the order they run.
-var caseGroups = []string{caseAppend, caseTail, casePost, caseAuthz, caseGateway, caseSync, caseThreads, caseSearch, caseIngest}
+var caseGroups = []string{caseAppend, caseTail, casePost, caseAuthz, caseGateway, caseSync, caseSDK, caseSidebar, caseThreads, caseSearch, caseIngest}
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
@@ -166,6 +178,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-threads must be positive")
 	}
 	o.pageCursors = pageCursors
+	o.clientRounds = clientRounds
 	o.gwLatencyConns, o.gwRate, o.gwFanoutConns, o.gwIdleConns = gwLatencyConns, gwRate, gwFanoutConns, gwIdleConns
 	o.cases = map[string]bool{}
 	for f := range strings.SplitSeq(cases, ",") {

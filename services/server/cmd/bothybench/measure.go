@@ -20,8 +20,8 @@ const maxConns = 40
 
 // measure wires an App on the database at url (migrating it, creating the instance and its
 // partitions), runs every case and returns the report.
-// The sync cases (catch-up and snapshot) run last, on their own App over the database at
-// syncURL.
+// The sync cases (catch-up and snapshot) and the client cases run on their own App over the
+// database at syncURL.
 func measure(ctx context.Context, o options, url, syncURL string, logger *slog.Logger, progress func(string, ...any)) (*report, error) {
 	cfg, err := config.Load("", []string{
 		config.DatabaseURL.EnvName() + "=" + url,
@@ -83,8 +83,8 @@ func measure(ctx context.Context, o options, url, syncURL string, logger *slog.L
 			return nil, err
 		}
 	}
-	if o.cases[caseSync] {
-		if rep.CatchUp, rep.Snapshot, err = syncCases(ctx, o, syncURL, logger, progress); err != nil {
+	if o.cases[caseSync] || o.cases[caseSDK] || o.cases[caseSidebar] {
+		if err := syncCases(ctx, o, syncURL, logger, progress, rep); err != nil {
 			return nil, err
 		}
 	}

@@ -23,6 +23,8 @@ type report struct {
 	Ingest   ingestResult     `json:"ingest"`
 	Threads  threadListResult `json:"list_channel_threads"`
 	Search   searchResult     `json:"search"`
+	SDK      sdkResult        `json:"sdk_cold_start"`
+	Sidebar  sidebarResult    `json:"sidebar_first_render"`
 	Targets  []target         `json:"targets"`
 }
 
@@ -145,6 +147,12 @@ func (r *report) evaluate() {
 	r.evaluateSync()
 	r.Targets = append(r.Targets, r.Gateway.targets()...)
 	r.Targets = append(r.Targets, r.Search.targets()...)
+	if s := r.SDK; s.Requests > 0 {
+		r.Targets = append(r.Targets, target{
+			Name:  fmt.Sprintf("SDK cold start for Sam (%d channels, %d requests): p50 / bare fetch loop of the same requests p50", s.VisibleChannels, s.Requests),
+			Value: s.Ratio, Limit: "<= 1.3", Pass: s.Ratio <= 1.3,
+		})
+	}
 }
 
 // evaluateSync checks the targets of issue 6: a catch-up page of the owner and of the reader
@@ -225,6 +233,12 @@ func (r *report) markdown() string {
 	}
 	if r.Gateway.measured() {
 		r.Gateway.markdown(w)
+	}
+	if r.SDK.Requests > 0 {
+		r.SDK.markdown(w)
+	}
+	if r.Sidebar.Channels > 0 {
+		r.Sidebar.markdown(w)
 	}
 	if r.Threads.Requests > 0 {
 		r.Threads.markdown(w)
