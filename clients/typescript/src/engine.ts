@@ -67,6 +67,8 @@ export interface EngineOptions {
   pollMs?: number;
   /** Messages listed per thread when naming a snapshot's mentions (default 5 pages). */
   hydratePages?: number;
+  /** Threads whose mentions are named at once after a snapshot (default 6). */
+  hydrateConcurrency?: number;
   /** Random numbers for jitter (tests make it fixed). */
   random?: () => number;
 }
@@ -135,7 +137,10 @@ export class SyncEngine {
     return () => this.eventListeners.delete(f);
   }
 
-  /** Loads the stored state and starts syncing; resolves once the store holds a state. */
+  /**
+   * Loads the stored state and starts syncing; resolves once the store holds a state (after a
+   * snapshot, before the mentions it only counted are named: `state.todo.hydrate` empties).
+   */
   async start(): Promise<void> {
     this.st = await this.storage.load();
     if (this.st && this.st.format !== 1) this.st = undefined; // a state of another format: start anew
@@ -253,6 +258,9 @@ export class SyncEngine {
     this.needSnapshot = false;
     this.stats.snapshots++;
     this.st = st;
+    // Readers get the snapshot at once (a first render need not wait for the mentions to be
+    // named, one message list per mentioned thread); the named mentions follow.
+    this.changed();
     await this.runTodo();
     this.changed();
     this.save();
@@ -320,10 +328,25 @@ export class SyncEngine {
       if (this.st !== st) return;
       st.todo.refresh_structure = false;
     }
+    // Threads are named a few at a time: one after another, a snapshot that counted mentions
+    // in 500 threads took 500 round trips in a row before the mentions were named.
     while (st.todo.hydrate.length > 0 && this.st === st) {
-      const id = st.todo.hydrate[0]!;
-      await this.hydrate(new Set([id]));
-      st.todo.hydrate = st.todo.hydrate.filter((x) => x !== id);
+      const queue = [...st.todo.hydrate];
+      let failed: unknown;
+      const worker = async () => {
+        for (let id = queue.shift(); id !== undefined && failed === undefined && this.st === st; id = queue.shift()) {
+          try {
+            await this.hydrate(new Set([id]));
+          } catch (err) {
+            failed ??= err;
+            return;
+          }
+          st.todo.hydrate = st.todo.hydrate.filter((x) => x !== id);
+        }
+      };
+      const n = Math.max(1, Math.min(this.o.hydrateConcurrency ?? 6, queue.length));
+      await Promise.all(Array.from({ length: n }, worker));
+      if (failed !== undefined) throw failed;
     }
   }
 

@@ -306,7 +306,8 @@ describe("SyncEngine against a scripted server", () => {
       { id: "00000000-0000-4000-8000-00000000f002", thread_id: THREAD, channel_id: "00000000-0000-4000-8000-0000000000c1", seq: 2, author_id: ME, content_md: "@sam", mention_ids: [ME], created_at: "2026-12-01T09:30:15Z", redacted: false },
     ];
     const e = engine(server, { WebSocket: null });
-    await e.start();
+    await e.start(); // resolves with the snapshot; the mentions are named after it
+    await e.until((s) => s !== undefined && s.todo.hydrate.length === 0);
     const th = e.state!.threads[THREAD]!;
     expect(th.base_mentions).toBe(0);
     expect(Object.keys(th.mentions)).toEqual(["00000000-0000-4000-8000-00000000f002"]);
