@@ -83,8 +83,8 @@ func measure(ctx context.Context, o options, url, syncURL string, logger *slog.L
 			return nil, err
 		}
 	}
-	if o.cases[caseSync] {
-		if rep.CatchUp, rep.Snapshot, err = syncCases(ctx, o, syncURL, logger, progress); err != nil {
+	if o.cases[caseSync] || o.cases[caseConsumer] {
+		if rep.CatchUp, rep.Snapshot, rep.Consumer, err = syncCases(ctx, o, syncURL, logger, progress); err != nil {
 			return nil, err
 		}
 	}
