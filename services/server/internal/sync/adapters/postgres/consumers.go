@@ -30,6 +30,8 @@ var (
 	consumerDelete string
 	//go:embed queries/consumer_advance.sql
 	consumerAdvance string
+	//go:embed queries/consumer_advance_in_epoch.sql
+	consumerAdvanceInEpoch string
 )
 
 // ConsumerStore implements app.ConsumerStore on sync.consumers. Create runs in a transaction
@@ -133,6 +135,18 @@ func (s *ConsumerStore) Advance(ctx context.Context, principalID uuid.UUID, name
 	}
 	if err != nil {
 		return syncmod.Consumer{}, false, fmt.Errorf("sync: advance consumer: %w", err)
+	}
+	return c, true, nil
+}
+
+// AdvanceInEpoch implements app.ConsumerStore.
+func (s *ConsumerStore) AdvanceInEpoch(ctx context.Context, principalID uuid.UUID, name string, seq int64, epoch uuid.UUID, at time.Time) (syncmod.Consumer, bool, error) {
+	c, err := scanConsumer(s.runner.DB(ctx).QueryRow(ctx, consumerAdvanceInEpoch, principalID, name, seq, at, epoch))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return syncmod.Consumer{}, false, nil
+	}
+	if err != nil {
+		return syncmod.Consumer{}, false, fmt.Errorf("sync: advance consumer in epoch: %w", err)
 	}
 	return c, true, nil
 }
