@@ -1,6 +1,8 @@
 package postgres_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -57,5 +59,16 @@ func TestConsumerAdvanceInEpoch(t *testing.T) {
 		if row.AckedSeq != want || !row.UpdatedAt.Equal(wantAt) || row.SyncEpoch != epoch {
 			t.Fatalf("%s: stored %+v, want acked_seq %d updated at %v", tc.name, row, want, wantAt)
 		}
+	}
+	// Inside a transaction it is a plain update, committed (or not) by the transaction.
+	err := e.runner.RunInTx(ctx, func(ctx context.Context) error {
+		_, ok, err := store.AdvanceInEpoch(ctx, agent, "main", 12, epoch, later)
+		if err == nil && !ok {
+			err = errors.New("not advanced")
+		}
+		return err
+	})
+	if row, _, _ := store.Get(ctx, agent, "main"); err != nil || row.AckedSeq != 12 {
+		t.Fatalf("in a transaction: %v, stored %+v", err, row)
 	}
 }
