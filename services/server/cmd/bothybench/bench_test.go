@@ -55,9 +55,9 @@ func TestBenchSmoke(t *testing.T) {
 		cases:        map[string]bool{},
 	}
 	for _, c := range caseGroups {
-		// TestIngestSmoke, TestGatewaySmoke, TestThreadsSmoke, TestSearchSmoke, TestSDKSmoke and
-		// TestSidebarSmoke run their cases alone.
-		o.cases[c] = !slices.Contains([]string{caseIngest, caseGateway, caseThreads, caseSearch, caseSDK, caseSidebar}, c)
+		// TestIngestSmoke, TestGatewaySmoke, TestThreadsSmoke, TestSearchSmoke, TestSDKSmoke,
+		// TestSidebarSmoke and TestConsumerSmoke run their cases alone.
+		o.cases[c] = !slices.Contains([]string{caseIngest, caseGateway, caseThreads, caseSearch, caseSDK, caseSidebar, caseConsumer}, c)
 	}
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	var steps []string

@@ -35,6 +35,10 @@
 //     clients and 500 events/s against the bare LISTEN/NOTIFY round trip, and delivered event
 //     frames/s to 5,000 connections against a bare broadcast server written in the benchmark.
 //
+// The consumer case (issue 15) builds the same sync world and measures an agent's durable
+// consumer read from seq 0 to the head page by page with an ack each (events/s) against the
+// same agent's REST catch-up of the same log.
+//
 // The search case (issue 13) measures searchMessages over HTTP for a reader who sees 10% of the
 // channels, over a world of -search-messages messages (default 1,000,000) in -sync-channels
 // channels, against the bare SQL of the same answer.
@@ -113,22 +117,24 @@ type options struct {
 
 // The case groups -cases selects.
 const (
-	caseAppend  = "append"
-	caseTail    = "tail"
-	casePost    = "post"
-	caseAuthz   = "authz"
-	caseSync    = "sync"
-	caseGateway = "gateway"
-	caseIngest  = "ingest"
-	caseThreads = "threads"
-	caseSearch  = "search"
+	caseAppend = "append"
+	caseTail   = "tail"
+	casePost   = "post"
+	caseAuthz  = "authz"
+	caseSync   = "sync"
+	// caseConsumer is the consumer catch-up on the sync world (issue 15).
+	caseConsumer = "consumer"
+	caseGateway  = "gateway"
+	caseIngest   = "ingest"
+	caseThreads  = "threads"
+	caseSearch   = "search"
 	// caseSDK and caseSidebar are the client cases (issue 14), run in the sync world.
 	caseSDK     = "sdk"
 	caseSidebar = "sidebar"
 )
 
 // caseGroups are the case groups in the order they run.
-var caseGroups = []string{caseAppend, caseTail, casePost, caseAuthz, caseGateway, caseSync, caseSDK, caseSidebar, caseThreads, caseSearch, caseIngest}
+var caseGroups = []string{caseAppend, caseTail, casePost, caseAuthz, caseGateway, caseSync, caseSDK, caseSidebar, caseConsumer, caseThreads, caseSearch, caseIngest}
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options

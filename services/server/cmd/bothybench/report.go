@@ -19,6 +19,7 @@ type report struct {
 	Authz    authzResult      `json:"authz"`
 	CatchUp  catchUpResult    `json:"catch_up"`
 	Snapshot snapshotResult   `json:"snapshot"`
+	Consumer consumerResult   `json:"consumer_catch_up"`
 	Gateway  gatewayResult    `json:"gateway"`
 	Ingest   ingestResult     `json:"ingest"`
 	Threads  threadListResult `json:"list_channel_threads"`
@@ -193,6 +194,10 @@ func (r *report) evaluateSync() {
 			target{Name: "snapshot: response bytes per visible channel (on the wire, Accept-Encoding: gzip)", Value: s.BytesPerChannel, Limit: "<= 300", Pass: s.BytesPerChannel <= 300},
 		)
 	}
+	if c := r.Consumer; c.Events > 0 {
+		r.Targets = append(r.Targets,
+			target{Name: fmt.Sprintf("consumer catch-up of an agent %d events behind: events/s / the same agent's REST catch-up events/s", c.Events), Value: c.Ratio, Limit: ">= 0.9", Pass: c.Ratio >= 0.9})
+	}
 	if l := r.Threads; l.Requests > 0 {
 		r.Targets = append(r.Targets,
 			target{Name: fmt.Sprintf("listChannelThreads (first page of %d threads): p50 / bare statements p50", l.Threads), Value: l.P50Ratio, Limit: "<= 1.5", Pass: l.P50Ratio <= 1.5})
@@ -230,6 +235,9 @@ func (r *report) markdown() string {
 	}
 	if r.Snapshot.Requests > 0 {
 		r.Snapshot.markdown(w)
+	}
+	if r.Consumer.Events > 0 {
+		r.Consumer.markdown(w, r.CatchUp.Events)
 	}
 	if r.Gateway.measured() {
 		r.Gateway.markdown(w)

@@ -17,7 +17,8 @@ import (
 // with the append cases' events and their owner), serves it on 127.0.0.1:0, builds the sync
 // world (buildSyncWorld), and measures the catch-up pages and the full catch-up (the sync
 // case), then, after growing Sam to the snapshot's person, the snapshot (the sync case), the
-// SDK's cold start (the sdk case) and the web client's sidebar (the sidebar case), into rep.
+// SDK's cold start (the sdk case) and the web client's sidebar (the sidebar case), and last the
+// consumer catch-up (the consumer case), into rep.
 func syncCases(ctx context.Context, o options, url string, logger *slog.Logger, progress func(string, ...any), rep *report) (err error) {
 	env := []string{
 		config.DatabaseURL.EnvName() + "=" + url,
@@ -95,6 +96,12 @@ func syncCases(ctx context.Context, o options, url string, logger *slog.Logger, 
 	}
 	if o.cases[caseSidebar] {
 		if rep.Sidebar, err = sidebarCase(ctx, w, o.clientRounds, progress); err != nil {
+			return err
+		}
+	}
+	// Last: its agent adds events and an agent to the world.
+	if o.cases[caseConsumer] {
+		if rep.Consumer, err = consumerCase(ctx, app, w, bare, progress); err != nil {
 			return err
 		}
 	}

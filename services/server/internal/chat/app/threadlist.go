@@ -14,17 +14,64 @@ import (
 
 // ThreadListStore is what the thread list reads of the chat tables.
 type ThreadListStore interface {
-	// Channel returns the channel, archived or not; problem.ErrNotFound when there is none.
-	Channel(ctx context.Context, id uuid.UUID) (chat.Channel, error)
-	// ThreadsOfChannel returns at most limit threads of the channel after the position
-	// after (the zero position: from the start), most recent activity first, each with the
-	// first excerptChars characters of its first message; the counts are left 0.
-	ThreadsOfChannel(ctx context.Context, channelID uuid.UUID, after chat.ThreadPosition, limit, excerptChars int) ([]chat.ThreadSummary, error)
+	// ChannelThreads returns, in one round trip, the channel of q (archived or not;
+	// problem.ErrNotFound when there is none) and at most q.Limit of its threads after the
+	// position q.After (the zero position: from the start), most recent activity first, each
+	// with the first q.ExcerptChars characters of its first message and the newest seqs of
+	// its messages above its unread floor that mention q.Reader; the counts are left 0.
+	ChannelThreads(ctx context.Context, q ChannelThreadsQuery) (ChannelThreads, error)
 	// CountUnreadMentionsInThreads counts, per thread of threadIDs (of the channel), the
 	// principal's mentions above both the thread's unread floor and readSeqs[thread] (0 when
 	// absent), in one query: the rule of chat.Mentions.CountUnread, the snapshot's, for the
-	// threads of one page. Threads without such mentions are absent.
+	// threads of one page. Threads without such mentions are absent. The list asks it only for
+	// the threads whose newest mention seqs do not reach down to the reader's read position.
 	CountUnreadMentionsInThreads(ctx context.Context, principalID, channelID uuid.UUID, threadIDs []uuid.UUID, readSeqs map[uuid.UUID]int64) (map[uuid.UUID]int, error)
+}
+
+// ChannelThreadsQuery is one page of a channel's threads as one reader asks for it.
+type ChannelThreadsQuery struct {
+	// ChannelID is the channel.
+	ChannelID uuid.UUID
+	// Reader is whose mentions come with the page.
+	Reader uuid.UUID
+	// After is the position the page starts after; zero for the first page.
+	After chat.ThreadPosition
+	// Limit is the most threads the page has; ExcerptChars the length of the excerpts.
+	Limit, ExcerptChars int
+}
+
+// ChannelThreads is a channel with one page of its threads and the reader's newest mentions
+// in each of them.
+type ChannelThreads struct {
+	// Channel is the channel.
+	Channel chat.Channel
+	// Items are the page's threads, most recent activity first; the counts are 0.
+	Items []chat.ThreadSummary
+	// Mentions are, per item (in its order), the reader's newest mentions in the thread.
+	Mentions []MentionSeqs
+}
+
+// MentionSeqs are the seqs of a thread's newest messages above its unread floor that mention
+// one reader, newest first: all of them when Complete, else only the newest (the store reads
+// a bounded number per thread, so a page costs the same however often a reader was mentioned).
+type MentionSeqs struct {
+	// Seqs are the seqs, newest first.
+	Seqs []int64
+	// Complete reports whether Seqs are all such mentions of the thread.
+	Complete bool
+}
+
+// CountAbove returns how many of the mentions lie above the read seq read, and whether that
+// is the count of all of the thread's: it is when the seqs are complete or reach down to read
+// (every mention above read is then among them).
+func (m MentionSeqs) CountAbove(read int64) (n int, exact bool) {
+	for _, s := range m.Seqs {
+		if s <= read {
+			return n, true
+		}
+		n++
+	}
+	return n, m.Complete
 }
 
 // Unreads is one reader's read positions and unread counts, which the sync module keeps and
@@ -86,8 +133,9 @@ func NewThreadList(deps ThreadListDeps) (*ThreadList, error) {
 // PageSize is chat.threads_page_size, the default and the cap of a page.
 func (l *ThreadList) PageSize() int { return l.deps.Config.PageSize }
 
-// InChannel implements chat.ThreadList. The channel is loaded and thread.read on it authorized
-// before anything else is read; then the page, and the reader's counts of exactly its threads:
+// InChannel implements chat.ThreadList. The channel is loaded with the page and the reader's
+// newest mentions in its threads (one round trip) and thread.read on it authorized before
+// anything else is read or returned; then the reader's counts of exactly the page's threads:
 // the unread counts from the Unreads port (the snapshot's read states and rule) and the
 // mention counts by the snapshot's rule, given the same read positions.
 func (l *ThreadList) InChannel(ctx context.Context, channelID uuid.UUID, after chat.ThreadPosition, limit int) (chat.ThreadPage, error) {
@@ -103,19 +151,24 @@ func (l *ThreadList) inChannel(ctx context.Context, channelID uuid.UUID, after c
 	if err != nil {
 		return chat.ThreadPage{}, err
 	}
-	ch, err := l.deps.Store.Channel(ctx, channelID)
-	if err != nil {
-		return chat.ThreadPage{}, err
-	}
-	if err := l.deps.Authorizer.Authorize(ctx, kernel.ActionThreadRead, channelOf(ch.SpaceID, ch.ID)); err != nil {
-		return chat.ThreadPage{}, err
-	}
 	if limit < 1 || limit > l.deps.Config.PageSize {
 		limit = l.deps.Config.PageSize
 	}
-	items, err := l.deps.Store.ThreadsOfChannel(ctx, ch.ID, after, limit, l.deps.Config.ExcerptChars)
+	got, err := l.deps.Store.ChannelThreads(ctx, ChannelThreadsQuery{
+		ChannelID: channelID, Reader: who.PrincipalID, After: after, Limit: limit, ExcerptChars: l.deps.Config.ExcerptChars,
+	})
 	if err != nil {
 		return chat.ThreadPage{}, err
+	}
+	ch := got.Channel
+	// The page came with the channel, in the same round trip; nothing of it leaves this
+	// function, nor is anything else read, before thread.read on the channel is decided.
+	if err := l.deps.Authorizer.Authorize(ctx, kernel.ActionThreadRead, channelOf(ch.SpaceID, ch.ID)); err != nil {
+		return chat.ThreadPage{}, err
+	}
+	items := got.Items
+	if len(got.Mentions) != len(items) {
+		return chat.ThreadPage{}, fmt.Errorf("mentions of %d threads for %d threads", len(got.Mentions), len(items))
 	}
 	page := chat.ThreadPage{Items: items}
 	if len(items) == limit {
@@ -137,20 +190,33 @@ func (l *ThreadList) inChannel(ctx context.Context, channelID uuid.UUID, after c
 	if len(unread) != len(counters) {
 		return chat.ThreadPage{}, fmt.Errorf("unread counts: %d for %d threads", len(unread), len(counters))
 	}
-	readSeqs := make(map[uuid.UUID]int64, len(items))
-	threadIDs := make([]uuid.UUID, len(items))
-	for i, u := range unread {
-		threadIDs[i] = counters[i].ThreadID
-		if u.LastReadSeq > 0 {
-			readSeqs[counters[i].ThreadID] = u.LastReadSeq
+	// The mention counts by the snapshot's rule (above the floor, which the seqs already are,
+	// and above the read position) from the page's seqs; the few threads whose seqs stop above
+	// the reader's position are counted by the store.
+	var (
+		rest     []int
+		restIDs  []uuid.UUID
+		restRead = map[uuid.UUID]int64{}
+	)
+	for i := range page.Items {
+		page.Items[i].UnreadCount = unread[i].UnreadCount
+		n, exact := got.Mentions[i].CountAbove(unread[i].LastReadSeq)
+		page.Items[i].MentionCount = int64(n)
+		if !exact {
+			rest, restIDs = append(rest, i), append(restIDs, counters[i].ThreadID)
+			if unread[i].LastReadSeq > 0 {
+				restRead[counters[i].ThreadID] = unread[i].LastReadSeq
+			}
 		}
 	}
-	mentions, err := l.deps.Store.CountUnreadMentionsInThreads(ctx, who.PrincipalID, ch.ID, threadIDs, readSeqs)
+	if len(rest) == 0 {
+		return page, nil
+	}
+	mentions, err := l.deps.Store.CountUnreadMentionsInThreads(ctx, who.PrincipalID, ch.ID, restIDs, restRead)
 	if err != nil {
 		return chat.ThreadPage{}, fmt.Errorf("unread mentions: %w", err)
 	}
-	for i := range page.Items {
-		page.Items[i].UnreadCount = unread[i].UnreadCount
+	for _, i := range rest {
 		page.Items[i].MentionCount = int64(mentions[counters[i].ThreadID])
 	}
 	return page, nil

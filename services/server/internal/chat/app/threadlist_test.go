@@ -18,34 +18,46 @@ import (
 )
 
 // tlStore is a hand-written ThreadListStore: one channel, a fixed list of summaries (already
-// in activity order), mention counts per thread; it records the calls.
+// in activity order) with the reader's newest mention seqs per thread, and the counts its
+// CountUnreadMentionsInThreads gives; it records the calls.
 type tlStore struct {
 	channel  chat.Channel
 	items    []chat.ThreadSummary
+	seqs     map[uuid.UUID]app.MentionSeqs
 	mentions map[uuid.UUID]int
 	calls    []string
 	limit    int
+	counted  []uuid.UUID
 	reads    map[uuid.UUID]int64
 }
 
-func (s *tlStore) Channel(_ context.Context, id uuid.UUID) (chat.Channel, error) {
-	s.calls = append(s.calls, "Channel")
-	if id != s.channel.ID {
-		return chat.Channel{}, problem.ErrNotFound
+func (s *tlStore) ChannelThreads(_ context.Context, q app.ChannelThreadsQuery) (app.ChannelThreads, error) {
+	s.calls = append(s.calls, "ChannelThreads")
+	if q.ChannelID != s.channel.ID {
+		return app.ChannelThreads{}, problem.ErrNotFound
 	}
-	return s.channel, nil
+	s.limit = q.Limit
+	out := app.ChannelThreads{Channel: s.channel, Items: slices.Clone(s.items[:min(q.Limit, len(s.items))])}
+	for _, it := range out.Items {
+		m, ok := s.seqs[it.Thread.ID]
+		if !ok {
+			m.Complete = true
+		}
+		out.Mentions = append(out.Mentions, m)
+	}
+	return out, nil
 }
 
-func (s *tlStore) ThreadsOfChannel(_ context.Context, _ uuid.UUID, _ chat.ThreadPosition, limit, _ int) ([]chat.ThreadSummary, error) {
-	s.calls = append(s.calls, "ThreadsOfChannel")
-	s.limit = limit
-	return slices.Clone(s.items[:min(limit, len(s.items))]), nil
-}
-
-func (s *tlStore) CountUnreadMentionsInThreads(_ context.Context, _, _ uuid.UUID, _ []uuid.UUID, reads map[uuid.UUID]int64) (map[uuid.UUID]int, error) {
+func (s *tlStore) CountUnreadMentionsInThreads(_ context.Context, _, _ uuid.UUID, ids []uuid.UUID, reads map[uuid.UUID]int64) (map[uuid.UUID]int, error) {
 	s.calls = append(s.calls, "CountUnreadMentionsInThreads")
-	s.reads = reads
-	return s.mentions, nil
+	s.counted, s.reads = ids, reads
+	out := map[uuid.UUID]int{}
+	for _, id := range ids {
+		if n, ok := s.mentions[id]; ok {
+			out[id] = n
+		}
+	}
+	return out, nil
 }
 
 // tlUnreads reads positions from a map and counts like sync's rule.
@@ -105,12 +117,17 @@ func TestThreadListInChannel(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			// items[0]: seq 1, read to 1, a mention at 1 (read); items[1]: seq 2, unread, more
+			// mentions than the page carries (the store counts 2); items[2]: seq 3, read to 3.
 			store := &tlStore{
-				channel: chat.Channel{ID: channel, SpaceID: space, Kind: chat.ChannelStandard},
-				items:   items, mentions: map[uuid.UUID]int{items[1].Thread.ID: 2},
+				channel:  chat.Channel{ID: channel, SpaceID: space, Kind: chat.ChannelStandard},
+				items:    items,
+				seqs:     map[uuid.UUID]app.MentionSeqs{items[0].Thread.ID: {Seqs: []int64{1}, Complete: true}, items[1].Thread.ID: {Seqs: []int64{2}}},
+				mentions: map[uuid.UUID]int{items[1].Thread.ID: 2},
 			}
 			authz := &tlAuthorizer{deny: tc.deny}
-			l, err := app.NewThreadList(app.ThreadListDeps{Store: store, Authorizer: authz, Unreads: tlUnreads{items[0].Thread.ID: 1, items[2].Thread.ID: 3}, Config: cfg})
+			unreads := &tlUnreadsCalls{tlUnreads: tlUnreads{items[0].Thread.ID: 1, items[2].Thread.ID: 3}}
+			l, err := app.NewThreadList(app.ThreadListDeps{Store: store, Authorizer: authz, Unreads: unreads, Config: cfg})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,11 +137,11 @@ func TestThreadListInChannel(t *testing.T) {
 			}
 			page, err := l.InChannel(reader, id, chat.ThreadPosition{}, tc.limit)
 			if tc.wantErr != nil {
-				if !errors.Is(err, tc.wantErr) {
-					t.Fatalf("err %v, want %v", err, tc.wantErr)
+				if !errors.Is(err, tc.wantErr) || len(page.Items) != 0 {
+					t.Fatalf("err %v with %d items, want %v and none", err, len(page.Items), tc.wantErr)
 				}
-				if slices.Contains(store.calls, "ThreadsOfChannel") {
-					t.Fatalf("the page was read before a refusal: %v", store.calls)
+				if unreads.calls != 0 || slices.Contains(store.calls, "CountUnreadMentionsInThreads") {
+					t.Fatalf("counts were read before a refusal: %v, %d unread calls", store.calls, unreads.calls)
 				}
 				return
 			}
@@ -140,21 +157,52 @@ func TestThreadListInChannel(t *testing.T) {
 			if page.Next != page.Items[len(page.Items)-1].Position() {
 				t.Fatalf("next %+v, want the last item's position", page.Next)
 			}
-			// items[0]: seq 1 read to 1; items[1]: seq 2 unread, 2 mentions; items[2]: seq 3 read.
 			want := [][2]int64{{0, 0}, {2, 2}, {0, 0}}
 			for i, it := range page.Items {
 				if got := [2]int64{it.UnreadCount, it.MentionCount}; got != want[i] {
 					t.Fatalf("item %d counts %v, want %v", i, got, want[i])
 				}
 			}
-			wantReads := 1 // items[0]'s, and items[2]'s when the page reaches it
-			if tc.wantLimit >= 3 {
-				wantReads = 2
-			}
-			if store.reads[items[0].Thread.ID] != 1 || len(store.reads) != wantReads {
-				t.Fatalf("the mention count got read positions %v", store.reads)
+			// Only items[1]'s seqs stop above its read position: the store counts it alone.
+			if !slices.Equal(store.counted, []uuid.UUID{items[1].Thread.ID}) || len(store.reads) != 0 {
+				t.Fatalf("the store counted %v with read positions %v, want %s alone, unread", store.counted, store.reads, items[1].Thread.ID)
 			}
 		})
+	}
+}
+
+// tlUnreadsCalls counts the calls of tlUnreads.
+type tlUnreadsCalls struct {
+	tlUnreads
+	calls int
+}
+
+func (u *tlUnreadsCalls) Unread(ctx context.Context, principalID uuid.UUID, counters []chat.ThreadCounter) ([]app.ThreadUnread, error) {
+	u.calls++
+	return u.tlUnreads.Unread(ctx, principalID, counters)
+}
+
+func TestMentionSeqsCountAbove(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		m         app.MentionSeqs
+		read      int64
+		want      int
+		wantExact bool
+	}{
+		{name: "none", m: app.MentionSeqs{Complete: true}, read: 0, want: 0, wantExact: true},
+		{name: "complete, none read", m: app.MentionSeqs{Seqs: []int64{9, 5, 2}, Complete: true}, read: 0, want: 3, wantExact: true},
+		{name: "complete, some read", m: app.MentionSeqs{Seqs: []int64{9, 5, 2}, Complete: true}, read: 5, want: 1, wantExact: true},
+		{name: "complete, all read", m: app.MentionSeqs{Seqs: []int64{9, 5, 2}, Complete: true}, read: 9, want: 0, wantExact: true},
+		{name: "incomplete, read within", m: app.MentionSeqs{Seqs: []int64{9, 5, 2}}, read: 2, want: 2, wantExact: true},
+		{name: "incomplete, read below", m: app.MentionSeqs{Seqs: []int64{9, 5, 2}}, read: 1, want: 3, wantExact: false},
+		{name: "incomplete, none read", m: app.MentionSeqs{Seqs: []int64{9, 5, 2}}, read: 0, want: 3, wantExact: false},
+	} {
+		n, exact := tc.m.CountAbove(tc.read)
+		if n != tc.want || exact != tc.wantExact {
+			t.Errorf("%s: CountAbove(%d) = %d, %v; want %d, %v", tc.name, tc.read, n, exact, tc.want, tc.wantExact)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"bothy.example.com/server/internal/authz"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/authorize"
@@ -75,6 +76,11 @@ type ConsumerStore interface {
 	// Advance sets acked_seq to the greater of itself and seq under the row's lock (never
 	// back) and returns the row, updated_at moved to at only when acked_seq moved.
 	Advance(ctx context.Context, principalID uuid.UUID, name string, seq int64, at time.Time) (syncmod.Consumer, bool, error)
+	// AdvanceInEpoch sets acked_seq to seq when it is below seq and the consumer was created
+	// in epoch, under the row's lock, and returns the row; otherwise (missing, another epoch,
+	// not behind) it writes nothing and returns ok false. An ack's common case in one
+	// statement.
+	AdvanceInEpoch(ctx context.Context, principalID uuid.UUID, name string, seq int64, epoch uuid.UUID, at time.Time) (syncmod.Consumer, bool, error)
 }
 
 // ErrConsumerLimit is ConsumerStore.Create's answer for a principal at
@@ -230,25 +236,38 @@ func (c *Consumers) Delete(ctx context.Context, name string) error {
 }
 
 // Ack implements sync.Consumers. The head is read (through Check) before the row is moved:
-// the head only grows, so a seq at or below it stays valid however long the ack takes.
+// the head only grows, so a seq at or below it stays valid however long the ack takes. Check
+// also reads the permission_version, which events.catch_up is then decided at (nothing is
+// returned or written before the decision), so the common ack (in the consumer's epoch, ahead
+// of it, not above the head) costs two round trips, the check and one update; any other is
+// looked at row in hand.
 func (c *Consumers) Ack(ctx context.Context, name string, seq int64) (syncmod.Consumer, error) {
-	a, err := c.owner(ctx, name, true)
+	res, err := c.catchUp.Check(ctx, syncmod.CheckInput{})
+	if err != nil {
+		return syncmod.Consumer{}, err
+	}
+	a, err := c.owner(pinVersion(ctx, res), name, true)
 	if err != nil {
 		return syncmod.Consumer{}, err
 	}
 	if seq < 0 {
 		return syncmod.Consumer{}, problem.Validation(problem.FieldError{Field: "seq", Message: "must be at least 0"})
 	}
+	if seq <= res.HeadSeq {
+		out, ok, err := c.store.AdvanceInEpoch(ctx, a.PrincipalID, name, seq, res.SyncEpoch, c.clock.Now())
+		if err != nil {
+			return syncmod.Consumer{}, fmt.Errorf("sync: ack consumer: %w", err)
+		}
+		if ok {
+			return out, nil
+		}
+	}
 	cur, err := c.get(ctx, a.PrincipalID, name)
 	if err != nil {
 		return syncmod.Consumer{}, err
 	}
 	if seq <= cur.AckedSeq {
-		return cur, nil // behind the consumer: nothing to do, and no head to read
-	}
-	res, err := c.catchUp.Check(ctx, syncmod.CheckInput{})
-	if err != nil {
-		return syncmod.Consumer{}, err
+		return cur, nil // behind the consumer: nothing to do
 	}
 	if cur.SyncEpoch != res.SyncEpoch {
 		return syncmod.Consumer{}, problem.New(problem.ErrConflict,
@@ -258,6 +277,8 @@ func (c *Consumers) Ack(ctx context.Context, name string, seq int64) (syncmod.Co
 		return syncmod.Consumer{}, problem.New(problem.ErrConflict,
 			fmt.Sprintf("The ack is above the head of the log (head_seq %d).", res.HeadSeq))
 	}
+	// Ahead of the row read a moment ago, in its epoch, within the head: another ack moved it
+	// in between, or it was deleted. Advance never moves it back.
 	out, ok, err := c.store.Advance(ctx, a.PrincipalID, name, seq, c.clock.Now())
 	if err != nil {
 		return syncmod.Consumer{}, fmt.Errorf("sync: ack consumer: %w", err)
@@ -268,20 +289,48 @@ func (c *Consumers) Ack(ctx context.Context, name string, seq int64) (syncmod.Co
 	return out, nil
 }
 
+// pinVersion returns ctx with the permission_version Check read with the head, when it did:
+// the Scope at that version serves the authorization that follows (authz.WithPermissionVersion,
+// as catch-up's page uses it), so it does not read the counter again.
+func pinVersion(ctx context.Context, res syncmod.CheckResult) context.Context {
+	if !res.PermissionVersionRead {
+		return ctx
+	}
+	return authz.WithPermissionVersion(ctx, res.PermissionVersion)
+}
+
 // Events implements sync.Consumers: Check with the consumer's cursor and epoch, then one Page,
-// exactly as listEvents does for the same actor.
+// exactly as listEvents does for the same actor. The actor's own consumer row is read first
+// and events.catch_up decided at the permission_version Check read (nothing is returned
+// before the decision), so a page costs the round trips of listEvents': the row, the check and
+// the page.
 func (c *Consumers) Events(ctx context.Context, name string, limit int) (syncmod.CheckResult, syncmod.PageResult, error) {
-	a, err := c.owner(ctx, name, true)
+	who, ok := actor.From(ctx)
+	if !ok || domain.ValidConsumerName(name, c.cfg.NameMaxLength) != nil {
+		// The refusal, in owner's order (authorization first, then the name).
+		_, err := c.owner(ctx, name, true)
+		return syncmod.CheckResult{}, syncmod.PageResult{}, err
+	}
+	cur, found, err := c.store.Get(ctx, who.PrincipalID, name)
+	if err != nil {
+		return syncmod.CheckResult{}, syncmod.PageResult{}, fmt.Errorf("sync: consumer: %w", err)
+	}
+	in := syncmod.CheckInput{}
+	if found {
+		in = syncmod.CheckInput{After: cur.AckedSeq, Epoch: syncmod.EpochOf(cur.SyncEpoch)}
+	}
+	res, err := c.catchUp.Check(ctx, in)
 	if err != nil {
 		return syncmod.CheckResult{}, syncmod.PageResult{}, err
 	}
-	cur, err := c.get(ctx, a.PrincipalID, name)
-	if err != nil {
+	if _, err := c.owner(pinVersion(ctx, res), name, false); err != nil {
 		return syncmod.CheckResult{}, syncmod.PageResult{}, err
 	}
-	res, err := c.catchUp.Check(ctx, syncmod.CheckInput{After: cur.AckedSeq, Epoch: syncmod.EpochOf(cur.SyncEpoch)})
-	if err != nil || res.Reason != "" {
-		return res, syncmod.PageResult{}, err
+	if !found {
+		return syncmod.CheckResult{}, syncmod.PageResult{}, errNoConsumer
+	}
+	if res.Reason != "" {
+		return res, syncmod.PageResult{}, nil
 	}
 	page, err := c.catchUp.Page(ctx, syncmod.PageInput{
 		After: cur.AckedSeq, Head: res.HeadSeq, Limit: limit,

@@ -21,7 +21,9 @@ import (
 
 // consumerStore is a map-backed app.ConsumerStore.
 type consumerStore struct {
-	rows map[string]syncmod.Consumer // by principal and name
+	rows    map[string]syncmod.Consumer // by principal and name
+	inEpoch int                         // calls of AdvanceInEpoch
+	gets    int                         // calls of Get
 }
 
 func key(p uuid.UUID, name string) string { return p.String() + "/" + name }
@@ -44,6 +46,7 @@ func (s *consumerStore) Create(_ context.Context, c syncmod.Consumer, maxPer int
 }
 
 func (s *consumerStore) Get(_ context.Context, p uuid.UUID, name string) (syncmod.Consumer, bool, error) {
+	s.gets++
 	c, ok := s.rows[key(p, name)]
 	return c, ok, nil
 }
@@ -73,6 +76,17 @@ func (s *consumerStore) Advance(_ context.Context, p uuid.UUID, name string, seq
 		c.AckedSeq, c.UpdatedAt = seq, at
 		s.rows[key(p, name)] = c
 	}
+	return c, true, nil
+}
+
+func (s *consumerStore) AdvanceInEpoch(_ context.Context, p uuid.UUID, name string, seq int64, epoch uuid.UUID, at time.Time) (syncmod.Consumer, bool, error) {
+	s.inEpoch++
+	c, ok := s.rows[key(p, name)]
+	if !ok || c.SyncEpoch != epoch || c.AckedSeq >= seq {
+		return syncmod.Consumer{}, false, nil
+	}
+	c.AckedSeq, c.UpdatedAt = seq, at
+	s.rows[key(p, name)] = c
 	return c, true, nil
 }
 
@@ -161,21 +175,24 @@ func TestConsumersAuthorize(t *testing.T) {
 func TestConsumersAck(t *testing.T) {
 	t.Parallel()
 	epoch := uuid.New()
+	// Every ack reads the head (and the permission_version) first; the common one (ahead,
+	// in the epoch, within the head) is then one conditional update, any other reads the row.
 	tests := []struct {
-		name       string
-		start      int64
-		rowEpoch   uuid.UUID
-		seq        int64
-		want       int64
-		err        error
-		headChecks int // Check calls of the ack itself
+		name     string
+		start    int64
+		rowEpoch uuid.UUID
+		seq      int64
+		want     int64
+		err      error
+		gets     int // Get calls of the ack (0: the update alone)
 	}{
-		{"forward", 3, epoch, 7, 7, nil, 1},
-		{"to the head", 3, epoch, 10, 10, nil, 1},
-		{"same: no head read", 3, epoch, 3, 3, nil, 0},
-		{"back: no head read", 5, epoch, 2, 5, nil, 0},
+		{"forward", 3, epoch, 7, 7, nil, 0},
+		{"to the head", 3, epoch, 10, 10, nil, 0},
+		{"same", 3, epoch, 3, 3, nil, 1},
+		{"back", 5, epoch, 2, 5, nil, 1},
 		{"above the head", 3, epoch, 11, 3, problem.ErrConflict, 1},
 		{"an earlier epoch", 3, uuid.New(), 4, 3, problem.ErrConflict, 1},
+		{"an earlier epoch, behind", 5, uuid.New(), 4, 5, nil, 1},
 		{"negative", 3, epoch, -1, 3, problem.ErrValidation, 0},
 	}
 	for _, tt := range tests {
@@ -194,10 +211,18 @@ func TestConsumersAck(t *testing.T) {
 			if row := store.rows[key(agent.PrincipalID, "main")]; row.AckedSeq != tt.want {
 				t.Fatalf("stored acked_seq %d, want %d", row.AckedSeq, tt.want)
 			}
-			if cu.checks != tt.headChecks {
-				t.Fatalf("%d head reads, want %d", cu.checks, tt.headChecks)
+			if cu.checks != 1 || store.gets != tt.gets {
+				t.Fatalf("%d head reads and %d row reads, want 1 and %d", cu.checks, store.gets, tt.gets)
 			}
 		})
+	}
+	// A consumer that does not exist is not found, ahead of the head or not.
+	c, _, _ := newConsumers(t, 10, epoch)
+	agent := actor.With(context.Background(), actor.Actor{PrincipalID: uuid.New(), Kind: actor.KindAgent})
+	for _, seq := range []int64{4, 11} {
+		if _, err := c.Ack(agent, "gone", seq); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("Ack(gone, %d) = %v, want not found", seq, err)
+		}
 	}
 }
 

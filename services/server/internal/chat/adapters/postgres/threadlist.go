@@ -32,34 +32,65 @@ var firstPosition = pgtype.Timestamptz{InfinityModifier: pgtype.Infinity, Valid:
 // maxID sorts after every id of the position 'infinity' (there is none).
 var maxID = uuid.UUID{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 
-// ThreadsOfChannel implements app.ThreadListStore with one query over the index
-// threads_channel_activity (queries/threads_of_channel_page.sql).
-func (s *Store) ThreadsOfChannel(ctx context.Context, channelID uuid.UUID, after chat.ThreadPosition, limit, excerptChars int) ([]chat.ThreadSummary, error) {
+// PageMentionSeqs is how many of a thread's newest mention seqs of the reader the page's
+// statement carries per thread. Sizing only: the counts are exact at any value (a thread whose
+// seqs stop above the reader's read position is counted by CountUnreadMentionsInThreads); it
+// bounds what one page reads for a reader mentioned very often, no input.
+const PageMentionSeqs = 32
+
+// ChannelThreads implements app.ThreadListStore: the channel (queries/channel_get.sql) and the
+// page with the reader's newest mention seqs (queries/threads_of_channel_page.sql, over the
+// index threads_channel_activity and one probe of mentions_principal per thread) in one batch,
+// one round trip.
+func (s *Store) ChannelThreads(ctx context.Context, q app.ChannelThreadsQuery) (app.ChannelThreads, error) {
 	at, id := firstPosition, maxID
-	if !after.IsZero() {
-		at, id = pgtype.Timestamptz{Time: after.LastMessageAt, Valid: true}, after.ID
+	if !q.After.IsZero() {
+		at, id = pgtype.Timestamptz{Time: q.After.LastMessageAt, Valid: true}, q.After.ID
 	}
-	rows, err := s.runner.DB(ctx).Query(ctx, threadsOfChannelPage, channelID, at, id, limit, min(excerptChars, math.MaxInt32))
+	var b pgx.Batch
+	b.Queue(channelGet, q.ChannelID)
+	b.Queue(threadsOfChannelPage, q.ChannelID, at, id, q.Limit, min(q.ExcerptChars, math.MaxInt32), q.Reader, PageMentionSeqs)
+	res := s.runner.DB(ctx).SendBatch(ctx, &b)
+	out, err := readChannelThreads(res, q.Limit)
+	if cerr := res.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("threads of channel: %w", cerr)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("threads of channel: %w", err)
+		return app.ChannelThreads{}, err
+	}
+	return out, nil
+}
+
+// readChannelThreads reads the results of ChannelThreads' batch.
+func readChannelThreads(res pgx.BatchResults, limit int) (app.ChannelThreads, error) {
+	ch, err := scanChannel(res.QueryRow())
+	if err != nil {
+		return app.ChannelThreads{}, notFound(err, "channel")
+	}
+	rows, err := res.Query()
+	if err != nil {
+		return app.ChannelThreads{}, fmt.Errorf("threads of channel: %w", err)
 	}
 	var (
 		it     chat.ThreadSummary
 		space  pgtype.UUID
-		out    = make([]chat.ThreadSummary, 0, limit)
 		lastAt time.Time
+		seqs   []int64
+		out    = app.ChannelThreads{Channel: ch, Items: make([]chat.ThreadSummary, 0, limit), Mentions: make([]app.MentionSeqs, 0, limit)}
 	)
 	th := &it.Thread
 	_, err = pgx.ForEachRow(rows, []any{&th.ID, &th.ChannelID, &space, &th.Title, &th.CreatedBy, &th.CreatedAt, &th.Version,
-		&th.LastMessageSeq, &th.UnreadFloorSeq, &lastAt, &it.FirstMessageExcerpt, &it.FirstMessageRedacted}, func() error {
+		&th.LastMessageSeq, &th.UnreadFloorSeq, &lastAt, &it.FirstMessageExcerpt, &it.FirstMessageRedacted, &seqs}, func() error {
 		th.SpaceID = fromUUID(space)
 		th.CreatedAt = th.CreatedAt.UTC()
 		it.LastMessageAt = lastAt.UTC()
-		out = append(out, it)
+		out.Items = append(out.Items, it)
+		out.Mentions = append(out.Mentions, app.MentionSeqs{Seqs: seqs, Complete: len(seqs) < PageMentionSeqs})
+		seqs = nil
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("threads of channel: %w", err)
+		return app.ChannelThreads{}, fmt.Errorf("threads of channel: %w", err)
 	}
 	return out, nil
 }

@@ -30,6 +30,10 @@ var (
 	consumerDelete string
 	//go:embed queries/consumer_advance.sql
 	consumerAdvance string
+	//go:embed queries/consumer_advance_in_epoch.sql
+	consumerAdvanceInEpoch string
+	//go:embed queries/commit_without_flush.sql
+	commitWithoutFlush string
 )
 
 // ConsumerStore implements app.ConsumerStore on sync.consumers. Create runs in a transaction
@@ -135,6 +139,57 @@ func (s *ConsumerStore) Advance(ctx context.Context, principalID uuid.UUID, name
 		return syncmod.Consumer{}, false, fmt.Errorf("sync: advance consumer: %w", err)
 	}
 	return c, true, nil
+}
+
+// AdvanceInEpoch implements app.ConsumerStore. Outside a transaction the update commits
+// without waiting for the WAL flush (queries/commit_without_flush.sql, in the same batch and
+// round trip): an ack is bookkeeping of at least once delivery, and a crash that forgets the
+// newest acks only delivers their events again, while a flush per ack cost an agent reading
+// its consumer more than its pages did. Inside a transaction it is a plain update: the
+// caller's commit decides.
+func (s *ConsumerStore) AdvanceInEpoch(ctx context.Context, principalID uuid.UUID, name string, seq int64, epoch uuid.UUID, at time.Time) (syncmod.Consumer, bool, error) {
+	db := s.runner.DB(ctx)
+	var c syncmod.Consumer
+	var err error
+	if inTransaction(ctx) {
+		c, err = scanConsumer(db.QueryRow(ctx, consumerAdvanceInEpoch, principalID, name, seq, at, epoch))
+	} else {
+		c, err = advanceWithoutFlush(ctx, db, principalID, name, seq, epoch, at)
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return syncmod.Consumer{}, false, nil
+	}
+	if err != nil {
+		return syncmod.Consumer{}, false, fmt.Errorf("sync: advance consumer in epoch: %w", err)
+	}
+	return c, true, nil
+}
+
+// advanceWithoutFlush sends commit_without_flush.sql and consumer_advance_in_epoch.sql in one
+// batch: one implicit transaction, committed at the batch's end without a WAL flush.
+func advanceWithoutFlush(ctx context.Context, db tx.DB, principalID uuid.UUID, name string, seq int64, epoch uuid.UUID, at time.Time) (c syncmod.Consumer, err error) {
+	var b pgx.Batch
+	b.Queue(commitWithoutFlush)
+	b.Queue(consumerAdvanceInEpoch, principalID, name, seq, at, epoch)
+	res := db.SendBatch(ctx, &b)
+	defer func() {
+		if cerr := res.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	if _, err := res.Exec(); err != nil {
+		return syncmod.Consumer{}, err
+	}
+	return scanConsumer(res.QueryRow())
+}
+
+// txProbe keys the value inTransaction stores in a transaction.
+type txProbe struct{}
+
+// inTransaction reports whether ctx carries an open transaction (tx.Value fails outside one).
+func inTransaction(ctx context.Context) bool {
+	_, err := tx.Value(ctx, txProbe{}, func() any { return struct{}{} })
+	return err == nil
 }
 
 // scanConsumer reads one row of the consumer queries, in their column order.

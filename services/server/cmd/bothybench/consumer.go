@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	_ "embed" // the consumer case's SQL
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"bothy.example.com/server/internal/wire"
+)
+
+//go:embed queries/seed_consumer_rewind.sql
+var seedConsumerRewind string
+
+// consumerRounds is how many times the consumer catch-up and the REST catch-up each run, in
+// turn.
+const consumerRounds = 2
+
+// consumerName is the agent's durable consumer in the consumer case.
+const consumerName = "bench"
+
+// consumerResult is the consumer case: an agent's durable consumer read from seq 0 to the head
+// (GET /api/v1/consumers/{name}/events, each page acknowledged with its next_cursor) beside the
+// same agent's REST catch-up of the same log (GET /api/v1/events from 0).
+type consumerResult struct {
+	Spaces                  int     `json:"spaces"`
+	Events                  int64   `json:"events"`
+	Pages                   int     `json:"pages"`
+	Acks                    int     `json:"acks"`
+	Rounds                  int     `json:"rounds"`
+	EventsPerSecond         float64 `json:"events_per_second"`
+	BaselineEventsPerSecond float64 `json:"rest_events_per_second"`
+	Ratio                   float64 `json:"ratio"`
+}
+
+// consumerAgent is the agent that reads the world through its consumer.
+type consumerAgent struct {
+	id     uuid.UUID
+	token  string
+	spaces int
+}
+
+// newConsumerAgent creates, over HTTP as Alex, an agent with a viewer grant on every space of
+// the world (so it may read every generated event) and its consumer, and issues its token.
+func newConsumerAgent(ctx context.Context, app *wire.App, w *syncWorld) (consumerAgent, error) {
+	c := newPostClient()
+	defer c.CloseIdleConnections()
+	id, err := w.create(ctx, c, "/api/v1/agents", map[string]string{
+		"display_name": "Reader", "handle": "reader", "description": "Reads every event through its durable consumer.",
+	})
+	if err != nil {
+		return consumerAgent{}, fmt.Errorf("consumer: create the agent: %w", err)
+	}
+	for _, space := range w.spaces {
+		if _, err := w.create(ctx, c, "/api/v1/grants", map[string]string{
+			"principal_id": id.String(), "resource_kind": "space", "resource_id": space.String(), "role": "viewer",
+		}); err != nil {
+			return consumerAgent{}, fmt.Errorf("consumer: grant the agent a space: %w", err)
+		}
+	}
+	tok, err := app.IssueToken(ctx, id.String())
+	if err != nil {
+		return consumerAgent{}, fmt.Errorf("consumer: the agent's token: %w", err)
+	}
+	a := consumerAgent{id: id, token: tok.Token.Reveal(), spaces: len(w.spaces)}
+	if _, err := call(ctx, c, http.MethodPut, w.base+"/api/v1/consumers/"+consumerName, a.token, nil, http.StatusCreated); err != nil {
+		return consumerAgent{}, fmt.Errorf("consumer: create the consumer: %w", err)
+	}
+	return a, nil
+}
+
+// consumerCase measures the agent's consumer catch-up from seq 0 to the head, as an agent
+// reads it (a page, then an ack of its next_cursor, then the next page, on one keep-alive
+// connection), beside the same agent's REST catch-up from 0 (GET /api/v1/events?after=, the
+// page's next_cursor as the next cursor) on another, in consumerRounds rounds of REST then
+// consumer. The consumer is rewound to 0 in SQL before each of its rounds (not timed). Both
+// must deliver the same number of events.
+func consumerCase(ctx context.Context, app *wire.App, w *syncWorld, bare *pgxpool.Pool, progress func(string, ...any)) (consumerResult, error) {
+	res := consumerResult{Rounds: consumerRounds}
+	a, err := newConsumerAgent(ctx, app, w)
+	if err != nil {
+		return res, err
+	}
+	res.Spaces = a.spaces
+	c := newPostClient()
+	defer c.CloseIdleConnections()
+	var (
+		buf                        bytes.Buffer
+		consumerTime, restTime     time.Duration
+		consumerEvents, restEvents int64
+	)
+	for round := range consumerRounds {
+		progress("consumer: round %d of %d (the agent's REST catch-up, then its consumer, from seq 0)", round+1, consumerRounds)
+		start := time.Now()
+		events, err := restCatchUp(ctx, c, w.base, a.token, &buf)
+		if err != nil {
+			return res, err
+		}
+		restTime += time.Since(start)
+		restEvents += events
+
+		if _, err := bare.Exec(ctx, seedConsumerRewind, a.id, consumerName); err != nil {
+			return res, fmt.Errorf("consumer: rewind: %w", err)
+		}
+		start = time.Now()
+		got, pages, acks, err := consumerCatchUp(ctx, c, w.base, a.token, &buf)
+		if err != nil {
+			return res, err
+		}
+		consumerTime += time.Since(start)
+		consumerEvents += got
+		if got != events {
+			return res, fmt.Errorf("consumer: %d events through the consumer, %d through REST catch-up", got, events)
+		}
+		if events == 0 {
+			return res, fmt.Errorf("consumer: the agent sees no event")
+		}
+		res.Events, res.Pages, res.Acks = got, pages, acks
+	}
+	res.EventsPerSecond = round1(float64(consumerEvents) / consumerTime.Seconds())
+	res.BaselineEventsPerSecond = round1(float64(restEvents) / restTime.Seconds())
+	res.Ratio = round2(res.EventsPerSecond / res.BaselineEventsPerSecond)
+	return res, nil
+}
+
+// restCatchUp pages GET /api/v1/events from 0 to the head as token and returns the events
+// read.
+func restCatchUp(ctx context.Context, c *http.Client, base, token string, buf *bytes.Buffer) (int64, error) {
+	var events int64
+	var after int64
+	for {
+		if err := getRaw(ctx, c, pageURL(base, after), token, buf); err != nil {
+			return 0, fmt.Errorf("consumer: REST catch-up after %d: %w", after, err)
+		}
+		next, head, err := pageTail(buf.Bytes())
+		if err != nil {
+			return 0, fmt.Errorf("consumer: REST catch-up after %d: %w", after, err)
+		}
+		events += countEnvelopes(buf.Bytes())
+		if next <= after && next != head {
+			return 0, fmt.Errorf("consumer: REST catch-up: next_cursor %d does not move on from %d", next, after)
+		}
+		after = next
+		if after == head {
+			return events, nil
+		}
+	}
+}
+
+// consumerCatchUp reads the consumer's pages to the head as token, acknowledging each page's
+// next_cursor before reading the next, and returns the events, pages and acks.
+func consumerCatchUp(ctx context.Context, c *http.Client, base, token string, buf *bytes.Buffer) (events int64, pages, acks int, err error) {
+	url := base + "/api/v1/consumers/" + consumerName + "/events"
+	ack := base + "/api/v1/consumers/" + consumerName + "/ack"
+	var acked int64
+	for {
+		if err := getRaw(ctx, c, url, token, buf); err != nil {
+			return 0, 0, 0, fmt.Errorf("consumer: page after %d: %w", acked, err)
+		}
+		next, head, err := pageTail(buf.Bytes())
+		if err != nil {
+			return 0, 0, 0, fmt.Errorf("consumer: page after %d: %w", acked, err)
+		}
+		pages++
+		events += countEnvelopes(buf.Bytes())
+		if next <= acked && next != head {
+			return 0, 0, 0, fmt.Errorf("consumer: next_cursor %d does not move on from %d", next, acked)
+		}
+		if next > acked {
+			if _, err := post(ctx, c, ack, token, []byte(`{"seq":`+strconv.FormatInt(next, 10)+`}`), http.StatusOK); err != nil {
+				return 0, 0, 0, fmt.Errorf("consumer: ack %d: %w", next, err)
+			}
+			acks++
+			acked = next
+		}
+		if acked == head {
+			return events, pages, acks, nil
+		}
+	}
+}
+
+// markdown renders the consumer section of docs/benchmarks.md through w.
+func (r consumerResult) markdown(w func(format string, args ...any), events int64) {
+	w("\n## Consumer catch-up\n\n")
+	w("The sync world's log (%d generated events), read by an agent with a viewer grant on each of\n", events)
+	w("its %d spaces, %d events behind: its durable consumer rewound to seq 0. Figure: the agent\n", r.Spaces, r.Events)
+	w("reads `GET /api/v1/consumers/{name}/events` page by page (the default page size) and\n")
+	w("acknowledges each page's `next_cursor` (`POST /api/v1/consumers/{name}/ack`) before the\n")
+	w("next, as an agent would, to the head (%d pages, %d acks). Baseline: the same agent's REST\n", r.Pages, r.Acks)
+	w("catch-up of the same log, `GET /api/v1/events?after=` from 0 with each page's `next_cursor`,\n")
+	w("both on a keep-alive connection with `Accept-Encoding: identity`, the body read to its end.\n")
+	w("%d rounds of REST then consumer; higher is better; the ratio is figure / baseline.\n\n", r.Rounds)
+	w("| events | pages | acks | consumer events/s | REST events/s | ratio |\n")
+	w("| ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	w("| %d | %d | %d | %.0f | %.0f | %.2f |\n", r.Events, r.Pages, r.Acks, r.EventsPerSecond, r.BaselineEventsPerSecond, r.Ratio)
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"bothy.example.com/server/internal/pgtest"
+)
+
+// TestConsumerSmoke runs the consumer case alone on a pgtest database in a small sync world:
+// not a measurement, a check that the agent's consumer reads the whole log from seq 0 with an
+// ack per page, delivers what its REST catch-up delivers (the case fails otherwise), and that
+// the report has its section and target.
+func TestConsumerSmoke(t *testing.T) {
+	t.Parallel()
+	o := options{
+		duration:     200 * time.Millisecond,
+		warmup:       20 * time.Millisecond,
+		syncEvents:   3000,
+		syncChannels: 20,
+		pageCursors:  10,
+		cases:        map[string]bool{caseConsumer: true},
+	}
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	var steps []string
+	rep, err := measure(t.Context(), o, pgtest.URL(t), pgtest.URL(t), logger, func(format string, _ ...any) { steps = append(steps, format) })
+	if err != nil {
+		t.Fatalf("measure: %v", err)
+	}
+	// Steps: the sync world's two, then the consumer's rounds.
+	if len(steps) != 2+consumerRounds {
+		t.Fatalf("%d steps, want %d: %q", len(steps), 2+consumerRounds, steps)
+	}
+	c := rep.Consumer
+	// Every generated event lies in a channel of a space the agent may read.
+	if c.Events < 3000 || c.Pages < 2 || c.Acks != c.Pages || c.Rounds != consumerRounds || c.Spaces == 0 {
+		t.Fatalf("the consumer case = %+v", c)
+	}
+	if c.EventsPerSecond <= 0 || c.BaselineEventsPerSecond <= 0 || c.Ratio <= 0 {
+		t.Fatalf("the consumer case without figures: %+v", c)
+	}
+	if len(rep.CatchUp.Pages) != 0 || rep.Snapshot.Requests != 0 || len(rep.Targets) != 1 {
+		t.Fatalf("the consumer case alone ran the sync cases or set other targets: %+v", rep.Targets)
+	}
+	md := rep.markdown()
+	for _, want := range []string{"## Consumer catch-up", "consumer events/s", "consumer catch-up of an agent"} {
+		if !strings.Contains(md, want) {
+			t.Fatalf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// TestConsumerTarget checks the consumer target at its limit (0.9 of the REST catch-up).
+func TestConsumerTarget(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		ratio float64
+		pass  bool
+	}{{0.9, true}, {1.2, true}, {0.89, false}} {
+		r := report{Consumer: consumerResult{Spaces: 100, Events: 1_000_000, Pages: 2000, Acks: 2000, Rounds: 2,
+			EventsPerSecond: 90_000, BaselineEventsPerSecond: 100_000, Ratio: tc.ratio}}
+		r.evaluate()
+		if len(r.Targets) != 1 || r.Targets[0].Pass != tc.pass || r.Targets[0].Limit != ">= 0.9" {
+			t.Fatalf("ratio %v: targets %+v, want one passing %v", tc.ratio, r.Targets, tc.pass)
+		}
+		if md := r.markdown(); !strings.Contains(md, "| 1000000 | 2000 | 2000 | 90000 | 100000 |") {
+			t.Fatalf("markdown lacks the consumer row:\n%s", md)
+		}
+	}
+}
