@@ -30,9 +30,9 @@ func TestConsumerSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatalf("measure: %v", err)
 	}
-	// Steps: the sync world's two, then the consumer's rounds.
-	if len(steps) != 2+consumerRounds {
-		t.Fatalf("%d steps, want %d: %q", len(steps), 2+consumerRounds, steps)
+	// Steps: the sync world's two, Sam grown to the snapshot's person, then the consumer's rounds.
+	if len(steps) != 3+consumerRounds {
+		t.Fatalf("%d steps, want %d: %q", len(steps), 3+consumerRounds, steps)
 	}
 	c := rep.Consumer
 	// Every generated event lies in a channel of a space the agent may read.
