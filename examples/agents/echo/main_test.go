@@ -41,9 +41,11 @@ func TestParse(t *testing.T) {
 			},
 		},
 		{
-			name:  "the environment sets durations",
-			env:   map[string]string{"BOTHY_AGENT_TOKEN": "t", "ECHO_HEARTBEAT_INTERVAL": "3s", "ECHO_MAX_BACKOFF": "9s"},
-			check: func(o options) bool { return o.cfg.HeartbeatInterval == 3*time.Second && o.cfg.MaxBackoff == 9*time.Second },
+			name: "the environment sets durations",
+			env:  map[string]string{"BOTHY_AGENT_TOKEN": "t", "ECHO_HEARTBEAT_INTERVAL": "3s", "ECHO_MAX_BACKOFF": "9s"},
+			check: func(o options) bool {
+				return o.cfg.HeartbeatInterval == 3*time.Second && o.cfg.MaxBackoff == 9*time.Second
+			},
 		},
 		{
 			name:  "the token file",
