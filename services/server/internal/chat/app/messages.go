@@ -76,14 +76,8 @@ func (v messages) Post(ctx context.Context, in chat.MessageInput) (chat.Message,
 		if err := s.appender.Append(ctx, messageCreated(who.PrincipalID, m)); err != nil {
 			return err
 		}
-		if s.invoke != nil {
-			err := s.invoke.Invoke(ctx, InvokingPost{
-				MessageID: m.ID, ThreadID: m.ThreadID, ChannelID: m.ChannelID, SpaceID: m.SpaceID,
-				MentionIDs: m.MentionIDs, ParticipantIDs: participants,
-			})
-			if err != nil {
-				return err
-			}
+		if err := s.invokeAgents(ctx, m, participants); err != nil {
+			return err
 		}
 		return s.markOwnRead(ctx, who, m)
 	})
@@ -91,6 +85,19 @@ func (v messages) Post(ctx context.Context, in chat.MessageInput) (chat.Message,
 		return chat.Message{}, fmt.Errorf("chat: post message: %w", err)
 	}
 	return m, nil
+}
+
+// invokeAgents hands a message just stored, and the participants of its direct message (none
+// in a standard channel), to the invocations port in the post's transaction; nothing without
+// the port.
+func (s *Service) invokeAgents(ctx context.Context, m chat.Message, participants []uuid.UUID) error {
+	if s.invoke == nil {
+		return nil
+	}
+	return s.invoke.Invoke(ctx, InvokingPost{ //nolint:wrapcheck // the caller names the use case
+		MessageID: m.ID, ThreadID: m.ThreadID, ChannelID: m.ChannelID, SpaceID: m.SpaceID,
+		MentionIDs: m.MentionIDs, ParticipantIDs: participants,
+	})
 }
 
 // List implements chat.Messages: the thread is loaded and thread.read on it authorized;
