@@ -17,8 +17,9 @@ import (
 // text validated and its mentions resolved; then, in one transaction, the thread's next seq
 // is taken under its row lock (Store.AdvanceThread; an archived channel is refused with
 // domain.ErrChannelArchived and the advance rolled back), the message and its mentions are
-// stored and message.created appended, and the author's read state moved to the message
-// (OwnReads). chat.ErrDuplicateKey for a taken external key.
+// stored and message.created appended, the agents it invokes get their invocations (and a
+// reply with an invocation token answers its invocation first: Invocations), and the author's
+// read state moved to the message (OwnReads). chat.ErrDuplicateKey for a taken external key.
 func (v messages) Post(ctx context.Context, in chat.MessageInput) (chat.Message, error) {
 	s := v.s
 	th, err := s.store.Thread(ctx, in.ThreadID)
@@ -39,6 +40,19 @@ func (v messages) Post(ctx context.Context, in chat.MessageInput) (chat.Message,
 	if err != nil {
 		return chat.Message{}, fmt.Errorf("chat: post message: %w", err)
 	}
+	if in.InvocationToken != "" && s.invoke == nil {
+		return chat.Message{}, fmt.Errorf("chat: post message: %w",
+			problem.Validation(problem.FieldError{Field: "invocation_token", Message: "invocations are off"}))
+	}
+	var participants []uuid.UUID
+	if th.SpaceID == uuid.Nil && s.invoke != nil {
+		// A direct message invokes the agents taking part in it.
+		ch, err := s.store.Channel(ctx, th.ChannelID)
+		if err != nil {
+			return chat.Message{}, fmt.Errorf("chat: post message: %w", err)
+		}
+		participants = ch.ParticipantIDs
+	}
 	var m chat.Message
 	err = s.tx.RunInTx(ctx, func(ctx context.Context) error {
 		p, err := s.store.AdvanceThread(ctx, th.ID)
@@ -50,10 +64,19 @@ func (v messages) Post(ctx context.Context, in chat.MessageInput) (chat.Message,
 		}
 		// The time is taken after the lock, so created_at follows the seq order.
 		m = domain.NewMessage(ids.New(), p.Thread, who.PrincipalID, in, mentioned, s.clock.Now())
+		if in.InvocationToken != "" {
+			m.InvocationID, err = s.invoke.Answer(ctx, InvocationAnswer{Token: in.InvocationToken, MessageID: m.ID, ThreadID: m.ThreadID})
+			if err != nil {
+				return err
+			}
+		}
 		if err := s.store.InsertMessage(ctx, m); err != nil {
 			return err
 		}
 		if err := s.appender.Append(ctx, messageCreated(who.PrincipalID, m)); err != nil {
+			return err
+		}
+		if err := s.invokeAgents(ctx, m, participants); err != nil {
 			return err
 		}
 		return s.markOwnRead(ctx, who, m)
@@ -62,6 +85,19 @@ func (v messages) Post(ctx context.Context, in chat.MessageInput) (chat.Message,
 		return chat.Message{}, fmt.Errorf("chat: post message: %w", err)
 	}
 	return m, nil
+}
+
+// invokeAgents hands a message just stored, and the participants of its direct message (none
+// in a standard channel), to the invocations port in the post's transaction; nothing without
+// the port.
+func (s *Service) invokeAgents(ctx context.Context, m chat.Message, participants []uuid.UUID) error {
+	if s.invoke == nil {
+		return nil
+	}
+	return s.invoke.Invoke(ctx, InvokingPost{ //nolint:wrapcheck // the caller names the use case
+		MessageID: m.ID, ThreadID: m.ThreadID, ChannelID: m.ChannelID, SpaceID: m.SpaceID,
+		MentionIDs: m.MentionIDs, ParticipantIDs: participants,
+	})
 }
 
 // List implements chat.Messages: the thread is loaded and thread.read on it authorized;
