@@ -153,8 +153,8 @@ type accessHandlers struct {
 	// invocations serves ackInvocation and getInvocation.
 	invocations *agentshttp.InvocationsServer
 	instance    *instancehttp.Server
-	chat     *chathttp.Server
-	personal *synchttp.Server
+	chat        *chathttp.Server
+	personal    *synchttp.Server
 }
 
 // newAccess builds the modules over the event log's instance store and
@@ -271,13 +271,13 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		return access{}, fmt.Errorf("own reads: %w", err)
 	}
 	chatService, err := chatapp.New(chatapp.Deps{
-		Store:      chatStore,
-		Tx:         runner,
-		Appender:   log.appender,
-		Redactor:   log.appender,
-		Authorizer: authorizer,
-		Grants:     grants,
-		Principals: ids,
+		Store:       chatStore,
+		Tx:          runner,
+		Appender:    log.appender,
+		Redactor:    log.appender,
+		Authorizer:  authorizer,
+		Grants:      grants,
+		Principals:  ids,
 		OwnReads:    ownReads{reads: marker},
 		Readers:     grantStore,
 		Invocations: chatInvocations{invocations: invocations},

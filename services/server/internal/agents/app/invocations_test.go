@@ -195,9 +195,11 @@ func TestInvoke(t *testing.T) {
 		reasons map[string]string // agent name: reason
 	}{
 		{
-			name:    "a person mentions an agent twice and a person",
-			by:      func(w *invocationsWorld) uuid.UUID { return w.alex },
-			posted:  func(w *invocationsWorld) app.Posted { return app.Posted{MentionIDs: []uuid.UUID{w.helper, w.sam, w.helper}} },
+			name: "a person mentions an agent twice and a person",
+			by:   func(w *invocationsWorld) uuid.UUID { return w.alex },
+			posted: func(w *invocationsWorld) app.Posted {
+				return app.Posted{MentionIDs: []uuid.UUID{w.helper, w.sam, w.helper}}
+			},
 			reasons: map[string]string{"helper": agents.ReasonMention},
 		},
 		{
