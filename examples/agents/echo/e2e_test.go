@@ -317,8 +317,9 @@ func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 
 // TestEchoAgentStartsAgainstBothy starts the agent against a real bothy with the demo world:
 // it creates its durable consumer, its heartbeats make it online in Sam's snapshot, it
-// connects to the gateway resumed from its consumer, and it stops cleanly on SIGTERM; a
-// restart finds the consumer where it was.
+// connects to the gateway resumed from its consumer (an event reaches it and is acknowledged;
+// a mention is answered live), and it stops cleanly on SIGTERM; a restart finds the consumer
+// where it was.
 func TestEchoAgentStartsAgainstBothy(t *testing.T) {
 	t.Parallel()
 	w := serve(t)
@@ -355,6 +356,29 @@ func TestEchoAgentStartsAgainstBothy(t *testing.T) {
 	waitFor(t, "the consumer acknowledges the message", func() (bool, string) {
 		s, _ := w.call(t, w.echoToken, http.MethodGet, "/api/v1/consumers/echo", nil, &consumer)
 		return s == http.StatusOK && consumer.AckedSeq >= seq, fmt.Sprintf("%d %+v, want acked_seq >= %d", s, consumer, seq)
+	})
+	if strings.Contains(agent.log(), "gateway session ended") {
+		t.Fatalf("the agent fell back to the REST page. Log:\n%s", agent.log())
+	}
+	// A mention while the agent is connected: the invocation arrives live on the gateway and
+	// is answered once.
+	tickets2 := w.threads["demo:support-tickets-2"]
+	w.postAndFind(t, "sam", tickets2, "@echo live")
+	waitFor(t, "the live answer", func() (bool, string) {
+		var list struct {
+			Items []struct {
+				AuthorID  string `json:"author_id"`
+				ContentMD string `json:"content_md"`
+			} `json:"items"`
+		}
+		s, _ := w.call(t, w.tokens["sam"], http.MethodGet, "/api/v1/threads/"+tickets2+"/messages", nil, &list)
+		var got []string
+		for _, m := range list.Items {
+			if m.AuthorID == w.ids["echo"] {
+				got = append(got, m.ContentMD)
+			}
+		}
+		return len(got) == 1 && got[0] == "Echo: live", fmt.Sprintf("%d %q; log:\n%s", s, got, agent.log())
 	})
 	if strings.Contains(agent.log(), "gateway session ended") {
 		t.Fatalf("the agent fell back to the REST page. Log:\n%s", agent.log())
