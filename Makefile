@@ -34,8 +34,11 @@ NPM_LOCKS := $(NPM_DIR)/package-lock.json $(CONFORMANCE_DIR)/package-lock.json c
 export REDOCLY_TELEMETRY := off
 export REDOCLY_SUPPRESS_UPDATE_NOTICE := true
 
-# Every Go module of go.work (the tools module is separate and always built with GOWORK=off).
-GO_PACKAGES := ./services/server/... ./architecture/...
+# Every Go module of go.work (the tools module is separate and always built with GOWORK=off),
+# the example agent (examples/agents/echo, a module of its own) included.
+GO_PACKAGES := ./services/server/... ./architecture/... ./examples/agents/echo/...
+# The directories fmt-check looks for Go files in: those of GO_PACKAGES.
+GO_DIRS := services architecture examples
 
 # Version stamped into the binary: `git describe` when there is a commit to describe, through
 # -X on VERSION_VAR; and VCS stamping (commit, dirty flag, read by `bothy version` from the build
@@ -99,9 +102,36 @@ bootstrap: build ## Create the first owner: make bootstrap NAME=Alex HANDLE=alex
 	fi
 	$(BOTHY) admin bootstrap --name "$(OWNER_NAME)" --handle "$(OWNER_HANDLE)" --email "$(OWNER_EMAIL)"
 
+# The example agent make demo starts (examples/agents/echo), with its token, pid and log under
+# .bothy/ (make run's data directory), against make run's address.
+ECHO_AGENT := $(BIN_DIR)/echo-agent
+DEMO_DIR := .bothy
+ECHO_TOKEN := $(DEMO_DIR)/echo.token
+ECHO_PID := $(DEMO_DIR)/echo.pid
+ECHO_LOG := $(DEMO_DIR)/echo.log
+ECHO_URL := http://$(or $(BOTHY_HTTP_ADDR),127.0.0.1:8080)
+
 .PHONY: demo
-demo: build ## Build or complete the demo world (Alex, Sam, Robin, an agent; Support and Marketing; threads, mentions, read states, drafts) on make run's database; prints fresh tokens. Safe to rerun.
-	$(BOTHY) admin demo
+demo: build echo-build ## Build or complete the demo world (Alex, Sam, Robin, the agents Helper and Echo; Support and Marketing; threads, mentions, read states, drafts) on make run's database, print fresh tokens, and start the echo agent in the background (make demo-stop). Safe to rerun.
+	@mkdir -p $(DEMO_DIR)
+	$(BOTHY) admin demo --echo-token-file $(ECHO_TOKEN)
+	@$(MAKE) demo-stop
+	@nohup $(ECHO_AGENT) --url $(ECHO_URL) --token-file $(ECHO_TOKEN) >> $(ECHO_LOG) 2>&1 < /dev/null & echo $$! > $(ECHO_PID)
+	@echo "make demo: the echo agent runs in the background (pid $$(cat $(ECHO_PID)), log $(ECHO_LOG)) against $(ECHO_URL); post \"@echo hello\" as Sam with the curl above; make demo-stop stops it"
+
+.PHONY: demo-stop
+demo-stop: ## Stop the echo agent make demo started (its pid in .bothy/echo.pid).
+	@if [[ -f $(ECHO_PID) ]]; then \
+	  pid=$$(cat $(ECHO_PID)); \
+	  if kill -0 "$$pid" 2>/dev/null && tr '\0' ' ' < /proc/$$pid/cmdline 2>/dev/null | grep -q 'echo-agent'; then \
+	    kill "$$pid" && echo "demo-stop: stopped the echo agent (pid $$pid)"; \
+	  fi; \
+	  rm -f $(ECHO_PID); \
+	fi
+
+.PHONY: echo-build
+echo-build: ## Build bin/echo-agent, the example agent of examples/agents/echo (its own module, bothy's public API only).
+	$(GO) build -o $(ECHO_AGENT) ./examples/agents/echo
 
 .PHONY: ingest-git
 ingest-git: build ## Write a repository's pull requests, issues and commits into a channel: make ingest-git REPO=. CHANNEL=<id> [PRS_JSON=f] [ISSUES_JSON=f] [MAX_ITEMS=n]; prints the JSON report. Safe to rerun.
@@ -210,7 +240,7 @@ fmt: $(GOLANGCI_LINT) ## Format Go code in place (gofmt and goimports with the b
 
 .PHONY: fmt-check
 fmt-check: $(GOLANGCI_LINT) ## Fail when a Go file is not gofmt/goimports clean (prints the diff).
-	@unformatted=$$(find services architecture -name '*.go' -not -path '*/testdata/*' -print0 | xargs -0 -r "$$($(GO) env GOROOT)/bin/gofmt" -l); \
+	@unformatted=$$(find $(GO_DIRS) -name '*.go' -not -path '*/testdata/*' -print0 | xargs -0 -r "$$($(GO) env GOROOT)/bin/gofmt" -l); \
 	if [[ -n $$unformatted ]]; then echo "fmt-check: not gofmt-clean (run make fmt):"; echo "$$unformatted"; exit 1; fi
 	@$(GOLANGCI_LINT) fmt --config $(CURDIR)/.golangci.yml --diff $(GO_PACKAGES) || { echo "fmt-check: goimports/gofmt differences above (run make fmt)"; exit 1; }
 	@echo "fmt-check: clean"

@@ -48,6 +48,10 @@ export function summary(ev: Event): string {
       return `run ${ev.payload.state}: ${ev.payload.progress}`;
     case "run.updated":
       return `run ${ev.payload.state}: ${ev.payload.progress}`;
+    case "invocation.requested":
+      return `invocation ${ev.payload.id} attempt ${ev.payload.attempt}${ev.redelivered === true ? " (redelivered)" : ""}`;
+    case "invocation.failed":
+      return `invocation ${ev.payload.id} failed after ${ev.payload.attempt}`;
     case "principal.deactivated":
       return `deactivated at ${ev.payload.deactivated_at}`;
     case "principal.reactivated":

@@ -241,6 +241,46 @@ export async function run(t: Target, r: Record): Promise<Event[]> {
     body: { state: "succeeded" },
   }));
 
+  r.step = "an invocation";
+  const before = expect(r, "listEvents", 200, await echoClient.GET("/api/v1/events", { params: { query: { after: 0, limit: 1 } } }));
+  const asking = expect(r, "postMessage", 201, await samClient.POST("/api/v1/threads/{thread_id}/messages", {
+    params: { path: { thread_id: thread.id }, header: idem() },
+    body: { content_md: "@echo what is the refund window?" },
+  }));
+  // The invocation reaches Echo with its delivery-only token (spec 03, ADR 0031).
+  type Delivered = { type: string; payload: { id?: string; message_id?: string }; invocation_token?: string };
+  let invocation: Delivered | undefined;
+  for (let after = before.head_seq, pages = 0; invocation === undefined && pages < 100; pages++) {
+    const batch = expect(r, "listEvents", 200, await echoClient.GET("/api/v1/events", { params: { query: { after } } }));
+    invocation = (batch.events as Delivered[]).find((e) => e.type === "invocation.requested" && e.payload.message_id === asking.id);
+    if (batch.next_cursor >= batch.head_seq) {
+      break;
+    }
+    after = batch.next_cursor;
+  }
+  if (invocation?.payload.id === undefined || invocation.invocation_token === undefined) {
+    throw new Error("Echo's catch-up lacks the invocation.requested of Sam's mention, or its invocation_token");
+  }
+  const invocationID = invocation.payload.id;
+  expect(r, "ackInvocation", 404, await echoClient.POST("/api/v1/invocations/{invocation_id}/ack", {
+    params: { path: { invocation_id: invocationID } },
+    body: { invocation_token: "not-the-token" },
+  }));
+  expect(r, "ackInvocation", 200, await echoClient.POST("/api/v1/invocations/{invocation_id}/ack", {
+    params: { path: { invocation_id: invocationID } },
+    body: { invocation_token: invocation.invocation_token },
+  }));
+  expect(r, "postMessage", 201, await echoClient.POST("/api/v1/threads/{thread_id}/messages", {
+    params: { path: { thread_id: thread.id }, header: idem() },
+    body: { content_md: "30 days.", invocation_token: invocation.invocation_token },
+  }));
+  expect(r, "getInvocation", 200, await samClient.GET("/api/v1/invocations/{invocation_id}", {
+    params: { path: { invocation_id: invocationID } },
+  }));
+  expect(r, "getInvocation", 404, await samClient.GET("/api/v1/invocations/{invocation_id}", {
+    params: { path: { invocation_id: randomUUID() } },
+  }));
+
   expect(r, "createDirectMessage", 201, await samClient.POST("/api/v1/dms", {
     params: { header: idem() },
     body: { participant_ids: [me.id] },

@@ -477,6 +477,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/invocations/{invocation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an invocation
+         * @description An invocation (ADR 0031), for its agent and for the person who
+         *     invoked it, while they may read its thread (`thread.read`); anyone
+         *     else gets 404 like for a missing one.
+         */
+        get: operations["getInvocation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/invocations/{invocation_id}/ack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Acknowledge an invocation
+         * @description The invoked agent acknowledges an invocation with the
+         *     `invocation_token` its delivery carried, so it is not delivered
+         *     again (ADR 0031). A `pending` invocation becomes `acknowledged`; any
+         *     other state is answered unchanged, so the call is idempotent. A token
+         *     that is not the invocation's answers 404 like a missing invocation
+         *     (an invocation id alone tells nothing); whoever cannot read the
+         *     thread any more gets 404; a reader who is not the invoked agent 403.
+         *     Creating a run with `invocation_id`, or replying with the token,
+         *     acknowledges too.
+         */
+        post: operations["ackInvocation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/grants": {
         parameters: {
             query?: never;
@@ -2385,6 +2435,13 @@ export interface components {
              *     none and for a deleted message.
              */
             reactions: components["schemas"]["ReactionCount"][];
+            /**
+             * Format: uuid
+             * @description The invocation this message answers (posted with its
+             *     `invocation_token`); present in `postMessage`'s answer and in
+             *     `message.created`, absent otherwise.
+             */
+            invocation_id?: string;
         };
         /** @description One reaction of a message, counted. */
         ReactionCount: {
@@ -2450,6 +2507,16 @@ export interface components {
         PostMessageRequest: {
             /** @description Markdown, 1 byte to `chat.max_message_bytes`. */
             content_md: string;
+            /**
+             * @description An agent's reply to an invocation (ADR 0031): the
+             *     `invocation_token` its `invocation.requested` carried. The message
+             *     is linked to the invocation (`invocation_id`) and the invocation
+             *     becomes `answered`. 400 naming `invocation_token` for a token that
+             *     is not one of the author's invocations in this thread; 409
+             *     `conflict` when the invocation is answered already (repeat a reply
+             *     with the same `Idempotency-Key` to get the first answer back).
+             */
+            invocation_token?: string;
         };
         /**
          * @description The new content of a message.
@@ -2653,6 +2720,20 @@ export interface components {
             /** @description The request that caused the event. */
             correlation_id?: string;
             trace_context?: components["schemas"]["TraceContext"];
+            /**
+             * @description Delivery-only (spec 03, ADR 0031): present only on an
+             *     `invocation.requested` delivered to its agent, never in the stored
+             *     event or anyone else's delivery. The opaque token the agent
+             *     acknowledges (`ackInvocation`) or answers (`postMessage` with
+             *     `invocation_token`) the invocation with; the same on every
+             *     delivery of one invocation.
+             */
+            invocation_token?: string;
+            /**
+             * @description Delivery-only, present exactly with `invocation_token`: true when
+             *     the invocation is delivered again (its `attempt` is above 1).
+             */
+            redelivered?: boolean;
         };
         /**
          * @description The W3C trace context of an agent's request; sent only to agent
@@ -2668,7 +2749,7 @@ export interface components {
          *     type. Switch on `type`, then on `redacted`: a redacted event keeps only
          *     the id fields of its payload. Generated from the event type register.
          */
-        Event: components["schemas"]["SpaceCreatedEvent"] | components["schemas"]["SpaceUpdatedEvent"] | components["schemas"]["SpaceArchivedEvent"] | components["schemas"]["ChannelCreatedEvent"] | components["schemas"]["ChannelUpdatedEvent"] | components["schemas"]["ChannelArchivedEvent"] | components["schemas"]["ThreadCreatedEvent"] | components["schemas"]["ThreadUpdatedEvent"] | components["schemas"]["MessageCreatedEvent"] | components["schemas"]["MessageEditedEvent"] | components["schemas"]["MessageDeletedEvent"] | components["schemas"]["ReactionAddedEvent"] | components["schemas"]["ReactionRemovedEvent"] | components["schemas"]["AgentCreatedEvent"] | components["schemas"]["AgentUpdatedEvent"] | components["schemas"]["AgentPresenceChangedEvent"] | components["schemas"]["RunCreatedEvent"] | components["schemas"]["RunUpdatedEvent"] | components["schemas"]["PrincipalDeactivatedEvent"] | components["schemas"]["PrincipalReactivatedEvent"] | components["schemas"]["GrantCreatedEvent"] | components["schemas"]["GrantRevokedEvent"] | components["schemas"]["PermissionsChangedEvent"] | components["schemas"]["TokenRevokedEvent"] | components["schemas"]["ReadStateUpdatedEvent"] | components["schemas"]["DraftSavedEvent"] | components["schemas"]["DraftDeletedEvent"] | components["schemas"]["SettingUpdatedEvent"] | components["schemas"]["SidebarUpdatedEvent"] | components["schemas"]["FlagsUpdatedEvent"];
+        Event: components["schemas"]["SpaceCreatedEvent"] | components["schemas"]["SpaceUpdatedEvent"] | components["schemas"]["SpaceArchivedEvent"] | components["schemas"]["ChannelCreatedEvent"] | components["schemas"]["ChannelUpdatedEvent"] | components["schemas"]["ChannelArchivedEvent"] | components["schemas"]["ThreadCreatedEvent"] | components["schemas"]["ThreadUpdatedEvent"] | components["schemas"]["MessageCreatedEvent"] | components["schemas"]["MessageEditedEvent"] | components["schemas"]["MessageDeletedEvent"] | components["schemas"]["ReactionAddedEvent"] | components["schemas"]["ReactionRemovedEvent"] | components["schemas"]["AgentCreatedEvent"] | components["schemas"]["AgentUpdatedEvent"] | components["schemas"]["AgentPresenceChangedEvent"] | components["schemas"]["RunCreatedEvent"] | components["schemas"]["RunUpdatedEvent"] | components["schemas"]["InvocationRequestedEvent"] | components["schemas"]["InvocationFailedEvent"] | components["schemas"]["PrincipalDeactivatedEvent"] | components["schemas"]["PrincipalReactivatedEvent"] | components["schemas"]["GrantCreatedEvent"] | components["schemas"]["GrantRevokedEvent"] | components["schemas"]["PermissionsChangedEvent"] | components["schemas"]["TokenRevokedEvent"] | components["schemas"]["ReadStateUpdatedEvent"] | components["schemas"]["DraftSavedEvent"] | components["schemas"]["DraftDeletedEvent"] | components["schemas"]["SettingUpdatedEvent"] | components["schemas"]["SidebarUpdatedEvent"] | components["schemas"]["FlagsUpdatedEvent"];
         /** @description A `space.created` event, whole or redacted. Every principal allowed `space.read` on the space it changes receives it. */
         SpaceCreatedEvent: components["schemas"]["EventEnvelope"] & {
             /** @enum {string} */
@@ -3048,6 +3129,8 @@ export interface components {
             mention_ids?: string[];
             /** Format: date-time */
             created_at: string;
+            /** Format: uuid */
+            invocation_id?: string;
         };
         /** @description The payload of a redacted `message.created`: its id fields. */
         MessageCreatedRedactedPayload: {
@@ -3059,6 +3142,8 @@ export interface components {
             channel_id: string;
             /** Format: uuid */
             author_id: string;
+            /** Format: uuid */
+            invocation_id?: string;
         };
         /** @description A `message.edited` event, whole or redacted. Every principal allowed `thread.read` on the message it changes receives it. */
         MessageEditedEvent: components["schemas"]["EventEnvelope"] & {
@@ -3518,6 +3603,128 @@ export interface components {
             invocation_id?: string;
             /** Format: uuid */
             cancelled_by?: string;
+        };
+        /** @description A `invocation.requested` event, whole or redacted. Addressed: only its audience receives it, and only while allowed `thread.read` on the thread it changes. */
+        InvocationRequestedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "invocation.requested";
+        } & ({
+            payload: components["schemas"]["InvocationRequestedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["InvocationRequestedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "invocation.requested";
+        };
+        /** @description The payload of `invocation.requested`. */
+        InvocationRequestedPayload: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            agent_id: string;
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            invoked_by: string;
+            reason: string;
+            /** Format: int64 */
+            attempt: number;
+            state: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description The payload of a redacted `invocation.requested`: its id fields. */
+        InvocationRequestedRedactedPayload: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            agent_id: string;
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            invoked_by: string;
+        };
+        /** @description A `invocation.failed` event, whole or redacted. Addressed: only its audience receives it, and only while allowed `thread.read` on the thread it changes. */
+        InvocationFailedEvent: components["schemas"]["EventEnvelope"] & {
+            /** @enum {string} */
+            type: "invocation.failed";
+        } & ({
+            payload: components["schemas"]["InvocationFailedPayload"];
+            /**
+             * @description Absent from a whole event (never sent as false).
+             * @enum {boolean}
+             */
+            redacted?: false;
+        } | {
+            payload: components["schemas"]["InvocationFailedRedactedPayload"];
+            /**
+             * @description The event was redacted; its payload keeps only its ids.
+             * @enum {boolean}
+             */
+            redacted: true;
+        }) & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "invocation.failed";
+        };
+        /** @description The payload of `invocation.failed`. */
+        InvocationFailedPayload: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            agent_id: string;
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            invoked_by: string;
+            reason: string;
+            /** Format: int64 */
+            attempt: number;
+            state: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description The payload of a redacted `invocation.failed`: its id fields. */
+        InvocationFailedRedactedPayload: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            agent_id: string;
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            invoked_by: string;
         };
         /** @description A `principal.deactivated` event, whole or redacted. Every principal allowed `principal.read` on the principal it changes receives it. */
         PrincipalDeactivatedEvent: components["schemas"]["EventEnvelope"] & {
@@ -4180,6 +4387,65 @@ export interface components {
             cancelled_by?: string;
         };
         /**
+         * @description A person's request to an agent (ADR 0031): a message that @mentions
+         *     the agent or is written in a direct message with it. Delivered to the
+         *     agent as `invocation.requested` until acknowledged, at most
+         *     `agents.invocation_max_deliveries` times.
+         * @example {
+         *       "id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e95",
+         *       "agent_id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e7a",
+         *       "message_id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eb0",
+         *       "thread_id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e81",
+         *       "channel_id": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e80",
+         *       "invoked_by": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77",
+         *       "reason": "mention",
+         *       "attempt": 1,
+         *       "state": "pending",
+         *       "created_at": "2026-12-01T09:30:15Z"
+         *     }
+         */
+        Invocation: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The invoked agent.
+             */
+            agent_id: string;
+            /**
+             * Format: uuid
+             * @description The person's message that invoked it.
+             */
+            message_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /**
+             * Format: uuid
+             * @description The person who posted the message.
+             */
+            invoked_by: string;
+            /** @enum {string} */
+            reason: "mention" | "direct_message";
+            /** @description How many times it was delivered (1 for the first delivery). */
+            attempt: number;
+            /** @enum {string} */
+            state: "pending" | "acknowledged" | "answered" | "failed";
+            /** Format: date-time */
+            created_at: string;
+        };
+        /**
+         * @description The token of the invocation's delivery.
+         * @example {
+         *       "invocation_token": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e95.q1w2e3r4t5y6u7i8o9p0a1s2d3f4g5h6j7k8l9z0x1c"
+         *     }
+         */
+        AckInvocationRequest: {
+            /** @description The `invocation_token` of an `invocation.requested` delivery. */
+            invocation_token: string;
+        };
+        /**
          * @description A new run of the calling agent.
          * @example {
          *       "requested_by": "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77",
@@ -4195,7 +4461,9 @@ export interface components {
             requested_by: string;
             /**
              * Format: uuid
-             * @description The invocation the run answers, when there is one.
+             * @description The invocation the run answers, when there is one: it must be an
+             *     invocation of the calling agent in this thread (else 400 naming
+             *     `invocation_id`), and creating the run acknowledges it (ADR 0031).
              */
             invocation_id?: string;
             /**
@@ -4474,6 +4742,8 @@ export interface components {
     parameters: {
         /** @description The run. */
         RunId: string;
+        /** @description The invocation. */
+        InvocationId: string;
         /**
          * @description Makes a retried POST safe: a second request with the same key from the
          *     same actor within `http.idempotency_ttl` gets the stored response of the
@@ -5297,6 +5567,73 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getInvocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invocation. */
+                invocation_id: components["parameters"]["InvocationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invocation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invocation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    ackInvocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invocation. */
+                invocation_id: components["parameters"]["InvocationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AckInvocationRequest"];
+            };
+        };
+        responses: {
+            /** @description The invocation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invocation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["Internal"];
             503: components["responses"]["ServiceUnavailable"];

@@ -40,13 +40,15 @@ const adminUsage = `usage:
   bothy admin principal reactivate --principal ID [--config FILE]
       reactivate a principal: its tokens that are neither revoked nor expired
       work again; prints the principal.
-  bothy admin demo [--json] [--config FILE]
+  bothy admin demo [--json] [--echo-token-file FILE] [--config FILE]
       build the demo world, or complete it (make demo): Alex (the owner,
-      bootstrapped when the instance has none), Sam, Robin and the agent
-      Helper with their grants; the spaces Support and Marketing with their
-      channels; threads with @mentions; read states and drafts of Sam and
-      Robin. A rerun creates nothing. Prints each person's fresh token and a
-      curl command (with --json: one line of JSON).
+      bootstrapped when the instance has none), Sam, Robin and the agents
+      Helper and Echo with their grants; the spaces Support and Marketing
+      with their channels; threads with @mentions; read states and drafts of
+      Sam and Robin. A rerun creates nothing. Prints each person's fresh
+      token and curl commands (with --json: one line of JSON); with
+      --echo-token-file, writes Echo's token into FILE (mode 0600) for the
+      example agent examples/agents/echo.
   bothy admin flags list [--config FILE]
       print every feature flag with its overrides: {"flags": [...]}.
   bothy admin flags define --key KEY [--description TEXT] [--default true|false]

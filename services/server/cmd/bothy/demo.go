@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -13,11 +14,15 @@ import (
 )
 
 // adminDemo builds the demo world (wire.App.Demo) and prints its people with fresh tokens:
-// a table and curl commands for people, or with --json one line of JSON for scripts.
+// a table and curl commands for people, or with --json one line of JSON for scripts. With
+// --echo-token-file it also writes the Echo agent's fresh token into that file (mode 0600),
+// for make demo to start the example agent of examples/agents/echo with it.
 func adminDemo(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	var asJSON bool
+	var echoTokenFile string
 	configPath, err := flags("admin demo", args, environ, stderr, func(fs *flag.FlagSet) {
 		fs.BoolVar(&asJSON, "json", false, "print one line of JSON instead of the table")
+		fs.StringVar(&echoTokenFile, "echo-token-file", "", "write the Echo agent's fresh token into this file (mode 0600), for examples/agents/echo")
 	})
 	if err != nil {
 		return err
@@ -31,6 +36,11 @@ func adminDemo(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 			"principals", w.Created.Principals, "spaces", w.Created.Spaces, "channels", w.Created.Channels,
 			"grants", w.Created.Grants, "threads", w.Created.Threads, "messages", w.Created.Messages,
 			"read_states", w.Created.ReadStates, "drafts", w.Created.Drafts)
+		if echoTokenFile != "" {
+			if err := writeSecretFile(echoTokenFile, w.Person("echo").Token.Reveal()); err != nil {
+				return fail(ctx, logger, "demo", err)
+			}
+		}
 		if asJSON {
 			return writeJSON(stdout, demoJSON(w))
 		}
@@ -139,8 +149,27 @@ func printDemo(stdout io.Writer, w wire.DemoWorld) error {
 	b.WriteString("\nTry it while bothy serves (make run): Sam sees Support and Marketing, Robin sees Support only:\n\n")
 	fmt.Fprintf(&b, "  curl -H \"Authorization: Bearer %s\" %s/api/v1/spaces\n", sam.Token.Reveal(), w.BaseURL)
 	fmt.Fprintf(&b, "  curl -H \"Authorization: Bearer %s\" %s/api/v1/spaces\n\n", robin.Token.Reveal(), w.BaseURL)
+	if len(w.Threads) > 0 && w.Person("echo").Handle != "" {
+		th := w.Threads[0]
+		fmt.Fprintf(&b, "Ask the echo agent (make demo starts examples/agents/echo; make demo-stop stops it) in %s #%s, %q, as Sam:\n\n", th.Space, th.Channel, th.Title)
+		fmt.Fprintf(&b, "  curl -H \"Authorization: Bearer %s\" -H \"Content-Type: application/json\" -d '{\"content_md\":\"@echo hello\"}' %s/api/v1/threads/%s/messages\n", sam.Token.Reveal(), w.BaseURL, th.ID)
+		fmt.Fprintf(&b, "  curl -H \"Authorization: Bearer %s\" %s/api/v1/threads/%s/messages\n\n", sam.Token.Reveal(), w.BaseURL, th.ID)
+		b.WriteString("The reply \"Echo: hello\" follows yours, and Sam's events (GET /api/v1/events) carry its run, run.created then run.updated succeeded.\n\n")
+	}
 	if _, err := io.WriteString(stdout, b.String()); err != nil {
 		return fmt.Errorf("write output: %w", err)
+	}
+	return nil
+}
+
+// writeSecretFile writes a token into a file only its owner may read, replacing what was there.
+func writeSecretFile(path, secret string) error {
+	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write the token file: %w", err)
+	}
+	// WriteFile keeps the mode of a file that exists: tighten it.
+	if err := os.Chmod(path, 0o600); err != nil {
+		return fmt.Errorf("write the token file: %w", err)
 	}
 	return nil
 }

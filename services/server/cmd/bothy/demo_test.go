@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -93,13 +94,13 @@ func TestAdminDemoBesideMakeRun(t *testing.T) {
 	if strings.Count(strings.TrimSuffix(out, "\n"), "\n") != 0 || json.Unmarshal([]byte(out), &first) != nil {
 		t.Fatalf("bothy admin demo --json printed %q, want one line of JSON", out)
 	}
-	want := map[string]int{"principals": 3, "spaces": 2, "channels": 3, "grants": 4, "threads": 4, "messages": 10, "read_states": 1, "drafts": 2}
+	want := map[string]int{"principals": 4, "spaces": 2, "channels": 3, "grants": 5, "threads": 4, "messages": 10, "read_states": 1, "drafts": 2}
 	for k, n := range want {
 		if first.Created[k] != n {
 			t.Fatalf("the first demo run created %v, want %v (the owner of make run reused)", first.Created, want)
 		}
 	}
-	if len(first.People) != 4 || first.People[0].Handle != "alex" || first.People[3].Kind != "agent" || len(first.Spaces) != 2 || len(first.Threads) != 4 {
+	if len(first.People) != 5 || first.People[0].Handle != "alex" || first.People[3].Kind != "agent" || first.People[4].Handle != "echo" || first.People[4].Kind != "agent" || len(first.Spaces) != 2 || len(first.Threads) != 4 {
 		t.Fatalf("demo output %+v", first)
 	}
 	if first.BaseURL != "http://127.0.0.1:0" {
@@ -107,12 +108,24 @@ func TestAdminDemoBesideMakeRun(t *testing.T) {
 	}
 	logs := stderr
 
-	out, stderr, code = runOut(t, env, "admin", "demo")
+	echoFile := filepath.Join(tempDir(t), "echo.token")
+	out, stderr, code = runOut(t, env, "admin", "demo", "--echo-token-file", echoFile)
 	if code != 0 {
 		t.Fatalf("second bothy admin demo exited %d; stderr: %s", code, stderr)
 	}
 	logs += stderr
-	for _, s := range []string{"nothing was created", "Support (#tickets, #escalations), Marketing (#campaigns)", "@alex", "@sam", "@robin", "@helper", "member of Support #tickets"} {
+	// make demo starts the echo agent with the token this file holds.
+	echoToken, err := os.ReadFile(echoFile) //nolint:gosec // a file in the test's own temporary directory.
+	if err != nil {
+		t.Fatalf("the echo token file: %v", err)
+	}
+	if fi, err := os.Stat(echoFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the echo token file's mode: %v (%v), want 0600", fi.Mode(), err)
+	}
+	if status := getMe(t, base, strings.TrimSpace(string(echoToken))); status != http.StatusOK || !strings.Contains(out, strings.TrimSpace(string(echoToken))) {
+		t.Fatalf("GET /api/v1/me with the echo token file's token = %d (printed in the table: %v), want 200 and the token of this run", status, strings.Contains(out, strings.TrimSpace(string(echoToken))))
+	}
+	for _, s := range []string{"nothing was created", "Support (#tickets, #escalations), Marketing (#campaigns)", "@alex", "@sam", "@robin", "@helper", "@echo", "member of Support #tickets", "@echo hello"} {
 		if !strings.Contains(out, s) {
 			t.Fatalf("the second run's output lacks %q:\n%s", s, out)
 		}

@@ -126,6 +126,9 @@ func render(types []domain.EventType) string {
 
 // receivers says who receives events of t (spec 02).
 func receivers(t domain.EventType) string {
+	if t.Personal && t.AudienceAction != "" {
+		return fmt.Sprintf("Addressed: only its audience receives it, and only while allowed `%s` on the %s.", t.AudienceAction, resourceNoun(t.Resource))
+	}
 	if t.Personal {
 		return "Personal: only its audience receives it."
 	}

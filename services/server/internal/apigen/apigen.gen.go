@@ -330,6 +330,48 @@ func (e HealthStatus) Valid() bool {
 	}
 }
 
+// Defines values for InvocationReason.
+const (
+	InvocationReasonDirectMessage InvocationReason = "direct_message"
+	InvocationReasonMention       InvocationReason = "mention"
+)
+
+// Valid indicates whether the value is a known member of the InvocationReason enum.
+func (e InvocationReason) Valid() bool {
+	switch e {
+	case InvocationReasonDirectMessage:
+		return true
+	case InvocationReasonMention:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InvocationState.
+const (
+	InvocationStateAcknowledged InvocationState = "acknowledged"
+	InvocationStateAnswered     InvocationState = "answered"
+	InvocationStateFailed       InvocationState = "failed"
+	InvocationStatePending      InvocationState = "pending"
+)
+
+// Valid indicates whether the value is a known member of the InvocationState enum.
+func (e InvocationState) Valid() bool {
+	switch e {
+	case InvocationStateAcknowledged:
+		return true
+	case InvocationStateAnswered:
+		return true
+	case InvocationStateFailed:
+		return true
+	case InvocationStatePending:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Level.
 const (
 	LevelAdmin  Level = "admin"
@@ -493,6 +535,14 @@ func (e SystemActorKind) Valid() bool {
 type AckEventsRequest struct {
 	// Seq The seq up to which the consumer has processed the log (a page's `next_cursor`).
 	Seq int64 `json:"seq"`
+}
+
+// AckInvocationRequest The token of the invocation's delivery.
+//
+// Example: {"invocation_token":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e95.q1w2e3r4t5y6u7i8o9p0a1s2d3f4g5h6j7k8l9z0x1c"}
+type AckInvocationRequest struct {
+	// InvocationToken The `invocation_token` of an `invocation.requested` delivery.
+	InvocationToken string `json:"invocation_token"`
 }
 
 // Agent An agent, a principal of kind `agent` with its profile.
@@ -883,7 +933,9 @@ type CreatePersonRequest struct {
 //
 // Example: {"progress":"Reading the thread","requested_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","state":"running"}
 type CreateRunRequest struct {
-	// InvocationId The invocation the run answers, when there is one.
+	// InvocationId The invocation the run answers, when there is one: it must be an
+	// invocation of the calling agent in this thread (else 400 naming
+	// `invocation_id`), and creating the run acknowledges it (ADR 0031).
 	InvocationId *openapi_types.UUID `json:"invocation_id,omitempty"`
 
 	// Progress Progress text, at most `agents.run_progress_max_length` characters.
@@ -1096,7 +1148,19 @@ type EventEnvelope struct {
 	// CorrelationId The request that caused the event.
 	CorrelationId *string            `json:"correlation_id,omitempty"`
 	Id            openapi_types.UUID `json:"id"`
-	OccurredAt    time.Time          `json:"occurred_at"`
+
+	// InvocationToken Delivery-only (spec 03, ADR 0031): present only on an
+	// `invocation.requested` delivered to its agent, never in the stored
+	// event or anyone else's delivery. The opaque token the agent
+	// acknowledges (`ackInvocation`) or answers (`postMessage` with
+	// `invocation_token`) the invocation with; the same on every
+	// delivery of one invocation.
+	InvocationToken *string   `json:"invocation_token,omitempty"`
+	OccurredAt      time.Time `json:"occurred_at"`
+
+	// Redelivered Delivery-only, present exactly with `invocation_token`: true when
+	// the invocation is delivered again (its `attempt` is above 1).
+	Redelivered *bool `json:"redelivered,omitempty"`
 
 	// Resource What an event changed.
 	Resource EventResource `json:"resource"`
@@ -1361,6 +1425,92 @@ type InstanceInfo struct {
 	Version int64 `json:"version"`
 }
 
+// Invocation A person's request to an agent (ADR 0031): a message that @mentions
+// the agent or is written in a direct message with it. Delivered to the
+// agent as `invocation.requested` until acknowledged, at most
+// `agents.invocation_max_deliveries` times.
+//
+// Example: {"agent_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e7a","attempt":1,"channel_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e80","created_at":"2026-12-01T09:30:15Z","id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e95","invoked_by":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77","message_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eb0","reason":"mention","state":"pending","thread_id":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e81"}
+type Invocation struct {
+	// AgentId The invoked agent.
+	AgentId openapi_types.UUID `json:"agent_id"`
+
+	// Attempt How many times it was delivered (1 for the first delivery).
+	Attempt   int                `json:"attempt"`
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	CreatedAt time.Time          `json:"created_at"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// InvokedBy The person who posted the message.
+	InvokedBy openapi_types.UUID `json:"invoked_by"`
+
+	// MessageId The person's message that invoked it.
+	MessageId openapi_types.UUID `json:"message_id"`
+	Reason    InvocationReason   `json:"reason"`
+	State     InvocationState    `json:"state"`
+	ThreadId  openapi_types.UUID `json:"thread_id"`
+}
+
+// InvocationReason defines model for Invocation.Reason.
+type InvocationReason string
+
+// InvocationState defines model for Invocation.State.
+type InvocationState string
+
+// InvocationFailedEvent A `invocation.failed` event, whole or redacted. Addressed: only its audience receives it, and only while allowed `thread.read` on the thread it changes.
+type InvocationFailedEvent = json.RawMessage
+
+// InvocationFailedPayload The payload of `invocation.failed`.
+type InvocationFailedPayload struct {
+	AgentId   openapi_types.UUID `json:"agent_id"`
+	Attempt   int64              `json:"attempt"`
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	CreatedAt time.Time          `json:"created_at"`
+	Id        openapi_types.UUID `json:"id"`
+	InvokedBy openapi_types.UUID `json:"invoked_by"`
+	MessageId openapi_types.UUID `json:"message_id"`
+	Reason    string             `json:"reason"`
+	State     string             `json:"state"`
+	ThreadId  openapi_types.UUID `json:"thread_id"`
+}
+
+// InvocationFailedRedactedPayload The payload of a redacted `invocation.failed`: its id fields.
+type InvocationFailedRedactedPayload struct {
+	AgentId   openapi_types.UUID `json:"agent_id"`
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	Id        openapi_types.UUID `json:"id"`
+	InvokedBy openapi_types.UUID `json:"invoked_by"`
+	MessageId openapi_types.UUID `json:"message_id"`
+	ThreadId  openapi_types.UUID `json:"thread_id"`
+}
+
+// InvocationRequestedEvent A `invocation.requested` event, whole or redacted. Addressed: only its audience receives it, and only while allowed `thread.read` on the thread it changes.
+type InvocationRequestedEvent = json.RawMessage
+
+// InvocationRequestedPayload The payload of `invocation.requested`.
+type InvocationRequestedPayload struct {
+	AgentId   openapi_types.UUID `json:"agent_id"`
+	Attempt   int64              `json:"attempt"`
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	CreatedAt time.Time          `json:"created_at"`
+	Id        openapi_types.UUID `json:"id"`
+	InvokedBy openapi_types.UUID `json:"invoked_by"`
+	MessageId openapi_types.UUID `json:"message_id"`
+	Reason    string             `json:"reason"`
+	State     string             `json:"state"`
+	ThreadId  openapi_types.UUID `json:"thread_id"`
+}
+
+// InvocationRequestedRedactedPayload The payload of a redacted `invocation.requested`: its id fields.
+type InvocationRequestedRedactedPayload struct {
+	AgentId   openapi_types.UUID `json:"agent_id"`
+	ChannelId openapi_types.UUID `json:"channel_id"`
+	Id        openapi_types.UUID `json:"id"`
+	InvokedBy openapi_types.UUID `json:"invoked_by"`
+	MessageId openapi_types.UUID `json:"message_id"`
+	ThreadId  openapi_types.UUID `json:"thread_id"`
+}
+
 // Level The actor's effective role on a space or channel, inherited from the
 // instance and the space included.
 type Level string
@@ -1377,6 +1527,11 @@ type Message struct {
 	CreatedAt time.Time          `json:"created_at"`
 	EditedAt  *time.Time         `json:"edited_at,omitempty"`
 	Id        openapi_types.UUID `json:"id"`
+
+	// InvocationId The invocation this message answers (posted with its
+	// `invocation_token`); present in `postMessage`'s answer and in
+	// `message.created`, absent otherwise.
+	InvocationId *openapi_types.UUID `json:"invocation_id,omitempty"`
 
 	// MentionIds The principals the message mentions who may read its channel.
 	MentionIds []openapi_types.UUID `json:"mention_ids"`
@@ -1403,22 +1558,24 @@ type MessageCreatedEvent = json.RawMessage
 
 // MessageCreatedPayload The payload of `message.created`.
 type MessageCreatedPayload struct {
-	AuthorId   openapi_types.UUID    `json:"author_id"`
-	ChannelId  openapi_types.UUID    `json:"channel_id"`
-	ContentMd  string                `json:"content_md"`
-	CreatedAt  time.Time             `json:"created_at"`
-	MentionIds *[]openapi_types.UUID `json:"mention_ids,omitempty"`
-	MessageId  openapi_types.UUID    `json:"message_id"`
-	Seq        int64                 `json:"seq"`
-	ThreadId   openapi_types.UUID    `json:"thread_id"`
+	AuthorId     openapi_types.UUID    `json:"author_id"`
+	ChannelId    openapi_types.UUID    `json:"channel_id"`
+	ContentMd    string                `json:"content_md"`
+	CreatedAt    time.Time             `json:"created_at"`
+	InvocationId *openapi_types.UUID   `json:"invocation_id,omitempty"`
+	MentionIds   *[]openapi_types.UUID `json:"mention_ids,omitempty"`
+	MessageId    openapi_types.UUID    `json:"message_id"`
+	Seq          int64                 `json:"seq"`
+	ThreadId     openapi_types.UUID    `json:"thread_id"`
 }
 
 // MessageCreatedRedactedPayload The payload of a redacted `message.created`: its id fields.
 type MessageCreatedRedactedPayload struct {
-	AuthorId  openapi_types.UUID `json:"author_id"`
-	ChannelId openapi_types.UUID `json:"channel_id"`
-	MessageId openapi_types.UUID `json:"message_id"`
-	ThreadId  openapi_types.UUID `json:"thread_id"`
+	AuthorId     openapi_types.UUID  `json:"author_id"`
+	ChannelId    openapi_types.UUID  `json:"channel_id"`
+	InvocationId *openapi_types.UUID `json:"invocation_id,omitempty"`
+	MessageId    openapi_types.UUID  `json:"message_id"`
+	ThreadId     openapi_types.UUID  `json:"thread_id"`
 }
 
 // MessageDeletedEvent A `message.deleted` event, whole or redacted. Every principal allowed `thread.read` on the message it changes receives it.
@@ -1493,6 +1650,15 @@ type PermissionsChangedRedactedPayload struct {
 type PostMessageRequest struct {
 	// ContentMd Markdown, 1 byte to `chat.max_message_bytes`.
 	ContentMd string `json:"content_md"`
+
+	// InvocationToken An agent's reply to an invocation (ADR 0031): the
+	// `invocation_token` its `invocation.requested` carried. The message
+	// is linked to the invocation (`invocation_id`) and the invocation
+	// becomes `answered`. 400 naming `invocation_token` for a token that
+	// is not one of the author's invocations in this thread; 409
+	// `conflict` when the invocation is answered already (repeat a reply
+	// with the same `Idempotency-Key` to get the first answer back).
+	InvocationToken *string `json:"invocation_token,omitempty"`
 }
 
 // Principal A person, agent or app.
@@ -2388,6 +2554,9 @@ type IdempotencyKey = string
 // IfNoneMatch defines model for IfNoneMatch.
 type IfNoneMatch = string
 
+// InvocationId defines model for InvocationId.
+type InvocationId = openapi_types.UUID
+
 // RunId defines model for RunId.
 type RunId = openapi_types.UUID
 
@@ -2903,6 +3072,9 @@ type CreateDirectMessageJSONRequestBody = CreateDirectMessageRequest
 
 // CreateGrantJSONRequestBody defines body for CreateGrant for application/json ContentType.
 type CreateGrantJSONRequestBody = CreateGrantRequest
+
+// AckInvocationJSONRequestBody defines body for AckInvocation for application/json ContentType.
+type AckInvocationJSONRequestBody = AckInvocationRequest
 
 // PutSettingJSONRequestBody defines body for PutSetting for application/json ContentType.
 type PutSettingJSONRequestBody = PutSettingRequest
@@ -3454,6 +3626,12 @@ type ServerInterface interface {
 	// GetInstance Read the instance
 	// (GET /api/v1/instance)
 	GetInstance(w http.ResponseWriter, r *http.Request)
+	// GetInvocation Read an invocation
+	// (GET /api/v1/invocations/{invocation_id})
+	GetInvocation(w http.ResponseWriter, r *http.Request, invocationId InvocationId)
+	// AckInvocation Acknowledge an invocation
+	// (POST /api/v1/invocations/{invocation_id}/ack)
+	AckInvocation(w http.ResponseWriter, r *http.Request, invocationId InvocationId)
 	// GetMe Read the authenticated principal
 	// (GET /api/v1/me)
 	GetMe(w http.ResponseWriter, r *http.Request)
@@ -3712,6 +3890,18 @@ func (_ Unimplemented) RevokeGrant(w http.ResponseWriter, r *http.Request, grant
 // GetInstance Read the instance
 // (GET /api/v1/instance)
 func (_ Unimplemented) GetInstance(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetInvocation Read an invocation
+// (GET /api/v1/invocations/{invocation_id})
+func (_ Unimplemented) GetInvocation(w http.ResponseWriter, r *http.Request, invocationId InvocationId) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// AckInvocation Acknowledge an invocation
+// (POST /api/v1/invocations/{invocation_id}/ack)
+func (_ Unimplemented) AckInvocation(w http.ResponseWriter, r *http.Request, invocationId InvocationId) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -4897,6 +5087,58 @@ func (siw *ServerInterfaceWrapper) GetInstance(w http.ResponseWriter, r *http.Re
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetInstance(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetInvocation operation middleware
+func (siw *ServerInterfaceWrapper) GetInvocation(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "invocation_id" -------------
+	var invocationId InvocationId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "invocation_id", chi.URLParam(r, "invocation_id"), &invocationId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "invocation_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetInvocation(w, r, invocationId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// AckInvocation operation middleware
+func (siw *ServerInterfaceWrapper) AckInvocation(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "invocation_id" -------------
+	var invocationId InvocationId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "invocation_id", chi.URLParam(r, "invocation_id"), &invocationId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "invocation_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.AckInvocation(w, r, invocationId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -6452,6 +6694,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/api/v1/runs/{run_id}/cancel", wrapper.CancelRun)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/api/v1/invocations/{invocation_id}", wrapper.GetInvocation)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/api/v1/invocations/{invocation_id}/ack", wrapper.AckInvocation)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/api/v1/grants", wrapper.ListGrants)
@@ -10711,6 +10959,327 @@ type GetInstance503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetInstance503ApplicationProblemPlusJSONResponse) VisitGetInstanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvocationRequestObject struct {
+	InvocationId InvocationId `json:"invocation_id"`
+}
+
+type GetInvocationResponseObject interface {
+	VisitGetInvocationResponse(w http.ResponseWriter) error
+}
+
+type GetInvocation200JSONResponse Invocation
+
+func (response GetInvocation200JSONResponse) VisitGetInvocationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvocation400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetInvocation400ApplicationProblemPlusJSONResponse) VisitGetInvocationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvocation401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response GetInvocation401ApplicationProblemPlusJSONResponse) VisitGetInvocationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvocation403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetInvocation403ApplicationProblemPlusJSONResponse) VisitGetInvocationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvocation404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetInvocation404ApplicationProblemPlusJSONResponse) VisitGetInvocationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvocation413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response GetInvocation413ApplicationProblemPlusJSONResponse) VisitGetInvocationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvocation429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetInvocation429ApplicationProblemPlusJSONResponse) VisitGetInvocationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvocation500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response GetInvocation500ApplicationProblemPlusJSONResponse) VisitGetInvocationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvocation503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetInvocation503ApplicationProblemPlusJSONResponse) VisitGetInvocationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckInvocationRequestObject struct {
+	InvocationId InvocationId `json:"invocation_id"`
+	Body         *AckInvocationJSONRequestBody
+}
+
+type AckInvocationResponseObject interface {
+	VisitAckInvocationResponse(w http.ResponseWriter) error
+}
+
+type AckInvocation200JSONResponse Invocation
+
+func (response AckInvocation200JSONResponse) VisitAckInvocationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckInvocation400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response AckInvocation400ApplicationProblemPlusJSONResponse) VisitAckInvocationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckInvocation401ApplicationProblemPlusJSONResponse struct {
+	UnauthenticatedApplicationProblemPlusJSONResponse
+}
+
+func (response AckInvocation401ApplicationProblemPlusJSONResponse) VisitAckInvocationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckInvocation403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response AckInvocation403ApplicationProblemPlusJSONResponse) VisitAckInvocationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckInvocation404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response AckInvocation404ApplicationProblemPlusJSONResponse) VisitAckInvocationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckInvocation413ApplicationProblemPlusJSONResponse struct {
+	PayloadTooLargeApplicationProblemPlusJSONResponse
+}
+
+func (response AckInvocation413ApplicationProblemPlusJSONResponse) VisitAckInvocationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckInvocation415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response AckInvocation415ApplicationProblemPlusJSONResponse) VisitAckInvocationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckInvocation429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response AckInvocation429ApplicationProblemPlusJSONResponse) VisitAckInvocationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckInvocation500ApplicationProblemPlusJSONResponse struct {
+	InternalApplicationProblemPlusJSONResponse
+}
+
+func (response AckInvocation500ApplicationProblemPlusJSONResponse) VisitAckInvocationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AckInvocation503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response AckInvocation503ApplicationProblemPlusJSONResponse) VisitAckInvocationResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -16167,6 +16736,12 @@ type StrictServerInterface interface {
 	// GetInstance Read the instance
 	// (GET /api/v1/instance)
 	GetInstance(ctx context.Context, request GetInstanceRequestObject) (GetInstanceResponseObject, error)
+	// GetInvocation Read an invocation
+	// (GET /api/v1/invocations/{invocation_id})
+	GetInvocation(ctx context.Context, request GetInvocationRequestObject) (GetInvocationResponseObject, error)
+	// AckInvocation Acknowledge an invocation
+	// (POST /api/v1/invocations/{invocation_id}/ack)
+	AckInvocation(ctx context.Context, request AckInvocationRequestObject) (AckInvocationResponseObject, error)
 	// GetMe Read the authenticated principal
 	// (GET /api/v1/me)
 	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
@@ -17016,6 +17591,65 @@ func (sh *strictHandler) GetInstance(w http.ResponseWriter, r *http.Request) {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetInstanceResponseObject); ok {
 		if err := validResponse.VisitGetInstanceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetInvocation operation middleware
+func (sh *strictHandler) GetInvocation(w http.ResponseWriter, r *http.Request, invocationId InvocationId) {
+	var request GetInvocationRequestObject
+
+	request.InvocationId = invocationId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetInvocation(ctx, request.(GetInvocationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetInvocation")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetInvocationResponseObject); ok {
+		if err := validResponse.VisitGetInvocationResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// AckInvocation operation middleware
+func (sh *strictHandler) AckInvocation(w http.ResponseWriter, r *http.Request, invocationId InvocationId) {
+	var request AckInvocationRequestObject
+
+	request.InvocationId = invocationId
+
+	var body AckInvocationJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.AckInvocation(ctx, request.(AckInvocationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AckInvocation")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(AckInvocationResponseObject); ok {
+		if err := validResponse.VisitAckInvocationResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -18020,478 +18654,504 @@ func (sh *strictHandler) GetReadiness(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37d9s4kj/6r+Dq7jmRv0srch79kM89Zzzp9HR2+pF10tN7e9RrQiQkYUwBbAC0o+mT+7ffgyqABClS",
-	"ovyK4/b+sJO2ABCPQr1Q9ak/Bolc5VIwYfRg8sdgyWjKFPzz9Xu6sP+bMp0onhsuxWAyOCHaKCkWhAnD",
-	"zZoYuiByTsySa6JYrphmwlDbmMylIvGb+eGPUrDDH6hJlvGEmCWbit8LaVhKZlSzL14UKrMjULKkeolj",
-	"MTKT6Rr+oZm6YIpoJlIdES0JNyRZUrFgeioul0ww+zMVa7JiqxlTtQFSyTQZ6pwlZPwyItPBKylSbidH",
-	"M6IYTfV0cDCaikE00MmSrahdr1nnbDAZaKO4WAw+fowGp8yo9cncMLW5H9/JS7Kyn9cskSLVxEhySbkh",
-	"MzaXihFl+3KxIMPTb1+Rr4+OxhFJWUbXh67DwWgQDRT7veCKpYOJUQULZ7Pigq+K1WAyjvzMuDBswZSb",
-	"2gXNeEoNe0WTJXslhVEyazm27JKuNYlzxS+oYRER8jCxPeJjQkmScSYMWdE1OWcshw2kQl/CzqZElR+x",
-	"u3/JzbJ5rqOtO/gxGuRU0RUzjrTepGyVS8NEsv47W2/O9gd6zjShsHmcpeTtT+/eE03nbEKo22hit4xp",
-	"Nx2gFLpi5JytyVzJFdIZ/IkmRipoxgWJl8bkI159/8yYLCYLZjQOYqRidnCdS6GZo6apmHOlDRmWHysb",
-	"4IUhcbCkw1OWZ3TN0gmxpxkfwCZeKm4szQppJ7IgdEG5gM2XuaUeYcjlkmcMhsfPacOzjKhCaCApDTeK",
-	"mxF5Xy7OrhcmRUnK53Om7Dh+a/AINXkx/prEiRTzjCcmHpEjS6TPXr6cilxxYegsY+Tk3as3b+zNUjSx",
-	"x2RntqLZXKoVS+Ez1WjjEflJZGuiiyRhWs+LbCr8hmhCld9GuK+UzCnPWHVglspmrDxbmL1d3DlbH08F",
-	"rbY2oQqvDpy5YoYMY6DyQ0fmE0vF8Kk4IlRPRZwoRg17L8+ZiJ/oA8I1QQYRTMh+C24l7iycA/IA9oGu",
-	"8syS7vjo6/HsC/riEBoe0ox9ODwaRANuqROPfBANBF3ZxuHRW3KuXV/64XsmFmY5mDx7+TKy19n/95G9",
-	"FcYwZcf833/+X4f/32//+R+DqIX/vJnbqwY3bfOuvF8yElteHXvW12DD9k/ugi9llupJeL25Js/HL6bC",
-	"noIsDKHIOJESubG/J4UCqioZ2DGJ/09MVnY69rjFOiLxL0/jqeCa8IWwG+2Yavt2hZxjF+ctxJu0fc2q",
-	"ECP/iZyaZfUBVYgznm7lqpasqRlMBkUBLVs4VknQtv1faXqK5Gv/K5HCMAH/pHme8QQ2+mmu5Cxjq//8",
-	"l7aT/KMiJ9sjteM7NsqlOMNLMYgGKTOUZ35R7o5YupWGQHu7SqaUtKzzn38M5pxlqd1WKtKMDaLBimlN",
-	"F3b4VaEN9Jsxwla5WQ8+/hYNtKGm0IPJi7EVIdwAgf+jnAkpZ+I2oVBiMpNmuZ64BU02p/0x3Mz/UGw+",
-	"mAz+76eVKvEUf9VP3+IQuKUth1itt2I2w3jjg3FU8Xk5nzORWr4AW6GJZeu4QfHByE7tlWN1e5zVja7G",
-	"s1pdTdpfInsYjAwrbnwQAVd3tEIoMfScCYKnC6v5VqoZT1Mm7no5KDgtu9aMeaknC5UwMiuQ0FKJmt8w",
-	"nvtZ2hWBmNIkZRc8YZ6YaZ4recFSsgZOjj+e5XiW7uT+JgW78WXaQXcsNSmUlookVBAhSSbFgil7i0D7",
-	"tBSpmF6L5MxzlPjguNIytdWsLpdrEPNLeWmlq2KJvGAKFvVGWCZPs7s8vxNBCsE+5CyxijbcDjKMuZtJ",
-	"bfooIK2w5cxeJmyiI2iRyYXVy+HfyKk0KYTVeEx4fVNY6I/SfCsLkd79vXNkCfq+pTX2gWtjydDU6Nj+",
-	"ZNV+K9mGsZDmbG7n67fDXErQXrhIuTZcLAqul1Y78qv7QaZ8zlmXRKrLXSuNUjJbN3XlQKYeW2qzh2B5",
-	"fGB61bScrs1x7Z92mAAfo9KC29Yb2sC+vqXrTNL0vZTfU7Vgn4p5Ak1yTTI7CXuA1GvtK/rhzP56Nlsb",
-	"pmMyjHOc8pmR8gzaOzbyjinLXH4W9ILyzJ7gtcR2EYzTENgpNdSasXbGQbMRAZuRUGs0usuT0TX+9RBM",
-	"SbLgF0yD4eQE9Mvx80pA/1z7ZqdoDqd2U0K5Y01kGAf/FR9MaizgkuLNQz6SEqtMDilaPeRSScOIs3zQ",
-	"HGpYAVQ7bVOKhJE42KcY+E9OtbaMOLDlv/HTDGZlzfn6VQpG2n2RSjMfdua9lD9QsXaKn75T9k2U1RMy",
-	"vuKWY80Lu/hwu4expfkVFesz9ycNJyIleiPQ2vSmMNfEWJvIckRnCtA0VUxrkNVlL2ep0cIsmTBudeEo",
-	"rhcZnnxzSsbjo68P6pReO7ibO4mfRTAldufyBffO6qhcay4WUaWsRqQQ50JeioiwD7lVDeyGKnYhz+2P",
-	"G4qQ+wXvUrgmK4MoOmnQwfLLL78cngQtJuSvjCp7H+z1KR0eKD1wj26T2ZW3bcUXytGFlZVOf+vkY44V",
-	"k+LT8TMutKGWrSRUWBYFSp2/SZoovlhabfayyeCOA60HpDmqQe6SJEuWnLud10WeS2VY+gNLOX0Pi/s0",
-	"0tPyytKGl5qR+BXO4tDOKva6eBxOyE4ktsw6/k/8pz0doLI4WVKlmfl/CjM//CqGA6dJwnLD0uPyO6Xr",
-	"YPNbJeuS8gC2t9yps5XdqjP7KRDa5WEDrzhJzl9f2PUHVneuZM6U4WiRa/Z7uxam2e+kyMENu+SJs76k",
-	"0MWKKRQlSiZMe4ZqFdwhJTldsCeaxIJ9MGdoDcQgSkpPARfmixeDaJdDtvI5/BPm+FvZSs7+xRJjCeZk",
-	"4chiQ2en9peIUJIrLhKeU3CNn3N7FvBbXPnLciXn3OqmUe0WgwcsPYM5Pxs/++Lw6Nnh+Oj9+OvJ8/Hk",
-	"6OWvg6hsM1uHrq4X8y/Y4ZfJET38Oh2zw2fzl8nz2Vf0iH355aBJcu+K1YoqrpkGY4mYJXjTiRSeEu20",
-	"Uq7zjK7PnF/mVM64sDIBPReTgXJ/4Gm/eVC7eXUyCJcbuHWsNnxo+Ipt+nbqy2+joGrvL5eSuNZoSdgj",
-	"qFFFu/+osV3Nj/yypKYaD6yWY0JnzgdsRQ1eZCFJ0HHU+p3aFretxv5C9FJe4oNMbRkbw/mjaRuoEPz3",
-	"gjnPRES4IJm8BMtRs9bBeIedBJ9/ooN9RifXLqdc/XJBk9ryo8onFhxxFNJI5218hW2A6QDDzrKf5uBv",
-	"28aUoflrccEymVt51WRSxkkCJizD+OcAN97NJ5hMxxLh15Yp/zGgYu2mV/+gM4h2CZNwyc7sG8C3U5qY",
-	"NvP2BIkTFEFqr0XGCLsAr7Dzr4NOqcmcZpoB43Rrhj9Ua5hJmTEqNpbqJ9662muv8dQtrNdaLYni2qxN",
-	"49sdI8/FAeCVzHK7bA1/5qkOlmxUsceKg6lsLv63j79tmgZxjYxinGzkTgW0TxxvRF5fMLUO7hnN7JX1",
-	"smRkeXZM3BMB8qLqdZUoljBrohJu0Jv/4XAhD90EraIwOqWXPzjnc+Meva3OiKb+xfVtcIxAFm2KjN9h",
-	"OW+u0+5wnRLg9zNkMzs5cp3r78vAdzLeLax0+yUvF9HFzXbxrCZxX2vPaUk9ze2fOEp3Xve7PI2uHevc",
-	"me8YVWbGqGm/3QnNMnyC9YKIaWYNBDRi7TqXfoTNdWZUm7Py9700D8Wc8jvjMIOzFdhcLdQD7wS9WNxp",
-	"Iezn3kGHDQ0U/hq1zHn33nWq3p2r2IyMqBgLOMnRxWO7WRN4rhgjhn0wQHiGrKQ2U4Fkp9HbF3zgLIN3",
-	"0zh4o46cXmMkyZmE5xM9FX561qAWXq1ywSHIt+2s7JDEN3XBGsjmNomvfaO+57pNiYfZN/zOltE29HRu",
-	"2Aof9B64xv7bhs7ult6pGoJTKmUKvef47WMS//O3GLVjs2TWDlWMCClA9SxH3HlbBtVxUqXoelOthKE6",
-	"b8dbxyq6rbfG0WvGospmU3hZ8Rmwg4Xu9gQ4cX7K5luZyub2uhZI/NXdLK9BOc+SVWwaJmVjv/m3xbtw",
-	"M/xwO0/kFagtd6PBe4FxhrrSJ1flG3vwoFX6xlofpGrfpK/7peN3UNtN6PobC7+mmnm3ulpvRf8KatkO",
-	"sr9hpX/jHG5S+99bna+JiU7B+6QhXiPkbXVx5l8Qn0el1n8wmYrYveLEPmwXoi0hCLPsG5FYiowLFrtg",
-	"0kpXLbeLpxk7o/hsKecwij1jIgWLSGx/jcs3YWqiqYjlfI5juge05ojudzfoiMSzQq+dbx2jU1zsohNQ",
-	"biGDaICTBWUNfGK2o/0zDtgistxu/5ynd+YKK/Bbn1p+uiU/aLnp1vgg5aUjo/slJhtEdRPi0a/zmlKR",
-	"qmTJL/Z8Nbl7h1inPOgg5RuWgX6zP5noy/N3icxZx/sRFYTmuYtNsJZmKickhgugJ7qY2Q4zFpNhQk2y",
-	"PCxyQkU6FVrQXC+lOYhI7CKH9QSpfwihcTqnCdMR0L5gmXbhBuAtOLASq+wFMSb2A+Cc8G0ikkttIsJS",
-	"bqBvyjJmGPHdYAyUcrXv4p8O6tKsuZwq3Bk7h/8N0xlEg2DsViH3iuZ0xjNu1u26RALRe3JOUFN40TDo",
-	"c6bsIXtewQ1bBQxvANvnaMdqevCf7sINooHbVedVDf5Q9vB/qPrgxlZd3IqrP6SKzs3Irx9OAfwL/i8L",
-	"RYUZ0XTFRfuO4Cfbkr3cbPCGwGIgqIWSlCuWmEM3F99uj8foo8l4/Gt/V9LXR4NocM5FCjOnIqUqrUL+",
-	"DU/OmdEDSDQy3LJ4uFh6MPnnb+4Uzvp+aWz3XOY8GUwGPwlP2PbgCX5nEA0umNKwR0cb7q0rcdervGP3",
-	"5Pa4ads1BEcBf7dNP/pd7dJ8gvP3t7rVD7RxFK2P7VUjjVRWHzkiGsww5wDEj3sCCMmu9AHu3JC6/y+k",
-	"jj1XvPtLSEUtwrCknz82I0x2RJXAp+BQq2FqBLS5823ixR35iaPWW1b3G1ztU2r8jYU/VKW/scwHpvc3",
-	"6elKqr8fpKb8e4l3DfW/g8KuZwFsrLhFEb2S5MFx+9oOIbPc2fgaXC6YVt1gqUbtwdVuzUTYOI2dVsLt",
-	"7XP3zm3ZobsJeKqru/eA6z/woKf6Kh8oz79O4NMts/wbDX9qrvfaPMVbAhs/dPpsWlT4m9GzP43qXBMq",
-	"DRV6N6+8dWHSO9TqnsmSvzu6at5YzIDc4ULwBpV/LwkNwppjpTL609U2N8YPEOrTNp9GYDcVmAxK/RSD",
-	"QA02n7PE8AtGlERMDtWMtM/YBcsGkwGGFsEZueHh2/VImnd0FcbRaPjPvlE0X1Wuj5wpLZGrNqLScDbb",
-	"xcP30OhjY6r9g02avLwcJXLf30IkeCztQVM/CQYZGEgj7jSeaBe1pSHYPIwWx/igzXtR8qZeAUF1emlh",
-	"WEEyyOac31KtrfCPXbZIGV1ve8FqytAZJ2bgJTDv5zvoHZXkFnE3j3Z1Z+U9UOce+MNdfZUPVJ27zuPd",
-	"LatzN/qE11zvtcV6p9Z2zxStHhrWbb/oNff+c9Ow/sHZ5bbnGRpGHGsGhB5oMyCc4TEu8Y9fHLNZN7Sa",
-	"sIGdX/1taePpafOxqf5a9Vt0B49AG5rYbb0K9X/1aRU9Fb5byaIcNI7rTIYZAo/YI6MXrPqhfI2Vhann",
-	"pW537tVO8492kB/I5W5/5OQ1jurfYnqHXAdPrS3q1f1689pPgf6zWMxXeGzyW9mgvh3crd0weF8Rnw4M",
-	"yAazuyFDAJjs1fMDXrkk8zY+nRYKIFTKRHQH1QdrmBDqTWWEoQpwT0FFm4oqarE5ko+YaHCj5JylZ605",
-	"8qhLoWqIefKYlUOTcyEvM5YurJpYBo0kUhguCqbL5KjWrPgmGV3tdndnMfvlPtGwVZHPRs6ZqvTC9myE",
-	"tUjOWC67sBPt7wR+r0MFWLXZ535z0eu512kXrSLgF5c+EQ4rFdqEK4BFm60hpic578veG5Tpsgaro6+t",
-	"vXFpg6luo2V/KxvKkae9/jfM341d16saunVasASMCa6y0zbcTuyySnEPVJvbS4ja0Ab2Tf+PfP4beTke",
-	"11BYZWFvHXI9rolRfLVCCRxAi74cj28UGyBCiNij2lxKoI8EEcaCnxrTObLTqSOdbokG3EY332GrJpX0",
-	"T5R1FJPnu+glzyt1WScyR6kSUk+dEv5a8CwlM2lCapjZPx7iH3GQXkFsmylyVzu6PL93B1ftw8a+G6vj",
-	"Ymw87vixFe/2H8RqwSwl5pInliMXEBskkj1y/Xzs5EdYzxvsc7SD+XShSbgldNOXUyC20JhX+I0HFGlQ",
-	"14bFsj0AbYNg2gkFiOGrGi247APLRgDJyslRp+hjuOJW7XLjFIFtPXs5bpBVD2HVvaHfwNOAc8h0bqu9",
-	"B9IasTujyMiw0hgNgIvbHoSK9SVdHzTOYtNY7Oek37zG1zIG+tNtr3Av2Ne/KbpVdEKkqCWaFT1vkmip",
-	"Zp3t827hsTn3srPLTt7Wt2Rp/y6Bza5Kj31ju2szbKMWWB/rF7xXm3mr5ghCWSp/uY+JPxRSiIxpTeLa",
-	"QiBrJ/ZoZDHQpCByZfXvhlG/c059DFx32NjDm7m4hX06yhbBW9vh5nTc4N3U9xYer3ZIYnzh2i58TzL2",
-	"wTZYITYdzdiHv7jWo0TWXtrsb4Obka84szsQsW5dLQ+YGeWiBGHURbKEF6jm+h1aNoKyuaXCghpzefby",
-	"xd1oZn5J3aRxWuyiC1UIbzXX8Ds2uJRc2N2xyjqjABMO0L5Lly7gdPs9sRRciudAFUJ4R0/d4SAuJMLp",
-	"dbKLqgkieRbCl1SIQlwDwEDtx6GqtW48TrpfAF6jMi58dqEqxJnvfLaiH1qwNUbt7CfcvNZwbrgj1ohC",
-	"+MEZW9JsHlg7l1Kd62MCUPUzRsCXAXjZNA0OqtfydXs+KLBmgxkpuM3aUGU04eKYxL8XrGCpQ5LA99kw",
-	"ygB/tnTiTnrnE2dtT7oJ/J0VFltI3Pm1OtTDeuv/toNUyKxJoY0Em7n0fL9DmMU9DVOvzB2Nx+NdpHBF",
-	"hfPamuF7oI8tG+mUZSPx2INXEMznDeL3a+CngFx5trLqxl80XSHHVwCHbsl5nkmpyDN7Pf9FrQmOhUMG",
-	"FdLp243GLXCFwWfa6LY2xYj8QNV5CuCyR2S2NkAfcbKkBtBxXDMHh92utePcOrX28X5aezD9LSckz1k3",
-	"M/8pR8oFJd3ydUhgA6geKFlBcDjCtQano0twm8lCwKECJuIFTzZvCJQTqMJtnmiS0dzIHKBw4EcPUDtw",
-	"oLVt1yMYpTn1v3Ko71QCAhvpluDgfX0ZrBZJ20fqNybZqpSUH3uiCTYkw5TNaZEZEpelFI6JYCzVJA6W",
-	"E4dczq8/GviiDO18bvsJY32ULnkNewSlinz1Hq6dQgVyDoC+qUhd/QEsw9N6pn3Nja+hd84V0+Vj45eH",
-	"4+dNMCWYGcQ0mOX67Nf/WS5n//NX/eu7o4vZ6sPL7395eZG+Olp+/z//lf2/v1ya9G9fq19/eWF++ObE",
-	"993DAOqisC4loTphpxTUzhC8xwt+wfr5o8PNaPVHV7Ssjcw1CGcuFhuYP3hEbrj+r49uo1uRiADLGj8e",
-	"kRiPIiZz6SI7Zmvy4nlQIC4QKMNnL78giopUrsiMGyyg1v7tK73I46yDEdpY3TdwKq1PPSUzCFB8j3Gl",
-	"uuJj3BCaGAy+Cast+Qt5BVjffe5JO5/c38T/MsD9rpjJjcD0XjcKpukN6KVPFjtdi3jy77Bt63Npw0h2",
-	"ppAbfSccbW38DfoqmTwphOEZvBilKy483fhKLUCDQ6v1OMJbMENejJ9PxUbhnQjQwOHgYojMjR1Ifdwy",
-	"wFEjQbtFktgdgf6tQbro2ZNq/bYWLdsZqetrz/huIEIASdBIwhpxYc4+9C6WK9yhdkdD3ZvQ/6Z9uRm4",
-	"exM3I2U0MVDHMd3O24OAZ6pJ0C3g8AHrgYDn/ux9D8SHG0OTvpHIj5L00Cm2JeRhF7501x3eIPLdcc81",
-	"Kt8S0VAf4Y0vFYYh0SFMopCCYZW+3s8mLZfzjsOirxoG/Y2ic9MZ4STVE00KAV8FwFHLMKvEBBV4HUJ+",
-	"EcQA9g1Oq9mR39EMwxDzbL09emzPcMO6Gbmp+8BqdmW0B4FdTzTBOL8+WuVNhYUGi9geIwpn+w2giNx2",
-	"gDvuAiKWfMrw9nDJDzW4PVzjAwttr5HRtsB2fBGh2aSaKi1SDmDU+8ast9HM9SLW68u4dpB0jS3dGZvp",
-	"y1luLfa8vos3HXm+z6buF3oOm3Nq7+/mBaTwsmQbYKlFHbhZ3YYfO68BmBDsg3mo5POOXtyRWNL04tML",
-	"JVjugxZJsMIHKZCAgO5UHNWo5SaEES7h2rxkHwX6nirErWR6w0ILd/vzEVmvU94raEywS+J2Gxfe41Hw",
-	"J0FWa3JJ1xH5C83YBzKc8wtGVlwUhumD/d76rvmwt9+z3OsLmhXUsPTbDOsBN9nDnFFTKEbmGV0Ecpxm",
-	"BauCSzFTAQqwXzCleFr+NhXexC79TRFhmWabrbFunXdKnXORVi2nwn7fmqL4oDUiP+VMUSMV/IkLnKCv",
-	"jwlPBs75CX+PnWeyOj8m6Cyryv+fs/Vg4qhPjzTGfzO9eXJlvxbHGoQbQhlIu1kQrFHfo+C4Skbuvt36",
-	"4otrPmfr3edsB4nK2bUfdWtlwZ8EKxNHnAh2CSUHUVVKVApy+vrd+7K+6IIadknXEzwc5tQVMoxr6kt8",
-	"UFW5j6GcYzlAwFvMkpqpsD+PyLtLbpKl/Ry2hylAzEjsGVA8CbkRTrmSoFMBXl7PkCrkCPjciPyNCUs4",
-	"LPWVa/2qobClYguuDVNILim3G7XiwhKa3bkVzXO7+R7YtcQu6lFnDLc/6qoSsUdZg/pIPt++B76z77gB",
-	"uNcPJq7Zfcfi28Ckog2YgF7Z7b5z3QXTw3dQ74hK8k79zncCzrFropZv6sY0EVN1x/ZAIGVjc7CjfyLZ",
-	"HroJbXzHeu5tZ1cn/xpf9Z137Kvr3NhZ35mlfHff19DId82ZgqLJUujRjmvwtmrauARVglfwhLHTuf9N",
-	"1XZzILXHQKebA2F3KUY0TbtHOHWtTmyjja6KQd7Xrs6n2Czonp5hxvUOqj1lNIWSCQ3KVYXYRUOnhWjQ",
-	"j+2063uFaHxJM2O4WOzq+A6bNTvzlM2o2tkZmzU7h7DL3X1tqybnw647Ngh6NrYoRH7e3rEx2VrGfGdP",
-	"DHxrfNN13fFR7Nr8KsTn7OBDLtIn4EOVsrT+0eWsrDHPRgrWw/WxuXPWWt/Zozb5Xj3q57qrS5sg69ln",
-	"r6m1ittdnVqOvl+XvabWJjh69gl5fs8uNRGzq08LI+3bpcY+d3Xa1OV69dhrm7u1vZ1LanDlHu33mlm3",
-	"5Ozd83TfnpsaUq8eDZa0Y3YdisXOO9TC/HYSXYvI3dWrqZX2ar/X/WmTsDv7tAjWXX02FeWPv+10FELD",
-	"k8S0RRP8Ajh9hWYpBAjblpNadfxhjJlVPjcHkwykIjTPDyIilbMVXUSQtRNZNnfdJkSvtWGr+AAh3t0X",
-	"iJDVF6YCv18zW+GbaD/2k3qNmo07dh4mhTsC5TPrzwWtbgSHlOciouq2/pLqXfY+7pIz+I8JWvgxoakL",
-	"eA4MdRI7Ozv2dj2a1TBKZcCPyLdonEOLVCLOTZ5na6jcKVfcmLJ2VeWyoSUd7BWI9fyr9Bk9/DIZjw+/",
-	"pOOjw6/G4/HhuPw/etQWiNWM79gxSILxHUqxrEr02dmPUkr7T5TZb8gkKZTaEqg2Onr2/MXLL34NMvAg",
-	"RKjfN+bBZqyqawhgIS+eNWGRdgw2OxrUHLo9uqRHmx638th3vpq5axHt7/GvH1zbJXKpPEiyju2UzqPr",
-	"BKXVTrR/AcLqaHdui0/zLE+yub6/ZXJGs4gkcrXi5tAV2I3IguaHc9VIie1GddkPkWivZxSj7NDgy/6w",
-	"swjue9v4lWu7UfUawE/gK+HOR47Mgq3t9KG+tbdia7yeR8jZfA5BvIctz4S6rUYwF0Sz39vD+HoH8JU2",
-	"WjNmbwlugzbCcO8hlu7h+/UQ2jIzEdeN75uN/LxuatkaKfjex/7ZzyZLlpyz9JjkVEN0L+S1upqHr38v",
-	"KEAnxH4Zbm8SWiyWhuAh9JiPzFKmTfc+4O8ehkkbnmUIxJQeE0qSjFtxOmNLLlI7xwUzmrw4GpNYMcOE",
-	"HSjue49qqET7PYI5+qpvb3DEDdyfYNGd5H4a8Jr2WmOoSjgXXkt46n7RuT6wwZOZd59UzuNSrFT+R+8O",
-	"r0EtO4fq7rAIF9Hb9XL4IWEqN+/YYtX6gnLi84/tVmDbJz67FmJsMWfFXpTfC6uCSWU1ns2NgsYt1KeK",
-	"4K7hEHPMFVkyzcilVKluf1ry7HJHVIhtFbnPt+0AqGuvlWq7qpbvcXFBM//m4p+LS5yk+iKhTVeGI8vS",
-	"yF5vSlJpdUCSU7MkXBgJa5/JdE18zDCoqZBJQxVdMYOgz6W+WAVkb6JnOJppJ2iuyaWSonztrI8KyclW",
-	"X50xTErceSVxwdVXWzd4wzi6tXih+qvGp4sYCpf8UGOGwjU+sKihGhldCZ+5zMSpATSXysW+MUVt9HS9",
-	"qKL6Ejc52Tlb19MvdmB2br7Y653M4NaCeOqLawnj2ZjW36Rgb5WcZWzVnzv5Dru9Y1YvOfXb00pyCtqc",
-	"+T2MSY6Dk+GLo/EBxp+gHvZEez0toVZLBhQ/psiMTYUrjA3Jx05rS5XMNewA9oqI3TErhXxFVDIEmjaK",
-	"M4fIAf6MRFriRuwe++s6PkAk5RIYswwy8CM90YGmuuHiSKCO/KCxUshSN4hnA9PGtXENSinUC3e4IbaV",
-	"8FERcIyVcn/0fDyuq7lHY/sXxaiGLS4VVeAHuDZLzm7m8Fej1lhu/MyS/Fe2v0+NfHE0ruuufbPgPEgC",
-	"0gAJVu1osFBiAiE9E3fik+YG2bsFzt9W7Qx4Ui3ntsltohI9FqqP7F+x1OcI+jb7AMj0zCH6anylLNy7",
-	"Btq6StJiuGutyDG14iwrmmL4GIZL9MlL6mmCfHKQMFpPwQqTVe89/ldbfnMrCFgDbjY4/DZpuPkKdGuq",
-	"cT1u59OpxuGSH6pqHK7xganGNTK6q5D6Npq5nvpbX8am+gu/n12Rs+7LPPfnfpstHHfbfqnLVUVXBjTc",
-	"Rto3pr/XT2dnGP59OqyeO965tbvz5WHIJkizM9P++ajItStymxC1HbgCpR5Uf6sQdMGwHJsvwhY+VSCA",
-	"IVVsv0cLVOo/0/prm0pWhwvdYetCxsCIeKjdpkeE5nkGpXk8uAnqj/C4XlZhkQIe72kFGohty6oyANo0",
-	"pJmWxAAMo6P0qcioYeogGCIApsZnT/8RyNt0mPjW3vWQ5XX8ly0O/Db0l83gnVtW9LqhaO5U0XNLftCK",
-	"nlvjg1T0SkSkO1T0GjRzE4qeX8ajorefotdB2jes6PnT+VMpeqeyDSEqvuDskqkYgg30MYlRgYkJyLRc",
-	"AuIAZFKgcEIekbsrSFJq6PFUxJAd6Do55cX5UHGJ0NduNqo6xySWl8J+Zujl2lTY23wAYRqpk7NmycWi",
-	"LgZxuvAA6ErQwacH0QAGbJWF321Bxyr3DnCLACkLyx5RbaV7DBmo8YQ8s3L7+bMQHlHOpyJjxgCudMoX",
-	"3G5VfBZHJB5hal58GEcIjgsg2iIlCOKGj6GUYO+pkAr7j8grucqpYimgcx1yoZnQ3PALlq2hvzZSQZmk",
-	"EMSr7vf2EXsBKOrzZzVM1GfRIKf2y3YT/vefJ4e/0sN/jw+//q3659no8Lf/E/zyH230+x2jmeko9pTx",
-	"CyaYVRwBebthPZRAhvJ80+fZhct6kl3StSaxPI+PCRVrV5FCFiaRK4YV/tzniNUDsyxEYpXnu1UT9+W2",
-	"K/TGkekbMZddqONOswRoWldVTBViw3LqaaGMK/BIcNcP9n8PONqOhdWNn44reWJ543EFS+pqvPbyn3bj",
-	"/QejNxHz9yop9spVnHXAni6gwzKkGdVADoq56+I0vBlNzov8GHnLVJQPP7qAQhKppRuBRIVlyrjGhFkX",
-	"kYEXbR+UgiaEnLUONMw5MCQqVLpWD7UPbVpxwVeWlo/61RL0aJhhhNI2rIPvfVnGbmC3Rq32wDKq3O7W",
-	"Zl0yxcOk4KmozC6XsezqbIkkK9IyOvkaPP6HriiUk7DsPW3Hn6OFWUq1l+/g2pB1TZSDwfb6rc/3q986",
-	"G8P2CReF27e0zpd2b33epHPvyMIaj1aCMJ/f71sMJoOJWRarmT4r8gm8M1cWiFPN4G302VVqwDaCnXd0",
-	"oeOWYOfqXPsELl8H2aQddeLYQ60LV0rT0yLXxCUIj7Y94e3z7Ic5w7cB/Fujo61KlK4t0vXT7p1xjbUn",
-	"IDKgehK+es3WgE7bEzVgFk80KRtGhNFkWQFvAG0DS7oM8CbsLK1WBi+j3ES+ZBd44XAEPyIY066UAE2Z",
-	"P+65VFMBqKB2bMh48cddAqAAx+vltfMJdq/gJrZuRKfVrwrWk/iCOEc/3l601BnqW52DKCw7R6eZd3lF",
-	"KCSOrhAV3+rMAbzRekmyXvrKNaBysEnZP6pjDWGccMWJGuhD4d1qPOWWxxqSepvkbssnvTVvXxMc4dP5",
-	"++rLfqgev/oqH5jPr0FMV4p8dBpdLe6x5HQ+kF7v7Rlsp67r+Qaby910ON2hxnIjSkdDNbi6MPdIXH0r",
-	"CKC06SExrsHYgzltYfAha0dmX2PwOwDMt1/vG/N7Nilvp+fzVglxz8O+wyPcckR3g4vdhA/65OL1gWNj",
-	"11f5QMVrD3zsTyRebxRFu7nc+83VrmNl3Qe5h7IuXMVu5nnr8q03+PefSL5tOZYQTujWRZoDtfvkEg0X",
-	"/cAFGi7ygcozpKR7KM7qpHUz0swt9n7ZildwNj+airtMxWpTd7LsWxekjuoe5ejeduLugOoywLO79liv",
-	"h4GA/1wtoBdhP64az9sTeb87orcLLu7WNJE2jNxPp45sLv+h6iSbK31gikkLYd1VBGs3FV1P/Whb0ibD",
-	"qlqd7VOcY+9gyeZR1WNMW2bRj9/cmhht272dsvQG96R1+VLvrNlRRcsYjP7cp1DHPa7Msb0Gbguk5Y1V",
-	"tGUrhBqwG/QXN+IokavHYrc9i922gKjRFXMF7r3qUuHNt4bG4Bm0hq7ABj7RBNoQmqaKaU2GOZM5hLhl",
-	"6/ay559Jyd1ooBOZs44YGZrnTzTBFmRIcydCD3pnlJ3k+bsEla/t+Cw3UOu3GzX59hTG1noIn1BlbNmC",
-	"B6s0tqz1oamNbeR1JbdWrd5G5dmqWl7Dt7WN6K6pY7auf1Mx2pRM/UTJjSqZjUn05VC3p2K2bt4nVzJr",
-	"4qc9Q1dLBdXgKuqElAke3j2v2VRIlDTPWyO/uyHx70AsqPslFk7/RGLh9E8gFtTnIBZOb08sqK1i4a5Y",
-	"2emdcnN1H7l5a3Xq7+Slh9mmIiUZ10ajcUbrBllgSDeM5FM5g8Se0hRW7g9XsIVRUGyYwk17cosld4d2",
-	"2d7mUfvxVACSrVSI6ToNBiPI6bevyNcvXn7pMR9HJE5kymKX8Ea0oTNruK5osuSCHVrmgWUulJKK2LbH",
-	"U+FqUHJN4k1MwWkxHj9PbEv4F4tH5JVMmYY8EJqWFSWH7INhAhxlB9FUaOlgJDUBbGC+EFIx39gs2dpX",
-	"uDgX8hL5VNPllHZV7miuxjadkLgQtDBLJgxP4NJFJE7ZBU/YWY7punE0FfFcqhlPUybs70KaMwCNtv+x",
-	"YmYp0zP7N8d4oQOkDGIZhDnlGQ6cSDHPeGLsv5sInLaT4w5nRsqzjKoFsw0LoYs8l8pqniuWcnrmioTE",
-	"ttmKivWZA4jWMAgXhilBs9hKCbu8C8ozu+ImROagXEe7P8i0uk1OyLJYURFQxYc8owKWipmMXBNXDkAk",
-	"rCxP72ZVz4cd/CiJkoVhDtxbY/ecmmW7K8dSYIc3Q87nLr+6KldKSctBlHTf180RQHa35t/A5u+qdvFE",
-	"k6A2BuFpmWT+P4fOIXv4BuVctT19UT83Xr07kqjtfL57//4twQZwB8pDU0znUuh6deYX4xf1R7/nzzC7",
-	"HLNRX379dZibOh63vqwjKOkmJemltQUa9IQFg9c+K9YD00JN2wbtGNJJvl5pb37y59M3VkhZMmmOHvXj",
-	"ZLU5bHbYcqnaDAK/O+WZRcjDWhl+YVyFqa1Vt7GgNFC/rwxZl8LQAKxn1ZKA737d2DqxJv/17qcf3fCz",
-	"wpBYFFkGG7JVWWwsG8fvWh9Ww9q6PlexkhiJgAhNdAEW5q+WD/g9k2C/PrJTS2SW0VwHiaxY1HpOL2Sh",
-	"uGE6wNr9tvpjC/BXNZ2e7/puC95hv52u1XL8th1tKeh3a2Zxo1brp7OHa4t+qIZwbZEPzAKuU9J9CvRr",
-	"Ja3rmbuNxW4aebcbNXUF2CKf/f/HJ4jB2oCXcpPZyfxuzXRvnN9Om/2eHefdnti2Y8IE99bQuTLhHvbe",
-	"fTfCBP62KklJ+1DfyUti7aUQscABoPMKJ2Bv+BXExmh5L29gCiAmpYd7WXVl31fXq0X1sQozKu2K/Cw4",
-	"/JOt5L84WBMgpowkMU1Tv609oifKb0Zu52BF286qVu339jUKX8L90+sUbuEPXatwy3yoeoWjp/uoWTQI",
-	"7IZ0C7/gR+3ixrWLjqty8/qFP8NHDeMKGgaWC29XCeZUBeDbS1d6swst7CrQXxnV5kyV1YOeXQHdKgCW",
-	"e/7xmifemM6NZ8fUQPD2TRjoPOb6rLej2bUXiL9NRSU90/Z796AYYHPtD1hXqa3z4SkrDZq6q5yCLgK6",
-	"ti7SXM+1Rdefj5HdpprRPJ6bVjSuoQjskdtud4wLpnXXa5z72WMFAxwglDtcsuRcY3WGnGrNNiW/bQCM",
-	"2cUveLjZ6vXGYRqXLVZ8oSj65xttfgv+205q3RLG7z7YXMdrBx7LknOcLvCwQjSwCrkhiorRHkCDuDOv",
-	"7MBtL527oJlhGYDOHMIhYxlgIQ3s/drtuyYvx8/DiD/cg74gzZHfnK0kgCvpcik5OsB99AjlDk96k9i7",
-	"ExJggAiSERy1kNhTBj7CV1QQj/Z9rnUTOiaU4Pu1P/hCCVc0BgkZKjvT5rb2Ab72WMHd+NeNkqItzq41",
-	"oV11Ql1pd4e0SU1QXJSkkmnIPJ1MBVrSq5klDrqrRCmhaaqjElB4QQ27pOsnGmqJNjrOFV0xMqQ5f+ra",
-	"jahtQnM+WtNVdtAWSXLVSv7b3Yfjmy2Xf4WP+RKlbUdoqoKoCRWuMnf1JU9TgCd95lNoo1qxUyPl2Zyq",
-	"M6zeb+8pjHdG7X62RvBW5VFbw4VbiYXEvpJqTIYgzqr6sgcRkQrIwKh1TIb2XsbhLOKIFLqgWWZpNqOL",
-	"BRcLolie8YRC/tdUuA/OigVR1LlxqSCZ1AYwxg/qkNXNsq4d66wXfG0zRe2dIUaSS8rt3s+lYlVuNjWG",
-	"rXKr/1mR9S9uXJn2PQlgG6p6A6Edg3gMgVqy0GX/kk6O3oJz3tiKoLJuA7E8uBmtbKkQbYEKmMr3RJNL",
-	"qc4RExYVCCIFmbElzeauhi1ozWR48s0pGY+ffXkAxS4gDGUqZmuraIPxU6IX27NwXoFmuWH4Zm8Qcbo/",
-	"iDiUOuuTibgPynau5EKBsuSk5iJY46AMbtqzeNteaN9ffu1kDwSAFkJYKtrXQ/LV0SAaOMW1a3O+/DX0",
-	"ojzbxAsvT7A1WQ7SQ1Hdkuq8Xx2ExF6kLOsox/vLUpKyBT4UFeKY5Io5+IVs7eCjq1aqEP2+XNPNN5eD",
-	"2/ukBsa9e9CrAJOLdFdGqSoEvL4trZJA5lzQDALUWDOjVBBPr/0TSnsaJ1xcyIQ6iJouxuiblLN2umww",
-	"TwY14byO6+vz9fCq+nvYKQSRAAGMQ1OeuvzaVHKx8Mjj/vPwu5BYQKfdzR5e6+7MWMswL6GynWOb1UTg",
-	"Ehw7cwkbWzaJlOo3qNfau1G9UbsG+nyisWhEudVXhfrW3hG81RYqBDqMm2Zr10Wyuw47Qni/RYe8qu9V",
-	"6iwtcoQn764nVh1cWd0BNIWw1siVIFxSn4e1wxFfoyq/0wFtVytoYJ0Hm9Eh5u8G3dxS7KdHNq+W+2Bd",
-	"t+UKH5rTtiKgG3tcrhjMld+WNwjqmq7cYJUtmGCBGrW3gnTjQHbX1Fh66hhN5WEveb9TOu9+NS96f7gU",
-	"f9dyz15bfu0rg9wK74scuj03fHC1dqPv3aebtv8duE0yv8Zbw9VJrYNmOkIPfsEq3mBHaENFqgNHxITE",
-	"vxessGIESkk6uziGqt+BHRRNRayLJGEsxRQzn+MEvcozx35gWdU9V/iRQRQY3uVwVlWE0QYB9bS6tuwi",
-	"MWunLeXGLjCYMhmWS5OqWtlBzVETFkNfT4X923FDvPp9qZ5HrewHOencVtV2tjl497s9ty92Pj9D9fo3",
-	"+nrG2H0TUvdBQN1RwEt17T6tofTQY1zKFT5AQ6lHWMvdG0o3G/MSrPLRUHo0lP5EhtKtxysFV+vRUHoA",
-	"htI7esG+UXRutqDTpvZ3yPumF2wbNu13NENyybP1fri0ARqtXosE0Gjhs91YtH2fCFygiNsWrFcOC5qx",
-	"TIqFJkaW+rlHNu3/OrcfIu47RlWy/I5vBwFeUhMAczDye8HUevN6sQ8JU3nrUDlFsDdTKwVrIJxBycJF",
-	"77hvTMUQIYA1zO7MjXt2KVWqYwL/Q+yUpDYHkPCWSKFZUkBR8jyjXBzaoadCs8XKKlIT2yKhhgnLKBBB",
-	"hrqYCjc6xhDFMIWYrKiCGEA2Ffi5ctkINTEicKB2/lw7aBOmE5qzlICxqs5ZSoo8IlpOBfWRK8qKSqXB",
-	"4sLl71EB+DVO9B2uaUtNjD0qBigqzttDUC5ZltXrODsCGL6V2iwUe/ff3xOjz+wIB8dkyRdLTG2csY2A",
-	"lHkmQVy4+WIF4K4sj4GbVVTSUzfhnjJdZEZvL7SAVESW3GyrtbB5XW2HiMyYNq6489DOK7KbInzgl98c",
-	"aHBwTOJ//haDUQ1hbIoBlYFRTU5wQiu6JkuZpWTOLpmCj2BQUZzxFTfoz4DYrqlY0gtGKImDOg7xHgRT",
-	"Xe4r14ZwH92zOMSOSsmdpSAcqsnd2K4eE+XT26/1ZT9UG7a+ygdmxzaI6a5SNNop53rGanMpmzwTMHBa",
-	"DKIbRwy6lgVkZ+nntD25Yjtl3pip0tzYFnNlc2p1EKBWOeeQf7x65WCRtqVpXLP0VoCK9EcLdIEjj6Y+",
-	"bST54oVVZJXdD6UjD5DvkhWCeW/OoAM5DHVA8tU4GHe3AELK8Hhb1Wqi2hb9tuU42l9y3vvHiic6XM29",
-	"waQKrtPR7eNTbYlTGrtAvnq2rRNcRiqI/wt2cN+rX65lx73HL9yRuuGWcw/UjdqyH6y6UVvlQ1M36sR0",
-	"Z+pGK+VcU91oLGVTbt0uZ7oT3nJ7OkVj93rpFD5LpR1ayMo2UnostKHKaLz5Q52zhIyfH0yIkJV3iH0w",
-	"kf0DOLGmArwaJPapHO6BvkrniMmlNYzBFQZm82YKBdQKOlMFCMrfnGPR/dtJTfdf8E337zmjplAMhSsT",
-	"dJbZE0PwYxSR6IDTo4tnIA2r1K6j5+NxNPAZL0BoPZMWjgaRz/EE/M965kqvIWqgDlYwc30mLwVTJTm0",
-	"1Vc7ehYgXrRgarvCUzdaXcppsG6/He019JpQyxj7qG7f4wo7U0DQx5k7OjvOZsJGSC89eUQQqtLCHzzB",
-	"9RzsxDZ/C+kaSWshzopom1fuH1xzQKF2LdDZil4j+7/Jkl+wtEpwrEe6a6/0gxbVO8X3FX7sH5xdts3W",
-	"X6qeq3fe+nnbUNWd7DnYa2uwWVb2bUZbjY/lfmn+4Z3e9t03rt0bMZeD2h1sM3GuX/BwjwIX8/rV67mR",
-	"P2umnGHbmsNdXd4+otTH3fjb3FcS2+ZdZFZPQNz9gNpgBH33Abq9x0S2XSC6XfmHLecdkEh4rAHFlbsV",
-	"3P9q4zcWFNX4WMmDgqMvb2Zwr1p1D/vZVpxt+wNZKFnkZcKXPiaULBRFVy43BLIzdZAtIlhmbXRurlIN",
-	"sTaD/y6YBjmB+kRSaCNXTOk9kxWdhHuHcPiDrWat56CtmWcnYVYZ+CBggxxMge/aP8fsavUWgxl1TpAJ",
-	"TO26Tt3AztIXnXb6G2FXpK2YEbX0odLXZPfryrlEDm+gNbagk65P3KnctrkOK/Mk8Cmt9XDRD9ZYDxf5",
-	"0Gz1GiVdKcoNh6gFuTlOdfUYt1a6uqYpX19pS/xNnRn3Y5BhWuht4jSV34lq89xh5m8j3Juz8usbuzPO",
-	"aY8t69qEzsXeTQYmrvjT52CGS37QzPdh5mHWyOh+sd4bzcSsr7OtdGpNyeyvGn4C5tvQCncxoltmur2T",
-	"8G6T597RCxUs+B68TwVLftA894G+TYVkdL947s0+XNXW+Xnz3J3M9tbfsWqb+UmZLbgrO51nVAdRC5oB",
-	"ATokNjvnjF2wDJz1Cc3pjGfcTplALGjTfRY0cE9bNwzqBZMZTAYIpnj3jjMyzLgG1yXJGISy+h/QMUpk",
-	"YQ728K7VNqwj+Aa8i7WsYZIzZT9QYyURlB+3jBMidudSlamv/V5Q/Fxan49uwA94VSefO/Pts/8eGvV0",
-	"Cd64a69xklsv4ve8s/ofklD9Mm6J777ue0X/IOa1Nmx1Yue0JUQMGKBwolxIB50VOVAtqQjNc5LQQrN0",
-	"YhvaNVEILZsK54P1oJhytcLCy4KRYQyv0ISmKy7IPKMLHR8QF7wdIDrKSwGZDecjEvO0LPkbtOApGcYL",
-	"ZvzDWHwQkTh8Y44tw5sK+0+rfmAIlyT44Lzxpt94nf4rztKQ167JlV6mNWz1FYo971nRudSQ8Xs7VePO",
-	"Os5t9OKeplokTpUvRMMEoGsWodgmZZ5NxuNfgzb7gD3uU8MCoM99VQ+MwNgTLRIEnI9yfKugrLDl8PNM",
-	"SkWebZdtd5ATG+5gj09AIMzZ/vk7+wDk1/a7laVWKMYlLGQ9z6XXU882JL+T64H2lXHANy6wakmKweE1",
-	"JFcl0Da2tPtu343L1KXCf3qfaW3RD9WAry3ygVnwdUq6R7gMrZR1PSu+sdZrF7fYk+/vhyFwK+yvM1W7",
-	"xgW3eQi23oUbcxE0Tuqmq5Lc4sFdYcO7t3kLwJa7YFRX+uIT7f9qTXGil/ISso+NDMIGIZcZo5GmwpoS",
-	"K4Txx8KqusyU9vD2T3SZD6rpqrzYwzG5XDLFsIKDbwwfRmCpgw2r4D7przUV7KzMZR/8RdMVrDXf0DKt",
-	"2fQvulqxlNAF5WJjlEoKOGq/spLcstoXY7faTe3ueTRwZ3jmauCOLQ3m2dr/97Mb17ddOJsb/+gmC9Xd",
-	"tQJ+1olkYG8KJoNXCWdeZ8a/V+gGP1B1nspLa9RjntpUIKyBYwAe1sCOpGOP3S3LajllNVFNUpYxK3Dh",
-	"/uyY+xbNQxXMj9+YbviR1nrEVzE0toK9NxLorS6USw2aEOSTc235DFQw6u8ivGM7p3HHtuUD4u3wnFX7",
-	"pEf8PmBY+DRIxzd7TqF2qdsmUEaKQ5mN6uQjf95ECquBiSQrUpaSYdzcxJisuCg0OTq4N+Zfow4WXBys",
-	"kOBk0SU3S1kYAj1GW8KJ9zk6t5E3dXQ3arKW2axXMV03722dsLrYYyfraWxv86bs1G7a3b4hqMemhtMf",
-	"3OMHqQ3YHtaoTAy/4JZ87EoCAA/SwO/o+zJQ19I+E+ANnPTdhBk4Pf7TxxnUFv2w/RQPM9KgTkn3zk9x",
-	"o9EGjbXeTMnUhqZ041VT79ZfsdtFcdtRDI1D+jwLp+JWdUVBVD6GeMEMto1Lv8KkphmBN8Deo4wzTYa+",
-	"wiq+GYLZZPfHpxgB7pXVHA/KIpzof7gZr4Hr418ODRUpVeF2uJdJw5NzBjlWd+JoAOIrzFKqs30eQK+0",
-	"BSEy4n5ejT5b0de1MQ/Uwd7QJ19+ZWlVMRrmGW94V67xkrhvHf6PN+vLef6805fzrGHkXWl92GMj/qff",
-	"A+qza/tvapevV27y323Tj83b2aWQgem3aVA+9JfcqzlY7t6dQoY1XwMQ8sGjg6Mr9HMrrXcM3RsyK8go",
-	"DZRdDN4R7UNdPT/UawL4m6cGJMPyRK6cP1p/PAl5zN34QdrVJ3nOBKAItGlP9kfwGFkjqjJHHLgDpJNr",
-	"opnVmo4dIBZ4llii2NXyry/4niVYXRcvK+jqiSb5UgpW/VYWrKd5ruQFOHzYh5wrpsvZfHk4fn7F4NUv",
-	"v/InUeiW9R2NJ2OvdJR7uIf2tCnNrhSuWW5sK9SzPegnmmCzjXIr4XXbyRRqB9L2MWxguS5dsYjoIlla",
-	"GpuGhzcdVJNwvlHqOo62fLSqSL8VAQQav8O2H+u00CqfuCHayBwrM0Ph0sYGOURlHOfGi7zWaWuDqxmN",
-	"XrVCQ7w3/PtScWOYIENkZTFPrQpr1qNqrHlW6OUZKFIXNIsP6ouCFfVfSZ2we4HDX8jzbRV2uXfkQLtm",
-	"SV3jgrf7z1AnMm8LxD4RELvqbwA2I0OaO0/RQW9X6kmev0vQqbgjGDdtsoKdWALApvu4mcthn2hc07WD",
-	"jCsJcWXvMKg6+zqH9/MYbHEW2/mfIhndtq/YfmrkSPZTuoqDJT9YT3GwxofmKA7J6K7AEtto5po+4Noy",
-	"NtnQNWVGP7YPk7iSD7LBoMuBavPYxXBuz3db29ydrtu99/rm9611qxRN2CsJIIxX2Jtfnr8ixg5BEhzD",
-	"palAVsoTe7mhJssxcUImWxMj8depcBdEaUSrg19LOxMZhNV7rdrbUoYRPptT5eTJin74nomFWQ4mL4+e",
-	"RYMVF/6/j9p21/YuSzXt1fljyzbWQMO6veDg0W6GB0i1EezRBOn7FC830E3tB563I77l5y3LrEdJfPLA",
-	"kf1KdW0NDWnuPzkkfzt9ffL+9bv3w9omR3WXmCMK8K8eRM7CmbFMXpLxVVwgne9gXW4NVYHb7R2dgS9n",
-	"p4ymAAXYWZup4Q9suAHreN+eMAKXRoNINx3Pu6l4xQVfWbVivHMH64NtWXYhthSjUoVAh6eHzhVpVeMW",
-	"wHDra6wq2Q1clIhziJWV1yZB7d2Pm4KnKoRXn8opy7MyJ7I2gzICkcSIKjhShTjzTc5W9MNZBvwxhuRC",
-	"F9d4TM5Z7qxXNCs64g/3rN7azMiGv7bufgBh2VH5AH7c4K/BbnvgX4b5qFihYpBSdb49Rexh1bgAANGk",
-	"UNys39nzwDXOGFVMnRRm2WrFy5z+XjhXFhnGJ/BKyf8NJesm5K/QmUyL8fh5Am3gn5AnqpfyUmCkqXPo",
-	"TAXXxJnkI3JCAE1TLCJSiHMBMbLo60lRHwclzH15wYwmL8ZHUxEXghZmaZlVAg/sURWDPpPp2ooH54Wm",
-	"2ikZQH5gVsB8qy1dGpMPPn4EiFh01lqVhyZwx9mKcsicp1wYygVT+i+OqEaJXDUwn0nQzDJXlbnx9eTp",
-	"U2gxCjt/bNO8vnv//i05efvG0jJ0iTDEzRDNlJUU1tbPmcwz5pKENXAamud6NBVT8X7JNUllUqxAUCIX",
-	"0LJQCXrjVWGWE+dMhgG5JgsmmIKKaGCo2mMaSprzw0SmbMEEsXSflFOQgiRLjs/zuM+K6VwKXdbwADpV",
-	"QCFTYZi2OrS2d4JDRAS+J2tjTShIOrALXih5qSsEBa51wXSQ8wxjeQ+54yboImQp5ibQNGUpgWCDUt8s",
-	"+0JJsoJndm0xzfnT8hc9WtNVFrsEBWCamRWj+GB0ALv6SooLp95M7H8f4i2fyZQzN+lYC3rOzizJxc5c",
-	"OLYGLkzt55/ffEOQe+jISkb481QQ4q60PbxD8qPEcZFnECrWEDsxInANUYHHse1yNF/l2RqgFjwzwJAJ",
-	"bQeWK27sXtd9zciYjgnFRBCYuZCECaPsSriGyMeRnQnuMc6RmCZZwRTpLGMxzPy1UlLhWmOa5xnHkpZP",
-	"cyVnGVv9p+V3MRmefvuKfP3iJRS0txcwjkgML1RxZD8Uo5/Z/tWSnsOMT5mhPIsjkmeFdg97dnvLCooy",
-	"ZWRoL4a7XjAUgxmhcyx2pGeVG1cRPyKxYhRm5YlKMcC8XZMlt9dqLhUMpBhgAPstjg8s43o5HjvVLaEK",
-	"t04YpgTN8CRf1++Fb2Q/s2Q0ZYrE/3PotInDN56FObvqCRxgIpVimSPedEIoXiDCRSJXIO4EI0MoqHP0",
-	"7Kt6IgJM/OTwV0IP/03Gh1+TETkjE3IYH9izs/I8ItIsmbrkmoXcwLMCtM/I93IBc3HKjD1KT/TD2M32",
-	"jKfxAbw5VGyYp6Pykvia8nJOjsjf+V+hMKJ0MbWLf/P80KoJVgOBV9lXGJ5y+FokMuViMbHft83ig+pa",
-	"lxtF4pMkYXnVPCYU/qChzzEyKFyCnYYzZCu24E8m/gdV6wlpjuZjBmGz7DDu9IaNRKj49Xu6iMu3zIOS",
-	"89rdYNz2Jpd0HdBGNQXHwQiKJifuCpFZtY0boulaV4d1jKFTpOpPM8JEmksg2vjpktHMLP9tCfypVWrX",
-	"/3bX6OmKWTauY9j4vJhlPEHhmPGECQ3qjK8akNNkyQ6fjcYbguzy8nJE4eeRVIunrq9++v2bV69/fPca",
-	"+lTvzk4ynrx9E+pZg/HoCJvJnAma88Fk8Hw0Hj23RjE1S1BLnloufXH0tALhX7AWzRt3E/EyIF+miT6D",
-	"19uhZFRwMJjmNkRNuIr8ZDRZ4mgHEaadsJTM1h7PgvwIh9XohaluHjXjGFwlee4OFuWVzJnXuifQbURO",
-	"nPhWjMzZZTQVWpY5L34VOV34fJ/ywN+kg8nge67NiYcG93wGdunZeBxUtQXvT8CQLSMG6CTg7r0qGsDz",
-	"CKhILckRuIbNrR3Z030xPur6Qjnlpz/XtTns93x3v2+lmvE0ZQJ7vNjd40dpvpUFBhS9OOrxCeddfC/l",
-	"91Shlv7i2de7+72X8gcq1o6/w1voSzyV7f3eOBmCHXpM8B1TFzxhPwt6QTmIY1TyfXIokAmejqcVQ6Fw",
-	"h8eVhzIass2kxUReXfr9JuErmOWj59yyFfgtLmM1cyXn3Cqn3Gr+bCqMokJjvF7kVVUmqjtUplzXrxb+",
-	"2QdjT4W/XKgw4m20l8RuC7V31Cpeh1xoJjQ3/IJla9RunAAI3++wtCrUF+OCZPISxLgGtchQy33d+F50",
-	"vRh/PRVxIsU844mJR+SN1U6rfbX9gGujJohzB3d13HZ3cWfhbgHDU3TFrODufDermjx9k7JVLg0Tyfrv",
-	"bA31a5ww/KtM1zd28YMpep/Hx7rVaVTBPm6wnqObZT1dbEewS9x5x2Z63K2/0rRcyf3mTOMeHOaVo8Vr",
-	"sbKjl332QGOYKEt/YCmn79f558gHkZ5LXtbGBz9GDZXj6YpZbUqZGcOXsXY+ecqSsjR4QrPMqub+oaTs",
-	"XhbNikjuCgQd4OMS+L2mYsYSubJ6qBQZF8zXf7a6n5ZoxDifne9/xtOMnWEIAFajnorY/s39F4nlfO7G",
-	"gpDIjQHc726MKiBoKsp5W1uniuVzns06Ay+Hw3bWlikTna2JkjPluGTeNokVF1WwzIj8JLK11yo0E2kw",
-	"Fz3BCF+xtsOyTJca1dMViwlmEwj3DhWRF+MXUxELac6gVHsrJ37HRAqM5rvynG+Hn9Y/ErDUj7etvVUr",
-	"26bCPdElXQYBtBUZPEA2+8g1d3LNU2bXUFlPNfZmtS+a8Qu2i5nmue7mnqWW2apb5nlcuQQxhMzpiVMR",
-	"lx1GAHNYJu5VqiLahqiagUMxLRFP8nwqQq8MzfMySq004GhidPmArRihzpBztZFAMUXVttR/oYSSxszC",
-	"MkSkVf3L83uu/OX5J1L9yqJnW9W/PH9U/h7Z2J7KH1w6z6188G6dX/mCaE//qJ7TP3a6nyw5+tTFoVSN",
-	"qISDXkDR+K6xiRRNhlSTOOPaYKUDN7Eqz/IgqtxcUk2FkFZhc0br8/ELdJjGb+aHP0rBDn+gJll6RQn4",
-	"eaGU5eTovaw4q0cZreVDuz8eV5gLDbcPPkRQfIB4MX4BmBhWVQP5kUqGLi32getWvvg3ZtwSNxlj56ZD",
-	"FLH9W07NsnqQq0VC1DlXFHChnRFYu1ny3G4t7Kzjx7ekzNWKdbazxWBL0E0Nk3gFrtxXUhglOyGhXfun",
-	"p8y/0kE33+tjNLAksqs3tIHJPe/J+H6QKZ9zz14f9cvPUEWk8FDqiS9gr8mSmh6s9aljYd06oiuspUM2",
-	"VHclesova2MBFDVYwQA573S1Eoce3gToOdqLVptw2DHwNuUi+EqHZGPw2Jq1takMIUDY6qD6YERwtqAm",
-	"i4o9+7YOSwJ49ZKLRRsjdOv9DJlhm356u/yw06ptbPyjBfu5chh3Gyq14wosBgrmImPJmGkJ3PoG/h7o",
-	"ak80FrL3IS2hjodPGx64wrMOq9NNRVzGY8YHdR4Fw41cMnJcg94kNJOCHWOmMheLqaDu6y2qUwlH4zmI",
-	"51P4gUvFw3cTT/4tbAbXDGW77xOPacmidGHWS6mZ3xfp0rrLVCefBFXhgeF++On+XjC1ruYbhs32n94m",
-	"Q3vRkYuJtKPJAtI7H3nP58l78IoQdxsDxpO7DCF4P+00DG+MkwQWIwbyXi55siR1gF1UdGRR2YBghoUw",
-	"dhBVgNPBx9jdRuJUtFqJrezGry0iGT9nRFOnBqVT4VkbRi1hAXMIfYDg4tmaYHUifdBhGX62bMr+7W6Z",
-	"1D0yWvHUOlS0cumPxuojO787Y3VDxeti63nRwtbfeWvydtVETS/alcTKSbeF/5JhyU3JSYsR2hXX0vZC",
-	"Si/umYp4S48e5UL3evS4S1ZJqHZhS48PH48PH3343TuotriNy+20nB0j2fr+UT7Eaqf8uEfQjIEPboWv",
-	"AjX9EMJsvU47FWw+Z4mxVr6SWEpSYQhh9SjMUwzHjYCpAjAHhcA7vmITDNanxOM51l4oljJLXQA6xak1",
-	"X4qjprn8RLtSllJtPH+0oczhKnKqDLezFWbTe9j2ltIV2Ot8Wz+4vb/XWm8cQJXEPiUjV+yCy0LX0Ui8",
-	"9oslBzweSZvi65BPrjU5gPd25OvFM04ns7xAYSoMGiGJFb8pMdLXZnD9znJInuX/ZrG3uSDqwUVqp2xO",
-	"i8zAO50dBkecCkznPXK2TNsCM77ipra+jRS/O3CeIoF1xXeHADhuPx49GZ+r6vsWE6+VLBZLy6VJQgXy",
-	"5ev4VZ1Su1U6lE8r87oIWHXC72N2jWXskMoEsqIDUtKFOoZ43WkEmZPEzoSJlIvFQeQiEWtCY0Re24HL",
-	"/C2ro3MDeZWCuNIGXnmHaU1F+VH7N0AERBBL/EN9ZlaEsN/xpYmvWOTTzCBiKCwosVlpKYKo9gIyJXXd",
-	"yeN+0JBxsiqFTBt++db3+oQKIQGsA2bgzYEX6LihPjEXs8B2RRR4JGfPYZ/oZmTBdjn33lHRo5yrg5Y8",
-	"G493gpa0Sj1/5faVeq7fp5R67XuP2XUIxOYRJJKMA5aMdMA88EF07lRfrBFq25e3uPZvTtxuFjXZIW6D",
-	"UibbnGONZ/Lskq41iXPFL6hhERHyMLFdAH2ge+WVu6wBgAjhUXMMR+K6vNq4IxEGpdc5wfYPBb62Njym",
-	"BQOvM6TbNd3RvGQpjT1pn/r7zeCmnTN7VGs+5/y2QMvYotB05bq9M1QZXdWNanjzyseXerG0wG9XevSq",
-	"cqmQdOvRiTay3GqtN55r93Dgke3+O4x9dBBWn3kkyW1FOuPufKJgZ3c0WyKdQ5SxDSJ8dAU+ugJ7uQIt",
-	"hysZ3HZTTwpdrHY5/crnj0LZz5GyV5DqtvHbgZXtAE/tzLqSqGOanDNA4IpH5FU5ltUvVzRl6HWr492Q",
-	"IZ0K9GU+0dbmgyhkqw+i19FIeVDyWwAe1KPEqhNnRb6ZWIzQxAiN41pPdDGzy56xGBM/DjoNmXLLbtNp",
-	"4z6yNR/fnUq543edh/9nS6vvugXBDdNrkXTcsKd/2MvwcVtk2rdSAfSVaTldEtvucRU41hVuj4pFLWis",
-	"hOuFFNS1V3kyuei8M2Xga5lh1RlV5mm1l8rh2jrk+glm5B8mVDOSMWMASjTlC250ROJRHJH4zKlXh3E0",
-	"tXNRsHhgJtT1Ic5Nv+AmrLxrD2Pkvwhg+iHuXYCiE1ixdR0I/meb9nPloLHyWD+fuLE/VRiYe83f8973",
-	"iA9r3OdWqXhMwlgu7DoVvoIEzosauEG7hN7W+/s3Zh4v7924hcp97srncb8/vrp89tkxV2EbrfFHPl96",
-	"izpAXLb2kiG8uRPrkKYyFQFL8SBlSyjOVIjUpf2XnjMAvmO5TJY+SsnHlT4bH8HDgv9yyH7wX6B3AKKg",
-	"YqZQgqWkcFpI6oKgno3HEXFO5YRmmW3MveFv3AddsrlV7Vf0HEqU2NER1Qe4x4icBHEC4A+ugG6BZVgm",
-	"UW71Wc7UWdk+norylwkcFWLTtTtYtjDWOgZYtyvmkbneL+aKhIqFKiwBlkQKXPcmPT27ZiTY5WfF8u/K",
-	"S/N5Jptv8PgIMY0tL0Ro2obWtpfF+JQm590Jkz/IMluy4iAh459LdUkVoGHE9g8Tj0NPk3MytEw3OZ8K",
-	"auyU8Vkv7N2wJUPJUPsoVribCq4PooCxZ2sHn2llhf2gueQJ5CZIwZzDOzkndCYvWCmfpiKQZO3cGZ/Y",
-	"tUTbFxfh3gPchKbC+eGhgoAgjKqMW7kZCDpfpBIEjUgdWjX814JycTCaimto1yfJORQ/0o/s/9Yiecs9",
-	"/kSRvL0lTwW0RJPzR0f+oyO/Vzpsci7kZcbSRem/Ax7XFDf7iRMcqdPhH8YmAL87LHIyZB9oYrk5QJTg",
-	"lYujMvrFsXcjlWUzkAHGEY+Jr9hBQPztMio0SIAzuwdSf3kuaVlJgHAxIj86YbTakH1YhoF6rhBPpqIQ",
-	"hmdhFAmtdlUH5QRgzVwTN3cPXU+GdkEZo9pAeQMrtIJjCeKgalFDEThky4J8sOdP9FRAkRiwg6ghXFxw",
-	"zWdZebqA1kwBHVsi/H7CAJbPL892mwqM6CIzB+UdRHUdjTdBzMkQ958SxSCnYDIVMWxzCePnvMqsIdLb",
-	"ReLWV5FHibc9XMsd9B7RWjh1exGL/KHGKAPVvIXiKNuDpfw92cFQrh9MBRflTxhJ1GM1f5OC/ZmMPHv1",
-	"SJH7yp5N4ftEk5LwtgpirK+sn/5RFpL++NRV0+42794xiFUq6z1j1Qww5nwl7hgECsQ0Q7Fa8J/RxOyD",
-	"nngCY3kgGzew++rGg+IxiBIs2INNSCWRys7DRsZhq+jA7zKsJn1tjMRoa6lsnnZEOlWFva+dq3hbCYO4",
-	"P10Zg/CrZVuX5fY/mhh/HtAcPHJCSY45EI4gdqIfpqstYK0/5ZaVgFYB6W+HPhLSxyXWSj/6ujphWtxk",
-	"KrBkVPBH9Ab5cpG+gMoCmRzGQVZpexyBKwKQwjLg0mo9EI3J0hFxdeHsjMLv+9KjbgFlSsekrJPk3i1o",
-	"BsVTnFO4fMIAvfLZeAyL8/4vrqfCFYYfkRP/8oB5ZPTDWbo6C6cQ1yfEBaFZdkyosGYJVEGrbU7l6xpb",
-	"ndh+Lw5+P+Op3hL4+Q0s01eZu9d4s7WpfirXzXZQsUbSp3s58LRy8w8G22cj2OVGEdQHGzDyJ/LwWC67",
-	"kWG8NWJzh/cGYbC9joolmH1JAIT+b6mPpBmzygNkYWv2+1R0Zl8HAZ/eN3SA8WVtThAoAVn6QDT7nSRL",
-	"ZnXlhnekdLlMvIFXmx8AKMIkteFZRmh6AVGcVj5oCQ4TcFDoco3o87Ec/veCZlYFXrqarzG8IKMcY8l5",
-	"8/XY29k6oeLskotUXsZQww++RKdCL6WCpxK2ys0aR8JKMMHCXYlMUn4UgcVXjApNpoNzxvKpyOmCi8V0",
-	"AP4d7AZHs59zZyqqAKKwyN1SXiIiEeCX31Fo7B7OH1hwVCeOwEfn6OSYjCsfI7z/d/gv4Nz7qe/9qga3",
-	"pqaFT0emXAW4Jx3kPPgxj+FGz+dMYcl0Vj/Cuuuta0XQ6gay4h8dTjfgcHr0J4lH99AO95AUde8kJWXG",
-	"b7dPCNFTtiZfOICVUCIKuoCqnPBT4NOBNAv44xM9FYphLeCDyBIyyPKq7IZyxK3WUiD8SivoylT4BHon",
-	"QGqfHBrpZkO0XPmpHozI3xpznooyRt21t9wiY3NDZGGOGwnX3BeoMZbleIwY1ARmGLTVJYHww7skEBQe",
-	"MtXegikLX/V+sg6uVTa4Ak7fVdLMbx0zxW2AE7dO1nLdS05YhvLvEY5wh3IiFOTPn7UVTL9NwQEE1i+t",
-	"u/vqPgb5ftbJQAvPZAKQLQDRkGJbkU3HFMPqRxQxsDYgqmgFSUUrFBXwhZXggciJ6ynIwURGXsH0wILQ",
-	"ngWggiErn5BWVk6G8DOIi0vhY3+DmVpTkbg283DabtIHDrTFNRHVTJ5o4gXUVAxdzyceW9/PpcmkmfuC",
-	"L8HkoWqOAwvGjWCbwKS1q1wP4xy4snPuF/Q1xvBfcTQVyLqcX7BxLGDEWWutuchQzjnrzRqrAdSKA8nt",
-	"KpASBjVPRT2q2fbBWeZMlVs2sXvNEinSLoBHMsQnmgCdxEhf3w/qassMghk24M00VFC1mqvtAYVeQ69u",
-	"CKxGu5zDVkCExfu6ovgulxKCEak+xxO7XFIDf/FTPAaA9PoUK4ZabqSh5+h9xnC/CuRmKGRAG3DdlNWT",
-	"XHUeiM60p/9EVw7pbh8r3OH77VuFKX6iBHfcni0+TOQ5j29Tj87RHsIWqMnJyE5pu2FMPf0D/tdX8urK",
-	"tT1lGD3muVkNmBfJ1L1xb5GtU+E5pGffkYPFDFp7pguOOgMX4YMhjgFUIcZNY65NUkKZLcDiSaq7Hh9P",
-	"hQxkmuP7Tqg58VlikqG7DaW54+Pzhguw8kD6V/5hnW+D2AiEgJ9egHlGtgpCv+k9q4WdwjQ6eG+Hxbzt",
-	"wd8TyA2/97/YYsDjyyLs5iP7+xPlBMJVdOTeh4f5S7jVJVTeVLDV4ZlAEVUIjWWmeRoh8AbRa5G4iFp7",
-	"/S+Ysp+seE4ZAFRDEwzCgrw//pyxXNcc4MHDA3ojJlXCMn7RRw0Ny8BTH0I1o8l5kR9EPkDA+dGdhi+z",
-	"1I3ArU4GuP8d2ctv/G7dosXvv/FGzGWXalPu2KOVfq+w/3lFH2UojP9T7dqttl84RJ6JXH6qNXnzHD4w",
-	"Y1RZYwXKDs9YJsVCEyPbQu+CK0ZN4Gpsp+wfbpWmd1bdrRFn6Bd9pO97Vdui/Zh2Rn6t2FPNDNRHfPrH",
-	"OVuDptxeA8PybXRhgtPWPyW47ptRYBVInmsyKvKUmq4KF39na01W1CTLqYj/95/08N+/2f83Pvz6bHT4",
-	"2x/j6IvnH/8jPg590FSsyX+9++lHNyHI+BBFlsUbAf8r+uHMzeJstjZMx4SJRELQmJOAfpL12howxbab",
-	"+bYw77BHH0XUDf5Ek3O27tBFz9l6qxqaU2PJZzAZdO3O3dXNqFb/iWK2ftZM+f3v4FyeMD+nAhqPvoAe",
-	"mHZWf2yB1/B8bGfNC8vzeMpmVHUyu1OWZzRpIG64TmQIr6MsJZolBux6OS/9nTzVBw3/vOu3nf35CNKX",
-	"42pYGOZoPB6Ho7vY0RHxlcGrgmpUkwW/YOIYnKctzmhXqLt8bwVFvXSy+vWFqW+V/nIF/ug2+fZYEH7g",
-	"E7Eg9/V3hprOgHy/pY886AHyoBbe0IP3YJ3pp3+4f+3yTvoatbR885itiWIpBR6BZr4j57CogHukz6xV",
-	"kpbmtYc+wGhQKHOA7ig7HCsRkPFnQA/K8aBtkyJhKbo5U30Q1ZGOywK3tXB8p1nVG8XRVIDrL2Yp95Hf",
-	"8Yh849EMqUtBTUn4lhTCGHYCEHaGvG/ezDJ4ulUXqw7nbjyD1ZObX/xjZMBnXz62M4h7CzhgiTKuMcHe",
-	"UbSOSYbIWoYMqwtitSCMOfZXeDIVlkhjl6riWcPB7noePYq/thUccRM+DhhU4Ptf0TUJFQ9w/LtknJ4u",
-	"f3CB3K9rfY9qrfqt6dA/gu14rLf6yP/uFv5wC//L4WZsN7u8VgPhRGURJsUSqVKs3FTpOoJdNowuT/lW",
-	"yQhLMPi/ozEWT8BzJpUmtqH9LldTSMfzmpplV64uQ+QjiupVrbArFRAS5FhzmWO4R9WG15U+dL80mJs3",
-	"3oKlfiLrbQfjRLJ5rLfwGKeyD+t7DYygV/ZeqyH4VDG06/TTP/w/e8WuhKao74hvrCZUKmteed9upGAQ",
-	"yyPL8DQzgWAON1DlrELkaQPVGaZiKJXVMTMpFgx+i2qfmzFMQQeGeNC04qKKWbdBCj4bvyBGypJvl7Ot",
-	"+Z9KNmtZr/+uFRjXKp+Du3rqvjjoa8RtHADHzapryo+85E+jCb2n5wzRNavL1K4N3ROrZvPLftoRyZlK",
-	"mDCH7t3MW3F2KkSzhdXFyPDn998efnUwKfNjbVMSTwDWK3YBcYAWzTU5IkaS588CZcohb01FTA//TcaH",
-	"X5Mz8p/kMCbDeGKWxWqmz4p8Ekcknvzn0SQ+iLBSMyM/Cw5fYiv5Lw4VYjQXi4yRnCdGLhTNXdEZKoiE",
-	"5dGMXFDF4c4TzTIG7O3oC0QTPediKgzkQ1Hy6y//RbQlJoj8nhNdJEv793lG8dXzUhLFFjgoF6m9ehKU",
-	"xanQxSzlF1wDO4b2ilByztYJzQ/KV0ryxQsCr5LWSl8jL4RgabCYx1MROxOMS3E2pzxjaVzCQvgTikcE",
-	"3JJYW9QSLFV4TNry86mo7WEZBIhbRhVz63DypxP9TIVcsYvUgnKWX7zYVc3ytw7Q85M07RBs7v2kRawF",
-	"coKmKcRlDsGkSDHcMOj2RBNplt4Zqg+2ST/vzrDiz2OEQIGiVlDculSrXlDaRVi5DF/9zZef9YkTbVZF",
-	"FLhb2sUdOmipw4vQhosEK7/iomZsLUUa4JWUJw9I6W7s2AnNZkpBK4BTmt6IxHyUln/aEEmaQGpKPwU6",
-	"ZzLPtuCl+ZoJYZaVnJNz7kK4NbBMp1124KJVodAIbbGkIs2ALZf8NaGaHXKhmdDc8AuWrVGEICu2cgTQ",
-	"LKHdMaGQniL8QPtWdHwL077fWSc4x0+UdrIznM2yQzz8R87yaNPvBe2f+8u3PaKuZCXbk/kxkU2q9cQl",
-	"Jda4VC3bcIisLgpKIYLtrA8ikoLkvKDuNahKXcPHYKrOPX5ZHDQ9oyaOLHPzjKgT5mdEfoHOuWJz/iGO",
-	"EL/GgCIP6vxUlENYPSPPKNZ6RJQW7atakeEWjnkQTQWUeixL4tPCSNvBaj0tTBpfoIaNjSurBfidOyZC",
-	"QoAugNUQAMDRhJuDEXm9otyFzlgTPQNMry4sgbfVkfbBE6gowFk8PXYI4vcN+2AiTFtcwzZ1ow/Y0+iq",
-	"IH90hQryN45CEMzn+bOrFbQP9nEP0Bp/K0dV9/0wCabCjXzvsWu+8TykJNC+eAQl93msNnjfiosGVN9g",
-	"Z3uInqd/hAAlH7dD/FcgBLpOHEHMgZCEWZbZFDkKINk6WTRgd24w6ubCju0gHYz6RBAPkMnDFPcXHbEC",
-	"b4PQ951+tXJG23IEG1Av9xQXeIMVdGnAzRSOxxf2z/eFfeNGlVf36rziaXW/u43rb8o2us606s64itYC",
-	"phE7aT4VUG3DKCp0GM3osMtLz9OR1UalcFgfDsGDGnZJ11AZRGC4dBXOmGRSO62XCxK7tpDEjXcLKj6k",
-	"LKPreCqG0JyA//jFePxVRJhSUuEfqhWchSs4aEvrqhqUrr3yx4lPyUbkkDBT8ImeCsjEht4OgyLIvA7Z",
-	"7Ub29VSUJ+FDJ6vW1aE03ZRDKMIopEMOgfBQYQ7aAyv9gFs4602gsz8cXtyfBSNSe3Bmj06JP1GYqD/1",
-	"0EV5Db6tevDt04BvdzGLepRATaMrGWCNU0MgJ1jSjMOLigeLEFY9ZB9yDg9RAe1hCaEWrXGThwIEUSsT",
-	"Pa1xPuH55wbXAw21zva62d3pI7u7bXaH5/SofX7W7zQ3ybiQjXQzrTdag6OnnmPv0aAD6vJP+9mazOyh",
-	"4GOSYJdTgYUwdr33BMxj6HgNcEOI+rT8AvNKE8UMQlKg385vHjAmRMx2UByIlmF55bvvTg6fvfwCivcv",
-	"vVfV1ZuBAt4YO4Vr47qxAF9dx7lcXe0frssh8C9QxxSdWbErARIfwKsTDAuRtO7vfkuw5MaL8fNyKN8R",
-	"dhjVbfc6WxXQc325Bkc01pkBrRY/hDzf499WLjn49cyYLCbDsSs/uwVj7b1t/mDY7209uMEuBe9tt/m+",
-	"VvsifmPbSxucd0T0Ul66qwJ1DK+EoV1CZwMAv5Aksf3cDTPlvRxtPSgmipVlUX6wwW/Rn6GY2+O74M2L",
-	"QZBKJWvF56v+0lAVEONbiK3u2ROiCoHFVT0+5oquXTYV4AnDP4e1zCxg+KoQ8JA0Fa5NFcMb5oKH+JgO",
-	"jw3QqMSCSME6XKynxf5M+bSw3W9VD7XT6uBFqhCP+uZn7e0Eig5uFT6Fb8slcuf+RDusJgyUt7fG3g2a",
-	"SbHw1UQMIyuaLDliSpx8c0rG42dfTsUw/r1ghUNsiFUhhNWLouqfWEq/SBLGUttMKhK7+MyIULFGTc2l",
-	"Orpo8DkXNIOOCRUJyzKouqsNXUNVMVHVIYa+U4GZSmj1Ws1VLhTTOj5oxD0WogSYcMjGxu/AVOAW+JG4",
-	"IUOr8QHTCrB5L5ey4i+gjQLviIA9zK0x77kQ8hAITQT/LS/zBPxGlomdNMvkpYtGtDviMDBBF51zwfWS",
-	"pcjmOqKhgjUT5RLELFvzx+t/hefzYyJX3BiWRs4ZfM7y1rTSn2EvrsvKbl6nK+f1ifKitnBRR14PlZs+",
-	"Kkm3wbvtGpB7u5q1+IzjL20bS+9Sk54iw9wS8gm/a6f+ANP1CUslp+lkmvBe5Bl2wJtdUTMI/gIO6W49",
-	"Sz2DBZ6JHapKlRpZaaW2YamWiqs+KSO8ybAsa1lmpXJjuTb4HSrAXnBJWPVuN88uzfqoybS99ghv6OSk",
-	"xoP3CUiF9X5+qmB5sI9s7E/13IL02q1HBkxHM6qSZZmh2WmdfVtk2aFVOgj2IMO3UpuFYu/++/uIhD/Y",
-	"m8QXBV4fEmu+yjMWH0yF9Nhb0No94peZ55AWRbMsNPt8xVqqz3U0FTOmDaImYmmHCcADUXHuym0Idmlb",
-	"YNmHYQkzkx4QupJiMRVQFxF66BGJf0cEH3LJZodu7tqsM0Yg8G1CLiH3HrAXs2wqvFoSkXg6+L2QlilC",
-	"k+kA3IcraxMvFdUsIrFUMZkxc8mY8OMkCcsto3PvRpixkjEKtYvjw5iwDxDNClOSKnUoQVVitovgtOxt",
-	"Kub2DozIa5osyZIbklCluNvGMm8GDAAqzp1Car/AVG5IUpip4MJIkmeUC3+ukNemK8R22Gq/Sh9fOxQS",
-	"/lnkEILIdEJzdjAi3/LM+PcqIqhS8tJ5quzOTnyVlKjK2XHM26raiEsQ0kAFpA6Jby34KZHl5lXq0VQM",
-	"Ed2NIvAK+M3wKSxj9FwfbEV28QEKU9GM3zp2teHtdGWxWJaoCnriPRDYY4k6uKXEqUhZwlOWWgLd+B6i",
-	"ObhM3neMeSOsNcrrHWyfR8bpE+cF1Ful22HWE57CGfwGESHJkiodB4mIkdMJqLH75Uqw2JO35lsm5TlY",
-	"UEPM8c3WnloddWyJG/19q5NyZ3TsT1hD1N0AX7MMaKkrQhd+vHatsvYPe+WlKzgYf76ljztK6vg2/npL",
-	"n8Yb2lmIFH694U+7Ik9kxuaIQGd3AKrxAu1pfsEOuiaEfdpnY7XOQzvQ1aeEbz17zcjXar3uhPoFr0cE",
-	"smgrXg5OFpjSVFhpMEd23X1tW8Lc+0WyL/lVS+uFnOqBVmBFdn7KdJFZDXF78LrdyceY9fsCg4ka4i6d",
-	"dWsaJwimXVXMsc5avVS5M3grx2qZAT0M6pJhnClqWVJ42OCwYJwDEaipPAeR1VKwcoZnFy4H/IkmccYu",
-	"WOaKASU0pzOeccOZjrE+aVca0Ttc6m1eJfuFf3B22ZUHYjnlBdd8lrn6eXr0eDNuM5sDNzkgXc2YbsUA",
-	"2ZHEXFU7rHClQeHzdR8rIPvgz21l3bvLI1p7AEAgrfwAeI6vxjVcDifjFV+tuFgck2CyVZ3Co/+fvavt",
-	"bRtHwn+FyH6oDWid7HXvPsQocMWhaBe4A4JrgMXhtIhoi46EyqRXpJr1Fv3vB84MKcoSZSV7aZOuvxm2",
-	"LL7PG2ee5+LiIp7TAVv0aVcwQxe/UgEzTs9ISgVZ+ScU6W+osljTmTimJc8/OTfu82htMcmKQ7EDwWnP",
-	"1QRKDLFiAhWGGiyVMwdAi0orgxweKMlKWkUL8F+mDy2byii2LItAy+K2DuMPpLaXXvZ11f8kVNlUjsHK",
-	"RkRRZD4jOWKBY/1NAMp6EyIKae8m4wQoe0oA+bLlbg+Qk+ckrOKXhq/xAX3AKX1gZTmZly0ZwsRKVgn+",
-	"0QFmV4CwdIvGlOEfQPyAvnZuxoGko/f5YCt8m8qZlcwu3Zhh11x5g5O62McJmPg0smcl5obsvMeUdFHa",
-	"s85sn5LHnqvsoDPwMCPr3B3eUWvLPdTlpY8FKxziiNtgSSp7oQZ2PNIQ8PL0LCcWNZyGqXhH4xWOZehJ",
-	"CJDHFAc00KnRk8FVP8mJZx+wCde1f4AeGr3x/F0yZma4S7SDcA5eAQS/dA85CwyGhI1FdlL5GlGHEIBu",
-	"tWdcIv6l69uB+OoHVhO8lz40RZJ7w9jRUXvONsljxZ5oar5S9MktzEj8yV/2njKnTjGue8S4Agk4yRbb",
-	"y/W5lnynC2Wi5td7Uzdr09QiYWvVSOMKNoneXPsiUZDeaGCpBrg6WvjcOpV5zTcGc7BmeifW7OJlwlzr",
-	"80ugIill48iWrLf3BlCDMzbDFlJJMCNzhN23YjkrBM9vtPg1WwSf0ZgL+NPBJLT2WyrpWh+TZ1A673ht",
-	"IHOHCNIxex4yjcKXYjVqaaycn0z05If4Qh/G5TwxPNDnuuci7PCR8JpbvQliHlslnUv/Q3WMrPOFqnLt",
-	"1QDGglpF0Bnf6PX8o/qTbryxwJmbxAeVP+5qKLlOmK+DXIwnIvho2kExNZSjbTDUW+rOFsBZwHqzg00z",
-	"3lgQjouPG/Ydpn8dbMjSb7+DuRkewnU/jHy0d6d0gSdgYytKUacyAHe4CQfTys1AJ1jB09UJmMylzz/5",
-	"rK74NcjP4Gu7FiTIMqzR9Nn3uM8IyaQ0VZuHSRn8aGA7p7ysUXDOMYcUM2q7aaViV+1REYGQhxx+SsBt",
-	"Qee1+BWjhICuOk1YY7nTPVj58LulH+7/n5PvuqDUjqOy/SBDr2vDhwl638T9Cc7L2AVKOx+nG5RTdOPL",
-	"3qCY4mhC1oCUPV4KcR2mgFEggSQP8q6wDG3flfooWAZ5JBlAHVtxiOjTqRyCnx5M+Ee4Zm/O08FN5azl",
-	"QWVAgzqfICVj4c/7JJh/GRk3loZL0wzaBSaZ4DbEkl2wWZAgOm95wUDxPiA5t5Tmbz+eAahzuW22Z5cX",
-	"ST9ldDgT1vf3HojOyFFCf/xWs2Bpt00BcHZTcYo2P1d5fIU0yVg8Yw5kJ49K6VicGZiSAv5l1ZO/nbJT",
-	"KX4zJI9nPyTsLwl7maRysVh4gXrLd4BW3+BuFgkesEbmorbS1lmitjulvJ1HuFfbWHb2d8TAz1rOVrU5",
-	"AMq3hikwFOUdclWMjqytjuhTyh/ExHGIqRyhUppMDLgEcFmDTPhAcGgKLgPGJEe7BsxdWfCWwezHK6Xv",
-	"Q+76NIzmLxP5DqbmK8W9j5DBSnF34qM6xb3vJeGtsTONyGrI4LYfvocwCSQuDdHjvRemR4+XU2ila4H3",
-	"aF9zgAsULfQBaQyMD/BKSbFgWcW1uanDCPO64ltnlR1olDDIYY3QkLc1x9a6rHdHRXUcs0Xw/D1MzdOQ",
-	"o48LBOMG+7XgYPxkx6C12l3HNdGenQzTPynYi7XSWKHu2IbXB6zRKIn6pi0Cq/BqgkxsxkBisXECo3ZF",
-	"aJA6CdBXd6r+4J1OV2Uv2UoUvNowtQHBSLguN6t9lvSBYpw125VgbObwwqzIAp+caLrweWa7vcTJuG1j",
-	"0REL1sP1zUoDgVo7WMzJnycI+PLjxUvH7UnPAtSBh3ZJZZjaxbrDYttGA6sADxFthjC/UkmtXTim2dIA",
-	"3BfN3VGO7ZAvFOLL5CzgaCDIbN9XN9JdADi0NajI8xhrqcS4OMiYjGm+10yrDipY2RYfZTj5i7qRN+4B",
-	"KO6vgH0qA/wxqmdasKyUnhOizDNWlfKD9rA+Rtkxto9QbUP7hY5HyPHeexAeJ6akgj3iduufw/73c/WV",
-	"rP8RtCBr+Z9wgk5W/9SCaCvICH7M0Zp31BBkv/R04BAIUQuKHg24E/0Conq3wOWhT6DupA/qZCGcdTZP",
-	"Uul4GoBXh2gaOiSSEKEvAeh2iCEylabcikuHBg7phUh+y02jEwcNkeDL9wlrKXjgOethpLLRIkEInwDG",
-	"GYfRQVEHiBXrIhRcFwEDD0xDDMf90vaYJgLnKwESeCDZQRy1F3qRSvR2Go3cmFajWHfFCEl5Ny2Gefvg",
-	"pmp0cVPaXfSRV1kCoG+ktyt+y1Z7tEa2zbqIXTJc4zIfURI/A40k9n/Jegts9SNfacqfGCaM7CCZ/4Fb",
-	"h2lYG8v2kgEvyhEleUJPR64dpnYRLhrocDyEOBL/+q2SRsKOm8QTCdNw8uWedUo77zAdGCdtxsHJ8bHz",
-	"T0jXgPEoqynGvC/7uw4oLELONu9GoagmtZOxmbupsF+/0AHVz7wDhNyjiIMbDDJFA5/jB7yH6FDEsZAh",
-	"bieko0MeoIpL5ThXHBujinOK6MaNLrh6HlBQ6BiXRotqw2YEjeYTQLncI0xbiY7znND8nOeJ8zWo5VIZ",
-	"VXMd4FC3G8JCIHDTuEylY9xU0jlqsMBIMeesBvz7ELUcwaa10j/Q+9ZiCKjnRqmYbDuPyAHiprEEBH3a",
-	"66DP1i3NxTzmg9HzT7aeCXr/k9yoaB4SknNIdeeW9CTrn2+Cj11Ax0YRF/CF4JUpfo8TTpAwsIeYa7j4",
-	"dDgSu1qthdZok2v27vr6asF+CrIFjWrWhJSUc8NXXIsla7RgGVxn7H+HewauP1gzEHLbOyz3ay7x3U6w",
-	"60jm4TsYw2PCKFELUToznIhSs2a3+COb7J6bxa64WDe1Xc7L//4ygLPtg5+dPgbbwU+m8za3wtTletzP",
-	"pJe90IyeZjO7+n6drKOzFaZQecJq1RhrQhrbacqjJW/Q6euccHB1wt4q6yoDXCCBgkOv16qqgMZWzz1X",
-	"7FWtbBuiQZx/61Iqoh1AKRvZLf+iAR7dLvat54D9CkRBv/HtrrLC+jv27s0/r9hKmWJ/Uxizu3HjvjHK",
-	"8Ip15wK2cJ6Mzgk5yItUfseu/3P1ZuTlVNaSyugjn7CZV+nZ2zfX6VkCrb1K/VlPzxJs7lVqR52efWY/",
-	"wFSNJMwng+l9uPZkmB1fj6dxMt7YfrW936g66PrYyUCZNUlSglsLTiHJPW9UEQexoYuyUgJPRbkVqoF0",
-	"RbXTC//DDf1A1B5oxm7LW4KNtt6nFWkiX2Jt0F2pBfvrxctU+hyfXa1WldgSeXHT6ouMrgxyYXhZuZA+",
-	"WGjAV5JKgKdkBBhc0tTq+YJB2v6KV1ZK13aDy9xa5JtNucaYjFEwuL213+EAi5jo/rcb6tkjX1liI5Gd",
-	"3FslOzV+nikw4OpRvtwmnmgL9IyAcZUwUddGT0K3hU9nyMH4ujGFbdBasBikixbwYggPNBOZDpCZmqt1",
-	"sxXSsFktKm4cTGxTV2eXZ+dw10AdOnwrauckOFCwfsEBxxEoWllVrwuhDX6ztK4Hei4SSHsWrUkfDLzv",
-	"MFy1uWqznVC7SiR00ZfYY6nRRSvrlr48p7ioDprw5tiwR+IXCB3D8I/0y8AfX1Mvgmw6tWEfSpnTbVjm",
-	"koN3tdqUlQheS5Hn/kvf1lwaeFGtKrtmqvP+bgFg4mAOAU3MAd4E0UdRA6vY8MwiwlgSAHIii71PinSw",
-	"6G6hXfZriDBtBl78D27WxffNzvNn+Eo0LAvSTO/luqiVtIJ0U6tt8E4oPxpepTD2amXJMkiCsL2v+cau",
-	"hxYmwASyzZe5WPG6OzF4+f35l8//CwAA//8=",
+	"7L17dxs3li/6VXB5Zy2TZ0oyZctJTK27Vqsdp+PpPHxkZzK3mzkssAok0SoClQJKMjvL97Pfhb2BKtSL",
+	"LOptRfPHtCMCKDw29gt7//Yfg0iuUymY0Gow+WOwYjRmGfzz7Ue6NP8bMxVlPNVcisFkcEqUzqRYEiY0",
+	"1xui6ZLIBdErrkjG0owpJjQ1jclCZiR8tzj4SQp28CPV0SqcEL1iU/F7LjWLyZwq9tVxniVmBEpWVK1w",
+	"LEbmMt7APxTLLlhGFBOxCoiShGsSrahYMjUVlysmmPmZig1Zs/WcZZUBYskUGaqURWT8KiDTwRspYm4m",
+	"RxOSMRqr6WB0OBWDYKCiFVtTs169SdlgMlA642I5+Pw5GJwxnW1OF5plzf34Xl6Stfm8YpEUsSJakkvK",
+	"NZmzhcwYyUxfLpZkePbdG/L66GgckJgldHNgO4wOB8EgY7/nPGPxYKKznPmzWXPB1/l6MBkHbmZcaLZk",
+	"mZ3aBU14TDV7Q6MVeyOFzmTScmzJJd0oEqYZv6CaBUTIg8j0CE8IJVHCmdBkTTfknLEUNpAKdQk7G5Os",
+	"+IjZ/UuuV/VzPdy6g5+DQUozumbakta7mK1TqZmINn9nm+Zsf6TnTBEKm8dZTN7//OEjUXTBJoTajSZm",
+	"y5iy0wFKoWtGztmGLDK5RjqDP9FIywyacUHCldbpIS+/P9M6CcmSaYWDaJkxM7hKpVDMUtNULHimNBkW",
+	"Hysa4IUhobekgzOWJnTD4gkxpxmOYBMvM64NzQppJrIkdEm5gM2XqaEeocnliicMhsfPKc2ThGS5UEBS",
+	"Cm4U14fkY7E4s16YFCUxXyxYZsZxW4NHqMjx+DUJIykWCY90eEiODJG+ePVqKtKMC03nCSOnH968e2du",
+	"VkYjc0xmZmuaLGS2ZjF8phxtfEh+FsmGqDyKmFKLPJkKtyGK0MxtI9xXShaUJ6w8MENlc1acLczeLO6c",
+	"bU6mgpZbG9EMrw6cecY0GYZA5QeWzCeGiuFTYUComoowyhjV7KM8ZyJ8pkaEK4IMwpuQ+RbcStxZOAfk",
+	"AewTXaeJId3x0evx/Ct6fAAND2jCPh0cDYIBN9SJRz4IBoKuTWP/6A05V64v/fQDE0u9GkxevHoVmOvs",
+	"/vvI3AqtWWbG/D///L8O/r/f/vM/BkEL/3m3MFcNblrzrnxcMRIaXh061ldjw+ZP9oKvZBKriX+9uSIv",
+	"x8dTYU5B5ppQZJxIiVyb36M8A6oqGNgJCf9XSNZmOua4xSYg4a/Pw6ngivClMBttmWr7dvmcYwfnfScu",
+	"ZATLeBe3L50XLQ7dB1OqV+XnygYzHm9ltYbWqR5MBnkOLVsEQd45jyzvmkCWX/vLn01ne79M+7/S+Axv",
+	"k/mvSArNBPyTpmnCcbXP00zOE7b+z38pM8k/Suo2PWIzvuXqZmvwjg6CQcw05YlblL2y5hpJTaC9WSXL",
+	"Mmk4+T//GCw4S2JzylTECRsEgzVTii7N8Otcaeg3Z4StU70ZfP4tGChNda4Gk+OxkWhcw33772ImpJiJ",
+	"3YQ8E5O51KvNxC5o0pz2Z38z/yNji8Fk8H8/LzWb5/irev4eh8AtbTnEcr0l7xuGjQ+GQSl25GLBRGzY",
+	"FGyFIkbK4AaFo0MztTeW8+5xVje6Gsf5VTlpd6fNYTAyLIXDKAAhY2mFUKLpORMETxdW853M5jyOmbjr",
+	"5aAcN9JDMeaEsMyziJF5joQWS1REh+HCzdKsCKSmIjG74BFzxEzTNJMXLCYbECz44yzFs7Qn9zcp2I0v",
+	"0wy6Y6lRnimZkYgKIiRJpFiyzNwiUIYNRWZMbUQ0cxwlHJ2USq8yit7lagNax0peGmGfsUhesAwW9U4Y",
+	"mUOTuzy/U0FywT6lLDJ6P9wOMgy5nUll+iivjeznzFwmbKICaJHIpTET4N/IqRTJhVHAtH99Y1joT1J/",
+	"J3MR3/29s2QJ5oehNfaJK23IUFfo2PxkrBAjaIehkHq2MPN126EvJShTXMRcaS6WOVcro6y51f0oY77g",
+	"rEsiVdUAI41iMt/UVXdPxJ8YajOHYHi8ZwlWlK6uzbHtn3dYJJ+DwqDc1hvawL6+p5tE0vijlD/QbMnu",
+	"i3kCTXJFEjMJc4DUGRFr+mlmfp3NN5qpkAzDFKc801LOoL1lIx9YZpjLL4JeUJ6YE7yW2M69cWoCO6aa",
+	"GqvazNhrdkjAhCXU2LD28iR0g389AMuWLPkFU2DHWQH9avyyFNC/VL7ZKZr9qd2UUO5YExmG3n+Fo0mF",
+	"BVxSvHnIR2JidNshRSOMXGZSM2INMbTOakYJVVb5lSJiJPT2KQT+k1KlDCP2XAvfuml6s5oORrWr5I20",
+	"+yIVXgfYmY9S/kjFxip+6k7ZN8mMnpDwNTcca5GbxfvbPQwNza+p2MzsnxSciJToHEHj11nmXBFtTDTD",
+	"Ea1lQuM4Y0qBrC56WcOR5nrFhLar80exvcjw9NszMh4fvR5VKb1ycDd3Er8Ib0rszuUL7p3RUblSXCyD",
+	"UlkNSC7OhbwUAWGfUqMamA3N2IU8Nz82FCH7C94lf01GBlH0GaG/59dffz049VpMyF8Zzcx9MNen8L+g",
+	"9MA9uk1mV9y2NV9mli6MrLT6Wycfs6yY5PfHz7hQmhq2ElFhWBQode4mKZLx5cpos5d1BnfiaT0gzVEN",
+	"spckWrHo3O68ytNUZprFP7KY04+wuPuRnoZXFi4FqRgJ3+AsDsysQqeLh/6EzERCw6zD/8R/mtMBKguj",
+	"Fc0U0/9PrhcH34Rw4DSKWKpZfFJ8p/BkNL9VsC4pR7C9xU7N1marZuZTILSLwwZecRqdv70w6/es7jST",
+	"Kcs0R4tcsd/btTDFfid5Cl7hFY+s9SWFytcsQ1GSyYgpx1CNgjukJKVL9kyRULBPeobWQAiipPAUcKG/",
+	"Oh4Eu/zDpc/hnzDH34pWcv4vFmlDMKfReeln8VZIY+crf++tdUETxbrZkvVBlV6XZ4bfJPyCZaBWejfc",
+	"88xAX9/vdrz4ih18HR3Rg9fxmB28WLyKXs6/oUfs9avD348uX7CX2bF+tfkq/5p/I1+nY3qkXsQvF8fL",
+	"V6uv/vX1+TfJ63+PPx1FZnnVg2p+tNWhVm8GzjWj+nn+JkvkLA4rK6y6+JpOJP9IGrNpPZ+lvbYNm4qa",
+	"XwJCSZpxEfGUwkvKOTd3BX4LS/dqmskFN7ZD5QzQYRrPgKZejF98dXD04mB89HH8evJyPDl69Y9BULSZ",
+	"b3qd0NdfD+rk8SFfr2nGFVNgzBK9gscXIoXjFGZaMVdpQjcz6zc7k3MujMxGz9JkkNk/8LjfPGjz9P3l",
+	"em43Y60caL5mTd9bdflttFLu/eVKEtsaLT1zBJVb2+7fq21X/SO/rqguxwOr8oTQuX0yMKoAMlohidfx",
+	"sPU7lS1uW435haiVvMT3u8oyGsO5o2kbKBf895xZz1FAuCCJvATLXrHWwXiHHQuff6a8fUYn5G53beWm",
+	"xXUKC0qfpXfEgU8jnbfxDbYBoQCsMkl+XoA/dJvQhOZvxQVLZGr0iboQ0VZSM2EY+j8HuPF2Pt5kOpYI",
+	"v7ZM+Y8BFRs7veoHrcG6S9j7S7Zm+QC+HdNIt7kfTpE4QVGn5lokjLALeESwzzGg8ysCwgQEm10z/KFc",
+	"w1zKhFHRWKqbeOtqr73GM7uwXms1JIprMzana3eCPBcHgEdVw+2SDfyZx8pbss7yPVbsTaW5+N8+/9Y0",
+	"3cIKGYU42cCeClgHON4heWtEmHfPaGKurJMlh4Znh8S+KCEvKh/jScYixi+YMZzx8efTwVIe2AkaRe7w",
+	"jF7+aB8HavfofXlGeyodboflor5Os8NVSoDfZ8hmdnLkKtffl4HvZLxbWOn2S14sooub7eJZdeK+1p7T",
+	"gnrq2z+xlG5fRe7yNLp2rHNnvmc003NGdfvtjmiS4Iu9E0RMMWPAoZPBrHPlRmiuM6FKz4rf99I8MmaN",
+	"kzmHGczWYBO3UA+84/RicWe5MJ/7AB0aFgL8NWiZ8+696zSNOlfRDKQpGQs8YqALznRjMRkuMsaIZp80",
+	"EJ4ma6n0VCDZKfTGeh+YJaCDh15IQ2D1Gi1JyiQ8b6mpcNMbnRj93qpVNpYI+baZlRmSuKY2tgfZXJP4",
+	"2jfqB67alHiYfe1dwDDauq2k2RofXB+5xv5b02LDpXeqhuA0jFmGrxv47RMS/vO3ELVjvWIZA1+BkAJU",
+	"z2LEnbdlUB4nzTK6aaqVMFTn7XhvWUW39VY7esVYUNpsGV5WfKbtYKG7PTVWnJ+xxVam0txe2wKJv7yb",
+	"xTUo5lmwiqZhUjR2m39bvAs3ww2380TegNpyNxq8Exgz1JXuXZWv7cGjVulra32Uqn2dvh6Wjt9BbTeh",
+	"6zcWfk018251td6K/hXUsh1kf8NKf+McblL731udr4iJTsH7rCZeA+RtVXHmXnhfBoXWP5pMRWhf2UIX",
+	"5Q3BuRCzW/QNSChFwgULbexxqasW28XjhM0oPivLBYxizphIwQISml/D4s2e6mAqQrlY4Jj2gbM+ov3d",
+	"DnpIwnmuNvbtA6OHbKirFVB2IYNggJMFZQ18Yqaj+TMO2CKy7G7/ksZ35grL8Vv3LT/tkh+13LRrfJTy",
+	"0pLRwxKTNaK6CfHo1nlNqUizaMUv9nw1uXuHWKc86CDlG5aBbrPvTfSl6YdIpqzj/YgKQtPUPtIaSzOW",
+	"ExLCBVATlc9NhzkLyTCiOlod5CmhIp4KJWiqVlKPAhLayG41QeofQuiiSmnEVAC0L1iibDgIeAtGRmIV",
+	"vSAGyHwAnBOuTUBSqXRAWMw19I1ZwjQjrhuMgVKu8l3806gqzerLKcPRsbP/3zCdQTDwxm4Vcm9oSuc8",
+	"4XrTrktEEF0pFwQ1heOaQZ+yzByy4xVcs7XH8AawfZZ2jKYH/2kv3CAY2F21XlXvD0UP94eyD25s2cWu",
+	"uPxDnNGFPnTrh1MA/4L7yzKjQh/SeM1F+47gJ9tyA+1s8IbAYiDoiJKYZyzSB3Yurt0ej9FHk/H4H/1d",
+	"Sa+PBsHgnIsYZk5FTLO4TMnQPDpnWg0gL01zw+LhYqnB5J+/2VOY9f3S2Oy5THk0mAx+Fo6wzcET/M4g",
+	"GFywTMEeHTXcW1firld5x+7J7XHTtmsIlgL+bpp+drvapfl45+9udasfqHEUrY/tZSOFVFYdOSAKzDDr",
+	"AMSPOwLwya7wAe7ckKr/z6eOPVe8+0tIRS3CsKCfP5oRQDuifuBTcKjlMBUCau58m3ixR35qqfWW1f0a",
+	"V7tPjb+28Meq9NeW+cj0/jo9XUn1d4NUlH8n8a6h/ndQ2PUsgMaKWxTRK0keHLev7eAzy52Nr8HlvGlV",
+	"DZZy1B5c7dZMhMZp7LQSbm+fu3duyw7dTcBTVd19AFz/kQc9VVf5SHn+dQKfbpnl32j4U3291+YpzhJo",
+	"/NDps2lR4W9Gz74f1bkiVGoq9G5eeevCpHeo1QOTJX+3dFW/sZihusOF4Awq917iG4QVx0pp9MfrbW6M",
+	"HyHUp20+tcBuKjBZl7opeoEabLFgkeYXjGQSIVyyeqR9wi5YMpgMMLQIzsgOD9+uRtJ8oGs/jkbBf/aN",
+	"ovmmdH2kLFMSuWotKg1ns108/ACNPtem2j/YpM7Li1EC+/0tRILH0h409bNgkCGDNGJP45myUVsKgs39",
+	"aHGMD2rei4I39QoIqtJLC8PyknWac35PlTLCP7TZPEV0vekFqylCZ6yYgZfAtJ/voHdUkl3E3TzaVZ2V",
+	"D0Cde+QPd9VVPlJ17jqPd7eszt3oE159vdcW651a2wNTtHpoWLf9olff+y9Nw/pvzi63Pc9QP+JYMSB0",
+	"T5sB4QyPcZF7/OKYbdzQavwGZn7Vt6XG01Pzsan6WvVbcAePQA1N7LZehfq/+rSKnhIOsGBRFrrIdibD",
+	"BIFhzJHRC1b+ULzGylxX84a3O/cqp/lHOwgT5Nq3P3LyCkd1bzG9Q669p9YW9ephvXntp0D/WSzmKzw2",
+	"ua2sUd8O7tZuGHwsiU95BmSN2d2QIQBM9ur5AW8sCEAbn47zDCBuCqAAm1UPa5gQ6kxlhAnzYHJBRZuK",
+	"MmqxPpKLmKhxo+icxbNWDAPUpVA1RBwDzMqh0bmQlwmLl0ZNLIJGIik0FzlTRXJUK2pBnYyudru7s5jd",
+	"cp8p2KrAZSOnLCv1wvZshI2IZiyVXVCb5ncCv1ehHIza7HK/uej13Gu1i1YR8KtNn/CHlRnahGuArZtv",
+	"IKYnOu/L3muUabMGy6OvrL12ab2pbqNldytrypGjvf43zN2NXderHLp1WrAEjAkus9Mabid2Waa4e6rN",
+	"7SVENbSBfdP/A5f/Rl6NxxXQXpmbW4dcjyuiM75eowT2kGhfjcc3ig0QIKLwUWUuBRBLhAhw3k+16RyZ",
+	"6WxFzfCjAbfRzffYqk4l/RNlLcWk6S56SdNSXVaRTFGq+NRTpYS/5jyJyVxqnxrm5o8H+EccpFcQWzNF",
+	"7mpHl6YP7uDKfWjsuzY6LsbG446fGPFu/kGMFsxioi95ZDhyDrFBItoj18/FTn6G9bzDPkc7mE8XmoRd",
+	"Qjd9WQViC405hV87QJEadTUslu0BaA2CaScUIIZvKrRgsw8MGwGkMStHraKP4YpbtcvGKQLbevFqXCOr",
+	"HsKqe0O/hacB65Dp3FZzD6QxYndGkZFhqTFqwKI3PQgVm0u6GdXOomks9nPSN6/xtYyB/nTbK9wL9vVv",
+	"Gd0qOiFS1BDNmp7XSbRQs2b7vFs47NS97Oyik7P1DVmav0tgs+vCY1/b7soM26gF1sf6Be9VZt6qOYJQ",
+	"lpm73CfEHQrJRcKUImFlIZC1Ezq0uBBoUhC5Nvp3zajfOac+Bq49bOzhzFzcwj4dZYvgrexwfTp28G7q",
+	"ew+PVzskMb5wbRe+pwn7ZBqsETuQJuzTX2zrw0hWXtrMb4Obka84szsQsXZdLQ+YCeWiAMlUebSCF6j6",
+	"+i2aOYLm2aXCgmpzefHq+G40M7ekbtI4y3fRRZYXWHQV/I4Gl5JLsztGWWcUYNwBenll0wUKjLe9sBRs",
+	"iucgy4Vwjp4uFDq+s7ABIq3mwlXgCHxcA8CoZRNjKwLe/pwRKqbC6922CyjAjYGAusKQJYqR4/HYnDsX",
+	"y6kIK1MMRwH6g83uu02CKZVuAMDrsEisL4+sn2EniyoPoPFian8BzI/S4nEpj1kuZq7zbE0/tQB+HLbz",
+	"RP9EW2PM4eIayw4xK+dsRZOFZ4JdyuxcnZT7PU8YgqzT2KOeXhxatSepgrzQmCaDG600zbQiXJyQ8Pec",
+	"5Sy28Bb4aOyHPuDPhngt+e18d63sSfet+2Ak2JZ7Z51tHTprtfX/NoOUcL5RrrQEQ75wx39AbM49rWWn",
+	"YR6Nx+NdpHBFLfja6upHoI8tG2lvpZZ47N7TDCYZe0kFFcRcgDudrY0O9BdF1yiGMsDQN+S8SKTMyAvD",
+	"M/5F12sWY/GbQQmP+77RuAVD0ftMG91WphiQH2l2HgMi8RGZbzTQRxitqAbIHtvMYqi3mxI4t05TYryf",
+	"KeFNf8sJyXPWLWF+TpFywXIwwgay6gA/COqcEByOcKXAE2qz7uYyF3CoANR4waPmDYEaFGUM0DNFEppq",
+	"mQI+D/zoUI0HFum47Xp4o9Sn/lcONcoKuFYt7RIsJrQr5dYi/vuoIrVJtmpKxceeKYINyTBmC5onmoRF",
+	"/Y0TIhiLFQm95YQ+l3PrDwaukkc7n9t+wlhUp0uJgD2CcluuAhVXVssD4Qvo8EYu2ip0UEqq9Uz72kCv",
+	"oXfKM6aKF9CvD8Yv6whPDjAX4Kpn//if1Wr+P39V//hwdDFff3r1w6+vLuI3R6sf/ue/kv/310sd/+11",
+	"9o9fj/WP3566vntYZV0U1qW5lCdsNZXKGYJLe8kvWD8nub8ZrU7ykpaVlqkC4czFsgFEhEdkh+v/JLoF",
+	"JHgOAOj48YCEeBQhWUgbbjLfkOOXXpFDT6AMX7z6imRUxHJN5lxjEcD2b18pTABn7Y3Qxuq+hVNpfX8q",
+	"mIEHLXyCK1UlH+Oa0EhjRJBfMcxdyCtgDe9zT9r55P5+h689sPiSmdwIdvB1Q3PqLope+mS+09+JJ/8B",
+	"27a+4dYsd2uf2dF3YuRWxm/QV8HkSS40T+AZK15z4ejGlfcBGhwarccS3pJpcjx+ORWNak0BQMjDwYUQ",
+	"LhzaygZhywBHtazxFklidgT6t0YOo7tRZpv3lRDezvBhV7DIdQMRAuaSloTVgtUKAHX0+1zhDrV7P6ou",
+	"jv437etmNPFN3IyY0UhDLdJ4O2/3orCpIl43j8N7rAeisPuz9z1gKG4M4vpGwlEK0kNP3ZY4jF2g1113",
+	"uEHku4OxK1S+JcyiOsI7V18O47R97EYhBcNKk73fclou5x3Hal81NvvbjC50Z9iVzJ4pkgv4KqCgGoZZ",
+	"ZktkntfB5xdeYGLfiLmKHfk9TTA2Mk0220Pa9oyBrJqRTd0HVrMrzd6LNnumCAYf9tEqbypW1VvE9sBV",
+	"ONtvAdrktqPucRcQRuU+Y+79JT/WiHt/jY8s3r5CRtui7fGZhiaTcqo0jzkgZO8bSN9GM9cLo68u49qR",
+	"2xW2dGdspi9nubWA+Oou3nQ4/D6bul88PGzOmbm/zQtI4bnLNMD6nMpzs9oNP7FeAzAh2Cf9WMnnA724",
+	"I7Gk6MX9CyVY7qMWSbDCRymQgIDuVBxVqOUmhBEu4dq8ZB8F+oEqxK1kesNCC3f7yxFZb2PeK5JNsEti",
+	"dxsX3uNR8GdB1htySTcB+QtN2CcyXPALRtZc5Jqp0X5vfdd82NvvWe7tBU1yqln8XYJFpOvsYcGozjNG",
+	"FgldenKcJjkrI14xfQKq9l+wLONx8dtUOBO78DcFBIIiGq2xmJ5zSp1zEZctp8J8H0oewoPWIfk5ZRnV",
+	"MoM/cYETdEVV4cnAOj/h76H1TJbnxwSdJ2aLDH8NBudsM5hY6lOHCoPSmWqeXNGvxbEGMZBQO9RsFkSQ",
+	"VPfIO66Ckdtvt7744prP2Wb3OZtBgmJ27UfdWu7wZ8GKbBYrgm2Wyygo689KQc7efvhYFKVdUs0u6WaC",
+	"h8OsukKGYUV9CUd4IKZHCDVAiwE83qJXVE+F+fmQfLjkOlqZz2F7mALEjISOAYUTnxvhlEsJOhXg5XUM",
+	"qYSzgM8dkr8xYQiHxa7csVs1VEPN2JIrzTIkl5ibjVpzYQjN7NyapqnZfIc2WwAq9Sh+htsfdJWu2KPW",
+	"QnUkBwLQA3TadWygAPbDrqt337H4NoSroIFd0Cvl3nWuumB6+A6qHVFJ3qnfuU7AOXZN1PBNVZsmAr3u",
+	"2B6I7qxtDnZ0TyTb40mhjevoVU/FusVdncuCtN9Bu5YBiqCl3WOcuaZumGpicucIVg7XVu867zhf27l2",
+	"wq4zi/nuvm+hkeuasgwqfkuhDndcx/dl09plLLPfvKeUnY8M35ZtmwNlewx01hwIu0txSOO4e4Qz2+rU",
+	"NGp0zRgkxe3qfIbNvO7xDNPRd9yeM0ZjqCdRu0FZLnbR0FkuavRjOu36Xi5qX1JMay6Wuzp+wGb1zjxm",
+	"c5rt7IzN6p19TOruvqZVnQNj1x0bBD1rW+TDYm/vWJtsBU6gsycG4NW+abvu+Ch2rX8V4oR28EMbceTx",
+	"w1Jp2/xkE3o2mIQkBevhgmnu3OegR4/K5Hv1qJ7rri5tArVnn72m1ir2d3VqOfp+XfaaWpvg6NnH5/k9",
+	"u1REzK4+LYy0b5cK+9zVqalT9uqx1zZ3a507l1Tjyj3a7zWzTt2jf0df8dnVq1tQ9+55tm/PpmLYq0eN",
+	"A+6YXYces/PKtvDanTTeIuF39aor473a73Vd2wT6zj4tcnxXn6Z98Pm3nf5RaHga6bYgil8BMzFXLIa4",
+	"aNNy4ocTkmGIWW4uTwpzK2RGaJqOAiIzayLbQChjHrNkYbtNiNoozdbhCOH27ReIkOUXpgK/X7HW4Zto",
+	"NvcTsrX6mTt2HiaFOwKlTKuvJK3eE4taaAPBqi6OFVW73By4S9bPcULQsRESGts4b88/QULrXgidOwO9",
+	"CTBK6bc4JN+hTwJaxBIxh9I02UAVVbnmWhd1xEpPFS3oYK/4s5ffxC/owdfReHzwNR0fHXwzHo8PxsX/",
+	"0aO2+LN6WMuOQSIMa8kylpRJVzv7UUpp/4ky8w0ZRXmWbYnPOzx68fL41Vf/8LIhITKq3zcW3masy2sI",
+	"wC3HL+oQVTsGmx8NKn7sHl3io6ajsTj2nY+F9loE+z90VA+u7RJZZwCSrGU7hc/sOrF4XhpcRyj4tyzh",
+	"5uoewHtTCb1TZMJNbO1AGyktBWTohW2ujJDEOBqzAdbKIWzYh2ibd69lxuKpQCYB/G8jBQM3NDifcUaY",
+	"uSBT+nte5Hu4JLapqKTuDUManZe6RzjCUSHfkAzDVCr3KIHlDKsJgjB2OLKBq0XmoWl4UmFawOOmwk3Q",
+	"sCEzb28rgKvsyDKp3LL+BTqLrd1xhkFxXuwTjXSysd76xoInRGc5g0hFJ6uKtXPlHSUkhmAkcki1ZutU",
+	"Q3Y3ncsLRlw8ctPj7rOIndfLpW4XHKG+yL8lck6TgERyveb6wBbNDsiSpgeLrJbm3o3UtB/K2F6vkDoz",
+	"Q8NT0Kedha0/msZvbNtGJXsANIKv+NQSWHblbW3nE8R7w123hrs61KvmayJiuGx5ZVdtdb+5IIr93h4F",
+	"2zv+tXAt1ENeV+DtaiMM+5xo+Cd8vxqBXmQb47oxPKCW3tpNLVsDbT+60Fnz2WjFonMWn5CUKgiOh1x1",
+	"W8f07e85BTiU0C3D7k1E8+VKEzyEHvORScyU7t4H/N1BqynNkwTB1eITQkmUcMMX5mzFRWzmuGRakeOj",
+	"MQkzppkA3tn3HlWQxvZ7Q7b0Vd1e74hrWF7eojvJ/czjNe31A1HaWM9zS3T3fsHtLi7IkZnz+pVvL4V6",
+	"UrrN3WtSBT7dvkfsjiqyAfFdD++fIpal+gNbrlsfIE8dpoDZCmz7zCWnQ4g6pnyZi/J7DsItM5pzc6Og",
+	"cQv1OVniDbHAVKsVU4xcyixW7S+zjl3uCKoyrQL7+bYdALX/bZa1XdWfUUzTxD1ZumiLAvusukho05Ug",
+	"zJI4MNebklgaW4KkVK8IF1rC2ucy3hAXcg+aAySi0YyumUYg98LuKPMZmog4lmbaCZorcplJUQQLVEeF",
+	"3H5j98wZ5vTuvJK44PKrrRvcMLJvLdyu+ih4fwF3/pIfa8idv8ZHFnRXIaMrYa4XiWwV0PVCudg3JK+N",
+	"nq4XlFddYpOTnbNNNXtpBw5vM+BF7WQGtxYDV11cSxRcY1p/k4K9z+Q8Yev+3Ml12O1lNXrJmdueVpLL",
+	"oM3M7WFIUhycDI+PxiMM30I97JlyelpEjZYMyJwsI3M2FbbYPVjAVmuLM5kq2AHsFRCzY0YKuSrHZAg0",
+	"rTPOLMoO+MUiaYgb8bjMr5twhGg4BdhtEaPjRnqmPE214SqLZAzwQNWVAsiDRowqmDaujStQSo04pBYL",
+	"yLQSLqgIjrFU7o9ejsdVNfdobP6SMapgiwtFFfgBrs2Qs505/FVnmxmo3jND8t+Y/i6z+PhoXNVd+yaR",
+	"OowRpAHirdrSYJ6JCUTETeyJT+obZO4WPCK0amfAkyop63VuExSI0FBRaP8qxC7F1rXZBxSqZwreN+Mr",
+	"JbHfNXjeVXJ+/V1rBV6qFFxa0xijLzHaqE9aX08T5N6B/2g1g9HP9X7wmH5t8ACtwH41CGnv8NukYfM1",
+	"8dZU42rY2/2pxv6SH6tq7K/xkanGFTK6q4yUNpq5nvpbXUZT/YXfZ1fkrPsyz/25X7OF5W7bL3WxquDK",
+	"IKXbSPvG9Pfq6ezMYnlIh9Vzxzu3djfcBAxZB163Zto/nxS5dkWuCTvdActR6EHVtwpBlwxLLLrCiv5T",
+	"BYKS0ozt92iBSv0XWlOxqWR1uNAtXjYk3BwSB59d94jQNE2g3JbDBkL9EYI0ispKUsB7Ki0xN7FtUSkK",
+	"MM+GNFGSaEAxtZQ+FQnVLBt5Q3hg8/h87j4Cac+2zoWxd10Zgip80hYHfht4UjMI7JYVvW4kpztV9OyS",
+	"H7WiZ9f4KBW9AlDsDhW9Gs3chKLnlvGk6O2n6HWQ9g0reu50/lSK3plsA1gLLzi7ZFkIwQbqhISowIQE",
+	"ZFoqAbADEoBQOCGPSO0VJDHV9GQqQkiutZ2s8mJ9qLhE6Gs2G1WdExLKS2E+M3RybSrMbR5BmEZs5axe",
+	"cbGsikGcLjwA2rKS8OlBMIABW2Xh91vA5Yq9A9gvAJrDUmZUGekeQgJ3OCEvjNx++cJHF5WLqUiY1oAV",
+	"H/MlN1sVzsKAhIeY2RoehAFiSwMkvIgJYiDiYygl2HsqZIb9D8kbuU5pxmIAtzvgQjGhuOYXLNlAfwxJ",
+	"q2HgVf3eLvLTwxR++aIS7PUiGKTUfNlswv/55+nBP+jBv8cHr38r/zk7PPjtf3m//Ecb/X7PaKI7Crgl",
+	"/IIJZhRHiG6rWQ8FDqg8b/o8u2CNT5NLulEklOfhCaFiY6vMyFxHcs2waqf9HDF6YJL4QMbyfLdqYr/c",
+	"doXeWTJ9Jxayq5KA1SwB2dlWCsxy0bCceloo4xJ7Fdz1g/3fA462Q8l110TAlTwzvPGkRPW1dZt7+U+7",
+	"a3h4o9erYOxVJvCNrSJtcXFtQIdhSHOqgBwyZq+L1fDmNDrP0xMXHlk8/KgcisPEhm4EEhWWHoTKDUy4",
+	"iIyetRY8kI86AqOxDhTM2TMkSlDHVg+1C21ac8HXhpaP+tUHdWCyfoTSNqiQMix1T3F7asXBM1XGB0uA",
+	"m4VUg6EXoVvAZ6AJ9Jc1PpEpjOssUhMgaIRrDVvfLBvlQknIt34UL8JLLK3K3hH3a6FwvaqaRckLI8Ww",
+	"5oUXgbqmn2Y2wJQzFRLN14Vh5sXkm369XQ/UCC0MT4XD3BM8EhweNwjy/PqVTfg+39NB47BHen5njt4T",
+	"+zy6Lh5HXRWXEh+4Fi2/az/aouWLA+mq+XIO8cKs54tXcVz14b6Xl0bf2SBhuFKiZUjy8KjwlmDBBheT",
+	"Ddbktiu9f/z+7QFn+9SxpZTL5Qo1RpsU4CHl7C6r5tFS9xeeqSr/cAfJdc83PSS+0nVRUiGymFkzrKyl",
+	"iEwLorXHUMx/ghIC/7T4C7/dLLgRNCmIvLJ9/rhBFTXKO8ZiM0radgvcCVncnjt5a+6lJpjF/bmY6kt/",
+	"rG6m+jofmaupQVLb3E2nWNiNxTv8TVi6y6vSUMTmWciDSmSerT3EdaFV93FXddHf9VxWze1oekJ8ibqP",
+	"uOxTk/yByrk9hdYe4qdbtDxaIXFrHr0m8e706u1Fy3tS54OgtPskmu3EUINpuAuloQSwegh6Q7EBj191",
+	"KJb6eLUHz7PwpSkQDUK8MR2i3JQnNeJJjbgpNaKTm9yGJlGS8JMy8dCUiR/YBUu21+9hiwWDClU2W0H4",
+	"CQll3I1YsYz72K9TUYYHWWBa7MZFlORxgcZyjbfIH7uyJU8L1xaQZWuZIZrrlcz2inG7dmWiOpj1Dufz",
+	"y8l4vIfzGZzC1gs347Ey29rL/fxbCUtpwxBlbhTKF2Y4B+PsWgwmg4le5eu5muXpBPKhSgXEsgnI4WmA",
+	"u/SJCNzPXU3HLe7q8lxvnon0ARc/cRV18f2y8N1afA2mMRP9RoQoQrLeltzdp9w7L93JBQaL9V87aPNW",
+	"AJaTArmEC1IBbXmmigdoERMupiKsYeCGQRErqVcsu+Tu/b4H2/ZuydZQBlU5QvfGZrN9NsTqjcpPzCrC",
+	"R3eLg1roqHcL22G3YBbwNmgbBoTRaFWix8PNhQ279EDTzSxZNhWQn2SUYwvKA7GwOIIbESwFWw+bxswR",
+	"80JmUwGl7czYgF/miLl4m4Ct7xU769AZ3wCfad2ITpMmy1nPq1VBpcHx9ropnYAb5TmI3AgrDF11gacB",
+	"isCjK2DTtBqsLa+2vV5orqtrdOoUiNZR8tlaCQ3/btUSqopj9Um9TS9pAyO9Nf9GHVn7/lwb1WU/Vq9G",
+	"dZWPzKFRF1FXwR9oc1EUnK7wUewdn9tOXddzVdSX22LT3Z0+djN+ibris68ycXXxv6cxaeVTDxlzDVHQ",
+	"z8z0hQGKh4pI2OGY2M4QbswnUafV3e6I2yTdq9DZXfka9j30LYd6NwVk6/Ut7l2EP/IistVVPlIR3qOQ",
+	"7D2J8BstN1tf7h3zwb099le35B6CpETp6K9iN/O8dYnYu0ruQ6KEWz6qLcfi17u4dZFmqy7du0TDRT9y",
+	"gYaLfKTyDCnpAYqzKmndjDSzi31Y9ugV3PVPxuUu47Lc1J0s+9YFqaW6Jzm6t524GzqlgHIYdKKB9Hp8",
+	"8PjP1aA7EOD7qsgdPUtUd2N3dBUYujVNpK2I4/2pI83lP1adpLnSR6aYtBDWXWFVdFPR9dSPtiU1GVbZ",
+	"arZPFfu9YRHqR1VFk2iZRT9+c2titG33dsrSG9yT1uWXIQmdxe3LeCONWXv7VLS/0xL2faoDndpsY4gz",
+	"SJONzUD2wj38NGQI9WoGdsCpdYT3RjTLuEM6tlOeCq5IwsV5kYBc+WBYcZdbMONqo6mYs0iumZHQNmcw",
+	"PCTH4zERdM3FsqUajg1kcHWGqIZZCKkRaQoTyVF9eaa8TykMoODuyf+EHI9fT0UYSbFIeKRLZLFafR03",
+	"MUIT029DhhlLGQBtwVZPRVHUHeoPhe9itk6lZiLaHPydbUKzN0umvSRYGyMzp9H5qEcpohr5e6TWSvxF",
+	"xYoWmm+rgncFYOL22mtsjajS5ob8xY54GMn1lrJsffKsG2XZrg8R7BWltv3qQGquFk2JFQx5zUW3QnHE",
+	"UHUOeGvwa1V13D6Nyja21ssxFKVW8lIUumtZEbs1ugzPYGsOMbQhFMPyyTBlMoUo0QSzshtjrrbgx1jM",
+	"GGwS1IBZrhHL1gd2uKB0BzmsIpmyjkAsmqbPFMEWZEhTq0ONeoMHnqbphwi17+1Q/LAgi/ZUOeGgrCKy",
+	"43W1u9Dq7VkMrRXb79FmaNmCR2s1tKz1sdkNbeR1Jb9mOVLFtVm2vIZzcxvRXdPIaF1/UzNuSqZ+ouRG",
+	"rYzaJPpyqNuzMVo3796tjIr4aQdjVTLTZjUldYIKyv275zSbsugYTdPW5InuKtp3IBayhyUWzv5EYuHs",
+	"TyAWsi9BLJzdnljItoqFu2JlZ3fKzbOHyM3PzIVsw7myFVWpiEnClVZonNGqQeYZ0jUj+UzOITeuMIUz",
+	"+4cr2MIoKBqmcN2e3GLJ3aFdtrd51H48Za2wVirEjLeGV+zsuzfk9fGrr115r0MSRjJmocU2JErTuTFc",
+	"1zRaccEODPPAyvhZJjNi2p5MBVa3h8pczfJR03w8fhmZlvAvFh6SNzJmCpKNaOwomgzZJ80EeEpHwVQo",
+	"aSuGKQJlIPlSyIy5xnrFNq4o/rmQl8in6j7HuKvYf301pumEhLmguV4xoXlkk7HCmF3wiM0sllcYTEW4",
+	"kNmcxzET5nch9Qzqg5r/WDO9kvHM/M0yXugA6JDopLMYJAEpHWtBs9ia6WS5w0xLOUtotmSmYS5UnqYy",
+	"M5rnmsWczmDnAxKaZmsqNjPrlFQwCBeaZYImoZESZnkXlCdmxfVqaINiHe3+IN3qNjklq3xNhUcVn9KE",
+	"CvQNgq+RK2IrP4uInRT103FWVejTwU+SZDLXzNZxVdg9pXrV7soxFNjhzZCLhYXStfQCPLblIAq67+vm",
+	"8KqztiZ5webvKpD/TBGvnD7hcYEn/D8H1iN/8A7lXLk9fQu8tWX95x379P3Hj+8JNoA7UBxaxlQqBfqo",
+	"iikcj4+rr74vXyCQMKIUvnr92scsHI9bQyuw/lyTktTK2AI1elL5ek2xQj1qK1iD0Axbpx1NOsnXKe31",
+	"T/5y9s450uujB/04WWUOzQ5bLlWbQeB2pzizAHlYK8PP9QemNRfLziccc8AXNMltyrjC5jUpDA3Aes5a",
+	"sJbtr83nlA35rw8//2SHn+eahCJPEtiQrcpibdk4ftf6eMzmNNu6PoVtiJaIfV0HkmZ+CngRwdEzj/z1",
+	"kZlaJJOEpsrLBT9nm8FksKAXMs+4Zsorq/hd+ceWGi/ldHoGdtgt+ID9drpWi/HbdtRlqJ7G8a2bxS4V",
+	"8pCaj92jPVxZ9GM1hCuLfGQWcJWSHlKkZytpXc/crS22aeTdbtjcFSpUOACNP+4hCK9RScROZifzuzXT",
+	"vXZ+O232B3acd3ti244JURRaYycLVAfYe/vdAFEiECuhbgW2DlUgc3uwGLbWLS/BKPZG2kd4mZb38hpw",
+	"BZYfcwEZ6y6Ih/J6tag+RmFGpT0jvwgO/2Rr+S8O1gSIKS1JSOPYbWtb+EztIItvBnbnYEXbzuqMreXF",
+	"3WkUGX7uAegUduGPXauwy3yseoWlp4eoWdQI7IZ0C7fgJ+3ixrWLjqty8/qFO8MnDeMKGkb8weFgNlWC",
+	"Bc28OqsrYF407gLcuwp6XkKVnsHsHaTc3gBxXg2hl5+veeK16dx4elSl3tG+GSOdx1yd9fbCRcWJ/5LG",
+	"dxARgLMy3zvM8YP3q6pU1v6IdZXKOh+fslKjqbtKKukioGvrIvX1XFt0/fkY2W2qGfXjuWlF4xqKwB7g",
+	"BmbHuGBKdb3G2Z9dxkGRqRCtWHSusIpUSpViTclvGgBjtvELrrJg+Xpjy1cWLdZ8mWGuRb3Nb95/QxJF",
+	"Sxi//WB9HW9tnUAWneN0gYflogaIyTXJqDjcA80Sd+aNGbjtpXNXFU5YBhTi9CtfUk1sNgrmijhc1Vfj",
+	"l37EH+5B33qcgducrSSAK+lyKVk6wH10xWht6dAmsXcnJMAAASQjWGohoaMMfIQvqaA9mWnbc62d0Amh",
+	"BN+v3cHnmcB4DUvIXGhJaH1b+9Q4dWUhu0udnkGwwlnRp+ns2hBKbPXMiAoiJEmkWLKMzBkWPo0tnCvF",
+	"rB+M8yCxZApSjydY7xFhsxWhzQCJ4q12eHw0HhEaxyoo8qeWVLNLunmmpqLZcZHRNSNDmvLntt0hNU1o",
+	"yg83dJ2M2iJJVp5YaUlCYZdMaaLY7/sV6mx9H5dJzJTu/hj+7rZXaZ4kdk+v8LGyVkDzCOFgikM0V7Y4",
+	"PZ+moHTozOVQmyF1UTRPSzlb0Gw2ZyuMZ8LxZtTsZ2sEb8YiaRhaR7hwK7GQUAmaqpXUIRmCOKPE/WUU",
+	"EJkBGehsE5KhuZehP4swILnKaZIYmk3ocsnFEvLWeEQh/2sq7Afn+ZJk1LpxqSCJVBrKyY6qqO/u07gX",
+	"2aZjnTrbzCDrfrZW7aaouTNES3JJudn7hcxYmZxvKyUEKLL+xbXGIsp7EsC2Arq1YrwYxKOJ6YL1b3tA",
+	"9jadyxjJXZxzYyuC8rLVitN6N6OVLeXb8z4vZXaOwMO2NIoUZM5WNFmg+mOLVNo80Bdfj6CuOYShTMV8",
+	"YxRtMH4KiOyyysoNFHy97yKvY+R5ywyUJSs1l94aB0Vw055lYPcCzP/6tVfxNcuFuGLF12BgFdeuzfn6",
+	"H74X5cWeFWIxPRTVLZmd9yt5HZmLlCQddVJ/XUlStMCHolyUSPJgyWFqb9kqy0W/L1d08+ZycHufVRDf",
+	"b6VADhPxrozSLBfw+rYySgJZcEETCFBj9YxSQRy99k8ovaVCAThrq8t682TC6N1OxxVS9EM5L+9hpxBE",
+	"AgQ0FkV5bPNrY8nF0sHbu8/D70LqlY39apFF/rXeUr8XS/gq5thmORG4BCfWXMLGhk0ipboN6rX2buh4",
+	"1K6BPp8prLtSbPVV8eSLgkhbbaFcoMO4brZ2XSQo82x2hPB+i/Z5Vd+r1FlF/ghP3l7PAF6Z10Z3AE3B",
+	"Lyt/JQyfWsmeTsdGharKek4FbZcrqAHqe5vRIebvBkLfUOz9w+eXy320rttihY/NaVsS0I09Ljeq+u3v",
+	"0G0Q1DVdud4qr1v9rKYg3TiS4TU1ltsC2/fl/U7pvPvVPO/94ZupB3ht+bWvDLIrfChy6Pbc8N7VuuE6",
+	"g7d80/a/A7dJ5td4a7g6qXXQTEfowa8rljFz+Lkw1o6IleeImJDw95zlRoxQgXRh7OKQ0KxiBwVTEao8",
+	"ihiLMcXM5ThBr+LMsR9YVlXPFX5kEHiGdzGcURVhtIFHPa2uLbNIzNppS7kxC/SmTIbF0mRWrmxUcdSU",
+	"8RhrupkKRKeqile3L+XzqJH9ICet26rczjYH721W6bzlSrIPxFC9/o2+njH20ITUQxBQdxTwUl67+zWU",
+	"HnuMS7HCR2go9QhruXtD6WZjXrxVPhlKT4bSn8hQuvV4Je9qPRlKj8BQ+kAv2LcZXegt8MSx+R3yvukF",
+	"2wZO/D1NFg6Mdj9gYg+OWG1EBHDE8NltYMT9nghsoIjdFvg3LmjOEimWimhZ6OcO2bT/69x+iLgfGM2i",
+	"1fd8Owr0imoPmIOR33OWbZrXi32KWJa2DpVSBHvTlXrDGsIZMpnb6B37jakYIga0gtnN7LizS5nFKiTw",
+	"P8RMSSo9goS3SArFohzq+qcJ5eLADD0Vii3XRpGamBYR1UwYRoEIMtTGVNjRMYYohCmEZE0ziAFkU4Gf",
+	"K5aNUBMI9gzz58pCmzAV0ZTFBIzV7JzFJE8DouRUUBe5khlRmSmwuHD5e5SZfosT/YBr2lIUZY+SERkV",
+	"5+0hKJcsSarFwi0BDN9LpZcZ+/C/fyBazcwIoxOy4ssVpjbOWSMgZZFIEBd2vlhmuivLY2BnFRT01E24",
+	"Z0zliVbbK20gFZEV19uKbTSvq+kQkDlT2mJTD828ArMpwgV+uc2BBqMTEv7zN0TLhjC2jAGVgVFNTnFC",
+	"a7ohK5nEZMEuWQYfwaCiMOFrrtGfAbFdU7GiF4xQEnqFPMI9CKa83FcuDmI/umd1kB3luDtrgVhUk7ux",
+	"XR0myv3br9VlP1YbtrrKR2bH1ojprlI02innesZqfSlNngkYOC0G0Y0jBl3LAjKzdHPanlyxnTJvzFSp",
+	"b2yLudKcWhUEqFXOWeQfp15ZWKRtaRrXrL3moSL90QJdYMmjrk9rSb46NopsZvYjU4EDyLfJCt68mzPo",
+	"QA5DHZB8M/bG3S2AkDIc3la5mqCyRb9tOY72l5yP7rHimfJX82AwqbzrdHT7+FRb4pTGNpCvmm1rBZeW",
+	"UFHE38F9r36xlh33Hr9wR+qGXc4DUDcqy3606kZllY9N3agS052pG62Uc011o7aUpty6Xc50J7zl9nSK",
+	"2u710ilclko7tJCRbaTwWChNM63w5g9VyiIyfjmaECFL7xD7pAPzB3BiTQV4NUjoUjnsA32ZzhGSS2MY",
+	"gysMzOZmCgXUCpplOQjK36xj0f7bSk37X/BN++8FozrPGApXJug8MSeG4McoItEBpw4vXoA0LFO7jl6O",
+	"x8HAZbwAofVMWjgaBC7HE/A/q5krvYaogDoYwczVTF4KlhXk0FZg7+iFh3jRgqltC0/daHUpq8Ha/ba0",
+	"V9NrfC1j7KK6XY8r7EwOQR8ze3RmnGbChk8vPXmEF6rSwh8cwfUc7NQ0fw/pGlFrJdaSaOtX7r+54oBC",
+	"bVugsxW9RuZ/oxW/YHGZ4FiNdFdFVTejRfVO8X2DH/tvzi7bZusuVc/VW2/9om2o8k72HOytMdgMK/su",
+	"oa3Gx2q/NH//Tm/77jvb7p1YyEHlDraZONeveLlHgYtF9er13MhfFMusYduaw11e3j6i1MXduNvcVxKb",
+	"5l1kVk1A3P2AWmMEffcBun3ERLZdILpd+Yct5+2RiH+sHsUVu+Xd/3LjGwsKKnys4EHe0Rc307tXrbqH",
+	"+Wwrzrb5gSwzmadFwpc6IZQsM4quXK4JZGcqL1tEsMTY6FxfpRpiZQb/O2cKC06CPhHlSss1y9SeyYpW",
+	"wn1AOPzBVrPWcdDWzLNTP6sMfBCwQRamwHXtn2N2tXqL3ow6J8gEpnZdp25gZ+mLTjv9nTArUkbMiEr6",
+	"UOFrMvt15VwiizfQGlvQSden9lRu21yHlTkSuE9r3V/0ozXW/UU+Nlu9QklXinLDISpBbpZTXT3GrZWu",
+	"rmnKV1faEn9TZcb9GKSfFnqbOE3Fd4LKPHeY+dsI9+as/OrG7oxz2mPLujahc7F3k4GJK77/HEx/yY+a",
+	"+T7OPMwKGT0s1nujmZjVdbaVTq0omf1Vw3tgvjWtcBcjumWm2zsJ7zZ57h29UMGCH8D7lLfkR81zH+nb",
+	"lE9GD4vn3uzDVWWdXzbP3clsb/0dq7KZ98pswV3Z6TyjyotaUAwI0CKxmTkn7IIl4KyPaErnPOFmygRi",
+	"QevuM6+Bfdq6YVAvmMxgMkAwxbt3nJFhwhW4LknCIJTV/YCOUSJzPdrDu1bZsI7gG/AuVrKGScoy84EK",
+	"Kwmg/LhhnBCxu5BZkfra7wXFzaX1+egG/IBXdfLZM98++x+gUU+X4I279monufUi/sA7q/8hCVUv45b4",
+	"7uu+V/QPYt4ozdanZk5bQsSAAQoryoW00FmBBdWSGaFpSiKaKxZPTEOzJgqhZVNhfbAOFFOu11h4WTAy",
+	"DOEVmtB4zQVZJHSpwhGxwdseoqO8FJDZcH5IQh4XJX+9Fjwmw3DJtHsYC0cBCf035tAwvKkw/zTqB4Zw",
+	"SYIPzo03/drr9F9xlpq8tU2u9DKtYKuvUOx5z4rOhYaM39upGnfWcW6jF/s01SJxynwh6icAXbMIxTYp",
+	"82IyHv/Da7MP2OM+NSwA+txV9cAIjD3RIkHAuSjH9xmUFTYcfpFImZEX22XbHeTE+jvY4xMQCDPbP39n",
+	"H4D8yn63stQSxbiAhazmufR66tmG5Hd6PdC+Ig74xgVWJUnRO7ya5CoFWmNLu+/23bhMbSr8/ftMK4t+",
+	"rAZ8ZZGPzIKvUtIDwmVopazrWfG1tV67uMWefH8/DIFbYX+dqdoVLrjNQ7D1LtyYi6B2UjddleQWD+4K",
+	"G969zVsAtuwFo6rUF58p91djihO1kpeQfaylFzYIucwYjTQVxpRYI4w/FlZVRaa0g7d/pop8UEXXxcUe",
+	"jsnlimUMKzi4xvBhBJYaNayCh6S/VlSwWZHLPviLomtYa9rQMo3Z9C+6XrOY0CXlojFKKQUstV9ZSW5Z",
+	"7fHYrrap3b0MBvYMZ7YG7tjQYJps3H+/uHF924az2fGPbrJQ3V0r4LNOJANzUzAZvEw4czoz/r1EN/iR",
+	"ZuexvDRGPeapTQXCGlgG4GANzEgqdNjdsqiWU1QTVSRmCTMCF+7Pjrlv0TyynLnxa9P1P9Jaj/gqhsZW",
+	"sPdaAr3RhVKpQBOCfHKuDJ+BCkb9XYR3bOfU7ti2fEC8HY6zKpf0iN8HDAuXBmn5Zs8pVC512wSKSHEo",
+	"s1GefODOm0hhNDARJXnMYjIM65sYkjUXuSJHowdj/tXqYMHFwQoJVhZdcr2SuSbQ43BLOPE+R2c38qaO",
+	"7kZN1iKb9Sqma/PeVgmriz12sp7a9tZvyk7tpt3t64N6NDWc/uAeP0qlwfYwRmWk+QU35GNW4gF4kBp+",
+	"R9+XgaqW9oUAb+Ck7ybMwOrx9x9nUFn04/ZTPM5IgyolPTg/xY1GG9TWejMlU2ua0o1XTb1bf8VuF8Vt",
+	"RzHUDunLLJyKW9UVBVH6GMIl09g2LPwKk4pmBN4Ac48SzhQZugqr+GYIZpPZH5diBLhXRnMcFUU40f9w",
+	"M14D28e9HGoqYpr522FfJjWPzhnkWN2JowGIL9crmc32eQC90hb4yIj7eTX6bEVf18bCUwd7Q598/Y2h",
+	"1YxRP8+44V25xkvivnX4P9+sL+fly05fzouakXel9WGPRvxPvwfUF9f231QuX6/c5L+bpp/rt7NLIQPT",
+	"r2lQPvaX3Ks5WO7enUKGFV8DEPLoycHRFfq5ldY7hu4NmeVllHrKLgbviPahrp4f6jQB/M1RA5JhcSJX",
+	"zh+tPp74POZu/CDt6pM8ZwJQBNq0J/MjeIyMEVWaIxbcAdLJFVHMaE0nFhALPEssytjV8q8v+J4lWG0X",
+	"Jyvo+pki6UoKVv5WFKynaZrJC3D4sE8pz5gqZvP1wfjlFYNXv/7GnUSuWtZ3NJ6MndJR7OEe2lNTml0p",
+	"XLPY2FaoZ3PQzxTBZo1yK/5128kUKgfS9jFsYLguXbOAqDxaGRqb+oc3HZSTsL5RajsebvloWZF+KwII",
+	"NP6AbT9XaaFVPnFNlJYpVmaGwqW1DbKIyjjOjRd5rdJWg6tphV61XEG8N/z7MuNaM0GGyMpCHhsVVm8O",
+	"y7EWSa5WM1CkLmgSjqqLghX1X0mVsHuBw1/I820Vdrlz5EC7ekldbYO3+89QRTJtC8Q+FRC76m4ANiND",
+	"mlpP0ai3K/U0TT9E6FTcEYwb11nBTiwBYNN93MzFsM8UrunaQcalhLiydxhUnX2dw/t5DLY4i838z5CM",
+	"bttXbD51aEn2Pl3F3pIfrafYW+NjcxT7ZHRXYIltNHNNH3BlGU02dE2Z0Y/twySu5IOsMehioMo8djGc",
+	"2/PdVjZ3p+t2772++X1r3aqMRuyNBBDGK+zNry/fEG2GIBGOYdNUICvlmbncUJPlhFghk2yIlvjrVNgL",
+	"kilEq4NfCzsTGYTRe43a21KGET6b0szKkzX99AMTS70aTF4dvQgGay7cfx+17a7pXZRq2qvz55ZtrICG",
+	"dXvBwaNdDw+QWSPYow7Sdx8vN9At2w88b0d8yy9bllmNkrj3wJH9SnVtDQ2p7z85IH87e3v68e2Hj8PK",
+	"JgdVl5glCvCvjgJr4cxZIi/J+CoukM53sC63RlaC2+0dnYEvZ2eMxgAF2FmbqeYPrLkBq3jfjjA8l0aN",
+	"SJuO591UvOaCr41aMd65g9XBtiw7F1uKUWW5QIeng84VcVnjFsBwq2ssK9kNbJSIdYgVldcmXu3dz03B",
+	"UxbCq07ljKVJkRNZmUERgUhCRBU8zHIxc01ma/pplgB/DCG50MY1npBzllrrFc2KjvjDPau31jOy4a+t",
+	"u+9BWHZUPoAfG/zV220H/MswHxUrVAximp1vTxF7XDUuAEA0yjOuNx/MeeAa54xmLDvN9arVipcp/T23",
+	"riwyDE/hlZL/G0rWTchfoTOZ5uPxywjawD8hT1St5KXASFPr0JkKrog1yQ/JKQE0TbEMSC7OBcTIoq8n",
+	"Rn0clDD75SXTihyPj6YizAXN9cowqwge2IMyBn0u440RD9YLTZVVMoD8wKyA+ZZbutI6HXz+DBCx6Kw1",
+	"Kg+N4I6zNeWQOU+50JQLlqm/WKI6jOS6hvlMvGaGuWaJHV9Nnj+HFod+589tmtf3Hz++J6fv3xlahi4B",
+	"hrhpolhmJIWx9VMm04TZJGEFnIamqTqciqn4uOKKxDLK1yAokQsomWcReuOzXK8m1pkMA3JFlkywDCqi",
+	"gaFqjmkoacoPIhmzJRPE0H1UTEEKEq04Ps/jPmdMpVKoooYH0GkGFDIVmimjQytzJzhEROB7stLGhIKk",
+	"A7PgZSYvVYmgwJXKmfJynmEs5yG33ARdhCzG3AQaxywmEGxQ6JtFXyhJlvPErC2kKX9e/KION3SdhDZB",
+	"AZhmYsQoPhiNYFffSHFh1ZuJ+e8DvOVzGXNmJx0qQc/ZzJBcaM2FE2PgwtR++eXdtwS5hwqMZIQ/TwUh",
+	"9kqbwzsgP0kcF3kGoWIDsROHBK4hKvA4tlmO4us02QDUgmMGGDKhzMByzbXZ66qvGRnTCaGYCAIzF5Iw",
+	"oTOzEq4g8vHQzAT3GOdIdJ2sYIp0nrAQZv42y2SGaw1pmiYcS1o+TzM5T9j6Pw2/C8nw7Ls35PXxKyho",
+	"by5gGJAQXqjCwHwoRD+z+ashPYsZHzNNeRIGJE1yZR/2zPYWFRRlzMjQXAx7vWAoBjNC51hoSc8oN7Yi",
+	"fkDCjFGYlSOqjAHm7YasuLlWC5nBQBkDDGC3xeHIMK5X47FV3SKa4dYJzTJBEzzJt9V74RqZz6wYjVlG",
+	"wv85sNrEwTvHwqxd9QwOMJJZxhJLvPGEULxAhItIrkHcCUaGUFDn6MU31UQEmPjpwT8IPfg3GR+8Jodk",
+	"RibkIByZszPyPCBSr1h2yRXzuYFjBWifkR/kEuZilRlzlI7oh6Gd7YzH4QjeHEo2zOPD4pK4mvJyQY7I",
+	"3/lfoTCitDG1y3/z9MCoCUYDgVfZNxiecvBWRDLmYjkx3zfNwlF5rYuNIuFpFLG0bB4SCn9Q0OcEGRQu",
+	"wUzDGrIlW3AnE/43zTYTUh/NxQzCZplh7OkNa4lQ4duPdBkWb5mjgvOa3WDc9CaXdOPRRjkFy8EIiiYr",
+	"7nKRGLWNa6LoRpWHdYKhU6TsTxPCRJxKINrw+YrRRK/+bQj8uVFqN/+21+j5mhk2rkLY+DSfJzxC4Zjw",
+	"iAkF6oyrGpDSaMUOXhyOG4Ls8vLykMLPhzJbPrd91fMf3r15+9OHt9CnfHe2kvH0/TtfzxqMD4+wmUyZ",
+	"oCkfTAYvD8eHL41RTPUK1JLnhktfHD0vQfiXrEXzxt1EvAzIl6mjz+D1tigZJRwMprkNURMuIz8ZjVY4",
+	"2ijAtBMWk/nG4VmQn+Cwar0w1c2hZpyAqyRN7cGivJIpc1r3BLodklMrvjNGFuwymAoli5wXt4qULl2+",
+	"T3Hg7+LBZPADV/rUQYM7PgO79GI89qragvfHY8iGEQN0EnD3XhUN4HkEVKSW5AhcQ3NrD83pHo+Pur5Q",
+	"TPn5L1VtDvu93N3vO5nNeRwzgT2Od/f4ServZI4BRcdHPT5hvYsfpfyBZqilH794vbvfRyl/pGJj+Tu8",
+	"hb7CU9ne752VIdihxwQ/sOyCR+wXQS8oB3GMSr5LDgUywdNxtKIpFO5wuPJQRkO2mbSYyKsKv9/EfwUz",
+	"fPScG7YCv4VFrGaayQU3yik3mj+bCp1RoTBeL3CqKhPlHSpSrqtXC//sgrGnwl0uVBjxNppLYraFmjtq",
+	"FK8DLhQTimt+wZINajdWAPjvd1haFeqLcUESeQliXIFapKnhvnZ8J7qOx6+nIoykWCQ80uEheWe003Jf",
+	"TT/g2qgJ4tzBXR223V3cWbhbwPAyumZGcHe+m5VNnr+L2TqVmolo83e2gfo1Vhj+VcabG7v43hSdz+Nz",
+	"1erUWc4+N1jP0c2yni62I9gl7rxlMz3u1l9pXKzkYXOmcQ8O88bS4rVY2dGrPnugMEyUxT+ymNOPm/RL",
+	"5INIzwUva+ODn4OayvF8zYw2lek5w5exdj55xqKiNHhEk8So5u6hpOheFM0KSGoLBI3wcQn8XlMxZ5Fc",
+	"Gz1UioQL5uo/G91PSTRirM/O9Z/xOGEzDAHAatRTEZq/2f8ioVws7FgQEtkYwP5uxygDgqaimLexdcpY",
+	"PuvZrDLwYjhsZ2yZItHZmCgpyyyXTNsmseaiDJY5JD+LZOO0CsVE7M1FTTDCV2zMsCxRhUb1fM1CgtkE",
+	"wr5DBeR4fDwVoZB6BqXaWznxByZiYDTfF+d8O/y0+hGPpX6+be2tXNk2Fe6ZKujSC6AtyeARstknrrmT",
+	"a54xs4bSeqqwN6N90YRfsF3MNE1VN/cstMxW3TJNw9IliCFkVk+cirDocAgwh0XiXqkqom2Iqhk4FOMC",
+	"8SRNp8L3ytA0LaLUCgOORloVD9gZI9QacrY2EiimqNoW+i+UUFKYWViEiLSqf2n6wJW/NL0n1a8oerZV",
+	"/UvTJ+XviY3tqfzBpXPcygXvVvmVK4j2/I/yOf1zp/vJkKNLXRzKrBaVMOoFFI3vGk2kaDKkioQJVxor",
+	"HdiJlXmWo6B0c8lsKoQ0Cps1Wl+Oj9FhGr5bHPwkBTv4kepo5RQl4Od5lhlOjt7LkrM6lNFKPrT940mJ",
+	"uVBz++BDBMUHiOPxMWBiGFUN5EcsGbq02CeuWvni35i2S2wyxs5Nhyhi87eU6lX5IFeJhKhyrsDjQjsj",
+	"sHaz5IXZWthZy49vSZmrFOtsZ4velqCbGibxBly5b6TQmeyEhLbtn58x90oH3Vyvz8HAkMiu3tAGJvey",
+	"J+P7UcZ8wR17fdIvv0AVkcJDqSM+j71GK6p7sNbnloV164i2sJby2VDVlegov6iNBVDUYAUD5LzV1Qoc",
+	"engToOdoLxptwmLHwNuUjeArHJK1wUNj1lamMoQAYaODqtEhwdmCmixK9uzaWiwJ4NUrLpZtjNCu9wtk",
+	"hm366e3yw06rtrbxTxbsl8ph7G0o1Y4rsBgomIuMJWG6JXDrW/i7p6s9U1jI3oW0+DoePm044ArHOoxO",
+	"NxVhEY8Zjqo8CoY7tMnIYQV6k9BECnaCmcpcLKeC2q+3qE4FHI3jII5P4QcuM+6/mzjyb2EzuGYo2/2Q",
+	"eExLFqUNs15Jxdy+SJvWXaQ6uSSoEg8M98NN9/ecZZtyvn7YbP/pNRnacUcuJtKOIktI73ziPV8m78Er",
+	"Quxt9BhPajOE4P200zC8MU7iWYwYyHu54tGKVAF2UdGReWkDghnmw9hBVAFOBx9jdxuJU9FqJbayG7e2",
+	"gCT8nBFFrRoUT4VjbRi1hAXMIfQBgovnG4LVidSowzL8YtmU+dvdMqkHZLTiqXWoaMXSn4zVJ3Z+d8Zq",
+	"Q8XrYutp3sLWPzhr8nbVREUv2pXE0km3hf+SYcFNyWmLEdoV19L2QkovHpiKeEuPHsVC93r0uEtWSaiy",
+	"YUtPDx9PDx99+N0HqLa4jcvttJwtI9n6/lE8xCqr/NhH0ISBD26NrwIV/RDCbJ1OOxVssWCRNlZ+JrGU",
+	"ZIYhhOWjMI8xHDcApgrAHBQC7/iaTTBYnxKH51h5oVjJJLYB6BSnVn8pDurm8jNlS1nKrPH80YYyh6tI",
+	"aaa5ma3QTe9h21tKV2Cv9W39aPf+QWu9oQdVErqUjDRjF1zmqopG4rRfLDng8EjaFF+LfHKtyQG8tyVf",
+	"J55xOonhBRmmwqAREhnxGxMtXW0G22+WQvIs/zcLnc0FUQ82UjtmC5onGt7pzDA44lRgOu+RtWXaFpjw",
+	"NdeV9TVS/O7AeYoE1hXf7QPg2P148mR8qarve0y8zmS+XBkuTSIqkC9fx69qldqt0qF4WllURcC6E34f",
+	"s2sMY4dUJpAVHZCSNtTRx+uOA8icJGYmTMRcLEeBjUSsCI1D8tYMXORvGR2da8irFMSWNnDKO0xrKoqP",
+	"mr8BIiCCWOIfqjMzIoT9ji9NfM0Cl2YGEUN+QYlmpaUAotpzyJRUVSeP/UFBxsm6EDJt+OVb3+sjKoQE",
+	"sA6YgTMHjtFxQ11iLmaB7YoocEjOjsM+U/XIgu1y7qOloic5VwUteTEe7wQtaZV67srtK/Vsv/uUeu17",
+	"j9l1CMTmECSihAOWjLTAPPBBdO6UX6wQatuXt7j2b07cNoua7BC3XimTbc6x2jN5ckk3ioRpxi+oZgER",
+	"8iAyXQB9oHvlpbusBoAI4VELDEfiqrjauCMBBqVXOcH2D3m+tjY8piUDrzOk29Xd0bxgKbU9aZ/6x2Zw",
+	"086ZPak1X3J+m6dlbFFounLdPmiaaVXWjap584rHl2qxNM9vV3j0ynKpkHTr0IkaWW6V1o3n2j0ceGS7",
+	"/w5jHy2E1RceSXJbkc64O/cU7GyPZkuks48y1iDCJ1fgkyuwlyvQcLiCwW039aRQ+XqX0694/sgz8zlS",
+	"9PJS3Rq/jYxsB3hqa9YVRB3S6JwBAld4SN4UYxn9ck1jhl63Kt4NGdKpQF/mM2VsPohCNvogeh21lKOC",
+	"3wLwoDqMjDoxy9NmYjFCEyM0jm09UfncLHvOQkz8GHUaMsWW3abTxn5kaz6+PZVix+86D//PllbfdQu8",
+	"G6Y2Iuq4Yc//MJfh87bItO9kBtBXuuV0SWi6h2XgWFe4PSoWlaCxAq4XUlA3TuVJ5LLzzhSBr0WGVWdU",
+	"maPVXiqHbWuR6yeYkX8QUcVIwrQGKNGYL7lWAQkPw4CEM6teHYTB1Mwlg8UDM6G2D7Fu+iXXfuVdcxiH",
+	"7osApu/j3nkoOp4VW9WB4H+2aT9XDhorjvXLiRv7U4WB2df8Pe99j/iw2n1ulYonxI/lwq5T4SpI4Lyo",
+	"hhu0S+htvb9/Y/rp8t6NW6jY5658Hvv706vLF58dcxW20Rp/5PKlt6gDxGZrrxjCm1uxDmkqU+GxFAdS",
+	"toLiTLmIbdp/4TkD4DuWymjlopRcXOmL8RE8LLgv++wH/wV6ByAKZkznmWAxya0WEtsgqBfjcUCsUzmi",
+	"SWIac2f4a/tBm2xuVPs1PYcSJWZ0RPUB7nFITr04AfAHl0C3wDIMkyi2epaybFa0D6ei+GUCR4XYdO0O",
+	"li2MtYoB1u2KeWKuD4u5IqFioQpDgAWRAte9SU/PrhkJdvlFsfy78tJ8mcnmDR4fIKax4YUITVvT2vay",
+	"GJ/T6Lw7YfJHWWRLlhzEZ/wLmV3SDNAwQvOHicOhp9E5GRqmG51PBdVmyvis5/eu2ZK+ZKh8FCvcTQVX",
+	"o8Bj7MnGwmcaWWE+qC95BLkJUjDr8I7OCZ3LC1bIp6nwJFk7d8YndiXR9sVF2PcAO6GpsH54qCAgCKNZ",
+	"wo3c9ASdK1IJgkbEFq0a/mtJuRgdTsU1tOvT6ByKH6kn9n9rkbzFHt9TJG9vyVMCLdHo/MmR/+TI75UO",
+	"G50LeZmweFn474DH1cXNfuIER+p0+PuxCcDvDvKUDNknGhluDhAleOXCoIh+sexdy8ywGcgA44jHxNds",
+	"5BF/u4zyDRLgzPaB1F2eS1pUEiBcHJKfrDBaN2QflmGgjiuEk6nIheaJH0VCy11VXjkBWDNXxM7dQdeT",
+	"oVlQwqjSUN7ACC3vWLw4qErUUAAO2aIgH+z5MzUVUCQG7CCqCRcXXPF5UpwuoDVTQMeWCL8fMYDlc8sz",
+	"3aYCI7rI3EJ5e1FdR+MmiDkZ4v5TkjHIKZhMRQjbXMD4Wa8yq4n0dpG49VXkSeJtD9eyB71HtBZO3VzE",
+	"PH2sMcpANe+hOMr2YCl3T3YwlOsHU8FF+RNGEvVYzd+kYH8mI89cPZKnrrJnXfg+U6QgvK2CGOsrq+d/",
+	"FIWkPz+31bS7zbsPDGKVinrPWDUDjDlXiTsEgQIxzVCsFvxnNNL7oCeewlgOyMYObL/aeFA8AVGCBXuw",
+	"CSklUtF5WMs4bBUd+F2G1aSvjZEYbC2VzeOOSKeysPe1cxVvK2EQ96crYxB+NWzrstj+JxPjzwOag0dO",
+	"KEkxB8ISxE70w3i9Baz159SwEtAqIP3twEVCurjESulHV1fHT4ubTAWWjPL+iN4gVy7SFVBZIpPDOMgy",
+	"bY8jcIUHUlgEXBqtB6IxWXxIbF04MyP/+670qF1AkdIxKeok2XcLmkDxFOsULp4wQK98MR7D4pz/i6up",
+	"sIXhD8mpe3nAPDL6aRavZ/4UwuqEuCA0SU4IFcYsgSpolc0pfV1joxOb74Xe7zMeqy2Bn9/CMl2VuQeN",
+	"N1uZ6n25braDitWSPu3LgaOVm38w2D4bwS4bRVAfbcDIn8jDY7hsI8N4a8TmDu8NwmA7HRVLMLuSAAj9",
+	"31IfSTFmlAfIwlbs96nozL72Aj6db2iE8WVtThAoAVn4QBT7nUQrZnTlmnekcLlMnIFXmR8AKMIkleZJ",
+	"Qmh8AVGcRj4oCQ4TcFCoYo3o8zEc/vecJkYFXtmaryG8IKMcY9F5/fXY2dkqomJ2yUUsL0Oo4QdfolOh",
+	"VjKDpxK2TvUGR8JKMN7CbYlMUnwUgcXXjApFpoNzxtKpSOmSi+V0AP4d7AZHs59zZyrKACK/yN1KXiIi",
+	"EeCX31Fo7B7OH1hwUCUOz0dn6eSEjEsfI7z/d/gv4Nz7qe/9qga3pqb5T0e6WAW4Jy3kPPgxT+BGLxYs",
+	"w5LprHqEVddb14qg1Q1kxT85nG7A4fTkTxJP7qEd7iEpqt5JSoqM326fEKKnbE2+sAArvkQUdAlVOeEn",
+	"z6cDaRbwx2dqKjKGtYBHgSFkkOVl2Y3MEne2kQLhV1pBV6bCJdBbAVL55FBLOxui5NpNdXRI/lab81QU",
+	"Meq2veEWCVtoInN9Uku45q5AjTYsx2HEoCYwx6CtLgmEH94lgaDwkC73FkxZ+Krzk3VwraLBFXD6rpJm",
+	"fuuYKXYDrLi1sparXnLCMJR/H+IIdygnfEH+8kVbwfTbFBxAYP3Suruv7lOQ7xedDLR0TMYD2QIQDSm2",
+	"Fdm0TNGvfkQRA6sBUUVLSCpaoqiAL6wAD0ROXE1B9iZy6BRMBywI7ZkHKuiz8glpZeVkCD+DuLgULvbX",
+	"m6kxFYlts/CnbSc9sqAttokoZ/JMESegpmJoez5z2PpuLnUmzewXXAkmB1Vz4lkwdgTTBCatbOV6GGdk",
+	"y87ZX9DXGMJ/hcFUIOuyfsHasYARZ6y1+iJ9OWetN2OselArFiS3q0CKH9Q8FdWoZtMHZ5myrNiyidlr",
+	"FkkRdwE8kiE+0XjoJFq6+n5QV1smEMzQgDdTUEHVaK6mBxR69b26PrAa7XIOGwHhF+/riuK7XEkIRqTq",
+	"HE/sckU1/MVN8QQA0qtTLBlqsZGanqP3GcP9SpCboZAebcB1y4yeZKvzQHSmOf1nqnRId/tY4Q4/bN8q",
+	"TPGeEtxxe7b4MJHnPL1NPTlHewhboCYrIzulbcOYev4H/K+r5NWVa3vGMHrMcbMKMC+SqX3j3iJbp8Jx",
+	"SMe+AwuL6bV2TBccdRouwidNLAMoQ4zrxlybpIQyW4DFE5V3PTyZCunJNMv3rVCz4rPAJEN3G0pzy8cX",
+	"NRdg6YF0r/zDKt8GseEJATc9D/OMbBWEbtN7Vgs7g2l08N4Oi3nbg78jkBt+7z/eYsDjyyLs5hP7+xPl",
+	"BMJVtOTeh4e5S7jVJVTcVLDV4ZkgI1kuFJaZ5nGAwBtEbURkI2rN9b9gmflkyXOKAKAKmqAXFuT88eeM",
+	"pariAPceHtAbMSkTlvGLLmpoWASeuhCqOY3O83QUuAAB60e3Gr5MYjsCNzoZ4P53ZC+/c7t1ixa/+8Y7",
+	"sZBdqk2xY09W+oPC/uclfRShMO5PtWt3IZE61PM/yv/YWg70VJCyJRmefntGxuOXRyMMi4c6cUuX2+oe",
+	"sRDCxugIRt6icOVY4wX9nBt4kEVgsqKSABlWUD9HJ7Yw+lSAcQXhMwWgJ2JW+6CeXXfHzX1/e6bo+i6+",
+	"3aIi3iQ7r55r8eRV+6LvK/Wv044641uu6/ZsSUcx55DeUc8Gqc6hUNinIvS+AUG2IdzOIs0FgYVjG4iL",
+	"pZe8sIapsKkkBY8wojW04Xqh/805i+SaYTC7m1ccwoWfCqlXLIMQYMhUQb3aT7bfkmJvvghTnwrMPVFF",
+	"DEb5+WdqG0Bw2W4qhtWt4jGWLCGaJUkRKDw6KRw81hxw1QHMJCwe8Qaz8B0Tw+BiGrMMoKtr0yzP7Xj8",
+	"8nAqwOUBYctG/7GRGBWCCG0ubppsimQRAJE0exEYa8U7fy1lRybnzXLLW0mELL9zTxF1T8z6yaWzR0bj",
+	"Pgx/vd0gQrUqsKzBKEBpCrd8zmjGMrzskN0uluaWt6VGeCYQ1d5TcLv29OOt2hzv3dc7sf98+vbfrZ/0",
+	"mQdVe6z9mHZG5q/Zc8U01K9+/sc524AR0l6jzNjV+MQMj+ou1MN2b0bplyDGtslhnsZUd1Ug+zvbKLKm",
+	"OlpNRfh//kkP/v2b+X/jg9ezw4Pf/hgHX738/B/hiR8jYET6f334+Sc7IcjIFXmShI2EzDX9NLOzmM03",
+	"mqmQMBFJCOq3Hgo3yWrtM5hi2818n+sP2KOPo9AO/kyRc7bp8BWes81WN2FKtSGfwWTQtTt3V9esXP09",
+	"aQC/KJa5/e/gXI4wv6QCZ0+CvQfmsFHiW+DPHB/bWZPM8DwesznNOpndGUsTGtUQ0WwnMoToNRYTxSKw",
+	"DAHAwL5H81iNavETtt929ucyfF6Ny2FhmKPxeOyPbnN7DolN5PAK3lJFlvyCiRN43G4JFkBvjyri4cCR",
+	"WjyCu/X50ASl/nIF/mg3+fZYEH7gnliQ/foHYyR38iC7pU886BHyoBbe0IP3QGCJev6H/deu12NEicWk",
+	"RYxJmW9IxmIKPAKfYSw5+0WfbBBlYqySuHj+cNBUmK0DZajwudAMx4oKFfgzoDumeNCmSR6xGJ+hYzUK",
+	"qpUocPb1dEmrWVUbhcFUgLsnZDF3mXnhIfnWoU1TCxESEz/Wx4eZ7gSI7kxJbN7MIrmtVRcrD+duXm7L",
+	"kCi3+Ce3xRdf3r8zyW4LeHNRBUYhAJKlaBWSBJFPNRmWF8RoQeiJdFd4MhWGSEObSuxYw2h3vbUexfnb",
+	"CsLZCZ94DMqLzVjTDfEVDwjMsMnSPUMywAXysK71A6qF77amQ//wtuOpHv4T/7tbeOot/C+Fm7Hd7HJa",
+	"DYR7F0UyMxbJLMbKmqWuI9hlzehylG+UDL9Elvs7GmPhBDxnMlPENDTf5dkU4BKcpmbYla2bFbiI72rV",
+	"UexKBYRsW9ZcYEDsUVXrbakPPSwN5uaNN2+p92S97WCcSDZP9bCe4oj3YX1vgRH0QldoNQSfZwztOvX8",
+	"D/fPXrHFvinqOmIMnPaVyopX3rU7zGAQwyOL9AE9wcdxHKh0VmFlEA3Vs6ZiKDOjYyZSLBn8FlQ+N2cI",
+	"EQQMcVS34oKSWbdBPr8YH8MjuePbxWwr/qeCzRrW675rBMa1yhvirp7ZLw76GnGNA7AhBVVN+YmX/Gk0",
+	"oY/0nCH6eXmZ2rWhB2LVNL/sph2QlGURE/rAvps5K85MhSi2NLoYGf7y8buDb0aTAr/ENCXhBGBXQ5uw",
+	"ANU8uCJHREvy8oWnTFlk1KkI6cG/yfjgNZmR/yQHIRmGE73K13M1y9NJGJBw8p9Hk3AEATdmEr8IDl9i",
+	"a/kvDhX8FBfLhJGUR1ouM5raooBUEAnLowm5oBnHmCLFEgbs7egrRHs/52IqNOSrU/KPX/+LKENMkJm3",
+	"ICqPVubvi4Tiq+elJBlb4qBcxObqSVAWp0Ll85hfcAXsGNpnhJJztoloOipeKclXxwReJY2VvkFeCPGW",
+	"YDGPpyK0JhiXYragPGFxWMB2uRMKDwm4JbH2uyFYmuExKcPPp6Kyh0WSBm4ZzZhdh5U/nei0mc8Vu0jN",
+	"Kzf+1fGuauO/dRSlOY3jDsFm309axJonJ2gcQ97MEEyKGEPMvG7PFMEoN8RSGG2Tfs6dYcSfw3CDApKt",
+	"RQuqUq18QWkXYcUyXHVe9MsWGaejNqsi8Nwt7eIOHbTU4nkpzUWElfkjG/23kSL28OSKk4dKNnbs0ArN",
+	"espna+haHN+IxHySln/aFBYaQepwPwU6ZTJNtuDZuppWfha8XJBzblPsFLBMq1124NaWqWoIPbaiIk6A",
+	"LRf8NaKKHXChmFBc8wuWbFCEICs2cgTQxqHdCaGQPizcQPtW3H4P037YWcE4x3tKC94ZzmbYIR7+E2d5",
+	"sun3Kr2Uusu3PaKuYCXbwZYQaEBmm4kFjahwqQoaxBBZXeCVqgbbWY0CEoPkvKD2NaiEFsDHYJqdO3zZ",
+	"0Gs6ozoMDHNzjKgThvGQ/Aqd04wt+KcwQHxBDYo8qPNTUQxh9Iw0oViLG1H0lKs6SoZbOOYomAqbTIQe",
+	"XUJzLU0Ho/W0MGl8gRrWNq6o5uR27oQICQG6ACZIAKBQEa5Hh+TtmnIbOmNM9AQwV7uwnt6XR9oH76mk",
+	"AGvx9NghyK/U7JMOEFZiA9vUjQ5lTmPQoXIfjce7dO7bR4ny5vPyxd7TAcgobx/3ABV0t/Kw7L4fZtRU",
+	"2JEfPLbgt46HFATaFy+q4D5P1aAfWvF3j+pr7GwP0fP8Dx9A7vP2EkwlSJSqEocXcyAkYYZl1kVOBpC5",
+	"nSwasNUbjLq+sBMzSAejPhXEAZhzH4LouCNW4L0X+r7Tr1bMaBuGQw2K74HWbWiwgi4NuJ7C8fTC/uW+",
+	"sDduVHF1r84rnpf3u9u4/rZoo6pMq+qMK2nNYxqhleZTAdXQdEaF8qMZbW2ZwvN0ZLRRKSwWm0VYo5pd",
+	"0g1UbhMYLl2GM0aJVFbr5YKEti2A7NhkTSigwBK6CadiCM0J+I+Px+NvAsKyTGb4h3IFM38Fo7a0rrJB",
+	"4dorfpw4yBxEdvORHJ6pqQCkHOhtMcI8ZByf3TbQcaaiOAkXOlm2Lg+l7qYcQpFsIS2yG4SHCj1qD6x0",
+	"A27hrDdRPefx8OL+LBgr6Xhn9uSU+BOFibpT912U1+DbWQ++febx7S5mUY0SqGh0BQOscGoI5ARLmnF4",
+	"UXFgXsKoh+xTyuEhyqM9LPHYojU2eShARLYy0bMK5xOOfza4HmioVbbXze7OntjdbbM7PKcn7fOLfqe5",
+	"ScaFbKSbab1TChw91Rz7AuiopC73tJ9syNwcCj4mCXY5FViobNd7j8c8hpbXADeEqE/DLzCvNMqYRsgw",
+	"9Nu5zQPGhBVNLFQaopkZXvnh+9ODF6++mooVVSvnVbX1AM1tD4MSLMSMXV2Aq35oXa62NiNXxRD4F6gz",
+	"j86sAvNlBK9OMCxE0tq/uy1xcCgvi6EKsBizw6hu29fZssCx7csVOKKxDiBotfgh5PmuPkHpkoNfZ1on",
+	"Ifn/2bva3rZxLf1XiNwPtQHVSW/vviDBAFssemcuMIvNttkdLFaDiJboiIhMuiLVjKfof1/wnEOKsiXZ",
+	"Ses2Sf0tiCXx/eHh4TnPMzk7Z5CVNMKBe+Uefzbwe6gLN+il6L7tkPdrnRKxjLGbNqS+YabUd7RUQGf6",
+	"QRonQdoEqIeUZrl7j1aYDetyNjpQQjVLB1H+Yye/Jz+C2O7xXvDrb4OwKwVoxeur/XfDuoEY32YH8R+r",
+	"G4Usf57eaj/SPuCokorxQH/VxvDGueAjHFzDfH7vmvuD8rvm4Ax+rloDWFQ3RxqoJ87Z58awj7ppMJeI",
+	"xv2FJ8fEQHm3atza4JVWN17tzQq25HkpkVMCqfP++i+pmmQfGtEQY0NWN0o5uyhp/4T/mybPhSjcY7pm",
+	"GcVnJkikh1+PefAWUvEKXsy5ykVVAeuesXyNzHdYKboftiJVmKmEp15nueqbWhiTTTfiHhsVCCZIecL6",
+	"HkgVdoH/krRs4iw+AK1IO+Gu1C2+gDUK2JEAPCzcYb5LsgehieC/lSFPwHdkSOzkVaXvKBrR9QhxlIMt",
+	"upBKmlIUCHMD0VBRm4Fdj+fuTB8ax/yvcH1+wfRSWiuKhJzBt2LVm1b639AXXwplX9+mC/X6TnlRIyhK",
+	"0+u5ounRSDoEdrs2IHq/MIS1Dgr8ot3Bxtcxk04RMEdCPuF3Q+YPgK5PWApIMwiacF/kATvCZhKdDXTK",
+	"Xk9BFB5gATPxhVZJ3CCUtmYbSum1qPoiRHizSZAdD1mp0jrUBr9DK6gALonAyTyK2eFYn2yCtrce4Q6d",
+	"velg8H0CUqG9T88UDAN7hLEf6roF5+uwHRmBjhG8zsuQoTl4Ovt7U1UvndHB8A02udTG3tTi/X/9mrD4",
+	"B7eS5E2Dy4dlRi5XlcimqdKeewuepkv8kHnu+ZXjYx9Qd4AG9a1JUjUXxiJrIkpvnQM9EFe3JIemxJ17",
+	"AmW5JoFmppgyvtTqJlWgWw1vmBnLPiCDD7sT85dUd2PXlWAQ+HbO7iD3HrgXqypV3ixJWJaefGi0A0V4",
+	"JD0B9+HSnYnLmhuRsEzXGZsLeyeE8t/Jc7FyQEf3RpixUgleQGbTy4yJPyCaFaqk64JYgtrEbIrgdPCW",
+	"qoVbAzP2luclK6UlrmwT92mCBwCubskgdSWIemVZ3thUSWU1W1VcKj+ukNdmWjJn6GrfSh9fO1Ea/mxW",
+	"EIIoTM5XYjpjf5eV9fdVTPG61nfkqXI9e+5V7JI2Z4fA25nayEsQz4FW6AYS33r4UxKH5m3qUaomyO7G",
+	"kXgF/GZ4FVYJfmumo8wuPkAhVZvxWxdw3QbEt7VubsrAqmDOvQcC3yjRBnczMVWFyGUhCjdBt8pDNgfK",
+	"5H0vhD+E9UZ5vYfu88w4+8R5wext0+0w6wlH4Rp+g4iQvOS1yaJExIRsAm5df5FEnht5d3yrtL6FE9QE",
+	"c3yrtZ+tNDtG4kY/jDopd0bH/idqvNMK8JqyMJeGInThxy/Wku0v2BsvQ8HB+POBCqeZNFA2/nqgonGF",
+	"DgrFw69fuWgS4WRzsUAGOtcDcinYBOaekR/FdKhC+E5/bZzV+dJ96OFVwruee9XIa+l/aYX2C15PGGTR",
+	"tlgOThaoUqpAOgXhenjZ9oS57xfJXsqHSh/HSPVMFfIRzt8J01TOQhwPXnc9eYxZfyw0mGgh7rJZR9M4",
+	"YWMatrHfgh2BOrixunU48LaO1ZABPYl0YzHOFK0srTxtcCzoSyQCHZNnmjgrBZXNWm0Wn62cVeKjqEis",
+	"MecrPpeVtFKYDPXjh9KI3mNTD7mUXAn/I8XdUB6IQ8qP0sh5RfrGZnZcGYfM5sBOjqauEcL0coDsSGJu",
+	"1ahbXmkw+Lwud0tkH/17O5GZTYblq915AEgg3f4B9Bz/etbh5aA9vpbLpVQ3FyyqbKsj/ers7Gw4pgOm",
+	"6OPOYIYqfqcEZuyekZAKsvKPLNLPKLPY0JrYtUuefvLHuM+jucWEFZuwg/p/XksTNjHkiom2MNzBUjXx",
+	"BLS4aWUQwwMpWUm70QL9l92mlk3VILcsG6CWxWkd+x9o274I2Nfd/vdilU3VGK3sABQN9OdAjFh0sH4W",
+	"hLLBhBiktPedcSSUPQaAfNt0twfg5CmB1fCl4Rt8wLTmWp+V5TEvu2BIE6tYJfhHT5hdAcPSDRpTlt8C",
+	"/MB+7Y8ZG0hH3wvOVvhvqiYg5krhxgyr5tMbPOpiHffgxKeWPSmY67PzDol0g7Jnnd4+Bo89VeygNfAw",
+	"I+vUL95Ra8s/5J2O484KzzjiJ1iSqi1XA9vtaYh0ebYsJzZoOLU3SLsy6YO/wqsMPQoAOSQcUEP39Z70",
+	"jvoRJ568wyYe1+0F9FDvTdDvUkNmhr9E23Dn4BVA9Et3kbPIYEjYmGcnVW+QdQgJ6OZrxknl2ddtA762",
+	"HasJ3ktvmiLJvWnsaKk9ZZvkUL4n6prv5H3yAzPifwqXvcfIqaOP6x4+rggB97LF1io/NYqvTKntoPn1",
+	"3tZNbptaJCzXjbI+YfOjqA34pH2SKKA3Gli6sagF7+lz61QVNV9YjMGamJXI2dnrhPnSp+cgRSJV48WW",
+	"3GnvLbAGZ2yCJaSKaEamSLvvYDkrBS+ujfiQzaK/0Zhz7bsWK52XGZiEzn5LFV3rY/AMovOK1xYid/Cf",
+	"FD0PkUbxRzEbVVqH83sLPYUmvjCbfrlU+ePqWuUz/1x/gNCQe82P3h4wj6XSnkvv4XZcSVerUleFCdsA",
+	"+oLajaDTvtHr+YOeJ317hxxnvhMflP64qiHlOmEhD3I2HogQvGkbydSQjrZAV680nSmAvYD5ZhuTZryw",
+	"yB033G6Ydxj+tTEhZZh+G33T34SrbTfyztodwwUegY2tKUSd0gD84iYeTIeb0Z7ggKe7J2Awlzn9FKK6",
+	"hq9BfoOzti9BAZZhjmaIvsd5Rkwm0lZtHCZF8KOB7Q/lskbgnGIMKUbUdsNKxapa40YEIA8x/BSA25LO",
+	"G/EBvYTArrofWGO60z1U+fB/F6G5X1+T76qk0I6d2L4Rode14eMAvWdxf4L9MnaB0vbH8Qbl6N34tjco",
+	"ttwZkNWDsrtTIa7iEDByJBDyoO4Ky9D2neuPgmUQR5IB1bGDQ2SfTlUf/XRvwD/SNQdznhZuqiatDioD",
+	"GdTpHig55P68T4D5t8G4sTBc6mbYXaCTiW5DXLAzNokCRKetLhhsvA8IzpXK/vPfToDUWS6b5cn5WbId",
+	"MtofCRvqew9GZ9QooRefaxQszbZ9CJx9Vxy9zU8Vjy9RJhmTZ+wGdvJBlB7yM4NSUqS/rLfwt5N2qsQf",
+	"lvB48iphf03Y6yRVs9ksAOoNXwFbfYOzWSS4wBpViNqhrbdEXXWkupkOaK+2vuzs35ADP2s1W/Vigyjf",
+	"GaagUFR0xFXRO5K7PWJbUn7DJ45NTNWIlNLewoAXQC5rUQkfBA5tyVWkmORl10C5K4u+0hv9eKnNfcRd",
+	"H4fR/G0831HXfCe/9w4xWCXujnpUR7/3vRDeGTv7CVn1Gdzuj5fgJoHApT55vPfCbsnjFeRa6VrgW7Kv",
+	"BdAFipb6gHYM9A/wSisxY1nFjb2uYw9zXvGlt8o2dpTYyeGM0Fi3tcDSuqp3O6F6mLNF8OI9dM3jwNHD",
+	"EsH4xn4vOpjQ2UPUWu2s44Zkz46G6Q9K9uKsNFbqO7bg9YZqNCLRtmmLxCq82gMTmzGSWCycyKh9EhqE",
+	"TgL11Z2ub8Oh02fZKzYXJa8WTC8AGInX5Xq+zpJtohhvzXYRjE08X5iDLDiTk0wXPs9ctS+wM25aX/SA",
+	"BRvo+ibSgqPWNRZj8qcJEr787ey11/akZ4HqIFC7pCoO7WLdZrFlY0BVgMeMNn2cX6mi0s680qy0QPdF",
+	"fbdTYzvWCwX/Mh0WsDXgZHbfqxvlLwA82xpk5AWOtVShXxwwJmOGrw0zusMKJtvkoww7f1Y36to/AMn9",
+	"FahPZcA/RvlMM5ZJFTQhZJGxSqpbE2h9rHZtbB+h3Ib2H2bYQ4733r30OEObVDRH/Gz9Mez/0Fffyfof",
+	"YQtylv+RJ+ho9e+bEO2AjOjHvKx5ZxuC6JetPbCPhKglRR90uJP8ArJ6t8Tl8ZlA36ng1MliOutsmqTK",
+	"6zSArg7JNHREJMFDL4Hotk8hMlVWLsW5ZwOH8EIUv+W2MYmnhkjw4+uEtRI88Jw7YaSqMSJBCp+Ixhmb",
+	"0WFRB4oVd0QouSkjBR7ohiEe93NXY+oI7K8EROBBZAd51F6YWarwtNMY1MZ0O4o7rlihKO6m5TBvH1xU",
+	"jSmvpZtFH3mVJUD6Rvt2xW/YfI3WyLLJy6FLhisc5h2bxG8gI4n1v2BbA+z2Rz43FD/RLxjZYTL/gluH",
+	"/bg2LtpLBrwoR5bkPWo6cu2wbxXhooEWx0OEI/HV5yoaCTNuL51I6IbjWe5Jh7TzjtKB9WgzTk6Oj51+",
+	"QrkG9Ee5nWLs9OV+N5GERazZFo5RCNW07WRs4m8q3L9fmEjqZ9ohQt6SiIMbDDJFozPHK7yH6EjEsVgh",
+	"biWUl0PukYpL1bhWHBuTivMb0bVvXXT13LNB4cFYWiOqBZsQNVoIAOVqjTRtEg/OU2Lz8ydP7K/eXS5V",
+	"g9tchzjUz4Y4EQiOaVylyituauUPajDAKDHnrQZ8vU9ajmjTWvSP9n1nMUTSc6NSTK6cA2qA+G6UwKBP",
+	"cx32s7yVuZgOncHo+UebzwS1/4da6ME4JBTnUPrOD+kR659ugI8bQK9GMQzwpeCVLf8cFpwgMHCLmBu4",
+	"+PQ8Eqta58IYtMkN++Xq6nLG/hFFC1rd5MSUVHDL59yIC9YYwTK4zlj/CfcM3Nw6MxBi2zsq9zlX+G0P",
+	"7GYg8vAXaMMhaZSohEE5M+wIaVizmn3JJLvnZHEjLvKmdsN5/n+/9/BsB+dnp47RdAid6U+bS2FrmY+f",
+	"M+ljLwyjp9nEjX4YJ3fQWQpb6iJhtW6sMyGtqzTF0dJp0O/XBfHgmoT9rN1RGegCiRQcap3rqgIZWzMN",
+	"WrGXtXZliAZ5/t2RUpPsAKLswGz5D2rgzunivnoK3K8gFPQHX64qB9Z/Yb+8/fWSzbUt19eltatr3+5r",
+	"qy2vWLcvYAoXyWif0AF5lqq/sKv/vXw78nFKa0nV4COfsJif0pOf316lJwmU9lMa1np6kmBxP6Wu1enJ",
+	"Z/YKumokYD7pDe/DsSfDbPd4PI6V8dbVq639QtdR1cdWBmLWXkgJx1o4FBLuBaOKNIgtXZRJBToVcil0",
+	"A+GKemVm4Ydr+oGkPdCMXcoboo12p08HaaK4wNygO2kE+6ez16kKMT6rWs8rsSTx4qbdLzK6MiiE5bLy",
+	"Ln2w0ECvJFVAT8mIMFhS15rpjEHY/pxXDqVrN8FV4SzyxULm6JOxGhq3dvY7LGAxBN3vfFNPDnxliYUM",
+	"zOStUXJdE/qZHAM+H+XbTeI9bYEtI2B8S9hzrx1cCd0SPp2gBuObxpauQGfBopNuMIEXXXiwM5HpAJGp",
+	"hc6bpVCWTWpRcetpYpu6Ojk/OYW7BqrQ5ldxd06iBQXjFy1wbIGmkdV1Xgpj8T8X7uiBJxcFoj2z1qSP",
+	"Gr59YLhsY9UmK6FXlUjooi9xy9LgEU3WrXx5QX5RExURzLH+E0kYIDwYxi/SLz0vvqFaRNF0esFupSro",
+	"NizzwcGrWi9kJaLPkud5+6M/11xZ+FCtKzdmuvP9bgJg4mkOgU3ME95E3kdRg6pYf88iw1gSEXKiin0I",
+	"ivS06H6gffRrzDBtez7879zm5ctmFfQzQiYapgUZZtYqL2utHJAuar2MvgnpR/2jFPteHZZcREEQrvY1",
+	"X7jxMMJGnECueFmIOa+7HYOX359///z/AQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -118,6 +118,10 @@ type Message struct {
 	RedactedAt time.Time
 	// ExternalKey is the natural key of an imported record (unique when set); empty otherwise.
 	ExternalKey string
+	// InvocationID is the invocation this message answers (posted with its token); uuid.Nil
+	// for none. Only the post's answer and its message.created carry it: the agents module
+	// keeps the link (agents.invocations.reply_message_id), the message row does not.
+	InvocationID uuid.UUID
 	// Reactions are the message's reactions as one reader sees them (Me is that reader's), in
 	// the order each was first made; filled by the reads (Messages.List, Messages.Edit), empty
 	// on a new message and on a deleted one.
@@ -241,6 +245,9 @@ type MessageInput struct {
 	// ExternalKey is the natural key of an imported record, empty otherwise (ErrDuplicateKey
 	// when it exists already).
 	ExternalKey string
+	// InvocationToken, set by an agent replying to an invocation (ADR 0031), links the message
+	// to it and answers it; empty otherwise.
+	InvocationToken string
 }
 
 // ThreadCounter is what unread counting needs of one thread.

@@ -60,6 +60,8 @@ type accessConfig struct {
 	threadList chatapp.ThreadListConfig
 	// runProgressMaxLength is agents.run_progress_max_length (NewRuns refuses a value below 1).
 	runProgressMaxLength int
+	// invocations holds the agents.invocation_* keys.
+	invocations agentsapp.InvocationConfig
 }
 
 // readAccessConfig reads the keys; bad values are collected in cfg.Err.
@@ -81,13 +83,14 @@ func readAccessConfig(cfg *config.Config) accessConfig {
 		ingestGHPageSize:     ingestapp.GHPageSizeFrom(cfg),
 		threadList:           chatapp.ThreadListConfigFrom(cfg),
 		runProgressMaxLength: cfg.Int(agentsapp.KeyRunProgressMaxLength),
+		invocations:          agentsapp.InvocationConfigFrom(cfg),
 	}
 }
 
 // validate rejects values the keys' types allow but the modules cannot work
 // with, naming the key.
 func (c accessConfig) validate() error {
-	for _, err := range []error{c.identity.Validate(), c.chat.Validate(), c.personal.Validate(), c.catchUp.Validate(), c.consumers.Validate(), c.presence.Validate(), c.ingestErr, ingestapp.CheckLimits(c.ingest), ingestapp.CheckGHPageSize(c.ingestGHPageSize), c.threadList.Validate()} {
+	for _, err := range []error{c.identity.Validate(), c.chat.Validate(), c.personal.Validate(), c.catchUp.Validate(), c.consumers.Validate(), c.presence.Validate(), c.ingestErr, ingestapp.CheckLimits(c.ingest), ingestapp.CheckGHPageSize(c.ingestGHPageSize), c.threadList.Validate(), c.invocations.Validate()} {
 		if err != nil {
 			return fmt.Errorf("configuration: %w", err)
 		}
@@ -116,7 +119,9 @@ type access struct {
 	agents    *agentsapp.Service
 	// presence records agents' heartbeats and sweeps silent ones (wire/presence.go).
 	presence *agentsapp.Presence
-	handlers accessHandlers
+	// invocations are made by posts and redelivered by their sweeper (wire/invocations.go).
+	invocations *agentsapp.Invocations
+	handlers    accessHandlers
 	// sync is what the gateway shares with the REST handlers (wire/gateway.go).
 	sync syncShared
 	// ingestLimits bound what bothy ingest git writes (wire/ingest.go).
@@ -145,9 +150,11 @@ type accessHandlers struct {
 	agents   *agentshttp.Server
 	runs     *agentshttp.RunsServer
 	presence *agentshttp.PresenceServer
-	instance *instancehttp.Server
-	chat     *chathttp.Server
-	personal *synchttp.Server
+	// invocations serves ackInvocation and getInvocation.
+	invocations *agentshttp.InvocationsServer
+	instance    *instancehttp.Server
+	chat        *chathttp.Server
+	personal    *synchttp.Server
 }
 
 // newAccess builds the modules over the event log's instance store and
@@ -250,23 +257,35 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 	if err != nil {
 		return access{}, fmt.Errorf("agent presence: %w", err)
 	}
+	invocations, err := agentsapp.NewInvocations(agentsapp.InvocationsDeps{
+		Tx:         runner,
+		Store:      agentspg.NewInvocations(runner),
+		Authorizer: authorizer,
+		Appender:   log.appender,
+		Clock:      clk,
+		Config:     c.invocations,
+	})
+	if err != nil {
+		return access{}, fmt.Errorf("invocations: %w", err)
+	}
 	personalStore := syncpg.NewPersonalStore(runner)
 	marker, err := syncapp.NewOwnReads(personalStore, log.appender, clk)
 	if err != nil {
 		return access{}, fmt.Errorf("own reads: %w", err)
 	}
 	chatService, err := chatapp.New(chatapp.Deps{
-		Store:      chatStore,
-		Tx:         runner,
-		Appender:   log.appender,
-		Redactor:   log.appender,
-		Authorizer: authorizer,
-		Grants:     grants,
-		Principals: ids,
-		OwnReads:   ownReads{reads: marker},
-		Readers:    grantStore,
-		Clock:      clk,
-		Config:     c.chat,
+		Store:       chatStore,
+		Tx:          runner,
+		Appender:    log.appender,
+		Redactor:    log.appender,
+		Authorizer:  authorizer,
+		Grants:      grants,
+		Principals:  ids,
+		OwnReads:    ownReads{reads: marker},
+		Readers:     grantStore,
+		Invocations: chatInvocations{invocations: invocations},
+		Clock:       clk,
+		Config:      c.chat,
 	})
 	if err != nil {
 		return access{}, fmt.Errorf("chat: %w", err)
@@ -301,6 +320,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		Appender:          log.appender,
 		Clock:             clk,
 		ProgressMaxLength: c.runProgressMaxLength,
+		Invocations:       invocations,
 	})
 	if err != nil {
 		return access{}, err
@@ -311,6 +331,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		State:      checkState{runner: runner, instance: log.instance, log: reader},
 		Authorizer: authorizer,
 		Directory:  eventActors{principals: ids, instance: log.instance},
+		Tokens:     invocations,
 		Config:     c.catchUp,
 	})
 	if err != nil {
@@ -358,6 +379,8 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		grants:    grants,
 		agents:    agentService,
 		presence:  presence,
+
+		invocations: invocations,
 		sync: syncShared{authorizer: authorizer, identity: ids, actors: eventActors{principals: ids, instance: log.instance},
 			catchUp: catchUp, snapshot: snapshot, consumers: consumers},
 	}
@@ -400,6 +423,11 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 	a.handlers.presence, err = agentshttp.NewPresence(presence)
 	if err != nil {
 		err = fmt.Errorf("agents presence http: %w", err)
+	}
+	errs = append(errs, err)
+	a.handlers.invocations, err = agentshttp.NewInvocations(invocations)
+	if err != nil {
+		err = fmt.Errorf("invocations http: %w", err)
 	}
 	errs = append(errs, err)
 	a.handlers.instance, err = instancehttp.New(instancehttp.Deps{

@@ -102,7 +102,7 @@ type DemoCounts struct {
 
 // DemoWorld is what Demo built or found.
 type DemoWorld struct {
-	// People are Alex (the owner), Sam, Robin and the agent Helper, in this order.
+	// People are Alex (the owner), Sam, Robin and the agents Helper and Echo, in this order.
 	People []DemoPerson
 	// Spaces are Support and Marketing with their channels.
 	Spaces []DemoSpace
@@ -136,11 +136,13 @@ type demoPrincipal struct {
 // demoOwner is Alex, the instance's owner: bootstrapped when the instance has none.
 var demoOwner = demoPrincipal{name: "Alex", handle: "alex", email: "alex@example.com", access: "owner of the instance"}
 
-// demoMembers are created unless their handle exists; the agent comes last.
+// demoMembers are created unless their handle exists; the agents come last. Echo is the
+// example agent of examples/agents/echo, which make demo starts with Echo's token.
 var demoMembers = []demoPrincipal{
 	{name: "Sam", handle: "sam", email: "sam@example.com", access: "member of Support and Marketing"},
 	{name: "Robin", handle: "robin", email: "robin@example.com", access: "member of Support"},
 	{name: "Helper", handle: "helper", description: "Looks up similar tickets (demo agent).", access: "member of Support #tickets"},
+	{name: "Echo", handle: "echo", description: "Answers an @mention with a run and an echo of the message (examples/agents/echo; make demo starts it).", access: "member of Support; make demo runs it"},
 }
 
 type demoSpaceSpec struct {
@@ -168,6 +170,7 @@ var demoGrants = []demoGrant{
 	{handle: "sam", space: "Marketing"},
 	{handle: "robin", space: "Support"},
 	{handle: "helper", space: "Support", channel: "tickets"},
+	{handle: "echo", space: "Support"},
 }
 
 // demoMessage is one message; the first of a thread carries the thread's key.
@@ -355,7 +358,7 @@ func (d *demo) isOwner(ctx context.Context, id uuid.UUID) (bool, error) {
 	return false, nil
 }
 
-// members finds or creates Sam, Robin (people) and Helper (an agent Alex creates).
+// members finds or creates Sam, Robin (people), Helper and Echo (agents Alex creates).
 func (d *demo) members(ctx context.Context) error {
 	handles := make([]string, 0, len(demoMembers))
 	for _, m := range demoMembers {

@@ -127,19 +127,23 @@ func TestDemoWorldIsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Demo: %v", err)
 	}
-	want := wire.DemoCounts{Principals: 4, Spaces: 2, Channels: 3, Grants: 5, Threads: 4, Messages: 10, ReadStates: 1, Drafts: 2}
+	want := wire.DemoCounts{Principals: 5, Spaces: 2, Channels: 3, Grants: 6, Threads: 4, Messages: 10, ReadStates: 1, Drafts: 2}
 	if first.Created != want {
 		t.Fatalf("first run created %+v, want %+v", first.Created, want)
 	}
-	if got := []string{first.People[0].Handle, first.People[1].Handle, first.People[2].Handle, first.People[3].Handle}; !slices.Equal(got, []string{"alex", "sam", "robin", "helper"}) {
-		t.Fatalf("people %v, want alex, sam, robin, helper", got)
+	var handles []string
+	for _, p := range first.People {
+		handles = append(handles, p.Handle)
+	}
+	if !slices.Equal(handles, []string{"alex", "sam", "robin", "helper", "echo"}) {
+		t.Fatalf("people %v, want alex, sam, robin, helper, echo", handles)
 	}
 	before := takeCensus(t, env, first)
 	if !slices.Equal(before.spaces, []string{"Marketing", "Support"}) ||
 		!slices.Equal(before.channels, []string{"Marketing/campaigns", "Support/escalations", "Support/tickets"}) {
 		t.Fatalf("spaces %v, channels %v", before.spaces, before.channels)
 	}
-	if len(before.principals) != 4 || before.agents != 1 || before.grants != 5 {
+	if len(before.principals) != 5 || before.agents != 2 || before.grants != 6 {
 		t.Fatalf("census after the first run: %+v", before)
 	}
 
@@ -203,7 +207,7 @@ func TestDemoWorldAccess(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Demo: %v", err)
 	}
-	if w.Person("alex").PrincipalID != owner.PrincipalID || w.Created.Principals != 3 || w.Created.Grants != 4 {
+	if w.Person("alex").PrincipalID != owner.PrincipalID || w.Created.Principals != 4 || w.Created.Grants != 5 {
 		t.Fatalf("the demo did not reuse the owner: alex %s (owner %s), created %+v", w.Person("alex").PrincipalID, owner.PrincipalID, w.Created)
 	}
 	ids := map[string]uuid.UUID{}
@@ -229,6 +233,7 @@ func TestDemoWorldAccess(t *testing.T) {
 		"sam":    {"Marketing", "Support"},
 		"robin":  {"Support"},
 		"helper": {"Support"},
+		"echo":   {"Support"},
 	}
 	for who, want := range visible {
 		var spaces demoItems
@@ -367,8 +372,8 @@ func TestDemoWorldWithAnotherOwner(t *testing.T) {
 	if w.People[0].PrincipalID != owner.PrincipalID || w.People[0].Handle != "sam" || w.Person("sam").PrincipalID != owner.PrincipalID {
 		t.Fatalf("people %+v: the owner @sam should play Alex's part and Sam's", w.People)
 	}
-	if w.Created.Principals != 2 || w.Created.Threads != 4 {
-		t.Fatalf("created %+v, want Robin and Helper, and every thread", w.Created)
+	if w.Created.Principals != 3 || w.Created.Threads != 4 {
+		t.Fatalf("created %+v, want Robin, Helper and Echo, and every thread", w.Created)
 	}
 
 	other := wiretest.New(t)

@@ -22,7 +22,8 @@ import (
 // newGateway builds the WebSocket gateway over the very pieces the REST handlers use:
 // identity's Authenticator, the Authorizer, catch-up and the snapshot, the snapshot's JSON as
 // getSnapshot writes it, and a Delivery over the Authorizer and identity's Directory (the
-// per-row rule and encoder catch-up uses, with the actors named as catch-up names them) for live events from the process's log tail.
+// per-row rule and encoder catch-up uses, with the actors named as catch-up names them and the
+// invocation tokens catch-up adds) for live events from the process's log tail.
 //
 // The gateway checks token expiry with the process's clock (identity's), so a test that moves
 // the clock past a token's expiry sees the connection close.
@@ -31,6 +32,8 @@ func newGateway(a access, l eventLog, lim *limits, clk clock.Clock, logger *slog
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
+	// Live invocation.requested events carry their token to their agent, as catch-up's do.
+	delivery = delivery.WithInvocationTokens(a.invocations)
 	gw, err := gateway.New(gateway.Deps{
 		Authenticator:   a.sync.identity,
 		Credentials:     gatewayCredentials{ids: a.sync.identity},

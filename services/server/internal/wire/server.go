@@ -33,6 +33,7 @@ type server struct {
 	*chatServer
 	*personalServer
 	*presenceServer
+	*invocationsServer
 }
 
 // The modules' handler types under names that can be embedded side by side.
@@ -45,6 +46,8 @@ type (
 	chatServer     = chathttp.Server
 	personalServer = synchttp.Server
 	presenceServer = agentshttp.PresenceServer
+	// invocationsServer serves ackInvocation and getInvocation.
+	invocationsServer = agentshttp.InvocationsServer
 )
 
 var _ apigen.StrictServerInterface = (*server)(nil)

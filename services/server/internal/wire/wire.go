@@ -58,8 +58,9 @@ const (
 	// processes may run it: each runs its own tail over the shared database.
 	RoleGateway = "gateway"
 	// RoleMaintenance runs the event log's partition upkeep every
-	// sync.maintenance_interval and the agent presence sweeper every
-	// agents.presence_sweep_interval. Several processes may run it: upkeep
+	// sync.maintenance_interval, the agent presence sweeper every
+	// agents.presence_sweep_interval and the invocation sweeper every
+	// agents.invocation_sweep_interval. Several processes may run it: upkeep
 	// runs serialize in the database, sweeps skip the rows another holds.
 	RoleMaintenance = "maintenance"
 )
@@ -301,6 +302,8 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 			chatServer:     a.handlers.chat,
 			personalServer: a.handlers.personal,
 			presenceServer: a.handlers.presence,
+
+			invocationsServer: a.handlers.invocations,
 		},
 		authenticate: authenticateOperations(public, withVersionRead(identityhttp.Authenticate(a.identity))),
 		idempotency:  a.idempotent(a.tx, a.clock),
@@ -499,6 +502,7 @@ func (a *App) serve(ctx context.Context, ln net.Listener) error {
 			_ = a.maintenance.Run(roleCtx, a.maintenanceInterval)
 		})
 		wg.Go(func() { a.runPresenceSweeper(roleCtx) })
+		wg.Go(func() { a.runInvocationSweeper(roleCtx) })
 	}
 	if ln == nil {
 		a.logger.InfoContext(ctx, "serving without http", "roles", a.roles)

@@ -82,6 +82,17 @@ type RunsDeps struct {
 	Clock clock.Clock
 	// ProgressMaxLength is agents.run_progress_max_length; at least 1.
 	ProgressMaxLength int
+	// Invocations acknowledges the invocation a new run names (Invocations.AckForRun);
+	// optional: nil refuses every invocation_id.
+	Invocations RunInvocations
+}
+
+// RunInvocations acknowledges the invocation a run answers, in the run's transaction
+// (*Invocations implements it).
+type RunInvocations interface {
+	// AckForRun checks that the invocation is the actor's in the thread (else a validation
+	// error naming invocation_id) and acknowledges it.
+	AckForRun(ctx context.Context, id, threadID uuid.UUID) (agents.Invocation, error)
 }
 
 // Runs implements agents.Runs: the runs use cases of ADR 0027.
@@ -94,6 +105,7 @@ type Runs struct {
 	appender    kernel.Appender
 	clock       clock.Clock
 	progressMax int
+	invocations RunInvocations
 }
 
 var _ agents.Runs = (*Runs)(nil)
@@ -127,6 +139,7 @@ func NewRuns(deps RunsDeps) (*Runs, error) {
 	return &Runs{
 		tx: deps.Tx, store: deps.Store, threads: deps.Threads, directory: deps.Directory,
 		authz: deps.Authorizer, appender: deps.Appender, clock: deps.Clock, progressMax: deps.ProgressMaxLength,
+		invocations: deps.Invocations,
 	}, nil
 }
 
@@ -135,7 +148,9 @@ func NewRuns(deps RunsDeps) (*Runs, error) {
 // message.create on it and be an agent (else problem.ErrForbidden); then one
 // problem.ErrValidation names every invalid field: requested_by (no person, or one who may not
 // read the thread), state (other than queued or running), progress (see domain.Progress); a
-// thread of an archived channel, where nobody posts any more, is a problem.ErrConflict.
+// thread of an archived channel, where nobody posts any more, is a problem.ErrConflict. A run
+// naming an invocation acknowledges it in the same transaction; an invocation that is not the
+// agent's in the thread is a validation error naming invocation_id.
 func (s *Runs) Create(ctx context.Context, in agents.RunInput) (agents.Run, error) {
 	a, ok := actor.From(ctx)
 	if !ok {
@@ -179,6 +194,15 @@ func (s *Runs) Create(ctx context.Context, in agents.RunInput) (agents.Run, erro
 		Version: 1, CreatedAt: now, UpdatedAt: now,
 	}
 	err = s.tx.RunInTx(ctx, func(ctx context.Context) error {
+		if r.InvocationID != uuid.Nil {
+			// A run on an invocation acknowledges it (ADR 0031), in the run's transaction.
+			if s.invocations == nil {
+				return problem.Validation(problem.FieldError{Field: "invocation_id", Message: "invocations are off"})
+			}
+			if _, err := s.invocations.AckForRun(ctx, r.InvocationID, r.ThreadID); err != nil {
+				return err
+			}
+		}
 		if err := s.store.InsertRun(ctx, r); err != nil {
 			return err
 		}

@@ -55,6 +55,8 @@ func newRunsWorld(t *testing.T) *runsWorld {
 	w.runs, err = app.NewRuns(app.RunsDeps{
 		Tx: stagingTx{log: w.log}, Store: w.store, Threads: places, Directory: dir, Authorizer: w.authz,
 		Appender: w.log, Clock: w.clock, ProgressMaxLength: 10,
+		// w.other doubles as the id of Helper's invocation in the direct message's thread.
+		Invocations: fakeRunInvocations{w.other: w.dmThread},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -145,6 +147,20 @@ func TestCreateRun(t *testing.T) {
 				return agents.RunInput{ThreadID: w.archivedThread, RequestedBy: w.alex}
 			},
 			err: problem.ErrConflict,
+		},
+		{
+			name: "an invocation of another thread",
+			in: func(w *runsWorld) agents.RunInput {
+				return agents.RunInput{ThreadID: w.thread, RequestedBy: w.alex, InvocationID: w.other}
+			},
+			err: problem.ErrValidation, fields: []string{"invocation_id"},
+		},
+		{
+			name: "an unknown invocation",
+			in: func(w *runsWorld) agents.RunInput {
+				return agents.RunInput{ThreadID: w.thread, RequestedBy: w.alex, InvocationID: uuid.New()}
+			},
+			err: problem.ErrValidation, fields: []string{"invocation_id"},
 		},
 		{
 			name: "no requester",
@@ -446,3 +462,15 @@ func TestRunsInProgress(t *testing.T) {
 }
 
 var _ identity.Directory = fakeDirectory{}
+
+// fakeRunInvocations is RunInvocations over a table of invocation ids and their threads: an
+// invocation of the table in its thread is acknowledged, anything else refused as the real
+// one refuses it.
+type fakeRunInvocations map[uuid.UUID]uuid.UUID
+
+func (f fakeRunInvocations) AckForRun(_ context.Context, id, threadID uuid.UUID) (agents.Invocation, error) {
+	if th, ok := f[id]; !ok || th != threadID {
+		return agents.Invocation{}, problem.Validation(problem.FieldError{Field: "invocation_id", Message: "must be an invocation of yours in this thread"})
+	}
+	return agents.Invocation{ID: id, ThreadID: threadID, State: agents.InvocationAcknowledged}, nil
+}

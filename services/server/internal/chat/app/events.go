@@ -81,6 +81,8 @@ type messageCreatedPayload struct {
 	ContentMD  string      `json:"content_md"`
 	MentionIDs []uuid.UUID `json:"mention_ids,omitempty"`
 	CreatedAt  time.Time   `json:"created_at"`
+	// InvocationID is omitted unless the message answers an invocation.
+	InvocationID *uuid.UUID `json:"invocation_id,omitempty"`
 }
 
 type messageEditedPayload struct {
@@ -165,8 +167,16 @@ func messageEvent(typ string, by uuid.UUID, m chat.Message, payload any) kernel.
 func messageCreated(by uuid.UUID, m chat.Message) kernel.Event {
 	return messageEvent(EventMessageCreated, by, m, messageCreatedPayload{
 		MessageID: m.ID, ThreadID: m.ThreadID, ChannelID: m.ChannelID, AuthorID: m.AuthorID, Seq: m.Seq,
-		ContentMD: m.ContentMD, MentionIDs: m.MentionIDs, CreatedAt: m.CreatedAt,
+		ContentMD: m.ContentMD, MentionIDs: m.MentionIDs, CreatedAt: m.CreatedAt, InvocationID: optionalID(m.InvocationID),
 	})
+}
+
+// optionalID is nil for uuid.Nil, so the member is omitted.
+func optionalID(id uuid.UUID) *uuid.UUID {
+	if id == uuid.Nil {
+		return nil
+	}
+	return &id
 }
 
 func messageEdited(by uuid.UUID, m chat.Message) kernel.Event {

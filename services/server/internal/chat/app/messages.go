@@ -14,11 +14,12 @@ import (
 )
 
 // Post implements chat.Messages: the thread is loaded, message.create on it authorized, the
-// text validated and its mentions resolved; then, in one transaction, the message and its
-// mentions are stored with the thread's next seq, taken under its row lock (Store.PostMessage;
-// an archived channel is refused with domain.ErrChannelArchived and the advance rolled back),
-// message.created is appended, and the author's read state moved to the message
-// (OwnReads). chat.ErrDuplicateKey for a taken external key.
+// text validated and its mentions resolved; then, in one transaction, a reply with an
+// invocation token answers its invocation first (Invocations), the message and its mentions
+// are stored with the thread's next seq, taken under its row lock (Store.PostMessage; an
+// archived channel is refused with domain.ErrChannelArchived and the advance rolled back),
+// message.created is appended, the agents it invokes get their invocations, and the author's
+// read state moved to the message (OwnReads). chat.ErrDuplicateKey for a taken external key.
 func (v messages) Post(ctx context.Context, in chat.MessageInput) (chat.Message, error) {
 	s := v.s
 	th, err := s.store.Thread(ctx, in.ThreadID)
@@ -39,9 +40,28 @@ func (v messages) Post(ctx context.Context, in chat.MessageInput) (chat.Message,
 	if err != nil {
 		return chat.Message{}, fmt.Errorf("chat: post message: %w", err)
 	}
+	if in.InvocationToken != "" && s.invoke == nil {
+		return chat.Message{}, fmt.Errorf("chat: post message: %w",
+			problem.Validation(problem.FieldError{Field: "invocation_token", Message: "invocations are off"}))
+	}
+	var participants []uuid.UUID
+	if th.SpaceID == uuid.Nil && s.invoke != nil {
+		// A direct message invokes the agents taking part in it.
+		ch, err := s.store.Channel(ctx, th.ChannelID)
+		if err != nil {
+			return chat.Message{}, fmt.Errorf("chat: post message: %w", err)
+		}
+		participants = ch.ParticipantIDs
+	}
 	var m chat.Message
 	err = s.tx.RunInTx(ctx, func(ctx context.Context) error {
 		m = domain.NewMessage(ids.New(), th, who.PrincipalID, in, mentioned, s.clock.Now())
+		if in.InvocationToken != "" {
+			var err error
+			if m.InvocationID, err = s.invoke.Answer(ctx, InvocationAnswer{Token: in.InvocationToken, MessageID: m.ID, ThreadID: m.ThreadID}); err != nil {
+				return err
+			}
+		}
 		p, err := s.store.PostMessage(ctx, m)
 		if err != nil {
 			return err
@@ -54,12 +74,28 @@ func (v messages) Post(ctx context.Context, in chat.MessageInput) (chat.Message,
 		if err := s.appender.Append(ctx, messageCreated(who.PrincipalID, m)); err != nil {
 			return err
 		}
+		if err := s.invokeAgents(ctx, m, participants); err != nil {
+			return err
+		}
 		return s.markOwnRead(ctx, who, m)
 	})
 	if err != nil {
 		return chat.Message{}, fmt.Errorf("chat: post message: %w", err)
 	}
 	return m, nil
+}
+
+// invokeAgents hands a message just stored, and the participants of its direct message (none
+// in a standard channel), to the invocations port in the post's transaction; nothing without
+// the port.
+func (s *Service) invokeAgents(ctx context.Context, m chat.Message, participants []uuid.UUID) error {
+	if s.invoke == nil {
+		return nil
+	}
+	return s.invoke.Invoke(ctx, InvokingPost{ //nolint:wrapcheck // the caller names the use case
+		MessageID: m.ID, ThreadID: m.ThreadID, ChannelID: m.ChannelID, SpaceID: m.SpaceID,
+		MentionIDs: m.MentionIDs, ParticipantIDs: participants,
+	})
 }
 
 // List implements chat.Messages: the thread is loaded and thread.read on it authorized;

@@ -255,3 +255,36 @@ func (s *Service) markOwnRead(ctx context.Context, who actor.Actor, m chat.Messa
 	}
 	return s.ownReads.MarkRead(ctx, ownPost(m))
 }
+
+// Invocations is the agents module's part in a post (ADR 0031), which the composition root
+// binds: a person's message invokes the agents it mentions or writes to, and an agent's reply
+// carrying an invocation token answers that invocation. Both run in the post's transaction.
+type Invocations interface {
+	// Answer links the reply to the invocation of its token and marks it answered, returning
+	// the invocation's id; a validation error naming invocation_token for a token that is not
+	// one of the author's invocations in the thread, problem.ErrConflict for an invocation
+	// answered already.
+	Answer(ctx context.Context, a InvocationAnswer) (uuid.UUID, error)
+	// Invoke makes the invocations of a message just stored (its invocation.requested events
+	// follow its message.created).
+	Invoke(ctx context.Context, p InvokingPost) error
+}
+
+// InvocationAnswer is a reply posted with an invocation token.
+type InvocationAnswer struct {
+	// Token is the invocation_token of the post.
+	Token string
+	// MessageID and ThreadID name the reply and its thread.
+	MessageID, ThreadID uuid.UUID
+}
+
+// InvokingPost is a message just stored, as invocations need it.
+type InvokingPost struct {
+	// MessageID, ThreadID, ChannelID and SpaceID name and place the message (SpaceID uuid.Nil
+	// in a direct message).
+	MessageID, ThreadID, ChannelID, SpaceID uuid.UUID
+	// MentionIDs are the principals it mentions who may read it.
+	MentionIDs []uuid.UUID
+	// ParticipantIDs are the participants of its direct message; empty in a standard channel.
+	ParticipantIDs []uuid.UUID
+}

@@ -17,7 +17,7 @@ import (
 	"bothy.example.com/server/internal/kernel/problem"
 )
 
-// Deps are what a Service needs, all required.
+// Deps are what a Service needs, all required but Invocations.
 type Deps struct {
 	// Store keeps the chat tables.
 	Store Store
@@ -40,6 +40,10 @@ type Deps struct {
 	OwnReads OwnReads
 	// Readers lists who can read a channel by their grants (listChannelMembers).
 	Readers authz.Readers
+	// Invocations makes the agents' invocations of each post and links a reply with an
+	// invocation token, in the post's transaction; optional: nil makes none (and refuses a
+	// post with a token).
+	Invocations Invocations
 	// Clock is the time of creation, edit, redaction and archiving.
 	Clock clock.Clock
 	// Config holds the message limit, the page size, the direct-message limit and the
@@ -59,6 +63,7 @@ type Service struct {
 	principals identity.Directory
 	ownReads   OwnReads
 	readers    authz.Readers
+	invoke     Invocations
 	clock      clock.Clock
 	cfg        Config
 }
@@ -93,7 +98,7 @@ func New(deps Deps) (*Service, error) {
 	return &Service{
 		store: deps.Store, tx: deps.Tx, appender: deps.Appender, redactor: deps.Redactor,
 		authz: deps.Authorizer, grants: deps.Grants, principals: deps.Principals,
-		ownReads: deps.OwnReads, readers: deps.Readers, clock: deps.Clock, cfg: deps.Config,
+		ownReads: deps.OwnReads, readers: deps.Readers, invoke: deps.Invocations, clock: deps.Clock, cfg: deps.Config,
 	}, nil
 }
 

@@ -15,7 +15,8 @@ import (
 // Create implements chat.Threads: the channel is loaded, thread.create on it authorized, the
 // title and first message validated, an archived channel refused (domain.ErrChannelArchived),
 // the mentions resolved, then the thread, its first message (seq 1) with its mentions,
-// thread.created and message.created, and the author's read state moved to the first message
+// thread.created and message.created, the invocations of the agents the first message
+// mentions or writes to (Invocations), and the author's read state moved to the first message
 // (OwnReads), in one transaction (chat.ErrDuplicateKey for a taken external key, which rolls
 // the thread back too).
 func (v threads) Create(ctx context.Context, in chat.ThreadInput) (chat.Thread, chat.Message, error) {
@@ -60,6 +61,9 @@ func (v threads) Create(ctx context.Context, in chat.ThreadInput) (chat.Thread, 
 			return err
 		}
 		if err := s.appender.Append(ctx, threadCreated(who.PrincipalID, th), messageCreated(who.PrincipalID, m)); err != nil {
+			return err
+		}
+		if err := s.invokeAgents(ctx, m, ch.ParticipantIDs); err != nil {
 			return err
 		}
 		return s.markOwnRead(ctx, who, m)

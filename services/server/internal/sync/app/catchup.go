@@ -32,6 +32,9 @@ type CatchUpDeps struct {
 	Directory PrincipalRefs
 	// Config holds the catch-up keys (CatchUpConfigFrom).
 	Config CatchUpConfig
+	// Tokens derives invocation tokens for the delivery-only members of invocation.requested
+	// (Delivery.WithInvocationTokens); nil means no delivery carries them.
+	Tokens InvocationTokens
 	// Rand draws the jitter of retry_after_ms, uniform in [0, 1); nil means math/rand/v2's
 	// Float64. Tests fix it.
 	Rand func() float64
@@ -81,7 +84,7 @@ func NewCatchUp(deps CatchUpDeps) (*CatchUp, error) {
 	// events, so both transports deliver a stored event alike.
 	return &CatchUp{
 		log: deps.Log, state: state,
-		delivery: &Delivery{authorizer: deps.Authorizer, directory: deps.Directory},
+		delivery: &Delivery{authorizer: deps.Authorizer, directory: deps.Directory, tokens: deps.Tokens},
 		cfg:      deps.Config, rand: rnd,
 	}, nil
 }
@@ -222,7 +225,11 @@ func (c *CatchUp) page(ctx context.Context, in syncmod.PageInput) (syncmod.PageR
 	if err != nil {
 		return syncmod.PageResult{}, err
 	}
-	events, release := encodeReusing(delivered, names, filter.Receiver())
+	only, err := c.delivery.Only(ctx, delivered)
+	if err != nil {
+		return syncmod.PageResult{}, err
+	}
+	events, release := encodeReusing(delivered, names, only, filter.Receiver())
 	return syncmod.PageResult{
 		Events:     events,
 		NextCursor: domain.NextCursor(in.After, in.Head, through, read, limit, lastSeq),

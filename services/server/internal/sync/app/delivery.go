@@ -36,6 +36,62 @@ const eventPermissionsChanged = "permissions.changed"
 type Delivery struct {
 	authorizer DeciderSource
 	directory  PrincipalRefs
+	tokens     InvocationTokens
+}
+
+// EventInvocationRequested is the agents module's event that asks an agent to act on an
+// invocation (the type name is the contract, ADR 0031): delivered to its agent, it carries the
+// delivery-only members invocation_token and redelivered.
+const EventInvocationRequested = "invocation.requested"
+
+// InvocationTokens derives the token of an invocation, the same for every delivery of it
+// (wire binds the agents module's key). The consumer owns the port: delivery asks it only
+// for the invocation.requested events of a page or batch.
+type InvocationTokens interface {
+	// InvocationToken returns the token of the invocation id; an error when the key cannot be
+	// read (the database).
+	InvocationToken(ctx context.Context, invocationID uuid.UUID) (string, error)
+}
+
+// WithInvocationTokens makes d add the delivery-only members of invocation.requested events
+// (Only) from tokens, and returns d. It is called once, before d is used; without it, no
+// delivery carries them.
+func (d *Delivery) WithInvocationTokens(tokens InvocationTokens) *Delivery {
+	d.tokens = tokens
+	return d
+}
+
+// Only returns the delivery-only members of the events that have any, by event id: every
+// invocation.requested gets its invocation's token and whether its attempt is above 1. Only
+// personal events addressed to the receiver reach Encode, so an invocation's token goes to its
+// agent alone. nil when no event has any (or no token source is set).
+func (d *Delivery) Only(ctx context.Context, events []domain.StoredEvent) (map[uuid.UUID]domain.DeliveryOnly, error) {
+	if d.tokens == nil {
+		return nil, nil
+	}
+	var out map[uuid.UUID]domain.DeliveryOnly
+	for i := range events {
+		e := &events[i]
+		if e.Type != EventInvocationRequested || e.Redacted {
+			continue
+		}
+		var p struct {
+			ID      uuid.UUID `json:"id"`
+			Attempt int64     `json:"attempt"`
+		}
+		if err := json.Unmarshal(e.Payload, &p); err != nil || p.ID == uuid.Nil {
+			return nil, fmt.Errorf("seq %d: invocation payload: %w", e.Seq, errors.Join(err, errors.New("no invocation id")))
+		}
+		tok, err := d.tokens.InvocationToken(ctx, p.ID)
+		if err != nil {
+			return nil, fmt.Errorf("seq %d: invocation token: %w", e.Seq, err)
+		}
+		if out == nil {
+			out = make(map[uuid.UUID]domain.DeliveryOnly)
+		}
+		out[e.ID] = domain.DeliveryOnly{InvocationToken: tok, Redelivered: p.Attempt > 1}
+	}
+	return out, nil
 }
 
 // NewDelivery returns the delivery rule over the authorizer (authz.Authorizer) and the
@@ -139,6 +195,7 @@ func (f *Filter) Scope() authz.Scope {
 // permissions.changed with a permission version above its Scope's (or one it cannot read),
 // it refreshes the Scope through Refresh, whose error it returns with true.
 func (f *Filter) Allow(ctx context.Context, e domain.StoredEvent) (bool, error) {
+	action := e.ReceiveAction
 	if e.Personal() {
 		if e.AudienceID != f.receiver.PrincipalID {
 			return false, nil
@@ -146,10 +203,16 @@ func (f *Filter) Allow(ctx context.Context, e domain.StoredEvent) (bool, error) 
 		if e.Type == eventPermissionsChanged && newerPermissions(e.Payload, f.decider.Scope().PermissionVersion()) {
 			return true, f.Refresh(ctx)
 		}
-		return true, nil
+		// An addressed type (an invocation) reaches its audience only while it may still act
+		// on the resource: the register says what, the log does not store it.
+		t, ok := domain.Lookup(e.Type)
+		if !ok || t.AudienceAction == "" {
+			return true, nil
+		}
+		action = t.AudienceAction
 	}
 	res := authorize.ResourceFromEvent(e.ResourceKind, e.ResourceID, e.SpaceID, e.ChannelID, e.ThreadID)
-	err := f.decider.Authorize(authorize.Filter(ctx), e.ReceiveAction, res)
+	err := f.decider.Authorize(authorize.Filter(ctx), action, res)
 	switch {
 	case err == nil:
 		return true, nil
@@ -191,11 +254,12 @@ func newerPermissions(payload json.RawMessage, have int64) bool {
 const envelopeOverhead = 640
 
 // Encode writes the envelopes of events for a receiver of kind receiver, naming actors from
-// names (Delivery.Names; an actor missing there is named by id only), into one buffer and
+// names (Delivery.Names; an actor missing there is named by id only) and adding the
+// delivery-only members of only (Delivery.Only; nil for none), into one buffer and
 // returns them as views of it, each capped so that appending to one cannot touch the next.
 // The result is empty, not nil, for no events.
-func Encode(events []domain.StoredEvent, names map[uuid.UUID]domain.PrincipalRef, receiver domain.ReceiverKind) []json.RawMessage {
-	out, _ := encodeBuffer(nil, events, names, receiver)
+func Encode(events []domain.StoredEvent, names map[uuid.UUID]domain.PrincipalRef, only map[uuid.UUID]domain.DeliveryOnly, receiver domain.ReceiverKind) []json.RawMessage {
+	out, _ := encodeBuffer(nil, events, names, only, receiver)
 	return out
 }
 
@@ -214,13 +278,13 @@ var pageBuffers = make(chan []byte, spareBuffers)
 
 // encodeReusing is Encode into a reused buffer. release hands the buffer back once the caller
 // is done with the envelopes (sync.PageResult.Release); it does nothing a second time.
-func encodeReusing(events []domain.StoredEvent, names map[uuid.UUID]domain.PrincipalRef, receiver domain.ReceiverKind) (out []json.RawMessage, release func()) {
+func encodeReusing(events []domain.StoredEvent, names map[uuid.UUID]domain.PrincipalRef, only map[uuid.UUID]domain.DeliveryOnly, receiver domain.ReceiverKind) (out []json.RawMessage, release func()) {
 	var buf []byte
 	select {
 	case buf = <-pageBuffers:
 	default:
 	}
-	out, buf = encodeBuffer(buf, events, names, receiver)
+	out, buf = encodeBuffer(buf, events, names, only, receiver)
 	released := false
 	return out, func() {
 		if !released {
@@ -244,7 +308,7 @@ func giveBack(buf []byte) {
 
 // encodeBuffer is Encode into buf's memory when it is large enough (else into a new buffer),
 // and returns the buffer the envelopes are views of too.
-func encodeBuffer(buf []byte, events []domain.StoredEvent, names map[uuid.UUID]domain.PrincipalRef, receiver domain.ReceiverKind) ([]json.RawMessage, []byte) {
+func encodeBuffer(buf []byte, events []domain.StoredEvent, names map[uuid.UUID]domain.PrincipalRef, only map[uuid.UUID]domain.DeliveryOnly, receiver domain.ReceiverKind) ([]json.RawMessage, []byte) {
 	size := 0
 	for i := range events {
 		size += len(events[i].Payload) + envelopeOverhead
@@ -255,7 +319,7 @@ func encodeBuffer(buf []byte, events []domain.StoredEvent, names map[uuid.UUID]d
 	buf = buf[:0]
 	ends := make([]int, len(events))
 	for i := range events {
-		buf = domain.AppendEnvelope(buf, events[i], names[events[i].ActorID], receiver)
+		buf = domain.AppendDeliveredEnvelope(buf, events[i], names[events[i].ActorID], receiver, only[events[i].ID])
 		ends[i] = len(buf)
 	}
 	out := make([]json.RawMessage, len(events))

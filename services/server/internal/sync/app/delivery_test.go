@@ -228,7 +228,7 @@ func TestDeliveryNamesAndEncode(t *testing.T) {
 		t.Errorf("directory calls = %v, want one call for Sam and Robin", calls)
 	}
 	for _, kind := range []domain.ReceiverKind{domain.ReceiverAgent, domain.ReceiverPerson} {
-		raw := app.Encode(events, names, kind)
+		raw := app.Encode(events, names, nil, kind)
 		envs := cuDecode(t, raw)
 		if !slices.Equal(cuSeqs(envs), []int64{10, 11, 12, 13}) {
 			t.Fatalf("seqs = %v", cuSeqs(envs))
@@ -253,7 +253,7 @@ func TestDeliveryNamesAndEncode(t *testing.T) {
 	if names, err := d.Names(ctx, nil); err != nil || names != nil {
 		t.Errorf("Names of nothing = %v, %v; want no query", names, err)
 	}
-	if got := app.Encode(nil, nil, domain.ReceiverPerson); got == nil || len(got) != 0 {
+	if got := app.Encode(nil, nil, nil, domain.ReceiverPerson); got == nil || len(got) != 0 {
 		t.Errorf("Encode of nothing = %#v, want an empty list", got)
 	}
 	dir.mu.Lock()

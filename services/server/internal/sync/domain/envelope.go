@@ -66,6 +66,25 @@ const occurredAtLayout = "2006-01-02T15:04:05.000000Z07:00"
 // Payload and TraceContext must be JSON objects without null, as Encode guarantees on the way
 // in; they are not checked again here.
 func AppendEnvelope(dst []byte, e StoredEvent, ref PrincipalRef, receiver ReceiverKind) []byte {
+	return AppendDeliveredEnvelope(dst, e, ref, receiver, DeliveryOnly{})
+}
+
+// DeliveryOnly are the envelope members that exist only on one delivery of an event to one
+// receiver and never in the log (spec 03, "Delivery-only fields"): an invocation.requested
+// delivered to its agent carries the invocation's token and whether it is a redelivery.
+type DeliveryOnly struct {
+	// InvocationToken is the opaque token the agent acknowledges or answers the invocation
+	// with; empty for none (the member is omitted).
+	InvocationToken string
+	// Redelivered is true when the invocation is delivered again (its attempt is above 1); the
+	// member appears only with a token.
+	Redelivered bool
+}
+
+// AppendDeliveredEnvelope is AppendEnvelope with the delivery-only members of only appended
+// last (invocation_token and redelivered, only when only has a token and the receiver is an
+// agent, the only kind invocations are delivered to).
+func AppendDeliveredEnvelope(dst []byte, e StoredEvent, ref PrincipalRef, receiver ReceiverKind, only DeliveryOnly) []byte {
 	dst = append(dst, `{"seq":`...)
 	dst = strconv.AppendInt(dst, e.Seq, 10)
 	dst = append(dst, `,"id":`...)
@@ -99,6 +118,12 @@ func AppendEnvelope(dst []byte, e StoredEvent, ref PrincipalRef, receiver Receiv
 	if receiver == ReceiverAgent && present(e.TraceContext) && !isEmptyObject(e.TraceContext) {
 		dst = append(dst, `,"trace_context":`...)
 		dst = append(dst, e.TraceContext...)
+	}
+	if receiver == ReceiverAgent && only.InvocationToken != "" {
+		dst = append(dst, `,"invocation_token":`...)
+		dst = AppendJSONString(dst, only.InvocationToken, false)
+		dst = append(dst, `,"redelivered":`...)
+		dst = strconv.AppendBool(dst, only.Redelivered)
 	}
 	return append(dst, '}')
 }

@@ -101,6 +101,11 @@ type EventType struct {
 	ReceiveAction kernel.Action
 	// Personal types go to their audience alone, a principal named per event.
 	Personal bool
+	// AudienceAction, on a personal type, is what its audience must still be allowed on the
+	// resource when the event is delivered (an invocation of a thread the agent can no longer
+	// read is not delivered); empty for every other type. It is not stored with the event:
+	// delivery looks it up by type.
+	AudienceAction kernel.Action
 
 	fields []Field
 }
@@ -148,6 +153,22 @@ func personal(name string, resource kernel.ResourceKind, fields ...Field) EventT
 	return EventType{Name: name, Resource: resource, Personal: true, fields: fields}
 }
 
+// addressed is a personal type whose audience must also still be allowed action on the
+// event's resource when it is delivered (AudienceAction).
+func addressed(name string, resource kernel.ResourceKind, action kernel.Action, fields ...Field) EventType {
+	return EventType{Name: name, Resource: resource, Personal: true, AudienceAction: action, fields: fields}
+}
+
+// invocationFields are the members of an Invocation (api/openapi.yaml), which both invocation
+// events carry whole.
+func invocationFields() []Field {
+	return []Field{
+		req("id", KindID), req("agent_id", KindID), req("message_id", KindID), req("thread_id", KindID),
+		req("channel_id", KindID), req("invoked_by", KindID), req("reason", KindString), req("attempt", KindInt),
+		req("state", KindString), req("created_at", KindTime),
+	}
+}
+
 // register is spec 02's table of durable types, in its order, with the payload of each. A
 // writer adds a field here in the same change that starts sending it.
 var register = []EventType{
@@ -176,7 +197,8 @@ var register = []EventType{
 
 	broadcast("message.created", kernel.ResourceMessage, kernel.ActionThreadRead,
 		req("message_id", KindID), req("thread_id", KindID), req("channel_id", KindID), req("author_id", KindID),
-		req("seq", KindInt), req("content_md", KindString), opt("mention_ids", KindIDs), req("created_at", KindTime)),
+		req("seq", KindInt), req("content_md", KindString), opt("mention_ids", KindIDs), req("created_at", KindTime),
+		opt("invocation_id", KindID)),
 	broadcast("message.edited", kernel.ResourceMessage, kernel.ActionThreadRead,
 		req("message_id", KindID), req("thread_id", KindID), req("channel_id", KindID), req("author_id", KindID),
 		req("seq", KindInt), req("content_md", KindString), opt("mention_ids", KindIDs), req("edited_at", KindTime)),
@@ -212,6 +234,13 @@ var register = []EventType{
 		req("requested_by", KindID), opt("invocation_id", KindID), req("state", KindString), req("progress", KindString),
 		req("version", KindInt), req("created_at", KindTime), req("updated_at", KindTime), opt("ended_at", KindTime),
 		opt("cancelled_by", KindID)),
+
+	// Invocations (ADR 0031) are addressed: personal events (the invoked agent for
+	// invocation.requested; the invoking person and the agent, one event each, for
+	// invocation.failed) placed on the invocation's thread, delivered only while their
+	// audience may still read it (thread.read at delivery time, like any thread event).
+	addressed("invocation.requested", kernel.ResourceThread, kernel.ActionThreadRead, invocationFields()...),
+	addressed("invocation.failed", kernel.ResourceThread, kernel.ActionThreadRead, invocationFields()...),
 
 	broadcast("principal.deactivated", kernel.ResourcePrincipal, kernel.ActionPrincipalRead,
 		req("principal_id", KindID), req("deactivated_at", KindTime)),

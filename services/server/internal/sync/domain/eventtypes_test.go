@@ -47,6 +47,8 @@ func TestRegisterMatchesSpec02(t *testing.T) {
 		{"agent.presence_changed", kernel.ResourceAgent, kernel.ActionAgentRead},
 		{"run.created", kernel.ResourceThread, kernel.ActionThreadRead},
 		{"run.updated", kernel.ResourceThread, kernel.ActionThreadRead},
+		{"invocation.requested", kernel.ResourceThread, personal},
+		{"invocation.failed", kernel.ResourceThread, personal},
 		{"principal.deactivated", kernel.ResourcePrincipal, kernel.ActionPrincipalRead},
 		{"principal.reactivated", kernel.ResourcePrincipal, kernel.ActionPrincipalRead},
 		{"grant.created", kernel.ResourceGrant, personal},
@@ -181,7 +183,7 @@ func TestLookupAndTypesReturnCopies(t *testing.T) {
 func TestIDFields(t *testing.T) {
 	t.Parallel()
 	typ, _ := domain.Lookup("message.created")
-	want := []string{"message_id", "thread_id", "channel_id", "author_id"}
+	want := []string{"message_id", "thread_id", "channel_id", "author_id", "invocation_id"}
 	if got := typ.IDFields(); !slices.Equal(got, want) {
 		t.Fatalf("IDFields = %v, want %v", got, want)
 	}

@@ -27,7 +27,7 @@ func TestMigrations(t *testing.T) {
 		t.Fatalf("schema = %q, want agents", set.Schema)
 	}
 	names, err := fs.Glob(set.FS, "*.sql")
-	if err != nil || !slices.Equal(names, []string{"0001_create_agents.sql", "0002_create_agent_presence.sql", "0003_create_runs.sql"}) {
+	if err != nil || !slices.Equal(names, []string{"0001_create_agents.sql", "0002_create_agent_presence.sql", "0003_create_runs.sql", "0004_create_invocations.sql"}) {
 		t.Fatalf("files = %v, %v", names, err)
 	}
 }

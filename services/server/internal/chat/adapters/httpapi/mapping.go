@@ -182,6 +182,8 @@ func toAPIMessage(m chat.Message) apigen.Message {
 		EditedAt:   optTime(m.EditedAt),
 		RedactedAt: optTime(m.RedactedAt),
 		Reactions:  toAPIReactions(m.Reactions),
+
+		InvocationId: optID(m.InvocationID),
 	}
 }
 

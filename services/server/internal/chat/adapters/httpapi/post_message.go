@@ -15,7 +15,11 @@ func (s *Server) PostMessage(ctx context.Context, req apigen.PostMessageRequestO
 	if req.Body == nil {
 		return nil, errNoBody
 	}
-	m, err := s.messages.Post(ctx, chat.MessageInput{ThreadID: req.ThreadId, ContentMD: req.Body.ContentMd})
+	in := chat.MessageInput{ThreadID: req.ThreadId, ContentMD: req.Body.ContentMd}
+	if req.Body.InvocationToken != nil {
+		in.InvocationToken = *req.Body.InvocationToken
+	}
+	m, err := s.messages.Post(ctx, in)
 	if err != nil {
 		return nil, err
 	}

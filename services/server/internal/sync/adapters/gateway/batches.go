@@ -23,9 +23,10 @@ type batchKey struct{ after, last int64 }
 // actors named in one directory query, its event frames encoded at most once per receiver
 // kind (agents get trace_context, everyone else the same bytes). Connections only read it.
 type sharedBatch struct {
-	done   chan struct{} // closed once names and err are set
+	done   chan struct{} // closed once names, only and err are set
 	err    error
 	names  map[uuid.UUID]domain.PrincipalRef
+	only   map[uuid.UUID]domain.DeliveryOnly
 	events []domain.StoredEvent
 	once   [2]gosync.Once
 	frames [2][][]byte
@@ -39,7 +40,7 @@ func (b *sharedBatch) framesFor(kind domain.ReceiverKind) [][]byte {
 		i = 1
 	}
 	b.once[i].Do(func() {
-		envelopes := syncapp.Encode(b.events, b.names, kind)
+		envelopes := syncapp.Encode(b.events, b.names, b.only, kind)
 		size := 0
 		for _, e := range envelopes {
 			size += len(e) + len(`{"op":"event","event":}`)
@@ -99,6 +100,9 @@ func (c *batchCache) get(ctx context.Context, b syncmod.Batch) (*sharedBatch, er
 	lookup, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(c.shared, cancel)
 	sb.names, sb.err = c.delivery.Names(lookup, b.Events)
+	if sb.err == nil {
+		sb.only, sb.err = c.delivery.Only(lookup, b.Events)
+	}
 	stop()
 	cancel()
 	close(sb.done)

@@ -94,6 +94,9 @@ type Delivery interface {
 	For(ctx context.Context) (*syncapp.Filter, error)
 	// Names resolves the actors of events in one directory query, for syncapp.Encode.
 	Names(ctx context.Context, events []domain.StoredEvent) (map[uuid.UUID]domain.PrincipalRef, error)
+	// Only returns the delivery-only members of the events (invocation tokens), for
+	// syncapp.Encode.
+	Only(ctx context.Context, events []domain.StoredEvent) (map[uuid.UUID]domain.DeliveryOnly, error)
 }
 
 // Tail is the process's log tail as the gateway uses it (syncapp.Tail): sync.Tail, and when
