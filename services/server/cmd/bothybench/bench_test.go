@@ -54,8 +54,9 @@ func TestBenchSmoke(t *testing.T) {
 		cases:        map[string]bool{},
 	}
 	for _, c := range caseGroups {
-		// TestIngestSmoke, TestGatewaySmoke, TestThreadsSmoke and TestSearchSmoke run their cases alone.
-		o.cases[c] = c != caseIngest && c != caseGateway && c != caseThreads && c != caseSearch
+		// TestIngestSmoke, TestGatewaySmoke, TestThreadsSmoke, TestSearchSmoke and TestInvokeSmoke
+		// run their cases alone.
+		o.cases[c] = c != caseIngest && c != caseGateway && c != caseThreads && c != caseSearch && c != caseInvoke
 	}
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	var steps []string

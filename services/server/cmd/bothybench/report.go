@@ -23,6 +23,7 @@ type report struct {
 	Ingest   ingestResult     `json:"ingest"`
 	Threads  threadListResult `json:"list_channel_threads"`
 	Search   searchResult     `json:"search"`
+	Invoke   invokeResult     `json:"invocation_delivery"`
 	Targets  []target         `json:"targets"`
 }
 
@@ -145,6 +146,7 @@ func (r *report) evaluate() {
 	r.evaluateSync()
 	r.Targets = append(r.Targets, r.Gateway.targets()...)
 	r.Targets = append(r.Targets, r.Search.targets()...)
+	r.Targets = append(r.Targets, r.Invoke.targets()...)
 }
 
 // evaluateSync checks the targets of issue 6: a catch-up page of the owner and of the reader
@@ -225,6 +227,9 @@ func (r *report) markdown() string {
 	}
 	if r.Gateway.measured() {
 		r.Gateway.markdown(w)
+	}
+	if r.Invoke.Agents > 0 {
+		r.Invoke.markdown(w)
 	}
 	if r.Threads.Requests > 0 {
 		r.Threads.markdown(w)
