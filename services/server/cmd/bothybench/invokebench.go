@@ -31,8 +31,8 @@ const (
 	// invRate is the invocations per second (one post mentioning one agent each).
 	invRate = 50
 	// invPosters is how many goroutines share the paced posts, so that one slow commit does
-	// not hold the next post back.
-	invPosters = 8
+	// not hold the next post back (as many as the postMessage case's clients).
+	invPosters = 16
 	// invDatabase prefixes the name of the case's database.
 	invDatabase = "bothy_invoke"
 	// invTokenMark is how the delivery-only invocation_token starts in an event frame: the
@@ -82,18 +82,19 @@ type invokeResult struct {
 	BatchWindow string `json:"batch_window"`
 }
 
-// invAgent is one agent of the case.
+// invAgent is one agent of the case and the thread it is invoked in.
 type invAgent struct {
 	id     uuid.UUID
 	handle string
 	token  string
+	thread uuid.UUID
 }
 
 // invokeCase wires an App with the api and gateway roles (no maintenance role: no sweeper
 // redelivers an invocation during the run) on a database of its own, serves it on
 // 127.0.0.1:0, builds the gateway world (Alex, Sam with a member grant on the channel, a
-// thread) and o.invAgents agents over HTTP, each with a member grant on the channel and a
-// token, and measures the invocation delivery latency.
+// thread) and o.invAgents agents over HTTP, each with a member grant on the channel, a token
+// and a thread, and measures the invocation delivery latency.
 func invokeCase(ctx context.Context, o options, url string, logger *slog.Logger, progress func(string, ...any)) (res invokeResult, err error) {
 	dbURL, drop, err := scratchDatabase(ctx, url, invDatabase)
 	if err != nil {
@@ -127,7 +128,7 @@ func invokeCase(ctx context.Context, o options, url string, logger *slog.Logger,
 		}
 	}()
 
-	progress("invoke: Alex, Sam, a space, a channel, a thread and %d agents with member grants over HTTP", o.invAgents)
+	progress("invoke: Alex, Sam, a space, a channel and %d agents with member grants and a thread each over HTTP", o.invAgents)
 	w, err := setUpGatewayWorld(ctx, app, base)
 	if err != nil {
 		return res, err
@@ -146,7 +147,9 @@ func invokeCase(ctx context.Context, o options, url string, logger *slog.Logger,
 }
 
 // createAgents creates n agents over HTTP as Alex (agent001, agent002 and so on), gives each a
-// member grant on the world's channel and issues a token for it.
+// member grant on the world's channel, issues a token for it and creates a thread of the
+// channel to invoke it in: posts to one thread take its lock one after the other, commit
+// included, which would cap the rate at one post per commit.
 func createAgents(ctx context.Context, w *gatewayWorld, n int) ([]invAgent, error) {
 	owner, err := w.app.IssueToken(ctx, w.alex.String())
 	if err != nil {
@@ -191,13 +194,18 @@ func createAgents(ctx context.Context, w *gatewayWorld, n int) ([]invAgent, erro
 			return nil, fmt.Errorf("invoke: token for %s: %w", a.handle, err)
 		}
 		a.token = issued.Token.Reveal()
+		if a.thread, err = create("the thread of "+a.handle, "/api/v1/channels/"+w.channel.String()+"/threads", map[string]string{
+			"title": "Questions for " + a.handle, "content_md": postContent,
+		}); err != nil {
+			return nil, err
+		}
 	}
 	return agents, nil
 }
 
 // invokeLatency connects the agents (the i-th connection is agents[i]'s, in a client process,
 // hello and ready: resumed from the head) and has Sam post o.invRate messages per second, the
-// k-th mentioning agents[k mod n], through the App's chat use case in this process
+// k-th mentioning agents[k mod n] in that agent's thread, through the App's chat use case in this process
 // (wire.App.Messages, as postMessage runs it: the message, its invocation and their events in
 // one transaction), o.invPosters goroutines sharing the paced posts. A sample is one
 // invocation committed in the measured window: from the moment its post returned (Post
@@ -245,7 +253,7 @@ func invokeLatency(ctx context.Context, w *gatewayWorld, agents []invAgent, o op
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	posts := startPosts(loadCtx, o.invRate, invPosters, func(n int64) (uuid.UUID, error) {
 		a := agents[n%int64(len(agents))]
-		m, err := messages.Post(asSam, chat.MessageInput{ThreadID: w.thread, ContentMD: "@" + a.handle + " " + invokeContent})
+		m, err := messages.Post(asSam, chat.MessageInput{ThreadID: a.thread, ContentMD: "@" + a.handle + " " + invokeContent})
 		return m.ID, err
 	})
 	if !sleepCtx(ctx, o.warmup) {

@@ -75,7 +75,7 @@ func TestInvokeTargets(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			r := report{Invoke: invokeResult{
-				Agents: 100, Posters: 8, RequestedRate: 50, AchievedRate: tc.achieved, Skipped: 3,
+				Agents: 100, Posters: 16, RequestedRate: 50, AchievedRate: tc.achieved, Skipped: 3,
 				Invocations: 250, Deliveries: 250 - tc.missing, Missing: tc.missing, WithoutToken: tc.withoutToken, Misaddressed: tc.misaddressed,
 				OtherFrames: 25000, BusyCores: 1.5, ServerCores: 0.9, ClientCores: 0.2, BareSamples: 900,
 				P50Ms: 9, P99Ms: 4 * tc.p99Ratio, BareP50Ms: 0.2, BareP99Ms: 4, IdleBareP50Ms: 0.1, IdleBareP99Ms: 0.3,
@@ -94,7 +94,7 @@ func TestInvokeTargets(t *testing.T) {
 				held, mark = "no", " (load not reached)"
 			}
 			for _, want := range []string{
-				"## Invocation delivery", "`gateway.batch_window` 15ms", "100 agents", "8 goroutines share the paced posts", "(25000 such frames",
+				"## Invocation delivery", "`gateway.batch_window` 15ms", "100 agents", "16 goroutines share the paced posts", "(25000 such frames",
 				"| p50 | 9.00 ms | 0.20 ms | 45.00" + mark + " |",
 				fmt.Sprintf("| p99 | %.2f ms | 4.00 ms | %.2f%s |", 4*tc.p99Ratio, tc.p99Ratio, mark),
 				fmt.Sprintf("| %.1f | %s | 3 | 250 | %d | %d | %d | %d | 1.50, 0.90, 0.20 | 900 |", tc.achieved, held, 250-tc.missing, tc.missing, tc.withoutToken, tc.misaddressed),
