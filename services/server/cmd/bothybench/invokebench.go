@@ -62,8 +62,8 @@ type invokeResult struct {
 	// they were not for; both must be 0.
 	WithoutToken int `json:"without_token"`
 	Misaddressed int `json:"misaddressed"`
-	// OtherFrames is how many other event frames the agents received in the window (the
-	// message.created of every post, which every agent may read).
+	// OtherFrames is how many other event frames the agents received in the run, warm-up
+	// included (the message.created of every post, which every agent may read).
 	OtherFrames int `json:"other_frames"`
 	// BusyCores, ServerCores and ClientCores are as in gatewayLatency.
 	BusyCores     float64 `json:"busy_cores"`
@@ -322,9 +322,7 @@ func invokeLatency(ctx context.Context, w *gatewayWorld, agents []invAgent, o op
 			agent, isInvocation := bySeq[seq]
 			switch {
 			case !isInvocation:
-				if at := got.Ats[i][j]; at >= k.at(began) && at < k.at(ended) {
-					r.OtherFrames++
-				}
+				r.OtherFrames++
 				continue
 			case agent != i:
 				r.Misaddressed++

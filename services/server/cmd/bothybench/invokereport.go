@@ -55,7 +55,7 @@ func (r invokeResult) markdown(w func(format string, args ...any)) {
 	w("processes read the wall clock once and the monotonic clock after. Baseline: the bare\n")
 	w("LISTEN/NOTIFY round trip between two plain connections to the same database, measured in the\n")
 	w("same window under the same load. Every agent may read every thread, so each also receives\n")
-	w("every post's `message.created` (%d such frames in the window, to all agents); the invocation\n", r.OtherFrames)
+	w("every post's `message.created` (%d such frames in the run, to all agents); the invocation\n", r.OtherFrames)
 	w("itself is addressed to its agent alone. Lower is better; the ratio is figure / baseline.\n\n")
 	mark := ""
 	if !r.held() {
