@@ -516,3 +516,46 @@ func TestInvocationDirectMessage(t *testing.T) {
 		t.Fatalf("Alex got %d invocation.requested", n)
 	}
 }
+
+// TestInvocationLiveOnGateway: an invocation committed while the agent is connected reaches it
+// live from the log tail with its token, and a redelivery with redelivered true; Sam's
+// connection on the same thread gets neither the event nor the members.
+func TestInvocationLiveOnGateway(t *testing.T) {
+	t.Parallel()
+	w := newInvocationWorld(t)
+	head := w.head(t)
+	robin := mustDial(t, w.env.Server.URL, w.robin.token)
+	robin.send(fmt.Sprintf(`{"op":"resume","after":%d}`, head))
+	sam := mustDial(t, w.env.Server.URL, w.sam.token)
+	sam.send(fmt.Sprintf(`{"op":"resume","after":%d}`, head))
+	gatewayDeliveries(t, robin, head)
+	gatewayDeliveries(t, sam, head)
+
+	w.post(t, w.alex, w.ticketThread, "@robin live question")
+	w.env.Clock.Advance(11 * time.Second)
+	w.sweepInvocations(t, 1, 0)
+	stored := w.storedOfType(t, head, "invocation.requested")
+	if len(stored) != 2 {
+		t.Fatalf("stored %d invocation.requested, want 2", len(stored))
+	}
+	through := stored[1].Seq
+	got := ofType(gatewayDeliveries(t, robin, through), "invocation.requested")
+	if len(got) != 2 || got[0].InvocationToken == nil || got[1].InvocationToken == nil || *got[0].InvocationToken != *got[1].InvocationToken ||
+		got[0].Redelivered == nil || *got[0].Redelivered || got[1].Redelivered == nil || !*got[1].Redelivered {
+		t.Fatalf("Robin's live deliveries %+v", got)
+	}
+	// Sam's connection reads to the same point (a post of Sam's own moves nothing of Robin's):
+	// Alex posts once more, which Sam receives, so Sam has read past the invocations.
+	m := w.post(t, w.alex, w.ticketThread, "Thanks")
+	after := w.storedOfType(t, through, "message.created")
+	if len(after) != 1 || payloadOf(t, after[0])["message_id"] != m.Id.String() {
+		t.Fatalf("stored message.created after the invocations: %s", describe(after))
+	}
+	ds := gatewayDeliveries(t, sam, after[0].Seq)
+	requireNoDeliveryOnly(t, "Sam live", ds)
+	if n := len(ofType(ds, "invocation.requested")); n != 0 {
+		t.Fatalf("Sam got %d invocation.requested live", n)
+	}
+	_ = robin.conn.Close(websocket.StatusNormalClosure, "")
+	_ = sam.conn.Close(websocket.StatusNormalClosure, "")
+}
