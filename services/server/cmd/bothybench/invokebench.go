@@ -63,8 +63,11 @@ type invokeResult struct {
 	WithoutToken int `json:"without_token"`
 	Misaddressed int `json:"misaddressed"`
 	// OtherFrames is how many other event frames the agents received in the run, warm-up
-	// included (the message.created of every post, which every agent may read).
-	OtherFrames int `json:"other_frames"`
+	// included (the message.created of every post, which every agent may read), and
+	// OtherWithToken how many of them carried an invocation_token (must be 0: the member is
+	// the invocation's alone).
+	OtherFrames    int `json:"other_frames"`
+	OtherWithToken int `json:"other_with_token"`
 	// BusyCores, ServerCores and ClientCores are as in gatewayLatency.
 	BusyCores     float64 `json:"busy_cores"`
 	ServerCores   float64 `json:"server_cores"`
@@ -323,6 +326,9 @@ func invokeLatency(ctx context.Context, w *gatewayWorld, agents []invAgent, o op
 			switch {
 			case !isInvocation:
 				r.OtherFrames++
+				if got.Marked[i][j] {
+					r.OtherWithToken++
+				}
 				continue
 			case agent != i:
 				r.Misaddressed++

@@ -36,7 +36,7 @@ func TestInvokeSmoke(t *testing.T) {
 	}
 	r := rep.Invoke
 	if r.Agents != 4 || r.Posters != invPosters || r.RequestedRate != 40 || r.Invocations == 0 || r.Deliveries != r.Invocations ||
-		r.Missing != 0 || r.WithoutToken != 0 || r.Misaddressed != 0 || r.DrainError != "" || r.OtherFrames == 0 ||
+		r.Missing != 0 || r.WithoutToken != 0 || r.Misaddressed != 0 || r.DrainError != "" || r.OtherFrames == 0 || r.OtherWithToken != 0 ||
 		r.P50Ms < 0 || r.P99Ms < r.P50Ms || r.BareSamples == 0 || r.BareP99Ms <= 0 || r.IdleBareP99Ms <= 0 || r.BatchWindow == "" {
 		t.Fatalf("invocation case = %+v", r)
 	}
@@ -59,17 +59,18 @@ func TestInvokeSmoke(t *testing.T) {
 func TestInvokeTargets(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name                                string
-		p99Ratio, achieved                  float64
-		missing, withoutToken, misaddressed int
-		pass                                bool
-		named                               string
+		name                                            string
+		p99Ratio, achieved                              float64
+		missing, withoutToken, misaddressed, otherToken int
+		pass                                            bool
+		named                                           string
 	}{
 		{name: "at the limit", p99Ratio: 5, achieved: 47.5, pass: true},
 		{name: "beyond it", p99Ratio: 5.01, achieved: 50, pass: false},
 		{name: "an invocation missing", p99Ratio: 1, achieved: 50, missing: 1, named: "; 1 invocations missing"},
 		{name: "a delivery without its token", p99Ratio: 1, achieved: 50, withoutToken: 2, named: "; 2 without invocation_token"},
 		{name: "a delivery to another agent", p99Ratio: 1, achieved: 50, misaddressed: 3, named: "; 3 delivered to another agent"},
+		{name: "another frame with a token", p99Ratio: 1, achieved: 50, otherToken: 4, named: "; 4 other frames with an invocation_token"},
 		{name: "the rate not held", p99Ratio: 1, achieved: 47.4, named: " requested, 47 achieved)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,7 +78,8 @@ func TestInvokeTargets(t *testing.T) {
 			r := report{Invoke: invokeResult{
 				Agents: 100, Posters: 16, RequestedRate: 50, AchievedRate: tc.achieved, Skipped: 3,
 				Invocations: 250, Deliveries: 250 - tc.missing, Missing: tc.missing, WithoutToken: tc.withoutToken, Misaddressed: tc.misaddressed,
-				OtherFrames: 25000, BusyCores: 1.5, ServerCores: 0.9, ClientCores: 0.2, BareSamples: 900,
+				OtherWithToken: tc.otherToken,
+				OtherFrames:    25000, BusyCores: 1.5, ServerCores: 0.9, ClientCores: 0.2, BareSamples: 900,
 				P50Ms: 9, P99Ms: 4 * tc.p99Ratio, BareP50Ms: 0.2, BareP99Ms: 4, IdleBareP50Ms: 0.1, IdleBareP99Ms: 0.3,
 				P50Ratio: 45, P99Ratio: tc.p99Ratio, BatchWindow: "15ms",
 			}}
@@ -98,7 +100,7 @@ func TestInvokeTargets(t *testing.T) {
 				"| p50 | 9.00 ms | 0.20 ms | 45.00" + mark + " |",
 				fmt.Sprintf("| p99 | %.2f ms | 4.00 ms | %.2f%s |", 4*tc.p99Ratio, tc.p99Ratio, mark),
 				fmt.Sprintf("| %.1f | %s | 3 | 250 | %d | %d | %d | %d | 1.50, 0.90, 0.20 | 900 |", tc.achieved, held, 250-tc.missing, tc.missing, tc.withoutToken, tc.misaddressed),
-				"takes 0.10 ms (p50) and 0.30 ms (p99)", "| <= 5, rate held, every invocation to its agent with its token |",
+				fmt.Sprintf("(%d other frames did)", tc.otherToken), "takes 0.10 ms (p50) and 0.30 ms (p99)", "| <= 5, rate held, every invocation to its agent with its token |",
 			} {
 				if !strings.Contains(md, want) {
 					t.Fatalf("markdown lacks %q:\n%s", want, md)
