@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	gosync "sync"
 	"sync/atomic"
@@ -264,11 +265,20 @@ func invokeLatency(ctx context.Context, w *gatewayWorld, agents []invAgent, o op
 		_, _ = posts.wait()
 		return r, ctx.Err()
 	}
+	stopProfile := func() {}
+	if dir := os.Getenv(invokeProfileEnv); dir != "" {
+		if stopProfile, err = profileWindow(dir, clients); err != nil {
+			stopLoad()
+			_, _ = posts.wait()
+			return r, err
+		}
+	}
 	committedBefore, cpu := posts.committed.Load(), sampleCPU(clients.pid())
 	began := time.Now()
 	bare, rttErr := roundTrips(ctx, listen, notify, o.duration)
 	ended := time.Now()
 	use := cpu.use(sampleCPU(clients.pid()))
+	stopProfile()
 	committed := posts.committed.Load() - committedBefore
 	stopLoad()
 	skipped, loadErr := posts.wait()
@@ -352,6 +362,11 @@ func invokeLatency(ctx context.Context, w *gatewayWorld, agents []invAgent, o op
 	r.P50Ratio, r.P99Ratio = round2(r.P50Ms/r.BareP50Ms), round2(r.P99Ms/r.BareP99Ms)
 	return r, nil
 }
+
+// invokeProfileEnv, when set to a directory, has the invocation case write CPU profiles of its
+// measured window there, as gatewayProfileEnv does for the gateway's latency case:
+// server.pprof (the benchmark's process) and clients.pprof (the client process).
+const invokeProfileEnv = "BOTHYBENCH_INVOKE_PROFILE"
 
 // invokeContent follows the mention of every post of the case.
 const invokeContent = "can you summarise the deploy log of the new build?"
