@@ -56,8 +56,8 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	for _, c := range caseGroups {
 		// TestIngestSmoke, TestGatewaySmoke, TestThreadsSmoke, TestSearchSmoke, TestSDKSmoke,
-		// TestSidebarSmoke and TestConsumerSmoke run their cases alone.
-		o.cases[c] = !slices.Contains([]string{caseIngest, caseGateway, caseThreads, caseSearch, caseSDK, caseSidebar, caseConsumer}, c)
+		// TestSidebarSmoke, TestConsumerSmoke and TestInvokeSmoke run their cases alone.
+		o.cases[c] = !slices.Contains([]string{caseIngest, caseGateway, caseThreads, caseSearch, caseSDK, caseSidebar, caseConsumer, caseInvoke}, c)
 	}
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	var steps []string

@@ -59,10 +59,12 @@ func newClock(t time.Time) clock { return clock{anchor: t, wall: t.UnixNano()} }
 // at returns t on the clock, in ns.
 func (k clock) at(t time.Time) int64 { return k.wall + int64(t.Sub(k.anchor)) }
 
-// arrival is one event frame a recording client received: its seq and when (clock.at).
+// arrival is one event frame a recording client received: its seq and when (clock.at), and
+// whether it held the client's mark (wsClient.mark).
 type arrival struct {
-	seq int64
-	at  int64
+	seq    int64
+	at     int64
+	marked bool
 }
 
 // clientSlot is what one client publishes while it reads, in a cache line of its own: in the
@@ -86,6 +88,9 @@ type wsClient struct {
 	// keepFirst keeps a copy of the first event frame (the bare server writes it).
 	keepFirst bool
 	first     []byte
+	// mark, when set, has the client read every frame whole and note in each arrival whether
+	// the frame holds it (the invocation case's delivery-only invocation_token).
+	mark []byte
 
 	closing atomic.Bool   // set before the benchmark closes the connection itself
 	done    chan struct{} // closed when the reading goroutine ended
@@ -178,14 +183,15 @@ func dialAll(ctx context.Context, n int, url string, tokens []string) ([]*wsConn
 // own memory; record and keepFirst apply to every client (keepFirst to the first only), and
 // arrivals are on a clock anchored at base.
 func startClients(conns []*wsConn, record, keepFirst bool, base time.Time) []*wsClient {
-	return startClientsIn(conns, make([]clientSlot, len(conns)), record, keepFirst, newClock(base))
+	return startClientsIn(conns, make([]clientSlot, len(conns)), record, keepFirst, nil, newClock(base))
 }
 
-// startClientsIn is startClients with the given slots (one per connection) and clock.
-func startClientsIn(conns []*wsConn, slots []clientSlot, record, keepFirst bool, k clock) []*wsClient {
+// startClientsIn is startClients with the given slots (one per connection), mark (see
+// wsClient.mark; nil for none) and clock.
+func startClientsIn(conns []*wsConn, slots []clientSlot, record, keepFirst bool, mark []byte, k clock) []*wsClient {
 	clients := make([]*wsClient, len(conns))
 	for i, conn := range conns {
-		c := &wsClient{conn: conn, slot: &slots[i], record: record, clock: k, keepFirst: keepFirst && i == 0, done: make(chan struct{})}
+		c := &wsClient{conn: conn, slot: &slots[i], record: record, clock: k, keepFirst: keepFirst && i == 0, mark: mark, done: make(chan struct{})}
 		clients[i] = c
 		go c.read()
 	}
@@ -199,7 +205,7 @@ func (c *wsClient) read() {
 	buf := make([]byte, 0, eventKeep)
 	for {
 		keep := eventKeep
-		if c.keepFirst && c.first == nil {
+		if (c.keepFirst && c.first == nil) || c.mark != nil {
 			keep = clientReadLimit
 		}
 		var err error
@@ -216,7 +222,8 @@ func (c *wsClient) read() {
 			continue
 		}
 		if c.record {
-			c.arrivals = append(c.arrivals, arrival{seq: seq, at: c.clock.at(time.Now())})
+			at := c.clock.at(time.Now())
+			c.arrivals = append(c.arrivals, arrival{seq: seq, at: at, marked: c.mark != nil && bytes.Contains(buf, c.mark)})
 		}
 		if c.keepFirst && c.first == nil {
 			c.first = bytes.Clone(buf)

@@ -39,6 +39,9 @@ type clientSpec struct {
 	N         int      `json:"n"`
 	Record    bool     `json:"record"`
 	KeepFirst bool     `json:"keep_first"`
+	// Mark, when set, has every client read frames whole and note whether each event frame
+	// holds it (clientResults.Marked).
+	Mark string `json:"mark,omitempty"`
 }
 
 // clientResults is what the client process sends back when it stops (gob).
@@ -50,6 +53,8 @@ type clientResults struct {
 	// Seqs and Ats are each connection's arrivals (with Record): seqs, and times on the
 	// clock (clock.at).
 	Seqs, Ats [][]int64
+	// Marked tells, for each arrival of Seqs (with Mark), whether its frame held the mark.
+	Marked [][]bool
 }
 
 // slotSize is the size of one clientSlot in the shared file.
@@ -192,7 +197,11 @@ func clientsChild(spec string, slotFile *os.File, stdin io.Reader, stdout, stder
 		_, _ = fmt.Fprintf(stderr, "bothybench clients: %v\n", err)
 		return 1
 	}
-	clients := startClientsIn(conns, slots, s.Record, s.KeepFirst, newClock(time.Now()))
+	var mark []byte
+	if s.Mark != "" {
+		mark = []byte(s.Mark)
+	}
+	clients := startClientsIn(conns, slots, s.Record, s.KeepFirst, mark, newClock(time.Now()))
 	_, _ = fmt.Fprintf(stdout, "ready %d\n", len(conns))
 	stopProfile, err := childCommands(stdin)
 	if err != nil {
@@ -207,10 +216,19 @@ func clientsChild(spec string, slotFile *os.File, stdin io.Reader, stdout, stder
 	res.First = clients[0].first
 	if s.Record {
 		res.Seqs, res.Ats = make([][]int64, len(clients)), make([][]int64, len(clients))
+		if mark != nil {
+			res.Marked = make([][]bool, len(clients))
+		}
 		for i, c := range clients {
 			res.Seqs[i], res.Ats[i] = make([]int64, len(c.arrivals)), make([]int64, len(c.arrivals))
+			if mark != nil {
+				res.Marked[i] = make([]bool, len(c.arrivals))
+			}
 			for j, a := range c.arrivals {
 				res.Seqs[i][j], res.Ats[i][j] = a.seq, a.at
+				if mark != nil {
+					res.Marked[i][j] = a.marked
+				}
 			}
 		}
 	}

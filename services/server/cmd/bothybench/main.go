@@ -33,7 +33,12 @@
 //     of 5,000 idle connections per connection (their clients in a child process, the
 //     benchmark's binary run again), commit-to-frame latency (p50, p99) with 1,000 connected
 //     clients and 500 events/s against the bare LISTEN/NOTIFY round trip, and delivered event
-//     frames/s to 5,000 connections against a bare broadcast server written in the benchmark.
+//     frames/s to 5,000 connections against a bare broadcast server written in the benchmark;
+//   - invocation delivery (issue 15), on an App of its own with the api and gateway roles: 100
+//     agents connected to the gateway (in a child process), a person who invokes them in turn
+//     at 50 invocations/s by mentioning one in a post, and the latency (p50, p99) from the
+//     post's commit to the agent's invocation.requested frame with its invocation_token,
+//     against the bare LISTEN/NOTIFY round trip in the same window.
 //
 // The consumer case (issue 15) builds the same sync world and measures an agent's durable
 // consumer read from seq 0 to the head page by page with an ack each (events/s) against the
@@ -113,6 +118,8 @@ type options struct {
 	cases map[string]bool
 	// The gateway cases' sizes (gwLatencyConns and the others; the smoke test takes fewer).
 	gwLatencyConns, gwRate, gwFanoutConns, gwIdleConns int
+	// The invocation case's sizes (invAgents, invRate; the smoke test takes fewer).
+	invAgents, invRate int
 }
 
 // The case groups -cases selects.
@@ -128,13 +135,15 @@ const (
 	caseIngest   = "ingest"
 	caseThreads  = "threads"
 	caseSearch   = "search"
+	// caseInvoke is the invocation delivery latency (issue 15).
+	caseInvoke = "invoke"
 	// caseSDK and caseSidebar are the client cases (issue 14), run in the sync world.
 	caseSDK     = "sdk"
 	caseSidebar = "sidebar"
 )
 
 // caseGroups are the case groups in the order they run.
-var caseGroups = []string{caseAppend, caseTail, casePost, caseAuthz, caseGateway, caseSync, caseSDK, caseSidebar, caseConsumer, caseThreads, caseSearch, caseIngest}
+var caseGroups = []string{caseAppend, caseTail, casePost, caseAuthz, caseGateway, caseInvoke, caseSync, caseSDK, caseSidebar, caseConsumer, caseThreads, caseSearch, caseIngest}
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
@@ -186,6 +195,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	o.pageCursors = pageCursors
 	o.clientRounds = clientRounds
 	o.gwLatencyConns, o.gwRate, o.gwFanoutConns, o.gwIdleConns = gwLatencyConns, gwRate, gwFanoutConns, gwIdleConns
+	o.invAgents, o.invRate = invAgents, invRate
 	o.cases = map[string]bool{}
 	for f := range strings.SplitSeq(cases, ",") {
 		f = strings.TrimSpace(f)

@@ -83,6 +83,11 @@ func measure(ctx context.Context, o options, url, syncURL string, logger *slog.L
 			return nil, err
 		}
 	}
+	if o.cases[caseInvoke] {
+		if rep.Invoke, err = invokeCase(ctx, o, url, logger, progress); err != nil {
+			return nil, err
+		}
+	}
 	if o.cases[caseSync] || o.cases[caseSDK] || o.cases[caseSidebar] || o.cases[caseConsumer] {
 		if err := syncCases(ctx, o, syncURL, logger, progress, rep); err != nil {
 			return nil, err

@@ -26,6 +26,7 @@ type report struct {
 	Search   searchResult     `json:"search"`
 	SDK      sdkResult        `json:"sdk_cold_start"`
 	Sidebar  sidebarResult    `json:"sidebar_first_render"`
+	Invoke   invokeResult     `json:"invocation_delivery"`
 	Targets  []target         `json:"targets"`
 }
 
@@ -154,6 +155,7 @@ func (r *report) evaluate() {
 			Value: s.Ratio, Limit: "<= 1.3", Pass: s.Ratio <= 1.3,
 		})
 	}
+	r.Targets = append(r.Targets, r.Invoke.targets()...)
 }
 
 // evaluateSync checks the targets of issue 6: a catch-up page of the owner and of the reader
@@ -247,6 +249,9 @@ func (r *report) markdown() string {
 	}
 	if r.Sidebar.Channels > 0 {
 		r.Sidebar.markdown(w)
+	}
+	if r.Invoke.Agents > 0 {
+		r.Invoke.markdown(w)
 	}
 	if r.Threads.Requests > 0 {
 		r.Threads.markdown(w)
