@@ -54,6 +54,8 @@ func TestValidateFrames(t *testing.T) {
 		{name: "resume", frame: `{"op":"resume","after":0,"epoch":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e70"}`, client: true},
 		{name: "resume without after", frame: `{"op":"resume"}`, client: true, wantErr: "resume frame"},
 		{name: "resume of a consumer", frame: `{"op":"resume","consumer":"replies"}`, client: true},
+		{name: "resume of a consumer and a cursor", frame: `{"op":"resume","consumer":"replies","after":3}`, client: true, wantErr: "resume frame"},
+		{name: "resume of a consumer with an epoch", frame: `{"op":"resume","consumer":"replies","epoch":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e70"}`, client: true, wantErr: "resume frame"},
 		{name: "ack", frame: `{"op":"ack","seq":12}`, client: true},
 		{name: "ack without seq", frame: `{"op":"ack"}`, client: true, wantErr: "ack frame"},
 		{name: "acked", frame: `{"op":"acked","consumer":"replies","acked_seq":12}`},
