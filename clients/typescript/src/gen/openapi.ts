@@ -982,8 +982,9 @@ export interface paths {
          * @description The actor's draft in the channel (or in one of its threads with
          *     `thread_id`), with its text, which the snapshot leaves out. Answers
          *     404 when there is no draft, and 304 when `If-None-Match` names the
-         *     current `ETag`. Needs `draft.write` on the channel, like saving and
-         *     deleting one (drafts are kept by members).
+         *     current `ETag`. Needs `draft.read` on the channel, the read action of
+         *     drafts: whoever may read the channel reads its own draft there (saving
+         *     and deleting need `draft.write`, members).
          */
         get: operations["getDraft"];
         /**

@@ -363,8 +363,9 @@ func TestReadsHeadLikeGet(t *testing.T) {
 }
 
 // TestGetDraft: the actor's own draft with its text, of the channel or of one of its
-// threads; none is 404; a viewer, who keeps no drafts, 403; a thread of another channel 404;
-// someone else never reads it.
+// threads; none is 404; a viewer reads with draft.read (whoever reads the channel), so it
+// gets 404 for the draft it never kept, not 403; a thread of another channel 404; someone
+// else never reads it.
 func TestGetDraft(t *testing.T) {
 	t.Parallel()
 	w := newChatWorld(t, false)
@@ -394,7 +395,7 @@ func TestGetDraft(t *testing.T) {
 	w.refuse(t,
 		refusal{name: "deleted draft", as: w.sam, method: http.MethodGet, path: campaigns + thread, status: http.StatusNotFound, code: notFound},
 		refusal{name: "another's draft", as: w.alex, method: http.MethodGet, path: campaigns, status: http.StatusNotFound, code: notFound},
-		refusal{name: "viewer", as: w.sam, method: http.MethodGet, path: "/api/v1/channels/" + w.tickets.String() + "/draft", status: http.StatusForbidden, code: forbidden},
+		refusal{name: "viewer", as: w.sam, method: http.MethodGet, path: "/api/v1/channels/" + w.tickets.String() + "/draft", status: http.StatusNotFound, code: notFound},
 		refusal{name: "thread of another channel", as: w.sam, method: http.MethodGet, path: campaigns + "?thread_id=" + w.ticketThread.String(), status: http.StatusNotFound, code: notFound},
 	)
 }
