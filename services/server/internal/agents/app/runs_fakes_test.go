@@ -102,6 +102,10 @@ func (f fakeDirectory) Refs(context.Context, []uuid.UUID) (map[uuid.UUID]identit
 	panic("not used by runs")
 }
 
+func (f fakeDirectory) ActiveRefs(context.Context, []uuid.UUID) (map[uuid.UUID]identity.PrincipalRef, error) {
+	panic("not used by runs")
+}
+
 func (f fakeDirectory) ByHandles(context.Context, []string) (map[string]identity.PrincipalRef, error) {
 	panic("not used by runs")
 }
