@@ -264,6 +264,9 @@ func (c *gwClient) presenceChanged() gwEnvelope {
 // expectPong reads frames until a pong (skipping heartbeats, cursors and events).
 func (c *gwClient) expectPong() {
 	c.t.Helper()
-	for c.next().Op != "pong" {
+	for {
+		if c.next().Op == "pong" {
+			return
+		}
 	}
 }
