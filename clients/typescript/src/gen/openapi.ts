@@ -146,12 +146,14 @@ export interface paths {
         };
         /**
          * List the principals of the instance
-         * @description The directory: every principal of the instance (people, agents and
-         *     apps), deactivated ones included and marked with `deactivated_at`,
-         *     in handle order, one page at a time. With `prefix`, only those whose
-         *     handle or display name starts with it (compared case-insensitively),
-         *     for a mention autocomplete. Needs `principal.read` (every principal
-         *     of the instance; no app scope covers it). Emails are not listed.
+         * @description The directory: the active principals of the instance (people, agents
+         *     and apps) in handle order, one page at a time; with
+         *     `include_deactivated=true` the deactivated ones too, marked with
+         *     `deactivated_at`. With `prefix`, only those whose handle or display
+         *     name starts with it (compared case-insensitively), for a mention
+         *     autocomplete, which so offers no one who cannot be mentioned. Needs
+         *     `principal.read` (every principal of the instance; no app scope
+         *     covers it). Emails are not listed.
          */
         get: operations["listPrincipals"];
         put?: never;
@@ -733,7 +735,10 @@ export interface paths {
          *     effective role there, in principal id order, one page at a time: for
          *     a standard channel the holders of a grant on the instance, on the
          *     channel's space or on the channel; for a direct message its
-         *     participants. Needs `channel.read` on the channel.
+         *     participants. Deactivated principals are left out (they read
+         *     nothing); their grants still move the cursor, so a page may hold
+         *     fewer items than `limit` and still have a `next_cursor`. Needs
+         *     `channel.read` on the channel.
          */
         get: operations["listChannelMembers"];
         put?: never;
@@ -1032,8 +1037,9 @@ export interface paths {
          * @description The actor's draft in the channel (or in one of its threads with
          *     `thread_id`), with its text, which the snapshot leaves out. Answers
          *     404 when there is no draft, and 304 when `If-None-Match` names the
-         *     current `ETag`. Needs `draft.write` on the channel, like saving and
-         *     deleting one (drafts are kept by members).
+         *     current `ETag`. Needs `draft.read` on the channel, the read action of
+         *     drafts: whoever may read the channel reads its own draft there (saving
+         *     and deleting need `draft.write`, members).
          */
         get: operations["getDraft"];
         /**
@@ -4979,6 +4985,12 @@ export interface operations {
     listPrincipals: {
         parameters: {
             query?: {
+                /**
+                 * @description List deactivated principals too (marked with `deactivated_at`);
+                 *     false by default. Any reader may ask: the directory showed them to
+                 *     everyone before, and getPrincipal still does.
+                 */
+                include_deactivated?: boolean;
                 /** @description Only principals whose handle or display name starts with this text, in any case. */
                 prefix?: string;
                 /** @description The `next_cursor` of the previous page. */

@@ -312,6 +312,9 @@ type Directory interface {
 	// Refs returns the principals with the given ids in one query; an id without a principal
 	// is absent from the map. Duplicates and uuid.Nil are allowed.
 	Refs(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]PrincipalRef, error)
+	// ActiveRefs is Refs without the deactivated principals: listChannelMembers lists who
+	// can read a channel, which a deactivated principal cannot.
+	ActiveRefs(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]PrincipalRef, error)
 	// ByHandles returns the active principals with the given handles in one query, keyed by
 	// their stored (lower-case) handle: handles are matched case-insensitively. A handle
 	// without a principal, of a deactivated principal, or that is no valid handle at all is

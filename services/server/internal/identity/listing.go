@@ -12,11 +12,15 @@ type PrincipalQuery struct {
 	// Limit is the most principals in the page; below 1 or above
 	// identity.principals_page_size it is that page size.
 	Limit int
+	// IncludeDeactivated lists deactivated principals too (marked); by default the directory
+	// lists active ones only, so a mention autocomplete offers no one who cannot be
+	// mentioned.
+	IncludeDeactivated bool
 }
 
 // PrincipalPage is one page of the directory, in handle order.
 type PrincipalPage struct {
-	// Items are the page's principals, deactivated ones included.
+	// Items are the page's principals, deactivated ones only with IncludeDeactivated.
 	Items []Principal
 	// Next is the handle to pass as After for the next page; empty on the last page (a page
 	// that is not full).

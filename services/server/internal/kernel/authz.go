@@ -101,6 +101,9 @@ const (
 	ActionReadStateWrite Action = "readstate.write"
 	// ActionDraftWrite saves or deletes the actor's drafts.
 	ActionDraftWrite Action = "draft.write"
+	// ActionDraftRead reads the actor's own draft (getDraft): a read, so it needs what reading
+	// the draft's channel needs, not the member role keeping one does.
+	ActionDraftRead Action = "draft.read"
 	// ActionSettingWrite changes the actor's settings and sidebar.
 	ActionSettingWrite Action = "setting.write"
 	// ActionGrantAdmin grants and revokes roles on a resource.
@@ -122,7 +125,7 @@ var actions = []Action{
 	ActionChannelCreate, ActionChannelRead, ActionChannelUpdate, ActionChannelArchive,
 	ActionThreadCreate, ActionThreadRead,
 	ActionMessageCreate, ActionMessageUpdate, ActionMessageDelete, ActionReactionWrite,
-	ActionReadStateWrite, ActionDraftWrite, ActionSettingWrite, ActionGrantAdmin,
+	ActionReadStateWrite, ActionDraftWrite, ActionDraftRead, ActionSettingWrite, ActionGrantAdmin,
 	ActionAgentCreate, ActionAgentRead, ActionEventsCatchUp, ActionSyncSnapshotRead,
 }
 

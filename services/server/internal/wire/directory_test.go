@@ -42,8 +42,9 @@ func handles(items []apigen.DirectoryPrincipal) []string {
 }
 
 // TestListPrincipals: every principal sees every principal in handle order, people and agents
-// alike, without grants and without emails; deactivated principals are listed and marked; the
-// prefix matches handles and display names in any case; small pages reach the end.
+// alike, without grants and without emails; deactivated principals are left out (a mention
+// autocomplete offers only who can be mentioned) unless include_deactivated asks for them,
+// marked; the prefix matches handles and display names in any case; small pages reach the end.
 func TestListPrincipals(t *testing.T) {
 	w := newPeople(t, true) // Robin is an agent; nobody but Alex holds a grant
 	helper := w.person(t, "Robin Two", "rtwo")
@@ -71,12 +72,23 @@ func TestListPrincipals(t *testing.T) {
 	}
 
 	w.must(t, w.alex, http.MethodPost, "/api/v1/principals/"+helper.id.String()+"/deactivate", "", http.StatusOK, nil)
-	page = w.directory(t, w.sam, nil)
+	for _, q := range []url.Values{nil, {"include_deactivated": {"false"}}, {"prefix": {"rt"}}} {
+		if got, want := handles(w.directory(t, w.sam, q).Items), []string{"alex", "robin", "sam"}; q["prefix"] == nil && !slices.Equal(got, want) {
+			t.Fatalf("after the deactivation, %v lists %v, want %v", q, got, want)
+		} else if q["prefix"] != nil && len(got) != 0 {
+			t.Fatalf("the autocomplete of rt offers %v, want no one (rtwo is deactivated)", got)
+		}
+	}
+	page = w.directory(t, w.sam, url.Values{"include_deactivated": {"true"}})
+	if got, want := handles(page.Items), []string{"alex", "robin", "rtwo", "sam"}; !slices.Equal(got, want) {
+		t.Fatalf("include_deactivated lists %v, want %v", got, want)
+	}
 	for _, p := range page.Items {
 		if (p.DeactivatedAt != nil) != (p.Handle == "rtwo") {
 			t.Fatalf("%s deactivated_at %v", p.Handle, p.DeactivatedAt)
 		}
 	}
+	w.must(t, w.alex, http.MethodPost, "/api/v1/principals/"+helper.id.String()+"/reactivate", "", http.StatusOK, nil)
 
 	for _, tc := range []struct {
 		prefix string

@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	agentsapp "bothy.example.com/server/internal/agents/app"
 	"bothy.example.com/server/internal/apigen"
 	"bothy.example.com/server/internal/identity"
 	"bothy.example.com/server/internal/kernel/clock"
@@ -41,6 +42,7 @@ func newGateway(a access, l eventLog, lim *limits, clk clock.Clock, logger *slog
 		Authorizer:      a.sync.authorizer,
 		CatchUp:         a.sync.catchUp,
 		Consumers:       a.sync.consumers,
+		Heartbeats:      gatewayHeartbeats{presence: a.presence},
 		Snapshot:        a.sync.snapshot,
 		SnapshotEncoder: gateway.SnapshotEncoderFunc(snapshotJSON),
 		Tail:            l.tail,
@@ -79,6 +81,24 @@ func (c gatewayCredentials) Ended(ctx context.Context, tokenIDs []uuid.UUID) (ma
 		}
 	}
 	return out, nil
+}
+
+// gatewayHeartbeats binds the gateway's Heartbeats to the agents module's presence: an
+// agent's heartbeat frame is recorded exactly as sendAgentHeartbeat records one.
+type gatewayHeartbeats struct {
+	presence *agentsapp.Presence
+}
+
+// Heartbeat implements gateway.Heartbeats.
+func (h gatewayHeartbeats) Heartbeat(ctx context.Context, billingMode string, hasMode bool) error {
+	var mode *string
+	if hasMode {
+		mode = &billingMode
+	}
+	if _, err := h.presence.Heartbeat(ctx, mode); err != nil {
+		return fmt.Errorf("heartbeat frame: %w", err)
+	}
+	return nil
 }
 
 // snapshotJSON is the body getSnapshot answers for v, for the gateway's ready frame: the

@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	agentsapp "bothy.example.com/server/internal/agents/app"
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/sync/adapters/gateway"
 	syncdomain "bothy.example.com/server/internal/sync/domain"
 	"bothy.example.com/server/internal/wire/wiretest"
 )
@@ -168,5 +170,103 @@ func TestPresenceEventRate(t *testing.T) {
 	sweep(t, w, 1)
 	if got := robinInSnapshot(t, w, w.sam); got.State != apigen.AgentRuntimeStateOffline || got.ReportedBillingMode == nil || *got.ReportedBillingMode != "metered" {
 		t.Fatalf("Sam's snapshot at the end: %+v, want offline, metered", got)
+	}
+}
+
+// TestPresenceGatewayHeartbeat: an agent's heartbeat frame (spec 03, "Presence") is recorded
+// as sendAgentHeartbeat records one: Robin's first frame makes it online at once, with its
+// billing mode, in Sam's snapshot and as agent.presence_changed on Robin's own connection; a
+// change inside agents.presence_min_interval is held back, and the next frame after it is
+// announced. A person's heartbeat frame is a bad frame (validation_failed, close 4000).
+func TestPresenceGatewayHeartbeat(t *testing.T) {
+	t.Parallel()
+	w := presenceWorld(t)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+		defer cancel()
+		if err := w.env.App.Gateway().Shutdown(ctx); err != nil {
+			t.Errorf("gateway shutdown: %v", err)
+		}
+	})
+	runTail(t, w.env.App.Tail())
+	start := w.head(t)
+	c := mustDial(t, w.env.Server.URL, w.robin.token)
+	c.send(`{"op":"hello"}`)
+	c.expect("ready")
+
+	c.send(`{"op":"heartbeat","reported_billing_mode":"subscription"}`)
+	got := c.presenceChanged()
+	evs := presenceEvents(t, w, start)
+	if len(evs) != 1 || evs[0].Seq != got.Seq || evs[0].ActorID != w.robin.id {
+		t.Fatalf("after the heartbeat frame: stored %s, the gateway delivered seq %d; want one event of Robin", describe(evs), got.Seq)
+	}
+	requirePayload(t, evs[0], map[string]any{
+		"agent_id": w.robin.id.String(), "state": "online", "reported_billing_mode": "subscription",
+		"last_heartbeat_at": w.env.Clock.Now().UTC().Format(time.RFC3339Nano),
+	})
+	if p := robinInSnapshot(t, w, w.sam); p.State != apigen.AgentRuntimeStateOnline || p.ReportedBillingMode == nil || *p.ReportedBillingMode != "subscription" {
+		t.Fatalf("Sam's snapshot after Robin's heartbeat frame: %+v, want online, subscription", p)
+	}
+
+	// Inside the minute a new billing mode is recorded but not announced.
+	w.env.Clock.Advance(11 * time.Second)
+	c.send(`{"op":"heartbeat","reported_billing_mode":"metered"}`)
+	c.send(`{"op":"ping"}`)
+	c.expectPong()
+	if evs := presenceEvents(t, w, start); len(evs) != 1 {
+		t.Fatalf("a heartbeat frame inside agents.presence_min_interval: %s, want no new event", describe(evs))
+	}
+	if p := robinInSnapshot(t, w, w.sam); p.ReportedBillingMode == nil || *p.ReportedBillingMode != "subscription" {
+		t.Fatalf("Sam's snapshot inside the minute: %+v, want the announced subscription", p)
+	}
+	// Once the minute has passed, the next frame announces the change at once.
+	w.env.Clock.Advance(time.Minute)
+	c.send(`{"op":"heartbeat"}`)
+	got = c.presenceChanged()
+	evs = presenceEvents(t, w, start)
+	if len(evs) != 2 || evs[1].Seq != got.Seq {
+		t.Fatalf("after the minute: stored %s, delivered seq %d; want a second event", describe(evs), got.Seq)
+	}
+	requirePayload(t, evs[1], map[string]any{
+		"agent_id": w.robin.id.String(), "state": "online", "reported_billing_mode": "metered",
+		"last_heartbeat_at": w.env.Clock.Now().UTC().Format(time.RFC3339Nano),
+	})
+
+	person := mustDial(t, w.env.Server.URL, w.sam.token)
+	person.send(`{"op":"hello"}`)
+	person.expect("ready")
+	person.send(`{"op":"heartbeat"}`)
+	if f := person.expect("error"); f.Code != "validation_failed" {
+		t.Fatalf("a person's heartbeat frame answered %s, want validation_failed", f.raw)
+	}
+	if code, _ := person.closed(); code != gateway.CloseBadFrame {
+		t.Fatalf("a person's heartbeat frame closed with %d, want %d", code, gateway.CloseBadFrame)
+	}
+	if evs := presenceEvents(t, w, start); len(evs) != 2 {
+		t.Fatalf("after Sam's heartbeat frame: %s, want still two events", describe(evs))
+	}
+}
+
+// presenceChanged reads frames until an agent.presence_changed event (skipping heartbeats,
+// cursors and other events) and returns its envelope.
+func (c *gwClient) presenceChanged() gwEnvelope {
+	c.t.Helper()
+	for {
+		f := c.next()
+		if f.Op == "event" {
+			if e := f.envelope(c.t); e.Type == "agent.presence_changed" {
+				return e
+			}
+		}
+	}
+}
+
+// expectPong reads frames until a pong (skipping heartbeats, cursors and events).
+func (c *gwClient) expectPong() {
+	c.t.Helper()
+	for {
+		if c.next().Op == "pong" {
+			return
+		}
 	}
 }

@@ -363,8 +363,9 @@ func TestReadsHeadLikeGet(t *testing.T) {
 }
 
 // TestGetDraft: the actor's own draft with its text, of the channel or of one of its
-// threads; none is 404; a viewer, who keeps no drafts, 403; a thread of another channel 404;
-// someone else never reads it.
+// threads; none is 404; a viewer reads with draft.read (whoever reads the channel), so it
+// gets 404 for the draft it never kept, not 403; a thread of another channel 404; someone
+// else never reads it.
 func TestGetDraft(t *testing.T) {
 	t.Parallel()
 	w := newChatWorld(t, false)
@@ -394,7 +395,37 @@ func TestGetDraft(t *testing.T) {
 	w.refuse(t,
 		refusal{name: "deleted draft", as: w.sam, method: http.MethodGet, path: campaigns + thread, status: http.StatusNotFound, code: notFound},
 		refusal{name: "another's draft", as: w.alex, method: http.MethodGet, path: campaigns, status: http.StatusNotFound, code: notFound},
-		refusal{name: "viewer", as: w.sam, method: http.MethodGet, path: "/api/v1/channels/" + w.tickets.String() + "/draft", status: http.StatusForbidden, code: forbidden},
+		refusal{name: "viewer", as: w.sam, method: http.MethodGet, path: "/api/v1/channels/" + w.tickets.String() + "/draft", status: http.StatusNotFound, code: notFound},
 		refusal{name: "thread of another channel", as: w.sam, method: http.MethodGet, path: campaigns + "?thread_id=" + w.ticketThread.String(), status: http.StatusNotFound, code: notFound},
 	)
+}
+
+// TestListChannelMembersLeavesOutTheDeactivated: a deactivated principal reads no channel, so
+// listChannelMembers leaves it out though its grant remains; pages of one still reach the end
+// (its grant moves the cursor), and reactivation lists it again.
+func TestListChannelMembersLeavesOutTheDeactivated(t *testing.T) {
+	t.Parallel()
+	w := newChatWorld(t, false)
+	w.grant(t, w.robin, "channel", w.tickets, "member")
+	all := func() []string {
+		var out []string
+		for _, id := range sortedIDs(w.alex.id, w.sam.id, w.robin.id) {
+			out = append(out, map[uuid.UUID]string{w.alex.id: "alex:owner", w.sam.id: "sam:viewer", w.robin.id: "robin:member"}[id])
+		}
+		return out
+	}()
+	if got, _ := w.members(t, w.sam, w.tickets, 0); !slices.Equal(memberLevels(got), all) {
+		t.Fatalf("before: %v, want %v", memberLevels(got), all)
+	}
+	w.must(t, w.alex, http.MethodPost, "/api/v1/principals/"+w.robin.id.String()+"/deactivate", "", http.StatusOK, nil)
+	want := slices.DeleteFunc(slices.Clone(all), func(s string) bool { return s == "robin:member" })
+	for _, limit := range []int{0, 1} {
+		if got, _ := w.members(t, w.sam, w.tickets, limit); !slices.Equal(memberLevels(got), want) {
+			t.Fatalf("limit %d, Robin deactivated: %v, want %v", limit, memberLevels(got), want)
+		}
+	}
+	w.must(t, w.alex, http.MethodPost, "/api/v1/principals/"+w.robin.id.String()+"/reactivate", "", http.StatusOK, nil)
+	if got, _ := w.members(t, w.sam, w.tickets, 0); !slices.Equal(memberLevels(got), all) {
+		t.Fatalf("reactivated: %v, want %v", memberLevels(got), all)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -41,8 +42,31 @@ type RunStore interface {
 	RunForUpdate(ctx context.Context, id uuid.UUID) (domain.Run, error)
 	// UpdateRun stores a run's state, progress, version and times.
 	UpdateRun(ctx context.Context, r domain.Run) error
-	// RunsInProgress returns every queued or running run, oldest first.
-	RunsInProgress(ctx context.Context) ([]domain.Run, error)
+	// RunsInProgress returns the queued and running runs the filter admits, oldest first.
+	RunsInProgress(ctx context.Context, f RunFilter) ([]domain.Run, error)
+}
+
+// RunFilter is the SQL prefilter of the runs in progress for one reader, taken from its
+// Scope as chat's listings and catch-up take theirs: it bounds the rows read by what the
+// reader may see; the per-run decision (thread.read) stays the truth.
+type RunFilter struct {
+	// All admits every run: the reader holds a grant on the instance.
+	All bool
+	// SpaceIDs admits the runs in these spaces (the reader holds a grant on the space).
+	SpaceIDs []uuid.UUID
+	// ChannelIDs admits the runs in these channels (the reader holds a grant on the
+	// channel; direct messages included).
+	ChannelIDs []uuid.UUID
+}
+
+// Admits reports whether the filter admits r, the predicate the store's query states.
+func (f RunFilter) Admits(r domain.Run) bool {
+	return f.All || slices.Contains(f.ChannelIDs, r.ChannelID) || (r.SpaceID != uuid.Nil && slices.Contains(f.SpaceIDs, r.SpaceID))
+}
+
+// runFilter is the RunFilter of a Scope.
+func runFilter(s authz.Scope) RunFilter {
+	return RunFilter{All: s.InstanceWide(), SpaceIDs: s.FullyVisibleSpaceIDs(), ChannelIDs: s.VisibleChannelIDs()}
 }
 
 // ThreadPlace is where a thread lies: its channel and the channel's space (uuid.Nil in a
@@ -358,22 +382,20 @@ func (s *Runs) change(ctx context.Context, id uuid.UUID, allow func(context.Cont
 	return toRun(out), nil
 }
 
-// InProgress implements agents.Runs: the queued and running runs, each kept when the actor
-// may read its thread (thread.read through one Decider, in filter mode: a hidden run is
-// dropped, not audited).
+// InProgress implements agents.Runs: the queued and running runs in the places the actor's
+// Scope admits (RunFilter: the store reads no run of a channel the actor cannot see), each
+// kept when the actor may read its thread (thread.read through one Decider, in filter mode:
+// a hidden run is dropped, not audited).
 func (s *Runs) InProgress(ctx context.Context) ([]agents.Run, error) {
-	runs, err := s.store.RunsInProgress(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("agents: runs in progress: %w", err)
-	}
-	out := make([]agents.Run, 0, len(runs))
-	if len(runs) == 0 {
-		return out, nil
-	}
 	decider, err := s.authz.ForActor(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("agents: runs in progress: %w", err)
 	}
+	runs, err := s.store.RunsInProgress(ctx, runFilter(decider.Scope()))
+	if err != nil {
+		return nil, fmt.Errorf("agents: runs in progress: %w", err)
+	}
+	out := make([]agents.Run, 0, len(runs))
 	filter := authorize.Filter(ctx)
 	for _, r := range runs {
 		err := decider.Authorize(filter, kernel.ActionThreadRead, runResource(r))

@@ -25,6 +25,8 @@ type memRuns struct {
 	runs   map[uuid.UUID]domain.Run
 	order  []uuid.UUID
 	locked []uuid.UUID
+	// filters are the prefilters RunsInProgress was asked with.
+	filters []app.RunFilter
 }
 
 func newMemRuns() *memRuns { return &memRuns{runs: map[uuid.UUID]domain.Run{}} }
@@ -61,12 +63,13 @@ func (m *memRuns) UpdateRun(_ context.Context, r domain.Run) error {
 	return nil
 }
 
-func (m *memRuns) RunsInProgress(context.Context) ([]domain.Run, error) {
+func (m *memRuns) RunsInProgress(_ context.Context, f app.RunFilter) ([]domain.Run, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.filters = append(m.filters, f)
 	var out []domain.Run
 	for _, id := range m.order {
-		if r := m.runs[id]; !r.State.Final() {
+		if r := m.runs[id]; !r.State.Final() && f.Admits(r) {
 			out = append(out, r)
 		}
 	}
@@ -99,6 +102,10 @@ func (f fakeDirectory) Refs(context.Context, []uuid.UUID) (map[uuid.UUID]identit
 	panic("not used by runs")
 }
 
+func (f fakeDirectory) ActiveRefs(context.Context, []uuid.UUID) (map[uuid.UUID]identity.PrincipalRef, error) {
+	panic("not used by runs")
+}
+
 func (f fakeDirectory) ByHandles(context.Context, []string) (map[string]identity.PrincipalRef, error) {
 	panic("not used by runs")
 }
@@ -114,6 +121,8 @@ type decisionKey struct {
 type tableAuthorizer struct {
 	deny    map[decisionKey]error
 	readers map[uuid.UUID]bool
+	// scope is what every Decider's Scope answers.
+	scope authz.Scope
 
 	mu    sync.Mutex
 	calls []authzCall
@@ -149,7 +158,7 @@ func (a *tableAuthorizer) seen() []authzCall {
 // tableDecider decides like its tableAuthorizer.
 type tableDecider struct{ a *tableAuthorizer }
 
-func (d tableDecider) Scope() authz.Scope { return authz.Scope{} }
+func (d tableDecider) Scope() authz.Scope { return d.a.scope }
 
 func (d tableDecider) Authorize(ctx context.Context, action kernel.Action, res authorize.Resource) error {
 	return d.a.Authorize(ctx, action, res)

@@ -13,6 +13,7 @@ import (
 
 	"bothy.example.com/server/internal/agents"
 	"bothy.example.com/server/internal/agents/app"
+	"bothy.example.com/server/internal/authz"
 	"bothy.example.com/server/internal/identity"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
@@ -42,6 +43,8 @@ func newRunsWorld(t *testing.T) *runsWorld {
 		helper: uuid.New(), other: uuid.New(), alex: uuid.New(), sam: uuid.New(), robin: uuid.New(),
 	}
 	w.authz = &tableAuthorizer{deny: map[decisionKey]error{}, readers: map[uuid.UUID]bool{w.alex: true, w.sam: true, w.helper: true}}
+	// Instance-wide unless a test narrows it: the prefilter then admits every run.
+	w.authz.scope = authz.NewScope(w.sam, 1, []authz.Grant{{PrincipalID: w.sam, ResourceKind: kernel.ResourceInstance, ResourceID: uuid.New(), Role: authz.RoleViewer}}, nil)
 	dir := fakeDirectory{
 		w.helper: {ID: w.helper, Kind: actor.KindAgent}, w.other: {ID: w.other, Kind: actor.KindAgent},
 		w.alex: {ID: w.alex, Kind: actor.KindPerson}, w.sam: {ID: w.sam, Kind: actor.KindPerson}, w.robin: {ID: w.robin, Kind: actor.KindPerson},
@@ -458,6 +461,53 @@ func TestRunsInProgress(t *testing.T) {
 	empty := newRunsWorld(t)
 	if got, err := empty.runs.InProgress(empty.as(empty.alex)); err != nil || got == nil || len(got) != 0 {
 		t.Fatalf("InProgress of no runs = %#v, %v; want an empty list", got, err)
+	}
+}
+
+// TestRunsInProgressPrefilter: the store is asked only for the runs of the places the actor's
+// Scope admits (its channel grants, direct messages included, and its space grants; every
+// run for an instance grant), so a reader's snapshot never reads runs it could not see; the
+// per-run thread.read still decides.
+func TestRunsInProgressPrefilter(t *testing.T) {
+	t.Parallel()
+	w := newRunsWorld(t)
+	inChannel := w.create(t, w.alex)
+	inDM, err := w.runs.Create(w.as(w.helper), agents.RunInput{ThreadID: w.dmThread, RequestedBy: w.alex})
+	if err != nil {
+		t.Fatal(err)
+	}
+	grant := func(kind kernel.ResourceKind, id uuid.UUID) authz.Grant {
+		return authz.Grant{PrincipalID: w.sam, ResourceKind: kind, ResourceID: id, Role: authz.RoleViewer}
+	}
+	for _, tc := range []struct {
+		name   string
+		grants []authz.Grant
+		want   []uuid.UUID
+	}{
+		{"no grant", nil, nil},
+		{"the channel", []authz.Grant{grant(kernel.ResourceChannel, w.channel)}, []uuid.UUID{inChannel.ID}},
+		{"the space", []authz.Grant{grant(kernel.ResourceSpace, w.space)}, []uuid.UUID{inChannel.ID}},
+		{"the direct message", []authz.Grant{grant(kernel.ResourceChannel, w.dm)}, []uuid.UUID{inDM.ID}},
+		{"another space", []authz.Grant{grant(kernel.ResourceSpace, uuid.New())}, nil},
+		{"the instance", []authz.Grant{grant(kernel.ResourceInstance, uuid.New())}, []uuid.UUID{inChannel.ID, inDM.ID}},
+	} {
+		w.authz.scope = authz.NewScope(w.sam, 1, tc.grants, map[uuid.UUID]uuid.UUID{w.channel: w.space, w.dm: uuid.Nil})
+		w.authz.calls = nil
+		got, err := w.runs.InProgress(w.as(w.sam))
+		if err != nil {
+			t.Fatalf("%s: InProgress: %v", tc.name, err)
+		}
+		ids := make([]uuid.UUID, len(got))
+		for i, r := range got {
+			ids[i] = r.ID
+		}
+		if !slices.Equal(ids, tc.want) {
+			t.Errorf("%s: InProgress = %v, want %v", tc.name, ids, tc.want)
+		}
+		// Only the admitted runs are authorized: the rest never left the store.
+		if n := len(w.authz.seen()); n != len(tc.want) {
+			t.Errorf("%s: %d decisions, want one per admitted run (%d)", tc.name, n, len(tc.want))
+		}
 	}
 }
 

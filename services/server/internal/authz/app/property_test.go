@@ -245,7 +245,8 @@ func (w *randWorld) oracle(a actor.Actor, action kernel.Action, res authorize.Re
 	case kernel.ActionChannelCreate:
 		pair = is(kernel.ResourceInstance, kernel.ResourceSpace)
 		meets = res.Kind == kernel.ResourceInstance || role() >= 3
-	case kernel.ActionChannelRead:
+	case kernel.ActionChannelRead, kernel.ActionDraftRead:
+		// draft.read: one's own draft is read wherever its channel is (DECISIONS).
 		pair, meets = is(kernel.ResourceChannel), true
 	case kernel.ActionChannelUpdate, kernel.ActionChannelArchive:
 		pair, meets = is(kernel.ResourceChannel), role() >= 3

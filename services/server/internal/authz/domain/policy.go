@@ -90,6 +90,7 @@ var policy = []Rule{
 	role(kernel.ActionReactionWrite, kernel.ResourceMessage, authz.RoleMember, "addReaction, removeReaction: reacting is posting, so a viewer reads but does not react"),
 	role(kernel.ActionReadStateWrite, kernel.ResourceThread, authz.RoleMember, "updateReadState: members keep personal data"),
 	role(kernel.ActionDraftWrite, kernel.ResourceChannel, authz.RoleMember, "saveDraft, deleteDraft: members keep personal data"),
+	read(kernel.ActionDraftRead, kernel.ResourceChannel, "getDraft: one's own draft is read wherever its channel is (a draft kept as a member outlives a demotion to viewer)"),
 	{Action: kernel.ActionSettingWrite, Kind: kernel.ResourcePrincipal, Need: NeedSelf, Note: "putSetting, putSidebar: one's own settings only"},
 	{Action: kernel.ActionGrantAdmin, Kind: kernel.ResourceGrant, Need: NeedGrantManager, Note: "createGrant, revokeGrant, listGrants: the use case then checks grant.admin on the grant's target"},
 	role(kernel.ActionGrantAdmin, kernel.ResourceInstance, authz.RoleAdmin, "grants on the instance (owner grants: owners only, checked by the use case)"),

@@ -823,6 +823,16 @@ func (d *fakeDirectory) Refs(_ context.Context, ids []uuid.UUID) (map[uuid.UUID]
 	return out, nil
 }
 
+func (d *fakeDirectory) ActiveRefs(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]identity.PrincipalRef, error) {
+	out, err := d.Refs(ctx, ids)
+	for id := range out {
+		if d.inactive[id] {
+			delete(out, id)
+		}
+	}
+	return out, err
+}
+
 func (d *fakeDirectory) ByHandles(_ context.Context, handles []string) (map[string]identity.PrincipalRef, error) {
 	d.mu.Lock()
 	d.byHandle++

@@ -68,10 +68,11 @@ func (v channels) Read(ctx context.Context, id uuid.UUID) (chat.ChannelView, err
 }
 
 // Members implements chat.Channels: the channel is loaded, channel.read on it authorized,
-// then one page of its readers from authz (one query) named through identity (one query).
-// The page is cut by the readers authz lists, so Next is set whenever that page is full. A
-// grant whose principal identity does not know is left out of the items (it cannot happen
-// while principals are never deleted) but still moves the cursor, so no page repeats.
+// then one page of its readers from authz (one query) named through identity's ActiveRefs
+// (one query). The page is cut by the readers authz lists, so Next is set whenever that page
+// is full. A grant of a deactivated principal (who reads nothing) is left out of the items,
+// as one whose principal identity does not know, but still moves the cursor, so no page
+// repeats: a page may hold fewer members than the limit and still have a next one.
 func (v channels) Members(ctx context.Context, id, after uuid.UUID, limit int) (chat.MemberPage, error) {
 	s := v.s
 	ch, err := s.store.Channel(ctx, id)
@@ -92,7 +93,7 @@ func (v channels) Members(ctx context.Context, id, after uuid.UUID, limit int) (
 	for i, r := range readers {
 		ids[i] = r.PrincipalID
 	}
-	refs, err := s.principals.Refs(ctx, ids)
+	refs, err := s.principals.ActiveRefs(ctx, ids)
 	if err != nil {
 		return chat.MemberPage{}, fmt.Errorf("chat: list channel members: %w", err)
 	}

@@ -738,3 +738,32 @@ func TestListTokensPages(t *testing.T) {
 		t.Errorf("List of a principal without tokens = %+v, %v; want an empty page", page, err)
 	}
 }
+
+// TestActiveRefs: Refs without the deactivated principals (listChannelMembers' names), in one
+// query for the distinct ids, none for nothing to look up.
+func TestActiveRefs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, testTTL)
+	ctx := t.Context()
+	alex, sam := e.person(t, "alex"), e.person(t, "sam")
+	e.store.mu.Lock()
+	gone := e.store.principals[sam.ID]
+	gone.DeactivatedAt = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	e.store.principals[sam.ID] = gone
+	e.store.mu.Unlock()
+
+	refs, err := e.svc.ActiveRefs(ctx, []uuid.UUID{alex.ID, sam.ID, alex.ID, uuid.Nil})
+	if err != nil || len(refs) != 1 || refs[alex.ID] != alex.Ref() {
+		t.Fatalf("ActiveRefs = %v, %v; want Alex only", refs, err)
+	}
+	if n := e.store.count("ActiveRefs"); n != 1 {
+		t.Errorf("store ActiveRefs calls = %d, want 1", n)
+	}
+	if refs, err := e.svc.Refs(ctx, []uuid.UUID{sam.ID}); err != nil || len(refs) != 1 {
+		t.Errorf("Refs of the deactivated = %v, %v; want it named still", refs, err)
+	}
+	e.store.fail("ActiveRefs", errDB)
+	if _, err := e.svc.ActiveRefs(ctx, []uuid.UUID{alex.ID}); !errors.Is(err, errDB) {
+		t.Errorf("ActiveRefs with a failing store: err = %v, want the store's", err)
+	}
+}

@@ -103,6 +103,21 @@ func (f *fakeStore) Refs(_ context.Context, ids []uuid.UUID) ([]identity.Princip
 	return out, nil
 }
 
+func (f *fakeStore) ActiveRefs(_ context.Context, ids []uuid.UUID) ([]identity.PrincipalRef, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("ActiveRefs"); err != nil {
+		return nil, err
+	}
+	var out []identity.PrincipalRef
+	for _, id := range ids {
+		if p, ok := f.principals[id]; ok && p.DeactivatedAt.IsZero() {
+			out = append(out, p.Ref())
+		}
+	}
+	return out, nil
+}
+
 func (f *fakeStore) ActiveByHandles(_ context.Context, handles []string) ([]identity.PrincipalRef, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

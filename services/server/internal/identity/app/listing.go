@@ -12,8 +12,9 @@ import (
 type ListingStore interface {
 	// PrincipalsPage returns at most limit principals with a handle above after (every
 	// handle when after is empty), in handle order, whose handle or display name starts with
-	// prefix compared case-insensitively (every principal when prefix is empty).
-	PrincipalsPage(ctx context.Context, prefix, after string, limit int) ([]identity.Principal, error)
+	// prefix compared case-insensitively (every principal when prefix is empty); deactivated
+	// principals only when includeDeactivated.
+	PrincipalsPage(ctx context.Context, prefix, after string, limit int, includeDeactivated bool) ([]identity.Principal, error)
 }
 
 // Listing implements identity.PrincipalListing: listPrincipals' use case.
@@ -43,7 +44,7 @@ func (l *Listing) List(ctx context.Context, q identity.PrincipalQuery) (identity
 	if limit < 1 || limit > l.pageSize {
 		limit = l.pageSize
 	}
-	items, err := l.store.PrincipalsPage(ctx, q.Prefix, q.After, limit)
+	items, err := l.store.PrincipalsPage(ctx, q.Prefix, q.After, limit, q.IncludeDeactivated)
 	if err != nil {
 		return identity.PrincipalPage{}, fmt.Errorf("identity: list principals: %w", err)
 	}

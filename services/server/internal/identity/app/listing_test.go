@@ -16,11 +16,12 @@ type listingStore struct {
 	handles       []string
 	prefix, after string
 	limit         int
+	deactivated   bool
 	fail          error
 }
 
-func (s *listingStore) PrincipalsPage(_ context.Context, prefix, after string, limit int) ([]identity.Principal, error) {
-	s.prefix, s.after, s.limit = prefix, after, limit
+func (s *listingStore) PrincipalsPage(_ context.Context, prefix, after string, limit int, includeDeactivated bool) ([]identity.Principal, error) {
+	s.prefix, s.after, s.limit, s.deactivated = prefix, after, limit, includeDeactivated
 	if s.fail != nil {
 		return nil, s.fail
 	}
@@ -86,5 +87,24 @@ func TestListingErrors(t *testing.T) {
 	}
 	if _, err := l.List(context.Background(), identity.PrincipalQuery{}); !errors.Is(err, boom) {
 		t.Fatalf("List = %v, want the store's error wrapped", fmt.Sprint(err))
+	}
+}
+
+// TestListingPassesIncludeDeactivated: the store is asked for deactivated principals exactly
+// when the query says so (the directory leaves them out by default).
+func TestListingPassesIncludeDeactivated(t *testing.T) {
+	t.Parallel()
+	for _, include := range []bool{false, true} {
+		store := &listingStore{handles: []string{"alex"}}
+		l, err := app.NewListing(store, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.List(context.Background(), identity.PrincipalQuery{IncludeDeactivated: include}); err != nil {
+			t.Fatal(err)
+		}
+		if store.deactivated != include {
+			t.Errorf("IncludeDeactivated %v reached the store as %v", include, store.deactivated)
+		}
 	}
 }

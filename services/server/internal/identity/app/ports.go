@@ -26,6 +26,8 @@ type Store interface {
 	// Refs returns the principals with the given ids, in one query, in no particular order;
 	// ids without a principal are skipped.
 	Refs(ctx context.Context, ids []uuid.UUID) ([]identity.PrincipalRef, error)
+	// ActiveRefs is Refs without the deactivated principals.
+	ActiveRefs(ctx context.Context, ids []uuid.UUID) ([]identity.PrincipalRef, error)
 	// ActiveByHandles returns the principals that are not deactivated whose handle is one of
 	// handles (stored forms: lower case, valid, distinct), in one query, in no particular
 	// order; handles without such a principal are skipped.

@@ -158,6 +158,17 @@ func (s *Service) Ref(ctx context.Context, id uuid.UUID) (identity.PrincipalRef,
 // Refs implements identity.Directory. Duplicate ids and uuid.Nil are dropped before the one
 // query; with nothing left there is no query at all.
 func (s *Service) Refs(ctx context.Context, idList []uuid.UUID) (map[uuid.UUID]identity.PrincipalRef, error) {
+	return s.refs(ctx, idList, s.store.Refs)
+}
+
+// ActiveRefs implements identity.Directory: Refs of the principals that are not deactivated.
+func (s *Service) ActiveRefs(ctx context.Context, idList []uuid.UUID) (map[uuid.UUID]identity.PrincipalRef, error) {
+	return s.refs(ctx, idList, s.store.ActiveRefs)
+}
+
+// refs drops duplicate ids and uuid.Nil and reads the rest with read in one query; with
+// nothing left there is no query at all.
+func (s *Service) refs(ctx context.Context, idList []uuid.UUID, read func(context.Context, []uuid.UUID) ([]identity.PrincipalRef, error)) (map[uuid.UUID]identity.PrincipalRef, error) {
 	seen := make(map[uuid.UUID]struct{}, len(idList))
 	unique := make([]uuid.UUID, 0, len(idList))
 	for _, id := range idList {
@@ -171,7 +182,7 @@ func (s *Service) Refs(ctx context.Context, idList []uuid.UUID) (map[uuid.UUID]i
 	if len(unique) == 0 {
 		return out, nil
 	}
-	refs, err := s.store.Refs(ctx, unique)
+	refs, err := read(ctx, unique)
 	if err != nil {
 		return nil, fmt.Errorf("identity: principal refs: %w", err)
 	}

@@ -49,7 +49,7 @@ type PersonalDeps struct {
 	Store PersonalStore
 	// Places tells where threads and channels lie (bound to the chat module).
 	Places Places
-	// Authorizer decides readstate.write, draft.write and setting.write for the actor.
+	// Authorizer decides readstate.write, draft.write, draft.read and setting.write for the actor.
 	Authorizer authorize.Authorizer
 	// Appender appends each write's personal event in its transaction.
 	Appender kernel.Appender
@@ -183,7 +183,7 @@ func (p *Personal) saveDraft(ctx context.Context, channelID, threadID uuid.UUID,
 	if err := domain.CheckDraftContent(contentMD, p.cfg.MaxDraftBytes); err != nil {
 		return syncmod.Draft{}, err
 	}
-	ch, err := p.draftChannel(ctx, channelID, threadID)
+	ch, err := p.draftChannel(ctx, kernel.ActionDraftWrite, channelID, threadID)
 	if err != nil {
 		return syncmod.Draft{}, err
 	}
@@ -222,7 +222,7 @@ func (p *Personal) deleteDraft(ctx context.Context, channelID, threadID uuid.UUI
 	if err != nil {
 		return err
 	}
-	ch, err := p.draftChannel(ctx, channelID, threadID)
+	ch, err := p.draftChannel(ctx, kernel.ActionDraftWrite, channelID, threadID)
 	if err != nil {
 		return err
 	}
@@ -238,14 +238,15 @@ func (p *Personal) deleteDraft(ctx context.Context, channelID, threadID uuid.UUI
 	})
 }
 
-// GetDraft implements sync.Personal: the channel and thread are checked and draft.write
-// authorized as for a deletion, then the draft is read; none is problem.ErrNotFound.
+// GetDraft implements sync.Personal: the channel and thread are checked and draft.read
+// authorized (whoever reads the channel reads its own draft there), then the draft is read;
+// none is problem.ErrNotFound.
 func (p *Personal) GetDraft(ctx context.Context, channelID, threadID uuid.UUID) (syncmod.Draft, error) {
 	who, err := owner(ctx)
 	if err != nil {
 		return syncmod.Draft{}, fmt.Errorf("sync: get draft: %w", err)
 	}
-	if _, err := p.draftChannel(ctx, channelID, threadID); err != nil {
+	if _, err := p.draftChannel(ctx, kernel.ActionDraftRead, channelID, threadID); err != nil {
 		return syncmod.Draft{}, fmt.Errorf("sync: get draft: %w", err)
 	}
 	d, found, err := p.store.Draft(ctx, who, channelID, threadID)
@@ -259,16 +260,16 @@ func (p *Personal) GetDraft(ctx context.Context, channelID, threadID uuid.UUID) 
 }
 
 // draftChannel resolves the channel of a draft, checks that the thread (unless uuid.Nil) lies
-// in it, and authorizes draft.write on the channel.
-func (p *Personal) draftChannel(ctx context.Context, channelID, threadID uuid.UUID) (ChannelPlace, error) {
+// in it, and authorizes action (draft.write, or draft.read for getDraft) on the channel.
+func (p *Personal) draftChannel(ctx context.Context, action kernel.Action, channelID, threadID uuid.UUID) (ChannelPlace, error) {
 	ch, err := p.places.Channel(ctx, channelID)
 	if err != nil {
 		return ChannelPlace{}, err
 	}
 	// Authorize on the channel before looking at the thread, so the answer for an actor
-	// without draft.write does not depend on the thread it names.
+	// without the action does not depend on the thread it names.
 	res := authorize.Resource{Kind: kernel.ResourceChannel, ID: channelID, SpaceID: ch.SpaceID, ChannelID: channelID}
-	if err := p.authorizer.Authorize(ctx, kernel.ActionDraftWrite, res); err != nil {
+	if err := p.authorizer.Authorize(ctx, action, res); err != nil {
 		return ChannelPlace{}, err
 	}
 	if threadID != uuid.Nil {

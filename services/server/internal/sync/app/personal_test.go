@@ -732,8 +732,8 @@ func TestPersonalReadersFail(t *testing.T) {
 	}
 }
 
-// TestGetDraft checks the read of one's own draft: draft.write on the channel first (as for a
-// deletion), then the draft of the channel or of its thread with its text; none, a thread of
+// TestGetDraft checks the read of one's own draft: draft.read on the channel first (the read
+// action of drafts, not draft.write), then the draft of the channel or of its thread with its text; none, a thread of
 // another channel, an unknown channel or a denial is not_found (forbidden stays forbidden);
 // another principal never sees it; a failing store passes its error.
 func TestGetDraft(t *testing.T) {
@@ -756,7 +756,7 @@ func TestGetDraft(t *testing.T) {
 		t.Errorf("thread draft = %+v", d)
 	}
 	channelRes := authorize.Resource{Kind: kernel.ResourceChannel, ID: channel, SpaceID: space, ChannelID: channel}
-	checkAuth(t, e.auth.calls, alex, authCall{action: kernel.ActionDraftWrite, res: channelRes})
+	checkAuth(t, e.auth.calls, alex, authCall{action: kernel.ActionDraftRead, res: channelRes})
 	if d, err := e.personal.GetDraft(ctx, channel, uuid.Nil); err != nil || d.ContentMD != "New thread" || d.ThreadID != uuid.Nil {
 		t.Errorf("channel draft = %+v, %v", d, err)
 	}
@@ -775,9 +775,13 @@ func TestGetDraft(t *testing.T) {
 			t.Errorf("%s: %v, want not_found", name, err)
 		}
 	}
-	e.auth.deny = map[kernel.Action]error{kernel.ActionDraftWrite: problem.ErrForbidden}
+	e.auth.deny = map[kernel.Action]error{kernel.ActionDraftRead: problem.ErrForbidden}
 	if _, err := e.personal.GetDraft(ctx, channel, thread); !errors.Is(err, problem.ErrForbidden) {
-		t.Errorf("a viewer: %v, want forbidden", err)
+		t.Errorf("draft.read denied: %v, want forbidden", err)
+	}
+	e.auth.deny = map[kernel.Action]error{kernel.ActionDraftWrite: problem.ErrForbidden}
+	if _, err := e.personal.GetDraft(ctx, channel, thread); err != nil {
+		t.Errorf("draft.write denied (a viewer who kept a draft as a member): %v, want the draft", err)
 	}
 	e.auth.deny = nil
 	e.world.failRead = errDB

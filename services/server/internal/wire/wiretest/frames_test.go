@@ -8,16 +8,16 @@ import (
 	"bothy.example.com/server/internal/wire/wiretest"
 )
 
-// TestFrameSchemasAreSpec03 holds the AsyncAPI document to spec 03's frame tables: five
-// client frames, nine server frames (ack and acked of durable consumers, ADR 0026), no op
-// twice.
+// TestFrameSchemasAreSpec03 holds the AsyncAPI document to spec 03's frame tables: six
+// client frames (an agent's heartbeat among them), nine server frames (ack and acked of
+// durable consumers, ADR 0026), no op twice in one direction.
 func TestFrameSchemasAreSpec03(t *testing.T) {
 	t.Parallel()
 	f, err := wiretest.FrameSchemas()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := wiretest.Ops(f.Client), []string{"ack", "auth", "hello", "ping", "resume"}; !slices.Equal(got, want) {
+	if got, want := wiretest.Ops(f.Client), []string{"ack", "auth", "heartbeat", "hello", "ping", "resume"}; !slices.Equal(got, want) {
 		t.Errorf("client frames %v, want %v", got, want)
 	}
 	want := []string{"acked", "catchup.complete", "cursor", "error", "event", "heartbeat", "pong", "ready", "resync_required"}
@@ -54,9 +54,14 @@ func TestValidateFrames(t *testing.T) {
 		{name: "resume", frame: `{"op":"resume","after":0,"epoch":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e70"}`, client: true},
 		{name: "resume without after", frame: `{"op":"resume"}`, client: true, wantErr: "resume frame"},
 		{name: "resume of a consumer", frame: `{"op":"resume","consumer":"replies"}`, client: true},
+		{name: "resume of a consumer and a cursor", frame: `{"op":"resume","consumer":"replies","after":3}`, client: true, wantErr: "resume frame"},
+		{name: "resume of a consumer with an epoch", frame: `{"op":"resume","consumer":"replies","epoch":"0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e70"}`, client: true, wantErr: "resume frame"},
 		{name: "ack", frame: `{"op":"ack","seq":12}`, client: true},
 		{name: "ack without seq", frame: `{"op":"ack"}`, client: true, wantErr: "ack frame"},
 		{name: "acked", frame: `{"op":"acked","consumer":"replies","acked_seq":12}`},
+		{name: "agent heartbeat", frame: `{"op":"heartbeat","reported_billing_mode":"subscription"}`, client: true},
+		{name: "agent heartbeat without billing mode", frame: `{"op":"heartbeat"}`, client: true},
+		{name: "agent heartbeat with a numeric billing mode", frame: `{"op":"heartbeat","reported_billing_mode":3}`, client: true, wantErr: "heartbeat frame"},
 		{name: "auth with an empty token", frame: `{"op":"auth","token":""}`, client: true, wantErr: "auth frame"},
 	}
 	for _, tt := range tests {

@@ -77,8 +77,8 @@ func (s *Runs) UpdateRun(ctx context.Context, r domain.Run) error {
 }
 
 // RunsInProgress implements app.RunStore.
-func (s *Runs) RunsInProgress(ctx context.Context) ([]domain.Run, error) {
-	rows, err := s.runner.DB(ctx).Query(ctx, runListInProgress)
+func (s *Runs) RunsInProgress(ctx context.Context, f app.RunFilter) ([]domain.Run, error) {
+	rows, err := s.runner.DB(ctx).Query(ctx, runListInProgress, f.All, nonNilIDs(f.SpaceIDs), nonNilIDs(f.ChannelIDs))
 	if err != nil {
 		return nil, fmt.Errorf("agents: list runs in progress: %w", err)
 	}
@@ -87,6 +87,14 @@ func (s *Runs) RunsInProgress(ctx context.Context) ([]domain.Run, error) {
 		return nil, fmt.Errorf("agents: list runs in progress: %w", err)
 	}
 	return out, nil
+}
+
+// nonNilIDs is ids, or an empty list for none, so the query gets an empty array, not NULL.
+func nonNilIDs(ids []uuid.UUID) []uuid.UUID {
+	if ids == nil {
+		return []uuid.UUID{}
+	}
+	return ids
 }
 
 // one reads one run with query; problem.ErrNotFound when there is none.

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	agentspg "bothy.example.com/server/internal/agents/adapters/postgres"
+	"bothy.example.com/server/internal/agents/app"
 	"bothy.example.com/server/internal/agents/domain"
 	"bothy.example.com/server/internal/kernel/ids"
 	"bothy.example.com/server/internal/kernel/problem"
@@ -94,12 +96,34 @@ func TestRuns(t *testing.T) {
 		t.Fatalf("RunForUpdate of no run = %v, want not found", err)
 	}
 
-	got, err := store.RunsInProgress(ctx)
+	got, err := store.RunsInProgress(ctx, app.RunFilter{All: true})
 	if err != nil {
 		t.Fatalf("RunsInProgress: %v", err)
 	}
 	if len(got) != 2 || got[0] != inDM || got[1] != inSpace {
 		t.Fatalf("RunsInProgress = %+v, want the run in the direct message, then the one in a space", got)
+	}
+	// The prefilter: the query states app.RunFilter.Admits.
+	for _, f := range []app.RunFilter{
+		{},
+		{ChannelIDs: []uuid.UUID{inDM.ChannelID}},
+		{SpaceIDs: []uuid.UUID{inSpace.SpaceID}},
+		{ChannelIDs: []uuid.UUID{inSpace.ChannelID, finished.ChannelID}, SpaceIDs: []uuid.UUID{finished.SpaceID}},
+		{SpaceIDs: []uuid.UUID{uuid.Nil}}, // a direct message has no space, whatever the list says
+	} {
+		got, err := store.RunsInProgress(ctx, f)
+		if err != nil {
+			t.Fatalf("RunsInProgress(%+v): %v", f, err)
+		}
+		var want []domain.Run
+		for _, r := range []domain.Run{inDM, inSpace} {
+			if f.Admits(r) {
+				want = append(want, r)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("RunsInProgress(%+v) = %+v, want %+v", f, got, want)
+		}
 	}
 }
 

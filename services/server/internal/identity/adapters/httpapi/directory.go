@@ -12,8 +12,9 @@ import (
 )
 
 // ListPrincipals returns one page of the directory after principal.read on a principal (every
-// principal of the instance may; an app, which no scope covers, gets 403): every principal in
-// handle order, deactivated ones marked, filtered by prefix. The cursor is the last handle of
+// principal of the instance may; an app, which no scope covers, gets 403): the active
+// principals in handle order (deactivated ones too, marked, with include_deactivated),
+// filtered by prefix. The cursor is the last handle of
 // the previous page; one that is no handle is a 400 naming cursor.
 func (s *Server) ListPrincipals(ctx context.Context, req apigen.ListPrincipalsRequestObject) (apigen.ListPrincipalsResponseObject, error) {
 	if err := s.authz.Authorize(ctx, kernel.ActionPrincipalRead, anyPrincipal); err != nil {
@@ -32,6 +33,9 @@ func (s *Server) ListPrincipals(ctx context.Context, req apigen.ListPrincipalsRe
 	}
 	if req.Params.Limit != nil {
 		q.Limit = *req.Params.Limit
+	}
+	if req.Params.IncludeDeactivated != nil {
+		q.IncludeDeactivated = *req.Params.IncludeDeactivated
 	}
 	page, err := s.listing.List(ctx, q)
 	if err != nil {

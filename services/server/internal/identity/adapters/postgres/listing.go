@@ -20,8 +20,8 @@ var _ app.ListingStore = (*Store)(nil)
 
 // PrincipalsPage implements app.ListingStore with one query in the order of the unique
 // handle index (queries/principals_page.sql).
-func (s *Store) PrincipalsPage(ctx context.Context, prefix, after string, limit int) ([]identity.Principal, error) {
-	rows, err := s.runner.DB(ctx).Query(ctx, principalsPage, prefix, after, limit)
+func (s *Store) PrincipalsPage(ctx context.Context, prefix, after string, limit int, includeDeactivated bool) ([]identity.Principal, error) {
+	rows, err := s.runner.DB(ctx).Query(ctx, principalsPage, prefix, after, limit, includeDeactivated)
 	if err != nil {
 		return nil, fmt.Errorf("principals page: %w", err)
 	}

@@ -55,6 +55,8 @@ var (
 	principalGet string
 	//go:embed queries/principal_refs.sql
 	principalRefs string
+	//go:embed queries/principal_refs_active.sql
+	principalRefsActive string
 	//go:embed queries/principal_refs_active_by_handle.sql
 	principalRefsActiveByHandle string
 	//go:embed queries/device_insert.sql
@@ -138,6 +140,11 @@ func (s *Store) Principal(ctx context.Context, id uuid.UUID) (identity.Principal
 // Refs implements app.Store.
 func (s *Store) Refs(ctx context.Context, ids []uuid.UUID) ([]identity.PrincipalRef, error) {
 	return s.refs(ctx, principalRefs, ids)
+}
+
+// ActiveRefs implements app.Store.
+func (s *Store) ActiveRefs(ctx context.Context, ids []uuid.UUID) ([]identity.PrincipalRef, error) {
+	return s.refs(ctx, principalRefsActive, ids)
 }
 
 // ActiveByHandles implements app.Store: one probe of the unique handle index per handle.

@@ -50,6 +50,7 @@ type env struct {
 	auth      *fakeAuthenticator
 	creds     *fakeCredentials
 	failed    *fakeFailedAuth
+	beats     *fakeHeartbeats
 	snapshot  *fakeSnapshot
 	listener  *fakeListener
 	tail      *syncapp.Tail
@@ -117,6 +118,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		auth:     &fakeAuthenticator{},
 		creds:    &fakeCredentials{},
 		failed:   &fakeFailedAuth{},
+		beats:    &fakeHeartbeats{},
 		listener: &fakeListener{heads: make(chan int64, 1000)},
 		logs:     &logSpy{},
 	}
@@ -150,6 +152,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		SnapshotEncoder: gateway.SnapshotEncoderFunc(encodeSnapshot),
 		Tail:            e.tail,
 		Delivery:        delivery,
+		Heartbeats:      e.beats,
 		Config:          s.cfg,
 		Logger:          logger,
 	})

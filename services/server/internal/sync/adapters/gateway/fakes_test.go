@@ -142,6 +142,44 @@ func (f *fakeAuthenticator) Authenticate(_ context.Context, token string) (actor
 	return a, nil
 }
 
+// fakeHeartbeats records the heartbeat frames handed to the agents module; err, when set, is
+// what every one answers.
+type fakeHeartbeats struct {
+	mu    gosync.Mutex
+	err   error
+	calls []heartbeatCall
+}
+
+// heartbeatCall is one recorded heartbeat: the actor of its context and the billing mode.
+type heartbeatCall struct {
+	principal uuid.UUID
+	mode      string
+	hasMode   bool
+}
+
+func (f *fakeHeartbeats) Heartbeat(ctx context.Context, mode string, hasMode bool) error {
+	a, _ := actor.From(ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return f.err
+	}
+	f.calls = append(f.calls, heartbeatCall{principal: a.PrincipalID, mode: mode, hasMode: hasMode})
+	return nil
+}
+
+func (f *fakeHeartbeats) recorded() []heartbeatCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+func (f *fakeHeartbeats) fail(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.err = err
+}
+
 // fakeLog is the event log: the reader of the tail, catch-up's log and versions. Seq n is at
 // index n-1 - dropped.
 type fakeLog struct {

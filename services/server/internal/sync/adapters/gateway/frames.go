@@ -32,6 +32,8 @@ const (
 	// OpAck acknowledges the events of the durable consumer the connection resumed with, up
 	// to its seq: answered by acked.
 	OpAck Op = "ack"
+	// OpHeartbeat, from a client, is an agent's heartbeat (spec 03, "Presence"), handed to
+	// Deps.Heartbeats; not answered. The server sends a frame of the same op (below).
 )
 
 // The server ops.
@@ -52,7 +54,8 @@ const (
 	// OpPong answers ping.
 	OpPong Op = "pong"
 	// OpHeartbeat is sent every gateway.heartbeat_interval when the cursor has not moved,
-	// so that a client (a browser cannot see WebSocket pings) notices a dead connection.
+	// so that a client (a browser cannot see WebSocket pings) notices a dead connection. An
+	// agent sends a frame of the same op to report that it is alive (see the client ops).
 	OpHeartbeat Op = "heartbeat"
 	// OpAcked answers ack with the consumer's acked_seq after it.
 	OpAcked Op = "acked"
@@ -60,7 +63,7 @@ const (
 
 // ClientFrame is one decoded client frame.
 type ClientFrame struct {
-	// Op is the frame's op, one of OpAuth, OpHello, OpResume, OpPing and OpAck.
+	// Op is the frame's op, one of OpAuth, OpHello, OpResume, OpPing, OpAck and OpHeartbeat.
 	Op Op
 	// Token is the bearer token of an auth frame.
 	Token string
@@ -73,6 +76,12 @@ type ClientFrame struct {
 	Consumer string
 	// Seq is the seq an ack frame acknowledges up to (at least 0).
 	Seq int64
+	// BillingMode is the reported_billing_mode of a heartbeat frame when HasBillingMode (else
+	// the mode reported before stays). Its length and characters are the agents module's to
+	// judge, as for sendAgentHeartbeat.
+	BillingMode string
+	// HasBillingMode tells whether the heartbeat frame has reported_billing_mode.
+	HasBillingMode bool
 }
 
 // ErrUnknownOp is wrapped by DecodeClientFrame's error for a well-formed frame whose op the
@@ -82,7 +91,7 @@ var ErrUnknownOp = errors.New("unknown op")
 // DecodeClientFrame decodes one client frame strictly: valid UTF-8, exactly one JSON object
 // without duplicate member names and without trailing data, a string op of spec 03, and the
 // op's members with their types (auth: a non-empty token; resume: an integer after of at
-// least 0 and an optional epoch UUID). Members the op does not use are ignored, so clients
+// least 0 and an optional epoch UUID; heartbeat: an optional string reported_billing_mode). Members the op does not use are ignored, so clients
 // may send more than this server knows; a member it uses may not be null. Every error is a
 // problem.Validation naming the member (op, token, after, epoch, or frame for the shape);
 // one for an unknown op also wraps ErrUnknownOp. The caller bounds len(data)
@@ -111,6 +120,13 @@ func DecodeClientFrame(data []byte) (ClientFrame, error) {
 		if f.Seq, err = intMember(members, "seq"); err != nil {
 			return ClientFrame{}, err
 		}
+	case OpHeartbeat:
+		if _, ok := members["reported_billing_mode"]; ok {
+			if f.BillingMode, err = stringMember(members, "reported_billing_mode", true); err != nil {
+				return ClientFrame{}, err
+			}
+			f.HasBillingMode = true
+		}
 	case OpResume:
 		if _, ok := members["consumer"]; ok {
 			return consumerResume(members)
@@ -134,7 +150,7 @@ func DecodeClientFrame(data []byte) (ClientFrame, error) {
 		}
 	default:
 		return ClientFrame{}, fmt.Errorf("%w: %w", ErrUnknownOp,
-			invalid("op", "must be one of auth, hello, resume, ping, ack"))
+			invalid("op", "must be one of auth, hello, resume, ping, ack, heartbeat"))
 	}
 	return f, nil
 }

@@ -33,6 +33,9 @@ func TestDecodeClientFrame(t *testing.T) {
 		{"resume with a consumer", `{"op":"resume","consumer":"main"}`, gateway.ClientFrame{Op: gateway.OpResume, Consumer: "main"}},
 		{"ack", `{"op":"ack","seq":42}`, gateway.ClientFrame{Op: gateway.OpAck, Seq: 42}},
 		{"ack at 0", `{"op":"ack","seq":0}`, gateway.ClientFrame{Op: gateway.OpAck}},
+		{"heartbeat", `{"op":"heartbeat"}`, gateway.ClientFrame{Op: gateway.OpHeartbeat}},
+		{"heartbeat with a billing mode", `{"op":"heartbeat","reported_billing_mode":"subscription"}`, gateway.ClientFrame{Op: gateway.OpHeartbeat, BillingMode: "subscription", HasBillingMode: true}},
+		{"heartbeat with an empty billing mode", `{"op":"heartbeat","reported_billing_mode":""}`, gateway.ClientFrame{Op: gateway.OpHeartbeat, HasBillingMode: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := gateway.DecodeClientFrame([]byte(tc.in))
@@ -84,6 +87,8 @@ func TestDecodeClientFrameRefuses(t *testing.T) {
 		{"ack seq negative", `{"op":"ack","seq":-1}`, "seq", false},
 		{"ack seq fraction", `{"op":"ack","seq":1.5}`, "seq", false},
 		{"ack seq string", `{"op":"ack","seq":"1"}`, "seq", false},
+		{"heartbeat billing mode null", `{"op":"heartbeat","reported_billing_mode":null}`, "reported_billing_mode", false},
+		{"heartbeat billing mode a number", `{"op":"heartbeat","reported_billing_mode":3}`, "reported_billing_mode", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := gateway.DecodeClientFrame([]byte(tc.in))
@@ -110,6 +115,7 @@ func FuzzDecodeClientFrame(f *testing.F) {
 		`{"op":"resume","after":12,"epoch":"0193a1c2-7c00-7a01-8000-00000000e0c0"}`,
 		`{"op":"resume","after":-1}`, `{"op":"x"}`, `{"op":"hello","op":"hello"}`, `[]`, `{`, ``,
 		`{"op":"hello","nested":{"a":[1,2,{"b":null}]}}`, "{\"op\":\"\xff\"}", `{"op":"resume","after":1e2}`,
+		`{"op":"ack","seq":3}`, `{"op":"heartbeat","reported_billing_mode":"metered"}`, `{"op":"heartbeat"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -140,6 +146,14 @@ func FuzzDecodeClientFrame(f *testing.F) {
 			}
 			if _, has := m["epoch"]; has != got.Epoch.Given {
 				t.Fatalf("epoch %v from %q", got.Epoch, data)
+			}
+		case gateway.OpAck:
+			if got.Seq < 0 {
+				t.Fatalf("negative seq from %q", data)
+			}
+		case gateway.OpHeartbeat:
+			if _, has := m["reported_billing_mode"]; has != got.HasBillingMode {
+				t.Fatalf("billing mode %v from %q", got.HasBillingMode, data)
 			}
 		default:
 			t.Fatalf("op %q accepted from %q", got.Op, data)

@@ -109,6 +109,16 @@ type Tail interface {
 	Ready() <-chan struct{}
 }
 
+// Heartbeats records an agent's heartbeat frame (spec 03, "Presence"), as sendAgentHeartbeat
+// records one over REST: wire binds the agents module's presence. The gateway owns the port
+// so that the sync module knows nothing of agents.
+type Heartbeats interface {
+	// Heartbeat records a heartbeat of the agent in ctx, with its reported billing mode when
+	// hasMode. Errors: a problem.Validation for a billing mode the agents module refuses,
+	// the authorizer's refusals, the database's.
+	Heartbeat(ctx context.Context, billingMode string, hasMode bool) error
+}
+
 // SnapshotEncoder writes a snapshot as the JSON body of getSnapshot, so the ready frame
 // carries exactly what GET /api/v1/sync/snapshot answers (wire binds the HTTP adapter's
 // mapping).
@@ -125,7 +135,8 @@ func (f SnapshotEncoderFunc) EncodeSnapshot(v syncmod.SnapshotView) ([]byte, err
 	return f(v)
 }
 
-// Deps are what a Gateway needs; all but FailedAuth, Logger and Clock are required.
+// Deps are what a Gateway needs; all but FailedAuth, Consumers, Heartbeats, Logger and Clock
+// are required.
 type Deps struct {
 	// Authenticator checks the token of the upgrade's Authorization header or of the auth
 	// frame: identity.Authenticator.
@@ -154,6 +165,9 @@ type Deps struct {
 	// Consumers serves resume with a durable consumer and the ack frame:
 	// syncapp.Consumers; nil refuses both (a bad frame).
 	Consumers syncmod.Consumers
+	// Heartbeats records agents' heartbeat frames: the agents module's presence; nil
+	// refuses the frame (a bad frame).
+	Heartbeats Heartbeats
 	// Config holds the gateway.* keys (ConfigFrom).
 	Config Config
 	// Logger receives connection failures; nil discards them. Tokens are never logged.

@@ -815,3 +815,31 @@ func TestFailuresCloseWithInternal(t *testing.T) {
 		requireProblem(t, resp, http.StatusInternalServerError, "internal")
 	})
 }
+
+// TestResumeWithConsumerAndCursorIsABadFrame: a resume frame with both consumer and after (or
+// epoch), which the AsyncAPI schema forbids (oneOf), is answered validation_failed naming the
+// extra member, then close 4000, before any consumer is looked up.
+func TestResumeWithConsumerAndCursorIsABadFrame(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, tc := range []struct{ frame, field string }{
+		{`{"op":"resume","consumer":"main","after":1}`, "after"},
+		{`{"op":"resume","after":1,"consumer":"main","epoch":"` + epoch.String() + `"}`, "after"},
+		{`{"op":"resume","consumer":"main","epoch":"` + epoch.String() + `"}`, "epoch"},
+	} {
+		c := e.dialAs(t, "helper-token")
+		c.send(tc.frame)
+		f := c.expect("error")
+		var body struct {
+			Errors []struct {
+				Field string `json:"field"`
+			} `json:"errors"`
+		}
+		if err := json.Unmarshal(f.raw, &body); err != nil || f.Code != "validation_failed" || len(body.Errors) != 1 || body.Errors[0].Field != tc.field {
+			t.Errorf("%s answered %s, want validation_failed naming %s", tc.frame, f.raw, tc.field)
+		}
+		if code := c.closed(); code != gateway.CloseBadFrame {
+			t.Errorf("%s closed with %d, want %d", tc.frame, code, gateway.CloseBadFrame)
+		}
+	}
+}

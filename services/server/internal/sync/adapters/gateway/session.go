@@ -697,6 +697,10 @@ func (s *session) handshake() (ClientFrame, *ending) {
 			if end := s.send(pongFrame); end != nil {
 				return ClientFrame{}, end
 			}
+		case f.Op == OpHeartbeat:
+			if end := s.agentHeartbeat(f); end != nil {
+				return ClientFrame{}, end
+			}
 		case f.Op == OpHello, f.Op == OpResume:
 			// The tail must know where it starts before the connection subscribes: a
 			// subscription made earlier would get its first batch only at the next commit,
@@ -853,7 +857,7 @@ func envelopeSeq(env []byte) (int64, bool) {
 	return n, err == nil
 }
 
-// inbound handles a client frame after the start: only ping is expected.
+// inbound handles a client frame after the start: ping, ack and an agent's heartbeat.
 func (s *session) inbound(m inbound) *ending {
 	switch {
 	case m.err != nil:
@@ -862,10 +866,38 @@ func (s *session) inbound(m inbound) *ending {
 		return s.send(pongFrame)
 	case m.frame.Op == OpAck:
 		return s.ack(m.frame.Seq)
+	case m.frame.Op == OpHeartbeat:
+		return s.agentHeartbeat(m.frame)
 	}
 	return s.fatal(CloseBadFrame, problem.Validation(problem.FieldError{
-		Field: "op", Message: "the stream has started: only ping and ack are expected",
+		Field: "op", Message: "the stream has started: only ping, ack and heartbeat are expected",
 	}))
+}
+
+// errNotAgent refuses the heartbeat frame of a principal that is no agent: only agents
+// report presence (spec 03, "Presence"), so the client sent a frame its kind has no use for.
+var errNotAgent = problem.Validation(problem.FieldError{
+	Field: "op", Message: "heartbeat is sent by agents only: this connection's principal is no agent",
+})
+
+// agentHeartbeat hands an agent's heartbeat frame to Deps.Heartbeats; nothing is answered
+// (a change of the agent's presence arrives as agent.presence_changed). A principal that is
+// no agent, or a billing mode the agents module refuses, is a bad frame (4000
+// validation_failed); any other error ends the session as failed decides.
+func (s *session) agentHeartbeat(f ClientFrame) *ending {
+	if s.g.deps.Heartbeats == nil {
+		return s.fatal(CloseBadFrame, errNoHeartbeats)
+	}
+	if s.who.Kind != actor.KindAgent {
+		return s.fatal(CloseBadFrame, errNotAgent)
+	}
+	if err := s.g.deps.Heartbeats.Heartbeat(s.ctx, f.BillingMode, f.HasBillingMode); err != nil {
+		if errors.Is(err, problem.ErrValidation) {
+			return s.fatal(CloseBadFrame, err)
+		}
+		return s.failed(err)
+	}
+	return nil
 }
 
 // beat is one heartbeat: a WebSocket ping (the peer answering none for two intervals is
@@ -976,6 +1008,9 @@ func (s *session) resubscribe(err error) *ending {
 
 // errNoConsumers refuses consumer frames on a gateway built without consumers.
 var errNoConsumers = problem.Validation(problem.FieldError{Field: "consumer", Message: "durable consumers are not available"})
+
+// errNoHeartbeats refuses heartbeat frames on a gateway built without Deps.Heartbeats.
+var errNoHeartbeats = problem.Validation(problem.FieldError{Field: "op", Message: "heartbeat frames are not available"})
 
 // resumeConsumer answers resume with a consumer: the consumer's acked_seq and sync epoch are
 // the cursor, and everything after is resume's (spec 03, "Durable consumers"): the same check,
