@@ -172,9 +172,30 @@ func newWorld(t *testing.T) *world {
 	w.call(t, w.alex, http.MethodPost, "/api/v1/grants", fmt.Sprintf(`{"principal_id":%q,"resource_kind":"space","resource_id":%q,"role":"member"}`, runner.ID, space.ID), http.StatusCreated, nil)
 	runnerActor := principal{name: "Runner", token: w.issue(t, runner.ID, `{}`)}
 	w.call(t, runnerActor, http.MethodPost, "/api/v1/threads/"+thread.ID.String()+"/runs", fmt.Sprintf(`{"requested_by":%q}`, w.alex.actor.PrincipalID), http.StatusCreated, &run)
+	// An invocation of Runner by Alex's mention: requests about it reach thread.read on its thread.
+	w.call(t, w.alex, http.MethodPost, "/api/v1/threads/"+thread.ID.String()+"/messages", `{"content_md":"@runner please look"}`, http.StatusCreated, nil)
+	var invocationID uuid.UUID
+	events, err := w.env.App.EventsAfter(t.Context(), 0, 1000)
+	if err != nil {
+		t.Fatalf("EventsAfter: %v", err)
+	}
+	for _, e := range events {
+		if e.Type == "invocation.requested" {
+			var p struct {
+				ID uuid.UUID `json:"id"`
+			}
+			if err := json.Unmarshal(e.Payload, &p); err != nil {
+				t.Fatalf("invocation payload: %v", err)
+			}
+			invocationID = p.ID
+		}
+	}
+	if invocationID == uuid.Nil {
+		t.Fatal("the mention of Runner made no invocation")
+	}
 	w.chat = map[string]uuid.UUID{
 		"space_id": space.ID, "channel_id": channel.ID, "thread_id": thread.ID, "message_id": thread.FirstMessage.ID,
-		"run_id": run.ID,
+		"run_id": run.ID, "invocation_id": invocationID,
 	}
 	return w
 }

@@ -139,8 +139,21 @@ func TestRunLifecycle(t *testing.T) {
 		t.Fatalf("a refused change moved the run to version %d", got.Version)
 	}
 
-	// A run may start running and carry an invocation id.
-	inv := uuid.New()
+	// A run may start running and carry an invocation id: one of Alex's mentions of Helper.
+	before := w.head(t)
+	w.post(t, w.alex, w.ticketThread, "@helper the printer again")
+	var inv uuid.UUID
+	for _, e := range w.eventsAfter(t, before) {
+		if e.Type == "invocation.requested" {
+			var p struct {
+				ID uuid.UUID `json:"id"`
+			}
+			if err := json.Unmarshal(e.Payload, &p); err != nil {
+				t.Fatalf("invocation payload: %v", err)
+			}
+			inv = p.ID
+		}
+	}
 	started := w.createRun(t, w.helper, w.ticketThread,
 		fmt.Sprintf(`{"requested_by":%q,"state":"running","progress":"On it","invocation_id":%q}`, w.sam.id, inv), http.StatusCreated)
 	if started.State != apigen.RunStateRunning || started.Progress != "On it" || started.InvocationId == nil || *started.InvocationId != inv {

@@ -320,34 +320,32 @@ func (s *Invocations) Answer(ctx context.Context, r Reply) (uuid.UUID, error) {
 // does not verify: an invocation id alone tells nothing.
 var errNoInvocation = problem.New(problem.ErrNotFound, "No such invocation.")
 
-// Ack implements agents.Invocations (ackInvocation): the token must be the invocation's
-// (else problem.ErrNotFound, as for an invocation that does not exist), the actor must still
-// read its thread (thread.read; problem.ErrNotFound otherwise) and be its agent
-// (problem.ErrForbidden). A pending invocation becomes acknowledged; any other state is
+// Ack implements agents.Invocations (ackInvocation): the actor must read the invocation's
+// thread (thread.read, authorized first; problem.ErrNotFound otherwise), the token must be the
+// invocation's (else problem.ErrNotFound, as for an invocation that does not exist) and the
+// actor its agent (problem.ErrForbidden). A pending invocation becomes acknowledged; any other state is
 // answered unchanged, so a repeated ack is harmless.
 func (s *Invocations) Ack(ctx context.Context, id uuid.UUID, token string) (agents.Invocation, error) {
 	who, ok := actor.From(ctx)
 	if !ok {
 		return agents.Invocation{}, problem.ErrUnauthenticated
 	}
-	tokID, ok, err := s.verify(ctx, token)
-	if err != nil {
-		return agents.Invocation{}, fmt.Errorf("agents: ack invocation: %w", err)
-	}
-	if !ok || tokID != id {
-		return agents.Invocation{}, fmt.Errorf("agents: ack invocation: %w", errNoInvocation)
-	}
 	var out agents.Invocation
-	err = s.tx.RunInTx(ctx, func(ctx context.Context) error {
+	err := s.tx.RunInTx(ctx, func(ctx context.Context) error {
 		inv, err := s.store.InvocationForUpdate(ctx, id)
-		if errors.Is(err, problem.ErrNotFound) {
-			return errNoInvocation
-		}
 		if err != nil {
 			return err
 		}
+		// Authorized first, as every operation is (spec 04): thread.read on its thread.
 		if err := s.authz.Authorize(ctx, kernel.ActionThreadRead, threadResource(inv.ThreadID, inv.ChannelID, inv.SpaceID)); err != nil {
 			return err
+		}
+		tokID, ok, err := s.verify(ctx, token)
+		if err != nil {
+			return err
+		}
+		if !ok || tokID != id {
+			return errNoInvocation
 		}
 		if inv.AgentID != who.PrincipalID {
 			return problem.New(problem.ErrForbidden, "Only the invoked agent acknowledges an invocation.")

@@ -308,9 +308,6 @@ func TestInvocationTokens(t *testing.T) {
 	if _, err := fresh.inv.InvocationToken(context.Background(), inv.ID); !errors.Is(err, errBoom) {
 		t.Fatalf("a failing key = %v", err)
 	}
-	if _, err := fresh.inv.Ack(fresh.as(fresh.helper), inv.ID, tok); !errors.Is(err, errBoom) {
-		t.Fatalf("Ack with a failing key = %v", err)
-	}
 	if _, err := fresh.inv.Answer(fresh.as(fresh.helper), app.Reply{Token: tok}); !errors.Is(err, errBoom) {
 		t.Fatalf("Answer with a failing key = %v", err)
 	}
