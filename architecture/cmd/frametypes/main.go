@@ -13,7 +13,8 @@
 // `Event` type of listEvents.
 //
 // It knows the part of JSON Schema the document uses (type, enum, properties,
-// required, items, allOf, an anyOf of required-only members, $ref and the
+// required, items, allOf, an anyOf of required-only members, a oneOf of required-only members
+// (each may forbid others with not), $ref and the
 // keywords that do not change a type: format, minimum, maximum, minLength,
 // maxLength, description) and fails on any other keyword, so that a frame the
 // generator cannot type exactly is refused instead of typed loosely.
@@ -102,6 +103,8 @@ type schema struct {
 	Items       yaml.Node   `yaml:"items"`
 	AllOf       []yaml.Node `yaml:"allOf"`
 	AnyOf       []yaml.Node `yaml:"anyOf"`
+	OneOf       []yaml.Node `yaml:"oneOf"`
+	Not         yaml.Node   `yaml:"not"`
 	Description string      `yaml:"description"`
 	// Keywords that constrain values without changing their TypeScript type.
 	Format    string `yaml:"format"`
@@ -215,6 +218,12 @@ func typeOf(n *yaml.Node, indent string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if s.Not.Kind != 0 {
+		return "", errors.New("not outside an alternative of oneOf")
+	}
+	if len(s.OneOf) > 0 && s.Type != "object" {
+		return "", errors.New("oneOf outside an object")
+	}
 	switch {
 	case s.Ref != "":
 		m := openAPIRef.FindStringSubmatch(s.Ref)
@@ -223,7 +232,7 @@ func typeOf(n *yaml.Node, indent string) (string, error) {
 		}
 		return fmt.Sprintf("components[\"schemas\"][%q]", m[1]), nil
 	case len(s.AllOf) > 0:
-		if s.Type != "" || s.Properties.Kind != 0 || len(s.AnyOf) > 0 {
+		if s.Type != "" || s.Properties.Kind != 0 || len(s.AnyOf)+len(s.OneOf) > 0 {
 			return "", errors.New("allOf beside other type keywords")
 		}
 		parts := make([]string, 0, len(s.AllOf))
@@ -305,6 +314,12 @@ func objectType(s schema, indent string) (string, error) {
 		}
 	}
 	b.WriteString(indent + "}")
+	if len(s.OneOf) > 0 {
+		if len(s.AnyOf) > 0 {
+			return "", errors.New("anyOf beside oneOf")
+		}
+		return oneOfType(b.String(), s.OneOf, types)
+	}
 	if len(s.AnyOf) == 0 {
 		return b.String(), nil
 	}
@@ -314,7 +329,7 @@ func objectType(s schema, indent string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("anyOf[%d]: %w", i, err)
 		}
-		if len(alt.Required) == 0 || alt.Type != "" || alt.Ref != "" || alt.Properties.Kind != 0 || len(alt.AllOf)+len(alt.AnyOf) > 0 || len(alt.Enum) > 0 {
+		if len(alt.Required) == 0 || alt.Type != "" || alt.Ref != "" || alt.Properties.Kind != 0 || len(alt.AllOf)+len(alt.AnyOf)+len(alt.OneOf) > 0 || len(alt.Enum) > 0 || alt.Not.Kind != 0 {
 			return "", fmt.Errorf("anyOf[%d]: only members that list required properties are supported", i)
 		}
 		fields := make([]string, 0, len(alt.Required))
@@ -328,6 +343,65 @@ func objectType(s schema, indent string) (string, error) {
 		alts = append(alts, "{ "+strings.Join(fields, "; ")+" }")
 	}
 	return b.String() + " & (" + strings.Join(alts, " | ") + ")", nil
+}
+
+// oneOfType returns the object type obj narrowed by a oneOf whose alternatives each list
+// required properties and may forbid others (not: {required: [...]}): a union of one object
+// per alternative that makes its own properties required and the properties the other
+// alternatives require, or its not forbids, absent (?: never), so exactly one alternative
+// holds, as the document says. types are the object's properties' types.
+func oneOfType(obj string, oneOf []yaml.Node, types map[string]string) (string, error) {
+	type alternative struct{ required, forbidden []string }
+	alts := make([]alternative, 0, len(oneOf))
+	for i := range oneOf {
+		alt, err := decodeSchema(&oneOf[i])
+		if err != nil {
+			return "", fmt.Errorf("oneOf[%d]: %w", i, err)
+		}
+		if len(alt.Required) == 0 || alt.Type != "" || alt.Ref != "" || alt.Properties.Kind != 0 || len(alt.AllOf)+len(alt.AnyOf)+len(alt.OneOf) > 0 || len(alt.Enum) > 0 {
+			return "", fmt.Errorf("oneOf[%d]: only members that list required properties (and a not of required ones) are supported", i)
+		}
+		a := alternative{required: alt.Required}
+		if alt.Not.Kind != 0 {
+			not, err := decodeSchema(&alt.Not)
+			if err != nil {
+				return "", fmt.Errorf("oneOf[%d]: not: %w", i, err)
+			}
+			if len(not.Required) == 0 || not.Type != "" || not.Ref != "" || not.Properties.Kind != 0 || len(not.AllOf)+len(not.AnyOf)+len(not.OneOf) > 0 || len(not.Enum) > 0 || not.Not.Kind != 0 {
+				return "", fmt.Errorf("oneOf[%d]: not: only a list of required properties is supported", i)
+			}
+			a.forbidden = not.Required
+		}
+		for _, r := range append(slices.Clone(a.required), a.forbidden...) {
+			if _, ok := types[r]; !ok {
+				return "", fmt.Errorf("oneOf[%d]: %q is no property", i, r)
+			}
+		}
+		alts = append(alts, a)
+	}
+	out := make([]string, 0, len(alts))
+	for i, a := range alts {
+		forbidden := slices.Clone(a.forbidden)
+		for j, other := range alts {
+			if j == i {
+				continue
+			}
+			for _, r := range other.required {
+				if !slices.Contains(a.required, r) && !slices.Contains(forbidden, r) {
+					forbidden = append(forbidden, r)
+				}
+			}
+		}
+		fields := make([]string, 0, len(a.required)+len(forbidden))
+		for _, r := range a.required {
+			fields = append(fields, fmt.Sprintf("%s: %s", r, types[r]))
+		}
+		for _, f := range forbidden {
+			fields = append(fields, f+"?: never")
+		}
+		out = append(out, "{ "+strings.Join(fields, "; ")+" }")
+	}
+	return obj + " & (" + strings.Join(out, " | ") + ")", nil
 }
 
 // typeName is the TypeScript name of a message key: catchupComplete becomes CatchupCompleteFrame.

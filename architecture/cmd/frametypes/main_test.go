@@ -83,13 +83,46 @@ func TestGenerate(t *testing.T) {
 	}
 }
 
+// oneOfDoc is doc with the resume frame's anyOf turned into a oneOf whose second alternative
+// forbids after.
+var oneOfDoc = strings.Replace(doc(""), `          anyOf:
+            - required: [after]
+            - required: [consumer]
+`, `          oneOf:
+            - required: [after]
+            - required: [consumer]
+              not:
+                required: [after]
+`, 1)
+
+// TestGenerateOneOf: a oneOf of required-only alternatives is a union in which each
+// alternative's members are required and the others' (and those its not names) are absent.
+func TestGenerateOneOf(t *testing.T) {
+	t.Parallel()
+	if oneOfDoc == doc("") {
+		t.Fatal("the fixture's replacement matched nothing")
+	}
+	out, err := generate([]byte(oneOfDoc))
+	if err != nil {
+		t.Fatalf("generate: %v", err)
+	}
+	want := "} & ({ after: number; consumer?: never } | { consumer: string; after?: never });"
+	if !strings.Contains(string(out), want) {
+		t.Fatalf("generated:\n%s\nwant it to contain %q", out, want)
+	}
+}
+
 func TestGenerateRefuses(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, doc, want string
 	}{
 		{"unknown keyword", strings.Replace(doc(""), "              minLength: 1\n", "              pattern: \"^x\"\n", 1), "pattern"},
-		{"oneOf", strings.Replace(doc(""), "              type: array\n", "              oneOf: []\n              type: array\n", 1), "oneOf"},
+		{"oneOf outside an object", strings.Replace(doc(""), "              type: array\n", "              oneOf:\n                - required: [op]\n              type: array\n", 1), "oneOf outside an object"},
+		{"not outside oneOf", strings.Replace(doc(""), "              minLength: 1\n", "              not:\n                required: [op]\n", 1), "not outside an alternative"},
+		{"oneOf with a type", strings.Replace(oneOfDoc, "            - required: [after]\n", "            - type: object\n", 1), "only members that list required"},
+		{"oneOf's not of a type", strings.Replace(oneOfDoc, "                required: [after]\n", "                type: object\n", 1), "only a list of required"},
+		{"oneOf naming no property", strings.Replace(oneOfDoc, "                required: [after]\n", "                required: [seq]\n", 1), `"seq" is no property`},
 		{"ref outside openapi.yaml", strings.Replace(doc(""), "./openapi.yaml#/components/schemas/Event", "#/components/schemas/Event", 1), "only ./openapi.yaml"},
 		{"required without property", strings.Replace(doc(""), "required: [op, event]", "required: [op, event, seq]", 1), `required "seq" is no property`},
 		{"anyOf with a type", strings.Replace(doc(""), "            - required: [consumer]\n", "            - type: object\n", 1), "only members that list required"},

@@ -22,7 +22,7 @@ export type ResumeFrame = {
   after?: number;
   /** The sync epoch the cursor belongs to (send it). */
   epoch?: string;
-} & ({ after: number } | { consumer: string });
+} & ({ after: number; consumer?: never } | { consumer: string; epoch?: never; after?: never });
 
 /** ping (client): Answered by pong. */
 export type PingFrame = {
@@ -33,6 +33,13 @@ export type PingFrame = {
 export type AckFrame = {
   op: "ack";
   seq: number;
+};
+
+/** heartbeat (client): An agent's heartbeat, as POST /api/v1/agents/me/heartbeat (sendAgentHeartbeat) records it; only agents send it (anyone else: error validation_failed and close 4000). Not answered; an error closes the connection. */
+export type AgentHeartbeatFrame = {
+  op: "heartbeat";
+  /** The billing mode the agent runs under (at most agents.max_billing_mode_length characters, no control characters); absent keeps the mode reported before. */
+  reported_billing_mode?: string;
 };
 
 /** acked (server): The consumer's acked_seq after an ack. */
@@ -100,7 +107,8 @@ export type ClientFrame =
   | HelloFrame
   | ResumeFrame
   | PingFrame
-  | AckFrame;
+  | AckFrame
+  | AgentHeartbeatFrame;
 
 /** Every frame the server sends (the document's send operations). */
 export type ServerFrame =
