@@ -82,35 +82,13 @@ type gatewayWorld struct {
 // tail), builds the gateway world over HTTP, and measures the idle memory per connection, the
 // commit-to-frame latency and the fan-out.
 func gatewayCases(ctx context.Context, o options, url string, logger *slog.Logger, progress func(string, ...any)) (res gatewayResult, err error) {
-	dbURL, drop, err := scratchDatabase(ctx, url, gwDatabase)
+	ga, err := startGatewayApp(ctx, url, gwDatabase, "gateway", logger)
 	if err != nil {
 		return res, err
 	}
+	app, base, dbURL, cfg := ga.app, ga.base, ga.dbURL, ga.cfg
 	defer func() {
-		if derr := drop(); derr != nil && err == nil {
-			err = derr
-		}
-	}()
-	cfg, err := config.Load("", []string{
-		config.DatabaseURL.EnvName() + "=" + dbURL,
-		config.DatabaseMaxConns.EnvName() + "=" + strconv.Itoa(maxConns),
-		gateway.KeyHeartbeatInterval.EnvName() + "=" + gwHeartbeat.String(),
-	})
-	if err != nil {
-		return res, fmt.Errorf("gateway configuration: %w", err)
-	}
-	app, err := wire.New(ctx, cfg, logger, wire.Options{Migrate: true, Roles: []string{wire.RoleAPI, wire.RoleGateway}})
-	if err != nil {
-		return res, fmt.Errorf("gateway wire: %w", err)
-	}
-	defer app.Close()
-
-	base, stop, err := serveLocal(ctx, app, "gateway")
-	if err != nil {
-		return res, err
-	}
-	defer func() {
-		if serr := stop(); serr != nil && err == nil {
+		if serr := ga.stop(); serr != nil && err == nil {
 			err = serr
 		}
 	}()
@@ -145,6 +123,53 @@ func gatewayCases(ctx context.Context, o options, url string, logger *slog.Logge
 		return res, err
 	}
 	return res, nil
+}
+
+// gatewayApp is an App with the api and gateway roles on a scratch database of its own, served
+// on a loopback port: the setup of the gateway and invocation cases.
+type gatewayApp struct {
+	app   *wire.App
+	base  string         // the server's base URL
+	dbURL string         // the scratch database
+	cfg   *config.Config // the App's configuration
+	// stop stops the server, closes the App and drops the database, in that order, and
+	// returns the first error.
+	stop func() error
+}
+
+// startGatewayApp starts a gatewayApp on a scratch database named after prefix, gateway
+// heartbeats off (gwHeartbeat); name names it in errors.
+func startGatewayApp(ctx context.Context, url, prefix, name string, logger *slog.Logger) (gatewayApp, error) {
+	dbURL, drop, err := scratchDatabase(ctx, url, prefix)
+	if err != nil {
+		return gatewayApp{}, err
+	}
+	cfg, err := config.Load("", []string{
+		config.DatabaseURL.EnvName() + "=" + dbURL,
+		config.DatabaseMaxConns.EnvName() + "=" + strconv.Itoa(maxConns),
+		gateway.KeyHeartbeatInterval.EnvName() + "=" + gwHeartbeat.String(),
+	})
+	if err != nil {
+		return gatewayApp{}, errors.Join(fmt.Errorf("%s configuration: %w", name, err), drop())
+	}
+	app, err := wire.New(ctx, cfg, logger, wire.Options{Migrate: true, Roles: []string{wire.RoleAPI, wire.RoleGateway}})
+	if err != nil {
+		return gatewayApp{}, errors.Join(fmt.Errorf("%s wire: %w", name, err), drop())
+	}
+	base, stopServer, err := serveLocal(ctx, app, name)
+	if err != nil {
+		app.Close()
+		return gatewayApp{}, errors.Join(err, drop())
+	}
+	stop := func() error {
+		serr := stopServer()
+		app.Close()
+		if derr := drop(); serr == nil {
+			serr = derr
+		}
+		return serr
+	}
+	return gatewayApp{app: app, base: base, dbURL: dbURL, cfg: cfg, stop: stop}, nil
 }
 
 // scratchDatabase creates a database named prefix and a random suffix on the cluster of url

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"strconv"
 	gosync "sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +16,6 @@ import (
 
 	"bothy.example.com/server/internal/chat"
 	"bothy.example.com/server/internal/kernel/actor"
-	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/sync/adapters/gateway"
 	"bothy.example.com/server/internal/wire"
 )
@@ -100,34 +98,13 @@ type invAgent struct {
 // thread) and o.invAgents agents over HTTP, each with a member grant on the channel, a token
 // and a thread, and measures the invocation delivery latency.
 func invokeCase(ctx context.Context, o options, url string, logger *slog.Logger, progress func(string, ...any)) (res invokeResult, err error) {
-	dbURL, drop, err := scratchDatabase(ctx, url, invDatabase)
+	ga, err := startGatewayApp(ctx, url, invDatabase, "invoke", logger)
 	if err != nil {
 		return res, err
 	}
+	app, base, dbURL, cfg := ga.app, ga.base, ga.dbURL, ga.cfg
 	defer func() {
-		if derr := drop(); derr != nil && err == nil {
-			err = derr
-		}
-	}()
-	cfg, err := config.Load("", []string{
-		config.DatabaseURL.EnvName() + "=" + dbURL,
-		config.DatabaseMaxConns.EnvName() + "=" + strconv.Itoa(maxConns),
-		gateway.KeyHeartbeatInterval.EnvName() + "=" + gwHeartbeat.String(),
-	})
-	if err != nil {
-		return res, fmt.Errorf("invoke configuration: %w", err)
-	}
-	app, err := wire.New(ctx, cfg, logger, wire.Options{Migrate: true, Roles: []string{wire.RoleAPI, wire.RoleGateway}})
-	if err != nil {
-		return res, fmt.Errorf("invoke wire: %w", err)
-	}
-	defer app.Close()
-	base, stop, err := serveLocal(ctx, app, "invoke")
-	if err != nil {
-		return res, err
-	}
-	defer func() {
-		if serr := stop(); serr != nil && err == nil {
+		if serr := ga.stop(); serr != nil && err == nil {
 			err = serr
 		}
 	}()
