@@ -68,7 +68,7 @@ func (s credentialStore) Credential(ctx context.Context, hash identitydomain.Tok
 		cerr error
 	)
 	b := &pgx.Batch{}
-	s.Store.QueueCredential(b, hash, func(c identitydomain.Credential, err error) { cred, cerr = c, err })
+	s.QueueCredential(b, hash, func(c identitydomain.Credential, err error) { cred, cerr = c, err })
 	s.instance.QueuePermissionVersion(b, func(v int64) { vr.v, vr.ok = v, true })
 	if err := s.runner.DB(ctx).SendBatch(ctx, b).Close(); err != nil {
 		return identitydomain.Credential{}, fmt.Errorf("token and permission version: %w", err)
