@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -215,21 +214,11 @@ func setUpGatewayWorld(ctx context.Context, app *wire.App, base string) (*gatewa
 	c := newPostClient()
 	defer c.CloseIdleConnections()
 	create := func(what, path string, body any) (uuid.UUID, error) {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return uuid.Nil, err
-		}
-		out, err := post(ctx, c, base+path, token, raw, http.StatusCreated)
+		id, err := createID(ctx, c, base+path, token, body)
 		if err != nil {
 			return uuid.Nil, fmt.Errorf("gateway: create %s: %w", what, err)
 		}
-		var created struct {
-			ID uuid.UUID `json:"id"`
-		}
-		if err := json.Unmarshal(out, &created); err != nil || created.ID == uuid.Nil {
-			return uuid.Nil, fmt.Errorf("gateway: create %s: no id in %s", what, out)
-		}
-		return created.ID, nil
+		return id, nil
 	}
 	if w.space, err = create("the space", "/api/v1/spaces", map[string]string{"name": "Gateway"}); err != nil {
 		return nil, err

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	gosync "sync"
 	"sync/atomic"
@@ -140,21 +139,11 @@ func createAgents(ctx context.Context, w *gatewayWorld, n int) ([]invAgent, erro
 	c := newPostClient()
 	defer c.CloseIdleConnections()
 	create := func(what, path string, body any) (uuid.UUID, error) {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return uuid.Nil, err
-		}
-		out, err := post(ctx, c, w.base+path, token, raw, http.StatusCreated)
+		id, err := createID(ctx, c, w.base+path, token, body)
 		if err != nil {
 			return uuid.Nil, fmt.Errorf("invoke: create %s: %w", what, err)
 		}
-		var created struct {
-			ID uuid.UUID `json:"id"`
-		}
-		if err := json.Unmarshal(out, &created); err != nil || created.ID == uuid.Nil {
-			return uuid.Nil, fmt.Errorf("invoke: create %s: no id in %s", what, out)
-		}
-		return created.ID, nil
+		return id, nil
 	}
 	agents := make([]invAgent, n)
 	for i := range agents {

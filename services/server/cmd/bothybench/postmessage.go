@@ -11,6 +11,7 @@ import (
 	gosync "sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"bothy.example.com/server/internal/kernel"
@@ -228,6 +229,26 @@ func setUpPosting(ctx context.Context, app *wire.App, base string) (postBench, e
 // returns its body; a status other than want is an error.
 func post(ctx context.Context, c *http.Client, url, token string, body []byte, want int) ([]byte, error) {
 	return call(ctx, c, http.MethodPost, url, token, body, want)
+}
+
+// createID POSTs body as JSON to url with token, expects 201 and returns the id of what was
+// created: how the cases build their worlds over HTTP.
+func createID(ctx context.Context, c *http.Client, url, token string, body any) (uuid.UUID, error) {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	out, err := post(ctx, c, url, token, raw, http.StatusCreated)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	var created struct {
+		ID uuid.UUID `json:"id"`
+	}
+	if err := json.Unmarshal(out, &created); err != nil || created.ID == uuid.Nil {
+		return uuid.Nil, fmt.Errorf("POST %s: no id in %s", url, out)
+	}
+	return created.ID, nil
 }
 
 // call sends one request (with a JSON body unless body is nil) as the bearer of token, reads

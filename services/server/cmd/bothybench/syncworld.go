@@ -342,21 +342,7 @@ func (w *syncWorld) grant(ctx context.Context, p person, indexes []int) error {
 
 // create POSTs body to path as Alex and returns the id of what was created.
 func (w *syncWorld) create(ctx context.Context, c *http.Client, path string, body any) (uuid.UUID, error) {
-	raw, err := json.Marshal(body)
-	if err != nil {
-		return uuid.Nil, err
-	}
-	out, err := post(ctx, c, w.base+path, w.alex.token, raw, http.StatusCreated)
-	if err != nil {
-		return uuid.Nil, err
-	}
-	var created struct {
-		ID uuid.UUID `json:"id"`
-	}
-	if err := json.Unmarshal(out, &created); err != nil || created.ID == uuid.Nil {
-		return uuid.Nil, fmt.Errorf("POST %s: no id in %s", path, out)
-	}
-	return created.ID, nil
+	return createID(ctx, c, w.base+path, w.alex.token, body)
 }
 
 // put PUTs body to path as p and expects 200.

@@ -6,7 +6,6 @@ import (
 	_ "embed" // the thread list case's SQL
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -214,21 +213,7 @@ func buildThreadListWorld(ctx context.Context, app *wire.App, bare *pgxpool.Pool
 	c := newPostClient()
 	defer c.CloseIdleConnections()
 	create := func(path string, body any) (uuid.UUID, error) {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return uuid.Nil, err
-		}
-		out, err := post(ctx, c, base+path, ownerToken, raw, http.StatusCreated)
-		if err != nil {
-			return uuid.Nil, err
-		}
-		var made struct {
-			ID uuid.UUID `json:"id"`
-		}
-		if err := json.Unmarshal(out, &made); err != nil || made.ID == uuid.Nil {
-			return uuid.Nil, fmt.Errorf("POST %s: no id in %s", path, out)
-		}
-		return made.ID, nil
+		return createID(ctx, c, base+path, ownerToken, body)
 	}
 	space, err := create("/api/v1/spaces", map[string]string{"name": "Threads"})
 	if err != nil {
