@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -56,61 +59,65 @@ func measure(ctx context.Context, o options, url, syncURL string, logger *slog.L
 	if rep.Machine, err = machineFacts(ctx, app); err != nil {
 		return nil, err
 	}
-	if o.cases[caseAppend] {
-		if rep.Append, err = appendCases(ctx, app, bare, o, progress); err != nil {
-			return nil, err
+	for _, g := range []struct {
+		name string
+		on   bool
+		run  func() error
+	}{
+		{caseAppend, o.cases[caseAppend], func() (err error) { rep.Append, err = appendCases(ctx, app, bare, o, progress); return err }},
+		{caseTail, o.cases[caseTail], func() (err error) {
+			progress("tail latency at %d events/s", o.rate)
+			rep.Tail, err = latencyCase(ctx, app, url, o)
+			return err
+		}},
+		{casePost, o.cases[casePost], func() (err error) { rep.Post, err = postMessageCase(ctx, app, bare, o, progress); return err }},
+		{caseAuthz, o.cases[caseAuthz], func() (err error) {
+			progress("authorization: authorize with a warm Scope, Scope build of %d channel grants", authzChannels)
+			rep.Authz, err = authzCase(ctx, app, bare, o.authzTime, logger)
+			return err
+		}},
+		{caseGateway, o.cases[caseGateway], func() (err error) { rep.Gateway, err = gatewayCases(ctx, o, url, logger, progress); return err }},
+		{caseInvoke, o.cases[caseInvoke], func() (err error) { rep.Invoke, err = invokeCase(ctx, o, url, logger, progress); return err }},
+		{caseSync, o.cases[caseSync] || o.cases[caseSDK] || o.cases[caseSidebar] || o.cases[caseConsumer], func() error {
+			return syncCases(ctx, o, syncURL, logger, progress, rep)
+		}},
+		{caseThreads, o.cases[caseThreads], func() (err error) { rep.Threads, err = threadListCase(ctx, app, bare, o, progress); return err }},
+		{caseSearch, o.cases[caseSearch], func() (err error) { rep.Search, err = searchCase(ctx, o, url, logger, progress); return err }},
+		// The ingest case runs last: its Demo world bootstraps the owner when there is none.
+		{caseIngest, o.cases[caseIngest], func() (err error) { rep.Ingest, err = ingestCase(ctx, app, bare, o, progress); return err }},
+	} {
+		if !g.on {
+			continue
 		}
-	}
-	if o.cases[caseTail] {
-		progress("tail latency at %d events/s", o.rate)
-		if rep.Tail, err = latencyCase(ctx, app, url, o); err != nil {
-			return nil, err
-		}
-	}
-	if o.cases[casePost] {
-		if rep.Post, err = postMessageCase(ctx, app, bare, o, progress); err != nil {
-			return nil, err
-		}
-	}
-	if o.cases[caseAuthz] {
-		progress("authorization: authorize with a warm Scope, Scope build of %d channel grants", authzChannels)
-		if rep.Authz, err = authzCase(ctx, app, bare, o.authzTime, logger); err != nil {
-			return nil, err
-		}
-	}
-	if o.cases[caseGateway] {
-		if rep.Gateway, err = gatewayCases(ctx, o, url, logger, progress); err != nil {
-			return nil, err
-		}
-	}
-	if o.cases[caseInvoke] {
-		if rep.Invoke, err = invokeCase(ctx, o, url, logger, progress); err != nil {
-			return nil, err
-		}
-	}
-	if o.cases[caseSync] || o.cases[caseSDK] || o.cases[caseSidebar] || o.cases[caseConsumer] {
-		if err := syncCases(ctx, o, syncURL, logger, progress, rep); err != nil {
-			return nil, err
-		}
-	}
-	if o.cases[caseThreads] {
-		if rep.Threads, err = threadListCase(ctx, app, bare, o, progress); err != nil {
-			return nil, err
-		}
-	}
-	if o.cases[caseSearch] {
-		if rep.Search, err = searchCase(ctx, o, url, logger, progress); err != nil {
-			return nil, err
-		}
-	}
-	// The ingest case runs last: its Demo world bootstraps the owner when there is none.
-	if o.cases[caseIngest] {
-		if rep.Ingest, err = ingestCase(ctx, app, bare, o, progress); err != nil {
+		if err := profiled(g.name, g.run); err != nil {
 			return nil, err
 		}
 	}
 	rep.evaluate()
 	return rep, nil
+}
+
+// profileEnv, when set to a directory, has each case group write a CPU profile of the
+// benchmark's process (the server's side of every case served in it, world building included)
+// there as <group>.pprof, to find where a figure's time goes.
+const profileEnv = "BOTHYBENCH_PROFILE"
+
+// profiled runs one case group, under a CPU profile when profileEnv names a directory.
+func profiled(group string, run func() error) error {
+	dir := os.Getenv(profileEnv)
+	if dir == "" {
+		return run()
+	}
+	f, err := os.Create(filepath.Join(dir, group+".pprof")) //nolint:gosec // G304: a directory the user chose.
+	if err != nil {
+		return fmt.Errorf("%s: profile: %w", group, err)
+	}
+	defer func() { _ = f.Close() }()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return fmt.Errorf("%s: profile: %w", group, err)
+	}
+	defer pprof.StopCPUProfile()
+	return run()
 }
 
 // machineFacts records what the figures depend on.

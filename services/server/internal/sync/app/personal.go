@@ -445,8 +445,8 @@ func (p *Personal) ReadStates(ctx context.Context, principalID uuid.UUID) (map[u
 	return out, nil
 }
 
-// ReadStateList returns the principal's read states ordered by thread id (PersonalSource,
-// for the snapshot); empty, not nil, when there are none. Errors are the store's, wrapped.
+// ReadStateList returns the principal's read states ordered by thread id; empty, not nil,
+// when there are none. Errors are the store's, wrapped.
 func (p *Personal) ReadStateList(ctx context.Context, principalID uuid.UUID) ([]syncmod.ReadState, error) {
 	list, err := p.store.ReadStates(ctx, principalID)
 	if err != nil {
@@ -456,6 +456,22 @@ func (p *Personal) ReadStateList(ctx context.Context, principalID uuid.UUID) ([]
 		list = []syncmod.ReadState{}
 	}
 	return list, nil
+}
+
+// PersonalData implements PersonalSource: the store's one round trip, every list non-nil.
+func (p *Personal) PersonalData(ctx context.Context, principalID uuid.UUID) (PersonalData, error) {
+	d, err := p.store.PersonalData(ctx, principalID)
+	if err != nil {
+		return PersonalData{}, fmt.Errorf("sync: personal data: %w", err)
+	}
+	d.ReadStates, d.Settings, d.Drafts = nonNil(d.ReadStates), nonNil(d.Settings), nonNil(d.Drafts)
+	if d.Sidebar.Sections == nil {
+		d.Sidebar.Sections = []syncmod.SidebarSection{}
+	}
+	if d.Sidebar.Version == 0 {
+		d.Sidebar.PrincipalID = principalID
+	}
+	return d, nil
 }
 
 // Drafts implements sync.Personal.

@@ -258,6 +258,32 @@ func (w *personalWorld) Sidebar(_ context.Context, principalID uuid.UUID) (syncm
 	return sb, ok, nil
 }
 
+// PersonalData is the four readers above together, as the PostgreSQL store's one batch is.
+func (w *personalWorld) PersonalData(ctx context.Context, principalID uuid.UUID) (app.PersonalData, error) {
+	var (
+		d   app.PersonalData
+		err error
+	)
+	if d.ReadStates, err = w.ReadStates(ctx, principalID); err != nil {
+		return app.PersonalData{}, err
+	}
+	if d.Drafts, err = w.Drafts(ctx, principalID); err != nil {
+		return app.PersonalData{}, err
+	}
+	if d.Settings, err = w.Settings(ctx, principalID); err != nil {
+		return app.PersonalData{}, err
+	}
+	sb, found, err := w.Sidebar(ctx, principalID)
+	if err != nil {
+		return app.PersonalData{}, err
+	}
+	if !found {
+		sb = syncmod.Sidebar{PrincipalID: principalID, Sections: []syncmod.SidebarSection{}}
+	}
+	d.Sidebar = sb
+	return d, nil
+}
+
 func cmpString(a, b string) int {
 	switch {
 	case a < b:

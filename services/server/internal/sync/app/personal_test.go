@@ -656,6 +656,7 @@ func TestPersonalReaders(t *testing.T) {
 	if want := (syncmod.Sidebar{PrincipalID: alex, Sections: []syncmod.SidebarSection{}}); err != nil || !reflect.DeepEqual(sb, want) {
 		t.Errorf("Sidebar = %+v, %v; want %+v", sb, err, want)
 	}
+	samePersonalData(t, e, alex)
 
 	for _, who := range []uuid.UUID{alex, sam} {
 		ctx := as(t, who)
@@ -714,6 +715,35 @@ func TestPersonalReaders(t *testing.T) {
 	if sb.PrincipalID != alex || sb.Version != 1 || len(sb.Sections) != 1 || sb.Sections[0].Key != "fav" {
 		t.Errorf("Sidebar = %+v, want Alex's sidebar, version 1", sb)
 	}
+	samePersonalData(t, e, alex)
+}
+
+// samePersonalData checks that PersonalData, the snapshot's one read, gives what the four
+// readers give one by one: the read states in thread order, the sidebar as Sidebar gives it
+// (the empty one when never stored), the settings and the drafts, each non-nil.
+func samePersonalData(t *testing.T, e personalEnv, who uuid.UUID) {
+	t.Helper()
+	ctx := t.Context()
+	got, err := e.personal.PersonalData(ctx, who)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want app.PersonalData
+	if want.ReadStates, err = e.personal.ReadStateList(ctx, who); err != nil {
+		t.Fatal(err)
+	}
+	if want.Sidebar, err = e.personal.Sidebar(ctx, who); err != nil {
+		t.Fatal(err)
+	}
+	if want.Settings, err = e.personal.Settings(ctx, who); err != nil {
+		t.Fatal(err)
+	}
+	if want.Drafts, err = e.personal.Drafts(ctx, who); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) || got.ReadStates == nil || got.Settings == nil || got.Drafts == nil || got.Sidebar.Sections == nil {
+		t.Errorf("PersonalData = %+v, want %+v (no nil list)", got, want)
+	}
 }
 
 func TestPersonalReadersFail(t *testing.T) {
@@ -725,7 +755,8 @@ func TestPersonalReadersFail(t *testing.T) {
 	_, errDrafts := e.personal.Drafts(ctx, alex)
 	_, errSettings := e.personal.Settings(ctx, alex)
 	_, errSidebar := e.personal.Sidebar(ctx, alex)
-	for name, err := range map[string]error{"ReadStates": errStates, "Drafts": errDrafts, "Settings": errSettings, "Sidebar": errSidebar} {
+	_, errData := e.personal.PersonalData(ctx, alex)
+	for name, err := range map[string]error{"ReadStates": errStates, "Drafts": errDrafts, "Settings": errSettings, "Sidebar": errSidebar, "PersonalData": errData} {
 		if !errors.Is(err, errDB) {
 			t.Errorf("%s: err = %v, want %v", name, err, errDB)
 		}

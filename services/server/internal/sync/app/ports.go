@@ -126,6 +126,10 @@ type PersonalStore interface {
 	UpsertSidebar(ctx context.Context, sb syncmod.Sidebar, at time.Time) (syncmod.Sidebar, error)
 	// Sidebar returns the principal's sidebar; found is false when none was ever stored.
 	Sidebar(ctx context.Context, principalID uuid.UUID) (sb syncmod.Sidebar, found bool, err error)
+	// PersonalData returns the principal's read states, sidebar (Version 0, no sections, when
+	// none was ever stored), settings and drafts, in the orders of the four readers above, in
+	// one round trip: the snapshot's personal part.
+	PersonalData(ctx context.Context, principalID uuid.UUID) (PersonalData, error)
 }
 
 // TxRunner runs a use case's writes in one transaction that the store and the appender join
@@ -224,19 +228,27 @@ type MentionCounts interface {
 	CountUnread(ctx context.Context, principalID uuid.UUID, channelIDs []uuid.UUID, readSeqs map[uuid.UUID]int64) (map[uuid.UUID]int, error)
 }
 
-// PersonalSource reads one principal's personal data (the readers of sync.Personal, which
-// *Personal implements). It authorizes nothing: the snapshot reads the actor's own data and
-// filters out the channels it can no longer read.
+// PersonalData is a person's own data as the snapshot reads it, together: each list empty, not
+// nil, when there is none.
+type PersonalData struct {
+	// ReadStates are the read states, by thread id: a list, not sync.Personal's map, since
+	// the snapshot keeps only the positions of visible channels.
+	ReadStates []syncmod.ReadState
+	// Sidebar is the sidebar; Version 0 with no sections when never stored.
+	Sidebar syncmod.Sidebar
+	// Settings are the settings by key.
+	Settings []syncmod.Setting
+	// Drafts are the drafts by channel, the channel's own draft first.
+	Drafts []syncmod.Draft
+}
+
+// PersonalSource reads a person's own data for the snapshot (this module's *Personal). It
+// authorizes nothing: the snapshot reads the actor's own data and filters out the channels it
+// can no longer read.
 type PersonalSource interface {
-	// ReadStateList returns the principal's read states, ordered by thread id: a list, not
-	// sync.Personal's map, since the snapshot keeps only the positions of visible channels.
-	ReadStateList(ctx context.Context, principalID uuid.UUID) ([]syncmod.ReadState, error)
-	// Drafts returns the principal's drafts by channel, the channel's own draft first.
-	Drafts(ctx context.Context, principalID uuid.UUID) ([]syncmod.Draft, error)
-	// Settings returns the principal's settings by key.
-	Settings(ctx context.Context, principalID uuid.UUID) ([]syncmod.Setting, error)
-	// Sidebar returns the principal's sidebar (Version 0 when never stored).
-	Sidebar(ctx context.Context, principalID uuid.UUID) (syncmod.Sidebar, error)
+	// PersonalData returns the principal's read states, sidebar, settings and drafts, read
+	// together (one round trip on PostgreSQL).
+	PersonalData(ctx context.Context, principalID uuid.UUID) (PersonalData, error)
 }
 
 // AgentsSource lists the agents of the actor in ctx (agents.Agents).

@@ -62,7 +62,7 @@ type SnapshotDeps struct {
 	Encoder SnapshotEncoder
 	// Parallel is how many of a build's parts are read at once, each on a pool connection
 	// of its own: sync.snapshot_parallelism (at least minSnapshotParallel). Its default keeps the longest chain
-	// (the channels, then the thread counters; the read states, then the mention counts) on
+	// (the channels, then the thread counters; the personal data, then the mention counts) on
 	// two connections while the small parts share the others, so a build takes about as long
 	// as that chain (make bench's snapshot), and a reconnect storm of many actors still leaves
 	// most of the pool (database.max_conns) to the rest of the API.
@@ -244,8 +244,9 @@ type snapshotParts struct {
 // part is one or two statements on a connection of its own, so the build waits about as long
 // as its longest chain instead of the sum of all (spec 03 fixes only that the head, the epoch
 // and the Scope are read before them). The chains are the channels, then the thread counters
-// of the visible channels; and the read states, then, once the channels are known too, the
-// mention counts above the read positions. The personal parts of a person are restricted to
+// of the visible channels; and the person's own data (read states, sidebar, settings and
+// drafts in one read), then, once the channels are known too, the mention counts above the
+// read positions. The personal parts of a person are restricted to
 // the visible channels once everything is read: the personal tables hold ids without foreign
 // keys and keep ids of channels the person can no longer read (spec 02). The unread counts and
 // the thread.read decisions on threads with unread messages are made as soon as the counters
@@ -372,14 +373,15 @@ func (s *Snapshot) readParts(ctx context.Context, dec authz.Decider, who actor.A
 	return nil
 }
 
-// spawnPersonal spawns the parts of a person's own data: the read states and then the mention
-// counts (which wait for the channels part's listed), the sidebar, the settings and the drafts.
+// spawnPersonal spawns the part of a person's own data: the read states, sidebar, settings
+// and drafts in one read, then the mention counts (which wait for the channels part's listed).
 func (s *Snapshot) spawnPersonal(g *partGroup, who uuid.UUID, p *snapshotParts) {
 	g.spawn(func(ctx context.Context) error {
-		states, err := s.deps.Personal.ReadStateList(ctx, who)
+		d, err := s.deps.Personal.PersonalData(ctx, who)
 		if err != nil {
-			return fmt.Errorf("read states: %w", err)
+			return fmt.Errorf("personal data: %w", err)
 		}
+		p.sidebar, p.settings, p.drafts = d.Sidebar, d.Settings, d.Drafts
 		select {
 		case <-p.listed:
 		case <-ctx.Done():
@@ -387,8 +389,8 @@ func (s *Snapshot) spawnPersonal(g *partGroup, who uuid.UUID, p *snapshotParts) 
 		}
 		// Only the read positions of visible channels leave for the mention count: the read
 		// state keeps its thread's channel for exactly this.
-		p.readSeqs = make(map[uuid.UUID]int64, len(states))
-		for _, rs := range states {
+		p.readSeqs = make(map[uuid.UUID]int64, len(d.ReadStates))
+		for _, rs := range d.ReadStates {
 			if p.visible[rs.ChannelID] {
 				p.readSeqs[rs.ThreadID] = rs.LastReadSeq
 			}
@@ -396,24 +398,6 @@ func (s *Snapshot) spawnPersonal(g *partGroup, who uuid.UUID, p *snapshotParts) 
 		close(p.positioned)
 		if p.mentions, err = s.deps.Mentions.CountUnread(ctx, who, p.ids, p.readSeqs); err != nil {
 			return fmt.Errorf("unread mentions: %w", err)
-		}
-		return nil
-	})
-	g.spawn(func(ctx context.Context) (err error) {
-		if p.sidebar, err = s.deps.Personal.Sidebar(ctx, who); err != nil {
-			return fmt.Errorf("sidebar: %w", err)
-		}
-		return nil
-	})
-	g.spawn(func(ctx context.Context) (err error) {
-		if p.settings, err = s.deps.Personal.Settings(ctx, who); err != nil {
-			return fmt.Errorf("settings: %w", err)
-		}
-		return nil
-	})
-	g.spawn(func(ctx context.Context) (err error) {
-		if p.drafts, err = s.deps.Personal.Drafts(ctx, who); err != nil {
-			return fmt.Errorf("drafts: %w", err)
 		}
 		return nil
 	})

@@ -613,60 +613,36 @@ func (w *snapWorld) CountUnread(_ context.Context, principalID uuid.UUID, channe
 	return out, nil
 }
 
-// ReadStateList implements app.PersonalSource (its calls are named ReadStates).
-func (w *snapWorld) ReadStateList(_ context.Context, principalID uuid.UUID) ([]syncmod.ReadState, error) {
-	if err := w.call("ReadStates"); err != nil {
-		return nil, err
+// PersonalData implements app.PersonalSource: the read states by thread id, the drafts, the
+// settings and the sidebar (empty with version 0 when never stored), in one call as the
+// PostgreSQL store reads them in one batch.
+func (w *snapWorld) PersonalData(_ context.Context, principalID uuid.UUID) (app.PersonalData, error) {
+	if err := w.call("PersonalData"); err != nil {
+		return app.PersonalData{}, err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := slices.Collect(maps.Values(w.readStates[principalID]))
-	slices.SortFunc(out, func(a, b syncmod.ReadState) int { return bytes.Compare(a.ThreadID[:], b.ThreadID[:]) })
-	if out == nil {
-		out = []syncmod.ReadState{}
+	d := app.PersonalData{
+		ReadStates: slices.Collect(maps.Values(w.readStates[principalID])),
+		Drafts:     append([]syncmod.Draft{}, w.drafts[principalID]...),
+		Settings:   append([]syncmod.Setting{}, w.settings[principalID]...),
+		Sidebar:    syncmod.Sidebar{PrincipalID: principalID, Sections: []syncmod.SidebarSection{}},
 	}
-	return out, nil
-}
-
-// Drafts implements app.PersonalSource.
-func (w *snapWorld) Drafts(_ context.Context, principalID uuid.UUID) ([]syncmod.Draft, error) {
-	if err := w.call("Drafts"); err != nil {
-		return nil, err
+	slices.SortFunc(d.ReadStates, func(a, b syncmod.ReadState) int { return bytes.Compare(a.ThreadID[:], b.ThreadID[:]) })
+	if d.ReadStates == nil {
+		d.ReadStates = []syncmod.ReadState{}
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]syncmod.Draft{}, w.drafts[principalID]...), nil
-}
-
-// Settings implements app.PersonalSource.
-func (w *snapWorld) Settings(_ context.Context, principalID uuid.UUID) ([]syncmod.Setting, error) {
-	if err := w.call("Settings"); err != nil {
-		return nil, err
+	if sb, ok := w.sidebars[principalID]; ok {
+		// A deep copy: the snapshot filters the channel ids of what it is given.
+		secs := make([]syncmod.SidebarSection, 0, len(sb.Sections))
+		for _, s := range sb.Sections {
+			s.ChannelIDs = slices.Clone(s.ChannelIDs)
+			secs = append(secs, s)
+		}
+		sb.Sections = secs
+		d.Sidebar = sb
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]syncmod.Setting{}, w.settings[principalID]...), nil
-}
-
-// Sidebar implements app.PersonalSource; a sidebar never stored is empty with version 0.
-func (w *snapWorld) Sidebar(_ context.Context, principalID uuid.UUID) (syncmod.Sidebar, error) {
-	if err := w.call("Sidebar"); err != nil {
-		return syncmod.Sidebar{}, err
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	sb, ok := w.sidebars[principalID]
-	if !ok {
-		return syncmod.Sidebar{PrincipalID: principalID, Sections: []syncmod.SidebarSection{}}, nil
-	}
-	// A deep copy: the snapshot filters the channel ids of what it is given.
-	secs := make([]syncmod.SidebarSection, 0, len(sb.Sections))
-	for _, s := range sb.Sections {
-		s.ChannelIDs = slices.Clone(s.ChannelIDs)
-		secs = append(secs, s)
-	}
-	sb.Sections = secs
-	return sb, nil
+	return d, nil
 }
 
 // snapAgents is the world as app.AgentsSource.

@@ -17,7 +17,6 @@ import (
 	"bothy.example.com/server/internal/instance"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
-	syncmod "bothy.example.com/server/internal/sync"
 	"bothy.example.com/server/internal/sync/app"
 )
 
@@ -89,32 +88,11 @@ func (p *partsWorld) CountUnread(ctx context.Context, principalID uuid.UUID, cha
 	return p.snapWorld.CountUnread(ctx, principalID, channelIDs, readSeqs)
 }
 
-func (p *partsWorld) ReadStateList(ctx context.Context, principalID uuid.UUID) ([]syncmod.ReadState, error) {
-	if err := p.part(ctx, "ReadStates"); err != nil {
-		return nil, err
+func (p *partsWorld) PersonalData(ctx context.Context, principalID uuid.UUID) (app.PersonalData, error) {
+	if err := p.part(ctx, "PersonalData"); err != nil {
+		return app.PersonalData{}, err
 	}
-	return p.snapWorld.ReadStateList(ctx, principalID)
-}
-
-func (p *partsWorld) Drafts(ctx context.Context, principalID uuid.UUID) ([]syncmod.Draft, error) {
-	if err := p.part(ctx, "Drafts"); err != nil {
-		return nil, err
-	}
-	return p.snapWorld.Drafts(ctx, principalID)
-}
-
-func (p *partsWorld) Settings(ctx context.Context, principalID uuid.UUID) ([]syncmod.Setting, error) {
-	if err := p.part(ctx, "Settings"); err != nil {
-		return nil, err
-	}
-	return p.snapWorld.Settings(ctx, principalID)
-}
-
-func (p *partsWorld) Sidebar(ctx context.Context, principalID uuid.UUID) (syncmod.Sidebar, error) {
-	if err := p.part(ctx, "Sidebar"); err != nil {
-		return syncmod.Sidebar{}, err
-	}
-	return p.snapWorld.Sidebar(ctx, principalID)
+	return p.snapWorld.PersonalData(ctx, principalID)
 }
 
 func (p *partsWorld) Evaluate(ctx context.Context, a actor.Actor) ([]instance.EvaluatedFlag, error) {
@@ -182,8 +160,8 @@ func TestSnapshotReadsPartsConcurrently(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ a, b string }{
 		{"Info", "Agents.List"},
-		{"Counters", "ReadStates"},
-		{"Settings", "Ref"},
+		{"Counters", "PersonalData"},
+		{"Evaluate", "Ref"},
 	} {
 		t.Run(tc.a+" and "+tc.b, func(t *testing.T) {
 			t.Parallel()
@@ -226,7 +204,7 @@ func TestSnapshotReadsPartsConcurrently(t *testing.T) {
 // count waits for both, whichever comes last.
 func TestSnapshotMentionsAfterChannelsAndReadStates(t *testing.T) {
 	t.Parallel()
-	for _, slow := range []string{"ListVisible", "ReadStates"} {
+	for _, slow := range []string{"ListVisible", "PersonalData"} {
 		t.Run(slow, func(t *testing.T) {
 			t.Parallel()
 			p := &partsWorld{snapWorld: newSnapWorld(), hook: map[string]func(context.Context) error{}}
@@ -260,9 +238,9 @@ func TestSnapshotPartErrorCancelsTheOthers(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ failing, held string }{
 		{"Agents.List", "Info"},
-		{"Settings", "Counters"},
-		{"ReadStates", "ListVisible"},
-		{"Info", "ReadStates"},
+		{"Evaluate", "Counters"},
+		{"PersonalData", "ListVisible"},
+		{"Info", "PersonalData"},
 	} {
 		t.Run(tc.failing, func(t *testing.T) {
 			t.Parallel()

@@ -361,7 +361,7 @@ func TestSnapshotAgentHasEmptyPersonalParts(t *testing.T) {
 				v.Drafts == nil || len(v.Drafts) != 0 {
 				t.Errorf("unread %#v settings %#v drafts %#v, want all []", v.UnreadThreads, v.Settings, v.Drafts)
 			}
-			for _, c := range []string{"ReadStates", "Drafts", "Settings", "Sidebar", "Counters", "CountUnread"} {
+			for _, c := range []string{"PersonalData", "Counters", "CountUnread"} {
 				if n := w.count(c); n != 0 {
 					t.Errorf("%s called %d times for a principal without personal parts", c, n)
 				}
@@ -408,14 +408,8 @@ func (nilSources) ActiveRuns(context.Context) ([]syncmod.RunSummary, error) {
 func (nilSources) Evaluate(context.Context, actor.Actor) ([]instance.EvaluatedFlag, error) {
 	return nil, nil
 }
-func (nilSources) Settings(context.Context, uuid.UUID) ([]syncmod.Setting, error) { return nil, nil }
-func (nilSources) Drafts(context.Context, uuid.UUID) ([]syncmod.Draft, error)     { return nil, nil }
-func (nilSources) Sidebar(_ context.Context, id uuid.UUID) (syncmod.Sidebar, error) {
-	return syncmod.Sidebar{PrincipalID: id, Sections: []syncmod.SidebarSection{{Key: "a"}}}, nil
-}
-
-func (nilSources) ReadStates(context.Context, uuid.UUID) (map[uuid.UUID]syncmod.ReadState, error) {
-	return nil, nil
+func (nilSources) PersonalData(_ context.Context, id uuid.UUID) (app.PersonalData, error) {
+	return app.PersonalData{Sidebar: syncmod.Sidebar{PrincipalID: id, Sections: []syncmod.SidebarSection{{Key: "a"}}}}, nil
 }
 
 type nilAgents struct{}
@@ -480,8 +474,8 @@ func TestSnapshotGate(t *testing.T) {
 func TestSnapshotSourceErrors(t *testing.T) {
 	t.Parallel()
 	for _, call := range []string{
-		"EventSeq", "SyncEpoch", "Ref", "Info", "Spaces.List", "ListVisible", "ReadStates", "Counters",
-		"CountUnread", "Drafts", "Settings", "Sidebar", "ActiveRuns", "Agents.List", "Evaluate",
+		"EventSeq", "SyncEpoch", "Ref", "Info", "Spaces.List", "ListVisible", "PersonalData", "Counters",
+		"CountUnread", "ActiveRuns", "Agents.List", "Evaluate",
 	} {
 		t.Run(call, func(t *testing.T) {
 			t.Parallel()

@@ -106,6 +106,10 @@ type EventType struct {
 	// read is not delivered); empty for every other type. It is not stored with the event:
 	// delivery looks it up by type.
 	AudienceAction kernel.Action
+	// Prompt types are waited on by their audience (an agent being asked, a person learning
+	// that no agent answered): the gateway hands out a batch holding one at once instead of
+	// at the end of gateway.batch_window (spec 03, "Live batching"). The addressed types.
+	Prompt bool
 
 	fields []Field
 }
@@ -156,7 +160,7 @@ func personal(name string, resource kernel.ResourceKind, fields ...Field) EventT
 // addressed is a personal type whose audience must also still be allowed action on the
 // event's resource when it is delivered (AudienceAction).
 func addressed(name string, resource kernel.ResourceKind, action kernel.Action, fields ...Field) EventType {
-	return EventType{Name: name, Resource: resource, Personal: true, AudienceAction: action, fields: fields}
+	return EventType{Name: name, Resource: resource, Personal: true, AudienceAction: action, Prompt: true, fields: fields}
 }
 
 // invocationFields are the members of an Invocation (api/openapi.yaml), which both invocation
@@ -288,6 +292,13 @@ func Types() []EventType {
 		out[i] = t
 	}
 	return out
+}
+
+// Prompt reports whether events of the type name are prompt (EventType.Prompt), without
+// Lookup's copy: the gateway asks it of every live event.
+func Prompt(name string) bool {
+	p, ok := byName[name]
+	return ok && p.Prompt
 }
 
 // Lookup returns the registered type of name; ok is false for an unregistered one.

@@ -180,6 +180,30 @@ func TestLookupAndTypesReturnCopies(t *testing.T) {
 	}
 }
 
+// TestPrompt: exactly the addressed types (personal, with an audience action: the invocations)
+// are prompt, and Prompt agrees with the register for every type and refuses unknown ones.
+func TestPrompt(t *testing.T) {
+	t.Parallel()
+	var prompt []string
+	for _, typ := range domain.Types() {
+		if typ.Prompt != (typ.Personal && typ.AudienceAction != "") {
+			t.Errorf("%s: Prompt %v, want it exactly for the addressed types", typ.Name, typ.Prompt)
+		}
+		if domain.Prompt(typ.Name) != typ.Prompt {
+			t.Errorf("Prompt(%q) = %v, the register says %v", typ.Name, domain.Prompt(typ.Name), typ.Prompt)
+		}
+		if typ.Prompt {
+			prompt = append(prompt, typ.Name)
+		}
+	}
+	if want := []string{"invocation.requested", "invocation.failed"}; !slices.Equal(prompt, want) {
+		t.Errorf("prompt types %v, want %v", prompt, want)
+	}
+	if domain.Prompt("message.read") {
+		t.Error("an unregistered type is prompt")
+	}
+}
+
 func TestIDFields(t *testing.T) {
 	t.Parallel()
 	typ, _ := domain.Lookup("message.created")

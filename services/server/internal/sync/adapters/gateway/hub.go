@@ -79,7 +79,9 @@ func (h *hub) remove(s *session) {
 // the last one ended. So the connections get at most one batch per window, each connection
 // writes (and its peer reads) once per window however many events arrived in it, and a
 // lone event after a quiet moment waits for nothing. The merged batch holds the events of
-// its parts in order: each tail batch starts where the one before it ended.
+// its parts in order: each tail batch starts where the one before it ended. A batch with a
+// prompt event (an invocation, domain.Prompt) waits for nothing either: it goes out at once,
+// after whatever is held (spec 03, "Live batching"), and the next window starts then.
 func (h *hub) run(sub syncmod.Subscription) {
 	var (
 		held    syncmod.Batch // the batches waiting for the window's end, merged
@@ -114,10 +116,21 @@ func (h *hub) run(sub syncmod.Subscription) {
 					owned = true
 				}
 				held.Events = append(held.Events, b.Events...)
+				if !hasPrompt(b) {
+					continue
+				}
+				// Someone waits on it: what is held goes out now, the prompt event last.
+				timer.Stop()
+				due = nil
+				if !h.hand(sub, held) {
+					return
+				}
+				held, holding, owned = syncmod.Batch{}, false, false
+				last = time.Now()
 				continue
 			}
 			wait := h.window - time.Since(last)
-			if wait <= 0 {
+			if wait <= 0 || hasPrompt(b) {
 				if !h.hand(sub, b) {
 					return
 				}
@@ -140,6 +153,16 @@ func (h *hub) run(sub syncmod.Subscription) {
 			last = time.Now()
 		}
 	}
+}
+
+// hasPrompt reports whether b holds an event its audience waits on (domain.Prompt).
+func hasPrompt(b syncmod.Batch) bool {
+	for i := range b.Events {
+		if domain.Prompt(b.Events[i].Type) {
+			return true
+		}
+	}
+	return false
 }
 
 // hand queues b on every registered connection; false when sub is no longer the hub's (closed

@@ -237,3 +237,52 @@ func TestHubBatchWindow(t *testing.T) {
 		t.Errorf("the batch after a quiet window took %v, want it at once", d)
 	}
 }
+
+// promptAt is a batch of one invocation.requested event (a prompt type) with seq.
+func promptAt(seq int64) syncmod.Batch {
+	return syncmod.Batch{After: seq - 1, Events: []domain.StoredEvent{{Seq: seq, Type: "invocation.requested"}}}
+}
+
+// TestHubPromptEndsTheWindow: a batch holding a prompt event (an invocation) goes out at once,
+// within a window that would otherwise hold it: merged after the batches held before it, in
+// seq order, when the hub holds some; alone when it holds none. The window starts again when
+// it goes out, so a plain batch right after it is held.
+func TestHubPromptEndsTheWindow(t *testing.T) {
+	t.Parallel()
+	const window = time.Hour // nothing in this test may wait for it
+	tail := &hubTail{}
+	g := &Gateway{log: slog.New(slog.DiscardHandler)}
+	h := newHub(tail, 64, window)
+	s := hubSession(g)
+	h.add(s)
+	defer h.remove(s)
+	sub := tail.last()
+	seqsOf := func(b syncmod.Batch) []int64 {
+		var seqs []int64
+		for _, e := range b.Events {
+			seqs = append(seqs, e.Seq)
+		}
+		return seqs
+	}
+
+	sub.ch <- batchAt(1)
+	waitFor(t, "the first batch", func() bool { return len(s.queuedBatches()) == 1 })
+	sub.ch <- batchAt(2)
+	sub.ch <- promptAt(3)
+	waitFor(t, "the held batch with the prompt one", func() bool { return len(s.queuedBatches()) == 2 })
+	if b := s.queuedBatches()[1]; b.After != 1 || !slices.Equal(seqsOf(b), []int64{2, 3}) {
+		t.Errorf("the prompt batch went out after %d with %v, want after 1 with 2, 3", b.After, seqsOf(b))
+	}
+
+	sub.ch <- promptAt(4)
+	waitFor(t, "a prompt batch while nothing is held", func() bool { return len(s.queuedBatches()) == 3 })
+	if b := s.queuedBatches()[2]; b.After != 3 || !slices.Equal(seqsOf(b), []int64{4}) {
+		t.Errorf("the prompt batch went out after %d with %v, want after 3 with 4", b.After, seqsOf(b))
+	}
+
+	sub.ch <- batchAt(5)
+	time.Sleep(100 * time.Millisecond)
+	if n := len(s.queuedBatches()); n != 3 {
+		t.Errorf("%d batches: a plain batch right after a prompt one went out, want it held for the window", n)
+	}
+}

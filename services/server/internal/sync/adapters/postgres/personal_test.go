@@ -521,6 +521,69 @@ func TestPersonalWritesAppendTheirEvents(t *testing.T) {
 	}
 }
 
+// TestPersonalStorePersonalData: the snapshot's one batch gives exactly what the four readers
+// give one by one, for a person with every kind of personal data, for another whose rows must
+// not mix in, and for nobody (empty lists, the sidebar never stored at version 0).
+func TestPersonalStorePersonalData(t *testing.T) {
+	t.Parallel()
+	e := newPersonalEnv(t)
+	ctx := t.Context()
+	for _, who := range []uuid.UUID{alexID, samID} {
+		for i, thread := range []uuid.UUID{threadA2, threadA1} {
+			if _, err := e.store.UpsertReadState(ctx, syncmod.ReadState{PrincipalID: who, ThreadID: thread, ChannelID: channelA, LastReadSeq: int64(i + 1)}, savedTime); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := e.store.UpsertDraft(ctx, syncmod.Draft{PrincipalID: who, ChannelID: channelB, ThreadID: threadA1, ContentMD: "Later", UpdatedAt: savedTime}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.store.UpsertDraft(ctx, syncmod.Draft{PrincipalID: who, ChannelID: channelB, ContentMD: "New", UpdatedAt: savedTime}); err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{"theme", "editor.font"} {
+			if _, err := e.store.UpsertSetting(ctx, syncmod.Setting{PrincipalID: who, Key: key, Value: json.RawMessage(`{"a": [1, 2]}`)}, savedTime); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := e.store.UpsertSidebar(ctx, syncmod.Sidebar{PrincipalID: alexID, Sections: []syncmod.SidebarSection{{Key: "fav", Title: "Favourites", ChannelIDs: []uuid.UUID{channelB}}}}, savedTime); err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range []uuid.UUID{alexID, samID, uuid.Must(uuid.NewV7())} {
+		got, err := e.store.PersonalData(ctx, who)
+		if err != nil {
+			t.Fatalf("PersonalData: %v", err)
+		}
+		var want app.PersonalData
+		if want.ReadStates, err = e.store.ReadStates(ctx, who); err != nil {
+			t.Fatal(err)
+		}
+		if want.Settings, err = e.store.Settings(ctx, who); err != nil {
+			t.Fatal(err)
+		}
+		if want.Drafts, err = e.store.Drafts(ctx, who); err != nil {
+			t.Fatal(err)
+		}
+		sb, found, err := e.store.Sidebar(ctx, who)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !found {
+			sb = syncmod.Sidebar{PrincipalID: who, Sections: []syncmod.SidebarSection{}}
+		}
+		want.Sidebar = sb
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("PersonalData(%s) = %+v, want %+v", who, got, want)
+		}
+		if got.ReadStates == nil || got.Settings == nil || got.Drafts == nil {
+			t.Errorf("PersonalData(%s) has a nil list: %+v", who, got)
+		}
+	}
+	if got, err := e.store.PersonalData(ctx, alexID); err != nil || len(got.ReadStates) != 2 || len(got.Drafts) != 2 || len(got.Settings) != 2 || got.Sidebar.Version != 1 {
+		t.Errorf("PersonalData(Alex) = %+v, %v; want two of each and the sidebar at version 1", got, err)
+	}
+}
+
 // TestPersonalStoreErrorsAreWrapped: a failed statement reaches the caller wrapped with %w, so
 // errors.Is still finds the cause.
 func TestPersonalStoreErrorsAreWrapped(t *testing.T) {
@@ -549,7 +612,8 @@ func TestPersonalStoreErrorsAreWrapped(t *testing.T) {
 			_, err := e.store.UpsertSidebar(ctx, syncmod.Sidebar{PrincipalID: alexID}, savedTime)
 			return err
 		},
-		"Sidebar": func() error { _, _, err := e.store.Sidebar(ctx, alexID); return err },
+		"Sidebar":      func() error { _, _, err := e.store.Sidebar(ctx, alexID); return err },
+		"PersonalData": func() error { _, err := e.store.PersonalData(ctx, alexID); return err },
 	}
 	for name, call := range calls {
 		if err := call(); !errors.Is(err, context.Canceled) {
