@@ -48,6 +48,8 @@ export interface EventPayloads {
     content_md: string;
     mention_ids?: ID[];
     created_at: Time;
+    /** The invocation the message answers (a reply posted with its token); absent for none. */
+    invocation_id?: ID;
   };
   "message.edited": {
     message_id: ID;

@@ -298,6 +298,9 @@ function reduce(st: StoreState, e: KnownEvent, fx: Effects): void {
         redacted: false,
         reactions: old?.reactions ?? [],
       };
+      // The invocation a reply answers is in its message.created and every read; an edit keeps it.
+      const invocation = e.type === "message.created" ? e.payload.invocation_id : old?.invocation_id;
+      if (invocation) msg.invocation_id = invocation;
       if (e.type === "message.edited") msg.edited_at = e.payload.edited_at;
       if (old?.redacted) return; // a delete already seen wins over a replayed create or edit
       storeMessage(st, msg);

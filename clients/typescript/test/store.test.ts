@@ -179,6 +179,19 @@ describe("reducers: details", () => {
     expect(threadMessages(st, TH)[0]).toMatchObject({ content_md: "", redacted: true, redacted_at: T, author_id: ALEX });
   });
 
+  it("keeps the invocation a reply answers through an edit, and gives a message without one no member", () => {
+    const st = fromSnapshot(snap(100));
+    const INV = "00000000-0000-4000-8000-0000000000e9";
+    const reply = msg("message.created", M1, 1);
+    (reply.payload as Record<string, unknown>).invocation_id = INV;
+    applyEvent(st, reply);
+    applyEvent(st, msg("message.created", M2, 2));
+    expect(threadMessages(st, TH)[0]!.invocation_id).toBe(INV);
+    expect(threadMessages(st, TH)[1]).not.toHaveProperty("invocation_id");
+    applyEvent(st, msg("message.edited", M1, 1));
+    expect(threadMessages(st, TH)[0]).toMatchObject({ content_md: "m1", edited_at: T, invocation_id: INV });
+  });
+
   it("counts reactions from reaction.added and reaction.removed, with me for the store's principal", () => {
     const st = fromSnapshot(snap(100));
     applyEvent(st, msg("message.created", M1, 1));

@@ -2444,8 +2444,9 @@ export interface components {
             /**
              * Format: uuid
              * @description The invocation this message answers (posted with its
-             *     `invocation_token`); present in `postMessage`'s answer and in
-             *     `message.created`, absent otherwise.
+             *     `invocation_token`): the same in `postMessage`'s answer, in
+             *     `message.created` and in every later read of the message;
+             *     absent for a message that answers none.
              */
             invocation_id?: string;
         };

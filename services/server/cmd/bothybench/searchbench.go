@@ -381,11 +381,12 @@ func bareSearch(ctx context.Context, pool *pgxpool.Pool, spec chatapp.SearchSpec
 		created                   time.Time
 		edited, redacted          pgtype.Timestamptz
 		key                       pgtype.Text
+		invocation                pgtype.UUID
 		mentions                  []uuid.UUID
 		rank                      float32
 	)
 	for rows.Next() {
-		if err := rows.Scan(&id, &thread, &channel, &space, &seq, &auth, &content, &created, &edited, &redacted, &key, &mentions, &rank, &headline); err != nil {
+		if err := rows.Scan(&id, &thread, &channel, &space, &seq, &auth, &content, &created, &edited, &redacted, &key, &invocation, &mentions, &rank, &headline); err != nil {
 			return nil, fmt.Errorf("bare search: %w", err)
 		}
 		out = append(out, id)

@@ -119,8 +119,9 @@ type Message struct {
 	// ExternalKey is the natural key of an imported record (unique when set); empty otherwise.
 	ExternalKey string
 	// InvocationID is the invocation this message answers (posted with its token); uuid.Nil
-	// for none. Only the post's answer and its message.created carry it: the agents module
-	// keeps the link (agents.invocations.reply_message_id), the message row does not.
+	// for none. Stored on the message row (chat migration 0005), so every read shows what the
+	// post's answer and its message.created showed; the agents module keeps the other side of
+	// the link (agents.invocations.reply_message_id).
 	InvocationID uuid.UUID
 	// Reactions are the message's reactions as one reader sees them (Me is that reader's), in
 	// the order each was first made; filled by the reads (Messages.List, Messages.Edit), empty

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
@@ -60,6 +61,10 @@ type accessConfig struct {
 	threadList chatapp.ThreadListConfig
 	// runProgressMaxLength is agents.run_progress_max_length (NewRuns refuses a value below 1).
 	runProgressMaxLength int
+	// runStaleAfter and runExpiryBatch are agents.run_stale_after and agents.run_expiry_batch
+	// (NewRuns refuses a value of 0 or less).
+	runStaleAfter  time.Duration
+	runExpiryBatch int
 	// invocations holds the agents.invocation_* keys.
 	invocations agentsapp.InvocationConfig
 }
@@ -83,6 +88,8 @@ func readAccessConfig(cfg *config.Config) accessConfig {
 		ingestGHPageSize:     ingestapp.GHPageSizeFrom(cfg),
 		threadList:           chatapp.ThreadListConfigFrom(cfg),
 		runProgressMaxLength: cfg.Int(agentsapp.KeyRunProgressMaxLength),
+		runStaleAfter:        cfg.Duration(agentsapp.KeyRunStaleAfter),
+		runExpiryBatch:       cfg.Int(agentsapp.KeyRunExpiryBatch),
 		invocations:          agentsapp.InvocationConfigFrom(cfg),
 	}
 }
@@ -102,6 +109,10 @@ func (c accessConfig) validate() error {
 		return fmt.Errorf("configuration: %s is %d, want at least 1", authzapp.KeyGrantsPageSize.Name, c.grantsPageSize)
 	case c.runProgressMaxLength < 1:
 		return fmt.Errorf("configuration: %s is %d, want at least 1", agentsapp.KeyRunProgressMaxLength.Name, c.runProgressMaxLength)
+	case c.runStaleAfter <= 0:
+		return fmt.Errorf("configuration: %s is %v, want more than 0", agentsapp.KeyRunStaleAfter.Name, c.runStaleAfter)
+	case c.runExpiryBatch < 1:
+		return fmt.Errorf("configuration: %s is %d, want at least 1", agentsapp.KeyRunExpiryBatch.Name, c.runExpiryBatch)
 	}
 	return nil
 }
@@ -121,7 +132,9 @@ type access struct {
 	presence *agentsapp.Presence
 	// invocations are made by posts and redelivered by their sweeper (wire/invocations.go).
 	invocations *agentsapp.Invocations
-	handlers    accessHandlers
+	// runs are expired by the same sweeper when stale (wire/invocations.go).
+	runs     *agentsapp.Runs
+	handlers accessHandlers
 	// sync is what the gateway shares with the REST handlers (wire/gateway.go).
 	sync syncShared
 	// ingestLimits bound what bothy ingest git writes (wire/ingest.go).
@@ -320,6 +333,8 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		Appender:          log.appender,
 		Clock:             clk,
 		ProgressMaxLength: c.runProgressMaxLength,
+		StaleAfter:        c.runStaleAfter,
+		ExpiryBatch:       c.runExpiryBatch,
 		Invocations:       invocations,
 	})
 	if err != nil {
@@ -381,6 +396,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		presence:  presence,
 
 		invocations: invocations,
+		runs:        runs,
 		sync: syncShared{authorizer: authorizer, identity: ids, actors: eventActors{principals: ids, instance: log.instance},
 			catchUp: catchUp, snapshot: snapshot, consumers: consumers},
 	}

@@ -46,7 +46,21 @@ func (a *App) SweepInvocations(ctx context.Context) (redelivered, failed int, er
 	return a.invocations.Sweep(ctx, info.ID) //nolint:wrapcheck // Sweep names itself
 }
 
-// runInvocationSweeper sweeps every agents.invocation_sweep_interval until ctx ends; a failed
+// ExpireRuns runs one expiry of stale runs (agents/app.Runs.Expire, ADR 0032) with the
+// process's clock: at most agents.run_expiry_batch queued or running runs not updated within
+// agents.run_stale_after end as failed, each with its run.updated; the events' actor is the
+// system. The invocation sweeper runs it on every tick; tests call it after moving the fake
+// clock. It returns how many runs it ended.
+func (a *App) ExpireRuns(ctx context.Context) (int, error) {
+	info, err := a.instance.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("run expiry: instance: %w", err)
+	}
+	return a.runs.Expire(ctx, info.ID) //nolint:wrapcheck // Expire names itself
+}
+
+// runInvocationSweeper sweeps every agents.invocation_sweep_interval until ctx ends: the
+// invocations (SweepInvocations), then the stale runs (ExpireRuns, one batch a tick). A failed
 // sweep is logged and the next one tries again. The ticker paces the loop only: what a sweep
 // decides comes from the injected clock.
 func (a *App) runInvocationSweeper(ctx context.Context) {
@@ -59,6 +73,9 @@ func (a *App) runInvocationSweeper(ctx context.Context) {
 		case <-t.C:
 			if _, _, err := a.SweepInvocations(ctx); err != nil && ctx.Err() == nil {
 				a.logger.WarnContext(ctx, "invocation sweep failed", "error", err.Error())
+			}
+			if _, err := a.ExpireRuns(ctx); err != nil && ctx.Err() == nil {
+				a.logger.WarnContext(ctx, "run expiry failed", "error", err.Error())
 			}
 		}
 	}

@@ -486,6 +486,77 @@ func TestInvocationReplyAnswers(t *testing.T) {
 	w.sweepInvocations(t, 0, 0)
 }
 
+// TestInvocationReplyOnEveryRead: the invocation a reply answers is stored on the message, so
+// every read of it (listMessages, getMessage, editMessage's answer, a search hit) shows the
+// same invocation_id as postMessage and message.created; a message that answers none (the
+// mention, the thread's first message in getThread) shows no member.
+func TestInvocationReplyOnEveryRead(t *testing.T) {
+	t.Parallel()
+	w := newInvocationWorld(t)
+	mention, d := w.invokeRobin(t, "@robin what is the toner level?")
+	inv := d.invocation(t)
+	path := "/api/v1/threads/" + w.ticketThread.String() + "/messages"
+	before := w.head(t)
+	var reply apigen.Message
+	w.must(t, w.robin, http.MethodPost, path, fmt.Sprintf(`{"content_md":"Cartridge quarter full.","invocation_token":%q}`, *d.InvocationToken), http.StatusCreated, &reply)
+	if reply.InvocationId == nil || *reply.InvocationId != inv.Id {
+		t.Fatalf("postMessage %+v, want invocation_id %s", reply, inv.Id)
+	}
+	created := w.storedOfType(t, before, "message.created")
+	if len(created) != 1 || payloadOf(t, created[0])["invocation_id"] != inv.Id.String() {
+		t.Fatalf("message.created of the reply %+v, want invocation_id %s", created, inv.Id)
+	}
+	wantOf := func(id uuid.UUID) *uuid.UUID {
+		if id == reply.Id {
+			return &inv.Id
+		}
+		return nil
+	}
+	check := func(read string, m apigen.Message) {
+		t.Helper()
+		want := wantOf(m.Id)
+		switch {
+		case want == nil && m.InvocationId != nil:
+			t.Fatalf("%s: message %s (seq %d) shows invocation_id %s, answers none", read, m.Id, m.Seq, m.InvocationId)
+		case want != nil && (m.InvocationId == nil || *m.InvocationId != *want):
+			t.Fatalf("%s: the reply shows invocation_id %v, want %s", read, m.InvocationId, want)
+		}
+	}
+
+	seen := map[uuid.UUID]bool{}
+	for _, a := range []worldActor{w.alex, w.sam, w.robin} {
+		for _, m := range w.messages(t, a, w.ticketThread) {
+			check("listMessages as "+a.name, m)
+			seen[m.Id] = true
+		}
+	}
+	if !seen[reply.Id] || !seen[mention.Id] {
+		t.Fatalf("listMessages lists the reply %v and the mention %v", seen[reply.Id], seen[mention.Id])
+	}
+	for _, id := range []uuid.UUID{reply.Id, mention.Id} {
+		var m apigen.Message
+		w.must(t, w.sam, http.MethodGet, "/api/v1/messages/"+id.String(), "", http.StatusOK, &m)
+		check("getMessage", m)
+	}
+	var th apigen.ThreadView
+	w.must(t, w.sam, http.MethodGet, "/api/v1/threads/"+w.ticketThread.String(), "", http.StatusOK, &th)
+	check("getThread's first_message", th.FirstMessage)
+
+	var res apigen.SearchResults
+	w.must(t, w.alex, http.MethodGet, searchPath("q", "cartridge"), "", http.StatusOK, &res)
+	if len(res.Items) != 1 || res.Items[0].Message.Id != reply.Id {
+		t.Fatalf("searchMessages for the reply: %v", hitIDs(res.Items))
+	}
+	check("searchMessages", res.Items[0].Message)
+
+	var edited apigen.Message
+	w.must(t, w.robin, http.MethodPatch, "/api/v1/messages/"+reply.Id.String(), `{"content_md":"Cartridge half full."}`, http.StatusOK, &edited)
+	check("editMessage", edited)
+	var after apigen.Message
+	w.must(t, w.robin, http.MethodGet, "/api/v1/messages/"+reply.Id.String(), "", http.StatusOK, &after)
+	check("getMessage after the edit", after)
+}
+
 // TestInvocationDirectMessage: a person's message in a direct message with an agent invokes it
 // (reason direct_message), both the first message of a thread and a later post; the agent's
 // own posts invoke nobody.

@@ -7,10 +7,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
+	agentsapp "bothy.example.com/server/internal/agents/app"
+	agentsdomain "bothy.example.com/server/internal/agents/domain"
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/wire/wiretest"
 )
 
 // The runs tests of issue 15 (M2-05, ADR 0027) drive createRun, getRun, updateRun and
@@ -24,9 +28,9 @@ type runsWorld struct {
 	helper worldActor
 }
 
-func newRunsWorld(t *testing.T) *runsWorld {
+func newRunsWorld(t *testing.T, opts ...wiretest.Option) *runsWorld {
 	t.Helper()
-	w := &runsWorld{syncWorld: newSyncWorld(t)}
+	w := &runsWorld{syncWorld: newSyncWorld(t, opts...)}
 	w.helper = w.agent(t, "Helper", "helper")
 	w.grant(t, w.helper, "space", w.support, "member")
 	return w
@@ -369,5 +373,89 @@ func TestRunEventsReachThreadReaders(t *testing.T) {
 	if r.State != apigen.RunStateRunning || r.Progress != "Counting tickets" || r.Version != 2 || r.RequestedBy != w.sam.id ||
 		r.ChannelId != w.tickets || r.ThreadId != w.ticketThread || r.AgentId != w.helper.id || r.InvocationId != nil {
 		t.Fatalf("Sam's active run = %+v", r)
+	}
+}
+
+// TestRunStaleExpiry (ADR 0032): with the fake clock moved past agents.run_stale_after, the
+// sweeper's run expiry ends the queued and running runs nobody updated since as failed with
+// the expiry's progress text, at most agents.run_expiry_batch per sweep, each with a
+// run.updated by the system that reaches the thread's readers; the snapshot's active_runs no
+// longer lists them and the agent can no longer change them. A run updated within the key is
+// untouched.
+func TestRunStaleExpiry(t *testing.T) {
+	t.Parallel()
+	w := newRunsWorld(t,
+		wiretest.WithSetting(agentsapp.KeyRunStaleAfter, "10m"),
+		wiretest.WithSetting(agentsapp.KeyRunExpiryBatch, "1"))
+	requested := fmt.Sprintf(`{"requested_by":%q}`, w.sam.id)
+	queued := w.createRun(t, w.helper, w.ticketThread, requested, http.StatusCreated)
+	running := w.createRun(t, w.helper, w.ticketThread, fmt.Sprintf(`{"requested_by":%q,"state":"running","progress":"Reading"}`, w.sam.id), http.StatusCreated)
+	kept := w.createRun(t, w.helper, w.ticketThread, requested, http.StatusCreated)
+	after := w.head(t)
+
+	w.env.Clock.Advance(6 * time.Minute)
+	kept = w.updateRun(t, w.helper, kept.Id, `{"state":"running","progress":"Still at it"}`, http.StatusOK)
+	w.env.Clock.Advance(4 * time.Minute)
+	if n, err := w.env.App.ExpireRuns(t.Context()); err != nil || n != 0 {
+		t.Fatalf("ExpireRuns at agents.run_stale_after = %d, %v; want 0 (not past it yet)", n, err)
+	}
+	w.env.Clock.Advance(time.Second)
+	for _, want := range []int{1, 1, 0} {
+		if n, err := w.env.App.ExpireRuns(t.Context()); err != nil || n != want {
+			t.Fatalf("ExpireRuns = %d, %v; want %d (agents.run_expiry_batch a sweep)", n, err, want)
+		}
+	}
+
+	var inst apigen.InstanceInfo
+	w.must(t, w.sam, http.MethodGet, "/api/v1/instance", "", http.StatusOK, &inst)
+	events, _ := w.catchUp(t, w.sam, after, 0)
+	var expired []uuid.UUID
+	for _, e := range events {
+		if e.Type != "run.updated" {
+			continue
+		}
+		var p apigen.Run
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		var run struct {
+			RunID uuid.UUID `json:"run_id"`
+		}
+		if err := json.Unmarshal(e.Payload, &run); err != nil {
+			t.Fatal(err)
+		}
+		if run.RunID == kept.Id {
+			continue
+		}
+		if e.Actor == nil || e.Actor.Kind != "system" || e.Actor.ID != inst.Id || p.State != apigen.RunStateFailed ||
+			p.Progress != agentsdomain.ExpiredProgress || p.EndedAt == nil {
+			t.Fatalf("expiry event %d: actor %+v, payload %s", e.Seq, e.Actor, e.Payload)
+		}
+		expired = append(expired, run.RunID)
+	}
+	if want := []uuid.UUID{queued.Id, running.Id}; !slices.Equal(expired, want) {
+		t.Fatalf("Sam received the expiry of %v, want %v", expired, want)
+	}
+
+	s, _ := w.snapshot(t, w.sam)
+	if len(s.ActiveRuns) != 1 || s.ActiveRuns[0].Id != kept.Id || s.ActiveRuns[0].Version != kept.Version {
+		t.Fatalf("Sam's active_runs after the expiry = %+v, want only %s as it was", s.ActiveRuns, kept.Id)
+	}
+	for _, id := range []uuid.UUID{queued.Id, running.Id} {
+		var got apigen.Run
+		w.must(t, w.sam, http.MethodGet, "/api/v1/runs/"+id.String(), "", http.StatusOK, &got)
+		if got.State != apigen.RunStateFailed || got.Progress != agentsdomain.ExpiredProgress || got.EndedAt == nil {
+			t.Fatalf("getRun of an expired run = %+v", got)
+		}
+		w.updateRun(t, w.helper, id, `{"state":"succeeded"}`, http.StatusConflict)
+	}
+
+	// Past the key for the kept run too: it expires on the next sweep.
+	w.env.Clock.Advance(10 * time.Minute)
+	if n, err := w.env.App.ExpireRuns(t.Context()); err != nil || n != 1 {
+		t.Fatalf("ExpireRuns for the kept run = %d, %v; want 1", n, err)
+	}
+	if s, _ := w.snapshot(t, w.sam); len(s.ActiveRuns) != 0 {
+		t.Fatalf("active_runs = %+v, want none", s.ActiveRuns)
 	}
 }

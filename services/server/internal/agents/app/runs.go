@@ -44,6 +44,10 @@ type RunStore interface {
 	UpdateRun(ctx context.Context, r domain.Run) error
 	// RunsInProgress returns the queued and running runs the filter admits, oldest first.
 	RunsInProgress(ctx context.Context, f RunFilter) ([]domain.Run, error)
+	// StaleRuns returns, locked until the transaction of ctx ends, at most limit queued or
+	// running runs last updated before updatedBefore, oldest first; a run another
+	// transaction holds is skipped (that transaction decides it).
+	StaleRuns(ctx context.Context, updatedBefore time.Time, limit int) ([]domain.Run, error)
 }
 
 // RunFilter is the SQL prefilter of the runs in progress for one reader, taken from its
@@ -106,6 +110,10 @@ type RunsDeps struct {
 	Clock clock.Clock
 	// ProgressMaxLength is agents.run_progress_max_length; at least 1.
 	ProgressMaxLength int
+	// StaleAfter is agents.run_stale_after; more than 0.
+	StaleAfter time.Duration
+	// ExpiryBatch is agents.run_expiry_batch; at least 1.
+	ExpiryBatch int
 	// Invocations acknowledges the invocation a new run names (Invocations.AckForRun);
 	// optional: nil refuses every invocation_id.
 	Invocations RunInvocations
@@ -129,6 +137,8 @@ type Runs struct {
 	appender    kernel.Appender
 	clock       clock.Clock
 	progressMax int
+	staleAfter  time.Duration
+	expiryBatch int
 	invocations RunInvocations
 }
 
@@ -157,13 +167,19 @@ func NewRuns(deps RunsDeps) (*Runs, error) {
 	if deps.ProgressMaxLength < 1 {
 		errs = append(errs, fmt.Errorf("%s is %d, want at least 1", KeyRunProgressMaxLength.Name, deps.ProgressMaxLength))
 	}
+	if deps.StaleAfter <= 0 {
+		errs = append(errs, fmt.Errorf("%s is %v, want more than 0", KeyRunStaleAfter.Name, deps.StaleAfter))
+	}
+	if deps.ExpiryBatch < 1 {
+		errs = append(errs, fmt.Errorf("%s is %d, want at least 1", KeyRunExpiryBatch.Name, deps.ExpiryBatch))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("agents runs: %w", err)
 	}
 	return &Runs{
 		tx: deps.Tx, store: deps.Store, threads: deps.Threads, directory: deps.Directory,
 		authz: deps.Authorizer, appender: deps.Appender, clock: deps.Clock, progressMax: deps.ProgressMaxLength,
-		invocations: deps.Invocations,
+		staleAfter: deps.StaleAfter, expiryBatch: deps.ExpiryBatch, invocations: deps.Invocations,
 	}, nil
 }
 
@@ -380,6 +396,44 @@ func (s *Runs) change(ctx context.Context, id uuid.UUID, allow func(context.Cont
 		return agents.Run{}, err
 	}
 	return toRun(out), nil
+}
+
+// Expire ends the stale runs (ADR 0032) in one transaction with the clock's time: at most
+// agents.run_expiry_batch queued or running runs whose last update is more than
+// agents.run_stale_after old, oldest first, each locked, failed with domain.ExpiredProgress
+// as its progress (domain.Run.Expire) and stored with its run.updated, whose actor is the
+// system (systemActor, the instance's id). A run changed by another transaction meanwhile is
+// skipped by the store and looked at again by the next sweep. It returns how many runs it
+// ended; the invocation sweeper's loop calls it once a tick.
+func (s *Runs) Expire(ctx context.Context, systemActor uuid.UUID) (int, error) {
+	now := s.clock.Now().UTC()
+	var expired int
+	err := s.tx.RunInTx(ctx, func(ctx context.Context) error {
+		expired = 0
+		// A run updated exactly agents.run_stale_after ago is not stale yet.
+		stale, err := s.store.StaleRuns(ctx, now.Add(-s.staleAfter), s.expiryBatch)
+		if err != nil {
+			return err
+		}
+		for _, r := range stale {
+			next, err := r.Expire(now, domain.ExpiredProgress)
+			if err != nil {
+				return err
+			}
+			if err := s.store.UpdateRun(ctx, next); err != nil {
+				return err
+			}
+			if err := s.appender.Append(ctx, runEvent(RunUpdated, systemActor, next)); err != nil {
+				return err
+			}
+			expired++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("agents: expire runs: %w", err)
+	}
+	return expired, nil
 }
 
 // InProgress implements agents.Runs: the queued and running runs in the places the actor's

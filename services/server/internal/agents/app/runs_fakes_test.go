@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -27,6 +28,8 @@ type memRuns struct {
 	locked []uuid.UUID
 	// filters are the prefilters RunsInProgress was asked with.
 	filters []app.RunFilter
+	// staleErr, when set, is StaleRuns' error.
+	staleErr error
 }
 
 func newMemRuns() *memRuns { return &memRuns{runs: map[uuid.UUID]domain.Run{}} }
@@ -61,6 +64,25 @@ func (m *memRuns) UpdateRun(_ context.Context, r domain.Run) error {
 	defer m.mu.Unlock()
 	m.runs[r.ID] = r
 	return nil
+}
+
+// StaleRuns is the store's query over the map: the runs in progress updated before
+// updatedBefore, in creation order, at most limit, each recorded as locked. stale, when set,
+// fails it.
+func (m *memRuns) StaleRuns(_ context.Context, updatedBefore time.Time, limit int) ([]domain.Run, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.staleErr != nil {
+		return nil, m.staleErr
+	}
+	var out []domain.Run
+	for _, id := range m.order {
+		if r := m.runs[id]; !r.State.Final() && r.UpdatedAt.Before(updatedBefore) && len(out) < limit {
+			out = append(out, r)
+			m.locked = append(m.locked, id)
+		}
+	}
+	return out, nil
 }
 
 func (m *memRuns) RunsInProgress(_ context.Context, f app.RunFilter) ([]domain.Run, error) {

@@ -13,6 +13,7 @@ import (
 
 	"bothy.example.com/server/internal/agents"
 	"bothy.example.com/server/internal/agents/app"
+	"bothy.example.com/server/internal/agents/domain"
 	"bothy.example.com/server/internal/authz"
 	"bothy.example.com/server/internal/identity"
 	"bothy.example.com/server/internal/kernel"
@@ -57,7 +58,7 @@ func newRunsWorld(t *testing.T) *runsWorld {
 	var err error
 	w.runs, err = app.NewRuns(app.RunsDeps{
 		Tx: stagingTx{log: w.log}, Store: w.store, Threads: places, Directory: dir, Authorizer: w.authz,
-		Appender: w.log, Clock: w.clock, ProgressMaxLength: 10,
+		Appender: w.log, Clock: w.clock, ProgressMaxLength: 10, StaleAfter: 30 * time.Minute, ExpiryBatch: 2,
 		// w.other doubles as the id of Helper's invocation in the direct message's thread.
 		Invocations: fakeRunInvocations{w.other: w.dmThread},
 	})
@@ -88,7 +89,7 @@ func (w *runsWorld) create(t *testing.T, requester uuid.UUID) agents.Run {
 func TestNewRunsRefusesMissingDependencies(t *testing.T) {
 	t.Parallel()
 	_, err := app.NewRuns(app.RunsDeps{})
-	for _, want := range []string{"transaction runner", "run store", "thread places", "directory port", "authorizer", "appender", "clock", "agents.run_progress_max_length"} {
+	for _, want := range []string{"transaction runner", "run store", "thread places", "directory port", "authorizer", "appender", "clock", "agents.run_progress_max_length", "agents.run_stale_after", "agents.run_expiry_batch"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("NewRuns(empty) = %v, want it to name %s", err, want)
 		}
@@ -523,4 +524,88 @@ func (f fakeRunInvocations) AckForRun(_ context.Context, id, threadID uuid.UUID)
 		return agents.Invocation{}, problem.Validation(problem.FieldError{Field: "invocation_id", Message: "must be an invocation of yours in this thread"})
 	}
 	return agents.Invocation{ID: id, ThreadID: threadID, State: agents.InvocationAcknowledged}, nil
+}
+
+// TestExpireStaleRuns: the sweep fails the queued and running runs nobody updated within
+// agents.run_stale_after (ADR 0032), at most agents.run_expiry_batch per call and oldest
+// first, each locked and stored with its run.updated by the system actor in the sweep's
+// transaction; a run updated since, and a finished run, are left alone.
+func TestExpireStaleRuns(t *testing.T) {
+	t.Parallel()
+	w := newRunsWorld(t)
+	system := uuid.New()
+	queued := w.create(t, w.alex)
+	running := w.create(t, w.sam)
+	if _, err := w.runs.Update(w.as(w.helper), running.ID, agents.RunChange{State: "running"}); err != nil {
+		t.Fatal(err)
+	}
+	finished := w.create(t, w.alex)
+	if _, err := w.runs.Cancel(w.as(w.alex), finished.ID); err != nil {
+		t.Fatal(err)
+	}
+	third := w.create(t, w.alex)
+	fresh := w.create(t, w.sam)
+	w.clock.Advance(20 * time.Minute)
+	if _, err := w.runs.Update(w.as(w.helper), fresh.ID, agents.RunChange{State: "running"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Exactly agents.run_stale_after since the last update is not stale yet.
+	w.clock.Advance(10 * time.Minute)
+	before := len(w.log.events())
+	if n, err := w.runs.Expire(context.Background(), system); err != nil || n != 0 {
+		t.Fatalf("Expire before the key passed = %d, %v; want 0", n, err)
+	}
+	w.clock.Advance(time.Microsecond)
+	now := w.clock.Now().UTC()
+	var expired []uuid.UUID
+	for _, want := range []int{2, 1, 0} {
+		n, err := w.runs.Expire(context.Background(), system)
+		if err != nil || n != want {
+			t.Fatalf("Expire = %d, %v; want %d (agents.run_expiry_batch bounds a call)", n, err, want)
+		}
+	}
+	events := w.log.events()[before:]
+	for _, e := range events {
+		var p struct {
+			RunID    uuid.UUID `json:"run_id"`
+			State    string    `json:"state"`
+			Progress string    `json:"progress"`
+		}
+		b, _ := json.Marshal(e.Payload)
+		if err := json.Unmarshal(b, &p); err != nil {
+			t.Fatal(err)
+		}
+		if e.Type != app.RunUpdated || e.ActorID != system || p.State != "failed" || p.Progress != domain.ExpiredProgress {
+			t.Fatalf("expiry event %s by %s: %s", e.Type, e.ActorID, b)
+		}
+		expired = append(expired, p.RunID)
+	}
+	if want := []uuid.UUID{queued.ID, running.ID, third.ID}; !slices.Equal(expired, want) {
+		t.Fatalf("expired %v, want %v (oldest first)", expired, want)
+	}
+	for _, id := range expired {
+		r, _ := w.store.Run(context.Background(), id)
+		if r.State != domain.RunFailed || r.Progress != domain.ExpiredProgress || !r.EndedAt.Equal(now) || !r.UpdatedAt.Equal(now) {
+			t.Fatalf("expired run %+v", r)
+		}
+	}
+	for _, tc := range []struct {
+		id   uuid.UUID
+		want domain.RunState
+	}{{fresh.ID, domain.RunRunning}, {finished.ID, domain.RunCancelled}} {
+		if r, _ := w.store.Run(context.Background(), tc.id); r.State != tc.want {
+			t.Fatalf("run %s is %s, want %s untouched", tc.id, r.State, tc.want)
+		}
+	}
+
+	// A store that fails rolls the sweep back and says so.
+	w.clock.Advance(time.Hour)
+	w.store.staleErr = errBoom
+	if n, err := w.runs.Expire(context.Background(), system); !errors.Is(err, errBoom) || n != 0 {
+		t.Fatalf("Expire over a failing store = %d, %v", n, err)
+	}
+	if r, _ := w.store.Run(context.Background(), fresh.ID); r.State != domain.RunRunning {
+		t.Fatalf("a failed sweep changed %+v", r)
+	}
 }

@@ -168,3 +168,21 @@ func (r Run) Apply(c Change) (Run, error) {
 	}
 	return next, nil
 }
+
+// ExpiredProgress is the progress text of a run the stale-run sweep failed (Run.Expire).
+const ExpiredProgress = "Expired: no update within agents.run_stale_after."
+
+// Expire returns the run failed by the stale-run sweep (ADR 0032): a queued or running run
+// that nobody updated within agents.run_stale_after ends as failed at at, with progress as its
+// text, even from queued, where the agent's own machine has no edge to failed (the agent is
+// gone and never started it). ErrRunFinished for a finished run, which is returned unchanged.
+func (r Run) Expire(at time.Time, progress string) (Run, error) {
+	if r.State.Final() {
+		return r, fmt.Errorf("%w: it is %s", ErrRunFinished, r.State)
+	}
+	next := r
+	next.State, next.Progress = RunFailed, progress
+	next.Version++
+	next.UpdatedAt, next.EndedAt = at, at
+	return next, nil
+}

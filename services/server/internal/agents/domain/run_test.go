@@ -179,3 +179,30 @@ func TestRunApply(t *testing.T) {
 		})
 	}
 }
+
+// TestRunExpire: a queued or running run expires as failed (ADR 0032), from either state,
+// with the expiry's progress text, one version more and ended at the expiry; a finished run
+// does not expire.
+func TestRunExpire(t *testing.T) {
+	t.Parallel()
+	created := time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
+	at := created.Add(time.Hour)
+	for _, from := range domain.RunStates() {
+		r := domain.Run{ID: uuid.New(), State: from, Progress: "Reading", Version: 3, CreatedAt: created, UpdatedAt: created}
+		if from.Final() {
+			r.EndedAt = created
+		}
+		got, err := r.Expire(at, "Expired.")
+		if from.Final() {
+			if !errors.Is(err, domain.ErrRunFinished) || got != r {
+				t.Errorf("Expire of a %s run = %+v, %v; want it unchanged and ErrRunFinished", from, got, err)
+			}
+			continue
+		}
+		want := r
+		want.State, want.Progress, want.Version, want.UpdatedAt, want.EndedAt = domain.RunFailed, "Expired.", 4, at, at
+		if err != nil || got != want {
+			t.Errorf("Expire of a %s run = %+v, %v; want %+v", from, got, err, want)
+		}
+	}
+}

@@ -27,6 +27,8 @@ var (
 	runUpdate string
 	//go:embed queries/run_list_in_progress.sql
 	runListInProgress string
+	//go:embed queries/run_list_stale.sql
+	runListStale string
 )
 
 // Runs implements app.RunStore over agents.runs.
@@ -85,6 +87,19 @@ func (s *Runs) RunsInProgress(ctx context.Context, f app.RunFilter) ([]domain.Ru
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Run, error) { return scanRun(row) })
 	if err != nil {
 		return nil, fmt.Errorf("agents: list runs in progress: %w", err)
+	}
+	return out, nil
+}
+
+// StaleRuns implements app.RunStore in one query (queries/run_list_stale.sql).
+func (s *Runs) StaleRuns(ctx context.Context, updatedBefore time.Time, limit int) ([]domain.Run, error) {
+	rows, err := s.runner.DB(ctx).Query(ctx, runListStale, updatedBefore, limit)
+	if err != nil {
+		return nil, fmt.Errorf("agents: stale runs: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Run, error) { return scanRun(row) })
+	if err != nil {
+		return nil, fmt.Errorf("agents: stale runs: %w", err)
 	}
 	return out, nil
 }

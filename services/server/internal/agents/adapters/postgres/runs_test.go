@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	agentspg "bothy.example.com/server/internal/agents/adapters/postgres"
@@ -124,6 +126,126 @@ func TestRuns(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("RunsInProgress(%+v) = %+v, want %+v", f, got, want)
 		}
+	}
+}
+
+// TestStaleRuns: the expiry sweep's query (ADR 0032) returns the queued and running runs last
+// updated before the cutoff, oldest first, at most the limit, locked: a second transaction
+// skips them, and a run another transaction holds is skipped; a finished run and one updated
+// at or after the cutoff are never returned. Its plan reads the partial index
+// runs_in_progress.
+func TestStaleRuns(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.New(t)
+	runner := tx.NewRunner(pool)
+	store := agentspg.NewRuns(runner)
+	ctx := t.Context()
+	at := time.Date(2026, 12, 1, 9, 30, 15, 123456000, time.UTC)
+	cutoff := at.Add(time.Hour)
+	newRun := func(created, updated time.Time, state domain.RunState) domain.Run {
+		r := domain.Run{
+			ID: ids.New(), AgentID: ids.New(), ThreadID: ids.New(), ChannelID: ids.New(), SpaceID: ids.New(),
+			RequestedBy: ids.New(), State: state, Version: 1, CreatedAt: created, UpdatedAt: updated,
+		}
+		if state.Final() {
+			r.EndedAt = updated
+		}
+		if err := store.InsertRun(ctx, r); err != nil {
+			t.Fatalf("InsertRun: %v", err)
+		}
+		return r
+	}
+	second := newRun(at.Add(time.Second), at.Add(time.Minute), domain.RunRunning)
+	first := newRun(at, at, domain.RunQueued)
+	third := newRun(at.Add(2*time.Second), cutoff.Add(-time.Microsecond), domain.RunQueued)
+	newRun(at, cutoff, domain.RunRunning)                 // updated at the cutoff: not stale
+	newRun(at, cutoff.Add(time.Minute), domain.RunQueued) // fresh
+	newRun(at, at, domain.RunFailed)                      // finished
+	newRun(at, at, domain.RunCancelled)                   // finished
+
+	idsOf := func(rs []domain.Run) []uuid.UUID {
+		out := make([]uuid.UUID, len(rs))
+		for i, r := range rs {
+			out[i] = r.ID
+		}
+		return out
+	}
+	got, err := store.StaleRuns(ctx, cutoff, 10)
+	if err != nil {
+		t.Fatalf("StaleRuns: %v", err)
+	}
+	if want := []domain.Run{first, second, third}; !slices.Equal(got, want) {
+		t.Fatalf("StaleRuns = %v, want %v", idsOf(got), idsOf(want))
+	}
+	if got, err := store.StaleRuns(ctx, cutoff, 2); err != nil || !slices.Equal(idsOf(got), []uuid.UUID{first.ID, second.ID}) {
+		t.Fatalf("StaleRuns limited to 2 = %v, %v", idsOf(got), err)
+	}
+
+	// Locked until the transaction ends: a concurrent sweep skips what the first holds, and
+	// a run under an update is skipped too.
+	holding := make(chan struct{})
+	release := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- runner.RunInTx(ctx, func(ctx context.Context) error {
+			if _, err := store.RunForUpdate(ctx, third.ID); err != nil {
+				return err
+			}
+			held, err := store.StaleRuns(ctx, cutoff, 1)
+			if err != nil {
+				return err
+			}
+			if len(held) != 1 || held[0].ID != first.ID {
+				t.Errorf("the first sweep got %v, want %s", idsOf(held), first.ID)
+			}
+			close(holding)
+			<-release
+			return nil
+		})
+	}()
+	select {
+	case <-holding:
+	case err := <-done:
+		t.Fatalf("the holding transaction ended early: %v", err)
+	}
+	err = runner.RunInTx(ctx, func(ctx context.Context) error {
+		got, err := store.StaleRuns(ctx, cutoff, 10)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(idsOf(got), []uuid.UUID{second.ID}) {
+			t.Errorf("a concurrent sweep got %v, want only %s (the others are held)", idsOf(got), second.ID)
+		}
+		return nil
+	})
+	close(release)
+	if err != nil {
+		t.Fatalf("concurrent sweep: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("holding transaction: %v", err)
+	}
+
+	// The partial index on the runs in progress serves the query (with sequential scans off:
+	// a table this small is read whole otherwise).
+	var lines []string
+	err = runner.RunInTx(ctx, func(ctx context.Context) error {
+		db := runner.DB(ctx)
+		if _, err := db.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+			return err
+		}
+		rows, err := db.Query(ctx, "EXPLAIN (COSTS OFF) "+agentspg.StaleRunsSQL, cutoff, 10)
+		if err != nil {
+			return err
+		}
+		lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	if err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	if plan := strings.Join(lines, "\n"); !strings.Contains(plan, "runs_in_progress") {
+		t.Errorf("the stale runs' plan does not read runs_in_progress:\n%s", plan)
 	}
 }
 

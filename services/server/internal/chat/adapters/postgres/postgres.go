@@ -352,7 +352,8 @@ func (s *Store) PostMessage(ctx context.Context, m chat.Message) (app.Posting, e
 		at time.Time
 	)
 	t, err := scanThread(s.runner.DB(ctx).QueryRow(ctx, messagePost, m.ID, m.ThreadID, m.AuthorID, m.ContentMD,
-		m.CreatedAt, toTime(m.EditedAt), toTime(m.RedactedAt), toText(m.ExternalKey), nonNil(m.MentionIDs)), &p.ChannelArchived, &at)
+		m.CreatedAt, toTime(m.EditedAt), toTime(m.RedactedAt), toText(m.ExternalKey), nonNil(m.MentionIDs), toUUID(m.InvocationID)),
+		&p.ChannelArchived, &at)
 	if isUnique(err, externalKeyIndex) {
 		return app.Posting{}, chat.ErrDuplicateKey
 	}
@@ -572,10 +573,11 @@ func scanMessage(row pgx.Row) (chat.Message, error) {
 		space            pgtype.UUID
 		edited, redacted pgtype.Timestamptz
 		key              pgtype.Text
+		invocation       pgtype.UUID
 		mentioned        []uuid.UUID
 	)
 	err := row.Scan(&m.ID, &m.ThreadID, &m.ChannelID, &space, &m.Seq, &m.AuthorID, &m.ContentMD, &m.CreatedAt,
-		&edited, &redacted, &key, &mentioned)
+		&edited, &redacted, &key, &invocation, &mentioned)
 	if err != nil {
 		return chat.Message{}, err
 	}
@@ -583,6 +585,7 @@ func scanMessage(row pgx.Row) (chat.Message, error) {
 	m.CreatedAt = m.CreatedAt.UTC()
 	m.EditedAt, m.RedactedAt = fromTime(edited), fromTime(redacted)
 	m.ExternalKey = key.String
+	m.InvocationID = fromUUID(invocation)
 	if len(mentioned) > 0 {
 		m.MentionIDs = mentioned
 	}

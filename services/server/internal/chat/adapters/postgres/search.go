@@ -41,10 +41,11 @@ func (s *Store) SearchMessages(ctx context.Context, spec app.SearchSpec) ([]app.
 			space            pgtype.UUID
 			edited, redacted pgtype.Timestamptz
 			key              pgtype.Text
+			invocation       pgtype.UUID
 		)
 		m := &r.Message
 		err := row.Scan(&m.ID, &m.ThreadID, &m.ChannelID, &space, &m.Seq, &m.AuthorID, &m.ContentMD, &m.CreatedAt,
-			&edited, &redacted, &key, &m.MentionIDs, &r.Rank, &r.Headline)
+			&edited, &redacted, &key, &invocation, &m.MentionIDs, &r.Rank, &r.Headline)
 		if err != nil {
 			return r, err
 		}
@@ -52,6 +53,7 @@ func (s *Store) SearchMessages(ctx context.Context, spec app.SearchSpec) ([]app.
 		m.CreatedAt = m.CreatedAt.UTC()
 		m.EditedAt, m.RedactedAt = fromTime(edited), fromTime(redacted)
 		m.ExternalKey = key.String
+		m.InvocationID = fromUUID(invocation)
 		if len(m.MentionIDs) == 0 {
 			m.MentionIDs = nil
 		}

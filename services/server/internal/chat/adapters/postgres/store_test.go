@@ -609,6 +609,58 @@ func TestPostMessageTimeNeverFalls(t *testing.T) {
 	}
 }
 
+// TestMessageInvocationIsStored: the invocation a reply answers, posted with it, comes back
+// from every read of the message (Message, Messages, LockMessage, SearchMessages); a message
+// that answers none reads as uuid.Nil.
+func TestMessageInvocationIsStored(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := t.Context()
+	c := e.channel(t, e.space(t, "Support").ID, "general")
+	th, first := e.thread(t, c)
+	invocation := ids.New()
+	reply := domain.NewMessage(ids.New(), th, robin, chat.MessageInput{ThreadID: th.ID, ContentMD: "cartridge half full"}, nil, start)
+	reply.InvocationID = invocation
+	err := e.runner.RunInTx(ctx, func(ctx context.Context) error {
+		_, err := e.store.PostMessage(ctx, reply)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("PostMessage: %v", err)
+	}
+	want := map[uuid.UUID]uuid.UUID{first.ID: uuid.Nil, reply.ID: invocation}
+	check := func(read string, m chat.Message, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", read, err)
+		}
+		if w, ok := want[m.ID]; !ok || m.InvocationID != w {
+			t.Fatalf("%s: message %s answers %s, want %s", read, m.ID, m.InvocationID, w)
+		}
+	}
+	for id := range want {
+		m, err := e.store.Message(ctx, id)
+		check("Message", m, err)
+		err = e.runner.RunInTx(ctx, func(ctx context.Context) error {
+			m, err = e.store.LockMessage(ctx, id)
+			return err
+		})
+		check("LockMessage", m, err)
+	}
+	page, err := e.store.Messages(ctx, th.ID, 0, 10)
+	if err != nil || len(page) != 2 {
+		t.Fatalf("Messages = %d, %v", len(page), err)
+	}
+	for _, m := range page {
+		check("Messages", m, nil)
+	}
+	rows, err := e.store.SearchMessages(ctx, app.SearchSpec{Text: "cartridge", Visible: app.SearchVisibility{All: true}, Limit: 10, ExcerptWords: 10})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("SearchMessages = %d rows, %v", len(rows), err)
+	}
+	check("SearchMessages", rows[0].Message, nil)
+}
+
 func TestCountersAndUnreadMentions(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

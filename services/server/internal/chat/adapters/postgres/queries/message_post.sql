@@ -1,5 +1,5 @@
 -- Posts the message $1 in the thread $2 in one statement (author $3, text $4, time $5, edit and
--- redaction times $6 and $7, external key $8): gives it the thread's next seq (last_message_seq and
+-- redaction times $6 and $7, external key $8, the invocation it answers $10 or NULL): gives it the thread's next seq (last_message_seq and
 -- version advanced by one), stores it with one mention row per mentioned principal ($9) and
 -- moves the thread's activity (last_message_at) to its time. The UPDATE's row lock is held
 -- until the transaction ends, so the posters of one thread take their seqs one after the
@@ -20,8 +20,8 @@ WITH advanced AS (
               t.last_message_seq, t.unread_floor_seq, c.archived_at IS NOT NULL AS archived,
               t.last_message_at
 ), created AS (
-    INSERT INTO chat.messages (id, thread_id, channel_id, seq, author_id, content_md, created_at, edited_at, redacted_at, external_key)
-    SELECT $1, a.id, a.channel_id, a.last_message_seq, $3, $4, a.last_message_at, $6, $7, $8
+    INSERT INTO chat.messages (id, thread_id, channel_id, seq, author_id, content_md, created_at, edited_at, redacted_at, external_key, invocation_id)
+    SELECT $1, a.id, a.channel_id, a.last_message_seq, $3, $4, a.last_message_at, $6, $7, $8, $10
     FROM advanced AS a
     WHERE NOT a.archived
     RETURNING id, thread_id, channel_id, seq

@@ -15,7 +15,7 @@ WITH query AS MATERIALIZED (
 ),
 page AS (
     SELECT m.id, m.thread_id, m.channel_id, t.space_id, m.seq, m.author_id, m.content_md,
-           m.created_at, m.edited_at, m.redacted_at, m.external_key,
+           m.created_at, m.edited_at, m.redacted_at, m.external_key, m.invocation_id,
            ts_rank(m.search_vector, query.q) AS rank
     FROM query, chat.messages m
     JOIN chat.threads t ON t.id = m.thread_id
@@ -38,6 +38,7 @@ page AS (
 )
 SELECT page.id, page.thread_id, page.channel_id, page.space_id, page.seq, page.author_id,
        page.content_md, page.created_at, page.edited_at, page.redacted_at, page.external_key,
+       page.invocation_id,
        ARRAY(SELECT mn.principal_id FROM chat.mentions mn WHERE mn.message_id = page.id ORDER BY mn.principal_id),
        page.rank,
        ts_headline('simple', translate(page.content_md, E'\x02\x03', '  '), query.q, $14)
