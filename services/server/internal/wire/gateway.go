@@ -43,6 +43,7 @@ func newGateway(a access, l eventLog, lim *limits, clk clock.Clock, logger *slog
 		CatchUp:         a.sync.catchUp,
 		Consumers:       a.sync.consumers,
 		Heartbeats:      gatewayHeartbeats{presence: a.presence},
+		FrameWrites:     lim.gatewayFrameWrites(),
 		Snapshot:        a.sync.snapshot,
 		SnapshotEncoder: gateway.SnapshotEncoderFunc(snapshotJSON),
 		Tail:            l.tail,

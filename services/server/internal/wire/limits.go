@@ -186,6 +186,31 @@ func (l *limits) gatewayFailedAuth() gateway.FailedAuth {
 	return failedAuthBucket{l: l.failedAuth, addrs: l.addrs}
 }
 
+// gatewayFrameWrites is the gateway's port to the per-token write limit: its ack and
+// heartbeat frames take from the bucket their token's REST writes take from, and a refusal is
+// counted under the same name. nil (nothing limited) when the limit is off.
+func (l *limits) gatewayFrameWrites() gateway.FrameWrites {
+	if l.tokenWrites == nil {
+		return nil
+	}
+	return frameWrites{l: l.tokenWrites, refused: l.metrics.Limited}
+}
+
+// frameWrites implements gateway.FrameWrites over the per-token write limiter.
+type frameWrites struct {
+	l       *ratelimit.Limiter
+	refused httpmw.Refused
+}
+
+// Allow implements gateway.FrameWrites.
+func (f frameWrites) Allow(key string) (bool, time.Duration) {
+	ok, wait := f.l.Allow(key)
+	if !ok && f.refused != nil {
+		f.refused(httpmw.LimitTokenWrites)
+	}
+	return ok, wait
+}
+
 // failedAuthBucket implements gateway.FailedAuth over the limiter and the client addresses
 // the FailedAuth middleware uses.
 type failedAuthBucket struct {

@@ -3,6 +3,7 @@ package wire_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -423,4 +424,63 @@ func TestFailedAuthFramesCountPerAddress(t *testing.T) {
 		c.expect("ready")
 	}
 	w.must(t, w.sam, http.MethodGet, "/api/v1/me", "", http.StatusOK, nil)
+}
+
+// TestGatewayWriteFramesTakeTheTokensWrites: an agent's heartbeat frames take from its token's
+// write bucket, the one its REST writes take from (spec 03): within the burst they are carried
+// out; the one beyond it is not, and ends the connection with error too_many_requests,
+// retry_after_ms and 1013, counted by bothy_http_rate_limited_total. Another token is not
+// affected, and once the bucket has refilled the agent reconnects and beats again.
+func TestGatewayWriteFramesTakeTheTokensWrites(t *testing.T) {
+	t.Parallel()
+	w := limitedWorld(t, newChatWorld(t, true), map[config.Key]string{
+		config.RateTokenWritesPerSecond: "1",
+		config.RateTokenWritesBurst:     "3",
+	})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+		defer cancel()
+		if err := w.env.App.Gateway().Shutdown(ctx); err != nil {
+			t.Errorf("gateway shutdown: %v", err)
+		}
+	})
+	runTail(t, w.env.App.Tail())
+	c := mustDial(t, w.env.Server.URL, w.robin.token)
+	c.send(`{"op":"hello"}`)
+	c.expect("ready")
+
+	w.must(t, w.robin, http.MethodPost, "/api/v1/agents/me/heartbeat", "", http.StatusOK, nil) // one of three
+	c.send(`{"op":"heartbeat"}`)
+	c.send(`{"op":"heartbeat"}`)
+	c.send(`{"op":"ping"}`)
+	c.expectPong()
+	c.send(`{"op":"heartbeat"}`)
+	f := c.expect("error")
+	var body struct {
+		Code         string `json:"code"`
+		RetryAfterMS int64  `json:"retry_after_ms"`
+	}
+	if err := json.Unmarshal(f.raw, &body); err != nil {
+		t.Fatal(err)
+	}
+	if body.Code != "too_many_requests" || body.RetryAfterMS < 1 || body.RetryAfterMS > 1000 {
+		t.Fatalf("the heartbeat frame beyond the burst answered %s, want too_many_requests with retry_after_ms in 1..1000", f.raw)
+	}
+	if code, _ := c.closed(); code != gateway.CloseTryAgainLater {
+		t.Fatalf("closed with %d, want %d", code, gateway.CloseTryAgainLater)
+	}
+	if got := metric(t, w, `bothy_http_rate_limited_total{limit="token_writes"}`); !strings.HasSuffix(got, " 1") {
+		t.Fatalf("metric: %s, want 1", got)
+	}
+	// The REST write of the same token finds the same empty bucket; Sam's token is not touched.
+	w.must(t, w.robin, http.MethodPost, "/api/v1/agents/me/heartbeat", "", http.StatusTooManyRequests, nil)
+	w.post(t, w.sam, w.campaignThread, "Sam is not limited by Robin's frames")
+
+	w.env.Clock.Advance(time.Second)
+	again := mustDial(t, w.env.Server.URL, w.robin.token)
+	again.send(`{"op":"hello"}`)
+	again.expect("ready")
+	again.send(`{"op":"heartbeat"}`)
+	again.send(`{"op":"ping"}`)
+	again.expectPong()
 }

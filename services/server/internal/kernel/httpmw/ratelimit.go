@@ -73,6 +73,12 @@ func ActorKey(r *http.Request) string {
 	if !ok {
 		return ""
 	}
+	return ActorKeyOf(a)
+}
+
+// ActorKeyOf is ActorKey's key of an actor: the gateway's frames that write take from the
+// bucket their token's REST writes take from.
+func ActorKeyOf(a actor.Actor) string {
 	return a.PrincipalID.String() + "/" + a.DeviceID.String()
 }
 

@@ -29,6 +29,7 @@ import (
 	"log/slog"
 	"net/http"
 	gosync "sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -135,7 +136,16 @@ func (f SnapshotEncoderFunc) EncodeSnapshot(v syncmod.SnapshotView) ([]byte, err
 	return f(v)
 }
 
-// Deps are what a Gateway needs; all but FailedAuth, Consumers, Heartbeats, Logger and Clock
+// FrameWrites is the per-token write limit the client frames that write (ack, heartbeat) take
+// from, as their REST operations do (http.rate_limit.token_writes_*): wire binds it to that
+// limiter. Key names the connection's principal and device, as the REST limit keys a token.
+type FrameWrites interface {
+	// Allow takes a token of key's bucket; false with how long until it has one again when
+	// it is empty.
+	Allow(key string) (ok bool, wait time.Duration)
+}
+
+// Deps are what a Gateway needs; all but FailedAuth, Consumers, Heartbeats, FrameWrites, Logger and Clock
 // are required.
 type Deps struct {
 	// Authenticator checks the token of the upgrade's Authorization header or of the auth
@@ -168,6 +178,9 @@ type Deps struct {
 	// Heartbeats records agents' heartbeat frames: the agents module's presence; nil
 	// refuses the frame (a bad frame).
 	Heartbeats Heartbeats
+	// FrameWrites limits the ack and heartbeat frames per token; nil when the per-token write
+	// limit is off.
+	FrameWrites FrameWrites
 	// Config holds the gateway.* keys (ConfigFrom).
 	Config Config
 	// Logger receives connection failures; nil discards them. Tokens are never logged.

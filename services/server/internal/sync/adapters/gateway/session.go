@@ -865,13 +865,40 @@ func (s *session) inbound(m inbound) *ending {
 	case m.frame.Op == OpPing:
 		return s.send(pongFrame)
 	case m.frame.Op == OpAck:
+		if end := s.overRate(); end != nil {
+			return end
+		}
 		return s.ack(m.frame.Seq)
 	case m.frame.Op == OpHeartbeat:
+		if end := s.overRate(); end != nil {
+			return end
+		}
 		return s.agentHeartbeat(m.frame)
 	}
 	return s.fatal(CloseBadFrame, problem.Validation(problem.FieldError{
 		Field: "op", Message: "the stream has started: only ping, ack and heartbeat are expected",
 	}))
+}
+
+// errFrameWrites is the problem of a frame that writes beyond its token's write rate.
+var errFrameWrites = problem.New(problem.ErrRateLimited,
+	"This connection's token has sent too many writes. Reconnect after retry_after_ms.")
+
+// overRate takes a write of the connection's token from Deps.FrameWrites for a frame that
+// writes (ack, heartbeat), as its REST operation would: nil when it may write; else the frame
+// is not carried out and the session ends with error too_many_requests, retry_after_ms the
+// bucket's wait (at least one millisecond), and 1013 (spec 03).
+func (s *session) overRate() *ending {
+	if s.g.deps.FrameWrites == nil {
+		return nil
+	}
+	ok, wait := s.g.deps.FrameWrites.Allow(httpmw.ActorKeyOf(s.who))
+	if ok {
+		return nil
+	}
+	p := problem.From(s.ctx, errFrameWrites)
+	ms := max(1, (wait + time.Millisecond - 1).Milliseconds())
+	return &ending{code: CloseTryAgainLater, reason: p.Code, frame: retryErrorFrame(p, ms)}
 }
 
 // errNotAgent refuses the heartbeat frame of a principal that is no agent: only agents
