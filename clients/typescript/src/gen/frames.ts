@@ -87,7 +87,7 @@ export type ErrorFrame = {
   detail: string;
   /** The invalid members of a `validation_failed`. */
   errors?: components["schemas"]["FieldError"][];
-  /** With `unavailable`: how long to wait before reconnecting (`http.unavailable_retry_after` plus jitter). */
+  /** With `unavailable`: how long to wait before reconnecting (`http.unavailable_retry_after` plus jitter). With `too_many_requests` (an `ack` or `heartbeat` frame beyond the token's write rate, `http.rate_limit.token_writes_*`): the time until the token's bucket has room again. */
   retry_after_ms?: number;
 };
 
