@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"bothy.example.com/server/internal/authz"
@@ -12,13 +14,47 @@ import (
 	identitydomain "bothy.example.com/server/internal/identity/domain"
 	instancepg "bothy.example.com/server/internal/instance/adapters/postgres"
 	"bothy.example.com/server/internal/kernel/tx"
+	syncapp "bothy.example.com/server/internal/sync/app"
 )
 
 // versionRead is the permission_version an API request's authentication read with its token
-// (credentialStore), for the handlers after it (withVersionRead).
+// (credentialStore), for the handlers after it (withVersionRead). For a request of a
+// headRoutes operation it also holds the head and the sync epoch, read before the version in
+// the same round trip, for the snapshot (snapshotState).
 type versionRead struct {
 	v  int64
 	ok bool
+	// wantHead asks credentialStore to read the head and the epoch too; head is set once it
+	// did.
+	wantHead bool
+	head     *syncapp.SnapshotHead
+}
+
+// headRoutes are the operations whose use case starts with the head, the epoch and the
+// permission version (getSnapshot, spec 03): their authentication reads all three with the
+// token, so the build saves that round trip.
+var headRoutes = map[route]struct{}{
+	{method: http.MethodGet, pattern: "/api/v1/sync/snapshot"}: {},
+}
+
+// wantsHead reports whether r is a request of a headRoutes operation.
+func wantsHead(r *http.Request) bool {
+	rctx := chi.RouteContext(r.Context())
+	if rctx == nil {
+		return false
+	}
+	_, ok := headRoutes[route{method: routeMethod(r), pattern: rctx.RoutePattern()}]
+	return ok
+}
+
+// readHead returns the head, the epoch and the permission version that ctx's authentication
+// read (credentialStore, for a headRoutes request); ok is false when it read none.
+func readHead(ctx context.Context) (syncapp.SnapshotHead, bool) {
+	vr, _ := ctx.Value(versionReadKey{}).(*versionRead)
+	if vr == nil || vr.head == nil {
+		return syncapp.SnapshotHead{}, false
+	}
+	return *vr.head, true
 }
 
 // versionReadKey keys a request's *versionRead in its context.
@@ -42,7 +78,8 @@ func withVersionRead(authenticate func(http.Handler) http.Handler) func(http.Han
 		})
 		authed := authenticate(known)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			authed.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), versionReadKey{}, &versionRead{})))
+			vr := &versionRead{wantHead: wantsHead(r)}
+			authed.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), versionReadKey{}, vr)))
 		})
 	}
 }
@@ -69,9 +106,19 @@ func (s credentialStore) Credential(ctx context.Context, hash identitydomain.Tok
 	)
 	b := &pgx.Batch{}
 	s.QueueCredential(b, hash, func(c identitydomain.Credential, err error) { cred, cerr = c, err })
+	var head syncapp.SnapshotHead
+	if vr.wantHead {
+		// In snapshotState's order: the head first, the permission version after it.
+		s.instance.QueueEventSeq(b, func(seq int64) { head.Seq = seq })
+		s.instance.QueueSyncEpoch(b, func(epoch uuid.UUID) { head.Epoch = epoch })
+	}
 	s.instance.QueuePermissionVersion(b, func(v int64) { vr.v, vr.ok = v, true })
 	if err := s.runner.DB(ctx).SendBatch(ctx, b).Close(); err != nil {
 		return identitydomain.Credential{}, fmt.Errorf("token and permission version: %w", err)
+	}
+	if vr.wantHead {
+		head.PermissionVersion = vr.v
+		vr.head = &head
 	}
 	return cred, cerr
 }
