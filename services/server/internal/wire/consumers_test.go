@@ -10,11 +10,14 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/jackc/pgx/v5"
 
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/instance"
+	instancepg "bothy.example.com/server/internal/instance/adapters/postgres"
+	"bothy.example.com/server/internal/kernel/tx"
 	"bothy.example.com/server/internal/sync/adapters/gateway"
 	syncapp "bothy.example.com/server/internal/sync/app"
+	"bothy.example.com/server/internal/wire"
 	"bothy.example.com/server/internal/wire/wiretest"
 )
 
@@ -290,15 +293,17 @@ func TestConsumerAfter(t *testing.T) {
 	requireConsumerResync(t, w, fmt.Sprintf("after=%d", head+1), "cursor_ahead", "retry", head)
 	unmoved("after the refusals", want[1])
 
-	// The consumer's epoch is checked with after too (a restore: its epoch is not the
+	// The consumer's epoch is checked with after too (after a restore its epoch is not the
 	// instance's), before the cursor.
-	conn, err := pgx.Connect(t.Context(), w.env.DatabaseURL)
+	pool, err := wire.NewPool(t.Context(), w.env.DatabaseURL, 1)
 	if err != nil {
-		t.Fatalf("connect: %v", err)
+		t.Fatalf("pool: %v", err)
 	}
-	defer func() { _ = conn.Close(context.Background()) }()
-	if _, err := conn.Exec(t.Context(), `UPDATE sync.consumers SET sync_epoch = gen_random_uuid() WHERE principal_id = $1 AND name = 'main'`, w.robin.id); err != nil {
-		t.Fatalf("the consumer from before a restore: %v", err)
+	defer pool.Close()
+	if _, err := instancepg.New(tx.NewRunner(pool)).RotateEpoch(t.Context(), instance.RestoreInput{
+		At: w.env.Clock.Now(), How: instance.RestoreByCommand, Source: "consumer-after.dump",
+	}); err != nil {
+		t.Fatalf("rotate the sync epoch: %v", err)
 	}
 	for _, query := range []string{"", fmt.Sprintf("after=%d", want[2]), fmt.Sprintf("after=%d", head+1)} {
 		requireConsumerResync(t, w, query, "epoch_changed", "snapshot", head)
