@@ -308,6 +308,10 @@ export async function run(t: Target, r: Record): Promise<Event[]> {
   const delivered = expect(r, "listConsumerEvents", 200, await echoClient.GET("/api/v1/consumers/{name}/events", {
     params: { path: { name: "replies" }, query: { limit: 50 } },
   }));
+  // Reading ahead of the acks: the page after the last one's next_cursor.
+  expect(r, "listConsumerEvents", 200, await echoClient.GET("/api/v1/consumers/{name}/events", {
+    params: { path: { name: "replies" }, query: { after: delivered.next_cursor, limit: 50 } },
+  }));
   const last = delivered.events.at(-1);
   if (last !== undefined) {
     expect(r, "ackEvents", 200, await echoClient.POST("/api/v1/consumers/{name}/ack", {

@@ -1209,13 +1209,15 @@ export interface paths {
         /**
          * Catch up from a durable consumer's acked_seq
          * @description One page of catch-up (exactly `listEvents`, for the same actor, at
-         *     delivery time) after the consumer's `acked_seq`, under the epoch the
-         *     consumer was created in. Nothing moves the consumer but `ackEvents`:
-         *     until the client acknowledges, the same page is delivered again (at
-         *     least once). Acknowledge the page's `next_cursor`, not the last event's
-         *     seq, so that invisible events are passed over once. A consumer that
-         *     cannot be served answers 410 `resync_required` (after a restore:
-         *     `epoch_changed`; delete the consumer and create it again).
+         *     delivery time) after the consumer's `acked_seq`, or after `after` when
+         *     the client reads ahead of its acks, under the epoch the consumer was
+         *     created in. Nothing moves the consumer but `ackEvents`: until the
+         *     client acknowledges, the same events are delivered again to a reader
+         *     that starts from `acked_seq` (at least once). Acknowledge the page's
+         *     `next_cursor`, not the last event's seq, so that invisible events are
+         *     passed over once. A consumer that cannot be served answers 410
+         *     `resync_required` (after a restore: `epoch_changed`; delete the
+         *     consumer and create it again).
          */
         get: operations["listConsumerEvents"];
         put?: never;
@@ -7072,6 +7074,17 @@ export interface operations {
         parameters: {
             query?: {
                 /**
+                 * @description Read ahead of the acks: the cursor to continue from (a page's
+                 *     `next_cursor`, as `listEvents`' `after`), so that the next page
+                 *     need not wait for the ack of the one before. The page starts after
+                 *     the greater of `after` and the consumer's `acked_seq` (acknowledged
+                 *     events are not delivered again); a cursor above the head answers
+                 *     410 `cursor_ahead`, and the consumer's epoch is checked as without
+                 *     it. It moves nothing: a reader that restarts without it starts from
+                 *     `acked_seq`. Without it, the page starts after `acked_seq`.
+                 */
+                after?: number;
+                /**
                  * @description Most events in the page; larger values are capped to
                  *     `sync.catchup_page_size`, which is also the default (as are values
                  *     below 1).
@@ -7091,7 +7104,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One page of events after the consumer's `acked_seq`. */
+            /** @description One page of events after the consumer's `acked_seq` (or `after`). */
             200: {
                 headers: {
                     /** @description Always `private, no-store`. */

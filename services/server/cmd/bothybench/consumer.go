@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	_ "embed" // the consumer case's SQL
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -76,11 +77,12 @@ func newConsumerAgent(ctx context.Context, app *wire.App, w *syncWorld) (consume
 }
 
 // consumerCase measures the agent's consumer catch-up from seq 0 to the head, as an agent
-// reads it (a page, then an ack of its next_cursor, then the next page, on one keep-alive
-// connection), beside the same agent's REST catch-up from 0 (GET /api/v1/events?after=, the
-// page's next_cursor as the next cursor) on another, in consumerRounds rounds of REST then
-// consumer. The consumer is rewound to 0 in SQL before each of its rounds (not timed). Both
-// must deliver the same number of events.
+// reads it ahead of its acks (consumerCatchUp: a page with after=<the last next_cursor> on one
+// keep-alive connection while the last page's ack goes out on another), beside the same agent's
+// REST catch-up from 0 (GET /api/v1/events?after=, the page's next_cursor as the next cursor)
+// on the first, in consumerRounds rounds of REST then consumer. The consumer is rewound to 0 in
+// SQL before each of its rounds (not timed). Both must deliver the same number of events, and
+// the consumer's acked_seq must be the head after each of its rounds.
 func consumerCase(ctx context.Context, app *wire.App, w *syncWorld, bare *pgxpool.Pool, progress func(string, ...any)) (consumerResult, error) {
 	res := consumerResult{Rounds: consumerRounds}
 	a, err := newConsumerAgent(ctx, app, w)
@@ -90,6 +92,8 @@ func consumerCase(ctx context.Context, app *wire.App, w *syncWorld, bare *pgxpoo
 	res.Spaces = a.spaces
 	c := newPostClient()
 	defer c.CloseIdleConnections()
+	acks := newPostClient() // the consumer's acks, beside its pages
+	defer acks.CloseIdleConnections()
 	var (
 		buf                        bytes.Buffer
 		consumerTime, restTime     time.Duration
@@ -109,19 +113,28 @@ func consumerCase(ctx context.Context, app *wire.App, w *syncWorld, bare *pgxpoo
 			return res, fmt.Errorf("consumer: rewind: %w", err)
 		}
 		start = time.Now()
-		got, pages, acks, err := consumerCatchUp(ctx, c, w.base, a.token, &buf)
+		got, pages, sent, err := consumerCatchUp(ctx, c, acks, w.base, a.token, &buf)
 		if err != nil {
 			return res, err
 		}
 		consumerTime += time.Since(start)
 		consumerEvents += got
+		head, err := app.Versions().EventSeq(ctx)
+		if err != nil {
+			return res, fmt.Errorf("consumer: the head: %w", err)
+		}
+		if acked, err := consumerAckedSeq(ctx, c, w.base, a.token); err != nil {
+			return res, err
+		} else if acked != head {
+			return res, fmt.Errorf("consumer: acked_seq %d after the catch-up, want the head %d", acked, head)
+		}
 		if got != events {
 			return res, fmt.Errorf("consumer: %d events through the consumer, %d through REST catch-up", got, events)
 		}
 		if events == 0 {
 			return res, fmt.Errorf("consumer: the agent sees no event")
 		}
-		res.Events, res.Pages, res.Acks = got, pages, acks
+		res.Events, res.Pages, res.Acks = got, pages, sent
 	}
 	res.EventsPerSecond = round1(float64(consumerEvents) / consumerTime.Seconds())
 	res.BaselineEventsPerSecond = round1(float64(restEvents) / restTime.Seconds())
@@ -153,36 +166,79 @@ func restCatchUp(ctx context.Context, c *http.Client, base, token string, buf *b
 	}
 }
 
-// consumerCatchUp reads the consumer's pages to the head as token, acknowledging each page's
-// next_cursor before reading the next, and returns the events, pages and acks.
-func consumerCatchUp(ctx context.Context, c *http.Client, base, token string, buf *bytes.Buffer) (events int64, pages, acks int, err error) {
-	url := base + "/api/v1/consumers/" + consumerName + "/events"
-	ack := base + "/api/v1/consumers/" + consumerName + "/ack"
-	var acked int64
+// consumerCatchUp reads the consumer's pages to the head as token, as an agent that reads
+// ahead of its acks does (Kafka's and JetStream's fetch ahead, commit in the background): page
+// n+1 is asked for with after=<page n's next_cursor> on c while page n's ack goes out on
+// acks, a second keep-alive connection, at most one ack in flight (an ack waits for the one
+// before). The last ack is awaited before it returns, and the consumer's acked_seq must then be
+// the head. It returns the events, pages and acks.
+func consumerCatchUp(ctx context.Context, c, acks *http.Client, base, token string, buf *bytes.Buffer) (events int64, pages, sent int, err error) {
+	pageURL := base + "/api/v1/consumers/" + consumerName + "/events"
+	ackURL := base + "/api/v1/consumers/" + consumerName + "/ack"
+	var inFlight chan error // the ack on its way, nil when none
+	wait := func() error {
+		if inFlight == nil {
+			return nil
+		}
+		err := <-inFlight
+		inFlight = nil
+		return err
+	}
+	defer func() { _ = wait() }()
+	var after, acked int64 // the cursor read to, the last ack sent
+	url := pageURL         // the first page starts at acked_seq
 	for {
 		if err := getRaw(ctx, c, url, token, buf); err != nil {
-			return 0, 0, 0, fmt.Errorf("consumer: page after %d: %w", acked, err)
+			return 0, 0, 0, fmt.Errorf("consumer: page after %d: %w", after, err)
 		}
 		next, head, err := pageTail(buf.Bytes())
 		if err != nil {
-			return 0, 0, 0, fmt.Errorf("consumer: page after %d: %w", acked, err)
+			return 0, 0, 0, fmt.Errorf("consumer: page after %d: %w", after, err)
 		}
 		pages++
 		events += countEnvelopes(buf.Bytes())
-		if next <= acked && next != head {
-			return 0, 0, 0, fmt.Errorf("consumer: next_cursor %d does not move on from %d", next, acked)
+		if next <= after && next != head {
+			return 0, 0, 0, fmt.Errorf("consumer: next_cursor %d does not move on from %d", next, after)
 		}
 		if next > acked {
-			if _, err := post(ctx, c, ack, token, []byte(`{"seq":`+strconv.FormatInt(next, 10)+`}`), http.StatusOK); err != nil {
-				return 0, 0, 0, fmt.Errorf("consumer: ack %d: %w", next, err)
+			if err := wait(); err != nil {
+				return 0, 0, 0, err
 			}
-			acks++
+			inFlight = make(chan error, 1)
+			go func(seq int64, done chan<- error) {
+				_, err := post(ctx, acks, ackURL, token, []byte(`{"seq":`+strconv.FormatInt(seq, 10)+`}`), http.StatusOK)
+				if err != nil {
+					err = fmt.Errorf("consumer: ack %d: %w", seq, err)
+				}
+				done <- err
+			}(next, inFlight)
+			sent++
 			acked = next
 		}
-		if acked == head {
-			return events, pages, acks, nil
+		after = next
+		if after == head {
+			if err := wait(); err != nil {
+				return 0, 0, 0, err
+			}
+			return events, pages, sent, nil
 		}
+		url = pageURL + "?after=" + strconv.FormatInt(after, 10)
 	}
+}
+
+// consumerAckedSeq reads the consumer's acked_seq as token.
+func consumerAckedSeq(ctx context.Context, c *http.Client, base, token string) (int64, error) {
+	body, err := call(ctx, c, http.MethodGet, base+"/api/v1/consumers/"+consumerName, token, nil, http.StatusOK)
+	if err != nil {
+		return 0, fmt.Errorf("consumer: read the consumer: %w", err)
+	}
+	var got struct {
+		AckedSeq *int64 `json:"acked_seq"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil || got.AckedSeq == nil {
+		return 0, fmt.Errorf("consumer: no acked_seq in %s", body)
+	}
+	return *got.AckedSeq, nil
 }
 
 // markdown renders the consumer section of docs/benchmarks.md through w.
@@ -190,11 +246,14 @@ func (r consumerResult) markdown(w func(format string, args ...any), events int6
 	w("\n## Consumer catch-up\n\n")
 	w("The sync world's log (%d generated events), read by an agent with a viewer grant on each of\n", events)
 	w("its %d spaces, %d events behind: its durable consumer rewound to seq 0. Figure: the agent\n", r.Spaces, r.Events)
-	w("reads `GET /api/v1/consumers/{name}/events` page by page (the default page size) and\n")
-	w("acknowledges each page's `next_cursor` (`POST /api/v1/consumers/{name}/ack`) before the\n")
-	w("next, as an agent would, to the head (%d pages, %d acks). Baseline: the same agent's REST\n", r.Pages, r.Acks)
-	w("catch-up of the same log, `GET /api/v1/events?after=` from 0 with each page's `next_cursor`,\n")
-	w("both on a keep-alive connection with `Accept-Encoding: identity`, the body read to its end.\n")
+	w("reads `GET /api/v1/consumers/{name}/events` page by page (the default page size) ahead of\n")
+	w("its acks, as Kafka and JetStream pull consumers do: page n+1 with `after=` page n's\n")
+	w("`next_cursor` while page n's ack (`POST /api/v1/consumers/{name}/ack` of that cursor) goes\n")
+	w("out on a second keep-alive connection, at most one ack in flight, the last one awaited\n")
+	w("before the clock stops; the consumer's `acked_seq` is then the head (checked). %d pages,\n", r.Pages)
+	w("%d acks. Baseline: the same agent's REST catch-up of the same log, `GET /api/v1/events?after=`\n", r.Acks)
+	w("from 0 with each page's `next_cursor`, on the pages' connection; every page asked for with\n")
+	w("`Accept-Encoding: identity`, the body read to its end.\n")
 	w("%d rounds of REST then consumer; higher is better; the ratio is figure / baseline.\n\n", r.Rounds)
 	w("| events | pages | acks | consumer events/s | REST events/s | ratio |\n")
 	w("| ---: | ---: | ---: | ---: | ---: | ---: |\n")

@@ -48,8 +48,22 @@ type Consumers interface {
 	// earlier sync epoch, is problem.ErrConflict; an unknown consumer problem.ErrNotFound.
 	Ack(ctx context.Context, name string, seq int64) (Consumer, error)
 	// Events is one page of catch-up (CatchUp.Check, then CatchUp.Page, for the actor in ctx)
-	// after the consumer's AckedSeq, checked against its SyncEpoch. A cursor that cannot be
-	// served is the result's Reason, as CatchUp.Check gives it (CheckResult.Err); Page's
-	// *ResyncError is returned as an error. Nothing but Ack moves the consumer.
-	Events(ctx context.Context, name string, limit int) (CheckResult, PageResult, error)
+	// after the consumer's AckedSeq, or after in.After when the client reads ahead of its
+	// acks and it is above AckedSeq, checked against the consumer's SyncEpoch. A cursor that
+	// cannot be served is the result's Reason, as CatchUp.Check gives it (CheckResult.Err); a
+	// negative in.After is a problem.Validation naming after; Page's *ResyncError is returned
+	// as an error. Nothing but Ack moves the consumer.
+	Events(ctx context.Context, name string, in ConsumerEventsInput) (CheckResult, PageResult, error)
+}
+
+// ConsumerEventsInput is where a consumer's page starts and how long it is.
+type ConsumerEventsInput struct {
+	// After, when AfterGiven, is the client's cursor (a previous page's next_cursor): the page
+	// starts after the greater of it and the consumer's AckedSeq, so a client may ask for the
+	// next page before its ack of the last one arrived. Acknowledged events are never
+	// delivered again this way, whoever acknowledged them.
+	After      int64
+	AfterGiven bool
+	// Limit is the most events of the page, as PageInput.Limit.
+	Limit int
 }

@@ -341,9 +341,10 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		return access{}, err
 	}
 	reader := syncpg.NewReader(runner)
+	check := checkState{runner: runner, instance: log.instance, log: reader}
 	catchUp, err := syncapp.NewCatchUp(syncapp.CatchUpDeps{
 		Log:        reader,
-		State:      checkState{runner: runner, instance: log.instance, log: reader},
+		State:      check,
 		Authorizer: authorizer,
 		Directory:  eventActors{principals: ids, instance: log.instance},
 		Tokens:     invocations,
@@ -352,9 +353,12 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 	if err != nil {
 		return access{}, fmt.Errorf("catch-up: %w", err)
 	}
+	consumerStore := syncpg.NewConsumerStore(runner)
 	consumers, err := syncapp.NewConsumers(syncapp.ConsumersDeps{
-		Store:      syncpg.NewConsumerStore(runner),
+		Store:      consumerStore,
 		CatchUp:    catchUp,
+		PageState:  consumerPageState{check: check, consumers: consumerStore},
+		Checker:    catchUp,
 		Authorizer: authorizer,
 		Clock:      clk,
 		Config:     c.consumers,

@@ -38,14 +38,45 @@ type checkState struct {
 func (c checkState) CheckState(ctx context.Context) (syncapp.CheckState, error) {
 	var st syncapp.CheckState
 	b := &pgx.Batch{}
-	c.instance.QueueEventSeq(b, func(head int64) { st.Head = head })
-	c.log.QueueMinRetainedSeq(b, func(seq int64, ok bool) { st.MinRetainedSeq, st.Retained = seq, ok })
-	c.instance.QueueSyncEpoch(b, func(epoch uuid.UUID) { st.Epoch = epoch })
-	c.instance.QueuePermissionVersion(b, func(v int64) { st.PermissionVersion, st.PermissionVersionRead = v, true })
+	c.queue(b, &st)
 	if err := c.runner.DB(ctx).SendBatch(ctx, b).Close(); err != nil {
 		return syncapp.CheckState{}, fmt.Errorf("head, retention edge, epoch and permission version: %w", err)
 	}
 	return st, nil
+}
+
+// queue queues the check's four reads on b, in their order, into st.
+func (c checkState) queue(b *pgx.Batch, st *syncapp.CheckState) {
+	c.instance.QueueEventSeq(b, func(head int64) { st.Head = head })
+	c.log.QueueMinRetainedSeq(b, func(seq int64, ok bool) { st.MinRetainedSeq, st.Retained = seq, ok })
+	c.instance.QueueSyncEpoch(b, func(epoch uuid.UUID) { st.Epoch = epoch })
+	c.instance.QueuePermissionVersion(b, func(v int64) { st.PermissionVersion, st.PermissionVersionRead = v, true })
+}
+
+// consumerPageState is the consumers' syncapp.ConsumerPageState: the consumer's row (the sync
+// module's ConsumerStore), then checkState's four reads, in one pipelined batch, so a
+// consumer's page costs the round trips of a listEvents page (this batch, then the page). The
+// row is read first: outside a transaction each statement has a snapshot of its own, in order,
+// so the acked_seq read is at or below the head read after it.
+type consumerPageState struct {
+	check     checkState
+	consumers *syncpg.ConsumerStore
+}
+
+// ConsumerPageState implements syncapp.ConsumerPageState.
+func (c consumerPageState) ConsumerPageState(ctx context.Context, principalID uuid.UUID, name string) (syncmod.Consumer, bool, syncapp.CheckState, error) {
+	var (
+		row   syncmod.Consumer
+		found bool
+		st    syncapp.CheckState
+	)
+	b := &pgx.Batch{}
+	c.consumers.QueueGet(b, principalID, name, func(got syncmod.Consumer, ok bool) { row, found = got, ok })
+	c.check.queue(b, &st)
+	if err := c.check.runner.DB(ctx).SendBatch(ctx, b).Close(); err != nil {
+		return syncmod.Consumer{}, false, syncapp.CheckState{}, fmt.Errorf("consumer, head, retention edge, epoch and permission version: %w", err)
+	}
+	return row, found, st, nil
 }
 
 // snapshotState is the snapshot's syncapp.SnapshotState: the head (the event_seq counter),

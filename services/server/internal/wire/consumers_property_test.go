@@ -20,9 +20,10 @@ const consumerWorlds = 3
 
 // TestConsumerProperty is the consumer property test of issue 15. In random worlds Alex posts
 // in a channel the agent Robin reads and in one it does not, Robin's grant is revoked and given
-// again, and Robin's worker runs sessions over REST or the gateway at random; each session is
-// killed after processing a random prefix of what it got, and its ack is lost at random. After
-// every session:
+// again, and Robin's worker runs sessions over REST, over REST reading ahead of its acks
+// (listConsumerEvents?after=, small pages, each page's ack sent a page late or lost), or over
+// the gateway at random; each session is killed after processing a random prefix of what it
+// got, and its acks are lost at random. After every session:
 //
 //   - what the consumer delivered is exactly what listEvents gives Robin from the consumer's
 //     acked_seq at that moment (so nothing Robin may not read reaches it, a grant revoked
@@ -72,8 +73,11 @@ func TestConsumerProperty(t *testing.T) {
 						}
 					}
 					session := w.restSession
-					if r.IntN(2) == 0 {
+					switch r.IntN(3) {
+					case 0:
 						session = w.gatewaySession
+					case 1:
+						session = w.readAheadSession
 					}
 					got, n, sent := session(t, r)
 					for _, s := range got[:n] {
@@ -162,4 +166,45 @@ func (w *consumerWorld) gatewaySession(t *testing.T, r *rand.Rand) ([]int64, int
 		t.Fatalf("acked frame %+v after an ack of %d", a, ack)
 	}
 	return got, n, ack
+}
+
+// readAheadSession is one worker session over REST that reads ahead of its acks, as the
+// benchmark's agent does: small pages (limit 1 to 3), each after the last page's next_cursor
+// (the first one after a random cursor at or below acked_seq, or none: both start at
+// acked_seq). A page's ack (its next_cursor) goes out after the next page was read, so it lags
+// a page, only when the worker processed the whole page before it died (after a random number
+// of the events listEvents gives it), and is lost at random. It returns the seqs delivered, how
+// many of them were processed, and the greatest ack that arrived (-1 when none).
+func (w *consumerWorld) readAheadSession(t *testing.T, r *rand.Rand) ([]int64, int, int64) {
+	t.Helper()
+	acked := w.consumer(t, w.robin, "main", http.StatusOK).AckedSeq
+	n := r.IntN(len(w.restSeqs(t, w.robin, acked)) + 1) // processed before the worker died
+	limit := 1 + r.IntN(3)
+	query := fmt.Sprintf("limit=%d", limit)
+	if r.IntN(2) == 0 {
+		query += fmt.Sprintf("&after=%d", r.Int64N(acked+1))
+	}
+	var got []int64
+	arrived := int64(-1)
+	pendingEnd, pendingCursor := -1, int64(0) // the page whose ack is due, if any
+	ackDue := func() {
+		if pendingEnd < 0 || pendingEnd > n || r.IntN(3) == 0 {
+			return // nothing due, the page not all processed, or the ack lost
+		}
+		w.ack(t, w.robin, "main", pendingCursor, http.StatusOK)
+		arrived = max(arrived, pendingCursor)
+	}
+	for range 1000 {
+		p := w.consumerPageQuery(t, w.robin, "main", query)
+		got = append(got, cuSeqs(p.Events)...)
+		ackDue() // the previous page's ack, now that this one is read
+		pendingEnd, pendingCursor = len(got), p.NextCursor
+		if p.NextCursor == p.HeadSeq {
+			ackDue()
+			return got, min(n, len(got)), arrived
+		}
+		query = fmt.Sprintf("limit=%d&after=%d", limit, p.NextCursor)
+	}
+	t.Fatalf("reading ahead from %d never reached the head", acked)
+	return nil, 0, -1
 }

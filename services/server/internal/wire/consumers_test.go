@@ -12,8 +12,12 @@ import (
 	"github.com/coder/websocket"
 
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/instance"
+	instancepg "bothy.example.com/server/internal/instance/adapters/postgres"
+	"bothy.example.com/server/internal/kernel/tx"
 	"bothy.example.com/server/internal/sync/adapters/gateway"
 	syncapp "bothy.example.com/server/internal/sync/app"
+	"bothy.example.com/server/internal/wire"
 	"bothy.example.com/server/internal/wire/wiretest"
 )
 
@@ -72,6 +76,14 @@ func (w *consumerWorld) consumerPage(t *testing.T, a worldActor, name string) cu
 	if cc := r.Header.Get("Cache-Control"); cc != syncCacheControl {
 		t.Fatalf("listConsumerEvents has Cache-Control %q, want %q", cc, syncCacheControl)
 	}
+	return p
+}
+
+// consumerPageQuery reads one page of a's consumer name with the query (after=, limit=).
+func (w *consumerWorld) consumerPageQuery(t *testing.T, a worldActor, name, query string) cuPage {
+	t.Helper()
+	var p cuPage
+	w.must(t, a, http.MethodGet, "/api/v1/consumers/"+name+"/events?"+query, "", http.StatusOK, &p)
 	return p
 }
 
@@ -212,6 +224,105 @@ func TestConsumerRedeliversUntilAcked(t *testing.T) {
 	w.ack(t, w.robin, "main", first.NextCursor, http.StatusOK)
 	if done := w.consumerPage(t, w.robin, "main"); len(done.Events) != 0 || done.NextCursor != done.HeadSeq {
 		t.Fatalf("after acking the head: %v next_cursor %d head %d, want nothing", cuSeqs(done.Events), done.NextCursor, done.HeadSeq)
+	}
+}
+
+// TestConsumerAfter: listConsumerEvents?after= reads ahead of the acks. The page starts after
+// the greater of after and acked_seq and equals listEvents from there; after moves nothing; a
+// malformed or negative after is 400 naming after, one above the head 410 cursor_ahead, and the
+// consumer's epoch is checked with it (410 epoch_changed).
+func TestConsumerAfter(t *testing.T) {
+	t.Parallel()
+	w := newConsumerWorld(t)
+	c := w.consumer(t, w.robin, "main", http.StatusCreated)
+	for i := range 4 {
+		w.post(t, w.alex, w.ticketThread, fmt.Sprintf("Update %d", i))
+		w.post(t, w.alex, w.campaignThread, fmt.Sprintf("Campaign %d", i)) // Robin cannot read it
+	}
+	head := w.head(t)
+	want := w.restSeqs(t, w.robin, c.AckedSeq)
+	if len(want) != 4 {
+		t.Fatalf("listEvents gave Robin %v, want the 4 posts in tickets", want)
+	}
+	unmoved := func(step string, acked int64) {
+		t.Helper()
+		if got := w.consumer(t, w.robin, "main", http.StatusOK); got.AckedSeq != acked {
+			t.Fatalf("%s: acked_seq %d, want %d (only acks move it)", step, got.AckedSeq, acked)
+		}
+	}
+
+	// Read ahead: page 1 without after, page 2 after page 1's next_cursor, no ack in between.
+	first := w.consumerPageQuery(t, w.robin, "main", "limit=2")
+	if !slices.Equal(cuSeqs(first.Events), want[:2]) {
+		t.Fatalf("first page %v, want %v", cuSeqs(first.Events), want[:2])
+	}
+	second := w.consumerPageQuery(t, w.robin, "main", fmt.Sprintf("after=%d&limit=2", first.NextCursor))
+	if rest := w.restSeqs(t, w.robin, first.NextCursor); !slices.Equal(cuSeqs(second.Events), rest[:2]) || !slices.Equal(rest, want[2:]) {
+		t.Fatalf("the page after %d is %v, listEvents from there %v (want %v)", first.NextCursor, cuSeqs(second.Events), rest, want[2:])
+	}
+	last := w.consumerPageQuery(t, w.robin, "main", fmt.Sprintf("after=%d", second.NextCursor))
+	if len(last.Events) != 0 || last.NextCursor != head || last.HeadSeq != head {
+		t.Fatalf("the page after %d: %v next_cursor %d head %d, want nothing up to the head %d", second.NextCursor, cuSeqs(last.Events), last.NextCursor, last.HeadSeq, head)
+	}
+	unmoved("after reading ahead", c.AckedSeq)
+	// Nothing acked: a reader that restarts without after gets everything again.
+	if again := w.consumerPage(t, w.robin, "main"); !slices.Equal(cuSeqs(again.Events), want) {
+		t.Fatalf("a restart without after got %v, want %v", cuSeqs(again.Events), want)
+	}
+
+	// At or below acked_seq: the page starts at acked_seq (what is acknowledged is done).
+	w.ack(t, w.robin, "main", want[1], http.StatusOK)
+	for _, after := range []int64{0, c.AckedSeq, want[0], want[1]} {
+		if p := w.consumerPageQuery(t, w.robin, "main", fmt.Sprintf("after=%d", after)); !slices.Equal(cuSeqs(p.Events), want[2:]) || p.NextCursor != head {
+			t.Fatalf("after=%d with acked_seq %d: %v next_cursor %d, want %v through the head", after, want[1], cuSeqs(p.Events), p.NextCursor, want[2:])
+		}
+	}
+	if p := w.consumerPageQuery(t, w.robin, "main", fmt.Sprintf("after=%d", want[2])); !slices.Equal(cuSeqs(p.Events), want[3:]) {
+		t.Fatalf("after=%d: %v, want %v", want[2], cuSeqs(p.Events), want[3:])
+	}
+	unmoved("after the reads", want[1])
+
+	// A cursor that is no cursor names after.
+	for _, query := range []string{"after=x", "after=-1", "after=1.5", "after="} {
+		p := w.do(t, w.robin, http.MethodGet, "/api/v1/consumers/main/events?"+query, "").RequireProblem(t, http.StatusBadRequest, "validation_failed")
+		if len(p.Errors) != 1 || p.Errors[0].Field != "after" {
+			t.Fatalf("?%s: errors %+v, want one naming after", query, p.Errors)
+		}
+	}
+	// Above the head: cursor_ahead, as listEvents answers it.
+	requireConsumerResync(t, w, fmt.Sprintf("after=%d", head+1), "cursor_ahead", "retry", head)
+	unmoved("after the refusals", want[1])
+
+	// The consumer's epoch is checked with after too (after a restore its epoch is not the
+	// instance's), before the cursor.
+	pool, err := wire.NewPool(t.Context(), w.env.DatabaseURL, 1)
+	if err != nil {
+		t.Fatalf("pool: %v", err)
+	}
+	defer pool.Close()
+	if _, err := instancepg.New(tx.NewRunner(pool)).RotateEpoch(t.Context(), instance.RestoreInput{
+		At: w.env.Clock.Now(), How: instance.RestoreByCommand, Source: "consumer-after.dump",
+	}); err != nil {
+		t.Fatalf("rotate the sync epoch: %v", err)
+	}
+	for _, query := range []string{"", fmt.Sprintf("after=%d", want[2]), fmt.Sprintf("after=%d", head+1)} {
+		requireConsumerResync(t, w, query, "epoch_changed", "snapshot", head)
+	}
+}
+
+// requireConsumerResync reads Robin's consumer main with the query and fails unless it answers
+// 410 resync_required with the reason, its recovery and the head.
+func requireConsumerResync(t *testing.T, w *consumerWorld, query, reason, recovery string, head int64) {
+	t.Helper()
+	r := w.do(t, w.robin, http.MethodGet, "/api/v1/consumers/main/events?"+query, "")
+	r.RequireProblem(t, http.StatusGone, "resync_required")
+	var g goneBody
+	r.JSON(t, &g)
+	if g.Reason != reason || g.Recovery != recovery || g.HeadSeq != head {
+		t.Fatalf("?%s: 410 %+v, want reason %s, recovery %s, head %d", query, g, reason, recovery, head)
+	}
+	if cc := r.Header.Get("Cache-Control"); cc != syncCacheControl {
+		t.Fatalf("?%s: the 410 has Cache-Control %q, want %q", query, cc, syncCacheControl)
 	}
 }
 

@@ -113,6 +113,21 @@ func (c *CatchUp) check(ctx context.Context, in syncmod.CheckInput) (syncmod.Che
 	if err != nil {
 		return syncmod.CheckResult{}, err
 	}
+	return c.decide(in, st), nil
+}
+
+// CheckWith is Check on a CheckState the caller read already, in CatchUpState's order and
+// with reads of its own in the same round trip (a consumer's page reads its row with it,
+// ConsumerPageState): the same verdict, no I/O.
+func (c *CatchUp) CheckWith(in syncmod.CheckInput, st CheckState) (syncmod.CheckResult, error) {
+	if in.After < 0 {
+		return syncmod.CheckResult{}, fmt.Errorf("sync: catch-up check: %w", errAfterNegative)
+	}
+	return c.decide(in, st), nil
+}
+
+// decide is Check's verdict on the state read.
+func (c *CatchUp) decide(in syncmod.CheckInput, st CheckState) syncmod.CheckResult {
 	head, lowest, epoch := st.Head, st.MinRetainedSeq, st.Epoch
 	if !st.Retained {
 		// An empty log: the reader's value is only horizon + 1. After retention the log can
@@ -130,7 +145,7 @@ func (c *CatchUp) check(ctx context.Context, in syncmod.CheckInput) (syncmod.Che
 
 		PermissionVersion:     st.PermissionVersion,
 		PermissionVersionRead: st.PermissionVersionRead,
-	}, nil
+	}
 }
 
 // sequentialState is CatchUpState by three reads, one after another.

@@ -438,6 +438,46 @@ func TestCheckReadsThroughState(t *testing.T) {
 			t.Fatalf("Check = %v, want the state's error", err)
 		}
 	})
+	t.Run("a state read by the caller", func(t *testing.T) {
+		t.Parallel()
+		// CheckWith (a consumer's page, which reads its row in the same batch) gives Check's
+		// verdict on the state handed in and reads nothing.
+		log := newCULog()
+		st := &fixedState{}
+		cu, err := app.NewCatchUp(app.CatchUpDeps{
+			Log: log, State: st, Authorizer: newCUAuthz(), Directory: newCUDirectory(), Config: cuTestConfig,
+			Rand: func() float64 { return 0.5 },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			state app.CheckState
+			in    syncmod.CheckInput
+		}{
+			{app.CheckState{Head: 40, MinRetainedSeq: 11, Retained: true, Epoch: cuEpoch, PermissionVersion: 3, PermissionVersionRead: true}, syncmod.CheckInput{After: 20, Epoch: syncmod.EpochOf(cuEpoch)}},
+			{app.CheckState{Head: 40, MinRetainedSeq: 11, Retained: true, Epoch: cuEpoch}, syncmod.CheckInput{After: 5}},
+			{app.CheckState{Head: 40, MinRetainedSeq: 1, Retained: true, Epoch: cuEpoch}, syncmod.CheckInput{After: 41}},
+			{app.CheckState{Head: 40, MinRetainedSeq: 1, Retained: true, Epoch: cuEpoch}, syncmod.CheckInput{After: 41, Epoch: syncmod.EpochOf(cuOldEpoch)}},
+			{app.CheckState{Head: 40, MinRetainedSeq: 3, Epoch: cuEpoch}, syncmod.CheckInput{After: 40}},
+		} {
+			st.state = tc.state
+			want, err := cu.Check(context.Background(), tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := st.calls
+			if got, err := cu.CheckWith(tc.in, tc.state); err != nil || got != want {
+				t.Fatalf("CheckWith(%+v, %+v) = %+v, %v; want Check's %+v", tc.in, tc.state, got, err, want)
+			}
+			if st.calls != calls || len(log.order) != 0 {
+				t.Fatalf("CheckWith read the state (%d calls) or the log (%v)", st.calls-calls, log.order)
+			}
+		}
+		if _, err := cu.CheckWith(syncmod.CheckInput{After: -1}, app.CheckState{}); !errors.Is(err, problem.ErrValidation) {
+			t.Fatalf("CheckWith(-1) = %v, want a validation error", err)
+		}
+	})
 }
 
 // TestPageTakesTheCheckedPermissionVersion: the permission version a state read with the head

@@ -83,6 +83,23 @@ type ConsumerStore interface {
 	AdvanceInEpoch(ctx context.Context, principalID uuid.UUID, name string, seq int64, epoch uuid.UUID, at time.Time) (syncmod.Consumer, bool, error)
 }
 
+// ConsumerPageState reads what a consumer's page decides on in one round trip: the
+// principal's consumer row first, then catch-up's CheckState in CatchUpState's order (wire's
+// pipelined batch over ConsumerStore's and catch-up's reads). The row is read before the head,
+// so its acked_seq is never above the head read after it (an ack is at most the head of its
+// time, and the head only grows).
+type ConsumerPageState interface {
+	// ConsumerPageState returns the consumer name of principalID (found false when it has
+	// none) and the check's state; errors are the database's, wrapped.
+	ConsumerPageState(ctx context.Context, principalID uuid.UUID, name string) (c syncmod.Consumer, found bool, st CheckState, err error)
+}
+
+// StateChecker decides a cursor on a CheckState read already (CatchUp.CheckWith).
+type StateChecker interface {
+	// CheckWith is CatchUp.Check's verdict on st, without I/O.
+	CheckWith(in syncmod.CheckInput, st CheckState) (syncmod.CheckResult, error)
+}
+
 // ErrConsumerLimit is ConsumerStore.Create's answer for a principal at
 // sync.max_consumers_per_principal.
 var ErrConsumerLimit = errors.New("sync: consumer limit reached")
@@ -94,6 +111,10 @@ type ConsumersDeps struct {
 	// CatchUp checks cursors and pages (the same catch-up listEvents and the gateway use):
 	// consumers deliver exactly what it delivers.
 	CatchUp syncmod.CatchUp
+	// PageState reads a page's consumer row and check state in one round trip, and Checker
+	// (the same catch-up's CheckWith) decides on them, so a page costs listEvents' round trips.
+	PageState ConsumerPageState
+	Checker   StateChecker
 	// Authorizer decides events.catch_up on the instance.
 	Authorizer authorize.Authorizer
 	// Clock stamps created_at and updated_at.
@@ -108,6 +129,8 @@ type ConsumersDeps struct {
 type Consumers struct {
 	store   ConsumerStore
 	catchUp syncmod.CatchUp
+	state   ConsumerPageState
+	checker StateChecker
 	authz   authorize.Authorizer
 	clock   clock.Clock
 	cfg     ConsumersConfig
@@ -124,6 +147,7 @@ func NewConsumers(deps ConsumersDeps) (*Consumers, error) {
 		missing bool
 	}{
 		{"store", deps.Store == nil}, {"catch-up", deps.CatchUp == nil},
+		{"page state", deps.PageState == nil}, {"checker", deps.Checker == nil},
 		{"authorizer", deps.Authorizer == nil}, {"clock", deps.Clock == nil},
 	} {
 		if d.missing {
@@ -134,7 +158,10 @@ func NewConsumers(deps ConsumersDeps) (*Consumers, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("sync: new consumers: %w", err)
 	}
-	return &Consumers{store: deps.Store, catchUp: deps.CatchUp, authz: deps.Authorizer, clock: deps.Clock, cfg: deps.Config}, nil
+	return &Consumers{
+		store: deps.Store, catchUp: deps.CatchUp, state: deps.PageState, checker: deps.Checker,
+		authz: deps.Authorizer, clock: deps.Clock, cfg: deps.Config,
+	}, nil
 }
 
 // owner authorizes events.catch_up on the instance and returns the actor; name is checked
@@ -299,27 +326,39 @@ func pinVersion(ctx context.Context, res syncmod.CheckResult) context.Context {
 	return authz.WithPermissionVersion(ctx, res.PermissionVersion)
 }
 
-// Events implements sync.Consumers: Check with the consumer's cursor and epoch, then one Page,
-// exactly as listEvents does for the same actor. The actor's own consumer row is read first
-// and events.catch_up decided at the permission_version Check read (nothing is returned
-// before the decision), so a page costs the round trips of listEvents': the row, the check and
-// the page.
-func (c *Consumers) Events(ctx context.Context, name string, limit int) (syncmod.CheckResult, syncmod.PageResult, error) {
+// errConsumerAfterNegative names listConsumerEvents' cursor parameter.
+var errConsumerAfterNegative = problem.Validation(problem.FieldError{Field: "after", Message: "must be at least 0"})
+
+// Events implements sync.Consumers: the consumer's row and the check's state in one round trip
+// (ConsumerPageState), the check from the greater of in.After and acked_seq in the consumer's
+// epoch, then one Page, exactly as listEvents does for the same actor and cursor.
+// events.catch_up is decided at the permission_version the batch read (nothing is returned
+// before the decision), so a page costs the round trips of listEvents': the batch and the page.
+func (c *Consumers) Events(ctx context.Context, name string, in syncmod.ConsumerEventsInput) (syncmod.CheckResult, syncmod.PageResult, error) {
 	who, ok := actor.From(ctx)
 	if !ok || domain.ValidConsumerName(name, c.cfg.NameMaxLength) != nil {
 		// The refusal, in owner's order (authorization first, then the name).
 		_, err := c.owner(ctx, name, true)
 		return syncmod.CheckResult{}, syncmod.PageResult{}, err
 	}
-	cur, found, err := c.store.Get(ctx, who.PrincipalID, name)
+	if in.AfterGiven && in.After < 0 {
+		if _, err := c.owner(ctx, name, false); err != nil {
+			return syncmod.CheckResult{}, syncmod.PageResult{}, err
+		}
+		return syncmod.CheckResult{}, syncmod.PageResult{}, errConsumerAfterNegative
+	}
+	cur, found, st, err := c.state.ConsumerPageState(ctx, who.PrincipalID, name)
 	if err != nil {
-		return syncmod.CheckResult{}, syncmod.PageResult{}, fmt.Errorf("sync: consumer: %w", err)
+		return syncmod.CheckResult{}, syncmod.PageResult{}, fmt.Errorf("sync: consumer page: %w", err)
 	}
-	in := syncmod.CheckInput{}
+	check := syncmod.CheckInput{}
 	if found {
-		in = syncmod.CheckInput{After: cur.AckedSeq, Epoch: syncmod.EpochOf(cur.SyncEpoch)}
+		check = syncmod.CheckInput{After: cur.AckedSeq, Epoch: syncmod.EpochOf(cur.SyncEpoch)}
+		if in.AfterGiven && in.After > cur.AckedSeq {
+			check.After = in.After // reading ahead of the acks
+		}
 	}
-	res, err := c.catchUp.Check(ctx, in)
+	res, err := c.checker.CheckWith(check, st)
 	if err != nil {
 		return syncmod.CheckResult{}, syncmod.PageResult{}, err
 	}
@@ -333,7 +372,7 @@ func (c *Consumers) Events(ctx context.Context, name string, limit int) (syncmod
 		return res, syncmod.PageResult{}, nil
 	}
 	page, err := c.catchUp.Page(ctx, syncmod.PageInput{
-		After: cur.AckedSeq, Head: res.HeadSeq, Limit: limit,
+		After: check.After, Head: res.HeadSeq, Limit: in.Limit,
 		PermissionVersion: res.PermissionVersion, PermissionVersionRead: res.PermissionVersionRead,
 	})
 	if err != nil {

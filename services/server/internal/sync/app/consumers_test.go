@@ -108,6 +108,36 @@ func (c *consumerCatchUp) Check(_ context.Context, in syncmod.CheckInput) (syncm
 	return res, nil
 }
 
+// CheckWith decides on the state the page-state fake read, as Check does on its own reads:
+// cursor_ahead above the head, then epoch_changed for a foreign epoch.
+func (c *consumerCatchUp) CheckWith(in syncmod.CheckInput, st app.CheckState) (syncmod.CheckResult, error) {
+	if in.After < 0 {
+		return syncmod.CheckResult{}, problem.ErrValidation
+	}
+	res := syncmod.CheckResult{HeadSeq: st.Head, SyncEpoch: st.Epoch}
+	switch {
+	case in.Epoch.Given && in.Epoch.ID != st.Epoch:
+		res.Reason = syncmod.ResyncEpochChanged
+	case in.After > st.Head:
+		res.Reason = syncmod.ResyncCursorAhead
+	}
+	return res, nil
+}
+
+// pageState is an app.ConsumerPageState over the fake store and the fake catch-up's head and
+// epoch; it counts its reads (each one round trip in wire).
+type pageState struct {
+	store *consumerStore
+	cu    *consumerCatchUp
+	reads int
+}
+
+func (p *pageState) ConsumerPageState(_ context.Context, principalID uuid.UUID, name string) (syncmod.Consumer, bool, app.CheckState, error) {
+	p.reads++
+	c, ok := p.store.rows[key(principalID, name)]
+	return c, ok, app.CheckState{Head: p.cu.head, Epoch: p.cu.epoch}, nil
+}
+
 func (c *consumerCatchUp) Page(_ context.Context, in syncmod.PageInput) (syncmod.PageResult, error) {
 	c.pages = append(c.pages, in)
 	return syncmod.PageResult{Events: nil, NextCursor: in.Head}, nil
@@ -125,17 +155,25 @@ func (allowCatchUp) Authorize(_ context.Context, a kernel.Action, r authorize.Re
 
 func newConsumers(t *testing.T, head int64, epoch uuid.UUID) (*app.Consumers, *consumerStore, *consumerCatchUp) {
 	t.Helper()
+	c, store, cu, _ := newConsumersWithState(t, head, epoch)
+	return c, store, cu
+}
+
+// newConsumersWithState is newConsumers with the page-state fake, to count a page's reads.
+func newConsumersWithState(t *testing.T, head int64, epoch uuid.UUID) (*app.Consumers, *consumerStore, *consumerCatchUp, *pageState) {
+	t.Helper()
 	store := &consumerStore{rows: map[string]syncmod.Consumer{}}
 	cu := &consumerCatchUp{head: head, epoch: epoch}
+	ps := &pageState{store: store, cu: cu}
 	c, err := app.NewConsumers(app.ConsumersDeps{
-		Store: store, CatchUp: cu, Authorizer: allowCatchUp{},
+		Store: store, CatchUp: cu, PageState: ps, Checker: cu, Authorizer: allowCatchUp{},
 		Clock:  clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)),
 		Config: app.ConsumersConfig{NameMaxLength: 16, MaxPerPrincipal: 2},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, store, cu
+	return c, store, cu, ps
 }
 
 // denyAll refuses every action, as for an app without events:subscribe.
@@ -148,7 +186,8 @@ func (denyAll) Authorize(context.Context, kernel.Action, authorize.Resource) err
 func TestConsumersAuthorize(t *testing.T) {
 	t.Parallel()
 	c, err := app.NewConsumers(app.ConsumersDeps{
-		Store: &consumerStore{rows: map[string]syncmod.Consumer{}}, CatchUp: &consumerCatchUp{}, Authorizer: denyAll{},
+		Store: &consumerStore{rows: map[string]syncmod.Consumer{}}, CatchUp: &consumerCatchUp{},
+		PageState: &pageState{}, Checker: &consumerCatchUp{}, Authorizer: denyAll{},
 		Clock:  clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)),
 		Config: app.ConsumersConfig{NameMaxLength: 16, MaxPerPrincipal: 2},
 	})
@@ -248,7 +287,7 @@ func TestConsumersEnsureAndEvents(t *testing.T) {
 	if _, _, err := c.Ensure(app1, "c"); !errors.Is(err, problem.ErrConflict) {
 		t.Fatalf("a third consumer (cap 2) = %v, want conflict", err)
 	}
-	res, _, err := c.Events(app1, "main", 5)
+	res, _, err := c.Events(app1, "main", syncmod.ConsumerEventsInput{Limit: 5})
 	if err != nil || res.Reason != "" {
 		t.Fatalf("Events = %+v, %v", res, err)
 	}
@@ -256,10 +295,70 @@ func TestConsumersEnsureAndEvents(t *testing.T) {
 		t.Fatalf("Events paged %+v, want after the acked_seq 10 up to the head 12, limit 5", p)
 	}
 	cu.epoch = uuid.New() // a restore
-	if res, _, err := c.Events(app1, "main", 0); err != nil || res.Reason != syncmod.ResyncEpochChanged {
+	if res, _, err := c.Events(app1, "main", syncmod.ConsumerEventsInput{}); err != nil || res.Reason != syncmod.ResyncEpochChanged {
 		t.Fatalf("Events after a restore = %+v, %v; want epoch_changed", res.Reason, err)
 	}
-	if _, _, err := c.Events(app1, "gone", 0); !errors.Is(err, problem.ErrNotFound) {
+	if _, _, err := c.Events(app1, "gone", syncmod.ConsumerEventsInput{}); !errors.Is(err, problem.ErrNotFound) {
 		t.Fatalf("Events of an unknown consumer = %v, want not found", err)
+	}
+}
+
+// TestConsumersEventsAfter: a page starts after the greater of the client's after and
+// acked_seq, in the consumer's epoch; a cursor above the head is cursor_ahead and a negative one
+// a validation error; the page reads its row and state once (one round trip in wire), reads
+// nothing else before the page, and moves nothing.
+func TestConsumersEventsAfter(t *testing.T) {
+	t.Parallel()
+	epoch := uuid.New()
+	given := func(after int64) syncmod.ConsumerEventsInput {
+		return syncmod.ConsumerEventsInput{After: after, AfterGiven: true, Limit: 7}
+	}
+	tests := []struct {
+		name     string
+		rowEpoch uuid.UUID
+		in       syncmod.ConsumerEventsInput
+		from     int64 // where the page starts; -1: no page
+		reason   syncmod.ResyncReason
+		err      error
+		reads    int
+	}{
+		{"without after: acked_seq", epoch, syncmod.ConsumerEventsInput{Limit: 7}, 4, "", nil, 1},
+		{"ahead of the acks", epoch, given(8), 8, "", nil, 1},
+		{"at acked_seq", epoch, given(4), 4, "", nil, 1},
+		{"below acked_seq: acked_seq", epoch, given(1), 4, "", nil, 1},
+		{"zero: acked_seq", epoch, given(0), 4, "", nil, 1},
+		{"at the head: an empty page", epoch, given(10), 10, "", nil, 1},
+		{"above the head", epoch, given(11), -1, syncmod.ResyncCursorAhead, nil, 1},
+		{"another epoch", uuid.New(), given(8), -1, syncmod.ResyncEpochChanged, nil, 1},
+		{"negative", epoch, given(-1), -1, "", problem.ErrValidation, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, store, cu, ps := newConsumersWithState(t, 10, epoch)
+			agent := actor.Actor{PrincipalID: uuid.New(), Kind: actor.KindAgent}
+			row := syncmod.Consumer{PrincipalID: agent.PrincipalID, Name: "main", AckedSeq: 4, SyncEpoch: tt.rowEpoch}
+			store.rows[key(agent.PrincipalID, "main")] = row
+			res, _, err := c.Events(actor.With(context.Background(), agent), "main", tt.in)
+			if !errors.Is(err, tt.err) || (tt.err != nil) != (err != nil) {
+				t.Fatalf("Events(%+v) error %v, want %v", tt.in, err, tt.err)
+			}
+			if res.Reason != tt.reason {
+				t.Fatalf("Events(%+v) reason %q, want %q", tt.in, res.Reason, tt.reason)
+			}
+			switch {
+			case tt.from < 0 && len(cu.pages) != 0:
+				t.Fatalf("Events(%+v) paged %+v, want no page", tt.in, cu.pages)
+			case tt.from >= 0 && (len(cu.pages) != 1 || cu.pages[0].After != tt.from || cu.pages[0].Head != 10 || cu.pages[0].Limit != 7):
+				t.Fatalf("Events(%+v) paged %+v, want one page after %d up to the head 10, limit 7", tt.in, cu.pages, tt.from)
+			}
+			if ps.reads != tt.reads || cu.checks != 0 || store.gets != 0 || store.inEpoch != 0 {
+				t.Fatalf("%d batched reads, %d checks, %d row reads, %d updates; want %d batched and nothing else",
+					ps.reads, cu.checks, store.gets, store.inEpoch, tt.reads)
+			}
+			if got := store.rows[key(agent.PrincipalID, "main")]; got != row {
+				t.Fatalf("the page moved the consumer to %+v", got)
+			}
+		})
 	}
 }

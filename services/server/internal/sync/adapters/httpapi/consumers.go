@@ -85,17 +85,21 @@ func (s *Server) AckEvents(ctx context.Context, req apigen.AckEventsRequestObjec
 	return apigen.AckEvents200JSONResponse(toAPIConsumer(c)), nil
 }
 
-// ListConsumerEvents is listEvents after the consumer's acked_seq: the same page, written by
-// the same writer, with the same 410.
+// ListConsumerEvents is listEvents after the consumer's acked_seq (or the client's after,
+// when it reads ahead of its acks): the same page, written by the same writer, with the same
+// 410.
 func (s *Server) ListConsumerEvents(ctx context.Context, req apigen.ListConsumerEventsRequestObject) (apigen.ListConsumerEventsResponseObject, error) {
 	if s.consumers == nil {
 		return nil, errConsumersOff
 	}
-	limit := 0
+	var in syncmod.ConsumerEventsInput
 	if req.Params.Limit != nil {
-		limit = *req.Params.Limit
+		in.Limit = *req.Params.Limit
 	}
-	res, page, err := s.consumers.Events(ctx, req.Name, limit)
+	if req.Params.After != nil {
+		in.After, in.AfterGiven = *req.Params.After, true
+	}
+	res, page, err := s.consumers.Events(ctx, req.Name, in)
 	if err == nil {
 		err = res.Err()
 	}

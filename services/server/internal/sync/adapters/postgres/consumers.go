@@ -100,6 +100,24 @@ func (s *ConsumerStore) Get(ctx context.Context, principalID uuid.UUID, name str
 	return c, true, nil
 }
 
+// QueueGet queues Get's read on b for a caller that sends it with reads of other adapters in
+// one round trip (wire's consumerPageState): once b's results are closed without an error,
+// set has received the row, or ok false when the principal has no consumer name.
+func (s *ConsumerStore) QueueGet(b *pgx.Batch, principalID uuid.UUID, name string, set func(c syncmod.Consumer, ok bool)) {
+	b.Queue(consumerGet, principalID, name).QueryRow(func(row pgx.Row) error {
+		c, err := scanConsumer(row)
+		if errors.Is(err, pgx.ErrNoRows) {
+			set(syncmod.Consumer{}, false)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("sync: consumer: %w", err)
+		}
+		set(c, true)
+		return nil
+	})
+}
+
 // List implements app.ConsumerStore.
 func (s *ConsumerStore) List(ctx context.Context, principalID uuid.UUID) ([]syncmod.Consumer, error) {
 	rows, err := s.runner.DB(ctx).Query(ctx, consumersOfPrincipal, principalID)

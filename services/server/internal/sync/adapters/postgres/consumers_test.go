@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	syncmod "bothy.example.com/server/internal/sync"
 	syncpg "bothy.example.com/server/internal/sync/adapters/postgres"
@@ -70,5 +71,43 @@ func TestConsumerAdvanceInEpoch(t *testing.T) {
 	})
 	if row, _, _ := store.Get(ctx, agent, "main"); err != nil || row.AckedSeq != 12 {
 		t.Fatalf("in a transaction: %v, stored %+v", err, row)
+	}
+}
+
+// TestConsumerQueueGet: the queued read answers what Get answers, in a batch shared with
+// other statements (wire's consumer page), and ok false for a name the principal does not hold.
+func TestConsumerQueueGet(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := t.Context()
+	store := syncpg.NewConsumerStore(e.runner)
+	epoch, agent := uuid.New(), uuid.New()
+	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	if _, created, err := store.Create(ctx, syncmod.Consumer{PrincipalID: agent, Name: "main", AckedSeq: 7, SyncEpoch: epoch, CreatedAt: at, UpdatedAt: at}, 4); err != nil || !created {
+		t.Fatalf("Create = %v, %v", created, err)
+	}
+	want, found, err := store.Get(ctx, agent, "main")
+	if err != nil || !found {
+		t.Fatalf("Get = %v, %v", found, err)
+	}
+	type answer struct {
+		c  syncmod.Consumer
+		ok bool
+	}
+	var main, other, stranger answer
+	var one int
+	b := &pgx.Batch{}
+	store.QueueGet(b, agent, "main", func(c syncmod.Consumer, ok bool) { main = answer{c, ok} })
+	b.Queue("SELECT 1").QueryRow(func(row pgx.Row) error { return row.Scan(&one) })
+	store.QueueGet(b, agent, "other", func(c syncmod.Consumer, ok bool) { other = answer{c, ok} })
+	store.QueueGet(b, uuid.New(), "main", func(c syncmod.Consumer, ok bool) { stranger = answer{c, ok} })
+	if err := e.runner.DB(ctx).SendBatch(ctx, b).Close(); err != nil {
+		t.Fatalf("the batch: %v", err)
+	}
+	if !main.ok || main.c != want || one != 1 {
+		t.Fatalf("QueueGet(main) = %+v (the batch's other statement %d), want %+v", main, one, want)
+	}
+	if other.ok || stranger.ok {
+		t.Fatalf("QueueGet of a name not held = %+v, %+v; want ok false", other, stranger)
 	}
 }
