@@ -158,18 +158,18 @@ type propSession struct {
 	mayDie    bool // this session may be killed and lose acks
 	mayRevoke bool // the grant may be revoked while the worker answers (REST only)
 	granted   bool // Robin held its grant at the start
-	revoked   bool // the grant was revoked during the session
+	changed   bool // the grant was revoked (or given back) during the session
 	delivered []int64
-	handled   map[int64]passReason
-	acks      []int64 // acks the worker sent
-	confirmed int64   // the highest ack the server confirmed, 0 for none
-	through   int64   // the cursor a session that was not killed caught up to
+	handled   map[int64]passReason // what this session handled
+	acks      []int64              // acks the worker sent
+	confirmed int64                // the highest ack the server confirmed, 0 for none
+	through   int64                // the cursor a session that was not killed caught up to
 	touched   []*propInvocation
 }
 
 // propStats counts what a world exercised, for the log.
 type propStats struct {
-	sessions, killed, replies, replayed, conflicts, skipped, gaveUp, revokedMidAnswer, hidden int
+	sessions, killed, live, replies, replayed, conflicts, skipped, gaveUp, revokedMidAnswer, hidden int
 }
 
 // invProp is one random world of TestInvocationProperty.
@@ -182,14 +182,16 @@ type invProp struct {
 	robinGrant uuid.UUID // Robin's grant on Support while granted
 
 	threads []*propThread
+	alexDM  *propThread // Alex's direct message with Robin
 	invs    map[uuid.UUID]*propInvocation
 	order   []*propInvocation
 
-	own    map[int64]bool // seqs of the personal events addressed to Robin
-	start  int64          // the head before the first invocation
-	logged int64          // the log is read up to here
-	acked  int64          // the consumer's acked_seq as last read
-	stats  propStats
+	own        map[int64]bool       // seqs of the personal events addressed to Robin
+	handledAll map[int64]passReason // every delivery the worker handled, in any session
+	start      int64                // the head before the first invocation
+	logged     int64                // the log is read up to here
+	acked      int64                // the consumer's acked_seq as last read
+	stats      propStats
 
 	// sessions are the worker's sessions so far: an ack frame of a session that was killed
 	// may arrive after the session was checked.
@@ -202,6 +204,7 @@ func newInvProp(t *testing.T, r *rand.Rand) *invProp {
 	p := &invProp{
 		invocationWorld: w, cw: &consumerWorld{chatWorld: w.chatWorld}, r: r,
 		granted: true, robinGrant: w.robinSupport, invs: map[uuid.UUID]*propInvocation{}, own: map[int64]bool{},
+		handledAll: map[int64]passReason{},
 	}
 	// Sam (a viewer of Support) writes in tickets too.
 	w.grant(t, w.sam, "channel", w.tickets, "member")
@@ -220,6 +223,9 @@ func newInvProp(t *testing.T, r *rand.Rand) *invProp {
 		first := w.thread(t, who, ch.Id, "Hello Robin")
 		th.id = first.Id
 		p.threads = append(p.threads, th)
+		if who == p.alex {
+			p.alexDM = th
+		}
 		p.expectInvocation(t, first.FirstMessage.Id, who, th, apigen.InvocationReasonDirectMessage)
 	}
 	return p
@@ -496,14 +502,14 @@ func (p *invProp) session(t *testing.T, mayDie, rest bool) {
 
 	// What the session got is what listEvents gives Robin from where the consumer stood (a
 	// prefix of it when the session died), unless the grant changed during the session.
-	if !s.revoked {
+	if !s.changed {
 		want := p.restSeqsFrom(t, ackedStart)
 		if len(s.delivered) > len(want) || !slices.Equal(s.delivered, want[:len(s.delivered)]) {
 			t.Fatalf("the session (gateway %v) got %v, listEvents from %d gives Robin %v", gateway, s.delivered, ackedStart, want)
 		}
 		caughtUp := slices.DeleteFunc(slices.Clone(want), func(seq int64) bool { return seq > s.through })
 		if !mayDie && !slices.Equal(s.delivered[:min(len(s.delivered), len(caughtUp))], caughtUp) {
-			t.Fatalf("a clean session (gateway %v) got %v, listEvents from %d gives Robin %v", gateway, s.delivered, ackedStart, want)
+			t.Fatalf("a clean session (gateway %v) got %v, listEvents gives Robin %v", gateway, s.delivered, want)
 		}
 	}
 	// Answered at most once, exactly once when accepted, as the invoker reads the thread.
@@ -583,30 +589,87 @@ func (p *invProp) gatewaySession(t *testing.T, s *propSession) {
 		}
 		_ = c.conn.Close(websocket.StatusNormalClosure, "")
 	}
+	// Frames read while waiting for an acked frame, handled after it.
+	var queued []gwFrame
+	next := func() gwFrame {
+		if len(queued) > 0 {
+			f := queued[0]
+			queued = queued[1:]
+			return f
+		}
+		return c.next()
+	}
+	// ack sends an ack frame at random (or loses it) and waits for its acked frame, so that
+	// no ack of a session is still on its way when the next session starts.
 	ack := func(seq int64) {
 		if p.r.IntN(3) != 0 || p.lost(s) {
 			return
 		}
 		c.send(fmt.Sprintf(`{"op":"ack","seq":%d}`, seq))
 		s.acks = append(s.acks, seq)
+		for {
+			f := c.next()
+			if f.Op != "acked" {
+				queued = append(queued, f)
+				continue
+			}
+			var a gwConsumerFrame
+			if err := json.Unmarshal(f.raw, &a); err != nil {
+				t.Fatalf("acked frame %s: %v", f.raw, err)
+			}
+			if a.AckedSeq >= seq {
+				s.confirmed = max(s.confirmed, a.AckedSeq)
+				return
+			}
+		}
+	}
+	// onEvent checks and handles an event frame; false when the worker was killed.
+	onEvent := func(f gwFrame) (int64, bool) {
+		var d propDelivery
+		if err := json.Unmarshal(f.Event, &d); err != nil {
+			t.Fatalf("event frame %s: %v", f.raw, err)
+		}
+		p.checkDelivery(t, d)
+		s.delivered = append(s.delivered, d.Seq)
+		if !p.handle(t, s, d) {
+			kill()
+			return d.Seq, false
+		}
+		ack(d.Seq)
+		return d.Seq, true
+	}
+	// readThrough reads, handling events, until the cursor reaches seq.
+	readThrough := func(seq int64) bool {
+		for {
+			f := next()
+			switch f.Op {
+			case "event":
+				got, ok := onEvent(f)
+				if !ok {
+					return false
+				}
+				if got >= seq {
+					return true
+				}
+			case "cursor":
+				if f.Cursor >= seq {
+					return true
+				}
+			case "acked", "heartbeat":
+			default:
+				t.Fatalf("frame %s while reading live events", f.raw)
+			}
+		}
 	}
 	c.send(`{"op":"resume","consumer":"main"}`)
 	complete := int64(-1)
 	for complete < 0 {
-		f := c.next()
+		f := next()
 		switch f.Op {
 		case "event":
-			var d propDelivery
-			if err := json.Unmarshal(f.Event, &d); err != nil {
-				t.Fatalf("event frame %s: %v", f.raw, err)
-			}
-			p.checkDelivery(t, d)
-			s.delivered = append(s.delivered, d.Seq)
-			if !p.handle(t, s, d) {
-				kill()
+			if _, ok := onEvent(f); !ok {
 				return
 			}
-			ack(d.Seq)
 		case "cursor":
 			ack(f.Cursor)
 		case "catchup.complete":
@@ -617,21 +680,47 @@ func (p *invProp) gatewaySession(t *testing.T, s *propSession) {
 			t.Fatalf("frame %s during the catch-up", f.raw)
 		}
 	}
+	target := complete
+	if s.mayDie && p.r.IntN(2) == 0 {
+		// Live: first everything Robin sees so far (the worker's own replies), so that nothing
+		// sent before a revocation is taken for a delivery after it; then the world changes
+		// while the worker is connected, and Alex writes to Robin in their direct message.
+		if want := p.restSeqsFrom(t, complete); len(want) > 0 && !readThrough(want[len(want)-1]) {
+			return
+		}
+		if p.r.IntN(3) == 0 {
+			p.toggleGrant(t)
+			s.changed = true
+		}
+		if p.r.IntN(2) == 0 {
+			p.sweep(t, time.Duration(p.r.IntN(13))*time.Second)
+		}
+		if p.r.IntN(2) == 0 {
+			p.randomPost(t, -1)
+		}
+		m := p.post(t, p.alex, p.alexDM.id, "@robin live")
+		p.afterPost(t, m.Id, p.alex, p.alexDM, true)
+		target = p.order[len(p.order)-1].events[0]
+		if !readThrough(target) {
+			return
+		}
+		p.stats.live++
+	}
 	if p.dies(s) || p.lost(s) {
 		kill()
 		return
 	}
-	c.send(fmt.Sprintf(`{"op":"ack","seq":%d}`, complete))
-	s.acks = append(s.acks, complete)
+	c.send(fmt.Sprintf(`{"op":"ack","seq":%d}`, target))
+	s.acks = append(s.acks, target)
 	for {
-		f := c.next()
+		f := next()
 		switch f.Op {
 		case "acked":
 			var a gwConsumerFrame
 			if err := json.Unmarshal(f.raw, &a); err != nil {
 				t.Fatalf("acked frame %s: %v", f.raw, err)
 			}
-			if a.AckedSeq >= complete {
+			if a.AckedSeq >= target {
 				s.confirmed = a.AckedSeq
 				_ = c.conn.Close(websocket.StatusNormalClosure, "")
 				return
@@ -708,7 +797,7 @@ func (p *invProp) handle(t *testing.T, s *propSession, d propDelivery) bool {
 		return false
 	}
 	if d.Type != "invocation.requested" {
-		s.handled[d.Seq] = passedProcessed
+		p.handled(s, d.Seq, passedProcessed)
 		return true
 	}
 	var inv apigen.Invocation
@@ -736,7 +825,7 @@ func (p *invProp) handle(t *testing.T, s *propSession, d propDelivery) bool {
 		g := p.getInvocation(t, p.robin, x.id, status)
 		if status != http.StatusOK {
 			p.stats.gaveUp++
-			s.handled[d.Seq] = passedGaveUp
+			p.handled(s, d.Seq, passedGaveUp)
 			return true
 		}
 		if g.State != x.state || g.Attempt != x.attempt {
@@ -744,7 +833,7 @@ func (p *invProp) handle(t *testing.T, s *propSession, d propDelivery) bool {
 		}
 		if g.State == apigen.InvocationStateAnswered {
 			p.stats.skipped++
-			s.handled[d.Seq] = passedProcessed
+			p.handled(s, d.Seq, passedProcessed)
 			return true
 		}
 		if p.dies(s) {
@@ -755,7 +844,7 @@ func (p *invProp) handle(t *testing.T, s *propSession, d propDelivery) bool {
 		g := p.ackInvocation(t, p.robin, x.id, token, status)
 		if status != http.StatusOK {
 			p.stats.gaveUp++
-			s.handled[d.Seq] = passedGaveUp
+			p.handled(s, d.Seq, passedGaveUp)
 			return true
 		}
 		if x.state == apigen.InvocationStatePending {
@@ -771,7 +860,7 @@ func (p *invProp) handle(t *testing.T, s *propSession, d propDelivery) bool {
 	if s.mayRevoke && x.kind == ticketsThread && p.granted && p.r.IntN(6) == 0 {
 		// Robin loses the thread while it answers.
 		p.revoke(t, p.robinGrant)
-		p.granted, s.revoked = false, true
+		p.granted, s.changed = false, true
 		p.stats.revokedMidAnswer++
 	}
 	var header []string
@@ -794,7 +883,7 @@ func (p *invProp) handle(t *testing.T, s *propSession, d propDelivery) bool {
 	case !p.readable(x.kind):
 		r.RequireProblem(t, http.StatusNotFound, notFound)
 		p.stats.gaveUp++
-		s.handled[d.Seq] = passedGaveUp
+		p.handled(s, d.Seq, passedGaveUp)
 		return true
 	case x.state == apigen.InvocationStateAnswered:
 		r.RequireProblem(t, http.StatusConflict, conflict)
@@ -814,8 +903,17 @@ func (p *invProp) handle(t *testing.T, s *propSession, d propDelivery) bool {
 	if p.dies(s) {
 		return false // killed after the reply, before the consumer's ack
 	}
-	s.handled[d.Seq] = passedProcessed
+	p.handled(s, d.Seq, passedProcessed)
 	return true
+}
+
+// handled records that the worker handled the delivery seq in session s; a delivery processed
+// once stays processed (then its invocation is answered).
+func (p *invProp) handled(s *propSession, seq int64, why passReason) {
+	s.handled[seq] = why
+	if p.handledAll[seq] != passedProcessed {
+		p.handledAll[seq] = why
+	}
 }
 
 // settle takes the consumer's acked_seq: it moved only to an ack the worker sent (in the last
@@ -837,7 +935,7 @@ func (p *invProp) settle(t *testing.T, acked int64) {
 		t.Fatalf("acked_seq moved from %d to %d, not an ack the worker sent", p.acked, acked)
 	}
 	for _, seq := range s.delivered {
-		if _, ok := s.handled[seq]; seq > p.acked && seq <= acked && !ok {
+		if _, ok := p.handledAll[seq]; seq > p.acked && seq <= acked && !ok {
 			t.Fatalf("the consumer passed seq %d (acked_seq %d) before the worker handled it", seq, acked)
 		}
 	}
@@ -846,11 +944,11 @@ func (p *invProp) settle(t *testing.T, acked int64) {
 			if seq <= p.acked || seq > acked {
 				continue
 			}
-			if why, ok := s.handled[seq]; ok {
+			if why, ok := p.handledAll[seq]; ok {
 				x.passed[seq] = why
 				continue
 			}
-			if x.kind != ticketsThread || s.granted && !s.revoked {
+			if x.kind != ticketsThread || s.granted && !s.changed {
 				t.Fatalf("the consumer passed delivery seq %d of invocation %s, which Robin could read, without the worker handling it", seq, x.id)
 			}
 			x.passed[seq] = passedHidden
@@ -938,9 +1036,9 @@ func (p *invProp) finish(t *testing.T) {
 		p.checkReplies(t, x)
 	}
 	st := p.stats
-	t.Logf("%d invocations: %d answered, %d failed at some point; %d deliveries to the worker in %d sessions (%d killed); "+
+	t.Logf("%d invocations: %d answered, %d failed at some point; %d deliveries to the worker in %d sessions (%d killed, %d with a live round); "+
 		"replies: %d accepted, %d replayed, %d conflicts, %d skipped after getInvocation, %d given up (%d revoked mid-answer); %d deliveries passed hidden",
-		len(p.order), answered, failed, p.deliveries(), st.sessions, st.killed,
+		len(p.order), answered, failed, p.deliveries(), st.sessions, st.killed, st.live,
 		st.replies, st.replayed, st.conflicts, st.skipped, st.gaveUp, st.revokedMidAnswer, st.hidden)
 
 	// Robin's own catch-up from the start: every invocation.requested with its token and
