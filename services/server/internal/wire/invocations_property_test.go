@@ -284,7 +284,8 @@ func (p *invProp) randomThread(t *testing.T, step int) {
 // direct message, while Robin may read the thread.
 func (p *invProp) afterPost(t *testing.T, message uuid.UUID, who worldActor, th *propThread, mention bool) {
 	t.Helper()
-	if !(mention || th.kind == dmThread) || !p.readable(th.kind) {
+	invokes := mention || th.kind == dmThread
+	if !invokes || !p.readable(th.kind) {
 		if fresh := p.readLog(t); len(fresh) != 0 {
 			t.Fatalf("a message of %s (mention %v, thread kind %d, granted %v) made invocations %v", who.name, mention, th.kind, p.granted, fresh)
 		}
@@ -512,6 +513,17 @@ func (p *invProp) session(t *testing.T, mayDie, rest bool) {
 	// Answered at most once, exactly once when accepted, as the invoker reads the thread.
 	for _, x := range s.touched {
 		p.checkReplies(t, x)
+	}
+	// A snapshot of anyone, invocations pending or not, holds no delivery-only member.
+	p.checkSnapshot(t, []worldActor{p.alex, p.sam, p.robin}[p.r.IntN(3)])
+}
+
+// checkSnapshot fails when who's snapshot holds a delivery-only member.
+func (p *invProp) checkSnapshot(t *testing.T, who worldActor) {
+	t.Helper()
+	r := p.must(t, who, http.MethodGet, "/api/v1/sync/snapshot", "", http.StatusOK, nil)
+	if bytes.Contains(r.Body, []byte(`"invocation_token"`)) || bytes.Contains(r.Body, []byte(`"redelivered"`)) {
+		t.Fatalf("the snapshot of %s holds a delivery-only member", who.name)
 	}
 }
 
@@ -1024,6 +1036,12 @@ func (p *invProp) finish(t *testing.T) {
 		if g := p.getInvocation(t, x.invoker, x.id, http.StatusOK); g.State != x.state || g.Attempt != x.attempt {
 			t.Fatalf("getInvocation %s as %s = %+v, the model says %s attempt %d", x.id, x.invoker.name, g, x.state, x.attempt)
 		}
+		// The other person, a reader of the thread or not, gets 404.
+		other := p.sam
+		if x.invoker == p.sam {
+			other = p.alex
+		}
+		p.getInvocation(t, other, x.id, http.StatusNotFound)
 		p.checkReplies(t, x)
 	}
 	st := p.stats
@@ -1074,10 +1092,7 @@ func (p *invProp) finish(t *testing.T) {
 		p.checkPerson(t, who, gw, "gateway catch-up")
 	}
 	for _, who := range []worldActor{p.alex, p.sam, p.robin} {
-		r := p.must(t, who, http.MethodGet, "/api/v1/sync/snapshot", "", http.StatusOK, nil)
-		if bytes.Contains(r.Body, []byte(`"invocation_token"`)) || bytes.Contains(r.Body, []byte(`"redelivered"`)) {
-			t.Fatalf("the snapshot of %s holds a delivery-only member", who.name)
-		}
+		p.checkSnapshot(t, who)
 	}
 }
 
