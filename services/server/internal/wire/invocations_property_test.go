@@ -87,8 +87,14 @@ func TestInvocationProperty(t *testing.T) {
 					p.randomThread(t, step)
 				case k < 10:
 					p.toggleGrant(t)
-				case k < 13:
+				case k < 12:
 					p.sweep(t, time.Duration(r.IntN(13))*time.Second)
+				case k < 13:
+					// The worker is down for a while: the sweeper redelivers until the pending
+					// invocations fail.
+					for range invMaxDeliveries {
+						p.sweep(t, invAckTimeout)
+					}
 				default:
 					p.session(t, true, false)
 				}
@@ -424,6 +430,11 @@ func (p *invProp) toggleGrant(t *testing.T) {
 	}
 	p.revoke(t, p.robinGrant)
 	p.granted = false
+	// Robin's catch-up from the start now holds nothing of tickets but its own read state:
+	// the invocations made before the revocation, delivered or not, included.
+	for _, d := range p.robinCatchUp(t) {
+		p.checkDelivery(t, d)
+	}
 	for _, x := range p.order {
 		if x.kind != ticketsThread {
 			continue
