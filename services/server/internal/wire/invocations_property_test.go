@@ -35,15 +35,16 @@ const (
 // and Sam post, mention the agent Robin in threads of tickets (a channel of Support, which
 // Robin reads while it holds its grant) and of campaigns (Marketing, which Robin never reads),
 // and write to it in their direct messages with it; Robin's grant is revoked and given back at
-// random; the sweeper runs on the fake clock between sessions. Robin's worker runs sessions
-// through its durable consumer over REST or the gateway, handling each invocation the way ADR
-// 0031 asks of an agent (acknowledge at random, reply with the invocation_token, and make the
-// reply idempotent per invocation, drawn at every handling: an Idempotency-Key derived from
-// the invocation id, a getInvocation first, both, or neither; a 409 is success). Sessions die
-// at random points: on receipt,
-// before or after the ack, before or after the reply, with the socket closed mid-batch
-// (abruptly or not) or a page left unacknowledged, and consumer acks are lost. A model of the
-// invocations (state, attempt, last delivery, reply) predicts every answer and every sweep.
+// random (also while the worker is connected, and while it answers); the sweeper runs on the
+// fake clock between sessions, at times agents.invocation_max_deliveries times in a row (the
+// worker is down). Robin's worker runs sessions through its durable consumer over REST or the
+// gateway, handling each invocation the way ADR 0031 asks of an agent (acknowledge at random,
+// reply with the invocation_token, and make the reply idempotent per invocation, drawn at
+// every handling: an Idempotency-Key derived from the invocation id, a getInvocation first,
+// both, or neither; a 409 is success). Sessions die at random points: on receipt, before or
+// after the ack, before or after the reply, with the socket closed mid-batch (abruptly or not)
+// or a page left unacknowledged, and consumer acks are lost. A model of the invocations
+// (state, attempt, last delivery, reply) predicts every answer and every sweep.
 //
 // Checked, after every step and at the end:
 //
@@ -59,8 +60,9 @@ const (
 //     attempts 1, 2, ... with redelivered false on the first and true after, the same token on
 //     each;
 //   - nothing Robin may not read reaches it: no event of campaigns ever, none of tickets while
-//     the grant is revoked (an invocation made before the revocation included), getInvocation
-//     and ackInvocation 404 meanwhile;
+//     the grant is revoked (an invocation made before the revocation included: Robin's whole
+//     catch-up is checked at every revocation) but its own read state, getInvocation and
+//     ackInvocation 404 meanwhile;
 //   - invocation_token and redelivered only on Robin's invocation.requested: never on its other
 //     events, never in Alex's or Sam's catch-up (REST or gateway), in a snapshot, or in the log;
 //   - a failed invocation gives invocation.failed to its invoker and to Robin, nobody else.
