@@ -101,12 +101,13 @@ export class SyncEngine {
   private socket?: WebSocketLike;
   private listeners = new Set<() => void>();
   private eventListeners = new Set<(e: Envelope) => void>();
+  /** The running save loop (see save), which flush awaits. */
   private saving: Promise<void> = Promise.resolve();
   private cursorRetries = 0;
   /** The error that stopped the engine (status failed). */
   lastError?: Error;
   /** Counters for tests and diagnostics. */
-  readonly stats = { snapshots: 0, structureRefreshes: 0, pages: 0, connects: 0, resyncs: 0, applied: 0, skipped: 0 };
+  readonly stats = { snapshots: 0, structureRefreshes: 0, pages: 0, connects: 0, resyncs: 0, applied: 0, skipped: 0, saves: 0 };
 
   constructor(private readonly o: EngineOptions) {
     this.rest = createRestClient(o);
@@ -603,13 +604,40 @@ export class SyncEngine {
     for (const f of this.listeners) f();
   }
 
+  /**
+   * Saves the state, coalesced: one save at a time, and the saves asked for while one runs
+   * become one more, of the state as it is when that one ends. A save copies and writes the
+   * whole state (IndexedDB clones it again on the page's thread), so a burst of changes (a
+   * catch-up, a busy live stream) saved once per change spent the page's time on copies that
+   * the next one overwrote. Each save is still of one whole state (the cursor never without
+   * the store it acknowledges): between two of the engine's steps the store is consistent.
+   */
   private save(): void {
-    const st = this.st;
-    if (!st) return;
-    const snapshot = structuredClone(st);
-    this.saving = this.saving.then(() => this.storage.save(snapshot)).catch((err) => {
-      this.lastError = err as Error;
-    });
+    if (!this.st) return;
+    this.saveWanted = true;
+    if (this.saveRunning) return;
+    this.saveRunning = true;
+    this.saving = this.saveLoop();
+  }
+
+  private saveWanted = false;
+  private saveRunning = false;
+
+  private async saveLoop(): Promise<void> {
+    try {
+      while (this.saveWanted && this.st) {
+        this.saveWanted = false;
+        const copy = structuredClone(this.st);
+        try {
+          await this.storage.save(copy);
+          this.stats.saves++;
+        } catch (err) {
+          this.lastError = err as Error;
+        }
+      }
+    } finally {
+      this.saveRunning = false;
+    }
   }
 }
 

@@ -314,6 +314,58 @@ describe("SyncEngine against a scripted server", () => {
     await e.stop();
   });
 
+  it("coalesces saves: the changes made while a save runs are saved once, whole, when it ends", async () => {
+    const server = new FakeServer();
+    let last = 0;
+    server.snapshotHook = () => {
+      for (let i = 0; i < 20; i++) last = server.post(`after ${i}`).seq; // ten catch-up pages of two
+    };
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    class GatedStorage extends MemoryStorage {
+      override async save(st: Parameters<MemoryStorage["save"]>[0]): Promise<void> {
+        await gate;
+        return super.save(st);
+      }
+    }
+    const storage = new GatedStorage();
+    const e = engine(server, { storage, WebSocket: null, pollMs: 60000 });
+    await e.start();
+    await atSeq(e, last);
+    expect(e.stats.pages).toBeGreaterThanOrEqual(10); // each page asked for a save
+    expect(storage.saves).toBe(0); // the first save waits at the gate
+    release();
+    await e.flush();
+    // The one that waited, then one of the state as it is now: not one per page.
+    expect(storage.saves).toBe(2);
+    expect(e.stats.saves).toBe(2);
+    expect((await storage.load())!.cursor).toBe(last);
+    await e.stop();
+  });
+
+  it("names the mentions of a snapshot's threads with a bounded number of notifications, not one per thread", async () => {
+    const server = new FakeServer();
+    const threads = 60;
+    server.snapshotUnread = Array.from({ length: threads }, (_, i) => ({
+      thread_id: `00000000-0000-4000-8000-${(0xa000 + i).toString(16).padStart(12, "0")}`,
+      channel_id: "00000000-0000-4000-8000-0000000000c1",
+      last_message_seq: 2,
+      last_read_seq: 0,
+      unread_count: 2,
+      mention_count: 1,
+    }));
+    const e = engine(server, { WebSocket: null, pollMs: 60000 });
+    let notified = 0;
+    e.onChange(() => notified++);
+    await e.start();
+    await e.until((s) => s !== undefined && s.todo.hydrate.length === 0);
+    expect(server.log.filter((l) => l.path.endsWith("/messages")).length).toBe(threads);
+    // A reader (the web client re-renders its whole sidebar) hears of the snapshot, its named
+    // mentions and the status changes: a handful of times, whatever the number of threads.
+    expect(notified).toBeLessThanOrEqual(6);
+    await e.stop();
+  });
+
   it("keeps its state in a file across engines", async () => {
     const dir = mkdtempSync(join(tmpdir(), "bothy-sdk-"));
     try {

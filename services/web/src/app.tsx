@@ -12,6 +12,7 @@ import { Composer } from "./composer.js";
 import { Avatar } from "./people.js";
 import { Reactions } from "./reactions.js";
 import { SearchBox, SearchPane } from "./search.js";
+import { channelCounts } from "./counts.js";
 
 /** Re-renders on every change of the engine (at most once a frame). */
 function useEngine(s: Session): StoreState | undefined {
@@ -219,19 +220,6 @@ function Welcome({ st }: { st: StoreState }) {
   );
 }
 
-/** The unread and mention counters of a channel: the sums over its threads the store knows. */
-function channelCounts(st: StoreState, channelId: string): { unread: number; mentions: number } {
-  let unread = 0;
-  let mentions = 0;
-  for (const th of Object.values(st.threads)) {
-    if (th.channel_id !== channelId) continue;
-    const u = unreadOf(th);
-    unread += u.unread_count;
-    mentions += u.mention_count;
-  }
-  return { unread, mentions };
-}
-
 function Badges({ unread, mentions }: { unread: number; mentions: number }) {
   return (
     <>
@@ -263,8 +251,9 @@ function Sidebar({ st, session, current }: { st: StoreState; session: Session; c
   const spaces = Object.values(st.spaces).sort((a, b) => a.name.localeCompare(b.name));
   const channels = Object.values(st.channels);
   const dms = channels.filter((c) => c.kind === "dm");
+  const counts = channelCounts(st);
   const link = (id: string, label: string) => {
-    const c = channelCounts(st, id);
+    const c = counts.get(id) ?? { unread: 0, mentions: 0 };
     return (
       <li key={id}>
         <a href={href({ view: "channel", id })} aria-current={id === current ? "page" : undefined} class={c.unread ? "unread" : undefined}>

@@ -1,8 +1,11 @@
-// Unit tables of the web client's pure helpers: routes, the mention being typed, initials.
+// Unit tables of the web client's pure helpers: routes, the mention being typed, initials, the
+// sidebar's counters.
 import { describe, expect, it } from "vitest";
 import { href, parseRoute, type Route } from "../src/route.js";
 import { mentionAt } from "../src/composer.js";
 import { initials } from "../src/people.js";
+import { channelCounts } from "../src/counts.js";
+import type { StoreState, ThreadEntry } from "@bothy/client";
 
 const T = "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1ea0";
 const M = "0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1eb7";
@@ -56,4 +59,46 @@ describe("initials", () => {
     ["", "?"],
   ];
   for (const [name, want] of cases) it(`of ${JSON.stringify(name)}`, () => expect(initials(name)).toBe(want));
+});
+
+describe("the sidebar's counters", () => {
+  /** A thread of channel `channel`: `unread` unread messages, `named` named mentions, `counted` counted ones. */
+  const thread = (id: string, channel: string, unread: number, named: number, counted = 0): ThreadEntry => ({
+    id,
+    channel_id: channel,
+    version: 1,
+    last_message_seq: 10,
+    last_read_seq: 10 - unread,
+    read_version: 1,
+    floor: 0,
+    mentions: Object.fromEntries(Array.from({ length: named }, (_, i) => [`${id}-m${i}`, 10 - i])),
+    base_mentions: counted,
+  });
+  const store = (threads: ThreadEntry[]) => ({ threads: Object.fromEntries(threads.map((t) => [t.id, t])) }) as unknown as StoreState;
+
+  it("sums unread messages and mentions, named or only counted, per channel", () => {
+    const st = store([thread("t1", "c1", 3, 1), thread("t2", "c1", 2, 0, 2), thread("t3", "c2", 0, 0), thread("t4", "c3", 5, 2)]);
+    expect(Object.fromEntries(channelCounts(st))).toEqual({
+      c1: { unread: 5, mentions: 3 },
+      c2: { unread: 0, mentions: 0 },
+      c3: { unread: 5, mentions: 2 },
+    });
+  });
+
+  it("reads each thread once for all channels, not once per channel", () => {
+    // 50 channels of 4 threads: one pass reads 200 channel ids; a pass per channel read 10000.
+    const threads = Array.from({ length: 200 }, (_, i) => thread(`t${i}`, `c${i % 50}`, 1, 0));
+    let reads = 0;
+    const counted = threads.map((t) => {
+      const { channel_id, ...rest } = t;
+      return Object.defineProperty({ ...rest }, "channel_id", {
+        enumerable: true,
+        get: () => (reads++, channel_id),
+      }) as ThreadEntry;
+    });
+    const counts = channelCounts(store(counted));
+    expect(counts.size).toBe(50);
+    expect(counts.get("c7")).toEqual({ unread: 4, mentions: 0 });
+    expect(reads).toBe(threads.length);
+  });
 });
