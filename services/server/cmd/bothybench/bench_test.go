@@ -59,12 +59,7 @@ func TestBenchSmoke(t *testing.T) {
 		// TestSidebarSmoke, TestConsumerSmoke and TestInvokeSmoke run their cases alone.
 		o.cases[c] = !slices.Contains([]string{caseIngest, caseGateway, caseThreads, caseSearch, caseSDK, caseSidebar, caseConsumer, caseInvoke}, c)
 	}
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	var steps []string
-	rep, err := measure(t.Context(), o, pgtest.URL(t), pgtest.URL(t), logger, func(format string, _ ...any) { steps = append(steps, format) })
-	if err != nil {
-		t.Fatalf("measure: %v", err)
-	}
+	rep, steps := smokeMeasure(t, o, true)
 	// Steps: the warm-up, four rounds, the tail, postMessage's set-up and four rounds,
 	// authorization; the sync world's two, the pages' first pass and four rounds, the full
 	// catch-up's two rounds, the snapshot's set-up and its rounds.
@@ -321,4 +316,22 @@ func TestThousandsAndCount(t *testing.T) {
 	if count(1, "space") != "1 space" || count(10, "space") != "10 spaces" {
 		t.Fatal("count does not spell one and many")
 	}
+}
+
+// smokeMeasure runs measure with o on a fresh pgtest database (and a second one for the sync
+// cases' world when withSync) with a discarding logger, failing the test on an error. It
+// returns the report and the formats of the progress steps, which each smoke test counts.
+func smokeMeasure(t *testing.T, o options, withSync bool) (*report, []string) {
+	t.Helper()
+	syncURL := ""
+	if withSync {
+		syncURL = pgtest.URL(t)
+	}
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	var steps []string
+	rep, err := measure(t.Context(), o, pgtest.URL(t), syncURL, logger, func(format string, _ ...any) { steps = append(steps, format) })
+	if err != nil {
+		t.Fatalf("measure: %v", err)
+	}
+	return rep, steps
 }

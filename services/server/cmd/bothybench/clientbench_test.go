@@ -1,13 +1,9 @@
 package main
 
 import (
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
-
-	"bothy.example.com/server/internal/pgtest"
 )
 
 // clientSmokeOptions are the options of the client cases' smoke tests: a small sync world in
@@ -30,12 +26,7 @@ func clientSmokeOptions(c string) options {
 // mentions named, the bare loop replays its requests, and the report has its section and target.
 func TestSDKSmoke(t *testing.T) {
 	t.Parallel()
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	var steps []string
-	rep, err := measure(t.Context(), clientSmokeOptions(caseSDK), pgtest.URL(t), pgtest.URL(t), logger, func(format string, _ ...any) { steps = append(steps, format) })
-	if err != nil {
-		t.Fatalf("measure: %v", err)
-	}
+	rep, steps := smokeMeasure(t, clientSmokeOptions(caseSDK), true)
 	// Steps: the sync world's two, Sam's growth, the compile, the rounds; no catch-up or snapshot.
 	if len(steps) != 5 || rep.CatchUp.Pages != nil || rep.Snapshot.Requests != 0 || rep.Sidebar.Channels != 0 {
 		t.Fatalf("%d steps (want 5: %q), or a case that was not asked for ran: %+v", len(steps), steps, rep)
@@ -67,12 +58,7 @@ func TestSDKSmoke(t *testing.T) {
 // page of the same DOM shows them too, and the report has its section.
 func TestSidebarSmoke(t *testing.T) {
 	t.Parallel()
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	var steps []string
-	rep, err := measure(t.Context(), clientSmokeOptions(caseSidebar), pgtest.URL(t), pgtest.URL(t), logger, func(format string, _ ...any) { steps = append(steps, format) })
-	if err != nil {
-		t.Fatalf("measure: %v", err)
-	}
+	rep, steps := smokeMeasure(t, clientSmokeOptions(caseSidebar), true)
 	// Steps: the sync world's two, Sam's growth, the rounds.
 	if len(steps) != 4 || rep.SDK.Requests != 0 {
 		t.Fatalf("%d steps (want 4: %q), or the sdk case ran: %+v", len(steps), steps, rep.SDK)

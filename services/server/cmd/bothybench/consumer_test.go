@@ -1,13 +1,9 @@
 package main
 
 import (
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
-
-	"bothy.example.com/server/internal/pgtest"
 )
 
 // TestConsumerSmoke runs the consumer case alone on a pgtest database in a small sync world:
@@ -24,12 +20,7 @@ func TestConsumerSmoke(t *testing.T) {
 		pageCursors:  10,
 		cases:        map[string]bool{caseConsumer: true},
 	}
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	var steps []string
-	rep, err := measure(t.Context(), o, pgtest.URL(t), pgtest.URL(t), logger, func(format string, _ ...any) { steps = append(steps, format) })
-	if err != nil {
-		t.Fatalf("measure: %v", err)
-	}
+	rep, steps := smokeMeasure(t, o, true)
 	// Steps: the sync world's two, Sam grown to the snapshot's person, then the consumer's rounds.
 	if len(steps) != 3+consumerRounds {
 		t.Fatalf("%d steps, want %d: %q", len(steps), 3+consumerRounds, steps)

@@ -2,15 +2,11 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"math"
 	"os"
 	"strings"
 	"testing"
 	"time"
-
-	"bothy.example.com/server/internal/pgtest"
 )
 
 // TestGatewaySmoke runs the gateway cases with a few connections for a few hundred
@@ -28,12 +24,7 @@ func TestGatewaySmoke(t *testing.T) {
 		gwIdleConns:    10,
 		cases:          map[string]bool{caseGateway: true},
 	}
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	var steps []string
-	rep, err := measure(t.Context(), o, pgtest.URL(t), "", logger, func(format string, _ ...any) { steps = append(steps, format) })
-	if err != nil {
-		t.Fatalf("measure: %v", err)
-	}
+	rep, steps := smokeMeasure(t, o, false)
 	// Steps: the world, the idle memory, the latency, the revocation, the fan-out.
 	if len(steps) != 5 {
 		t.Fatalf("%d steps, want 5: %q", len(steps), steps)

@@ -3,12 +3,9 @@ package main
 import (
 	"encoding/json"
 	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
-
-	"bothy.example.com/server/internal/pgtest"
 )
 
 // TestIngestSmoke runs the ingest case alone on a pgtest database with a repository of a few
@@ -23,12 +20,7 @@ func TestIngestSmoke(t *testing.T) {
 		ingestCommits: commits,
 		cases:         map[string]bool{caseIngest: true},
 	}
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	var steps []string
-	rep, err := measure(t.Context(), o, pgtest.URL(t), "", logger, func(format string, _ ...any) { steps = append(steps, format) })
-	if err != nil {
-		t.Fatalf("measure: %v", err)
-	}
+	rep, steps := smokeMeasure(t, o, false)
 	// Steps: the repository, the baseline's first half, the fresh pass, the baseline's second
 	// half, the second pass.
 	if len(steps) != 5 {

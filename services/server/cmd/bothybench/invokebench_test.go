@@ -2,13 +2,9 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
-
-	"bothy.example.com/server/internal/pgtest"
 )
 
 // TestInvokeSmoke runs the invocation delivery case with a few agents for half a second on a
@@ -24,12 +20,7 @@ func TestInvokeSmoke(t *testing.T) {
 		invRate:   40,
 		cases:     map[string]bool{caseInvoke: true},
 	}
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	var steps []string
-	rep, err := measure(t.Context(), o, pgtest.URL(t), "", logger, func(format string, _ ...any) { steps = append(steps, format) })
-	if err != nil {
-		t.Fatalf("measure: %v", err)
-	}
+	rep, steps := smokeMeasure(t, o, false)
 	// Steps: the world, the latency.
 	if len(steps) != 2 {
 		t.Fatalf("%d steps, want 2: %q", len(steps), steps)

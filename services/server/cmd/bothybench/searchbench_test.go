@@ -1,13 +1,9 @@
 package main
 
 import (
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
-
-	"bothy.example.com/server/internal/pgtest"
 )
 
 // TestSearchSmoke runs the search case for a few milliseconds in a small world: not a
@@ -19,12 +15,7 @@ func TestSearchSmoke(t *testing.T) {
 		duration: 200 * time.Millisecond, syncChannels: 20, searchMessages: 5000,
 		cases: map[string]bool{caseSearch: true},
 	}
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	var steps []string
-	rep, err := measure(t.Context(), o, pgtest.URL(t), "", logger, func(format string, _ ...any) { steps = append(steps, format) })
-	if err != nil {
-		t.Fatalf("measure: %v", err)
-	}
+	rep, steps := smokeMeasure(t, o, false)
 	// Steps: the world's three, the first pass and four rounds.
 	if len(steps) != 8 {
 		t.Fatalf("%d steps, want 8: %q", len(steps), steps)

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
-
-	"bothy.example.com/server/internal/pgtest"
 )
 
 // TestThreadsSmoke runs the thread list case alone on a pgtest database with a small channel:
@@ -21,12 +17,7 @@ func TestThreadsSmoke(t *testing.T) {
 		threads:  500,
 		cases:    map[string]bool{caseThreads: true},
 	}
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	var steps []string
-	rep, err := measure(t.Context(), o, pgtest.URL(t), "", logger, func(format string, _ ...any) { steps = append(steps, format) })
-	if err != nil {
-		t.Fatalf("measure: %v", err)
-	}
+	rep, steps := smokeMeasure(t, o, false)
 	// Steps: the seeding, then the measurement.
 	if len(steps) != 2 {
 		t.Fatalf("%d steps, want 2: %q", len(steps), steps)
