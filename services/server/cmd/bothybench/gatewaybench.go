@@ -315,7 +315,7 @@ func gatewayLatencyCase(ctx context.Context, w *gatewayWorld, o options) (target
 	if _, err := listen.Exec(ctx, "LISTEN "+rttChannel); err != nil {
 		return target, reference, fmt.Errorf("listen: %w", err)
 	}
-	idle, err := roundTrips(ctx, listen, notify, min(o.duration, 2*time.Second))
+	idle, err := roundTrips(ctx, listen, notify, min(o.duration, 2*time.Second), 0)
 	if err != nil {
 		return target, reference, fmt.Errorf("idle round trips: %w", err)
 	}
@@ -392,7 +392,7 @@ func (w *gatewayWorld) latencyRun(ctx context.Context, clients *clientProc, list
 	}
 	committedBefore, cpu, sched := load.committed.Load(), sampleCPU(clients.pid()), sampleSched(clients.pid())
 	run := &latencyRun{rate: rate, from: from, began: time.Now()}
-	bare, rttErr := roundTrips(ctx, listen, notify, o.duration)
+	bare, rttErr := roundTrips(ctx, listen, notify, o.duration, 0)
 	run.ended = time.Now()
 	run.cpu = cpu.use(sampleCPU(clients.pid()))
 	run.sched = sched.wait(sampleSched(clients.pid()), run.ended.Sub(run.began))

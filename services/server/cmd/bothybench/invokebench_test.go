@@ -31,6 +31,10 @@ func TestInvokeSmoke(t *testing.T) {
 		r.P50Ms < 0 || r.P99Ms < r.P50Ms || r.BareSamples == 0 || r.BareP99Ms <= 0 || r.IdleBareP99Ms <= 0 || r.BatchWindow == "" {
 		t.Fatalf("invocation case = %+v", r)
 	}
+	// The paced probe starts at most one round trip per invRoundTripEvery in the window.
+	if most := int(o.duration/invRoundTripEvery) + 1; r.BareSamples > most || r.HotBareP99Ms <= 0 {
+		t.Fatalf("%d bare round trips in %s paced at %s (at most %d), back to back p99 %.2f ms", r.BareSamples, o.duration, invRoundTripEvery, most, r.HotBareP99Ms)
+	}
 	if len(rep.Targets) != 1 || !strings.HasPrefix(rep.Targets[0].Name, "invocation delivery p99 / bare NOTIFY round trip p99 (4 agents, 40 invocations/s") {
 		t.Fatalf("targets = %+v, want the invocation delivery's", rep.Targets)
 	}

@@ -57,7 +57,8 @@ func (r invokeResult) markdown(w func(format string, args ...any)) {
 	w("delivery-only `invocation_token`, for every invocation committed in the measured window; both\n")
 	w("processes read the wall clock once and the monotonic clock after. Baseline: the bare\n")
 	w("LISTEN/NOTIFY round trip between two plain connections to the same database, measured in the\n")
-	w("same window under the same load. Every agent may read every thread, so each also receives\n")
+	w("same window under the same load, one round trip every %s (so the probe, like the invocations,\n", invRoundTripEvery)
+	w("meets a system that has been waiting, and adds little load of its own). Every agent may read every thread, so each also receives\n")
 	w("every post's `message.created` (%d such frames in the run, to all agents); the invocation\n", r.OtherFrames)
 	w("itself is addressed to its agent alone, and only its frame may carry an `invocation_token`\n")
 	w("(%d other frames did). Lower is better; the ratio is figure / baseline.\n\n", r.OtherWithToken)
@@ -73,9 +74,12 @@ func (r invokeResult) markdown(w func(format string, args ...any)) {
 	w("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	w("| %.1f | %s | %d | %d | %d | %d | %d | %d | %.2f, %.2f, %.2f | %d |\n", r.AchievedRate, yesNo(r.held()), r.Skipped,
 		r.Invocations, r.Deliveries, r.Missing, r.WithoutToken, r.Misaddressed, r.BusyCores, r.ServerCores, r.ClientCores, r.BareSamples)
-	w("\nThe figure includes the gateway's batch window: an event committed within the window after\n")
-	w("the connection's last batch went out waits for the window's end. Without load the bare round\n")
-	w("trip takes %.2f ms (p50) and %.2f ms (p99).\n", r.IdleBareP50Ms, r.IdleBareP99Ms)
+	w("\nAn invocation does not wait for the gateway's batch window: it is a prompt event, and a batch\n")
+	w("that holds one goes out at once (the other events the connection holds with it).\n")
+	w("Without load the bare round trip takes %.2f ms (p50) and %.2f ms (p99) at the same pace,\n", r.IdleBareP50Ms, r.IdleBareP99Ms)
+	w("and %.2f ms and %.2f ms back to back (each round trip starting as the last returns). Run back\n", r.HotBareP50Ms, r.HotBareP99Ms)
+	w("to back under the load, as it was until the probe was paced, it made thousands of round trips\n")
+	w("a second and was itself a large share of the database's work.\n")
 	if r.DrainError != "" {
 		w("After the load stopped, not every invocation arrived: %s.\n", r.DrainError)
 	}

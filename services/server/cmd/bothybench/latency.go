@@ -50,7 +50,7 @@ func latencyCase(ctx context.Context, app *wire.App, url string, o options) (r l
 		return r, fmt.Errorf("listen: %w", err)
 	}
 
-	idle, err := roundTrips(ctx, listen, notify, min(o.duration, 2*time.Second))
+	idle, err := roundTrips(ctx, listen, notify, min(o.duration, 2*time.Second), 0)
 	if err != nil {
 		return r, fmt.Errorf("idle round trips: %w", err)
 	}
@@ -106,7 +106,7 @@ func latencyCase(ctx context.Context, app *wire.App, url string, o options) (r l
 	committedBefore := load.committed.Load()
 	window.Store(true)
 	began := time.Now()
-	bare, rttErr := roundTrips(ctx, listen, notify, o.duration)
+	bare, rttErr := roundTrips(ctx, listen, notify, o.duration, 0)
 	// roundTrips runs for o.duration: the window closes when it returns.
 	window.Store(false)
 	elapsed := time.Since(began)
@@ -145,11 +145,20 @@ func latencyCase(ctx context.Context, app *wire.App, url string, o options) (r l
 }
 
 // roundTrips sends one notification at a time from notify to listen for d and returns each
-// round trip.
-func roundTrips(ctx context.Context, listen, notify *pgx.Conn, d time.Duration) ([]time.Duration, error) {
+// round trip. With every above zero a round trip starts at most once per every (one late
+// start is not made up), so the probe adds a known, small load of its own to the load it
+// measures under; with zero the next starts as soon as the last returns.
+func roundTrips(ctx context.Context, listen, notify *pgx.Conn, d, every time.Duration) ([]time.Duration, error) {
 	var out []time.Duration
 	deadline := time.Now().Add(d)
+	next := time.Now()
 	for time.Now().Before(deadline) {
+		if every > 0 {
+			if wait := time.Until(next); wait > 0 && !sleepCtx(ctx, wait) {
+				return nil, ctx.Err()
+			}
+			next = time.Now().Add(every)
+		}
 		start := time.Now()
 		if _, err := notify.Exec(ctx, "SELECT pg_notify('"+rttChannel+"', '')"); err != nil {
 			return nil, fmt.Errorf("notify: %w", err)
