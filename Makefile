@@ -153,10 +153,13 @@ restore: build ## Replace the database with a backup and rotate the sync epoch (
 
 # The client cases (sdk, sidebar) run the SDK in Node and the web client in Chromium: bench installs
 # the npm packages and builds the web client first, and fails without Chromium (make browser-install).
+# The written docs/benchmarks.md then goes through the text gates of make check (limit-check,
+# text-rules), so a report that would fail them fails here, before it is committed.
 .PHONY: bench
 bench: sdk-install web-build ## Benchmark the event log, authorization, catch-up, the snapshot, the SDK's cold start and the web client's sidebar on a throwaway PostgreSQL (fsync on; a few minutes); writes docs/benchmarks.md and .json.
 	@[[ -x $(CHROMIUM) ]] || { echo "bench: no Chromium at $(CHROMIUM) for the sidebar case; run make browser-install"; exit 1; }
 	CHROMIUM=$(CHROMIUM) $(GO) run ./services/server/cmd/bothybench -out docs
+	$(MAKE) --no-print-directory limit-check text-rules
 
 ##@ Tools
 
