@@ -19,9 +19,14 @@ import (
 //go:embed queries/seed_consumer_rewind.sql
 var seedConsumerRewind string
 
-// consumerRounds is how many times the consumer catch-up and the REST catch-up each run, in
-// turn.
+// consumerRounds is how many times the consumer catch-up and the REST catch-up each read the
+// whole log.
 const consumerRounds = 2
+
+// consumerSegments is how many stretches of the log one round reads, each by REST then by the
+// consumer (or the other way round, in turn): a stretch takes about a second, so a slow
+// moment of a shared machine falls on both sides rather than on one whole pass.
+const consumerSegments = 10
 
 // consumerName is the agent's durable consumer in the consumer case.
 const consumerName = "bench"
@@ -35,6 +40,7 @@ type consumerResult struct {
 	Pages                   int     `json:"pages"`
 	Acks                    int     `json:"acks"`
 	Rounds                  int     `json:"rounds"`
+	Segments                int     `json:"segments"`
 	EventsPerSecond         float64 `json:"events_per_second"`
 	BaselineEventsPerSecond float64 `json:"rest_events_per_second"`
 	Ratio                   float64 `json:"ratio"`
@@ -79,17 +85,23 @@ func newConsumerAgent(ctx context.Context, app *wire.App, w *syncWorld) (consume
 // consumerCase measures the agent's consumer catch-up from seq 0 to the head, as an agent
 // reads it ahead of its acks (consumerCatchUp: a page with after=<the last next_cursor> on one
 // keep-alive connection while the last page's ack goes out on another), beside the same agent's
-// REST catch-up from 0 (GET /api/v1/events?after=, the page's next_cursor as the next cursor)
-// on the first, in consumerRounds rounds of REST then consumer. The consumer is rewound to 0 in
-// SQL before each of its rounds (not timed). Both must deliver the same number of events, and
-// the consumer's acked_seq must be the head after each of its rounds.
+// REST catch-up (GET /api/v1/events?after=, the page's next_cursor as the next cursor) on the
+// first. Each of consumerRounds rounds reads the log in consumerSegments stretches of seqs,
+// each by both sides, REST first in even stretches and the consumer first in odd ones; the
+// consumer is rewound in SQL to the stretch's start before it (not timed). Both must deliver
+// the same events in every stretch, and the consumer's acked_seq must be its last page's
+// next_cursor after it.
 func consumerCase(ctx context.Context, app *wire.App, w *syncWorld, bare *pgxpool.Pool, progress func(string, ...any)) (consumerResult, error) {
-	res := consumerResult{Rounds: consumerRounds}
+	res := consumerResult{Rounds: consumerRounds, Segments: consumerSegments}
 	a, err := newConsumerAgent(ctx, app, w)
 	if err != nil {
 		return res, err
 	}
 	res.Spaces = a.spaces
+	head, err := app.Versions().EventSeq(ctx)
+	if err != nil {
+		return res, fmt.Errorf("consumer: the head: %w", err)
+	}
 	c := newPostClient()
 	defer c.CloseIdleConnections()
 	acks := newPostClient() // the consumer's acks, beside its pages
@@ -100,41 +112,59 @@ func consumerCase(ctx context.Context, app *wire.App, w *syncWorld, bare *pgxpoo
 		consumerEvents, restEvents int64
 	)
 	for round := range consumerRounds {
-		progress("consumer: round %d of %d (the agent's REST catch-up, then its consumer, from seq 0)", round+1, consumerRounds)
-		start := time.Now()
-		events, err := restCatchUp(ctx, c, w.base, a.token, &buf)
-		if err != nil {
-			return res, err
+		progress("consumer: round %d of %d (the log in %d stretches, each read by the agent's REST catch-up and by its consumer)", round+1, consumerRounds, consumerSegments)
+		var events, pages, sent int64
+		from := int64(0)
+		for seg := range consumerSegments {
+			until := head * int64(seg+1) / consumerSegments
+			rest := func() (segEvents int64, end int64, err error) {
+				start := time.Now()
+				segEvents, end, err = restCatchUp(ctx, c, w.base, a.token, from, until, &buf)
+				restTime += time.Since(start)
+				restEvents += segEvents
+				return segEvents, end, err
+			}
+			consumer := func() (got, end int64, err error) {
+				if _, err := bare.Exec(ctx, seedConsumerRewind, a.id, consumerName, from); err != nil {
+					return 0, 0, fmt.Errorf("consumer: rewind: %w", err)
+				}
+				start := time.Now()
+				got, end, p, n, err := consumerCatchUp(ctx, c, acks, w.base, a.token, until, &buf)
+				consumerTime += time.Since(start)
+				consumerEvents += got
+				pages, sent = pages+int64(p), sent+int64(n)
+				return got, end, err
+			}
+			first, second := rest, consumer
+			if seg%2 == 1 {
+				first, second = consumer, rest
+			}
+			e1, end1, err := first()
+			if err != nil {
+				return res, err
+			}
+			e2, end2, err := second()
+			if err != nil {
+				return res, err
+			}
+			if e1 != e2 || end1 != end2 {
+				return res, fmt.Errorf("consumer: after %d, %d events to %d one way and %d to %d the other", from, e1, end1, e2, end2)
+			}
+			if acked, err := consumerAckedSeq(ctx, c, w.base, a.token); err != nil {
+				return res, err
+			} else if acked != end1 {
+				return res, fmt.Errorf("consumer: acked_seq %d after the stretch, want its last next_cursor %d", acked, end1)
+			}
+			events += e1
+			from = end1
 		}
-		restTime += time.Since(start)
-		restEvents += events
-
-		if _, err := bare.Exec(ctx, seedConsumerRewind, a.id, consumerName); err != nil {
-			return res, fmt.Errorf("consumer: rewind: %w", err)
-		}
-		start = time.Now()
-		got, pages, sent, err := consumerCatchUp(ctx, c, acks, w.base, a.token, &buf)
-		if err != nil {
-			return res, err
-		}
-		consumerTime += time.Since(start)
-		consumerEvents += got
-		head, err := app.Versions().EventSeq(ctx)
-		if err != nil {
-			return res, fmt.Errorf("consumer: the head: %w", err)
-		}
-		if acked, err := consumerAckedSeq(ctx, c, w.base, a.token); err != nil {
-			return res, err
-		} else if acked != head {
-			return res, fmt.Errorf("consumer: acked_seq %d after the catch-up, want the head %d", acked, head)
-		}
-		if got != events {
-			return res, fmt.Errorf("consumer: %d events through the consumer, %d through REST catch-up", got, events)
+		if from != head {
+			return res, fmt.Errorf("consumer: the round ended at %d, want the head %d", from, head)
 		}
 		if events == 0 {
 			return res, fmt.Errorf("consumer: the agent sees no event")
 		}
-		res.Events, res.Pages, res.Acks = got, pages, sent
+		res.Events, res.Pages, res.Acks = events, int(pages), int(sent)
 	}
 	res.EventsPerSecond = round1(float64(consumerEvents) / consumerTime.Seconds())
 	res.BaselineEventsPerSecond = round1(float64(restEvents) / restTime.Seconds())
@@ -142,37 +172,37 @@ func consumerCase(ctx context.Context, app *wire.App, w *syncWorld, bare *pgxpoo
 	return res, nil
 }
 
-// restCatchUp pages GET /api/v1/events from 0 to the head as token and returns the events
-// read.
-func restCatchUp(ctx context.Context, c *http.Client, base, token string, buf *bytes.Buffer) (int64, error) {
-	var events int64
-	var after int64
+// restCatchUp pages GET /api/v1/events as token from after from until a page's next_cursor
+// reaches until (or the head) and returns the events read and that next_cursor.
+func restCatchUp(ctx context.Context, c *http.Client, base, token string, from, until int64, buf *bytes.Buffer) (events, end int64, err error) {
+	after := from
 	for {
 		if err := getRaw(ctx, c, pageURL(base, after), token, buf); err != nil {
-			return 0, fmt.Errorf("consumer: REST catch-up after %d: %w", after, err)
+			return 0, 0, fmt.Errorf("consumer: REST catch-up after %d: %w", after, err)
 		}
 		next, head, err := pageTail(buf.Bytes())
 		if err != nil {
-			return 0, fmt.Errorf("consumer: REST catch-up after %d: %w", after, err)
+			return 0, 0, fmt.Errorf("consumer: REST catch-up after %d: %w", after, err)
 		}
 		events += countEnvelopes(buf.Bytes())
 		if next <= after && next != head {
-			return 0, fmt.Errorf("consumer: REST catch-up: next_cursor %d does not move on from %d", next, after)
+			return 0, 0, fmt.Errorf("consumer: REST catch-up: next_cursor %d does not move on from %d", next, after)
 		}
 		after = next
-		if after == head {
-			return events, nil
+		if after >= until || after == head {
+			return events, after, nil
 		}
 	}
 }
 
-// consumerCatchUp reads the consumer's pages to the head as token, as an agent that reads
-// ahead of its acks does (Kafka's and JetStream's fetch ahead, commit in the background): page
-// n+1 is asked for with after=<page n's next_cursor> on c while page n's ack goes out on
-// acks, a second keep-alive connection, at most one ack in flight (an ack waits for the one
-// before). The last ack is awaited before it returns, and the consumer's acked_seq must then be
-// the head. It returns the events, pages and acks.
-func consumerCatchUp(ctx context.Context, c, acks *http.Client, base, token string, buf *bytes.Buffer) (events int64, pages, sent int, err error) {
+// consumerCatchUp reads the consumer's pages as token from its acked_seq until a page's
+// next_cursor reaches until (or the head), as an agent that reads ahead of its acks does
+// (Kafka's and JetStream's fetch ahead, commit in the background): page n+1 is asked for with
+// after=<page n's next_cursor> on c while page n's ack goes out on acks, a second keep-alive
+// connection, at most one ack in flight (an ack waits for the one before). The last ack is
+// awaited before it returns. It returns the events, the last next_cursor, the pages and the
+// acks.
+func consumerCatchUp(ctx context.Context, c, acks *http.Client, base, token string, until int64, buf *bytes.Buffer) (events, end int64, pages, sent int, err error) {
 	pageURL := base + "/api/v1/consumers/" + consumerName + "/events"
 	ackURL := base + "/api/v1/consumers/" + consumerName + "/ack"
 	var inFlight chan error // the ack on its way, nil when none
@@ -189,20 +219,20 @@ func consumerCatchUp(ctx context.Context, c, acks *http.Client, base, token stri
 	url := pageURL         // the first page starts at acked_seq
 	for {
 		if err := getRaw(ctx, c, url, token, buf); err != nil {
-			return 0, 0, 0, fmt.Errorf("consumer: page after %d: %w", after, err)
+			return 0, 0, 0, 0, fmt.Errorf("consumer: page after %d: %w", after, err)
 		}
 		next, head, err := pageTail(buf.Bytes())
 		if err != nil {
-			return 0, 0, 0, fmt.Errorf("consumer: page after %d: %w", after, err)
+			return 0, 0, 0, 0, fmt.Errorf("consumer: page after %d: %w", after, err)
 		}
 		pages++
 		events += countEnvelopes(buf.Bytes())
 		if next <= after && next != head {
-			return 0, 0, 0, fmt.Errorf("consumer: next_cursor %d does not move on from %d", next, after)
+			return 0, 0, 0, 0, fmt.Errorf("consumer: next_cursor %d does not move on from %d", next, after)
 		}
 		if next > acked {
 			if err := wait(); err != nil {
-				return 0, 0, 0, err
+				return 0, 0, 0, 0, err
 			}
 			inFlight = make(chan error, 1)
 			go func(seq int64, done chan<- error) {
@@ -216,11 +246,11 @@ func consumerCatchUp(ctx context.Context, c, acks *http.Client, base, token stri
 			acked = next
 		}
 		after = next
-		if after == head {
+		if after >= until || after == head {
 			if err := wait(); err != nil {
-				return 0, 0, 0, err
+				return 0, 0, 0, 0, err
 			}
-			return events, pages, sent, nil
+			return events, after, pages, sent, nil
 		}
 		url = pageURL + "?after=" + strconv.FormatInt(after, 10)
 	}
@@ -250,11 +280,14 @@ func (r consumerResult) markdown(w func(format string, args ...any), events int6
 	w("its acks, as Kafka and JetStream pull consumers do: page n+1 with `after=` page n's\n")
 	w("`next_cursor` while page n's ack (`POST /api/v1/consumers/{name}/ack` of that cursor) goes\n")
 	w("out on a second keep-alive connection, at most one ack in flight, the last one awaited\n")
-	w("before the clock stops; the consumer's `acked_seq` is then the head (checked). %d pages,\n", r.Pages)
-	w("%d acks. Baseline: the same agent's REST catch-up of the same log, `GET /api/v1/events?after=`\n", r.Acks)
-	w("from 0 with each page's `next_cursor`, on the pages' connection; every page asked for with\n")
-	w("`Accept-Encoding: identity`, the body read to its end.\n")
-	w("%d rounds of REST then consumer; higher is better; the ratio is figure / baseline.\n\n", r.Rounds)
+	w("before the clock stops; the consumer's `acked_seq` is then the last `next_cursor` (checked).\n")
+	w("%d pages, %d acks. Baseline: the same agent's REST catch-up of the same log,\n", r.Pages, r.Acks)
+	w("`GET /api/v1/events?after=` with each page's `next_cursor`, on the pages' connection; every\n")
+	w("page asked for with `Accept-Encoding: identity`, the body read to its end. Each of %d rounds\n", r.Rounds)
+	w("reads the log in %d stretches of seqs, each stretch by both (REST first in every other one,\n", r.Segments)
+	w("the consumer rewound to the stretch's start before its turn), so that a slow moment of the\n")
+	w("machine falls on both; they deliver the same events in every stretch (checked). Higher is\n")
+	w("better; the ratio is figure / baseline.\n\n")
 	w("| events | pages | acks | consumer events/s | REST events/s | ratio |\n")
 	w("| ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	w("| %d | %d | %d | %.0f | %.0f | %.2f |\n", r.Events, r.Pages, r.Acks, r.EventsPerSecond, r.BaselineEventsPerSecond, r.Ratio)

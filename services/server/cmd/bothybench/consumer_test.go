@@ -27,7 +27,7 @@ func TestConsumerSmoke(t *testing.T) {
 	}
 	c := rep.Consumer
 	// Every generated event lies in a channel of a space the agent may read.
-	if c.Events < 3000 || c.Pages < 2 || c.Acks != c.Pages || c.Rounds != consumerRounds || c.Spaces == 0 {
+	if c.Events < 3000 || c.Pages < 2 || c.Acks != c.Pages || c.Rounds != consumerRounds || c.Segments != consumerSegments || c.Spaces == 0 {
 		t.Fatalf("the consumer case = %+v", c)
 	}
 	if c.EventsPerSecond <= 0 || c.BaselineEventsPerSecond <= 0 || c.Ratio <= 0 {
@@ -51,7 +51,7 @@ func TestConsumerTarget(t *testing.T) {
 		ratio float64
 		pass  bool
 	}{{0.9, true}, {1.2, true}, {0.89, false}} {
-		r := report{Consumer: consumerResult{Spaces: 100, Events: 1_000_000, Pages: 2000, Acks: 2000, Rounds: 2,
+		r := report{Consumer: consumerResult{Spaces: 100, Events: 1_000_000, Pages: 2000, Acks: 2000, Rounds: 2, Segments: 10,
 			EventsPerSecond: 90_000, BaselineEventsPerSecond: 100_000, Ratio: tc.ratio}}
 		r.evaluate()
 		if len(r.Targets) != 1 || r.Targets[0].Pass != tc.pass || r.Targets[0].Limit != ">= 0.9" {

@@ -359,6 +359,7 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 		CatchUp:    catchUp,
 		PageState:  consumerPageState{check: check, consumers: consumerStore},
 		Checker:    catchUp,
+		Head:       snapshotState{runner: runner, instance: log.instance},
 		Authorizer: authorizer,
 		Clock:      clk,
 		Config:     c.consumers,

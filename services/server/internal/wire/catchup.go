@@ -79,14 +79,21 @@ func (c consumerPageState) ConsumerPageState(ctx context.Context, principalID uu
 	return row, found, st, nil
 }
 
-// snapshotState is the snapshot's syncapp.SnapshotState: the head (the event_seq counter),
-// the sync epoch and the permission_version counter, queued in this order by the instance
-// module's adapter and sent as one pipelined batch, so the snapshot's first reads cost one
-// round trip. Outside a transaction PostgreSQL runs them in order, each with a snapshot of its
+// snapshotState is the snapshot's syncapp.SnapshotState (and the consumers' AckState): the
+// head (the event_seq counter), the sync epoch and the permission_version counter, queued in
+// this order by the instance module's adapter and sent as one pipelined batch, so the
+// snapshot's first reads cost one round trip. Outside a transaction PostgreSQL runs them in order, each with a snapshot of its
 // own, as three separate reads would: the permission version is read after the head.
 type snapshotState struct {
 	runner   *tx.Runner
 	instance *instancepg.Store
+}
+
+// AckState implements syncapp.AckState: an ack is decided on the snapshot's three first reads,
+// taken, like the snapshot's, from an ackEvents request's authentication (headRoutes) when
+// it read them, and read in one batch otherwise (the gateway's ack frame).
+func (s snapshotState) AckState(ctx context.Context) (syncapp.SnapshotHead, error) {
+	return s.SnapshotState(ctx)
 }
 
 // SnapshotState implements syncapp.SnapshotState. A getSnapshot request's authentication

@@ -31,10 +31,11 @@ type versionRead struct {
 }
 
 // headRoutes are the operations whose use case starts with the head, the epoch and the
-// permission version (getSnapshot, spec 03): their authentication reads all three with the
-// token, so the build saves that round trip.
+// permission version (getSnapshot and ackEvents, spec 03): their authentication reads
+// all three with the token, so the use case saves that round trip.
 var headRoutes = map[route]struct{}{
-	{method: http.MethodGet, pattern: "/api/v1/sync/snapshot"}: {},
+	{method: http.MethodGet, pattern: "/api/v1/sync/snapshot"}:         {},
+	{method: http.MethodPost, pattern: "/api/v1/consumers/{name}/ack"}: {},
 }
 
 // wantsHead reports whether r is a request of a headRoutes operation.

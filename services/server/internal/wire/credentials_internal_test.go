@@ -32,9 +32,10 @@ func (*batchCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.Tra
 }
 func (*batchCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// TestSnapshotStateFromTheAuthentication: a getSnapshot request's authentication reads the
-// head, the epoch and the permission version with the token, in its one round trip, and the
-// snapshot's State takes them from there without a round trip of its own; any other
+// TestSnapshotStateFromTheAuthentication: a getSnapshot or ackEvents request's authentication
+// reads the head, the epoch and the permission version with the token, in its one round trip,
+// and the snapshot's State (the consumers' AckState) takes them from there without a round
+// trip of its own; any other
 // operation's authentication reads the version alone, and the State reads its three itself.
 // What the authentication read is what the State would read.
 func TestSnapshotStateFromTheAuthentication(t *testing.T) {
@@ -68,6 +69,8 @@ func TestSnapshotStateFromTheAuthentication(t *testing.T) {
 	}{
 		{http.MethodGet, "/api/v1/sync/snapshot", true},
 		{http.MethodHead, "/api/v1/sync/snapshot", true},
+		{http.MethodPost, "/api/v1/consumers/{name}/ack", true},
+		{http.MethodGet, "/api/v1/consumers/{name}/events", false},
 		{http.MethodGet, "/api/v1/events", false},
 		{http.MethodPut, "/api/v1/sync/snapshot", false},
 	} {

@@ -115,12 +115,23 @@ type ConsumersDeps struct {
 	// (the same catch-up's CheckWith) decides on them, so a page costs listEvents' round trips.
 	PageState ConsumerPageState
 	Checker   StateChecker
+	// Head reads what an ack is decided on (AckState).
+	Head AckState
 	// Authorizer decides events.catch_up on the instance.
 	Authorizer authorize.Authorizer
 	// Clock stamps created_at and updated_at.
 	Clock clock.Clock
 	// Config holds the consumer keys.
 	Config ConsumersConfig
+}
+
+// AckState reads what an ack is decided on: the head, the sync epoch and the
+// permission_version, in this order, in one round trip. An ack needs no more of catch-up's
+// check (not the retention edge), and wire's implementation takes the three from an
+// ackEvents request's authentication, which read them with its token, so the common ack
+// costs that round trip and its update.
+type AckState interface {
+	AckState(ctx context.Context) (SnapshotHead, error)
 }
 
 // Consumers implements sync.Consumers over a ConsumerStore and catch-up: it stores nothing
@@ -131,6 +142,7 @@ type Consumers struct {
 	catchUp syncmod.CatchUp
 	state   ConsumerPageState
 	checker StateChecker
+	head    AckState
 	authz   authorize.Authorizer
 	clock   clock.Clock
 	cfg     ConsumersConfig
@@ -147,7 +159,7 @@ func NewConsumers(deps ConsumersDeps) (*Consumers, error) {
 		missing bool
 	}{
 		{"store", deps.Store == nil}, {"catch-up", deps.CatchUp == nil},
-		{"page state", deps.PageState == nil}, {"checker", deps.Checker == nil},
+		{"page state", deps.PageState == nil}, {"checker", deps.Checker == nil}, {"head", deps.Head == nil},
 		{"authorizer", deps.Authorizer == nil}, {"clock", deps.Clock == nil},
 	} {
 		if d.missing {
@@ -160,7 +172,7 @@ func NewConsumers(deps ConsumersDeps) (*Consumers, error) {
 	}
 	return &Consumers{
 		store: deps.Store, catchUp: deps.CatchUp, state: deps.PageState, checker: deps.Checker,
-		authz: deps.Authorizer, clock: deps.Clock, cfg: deps.Config,
+		head: deps.Head, authz: deps.Authorizer, clock: deps.Clock, cfg: deps.Config,
 	}, nil
 }
 
@@ -262,17 +274,18 @@ func (c *Consumers) Delete(ctx context.Context, name string) error {
 	return nil
 }
 
-// Ack implements sync.Consumers. The head is read (through Check) before the row is moved:
-// the head only grows, so a seq at or below it stays valid however long the ack takes. Check
-// also reads the permission_version, which events.catch_up is then decided at (nothing is
-// returned or written before the decision), so the common ack (in the consumer's epoch, ahead
-// of it, not above the head) costs two round trips, the check and one update; any other is
-// looked at row in hand.
+// Ack implements sync.Consumers. The head is read (AckState) before the row is moved: the
+// head only grows, so a seq at or below it stays valid however long the ack takes. The
+// permission_version is read with it, and events.catch_up is decided at that version
+// (nothing is returned or written before the decision), so the common ack (in the consumer's
+// epoch, ahead of it, not above the head) costs the head's round trip and one update; any
+// other is looked at row in hand.
 func (c *Consumers) Ack(ctx context.Context, name string, seq int64) (syncmod.Consumer, error) {
-	res, err := c.catchUp.Check(ctx, syncmod.CheckInput{})
+	st, err := c.head.AckState(ctx)
 	if err != nil {
-		return syncmod.Consumer{}, err
+		return syncmod.Consumer{}, fmt.Errorf("sync: ack consumer: %w", err)
 	}
+	res := syncmod.CheckResult{HeadSeq: st.Seq, SyncEpoch: st.Epoch, PermissionVersion: st.PermissionVersion, PermissionVersionRead: true}
 	a, err := c.owner(pinVersion(ctx, res), name, true)
 	if err != nil {
 		return syncmod.Consumer{}, err

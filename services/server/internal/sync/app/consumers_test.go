@@ -108,6 +108,12 @@ func (c *consumerCatchUp) Check(_ context.Context, in syncmod.CheckInput) (syncm
 	return res, nil
 }
 
+// AckState reads the fake's head and epoch, counted with the checks: an ack's one read.
+func (c *consumerCatchUp) AckState(context.Context) (app.SnapshotHead, error) {
+	c.checks++
+	return app.SnapshotHead{Seq: c.head, Epoch: c.epoch, PermissionVersion: 1}, nil
+}
+
 // CheckWith decides on the state the page-state fake read, as Check does on its own reads:
 // cursor_ahead above the head, then epoch_changed for a foreign epoch.
 func (c *consumerCatchUp) CheckWith(in syncmod.CheckInput, st app.CheckState) (syncmod.CheckResult, error) {
@@ -166,7 +172,7 @@ func newConsumersWithState(t *testing.T, head int64, epoch uuid.UUID) (*app.Cons
 	cu := &consumerCatchUp{head: head, epoch: epoch}
 	ps := &pageState{store: store, cu: cu}
 	c, err := app.NewConsumers(app.ConsumersDeps{
-		Store: store, CatchUp: cu, PageState: ps, Checker: cu, Authorizer: allowCatchUp{},
+		Store: store, CatchUp: cu, PageState: ps, Checker: cu, Head: cu, Authorizer: allowCatchUp{},
 		Clock:  clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)),
 		Config: app.ConsumersConfig{NameMaxLength: 16, MaxPerPrincipal: 2},
 	})
@@ -187,7 +193,7 @@ func TestConsumersAuthorize(t *testing.T) {
 	t.Parallel()
 	c, err := app.NewConsumers(app.ConsumersDeps{
 		Store: &consumerStore{rows: map[string]syncmod.Consumer{}}, CatchUp: &consumerCatchUp{},
-		PageState: &pageState{}, Checker: &consumerCatchUp{}, Authorizer: denyAll{},
+		PageState: &pageState{}, Checker: &consumerCatchUp{}, Head: &consumerCatchUp{}, Authorizer: denyAll{},
 		Clock:  clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)),
 		Config: app.ConsumersConfig{NameMaxLength: 16, MaxPerPrincipal: 2},
 	})
