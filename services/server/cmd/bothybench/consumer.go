@@ -23,6 +23,13 @@ var seedConsumerRewind string
 // whole log.
 const consumerRounds = 2
 
+// consumerAckEvery is how often the figure's agent acknowledges while it catches up: the
+// latest next_cursor at most once per interval (and the last page's always), as Kafka's
+// consumers commit their offsets on a timer (auto.commit.interval.ms, 5 s by default) rather
+// than after every fetch. A crash redelivers at most that long's events, which an agent must
+// take anyway (at least once). The case also runs an agent that acknowledges every page.
+const consumerAckEvery = 100 * time.Millisecond
+
 // consumerSegments is how many stretches of the log one round reads, each by REST then by the
 // consumer (or the other way round, in turn): a stretch takes about a second, so a slow
 // moment of a shared machine falls on both sides rather than on one whole pass.
@@ -35,15 +42,21 @@ const consumerName = "bench"
 // (GET /api/v1/consumers/{name}/events, each page acknowledged with its next_cursor) beside the
 // same agent's REST catch-up of the same log (GET /api/v1/events from 0).
 type consumerResult struct {
-	Spaces                  int     `json:"spaces"`
-	Events                  int64   `json:"events"`
-	Pages                   int     `json:"pages"`
-	Acks                    int     `json:"acks"`
-	Rounds                  int     `json:"rounds"`
-	Segments                int     `json:"segments"`
-	EventsPerSecond         float64 `json:"events_per_second"`
-	BaselineEventsPerSecond float64 `json:"rest_events_per_second"`
-	Ratio                   float64 `json:"ratio"`
+	Spaces int   `json:"spaces"`
+	Events int64 `json:"events"`
+	Pages  int   `json:"pages"`
+	Acks   int   `json:"acks"`
+	// AckEveryMs is consumerAckEvery; EveryPageEventsPerSecond and EveryPageRatio are the
+	// same catch-up by an agent that acknowledges every page (EveryPageAcks acks).
+	AckEveryMs               float64 `json:"ack_every_ms"`
+	EveryPageAcks            int     `json:"every_page_acks"`
+	EveryPageEventsPerSecond float64 `json:"every_page_events_per_second"`
+	EveryPageRatio           float64 `json:"every_page_ratio"`
+	Rounds                   int     `json:"rounds"`
+	Segments                 int     `json:"segments"`
+	EventsPerSecond          float64 `json:"events_per_second"`
+	BaselineEventsPerSecond  float64 `json:"rest_events_per_second"`
+	Ratio                    float64 `json:"ratio"`
 }
 
 // consumerAgent is the agent that reads the world through its consumer.
@@ -92,7 +105,7 @@ func newConsumerAgent(ctx context.Context, app *wire.App, w *syncWorld) (consume
 // the same events in every stretch, and the consumer's acked_seq must be its last page's
 // next_cursor after it.
 func consumerCase(ctx context.Context, app *wire.App, w *syncWorld, bare *pgxpool.Pool, progress func(string, ...any)) (consumerResult, error) {
-	res := consumerResult{Rounds: consumerRounds, Segments: consumerSegments}
+	res := consumerResult{Rounds: consumerRounds, Segments: consumerSegments, AckEveryMs: ms(consumerAckEvery)}
 	a, err := newConsumerAgent(ctx, app, w)
 	if err != nil {
 		return res, err
@@ -107,13 +120,13 @@ func consumerCase(ctx context.Context, app *wire.App, w *syncWorld, bare *pgxpoo
 	acks := newPostClient() // the consumer's acks, beside its pages
 	defer acks.CloseIdleConnections()
 	var (
-		buf                        bytes.Buffer
-		consumerTime, restTime     time.Duration
-		consumerEvents, restEvents int64
+		buf                                         bytes.Buffer
+		consumerTime, everyPageTime, restTime       time.Duration
+		consumerEvents, everyPageEvents, restEvents int64
 	)
 	for round := range consumerRounds {
 		progress("consumer: round %d of %d (the log in %d stretches, each read by the agent's REST catch-up and by its consumer)", round+1, consumerRounds, consumerSegments)
-		var events, pages, sent int64
+		var events, pages, sent, everyPageSent int64
 		from := int64(0)
 		for seg := range consumerSegments {
 			until := head * int64(seg+1) / consumerSegments
@@ -124,39 +137,47 @@ func consumerCase(ctx context.Context, app *wire.App, w *syncWorld, bare *pgxpoo
 				restEvents += segEvents
 				return segEvents, end, err
 			}
-			consumer := func() (got, end int64, err error) {
-				if _, err := bare.Exec(ctx, seedConsumerRewind, a.id, consumerName, from); err != nil {
-					return 0, 0, fmt.Errorf("consumer: rewind: %w", err)
+			consumer := func(every time.Duration) func() (int64, int64, error) {
+				return func() (got, end int64, err error) {
+					if _, err := bare.Exec(ctx, seedConsumerRewind, a.id, consumerName, from); err != nil {
+						return 0, 0, fmt.Errorf("consumer: rewind: %w", err)
+					}
+					start := time.Now()
+					got, end, p, n, err := consumerCatchUp(ctx, c, acks, w.base, a.token, until, every, &buf)
+					if err != nil {
+						return 0, 0, err
+					}
+					if every == 0 {
+						everyPageTime += time.Since(start)
+						everyPageEvents += got
+						everyPageSent += int64(n)
+					} else {
+						consumerTime += time.Since(start)
+						consumerEvents += got
+						pages, sent = pages+int64(p), sent+int64(n)
+					}
+					if acked, err := consumerAckedSeq(ctx, c, w.base, a.token); err != nil {
+						return 0, 0, err
+					} else if acked != end {
+						return 0, 0, fmt.Errorf("consumer: acked_seq %d after the stretch, want its last next_cursor %d", acked, end)
+					}
+					return got, end, nil
 				}
-				start := time.Now()
-				got, end, p, n, err := consumerCatchUp(ctx, c, acks, w.base, a.token, until, &buf)
-				consumerTime += time.Since(start)
-				consumerEvents += got
-				pages, sent = pages+int64(p), sent+int64(n)
-				return got, end, err
 			}
-			first, second := rest, consumer
-			if seg%2 == 1 {
-				first, second = consumer, rest
+			// The three in turn, each first in every third stretch.
+			sides := []func() (int64, int64, error){rest, consumer(consumerAckEvery), consumer(0)}
+			var got, ends [3]int64
+			for i := range sides {
+				k := (seg + i) % len(sides)
+				if got[k], ends[k], err = sides[k](); err != nil {
+					return res, err
+				}
 			}
-			e1, end1, err := first()
-			if err != nil {
-				return res, err
+			if got[1] != got[0] || got[2] != got[0] || ends[1] != ends[0] || ends[2] != ends[0] {
+				return res, fmt.Errorf("consumer: after %d, events and last cursors %v and %v (REST, consumer, consumer acking every page)", from, got, ends)
 			}
-			e2, end2, err := second()
-			if err != nil {
-				return res, err
-			}
-			if e1 != e2 || end1 != end2 {
-				return res, fmt.Errorf("consumer: after %d, %d events to %d one way and %d to %d the other", from, e1, end1, e2, end2)
-			}
-			if acked, err := consumerAckedSeq(ctx, c, w.base, a.token); err != nil {
-				return res, err
-			} else if acked != end1 {
-				return res, fmt.Errorf("consumer: acked_seq %d after the stretch, want its last next_cursor %d", acked, end1)
-			}
-			events += e1
-			from = end1
+			events += got[0]
+			from = ends[0]
 		}
 		if from != head {
 			return res, fmt.Errorf("consumer: the round ended at %d, want the head %d", from, head)
@@ -164,11 +185,13 @@ func consumerCase(ctx context.Context, app *wire.App, w *syncWorld, bare *pgxpoo
 		if events == 0 {
 			return res, fmt.Errorf("consumer: the agent sees no event")
 		}
-		res.Events, res.Pages, res.Acks = events, int(pages), int(sent)
+		res.Events, res.Pages, res.Acks, res.EveryPageAcks = events, int(pages), int(sent), int(everyPageSent)
 	}
 	res.EventsPerSecond = round1(float64(consumerEvents) / consumerTime.Seconds())
+	res.EveryPageEventsPerSecond = round1(float64(everyPageEvents) / everyPageTime.Seconds())
 	res.BaselineEventsPerSecond = round1(float64(restEvents) / restTime.Seconds())
 	res.Ratio = round2(res.EventsPerSecond / res.BaselineEventsPerSecond)
+	res.EveryPageRatio = round2(res.EveryPageEventsPerSecond / res.BaselineEventsPerSecond)
 	return res, nil
 }
 
@@ -198,11 +221,12 @@ func restCatchUp(ctx context.Context, c *http.Client, base, token string, from, 
 // consumerCatchUp reads the consumer's pages as token from its acked_seq until a page's
 // next_cursor reaches until (or the head), as an agent that reads ahead of its acks does
 // (Kafka's and JetStream's fetch ahead, commit in the background): page n+1 is asked for with
-// after=<page n's next_cursor> on c while page n's ack goes out on acks, a second keep-alive
-// connection, at most one ack in flight (an ack waits for the one before). The last ack is
-// awaited before it returns. It returns the events, the last next_cursor, the pages and the
-// acks.
-func consumerCatchUp(ctx context.Context, c, acks *http.Client, base, token string, until int64, buf *bytes.Buffer) (events, end int64, pages, sent int, err error) {
+// after=<page n's next_cursor> on c while an ack goes out on acks, a second keep-alive
+// connection, at most one ack in flight (an ack waits for the one before). A page's
+// next_cursor is acknowledged when every has passed since the last ack went out (every page
+// with every 0), the last page's always, and that ack is awaited before it returns. It returns
+// the events, the last next_cursor, the pages and the acks.
+func consumerCatchUp(ctx context.Context, c, acks *http.Client, base, token string, until int64, every time.Duration, buf *bytes.Buffer) (events, end int64, pages, sent int, err error) {
 	pageURL := base + "/api/v1/consumers/" + consumerName + "/events"
 	ackURL := base + "/api/v1/consumers/" + consumerName + "/ack"
 	var inFlight chan error // the ack on its way, nil when none
@@ -216,6 +240,7 @@ func consumerCatchUp(ctx context.Context, c, acks *http.Client, base, token stri
 	}
 	defer func() { _ = wait() }()
 	var after, acked int64 // the cursor read to, the last ack sent
+	var ackedAt time.Time  // when the last ack went out
 	url := pageURL         // the first page starts at acked_seq
 	for {
 		if err := getRaw(ctx, c, url, token, buf); err != nil {
@@ -230,7 +255,8 @@ func consumerCatchUp(ctx context.Context, c, acks *http.Client, base, token stri
 		if next <= after && next != head {
 			return 0, 0, 0, 0, fmt.Errorf("consumer: next_cursor %d does not move on from %d", next, after)
 		}
-		if next > acked {
+		last := next >= until || next == head
+		if next > acked && (last || time.Since(ackedAt) >= every) {
 			if err := wait(); err != nil {
 				return 0, 0, 0, 0, err
 			}
@@ -243,10 +269,10 @@ func consumerCatchUp(ctx context.Context, c, acks *http.Client, base, token stri
 				done <- err
 			}(next, inFlight)
 			sent++
-			acked = next
+			acked, ackedAt = next, time.Now()
 		}
 		after = next
-		if after >= until || after == head {
+		if last {
 			if err := wait(); err != nil {
 				return 0, 0, 0, 0, err
 			}
@@ -278,17 +304,21 @@ func (r consumerResult) markdown(w func(format string, args ...any), events int6
 	w("its %d spaces, %d events behind: its durable consumer rewound to seq 0. Figure: the agent\n", r.Spaces, r.Events)
 	w("reads `GET /api/v1/consumers/{name}/events` page by page (the default page size) ahead of\n")
 	w("its acks, as Kafka and JetStream pull consumers do: page n+1 with `after=` page n's\n")
-	w("`next_cursor` while page n's ack (`POST /api/v1/consumers/{name}/ack` of that cursor) goes\n")
-	w("out on a second keep-alive connection, at most one ack in flight, the last one awaited\n")
-	w("before the clock stops; the consumer's `acked_seq` is then the last `next_cursor` (checked).\n")
-	w("%d pages, %d acks. Baseline: the same agent's REST catch-up of the same log,\n", r.Pages, r.Acks)
+	w("`next_cursor` while an ack (`POST /api/v1/consumers/{name}/ack` of a page's cursor) goes\n")
+	w("out on a second keep-alive connection, at most one ack in flight. It acknowledges the latest\n")
+	w("cursor at most once per %.0f ms, as Kafka consumers commit their offsets on a timer, and\n", r.AckEveryMs)
+	w("the last page's always, awaited before the clock stops; the consumer's `acked_seq` is then\n")
+	w("the last `next_cursor` (checked). %d pages, %d acks. Beside it, the same agent acknowledging\n", r.Pages, r.Acks)
+	w("every page (%d acks): each ack is a write request of its own. Baseline: the same agent's\n", r.EveryPageAcks)
+	w("REST catch-up of the same log,\n")
 	w("`GET /api/v1/events?after=` with each page's `next_cursor`, on the pages' connection; every\n")
 	w("page asked for with `Accept-Encoding: identity`, the body read to its end. Each of %d rounds\n", r.Rounds)
-	w("reads the log in %d stretches of seqs, each stretch by both (REST first in every other one,\n", r.Segments)
-	w("the consumer rewound to the stretch's start before its turn), so that a slow moment of the\n")
-	w("machine falls on both; they deliver the same events in every stretch (checked). Higher is\n")
-	w("better; the ratio is figure / baseline.\n\n")
-	w("| events | pages | acks | consumer events/s | REST events/s | ratio |\n")
-	w("| ---: | ---: | ---: | ---: | ---: | ---: |\n")
-	w("| %d | %d | %d | %.0f | %.0f | %.2f |\n", r.Events, r.Pages, r.Acks, r.EventsPerSecond, r.BaselineEventsPerSecond, r.Ratio)
+	w("reads the log in %d stretches of seqs, each stretch by all three in turn (each first in\n", r.Segments)
+	w("every third stretch, the consumer rewound to the stretch's start before its turn), so that\n")
+	w("a slow moment of the machine falls on all; they deliver the same events in every stretch\n")
+	w("(checked). Higher is better; the ratios are figure / baseline.\n\n")
+	w("| events | pages | acks | consumer events/s | REST events/s | ratio | acks, every page | consumer events/s, every page | ratio, every page |\n")
+	w("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	w("| %d | %d | %d | %.0f | %.0f | %.2f | %d | %.0f | %.2f |\n", r.Events, r.Pages, r.Acks, r.EventsPerSecond, r.BaselineEventsPerSecond, r.Ratio,
+		r.EveryPageAcks, r.EveryPageEventsPerSecond, r.EveryPageRatio)
 }

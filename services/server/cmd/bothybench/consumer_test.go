@@ -27,10 +27,13 @@ func TestConsumerSmoke(t *testing.T) {
 	}
 	c := rep.Consumer
 	// Every generated event lies in a channel of a space the agent may read.
-	if c.Events < 3000 || c.Pages < 2 || c.Acks != c.Pages || c.Rounds != consumerRounds || c.Segments != consumerSegments || c.Spaces == 0 {
+	// The figure's agent acknowledges on a timer (the last page of every stretch always), the
+	// other every page.
+	if c.Events < 3000 || c.Pages < 2 || c.Acks < consumerSegments || c.Acks > c.Pages || c.EveryPageAcks != c.Pages ||
+		c.AckEveryMs != ms(consumerAckEvery) || c.Rounds != consumerRounds || c.Segments != consumerSegments || c.Spaces == 0 {
 		t.Fatalf("the consumer case = %+v", c)
 	}
-	if c.EventsPerSecond <= 0 || c.BaselineEventsPerSecond <= 0 || c.Ratio <= 0 {
+	if c.EventsPerSecond <= 0 || c.BaselineEventsPerSecond <= 0 || c.Ratio <= 0 || c.EveryPageEventsPerSecond <= 0 || c.EveryPageRatio <= 0 {
 		t.Fatalf("the consumer case without figures: %+v", c)
 	}
 	if len(rep.CatchUp.Pages) != 0 || rep.Snapshot.Requests != 0 || len(rep.Targets) != 1 {

@@ -199,7 +199,7 @@ func (r *report) evaluateSync() {
 	}
 	if c := r.Consumer; c.Events > 0 {
 		r.Targets = append(r.Targets,
-			target{Name: fmt.Sprintf("consumer catch-up of an agent %d events behind: events/s / the same agent's REST catch-up events/s", c.Events), Value: c.Ratio, Limit: ">= 0.9", Pass: c.Ratio >= 0.9})
+			target{Name: fmt.Sprintf("consumer catch-up of an agent %d events behind (an ack at most every %.0f ms): events/s / the same agent's REST catch-up events/s", c.Events, c.AckEveryMs), Value: c.Ratio, Limit: ">= 0.9", Pass: c.Ratio >= 0.9})
 	}
 	if l := r.Threads; l.Requests > 0 {
 		r.Targets = append(r.Targets,
