@@ -125,7 +125,7 @@ func consumerCase(ctx context.Context, app *wire.App, w *syncWorld, bare *pgxpoo
 		consumerEvents, everyPageEvents, restEvents int64
 	)
 	for round := range consumerRounds {
-		progress("consumer: round %d of %d (the log in %d stretches, each read by the agent's REST catch-up and by its consumer)", round+1, consumerRounds, consumerSegments)
+		progress("consumer: round %d of %d (the log in %d stretches, each read by the agent's REST catch-up and by its consumer, acking on a timer and every page)", round+1, consumerRounds, consumerSegments)
 		var events, pages, sent, everyPageSent int64
 		from := int64(0)
 		for seg := range consumerSegments {
