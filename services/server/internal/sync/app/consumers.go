@@ -131,6 +131,7 @@ type ConsumersDeps struct {
 // ackEvents request's authentication, which read them with its token, so the common ack
 // costs that round trip and its update.
 type AckState interface {
+	// AckState returns the three reads, the head first and the permission version last.
 	AckState(ctx context.Context) (SnapshotHead, error)
 }
 
