@@ -67,6 +67,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (options
 	fs.DurationVar(&o.cfg.MinBackoff, "min-backoff", dur("ECHO_MIN_BACKOFF", 250*time.Millisecond), "least wait before a reconnect (env ECHO_MIN_BACKOFF)")
 	fs.DurationVar(&o.cfg.MaxBackoff, "max-backoff", dur("ECHO_MAX_BACKOFF", 15*time.Second), "most wait before a reconnect (env ECHO_MAX_BACKOFF)")
 	fs.DurationVar(&o.cfg.ReplyDelay, "reply-delay", dur("ECHO_REPLY_DELAY", 0), "pause between starting the run and replying, to watch the run (env ECHO_REPLY_DELAY)")
+	fs.DurationVar(&o.cfg.CatchUpAckInterval, "catchup-ack-interval", dur("ECHO_CATCHUP_ACK_INTERVAL", 100*time.Millisecond), "while catching up, acknowledge at most once per interval; 0 acknowledges every event (env ECHO_CATCHUP_ACK_INTERVAL)")
 	fs.DurationVar(&o.requestTimeout, "request-timeout", dur("ECHO_REQUEST_TIMEOUT", 30*time.Second), "most time one HTTP request may take (env ECHO_REQUEST_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("flags: %w", err)
@@ -81,7 +82,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (options
 	switch {
 	case o.token == "":
 		return o, errors.New("no token: set -token, -token-file, BOTHY_AGENT_TOKEN or BOTHY_AGENT_TOKEN_FILE")
-	case o.cfg.HeartbeatInterval <= 0, o.cfg.MinBackoff <= 0, o.cfg.MaxBackoff < o.cfg.MinBackoff, o.cfg.ReplyDelay < 0, o.requestTimeout <= 0:
+	case o.cfg.HeartbeatInterval <= 0, o.cfg.MinBackoff <= 0, o.cfg.MaxBackoff < o.cfg.MinBackoff, o.cfg.ReplyDelay < 0, o.cfg.CatchUpAckInterval < 0, o.requestTimeout <= 0:
 		return o, errors.New("durations must be positive, and -max-backoff at least -min-backoff")
 	}
 	return o, nil

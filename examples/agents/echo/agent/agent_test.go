@@ -282,14 +282,15 @@ func TestBackoff(t *testing.T) {
 }
 
 // TestStream: events are handled and acknowledged by seq, cursor and catchup.complete frames
-// are acknowledged, acks never repeat or go back, and a failed handling ends the session
-// without acknowledging the event.
+// are acknowledged, acks never repeat or go back (spaced by the interval while catching up),
+// and a failed handling ends the session without acknowledging the event.
 func TestStream(t *testing.T) {
 	t.Parallel()
 	inv := invocationEvent(5, "inv-1", "msg-sam", "tok-1")
 	tests := []struct {
 		name     string
 		frames   []Frame
+		interval time.Duration // Config.CatchUpAckInterval
 		setup    func(*fakeServer)
 		acks     []int64
 		caughtUp bool
@@ -308,6 +309,24 @@ func TestStream(t *testing.T) {
 				{Op: "heartbeat"},
 			},
 			acks:     []int64{3, 5, 7, 9},
+			caughtUp: true,
+			replies:  []string{"Echo: hello"},
+			wantErr:  errNetwork,
+		},
+		{
+			// The first ack goes at once; within the interval the catch-up's next ones wait,
+			// catchup.complete's goes whatever the interval, and live events go one by one.
+			name: "acks spaced while catching up",
+			frames: []Frame{
+				{Op: "event", Event: Event{Seq: 3, Type: "message.created"}},
+				{Op: "event", Event: inv},
+				{Op: "cursor", Cursor: 7},
+				{Op: "catchup.complete", Cursor: 9},
+				{Op: "event", Event: Event{Seq: 11, Type: "message.created"}},
+				{Op: "event", Event: Event{Seq: 12, Type: "message.created"}},
+			},
+			interval: time.Hour,
+			acks:     []int64{3, 9, 11, 12},
 			caughtUp: true,
 			replies:  []string{"Echo: hello"},
 			wantErr:  errNetwork,
@@ -334,6 +353,7 @@ func TestStream(t *testing.T) {
 			}
 			gw := &fakeGateway{scripts: [][]Frame{tc.frames}}
 			a := newTestAgent(srv, gw)
+			a.cfg.CatchUpAckInterval = tc.interval
 			caughtUp, err := a.stream(context.Background())
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("stream error = %v, want %v", err, tc.wantErr)

@@ -39,6 +39,13 @@ type Config struct {
 	// ReplyDelay is a pause between starting the run and posting the reply, so that a person
 	// watching sees the run running (and a test can stop the agent mid-run); zero in normal use.
 	ReplyDelay time.Duration
+	// CatchUpAckInterval spaces the acks while the gateway catches the agent up (before
+	// catchup.complete): the latest seq is acknowledged at most once per interval, and
+	// catchup.complete's cursor always, as spec 03 advises for a consumer far behind (each
+	// ack is a write). Live events are acknowledged one by one; zero acknowledges every
+	// event of the catch-up too. A crash redelivers what came since the last ack, which the
+	// agent answers idempotently anyway.
+	CatchUpAckInterval time.Duration
 }
 
 // New returns an agent over the ports.

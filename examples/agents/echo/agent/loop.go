@@ -60,7 +60,9 @@ func (a *Agent) Run(ctx context.Context) error {
 
 // stream is one gateway session: every event handled, then acknowledged by an ack frame;
 // cursor and catchup.complete frames acknowledged too, so that ranges the agent may not see
-// are passed over once. It reports whether it reached catchup.complete.
+// are passed over once. While it catches up, acks are spaced by Config.CatchUpAckInterval
+// (catchup.complete's always goes); once live, each goes at once. It reports whether it
+// reached catchup.complete.
 func (a *Agent) stream(ctx context.Context) (bool, error) {
 	s, err := a.gw.Resume(ctx, a.cfg.Consumer)
 	if err != nil {
@@ -68,15 +70,19 @@ func (a *Agent) stream(ctx context.Context) (bool, error) {
 	}
 	defer func() { _ = s.Close() }()
 	caughtUp := false
-	var acked int64
-	ack := func(seq int64) error {
-		if seq <= acked {
+	var (
+		acked, pending int64     // the last seq acknowledged, the last one handled
+		ackedAt        time.Time // when the last ack went
+	)
+	ack := func(seq int64, now bool) error {
+		pending = max(pending, seq)
+		if pending <= acked || (!now && !caughtUp && time.Since(ackedAt) < a.cfg.CatchUpAckInterval) {
 			return nil
 		}
-		if err := s.Ack(ctx, seq); err != nil {
+		if err := s.Ack(ctx, pending); err != nil {
 			return fmt.Errorf("ack: %w", err)
 		}
-		acked = seq
+		acked, ackedAt = pending, time.Now()
 		return nil
 	}
 	for {
@@ -89,12 +95,12 @@ func (a *Agent) stream(ctx context.Context) (bool, error) {
 			if _, err := a.Handle(ctx, f.Event); err != nil {
 				return caughtUp, err
 			}
-			err = ack(f.Event.Seq)
+			err = ack(f.Event.Seq, false)
 		case "cursor":
-			err = ack(f.Cursor)
+			err = ack(f.Cursor, false)
 		case "catchup.complete":
 			caughtUp = true
-			err = ack(f.Cursor)
+			err = ack(f.Cursor, true)
 		case "resync_required":
 			return caughtUp, errResync
 		case "error":
