@@ -82,8 +82,9 @@ func (c consumerPageState) ConsumerPageState(ctx context.Context, principalID uu
 // snapshotState is the snapshot's syncapp.SnapshotState (and the consumers' AckState): the
 // head (the event_seq counter), the sync epoch and the permission_version counter, queued in
 // this order by the instance module's adapter and sent as one pipelined batch, so the
-// snapshot's first reads cost one round trip. Outside a transaction PostgreSQL runs them in order, each with a snapshot of its
-// own, as three separate reads would: the permission version is read after the head.
+// snapshot's first reads cost one round trip. Outside a transaction PostgreSQL runs them in
+// order, each with a snapshot of its own, as three separate reads would: the permission
+// version is read after the head.
 type snapshotState struct {
 	runner   *tx.Runner
 	instance *instancepg.Store
