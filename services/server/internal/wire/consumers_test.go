@@ -1,7 +1,6 @@
 package wire_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -35,14 +34,7 @@ type consumerWorld struct {
 func newConsumerWorld(t *testing.T, opts ...wiretest.Option) *consumerWorld {
 	t.Helper()
 	w := newChatWorld(t, true, opts...)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-		defer cancel()
-		if err := w.env.App.Gateway().Shutdown(ctx); err != nil {
-			t.Errorf("gateway shutdown: %v", err)
-		}
-	})
-	runTail(t, w.env.App.Tail())
+	serveLive(t, w)
 	cw := &consumerWorld{chatWorld: w}
 	cw.robinSupport.Id = w.grant(t, w.robin, "space", w.support, "viewer")
 	return cw

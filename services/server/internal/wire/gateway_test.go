@@ -255,11 +255,10 @@ func (w *chatWorld) restEvents(t *testing.T, a worldActor, after, head int64) []
 	return out
 }
 
-// gatewayWorld is a chatWorld whose App's tail runs, so its gateway delivers live events,
-// and whose gateway closes its connections before the server and the App stop.
-func gatewayWorld(t *testing.T, opts ...wiretest.Option) *chatWorld {
+// serveLive runs the tail of w's App, so its gateway delivers live events, and has the gateway
+// close its connections when the test ends, before the server and the App stop.
+func serveLive(t *testing.T, w *chatWorld) {
 	t.Helper()
-	w := newChatWorld(t, false, opts...)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 		defer cancel()
@@ -268,6 +267,14 @@ func gatewayWorld(t *testing.T, opts ...wiretest.Option) *chatWorld {
 		}
 	})
 	runTail(t, w.env.App.Tail())
+}
+
+// gatewayWorld is a chatWorld whose App's tail runs, so its gateway delivers live events,
+// and whose gateway closes its connections before the server and the App stop.
+func gatewayWorld(t *testing.T, opts ...wiretest.Option) *chatWorld {
+	t.Helper()
+	w := newChatWorld(t, false, opts...)
+	serveLive(t, w)
 	return w
 }
 

@@ -1,7 +1,6 @@
 package wire_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -37,14 +36,7 @@ func newInvocationWorld(t *testing.T) *invocationWorld {
 	w := newChatWorld(t, true,
 		wiretest.WithSetting(agentsapp.KeyInvocationAckTimeout, "10s"),
 		wiretest.WithSetting(agentsapp.KeyInvocationMaxDeliveries, "3"))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-		defer cancel()
-		if err := w.env.App.Gateway().Shutdown(ctx); err != nil {
-			t.Errorf("gateway shutdown: %v", err)
-		}
-	})
-	runTail(t, w.env.App.Tail())
+	serveLive(t, w)
 	iw := &invocationWorld{chatWorld: w}
 	iw.robinSupport = w.grant(t, w.robin, "space", w.support, "member")
 	return iw

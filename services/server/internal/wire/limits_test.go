@@ -2,7 +2,6 @@ package wire_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -386,14 +385,7 @@ func TestFailedAuthFramesCountPerAddress(t *testing.T) {
 		config.RateFailedAuthPerMinute: "1",
 		config.RateFailedAuthBurst:     "2",
 	})
-	runTail(t, w.env.App.Tail())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-		defer cancel()
-		if err := w.env.App.Gateway().Shutdown(ctx); err != nil {
-			t.Errorf("gateway shutdown: %v", err)
-		}
-	})
+	serveLive(t, w)
 	guess := "bothy_" + strings.Repeat("Zq", 21) + "Z"
 	for i := range 2 {
 		c := mustDial(t, w.env.Server.URL, "")
@@ -437,14 +429,7 @@ func TestGatewayWriteFramesTakeTheTokensWrites(t *testing.T) {
 		config.RateTokenWritesPerSecond: "1",
 		config.RateTokenWritesBurst:     "3",
 	})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-		defer cancel()
-		if err := w.env.App.Gateway().Shutdown(ctx); err != nil {
-			t.Errorf("gateway shutdown: %v", err)
-		}
-	})
-	runTail(t, w.env.App.Tail())
+	serveLive(t, w)
 	c := mustDial(t, w.env.Server.URL, w.robin.token)
 	c.send(`{"op":"hello"}`)
 	c.expect("ready")

@@ -1,7 +1,6 @@
 package wire_test
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -181,14 +180,7 @@ func TestPresenceEventRate(t *testing.T) {
 func TestPresenceGatewayHeartbeat(t *testing.T) {
 	t.Parallel()
 	w := presenceWorld(t)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-		defer cancel()
-		if err := w.env.App.Gateway().Shutdown(ctx); err != nil {
-			t.Errorf("gateway shutdown: %v", err)
-		}
-	})
-	runTail(t, w.env.App.Tail())
+	serveLive(t, w)
 	start := w.head(t)
 	c := mustDial(t, w.env.Server.URL, w.robin.token)
 	c.send(`{"op":"hello"}`)
