@@ -35,11 +35,7 @@ const catchUpWorlds = 6
 // seed is logged; -wire.catchup.seed replays it.
 func TestListEventsDeliversWhatAuthorizeAllows(t *testing.T) {
 	t.Parallel()
-	seed := *catchUpSeed
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (replay with -wire.catchup.seed=%d)", seed, seed)
+	seed := propertySeed(t, "wire.catchup.seed", *catchUpSeed)
 	for i := range catchUpWorlds {
 		t.Run(fmt.Sprintf("world %d", i), func(t *testing.T) {
 			t.Parallel()
@@ -223,4 +219,16 @@ func (w *syncWorld) randomRun(t *testing.T, r *rand.Rand, m *readModel, agent wo
 		t.Fatalf("a run's change answered %d: %s", res.Status, res.Body)
 	}
 	return runs
+}
+
+// propertySeed is the seed a property test runs with: set (the value of its -wire.*.seed flag,
+// named name), or the clock's when set is 0; it is logged with the flag that replays it.
+func propertySeed(t *testing.T, name string, set uint64) uint64 {
+	t.Helper()
+	seed := set
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (replay with -%s=%d)", seed, name, seed)
+	return seed
 }

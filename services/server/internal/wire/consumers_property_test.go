@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
 )
@@ -36,11 +35,7 @@ const consumerWorlds = 3
 // The seed is logged; -wire.consumer.seed replays it.
 func TestConsumerProperty(t *testing.T) {
 	t.Parallel()
-	seed := *consumerSeed
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (replay with -wire.consumer.seed=%d)", seed, seed)
+	seed := propertySeed(t, "wire.consumer.seed", *consumerSeed)
 	for i := range consumerWorlds {
 		t.Run(fmt.Sprintf("world %d", i), func(t *testing.T) {
 			t.Parallel()

@@ -70,11 +70,7 @@ const (
 // The seed is logged; -wire.invocation.seed replays it.
 func TestInvocationProperty(t *testing.T) {
 	t.Parallel()
-	seed := *invocationSeed
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (replay with -wire.invocation.seed=%d)", seed, seed)
+	seed := propertySeed(t, "wire.invocation.seed", *invocationSeed)
 	for i := range invocationWorlds {
 		t.Run(fmt.Sprintf("world %d", i), func(t *testing.T) {
 			t.Parallel()

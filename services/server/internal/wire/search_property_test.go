@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -41,11 +40,7 @@ type searchedMessage struct {
 // once, in the search order. The seed is logged; -wire.search.seed replays it.
 func TestSearchMessagesFindsWhatTheCallerMayRead(t *testing.T) {
 	t.Parallel()
-	seed := *searchSeed
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (replay with -wire.search.seed=%d)", seed, seed)
+	seed := propertySeed(t, "wire.search.seed", *searchSeed)
 	for i := range searchWorlds {
 		t.Run(fmt.Sprintf("world %d", i), func(t *testing.T) {
 			t.Parallel()

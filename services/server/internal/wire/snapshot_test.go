@@ -383,11 +383,7 @@ func (w *syncWorld) writeUntil(base string, stop <-chan struct{}, writes *atomic
 // replays it.
 func TestAZP5SnapshotNoForeignChannel(t *testing.T) {
 	t.Parallel()
-	seed := *azp5Seed
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (replay with -wire.azp5.seed=%d)", seed, seed)
+	seed := propertySeed(t, "wire.azp5.seed", *azp5Seed)
 	for i := range azp5Worlds {
 		t.Run(fmt.Sprintf("world %d", i), func(t *testing.T) {
 			t.Parallel()
