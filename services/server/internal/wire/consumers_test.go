@@ -41,6 +41,23 @@ func newConsumerWorld(t *testing.T, opts ...wiretest.Option) *consumerWorld {
 }
 
 // consumer creates (or reads) a's consumer name and checks the status.
+// robinsBacklog creates Robin's consumer main and has Alex post n updates in tickets, which
+// Robin may read, and n in campaigns, which he may not; it returns the consumer and what
+// listEvents gives Robin after its acked_seq: the n updates.
+func (w *consumerWorld) robinsBacklog(t *testing.T, n int) (apigen.Consumer, []int64) {
+	t.Helper()
+	c := w.consumer(t, w.robin, "main", http.StatusCreated)
+	for i := range n {
+		w.post(t, w.alex, w.ticketThread, fmt.Sprintf("Update %d", i))
+		w.post(t, w.alex, w.campaignThread, fmt.Sprintf("Campaign %d", i))
+	}
+	want := w.restSeqs(t, w.robin, c.AckedSeq)
+	if len(want) != n {
+		t.Fatalf("listEvents gave Robin %v, want the %d posts in tickets", want, n)
+	}
+	return c, want
+}
+
 func (w *consumerWorld) consumer(t *testing.T, a worldActor, name string, want int) apigen.Consumer {
 	t.Helper()
 	var c apigen.Consumer
@@ -192,15 +209,7 @@ func TestConsumerAck(t *testing.T) {
 func TestConsumerRedeliversUntilAcked(t *testing.T) {
 	t.Parallel()
 	w := newConsumerWorld(t)
-	c := w.consumer(t, w.robin, "main", http.StatusCreated)
-	for i := range 4 {
-		w.post(t, w.alex, w.ticketThread, fmt.Sprintf("Update %d", i))
-		w.post(t, w.alex, w.campaignThread, fmt.Sprintf("Campaign %d", i)) // Robin cannot read it
-	}
-	want := w.restSeqs(t, w.robin, c.AckedSeq)
-	if len(want) != 4 {
-		t.Fatalf("listEvents gave Robin %v, want the 4 posts in tickets", want)
-	}
+	_, want := w.robinsBacklog(t, 4)
 	first := w.consumerPage(t, w.robin, "main")
 	if !slices.Equal(cuSeqs(first.Events), want) || first.NextCursor != first.HeadSeq {
 		t.Fatalf("consumer page %v (next_cursor %d, head %d), want %v through the head", cuSeqs(first.Events), first.NextCursor, first.HeadSeq, want)
@@ -226,16 +235,8 @@ func TestConsumerRedeliversUntilAcked(t *testing.T) {
 func TestConsumerAfter(t *testing.T) {
 	t.Parallel()
 	w := newConsumerWorld(t)
-	c := w.consumer(t, w.robin, "main", http.StatusCreated)
-	for i := range 4 {
-		w.post(t, w.alex, w.ticketThread, fmt.Sprintf("Update %d", i))
-		w.post(t, w.alex, w.campaignThread, fmt.Sprintf("Campaign %d", i)) // Robin cannot read it
-	}
+	c, want := w.robinsBacklog(t, 4)
 	head := w.head(t)
-	want := w.restSeqs(t, w.robin, c.AckedSeq)
-	if len(want) != 4 {
-		t.Fatalf("listEvents gave Robin %v, want the 4 posts in tickets", want)
-	}
 	unmoved := func(step string, acked int64) {
 		t.Helper()
 		if got := w.consumer(t, w.robin, "main", http.StatusOK); got.AckedSeq != acked {
@@ -358,16 +359,8 @@ type gwConsumerFrame struct {
 func TestGatewayConsumer(t *testing.T) {
 	t.Parallel()
 	w := newConsumerWorld(t)
-	c := w.consumer(t, w.robin, "main", http.StatusCreated)
-	for i := range 3 {
-		w.post(t, w.alex, w.ticketThread, fmt.Sprintf("Update %d", i))
-		w.post(t, w.alex, w.campaignThread, fmt.Sprintf("Campaign %d", i))
-	}
+	_, want := w.robinsBacklog(t, 3)
 	head := w.head(t)
-	want := w.restSeqs(t, w.robin, c.AckedSeq)
-	if len(want) != 3 {
-		t.Fatalf("listEvents gave Robin %v, want the 3 posts in tickets", want)
-	}
 
 	conn := mustDial(t, w.env.Server.URL, w.robin.token)
 	conn.send(`{"op":"resume","consumer":"main"}`)
