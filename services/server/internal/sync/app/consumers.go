@@ -286,16 +286,15 @@ func (c *Consumers) Ack(ctx context.Context, name string, seq int64) (syncmod.Co
 	if err != nil {
 		return syncmod.Consumer{}, fmt.Errorf("sync: ack consumer: %w", err)
 	}
-	res := syncmod.CheckResult{HeadSeq: st.Seq, SyncEpoch: st.Epoch, PermissionVersion: st.PermissionVersion, PermissionVersionRead: true}
-	a, err := c.owner(pinVersion(ctx, res), name, true)
+	a, err := c.owner(authz.WithPermissionVersion(ctx, st.PermissionVersion), name, true)
 	if err != nil {
 		return syncmod.Consumer{}, err
 	}
 	if seq < 0 {
 		return syncmod.Consumer{}, problem.Validation(problem.FieldError{Field: "seq", Message: "must be at least 0"})
 	}
-	if seq <= res.HeadSeq {
-		out, ok, err := c.store.AdvanceInEpoch(ctx, a.PrincipalID, name, seq, res.SyncEpoch, c.clock.Now())
+	if seq <= st.Seq {
+		out, ok, err := c.store.AdvanceInEpoch(ctx, a.PrincipalID, name, seq, st.Epoch, c.clock.Now())
 		if err != nil {
 			return syncmod.Consumer{}, fmt.Errorf("sync: ack consumer: %w", err)
 		}
@@ -310,13 +309,13 @@ func (c *Consumers) Ack(ctx context.Context, name string, seq int64) (syncmod.Co
 	if seq <= cur.AckedSeq {
 		return cur, nil // behind the consumer: nothing to do
 	}
-	if cur.SyncEpoch != res.SyncEpoch {
+	if cur.SyncEpoch != st.Epoch {
 		return syncmod.Consumer{}, problem.New(problem.ErrConflict,
 			"The consumer belongs to an earlier sync epoch (the database was restored); delete it and create it again.")
 	}
-	if seq > res.HeadSeq {
+	if seq > st.Seq {
 		return syncmod.Consumer{}, problem.New(problem.ErrConflict,
-			fmt.Sprintf("The ack is above the head of the log (head_seq %d).", res.HeadSeq))
+			fmt.Sprintf("The ack is above the head of the log (head_seq %d).", st.Seq))
 	}
 	// Ahead of the row read a moment ago, in its epoch, within the head: another ack moved it
 	// in between, or it was deleted. Advance never moves it back.
