@@ -5,7 +5,10 @@ import (
 	"context"
 	_ "embed" // the thread list case's SQL
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -74,6 +77,14 @@ type threadListResult struct {
 	BaselineP99Ms   float64 `json:"baseline_p99_ms"`
 	P50Ratio        float64 `json:"p50_ratio"`
 	P99Ratio        float64 `json:"p99_ratio"`
+	// The reference: a minimal net/http handler that issues the baseline's statements and
+	// writes the first page's bytes (serveMinimal), its ratio to the baseline (what HTTP alone
+	// adds on this machine) and the figure's ratio to it (what bothy's stack adds).
+	MinimalRequests int     `json:"minimal_requests"`
+	MinimalP50Ms    float64 `json:"minimal_p50_ms"`
+	MinimalP99Ms    float64 `json:"minimal_p99_ms"`
+	MinimalP50Ratio float64 `json:"minimal_p50_ratio"`
+	OverMinimalP50  float64 `json:"figure_over_minimal_p50"`
 }
 
 // threadListWorld is the case's channel and its reader.
@@ -125,34 +136,88 @@ func threadListCase(ctx context.Context, app *wire.App, bare *pgxpool.Pool, o op
 	if err := q.run(ctx, bare); err != nil {
 		return res, err
 	}
-	if o.warmup > 0 {
-		if _, _, err := loopFor(ctx, o.warmup/2, 0, func(int) error { return q.run(ctx, bare) }); err != nil {
-			return res, err
+	minimalURL, stopMinimal, err := serveMinimal(q, bare, bytes.Clone(buf.Bytes()))
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		if serr := stopMinimal(); serr != nil && err == nil {
+			err = serr
 		}
-		if _, _, err := loopFor(ctx, o.warmup/2, 0, func(int) error { return get() }); err != nil {
-			return res, fmt.Errorf("thread list: %w", err)
+	}()
+	mc := newPostClient()
+	defer mc.CloseIdleConnections()
+	var mbuf bytes.Buffer
+	getMinimal := func() error { return getRaw(ctx, mc, minimalURL, w.token, &mbuf) }
+	sides := []func(int) error{
+		func(int) error { return q.run(ctx, bare) },
+		func(int) error { return get() },
+		func(int) error { return getMinimal() },
+	}
+	if o.warmup > 0 {
+		for _, side := range sides {
+			if _, _, err := loopFor(ctx, o.warmup/time.Duration(len(sides)), 0, side); err != nil {
+				return res, fmt.Errorf("thread list: %w", err)
+			}
 		}
 	}
 	progress("thread list: %d items on the first page (%d unread, %d mentioned), %d bytes; %d rounds", res.Items, res.UnreadItems, res.MentionedItems, res.Bytes, threadListRounds)
-	var figures, baselines []time.Duration
+	// In each round the baseline, the figure and the reference in turn.
+	lats := make([][]time.Duration, len(sides))
 	slice := o.duration / threadListRounds
 	for range threadListRounds {
-		lat, _, err := loopFor(ctx, slice, 0, func(int) error { return q.run(ctx, bare) })
-		if err != nil {
-			return res, err
+		for i, side := range sides {
+			lat, _, err := loopFor(ctx, slice, 0, side)
+			if err != nil {
+				return res, fmt.Errorf("thread list: %w", err)
+			}
+			lats[i] = append(lats[i], lat...)
 		}
-		baselines = append(baselines, lat...)
-		lat, _, err = loopFor(ctx, slice, 0, func(int) error { return get() })
-		if err != nil {
-			return res, fmt.Errorf("thread list: %w", err)
-		}
-		figures = append(figures, lat...)
 	}
-	res.Requests, res.BaselineRuns = len(figures), len(baselines)
+	baselines, figures, minimal := lats[0], lats[1], lats[2]
+	res.Requests, res.BaselineRuns, res.MinimalRequests = len(figures), len(baselines), len(minimal)
 	res.P50Ms, res.P99Ms = ms(percentile(figures, 50)), ms(percentile(figures, 99))
 	res.BaselineP50Ms, res.BaselineP99Ms = ms(percentile(baselines, 50)), ms(percentile(baselines, 99))
+	res.MinimalP50Ms, res.MinimalP99Ms = ms(percentile(minimal, 50)), ms(percentile(minimal, 99))
 	res.P50Ratio, res.P99Ratio = round2(res.P50Ms/res.BaselineP50Ms), round2(res.P99Ms/res.BaselineP99Ms)
+	res.MinimalP50Ratio, res.OverMinimalP50 = round2(res.MinimalP50Ms/res.BaselineP50Ms), round2(res.P50Ms/res.MinimalP50Ms)
 	return res, nil
+}
+
+// serveMinimal serves the thread list case's reference on a loopback port: a net/http handler
+// with nothing of bothy in it (no middleware, no authentication, no use case, no encoding)
+// that issues the baseline's statements on pool and writes body, the first page's bytes as
+// bothy sent them. Fetched like the figure, it is what HTTP alone adds to the statements on
+// this machine, so the report can tell that apart from what bothy's stack adds.
+func serveMinimal(q threadListQueries, pool *pgxpool.Pool, body []byte) (url string, stop func() error, err error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("thread list reference: listen: %w", err)
+	}
+	srv := &http.Server{
+		ReadHeaderTimeout: 10 * time.Second,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if err := q.run(r.Context(), pool); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(body)
+		}),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	return "http://" + ln.Addr().String() + "/", func() error {
+		cerr := srv.Close()
+		if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
+			return fmt.Errorf("thread list reference: serve: %w", serr)
+		}
+		if cerr != nil {
+			return fmt.Errorf("thread list reference: close: %w", cerr)
+		}
+		return nil
+	}, nil
 }
 
 // measureBody checks the first page and records its size and how many of its items carry
@@ -364,10 +429,17 @@ func (r threadListResult) markdown(w func(format string, args ...any)) {
 	w("result scanned into plain values (the unread mentions of a thread whose mention seqs stop\n")
 	w("above Sam's read position would take a fifth statement, in the use case and the baseline\n")
 	w("alike; none does here). The request also authenticates its token, authorizes, computes the\n")
-	w("counts, encodes the page and hashes it for its ETag. The case runs in %d rounds of baseline\n", threadListRounds)
-	w("then figure, after a warm-up. Lower is better; the ratios are figure / baseline.\n\n")
+	w("counts, encodes the page and hashes it for its ETag. Reference: a minimal net/http handler\n")
+	w("in the benchmark, with nothing of bothy in it, that issues the baseline's statements and\n")
+	w("writes the first page's bytes, fetched like the figure: what HTTP alone adds to the\n")
+	w("statements on this machine. The case runs in %d rounds of baseline, figure and reference,\n", threadListRounds)
+	w("after a warm-up. Lower is better; the ratios are figure / baseline.\n\n")
 	w("| threads | page | p50 | p99 | bare p50 | bare p99 | p50 ratio | p99 ratio |\n")
 	w("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	w("| %d | %d | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f | %.2f |\n", r.Threads, r.Items,
 		r.P50Ms, r.P99Ms, r.BaselineP50Ms, r.BaselineP99Ms, r.P50Ratio, r.P99Ratio)
+	w("\n| reference | p50 | p99 | reference / baseline (p50) | figure / reference (p50) |\n")
+	w("| --- | ---: | ---: | ---: | ---: |\n")
+	w("| minimal net/http handler, same statements and bytes | %.2f ms | %.2f ms | %.2f | %.2f |\n",
+		r.MinimalP50Ms, r.MinimalP99Ms, r.MinimalP50Ratio, r.OverMinimalP50)
 }

@@ -29,11 +29,14 @@ func TestThreadsSmoke(t *testing.T) {
 	if l.Requests == 0 || l.BaselineRuns == 0 || l.P50Ms <= 0 || l.BaselineP50Ms <= 0 || l.P99Ms < l.P50Ms || l.P50Ratio <= 0 {
 		t.Fatalf("thread list case without figures: %+v", l)
 	}
+	if l.MinimalRequests == 0 || l.MinimalP50Ms <= 0 || l.MinimalP99Ms < l.MinimalP50Ms || l.MinimalP50Ratio <= 0 || l.OverMinimalP50 <= 0 {
+		t.Fatalf("thread list case without its reference: %+v", l)
+	}
 	if len(rep.Append) != 0 || rep.Post.Clients != 0 || len(rep.Targets) != 1 {
 		t.Fatalf("the thread list case alone ran other cases or set other targets: %+v", rep.Targets)
 	}
 	md := rep.markdown()
-	for _, want := range []string{"## listChannelThreads", "| 500 | 50 |", "listChannelThreads (first page of 500 threads)"} {
+	for _, want := range []string{"## listChannelThreads", "| 500 | 50 |", "listChannelThreads (first page of 500 threads)", "| minimal net/http handler, same statements and bytes |"} {
 		if !strings.Contains(md, want) {
 			t.Fatalf("markdown lacks %q:\n%s", want, md)
 		}
