@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -310,9 +308,8 @@ func slotFailure(slots []clientSlot) error {
 // does nothing per frame but write.
 type bareServer struct {
 	frame []byte
-	ln    net.Listener
-	srv   *http.Server
-	done  chan error
+	addr  string       // host:port
+	stop  func() error // closes the server (serveHandler)
 	limit atomic.Int64 // frames each connection may have written in all
 
 	mu      gosync.Mutex  // guards stopped, changed and the handlers' Add
@@ -327,20 +324,18 @@ const bareReadyFrame = `{"op":"ready","snapshot":{}}`
 // startBareServer serves the bare broadcast server on 127.0.0.1:0; it writes nothing until
 // pace raises the limit.
 func startBareServer(ctx context.Context, frame []byte) (*bareServer, error) {
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	b := &bareServer{frame: frame, changed: make(chan struct{})}
+	addr, stop, err := serveHandler(ctx, "bare server", http.HandlerFunc(b.serve))
 	if err != nil {
-		return nil, fmt.Errorf("bare server: listen: %w", err)
+		return nil, err
 	}
-	b := &bareServer{frame: frame, ln: ln, done: make(chan error, 1), changed: make(chan struct{})}
-	b.srv = &http.Server{Handler: http.HandlerFunc(b.serve), ReadHeaderTimeout: 10 * time.Second}
-	go func() { b.done <- b.srv.Serve(ln) }()
+	b.addr, b.stop = addr, stop
 	return b, nil
 }
 
 // url is the bare server's WebSocket address.
 func (b *bareServer) url() string {
-	return "ws://" + b.ln.Addr().String() + "/"
+	return "ws://" + b.addr + "/"
 }
 
 func (b *bareServer) serve(w http.ResponseWriter, r *http.Request) {
@@ -410,11 +405,8 @@ func (b *bareServer) halt() {
 // (closeClients) first, so that no write blocks.
 func (b *bareServer) close() error {
 	b.halt()
-	err := b.srv.Close()
+	err := b.stop()
 	b.wg.Wait()
-	if serr := <-b.done; !errors.Is(serr, http.ErrServerClosed) {
-		err = errors.Join(err, serr)
-	}
 	return err
 }
 

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"time"
 
 	"bothy.example.com/server/internal/wire"
 )
@@ -24,6 +27,31 @@ func serveLocal(ctx context.Context, app *wire.App, name string) (baseURL string
 		stopServe()
 		if serr := <-served; serr != nil {
 			return fmt.Errorf("%s: serve: %w", name, serr)
+		}
+		return nil
+	}, nil
+}
+
+// serveHandler serves h, a reference server the benchmark itself writes (not bothy), on a free
+// loopback port with a plain net/http server, and returns its host:port and the function that
+// closes it and waits for Serve to return (its error is the serve or close error, if any).
+// name labels the errors with the case.
+func serveHandler(ctx context.Context, name string, h http.Handler) (addr string, stop func() error, err error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: listen: %w", name, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	return ln.Addr().String(), func() error {
+		cerr := srv.Close()
+		if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
+			return fmt.Errorf("%s: serve: %w", name, serr)
+		}
+		if cerr != nil {
+			return fmt.Errorf("%s: close: %w", name, cerr)
 		}
 		return nil
 	}, nil

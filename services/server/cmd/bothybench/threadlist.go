@@ -5,9 +5,7 @@ import (
 	"context"
 	_ "embed" // the thread list case's SQL
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"time"
 
@@ -136,7 +134,7 @@ func threadListCase(ctx context.Context, app *wire.App, bare *pgxpool.Pool, o op
 	if err := q.run(ctx, bare); err != nil {
 		return res, err
 	}
-	minimalURL, stopMinimal, err := serveMinimal(q, bare, bytes.Clone(buf.Bytes()))
+	minimalURL, stopMinimal, err := serveMinimal(ctx, q, bare, bytes.Clone(buf.Bytes()))
 	if err != nil {
 		return res, err
 	}
@@ -184,40 +182,24 @@ func threadListCase(ctx context.Context, app *wire.App, bare *pgxpool.Pool, o op
 	return res, nil
 }
 
-// serveMinimal serves the thread list case's reference on a loopback port: a net/http handler
-// with nothing of bothy in it (no middleware, no authentication, no use case, no encoding)
-// that issues the baseline's statements on pool and writes body, the first page's bytes as
-// bothy sent them. Fetched like the figure, it is what HTTP alone adds to the statements on
-// this machine, so the report can tell that apart from what bothy's stack adds.
-func serveMinimal(q threadListQueries, pool *pgxpool.Pool, body []byte) (url string, stop func() error, err error) {
-	var lc net.ListenConfig
-	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+// serveMinimal serves the thread list case's reference on a loopback port (serveHandler): a
+// net/http handler with nothing of bothy in it (no middleware, no authentication, no use case,
+// no encoding) that issues the baseline's statements on pool and writes body, the first page's
+// bytes as bothy sent them. Fetched like the figure, it is what HTTP alone adds to the
+// statements on this machine, so the report can tell that apart from what bothy's stack adds.
+func serveMinimal(ctx context.Context, q threadListQueries, pool *pgxpool.Pool, body []byte) (url string, stop func() error, err error) {
+	addr, stop, err := serveHandler(ctx, "thread list reference", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := q.run(r.Context(), pool); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}))
 	if err != nil {
-		return "", nil, fmt.Errorf("thread list reference: listen: %w", err)
+		return "", nil, err
 	}
-	srv := &http.Server{
-		ReadHeaderTimeout: 10 * time.Second,
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if err := q.run(r.Context(), pool); err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write(body)
-		}),
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	return "http://" + ln.Addr().String() + "/", func() error {
-		cerr := srv.Close()
-		if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
-			return fmt.Errorf("thread list reference: serve: %w", serr)
-		}
-		if cerr != nil {
-			return fmt.Errorf("thread list reference: close: %w", cerr)
-		}
-		return nil
-	}, nil
+	return "http://" + addr + "/", stop, nil
 }
 
 // measureBody checks the first page and records its size and how many of its items carry
