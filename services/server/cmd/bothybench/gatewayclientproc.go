@@ -320,12 +320,7 @@ func procTicks(pid int) int64 {
 	if err != nil {
 		return 0
 	}
-	// The command name (field 2) may hold spaces; the fields after it start at its ")".
-	i := bytes.LastIndexByte(raw, ')')
-	if i < 0 {
-		return 0
-	}
-	fields := bytes.Fields(raw[i+1:])
+	fields := procStatFields(raw)
 	// fields[0] is field 3 (state); utime and stime are fields 14 and 15.
 	if len(fields) < 13 {
 		return 0

@@ -128,6 +128,7 @@ func machineFacts(ctx context.Context, app *wire.App) (machine, error) {
 		GoVersion:  runtime.Version(),
 		OS:         runtime.GOOS + "/" + runtime.GOARCH,
 		Date:       time.Now().UTC().Format(time.DateOnly),
+		Kernel:     readKernelFacts(),
 	}
 	pool := app.Pool()
 	for name, dst := range map[string]*string{

@@ -41,6 +41,8 @@ type machine struct {
 	SynchronousCommit string `json:"synchronous_commit"`
 	WalSyncMethod     string `json:"wal_sync_method"`
 	Date              string `json:"date"`
+	// Kernel is what a round trip between processes costs here (kernelFacts).
+	Kernel kernelFacts `json:"kernel"`
 }
 
 // settings are the run's flags.
@@ -217,6 +219,9 @@ func (r *report) markdown() string {
 	w("is measured beside its baseline in the same run on a throwaway PostgreSQL cluster, so the\n")
 	w("ratio (figure / baseline) holds on a noisy machine better than either number.\n\n")
 	w("- Machine: %d cores (GOMAXPROCS %d), %s, %s.\n", m.Cores, m.GOMAXPROCS, m.OS, m.GoVersion)
+	if k := m.Kernel.markdown(); k != "" {
+		w("- Kernel: %s.\n", k)
+	}
 	w("- PostgreSQL %s on a throwaway cluster with its default settings:\n", m.PostgresVersion)
 	w("  fsync %s, synchronous_commit %s, wal_sync_method %s.\n", m.Fsync, m.SynchronousCommit, m.WalSyncMethod)
 	w("- Run of %s: each case ran %s after a %s warm-up.\n\n", m.Date, r.Settings.Duration, r.Settings.Warmup)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/google/uuid"
@@ -83,6 +84,13 @@ type threadListResult struct {
 	MinimalP99Ms    float64 `json:"minimal_p99_ms"`
 	MinimalP50Ratio float64 `json:"minimal_p50_ratio"`
 	OverMinimalP50  float64 `json:"figure_over_minimal_p50"`
+	// CPU per answer of each side over the measured rounds (cpuMeter): the benchmark's
+	// process (the baseline's client of the statements; the figure's and the reference's
+	// client and server together) and PostgreSQL. The latencies are a chain of hand-offs
+	// between those processes on the machine's cores; these tell how much work each end did.
+	BaselineCPU sideCPU `json:"baseline_cpu"`
+	FigureCPU   sideCPU `json:"figure_cpu"`
+	MinimalCPU  sideCPU `json:"minimal_cpu"`
 }
 
 // threadListWorld is the case's channel and its reader.
@@ -159,19 +167,35 @@ func threadListCase(ctx context.Context, app *wire.App, bare *pgxpool.Pool, o op
 			}
 		}
 	}
+	meter, err := newCPUMeter(ctx, bare)
+	if err != nil {
+		return res, fmt.Errorf("thread list: %w", err)
+	}
 	progress("thread list: %d items on the first page (%d unread, %d mentioned), %d bytes; %d rounds", res.Items, res.UnreadItems, res.MentionedItems, res.Bytes, threadListRounds)
-	// In each round the baseline, the figure and the reference in turn.
+	// In each round the baseline, the figure and the reference in turn, each loop between two
+	// reads of the CPU spent.
 	lats := make([][]time.Duration, len(sides))
+	cpu := make([]cpuTally, len(sides))
 	slice := o.duration / threadListRounds
 	for range threadListRounds {
 		for i, side := range sides {
+			before, err := meter.read()
+			if err != nil {
+				return res, fmt.Errorf("thread list: %w", err)
+			}
 			lat, _, err := loopFor(ctx, slice, 0, side)
 			if err != nil {
 				return res, fmt.Errorf("thread list: %w", err)
 			}
+			after, err := meter.read()
+			if err != nil {
+				return res, fmt.Errorf("thread list: %w", err)
+			}
 			lats[i] = append(lats[i], lat...)
+			cpu[i].add(before, after, len(lat))
 		}
 	}
+	res.BaselineCPU, res.FigureCPU, res.MinimalCPU = cpu[0].perAnswer(), cpu[1].perAnswer(), cpu[2].perAnswer()
 	baselines, figures, minimal := lats[0], lats[1], lats[2]
 	res.Requests, res.BaselineRuns, res.MinimalRequests = len(figures), len(baselines), len(minimal)
 	res.P50Ms, res.P99Ms = ms(percentile(figures, 50)), ms(percentile(figures, 99))
@@ -424,4 +448,16 @@ func (r threadListResult) markdown(w func(format string, args ...any)) {
 	w("| --- | ---: | ---: | ---: | ---: |\n")
 	w("| minimal net/http handler, same statements and bytes | %.2f ms | %.2f ms | %.2f | %.2f |\n",
 		r.MinimalP50Ms, r.MinimalP99Ms, r.MinimalP50Ratio, r.OverMinimalP50)
+	w("\nCPU per answer over the measured rounds: the benchmark's process (for the baseline the\n")
+	w("client of the statements; for the figure and the reference the HTTP client and the server,\n")
+	w("which share the process) and the cluster's PostgreSQL processes. On this machine's %d cores\n", runtime.NumCPU())
+	w("the three share, the work of one end slows the others, which the latencies alone do not show.\n\n")
+	w("| side | benchmark process | PostgreSQL |\n")
+	w("| --- | ---: | ---: |\n")
+	for _, s := range []struct {
+		name string
+		cpu  sideCPU
+	}{{"baseline (bare statements)", r.BaselineCPU}, {"figure (listChannelThreads over HTTP)", r.FigureCPU}, {"reference (minimal net/http handler)", r.MinimalCPU}} {
+		w("| %s | %.3f ms | %.3f ms |\n", s.name, s.cpu.ProcessMs, s.cpu.PostgresMs)
+	}
 }

@@ -32,11 +32,16 @@ func TestThreadsSmoke(t *testing.T) {
 	if l.MinimalRequests == 0 || l.MinimalP50Ms <= 0 || l.MinimalP99Ms < l.MinimalP50Ms || l.MinimalP50Ratio <= 0 || l.OverMinimalP50 <= 0 {
 		t.Fatalf("thread list case without its reference: %+v", l)
 	}
+	for name, c := range map[string]sideCPU{"baseline": l.BaselineCPU, "figure": l.FigureCPU, "reference": l.MinimalCPU} {
+		if c.ProcessMs <= 0 || c.PostgresMs <= 0 {
+			t.Fatalf("the %s's CPU per answer = %+v, want both ends measured", name, c)
+		}
+	}
 	if len(rep.Append) != 0 || rep.Post.Clients != 0 || len(rep.Targets) != 1 {
 		t.Fatalf("the thread list case alone ran other cases or set other targets: %+v", rep.Targets)
 	}
 	md := rep.markdown()
-	for _, want := range []string{"## listChannelThreads", "| 500 | 50 |", "listChannelThreads (first page of 500 threads)", "| minimal net/http handler, same statements and bytes |"} {
+	for _, want := range []string{"## listChannelThreads", "| 500 | 50 |", "listChannelThreads (first page of 500 threads)", "| minimal net/http handler, same statements and bytes |", "| figure (listChannelThreads over HTTP) | "} {
 		if !strings.Contains(md, want) {
 			t.Fatalf("markdown lacks %q:\n%s", want, md)
 		}

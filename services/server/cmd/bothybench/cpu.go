@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// cpuMeter reads the CPU time used so far by the benchmark's process and by the PostgreSQL
+// cluster (the postmaster and every process it started), so a case can tell, beside a side's
+// latency, how much CPU one answer costs on each end. On a machine of two cores shared by the
+// client, the server and PostgreSQL, a side that burns more CPU slows the others down, which
+// the latencies alone do not show. It reads /proc (Linux); newCPUMeter fails where there is none.
+type cpuMeter struct {
+	proc       string // the proc file system's root, /proc but for tests
+	postmaster int
+}
+
+// newCPUMeter finds the cluster's postmaster behind pool: the parent of a backend of pool.
+func newCPUMeter(ctx context.Context, pool *pgxpool.Pool) (cpuMeter, error) {
+	var backend int
+	if err := pool.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
+		return cpuMeter{}, fmt.Errorf("cpu meter: backend pid: %w", err)
+	}
+	m := cpuMeter{proc: "/proc"}
+	st, err := m.stat(backend)
+	if err != nil {
+		return cpuMeter{}, fmt.Errorf("cpu meter: %w", err)
+	}
+	m.postmaster = st.ppid
+	if _, err := m.read(); err != nil {
+		return cpuMeter{}, err
+	}
+	return m, nil
+}
+
+// cpuSpent is what one read of a cpuMeter gives.
+type cpuSpent struct {
+	process  time.Duration // the benchmark's process, user and system
+	postgres time.Duration // the cluster's processes, on CPU
+}
+
+// read returns the CPU times used so far. A process of the cluster that ended since an
+// earlier read takes its time with it: read around loops on a pool's long-lived connections.
+func (m cpuMeter) read() (cpuSpent, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return cpuSpent{}, fmt.Errorf("cpu meter: getrusage: %w", err)
+	}
+	t := cpuSpent{process: time.Duration(ru.Utime.Nano() + ru.Stime.Nano())}
+	entries, err := os.ReadDir(m.proc)
+	if err != nil {
+		return cpuSpent{}, fmt.Errorf("cpu meter: %w", err)
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := m.stat(pid)
+		if err != nil || (pid != m.postmaster && st.ppid != m.postmaster) {
+			continue // gone meanwhile, or not the cluster's
+		}
+		onCPU, err := m.onCPU(pid)
+		if err != nil {
+			continue
+		}
+		t.postgres += onCPU
+	}
+	return t, nil
+}
+
+// procStat is what cpuMeter needs of /proc/<pid>/stat.
+type procStat struct{ ppid int }
+
+// stat reads /proc/<pid>/stat.
+func (m cpuMeter) stat(pid int) (procStat, error) {
+	b, err := os.ReadFile(filepath.Join(m.proc, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return procStat{}, err
+	}
+	return parseProcStat(b)
+}
+
+// parseProcStat reads the parent pid from a /proc/<pid>/stat line (field 4).
+func parseProcStat(b []byte) (procStat, error) {
+	f := procStatFields(b)
+	if len(f) < 2 {
+		return procStat{}, errors.New("stat: too few fields")
+	}
+	ppid, err := strconv.Atoi(string(f[1]))
+	if err != nil {
+		return procStat{}, fmt.Errorf("stat: ppid: %w", err)
+	}
+	return procStat{ppid: ppid}, nil
+}
+
+// procStatFields returns the fields of a /proc/<pid>/stat line from field 3 (state) on: the
+// command before them (field 2) is in parentheses and may itself hold spaces and
+// parentheses, so they start after its last ")". Nil for a line without one.
+func procStatFields(b []byte) [][]byte {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil
+	}
+	return bytes.Fields(b[i+1:])
+}
+
+// onCPU reads the nanoseconds a process has run from /proc/<pid>/schedstat (its first
+// field); PostgreSQL's processes have one thread each.
+func (m cpuMeter) onCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(filepath.Join(m.proc, strconv.Itoa(pid), "schedstat"))
+	if err != nil {
+		return 0, err
+	}
+	return parseSchedstat(b)
+}
+
+// parseSchedstat reads the first field of a schedstat line (time on CPU, ns).
+func parseSchedstat(b []byte) (time.Duration, error) {
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, errors.New("schedstat: empty")
+	}
+	ns, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("schedstat: %w", err)
+	}
+	return time.Duration(ns), nil
+}
+
+// sideCPU is one side's CPU per answer, in milliseconds: the benchmark's process (for a
+// figure served over HTTP, its client and its server together) and PostgreSQL.
+type sideCPU struct {
+	ProcessMs  float64 `json:"process_ms"`
+	PostgresMs float64 `json:"postgres_ms"`
+}
+
+// cpuTally sums the CPU of the loops of one side.
+type cpuTally struct {
+	process, postgres time.Duration
+	answers           int
+}
+
+// add counts the CPU between two reads around a loop of answers.
+func (t *cpuTally) add(before, after cpuSpent, answers int) {
+	t.process += after.process - before.process
+	t.postgres += after.postgres - before.postgres
+	t.answers += answers
+}
+
+// perAnswer is the tally's CPU per answer.
+func (t cpuTally) perAnswer() sideCPU {
+	if t.answers == 0 {
+		return sideCPU{}
+	}
+	n := time.Duration(t.answers)
+	return sideCPU{ProcessMs: ms3(t.process / n), PostgresMs: ms3(t.postgres / n)}
+}
+
+// ms3 is d in milliseconds to three places: a side's CPU per answer is a fraction of one.
+func ms3(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
