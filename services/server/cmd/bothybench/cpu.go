@@ -32,11 +32,11 @@ func newCPUMeter(ctx context.Context, pool *pgxpool.Pool) (cpuMeter, error) {
 		return cpuMeter{}, fmt.Errorf("cpu meter: backend pid: %w", err)
 	}
 	m := cpuMeter{proc: "/proc"}
-	st, err := m.stat(backend)
+	postmaster, err := m.parent(backend)
 	if err != nil {
 		return cpuMeter{}, fmt.Errorf("cpu meter: %w", err)
 	}
-	m.postmaster = st.ppid
+	m.postmaster = postmaster
 	if _, err := m.read(); err != nil {
 		return cpuMeter{}, err
 	}
@@ -66,8 +66,8 @@ func (m cpuMeter) read() (cpuSpent, error) {
 		if err != nil {
 			continue
 		}
-		st, err := m.stat(pid)
-		if err != nil || (pid != m.postmaster && st.ppid != m.postmaster) {
+		parent, err := m.parent(pid)
+		if err != nil || (pid != m.postmaster && parent != m.postmaster) {
 			continue // gone meanwhile, or not the cluster's
 		}
 		onCPU, err := m.onCPU(pid)
@@ -79,29 +79,26 @@ func (m cpuMeter) read() (cpuSpent, error) {
 	return t, nil
 }
 
-// procStat is what cpuMeter needs of /proc/<pid>/stat.
-type procStat struct{ ppid int }
-
-// stat reads /proc/<pid>/stat.
-func (m cpuMeter) stat(pid int) (procStat, error) {
+// parent reads the parent pid of pid from /proc/<pid>/stat.
+func (m cpuMeter) parent(pid int) (int, error) {
 	b, err := os.ReadFile(filepath.Join(m.proc, strconv.Itoa(pid), "stat"))
 	if err != nil {
-		return procStat{}, err
+		return 0, err
 	}
-	return parseProcStat(b)
+	return parsePPID(b)
 }
 
-// parseProcStat reads the parent pid from a /proc/<pid>/stat line (field 4).
-func parseProcStat(b []byte) (procStat, error) {
+// parsePPID reads the parent pid from a /proc/<pid>/stat line (field 4).
+func parsePPID(b []byte) (int, error) {
 	f := procStatFields(b)
 	if len(f) < 2 {
-		return procStat{}, errors.New("stat: too few fields")
+		return 0, errors.New("stat: too few fields")
 	}
 	ppid, err := strconv.Atoi(string(f[1]))
 	if err != nil {
-		return procStat{}, fmt.Errorf("stat: ppid: %w", err)
+		return 0, fmt.Errorf("stat: ppid: %w", err)
 	}
-	return procStat{ppid: ppid}, nil
+	return ppid, nil
 }
 
 // procStatFields returns the fields of a /proc/<pid>/stat line from field 3 (state) on: the

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-func TestParseProcStat(t *testing.T) {
+func TestParsePPID(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name    string
@@ -24,15 +24,15 @@ func TestParseProcStat(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := parseProcStat([]byte(tc.line + "\n"))
+			got, err := parsePPID([]byte(tc.line + "\n"))
 			if tc.wantErr {
 				if err == nil {
-					t.Fatalf("parseProcStat(%q) = %+v, want an error", tc.line, got)
+					t.Fatalf("parsePPID(%q) = %d, want an error", tc.line, got)
 				}
 				return
 			}
-			if err != nil || got.ppid != tc.want {
-				t.Fatalf("parseProcStat(%q) = %+v, %v; want ppid %d", tc.line, got, err, tc.want)
+			if err != nil || got != tc.want {
+				t.Fatalf("parsePPID(%q) = %d, %v; want %d", tc.line, got, err, tc.want)
 			}
 		})
 	}
