@@ -291,7 +291,7 @@ api-lint: $(NPM_STAMP) npm-lock-check ## Lint api/openapi.yaml with Redocly (rec
 	node $(NPM_DIR)/asyncapi-validate.mjs $(ASYNCAPI)
 
 .PHONY: text-rules
-text-rules: ## Fail on en/em dashes, non-example emails, placeholder names, home paths, registry hosts.
+text-rules: ## Fail on en/em dashes, non-example emails, placeholder names, home paths, registry hosts, committed compiled programs.
 	$(GO) run ./architecture/cmd/textrules -root .
 
 # The smoke tests of the bench's client cases run the SDK in Node and the web client in Chromium,

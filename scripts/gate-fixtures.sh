@@ -118,6 +118,11 @@ mkdir -p "$t/docs"
 printf 'a\u2013b\n' >"$t/docs/new.md" # untracked files are checked before their first commit
 expect_fail 'violation in an untracked file' 'docs/new.md:1:2: dash' textrules -root "$t"
 
+t=$(new_tree compiled)
+mkdir -p "$t/cmd/tool"
+cp "$(type -P true)" "$t/cmd/tool/tool" # a real program, as a go build in its folder leaves one
+expect_fail 'compiled program' 'cmd/tool/tool:1:1: compiled' textrules -root "$t"
+
 echo '==> codegen-check'
 api=$tmp/api
 cp -R api "$api"

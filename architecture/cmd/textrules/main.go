@@ -1,11 +1,13 @@
 // Command textrules enforces the text rules of spec 07 on every file of the
 // repository: no en dash and no em dash, white-label examples (email
 // addresses only at example domains, no placeholder names other than Alex,
-// Sam and Robin, no home-directory paths) and no package registry host names.
+// Sam and Robin, no home-directory paths), no package registry host names and
+// no compiled program (build output committed by mistake).
 //
 // It lists files with `git ls-files` (tracked and untracked but not ignored,
 // so it works before the first commit) and falls back to walking the tree
-// when root is not inside a git work tree. Binary files are skipped. The
+// when root is not inside a git work tree. Binary files are skipped, but a
+// compiled program among them is a violation. The
 // denylist of names, the allowed email domains and the exemptions (each with
 // its reason) live in a YAML file, by default architecture/textrules.yaml
 // under root.
@@ -46,9 +48,39 @@ const (
 	ruleHomePath = "home-path"
 	ruleRegistry = "registry-host"
 	ruleName     = "name"
+	ruleCompiled = "compiled"
 )
 
-var allRules = []string{ruleDash, ruleEmail, ruleHomePath, ruleRegistry, ruleName}
+var allRules = []string{ruleDash, ruleEmail, ruleHomePath, ruleRegistry, ruleName, ruleCompiled}
+
+// compiledMagics open the compiled programs a build leaves behind (ELF, Mach-O in both byte
+// orders and widths, Windows PE): a `go build` run in a command's folder once put a 30 MB
+// binary into a commit, and the rules above skip binary files.
+var compiledMagics = [][]byte{
+	[]byte("\x7fELF"),
+	{0xfe, 0xed, 0xfa, 0xce}, {0xce, 0xfa, 0xed, 0xfe},
+	{0xfe, 0xed, 0xfa, 0xcf}, {0xcf, 0xfa, 0xed, 0xfe},
+	[]byte("MZ"),
+}
+
+// compiled reports whether data is a compiled program; a PE file is "MZ" with a "PE\x00\x00"
+// header where its offset at 0x3c points, so a text file starting with MZ is not one.
+func compiled(data []byte) bool {
+	for _, m := range compiledMagics {
+		if !bytes.HasPrefix(data, m) {
+			continue
+		}
+		if string(m) != "MZ" {
+			return true
+		}
+		if len(data) < 0x40 {
+			return false
+		}
+		off := int(data[0x3c]) | int(data[0x3d])<<8 | int(data[0x3e])<<16 | int(data[0x3f])<<24
+		return off >= 0 && off+4 <= len(data) && string(data[off:off+4]) == "PE\x00\x00"
+	}
+	return false
+}
 
 // registryHosts are the package registry host names that no file may name.
 // They are assembled from parts so that this file passes its own rule.
@@ -157,6 +189,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		if isBinary(data) {
+			if compiled(data) && !chk.exempt(f, ruleCompiled) {
+				found = append(found, violation{Path: f, Line: 1, Col: 1, Rule: ruleCompiled,
+					Message: "a compiled program is build output, not a source file; remove it and ignore it in .gitignore"})
+			}
 			continue
 		}
 		scanned++
@@ -167,7 +203,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if len(found) > 0 {
 		sayf(stderr, "textrules: %d violation(s) in %d file(s) scanned; see spec 07 rules 6 and 7 "+
-			"(use a hyphen; example.com and the people Alex, Sam and Robin; no home-directory paths or registry hosts)\n",
+			"(use a hyphen; example.com and the people Alex, Sam and Robin; no home-directory paths, registry hosts or build output)\n",
 			len(found), scanned)
 		return 1
 	}

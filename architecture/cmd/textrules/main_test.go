@@ -111,6 +111,21 @@ func TestRun(t *testing.T) {
 			},
 			code: 0,
 		},
+		{
+			name: "compiled programs are refused",
+			files: map[string]string{
+				"cmd/tool/tool":     "\x7fELF\x02\x01\x01\x00\x00\x00",
+				"cmd/tool/tool.mac": "\xcf\xfa\xed\xfe\x07\x00\x00\x01",
+				"cmd/tool/tool.exe": "MZ" + strings.Repeat("\x00", 0x3a) + "\x40\x00\x00\x00PE\x00\x00",
+				"notes/mz.bin":      "MZ\x00 not a program, too short for a PE header",
+			},
+			code: 1,
+			want: []string{
+				"cmd/tool/tool:1:1: compiled",
+				"cmd/tool/tool.exe:1:1: compiled",
+				"cmd/tool/tool.mac:1:1: compiled",
+			},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
