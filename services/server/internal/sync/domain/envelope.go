@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/kernel/actor"
+	"bothy.example.com/server/internal/kernel/jsontext"
 )
 
 // PrincipalRef is the actor of an event as clients see it (spec 05 PrincipalRef). The caller
@@ -88,9 +89,9 @@ func AppendDeliveredEnvelope(dst []byte, e StoredEvent, ref PrincipalRef, receiv
 	dst = append(dst, `{"seq":`...)
 	dst = strconv.AppendInt(dst, e.Seq, 10)
 	dst = append(dst, `,"id":`...)
-	dst = AppendJSONUUID(dst, e.ID)
+	dst = jsontext.AppendUUID(dst, e.ID)
 	dst = append(dst, `,"type":`...)
-	dst = AppendJSONString(dst, e.Type, false)
+	dst = jsontext.AppendString(dst, e.Type, false)
 	dst = append(dst, `,"occurred_at":"`...)
 	dst = appendOccurredAt(dst, e.OccurredAt)
 	dst = append(dst, '"')
@@ -99,9 +100,9 @@ func AppendDeliveredEnvelope(dst []byte, e StoredEvent, ref PrincipalRef, receiv
 	dst = appendOptionalID(dst, `,"channel_id":`, e.ChannelID)
 	dst = appendOptionalID(dst, `,"thread_id":`, e.ThreadID)
 	dst = append(dst, `,"resource":{"kind":`...)
-	dst = AppendJSONString(dst, string(e.ResourceKind), false)
+	dst = jsontext.AppendString(dst, string(e.ResourceKind), false)
 	dst = append(dst, `,"id":`...)
-	dst = AppendJSONUUID(dst, e.ResourceID)
+	dst = jsontext.AppendUUID(dst, e.ResourceID)
 	dst = append(dst, `},"payload":`...)
 	if present(e.Payload) {
 		dst = append(dst, e.Payload...)
@@ -113,7 +114,7 @@ func AppendDeliveredEnvelope(dst []byte, e StoredEvent, ref PrincipalRef, receiv
 	}
 	if e.CorrelationID != "" {
 		dst = append(dst, `,"correlation_id":`...)
-		dst = AppendJSONString(dst, e.CorrelationID, false)
+		dst = jsontext.AppendString(dst, e.CorrelationID, false)
 	}
 	if receiver == ReceiverAgent && present(e.TraceContext) && !isEmptyObject(e.TraceContext) {
 		dst = append(dst, `,"trace_context":`...)
@@ -121,7 +122,7 @@ func AppendDeliveredEnvelope(dst []byte, e StoredEvent, ref PrincipalRef, receiv
 	}
 	if receiver == ReceiverAgent && only.InvocationToken != "" {
 		dst = append(dst, `,"invocation_token":`...)
-		dst = AppendJSONString(dst, only.InvocationToken, false)
+		dst = jsontext.AppendString(dst, only.InvocationToken, false)
 		dst = append(dst, `,"redelivered":`...)
 		dst = strconv.AppendBool(dst, only.Redelivered)
 	}
@@ -173,7 +174,7 @@ func appendActor(dst []byte, actorID uuid.UUID, ref PrincipalRef) []byte {
 		return dst
 	}
 	dst = append(dst, `,"actor":{"id":`...)
-	dst = AppendJSONUUID(dst, id)
+	dst = jsontext.AppendUUID(dst, id)
 	for _, m := range []struct{ name, value string }{
 		{`,"kind":`, string(ref.Kind)},
 		{`,"display_name":`, ref.DisplayName},
@@ -181,7 +182,7 @@ func appendActor(dst []byte, actorID uuid.UUID, ref PrincipalRef) []byte {
 	} {
 		if m.value != "" {
 			dst = append(dst, m.name...)
-			dst = AppendJSONString(dst, m.value, false)
+			dst = jsontext.AppendString(dst, m.value, false)
 		}
 	}
 	return append(dst, '}')
@@ -192,7 +193,7 @@ func appendOptionalID(dst []byte, member string, id uuid.UUID) []byte {
 		return dst
 	}
 	dst = append(dst, member...)
-	return AppendJSONUUID(dst, id)
+	return jsontext.AppendUUID(dst, id)
 }
 
 // present reports whether raw holds a JSON value other than null.

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/kernel"
+	"bothy.example.com/server/internal/kernel/jsontext"
 )
 
 // The errors Validate and Encode wrap, one per rule, so that callers and tests can tell them
@@ -589,7 +590,7 @@ func RedactedPayload(typ string, payload json.RawMessage) (json.RawMessage, erro
 		if len(out) > 1 {
 			out = append(out, ',')
 		}
-		out = AppendJSONString(out, f.Name, false)
+		out = jsontext.AppendString(out, f.Name, false)
 		out = append(out, ':')
 		out = append(out, v...)
 	}

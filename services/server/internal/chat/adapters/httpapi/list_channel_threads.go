@@ -1,10 +1,8 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -39,23 +37,27 @@ func (s *Server) ListChannelThreads(ctx context.Context, req apigen.ListChannelT
 	if err != nil {
 		return nil, err
 	}
-	var body bytes.Buffer
-	if err := json.NewEncoder(&body).Encode(toAPIThreadPage(page)); err != nil {
+	body, err := AppendThreadSummaryList(nil, toAPIThreadPage(page))
+	if err != nil {
 		return nil, err
 	}
-	tag := conditional.Tag(body.Bytes())
+	// The final newline of json.Encoder, which wrote this body before it was hand-written:
+	// the same bytes, so a client's stored ETag still matches.
+	body = append(body, '\n')
+	tag := conditional.Tag(body)
 	if conditional.NotModified(req.Params.IfNoneMatch, tag) {
 		return threadsNotModified{etag: tag}, nil
 	}
-	return threadsBody{body: body.Bytes(), etag: tag}, nil
+	return threadsBody{body: body, etag: tag}, nil
 }
 
 // pollCacheControl lets a private cache keep a polled list but makes it ask (If-None-Match)
 // before every use: the list changes with every post and every read of the actor.
 const pollCacheControl = "private, no-cache"
 
-// threadsBody is the 200 of listChannelThreads: the body encoded once, for its ETag and to
-// send, as the generated response would encode it (with json.Encoder's final newline).
+// threadsBody is the 200 of listChannelThreads: the body encoded once (AppendThreadSummaryList),
+// for its ETag and to send, as the generated response would encode it (with json.Encoder's
+// final newline).
 type threadsBody struct {
 	body []byte
 	etag string

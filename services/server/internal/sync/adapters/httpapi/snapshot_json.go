@@ -9,8 +9,8 @@ import (
 
 	"bothy.example.com/server/internal/apigen"
 	"bothy.example.com/server/internal/chat"
+	"bothy.example.com/server/internal/kernel/jsontext"
 	syncmod "bothy.example.com/server/internal/sync"
-	"bothy.example.com/server/internal/sync/domain"
 )
 
 // Per-entry guesses of the encoded size of the snapshot's two long lists, so that one buffer
@@ -104,7 +104,7 @@ func appendSnapshot(dst []byte, s apigen.Snapshot, nChannels, nUnread int,
 		}
 	}
 	dst = append(dst, `,"sync_epoch":`...)
-	dst = domain.AppendJSONUUID(dst, s.SyncEpoch)
+	dst = jsontext.AppendUUID(dst, s.SyncEpoch)
 	dst = append(dst, `,"unread_threads":`...)
 	dst = unread(dst)
 	return append(dst, '}'), nil
@@ -193,7 +193,7 @@ func appendChannelView(dst []byte, c apigen.ChannelView) ([]byte, error) {
 			if j > 0 {
 				dst = append(dst, ',')
 			}
-			dst = domain.AppendJSONString(dst, string(capability), true)
+			dst = jsontext.AppendString(dst, string(capability), true)
 		}
 		dst = append(dst, ']')
 	}
@@ -203,14 +203,14 @@ func appendChannelView(dst []byte, c apigen.ChannelView) ([]byte, error) {
 		return nil, fmt.Errorf("encode snapshot: channel %s: %w", c.Id, err)
 	}
 	dst = append(dst, `","id":`...)
-	dst = domain.AppendJSONUUID(dst, c.Id)
+	dst = jsontext.AppendUUID(dst, c.Id)
 	dst = append(dst, `,"kind":`...)
-	dst = domain.AppendJSONString(dst, string(c.Kind), true)
+	dst = jsontext.AppendString(dst, string(c.Kind), true)
 	dst = append(dst, `,"level":`...)
-	dst = domain.AppendJSONString(dst, string(c.Level), true)
+	dst = jsontext.AppendString(dst, string(c.Level), true)
 	if c.Name != nil {
 		dst = append(dst, `,"name":`...)
-		dst = domain.AppendJSONString(dst, *c.Name, true)
+		dst = jsontext.AppendString(dst, *c.Name, true)
 	}
 	dst = append(dst, `,"participant_ids":`...)
 	if c.ParticipantIds == nil {
@@ -221,17 +221,17 @@ func appendChannelView(dst []byte, c apigen.ChannelView) ([]byte, error) {
 			if j > 0 {
 				dst = append(dst, ',')
 			}
-			dst = domain.AppendJSONUUID(dst, id)
+			dst = jsontext.AppendUUID(dst, id)
 		}
 		dst = append(dst, ']')
 	}
 	if c.SpaceId != nil {
 		dst = append(dst, `,"space_id":`...)
-		dst = domain.AppendJSONUUID(dst, *c.SpaceId)
+		dst = jsontext.AppendUUID(dst, *c.SpaceId)
 	}
 	if c.Topic != nil {
 		dst = append(dst, `,"topic":`...)
-		dst = domain.AppendJSONString(dst, *c.Topic, true)
+		dst = jsontext.AppendString(dst, *c.Topic, true)
 	}
 	dst = append(dst, `,"version":`...)
 	dst = strconv.AppendInt(dst, c.Version, 10)
@@ -257,7 +257,7 @@ func appendUnreadThreads(dst []byte, list []apigen.UnreadThread) []byte {
 // writes it; space is omitted when nil.
 func appendUnreadThread(dst []byte, channel uuid.UUID, lastMessage, lastRead, mentions int64, space *uuid.UUID, thread uuid.UUID, unread int64) []byte {
 	dst = append(dst, `{"channel_id":`...)
-	dst = domain.AppendJSONUUID(dst, channel)
+	dst = jsontext.AppendUUID(dst, channel)
 	dst = append(dst, `,"last_message_seq":`...)
 	dst = strconv.AppendInt(dst, lastMessage, 10)
 	dst = append(dst, `,"last_read_seq":`...)
@@ -266,10 +266,10 @@ func appendUnreadThread(dst []byte, channel uuid.UUID, lastMessage, lastRead, me
 	dst = strconv.AppendInt(dst, mentions, 10)
 	if space != nil {
 		dst = append(dst, `,"space_id":`...)
-		dst = domain.AppendJSONUUID(dst, *space)
+		dst = jsontext.AppendUUID(dst, *space)
 	}
 	dst = append(dst, `,"thread_id":`...)
-	dst = domain.AppendJSONUUID(dst, thread)
+	dst = jsontext.AppendUUID(dst, thread)
 	dst = append(dst, `,"unread_count":`...)
 	dst = strconv.AppendInt(dst, unread, 10)
 	return append(dst, '}')

@@ -1,4 +1,4 @@
-package domain_test
+package jsontext_test
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"bothy.example.com/server/internal/sync/domain"
+	"bothy.example.com/server/internal/kernel/jsontext"
 )
 
 // marshalString is encoding/json's encoding of s, with or without HTML escaping.
@@ -23,10 +23,10 @@ func marshalString(t *testing.T, s string, escapeHTML bool) string {
 	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
 
-// TestAppendJSONStringIsEncodingJSON: for chosen and random strings (control characters,
-// quotes, HTML characters, U+2028, invalid UTF-8), AppendJSONString writes exactly what
+// TestAppendStringIsEncodingJSON: for chosen and random strings (control characters,
+// quotes, HTML characters, U+2028, invalid UTF-8), AppendString writes exactly what
 // encoding/json writes, with and without HTML escaping, after whatever dst held.
-func TestAppendJSONStringIsEncodingJSON(t *testing.T) {
+func TestAppendStringIsEncodingJSON(t *testing.T) {
 	t.Parallel()
 	cases := []string{"", "Sam", `say "hi" \ bye`, "a\x00b\x01\x08\x0c\n\r\t\x1f", "<b>&amp;</b>", "line\u2028sep\u2029", "bad \xff\xfe utf8", "caf\u00e9 \U0001F600"}
 	seed := rand.Uint64() //nolint:gosec // G404: a logged seed for reproducible test data, not a secret
@@ -42,16 +42,16 @@ func TestAppendJSONStringIsEncodingJSON(t *testing.T) {
 	}
 	for _, s := range cases {
 		for _, html := range []bool{false, true} {
-			got := string(domain.AppendJSONString([]byte("x:"), s, html))
+			got := string(jsontext.AppendString([]byte("x:"), s, html))
 			if want := "x:" + marshalString(t, s, html); got != want {
-				t.Fatalf("AppendJSONString(%q, html %v) = %s, want %s", s, html, got, want)
+				t.Fatalf("AppendString(%q, html %v) = %s, want %s", s, html, got, want)
 			}
 		}
 	}
 }
 
-// TestAppendJSONUUIDIsMarshalText: the quoted canonical form, after whatever dst held.
-func TestAppendJSONUUIDIsMarshalText(t *testing.T) {
+// TestAppendUUIDIsMarshalText: the quoted canonical form, after whatever dst held.
+func TestAppendUUIDIsMarshalText(t *testing.T) {
 	t.Parallel()
 	for range 100 {
 		u := uuid.New()
@@ -59,8 +59,8 @@ func TestAppendJSONUUIDIsMarshalText(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := string(domain.AppendJSONUUID([]byte("x:"), u)); got != "x:"+string(want) {
-			t.Fatalf("AppendJSONUUID = %s, want x:%s", got, want)
+		if got := string(jsontext.AppendUUID([]byte("x:"), u)); got != "x:"+string(want) {
+			t.Fatalf("AppendUUID = %s, want x:%s", got, want)
 		}
 	}
 }
