@@ -1,13 +1,15 @@
-// Package jsontexttest fills values of the generated API types at random for the tests that
-// compare a hand-written encoder (kernel/jsontext's users: the snapshot's, the thread list's)
-// with encoding/json: one filler, so every such test probes the same awkward strings, times
-// and absent members.
+// Package jsontexttest compares a hand-written encoder (kernel/jsontext's users: the
+// snapshot's, the thread list's) with encoding/json over values of the generated API types
+// filled at random: one filler and one comparison, so every such test probes the same awkward
+// strings, times and absent members alike.
 package jsontexttest
 
 import (
+	"bytes"
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
+	"testing"
 	"time"
 )
 
@@ -109,4 +111,31 @@ func Time(rng *rand.Rand) time.Time {
 		t = t.Truncate(time.Second)
 	}
 	return t
+}
+
+// Compare fills n values of T at random (Fill, from a logged seed and the stream given) and
+// fails t at the first where encode, appending to a prefix, does not keep the prefix and then
+// write exactly what json.Marshal writes for marshal(v), or fails where json.Marshal does not
+// fail or the other way round. It is the one shape of every hand-written encoder's test.
+func Compare[T any](t testing.TB, n int, stream uint64, encode func(dst []byte, v T) ([]byte, error), marshal func(v T) any) {
+	t.Helper()
+	seed := rand.Uint64() //nolint:gosec // G404: a logged seed for reproducible test data, not a secret
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, stream)) //nolint:gosec // G404: a reproducible test world, not a secret
+	prefix := []byte("prefix:")
+	for i := range n {
+		var v T
+		Fill(rng, reflect.ValueOf(&v).Elem())
+		want, wantErr := json.Marshal(marshal(v))
+		got, err := encode(bytes.Clone(prefix), v)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("case %d: the encoder's error %v, json.Marshal's %v", i, err, wantErr)
+		}
+		if err != nil {
+			continue
+		}
+		if !bytes.HasPrefix(got, prefix) || !bytes.Equal(got[len(prefix):], want) {
+			t.Fatalf("case %d differs from json.Marshal:\n got %s\nwant %s", i, got, want)
+		}
+	}
 }

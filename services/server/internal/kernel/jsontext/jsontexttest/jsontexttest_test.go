@@ -2,8 +2,12 @@ package jsontexttest_test
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,4 +69,63 @@ func TestFillReachesEveryMember(t *testing.T) {
 	}()
 	var f float64
 	jsontexttest.Fill(rng, reflect.ValueOf(&f).Elem())
+}
+
+// recorder is a testing.TB that records a fatal failure instead of ending the test.
+type recorder struct {
+	testing.TB
+	failed string
+}
+
+func (r *recorder) Helper()             {}
+func (r *recorder) Logf(string, ...any) {}
+func (r *recorder) Fatalf(format string, a ...any) {
+	r.failed = fmt.Sprintf(format, a...)
+	runtime.Goexit()
+}
+
+// compare runs Compare against a recorder in its own goroutine (Fatalf ends it) and returns
+// the failure, "" when it passed.
+func compare(encode func([]byte, every) ([]byte, error)) string {
+	r := &recorder{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		jsontexttest.Compare(r, 2000, 3, encode, func(v every) any { return v })
+	}()
+	<-done
+	return r.failed
+}
+
+// TestCompareFindsEveryDifference: over 2000 values (about one time in a hundred lies beyond
+// RFC 3339, so json.Marshal fails some), an encoder that is json.Marshal passes; one that drops the
+// prefix, one that writes a byte more, one that fails where json.Marshal does not and one
+// that succeeds where it fails (a year beyond RFC 3339's) are each caught.
+func TestCompareFindsEveryDifference(t *testing.T) {
+	t.Parallel()
+	marshal := func(dst []byte, v every) ([]byte, error) {
+		b, err := json.Marshal(v)
+		return append(dst, b...), err
+	}
+	for _, tc := range []struct {
+		name   string
+		encode func([]byte, every) ([]byte, error)
+		want   string // a part of the failure; "" for a pass
+	}{
+		{"json.Marshal itself", marshal, ""},
+		{"prefix dropped", func(_ []byte, v every) ([]byte, error) { return marshal(nil, v) }, "differs"},
+		{"a byte more", func(dst []byte, v every) ([]byte, error) {
+			b, err := marshal(dst, v)
+			return append(b, ' '), err
+		}, "differs"},
+		{"fails always", func([]byte, every) ([]byte, error) { return nil, errors.New("no") }, "error no"},
+		{"never fails", func(dst []byte, v every) ([]byte, error) {
+			b, _ := marshal(dst, v)
+			return b, nil
+		}, "json.Marshal's"},
+	} {
+		if got := compare(tc.encode); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: failure %q, want one containing %q", tc.name, got, tc.want)
+		}
+	}
 }

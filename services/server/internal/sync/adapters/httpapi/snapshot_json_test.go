@@ -3,8 +3,6 @@ package httpapi_test
 import (
 	"bytes"
 	"encoding/json"
-	"math/rand/v2"
-	"reflect"
 	"testing"
 
 	"bothy.example.com/server/internal/apigen"
@@ -24,25 +22,7 @@ const snapshotCases = 2000
 // hand-written encoder that misses it fails here.
 func TestAppendSnapshotIsJSONMarshal(t *testing.T) {
 	t.Parallel()
-	seed := rand.Uint64() //nolint:gosec // G404: a logged seed for reproducible test data, not a secret
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 6)) //nolint:gosec // G404: a reproducible test world, not a secret
-	prefix := []byte("prefix:")
-	for i := range snapshotCases {
-		var s apigen.Snapshot
-		jsontexttest.Fill(rng, reflect.ValueOf(&s).Elem())
-		want, wantErr := json.Marshal(s)
-		got, err := httpapi.AppendSnapshot(bytes.Clone(prefix), s)
-		if (err != nil) != (wantErr != nil) {
-			t.Fatalf("case %d: AppendSnapshot error %v, json.Marshal error %v", i, err, wantErr)
-		}
-		if err != nil {
-			continue
-		}
-		if !bytes.HasPrefix(got, prefix) || !bytes.Equal(got[len(prefix):], want) {
-			t.Fatalf("case %d differs from json.Marshal:\n got %s\nwant %s", i, got, want)
-		}
-	}
+	jsontexttest.Compare(t, snapshotCases, 6, httpapi.AppendSnapshot, func(s apigen.Snapshot) any { return s })
 }
 
 // TestEncodeSnapshotIsJSONMarshalOfTheMapping: over random views filled like the snapshots of
@@ -51,21 +31,12 @@ func TestAppendSnapshotIsJSONMarshal(t *testing.T) {
 // view.
 func TestEncodeSnapshotIsJSONMarshalOfTheMapping(t *testing.T) {
 	t.Parallel()
-	seed := rand.Uint64() //nolint:gosec // G404: a logged seed for reproducible test data, not a secret
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 7)) //nolint:gosec // G404: a reproducible test world, not a secret
-	for i := range snapshotCases {
-		var v syncmod.SnapshotView
-		jsontexttest.Fill(rng, reflect.ValueOf(&v).Elem())
-		want, wantErr := json.Marshal(httpapi.ToAPISnapshot(v))
-		got, err := httpapi.EncodeSnapshot(v)
-		if (err != nil) != (wantErr != nil) {
-			t.Fatalf("case %d: EncodeSnapshot error %v, json.Marshal error %v", i, err, wantErr)
-		}
-		if err == nil && !bytes.Equal(got, want) {
-			t.Fatalf("case %d differs from json.Marshal(ToAPISnapshot(v)):\n got %s\nwant %s", i, got, want)
-		}
-	}
+	jsontexttest.Compare(t, snapshotCases, 7,
+		func(dst []byte, v syncmod.SnapshotView) ([]byte, error) {
+			b, err := httpapi.EncodeSnapshot(v)
+			return append(dst, b...), err
+		},
+		func(v syncmod.SnapshotView) any { return httpapi.ToAPISnapshot(v) })
 }
 
 // TestEncodeSnapshotIsTheBody: the encoder's output is the generated response's JSON of the
