@@ -54,7 +54,19 @@ export function Reactions({ m, session }: { m: Message; session: Session }) {
   };
 
   return (
-    <div class="reactions" role="group" aria-label="Reactions">
+    <div
+      class="reactions"
+      role="group"
+      aria-label="Reactions"
+      onKeyDown={(e) => {
+        // Escape closes an open picker wherever the focus is in the group: on a choice, or
+        // still on "Add reaction" when it is pressed before the picker took the focus.
+        if (e.key === "Escape" && picking) {
+          e.stopPropagation();
+          setPicking(false);
+        }
+      }}
+    >
       {m.reactions.map((r) => (
         <button
           type="button"
@@ -78,12 +90,6 @@ export function Reactions({ m, session }: { m: Message; session: Session }) {
           ref={picker}
           role="group"
           aria-label="Pick a reaction"
-          onKeyDown={(e) => {
-            if (e.key === "Escape") {
-              e.stopPropagation();
-              setPicking(false);
-            }
-          }}
         >
           {CHOICES.map(([r, name]) => {
             const mine = m.reactions.some((x) => x.reaction === r && x.me);

@@ -386,9 +386,18 @@ describe("the web client in Chromium against bothy serve", () => {
     // Alex joins in, and adds a second kind with the keyboard: Escape closes the picker, Enter picks.
     await alexThumbs.click();
     await samMsg.locator('button[data-reaction="👍"]', { hasText: "2" }).waitFor();
-    await alexMsg.getByRole("button", { name: "Add reaction" }).click();
+    const addButton = alexMsg.getByRole("button", { name: "Add reaction" });
+    const picker = alexMsg.getByRole("group", { name: "Pick a reaction" });
+    await addButton.click();
+    await picker.waitFor();
+    await addButton.focus(); // the picker open, the focus on "Add reaction": Escape closes it too
     await alex.keyboard.press("Escape");
-    await alexMsg.getByRole("group", { name: "Pick a reaction" }).waitFor({ state: "detached" });
+    await picker.waitFor({ state: "detached" });
+    await addButton.click();
+    await picker.waitFor();
+    await expect.poll(() => alex.evaluate(() => document.activeElement?.getAttribute("aria-label"))).toBe("thumbs up (yours; remove)");
+    await alex.keyboard.press("Escape"); // from a choice
+    await picker.waitFor({ state: "detached" });
     const focused = () => alex.evaluate(() => document.activeElement?.getAttribute("aria-label"));
     await expect.poll(focused).toBe("Add reaction"); // Escape gives the focus back
     await alex.keyboard.press("Enter"); // opens the picker, its first choice focused
