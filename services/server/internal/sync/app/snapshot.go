@@ -18,6 +18,7 @@ import (
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/conditional"
 	"bothy.example.com/server/internal/kernel/problem"
 	syncmod "bothy.example.com/server/internal/sync"
 	"bothy.example.com/server/internal/sync/domain"
@@ -199,7 +200,7 @@ func (s *Snapshot) assemble(ctx context.Context, who actor.Actor, head *Snapshot
 	}
 	// Capped, so that appending to the shared body can never write into its spare capacity.
 	v.Body = body[:len(body):len(body)]
-	v.ETag = SnapshotETag(v.Body)
+	v.ETag = conditional.Tag(v.Body)
 	return v, nil
 }
 

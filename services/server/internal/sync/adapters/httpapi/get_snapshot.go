@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"bothy.example.com/server/internal/apigen"
-	syncapp "bothy.example.com/server/internal/sync/app"
+	"bothy.example.com/server/internal/kernel/conditional"
 )
 
 // GetSnapshot answers the actor's snapshot. Snapshot.Build authorizes sync.snapshot.read on
@@ -18,7 +18,7 @@ func (s *Server) GetSnapshot(ctx context.Context, req apigen.GetSnapshotRequestO
 	if err != nil {
 		return nil, err
 	}
-	if req.Params.IfNoneMatch != nil && syncapp.ETagMatches(*req.Params.IfNoneMatch, v.ETag) {
+	if conditional.NotModified(req.Params.IfNoneMatch, v.ETag) {
 		return notModified{etag: v.ETag}, nil
 	}
 	body := v.Body
