@@ -45,8 +45,12 @@ var (
 // threadListThreads is the thread list case's channel size (the -threads flag's default).
 const threadListThreads = 10_000
 
-// threadListRounds is how many rounds of baseline and figure the case runs in.
-const threadListRounds = 4
+// threadListRounds is how many rounds of baseline, figure and reference the case runs in. Each
+// round starts with the next side (threadListOrder), so every side runs first, second and third
+// equally often: the machine's speed drifts over seconds (other guests of the host), and with a
+// fixed order whichever side came second would always meet the drift at the same point. Twelve
+// rounds of short slices follow the drift closer than four long ones.
+const threadListRounds = 12
 
 // threadListBareQueries is how many statements one run of the baseline issues, and
 // threadListBareTrips in how many round trips (the channel and the page go in one batch, as
@@ -107,7 +111,8 @@ type threadListWorld struct {
 // messages, the reader Sam's read states and mentions of him) and measures the first page of
 // listChannelThreads as Sam over HTTP (keep-alive, Accept-Encoding: identity, the body read to
 // its end, not decoded) beside the same answer's statements issued bare one after another, in
-// threadListRounds rounds of baseline then figure, after a warm-up of both.
+// threadListRounds rounds of baseline, figure and reference in rotating order, after a warm-up
+// of each.
 func threadListCase(ctx context.Context, app *wire.App, bare *pgxpool.Pool, o options, progress func(string, ...any)) (res threadListResult, err error) {
 	base, stop, err := serveLocal(ctx, app, "thread list")
 	if err != nil {
@@ -172,13 +177,14 @@ func threadListCase(ctx context.Context, app *wire.App, bare *pgxpool.Pool, o op
 		return res, fmt.Errorf("thread list: %w", err)
 	}
 	progress("thread list: %d items on the first page (%d unread, %d mentioned), %d bytes; %d rounds", res.Items, res.UnreadItems, res.MentionedItems, res.Bytes, threadListRounds)
-	// In each round the baseline, the figure and the reference in turn, each loop between two
-	// reads of the CPU spent.
+	// In each round the three sides in the round's order, each loop between two reads of the
+	// CPU spent.
 	lats := make([][]time.Duration, len(sides))
 	cpu := make([]cpuTally, len(sides))
 	slice := o.duration / threadListRounds
-	for range threadListRounds {
-		for i, side := range sides {
+	for round := range threadListRounds {
+		for _, i := range threadListOrder(round, len(sides)) {
+			side := sides[i]
 			before, err := meter.read()
 			if err != nil {
 				return res, fmt.Errorf("thread list: %w", err)
@@ -204,6 +210,16 @@ func threadListCase(ctx context.Context, app *wire.App, bare *pgxpool.Pool, o op
 	res.P50Ratio, res.P99Ratio = round2(res.P50Ms/res.BaselineP50Ms), round2(res.P99Ms/res.BaselineP99Ms)
 	res.MinimalP50Ratio, res.OverMinimalP50 = round2(res.MinimalP50Ms/res.BaselineP50Ms), round2(res.P50Ms/res.MinimalP50Ms)
 	return res, nil
+}
+
+// threadListOrder is the order of the sides (by index, of n) in round: the rotation that
+// starts with side round mod n.
+func threadListOrder(round, n int) []int {
+	order := make([]int, n)
+	for k := range order {
+		order[k] = (round + k) % n
+	}
+	return order
 }
 
 // serveMinimal serves the thread list case's reference on a loopback port (serveHandler): a
@@ -439,7 +455,8 @@ func (r threadListResult) markdown(w func(format string, args ...any)) {
 	w("in the benchmark, with nothing of bothy in it, that issues the baseline's statements and\n")
 	w("writes the first page's bytes, fetched like the figure: what HTTP alone adds to the\n")
 	w("statements on this machine. The case runs in %d rounds of baseline, figure and reference,\n", threadListRounds)
-	w("after a warm-up. Lower is better; the ratios are figure / baseline.\n\n")
+	w("each round starting with the next of the three, after a warm-up. Lower is better; the ratios\n")
+	w("are figure / baseline.\n\n")
 	w("| threads | page | p50 | p99 | bare p50 | bare p99 | p50 ratio | p99 ratio |\n")
 	w("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	w("| %d | %d | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f | %.2f |\n", r.Threads, r.Items,
