@@ -67,15 +67,16 @@ export function Composer({ session, channelId, threadId, initial }: { session: S
     const caret = el.selectionStart;
     const value = `${text.slice(0, mention.start)}@${p.handle} ${text.slice(caret)}`;
     const at = mention.start + p.handle.length + 2;
+    // The textarea gets the text and the caret now, not at the next frame: keys typed right
+    // after the insert must land after `@handle `, and a frame can come after them.
+    el.value = value;
+    el.setSelectionRange(at, at);
+    el.focus();
     setText(value);
     setMention(null);
     setPeople([]);
     clearTimeout(timer.current);
     timer.current = setTimeout(() => saveDraft(value), DRAFT_DELAY_MS);
-    requestAnimationFrame(() => {
-      el.focus();
-      el.setSelectionRange(at, at);
-    });
   };
 
   // A draft that arrives after mount (the store learnt it late, or getDraft answered) fills

@@ -447,10 +447,11 @@ describe("the web client in Chromium against bothy serve", () => {
     await samPage.keyboard.type("A");
     await expect.poll(() => options.allTextContents()).toEqual(["AAlex @alex"]);
     await shot(samPage, "13-mention-autocomplete");
+    // Keys typed right after the insert land after it (the caret is placed at once, not at the next frame).
     await samPage.keyboard.press("Enter");
-    await list.waitFor({ state: "detached" });
-    expect(await box.inputValue()).toBe("Thanks @alex ");
     await samPage.keyboard.type("for the coffee");
+    await list.waitFor({ state: "detached" });
+    expect(await box.inputValue()).toBe("Thanks @alex for the coffee");
     await samPage.keyboard.press("Enter");
     const posted = alex.locator("li.message", { hasText: "Thanks @alex for the coffee" });
     await posted.waitFor();
