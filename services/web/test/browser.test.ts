@@ -211,7 +211,7 @@ describe("the web client in Chromium against bothy serve", () => {
     await samPage.locator('.status[data-status="live"]').waitFor();
     await expect.poll(() => samPage.getByLabel("Message", { exact: true }).inputValue()).toBe("Half a reply");
     expect(snapshots).toEqual([]);
-    expect(await messages(samPage).allTextContents()).toEqual(["@sam the printer on floor 2 is jammed again", "On my way, @alex"]);
+    await expect.poll(() => messages(samPage).allTextContents()).toEqual(["@sam the printer on floor 2 is jammed again", "On my way, @alex"]);
     await shot(samPage, "05-draft-after-reload");
   });
 
@@ -306,12 +306,13 @@ describe("the web client in Chromium against bothy serve", () => {
     await signIn(page, sam.token);
     await shot(page, "08-phone-channels");
     await sidebarLink(page, "# tickets").click();
-    expect(await page.locator("nav.sidebar").isVisible()).toBe(false);
+    await threadLink(page, "Printer on floor 2").waitFor(); // the click changes the route; the next render shows the threads
+    await expect.poll(() => page.locator("nav.sidebar").isVisible()).toBe(false);
     await shot(page, "09-phone-threads");
     await threadLink(page, "Printer on floor 2").click();
     await page.locator("ol.messages .text", { hasText: "Seen on a phone?" }).waitFor();
     expect(await page.locator("section.channel").isVisible()).toBe(false);
-    await page.getByLabel("Message", { exact: true }).isVisible();
+    expect(await page.getByLabel("Message", { exact: true }).isVisible()).toBe(true);
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     expect(width).toBeLessThanOrEqual(390); // nothing runs off the side
     await shot(page, "10-phone-thread");
