@@ -3,8 +3,10 @@
 // catches up to the head (REST only, so the time ends when the store reached the head), beside
 // a bare fetch loop that makes the very requests the SDK made (recorded from its first run),
 // each answer read and parsed as JSON, the message lists as many at a time as the SDK sends
-// them and everything else one after another. The rounds alternate bare loop and
-// SDK after one unmeasured run of each. It prints one JSON line (the result) on stdout.
+// them and everything else one after another. After one unmeasured run of each, the rounds
+// run both, the bare loop first in even rounds and the SDK first in odd ones, so a drift of the
+// machine's speed within a round falls on both sides alike. It prints one JSON line (the result)
+// on stdout.
 //
 // Environment: BENCH_BASE_URL (the server), BENCH_TOKEN (Sam's token), BENCH_ROUNDS.
 import { performance } from "node:perf_hooks";
@@ -110,10 +112,18 @@ await bareLoop(recorded);
 const sdk: number[] = [];
 const bare: number[] = [];
 let last = first;
-for (let i = 0; i < rounds; i++) {
-  bare.push(await bareLoop(recorded));
+const sdkRun = async () => {
   last = await sdkColdStart();
   sdk.push(last.ms);
+};
+for (let i = 0; i < rounds; i++) {
+  if (i % 2 === 0) {
+    bare.push(await bareLoop(recorded));
+    await sdkRun();
+  } else {
+    await sdkRun();
+    bare.push(await bareLoop(recorded));
+  }
 }
 const kinds: Record<string, number> = {};
 for (const r of recorded) {

@@ -8,8 +8,9 @@
 // the frame after the one that painted the sidebar with BENCH_CHANNELS channel links.
 // Baseline: a static page of the same DOM (the app's rendered document with its scripts
 // removed, its stylesheets kept), served from memory by a plain HTTP server of this script,
-// timed the same way in a fresh context. The rounds alternate baseline and figure after one
-// unmeasured load of each. It prints one JSON line (the result) on stdout.
+// timed the same way in a fresh context. After one unmeasured load of each, the rounds load
+// both, the baseline first in even rounds and the figure first in odd ones. It prints one JSON
+// line (the result) on stdout.
 //
 // Environment: BENCH_BASE_URL (the server), BENCH_TOKEN (the person's token), BENCH_CHANNELS
 // (how many channel links the sidebar must show), BENCH_ROUNDS, CHROMIUM (the browser).
@@ -109,8 +110,13 @@ try {
   const app = [];
   const bare = [];
   for (let i = 0; i < rounds; i++) {
-    bare.push(await load(staticUrl, false));
-    app.push(await load(baseUrl + "/", true));
+    if (i % 2 === 0) {
+      bare.push(await load(staticUrl, false));
+      app.push(await load(baseUrl + "/", true));
+    } else {
+      app.push(await load(baseUrl + "/", true));
+      bare.push(await load(staticUrl, false));
+    }
   }
   process.stdout.write(JSON.stringify({ channels, html_bytes: html.length, app_ms: app, static_ms: bare }) + "\n");
 } finally {
