@@ -144,6 +144,18 @@ func machineFacts(ctx context.Context, app *wire.App) (machine, error) {
 	return m, nil
 }
 
+// rotation is the order in which a case runs its n sides (baseline, figure, and any reference,
+// by index) in round: the rotation that starts with side round mod n. Over a multiple of n
+// rounds every side runs first, second and so on equally often, so a drift of the machine's
+// speed at some point of a round does not land on the same side every time (DECISIONS).
+func rotation(round, n int) []int {
+	order := make([]int, n)
+	for k := range order {
+		order[k] = (round + k) % n
+	}
+	return order
+}
+
 // connect opens a plain connection (no pool, no hooks) for the bare round trip.
 func connect(ctx context.Context, url string) (*pgx.Conn, error) {
 	conn, err := pgx.Connect(ctx, url)

@@ -46,7 +46,7 @@ var (
 const threadListThreads = 10_000
 
 // threadListRounds is how many rounds of baseline, figure and reference the case runs in. Each
-// round starts with the next side (threadListOrder), so every side runs first, second and third
+// round starts with the next side (rotation), so every side runs first, second and third
 // equally often: the machine's speed drifts over seconds (other guests of the host), and with a
 // fixed order whichever side came second would always meet the drift at the same point. Twelve
 // rounds of short slices follow the drift closer than four long ones.
@@ -183,7 +183,7 @@ func threadListCase(ctx context.Context, app *wire.App, bare *pgxpool.Pool, o op
 	cpu := make([]cpuTally, len(sides))
 	slice := o.duration / threadListRounds
 	for round := range threadListRounds {
-		for _, i := range threadListOrder(round, len(sides)) {
+		for _, i := range rotation(round, len(sides)) {
 			side := sides[i]
 			before, err := meter.read()
 			if err != nil {
@@ -210,16 +210,6 @@ func threadListCase(ctx context.Context, app *wire.App, bare *pgxpool.Pool, o op
 	res.P50Ratio, res.P99Ratio = round2(res.P50Ms/res.BaselineP50Ms), round2(res.P99Ms/res.BaselineP99Ms)
 	res.MinimalP50Ratio, res.OverMinimalP50 = round2(res.MinimalP50Ms/res.BaselineP50Ms), round2(res.P50Ms/res.MinimalP50Ms)
 	return res, nil
-}
-
-// threadListOrder is the order of the sides (by index, of n) in round: the rotation that
-// starts with side round mod n.
-func threadListOrder(round, n int) []int {
-	order := make([]int, n)
-	for k := range order {
-		order[k] = (round + k) % n
-	}
-	return order
 }
 
 // serveMinimal serves the thread list case's reference on a loopback port (serveHandler): a

@@ -50,12 +50,12 @@ func TestThreadsSmoke(t *testing.T) {
 
 // TestThreadListOrder: every round runs each side once, and over as many rounds as there are
 // sides each side runs first, second and third once.
-func TestThreadListOrder(t *testing.T) {
+func TestRotation(t *testing.T) {
 	t.Parallel()
 	const n = 3
 	places := [n][n]int{} // places[side][position]
 	for round := range 2 * n {
-		order := threadListOrder(round, n)
+		order := rotation(round, n)
 		seen := map[int]bool{}
 		for pos, side := range order {
 			if side < 0 || side >= n || seen[side] {
