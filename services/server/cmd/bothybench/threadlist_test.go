@@ -47,29 +47,3 @@ func TestThreadsSmoke(t *testing.T) {
 		}
 	}
 }
-
-// TestThreadListOrder: every round runs each side once, and over as many rounds as there are
-// sides each side runs first, second and third once.
-func TestRotation(t *testing.T) {
-	t.Parallel()
-	const n = 3
-	places := [n][n]int{} // places[side][position]
-	for round := range 2 * n {
-		order := rotation(round, n)
-		seen := map[int]bool{}
-		for pos, side := range order {
-			if side < 0 || side >= n || seen[side] {
-				t.Fatalf("round %d: order %v is not a permutation of the %d sides", round, order, n)
-			}
-			seen[side] = true
-			places[side][pos]++
-		}
-	}
-	for side, at := range places {
-		for pos, times := range at {
-			if times != 2 {
-				t.Errorf("side %d ran at position %d in %d of %d rounds, want 2", side, pos, times, 2*n)
-			}
-		}
-	}
-}
