@@ -9,6 +9,8 @@ const KEY = "current";
 /** Keeps the state in IndexedDB database `name` (one per principal and server). */
 export class IndexedDBStorage implements SyncStorage {
   private db?: Promise<IDBDatabase>;
+  /** The database once open: save puts at once then, and put clones the state as it is. */
+  private opened?: IDBDatabase;
 
   constructor(private readonly name: string) {}
 
@@ -16,14 +18,21 @@ export class IndexedDBStorage implements SyncStorage {
     this.db ??= new Promise((resolve, reject) => {
       const req = indexedDB.open(this.name, 1);
       req.onupgradeneeded = () => req.result.createObjectStore(STORE);
-      req.onsuccess = () => resolve(req.result);
+      req.onsuccess = () => {
+        this.opened = req.result;
+        resolve(req.result);
+      };
       req.onerror = () => reject(req.error);
     });
     return this.db;
   }
 
   private async run<T>(mode: IDBTransactionMode, f: (s: IDBObjectStore) => IDBRequest<T>): Promise<T> {
-    const db = await this.open();
+    return this.request(await this.open(), mode, f);
+  }
+
+  /** Runs f in a transaction of db; f runs before it returns (put clones its value then). */
+  private request<T>(db: IDBDatabase, mode: IDBTransactionMode, f: (s: IDBObjectStore) => IDBRequest<T>): Promise<T> {
     return new Promise((resolve, reject) => {
       const tx = db.transaction(STORE, mode);
       const req = f(tx.objectStore(STORE));
@@ -38,7 +47,14 @@ export class IndexedDBStorage implements SyncStorage {
   }
 
   async save(state: StoreState): Promise<void> {
-    await this.run("readwrite", (s) => s.put(state, KEY));
+    // put clones the state when it is called, so it must be called before save returns: at
+    // once when the database is open, else on a copy taken now (the first save only).
+    if (this.opened) {
+      await this.request(this.opened, "readwrite", (s) => s.put(state, KEY));
+      return;
+    }
+    const copy = structuredClone(state);
+    await this.run("readwrite", (s) => s.put(copy, KEY));
   }
 
   async clear(): Promise<void> {

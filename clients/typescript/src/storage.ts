@@ -7,7 +7,12 @@ import type { StoreState } from "./store.js";
 export interface SyncStorage {
   /** The saved state, or undefined when there is none. */
   load(): Promise<StoreState | undefined>;
-  /** Replaces the saved state; atomic (a crash leaves the old or the new state). */
+  /**
+   * Replaces the saved state; atomic (a crash leaves the old or the new state). It keeps the
+   * state as it is when save is called: the engine hands over its live state, without a copy,
+   * and changes it again as soon as save returns, so a storage that writes later (after an
+   * await) takes its copy (a serialisation, a structured clone) before it returns.
+   */
   save(state: StoreState): Promise<void>;
   /** Forgets the state (a sign-out). */
   clear(): Promise<void>;
@@ -48,9 +53,10 @@ export class FileStorage implements SyncStorage {
   }
 
   async save(state: StoreState): Promise<void> {
+    const json = JSON.stringify(state); // before the first await: the state changes after it
     const { writeFile, rename } = await import("node:fs/promises");
     const tmp = `${this.path}.tmp`;
-    await writeFile(tmp, JSON.stringify(state));
+    await writeFile(tmp, json);
     await rename(tmp, this.path);
   }
 

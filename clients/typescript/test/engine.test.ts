@@ -324,8 +324,9 @@ describe("SyncEngine against a scripted server", () => {
     const gate = new Promise<void>((r) => (release = r));
     class GatedStorage extends MemoryStorage {
       override async save(st: Parameters<MemoryStorage["save"]>[0]): Promise<void> {
+        const copy = structuredClone(st); // taken when called, as SyncStorage.save asks
         await gate;
-        return super.save(st);
+        return super.save(copy);
       }
     }
     const storage = new GatedStorage();
