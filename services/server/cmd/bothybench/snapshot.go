@@ -66,7 +66,8 @@ type snapshotPart struct {
 // connection, the response read to its end as it comes over the wire, not decompressed and
 // not decoded) with Accept-Encoding: gzip, as browsers and HTTP libraries send it, and with
 // Accept-Encoding: identity, beside the snapshot's component queries issued bare, in
-// snapshotRounds rounds of the three in rotating order, after a warm-up of all three. The sizes come from real responses.
+// snapshotRounds rounds of the three in rotating order (rotation), after a warm-up of all
+// three. The sizes come from real responses.
 func snapshotCase(ctx context.Context, w *syncWorld, bare *pgxpool.Pool, d time.Duration, progress func(string, ...any)) (snapshotResult, error) {
 	res := snapshotResult{VisibleChannels: w.snapshotChannels, MentionedThreads: w.snapshotMentioned}
 	c := newPostClient()
