@@ -92,18 +92,20 @@ async function main(): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), "bothy-conformance-"));
   // Run as root, the embedded PostgreSQL runs as the postgres user, who must reach the data.
   await chmod(dir, 0o711);
-  const [apiPort, prismPort] = [await freePort(), await freePort()];
-  const env = { ...process.env, BOTHY_EMBEDDED_DIR: join(dir, "data"), BOTHY_HTTP_ADDR: `127.0.0.1:${apiPort}` };
+  // bothy binds port 0 and logs the address the kernel gave it: no port is picked, closed and
+  // handed over, which another process could take in between.
+  const env = { ...process.env, BOTHY_EMBEDDED_DIR: join(dir, "data"), BOTHY_HTTP_ADDR: "127.0.0.1:0" };
+  const prismPort = await freePort();
   let server: ChildProcess | undefined;
   let prism: ChildProcess | undefined;
   try {
     server = collect(spawn(bothy as string, ["serve", "--bootstrap-owner", "--owner-name", "Alex", "--owner-handle", "alex", "--owner-email", "alex@example.com"], { env, stdio: ["ignore", "pipe", "pipe"] }));
     const token = (await waitFor(server, /^\s+(bothy_\S+)\s*$/m, "bothy serve", 120_000))[1] ?? "";
-    await waitFor(server, /serving http/, "bothy serve", 60_000);
+    const apiAddr = (await waitFor(server, /"msg":"serving http"[^\n]*"addr":"([^"]+)"/, "bothy serve", 60_000))[1] ?? "";
     // A flag defined by the operator: its flags.updated event has the system actor.
     await promisify(execFile)(bothy as string, ["admin", "flags", "define", "--key", "threads.summaries", "--description", "Summaries of long threads.", "--default", "false"], { env });
 
-    prism = collect(spawn(join("node_modules", ".bin", "prism"), ["proxy", openapi as string, `http://127.0.0.1:${apiPort}`, "--host", "127.0.0.1", "--port", String(prismPort), "--errors"], { stdio: ["ignore", "pipe", "pipe"] }));
+    prism = collect(spawn(join("node_modules", ".bin", "prism"), ["proxy", openapi as string, `http://${apiAddr}`, "--host", "127.0.0.1", "--port", String(prismPort), "--errors"], { stdio: ["ignore", "pipe", "pipe"] }));
     await waitFor(prism, /Prism is listening/, "prism", 120_000);
 
     const record = new Record();

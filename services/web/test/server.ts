@@ -2,20 +2,10 @@
 // embedded PostgreSQL in a temporary directory, serving the web client's build (web.dir).
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, chmodSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-
-/** A free TCP port on 127.0.0.1. */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const a = s.address();
-      s.close(() => (typeof a === "object" && a ? resolve(a.port) : reject(new Error("no port"))));
-    });
-  });
-}
+// The SDK's harness reads the address bothy logs; one reader for both harnesses.
+import { servingAddr } from "../../../clients/typescript/test/integration/server.js";
 
 export class BothyServer {
   readonly dir: string;
@@ -36,13 +26,14 @@ export class BothyServer {
     chmodSync(this.dir, 0o711);
   }
 
-  /** Starts serve (creating the owner Alex) and waits until /readyz answers 200. */
+  /**
+   * Starts serve on port 0 (creating the owner Alex), reads the address it logs and waits until
+   * /readyz answers 200.
+   */
   async start(): Promise<void> {
-    const port = await freePort();
-    this.baseUrl = `http://127.0.0.1:${port}`;
     // Every BOTHY_ variable is a configuration key to bothy, so none is inherited (BOTHY_BIN is ours).
     const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("BOTHY_")));
-    const env = { ...inherited, BOTHY_EMBEDDED_DIR: join(this.dir, "db"), BOTHY_HTTP_ADDR: `127.0.0.1:${port}`, BOTHY_LOG_LEVEL: "warn", ...this.env };
+    const env = { ...inherited, BOTHY_EMBEDDED_DIR: join(this.dir, "db"), BOTHY_HTTP_ADDR: "127.0.0.1:0", BOTHY_LOG_LEVEL: "info", ...this.env };
     const p = spawn(this.bin, ["serve", "--bootstrap-owner"], { env, stdio: ["ignore", "pipe", "pipe"] });
     this.proc = p;
     let out = "";
@@ -53,7 +44,9 @@ export class BothyServer {
       if (p.exitCode !== null) throw new Error(`bothy serve exited ${p.exitCode}:\n${this.log}`);
       if (Date.now() > deadline) throw new Error(`bothy serve did not become ready:\n${this.log}`);
       const t = out.match(/(bothy_[A-Za-z0-9_-]{20,})/);
-      if (t) {
+      const addr = servingAddr(this.log);
+      if (t && addr) {
+        this.baseUrl = `http://${addr}`;
         this.ownerToken = t[1]!;
         try {
           if ((await fetch(`${this.baseUrl}/readyz`)).status === 200) {

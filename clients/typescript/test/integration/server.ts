@@ -2,22 +2,28 @@
 // embedded PostgreSQL in a temporary directory, and drives its admin commands.
 import { spawn, execFile, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, chmodSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 
 const run = promisify(execFile);
 
-/** A free TCP port on 127.0.0.1. */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const a = s.address();
-      s.close(() => (typeof a === "object" && a ? resolve(a.port) : reject(new Error("no port"))));
-    });
-  });
+/**
+ * The address in bothy's "serving http" log line (JSON, on stderr, at level info), or undefined
+ * while it has not logged one. Reading it back is how a server bound to port 0 says where it
+ * listens: no port is picked, closed and handed over (another process could take it in between).
+ */
+export function servingAddr(log: string): string | undefined {
+  for (const line of log.split("\n")) {
+    if (!line.includes('"serving http"')) continue;
+    try {
+      const rec = JSON.parse(line) as { msg?: string; addr?: string };
+      if (rec.msg === "serving http" && rec.addr) return rec.addr;
+    } catch {
+      // a line cut short: the rest of it comes with the next chunk
+    }
+  }
+  return undefined;
 }
 
 export class BothyServer {
@@ -44,22 +50,23 @@ export class BothyServer {
     return {
       ...inherited,
       BOTHY_EMBEDDED_DIR: join(this.dir, "db"),
+      // Port 0 at the first start (the kernel picks one; bothy logs it); a restart binds the port
+      // this server had, which the engine's baseUrl names.
       BOTHY_HTTP_ADDR: `127.0.0.1:${this.port}`,
-      BOTHY_LOG_LEVEL: "warn",
+      BOTHY_LOG_LEVEL: "info", // "serving http" is logged at info
       ...this.env,
     };
   }
 
   /** Starts serve (the first start creates the owner Alex) and waits until /readyz answers 200. */
   async start(): Promise<void> {
-    if (!this.port) this.port = await freePort();
-    this.baseUrl = `http://127.0.0.1:${this.port}`;
     const first = !this.ownerToken;
     const args = ["serve", ...(first ? ["--bootstrap-owner"] : [])];
     const p = spawn(this.bin, args, { env: this.environ(), stdio: ["ignore", "pipe", "pipe"] });
     this.proc = p;
     let out = "";
     p.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+    const logFrom = this.log.length; // a restart's line, not the last run's
     p.stderr!.on("data", (d: Buffer) => (this.log += d.toString()));
     const deadline = Date.now() + 90_000;
     for (;;) {
@@ -73,7 +80,10 @@ export class BothyServer {
           this.ownerId = id[1]!;
         }
       }
-      if (!first || this.ownerToken) {
+      const addr = servingAddr(this.log.slice(logFrom));
+      if (addr && !this.port) this.port = Number(addr.slice(addr.lastIndexOf(":") + 1));
+      if (addr) this.baseUrl = `http://${addr}`;
+      if (addr && (!first || this.ownerToken)) {
         try {
           const r = await fetch(`${this.baseUrl}/readyz`);
           if (r.status === 200) return;
