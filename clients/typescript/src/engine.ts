@@ -3,10 +3,25 @@
 // from the cursor; apply every event once, in seq order, to the local store; recover from every
 // resync_required as its `recovery` says; fall back to REST catch-up while the socket is down;
 // reconnect with jittered backoff; save the state (cursor and store together) as it goes.
-import type { Envelope, Snapshot } from "./events.js";
+// What it does next is decided by the pure state machine of machine.ts (ADR 0038); this file is
+// its driver: it performs the machine's effects (fetches, the socket, timers, storage) and
+// feeds their outcomes back as inputs.
+import type { Envelope, Schemas, Snapshot } from "./events.js";
 import type { ClientFrame, ErrorFrame, ServerFrame } from "./gen/frames.js";
-import { AuthError, ApiError, NetworkError, ResyncRequired, call, createRestClient, type RestClient } from "./rest.js";
+import { ApiError, ResyncRequired, call, createRestClient, type RestClient } from "./rest.js";
 import { backoffDelay, sleep, type BackoffOptions } from "./backoff.js";
+import {
+  SILENCE_CLOSE,
+  closeOutcome,
+  failureInput,
+  initialState,
+  next,
+  statusOf,
+  type Effect,
+  type Input,
+  type MachineState,
+  type SyncStatus,
+} from "./machine.js";
 import { MemoryStorage, type SyncStorage } from "./storage.js";
 import {
   applyEvent,
@@ -31,9 +46,6 @@ export interface WebSocketLike {
 
 /** A WebSocket constructor: the global one of browsers, or ws's in Node 20. */
 export type WebSocketConstructor = new (url: string) => WebSocketLike;
-
-/** Where the engine is. */
-export type SyncStatus = "idle" | "snapshot" | "catching_up" | "live" | "offline" | "stopped" | "failed";
 
 /** Options of SyncEngine. Every delay is in milliseconds. */
 export interface EngineOptions {
@@ -75,19 +87,6 @@ export interface EngineOptions {
 
 type QueueItem = { frame: ServerFrame } | { closed: { code: number; reason: string } };
 
-/** A close or frame the client cannot recover from by retrying (a bad frame: a client bug). */
-export class FatalSyncError extends Error {
-  override name = "FatalSyncError";
-}
-
-class Retry extends Error {
-  constructor(readonly waitMs?: number) {
-    super("retry");
-  }
-}
-
-const resumable = new Set([1000, 1001, 1005, 1006, 1011, 1012, 1013, 4002, 4003, 4005, 4006]);
-
 /** Keeps a local store in step with the server (see the package README for the guarantees). */
 export class SyncEngine {
   /** The typed REST client the engine uses, for any other call. */
@@ -95,7 +94,8 @@ export class SyncEngine {
   private readonly storage: SyncStorage;
   private readonly WS: WebSocketConstructor | null;
   private st?: StoreState;
-  private statusValue: SyncStatus = "idle";
+  /** The machine's state (machine.ts); status is read from it. */
+  private machine: MachineState;
   private readonly abort = new AbortController();
   private loop?: Promise<void>;
   private socket?: WebSocketLike;
@@ -103,7 +103,6 @@ export class SyncEngine {
   private eventListeners = new Set<(e: Envelope) => void>();
   /** The running save loop (see save), which flush awaits. */
   private saving: Promise<void> = Promise.resolve();
-  private cursorRetries = 0;
   /** The error that stopped the engine (status failed). */
   lastError?: Error;
   /** Counters for tests and diagnostics. */
@@ -114,6 +113,7 @@ export class SyncEngine {
     this.storage = o.storage ?? new MemoryStorage();
     const g = (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
     this.WS = o.WebSocket === undefined ? (g ?? null) : o.WebSocket;
+    this.machine = initialState({ gateway: this.WS !== null, maxCursorRetries: o.maxCursorRetries ?? 3, pollMs: o.pollMs ?? 2000 });
   }
 
   /** The store (read it, do not change it); undefined before the first snapshot. */
@@ -123,7 +123,7 @@ export class SyncEngine {
 
   /** Where the engine is. */
   get status(): SyncStatus {
-    return this.statusValue;
+    return statusOf(this.machine);
   }
 
   /** Calls f after every change of the store or the status; returns the unsubscribe. */
@@ -146,22 +146,21 @@ export class SyncEngine {
     this.st = await this.storage.load();
     if (this.st && this.st.format !== 1) this.st = undefined; // a state of another format: start anew
     if (this.st) this.st.todo ??= { refresh_structure: false, hydrate: [] };
-    this.loop = this.run();
+    this.loop = this.run({ type: "start", stored: this.st !== undefined });
     // Posts that were in flight when the last run ended go out again under their own keys.
     for (const p of Object.values(this.st?.pending ?? {})) {
       if (p.state === "sending") this.resend(p.local_id).catch(() => undefined);
     }
-    await this.until((s) => s !== undefined || this.statusValue === "failed" || this.statusValue === "stopped");
-    if (this.statusValue === "failed") throw this.lastError;
+    await this.until((s) => s !== undefined || this.status === "failed" || this.status === "stopped");
+    if (this.status === "failed") throw this.lastError;
   }
 
   /** Stops syncing, closes the socket and saves the state. */
   async stop(): Promise<void> {
     this.abort.abort();
-    this.socket?.close(1000, "stop");
+    for (const e of this.step({ type: "stop" })) void this.perform(e);
     await this.loop;
     await this.flush();
-    this.setStatus("stopped");
   }
 
   /** Resolves when pred holds for the store (checked on every change), or rejects after timeoutMs. */
@@ -170,7 +169,7 @@ export class SyncEngine {
       if (pred(this.st)) return resolve();
       const t = setTimeout(() => {
         off();
-        reject(new Error(`until: timed out after ${timeoutMs} ms (status ${this.statusValue}, cursor ${this.st?.cursor})`));
+        reject(new Error(`until: timed out after ${timeoutMs} ms (status ${this.status}, cursor ${this.st?.cursor})`));
       }, timeoutMs);
       const off = this.onChange(() => {
         if (pred(this.st)) {
@@ -187,48 +186,55 @@ export class SyncEngine {
     await this.saving;
   }
 
-  // ---- the loop ----
+  // ---- the driver ----
 
-  private async run(): Promise<void> {
-    let attempt = 0;
-    const signal = this.abort.signal;
-    while (!signal.aborted) {
-      try {
-        if (!this.st || this.needSnapshot) await this.loadSnapshot();
-        else await this.runTodo();
-        await this.restCatchUp();
-        this.cursorRetries = 0;
-        if (!this.WS) {
-          this.setStatus("live");
-          attempt = 0;
-          await sleep(this.o.pollMs ?? 2000, signal);
-          continue;
-        }
-        const wentLive = await this.stream();
-        if (wentLive) attempt = 0;
-        if (signal.aborted) break;
-        this.setStatus("offline");
-        await sleep(backoffDelay(attempt++, this.reconnect(), this.o.random), signal);
-      } catch (err) {
-        if (signal.aborted) break;
-        this.lastError = err as Error;
-        if (err instanceof ResyncRequired) {
-          await this.recover(err.body);
-          continue;
-        }
-        if (err instanceof AuthError || err instanceof FatalSyncError || (err instanceof ApiError && !err.retryable && err.status !== 403)) {
-          this.lastError = err as Error;
-          this.setStatus("failed");
-          return;
-        }
-        this.setStatus("offline");
-        const wait = err instanceof Retry && err.waitMs !== undefined
-          ? err.waitMs
-          : err instanceof ApiError && err.retryAfterMs !== undefined
-            ? err.retryAfterMs
-            : backoffDelay(attempt++, this.reconnect(), this.o.random);
-        await sleep(wait, signal);
+  /**
+   * Feeds the machine its first input and then, effect by effect, the outcome of each, until a
+   * transition asks for nothing more (stopped, failed).
+   */
+  private async run(first: Input): Promise<void> {
+    let input: Input | undefined = first;
+    while (input) {
+      const effects = this.step(input);
+      input = undefined;
+      for (const e of effects) input = (await this.perform(e)) ?? input;
+    }
+  }
+
+  /** One transition: the machine's new state, readers told when the status changed. */
+  private step(input: Input): readonly Effect[] {
+    const before = this.status;
+    const { state, effects } = next(this.machine, input);
+    this.machine = state;
+    if (input.type === "resync" && state.kind === "resyncing") this.stats.resyncs++;
+    if (this.status !== before) this.changed();
+    return effects;
+  }
+
+  /** Performs one effect; returns the input its outcome is (none for close_socket). */
+  private async perform(e: Effect): Promise<Input | undefined> {
+    try {
+      switch (e.type) {
+        case "load_snapshot":
+          await this.loadSnapshot();
+          return { type: "snapshot_loaded" };
+        case "catch_up":
+          await this.catchUp();
+          return { type: "caught_up" };
+        case "open_socket":
+          await this.stream();
+          return { type: "socket_closed" };
+        case "wait":
+          await sleep(e.ms ?? backoffDelay(e.backoffAttempt ?? 0, this.reconnect(), this.o.random), this.abort.signal);
+          return { type: "waited" };
+        case "close_socket":
+          this.socket?.close(1000, "stop");
+          return undefined;
       }
+    } catch (err) {
+      if (this.abort.signal.aborted) return { type: "stop" };
+      this.lastError = err as Error;
+      return failureInput(err);
     }
   }
 
@@ -236,33 +242,28 @@ export class SyncEngine {
     return this.o.reconnect ?? { baseMs: 250, maxMs: 30000 };
   }
 
-  /** resync_required, from REST or the socket: wait retry_after_ms, then snapshot or retry. */
-  private async recover(body: ResyncRequired["body"]): Promise<void> {
-    this.stats.resyncs++;
-    this.setStatus("offline");
-    await sleep(body.retry_after_ms, this.abort.signal);
-    if (body.recovery === "retry" && ++this.cursorRetries <= (this.o.maxCursorRetries ?? 3)) return;
-    this.cursorRetries = 0;
-    // Drop the cursor: the next turn of the loop loads a snapshot, which replaces the store
-    // (readers keep seeing the old one until then).
-    this.needSnapshot = true;
+  /** The store's pending work, then REST pages to the head. */
+  private async catchUp(): Promise<void> {
+    const st = this.requireState();
+    const todo = st.todo.refresh_structure || st.todo.hydrate.length > 0;
+    await this.runTodo();
+    if (todo) {
+      this.changed();
+      this.save();
+    }
+    await this.restCatchUp();
   }
 
-  private needSnapshot = false;
-
+  /** Replaces the store with a snapshot (posts still in flight kept); its todo is left to catchUp. */
   private async loadSnapshot(): Promise<void> {
-    this.setStatus("snapshot");
     const s = await this.fetchSnapshot();
     const st = fromSnapshot(s);
     // Posts still in flight survive; confirmed ones are in the server's history now.
     for (const [k, p] of Object.entries(this.st?.pending ?? {})) if (p.state === "sending") st.pending[k] = p;
-    this.needSnapshot = false;
     this.stats.snapshots++;
     this.st = st;
     // Readers get the snapshot at once (a first render need not wait for the mentions to be
-    // named, one message list per mentioned thread); the named mentions follow.
-    this.changed();
-    await this.runTodo();
+    // named, one message list per mentioned thread); the named mentions follow (catchUp).
     this.changed();
     this.save();
   }
@@ -273,7 +274,6 @@ export class SyncEngine {
 
   /** Pages listEvents from the cursor until next_cursor reaches head_seq. */
   private async restCatchUp(): Promise<void> {
-    this.setStatus("catching_up");
     const margin = this.o.horizonMargin ?? 1000;
     for (;;) {
       const st = this.requireState();
@@ -389,24 +389,23 @@ export class SyncEngine {
     }
   }
 
-  /** Runs the gateway until its socket closes; true when it went live. Throws to recover. */
-  private stream(): Promise<boolean> {
+  /** Runs the gateway until its socket closes with a code to resume after; throws to recover. */
+  private stream(): Promise<void> {
     const st = this.requireState();
     const url = this.o.baseUrl.replace(/^http/, "ws").replace(/\/$/, "") + "/api/v1/gateway";
     const ws = new this.WS!(url);
     this.socket = ws;
     this.stats.connects++;
     const queue: QueueItem[] = [];
-    let wentLive = false;
     let resync: ResyncRequired["body"] | undefined;
     let lastError: ErrorFrame | undefined;
     let silence: ReturnType<typeof setTimeout> | undefined;
     const silenceMs = this.o.silenceMs ?? 60000;
     const armSilence = () => {
       clearTimeout(silence);
-      silence = setTimeout(() => ws.close(4999, "silence"), silenceMs);
+      silence = setTimeout(() => ws.close(SILENCE_CLOSE, "silence"), silenceMs);
     };
-    return new Promise<boolean>((resolve, reject) => {
+    return new Promise<void>((resolve, reject) => {
       let pumping = false;
       let finished = false;
       const finish = (f: () => void) => {
@@ -424,13 +423,8 @@ export class SyncEngine {
           while (queue.length > 0) {
             const item = queue.shift()!;
             if ("closed" in item) {
-              const { code } = item.closed;
-              if (resync) return finish(() => reject(new ResyncRequired(resync!)));
-              if (code === 4001 || code === 4008) return finish(() => reject(new AuthError(lastError?.code ?? "credential ended")));
-              if (code === 4000 || code === 4007) return finish(() => reject(new FatalSyncError(`gateway closed ${code}: ${lastError?.code ?? ""}`)));
-              if (code === 1013 && lastError?.retry_after_ms !== undefined) return finish(() => reject(new Retry(lastError!.retry_after_ms)));
-              if (!resumable.has(code) && code !== 4999) return finish(() => reject(new NetworkError(`gateway closed ${code}`)));
-              return finish(() => resolve(wentLive));
+              const err = closeOutcome(item.closed.code, resync, lastError);
+              return finish(() => (err ? reject(err) : resolve()));
             }
             const f = item.frame;
             if (this.st !== st) {
@@ -444,10 +438,7 @@ export class SyncEngine {
               case "cursor":
               case "catchup.complete":
                 if (this.st === st) st.cursor = Math.max(st.cursor, f.cursor);
-                if (f.op === "catchup.complete") {
-                  wentLive = true;
-                  this.setStatus("live");
-                }
+                if (f.op === "catchup.complete") this.step({ type: "socket_live" }); // no effect to perform
                 break;
               case "resync_required":
                 resync = f;
@@ -575,6 +566,53 @@ export class SyncEngine {
     );
   }
 
+  // The other writes of a client, each under one Idempotency-Key across its retries (write).
+  // What they change reaches the store through their events, as every other reader's does.
+
+  /** Starts a thread in a channel with its first message (createThread); returns the thread. */
+  createThread(channelId: string, contentMd: string, title?: string): Promise<Schemas["Thread"]> {
+    return this.write((key) =>
+      this.rest.POST("/api/v1/channels/{channel_id}/threads", {
+        params: { path: { channel_id: channelId }, header: { "Idempotency-Key": key } },
+        body: { content_md: contentMd, ...(title ? { title } : {}) },
+      }),
+    );
+  }
+
+  /** Replaces a message's text (editMessage, the author's own); returns the message. */
+  editMessage(messageId: string, contentMd: string): Promise<Message> {
+    return this.write(() => this.rest.PATCH("/api/v1/messages/{message_id}", { params: { path: { message_id: messageId } }, body: { content_md: contentMd } }));
+  }
+
+  /** Deletes a message for everyone (deleteMessage: it stays as a redacted entry). */
+  async deleteMessage(messageId: string): Promise<void> {
+    await this.write(() => this.rest.DELETE("/api/v1/messages/{message_id}", { params: { path: { message_id: messageId } } }));
+  }
+
+  /** Adds the reader's reaction to a message (addReaction; adding it twice is one reaction). */
+  async addReaction(messageId: string, reaction: string): Promise<void> {
+    await this.write(() => this.rest.PUT("/api/v1/messages/{message_id}/reactions/{reaction}", { params: { path: { message_id: messageId, reaction } } }));
+  }
+
+  /** Takes the reader's reaction back (removeReaction). */
+  async removeReaction(messageId: string, reaction: string): Promise<void> {
+    await this.write(() => this.rest.DELETE("/api/v1/messages/{message_id}/reactions/{reaction}", { params: { path: { message_id: messageId, reaction } } }));
+  }
+
+  /** Saves the reader's draft of a channel, or of a thread in it (saveDraft). */
+  async saveDraft(channelId: string, contentMd: string, threadId?: string): Promise<void> {
+    await this.write(() =>
+      this.rest.PUT("/api/v1/channels/{channel_id}/draft", { params: { path: { channel_id: channelId } }, body: { content_md: contentMd, ...(threadId ? { thread_id: threadId } : {}) } }),
+    );
+  }
+
+  /** Deletes the reader's draft of a channel, or of a thread in it (deleteDraft). */
+  async deleteDraft(channelId: string, threadId?: string): Promise<void> {
+    await this.write(() =>
+      this.rest.DELETE("/api/v1/channels/{channel_id}/draft", { params: { path: { channel_id: channelId }, query: threadId ? { thread_id: threadId } : {} } }),
+    );
+  }
+
   /** Loads a thread's messages after a seq into the store (history the events did not bring). */
   async loadMessages(threadId: string, after = 0): Promise<Message[]> {
     const list = await call(this.rest.GET("/api/v1/threads/{thread_id}/messages", { params: { path: { thread_id: threadId }, query: { after } } }));
@@ -592,12 +630,6 @@ export class SyncEngine {
   private requireState(): StoreState {
     if (!this.st) throw new Error("the engine has no state yet");
     return this.st;
-  }
-
-  private setStatus(s: SyncStatus): void {
-    if (this.statusValue === s) return;
-    this.statusValue = s;
-    this.changed();
   }
 
   private changed(): void {
@@ -644,3 +676,5 @@ export class SyncEngine {
 }
 
 export { newIdempotencyKey };
+// FatalSyncError and SyncStatus were born here; they live in machine.ts now, and stay importable from here.
+export { FatalSyncError, type SyncStatus } from "./machine.js";

@@ -7,4 +7,6 @@ export * from "./store.js";
 export * from "./storage.js";
 export * from "./writes.js";
 export * from "./backoff.js";
-export { SyncEngine, FatalSyncError, type EngineOptions, type SyncStatus, type WebSocketLike, type WebSocketConstructor } from "./engine.js";
+export { SyncEngine, type EngineOptions, type WebSocketLike, type WebSocketConstructor } from "./engine.js";
+/** The engine's state machine (next, its states, inputs and effects; ADR 0038), FatalSyncError and SyncStatus. */
+export * from "./machine.js";
