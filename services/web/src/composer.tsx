@@ -24,6 +24,10 @@ export function mentionAt(text: string, caret: number): { start: number; prefix:
 /** How long after the last key a draft is saved. */
 const DRAFT_DELAY_MS = 500;
 
+/**
+ * The composer of a thread: initial is the draft to start from (the store's, or getDraft's);
+ * drafts go through engine.saveDraft and engine.deleteDraft, posts through engine.postMessage.
+ */
 export function Composer({ session, channelId, threadId, initial }: { session: Session; channelId: string; threadId: string; initial: string }) {
   const [text, setText] = useState(initial);
   const [error, setError] = useState("");
@@ -96,15 +100,9 @@ export function Composer({ session, channelId, threadId, initial }: { session: S
     if (value === saved.current) return;
     saved.current = value;
     if (value.trim()) {
-      enqueue(() =>
-        engine.write(() =>
-          engine.rest.PUT("/api/v1/channels/{channel_id}/draft", { params: { path: { channel_id: channelId } }, body: { content_md: value, thread_id: threadId } }),
-        ),
-      );
+      enqueue(() => engine.saveDraft(channelId, value, threadId));
     } else {
-      enqueue(() =>
-        engine.write(() => engine.rest.DELETE("/api/v1/channels/{channel_id}/draft", { params: { path: { channel_id: channelId }, query: { thread_id: threadId } } })),
-      );
+      enqueue(() => engine.deleteDraft(channelId, threadId));
     }
   };
 

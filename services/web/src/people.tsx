@@ -20,6 +20,7 @@ export function colourOf(id: string): number {
   return h % COLOURS;
 }
 
+/** A principal's avatar (initials on their colour); small for the header and lists. */
 export function Avatar({ session, id, small }: { session: Session; id: string; small?: boolean }) {
   const name = session.name(id);
   return (

@@ -1,6 +1,6 @@
 // A message's reactions: one toggle button per reaction with its count (pressed when the reader
-// made it), and "Add reaction", which opens a small picker. Adding is addReaction (PUT), taking
-// back is removeReaction (DELETE), both through engine.write; what is shown comes from the
+// made it), and "Add reaction", which opens a small picker. Adding is engine.addReaction, taking
+// back engine.removeReaction (each retried under the SDK's rules); what is shown comes from the
 // store, which the reaction.added and reaction.removed events keep current for every reader.
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { Message } from "@bothy/client";
@@ -22,6 +22,7 @@ export function reactionName(r: string): string {
   return NAMES.get(r) ?? r.replace(/^:(.*):$/, "$1").replace(/_/g, " ");
 }
 
+/** A message's reactions and the picker; each button adds or takes back the reader's own. */
 export function Reactions({ m, session }: { m: Message; session: Session }) {
   const [picking, setPicking] = useState(false);
   const [busy, setBusy] = useState("");
@@ -39,13 +40,8 @@ export function Reactions({ m, session }: { m: Message; session: Session }) {
     if (busy) return;
     setBusy(reaction);
     setError("");
-    const path = { message_id: m.id, reaction };
     try {
-      await session.engine.write(() =>
-        mine
-          ? session.engine.rest.DELETE("/api/v1/messages/{message_id}/reactions/{reaction}", { params: { path } })
-          : session.engine.rest.PUT("/api/v1/messages/{message_id}/reactions/{reaction}", { params: { path } }),
-      );
+      await (mine ? session.engine.removeReaction(m.id, reaction) : session.engine.addReaction(m.id, reaction));
     } catch (err) {
       setError(`Could not ${mine ? "remove" : "add"} the reaction: ${(err as Error).message}`);
     } finally {

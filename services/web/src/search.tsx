@@ -7,6 +7,7 @@ import type { Session } from "./session.js";
 import { href } from "./route.js";
 import { Avatar } from "./people.js";
 
+/** The header's search box; q is the query of the search route shown, if any. */
 export function SearchBox({ q }: { q: string }) {
   const [text, setText] = useState(q);
   useEffect(() => setText(q), [q]);
@@ -32,6 +33,7 @@ export function SearchBox({ q }: { q: string }) {
 
 type Hit = Schemas["SearchHit"];
 
+/** The search pane (route #/search?q=...): searchMessages' hits for q, page by page. */
 export function SearchPane({ st, session, q }: { st: StoreState; session: Session; q: string }) {
   const [hits, setHits] = useState<Hit[]>([]);
   const [next, setNext] = useState<string | undefined>();
