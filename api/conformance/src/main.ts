@@ -7,7 +7,6 @@
 
 import { spawn, execFile, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -19,18 +18,6 @@ const [bothy, openapi] = process.argv.slice(2);
 if (bothy === undefined || openapi === undefined) {
   console.error("usage: main.js <bothy binary> <api/openapi.yaml>");
   process.exit(2);
-}
-
-/** freePort asks the kernel for a port nobody listens on. */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === "object" && addr !== null ? resolve(addr.port) : reject(new Error("no port"))));
-    });
-  });
 }
 
 /** output keeps everything a child printed, so a later wait sees lines printed before it. */
@@ -92,10 +79,9 @@ async function main(): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), "bothy-conformance-"));
   // Run as root, the embedded PostgreSQL runs as the postgres user, who must reach the data.
   await chmod(dir, 0o711);
-  // bothy binds port 0 and logs the address the kernel gave it: no port is picked, closed and
-  // handed over, which another process could take in between.
+  // bothy and Prism bind port 0 and print the address the kernel gave them: no port is picked,
+  // closed and handed over, which another process could take in between.
   const env = { ...process.env, BOTHY_EMBEDDED_DIR: join(dir, "data"), BOTHY_HTTP_ADDR: "127.0.0.1:0" };
-  const prismPort = await freePort();
   let server: ChildProcess | undefined;
   let prism: ChildProcess | undefined;
   try {
@@ -105,14 +91,14 @@ async function main(): Promise<number> {
     // A flag defined by the operator: its flags.updated event has the system actor.
     await promisify(execFile)(bothy as string, ["admin", "flags", "define", "--key", "threads.summaries", "--description", "Summaries of long threads.", "--default", "false"], { env });
 
-    prism = collect(spawn(join("node_modules", ".bin", "prism"), ["proxy", openapi as string, `http://${apiAddr}`, "--host", "127.0.0.1", "--port", String(prismPort), "--errors"], { stdio: ["ignore", "pipe", "pipe"] }));
-    await waitFor(prism, /Prism is listening/, "prism", 120_000);
+    prism = collect(spawn(join("node_modules", ".bin", "prism"), ["proxy", openapi as string, `http://${apiAddr}`, "--host", "127.0.0.1", "--port", "0", "--errors"], { stdio: ["ignore", "pipe", "pipe"] }));
+    const prismBase = (await waitFor(prism, /Prism is listening on (http:\/\/[\d.]+:\d+)/, "prism", 120_000))[1] ?? "";
 
     const record = new Record();
     let failure: unknown;
     let events: Awaited<ReturnType<typeof run>> = [];
     try {
-      events = await run({ base: `http://127.0.0.1:${prismPort}`, ownerToken: token }, record);
+      events = await run({ base: prismBase, ownerToken: token }, record);
     } catch (err) {
       failure = err;
     }

@@ -6,22 +6,19 @@
 // it changes through the reducers of store.ts, which the driver runs; this machine decides
 // what the engine does next.
 //
-//                    start (no stored state)
-//   idle ───────────────────────────────────────────► snapshot ──snapshot_loaded──┐
-//    │ start (stored state)                              ▲                        │
-//    ▼                                                   │ waited                 ▼
-//   catching_up ◄───────────────────────────────────────┼──────────────── catching_up
-//    │ caught_up                                         │   (runs the store's todo, then
-//    ├─────────── gateway ──► connecting ──socket_live──►│    pages /events to the head)
-//    │                           │                 live (gateway)
-//    │                           └── socket_closed ──┬──┘
-//    │                                               ▼
-//    └── no gateway ──► live (poll) ──waited──► catching_up
+//   idle --start(no stored state)--> snapshot --snapshot_loaded--> catching_up
+//   idle --start(stored state)-----> catching_up
+//   catching_up --caught_up--> connecting        (with a gateway: auth, resume from the cursor)
+//   catching_up --caught_up--> live (poll)       (without one: wait pollMs)
+//   connecting --socket_live--> live             (catchup.complete)
+//   connecting, live --socket_closed--> backing_off --waited--> catching_up
+//                                                           \-> snapshot, when one is owed
+//   live (poll) --waited--> catching_up
+//   resyncing --waited--> catching_up            (recovery retry, under maxCursorRetries)
+//   resyncing --waited--> snapshot               (recovery snapshot, or the cap reached)
 //
-//   any active state ──error──► backing_off ──waited──► snapshot when one is owed, else catching_up
-//   any active state ──resync──► resyncing ──waited──► catching_up (retry, under the cap)
-//                                                  └─► snapshot (recovery snapshot, or the cap reached)
-//   any active state ──fatal──► failed        any state ──stop──► stopped
+//   every active state: --resync--> resyncing, --error--> backing_off, --fatal--> failed
+//   every state: --stop--> stopped
 //   failed and stopped take no input: whatever an effect still reports after them is dropped.
 import type { ErrorFrame } from "./gen/frames.js";
 import { ApiError, AuthError, NetworkError, ResyncRequired } from "./rest.js";
