@@ -43,7 +43,7 @@ func adminBackup(ctx context.Context, args, environ []string, stdout, stderr io.
 // that starts meanwhile waits for it.
 func adminRestore(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	var (
-		file       string
+		file          string
 		otherInstance bool
 	)
 	configPath, err := flags("admin restore", args, environ, stderr, func(fs *flag.FlagSet) {
