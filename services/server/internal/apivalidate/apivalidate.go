@@ -133,7 +133,12 @@ func (checks Checks) Middleware() apigen.MiddlewareFunc {
 			// Parameter and body faults are reported together, so a client
 			// sees every field to fix at once.
 			fields := c.checkParams(r, rctx)
-			if c.body != nil {
+			switch {
+			case c.body != nil && len(r.Header.Values("Content-Type")) > 1:
+				// Which of two media types a proxy or a later reader believes is anyone's
+				// guess (spec 05 "Validation"): refused before the body is read.
+				fields = append(fields, problem.FieldError{Field: "Content-Type", Message: "must be given once"})
+			case c.body != nil:
 				bodyFields, err := c.checkBody(r)
 				if err != nil {
 					problem.Write(w, r, err)
