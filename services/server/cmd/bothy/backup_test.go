@@ -92,7 +92,7 @@ func TestAdminRestoreOfAnotherInstance(t *testing.T) {
 		t.Fatalf("admin restore of another instance's backup exited %d with %q; stderr: %s\nwant exit 1 naming the instance and --allow-other-instance",
 			code, out, stderr)
 	}
-	out, stderr, code = runOut(t, env, "admin", "restore", "--file", file, "--allow-other-instance")
+	_, stderr, code = runOut(t, env, "admin", "restore", "--file", file, "--allow-other-instance")
 	if code != 0 {
 		t.Fatalf("admin restore --allow-other-instance exited %d; stderr: %s", code, stderr)
 	}

@@ -43,10 +43,10 @@ type Ports struct {
 
 // Deps are what the composition root gives the tool.
 type Deps struct {
-	// Open opens the ports over the database at url; close releases every connection they
+	// Open opens the ports over the database at url; release closes every connection they
 	// hold. The tool opens them only while it needs them: a restore checks that no other
 	// session uses the database, and renames it, with none of its own open.
-	Open func(ctx context.Context, url string) (p Ports, close func(), err error)
+	Open func(ctx context.Context, url string) (p Ports, release func(), err error)
 	// Migrate applies this bothy's migrations to the database at url and makes it ready to
 	// serve (bothy migrate's steps); it returns the number of migrations applied.
 	Migrate func(ctx context.Context, url string) (applied int, err error)
@@ -69,8 +69,8 @@ func New(deps Deps) *Tool {
 	return &Tool{deps: deps}
 }
 
-// BackupOptions are what bothy admin backup chooses.
-type BackupOptions struct {
+// Options are what bothy admin backup chooses.
+type Options struct {
 	// File receives the archive; it is written beside it first and renamed into place once
 	// pg_dump succeeded, so a failed backup leaves no file under that name.
 	File string
@@ -78,8 +78,8 @@ type BackupOptions struct {
 	Progress func(Progress)
 }
 
-// BackupReport is what bothy admin backup prints.
-type BackupReport struct {
+// Report is what bothy admin backup prints.
+type Report struct {
 	// File is the archive's absolute path.
 	File string `json:"file"`
 	// Bytes is its size.
@@ -100,22 +100,22 @@ type BackupReport struct {
 // only, without owners and privileges, so that it restores into the embedded default as well as
 // into an external database). It may run while bothy serve runs: pg_dump reads one consistent
 // snapshot.
-func (t *Tool) Backup(ctx context.Context, url string, o BackupOptions) (BackupReport, error) {
+func (t *Tool) Backup(ctx context.Context, url string, o Options) (Report, error) {
 	start := time.Now()
 	if o.File == "" {
-		return BackupReport{}, errors.New("backup: no file given")
+		return Report{}, errors.New("backup: no file given")
 	}
 	file, err := filepath.Abs(o.File)
 	if err != nil {
-		return BackupReport{}, fmt.Errorf("backup: %w", err)
+		return Report{}, fmt.Errorf("backup: %w", err)
 	}
 	tools, err := pglocal.FindTools()
 	if err != nil {
-		return BackupReport{}, fmt.Errorf("backup: %w", err)
+		return Report{}, fmt.Errorf("backup: %w", err)
 	}
-	rep := BackupReport{File: file}
+	rep := Report{File: file}
 	if err := t.readBackupState(ctx, url, &rep); err != nil {
-		return BackupReport{}, fmt.Errorf("backup: %w", err)
+		return Report{}, fmt.Errorf("backup: %w", err)
 	}
 	partial := filepath.Join(filepath.Dir(file), "."+filepath.Base(file)+".partial")
 	defer func() { _ = os.Remove(partial) }()
@@ -123,18 +123,18 @@ func (t *Tool) Backup(ctx context.Context, url string, o BackupOptions) (BackupR
 		URL: url, File: partial, Schemas: t.deps.Schemas, Tables: rep.Tables, Progress: o.Progress,
 	})
 	if err != nil {
-		return BackupReport{}, fmt.Errorf("backup: %w", err)
+		return Report{}, fmt.Errorf("backup: %w", err)
 	}
 	// The archive holds what the database holds: readable by its owner only.
 	if err := os.Chmod(partial, 0o600); err != nil {
-		return BackupReport{}, fmt.Errorf("backup: %w", err)
+		return Report{}, fmt.Errorf("backup: %w", err)
 	}
 	if err := os.Rename(partial, file); err != nil {
-		return BackupReport{}, fmt.Errorf("backup: %w", err)
+		return Report{}, fmt.Errorf("backup: %w", err)
 	}
 	fi, err := os.Stat(file)
 	if err != nil {
-		return BackupReport{}, fmt.Errorf("backup: %w", err)
+		return Report{}, fmt.Errorf("backup: %w", err)
 	}
 	rep.Bytes = fi.Size()
 	rep.ElapsedMS = time.Since(start).Milliseconds()
@@ -142,7 +142,7 @@ func (t *Tool) Backup(ctx context.Context, url string, o BackupOptions) (BackupR
 }
 
 // readBackupState reads the instance, the head and the number of tables the dump will write.
-func (t *Tool) readBackupState(ctx context.Context, url string, rep *BackupReport) error {
+func (t *Tool) readBackupState(ctx context.Context, url string, rep *Report) error {
 	ports, closePorts, err := t.deps.Open(ctx, url)
 	if err != nil {
 		return err

@@ -25,8 +25,8 @@ func TestSibling(t *testing.T) {
 
 func TestWithDatabase(t *testing.T) {
 	t.Parallel()
-	got := withDatabase("postgres://alex:secret@127.0.0.1:5432/bothy?sslmode=disable", "bothy_restoring")
-	if want := "postgres://alex:secret@127.0.0.1:5432/bothy_restoring?sslmode=disable"; got != want {
+	got := withDatabase("postgres://alex@127.0.0.1:5432/bothy?sslmode=disable", "bothy_restoring")
+	if want := "postgres://alex@127.0.0.1:5432/bothy_restoring?sslmode=disable"; got != want {
 		t.Fatalf("withDatabase = %q, want %q", got, want)
 	}
 }

@@ -19,9 +19,9 @@ type (
 	// BackupProgress is how far a backup or a restore has come.
 	BackupProgress = backup.Progress
 	// BackupOptions are what bothy admin backup chooses.
-	BackupOptions = backup.BackupOptions
+	BackupOptions = backup.Options
 	// BackupReport is what bothy admin backup prints.
-	BackupReport = backup.BackupReport
+	BackupReport = backup.Report
 	// RestoreOptions are what bothy admin restore chooses.
 	RestoreOptions = backup.RestoreOptions
 	// RestoreReport is what bothy admin restore prints.
