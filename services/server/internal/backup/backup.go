@@ -26,6 +26,8 @@ var (
 	countTables string
 	//go:embed queries/other_sessions.sql
 	otherSessions string
+	//go:embed queries/sessions_of.sql
+	sessionsOf string
 	//go:embed queries/target_database.sql
 	targetDatabase string
 )

@@ -105,11 +105,25 @@ func withDatabase(rawURL, name string) string {
 	return u.String()
 }
 
+// withApplicationName returns rawURL whose sessions call themselves name (application_name),
+// so that a restore tells its own sessions from anyone else's.
+func withApplicationName(rawURL, name string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return rawURL // pgx.ParseConfig reports it
+	}
+	q := u.Query()
+	q.Set("application_name", name)
+	// libpq and pgx read "+" as itself, not as a space: spell spaces %20.
+	u.RawQuery = strings.ReplaceAll(q.Encode(), "+", "%20")
+	return u.String()
+}
+
 // createFresh creates the database fresh beside target, empty (from template0), with target's
 // owner, encoding and locale; a leftover of an interrupted restore under that name is dropped
 // first.
-func createFresh(ctx context.Context, maint *pgx.Conn, target database, fresh string) error {
-	if err := dropDatabase(ctx, maint, fresh); err != nil {
+func createFresh(ctx context.Context, maint *pgx.Conn, own string, target database, fresh string) error {
+	if err := dropDatabase(ctx, maint, own, fresh); err != nil {
 		return err
 	}
 	var b strings.Builder
@@ -127,14 +141,12 @@ func createFresh(ctx context.Context, maint *pgx.Conn, target database, fresh st
 	return nil
 }
 
-// switchDatabases renames target to replaced and fresh to target in one transaction. A
-// session that has not ended yet (the tool's own, just closed) delays it; one that stays makes
-// it fail, and nothing is renamed.
-func switchDatabases(ctx context.Context, maint *pgx.Conn, target, fresh, replaced string) error {
-	if err := dropDatabase(ctx, maint, replaced); err != nil {
+// switchDatabases renames target to replaced and fresh to target in one transaction.
+func switchDatabases(ctx context.Context, maint *pgx.Conn, own, target, fresh, replaced string) error {
+	if err := dropDatabase(ctx, maint, own, replaced); err != nil {
 		return err
 	}
-	return whileInUse(ctx, func() error {
+	return whileOwnSessions(ctx, maint, own, target, func() error {
 		return pgx.BeginFunc(ctx, maint, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, "ALTER DATABASE "+ident(target)+" RENAME TO "+ident(replaced)); err != nil {
 				return fmt.Errorf("switch the databases: %w", err)
@@ -144,12 +156,12 @@ func switchDatabases(ctx context.Context, maint *pgx.Conn, target, fresh, replac
 			}
 			return nil
 		})
-	})
+	}, fresh)
 }
 
 // dropDatabase drops the database name if it exists.
-func dropDatabase(ctx context.Context, maint *pgx.Conn, name string) error {
-	return whileInUse(ctx, func() error {
+func dropDatabase(ctx context.Context, maint *pgx.Conn, own, name string) error {
+	return whileOwnSessions(ctx, maint, own, name, func() error {
 		if _, err := maint.Exec(ctx, "DROP DATABASE IF EXISTS "+ident(name)); err != nil {
 			return fmt.Errorf("drop database %s: %w", name, err)
 		}
@@ -157,31 +169,48 @@ func dropDatabase(ctx context.Context, maint *pgx.Conn, name string) error {
 	})
 }
 
-// inUseWait bounds how long whileInUse waits for sessions to end: the tool's own end within
-// milliseconds of their close; a session that stays longer is someone else's.
-const inUseWait = 10 * time.Second
-
-// whileInUse runs fn, again while it fails because another session is still connected to a
-// database it renames or drops (SQLSTATE 55006), for at most inUseWait; such a failure in the
-// end is ErrDatabaseInUse.
-func whileInUse(ctx context.Context, fn func() error) error {
-	deadline := time.Now().Add(inUseWait)
+// whileOwnSessions runs fn, which renames or drops the databases named, and runs it again
+// while it fails only because sessions of this restore (application name own) are still
+// connected to one of them: closed, they end within moments. A session of anyone else makes
+// it fail at once with ErrDatabaseInUse, as does a refusal with no session to wait for (a
+// prepared transaction), seen twice in a row.
+func whileOwnSessions(ctx context.Context, maint *pgx.Conn, own, name string, fn func() error, more ...string) error {
+	idle := 0
 	for {
 		err := fn()
 		var pgErr *pgconn.PgError
 		if !errors.As(err, &pgErr) || pgErr.Code != "55006" { // object_in_use
 			return err
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%w: %w", ErrDatabaseInUse, err)
+		mine, others := 0, 0
+		for _, db := range append([]string{name}, more...) {
+			var m, o int
+			if serr := maint.QueryRow(ctx, sessionsOf, db, own).Scan(&m, &o); serr != nil {
+				return fmt.Errorf("%w (look for sessions: %w)", err, serr)
+			}
+			mine, others = mine+m, others+o
+		}
+		switch {
+		case others > 0:
+			return fmt.Errorf("%w: %d other sessions connected meanwhile: %w", ErrDatabaseInUse, others, err)
+		case mine == 0:
+			if idle++; idle > 1 {
+				return fmt.Errorf("%w: %w", ErrDatabaseInUse, err)
+			}
+		default:
+			idle = 0
 		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%w: %w", err, ctx.Err())
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(sessionPoll):
 		}
 	}
 }
+
+// sessionPoll is how often whileOwnSessions looks again: a closed session's server process
+// exits within a few milliseconds.
+const sessionPoll = 20 * time.Millisecond
 
 func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
 

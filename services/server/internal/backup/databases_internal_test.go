@@ -30,3 +30,11 @@ func TestWithDatabase(t *testing.T) {
 		t.Fatalf("withDatabase = %q, want %q", got, want)
 	}
 }
+
+func TestWithApplicationName(t *testing.T) {
+	t.Parallel()
+	got := withApplicationName("postgres://alex@127.0.0.1:5432/bothy?options=-c%20search_path%3Dpg_catalog", "bothy-restore-1")
+	if want := "postgres://alex@127.0.0.1:5432/bothy?application_name=bothy-restore-1&options=-c%20search_path%3Dpg_catalog"; got != want {
+		t.Fatalf("withApplicationName = %q, want %q", got, want)
+	}
+}

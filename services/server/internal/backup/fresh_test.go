@@ -129,3 +129,33 @@ func TestRestoreNeedsTheRightToSwitch(t *testing.T) {
 		t.Fatalf("the refused restore left the databases %v", left)
 	}
 }
+
+// TestRestoreRefusesToSwitchUnderANewSession: a session that connects to the database while
+// the fresh one is being filled (a bothy serve started meanwhile) stops the switch with
+// ErrDatabaseInUse; the old database serves as it was and the fresh one is gone.
+func TestRestoreRefusesToSwitchUnderANewSession(t *testing.T) {
+	t.Parallel()
+	url := newInstance(t, "kept.flag", false)
+	file := backUp(t, url)
+	defineFlag(t, url, "after.backup")
+	before := readState(t, url)
+	var intruder *pgx.Conn
+	_, err := toolFor(t, func(ctx context.Context, _ string) (int, error) {
+		var err error
+		intruder, err = pgx.Connect(ctx, url)
+		return 0, err
+	}).Restore(t.Context(), url, backup.RestoreOptions{File: file})
+	if intruder == nil {
+		t.Fatalf("Restore = %v before it migrated", err)
+	}
+	_ = intruder.Close(t.Context())
+	if !errors.Is(err, backup.ErrDatabaseInUse) {
+		t.Fatalf("Restore with a session connected meanwhile = %v, want ErrDatabaseInUse", err)
+	}
+	if after := readState(t, url); after.instanceID != before.instanceID || after.epoch != before.epoch || len(after.flags) != len(before.flags) {
+		t.Fatalf("after the refused switch the database holds %+v, want %+v", after, before)
+	}
+	if left := databasesLike(t, url, databaseName(t, url)+"_"); len(left) != 0 {
+		t.Fatalf("the refused switch left the databases %v", left)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"bothy.example.com/server/internal/instance"
 	"bothy.example.com/server/internal/kernel/clock"
+	"bothy.example.com/server/internal/kernel/ids"
 	"bothy.example.com/server/internal/pglocal"
 )
 
@@ -113,6 +114,10 @@ func (t *Tool) Restore(ctx context.Context, url string, o RestoreOptions) (Resto
 	if !slices.Contains(archive.Schemas, instanceSchema) {
 		return RestoreReport{}, fmt.Errorf("restore: %s: %w", file, ErrNotABackup)
 	}
+	// Every session this restore opens calls itself own, so that the switch can wait for them
+	// to end and tell them from anyone else's.
+	own := "bothy-restore-" + ids.New().String()
+	url = withApplicationName(url, own)
 	target, err := inspect(ctx, url)
 	if err != nil {
 		return RestoreReport{}, fmt.Errorf("restore: %w", err)
@@ -126,13 +131,13 @@ func (t *Tool) Restore(ctx context.Context, url string, o RestoreOptions) (Resto
 	}
 	defer func() { _ = maint.Close(context.WithoutCancel(ctx)) }()
 	fresh := target.sibling("_restoring")
-	if err := createFresh(ctx, maint, target, fresh); err != nil {
+	if err := createFresh(ctx, maint, own, target, fresh); err != nil {
 		return RestoreReport{}, fmt.Errorf("restore: %w", err)
 	}
 	switched := false
 	defer func() {
 		if !switched {
-			_ = dropDatabase(context.WithoutCancel(ctx), maint, fresh)
+			_ = dropDatabase(context.WithoutCancel(ctx), maint, own, fresh)
 		}
 	}()
 	rep, err := t.fill(ctx, tools, withDatabase(url, fresh), file, archive, o)
@@ -140,11 +145,11 @@ func (t *Tool) Restore(ctx context.Context, url string, o RestoreOptions) (Resto
 		return RestoreReport{}, fmt.Errorf("restore: %w (the database is as it was before)", err)
 	}
 	replaced := target.sibling("_replaced")
-	if err := switchDatabases(ctx, maint, target.name, fresh, replaced); err != nil {
+	if err := switchDatabases(ctx, maint, own, target.name, fresh, replaced); err != nil {
 		return RestoreReport{}, fmt.Errorf("restore: %w (the database is as it was before)", err)
 	}
 	switched = true
-	if err := dropDatabase(ctx, maint, replaced); err != nil {
+	if err := dropDatabase(ctx, maint, own, replaced); err != nil {
 		t.deps.Logger.WarnContext(ctx, "restored, but the replaced database could not be dropped: drop it by hand",
 			"database", replaced, "error", err.Error())
 	}
