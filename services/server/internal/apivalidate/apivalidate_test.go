@@ -94,7 +94,7 @@ func TestMiddleware(t *testing.T) {
 			wantStatus: http.StatusBadRequest, wantFields: []string{"Content-Type"}},
 		{name: "Content-Type twice, with an empty body", method: http.MethodPut, path: "/things/abc",
 			contentTypes: []string{"application/json", "application/json"},
-			wantStatus: http.StatusBadRequest, wantFields: []string{"Content-Type"}},
+			wantStatus:   http.StatusBadRequest, wantFields: []string{"Content-Type"}},
 		{name: "Content-Type twice on an operation without a body", method: http.MethodGet, path: "/things",
 			contentTypes: []string{"application/json", "text/plain"}, wantStatus: http.StatusNoContent},
 		{name: "the body is required", method: http.MethodPut, path: "/things/abc",
