@@ -145,11 +145,11 @@ backup: build ## Write the database (embedded default unless database.url is set
 	$(BOTHY) admin backup $(if $(FILE),--file "$(FILE)")
 
 .PHONY: restore
-restore: build ## Replace the database with a backup and rotate the sync epoch (every client resyncs): make restore FILE=bothy.dump; stop bothy first (refused while it runs); prints the JSON report.
+restore: build ## Replace the database with a backup and rotate the sync epoch (every client resyncs): make restore FILE=bothy.dump [ALLOW_OTHER_INSTANCE=1]; stop bothy first (refused while it runs); a backup of another instance needs ALLOW_OTHER_INSTANCE=1; prints the JSON report.
 	@if [[ -z "$(FILE)" ]]; then \
 	  echo 'restore: give the backup: make restore FILE=bothy-20261201T120000Z.dump (stop bothy first)'; exit 2; \
 	fi
-	$(BOTHY) admin restore --file "$(FILE)"
+	$(BOTHY) admin restore --file "$(FILE)" $(if $(ALLOW_OTHER_INSTANCE),--allow-other-instance)
 
 # The client cases (sdk, sidebar) run the SDK in Node and the web client in Chromium: bench installs
 # the npm packages and builds the web client first, and fails without Chromium (make browser-install).

@@ -65,11 +65,16 @@ const adminUsage = `usage:
       write the database (the embedded default, or database.url) into a
       pg_dump archive (--format=custom; default bothy-<UTC time>.dump here);
       safe while bothy serve runs. Prints {"file", "bytes", "head_seq", ...}.
-  bothy admin restore --file FILE [--config FILE]
+  bothy admin restore --file FILE [--allow-other-instance] [--config FILE]
       replace the database with a backup and rotate the sync epoch, so that
-      every client resyncs (docs/operations/backup-and-restore.md). Refused
-      (exit code 1) while bothy serve or any other session uses the
-      database. Prints {"file", "head_seq", "old_epoch", "new_epoch", ...}.
+      every client resyncs (docs/operations/backup-and-restore.md). The
+      backup is restored into a fresh database that replaces the old one
+      only once complete: on any failure the old one stays as it was.
+      Refused (exit code 1) while bothy serve or any other session uses the
+      database, and for a backup of another instance unless
+      --allow-other-instance (its instance id replaces this one's, and this
+      instance's tokens stop working). Prints {"file", "head_seq",
+      "old_epoch", "new_epoch", ...}.
 
 A progress bar goes to stderr when it is a terminal (log lines otherwise).
 Tokens are printed on stdout only, once; they never reach the log.

@@ -28,7 +28,7 @@ func adminBackup(ctx context.Context, args, environ []string, stdout, stderr io.
 	}
 	return withDatabase(ctx, configPath, environ, stderr, func(ctx context.Context, _ *config.Config, logger *slog.Logger, url string) error {
 		p := newProgress(stderr, logger)
-		rep, err := wire.Backup(ctx, url, wire.BackupOptions{File: file, Progress: p.update})
+		rep, err := wire.Backups(nil, logger).Backup(ctx, url, wire.BackupOptions{File: file, Progress: p.update})
 		p.finish()
 		if err != nil {
 			return fail(ctx, logger, "backup", err)
@@ -42,9 +42,14 @@ func adminBackup(ctx context.Context, args, environ []string, stdout, stderr io.
 // default is started exclusively: a bothy serve on the same embedded.dir makes it fail, and one
 // that starts meanwhile waits for it.
 func adminRestore(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
-	var file string
+	var (
+		file          string
+		otherInstance bool
+	)
 	configPath, err := flags("admin restore", args, environ, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&file, "file", "", "the archive bothy admin backup wrote (required)")
+		fs.BoolVar(&otherInstance, "allow-other-instance", false,
+			"restore a backup of another instance: its instance id replaces this one's, and this instance's tokens stop working")
 	})
 	if err != nil {
 		return err
@@ -55,7 +60,8 @@ func adminRestore(ctx context.Context, args, environ []string, stdout, stderr io
 	return withDatabaseVia(ctx, wire.DatabaseExclusive, configPath, environ, stderr,
 		func(ctx context.Context, cfg *config.Config, logger *slog.Logger, url string) error {
 			p := newProgress(stderr, logger)
-			rep, err := wire.Restore(ctx, cfg, url, logger, wire.RestoreOptions{File: file, Progress: p.update})
+			rep, err := wire.Backups(cfg, logger).Restore(ctx, url,
+				wire.RestoreOptions{File: file, AllowOtherInstance: otherInstance, Progress: p.update})
 			p.finish()
 			if err != nil {
 				return fail(ctx, logger, "restore", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -64,5 +65,39 @@ func TestBackupProgressBar(t *testing.T) {
 	}
 	if got := progressLine("dump", 2, 4); got != "\rdump     [###############...............] 2/4" {
 		t.Errorf("progressLine = %q", got)
+	}
+}
+
+// TestAdminRestoreOfAnotherInstance: bothy admin backup of one instance, restored with bothy
+// admin restore into another instance's database, is refused (exit 1) with a message naming
+// --allow-other-instance, and restored with that flag (spec 06).
+func TestAdminRestoreOfAnotherInstance(t *testing.T) {
+	t.Parallel()
+	other, this := migrated(t), migrated(t)
+	file := filepath.Join(t.TempDir(), "other.dump")
+	out, stderr, code := runOut(t, environ("BOTHY_DATABASE_URL="+other), "admin", "backup", "--file", file)
+	if code != 0 {
+		t.Fatalf("admin backup exited %d; stderr: %s", code, stderr)
+	}
+	var backup struct {
+		InstanceID string `json:"instance_id"`
+	}
+	if err := json.Unmarshal([]byte(out), &backup); err != nil || backup.InstanceID == "" {
+		t.Fatalf("admin backup printed %q: %v", out, err)
+	}
+
+	env := environ("BOTHY_DATABASE_URL=" + this)
+	out, stderr, code = runOut(t, env, "admin", "restore", "--file", file)
+	if code != 1 || out != "" || !strings.Contains(stderr, "--allow-other-instance") || !strings.Contains(stderr, backup.InstanceID) {
+		t.Fatalf("admin restore of another instance's backup exited %d with %q; stderr: %s\nwant exit 1 naming the instance and --allow-other-instance",
+			code, out, stderr)
+	}
+	_, stderr, code = runOut(t, env, "admin", "restore", "--file", file, "--allow-other-instance")
+	if code != 0 {
+		t.Fatalf("admin restore --allow-other-instance exited %d; stderr: %s", code, stderr)
+	}
+	out, stderr, code = runOut(t, env, "admin", "backup", "--file", filepath.Join(t.TempDir(), "this.dump"))
+	if code != 0 || !strings.Contains(out, backup.InstanceID) {
+		t.Fatalf("after the restore, admin backup exited %d with %q, want instance %s; stderr: %s", code, out, backup.InstanceID, stderr)
 	}
 }

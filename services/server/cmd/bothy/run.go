@@ -44,7 +44,7 @@ const usage = `usage:
                                   administer feature flags (bothy admin flags -h)
   bothy admin backup [--file FILE] [--config FILE]
                                   write the database into a pg_dump archive; prints its report
-  bothy admin restore --file FILE [--config FILE]
+  bothy admin restore --file FILE [--allow-other-instance] [--config FILE]
                                   restore a backup (bothy serve stopped) and rotate the sync
                                   epoch; prints its report
   bothy ingest git --repo PATH --channel ID [--issues-json FILE] [--prs-json FILE]

@@ -340,3 +340,17 @@ type ClusterIdentity interface {
 	// rotated); ok is false when the role may not read it.
 	Record(ctx context.Context, at time.Time) (ok bool, err error)
 }
+
+// Epoch is what a backup and a restore need of the instance (ADR 0021, ADR 0036): which
+// instance a database holds, and the rotation of its sync epoch once a backup was restored into
+// it. The backup package uses it; the app package's Epoch implements it.
+type Epoch interface {
+	// Info returns the instance; ErrNoInstance before Setup.Ensure ran.
+	Info(ctx context.Context) (Info, error)
+	// RotateAfterRestore rotates the sync epoch (Restores.RotateEpoch, recorded in restores)
+	// and then records the identity of the cluster the database runs on
+	// (ClusterIdentity.Record), so that bothy serve's start-up check does not take the
+	// restored database for one set back behind bothy's back and rotate again. ErrNoInstance
+	// without an instance row; ErrInvalidRestore for an input without its way, source or time.
+	RotateAfterRestore(ctx context.Context, in RestoreInput) (Restore, error)
+}

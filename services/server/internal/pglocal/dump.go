@@ -114,8 +114,8 @@ type RestoreOptions struct {
 
 // Restore runs pg_restore into the database of o.URL in a single transaction (a failed restore
 // changes nothing), stopping at the first error, without the archive's owners and privileges
-// (the objects belong to the connecting role). The caller empties the schemas first: pg_restore
-// creates them.
+// (the objects belong to the connecting role). The database must not hold the archive's
+// schemas yet: pg_restore creates them (bothy restores into a fresh database, ADR 0036).
 func (t Tools) Restore(ctx context.Context, o RestoreOptions) error {
 	conn, env, err := clientConnection(o.URL)
 	if err != nil {
@@ -126,6 +126,55 @@ func (t Tools) Restore(ctx context.Context, o RestoreOptions) error {
 	counter := NewProgressCounter("restore", o.Entries, o.Progress)
 	return runVerbose(ctx, t.pgRestore, args, env, counter)
 }
+
+// TableRows reads the rows of one table from the archive file (pg_restore --data-only of that
+// table alone, read as the COPY text it writes): each row maps a column's name to its value in
+// COPY's text form, a NULL to `\N`. A table the archive holds no data of gives no row.
+func (t Tools) TableRows(ctx context.Context, file, schema, table string) ([]map[string]string, error) {
+	//nolint:gosec // G204: pg_restore found by FindTools; the names and the file are arguments, not shell words.
+	cmd := exec.CommandContext(ctx, t.pgRestore, "--data-only", "--schema="+schema, "--table="+table, "--file=-", file)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("pg_restore --data-only --table=%s.%s %s: %w: %s", schema, table, file, err, tail([]byte(stderr.String())))
+	}
+	return ParseCopy(string(out)), nil
+}
+
+// ParseCopy reads the rows of the first COPY ... FROM stdin block of a SQL script as
+// pg_restore writes it: the column names from its header, then one tab-separated line per row
+// up to the line `\.`.
+func ParseCopy(script string) []map[string]string {
+	var (
+		columns []string
+		rows    []map[string]string
+	)
+	for line := range strings.SplitSeq(script, "\n") {
+		if columns == nil {
+			if m := copyHeaderRe.FindStringSubmatch(line); m != nil {
+				for c := range strings.SplitSeq(m[1], ",") {
+					columns = append(columns, strings.Trim(strings.TrimSpace(c), `"`))
+				}
+			}
+			continue
+		}
+		if line == `\.` {
+			break
+		}
+		values := strings.Split(line, "\t")
+		row := make(map[string]string, len(columns))
+		for i, c := range columns {
+			if i < len(values) {
+				row[c] = values[i]
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+var copyHeaderRe = regexp.MustCompile(`^COPY \S+ \(([^)]*)\) FROM stdin;$`)
 
 // Archive is what pg_restore --list tells of an archive.
 type Archive struct {

@@ -139,3 +139,28 @@ func TestParseList(t *testing.T) {
 		t.Errorf("ParseList of nothing = %+v", a)
 	}
 }
+
+func TestParseCopy(t *testing.T) {
+	t.Parallel()
+	script := "--\n-- PostgreSQL database dump\n--\n\nSET statement_timeout = 0;\n\n" +
+		"COPY example.things (id, name, sync_epoch, \"version\") FROM stdin;\n" +
+		"01a252c2-1ee3-7024-8695-e7737cd78da8\tbothy\t01a252c2-1ee3-7025-99ec-f688c05873a4\t\\N\n" +
+		"\\.\n\nCOPY other.t (a) FROM stdin;\nx\n\\.\n"
+	for _, tc := range []struct {
+		name, script string
+		want         []map[string]string
+	}{
+		{name: "no data", script: "SET statement_timeout = 0;\n"},
+		{name: "the first block", script: script, want: []map[string]string{{
+			"id": "01a252c2-1ee3-7024-8695-e7737cd78da8", "name": "bothy",
+			"sync_epoch": "01a252c2-1ee3-7025-99ec-f688c05873a4", "version": `\N`,
+		}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := pglocal.ParseCopy(tc.script); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("ParseCopy = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -40,7 +40,7 @@ type routerDeps struct {
 	// POST only); nil means none (router tests).
 	idempotency apigen.MiddlewareFunc
 	// validate runs around every generated operation inside authenticate
-	// and outside idempotency (validateRequests, ADR 0022): the one place
+	// and outside idempotency (apivalidate, ADR 0022): the one place
 	// bodies and parameters are checked against api/openapi.yaml, so a
 	// refused request costs no idempotency claim. nil means none (router
 	// tests).

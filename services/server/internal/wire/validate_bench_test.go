@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/apivalidate"
 	"bothy.example.com/server/internal/ops"
 )
 
@@ -31,14 +32,14 @@ func (benchServer) PostMessage(_ context.Context, req apigen.PostMessageRequestO
 
 // BenchmarkPostMessageValidation measures a postMessage request through the router (the
 // strict server decoding a typical body, a handler answering at once) without and with
-// validateRequests (ADR 0022), side by side: their difference is what the one validation
+// apivalidate's middleware (ADR 0022), side by side: their difference is what the one validation
 // place costs a hot write path, before any database work.
 func BenchmarkPostMessageValidation(b *testing.B) {
 	doc, err := apigen.GetSpec()
 	if err != nil {
 		b.Fatal(err)
 	}
-	checks, err := newRequestChecks(doc)
+	checks, err := apivalidate.New(doc)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func BenchmarkPostMessageValidation(b *testing.B) {
 	// cost, which the two runs through the router show inside their noise.
 	b.Run("middleware-alone", func(b *testing.B) {
 		noop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
-		h := validateRequests(checks)(noop)
+		h := checks.Middleware()(noop)
 		rctx := chi.NewRouteContext()
 		rctx.RoutePatterns = []string{"/api/v1/threads/{thread_id}/messages"}
 		rctx.URLParams.Add("thread_id", uuid.NewString())
@@ -67,7 +68,7 @@ func BenchmarkPostMessageValidation(b *testing.B) {
 		validate apigen.MiddlewareFunc
 	}{
 		{"without", nil},
-		{"with", validateRequests(checks)},
+		{"with", checks.Middleware()},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			metrics, err := ops.NewHTTPMetrics(prometheus.NewRegistry())

@@ -26,6 +26,7 @@ import (
 
 	agentspg "bothy.example.com/server/internal/agents/adapters/postgres"
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/apivalidate"
 	authzpg "bothy.example.com/server/internal/authz/adapters/postgres"
 	chatpg "bothy.example.com/server/internal/chat/adapters/postgres"
 	identityhttp "bothy.example.com/server/internal/identity/adapters/httpapi"
@@ -214,7 +215,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	if err != nil {
 		return nil, err
 	}
-	checks, err := newRequestChecks(doc)
+	checks, err := apivalidate.New(doc)
 	if err != nil {
 		return nil, err
 	}
@@ -307,7 +308,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 		},
 		authenticate: authenticateOperations(public, withVersionRead(identityhttp.Authenticate(a.identity))),
 		idempotency:  a.idempotent(a.tx, a.clock),
-		validate:     validateRequests(checks),
+		validate:     checks.Middleware(),
 		compress:     httpmw.Compress(int(compressMin)),
 		cors:         httpmw.CORS(corsCfg),
 		mount:        opts.Mount,

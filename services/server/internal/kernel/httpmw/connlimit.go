@@ -1,11 +1,15 @@
 package httpmw
 
 import (
+	"fmt"
 	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"bothy.example.com/server/internal/kernel/correlation"
+	"bothy.example.com/server/internal/kernel/ids"
 )
 
 // ConnLimit is a listener that keeps at most a fixed number of connections
@@ -59,15 +63,24 @@ func (l *ConnLimit) Accept() (net.Conn, error) {
 }
 
 // refusedBody is the problem a refused connection gets (RFC 9457, as every
-// error of the API; problem.Write needs a request, which was not read).
+// error of the API; problem.Write needs a request, which was not read),
+// with the request id of its answer.
 const refusedBody = `{"type":"urn:bothy:problem:unavailable","title":"Unavailable","status":503,` +
-	`"code":"unavailable","detail":"The server has too many open connections. Retry later."}`
+	`"code":"unavailable","detail":"The server has too many open connections. Retry later.","request_id":"%s"}`
 
-var refusedResponse = []byte("HTTP/1.1 503 Service Unavailable\r\n" +
-	"Content-Type: application/problem+json\r\n" +
-	"Retry-After: 1\r\n" +
-	"Connection: close\r\n" +
-	"Content-Length: " + strconv.Itoa(len(refusedBody)) + "\r\n\r\n" + refusedBody)
+// refusedResponse is the whole answer to a refused connection. Its request
+// was not read, so the request id is always a new one (spec 05: every
+// response carries X-Request-Id).
+func refusedResponse() []byte {
+	id := ids.New().String()
+	body := fmt.Sprintf(refusedBody, id)
+	return []byte("HTTP/1.1 503 Service Unavailable\r\n" +
+		"Content-Type: application/problem+json\r\n" +
+		"Retry-After: 1\r\n" +
+		correlation.Header + ": " + id + "\r\n" +
+		"Connection: close\r\n" +
+		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+}
 
 // refuse answers c with the 503 and closes it. The write goes first and
 // then the sending half is closed, and whatever the client sends is read
@@ -84,7 +97,7 @@ func (l *ConnLimit) refuse(c net.Conn) {
 		defer l.lingering.Add(-1)
 		defer func() { _ = c.Close() }()
 		_ = c.SetDeadline(time.Now().Add(l.linger))
-		if _, err := c.Write(refusedResponse); err != nil {
+		if _, err := c.Write(refusedResponse()); err != nil {
 			return
 		}
 		if cw, ok := c.(interface{ CloseWrite() error }); ok {

@@ -2,12 +2,14 @@ package httpmw_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"net"
 	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"bothy.example.com/server/internal/kernel/correlation"
 	"bothy.example.com/server/internal/kernel/httpmw"
 )
 
@@ -60,10 +62,22 @@ func TestLimitConnections(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the refused connection got no response: %v", err)
 	}
+	var body struct {
+		RequestID string `json:"request_id"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatalf("the refusal's body: %v", err)
+	}
 	_ = resp.Body.Close()
+	if body.RequestID != resp.Header.Get(correlation.Header) {
+		t.Fatalf("the refusal's problem names request %q, its header %q", body.RequestID, resp.Header.Get(correlation.Header))
+	}
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" ||
 		resp.Header.Get("Content-Type") != "application/problem+json" || !resp.Close {
 		t.Fatalf("refusal: %d %v, want 503 problem, Retry-After, Connection: close", resp.StatusCode, resp.Header)
+	}
+	if id := resp.Header.Get(correlation.Header); !correlation.Valid(id) {
+		t.Fatalf("the refusal's %s is %q, want a request id like every response's (spec 05)", correlation.Header, id)
 	}
 	if refused.Load() != 1 {
 		t.Fatalf("refused %d, want 1", refused.Load())

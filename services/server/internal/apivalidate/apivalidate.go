@@ -1,4 +1,9 @@
-package wire
+// Package apivalidate is the one place a request is checked against api/openapi.yaml before an
+// operation runs (ADR 0022, spec 05 "Validation"): the body's media type, its text, its
+// schema, and the text and schema of the declared string parameters. Handlers and domains keep
+// the rules the document cannot say. The composition root builds it from the embedded document
+// and attaches its middleware to every generated operation.
+package apivalidate
 
 import (
 	"bytes"
@@ -21,14 +26,14 @@ import (
 	"bothy.example.com/server/internal/kernel/textcheck"
 )
 
-// The one place a request is checked against api/openapi.yaml before an
-// operation runs (ADR 0022, spec 05 "Validation"): the body's media type,
-// its text, its schema, and the text and schema of the declared string
-// parameters. Handlers and domains keep the rules the document cannot say.
+// Checks holds, per operation, what Middleware checks; built once at start from the embedded
+// document by New.
+type Checks map[route]*operationChecks
 
-// requestChecks holds, per operation, what validateRequests checks; built
-// once at start from the embedded document.
-type requestChecks map[route]*operationChecks
+// route is one operation: its method and its path pattern as chi matches it.
+type route struct {
+	method, pattern string
+}
 
 // operationChecks is what one operation's requests are checked against.
 type operationChecks struct {
@@ -41,12 +46,12 @@ type operationChecks struct {
 	params []*openapi3.Parameter
 }
 
-// newRequestChecks reads the operations of doc. It changes doc's request
-// schemas (closeObjects), so doc must be a document loaded for the server
-// (apigen.GetSpec loads a new one per call), never one that something else
-// validates responses with.
-func newRequestChecks(doc *openapi3.T) (requestChecks, error) {
-	checks := requestChecks{}
+// New reads the operations of doc. It changes doc's request schemas (closeObjects), so doc
+// must be a document loaded for the server (apigen.GetSpec loads a new one per call), never
+// one that something else validates responses with. It fails for a parameter without a schema
+// or a request body without an application/json schema.
+func New(doc *openapi3.T) (Checks, error) {
+	checks := Checks{}
 	closed := map[*openapi3.Schema]bool{}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
@@ -108,12 +113,11 @@ func closeObjects(s *openapi3.Schema, seen map[*openapi3.Schema]bool) {
 
 const jsonMediaType = "application/json"
 
-// validateRequests returns the middleware wire attaches to every generated
-// operation (inside authenticate, outside idempotency): it answers 415 for a
-// body that is not JSON, 400 validation_failed naming the field for a body or
-// a string parameter with invalid text (textcheck) or outside its schema, and
-// passes every other request on with its body intact.
-func validateRequests(checks requestChecks) apigen.MiddlewareFunc {
+// Middleware returns the middleware wire attaches to every generated operation (inside
+// authenticate, outside idempotency): it answers 415 for a body that is not JSON, 400
+// validation_failed naming the field for a body or a string parameter with invalid text
+// (textcheck) or outside its schema, and passes every other request on with its body intact.
+func (checks Checks) Middleware() apigen.MiddlewareFunc {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			rctx := chi.RouteContext(r.Context())
@@ -129,7 +133,12 @@ func validateRequests(checks requestChecks) apigen.MiddlewareFunc {
 			// Parameter and body faults are reported together, so a client
 			// sees every field to fix at once.
 			fields := c.checkParams(r, rctx)
-			if c.body != nil {
+			switch {
+			case c.body != nil && len(r.Header.Values("Content-Type")) > 1:
+				// Which of two media types a proxy or a later reader believes is anyone's
+				// guess (spec 05 "Validation"): refused before the body is read.
+				fields = append(fields, problem.FieldError{Field: "Content-Type", Message: "must be given once"})
+			case c.body != nil:
 				bodyFields, err := c.checkBody(r)
 				if err != nil {
 					problem.Write(w, r, err)
