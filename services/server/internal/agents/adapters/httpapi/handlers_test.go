@@ -19,6 +19,7 @@ import (
 	"bothy.example.com/server/internal/identity"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/authorize/authorizetest"
 	"bothy.example.com/server/internal/kernel/correlation"
 	"bothy.example.com/server/internal/kernel/problem"
 )
@@ -44,7 +45,7 @@ var (
 	errDB      = errors.New("connection reset")
 )
 
-func newServer(t *testing.T, authz *fakeAuthorizer, fake *fakeAgents) *httpapi.Server {
+func newServer(t *testing.T, authz *authorizetest.Authorizer, fake *fakeAgents) *httpapi.Server {
 	t.Helper()
 	s, err := httpapi.New(httpapi.Deps{Authorizer: authz, Creator: fake, Agents: fake})
 	if err != nil {
@@ -108,12 +109,12 @@ func TestCreateAgent(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			authz := &fakeAuthorizer{err: tc.authz}
+			authz := &authorizetest.Authorizer{Err: tc.authz}
 			fake := &fakeAgents{created: robin, createErr: tc.createErr}
 			ctx := correlation.With(t.Context(), "req-1")
 			resp, err := newServer(t, authz, fake).CreateAgent(ctx, apigen.CreateAgentRequestObject{Body: tc.body})
 
-			if got, want := authz.seen(), []call{{action: kernel.ActionAgentCreate, res: authorize.Instance()}}; !slices.Equal(got, want) {
+			if got, want := authz.Decisions(), []authorizetest.Decision{{Action: kernel.ActionAgentCreate, Res: authorize.Instance()}}; !slices.Equal(got, want) {
 				t.Fatalf("authorize calls = %+v, want %+v", got, want)
 			}
 			if inputs, _ := fake.seen(); !slices.Equal(inputs, tc.wantInputs) {
@@ -161,12 +162,12 @@ func TestListAgents(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			authz := &fakeAuthorizer{err: tc.authz}
+			authz := &authorizetest.Authorizer{Err: tc.authz}
 			fake := &fakeAgents{list: tc.list, listErr: tc.listErr}
 			ctx := correlation.With(t.Context(), "req-1")
 			resp, err := newServer(t, authz, fake).ListAgents(ctx, apigen.ListAgentsRequestObject{})
 
-			if got, want := authz.seen(), []call{{action: kernel.ActionAgentRead, res: authorize.Instance()}}; !slices.Equal(got, want) {
+			if got, want := authz.Decisions(), []authorizetest.Decision{{Action: kernel.ActionAgentRead, Res: authorize.Instance()}}; !slices.Equal(got, want) {
 				t.Fatalf("authorize calls = %+v, want %+v", got, want)
 			}
 			if _, lists := fake.seen(); lists != tc.wantLists {
@@ -233,8 +234,8 @@ func TestNewRefusesMissingDeps(t *testing.T) {
 	for _, deps := range []httpapi.Deps{
 		{},
 		{Creator: fake, Agents: fake},
-		{Authorizer: &fakeAuthorizer{}, Agents: fake},
-		{Authorizer: &fakeAuthorizer{}, Creator: fake},
+		{Authorizer: &authorizetest.Authorizer{}, Agents: fake},
+		{Authorizer: &authorizetest.Authorizer{}, Creator: fake},
 	} {
 		if _, err := httpapi.New(deps); err == nil {
 			t.Fatalf("New(%+v) succeeded", deps)

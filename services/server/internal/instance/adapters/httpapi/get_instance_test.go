@@ -17,6 +17,7 @@ import (
 	"bothy.example.com/server/internal/instance/adapters/httpapi"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/authorize/authorizetest"
 	"bothy.example.com/server/internal/kernel/correlation"
 	"bothy.example.com/server/internal/kernel/problem"
 )
@@ -57,7 +58,7 @@ func TestGetInstance(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			authz := &fakeAuthorizer{err: tc.authz}
+			authz := &authorizetest.Authorizer{Err: tc.authz}
 			info := &fakeInfo{info: testInfo, err: tc.infoErr}
 			s, err := httpapi.New(httpapi.Deps{Authorizer: authz, Instance: info})
 			if err != nil {
@@ -66,8 +67,8 @@ func TestGetInstance(t *testing.T) {
 			ctx := correlation.With(t.Context(), "req-1")
 			resp, err := s.GetInstance(ctx, apigen.GetInstanceRequestObject{})
 
-			wantCalls := []call{{action: kernel.ActionInstanceRead, res: authorize.Instance()}}
-			if got := authz.seen(); !slices.Equal(got, wantCalls) {
+			wantCalls := []authorizetest.Decision{{Action: kernel.ActionInstanceRead, Res: authorize.Instance()}}
+			if got := authz.Decisions(); !slices.Equal(got, wantCalls) {
 				t.Fatalf("authorize calls = %+v, want %+v", got, wantCalls)
 			}
 			if got := info.count(); got != tc.wantReads {
@@ -123,7 +124,7 @@ func TestNewRefusesMissingDeps(t *testing.T) {
 	if _, err := httpapi.New(httpapi.Deps{}); err == nil {
 		t.Fatal("New without dependencies succeeded")
 	}
-	if _, err := httpapi.New(httpapi.Deps{Authorizer: &fakeAuthorizer{}}); err == nil {
+	if _, err := httpapi.New(httpapi.Deps{Authorizer: &authorizetest.Authorizer{}}); err == nil {
 		t.Fatal("New without an instance reader succeeded")
 	}
 }
