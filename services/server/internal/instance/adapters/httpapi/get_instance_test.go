@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -84,12 +83,21 @@ func TestGetInstance(t *testing.T) {
 				}
 				return
 			}
-			if err != nil {
-				t.Fatalf("GetInstance: %v", err)
-			}
 			rec := httptest.NewRecorder()
-			if err := resp.VisitGetInstanceResponse(rec); err != nil {
-				t.Fatalf("visit: %v", err)
+			if tc.wantStatus == http.StatusOK {
+				if err != nil {
+					t.Fatalf("GetInstance: %v", err)
+				}
+				if err := resp.VisitGetInstanceResponse(rec); err != nil {
+					t.Fatalf("visit: %v", err)
+				}
+			} else {
+				// A problem is the error of its kind, which the edge's one table answers
+				// (ADR 0033): exactly the edge's own 401 or 404, so a denial cannot be told apart.
+				if resp != nil || !errors.Is(err, tc.authz) {
+					t.Fatalf("GetInstance = %v, %v; want no response and %v", resp, err, tc.authz)
+				}
+				problem.Write(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, "/api/v1/instance", nil), err)
 			}
 			if rec.Code != tc.wantStatus {
 				t.Fatalf("status = %d, want %d", rec.Code, tc.wantStatus)
@@ -98,24 +106,8 @@ func TestGetInstance(t *testing.T) {
 				if rec.Header().Get("Content-Type") != "application/json" || rec.Body.String() != tc.wantBody {
 					t.Fatalf("200 = %q %s, want %s", rec.Header().Get("Content-Type"), rec.Body, tc.wantBody)
 				}
-				return
 			}
-			checkSameAsEdge(t, rec, tc.authz)
 		})
-	}
-}
-
-// checkSameAsEdge asserts that rec holds exactly the response problem.Write gives for err, so
-// a denial cannot be told from the edge's own 401 or 404.
-func checkSameAsEdge(t *testing.T, rec *httptest.ResponseRecorder, err error) {
-	t.Helper()
-	req := httptest.NewRequestWithContext(correlation.With(t.Context(), "req-1"), http.MethodGet, "/api/v1/instance", nil)
-	edge := httptest.NewRecorder()
-	problem.Write(edge, req, err)
-	if rec.Code != edge.Code || rec.Header().Get("Content-Type") != edge.Header().Get("Content-Type") ||
-		!bytes.Equal(rec.Body.Bytes(), edge.Body.Bytes()) {
-		t.Fatalf("problem response\n%d %s %s\ndiffers from the edge's\n%d %s %s",
-			rec.Code, rec.Header().Get("Content-Type"), rec.Body, edge.Code, edge.Header().Get("Content-Type"), edge.Body)
 	}
 }
 
