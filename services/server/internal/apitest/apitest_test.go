@@ -175,8 +175,8 @@ func TestValidateOperation(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			req := httptest.NewRequest(http.MethodGet, tc.path, nil)
-			err := apitest.ValidateOperation(context.Background(), req, tc.status, jsonHeader, []byte(tc.body))
+			req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, tc.path, nil)
+			err := apitest.ValidateOperation(t.Context(), req, tc.status, jsonHeader, []byte(tc.body))
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatalf("ValidateOperation: %v", err)
