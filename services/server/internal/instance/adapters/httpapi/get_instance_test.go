@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -106,8 +107,24 @@ func TestGetInstance(t *testing.T) {
 				if rec.Header().Get("Content-Type") != "application/json" || rec.Body.String() != tc.wantBody {
 					t.Fatalf("200 = %q %s, want %s", rec.Header().Get("Content-Type"), rec.Body, tc.wantBody)
 				}
+				return
 			}
+			checkSameAsEdge(t, rec, tc.authz)
 		})
+	}
+}
+
+// checkSameAsEdge asserts that rec holds exactly the response problem.Write gives for err, so
+// a denial cannot be told from the edge's own 401 or 404.
+func checkSameAsEdge(t *testing.T, rec *httptest.ResponseRecorder, err error) {
+	t.Helper()
+	req := httptest.NewRequestWithContext(correlation.With(t.Context(), "req-1"), http.MethodGet, "/api/v1/instance", nil)
+	edge := httptest.NewRecorder()
+	problem.Write(edge, req, err)
+	if rec.Code != edge.Code || rec.Header().Get("Content-Type") != edge.Header().Get("Content-Type") ||
+		!bytes.Equal(rec.Body.Bytes(), edge.Body.Bytes()) {
+		t.Fatalf("problem response\n%d %s %s\ndiffers from the edge's\n%d %s %s",
+			rec.Code, rec.Header().Get("Content-Type"), rec.Body, edge.Code, edge.Header().Get("Content-Type"), edge.Body)
 	}
 }
 
