@@ -12,8 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
+	"bothy.example.com/server/internal/leaktest"
 	"bothy.example.com/server/internal/pgtest"
 	"bothy.example.com/server/internal/wire"
 )
@@ -27,13 +26,7 @@ func TestMain(m *testing.M) {
 		os.Exit(idleChild(spec, os.Stdin, os.Stdout, os.Stderr))
 	}
 	code := pgtest.Main(m, wire.Migrations()...)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(leaktest.Check(code))
 }
 
 // TestBenchSmoke runs every case of the benchmark for a few milliseconds on pgtest databases,

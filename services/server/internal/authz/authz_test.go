@@ -5,13 +5,13 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"go.uber.org/goleak"
 
 	"bothy.example.com/server/internal/authz"
 	"bothy.example.com/server/internal/kernel"
+	"bothy.example.com/server/internal/leaktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }
 
 func TestRoles(t *testing.T) {
 	t.Parallel()

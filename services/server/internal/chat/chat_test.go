@@ -5,13 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"bothy.example.com/server/internal/chat"
 	"bothy.example.com/server/internal/kernel/problem"
+	"bothy.example.com/server/internal/leaktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }
 
 func TestMessageRedacted(t *testing.T) {
 	t.Parallel()

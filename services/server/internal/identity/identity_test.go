@@ -11,14 +11,14 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"go.uber.org/goleak"
 
 	"bothy.example.com/server/internal/identity"
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/problem"
+	"bothy.example.com/server/internal/leaktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }
 
 // secretText is a token-shaped secret, built at run time so that no token-shaped literal sits
 // in the source.

@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"go.uber.org/goleak"
 
 	"bothy.example.com/server/internal/instance"
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/problem"
+	"bothy.example.com/server/internal/leaktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }
 
 var samID = uuid.MustParse("0190b6a4-4f6e-7c1a-9d0e-2f5c3b8a1e77")
 

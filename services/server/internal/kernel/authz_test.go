@@ -5,13 +5,13 @@ import (
 	"slices"
 	"testing"
 
-	"go.uber.org/goleak"
 	"go.yaml.in/yaml/v3"
 
 	"bothy.example.com/server/internal/kernel"
+	"bothy.example.com/server/internal/leaktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }
 
 // operationsRegister is the part of api/operations.yaml the kernel constants must agree with.
 type operationsRegister struct {

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"go.uber.org/goleak"
 
+	"bothy.example.com/server/internal/leaktest"
 	"bothy.example.com/server/internal/pglocal"
 )
 
@@ -29,13 +29,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "pglocal test: leaked goroutines:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(leaktest.Check(code))
 }
 
 // dataDir returns a data directory path inside a fresh temporary directory that the server

@@ -17,9 +17,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"go.uber.org/goleak"
 
 	"bothy.example.com/server/internal/kernel/migrate"
+	"bothy.example.com/server/internal/leaktest"
 	"bothy.example.com/server/internal/pglocal"
 	"bothy.example.com/server/internal/pgtest"
 )
@@ -50,13 +50,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "pgtest test: left behind:", err)
 		code = 1
 	}
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "pgtest test: leaked goroutines:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(leaktest.Check(code))
 }
 
 func TestParallelTestsGetIsolatedDatabases(t *testing.T) {

@@ -161,13 +161,9 @@ type accessHandlers struct {
 	identity *identityhttp.Server
 	authz    *authzhttp.Server
 	agents   *agentshttp.Server
-	runs     *agentshttp.RunsServer
-	presence *agentshttp.PresenceServer
-	// invocations serves ackInvocation and getInvocation.
-	invocations *agentshttp.InvocationsServer
-	instance    *instancehttp.Server
-	chat        *chathttp.Server
-	personal    *synchttp.Server
+	instance *instancehttp.Server
+	chat     *chathttp.Server
+	personal *synchttp.Server
 }
 
 // newAccess builds the modules over the event log's instance store and
@@ -428,27 +424,15 @@ func newAccess(runner *tx.Runner, log eventLog, clk clock.Clock, logger *slog.Lo
 	})
 	errs = append(errs, err)
 	a.handlers.agents, err = agentshttp.New(agentshttp.Deps{
-		Authorizer: authorizer,
-		Creator:    agentService,
-		Agents:     agentService,
+		Authorizer:  authorizer,
+		Creator:     agentService,
+		Agents:      agentService,
+		Heartbeats:  presence,
+		Runs:        runs,
+		Invocations: invocations,
 	})
 	if err != nil {
 		err = fmt.Errorf("agents http: %w", err)
-	}
-	errs = append(errs, err)
-	a.handlers.runs, err = agentshttp.NewRuns(runs)
-	if err != nil {
-		err = fmt.Errorf("runs http: %w", err)
-	}
-	errs = append(errs, err)
-	a.handlers.presence, err = agentshttp.NewPresence(presence)
-	if err != nil {
-		err = fmt.Errorf("agents presence http: %w", err)
-	}
-	errs = append(errs, err)
-	a.handlers.invocations, err = agentshttp.NewInvocations(invocations)
-	if err != nil {
-		err = fmt.Errorf("invocations http: %w", err)
 	}
 	errs = append(errs, err)
 	a.handlers.instance, err = instancehttp.New(instancehttp.Deps{

@@ -276,10 +276,11 @@ func requestError(w http.ResponseWriter, r *http.Request, err error) {
 	}))
 }
 
-// responseError answers an error a handler returned. Expected outcomes are
-// typed responses, so this is either a problem kind (a module returned, for
-// example, problem.ErrNotFound) or unexpected, which problem.Write turns into
-// a 500 without internals and logs.
+// responseError answers an error a handler returned: every problem outcome
+// is the error of its kind (a module returned, for example,
+// problem.ErrNotFound; ADR 0033), answered through problem's one table, and
+// anything else is unexpected, which problem.Write turns into a 500 without
+// internals and logs.
 func responseError(w http.ResponseWriter, r *http.Request, err error) {
 	problem.Write(w, r, err)
 }

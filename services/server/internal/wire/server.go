@@ -28,12 +28,9 @@ type server struct {
 	*identityServer
 	*authzServer
 	*agentsServer
-	*runsServer
 	*instanceServer
 	*chatServer
 	*personalServer
-	*presenceServer
-	*invocationsServer
 }
 
 // The modules' handler types under names that can be embedded side by side.
@@ -41,13 +38,9 @@ type (
 	identityServer = identityhttp.Server
 	authzServer    = authzhttp.Server
 	agentsServer   = agentshttp.Server
-	runsServer     = agentshttp.RunsServer
 	instanceServer = instancehttp.Server
 	chatServer     = chathttp.Server
 	personalServer = synchttp.Server
-	presenceServer = agentshttp.PresenceServer
-	// invocationsServer serves ackInvocation and getInvocation.
-	invocationsServer = agentshttp.InvocationsServer
 )
 
 var _ apigen.StrictServerInterface = (*server)(nil)

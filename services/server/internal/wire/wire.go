@@ -298,13 +298,9 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 			identityServer: a.handlers.identity,
 			authzServer:    a.handlers.authz,
 			agentsServer:   a.handlers.agents,
-			runsServer:     a.handlers.runs,
 			instanceServer: a.handlers.instance,
 			chatServer:     a.handlers.chat,
 			personalServer: a.handlers.personal,
-			presenceServer: a.handlers.presence,
-
-			invocationsServer: a.handlers.invocations,
 		},
 		authenticate: authenticateOperations(public, withVersionRead(identityhttp.Authenticate(a.identity))),
 		idempotency:  a.idempotent(a.tx, a.clock),

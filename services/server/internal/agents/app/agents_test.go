@@ -23,6 +23,7 @@ import (
 	instancepg "bothy.example.com/server/internal/instance/adapters/postgres"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
+	"bothy.example.com/server/internal/kernel/authorize/authorizetest"
 	"bothy.example.com/server/internal/kernel/clock"
 	"bothy.example.com/server/internal/kernel/problem"
 	"bothy.example.com/server/internal/kernel/tx"
@@ -43,7 +44,7 @@ type env struct {
 	store    *agentspg.Store
 	appender kernel.Appender
 	reader   *syncpg.Reader
-	authz    *fakeAuthorizer
+	authz    *authorizetest.Authorizer
 	svc      *app.Service
 	alex     uuid.UUID // the actor who creates agents
 }
@@ -72,7 +73,7 @@ func setup(t *testing.T) *env {
 	}
 	e := &env{
 		pool: pool, runner: runner, identity: idSvc, store: agentspg.New(runner), appender: appender,
-		reader: syncpg.NewReader(runner), authz: &fakeAuthorizer{},
+		reader: syncpg.NewReader(runner), authz: &authorizetest.Authorizer{},
 	}
 	e.svc = e.service(t, e.store, e.appender)
 	alex, err := idSvc.CreatePerson(t.Context(), identity.PersonInput{DisplayName: "Alex", Handle: "alex", Email: "alex@example.com"})
@@ -320,23 +321,23 @@ func TestListAgentsFiltersByAgentRead(t *testing.T) {
 	if _, err := e.pool.Exec(t.Context(), "UPDATE agents.agents SET archived_at = created_at WHERE principal_id = $1", archived.ID); err != nil {
 		t.Fatalf("archive: %v", err)
 	}
-	e.authz.deny = map[uuid.UUID]error{
+	e.authz.Rule = denyIDs(map[uuid.UUID]error{
 		hidden.ID:    fmt.Errorf("authz: %w", problem.ErrNotFound),
 		forbidden.ID: problem.ErrForbidden,
-	}
+	})
 	got := e.list(t)
 	want := []agents.Agent{robin, sam} // ordered by handle
 	if !slices.Equal(got, want) {
 		t.Fatalf("List = %+v, want %+v", got, want)
 	}
 	// Every active agent was decided once, in filter mode, as agent.read on the agent.
-	calls := e.authz.seen()
+	calls := e.authz.Calls()
 	var decided []uuid.UUID
 	for _, c := range calls {
-		if c.action != kernel.ActionAgentRead || c.res.Kind != kernel.ResourceAgent || !c.filter {
+		if c.Action != kernel.ActionAgentRead || c.Res.Kind != kernel.ResourceAgent || !c.Filter {
 			t.Fatalf("authorize call %+v, want agent.read on an agent in filter mode", c)
 		}
-		decided = append(decided, c.res.ID)
+		decided = append(decided, c.Res.ID)
 	}
 	slices.SortFunc(decided, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
 	wantDecided := []uuid.UUID{robin.ID, hidden.ID, forbidden.ID, sam.ID}
@@ -373,7 +374,7 @@ func TestListAgentsFailures(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			authz := &fakeAuthorizer{deny: map[uuid.UUID]error{robin.ID: tc.deny}}
+			authz := &authorizetest.Authorizer{Rule: denyIDs(map[uuid.UUID]error{robin.ID: tc.deny})}
 			svc, err := app.New(app.Deps{
 				Tx: e.runner, Store: e.store, Principals: e.identity, Directory: e.identity, Appender: e.appender, Authorizer: authz,
 			})

@@ -1,15 +1,12 @@
 package app_test
 
 import (
-	"fmt"
-	"os"
 	"testing"
-
-	"go.uber.org/goleak"
 
 	agentspg "bothy.example.com/server/internal/agents/adapters/postgres"
 	identitypg "bothy.example.com/server/internal/identity/adapters/postgres"
 	instancepg "bothy.example.com/server/internal/instance/adapters/postgres"
+	"bothy.example.com/server/internal/leaktest"
 	"bothy.example.com/server/internal/pgtest"
 	syncpg "bothy.example.com/server/internal/sync/adapters/postgres"
 )
@@ -18,12 +15,5 @@ import (
 // handle rules), the real profile store and the real event log, so that "principal, profile
 // and agent.created in one transaction" is checked on the tables themselves.
 func TestMain(m *testing.M) {
-	code := pgtest.Main(m, instancepg.Migrations(), identitypg.Migrations(), agentspg.Migrations(), syncpg.Migrations())
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "agents app test: leaked goroutines:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	leaktest.Exit(pgtest.Main(m, instancepg.Migrations(), identitypg.Migrations(), agentspg.Migrations(), syncpg.Migrations()))
 }

@@ -16,6 +16,7 @@ import (
 	"bothy.example.com/server/internal/agents/domain"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
+	"bothy.example.com/server/internal/kernel/authorize/authorizetest"
 	"bothy.example.com/server/internal/kernel/clock"
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/kernel/problem"
@@ -93,14 +94,14 @@ type presenceWorld struct {
 	p     *app.Presence
 	store *memPresence
 	log   *eventLog
-	authz *fakeAuthorizer
+	authz *authorizetest.Authorizer
 	clock *clock.Fake
 	agent uuid.UUID
 }
 
 func newPresenceWorld(t *testing.T) *presenceWorld {
 	t.Helper()
-	w := &presenceWorld{store: newMemPresence(), log: &eventLog{}, authz: &fakeAuthorizer{}, clock: clock.NewFake(start), agent: uuid.New()}
+	w := &presenceWorld{store: newMemPresence(), log: &eventLog{}, authz: &authorizetest.Authorizer{}, clock: clock.NewFake(start), agent: uuid.New()}
 	var err error
 	w.p, err = app.NewPresence(app.PresenceDeps{
 		Tx: stagingTx{log: w.log}, Store: w.store, Appender: w.log, Authorizer: w.authz, Clock: w.clock, Config: testPresenceConfig,
@@ -238,7 +239,7 @@ func TestPresenceRefusals(t *testing.T) {
 			t.Parallel()
 			w := newPresenceWorld(t)
 			if tc.deny {
-				w.authz.deny = map[uuid.UUID]error{w.agent: denied}
+				w.authz.Rule = denyIDs(map[uuid.UUID]error{w.agent: denied})
 			}
 			ctx := tc.ctx
 			if tc.ctx != context.Background() && tc.ctx != person {
@@ -273,7 +274,7 @@ func TestPresenceStoreFailures(t *testing.T) {
 	}
 	failing := failingAppender{err: errors.New("log full")}
 	p, err := app.NewPresence(app.PresenceDeps{
-		Tx: stagingTx{log: &eventLog{}}, Store: newMemPresence(), Appender: failing, Authorizer: &fakeAuthorizer{}, Clock: clock.NewFake(start), Config: testPresenceConfig,
+		Tx: stagingTx{log: &eventLog{}}, Store: newMemPresence(), Appender: failing, Authorizer: &authorizetest.Authorizer{}, Clock: clock.NewFake(start), Config: testPresenceConfig,
 	})
 	if err != nil {
 		t.Fatal(err)

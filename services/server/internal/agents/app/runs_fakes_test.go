@@ -138,6 +138,13 @@ type decisionKey struct {
 	id     uuid.UUID
 }
 
+// authzCall is one decision tableAuthorizer saw.
+type authzCall struct {
+	action kernel.Action
+	res    authorize.Resource
+	filter bool
+}
+
 // tableAuthorizer allows everything but the decisions in deny, which get their error, and
 // lets MayRead answer true only for the principals in readers; it records every decision.
 type tableAuthorizer struct {

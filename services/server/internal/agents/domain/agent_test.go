@@ -4,12 +4,11 @@ import (
 	"strings"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"bothy.example.com/server/internal/agents/domain"
+	"bothy.example.com/server/internal/leaktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }
 
 func TestDescription(t *testing.T) {
 	t.Parallel()

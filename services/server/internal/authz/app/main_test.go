@@ -1,15 +1,12 @@
 package app_test
 
 import (
-	"fmt"
-	"os"
 	"testing"
-
-	"go.uber.org/goleak"
 
 	authzpg "bothy.example.com/server/internal/authz/adapters/postgres"
 	identitypg "bothy.example.com/server/internal/identity/adapters/postgres"
 	instancepg "bothy.example.com/server/internal/instance/adapters/postgres"
+	"bothy.example.com/server/internal/leaktest"
 	"bothy.example.com/server/internal/pgtest"
 	syncpg "bothy.example.com/server/internal/sync/adapters/postgres"
 )
@@ -17,12 +14,5 @@ import (
 // TestMain runs the unit tests over fakes and the use cases' integration tests over the real
 // adapters of every module they touch, on throwaway databases.
 func TestMain(m *testing.M) {
-	code := pgtest.Main(m, instancepg.Migrations(), identitypg.Migrations(), authzpg.Migrations(), syncpg.Migrations())
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "authz app test: leaked goroutines:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	leaktest.Exit(pgtest.Main(m, instancepg.Migrations(), identitypg.Migrations(), authzpg.Migrations(), syncpg.Migrations()))
 }

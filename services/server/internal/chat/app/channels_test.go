@@ -30,7 +30,7 @@ func TestCreateChannel(t *testing.T) {
 	e := newEnv(t)
 	sp := e.space(t, "Support")
 	seen := len(e.appender.events())
-	e.authz.reset()
+	e.authz.Reset()
 	ch, err := e.svc.Channels().Create(as(t, sam), chat.ChannelInput{SpaceID: sp.ID, Name: " general ", Topic: "Questions"})
 	if err != nil {
 		t.Fatalf("Create: %v", err)
@@ -38,8 +38,8 @@ func TestCreateChannel(t *testing.T) {
 	if ch.SpaceID != sp.ID || ch.Kind != chat.ChannelStandard || ch.Name != "general" || ch.Topic != "Questions" || ch.Version != 1 {
 		t.Fatalf("channel = %+v", ch)
 	}
-	if got := e.authz.seen(); len(got) != 1 || got[0].action != kernel.ActionChannelCreate ||
-		got[0].res != (authorize.Resource{Kind: kernel.ResourceSpace, ID: sp.ID, SpaceID: sp.ID}) {
+	if got := e.authz.Calls(); len(got) != 1 || got[0].Action != kernel.ActionChannelCreate ||
+		got[0].Res != (authorize.Resource{Kind: kernel.ResourceSpace, ID: sp.ID, SpaceID: sp.ID}) {
 		t.Fatalf("authorized %+v, want channel.create on the space", got)
 	}
 	evs := e.newEvents(&seen)
@@ -116,7 +116,7 @@ func TestCreateDirect(t *testing.T) {
 	if ch.Kind != chat.ChannelDM || ch.SpaceID != uuid.Nil || ch.Name != "" || !slices.Equal(ch.ParticipantIDs, want) {
 		t.Fatalf("channel = %+v", ch)
 	}
-	if got := e.authz.seen(); len(got) != 1 || got[0].action != kernel.ActionChannelCreate || got[0].res != authorize.Instance() {
+	if got := e.authz.Calls(); len(got) != 1 || got[0].Action != kernel.ActionChannelCreate || got[0].Res != authorize.Instance() {
 		t.Fatalf("authorized %+v, want channel.create on the instance", got)
 	}
 	evs := e.newEvents(&seen)
@@ -241,7 +241,7 @@ func TestListChannels(t *testing.T) {
 	e.authz.levels[general.ID] = authz.RoleMember
 	e.authz.levels[random.ID] = authz.RoleViewer
 	e.authz.levels[dm.ID] = authz.RoleMember
-	e.authz.reset()
+	e.authz.Reset()
 
 	views, err := e.svc.Channels().ListInSpace(as(t, sam), sp.ID)
 	if err != nil {
@@ -257,22 +257,22 @@ func TestListChannels(t *testing.T) {
 	if v := views[1]; v.Level != authz.RoleViewer || slices.Contains(v.Capabilities, kernel.ActionMessageCreate) || slices.Contains(v.Capabilities, kernel.ActionReadStateWrite) {
 		t.Errorf("random = %+v", v)
 	}
-	calls := e.authz.seen()
-	if calls[0].action != kernel.ActionSpaceRead || calls[0].res != (authorize.Resource{Kind: kernel.ResourceSpace, ID: sp.ID, SpaceID: sp.ID}) || calls[0].filter {
+	calls := e.authz.Calls()
+	if calls[0].Action != kernel.ActionSpaceRead || calls[0].Res != (authorize.Resource{Kind: kernel.ResourceSpace, ID: sp.ID, SpaceID: sp.ID}) || calls[0].Filter {
 		t.Errorf("first decision %+v, want space.read on the space", calls[0])
 	}
 	for _, c := range calls[1:] {
-		if !c.filter {
+		if !c.Filter {
 			t.Errorf("item decision %+v not in filter mode", c)
 		}
-		switch c.action {
+		switch c.Action {
 		case kernel.ActionMessageCreate, kernel.ActionReadStateWrite:
-			if c.res.Kind != kernel.ResourceThread || c.res.ID != uuid.Nil || c.res.SpaceID != sp.ID {
-				t.Errorf("%s asked on %+v, want a thread of the channel", c.action, c.res)
+			if c.Res.Kind != kernel.ResourceThread || c.Res.ID != uuid.Nil || c.Res.SpaceID != sp.ID {
+				t.Errorf("%s asked on %+v, want a thread of the channel", c.Action, c.Res)
 			}
 		default:
-			if c.res.Kind != kernel.ResourceChannel || c.res.ChannelID != c.res.ID || c.res.SpaceID != sp.ID {
-				t.Errorf("%s asked on %+v, want the channel with its space", c.action, c.res)
+			if c.Res.Kind != kernel.ResourceChannel || c.Res.ChannelID != c.Res.ID || c.Res.SpaceID != sp.ID {
+				t.Errorf("%s asked on %+v, want the channel with its space", c.Action, c.Res)
 			}
 		}
 	}
@@ -349,7 +349,7 @@ func TestArchiveChannel(t *testing.T) {
 	sp := e.space(t, "Support")
 	ch := e.channel(t, sp.ID, "general")
 	seen := len(e.appender.events())
-	e.authz.reset()
+	e.authz.Reset()
 	e.clock.Advance(time2h)
 	got, err := e.svc.Channels().Archive(as(t, sam), ch.ID)
 	if err != nil {
@@ -358,8 +358,8 @@ func TestArchiveChannel(t *testing.T) {
 	if !got.ArchivedAt.Equal(start.Add(time2h)) || got.Version != 2 {
 		t.Fatalf("archived = %+v", got)
 	}
-	if calls := e.authz.seen(); len(calls) != 1 || calls[0].action != kernel.ActionChannelArchive ||
-		calls[0].res != (authorize.Resource{Kind: kernel.ResourceChannel, ID: ch.ID, SpaceID: sp.ID, ChannelID: ch.ID}) {
+	if calls := e.authz.Calls(); len(calls) != 1 || calls[0].Action != kernel.ActionChannelArchive ||
+		calls[0].Res != (authorize.Resource{Kind: kernel.ResourceChannel, ID: ch.ID, SpaceID: sp.ID, ChannelID: ch.ID}) {
 		t.Fatalf("authorized %+v", calls)
 	}
 	evs := e.newEvents(&seen)

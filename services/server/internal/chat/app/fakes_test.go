@@ -20,6 +20,7 @@ import (
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/authorize/authorizetest"
 	"bothy.example.com/server/internal/kernel/problem"
 	syncdomain "bothy.example.com/server/internal/sync/domain"
 )
@@ -644,25 +645,20 @@ func (r *fakeRedactor) Redact(ctx context.Context, kind kernel.ResourceKind, id 
 	return nil
 }
 
-// authzCall is one decision the fake authorizer was asked for.
-type authzCall struct {
-	action kernel.Action
-	res    authorize.Resource
-	filter bool
-}
-
 // fakeAuthorizer decides by a table the test fills: deny maps an (action, resource id) pair
 // to the error it answers; everything else is allowed. It records every decision, so a test
 // checks which action was asked on which resource (with which ancestors): the policy itself
 // is authz's and tested there. levels gives Decider.Level by resource id, readers the
-// principals MayRead allows by channel id.
+// principals MayRead allows by channel id. The shared fake records the decisions; decide
+// answers them.
 type fakeAuthorizer struct {
+	*authorizetest.Authorizer
+
 	mu      gosync.Mutex
 	deny    map[denyKey]error
 	levels  map[uuid.UUID]authz.Role
 	readers map[uuid.UUID][]uuid.UUID
 	scope   authz.Scope
-	calls   []authzCall
 	fail    error // answered by Authorize, ForActor and MayRead when set
 	readErr error // answered by MayRead alone when set
 }
@@ -673,7 +669,9 @@ type denyKey struct {
 }
 
 func newFakeAuthorizer() *fakeAuthorizer {
-	return &fakeAuthorizer{deny: map[denyKey]error{}, levels: map[uuid.UUID]authz.Role{}, readers: map[uuid.UUID][]uuid.UUID{}}
+	f := &fakeAuthorizer{Authorizer: &authorizetest.Authorizer{}, deny: map[denyKey]error{}, levels: map[uuid.UUID]authz.Role{}, readers: map[uuid.UUID][]uuid.UUID{}}
+	f.Rule = f.decide
+	return f
 }
 
 func (f *fakeAuthorizer) denyOn(action kernel.Action, id uuid.UUID, err error) {
@@ -682,33 +680,21 @@ func (f *fakeAuthorizer) denyOn(action kernel.Action, id uuid.UUID, err error) {
 	f.deny[denyKey{action, id}] = err
 }
 
-func (f *fakeAuthorizer) seen() []authzCall {
+// decide answers a decision the shared fake recorded.
+func (f *fakeAuthorizer) decide(c authorizetest.Call) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return slices.Clone(f.calls)
-}
-
-func (f *fakeAuthorizer) reset() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls = nil
-}
-
-func (f *fakeAuthorizer) Authorize(ctx context.Context, action kernel.Action, res authorize.Resource) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls = append(f.calls, authzCall{action: action, res: res, filter: authorize.IsFilter(ctx)})
 	if f.fail != nil {
 		return f.fail
 	}
-	if _, ok := actor.From(ctx); !ok {
+	if !c.Authenticated {
 		return problem.ErrUnauthenticated
 	}
-	if res.Kind == kernel.ResourceThread && res.ID == uuid.Nil {
+	if c.Res.Kind == kernel.ResourceThread && c.Res.ID == uuid.Nil {
 		// A capability asked on some thread of a channel: decided like the channel.
-		return f.deny[denyKey{action, res.ChannelID}]
+		return f.deny[denyKey{c.Action, c.Res.ChannelID}]
 	}
-	return f.deny[denyKey{action, res.ID}]
+	return f.deny[denyKey{c.Action, c.Res.ID}]
 }
 
 func (f *fakeAuthorizer) Scope(context.Context, uuid.UUID) (authz.Scope, error) {

@@ -1,16 +1,13 @@
 package app_test
 
 import (
-	"fmt"
-	"os"
 	"testing"
-
-	"go.uber.org/goleak"
 
 	authzpg "bothy.example.com/server/internal/authz/adapters/postgres"
 	chatpg "bothy.example.com/server/internal/chat/adapters/postgres"
 	identitypg "bothy.example.com/server/internal/identity/adapters/postgres"
 	instancepg "bothy.example.com/server/internal/instance/adapters/postgres"
+	"bothy.example.com/server/internal/leaktest"
 	"bothy.example.com/server/internal/pgtest"
 	syncpg "bothy.example.com/server/internal/sync/adapters/postgres"
 )
@@ -19,13 +16,6 @@ import (
 // adapters of every module they touch (instance counters, identity, authz, the sync appender
 // and chat's own store), on throwaway databases.
 func TestMain(m *testing.M) {
-	code := pgtest.Main(m, instancepg.Migrations(), identitypg.Migrations(), authzpg.Migrations(),
-		syncpg.Migrations(), chatpg.Migrations())
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "chat app test: leaked goroutines:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	leaktest.Exit(pgtest.Main(m, instancepg.Migrations(), identitypg.Migrations(), authzpg.Migrations(),
+		syncpg.Migrations(), chatpg.Migrations()))
 }

@@ -23,7 +23,7 @@ func TestPostMessage(t *testing.T) {
 	th, _ := e.thread(t, ch, "first")
 	e.authz.readers[ch.ID] = []uuid.UUID{alex}
 	seen := len(e.appender.events())
-	e.authz.reset()
+	e.authz.Reset()
 	e.clock.Advance(time2h)
 	m, err := e.svc.Messages().Post(as(t, sam), chat.MessageInput{ThreadID: th.ID, ContentMD: "thanks @alex", ExternalKey: "git:2"})
 	if err != nil {
@@ -33,8 +33,8 @@ func TestPostMessage(t *testing.T) {
 		!m.CreatedAt.Equal(start.Add(time2h)) || len(m.MentionIDs) != 1 || m.MentionIDs[0] != alex {
 		t.Fatalf("message = %+v", m)
 	}
-	if calls := e.authz.seen(); len(calls) != 1 || calls[0].action != kernel.ActionMessageCreate ||
-		calls[0].res != (authorize.Resource{Kind: kernel.ResourceThread, ID: th.ID, SpaceID: sp.ID, ChannelID: ch.ID, ThreadID: th.ID}) {
+	if calls := e.authz.Calls(); len(calls) != 1 || calls[0].Action != kernel.ActionMessageCreate ||
+		calls[0].Res != (authorize.Resource{Kind: kernel.ResourceThread, ID: th.ID, SpaceID: sp.ID, ChannelID: ch.ID, ThreadID: th.ID}) {
 		t.Fatalf("authorized %+v, want message.create on the thread", calls)
 	}
 	evs := e.newEvents(&seen)
@@ -150,7 +150,7 @@ func TestListMessages(t *testing.T) {
 		{5, 0, nil},
 	}
 	for _, tc := range tests {
-		e.authz.reset()
+		e.authz.Reset()
 		got, err := e.svc.Messages().List(as(t, sam), th.ID, tc.after, tc.limit)
 		if err != nil {
 			t.Fatalf("List(%d, %d): %v", tc.after, tc.limit, err)
@@ -158,8 +158,8 @@ func TestListMessages(t *testing.T) {
 		if s := seqs(got); !equalInts(s, tc.want) {
 			t.Errorf("List(%d, %d) = %v, want %v", tc.after, tc.limit, s, tc.want)
 		}
-		if calls := e.authz.seen(); len(calls) != 1 || calls[0].action != kernel.ActionThreadRead ||
-			calls[0].res != (authorize.Resource{Kind: kernel.ResourceThread, ID: th.ID, SpaceID: sp.ID, ChannelID: ch.ID, ThreadID: th.ID}) {
+		if calls := e.authz.Calls(); len(calls) != 1 || calls[0].Action != kernel.ActionThreadRead ||
+			calls[0].Res != (authorize.Resource{Kind: kernel.ResourceThread, ID: th.ID, SpaceID: sp.ID, ChannelID: ch.ID, ThreadID: th.ID}) {
 			t.Errorf("authorized %+v, want thread.read on the thread", calls)
 		}
 	}
@@ -204,7 +204,7 @@ func TestEditMessage(t *testing.T) {
 
 	// Sam edits Sam's own message: asked on the message.
 	seen := len(e.appender.events())
-	e.authz.reset()
+	e.authz.Reset()
 	e.clock.Advance(time2h)
 	edited, err := e.svc.Messages().Edit(as(t, sam), own.ID, "mine, @robin")
 	if err != nil {
@@ -213,8 +213,8 @@ func TestEditMessage(t *testing.T) {
 	if edited.ContentMD != "mine, @robin" || !edited.EditedAt.Equal(start.Add(time2h)) || len(edited.MentionIDs) != 1 || edited.MentionIDs[0] != robin || edited.Seq != 2 {
 		t.Fatalf("edited = %+v", edited)
 	}
-	if calls := e.authz.seen(); len(calls) != 1 || calls[0].action != kernel.ActionMessageUpdate ||
-		calls[0].res != (authorize.Resource{Kind: kernel.ResourceMessage, ID: own.ID, SpaceID: sp.ID, ChannelID: ch.ID, ThreadID: th.ID}) {
+	if calls := e.authz.Calls(); len(calls) != 1 || calls[0].Action != kernel.ActionMessageUpdate ||
+		calls[0].Res != (authorize.Resource{Kind: kernel.ResourceMessage, ID: own.ID, SpaceID: sp.ID, ChannelID: ch.ID, ThreadID: th.ID}) {
 		t.Fatalf("authorized %+v, want message.update on the message", calls)
 	}
 	evs := e.newEvents(&seen)
@@ -227,13 +227,13 @@ func TestEditMessage(t *testing.T) {
 	}
 
 	// Sam edits Alex's message: asked on the message, then on the channel (moderation).
-	e.authz.reset()
+	e.authz.Reset()
 	if _, err := e.svc.Messages().Edit(as(t, sam), first.ID, "moderated"); err != nil {
 		t.Fatalf("Edit other's: %v", err)
 	}
-	if calls := e.authz.seen(); len(calls) != 2 || calls[0].action != kernel.ActionMessageUpdate || calls[0].res.Kind != kernel.ResourceMessage ||
-		calls[1].action != kernel.ActionMessageUpdate ||
-		calls[1].res != (authorize.Resource{Kind: kernel.ResourceChannel, ID: ch.ID, SpaceID: sp.ID, ChannelID: ch.ID}) {
+	if calls := e.authz.Calls(); len(calls) != 2 || calls[0].Action != kernel.ActionMessageUpdate || calls[0].Res.Kind != kernel.ResourceMessage ||
+		calls[1].Action != kernel.ActionMessageUpdate ||
+		calls[1].Res != (authorize.Resource{Kind: kernel.ResourceChannel, ID: ch.ID, SpaceID: sp.ID, ChannelID: ch.ID}) {
 		t.Fatalf("authorized %+v, want message.update on the message, then on the channel", calls)
 	}
 	if got := e.store.message(first.ID); got.MentionIDs != nil {
@@ -310,14 +310,14 @@ func TestDeleteMessage(t *testing.T) {
 	}
 
 	seen := len(e.appender.events())
-	e.authz.reset()
+	e.authz.Reset()
 	e.clock.Advance(time2h)
 	if err := e.svc.Messages().Delete(as(t, sam), first.ID); err != nil {
 		t.Fatalf("Delete other's: %v", err)
 	}
-	if calls := e.authz.seen(); len(calls) != 2 || calls[0].action != kernel.ActionMessageDelete || calls[0].res.Kind != kernel.ResourceMessage ||
-		calls[1].action != kernel.ActionMessageDelete ||
-		calls[1].res != (authorize.Resource{Kind: kernel.ResourceChannel, ID: ch.ID, SpaceID: sp.ID, ChannelID: ch.ID}) {
+	if calls := e.authz.Calls(); len(calls) != 2 || calls[0].Action != kernel.ActionMessageDelete || calls[0].Res.Kind != kernel.ResourceMessage ||
+		calls[1].Action != kernel.ActionMessageDelete ||
+		calls[1].Res != (authorize.Resource{Kind: kernel.ResourceChannel, ID: ch.ID, SpaceID: sp.ID, ChannelID: ch.ID}) {
 		t.Fatalf("authorized %+v, want message.delete on the message, then on the channel", calls)
 	}
 	got := e.store.message(first.ID)
@@ -346,11 +346,11 @@ func TestDeleteMessage(t *testing.T) {
 	}
 
 	// Own message: asked on the message; the external key stays.
-	e.authz.reset()
+	e.authz.Reset()
 	if err := e.svc.Messages().Delete(as(t, sam), own.ID); err != nil {
 		t.Fatalf("Delete own: %v", err)
 	}
-	if calls := e.authz.seen(); calls[0].res.Kind != kernel.ResourceMessage || calls[0].res.ID != own.ID {
+	if calls := e.authz.Calls(); calls[0].Res.Kind != kernel.ResourceMessage || calls[0].Res.ID != own.ID {
 		t.Fatalf("authorized %+v, want the message", calls)
 	}
 	if got := e.store.message(own.ID); got.ExternalKey != "git:7" || !got.Redacted() {

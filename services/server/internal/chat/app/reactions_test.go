@@ -20,15 +20,15 @@ func TestReactions(t *testing.T) {
 	ch := e.channel(t, sp.ID, "general")
 	th, m := e.thread(t, ch, "The printer is jammed")
 	seen := len(e.appender.events())
-	e.authz.reset()
+	e.authz.Reset()
 	rx := e.svc.Reactions()
 
 	// Sam reacts: reaction.write on the message, one event placed like the message's own.
 	if err := rx.Add(as(t, sam), m.ID, ":thumbs_up:"); err != nil {
 		t.Fatalf("Add: %v", err)
 	}
-	if calls := e.authz.seen(); len(calls) != 1 || calls[0].action != kernel.ActionReactionWrite ||
-		calls[0].res != (authorize.Resource{Kind: kernel.ResourceMessage, ID: m.ID, SpaceID: sp.ID, ChannelID: ch.ID, ThreadID: th.ID}) {
+	if calls := e.authz.Calls(); len(calls) != 1 || calls[0].Action != kernel.ActionReactionWrite ||
+		calls[0].Res != (authorize.Resource{Kind: kernel.ResourceMessage, ID: m.ID, SpaceID: sp.ID, ChannelID: ch.ID, ThreadID: th.ID}) {
 		t.Fatalf("authorized %+v, want reaction.write on the message", calls)
 	}
 	evs := e.newEvents(&seen)

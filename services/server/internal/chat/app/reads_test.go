@@ -41,12 +41,12 @@ func TestReadsAuthorizeTheLoadedRow(t *testing.T) {
 			func(id uuid.UUID) error { _, err := e.svc.Messages().Read(as(t, sam), id); return err }},
 	}
 	for _, r := range reads {
-		e.authz.reset()
+		e.authz.Reset()
 		if err := r.read(r.id); err != nil {
 			t.Fatalf("%s: %v", r.name, err)
 		}
-		calls := e.authz.seen()
-		if len(calls) == 0 || calls[0].action != r.action || calls[0].res != r.res || calls[0].filter {
+		calls := e.authz.Calls()
+		if len(calls) == 0 || calls[0].Action != r.action || calls[0].Res != r.res || calls[0].Filter {
 			t.Errorf("%s: first decision %+v, want %s on %+v outside filter mode", r.name, calls, r.action, r.res)
 		}
 		if err := r.read(uuid.New()); !errorsIs(err, problem.ErrNotFound) {

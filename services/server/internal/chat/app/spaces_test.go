@@ -36,7 +36,7 @@ func TestCreateSpace(t *testing.T) {
 	if sp.ID == uuid.Nil || sp.Name != "Support" || sp.Description != "Help for Sam" || sp.Version != 1 || !sp.CreatedAt.Equal(start) {
 		t.Fatalf("space = %+v", sp)
 	}
-	if got := e.authz.seen(); len(got) != 1 || got[0].action != kernel.ActionSpaceCreate || got[0].res != authorize.Instance() {
+	if got := e.authz.Calls(); len(got) != 1 || got[0].Action != kernel.ActionSpaceCreate || got[0].Res != authorize.Instance() {
 		t.Fatalf("authorized %+v, want space.create on the instance", got)
 	}
 	evs := e.newEvents(&seen)
@@ -106,7 +106,7 @@ func TestListSpaces(t *testing.T) {
 	e.authz.denyOn(kernel.ActionSpaceUpdate, support.ID, problem.ErrForbidden)
 	e.authz.levels[support.ID] = authz.RoleMember
 	e.authz.levels[marketing.ID] = authz.RoleAdmin
-	e.authz.reset()
+	e.authz.Reset()
 
 	views, err := e.svc.Spaces().List(as(t, sam))
 	if err != nil {
@@ -122,12 +122,12 @@ func TestListSpaces(t *testing.T) {
 	if v := views[1]; v.Level != authz.RoleMember || !slices.Equal(v.Capabilities, []kernel.Action{kernel.ActionChannelCreate, kernel.ActionGrantAdmin}) {
 		t.Errorf("Support view = %+v", v)
 	}
-	calls := e.authz.seen()
-	if calls[0].action != kernel.ActionSpaceRead || calls[0].res != authorize.Instance() || calls[0].filter {
+	calls := e.authz.Calls()
+	if calls[0].Action != kernel.ActionSpaceRead || calls[0].Res != authorize.Instance() || calls[0].Filter {
 		t.Errorf("first decision %+v, want space.read on the instance, audited", calls[0])
 	}
 	for _, c := range calls[1:] {
-		if !c.filter || c.res.Kind != kernel.ResourceSpace || c.res.SpaceID != c.res.ID {
+		if !c.Filter || c.Res.Kind != kernel.ResourceSpace || c.Res.SpaceID != c.Res.ID {
 			t.Errorf("item decision %+v, want filter mode on a space with its space id", c)
 		}
 	}
@@ -186,8 +186,8 @@ func TestArchiveSpace(t *testing.T) {
 	if !got.ArchivedAt.Equal(start.Add(time2h)) || got.Version != 2 {
 		t.Fatalf("archived = %+v", got)
 	}
-	calls := e.authz.seen()
-	if last := calls[len(calls)-1]; last.action != kernel.ActionSpaceArchive || last.res != (authorize.Resource{Kind: kernel.ResourceSpace, ID: sp.ID, SpaceID: sp.ID}) {
+	calls := e.authz.Calls()
+	if last := calls[len(calls)-1]; last.Action != kernel.ActionSpaceArchive || last.Res != (authorize.Resource{Kind: kernel.ResourceSpace, ID: sp.ID, SpaceID: sp.ID}) {
 		t.Errorf("authorized %+v, want space.archive on the space", last)
 	}
 	evs := e.newEvents(&seen)

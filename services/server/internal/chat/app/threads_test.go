@@ -33,7 +33,7 @@ func TestCreateThread(t *testing.T) {
 	// Robin may read the channel, Sam may not; nobody has the handle nobody.
 	e.authz.readers[ch.ID] = []uuid.UUID{robin, alex}
 	seen := len(e.appender.events())
-	e.authz.reset()
+	e.authz.Reset()
 	th, m, err := e.svc.Threads().Create(as(t, sam), chat.ThreadInput{
 		ChannelID: ch.ID, Title: " Release ", ContentMD: "Hi @Robin, @sam and @nobody; ask @robin.", ExternalKey: "git:1",
 	})
@@ -46,8 +46,8 @@ func TestCreateThread(t *testing.T) {
 	if m.ThreadID != th.ID || m.Seq != 1 || m.AuthorID != sam || m.ExternalKey != "git:1" || !slices.Equal(m.MentionIDs, []uuid.UUID{robin}) {
 		t.Fatalf("message = %+v", m)
 	}
-	if calls := e.authz.seen(); len(calls) != 1 || calls[0].action != kernel.ActionThreadCreate ||
-		calls[0].res != (authorize.Resource{Kind: kernel.ResourceChannel, ID: ch.ID, SpaceID: sp.ID, ChannelID: ch.ID}) {
+	if calls := e.authz.Calls(); len(calls) != 1 || calls[0].Action != kernel.ActionThreadCreate ||
+		calls[0].Res != (authorize.Resource{Kind: kernel.ResourceChannel, ID: ch.ID, SpaceID: sp.ID, ChannelID: ch.ID}) {
 		t.Fatalf("authorized %+v, want thread.create on the channel", calls)
 	}
 	evs := e.newEvents(&seen)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"go.uber.org/goleak"
 
 	"bothy.example.com/server/internal/identity"
 	"bothy.example.com/server/internal/identity/app"
@@ -21,9 +20,10 @@ import (
 	"bothy.example.com/server/internal/kernel/clock"
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/kernel/problem"
+	"bothy.example.com/server/internal/leaktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }
 
 var (
 	start   = time.Date(2026, 12, 1, 9, 30, 15, 0, time.UTC)

@@ -7,17 +7,16 @@ import (
 	"strings"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"bothy.example.com/server/internal/authz"
 	"bothy.example.com/server/internal/ingest"
 	"bothy.example.com/server/internal/ingest/app"
 	"bothy.example.com/server/internal/ingest/domain"
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/problem"
+	"bothy.example.com/server/internal/leaktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }
 
 // history gives the env two pull requests (#1 merged as commit 3, #2 merged by a GitHub merge
 // commit 4), two issues and four commits; commit 1 and 2 have no pull request.

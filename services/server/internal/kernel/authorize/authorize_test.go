@@ -5,13 +5,13 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"go.uber.org/goleak"
 
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/leaktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }
 
 var (
 	idA = uuid.MustParse("0190a6b2-7c1e-7d3a-9f00-00000000000a")

@@ -5,12 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"bothy.example.com/server/internal/kernel/clock"
+	"bothy.example.com/server/internal/leaktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }
 
 func TestSystemIsUTCAndCurrent(t *testing.T) {
 	t.Parallel()

@@ -11,12 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"bothy.example.com/server/internal/kernel/config"
+	"bothy.example.com/server/internal/leaktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }
 
 // testKeys is a fresh register with one key of every kind.
 type testKeys struct {

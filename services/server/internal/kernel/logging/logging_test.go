@@ -8,13 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"bothy.example.com/server/internal/kernel/correlation"
 	"bothy.example.com/server/internal/kernel/logging"
+	"bothy.example.com/server/internal/leaktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }
 
 // lines decodes every JSON line written to buf.
 func lines(t *testing.T, buf *bytes.Buffer) []map[string]any {

@@ -17,22 +17,16 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"go.uber.org/goleak"
 
 	"bothy.example.com/server/internal/kernel/migrate"
+	"bothy.example.com/server/internal/leaktest"
 	"bothy.example.com/server/internal/pgtest"
 )
 
 func TestMain(m *testing.M) {
 	// No sets: every test starts from a database with nothing but the bookkeeping table.
 	code := pgtest.Main(m)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "migrate test: leaked goroutines:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(leaktest.Check(code))
 }
 
 // bare returns a pool on a test database without the bookkeeping table, as a database looks

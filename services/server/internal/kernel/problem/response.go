@@ -7,11 +7,11 @@ import (
 	"slices"
 )
 
-// Response is a problem answer a strict-server handler returns as a typed response for a
-// status its operation declares. It is encoded exactly as WriteProblem encodes (same members,
-// same order), so a 401 or 404 from a handler is byte for byte the edge's and cannot reveal
-// its cause (spec 04: existence is never leaked). Modules embed it in a type that adds the
-// generated Visit<Operation>Response methods.
+// Response is a problem answer a strict-server handler returns as a typed response where the
+// problem carries headers of its own (sync's 410 resync_required with its Cache-Control; every
+// other problem is an error for the edge, ADR 0033). It is encoded exactly as WriteProblem
+// encodes (same members, same order), so its body is byte for byte the edge's. Modules embed
+// it in a type that adds the generated Visit<Operation>Response methods.
 type Response struct {
 	// Problem is the body, from From.
 	Problem Problem

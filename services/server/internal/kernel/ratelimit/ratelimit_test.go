@@ -5,13 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"bothy.example.com/server/internal/kernel/clock"
 	"bothy.example.com/server/internal/kernel/ratelimit"
+	"bothy.example.com/server/internal/leaktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }
 
 var epoch = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 

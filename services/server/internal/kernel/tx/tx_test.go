@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -13,10 +12,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"go.uber.org/goleak"
 
 	"bothy.example.com/server/internal/kernel/migrate"
 	"bothy.example.com/server/internal/kernel/tx"
+	"bothy.example.com/server/internal/leaktest"
 	"bothy.example.com/server/internal/pgtest"
 )
 
@@ -27,16 +26,7 @@ CREATE TABLE txtest.notes (id bigserial PRIMARY KEY, body text NOT NULL);
 CREATE TABLE txtest.deferred (k int, CONSTRAINT deferred_k UNIQUE (k) DEFERRABLE INITIALLY DEFERRED);`)},
 }}
 
-func TestMain(m *testing.M) {
-	code := pgtest.Main(m, fixture)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "tx test: leaked goroutines:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { leaktest.Exit(pgtest.Main(m, fixture)) }
 
 var errBoom = errors.New("boom")
 

@@ -14,6 +14,7 @@ import (
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/authorize/authorizetest"
 	"bothy.example.com/server/internal/kernel/clock"
 	"bothy.example.com/server/internal/kernel/problem"
 	"bothy.example.com/server/internal/kernel/tx"
@@ -300,26 +301,17 @@ var (
 	_ kernel.Appender   = (*personalWorld)(nil)
 )
 
-// authCall is one question put to the fake authorizer.
+// authCall is one question an actor put to the fake authorizer, as checkAuth compares it.
 type authCall struct {
 	actorID uuid.UUID
 	action  kernel.Action
 	res     authorize.Resource
 }
 
-// fakeAuthorizer allows everything but the actions in deny, and records every call.
-type fakeAuthorizer struct {
-	calls []authCall
-	deny  map[kernel.Action]error
-}
-
-func (a *fakeAuthorizer) Authorize(ctx context.Context, action kernel.Action, res authorize.Resource) error {
-	who, ok := actor.From(ctx)
-	if !ok {
-		return problem.ErrUnauthenticated
-	}
-	a.calls = append(a.calls, authCall{actorID: who.PrincipalID, action: action, res: res})
-	return a.deny[action]
+// denyActions is a Rule of the shared fake authorizer: everything is allowed but the actions
+// in deny, which get their error.
+func denyActions(deny map[kernel.Action]error) func(authorizetest.Call) error {
+	return func(c authorizetest.Call) error { return deny[c.Action] }
 }
 
 // fakePlaces knows the threads and channels of the tests and counts its calls.
@@ -378,7 +370,7 @@ func (p *fakePlaces) Channel(_ context.Context, id uuid.UUID) (app.ChannelPlace,
 // personalEnv is one test's use cases over fresh fakes.
 type personalEnv struct {
 	world    *personalWorld
-	auth     *fakeAuthorizer
+	auth     *authorizetest.Authorizer
 	places   *fakePlaces
 	personal *app.Personal
 }
@@ -388,7 +380,7 @@ var testPersonalConfig = app.PersonalConfig{MaxSettingBytes: 32, MaxDraftBytes: 
 
 func newPersonalEnv(t *testing.T) personalEnv {
 	t.Helper()
-	e := personalEnv{world: newPersonalWorld(), auth: &fakeAuthorizer{}, places: newFakePlaces()}
+	e := personalEnv{world: newPersonalWorld(), auth: &authorizetest.Authorizer{RequireActor: true}, places: newFakePlaces()}
 	p, err := app.NewPersonal(e.deps())
 	if err != nil {
 		t.Fatalf("NewPersonal: %v", err)

@@ -13,6 +13,7 @@ import (
 
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/authorize/authorizetest"
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/kernel/problem"
 	syncmod "bothy.example.com/server/internal/sync"
@@ -74,8 +75,14 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 }
 
 // checkAuth fails unless the authorizer was asked exactly want, by owner.
-func checkAuth(t *testing.T, got []authCall, owner uuid.UUID, want ...authCall) {
+func checkAuth(t *testing.T, calls []authorizetest.Call, owner uuid.UUID, want ...authCall) {
 	t.Helper()
+	var got []authCall
+	for _, c := range calls {
+		if c.Authenticated { // a call without an actor is refused before anything is asked
+			got = append(got, authCall{actorID: c.Actor.PrincipalID, action: c.Action, res: c.Res})
+		}
+	}
 	for i := range want {
 		want[i].actorID = owner
 	}
@@ -212,7 +219,7 @@ func TestUpdateReadState(t *testing.T) {
 				t.Errorf("stored %+v, want %+v", stored, tc.want)
 			}
 			checkEvents(t, e.world.committed, alex, want...)
-			checkAuth(t, e.auth.calls, alex, wantAuth...)
+			checkAuth(t, e.auth.Calls(), alex, wantAuth...)
 		})
 	}
 }
@@ -285,7 +292,7 @@ func TestSaveDraft(t *testing.T) {
 		t.Errorf("%d drafts stored, want 3 (the channel's, its thread's, the direct message's)", len(e.world.drafts))
 	}
 	checkEvents(t, e.world.committed, alex, events...)
-	checkAuth(t, e.auth.calls, alex, auth...)
+	checkAuth(t, e.auth.Calls(), alex, auth...)
 }
 
 func TestDeleteDraft(t *testing.T) {
@@ -300,7 +307,8 @@ func TestDeleteDraft(t *testing.T) {
 	if _, err := e.personal.SaveDraft(ctx, channel, uuid.Nil, "New thread"); err != nil {
 		t.Fatal(err)
 	}
-	e.world.committed, e.auth.calls = nil, nil
+	e.world.committed = nil
+	e.auth.Reset()
 
 	if err := e.personal.DeleteDraft(ctx, channel, thread); err != nil {
 		t.Fatalf("DeleteDraft: %v", err)
@@ -316,15 +324,16 @@ func TestDeleteDraft(t *testing.T) {
 		payload: `{"channel_id":"` + channel.String() + `","thread_id":"` + thread.String() + `","version":3}`,
 	})
 	channelRes := authorize.Resource{Kind: kernel.ResourceChannel, ID: channel, SpaceID: space, ChannelID: channel}
-	checkAuth(t, e.auth.calls, alex, authCall{action: kernel.ActionDraftWrite, res: channelRes})
+	checkAuth(t, e.auth.Calls(), alex, authCall{action: kernel.ActionDraftWrite, res: channelRes})
 
 	// Deleting it again succeeds, is still authorized, and appends nothing.
-	e.world.committed, e.auth.calls = nil, nil
+	e.world.committed = nil
+	e.auth.Reset()
 	if err := e.personal.DeleteDraft(ctx, channel, thread); err != nil {
 		t.Fatalf("DeleteDraft of a missing draft: %v", err)
 	}
 	checkEvents(t, e.world.committed, alex)
-	checkAuth(t, e.auth.calls, alex, authCall{action: kernel.ActionDraftWrite, res: channelRes})
+	checkAuth(t, e.auth.Calls(), alex, authCall{action: kernel.ActionDraftWrite, res: channelRes})
 
 	// The channel's own draft, whose payload has no thread id.
 	e.world.committed = nil
@@ -389,7 +398,7 @@ func TestPutSetting(t *testing.T) {
 		principalEvent(`{"key":"editor.font","value":"mono","version":2}`),
 	)
 	self := authorize.Resource{Kind: kernel.ResourcePrincipal, ID: alex}
-	checkAuth(t, e.auth.calls, alex,
+	checkAuth(t, e.auth.Calls(), alex,
 		authCall{action: kernel.ActionSettingWrite, res: self}, authCall{action: kernel.ActionSettingWrite, res: self})
 }
 
@@ -431,7 +440,7 @@ func TestPutSidebar(t *testing.T) {
 		principalEvent(`{"sections":[],"version":2}`),
 	)
 	self := authorize.Resource{Kind: kernel.ResourcePrincipal, ID: alex}
-	checkAuth(t, e.auth.calls, alex,
+	checkAuth(t, e.auth.Calls(), alex,
 		authCall{action: kernel.ActionSettingWrite, res: self}, authCall{action: kernel.ActionSettingWrite, res: self})
 }
 
@@ -468,10 +477,10 @@ func TestPersonalWritesFail(t *testing.T) {
 	}
 	fav := syncmod.SidebarSection{Key: "fav", ChannelIDs: []uuid.UUID{channel}}
 	denyNotFound := func(a kernel.Action) func(e personalEnv) {
-		return func(e personalEnv) { e.auth.deny = map[kernel.Action]error{a: problem.ErrNotFound} }
+		return func(e personalEnv) { e.auth.Rule = denyActions(map[kernel.Action]error{a: problem.ErrNotFound}) }
 	}
 	denyForbidden := func(a kernel.Action) func(e personalEnv) {
-		return func(e personalEnv) { e.auth.deny = map[kernel.Action]error{a: problem.ErrForbidden} }
+		return func(e personalEnv) { e.auth.Rule = denyActions(map[kernel.Action]error{a: problem.ErrForbidden}) }
 	}
 	placesDown := func(e personalEnv) { e.places.err = errDB }
 	writeFails := func(e personalEnv) { e.world.failWrite = errDB }
@@ -562,11 +571,11 @@ func TestPersonalWritesFail(t *testing.T) {
 			if tc.noPlaces && e.places.calls != 0 {
 				t.Errorf("%d place lookups, want none", e.places.calls)
 			}
-			if tc.noAuth && len(e.auth.calls) != 0 {
-				t.Errorf("authorizer asked %+v, want nothing", e.auth.calls)
+			if tc.noAuth && len(e.auth.Calls()) != 0 {
+				t.Errorf("authorizer asked %+v, want nothing", e.auth.Calls())
 			}
-			if !tc.noAuth && len(e.auth.calls) != 1 {
-				t.Errorf("authorizer asked %d times, want once", len(e.auth.calls))
+			if !tc.noAuth && len(e.auth.Calls()) != 1 {
+				t.Errorf("authorizer asked %d times, want once", len(e.auth.Calls()))
 			}
 		})
 	}
@@ -777,7 +786,8 @@ func TestGetDraft(t *testing.T) {
 	if _, err := e.personal.SaveDraft(ctx, channel, uuid.Nil, "New thread"); err != nil {
 		t.Fatal(err)
 	}
-	e.world.committed, e.auth.calls = nil, nil
+	e.world.committed = nil
+	e.auth.Reset()
 
 	d, err := e.personal.GetDraft(ctx, channel, thread)
 	if err != nil {
@@ -787,7 +797,7 @@ func TestGetDraft(t *testing.T) {
 		t.Errorf("thread draft = %+v", d)
 	}
 	channelRes := authorize.Resource{Kind: kernel.ResourceChannel, ID: channel, SpaceID: space, ChannelID: channel}
-	checkAuth(t, e.auth.calls, alex, authCall{action: kernel.ActionDraftRead, res: channelRes})
+	checkAuth(t, e.auth.Calls(), alex, authCall{action: kernel.ActionDraftRead, res: channelRes})
 	if d, err := e.personal.GetDraft(ctx, channel, uuid.Nil); err != nil || d.ContentMD != "New thread" || d.ThreadID != uuid.Nil {
 		t.Errorf("channel draft = %+v, %v", d, err)
 	}
@@ -806,15 +816,15 @@ func TestGetDraft(t *testing.T) {
 			t.Errorf("%s: %v, want not_found", name, err)
 		}
 	}
-	e.auth.deny = map[kernel.Action]error{kernel.ActionDraftRead: problem.ErrForbidden}
+	e.auth.Rule = denyActions(map[kernel.Action]error{kernel.ActionDraftRead: problem.ErrForbidden})
 	if _, err := e.personal.GetDraft(ctx, channel, thread); !errors.Is(err, problem.ErrForbidden) {
 		t.Errorf("draft.read denied: %v, want forbidden", err)
 	}
-	e.auth.deny = map[kernel.Action]error{kernel.ActionDraftWrite: problem.ErrForbidden}
+	e.auth.Rule = denyActions(map[kernel.Action]error{kernel.ActionDraftWrite: problem.ErrForbidden})
 	if _, err := e.personal.GetDraft(ctx, channel, thread); err != nil {
 		t.Errorf("draft.write denied (a viewer who kept a draft as a member): %v, want the draft", err)
 	}
-	e.auth.deny = nil
+	e.auth.Rule = nil
 	e.world.failRead = errDB
 	if _, err := e.personal.GetDraft(ctx, channel, thread); !errors.Is(err, errDB) {
 		t.Errorf("failing store: %v", err)

@@ -10,15 +10,15 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"go.uber.org/goleak"
 	"go.yaml.in/yaml/v3"
 
 	"bothy.example.com/server/internal/kernel"
+	"bothy.example.com/server/internal/leaktest"
 	"bothy.example.com/server/internal/sync/domain"
 	"bothy.example.com/server/internal/sync/domain/eventtest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }
 
 // TestRegisterMatchesSpec02 is spec 02's table of durable event types, row by row.
 func TestRegisterMatchesSpec02(t *testing.T) {

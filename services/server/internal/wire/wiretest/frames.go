@@ -15,6 +15,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"go.yaml.in/yaml/v3"
+
+	"bothy.example.com/server/internal/apitest"
 )
 
 // FramesPath returns the path of the gateway's AsyncAPI document under the repository root.
@@ -172,7 +174,7 @@ func validateFrame(schemas map[string]*openapi3.Schema, data []byte) error {
 	if err := dec.Decode(&value); err != nil {
 		return fmt.Errorf("frame: not json: %w", err)
 	}
-	if path, found := findNull(value, "$"); found {
+	if path, found := apitest.FindNull(value, "$"); found {
 		return fmt.Errorf("frame: null at %s", path)
 	}
 	obj, ok := value.(map[string]any)
@@ -184,7 +186,7 @@ func validateFrame(schemas map[string]*openapi3.Schema, data []byte) error {
 	if schema == nil {
 		return fmt.Errorf("frame: op %q is none of %v", op, Ops(schemas))
 	}
-	if err := schema.VisitJSON(plain(value), openapi3.MultiErrors()); err != nil {
+	if err := schema.VisitJSON(apitest.Plain(value), openapi3.MultiErrors()); err != nil {
 		return fmt.Errorf("asyncapi: %s frame: %w", op, err)
 	}
 	return nil

@@ -14,23 +14,14 @@ import (
 // naming every invalid field, 409 for a taken handle.
 func (s *Server) CreateAgent(ctx context.Context, req apigen.CreateAgentRequestObject) (apigen.CreateAgentResponseObject, error) {
 	if err := s.authz.Authorize(ctx, kernel.ActionAgentCreate, authorize.Instance()); err != nil {
-		return createAgentFailure(ctx, "authorize", err)
+		return nil, fmt.Errorf("create agent: authorize: %w", err)
 	}
 	if req.Body == nil {
-		return createAgentFailure(ctx, "read body", errMissingBody)
+		return nil, fmt.Errorf("create agent: read body: %w", errMissingBody)
 	}
 	agent, err := s.creator.Create(ctx, fromAPICreateAgent(*req.Body))
 	if err != nil {
-		return createAgentFailure(ctx, "create", err)
+		return nil, fmt.Errorf("create agent: create: %w", err)
 	}
 	return apigen.CreateAgent201JSONResponse(toAPIAgent(agent)), nil
-}
-
-// createAgentFailure answers err with its problem when createAgent declares the status, and
-// otherwise returns it for the edge (500, logged).
-func createAgentFailure(ctx context.Context, step string, err error) (apigen.CreateAgentResponseObject, error) {
-	if r, ok := problemFor(ctx, err, createAgentProblems); ok {
-		return r, nil
-	}
-	return nil, fmt.Errorf("create agent: %s: %w", step, err)
 }

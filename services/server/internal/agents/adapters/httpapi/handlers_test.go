@@ -19,6 +19,7 @@ import (
 	"bothy.example.com/server/internal/identity"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/authorize/authorizetest"
 	"bothy.example.com/server/internal/kernel/correlation"
 	"bothy.example.com/server/internal/kernel/problem"
 )
@@ -44,9 +45,11 @@ var (
 	errDB      = errors.New("connection reset")
 )
 
-func newServer(t *testing.T, authz *fakeAuthorizer, fake *fakeAgents) *httpapi.Server {
+func newServer(t *testing.T, authz *authorizetest.Authorizer, fake *fakeAgents) *httpapi.Server {
 	t.Helper()
-	s, err := httpapi.New(httpapi.Deps{Authorizer: authz, Creator: fake, Agents: fake})
+	s, err := httpapi.New(httpapi.Deps{
+		Authorizer: authz, Creator: fake, Agents: fake, Heartbeats: noHeartbeats{}, Runs: &fakeRuns{}, Invocations: noInvocations{},
+	})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -108,12 +111,12 @@ func TestCreateAgent(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			authz := &fakeAuthorizer{err: tc.authz}
+			authz := &authorizetest.Authorizer{Err: tc.authz}
 			fake := &fakeAgents{created: robin, createErr: tc.createErr}
 			ctx := correlation.With(t.Context(), "req-1")
 			resp, err := newServer(t, authz, fake).CreateAgent(ctx, apigen.CreateAgentRequestObject{Body: tc.body})
 
-			if got, want := authz.seen(), []call{{action: kernel.ActionAgentCreate, res: authorize.Instance()}}; !slices.Equal(got, want) {
+			if got, want := authz.Decisions(), []authorizetest.Decision{{Action: kernel.ActionAgentCreate, Res: authorize.Instance()}}; !slices.Equal(got, want) {
 				t.Fatalf("authorize calls = %+v, want %+v", got, want)
 			}
 			if inputs, _ := fake.seen(); !slices.Equal(inputs, tc.wantInputs) {
@@ -161,12 +164,12 @@ func TestListAgents(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			authz := &fakeAuthorizer{err: tc.authz}
+			authz := &authorizetest.Authorizer{Err: tc.authz}
 			fake := &fakeAgents{list: tc.list, listErr: tc.listErr}
 			ctx := correlation.With(t.Context(), "req-1")
 			resp, err := newServer(t, authz, fake).ListAgents(ctx, apigen.ListAgentsRequestObject{})
 
-			if got, want := authz.seen(), []call{{action: kernel.ActionAgentRead, res: authorize.Instance()}}; !slices.Equal(got, want) {
+			if got, want := authz.Decisions(), []authorizetest.Decision{{Action: kernel.ActionAgentRead, Res: authorize.Instance()}}; !slices.Equal(got, want) {
 				t.Fatalf("authorize calls = %+v, want %+v", got, want)
 			}
 			if _, lists := fake.seen(); lists != tc.wantLists {
@@ -188,7 +191,8 @@ func TestListAgents(t *testing.T) {
 }
 
 // visit checks the handler's outcome: for wantStatus 0 an error and no response (nil is
-// returned), otherwise a response of that status, written into the returned recorder.
+// returned), otherwise a response of that status, written into the returned recorder (a
+// problem as the edge writes the handler's error).
 func visit(t *testing.T, resp any, err error, wantStatus int, write func(http.ResponseWriter) error) *httptest.ResponseRecorder {
 	t.Helper()
 	if wantStatus == 0 {
@@ -200,11 +204,15 @@ func visit(t *testing.T, resp any, err error, wantStatus int, write func(http.Re
 		}
 		return nil
 	}
-	if err != nil {
-		t.Fatalf("handler error: %v", err)
-	}
 	rec := httptest.NewRecorder()
-	if err := write(rec); err != nil {
+	if err != nil {
+		// A problem is the error of its kind, answered by the edge's one table (ADR 0033):
+		// written here as the strict server's error hook writes it.
+		if resp != nil {
+			t.Fatalf("handler = %v, %v; want no response beside the error", resp, err)
+		}
+		problem.Write(rec, httptest.NewRequestWithContext(correlation.With(context.Background(), "req-1"), http.MethodGet, "/api/v1/agents", nil), err)
+	} else if err := write(rec); err != nil {
 		t.Fatalf("visit: %v", err)
 	}
 	if rec.Code != wantStatus {
@@ -230,11 +238,25 @@ func checkSameAsEdge(t *testing.T, rec *httptest.ResponseRecorder, err error) {
 func TestNewRefusesMissingDeps(t *testing.T) {
 	t.Parallel()
 	fake := &fakeAgents{}
+	full := func(change func(*httpapi.Deps)) httpapi.Deps {
+		d := httpapi.Deps{
+			Authorizer: &authorizetest.Authorizer{}, Creator: fake, Agents: fake,
+			Heartbeats: noHeartbeats{}, Runs: &fakeRuns{}, Invocations: noInvocations{},
+		}
+		change(&d)
+		return d
+	}
+	if _, err := httpapi.New(full(func(*httpapi.Deps) {})); err != nil {
+		t.Fatalf("New with every dependency: %v", err)
+	}
 	for _, deps := range []httpapi.Deps{
 		{},
-		{Creator: fake, Agents: fake},
-		{Authorizer: &fakeAuthorizer{}, Agents: fake},
-		{Authorizer: &fakeAuthorizer{}, Creator: fake},
+		full(func(d *httpapi.Deps) { d.Authorizer = nil }),
+		full(func(d *httpapi.Deps) { d.Creator = nil }),
+		full(func(d *httpapi.Deps) { d.Agents = nil }),
+		full(func(d *httpapi.Deps) { d.Heartbeats = nil }),
+		full(func(d *httpapi.Deps) { d.Runs = nil }),
+		full(func(d *httpapi.Deps) { d.Invocations = nil }),
 	} {
 		if _, err := httpapi.New(deps); err == nil {
 			t.Fatalf("New(%+v) succeeded", deps)

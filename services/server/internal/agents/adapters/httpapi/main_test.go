@@ -3,9 +3,9 @@ package httpapi_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"bothy.example.com/server/internal/leaktest"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	leaktest.Main(m)
 }

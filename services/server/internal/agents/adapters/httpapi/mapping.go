@@ -1,8 +1,7 @@
 package httpapi
 
 import (
-	"context"
-	"net/http"
+	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/agents"
 	"bothy.example.com/server/internal/apigen"
@@ -40,35 +39,62 @@ func toAPIAgent(a agents.Agent) apigen.Agent {
 	return out
 }
 
-// The problem statuses each operation declares in api/openapi.yaml.
-var (
-	createAgentProblems = []int{
-		http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusConflict,
+// fromAPICreateRun converts createRun's body into the use case's input; absent members are
+// empty.
+func fromAPICreateRun(threadID uuid.UUID, b apigen.CreateRunRequest) agents.RunInput {
+	in := agents.RunInput{ThreadID: threadID, RequestedBy: b.RequestedBy}
+	if b.InvocationId != nil {
+		in.InvocationID = *b.InvocationId
 	}
-	listAgentsProblems = []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound}
-)
-
-// problemResponse is a problem answer of this module's operations: the kernel's
-// problem.Response (encoded exactly as the edge's problem.Write) with the generated Visit
-// methods.
-type problemResponse struct {
-	problem.Response
+	if b.State != nil {
+		in.State = string(*b.State)
+	}
+	if b.Progress != nil {
+		in.Progress = *b.Progress
+	}
+	return in
 }
 
-// VisitCreateAgentResponse writes the problem.
-func (r problemResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
-	return r.Write(w)
+// toAPIRun converts a run into the Run of the API; absent ids and times are omitted, never
+// null.
+func toAPIRun(r agents.Run) apigen.Run {
+	out := apigen.Run{
+		Id: r.ID, AgentId: r.AgentID, ThreadId: r.ThreadID, ChannelId: r.ChannelID, SpaceId: optID(r.SpaceID),
+		RequestedBy: r.RequestedBy, InvocationId: optID(r.InvocationID), State: apigen.RunState(r.State),
+		Progress: r.Progress, Version: r.Version, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		CancelledBy: optID(r.CancelledBy),
+	}
+	if !r.EndedAt.IsZero() {
+		t := r.EndedAt.UTC()
+		out.EndedAt = &t
+	}
+	return out
 }
 
-// VisitListAgentsResponse writes the problem.
-func (r problemResponse) VisitListAgentsResponse(w http.ResponseWriter) error {
-	return r.Write(w)
+// optID is nil for uuid.Nil, so that the member is omitted.
+func optID(id uuid.UUID) *uuid.UUID {
+	if id == uuid.Nil {
+		return nil
+	}
+	return &id
 }
 
-// problemFor returns the problem response of err when its status is one the operation
-// declares (problem.Declared); ok is false for anything else, which the handler returns as an
-// error for the edge to answer.
-func problemFor(ctx context.Context, err error, declared []int) (problemResponse, bool) {
-	r, ok := problem.Declared(ctx, err, declared)
-	return problemResponse{r}, ok
+// toAPIInvocation converts an invocation into the Invocation of the API.
+func toAPIInvocation(i agents.Invocation) apigen.Invocation {
+	return apigen.Invocation{
+		Id: i.ID, AgentId: i.AgentID, MessageId: i.MessageID, ThreadId: i.ThreadID, ChannelId: i.ChannelID,
+		InvokedBy: i.InvokedBy, Reason: apigen.InvocationReason(i.Reason), Attempt: i.Attempt,
+		State: apigen.InvocationState(i.State), CreatedAt: i.CreatedAt.UTC(),
+	}
+}
+
+// toAPIPresence converts an agent's presence into sendAgentHeartbeat's answer; an empty
+// billing mode is omitted.
+func toAPIPresence(p agents.Presence) apigen.AgentHeartbeat {
+	out := apigen.AgentHeartbeat{State: apigen.AgentRuntimeState(p.State), LastHeartbeatAt: p.LastHeartbeatAt}
+	if p.ReportedBillingMode != "" {
+		m := p.ReportedBillingMode
+		out.ReportedBillingMode = &m
+	}
+	return out
 }

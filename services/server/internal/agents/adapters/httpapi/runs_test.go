@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"bothy.example.com/server/internal/agents"
 	"bothy.example.com/server/internal/agents/adapters/httpapi"
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/kernel/authorize/authorizetest"
 	"bothy.example.com/server/internal/kernel/correlation"
 	"bothy.example.com/server/internal/kernel/problem"
 )
@@ -73,15 +75,40 @@ var (
 		`"updated_at":"2026-12-01T09:30:15Z","version":1}` + "\n"
 )
 
-func TestNewRunsRefusesNoPort(t *testing.T) {
-	t.Parallel()
-	if _, err := httpapi.NewRuns(nil); err == nil {
-		t.Fatal("NewRuns(nil) succeeded")
+// runsServer is a Server whose runs port is runs; the runs handlers use nothing else.
+func runsServer(t *testing.T, runs *fakeRuns) *httpapi.Server {
+	t.Helper()
+	fake := &fakeAgents{}
+	s, err := httpapi.New(httpapi.Deps{
+		Authorizer: &authorizetest.Authorizer{Err: errors.New("the runs handlers do not authorize")},
+		Creator:    fake, Agents: fake, Heartbeats: noHeartbeats{}, Runs: runs, Invocations: noInvocations{},
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
+	return s
 }
 
-// TestRunHandlers: each handler converts and delegates; a declared problem is answered with
-// the edge's body, anything else is left to the edge.
+// noHeartbeats is a Heartbeater the tests of other operations never call.
+type noHeartbeats struct{}
+
+func (noHeartbeats) Heartbeat(context.Context, *string) (agents.Presence, error) {
+	panic("not called")
+}
+
+// noInvocations is an invocations port the tests of other operations never call.
+type noInvocations struct{}
+
+func (noInvocations) Ack(context.Context, uuid.UUID, string) (agents.Invocation, error) {
+	panic("not called")
+}
+
+func (noInvocations) Get(context.Context, uuid.UUID) (agents.Invocation, error) {
+	panic("not called")
+}
+
+// TestRunHandlers: each handler converts and delegates; a problem is the error the edge
+// answers with its body, anything else is left to the edge as a 500.
 func TestRunHandlers(t *testing.T) {
 	t.Parallel()
 	cancelled := queued
@@ -97,14 +124,14 @@ func TestRunHandlers(t *testing.T) {
 		name       string
 		run        agents.Run
 		err        error
-		call       func(ctx context.Context, s *httpapi.RunsServer) (func(http.ResponseWriter) error, error)
+		call       func(ctx context.Context, s *httpapi.Server) (func(http.ResponseWriter) error, error)
 		wantStatus int
 		wantBody   string
 		wantErr    error
 	}{
 		{
 			name: "create", run: queued, wantStatus: http.StatusCreated, wantBody: queuedJSON,
-			call: func(ctx context.Context, s *httpapi.RunsServer) (func(http.ResponseWriter) error, error) {
+			call: func(ctx context.Context, s *httpapi.Server) (func(http.ResponseWriter) error, error) {
 				r, err := s.CreateRun(ctx, apigen.CreateRunRequestObject{ThreadId: threadID, Body: &apigen.CreateRunRequest{RequestedBy: robin.CreatedBy, State: &running}})
 				return visitor(r, err, func(w http.ResponseWriter) error { return r.VisitCreateRunResponse(w) })
 			},
@@ -112,35 +139,35 @@ func TestRunHandlers(t *testing.T) {
 		{
 			name: "create without a body", wantStatus: http.StatusBadRequest,
 			wantErr: problem.Validation(problem.FieldError{Field: "body", Message: "is required"}),
-			call: func(ctx context.Context, s *httpapi.RunsServer) (func(http.ResponseWriter) error, error) {
+			call: func(ctx context.Context, s *httpapi.Server) (func(http.ResponseWriter) error, error) {
 				r, err := s.CreateRun(ctx, apigen.CreateRunRequestObject{ThreadId: threadID})
 				return visitor(r, err, func(w http.ResponseWriter) error { return r.VisitCreateRunResponse(w) })
 			},
 		},
 		{
 			name: "create refused", err: fmt.Errorf("agents: create run: %w", problem.ErrForbidden), wantStatus: http.StatusForbidden, wantErr: problem.ErrForbidden,
-			call: func(ctx context.Context, s *httpapi.RunsServer) (func(http.ResponseWriter) error, error) {
+			call: func(ctx context.Context, s *httpapi.Server) (func(http.ResponseWriter) error, error) {
 				r, err := s.CreateRun(ctx, apigen.CreateRunRequestObject{ThreadId: threadID, Body: &apigen.CreateRunRequest{RequestedBy: robin.CreatedBy}})
 				return visitor(r, err, func(w http.ResponseWriter) error { return r.VisitCreateRunResponse(w) })
 			},
 		},
 		{
 			name: "get", run: queued, wantStatus: http.StatusOK, wantBody: queuedJSON,
-			call: func(ctx context.Context, s *httpapi.RunsServer) (func(http.ResponseWriter) error, error) {
+			call: func(ctx context.Context, s *httpapi.Server) (func(http.ResponseWriter) error, error) {
 				r, err := s.GetRun(ctx, apigen.GetRunRequestObject{RunId: runID})
 				return visitor(r, err, func(w http.ResponseWriter) error { return r.VisitGetRunResponse(w) })
 			},
 		},
 		{
 			name: "get hidden", err: problem.ErrNotFound, wantStatus: http.StatusNotFound, wantErr: problem.ErrNotFound,
-			call: func(ctx context.Context, s *httpapi.RunsServer) (func(http.ResponseWriter) error, error) {
+			call: func(ctx context.Context, s *httpapi.Server) (func(http.ResponseWriter) error, error) {
 				r, err := s.GetRun(ctx, apigen.GetRunRequestObject{RunId: runID})
 				return visitor(r, err, func(w http.ResponseWriter) error { return r.VisitGetRunResponse(w) })
 			},
 		},
 		{
 			name: "get fails", err: errDB,
-			call: func(ctx context.Context, s *httpapi.RunsServer) (func(http.ResponseWriter) error, error) {
+			call: func(ctx context.Context, s *httpapi.Server) (func(http.ResponseWriter) error, error) {
 				r, err := s.GetRun(ctx, apigen.GetRunRequestObject{RunId: runID})
 				return visitor(r, err, func(w http.ResponseWriter) error { return r.VisitGetRunResponse(w) })
 			},
@@ -148,14 +175,14 @@ func TestRunHandlers(t *testing.T) {
 		{
 			name: "update refused by the machine", err: problem.New(problem.ErrConflict, "illegal run state transition"), wantStatus: http.StatusConflict,
 			wantErr: problem.New(problem.ErrConflict, "illegal run state transition"),
-			call: func(ctx context.Context, s *httpapi.RunsServer) (func(http.ResponseWriter) error, error) {
+			call: func(ctx context.Context, s *httpapi.Server) (func(http.ResponseWriter) error, error) {
 				r, err := s.UpdateRun(ctx, apigen.UpdateRunRequestObject{RunId: runID, Body: &apigen.UpdateRunRequest{State: apigen.RunStateSucceeded}})
 				return visitor(r, err, func(w http.ResponseWriter) error { return r.VisitUpdateRunResponse(w) })
 			},
 		},
 		{
 			name: "cancel", run: cancelled, wantStatus: http.StatusOK, wantBody: cancelledJSON,
-			call: func(ctx context.Context, s *httpapi.RunsServer) (func(http.ResponseWriter) error, error) {
+			call: func(ctx context.Context, s *httpapi.Server) (func(http.ResponseWriter) error, error) {
 				r, err := s.CancelRun(ctx, apigen.CancelRunRequestObject{RunId: runID})
 				return visitor(r, err, func(w http.ResponseWriter) error { return r.VisitCancelRunResponse(w) })
 			},
@@ -164,10 +191,7 @@ func TestRunHandlers(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s, err := httpapi.NewRuns(&fakeRuns{run: tc.run, err: tc.err})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := runsServer(t, &fakeRuns{run: tc.run, err: tc.err})
 			write, err := tc.call(correlation.With(t.Context(), "req-1"), s)
 			var resp any // a nil func in an interface would not be nil
 			if write != nil {
@@ -201,10 +225,7 @@ func visitor(resp any, err error, write func(http.ResponseWriter) error) (func(h
 func TestCreateRunInput(t *testing.T) {
 	t.Parallel()
 	fake := &fakeRuns{run: queued}
-	s, err := httpapi.NewRuns(fake)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := runsServer(t, fake)
 	running, progress, inv := apigen.CreateRunRequestStateRunning, "Reading", uuid.Max
 	bodies := []apigen.CreateRunRequest{
 		{RequestedBy: robin.CreatedBy},

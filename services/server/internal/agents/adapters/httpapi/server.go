@@ -1,6 +1,8 @@
-// Package httpapi serves the agents module's HTTP operations (createAgent, listAgents) as
-// methods of the generated strict server; internal/wire embeds Server into the one strict
-// server it mounts.
+// Package httpapi serves the agents module's HTTP operations (createAgent, listAgents,
+// sendAgentHeartbeat, createRun, getRun, updateRun, cancelRun, ackInvocation, getInvocation)
+// as methods of the generated strict server, one file per operation; internal/wire embeds
+// Server into the one strict server it mounts. Successes are typed responses; every problem
+// is the error of its kind, which the edge's one table answers (ADR 0033).
 package httpapi
 
 import (
@@ -17,21 +19,37 @@ type Creator interface {
 	Create(ctx context.Context, in agents.CreateInput) (agents.Agent, error)
 }
 
+// Heartbeater records heartbeats; agents/app.Presence implements it.
+type Heartbeater interface {
+	// Heartbeat records a heartbeat of the agent in ctx (see app.Presence.Heartbeat).
+	Heartbeat(ctx context.Context, billingMode *string) (agents.Presence, error)
+}
+
 // Deps are the collaborators of a Server, all required.
 type Deps struct {
-	// Authorizer decides every request before the handler does anything else.
+	// Authorizer decides createAgent and listAgents before the handler does anything else;
+	// the other use cases authorize themselves.
 	Authorizer authorize.Authorizer
 	// Creator creates agents.
 	Creator Creator
 	// Agents lists the agents the actor may read.
 	Agents agents.Agents
+	// Heartbeats records the calling agent's heartbeats.
+	Heartbeats Heartbeater
+	// Runs starts, reads, moves and cancels runs (their thread decides, ADR 0027).
+	Runs agents.Runs
+	// Invocations acknowledges and reads invocations (ADR 0031).
+	Invocations agents.Invocations
 }
 
-// Server implements the strict-server methods of createAgent and listAgents.
+// Server implements the strict-server methods of the agents module's operations.
 type Server struct {
-	authz   authorize.Authorizer
-	creator Creator
-	agents  agents.Agents
+	authz       authorize.Authorizer
+	creator     Creator
+	agents      agents.Agents
+	heartbeats  Heartbeater
+	runs        agents.Runs
+	invocations agents.Invocations
 }
 
 // New returns a Server over deps; it fails when a dependency is missing, so a wiring mistake
@@ -47,8 +65,20 @@ func New(deps Deps) (*Server, error) {
 	if deps.Agents == nil {
 		errs = append(errs, errors.New("agents port is nil"))
 	}
+	if deps.Heartbeats == nil {
+		errs = append(errs, errors.New("heartbeater is nil"))
+	}
+	if deps.Runs == nil {
+		errs = append(errs, errors.New("runs port is nil"))
+	}
+	if deps.Invocations == nil {
+		errs = append(errs, errors.New("invocations port is nil"))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return &Server{authz: deps.Authorizer, creator: deps.Creator, agents: deps.Agents}, nil
+	return &Server{
+		authz: deps.Authorizer, creator: deps.Creator, agents: deps.Agents,
+		heartbeats: deps.Heartbeats, runs: deps.Runs, invocations: deps.Invocations,
+	}, nil
 }

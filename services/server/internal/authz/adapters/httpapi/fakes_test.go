@@ -8,29 +8,7 @@ import (
 
 	"bothy.example.com/server/internal/authz"
 	"bothy.example.com/server/internal/authz/app"
-	"bothy.example.com/server/internal/kernel"
-	"bothy.example.com/server/internal/kernel/authorize"
 )
-
-// decision is one Authorize call the fake saw.
-type decision struct {
-	action kernel.Action
-	res    authorize.Resource
-}
-
-// fakeAuthorizer records every call and answers deny (nil: allow).
-type fakeAuthorizer struct {
-	mu    gosync.Mutex
-	deny  error
-	calls []decision
-}
-
-func (f *fakeAuthorizer) Authorize(_ context.Context, action kernel.Action, res authorize.Resource) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls = append(f.calls, decision{action, res})
-	return f.deny
-}
 
 // fakeGrants records the use-case calls and answers with canned results.
 type fakeGrants struct {

@@ -18,6 +18,7 @@ import (
 	"bothy.example.com/server/internal/authz/app"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
+	"bothy.example.com/server/internal/kernel/authorize/authorizetest"
 	"bothy.example.com/server/internal/kernel/problem"
 )
 
@@ -30,9 +31,9 @@ var (
 	created = time.Date(2026, 12, 1, 9, 30, 15, 0, time.UTC)
 )
 
-func newServer(t *testing.T) (*httpapi.Server, *fakeAuthorizer, *fakeGrants) {
+func newServer(t *testing.T) (*httpapi.Server, *authorizetest.Authorizer, *fakeGrants) {
 	t.Helper()
-	a, g := &fakeAuthorizer{}, &fakeGrants{}
+	a, g := &authorizetest.Authorizer{}, &fakeGrants{}
 	s, err := httpapi.New(httpapi.Deps{Authorizer: a, Grants: g})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -80,13 +81,13 @@ func TestEveryHandlerAuthorizesFirst(t *testing.T) {
 			t.Run(op.name+"/"+deny.Error(), func(t *testing.T) {
 				t.Parallel()
 				s, a, g := newServer(t)
-				a.deny = deny
+				a.Err = deny
 				if _, err := op.call(as(sam), s); !errors.Is(err, deny) {
 					t.Fatalf("%s = %v, want %v", op.name, err, deny)
 				}
-				if len(a.calls) != 1 || a.calls[0].action != kernel.ActionGrantAdmin ||
-					a.calls[0].res.Kind != kernel.ResourceGrant || a.calls[0].res.ID != op.id {
-					t.Fatalf("authorize calls %+v, want one grant.admin on grant %s", a.calls, op.id)
+				if calls := a.Decisions(); len(calls) != 1 || calls[0].Action != kernel.ActionGrantAdmin ||
+					calls[0].Res.Kind != kernel.ResourceGrant || calls[0].Res.ID != op.id {
+					t.Fatalf("authorize calls %+v, want one grant.admin on grant %s", calls, op.id)
 				}
 				if len(g.calls) != 0 {
 					t.Fatalf("use cases ran after a denial: %v", g.calls)

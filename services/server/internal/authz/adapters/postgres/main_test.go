@@ -1,16 +1,14 @@
 package postgres_test
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/google/uuid"
-	"go.uber.org/goleak"
 
 	authzpg "bothy.example.com/server/internal/authz/adapters/postgres"
 	instancepg "bothy.example.com/server/internal/instance/adapters/postgres"
 	"bothy.example.com/server/internal/kernel/tx"
+	"bothy.example.com/server/internal/leaktest"
 	"bothy.example.com/server/internal/pgtest"
 )
 
@@ -18,14 +16,7 @@ import (
 // without foreign keys. The instance row only gives instance grants a realistic id. The use
 // cases' tests over every module's adapters are in authz/app.
 func TestMain(m *testing.M) {
-	code := pgtest.Main(m, instancepg.Migrations(), authzpg.Migrations())
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "authz postgres test: leaked goroutines:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	leaktest.Exit(pgtest.Main(m, instancepg.Migrations(), authzpg.Migrations()))
 }
 
 // env is one test's migrated database with the store under test.

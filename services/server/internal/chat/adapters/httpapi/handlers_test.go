@@ -22,6 +22,7 @@ import (
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/authorize/authorizetest"
 	"bothy.example.com/server/internal/kernel/conditional"
 	"bothy.example.com/server/internal/kernel/problem"
 )
@@ -42,16 +43,16 @@ var (
 // pageSize is the configured chat.messages_page_size of the servers under test.
 const pageSize = 50
 
-func deps(a *fakeAuthorizer, f *fakeChat) httpapi.Deps {
+func deps(a *authorizetest.Authorizer, f *fakeChat) httpapi.Deps {
 	return httpapi.Deps{
 		Authorizer: a, Spaces: spacesPort{f}, Channels: channelsPort{f}, Threads: threadsPort{f},
 		Messages: messagesPort{f}, Reactions: reactionsPort{f}, Search: searchPort{f}, ThreadList: threadListPort{f}, MessagesPageSize: pageSize,
 	}
 }
 
-func newServer(t *testing.T) (*httpapi.Server, *fakeAuthorizer, *fakeChat) {
+func newServer(t *testing.T) (*httpapi.Server, *authorizetest.Authorizer, *fakeChat) {
 	t.Helper()
-	a, f := &fakeAuthorizer{}, &fakeChat{}
+	a, f := &authorizetest.Authorizer{RequireActor: true}, &fakeChat{}
 	s, err := httpapi.New(deps(a, f))
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -86,14 +87,14 @@ func TestNewRefusesMissingDeps(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			d := deps(&fakeAuthorizer{}, &fakeChat{})
+			d := deps(&authorizetest.Authorizer{RequireActor: true}, &fakeChat{})
 			tc.change(&d)
 			if s, err := httpapi.New(d); err == nil || s != nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("New = %v, %v; want an error saying %q", s, err, tc.want)
 			}
 		})
 	}
-	d := deps(&fakeAuthorizer{}, &fakeChat{})
+	d := deps(&authorizetest.Authorizer{RequireActor: true}, &fakeChat{})
 	d.Authorizer, d.Messages = nil, nil
 	_, err := httpapi.New(d)
 	if err == nil || !strings.Contains(err.Error(), "authorizer is nil") || !strings.Contains(err.Error(), "messages port is nil") {
@@ -270,11 +271,11 @@ func TestHandlersAuthorizeWhereTheResourceIsKnown(t *testing.T) {
 			t.Parallel()
 			if op.action == "" {
 				s, authz, ports := newServer(t)
-				authz.deny = problem.ErrForbidden
+				authz.Err = problem.ErrForbidden
 				if _, err := op.call(as(samID), s); err != nil {
 					t.Fatalf("call: %v", err)
 				}
-				if got := authz.decisions(); len(got) != 0 {
+				if got := authz.Decisions(); len(got) != 0 {
 					t.Errorf("the handler decided %+v; its use case authorizes", got)
 				}
 				if calls := ports.called(); !slices.Equal(calls, []string{op.port}) {
@@ -282,10 +283,10 @@ func TestHandlersAuthorizeWhereTheResourceIsKnown(t *testing.T) {
 				}
 				return
 			}
-			want := decision{action: op.action, res: authorize.Instance()}
+			want := authorizetest.Decision{Action: op.action, Res: authorize.Instance()}
 			for _, deny := range denials {
 				s, authz, ports := newServer(t)
-				authz.deny = deny
+				authz.Err = deny
 				resp, err := op.call(as(samID), s)
 				if !errors.Is(err, deny) || resp != nil {
 					t.Errorf("denied with %v: resp %v, err %v", deny, resp, err)
@@ -293,7 +294,7 @@ func TestHandlersAuthorizeWhereTheResourceIsKnown(t *testing.T) {
 				if calls := ports.called(); len(calls) != 0 {
 					t.Errorf("denied with %v: the handler called %v", deny, calls)
 				}
-				if got := authz.decisions(); !slices.Equal(got, []decision{want}) {
+				if got := authz.Decisions(); !slices.Equal(got, []authorizetest.Decision{want}) {
 					t.Errorf("decisions = %+v, want exactly %+v", got, want)
 				}
 			}
@@ -313,7 +314,7 @@ func TestHandlersAuthorizeWhereTheResourceIsKnown(t *testing.T) {
 			if calls := ports.called(); !slices.Equal(calls, []string{op.port}) {
 				t.Errorf("allowed: port calls = %v, want [%s]", calls, op.port)
 			}
-			if got := authz.decisions(); !slices.Equal(got, []decision{want}) {
+			if got := authz.Decisions(); !slices.Equal(got, []authorizetest.Decision{want}) {
 				t.Errorf("allowed: decisions = %+v, want exactly %+v", got, want)
 			}
 		})
@@ -365,7 +366,7 @@ func TestMissingBody(t *testing.T) {
 				return
 			}
 			s, authz, _ := newServer(t)
-			authz.deny = problem.ErrForbidden
+			authz.Err = problem.ErrForbidden
 			if _, err := op.noBody(as(samID), s); !errors.Is(err, problem.ErrForbidden) {
 				t.Errorf("denied without a body: err = %v, want forbidden", err)
 			}

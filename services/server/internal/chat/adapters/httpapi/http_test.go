@@ -1,30 +1,24 @@
 package httpapi_test
 
 import (
-	"bytes"
-	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
-	gosync "sync"
 	"testing"
 
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/apitest"
 	"bothy.example.com/server/internal/chat"
 	"bothy.example.com/server/internal/chat/adapters/httpapi"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
+	"bothy.example.com/server/internal/kernel/authorize/authorizetest"
 	"bothy.example.com/server/internal/kernel/logging"
 	"bothy.example.com/server/internal/kernel/problem"
 )
@@ -41,7 +35,7 @@ type others struct{ apigen.StrictServerInterface }
 
 // stack mounts a Server over fakes the way wire does: the strict handler on chi, with
 // problem.Write as the error hook, and the actor Sam in every request's context.
-func stack(t *testing.T) (http.Handler, *fakeAuthorizer, *fakeChat) {
+func stack(t *testing.T) (http.Handler, *authorizetest.Authorizer, *fakeChat) {
 	t.Helper()
 	s, authz, ports := newServer(t)
 	logger := logging.New(io.Discard, slog.LevelError)
@@ -61,44 +55,6 @@ func stack(t *testing.T) (http.Handler, *fakeAuthorizer, *fakeChat) {
 	})
 	apigen.HandlerWithOptions(strict, apigen.ChiServerOptions{BaseRouter: r})
 	return r, authz, ports
-}
-
-var spec struct {
-	once   gosync.Once
-	router routers.Router
-	err    error
-}
-
-// validate checks a response against the embedded OpenAPI document (status, content type,
-// body) and that it has no null.
-func validate(req *http.Request, status int, header http.Header, body []byte) error {
-	spec.once.Do(func() {
-		doc, err := apigen.GetSpec()
-		if err != nil {
-			spec.err = err
-			return
-		}
-		spec.router, spec.err = legacy.NewRouter(doc)
-	})
-	if spec.err != nil {
-		return spec.err
-	}
-	if bytes.Contains(body, []byte("null")) {
-		return fmt.Errorf("body has null: %s", body)
-	}
-	routed := req.Clone(context.Background())
-	routed.URL = &url.URL{Path: req.URL.Path}
-	route, params, err := spec.router.FindRoute(routed)
-	if err != nil {
-		return fmt.Errorf("no operation: %w", err)
-	}
-	return openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: routed, PathParams: params, Route: route},
-		Status:                 status,
-		Header:                 header,
-		Body:                   io.NopCloser(bytes.NewReader(body)),
-		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
-	})
 }
 
 // exchange is one request of the HTTP tests and the fake answers behind it.
@@ -169,7 +125,7 @@ func TestHTTP(t *testing.T) {
 			if rec.Code != tc.status {
 				t.Errorf("status = %d, want %d: %s", rec.Code, tc.status, rec.Body.String())
 			}
-			if err := validate(req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
+			if err := apitest.ValidateOperation(req.Context(), req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
 				t.Errorf("response does not match the API: %v", err)
 			}
 		})
@@ -234,7 +190,7 @@ func TestHTTPProblems(t *testing.T) {
 				if strings.Contains(rec.Body.String(), "on fire") {
 					t.Errorf("the body leaks the internal error: %s", rec.Body.String())
 				}
-				if err := validate(req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
+				if err := apitest.ValidateOperation(req.Context(), req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
 					t.Errorf("response does not match the API: %v", err)
 				}
 			})
@@ -253,12 +209,12 @@ func TestHTTPRefusedBeforeTheBody(t *testing.T) {
 		{http.MethodPost, "/api/v1/dms", `{"participant_ids":[]}`},
 	} {
 		h, authz, ports := stack(t)
-		authz.deny = problem.ErrForbidden
+		authz.Err = problem.ErrForbidden
 		rec, req := send(t, h, r.method, r.path, r.body)
 		if rec.Code != 403 || len(ports.called()) != 0 {
 			t.Errorf("%s %s: %d %s, port calls %v", r.method, r.path, rec.Code, rec.Body.String(), ports.called())
 		}
-		if err := validate(req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
+		if err := apitest.ValidateOperation(req.Context(), req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
 			t.Errorf("%s %s: response does not match the API: %v", r.method, r.path, err)
 		}
 	}

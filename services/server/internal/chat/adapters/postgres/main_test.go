@@ -1,23 +1,11 @@
 package postgres_test
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	chatpg "bothy.example.com/server/internal/chat/adapters/postgres"
+	"bothy.example.com/server/internal/leaktest"
 	"bothy.example.com/server/internal/pgtest"
 )
 
-func TestMain(m *testing.M) {
-	code := pgtest.Main(m, chatpg.Migrations())
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "chat postgres test: leaked goroutines:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { leaktest.Exit(pgtest.Main(m, chatpg.Migrations())) }

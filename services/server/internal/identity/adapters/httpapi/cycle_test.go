@@ -4,24 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/apitest"
 	"bothy.example.com/server/internal/identity"
 	"bothy.example.com/server/internal/identity/adapters/httpapi"
 	identitypg "bothy.example.com/server/internal/identity/adapters/postgres"
@@ -92,7 +88,7 @@ const tokenTTL = 24 * time.Hour
 
 func newCycle(t *testing.T) *cycle {
 	t.Helper()
-	c := &cycle{t: t, authz: &fakeAuthorizer{admins: map[uuid.UUID]bool{}}, clock: clock.NewFake(created)}
+	c := &cycle{t: t, authz: newFakeAuthorizer(), clock: clock.NewFake(created)}
 	logger := logging.New(c, slog.LevelDebug)
 	runner := tx.NewRunner(pgtest.New(t))
 	svc, err := app.New(app.Deps{
@@ -167,7 +163,7 @@ func (c *cycle) do(method, path, token string, body any) response {
 	rec := httptest.NewRecorder()
 	c.handler.ServeHTTP(rec, req)
 	resp := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
-	if err := validate(req, resp); err != nil {
+	if err := apitest.ValidateOperation(req.Context(), req, resp.status, resp.header, resp.body); err != nil {
 		c.t.Errorf("%s %s: %v", method, path, err)
 	}
 	return resp
@@ -185,44 +181,6 @@ func (r response) problemCode(t *testing.T) string {
 	var p problem.Problem
 	r.decode(t, &p)
 	return p.Code
-}
-
-var spec struct {
-	once   sync.Once
-	router routers.Router
-	err    error
-}
-
-// validate checks a response against the embedded OpenAPI document: status, content type and
-// body of the operation, and no null anywhere.
-func validate(req *http.Request, resp response) error {
-	spec.once.Do(func() {
-		doc, err := apigen.GetSpec()
-		if err != nil {
-			spec.err = err
-			return
-		}
-		spec.router, spec.err = legacy.NewRouter(doc)
-	})
-	if spec.err != nil {
-		return spec.err
-	}
-	if bytes.Contains(resp.body, []byte("null")) {
-		return fmt.Errorf("body has null: %s", resp.body)
-	}
-	routed := req.Clone(context.Background())
-	routed.URL = &url.URL{Path: req.URL.Path}
-	route, params, err := spec.router.FindRoute(routed)
-	if err != nil {
-		return fmt.Errorf("no operation: %w", err)
-	}
-	return openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: routed, PathParams: params, Route: route},
-		Status:                 resp.status,
-		Header:                 resp.header,
-		Body:                   io.NopCloser(bytes.NewReader(resp.body)),
-		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
-	})
 }
 
 // admin creates a person the fake authorizer treats as an instance admin and a token for it.
@@ -343,13 +301,9 @@ func TestRequestCycle(t *testing.T) {
 	}
 
 	// A 404 for a missing principal is the 404 of one the actor may not see.
-	c.authz.mu.Lock()
-	c.authz.deny = problem.ErrNotFound
-	c.authz.mu.Unlock()
+	c.authz.SetErr(problem.ErrNotFound)
 	hidden := c.do(http.MethodPost, "/api/v1/principals/"+sam.Id.String()+"/tokens", alexToken, nil)
-	c.authz.mu.Lock()
-	c.authz.deny = nil
-	c.authz.mu.Unlock()
+	c.authz.SetErr(nil)
 	missing := c.do(http.MethodPost, "/api/v1/principals/"+uuid.NewString()+"/tokens", alexToken, nil)
 	if hidden.status != 404 || !bytes.Equal(withoutRequestID(hidden.body), withoutRequestID(missing.body)) {
 		t.Errorf("404 bodies differ:\n%s\n%s", hidden.body, missing.body)
@@ -408,7 +362,7 @@ func TestUnauthenticatedAnswersAreIdentical(t *testing.T) {
 			rec := httptest.NewRecorder()
 			c.handler.ServeHTTP(rec, req)
 			resp := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
-			if err := validate(req, resp); err != nil {
+			if err := apitest.ValidateOperation(req.Context(), req, resp.status, resp.header, resp.body); err != nil {
 				t.Errorf("%s %s: %v", p.path, tc.name, err)
 			}
 			if resp.status != http.StatusUnauthorized || resp.header.Get("WWW-Authenticate") != "Bearer" {

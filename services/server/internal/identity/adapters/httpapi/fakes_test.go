@@ -10,53 +10,42 @@ import (
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/authorize/authorizetest"
 	"bothy.example.com/server/internal/kernel/problem"
 )
 
-// decision is one call of the fake authorizer.
-type decision struct {
-	action kernel.Action
-	res    authorize.Resource
-	actor  actor.Actor
-}
-
-// fakeAuthorizer decides like the authz module in the points the handlers rely on: no actor
-// is unauthenticated, a pending device is device_pending; otherwise deny, when set, is the
-// answer for every decision, and admins (principal ids in admins) may do anything while
-// everyone else may only read principals. It records every call.
+// fakeAuthorizer decides like the authz module in the points the handlers rely on: the shared
+// fake answers a call without an actor as unauthenticated and a pending device as
+// device_pending, then Err when set; otherwise admins (principal ids in admins) may do
+// anything while everyone else may only read principals, and denyRes, when set, is refused
+// (forbidden) whatever else allows it.
 type fakeAuthorizer struct {
-	mu     sync.Mutex
-	deny   error
-	admins map[uuid.UUID]bool
-	calls  []decision
-	// denyRes, when set, is refused (forbidden) whatever else allows it.
+	*authorizetest.Authorizer
+
+	mu      sync.Mutex
+	admins  map[uuid.UUID]bool
 	denyRes *authorize.Resource
 }
 
-func (f *fakeAuthorizer) Authorize(ctx context.Context, action kernel.Action, res authorize.Resource) error {
-	a, ok := actor.From(ctx)
+func newFakeAuthorizer(admins ...uuid.UUID) *fakeAuthorizer {
+	f := &fakeAuthorizer{Authorizer: &authorizetest.Authorizer{RequireActor: true, RefusePendingDevice: true}, admins: map[uuid.UUID]bool{}}
+	for _, id := range admins {
+		f.admins[id] = true
+	}
+	f.Rule = f.decide
+	return f
+}
+
+func (f *fakeAuthorizer) decide(c authorizetest.Call) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls = append(f.calls, decision{action: action, res: res, actor: a})
 	switch {
-	case !ok:
-		return problem.ErrUnauthenticated
-	case a.DevicePending:
-		return problem.ErrDevicePending
-	case f.deny != nil:
-		return f.deny
-	case f.denyRes != nil && *f.denyRes == res:
+	case f.denyRes != nil && *f.denyRes == c.Res:
 		return problem.ErrForbidden
-	case f.admins[a.PrincipalID], action == kernel.ActionPrincipalRead:
+	case f.admins[c.Actor.PrincipalID], c.Action == kernel.ActionPrincipalRead:
 		return nil
 	}
 	return problem.ErrForbidden
-}
-
-func (f *fakeAuthorizer) decisions() []decision {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]decision(nil), f.calls...)
 }
 
 // fakePorts implements identity.Principals, identity.Tokens and identity.Devices with canned

@@ -17,6 +17,7 @@ import (
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/authorize/authorizetest"
 	"bothy.example.com/server/internal/kernel/problem"
 )
 
@@ -30,7 +31,7 @@ var (
 
 func newServer(t *testing.T) (*httpapi.Server, *fakeAuthorizer, *fakePorts) {
 	t.Helper()
-	authz := &fakeAuthorizer{admins: map[uuid.UUID]bool{adminID: true}}
+	authz := newFakeAuthorizer(adminID)
 	ports := &fakePorts{}
 	s, err := httpapi.New(httpapi.Deps{Authorizer: authz, Principals: ports, Tokens: tokenPorts{ports}, Devices: devicePorts{ports}, Listing: noListing{}, TokensPageSize: 100})
 	if err != nil {
@@ -46,7 +47,7 @@ func as(id uuid.UUID) context.Context {
 func TestNewRefusesMissingDeps(t *testing.T) {
 	t.Parallel()
 	ports := &fakePorts{}
-	good := httpapi.Deps{Authorizer: &fakeAuthorizer{}, Principals: ports, Tokens: tokenPorts{ports}, Devices: devicePorts{ports}, Listing: noListing{}, TokensPageSize: 100}
+	good := httpapi.Deps{Authorizer: &authorizetest.Authorizer{}, Principals: ports, Tokens: tokenPorts{ports}, Devices: devicePorts{ports}, Listing: noListing{}, TokensPageSize: 100}
 	tests := []struct {
 		name   string
 		change func(*httpapi.Deps)
@@ -150,15 +151,15 @@ func TestRevokeTokenLooksUpThenAuthorizes(t *testing.T) {
 	owner := authorize.Resource{Kind: kernel.ResourcePrincipal, ID: samID}
 	for _, deny := range []error{nil, problem.ErrForbidden, problem.ErrDevicePending} {
 		s, authz, ports := newServer(t)
-		authz.deny = deny
+		authz.Err = deny
 		ports.token = identity.TokenInfo{ID: uuid.New(), PrincipalID: samID, CreatedAt: created}
 		_, err := s.RevokeToken(as(adminID), apigen.RevokeTokenRequestObject{TokenId: ports.token.ID})
-		got := authz.decisions()
-		if len(got) == 0 || got[0].action != kernel.ActionTokenAdmin || got[0].res != self {
+		got := authz.Calls()
+		if len(got) == 0 || got[0].Action != kernel.ActionTokenAdmin || got[0].Res != self {
 			t.Fatalf("deny %v: decisions = %+v, want token.admin on the actor first", deny, got)
 		}
 		if deny == nil {
-			if err != nil || !slices.Equal(ports.called(), []string{"GetToken", "Revoke"}) || len(got) != 2 || got[1].res != owner {
+			if err != nil || !slices.Equal(ports.called(), []string{"GetToken", "Revoke"}) || len(got) != 2 || got[1].Res != owner {
 				t.Errorf("allowed: err %v, calls %v, decisions %+v", err, ports.called(), got)
 			}
 		} else if !errors.Is(err, deny) || len(ports.called()) != 0 {
@@ -190,7 +191,7 @@ func TestHandlersAuthorizeFirst(t *testing.T) {
 			t.Parallel()
 			for _, deny := range denials {
 				s, authz, ports := newServer(t)
-				authz.deny = deny
+				authz.Err = deny
 				ctx := as(adminID)
 				resp, err := op.call(ctx, s)
 				if !errors.Is(err, deny) {
@@ -199,9 +200,9 @@ func TestHandlersAuthorizeFirst(t *testing.T) {
 				if calls := ports.called(); len(calls) != 0 {
 					t.Errorf("denied with %v: the handler called %v", deny, calls)
 				}
-				got := authz.decisions()
-				want := decision{action: op.action, res: op.resource(ctx), actor: actor.Actor{PrincipalID: adminID, Kind: actor.KindPerson}}
-				if len(got) != 1 || got[0].action != want.action || got[0].res != want.res || got[0].actor.PrincipalID != adminID {
+				got := authz.Calls()
+				want := authorizetest.Call{Action: op.action, Res: op.resource(ctx), Actor: actor.Actor{PrincipalID: adminID, Kind: actor.KindPerson}, Authenticated: true}
+				if len(got) != 1 || got[0].Action != want.Action || got[0].Res != want.Res || got[0].Actor.PrincipalID != adminID {
 					t.Errorf("decisions = %+v, want exactly %+v", got, want)
 				}
 			}
@@ -210,8 +211,8 @@ func TestHandlersAuthorizeFirst(t *testing.T) {
 			if _, err := op.call(context.Background(), s); !errors.Is(err, problem.ErrUnauthenticated) {
 				t.Errorf("without an actor: err = %v, want unauthenticated", err)
 			}
-			if len(ports.called()) != 0 || len(authz.decisions()) != 1 {
-				t.Errorf("without an actor: ports %v, decisions %v", ports.called(), authz.decisions())
+			if len(ports.called()) != 0 || len(authz.Calls()) != 1 {
+				t.Errorf("without an actor: ports %v, decisions %v", ports.called(), authz.Calls())
 			}
 
 			s, _, ports = newServer(t)

@@ -105,3 +105,37 @@ func toDeviceInput(b *apigen.CreateTokenRequest) (*identity.DeviceInput, error) 
 
 // errNoBody is the validation error of an operation whose required body is missing.
 var errNoBody = problem.Validation(problem.FieldError{Field: "body", Message: "is required"})
+
+// toAPITokenInfo converts a stored token into the API's TokenInfo, leaving out what it does
+// not have (no null).
+func toAPITokenInfo(t identity.TokenInfo) apigen.TokenInfo {
+	out := apigen.TokenInfo{Id: t.ID, PrincipalId: t.PrincipalID, CreatedAt: t.CreatedAt}
+	if t.DeviceID != uuid.Nil {
+		id, name, status := t.DeviceID, t.DeviceName, apigen.DeviceStatus(t.DeviceStatus)
+		out.DeviceId, out.DeviceName, out.DeviceStatus = &id, &name, &status
+	}
+	if t.Scopes != nil {
+		scopes := make([]apigen.AppScope, len(t.Scopes))
+		for i, s := range t.Scopes {
+			scopes[i] = apigen.AppScope(s)
+		}
+		out.Scopes = &scopes
+	}
+	out.ExpiresAt = optTime(t.ExpiresAt)
+	out.RevokedAt = optTime(t.RevokedAt)
+	out.LastUsedAt = optTime(t.LastUsedAt)
+	return out
+}
+
+// toAPIDirectoryPrincipal converts a principal into what the directory shows of it: no email
+// and no scopes, deactivated_at only when set.
+func toAPIDirectoryPrincipal(p identity.Principal) apigen.DirectoryPrincipal {
+	return apigen.DirectoryPrincipal{
+		Id:            p.ID,
+		Kind:          apigen.PrincipalKind(p.Kind),
+		DisplayName:   p.DisplayName,
+		Handle:        p.Handle,
+		CreatedAt:     p.CreatedAt,
+		DeactivatedAt: optTime(p.DeactivatedAt),
+	}
+}

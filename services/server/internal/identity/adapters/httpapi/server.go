@@ -10,10 +10,13 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"bothy.example.com/server/internal/identity"
+	"bothy.example.com/server/internal/kernel"
+	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/authorize"
 )
 
@@ -74,3 +77,19 @@ func New(deps Deps) (*Server, error) {
 	}
 	return &Server{authz: deps.Authorizer, principals: deps.Principals, tokens: deps.Tokens, devices: deps.Devices, listing: deps.Listing, pageSize: deps.TokensPageSize}, nil
 }
+
+// self is the actor's own principal as a resource; without an actor its id is uuid.Nil and
+// the authorizer answers unauthenticated.
+func self(ctx context.Context) authorize.Resource {
+	a, _ := actor.From(ctx)
+	return authorize.Resource{Kind: kernel.ResourcePrincipal, ID: a.PrincipalID}
+}
+
+// Principal resources without an id. The policy decides principal.admin with the actor's
+// instance role whatever the id, so these ask the same question as a principal with its id.
+var (
+	// newPrincipal is the principal createPerson and createApp are about to create.
+	newPrincipal = authorize.Resource{Kind: kernel.ResourcePrincipal}
+	// anyPrincipal is the principal of a device approveDevice has not looked up yet.
+	anyPrincipal = authorize.Resource{Kind: kernel.ResourcePrincipal}
+)

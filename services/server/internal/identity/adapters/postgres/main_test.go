@@ -2,15 +2,12 @@ package postgres_test
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"go.uber.org/goleak"
 
 	"bothy.example.com/server/internal/identity"
 	identitypg "bothy.example.com/server/internal/identity/adapters/postgres"
@@ -18,19 +15,11 @@ import (
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/clock"
 	"bothy.example.com/server/internal/kernel/tx"
+	"bothy.example.com/server/internal/leaktest"
 	"bothy.example.com/server/internal/pgtest"
 )
 
-func TestMain(m *testing.M) {
-	code := pgtest.Main(m, identitypg.Migrations())
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "identity postgres test: leaked goroutines:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { leaktest.Exit(pgtest.Main(m, identitypg.Migrations())) }
 
 var start = time.Date(2026, 12, 1, 9, 30, 15, 0, time.UTC)
 

@@ -14,14 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"bothy.example.com/server/internal/ingest/adapters/gh"
 	"bothy.example.com/server/internal/ingest/domain"
 	"bothy.example.com/server/internal/ingest/ingesttest"
+	"bothy.example.com/server/internal/leaktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }
 
 // fakeRunner answers gh commands from a table and records every call.
 type fakeRunner struct {

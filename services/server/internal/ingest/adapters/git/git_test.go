@@ -8,14 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	gitadapter "bothy.example.com/server/internal/ingest/adapters/git"
 	"bothy.example.com/server/internal/ingest/domain"
 	"bothy.example.com/server/internal/ingest/ingesttest"
+	"bothy.example.com/server/internal/leaktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }
 
 func open(t *testing.T, dir string) *gitadapter.Repo {
 	t.Helper()

@@ -10,12 +10,10 @@ import (
 )
 
 // GetInstance answers the instance's id, name, sync epoch and version to an actor allowed
-// instance.read on the instance.
+// instance.read on the instance; a refusal is the authorizer's error, answered by the edge
+// (ADR 0033).
 func (s *Server) GetInstance(ctx context.Context, _ apigen.GetInstanceRequestObject) (apigen.GetInstanceResponseObject, error) {
 	if err := s.authz.Authorize(ctx, kernel.ActionInstanceRead, authorize.Instance()); err != nil {
-		if r, ok := problemFor(ctx, err, getInstanceProblems); ok {
-			return r, nil
-		}
 		return nil, fmt.Errorf("get instance: authorize: %w", err)
 	}
 	info, err := s.instance.Info(ctx)

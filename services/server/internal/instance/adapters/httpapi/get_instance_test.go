@@ -17,6 +17,7 @@ import (
 	"bothy.example.com/server/internal/instance/adapters/httpapi"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/authorize/authorizetest"
 	"bothy.example.com/server/internal/kernel/correlation"
 	"bothy.example.com/server/internal/kernel/problem"
 )
@@ -57,7 +58,7 @@ func TestGetInstance(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			authz := &fakeAuthorizer{err: tc.authz}
+			authz := &authorizetest.Authorizer{Err: tc.authz}
 			info := &fakeInfo{info: testInfo, err: tc.infoErr}
 			s, err := httpapi.New(httpapi.Deps{Authorizer: authz, Instance: info})
 			if err != nil {
@@ -66,8 +67,8 @@ func TestGetInstance(t *testing.T) {
 			ctx := correlation.With(t.Context(), "req-1")
 			resp, err := s.GetInstance(ctx, apigen.GetInstanceRequestObject{})
 
-			wantCalls := []call{{action: kernel.ActionInstanceRead, res: authorize.Instance()}}
-			if got := authz.seen(); !slices.Equal(got, wantCalls) {
+			wantCalls := []authorizetest.Decision{{Action: kernel.ActionInstanceRead, Res: authorize.Instance()}}
+			if got := authz.Decisions(); !slices.Equal(got, wantCalls) {
 				t.Fatalf("authorize calls = %+v, want %+v", got, wantCalls)
 			}
 			if got := info.count(); got != tc.wantReads {
@@ -83,12 +84,21 @@ func TestGetInstance(t *testing.T) {
 				}
 				return
 			}
-			if err != nil {
-				t.Fatalf("GetInstance: %v", err)
-			}
 			rec := httptest.NewRecorder()
-			if err := resp.VisitGetInstanceResponse(rec); err != nil {
-				t.Fatalf("visit: %v", err)
+			if tc.wantStatus == http.StatusOK {
+				if err != nil {
+					t.Fatalf("GetInstance: %v", err)
+				}
+				if err := resp.VisitGetInstanceResponse(rec); err != nil {
+					t.Fatalf("visit: %v", err)
+				}
+			} else {
+				// A problem is the error of its kind, which the edge's one table answers
+				// (ADR 0033): exactly the edge's own 401 or 404, so a denial cannot be told apart.
+				if resp != nil || !errors.Is(err, tc.authz) {
+					t.Fatalf("GetInstance = %v, %v; want no response and %v", resp, err, tc.authz)
+				}
+				problem.Write(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, "/api/v1/instance", nil), err)
 			}
 			if rec.Code != tc.wantStatus {
 				t.Fatalf("status = %d, want %d", rec.Code, tc.wantStatus)
@@ -123,7 +133,7 @@ func TestNewRefusesMissingDeps(t *testing.T) {
 	if _, err := httpapi.New(httpapi.Deps{}); err == nil {
 		t.Fatal("New without dependencies succeeded")
 	}
-	if _, err := httpapi.New(httpapi.Deps{Authorizer: &fakeAuthorizer{}}); err == nil {
+	if _, err := httpapi.New(httpapi.Deps{Authorizer: &authorizetest.Authorizer{}}); err == nil {
 		t.Fatal("New without an instance reader succeeded")
 	}
 }

@@ -24,7 +24,8 @@ type Deps struct {
 	Instance InfoReader
 }
 
-// Server implements the strict-server method of getInstance.
+// Server implements the strict-server method of getInstance; its problems are errors for the
+// edge's one table (ADR 0033).
 type Server struct {
 	authz    authorize.Authorizer
 	instance InfoReader

@@ -7,42 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"bothy.example.com/server/internal/kernel"
-	"bothy.example.com/server/internal/kernel/actor"
-	"bothy.example.com/server/internal/kernel/authorize"
-	"bothy.example.com/server/internal/kernel/problem"
 	syncmod "bothy.example.com/server/internal/sync"
 )
-
-// decision is one Authorize call the fake saw.
-type decision struct {
-	action kernel.Action
-	res    authorize.Resource
-}
-
-// fakeAuthorizer records every call; it answers unauthenticated without an actor, like the
-// authz module, and otherwise deny (nil: allow).
-type fakeAuthorizer struct {
-	mu    gosync.Mutex
-	deny  error
-	calls []decision
-}
-
-func (f *fakeAuthorizer) Authorize(ctx context.Context, action kernel.Action, res authorize.Resource) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls = append(f.calls, decision{action, res})
-	if _, ok := actor.From(ctx); !ok {
-		return problem.ErrUnauthenticated
-	}
-	return f.deny
-}
-
-func (f *fakeAuthorizer) decisions() []decision {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]decision(nil), f.calls...)
-}
 
 // fakePersonal implements syncmod.Personal with canned answers, recording what the handlers
 // asked; err, when set, is every method's error.

@@ -17,6 +17,7 @@ import (
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/authorize/authorizetest"
 	"bothy.example.com/server/internal/kernel/problem"
 	syncmod "bothy.example.com/server/internal/sync"
 	"bothy.example.com/server/internal/sync/adapters/httpapi"
@@ -30,9 +31,9 @@ var (
 	saved     = time.Date(2026, 12, 1, 9, 30, 15, 0, time.UTC)
 )
 
-func newServer(t *testing.T) (*httpapi.Server, *fakeAuthorizer, *fakePersonal) {
+func newServer(t *testing.T) (*httpapi.Server, *authorizetest.Authorizer, *fakePersonal) {
 	t.Helper()
-	a, p := &fakeAuthorizer{}, &fakePersonal{}
+	a, p := &authorizetest.Authorizer{RequireActor: true}, &fakePersonal{}
 	s, err := httpapi.New(httpapi.Deps{Authorizer: a, Personal: p, CatchUp: &fakeCatchUp{}, Snapshot: &fakeSnapshot{}})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -54,9 +55,9 @@ func TestNewRefusesMissingDeps(t *testing.T) {
 		want []string
 	}{
 		{"authorizer", httpapi.Deps{Personal: &fakePersonal{}, CatchUp: &fakeCatchUp{}, Snapshot: &fakeSnapshot{}}, []string{"authorizer is nil"}},
-		{"personal", httpapi.Deps{Authorizer: &fakeAuthorizer{}, CatchUp: &fakeCatchUp{}, Snapshot: &fakeSnapshot{}}, []string{"personal port is nil"}},
-		{"catch-up", httpapi.Deps{Authorizer: &fakeAuthorizer{}, Personal: &fakePersonal{}, Snapshot: &fakeSnapshot{}}, []string{"catch-up port is nil"}},
-		{"snapshot", httpapi.Deps{Authorizer: &fakeAuthorizer{}, Personal: &fakePersonal{}, CatchUp: &fakeCatchUp{}}, []string{"snapshot port is nil"}},
+		{"personal", httpapi.Deps{Authorizer: &authorizetest.Authorizer{RequireActor: true}, CatchUp: &fakeCatchUp{}, Snapshot: &fakeSnapshot{}}, []string{"personal port is nil"}},
+		{"catch-up", httpapi.Deps{Authorizer: &authorizetest.Authorizer{RequireActor: true}, Personal: &fakePersonal{}, Snapshot: &fakeSnapshot{}}, []string{"catch-up port is nil"}},
+		{"snapshot", httpapi.Deps{Authorizer: &authorizetest.Authorizer{RequireActor: true}, Personal: &fakePersonal{}, CatchUp: &fakeCatchUp{}}, []string{"snapshot port is nil"}},
 		{"all", httpapi.Deps{}, []string{"authorizer is nil", "personal port is nil", "catch-up port is nil", "snapshot port is nil"}},
 	}
 	for _, tc := range tests {
@@ -141,17 +142,17 @@ func operations() []operation {
 func TestHandlersAuthorizeWhereTheResourceIsKnown(t *testing.T) {
 	t.Parallel()
 	denials := []error{problem.ErrNotFound, problem.ErrForbidden, problem.ErrDevicePending, problem.ErrUnauthenticated}
-	self := decision{action: kernel.ActionSettingWrite, res: authorize.Resource{Kind: kernel.ResourcePrincipal, ID: samID}}
+	self := authorizetest.Decision{Action: kernel.ActionSettingWrite, Res: authorize.Resource{Kind: kernel.ResourcePrincipal, ID: samID}}
 	for _, op := range operations() {
 		t.Run(op.name, func(t *testing.T) {
 			t.Parallel()
 			if !op.self {
 				s, authz, ports := newServer(t)
-				authz.deny = problem.ErrForbidden
+				authz.Err = problem.ErrForbidden
 				if _, err := op.call(as(samID), s); err != nil {
 					t.Fatalf("call: %v", err)
 				}
-				if got := authz.decisions(); len(got) != 0 {
+				if got := authz.Decisions(); len(got) != 0 {
 					t.Errorf("the handler decided %+v; its use case authorizes", got)
 				}
 				if calls := ports.called(); !slices.Equal(calls, []string{op.port}) {
@@ -161,7 +162,7 @@ func TestHandlersAuthorizeWhereTheResourceIsKnown(t *testing.T) {
 			}
 			for _, deny := range denials {
 				s, authz, ports := newServer(t)
-				authz.deny = deny
+				authz.Err = deny
 				resp, err := op.call(as(samID), s)
 				if !errors.Is(err, deny) || resp != nil {
 					t.Errorf("denied with %v: resp %v, err %v", deny, resp, err)
@@ -169,7 +170,7 @@ func TestHandlersAuthorizeWhereTheResourceIsKnown(t *testing.T) {
 				if calls := ports.called(); len(calls) != 0 {
 					t.Errorf("denied with %v: the handler called %v", deny, calls)
 				}
-				if got := authz.decisions(); !slices.Equal(got, []decision{self}) {
+				if got := authz.Decisions(); !slices.Equal(got, []authorizetest.Decision{self}) {
 					t.Errorf("decisions = %+v, want exactly %+v", got, self)
 				}
 			}
@@ -180,7 +181,7 @@ func TestHandlersAuthorizeWhereTheResourceIsKnown(t *testing.T) {
 			if len(ports.called()) != 0 {
 				t.Errorf("without an actor: the handler called %v", ports.called())
 			}
-			if got := authz.decisions(); len(got) != 1 || got[0].res.ID != uuid.Nil {
+			if got := authz.Decisions(); len(got) != 1 || got[0].Res.ID != uuid.Nil {
 				t.Errorf("without an actor: decisions = %+v, want one on the principal without id", got)
 			}
 
@@ -191,7 +192,7 @@ func TestHandlersAuthorizeWhereTheResourceIsKnown(t *testing.T) {
 			if calls := ports.called(); !slices.Equal(calls, []string{op.port}) {
 				t.Errorf("allowed: port calls = %v, want [%s]", calls, op.port)
 			}
-			if got := authz.decisions(); !slices.Equal(got, []decision{self}) {
+			if got := authz.Decisions(); !slices.Equal(got, []authorizetest.Decision{self}) {
 				t.Errorf("allowed: decisions = %+v, want exactly %+v", got, self)
 			}
 		})
@@ -249,7 +250,7 @@ func TestMissingBody(t *testing.T) {
 				return
 			}
 			s, authz, _ := newServer(t)
-			authz.deny = problem.ErrDevicePending
+			authz.Err = problem.ErrDevicePending
 			if _, err := op.noBody(as(samID), s); !errors.Is(err, problem.ErrDevicePending) {
 				t.Errorf("denied without a body: err = %v, want the denial first", err)
 			}

@@ -1,27 +1,21 @@
 package httpapi_test
 
 import (
-	"bytes"
-	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
-	gosync "sync"
 	"testing"
 
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/apitest"
 	"bothy.example.com/server/internal/kernel/actor"
+	"bothy.example.com/server/internal/kernel/authorize/authorizetest"
 	"bothy.example.com/server/internal/kernel/logging"
 	"bothy.example.com/server/internal/kernel/problem"
 	syncmod "bothy.example.com/server/internal/sync"
@@ -40,7 +34,7 @@ type others struct{ apigen.StrictServerInterface }
 
 // stack mounts a Server over fakes the way wire does: the strict handler on chi, with
 // problem.Write as the error hook, and the actor Sam in every request's context.
-func stack(t *testing.T) (http.Handler, *fakeAuthorizer, *fakePersonal) {
+func stack(t *testing.T) (http.Handler, *authorizetest.Authorizer, *fakePersonal) {
 	t.Helper()
 	s, authz, ports := newServer(t)
 	return stackOf(s), authz, ports
@@ -65,44 +59,6 @@ func stackOf(s *httpapi.Server) http.Handler {
 	})
 	apigen.HandlerWithOptions(strict, apigen.ChiServerOptions{BaseRouter: r})
 	return r
-}
-
-var spec struct {
-	once   gosync.Once
-	router routers.Router
-	err    error
-}
-
-// validate checks a response against the embedded OpenAPI document (status, content type,
-// body) and that it has no null.
-func validate(req *http.Request, status int, header http.Header, body []byte) error {
-	spec.once.Do(func() {
-		doc, err := apigen.GetSpec()
-		if err != nil {
-			spec.err = err
-			return
-		}
-		spec.router, spec.err = legacy.NewRouter(doc)
-	})
-	if spec.err != nil {
-		return spec.err
-	}
-	if bytes.Contains(body, []byte("null")) {
-		return fmt.Errorf("body has null: %s", body)
-	}
-	routed := req.Clone(context.Background())
-	routed.URL = &url.URL{Path: req.URL.Path}
-	route, params, err := spec.router.FindRoute(routed)
-	if err != nil {
-		return fmt.Errorf("no operation: %w", err)
-	}
-	return openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: routed, PathParams: params, Route: route},
-		Status:                 status,
-		Header:                 header,
-		Body:                   io.NopCloser(bytes.NewReader(body)),
-		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
-	})
 }
 
 func send(t *testing.T, h http.Handler, method, path, body string) (*httptest.ResponseRecorder, *http.Request) {
@@ -195,7 +151,7 @@ func TestHTTP(t *testing.T) {
 			if rec.Code != tc.status {
 				t.Errorf("status = %d, want %d: %s", rec.Code, tc.status, rec.Body.String())
 			}
-			if err := validate(req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
+			if err := apitest.ValidateOperation(req.Context(), req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
 				t.Errorf("response does not match the API: %v", err)
 			}
 			if tc.check != nil {
@@ -245,7 +201,7 @@ func TestHTTPProblems(t *testing.T) {
 				if strings.Contains(rec.Body.String(), "on fire") {
 					t.Errorf("the body leaks the internal error: %s", rec.Body.String())
 				}
-				if err := validate(req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
+				if err := apitest.ValidateOperation(req.Context(), req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
 					t.Errorf("response does not match the API: %v", err)
 				}
 			})

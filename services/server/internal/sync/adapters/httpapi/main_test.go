@@ -3,7 +3,7 @@ package httpapi_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"bothy.example.com/server/internal/leaktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }

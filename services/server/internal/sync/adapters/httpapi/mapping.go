@@ -65,3 +65,11 @@ func ids(list []uuid.UUID) []uuid.UUID {
 	}
 	return list
 }
+
+// toAPIConsumer maps a consumer to the API's Consumer.
+func toAPIConsumer(c syncmod.Consumer) apigen.Consumer {
+	return apigen.Consumer{
+		Name: c.Name, AckedSeq: c.AckedSeq, SyncEpoch: c.SyncEpoch,
+		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+	}
+}

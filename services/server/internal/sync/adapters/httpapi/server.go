@@ -36,6 +36,7 @@ import (
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/problem"
 	syncmod "bothy.example.com/server/internal/sync"
 )
 
@@ -95,3 +96,9 @@ func (s *Server) authorizeSelf(ctx context.Context) error {
 	a, _ := actor.From(ctx)
 	return s.authz.Authorize(ctx, kernel.ActionSettingWrite, authorize.Resource{Kind: kernel.ResourcePrincipal, ID: a.PrincipalID})
 }
+
+// The durable consumer operations (spec 03, "Durable consumers"). The use cases authorize
+// (events.catch_up on the instance) and refuse people; the handlers only map.
+
+// errConsumersOff answers the consumer operations of a server built without them.
+var errConsumersOff = problem.New(problem.ErrNotFound, "Durable consumers are not available.")

@@ -13,12 +13,14 @@ import (
 
 	"github.com/google/uuid"
 
+	"bothy.example.com/server/internal/apitest"
 	"bothy.example.com/server/internal/chat"
 	"bothy.example.com/server/internal/identity"
 	"bothy.example.com/server/internal/instance"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/authorize/authorizetest"
 	"bothy.example.com/server/internal/kernel/problem"
 	syncmod "bothy.example.com/server/internal/sync"
 	"bothy.example.com/server/internal/sync/adapters/httpapi"
@@ -27,9 +29,9 @@ import (
 var epoch = uuid.MustParse("01938d2a-7c00-7a01-8000-0000000000e0")
 
 // syncStack mounts a Server whose catch-up and snapshot are the given fakes.
-func syncStack(t *testing.T, c *fakeCatchUp, snap *fakeSnapshot) (http.Handler, *fakeAuthorizer) {
+func syncStack(t *testing.T, c *fakeCatchUp, snap *fakeSnapshot) (http.Handler, *authorizetest.Authorizer) {
 	t.Helper()
-	a := &fakeAuthorizer{}
+	a := &authorizetest.Authorizer{RequireActor: true}
 	s, err := httpapi.New(httpapi.Deps{Authorizer: a, Personal: &fakePersonal{}, CatchUp: c, Snapshot: snap})
 	if err != nil {
 		t.Fatal(err)
@@ -95,13 +97,13 @@ func TestListEventsPage(t *testing.T) {
 			if cc := rec.Header().Get("Cache-Control"); cc != "private, no-store" {
 				t.Errorf("Cache-Control = %q", cc)
 			}
-			if err := validate(req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
+			if err := apitest.ValidateOperation(req.Context(), req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
 				t.Errorf("response does not match the API: %v", err)
 			}
 			if len(c.checks) != 1 || c.checks[0] != tc.wantIn || len(c.pages) != 1 || c.pages[0] != tc.wantPage {
 				t.Errorf("checks %+v pages %+v; want %+v and %+v", c.checks, c.pages, tc.wantIn, tc.wantPage)
 			}
-			if d := a.decisions(); len(d) != 1 || d[0].action != kernel.ActionEventsCatchUp || d[0].res != authorize.Instance() {
+			if d := a.Decisions(); len(d) != 1 || d[0].Action != kernel.ActionEventsCatchUp || d[0].Res != authorize.Instance() {
 				t.Errorf("authorized %+v, want events.catch_up on the instance", d)
 			}
 			if n := releases.Load(); n != 1 {
@@ -144,7 +146,7 @@ func TestListEventsProblems(t *testing.T) {
 			t.Parallel()
 			c := &fakeCatchUp{check: tc.check, pageErr: tc.pageErr}
 			h, a := syncStack(t, c, &fakeSnapshot{})
-			a.deny = tc.deny
+			a.Err = tc.deny
 			rec, req := send(t, h, http.MethodGet, "/api/v1/events?"+tc.query, "")
 			var body map[string]any
 			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
@@ -153,7 +155,7 @@ func TestListEventsProblems(t *testing.T) {
 			if rec.Code != tc.wantStatus || body["code"] != tc.wantCode {
 				t.Fatalf("status %d code %v, want %d %s; body %s", rec.Code, body["code"], tc.wantStatus, tc.wantCode, rec.Body)
 			}
-			if err := validate(req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
+			if err := apitest.ValidateOperation(req.Context(), req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
 				t.Errorf("response does not match the API: %v", err)
 			}
 			if len(c.pages) != tc.wantPages {
@@ -206,7 +208,7 @@ func TestGetSnapshot(t *testing.T) {
 	if rec.Code != http.StatusOK {
 		t.Fatalf("status = %d; body %s", rec.Code, rec.Body)
 	}
-	if err := validate(req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
+	if err := apitest.ValidateOperation(req.Context(), req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
 		t.Errorf("response does not match the API: %v", err)
 	}
 	if rec.Header().Get("ETag") != `"abc"` || rec.Header().Get("Cache-Control") != "private, no-store" {
@@ -274,7 +276,7 @@ func TestGetSnapshotProblem(t *testing.T) {
 	if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "device_pending") {
 		t.Fatalf("status %d body %s", rec.Code, rec.Body)
 	}
-	if err := validate(req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
+	if err := apitest.ValidateOperation(req.Context(), req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
 		t.Errorf("response does not match the API: %v", err)
 	}
 }

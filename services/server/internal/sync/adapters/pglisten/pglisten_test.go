@@ -3,32 +3,21 @@ package pglisten_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"go.uber.org/goleak"
 
 	"bothy.example.com/server/internal/kernel/config"
+	"bothy.example.com/server/internal/leaktest"
 	"bothy.example.com/server/internal/pgtest"
 	"bothy.example.com/server/internal/sync/adapters/pglisten"
 	syncpg "bothy.example.com/server/internal/sync/adapters/postgres"
 )
 
-func TestMain(m *testing.M) {
-	code := pgtest.Main(m)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { leaktest.Exit(pgtest.Main(m)) }
 
 const within = 30 * time.Second
 

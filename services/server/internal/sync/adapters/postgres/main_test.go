@@ -11,11 +11,11 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"go.uber.org/goleak"
 
 	instancepg "bothy.example.com/server/internal/instance/adapters/postgres"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/tx"
+	"bothy.example.com/server/internal/leaktest"
 	"bothy.example.com/server/internal/pgtest"
 	syncpg "bothy.example.com/server/internal/sync/adapters/postgres"
 	"bothy.example.com/server/internal/sync/domain"
@@ -31,13 +31,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runWriter(url))
 	}
 	code := pgtest.Main(m, instancepg.Migrations(), syncpg.Migrations())
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "sync postgres test: leaked goroutines:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(leaktest.Check(code))
 }
 
 var errBoom = errors.New("boom")

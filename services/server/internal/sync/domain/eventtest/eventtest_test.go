@@ -4,13 +4,12 @@ import (
 	"encoding/json"
 	"testing"
 
-	"go.uber.org/goleak"
-
+	"bothy.example.com/server/internal/leaktest"
 	"bothy.example.com/server/internal/sync/domain"
 	"bothy.example.com/server/internal/sync/domain/eventtest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }
 
 func TestEventIsValidForEveryType(t *testing.T) {
 	t.Parallel()

@@ -7,7 +7,6 @@ import (
 	"bothy.example.com/server/internal/identity"
 	"bothy.example.com/server/internal/identity/domain"
 	"bothy.example.com/server/internal/kernel"
-	"bothy.example.com/server/internal/kernel/authorize"
 	"bothy.example.com/server/internal/kernel/problem"
 )
 
@@ -50,31 +49,4 @@ func (s *Server) ListPrincipals(ctx context.Context, req apigen.ListPrincipalsRe
 		out.NextCursor = &next
 	}
 	return apigen.ListPrincipals200JSONResponse(out), nil
-}
-
-// GetPrincipal returns one principal as the directory shows it, after principal.read on it:
-// an unknown id is 404, an app's token 403 (no scope covers principal.read).
-func (s *Server) GetPrincipal(ctx context.Context, req apigen.GetPrincipalRequestObject) (apigen.GetPrincipalResponseObject, error) {
-	res := authorize.Resource{Kind: kernel.ResourcePrincipal, ID: req.PrincipalId}
-	if err := s.authz.Authorize(ctx, kernel.ActionPrincipalRead, res); err != nil {
-		return nil, err
-	}
-	p, err := s.principals.Get(ctx, req.PrincipalId)
-	if err != nil {
-		return nil, err
-	}
-	return apigen.GetPrincipal200JSONResponse(toAPIDirectoryPrincipal(p)), nil
-}
-
-// toAPIDirectoryPrincipal converts a principal into what the directory shows of it: no email
-// and no scopes, deactivated_at only when set.
-func toAPIDirectoryPrincipal(p identity.Principal) apigen.DirectoryPrincipal {
-	return apigen.DirectoryPrincipal{
-		Id:            p.ID,
-		Kind:          apigen.PrincipalKind(p.Kind),
-		DisplayName:   p.DisplayName,
-		Handle:        p.Handle,
-		CreatedAt:     p.CreatedAt,
-		DeactivatedAt: optTime(p.DeactivatedAt),
-	}
 }

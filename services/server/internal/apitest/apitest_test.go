@@ -1,4 +1,4 @@
-package wiretest_test
+package apitest_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/apitest"
 )
 
 func TestValidate(t *testing.T) {
@@ -129,7 +129,7 @@ func TestValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			req := httptest.NewRequestWithContext(t.Context(), tc.method, "http://127.0.0.1:8080"+tc.path, nil)
-			err := wiretest.Validate(context.Background(), req, tc.status, tc.header, []byte(tc.body))
+			err := apitest.Validate(context.Background(), req, tc.status, tc.header, []byte(tc.body))
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatalf("Validate: %v", err)
@@ -148,11 +148,44 @@ func TestValidate(t *testing.T) {
 
 func TestRepoRoot(t *testing.T) {
 	t.Parallel()
-	root, err := wiretest.RepoRoot()
+	root, err := apitest.RepoRoot()
 	if err != nil {
 		t.Fatalf("RepoRoot: %v", err)
 	}
-	if !strings.HasSuffix(wiretest.SpecPath(root), "/api/openapi.yaml") {
-		t.Fatalf("SpecPath(%q) = %q", root, wiretest.SpecPath(root))
+	if !strings.HasSuffix(apitest.SpecPath(root), "/api/openapi.yaml") {
+		t.Fatalf("SpecPath(%q) = %q", root, apitest.SpecPath(root))
+	}
+}
+
+func TestValidateOperation(t *testing.T) {
+	t.Parallel()
+	jsonHeader := http.Header{"Content-Type": {"application/json"}}
+	tests := []struct {
+		name    string
+		path    string
+		status  int
+		body    string
+		wantErr string // "" means valid
+	}{
+		{name: "a handler's answer needs no request id", path: "/healthz", status: 200, body: `{"status":"ok"}`},
+		{name: "the document still decides", path: "/healthz", status: 200, body: `{"status":"fine"}`, wantErr: "openapi"},
+		{name: "no null", path: "/healthz", status: 200, body: `{"status":null}`, wantErr: "null at $.status"},
+		{name: "no operation", path: "/nowhere", status: 200, body: `{}`, wantErr: "has no operation"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, tc.path, nil)
+			err := apitest.ValidateOperation(t.Context(), req, tc.status, jsonHeader, []byte(tc.body))
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("ValidateOperation: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("ValidateOperation error %v, want one mentioning %q", err, tc.wantErr)
+			}
+		})
 	}
 }
