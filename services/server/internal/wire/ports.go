@@ -2,7 +2,15 @@ package wire
 
 import (
 	"bothy.example.com/server/internal/chat"
+	syncmod "bothy.example.com/server/internal/sync"
 )
+
+// CatchUp returns the process's catch-up (the sync.CatchUp port listEvents and the gateway's
+// resume share), for the benchmark, which measures a page through it beside the same page
+// over HTTP.
+func (a *App) CatchUp() syncmod.CatchUp {
+	return a.sync.catchUp
+}
 
 // Messages returns the chat module's message use cases, acting as the actor the caller's
 // context carries (kernel/actor.With), exactly as postMessage runs them after authentication:
