@@ -294,13 +294,17 @@ func (d *demo) as(ctx context.Context, handle string) context.Context {
 func (d *demo) owner(ctx context.Context) error {
 	o := demoOwner
 	d.access[o.handle] = o.access
-	owner, created, err := d.deps.Owners.BootstrapIfNoOwner(ctx, o.name, o.handle, o.email)
+	id, token, err := d.deps.Owners.Bootstrap(ctx, o.name, o.handle, o.email)
+	created := err == nil
+	if errors.Is(err, authz.ErrOwnerExists) {
+		err = nil
+	}
 	if err != nil {
 		return err
 	}
 	if created {
-		d.people[o.handle] = identity.PrincipalRef{ID: owner.ID, Kind: actor.KindPerson, DisplayName: o.name, Handle: o.handle}
-		d.tokens[o.handle] = owner.Token
+		d.people[o.handle] = identity.PrincipalRef{ID: id, Kind: actor.KindPerson, DisplayName: o.name, Handle: o.handle}
+		d.tokens[o.handle] = token
 		d.created.Principals++
 		d.created.Grants++
 		return nil

@@ -14,11 +14,10 @@ import (
 
 // Deps are the modules' use cases the demo writes and reads through: the modules' own ports
 // where they offer one, and the ports below, declared here by their one consumer, for the
-// authorized use cases a request would run (making a grant, creating an agent) and for the
-// owner's bootstrap. The composition root binds them (wire's App.Demo).
+// authorized use cases a request would run (making a grant, creating an agent). The composition root binds them (wire's App.Demo).
 type Deps struct {
-	// Owners finds or bootstraps the instance's first owner.
-	Owners Owners
+	// Owners bootstraps the instance's first owner when it has none.
+	Owners authz.Owners
 	// Principals creates people and reads a principal.
 	Principals identity.Principals
 	// Directory finds principals by handle.
@@ -38,22 +37,6 @@ type Deps struct {
 	Personal syncmod.Personal
 	// Addr is http.addr, for World.BaseURL.
 	Addr string
-}
-
-// Owner is the first owner a bootstrap created, with the token only this run sees.
-type Owner struct {
-	// ID is the new person's principal id.
-	ID uuid.UUID
-	// Token is the person's first token.
-	Token identity.Secret
-}
-
-// Owners finds or bootstraps the instance's first owner.
-type Owners interface {
-	// BootstrapIfNoOwner creates the first owner (a person with an owner grant on the
-	// instance and a token) when the instance has none; created is false, with no error, when
-	// it has one.
-	BootstrapIfNoOwner(ctx context.Context, name, handle, email string) (o Owner, created bool, err error)
 }
 
 // Grants is what the demo needs of authz's grants: a principal's grants (every grant for

@@ -26,7 +26,7 @@ type (
 // (demo.Run binds nothing else), and issues a fresh token for each of its principals.
 func (a *App) Demo(ctx context.Context) (DemoWorld, error) {
 	return demo.Run(ctx, demo.Deps{
-		Owners:     demoOwners{app: a},
+		Owners:     a.bootstrap,
 		Principals: a.identity,
 		Directory:  a.identity,
 		Tokens:     a.identity.Tokens(),
@@ -39,13 +39,4 @@ func (a *App) Demo(ctx context.Context) (DemoWorld, error) {
 		Personal:   a.personal,
 		Addr:       a.addr,
 	})
-}
-
-// demoOwners binds the demo's Owners to the owner bootstrap of bothy admin.
-type demoOwners struct{ app *App }
-
-// BootstrapIfNoOwner implements demo.Owners.
-func (o demoOwners) BootstrapIfNoOwner(ctx context.Context, name, handle, email string) (demo.Owner, bool, error) {
-	owner, created, err := o.app.BootstrapIfNoOwner(ctx, name, handle, email)
-	return demo.Owner{ID: owner.PrincipalID, Token: owner.Token}, created, err
 }

@@ -1,23 +1,55 @@
 package wire
 
 import (
+	"bothy.example.com/server/internal/authz"
 	"bothy.example.com/server/internal/chat"
+	"bothy.example.com/server/internal/identity"
+	"bothy.example.com/server/internal/instance"
 	syncmod "bothy.example.com/server/internal/sync"
 )
 
-// CatchUp returns the process's catch-up (the sync.CatchUp port listEvents and the gateway's
-// resume share), for the benchmark, which measures a page through it beside the same page
-// over HTTP.
-func (a *App) CatchUp() syncmod.CatchUp {
-	return a.sync.catchUp
+// Ports are the modules' ports as the programs beside the API use them: bothy admin (the
+// owner's bootstrap, tokens, principals, feature flags), the benchmark (posts and catch-up
+// pages in process) and the end-to-end tests. Each field is a port its module declares in its
+// root package and this process's use cases implement; nothing here authorizes beyond what
+// the port says, so only code that holds the database (an operator's command, a test) has it.
+type Ports struct {
+	// Owners creates the instance's first owner.
+	Owners authz.Owners
+	// Principals creates, reads, deactivates and reactivates principals.
+	Principals identity.Principals
+	// Directory names principals and finds them by handle.
+	Directory identity.Directory
+	// Tokens issues, lists and revokes tokens.
+	Tokens identity.Tokens
+	// Flags defines feature flags and their overrides.
+	Flags instance.FlagAdmin
+	// Versions reads the instance's counters and sync epoch without a lock.
+	Versions instance.Versions
+	// Messages posts, edits and lists messages as the actor in ctx (kernel/actor.With),
+	// exactly as postMessage runs them after authentication: authorization, mentions, and the
+	// agents' invocations in the message's transaction (ADR 0031).
+	Messages chat.Messages
+	// Mentions counts unread mentions.
+	Mentions chat.Mentions
+	// Personal keeps read states, drafts, settings and sidebars.
+	Personal syncmod.Personal
+	// CatchUp is the catch-up listEvents and the gateway's resume share.
+	CatchUp syncmod.CatchUp
 }
 
-// Messages returns the chat module's message use cases, acting as the actor the caller's
-// context carries (kernel/actor.With), exactly as postMessage runs them after authentication:
-// authorization, mentions, and the agents' invocations in the message's transaction (ADR
-// 0031). It is for the benchmark, which posts in process so that it can time a post from the
-// return of its transaction's commit, as it times the appender's commits; the HTTP API is the
-// way in for everything else.
-func (a *App) Messages() chat.Messages {
-	return a.chat.Messages()
+// Ports returns this process's modules' ports (see Ports).
+func (a *App) Ports() Ports {
+	return Ports{
+		Owners:     a.bootstrap,
+		Principals: a.identity,
+		Directory:  a.identity,
+		Tokens:     a.identity.Tokens(),
+		Flags:      a.flags,
+		Versions:   a.instance,
+		Messages:   a.chat.Messages(),
+		Mentions:   a.chat.Mentions(),
+		Personal:   a.personal,
+		CatchUp:    a.sync.catchUp,
+	}
 }
