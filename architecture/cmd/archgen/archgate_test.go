@@ -55,6 +55,18 @@ func TestArchGate(t *testing.T) {
 			want: []string{"beta-internal", "example.com/archfixture/internal/alpha/app"},
 		},
 		{
+			name: "a module importing the composition root",
+			file: "server/internal/alpha/app/root.go",
+			body: "package app\n\nimport _ \"example.com/archfixture/internal/wire\"\n",
+			want: []string{"alpha-internal", "example.com/archfixture/internal/wire"},
+		},
+		{
+			name: "the composition root importing a program",
+			file: "server/internal/wire/program.go",
+			body: "package wire\n\nimport _ \"example.com/archfixture/cmd/fx\"\n",
+			want: []string{"Component wire shouldn't depend on example.com/archfixture/cmd/fx"},
+		},
+		{
 			name: "unlisted vendor",
 			file: "server/cmd/fx/yaml.go",
 			body: "package main\n\nimport _ \"go.yaml.in/yaml/v3\"\n",

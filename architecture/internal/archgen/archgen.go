@@ -123,9 +123,19 @@ func Generate(reg *register.Register, registerPath string) ([]byte, error) {
 			continue
 		}
 		r := rule{}
-		if slices.Contains(c.MayUse, register.Any) {
+		switch {
+		case slices.Contains(c.MayUse, register.Any):
 			r.anyProject = true
-		} else {
+		case c.CompositionRoot:
+			// It builds the modules' adapters: each module it lists comes with its internals.
+			r.mayDependOn = []string{c.Name}
+			for _, dep := range c.MayUse {
+				r.mayDependOn = append(r.mayDependOn, dep)
+				if d, ok := reg.Component(dep); ok && d.Business {
+					r.mayDependOn = append(r.mayDependOn, dep+InternalSuffix)
+				}
+			}
+		default:
 			r.mayDependOn = append([]string{c.Name}, c.MayUse...)
 		}
 		if slices.Contains(c.Vendors, register.Any) {

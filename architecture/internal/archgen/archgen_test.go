@@ -50,12 +50,14 @@ platform:
     path: services/server/internal/wire
     status: active
     summary: root
-    may_use: ["*"]
+    composition_root: true
+    may_use: [instance, identity, apigen]
     vendors: ["*"]
   - name: cmd
     path: services/server/cmd
     status: active
     summary: binary
+    program: true
     may_use: [wire]
 `
 
@@ -103,7 +105,7 @@ func TestGenerateContents(t *testing.T) {
 			"  identity-internal:\n    mayDependOn:\n      - identity\n      - identity-internal\n      - instance\n      - apigen\n",
 		},
 		{"module without edges", "  instance:\n    mayDependOn:\n      - instance-internal\n    canUse:\n"},
-		{"wire uses everything", "  wire:\n    anyProjectDeps: true\n    anyVendorDeps: true\n"},
+		{"the composition root uses what it lists, modules with their internals", "  wire:\n    anyVendorDeps: true\n    mayDependOn:\n      - wire\n      - instance\n      - instance-internal\n      - identity\n      - identity-internal\n      - apigen\n"},
 		{"cmd uses wire", "  cmd:\n    mayDependOn:\n      - cmd\n      - wire\n"},
 	}
 	for _, tc := range tests {

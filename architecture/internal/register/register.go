@@ -97,6 +97,15 @@ type Platform struct {
 	// ModuleInternalsMayUse lets the internal packages of every business
 	// module (where their adapters live) import this component.
 	ModuleInternalsMayUse bool `yaml:"module_internals_may_use"`
+	// CompositionRoot marks the one component that builds every module and
+	// binds its ports (wire, ADR 0035): it may import the internal packages
+	// of the modules it lists, it must list what it uses (never "*"), and
+	// only programs may import it.
+	CompositionRoot bool `yaml:"composition_root"`
+	// Program marks an entry point: a binary or the end-to-end tests'
+	// harness. Only programs may import the composition root, and only
+	// programs (besides nothing else) may use "*".
+	Program bool `yaml:"program"`
 	// ServesOperations lets api/operations.yaml name this component as the
 	// server of an operation.
 	ServesOperations bool `yaml:"serves_operations"`
@@ -129,6 +138,8 @@ type Component struct {
 	Business              bool
 	Common                bool
 	ModuleInternalsMayUse bool
+	CompositionRoot       bool
+	Program               bool
 	ServesOperations      bool
 	Schema                string
 	SchemaOwner           string
@@ -252,6 +263,8 @@ func (r *Register) buildComponents() []Component {
 			Status:                p.Status,
 			Common:                p.Common,
 			ModuleInternalsMayUse: p.ModuleInternalsMayUse,
+			CompositionRoot:       p.CompositionRoot,
+			Program:               p.Program,
 			ServesOperations:      p.ServesOperations,
 			Schema:                p.Schema,
 			SchemaOwner:           p.SchemaOwner,
@@ -383,6 +396,7 @@ func (r *Register) validate() error {
 			}
 		}
 	}
+	errs = append(errs, r.checkCompositionRoot()...)
 	errs = append(errs, r.checkNesting()...)
 	if err := r.checkCycles(); err != nil {
 		errs = append(errs, err)
@@ -410,6 +424,41 @@ func (r *Register) checkEdges(where string, c Component, moduleNames map[string]
 		case !c.Business && dep != Any:
 			if _, ok := r.Component(dep); !ok {
 				errs = append(errs, fmt.Errorf("%s: may_use names unknown component %s", where, dep))
+			}
+		}
+	}
+	return errs
+}
+
+// checkCompositionRoot holds the composition root to building and binding (ADR 0035): there is
+// at most one; it lists what it uses, never "*" and never a program; and only programs import
+// it, which also means that only a program may use "*" (which would include it).
+func (r *Register) checkCompositionRoot() []error {
+	var errs []error
+	roots := 0
+	for _, c := range r.components {
+		if c.CompositionRoot {
+			roots++
+			if c.Program {
+				errs = append(errs, fmt.Errorf("component %s: the composition root is not a program", c.Name))
+			}
+		}
+	}
+	if roots > 1 {
+		errs = append(errs, fmt.Errorf("%d components are marked composition_root; there is one", roots))
+	}
+	for _, c := range r.components {
+		for _, dep := range c.MayUse {
+			d, known := r.Component(dep)
+			switch {
+			case dep == Any && c.CompositionRoot:
+				errs = append(errs, fmt.Errorf("component %s: the composition root must list what it uses, not %q", c.Name, Any))
+			case dep == Any && !c.Program:
+				errs = append(errs, fmt.Errorf("component %s: only a program may use %q", c.Name, Any))
+			case known && d.CompositionRoot && !c.Program:
+				errs = append(errs, fmt.Errorf("component %s: only a program may use the composition root %s", c.Name, d.Name))
+			case known && d.Program && c.CompositionRoot:
+				errs = append(errs, fmt.Errorf("component %s: the composition root may not use the program %s", c.Name, d.Name))
 			}
 		}
 	}

@@ -57,8 +57,15 @@ platform:
     path: services/server/internal/wire
     status: active
     summary: composition root
-    may_use: ["*"]
+    composition_root: true
+    may_use: [instance, identity, ops]
     vendors: ["*"]
+  - name: cmd
+    path: services/server/cmd/bothy
+    status: active
+    summary: the binary
+    program: true
+    may_use: [wire]
 `
 
 func TestParseValid(t *testing.T) {
@@ -122,6 +129,36 @@ func TestParseRejects(t *testing.T) {
 			old:     "    schema: identity\n",
 			new:     "    schema: people\n",
 			wantErr: "module identity: schema people must equal the module name",
+		},
+		{
+			name:    "composition root using everything",
+			old:     "    may_use: [instance, identity, ops]\n",
+			new:     "    may_use: [\"*\"]\n",
+			wantErr: `component wire: the composition root must list what it uses, not "*"`,
+		},
+		{
+			name:    "composition root using a program",
+			old:     "    may_use: [instance, identity, ops]\n",
+			new:     "    may_use: [instance, identity, ops, cmd]\n",
+			wantErr: "component wire: the composition root may not use the program cmd",
+		},
+		{
+			name:    "a component that is no program using the composition root",
+			old:     "    serves_operations: true\n",
+			new:     "    serves_operations: true\n    may_use: [wire]\n",
+			wantErr: "component ops: only a program may use the composition root wire",
+		},
+		{
+			name:    "a component that is no program using everything",
+			old:     "    serves_operations: true\n",
+			new:     "    serves_operations: true\n    may_use: [\"*\"]\n",
+			wantErr: `component ops: only a program may use "*"`,
+		},
+		{
+			name:    "two composition roots",
+			old:     "    program: true\n",
+			new:     "    composition_root: true\n",
+			wantErr: "2 components are marked composition_root",
 		},
 		{
 			name:    "unknown edge",

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"bothy.example.com/server/internal/kernel/config"
+	"bothy.example.com/server/internal/authz"
 	"bothy.example.com/server/internal/wire"
 )
 
@@ -132,8 +133,8 @@ func adminBootstrap(ctx context.Context, args, environ []string, stdout, stderr 
 		return fmt.Errorf("%w: admin bootstrap: --name, --handle and --email are required", errUsage)
 	}
 	return withApp(ctx, configPath, environ, stderr, func(ctx context.Context, app *wire.App, logger *slog.Logger) error {
-		owner, err := app.Bootstrap(ctx, o.name, o.handle, o.email)
-		if errors.Is(err, wire.ErrOwnerExists) {
+		owner, err := bootstrap(ctx, app.Ports(), o.name, o.handle, o.email)
+		if errors.Is(err, authz.ErrOwnerExists) {
 			return fail(ctx, logger, "bootstrap refused: the instance has an owner already; an owner issues further tokens with bothy admin token --principal ID", err)
 		}
 		if err != nil {
@@ -160,7 +161,7 @@ func adminToken(ctx context.Context, args, environ []string, stdout, stderr io.W
 		return fmt.Errorf("%w: admin token: --principal is required", errUsage)
 	}
 	return withApp(ctx, configPath, environ, stderr, func(ctx context.Context, app *wire.App, logger *slog.Logger) error {
-		issued, err := app.IssueToken(ctx, principal)
+		issued, err := issueToken(ctx, app.Ports(), principal)
 		if err != nil {
 			return fail(ctx, logger, "issue token", err)
 		}
@@ -191,13 +192,13 @@ func adminTokens(ctx context.Context, sub string, args, environ []string, stdout
 	}
 	return withApp(ctx, configPath, environ, stderr, func(ctx context.Context, app *wire.App, logger *slog.Logger) error {
 		if sub == "list" {
-			tokens, err := app.Tokens(ctx, id)
+			tokens, err := listTokens(ctx, app.Ports(), id)
 			if err != nil {
 				return fail(ctx, logger, "list tokens", err)
 			}
-			return writeJSON(stdout, map[string][]wire.TokenView{"tokens": tokens})
+			return writeJSON(stdout, map[string][]tokenView{"tokens": tokens})
 		}
-		t, err := app.RevokeToken(ctx, id)
+		t, err := revokeToken(ctx, app.Ports(), id)
 		if err != nil {
 			return fail(ctx, logger, "revoke token", err)
 		}
@@ -232,11 +233,11 @@ func adminPrincipal(ctx context.Context, args, environ []string, stdout, stderr 
 		return fmt.Errorf("%w: %s: --principal is required", errUsage, name)
 	}
 	return withApp(ctx, configPath, environ, stderr, func(ctx context.Context, app *wire.App, logger *slog.Logger) error {
-		change := app.DeactivatePrincipal
+		change := deactivatePrincipal
 		if sub == "reactivate" {
-			change = app.ReactivatePrincipal
+			change = reactivatePrincipal
 		}
-		p, err := change(ctx, id)
+		p, err := change(ctx, app.Ports(), id)
 		if err != nil {
 			return fail(ctx, logger, sub+" principal", err)
 		}
@@ -302,17 +303,17 @@ func adminFlags(ctx context.Context, args, environ []string, stdout, stderr io.W
 		)
 		switch sub {
 		case "list":
-			var flags []wire.FlagView
-			flags, err = app.Flags(ctx)
-			out = map[string][]wire.FlagView{"flags": flags}
+			var flags []flagView
+			flags, err = listFlags(ctx, app.Ports())
+			out = map[string][]flagView{"flags": flags}
 		case "define":
-			out, err = app.DefineFlag(ctx, key, description, def)
+			out, err = defineFlag(ctx, app.Ports(), key, description, def)
 		case "set":
-			out, err = app.SetFlagOverride(ctx, key, target, on)
+			out, err = setFlagOverride(ctx, app.Ports(), key, target, on)
 		case "clear":
-			out, err = app.ClearFlagOverride(ctx, key, target)
+			out, err = clearFlagOverride(ctx, app.Ports(), key, target)
 		case "delete":
-			err = app.DeleteFlag(ctx, key)
+			err = deleteFlag(ctx, app.Ports(), key)
 			out = map[string]string{"deleted": key}
 		}
 		if err != nil {
@@ -389,7 +390,7 @@ func withDatabaseVia(ctx context.Context,
 // announceOwner prints, on stdout only, the owner --bootstrap-owner created,
 // their token (shown this once) and, when the process serves HTTP at base, a
 // first curl command. Nothing of it goes to the log.
-func announceOwner(stdout io.Writer, who ownerFlags, owner wire.Owner, base string) {
+func announceOwner(stdout io.Writer, who ownerFlags, owner owner, base string) {
 	token := owner.Token.Reveal()
 	_, _ = fmt.Fprintf(stdout, "bothy: created the first owner of this instance: %s (@%s, %s), principal %s.\n",
 		who.name, who.handle, who.email, owner.PrincipalID)

@@ -221,7 +221,7 @@ func serve(ctx context.Context, args, environ []string, stdout, stderr io.Writer
 		logger.WarnContext(ctx, "skipped the start-up check for a restore behind bothy's back", "error", err.Error())
 	}
 	if o.bootstrapOwner {
-		owner, created, err := app.BootstrapIfNoOwner(ctx, o.owner.name, o.owner.handle, o.owner.email)
+		owner, created, err := bootstrapIfNoOwner(ctx, app.Ports(), o.owner.name, o.owner.handle, o.owner.email)
 		if err != nil {
 			return startFailed(ctx, logger, "bootstrap the owner", err)
 		}
@@ -240,7 +240,7 @@ func serve(ctx context.Context, args, environ []string, stdout, stderr io.Writer
 // serveAnnounced serves after --bootstrap-owner created the owner: it
 // listens first, so the curl command it prints names the real address, then
 // prints the owner's token on stdout and serves.
-func serveAnnounced(ctx context.Context, app *wire.App, logger *slog.Logger, stdout io.Writer, who ownerFlags, owner wire.Owner) error {
+func serveAnnounced(ctx context.Context, app *wire.App, logger *slog.Logger, stdout io.Writer, who ownerFlags, owner owner) error {
 	if !app.ServesHTTP() {
 		announceOwner(stdout, who, owner, "")
 		if err := app.Serve(ctx); err != nil {

@@ -16,8 +16,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"bothy.example.com/server/internal/identity"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/authorize"
+	"bothy.example.com/server/internal/kernel/problem"
 )
 
 // Role is what a grant lets its principal do on its resource and everything below it. The
@@ -366,4 +368,20 @@ type Readers interface {
 	// channel's space; uuid.Nil for a direct message, whose readers are the holders of a
 	// grant on the channel itself (its participants).
 	ChannelReaders(ctx context.Context, spaceID, channelID, after uuid.UUID, limit int) ([]Reader, error)
+}
+
+// ErrOwnerExists refuses a bootstrap on an instance that has an owner already (a
+// problem.ErrConflict).
+var ErrOwnerExists = problem.New(problem.ErrConflict, "The instance has an owner already; bootstrap runs only once.")
+
+// Owners creates the instance's first owner: the one way into an instance nobody can reach
+// yet (bothy admin bootstrap, bothy serve --bootstrap-owner, the demo). It authorizes nothing:
+// whoever holds the database holds the instance.
+type Owners interface {
+	// Bootstrap creates a person with the display name, handle and email, an owner grant on
+	// the instance and a token (without a device) in one transaction, and returns the
+	// person's id and the token, which exists only in this result. ErrOwnerExists when the
+	// instance has an owner, also one a concurrent bootstrap just created; identity's
+	// validation errors (naming display_name, handle, email) for bad input.
+	Bootstrap(ctx context.Context, name, handle, email string) (uuid.UUID, identity.Secret, error)
 }

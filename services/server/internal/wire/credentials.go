@@ -2,18 +2,11 @@ package wire
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"bothy.example.com/server/internal/authz"
-	identitypg "bothy.example.com/server/internal/identity/adapters/postgres"
-	identitydomain "bothy.example.com/server/internal/identity/domain"
-	instancepg "bothy.example.com/server/internal/instance/adapters/postgres"
-	"bothy.example.com/server/internal/kernel/tx"
 	syncapp "bothy.example.com/server/internal/sync/app"
 )
 
@@ -83,43 +76,4 @@ func withVersionRead(authenticate func(http.Handler) http.Handler) func(http.Han
 			authed.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), versionReadKey{}, vr)))
 		})
 	}
-}
-
-// credentialStore is the identity module's store as wire hands it to identity: Credential of
-// a request that withVersionRead marked also reads the instance module's permission_version,
-// each statement queued by the adapter that owns its table, in one pipelined batch (as
-// catch-up's checkState does). Every other call is the identity store's own.
-type credentialStore struct {
-	*identitypg.Store
-	runner   *tx.Runner
-	instance *instancepg.Store
-}
-
-// Credential implements identity's app.Store.
-func (s credentialStore) Credential(ctx context.Context, hash identitydomain.TokenHash) (identitydomain.Credential, error) {
-	vr, _ := ctx.Value(versionReadKey{}).(*versionRead)
-	if vr == nil {
-		return s.Store.Credential(ctx, hash)
-	}
-	var (
-		cred identitydomain.Credential
-		cerr error
-	)
-	b := &pgx.Batch{}
-	s.QueueCredential(b, hash, func(c identitydomain.Credential, err error) { cred, cerr = c, err })
-	var head syncapp.SnapshotHead
-	if vr.wantHead {
-		// In snapshotState's order: the head first, the permission version after it.
-		s.instance.QueueEventSeq(b, func(seq int64) { head.Seq = seq })
-		s.instance.QueueSyncEpoch(b, func(epoch uuid.UUID) { head.Epoch = epoch })
-	}
-	s.instance.QueuePermissionVersion(b, func(v int64) { vr.v, vr.ok = v, true })
-	if err := s.runner.DB(ctx).SendBatch(ctx, b).Close(); err != nil {
-		return identitydomain.Credential{}, fmt.Errorf("token and permission version: %w", err)
-	}
-	if vr.wantHead {
-		head.PermissionVersion = vr.v
-		vr.head = &head
-	}
-	return cred, cerr
 }

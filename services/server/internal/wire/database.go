@@ -12,6 +12,7 @@ import (
 	"bothy.example.com/server/internal/kernel/migrate"
 	"bothy.example.com/server/internal/kernel/tx"
 	"bothy.example.com/server/internal/pglocal"
+	syncapp "bothy.example.com/server/internal/sync/app"
 )
 
 // Database returns the URL of the database the process uses and a function
@@ -89,12 +90,13 @@ func UsesEmbedded(cfg *config.Config) bool {
 // configuration value before touching the database.
 func Migrate(ctx context.Context, cfg *config.Config, url string, logger *slog.Logger) (int, error) {
 	maxConns := cfg.Int(config.DatabaseMaxConns)
-	logCfg := readEventLogConfig(cfg)
+	logCfg := readLogConfig(cfg)
+	syncCfg := syncapp.ConfigFrom(cfg)
 	if err := cfg.Err(); err != nil {
 		return 0, fmt.Errorf("configuration: %w", err)
 	}
-	if err := logCfg.validate(); err != nil {
-		return 0, err
+	if err := errors.Join(logCfg.validate(), syncCfg.Validate()); err != nil {
+		return 0, fmt.Errorf("configuration: %w", err)
 	}
 	pool, err := NewPool(ctx, url, maxConns)
 	if err != nil {
@@ -105,7 +107,7 @@ func Migrate(ctx context.Context, cfg *config.Config, url string, logger *slog.L
 	if err != nil {
 		return n, fmt.Errorf("apply migrations: %w", err)
 	}
-	log, err := newEventLog(pool, tx.NewRunner(pool), clock.System(), logger, logCfg)
+	log, err := newEventLog(pool, tx.NewRunner(pool), clock.System(), logger, logCfg, syncCfg)
 	if err != nil {
 		return n, err
 	}

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -18,74 +19,46 @@ import (
 	syncapp "bothy.example.com/server/internal/sync/app"
 )
 
-// eventLogConfig is every key of the instance and sync modules the process
-// reads, and http.idempotency_ttl, the age at which the instance module's
-// idempotency keys expire.
-type eventLogConfig struct {
+// logConfig is every key of the event log's adapters the process reads (the log's
+// partitions and appender, the tail's LISTEN connection), the name a new instance row gets,
+// and the instance module's idempotency keys' http.idempotency_ttl and
+// http.idempotency_claim_attempts. The sync use cases' keys (the tail's pace, maintenance) are
+// in syncapp.Config.
+type logConfig struct {
 	instanceName   string
 	idempotencyTTL time.Duration
 	// claimAttempts is http.idempotency_claim_attempts.
-	claimAttempts       int
-	partitions          syncpg.PartitionConfig
-	append              syncpg.AppendConfig
-	tailPollInterval    time.Duration
-	tailBatchSize       int
-	maintenanceInterval time.Duration
-	// tailRetryBase and tailRetryCap are sync.tail_retry_base and sync.tail_retry_cap.
-	tailRetryBase, tailRetryCap time.Duration
+	claimAttempts int
+	partitions    syncpg.PartitionConfig
+	append        syncpg.AppendConfig
 	// listen is sync.listen_check_interval and sync.listen_close_timeout.
 	listen pglisten.Config
 }
 
-// readEventLogConfig reads the keys; bad values are collected in cfg.Err.
-func readEventLogConfig(cfg *config.Config) eventLogConfig {
-	return eventLogConfig{
-		instanceName:        cfg.String(KeyInstanceName),
-		idempotencyTTL:      cfg.Duration(config.HTTPIdempotencyTTL),
-		claimAttempts:       cfg.Int(config.HTTPIdempotencyClaimAttempts),
-		partitions:          syncpg.PartitionConfigFrom(cfg),
-		append:              syncpg.AppendConfigFrom(cfg),
-		tailPollInterval:    cfg.Duration(syncapp.KeyTailPollInterval),
-		tailBatchSize:       cfg.Int(syncapp.KeyTailBatchSize),
-		maintenanceInterval: cfg.Duration(syncapp.KeyMaintenanceInterval),
-
-		tailRetryBase: cfg.Duration(syncapp.KeyTailRetryBase),
-		tailRetryCap:  cfg.Duration(syncapp.KeyTailRetryCap),
-		listen:        pglisten.ConfigFrom(cfg),
+// readLogConfig reads the keys; bad values are collected in cfg.Err.
+func readLogConfig(cfg *config.Config) logConfig {
+	return logConfig{
+		instanceName:   cfg.String(KeyInstanceName),
+		idempotencyTTL: cfg.Duration(config.HTTPIdempotencyTTL),
+		claimAttempts:  cfg.Int(config.HTTPIdempotencyClaimAttempts),
+		partitions:     syncpg.PartitionConfigFrom(cfg),
+		append:         syncpg.AppendConfigFrom(cfg),
+		listen:         pglisten.ConfigFrom(cfg),
 	}
 }
 
-// validate rejects values the keys' types allow but the modules cannot work
-// with, naming the key.
-func (c eventLogConfig) validate() error {
+// validate rejects values the keys' types allow but the adapters cannot work with, naming
+// the key.
+func (c logConfig) validate() error {
 	switch {
 	case c.instanceName == "":
-		return fmt.Errorf("configuration: %s is empty", KeyInstanceName.Name)
+		return fmt.Errorf("%s is empty", KeyInstanceName.Name)
 	case c.idempotencyTTL <= 0:
-		return fmt.Errorf("configuration: %s is %v, want more than 0", config.HTTPIdempotencyTTL.Name, c.idempotencyTTL)
+		return fmt.Errorf("%s is %v, want more than 0", config.HTTPIdempotencyTTL.Name, c.idempotencyTTL)
 	case c.claimAttempts < 1:
-		return fmt.Errorf("configuration: %s is %d, want at least 1", config.HTTPIdempotencyClaimAttempts.Name, c.claimAttempts)
-	case c.tailPollInterval <= 0:
-		return fmt.Errorf("configuration: %s is %v, want more than 0", syncapp.KeyTailPollInterval.Name, c.tailPollInterval)
-	case c.tailRetryBase <= 0:
-		return fmt.Errorf("configuration: %s is %v, want more than 0", syncapp.KeyTailRetryBase.Name, c.tailRetryBase)
-	case c.tailRetryCap < c.tailRetryBase:
-		return fmt.Errorf("configuration: %s is %v, want at least %s (%v)", syncapp.KeyTailRetryCap.Name, c.tailRetryCap, syncapp.KeyTailRetryBase.Name, c.tailRetryBase)
-	case c.tailBatchSize < 1:
-		return fmt.Errorf("configuration: %s is %d, want at least 1", syncapp.KeyTailBatchSize.Name, c.tailBatchSize)
-	case c.maintenanceInterval <= 0:
-		return fmt.Errorf("configuration: %s is %v, want more than 0", syncapp.KeyMaintenanceInterval.Name, c.maintenanceInterval)
+		return fmt.Errorf("%s is %d, want at least 1", config.HTTPIdempotencyClaimAttempts.Name, c.claimAttempts)
 	}
-	if err := c.partitions.Validate(); err != nil {
-		return fmt.Errorf("configuration: %w", err)
-	}
-	if err := c.append.Validate(); err != nil {
-		return fmt.Errorf("configuration: %w", err)
-	}
-	if err := c.listen.Validate(); err != nil {
-		return fmt.Errorf("configuration: %w", err)
-	}
-	return nil
+	return errors.Join(c.partitions.Validate(), c.append.Validate(), c.listen.Validate())
 }
 
 // eventLog is the instance and sync modules as one process uses them.
@@ -104,7 +77,7 @@ type eventLog struct {
 // (with its admission limit), the log tail (reader, head and a LISTEN
 // connection of its own, built from the pool's connection settings) and the
 // maintenance use case, whose runs also purge expired idempotency keys.
-func newEventLog(pool *pgxpool.Pool, runner *tx.Runner, clk clock.Clock, logger *slog.Logger, c eventLogConfig) (eventLog, error) {
+func newEventLog(pool *pgxpool.Pool, runner *tx.Runner, clk clock.Clock, logger *slog.Logger, c logConfig, sc syncapp.Config) (eventLog, error) {
 	store := instancepg.New(runner)
 	partitions, err := syncpg.NewPartitions(pool, c.partitions)
 	if err != nil {
@@ -117,13 +90,9 @@ func newEventLog(pool *pgxpool.Pool, runner *tx.Runner, clk clock.Clock, logger 
 	if err != nil {
 		return eventLog{}, fmt.Errorf("configuration: %w", err)
 	}
-	tail, err := syncapp.NewTail(syncpg.NewReader(runner), store, listener, syncapp.TailConfig{
-		PollInterval: c.tailPollInterval,
-		BatchSize:    c.tailBatchSize,
-		RetryBase:    c.tailRetryBase,
-		RetryCap:     c.tailRetryCap,
-		Logger:       logger,
-	})
+	tailConfig := sc.Tail
+	tailConfig.Logger = logger
+	tail, err := syncapp.NewTail(syncpg.NewReader(runner), store, listener, tailConfig)
 	if err != nil {
 		return eventLog{}, fmt.Errorf("configuration: %w", err)
 	}
@@ -141,7 +110,7 @@ func newEventLog(pool *pgxpool.Pool, runner *tx.Runner, clk clock.Clock, logger 
 		appender:            appender,
 		tail:                tail,
 		maintenance:         syncapp.NewMaintenance(upkeep, clk, logger),
-		maintenanceInterval: c.maintenanceInterval,
+		maintenanceInterval: sc.MaintenanceInterval,
 	}, nil
 }
 

@@ -28,7 +28,7 @@ import (
 //
 // The gateway checks token expiry with the process's clock (identity's), so a test that moves
 // the clock past a token's expiry sees the connection close.
-func newGateway(a access, l eventLog, lim *limits, clk clock.Clock, logger *slog.Logger, cfg gateway.Config) (*gateway.Gateway, error) {
+func newGateway(a modules, l eventLog, lim *limits, clk clock.Clock, logger *slog.Logger, cfg gateway.Config) (*gateway.Gateway, error) {
 	delivery, err := syncapp.NewDelivery(a.sync.authorizer, a.sync.actors)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)

@@ -59,11 +59,11 @@ func (a *App) IngestGit(ctx context.Context, o IngestGitOptions) (IngestReport, 
 	if st, err := os.Stat(o.Repo); err != nil || !st.IsDir() {
 		return IngestReport{}, problem.Validation(problem.FieldError{Field: "repo", Message: "must be the directory of a git clone"})
 	}
-	git, err := gitadapter.New(o.Repo, a.ingestLimits.Mask)
+	git, err := gitadapter.New(o.Repo, a.ingest.limits.Mask)
 	if err != nil {
 		return IngestReport{}, err
 	}
-	prs, issues := ingestgh.Choose(ctx, ingestgh.Choice{Dir: o.Repo, PRsJSON: o.PRsJSON, IssuesJSON: o.IssuesJSON, Runner: o.GH, PageSize: a.ingestGHPageSize, Mask: a.ingestLimits.Mask})
+	prs, issues := ingestgh.Choose(ctx, ingestgh.Choice{Dir: o.Repo, PRsJSON: o.PRsJSON, IssuesJSON: o.IssuesJSON, Runner: o.GH, PageSize: a.ingest.ghPageSize, Mask: a.ingest.limits.Mask})
 	svc, err := ingestapp.New(ingestapp.Deps{
 		Store:      ingestpg.New(a.tx),
 		Tx:         a.tx,
@@ -78,7 +78,7 @@ func (a *App) IngestGit(ctx context.Context, o IngestGitOptions) (IngestReport, 
 		Issues:     issues,
 		Clock:      a.clock,
 		Logger:     a.logger,
-		Limits:     a.ingestLimits,
+		Limits:     a.ingest.limits,
 	})
 	if err != nil {
 		return IngestReport{}, fmt.Errorf("wire: ingest: %w", err)

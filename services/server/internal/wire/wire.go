@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -127,7 +126,7 @@ type App struct {
 	gateway           *gateway.Gateway // nil without the gateway role
 	limits            *limits
 	eventLog
-	access
+	modules
 }
 
 // New wires a process from cfg. It reads every configuration key the
@@ -143,69 +142,27 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	if err := checkRoles(opts.Roles); err != nil {
 		return nil, err
 	}
-	roles := opts.Roles
-	if len(roles) == 0 {
-		roles = Roles()
-	}
-	a := &App{
-		logger:            logger,
-		clock:             opts.Clock,
-		roles:             roles,
-		addr:              cfg.String(config.HTTPAddr),
-		readHeaderTimeout: cfg.Duration(config.HTTPReadHeaderTimeout),
-		shutdownTimeout:   cfg.Duration(config.HTTPShutdownTimeout),
-	}
-	if a.clock == nil {
-		a.clock = clock.System()
-	}
-	dbURL := cfg.String(config.DatabaseURL)
-	if opts.DatabaseURL != "" {
-		dbURL = opts.DatabaseURL
-	}
-	maxConns := cfg.Int(config.DatabaseMaxConns)
-	maxBody := cfg.Bytes(config.HTTPMaxBodyBytes)
-	retryAfter := cfg.Duration(config.HTTPUnavailableRetryAfter)
-	compressMin := cfg.Bytes(config.HTTPCompressMinBytes)
-	rollbackTimeout := cfg.Duration(tx.KeyRollbackTimeout)
-	readinessTimeout := cfg.Duration(ops.KeyReadinessTimeout)
-	logCfg := readEventLogConfig(cfg)
-	accessCfg := readAccessConfig(cfg)
-	gatewayCfg := gateway.ConfigFrom(cfg)
-	corsOrigins, corsErr := httpmw.ParseOrigins(cfg.String(config.HTTPCORSAllowedOrigins))
-	corsCfg := httpmw.CORSConfig{AllowedOrigins: corsOrigins, MaxAge: cfg.Duration(config.HTTPCORSMaxAge)}
-	limitsCfg := readLimitsConfig(cfg)
-	webDir := cfg.String(webui.KeyDir)
+	s := readSettings(cfg, opts.DatabaseURL)
 	// Every key is read by now: report all bad values and typos at once.
 	if err := cfg.Err(); err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
-	if dbURL == "" {
-		return nil, errors.New("wire: no database url: set database.url or start the embedded default with wire.Database")
-	}
-	if retryAfter < time.Second {
-		return nil, fmt.Errorf("configuration: %s is %v, want at least 1s (Retry-After counts whole seconds)",
-			config.HTTPUnavailableRetryAfter.Name, retryAfter)
-	}
-	if compressMin > math.MaxInt32 {
-		return nil, fmt.Errorf("configuration: %s is %d, want at most %d", config.HTTPCompressMinBytes.Name, compressMin, math.MaxInt32)
-	}
-	if err := tx.CheckRollbackTimeout(rollbackTimeout); err != nil {
-		return nil, fmt.Errorf("configuration: %w", err)
-	}
-	if err := logCfg.validate(); err != nil {
+	if err := s.validate(); err != nil {
 		return nil, err
 	}
-	if err := accessCfg.validate(); err != nil {
-		return nil, err
+	a := &App{
+		logger:            logger,
+		clock:             opts.Clock,
+		roles:             opts.Roles,
+		addr:              s.addr,
+		readHeaderTimeout: s.readHeaderTimeout,
+		shutdownTimeout:   s.shutdownTimeout,
 	}
-	if err := gatewayCfg.Validate(); err != nil {
-		return nil, fmt.Errorf("configuration: %w", err)
+	if len(a.roles) == 0 {
+		a.roles = Roles()
 	}
-	if corsErr != nil {
-		return nil, fmt.Errorf("configuration: %s: %w", config.HTTPCORSAllowedOrigins.Name, corsErr)
-	}
-	if err := limitsCfg.validate(); err != nil {
-		return nil, err
+	if a.clock == nil {
+		a.clock = clock.System()
 	}
 	doc, err := apigen.GetSpec()
 	if err != nil {
@@ -219,109 +176,110 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger, opts Opti
 	if err != nil {
 		return nil, err
 	}
-
-	pool, err := NewPool(ctx, dbURL, maxConns)
+	pool, err := NewPool(ctx, s.dbURL, s.maxConns)
 	if err != nil {
 		return nil, err
 	}
 	a.pool = pool
-	a.tx, err = tx.NewRunner(pool).WithRollbackTimeout(rollbackTimeout)
-	if err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("configuration: %w", err)
-	}
-	a.eventLog, err = newEventLog(pool, a.tx, a.clock, logger, logCfg)
-	if err != nil {
+	if err := a.build(ctx, s, opts); err != nil {
 		pool.Close()
 		return nil, err
+	}
+	if a.handler, err = a.router(s, opts, public, checks); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// build builds what serves on the pool: the transaction runner, the event log, the
+// migrations and the instance's setup when opts.Migrate asks, the metrics registry, the rate
+// limits, every module (buildModules) and, with the gateway role, the gateway.
+func (a *App) build(ctx context.Context, s settings, opts Options) error {
+	var err error
+	if a.tx, err = tx.NewRunner(a.pool).WithRollbackTimeout(s.rollbackTimeout); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	if a.eventLog, err = newEventLog(a.pool, a.tx, a.clock, a.logger, s.log, s.sync); err != nil {
+		return err
 	}
 	if opts.Migrate {
-		n, err := migrate.Apply(ctx, pool, Migrations())
+		n, err := migrate.Apply(ctx, a.pool, Migrations())
 		if err != nil {
-			pool.Close()
-			return nil, fmt.Errorf("apply migrations: %w", err)
+			return fmt.Errorf("apply migrations: %w", err)
 		}
-		logger.InfoContext(ctx, "migrations applied", "applied", n)
-		if err := a.setUp(ctx, logCfg.instanceName, logger); err != nil {
-			pool.Close()
-			return nil, err
+		a.logger.InfoContext(ctx, "migrations applied", "applied", n)
+		if err := a.setUp(ctx, s.log.instanceName, a.logger); err != nil {
+			return err
 		}
 	}
-
 	a.registry = prometheus.NewRegistry()
 	if err := a.registry.Register(collectors.NewGoCollector()); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("register go collector: %w", err)
+		return fmt.Errorf("register go collector: %w", err)
 	}
 	if err := a.registry.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("register process collector: %w", err)
+		return fmt.Errorf("register process collector: %w", err)
 	}
-	httpMetrics, err := ops.NewHTTPMetrics(a.registry)
-	if err != nil {
-		pool.Close()
-		return nil, err
+	if a.limits, err = newLimits(s.limits, a.clock, a.registry); err != nil {
+		return err
 	}
-	if a.limits, err = newLimits(limitsCfg, a.clock, a.registry); err != nil {
-		pool.Close()
-		return nil, err
+	b := base{runner: a.tx, log: a.eventLog, clock: a.clock, logger: a.logger, registry: a.registry}
+	if a.modules, err = buildModules(b, s); err != nil {
+		return err
 	}
-	a.access, err = newAccess(a.tx, a.eventLog, a.clock, logger, a.registry, accessCfg)
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
-	if slices.Contains(roles, RoleGateway) {
-		if a.gateway, err = newGateway(a.access, a.eventLog, a.limits, a.clock, logger, gatewayCfg); err != nil {
-			pool.Close()
-			return nil, err
+	if slices.Contains(a.roles, RoleGateway) {
+		if a.gateway, err = newGateway(a.modules, a.eventLog, a.limits, a.clock, a.logger, s.gateway); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// router builds the process's HTTP handler: the operational endpoints, the one strict server
+// over every module's handlers, and the middleware of the edge (router.go), with the web
+// client for the api role.
+func (a *App) router(s settings, opts Options, public map[route]struct{}, checks apivalidate.Checks) (http.Handler, error) {
+	httpMetrics, err := ops.NewHTTPMetrics(a.registry)
+	if err != nil {
+		return nil, err
+	}
 	opsServer, err := ops.New(ops.Deps{
-		Readiness:        readiness{pool: pool, sets: Migrations()},
+		Readiness:        readiness{pool: a.pool, sets: Migrations()},
 		Gatherer:         a.registry,
-		ReadinessTimeout: readinessTimeout,
-		Logger:           logger,
+		ReadinessTimeout: s.readinessTimeout,
+		Logger:           a.logger,
 	})
 	if err != nil {
-		pool.Close()
 		return nil, fmt.Errorf("ops: %w", err)
 	}
-
+	h := a.handlers
 	deps := routerDeps{
-		logger:       logger,
-		maxBodyBytes: maxBody,
-		retryAfter:   retryAfter,
+		logger:       a.logger,
+		maxBodyBytes: s.maxBody,
+		retryAfter:   s.retryAfter,
 		metrics:      httpMetrics,
 		server: &server{
-			Server:         opsServer,
-			identityServer: a.handlers.identity,
-			authzServer:    a.handlers.authz,
-			agentsServer:   a.handlers.agents,
-			instanceServer: a.handlers.instance,
-			chatServer:     a.handlers.chat,
-			personalServer: a.handlers.personal,
+			Server: opsServer, identityServer: h.identity, authzServer: h.authz, agentsServer: h.agents,
+			instanceServer: h.instance, chatServer: h.chat, personalServer: h.personal,
 		},
 		authenticate: authenticateOperations(public, withVersionRead(identityhttp.Authenticate(a.identity))),
 		idempotency:  a.idempotent(a.tx, a.clock),
 		validate:     checks.Middleware(),
-		compress:     httpmw.Compress(int(compressMin)),
-		cors:         httpmw.CORS(corsCfg),
+		compress:     httpmw.Compress(int(s.compressMin)),
+		cors:         httpmw.CORS(s.cors),
 		mount:        opts.Mount,
 		gateway:      a.gatewayHandler(),
 		perAddress:   a.limits.perAddress(public),
 		perToken:     a.limits.perToken(),
 	}
-	if !slices.Contains(roles, RoleAPI) {
+	if !slices.Contains(a.roles, RoleAPI) {
 		deps.operationsOnly = operationsOnly(public)
-	} else if deps.web, err = webui.New(webDir); err != nil {
-		pool.Close()
+	} else if deps.web, err = webui.New(s.webDir); err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	} else {
-		logger.Info("web client", "source", deps.web.Source)
+		a.logger.Info("web client", "source", deps.web.Source)
 	}
-	a.handler = newRouter(deps)
-	return a, nil
+	return newRouter(deps), nil
 }
 
 // checkRoles rejects roles that do not exist, so `--roles gatway` fails

@@ -11,11 +11,13 @@ import (
 	"bothy.example.com/server/internal/identity"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
-	"bothy.example.com/server/internal/kernel/problem"
 )
 
-// ErrOwnerExists refuses a bootstrap on an instance that has an owner already.
-var ErrOwnerExists = problem.New(problem.ErrConflict, "The instance has an owner already; bootstrap runs only once.")
+// ErrOwnerExists refuses a bootstrap on an instance that has an owner already
+// (authz.ErrOwnerExists).
+var ErrOwnerExists = authz.ErrOwnerExists
+
+var _ authz.Owners = (*Bootstrapper)(nil)
 
 // BootstrapDeps are the collaborators of Bootstrapper, all required.
 type BootstrapDeps struct {
@@ -31,7 +33,8 @@ type BootstrapDeps struct {
 	Tokens identity.Tokens
 }
 
-// Bootstrapper creates the first owner of an instance (`bothy admin bootstrap`).
+// Bootstrapper creates the first owner of an instance (`bothy admin bootstrap`); it is the
+// authz.Owners port.
 type Bootstrapper struct {
 	runner     TxRunner
 	store      GrantStore

@@ -1,8 +1,8 @@
-package wire
+package demo
 
 import "testing"
 
-func TestDemoBaseURL(t *testing.T) {
+func TestBaseURL(t *testing.T) {
 	t.Parallel()
 	for addr, want := range map[string]string{
 		"127.0.0.1:8080":       "http://127.0.0.1:8080",
@@ -13,8 +13,8 @@ func TestDemoBaseURL(t *testing.T) {
 		"chat.example.com:443": "http://chat.example.com:443",
 		"no-port":              "http://no-port",
 	} {
-		if got := demoBaseURL(addr); got != want {
-			t.Errorf("demoBaseURL(%q) = %q, want %q", addr, got, want)
+		if got := baseURL(addr); got != want {
+			t.Errorf("baseURL(%q) = %q, want %q", addr, got, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package wire
+package main
 
 import (
 	"context"
@@ -8,24 +8,20 @@ import (
 
 	"github.com/google/uuid"
 
-	authzapp "bothy.example.com/server/internal/authz/app"
+	"bothy.example.com/server/internal/authz"
 	"bothy.example.com/server/internal/identity"
 	"bothy.example.com/server/internal/instance"
 	"bothy.example.com/server/internal/kernel/problem"
+	"bothy.example.com/server/internal/wire"
 )
 
-// What bothy admin does, in the words of the command: the use cases of the
-// modules behind the operator's commands, with inputs as the command line
-// spells them and results shaped for its JSON output, so the command needs
-// nothing but wire. An operator at the command line holds the database, so
-// nothing here authorizes.
+// What bothy admin does, in the words of the command: the modules' ports (wire.Ports) behind
+// the operator's commands, with inputs as the command line spells them and results shaped for
+// its JSON output. An operator at the command line holds the database, so nothing here
+// authorizes.
 
-// ErrOwnerExists is the error of Bootstrap on an instance that has an owner
-// already (a problem.ErrConflict).
-var ErrOwnerExists = authzapp.ErrOwnerExists
-
-// Owner is the first owner Bootstrap created.
-type Owner struct {
+// owner is the first owner bootstrap created.
+type owner struct {
 	// PrincipalID is the new person's id.
 	PrincipalID uuid.UUID
 	// Token is the person's first token; it exists only here (the server keeps
@@ -33,43 +29,43 @@ type Owner struct {
 	Token identity.Secret
 }
 
-// Bootstrap creates the first owner of the instance: a person with the
+// bootstrap creates the first owner of the instance: a person with the
 // display name, handle and email, an owner grant on the instance and a
-// token, in one transaction. ErrOwnerExists when the instance has an owner
+// token, in one transaction. authz.ErrOwnerExists when the instance has an owner
 // (also one a concurrent bootstrap just created); a problem.ErrValidation
 // naming display_name, handle or email for bad input.
-func (a *App) Bootstrap(ctx context.Context, name, handle, email string) (Owner, error) {
-	id, token, err := a.bootstrap.Bootstrap(ctx, name, handle, email)
+func bootstrap(ctx context.Context, p wire.Ports, name, handle, email string) (owner, error) {
+	id, token, err := p.Owners.Bootstrap(ctx, name, handle, email)
 	if err != nil {
-		return Owner{}, err
+		return owner{}, err
 	}
-	return Owner{PrincipalID: id, Token: token}, nil
+	return owner{PrincipalID: id, Token: token}, nil
 }
 
-// BootstrapIfNoOwner is Bootstrap for bothy serve --bootstrap-owner: created
+// bootstrapIfNoOwner is bootstrap for bothy serve --bootstrap-owner: created
 // is false, with no error, when the instance has an owner already, which is
 // every start after the first.
-func (a *App) BootstrapIfNoOwner(ctx context.Context, name, handle, email string) (o Owner, created bool, err error) {
-	o, err = a.Bootstrap(ctx, name, handle, email)
-	if errors.Is(err, ErrOwnerExists) {
-		return Owner{}, false, nil
+func bootstrapIfNoOwner(ctx context.Context, p wire.Ports, name, handle, email string) (o owner, created bool, err error) {
+	o, err = bootstrap(ctx, p, name, handle, email)
+	if errors.Is(err, authz.ErrOwnerExists) {
+		return owner{}, false, nil
 	}
 	if err != nil {
-		return Owner{}, false, err
+		return owner{}, false, err
 	}
 	return o, true, nil
 }
 
-// IssueToken issues a token, bound to no device, for the principal whose id
+// issueToken issues a token, bound to no device, for the principal whose id
 // is principal (as the command line spells it). A problem.ErrValidation for
 // an id that is not a UUID; a problem.ErrNotFound when no principal has it;
 // a problem.ErrConflict for a deactivated principal.
-func (a *App) IssueToken(ctx context.Context, principal string) (identity.IssuedToken, error) {
+func issueToken(ctx context.Context, p wire.Ports, principal string) (identity.IssuedToken, error) {
 	id, err := uuid.Parse(principal)
 	if err != nil || id == uuid.Nil {
 		return identity.IssuedToken{}, problem.Validation(problem.FieldError{Field: "principal", Message: "must be a principal id (a UUID)"})
 	}
-	issued, err := a.identity.Tokens().Issue(ctx, id, nil)
+	issued, err := p.Tokens.Issue(ctx, id, nil)
 	if errors.Is(err, problem.ErrNotFound) {
 		return identity.IssuedToken{}, problem.New(problem.ErrNotFound, "No principal has the id "+id.String()+".")
 	}
@@ -79,8 +75,8 @@ func (a *App) IssueToken(ctx context.Context, principal string) (identity.Issued
 	return issued, nil
 }
 
-// FlagView is a feature flag as bothy admin flags prints it.
-type FlagView struct {
+// flagView is a feature flag as bothy admin flags prints it.
+type flagView struct {
 	// Key names the flag.
 	Key string `json:"key"`
 	// Description says what the flag switches.
@@ -88,7 +84,7 @@ type FlagView struct {
 	// DefaultEnabled is the value for every actor no override targets.
 	DefaultEnabled bool `json:"default_enabled"`
 	// Overrides are the overrides, kind overrides first.
-	Overrides []FlagOverrideView `json:"overrides"`
+	Overrides []flagOverrideView `json:"overrides"`
 	// Version increases with every change of the flag or its overrides.
 	Version int64 `json:"version"`
 	// CreatedAt and UpdatedAt are when the flag was defined and last changed.
@@ -97,8 +93,8 @@ type FlagView struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// FlagOverrideView is one override as bothy admin flags prints it.
-type FlagOverrideView struct {
+// flagOverrideView is one override as bothy admin flags prints it.
+type flagOverrideView struct {
 	// Target is kind:<kind> or principal:<id>, as the command line spells it.
 	Target string `json:"target"`
 	// Enabled is the flag's value for the target.
@@ -115,9 +111,9 @@ func parseID(field, s string) (uuid.UUID, error) {
 	return id, nil
 }
 
-// TokenView is how bothy admin prints a token: never a secret (none is
+// tokenView is how bothy admin prints a token: never a secret (none is
 // stored); members without a value are left out.
-type TokenView struct {
+type tokenView struct {
 	ID           string   `json:"id"`
 	PrincipalID  string   `json:"principal_id"`
 	DeviceID     string   `json:"device_id,omitempty"`
@@ -130,8 +126,8 @@ type TokenView struct {
 	LastUsedAt   string   `json:"last_used_at,omitempty"`
 }
 
-func tokenView(t identity.TokenInfo) TokenView {
-	v := TokenView{
+func tokenViewOf(t identity.TokenInfo) tokenView {
+	v := tokenView{
 		ID: t.ID.String(), PrincipalID: t.PrincipalID.String(), DeviceName: t.DeviceName,
 		DeviceStatus: string(t.DeviceStatus), Scopes: t.Scopes, CreatedAt: rfc3339(t.CreatedAt),
 		ExpiresAt: rfc3339(t.ExpiresAt), RevokedAt: rfc3339(t.RevokedAt), LastUsedAt: rfc3339(t.LastUsedAt),
@@ -142,8 +138,8 @@ func tokenView(t identity.TokenInfo) TokenView {
 	return v
 }
 
-// PrincipalView is how bothy admin prints a principal.
-type PrincipalView struct {
+// principalView is how bothy admin prints a principal.
+type principalView struct {
 	ID            string `json:"id"`
 	Kind          string `json:"kind"`
 	Handle        string `json:"handle"`
@@ -151,8 +147,8 @@ type PrincipalView struct {
 	DeactivatedAt string `json:"deactivated_at,omitempty"`
 }
 
-func principalView(p identity.Principal) PrincipalView {
-	return PrincipalView{
+func principalViewOf(p identity.Principal) principalView {
+	return principalView{
 		ID: p.ID.String(), Kind: string(p.Kind), Handle: p.Handle, DisplayName: p.DisplayName,
 		DeactivatedAt: rfc3339(p.DeactivatedAt),
 	}
@@ -166,23 +162,23 @@ func rfc3339(t time.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-// Tokens lists every token of the principal whose id is principal, revoked
+// listTokens lists every token of the principal whose id is principal, revoked
 // and expired ones included, in issue order; never a secret. A
 // problem.ErrValidation for an id that is not a UUID.
-func (a *App) Tokens(ctx context.Context, principal string) ([]TokenView, error) {
+func listTokens(ctx context.Context, p wire.Ports, principal string) ([]tokenView, error) {
 	id, err := parseID("principal", principal)
 	if err != nil {
 		return nil, err
 	}
-	out := []TokenView{}
+	out := []tokenView{}
 	after := uuid.Nil
 	for {
-		page, err := a.identity.Tokens().List(ctx, id, after, adminTokensPage)
+		page, err := p.Tokens.List(ctx, id, after, adminTokensPage)
 		if err != nil {
 			return nil, err
 		}
 		for _, t := range page.Items {
-			out = append(out, tokenView(t))
+			out = append(out, tokenViewOf(t))
 		}
 		if page.Next == uuid.Nil {
 			return out, nil
@@ -194,128 +190,128 @@ func (a *App) Tokens(ctx context.Context, principal string) ([]TokenView, error)
 // adminTokensPage is how many tokens bothy admin token list reads per query.
 const adminTokensPage = 500
 
-// RevokeToken revokes the token whose id is token and appends token.revoked
+// revokeToken revokes the token whose id is token and appends token.revoked
 // (the instance its actor): its requests answer 401 at once and the gateway
 // processes close its connections as their log tails read the event.
 // Idempotent. A problem.ErrValidation for an id that is not a UUID; a
 // problem.ErrNotFound when no token has it.
-func (a *App) RevokeToken(ctx context.Context, token string) (TokenView, error) {
+func revokeToken(ctx context.Context, p wire.Ports, token string) (tokenView, error) {
 	id, err := parseID("token", token)
 	if err != nil {
-		return TokenView{}, err
+		return tokenView{}, err
 	}
-	t, err := a.identity.Tokens().Revoke(ctx, id)
+	t, err := p.Tokens.Revoke(ctx, id)
 	if err != nil {
-		return TokenView{}, err
+		return tokenView{}, err
 	}
-	return tokenView(t), nil
+	return tokenViewOf(t), nil
 }
 
-// DeactivatePrincipal deactivates the principal whose id is principal and
+// deactivatePrincipal deactivates the principal whose id is principal and
 // appends principal.deactivated: its tokens answer 401 and its gateway
 // connections close. Idempotent; identity.ErrLastOwner (a
 // problem.ErrConflict) for the last active owner.
-func (a *App) DeactivatePrincipal(ctx context.Context, principal string) (PrincipalView, error) {
+func deactivatePrincipal(ctx context.Context, p wire.Ports, principal string) (principalView, error) {
 	id, err := parseID("principal", principal)
 	if err != nil {
-		return PrincipalView{}, err
+		return principalView{}, err
 	}
-	p, err := a.identity.Deactivate(ctx, id)
+	pr, err := p.Principals.Deactivate(ctx, id)
 	if err != nil {
-		return PrincipalView{}, err
+		return principalView{}, err
 	}
-	return principalView(p), nil
+	return principalViewOf(pr), nil
 }
 
-// ReactivatePrincipal reactivates the principal whose id is principal and
+// reactivatePrincipal reactivates the principal whose id is principal and
 // appends principal.reactivated. Idempotent.
-func (a *App) ReactivatePrincipal(ctx context.Context, principal string) (PrincipalView, error) {
+func reactivatePrincipal(ctx context.Context, p wire.Ports, principal string) (principalView, error) {
 	id, err := parseID("principal", principal)
 	if err != nil {
-		return PrincipalView{}, err
+		return principalView{}, err
 	}
-	p, err := a.identity.Reactivate(ctx, id)
+	pr, err := p.Principals.Reactivate(ctx, id)
 	if err != nil {
-		return PrincipalView{}, err
+		return principalView{}, err
 	}
-	return principalView(p), nil
+	return principalViewOf(pr), nil
 }
 
-// flagView converts a flag for printing; overrides is [] when there are none.
-func flagView(f instance.Flag) FlagView {
-	v := FlagView{
+// flagViewOf converts a flag for printing; overrides is [] when there are none.
+func flagViewOf(f instance.Flag) flagView {
+	v := flagView{
 		Key:            f.Key,
 		Description:    f.Description,
 		DefaultEnabled: f.DefaultEnabled,
-		Overrides:      make([]FlagOverrideView, 0, len(f.Overrides)),
+		Overrides:      make([]flagOverrideView, 0, len(f.Overrides)),
 		Version:        f.Version,
 		CreatedAt:      f.CreatedAt,
 		UpdatedAt:      f.UpdatedAt,
 	}
 	for _, o := range f.Overrides {
-		v.Overrides = append(v.Overrides, FlagOverrideView{Target: o.Target.String(), Enabled: o.Enabled})
+		v.Overrides = append(v.Overrides, flagOverrideView{Target: o.Target.String(), Enabled: o.Enabled})
 	}
 	return v
 }
 
-// Flags lists every feature flag with its overrides, ordered by key.
-func (a *App) Flags(ctx context.Context) ([]FlagView, error) {
-	flags, err := a.flags.List(ctx)
+// listFlags lists every feature flag with its overrides, ordered by key.
+func listFlags(ctx context.Context, p wire.Ports) ([]flagView, error) {
+	flags, err := p.Flags.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]FlagView, 0, len(flags))
+	out := make([]flagView, 0, len(flags))
 	for _, f := range flags {
-		out = append(out, flagView(f))
+		out = append(out, flagViewOf(f))
 	}
 	return out, nil
 }
 
-// DefineFlag creates the flag, or changes its description and default, and
+// defineFlag creates the flag, or changes its description and default, and
 // appends flags.updated when something changed. A problem.ErrValidation
 // naming key or description for bad input.
-func (a *App) DefineFlag(ctx context.Context, key, description string, defaultEnabled bool) (FlagView, error) {
-	f, err := a.flags.Define(ctx, key, description, defaultEnabled)
+func defineFlag(ctx context.Context, p wire.Ports, key, description string, defaultEnabled bool) (flagView, error) {
+	f, err := p.Flags.Define(ctx, key, description, defaultEnabled)
 	if err != nil {
-		return FlagView{}, err
+		return flagView{}, err
 	}
-	return flagView(f), nil
+	return flagViewOf(f), nil
 }
 
-// SetFlagOverride sets the flag's value for target (kind:person, kind:agent,
+// setFlagOverride sets the flag's value for target (kind:person, kind:agent,
 // kind:app or principal:<uuid>). instance.ErrFlagNotFound (a
 // problem.ErrNotFound) for an undefined key; a problem.ErrValidation naming
 // target for a bad target.
-func (a *App) SetFlagOverride(ctx context.Context, key, target string, enabled bool) (FlagView, error) {
+func setFlagOverride(ctx context.Context, p wire.Ports, key, target string, enabled bool) (flagView, error) {
 	t, err := instance.ParseFlagTarget(target)
 	if err != nil {
-		return FlagView{}, err
+		return flagView{}, err
 	}
-	f, err := a.flags.SetOverride(ctx, key, t, enabled)
+	f, err := p.Flags.SetOverride(ctx, key, t, enabled)
 	if err != nil {
-		return FlagView{}, err
+		return flagView{}, err
 	}
-	return flagView(f), nil
+	return flagViewOf(f), nil
 }
 
-// ClearFlagOverride removes the flag's override for target (none to remove
-// is not an error); errors as SetFlagOverride.
-func (a *App) ClearFlagOverride(ctx context.Context, key, target string) (FlagView, error) {
+// clearFlagOverride removes the flag's override for target (none to remove
+// is not an error); errors as setFlagOverride.
+func clearFlagOverride(ctx context.Context, p wire.Ports, key, target string) (flagView, error) {
 	t, err := instance.ParseFlagTarget(target)
 	if err != nil {
-		return FlagView{}, err
+		return flagView{}, err
 	}
-	f, err := a.flags.ClearOverride(ctx, key, t)
+	f, err := p.Flags.ClearOverride(ctx, key, t)
 	if err != nil {
-		return FlagView{}, err
+		return flagView{}, err
 	}
-	return flagView(f), nil
+	return flagViewOf(f), nil
 }
 
-// DeleteFlag removes the flag with its overrides. instance.ErrFlagNotFound
+// deleteFlag removes the flag with its overrides. instance.ErrFlagNotFound
 // for an undefined key.
-func (a *App) DeleteFlag(ctx context.Context, key string) error {
-	if err := a.flags.Delete(ctx, key); err != nil {
+func deleteFlag(ctx context.Context, p wire.Ports, key string) error {
+	if err := p.Flags.Delete(ctx, key); err != nil {
 		return fmt.Errorf("delete flag: %w", err)
 	}
 	return nil

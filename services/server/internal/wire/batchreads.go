@@ -7,6 +7,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	identitypg "bothy.example.com/server/internal/identity/adapters/postgres"
+	identitydomain "bothy.example.com/server/internal/identity/domain"
 	instancepg "bothy.example.com/server/internal/instance/adapters/postgres"
 	"bothy.example.com/server/internal/kernel/tx"
 	syncmod "bothy.example.com/server/internal/sync"
@@ -14,11 +16,56 @@ import (
 	syncapp "bothy.example.com/server/internal/sync/app"
 )
 
-// CatchUp returns the process's catch-up (the sync.CatchUp port listEvents and the gateway's
-// resume share), for the benchmark, which measures a page through it beside the same page
-// over HTTP.
-func (a *App) CatchUp() syncmod.CatchUp {
-	return a.sync.catchUp
+// The deliberate cross-module batch reads of the process, all in this file.
+//
+// A module's tables are its own (spec 01): every statement below is queued by the adapter
+// of the module that owns its table, and no module reads another's schema. What the
+// composition root adds is the trip: the reads a hot path needs from two or three modules
+// (the request's token and the permission version; catch-up's head, retention edge, epoch
+// and permission version; the snapshot's head, epoch and version; a consumer's row and
+// catch-up's four) are sent as one pipelined pgx.Batch, so each path costs one round trip
+// where separate reads would cost one per module (docs/benchmarks.md measures the paths).
+// Outside a transaction PostgreSQL runs a batch's statements in order, each with a snapshot
+// of its own, exactly as the separate reads would: the batches change the cost, never the
+// answer. Only the composition root may do this, since only it knows every module.
+
+// credentialStore is the identity module's store as wire hands it to identity: Credential of
+// a request that withVersionRead marked also reads the instance module's permission_version,
+// each statement queued by the adapter that owns its table, in one pipelined batch (as
+// catch-up's checkState does). Every other call is the identity store's own.
+type credentialStore struct {
+	*identitypg.Store
+	runner   *tx.Runner
+	instance *instancepg.Store
+}
+
+// Credential implements identity's app.Store.
+func (s credentialStore) Credential(ctx context.Context, hash identitydomain.TokenHash) (identitydomain.Credential, error) {
+	vr, _ := ctx.Value(versionReadKey{}).(*versionRead)
+	if vr == nil {
+		return s.Store.Credential(ctx, hash)
+	}
+	var (
+		cred identitydomain.Credential
+		cerr error
+	)
+	b := &pgx.Batch{}
+	s.QueueCredential(b, hash, func(c identitydomain.Credential, err error) { cred, cerr = c, err })
+	var head syncapp.SnapshotHead
+	if vr.wantHead {
+		// In snapshotState's order: the head first, the permission version after it.
+		s.instance.QueueEventSeq(b, func(seq int64) { head.Seq = seq })
+		s.instance.QueueSyncEpoch(b, func(epoch uuid.UUID) { head.Epoch = epoch })
+	}
+	s.instance.QueuePermissionVersion(b, func(v int64) { vr.v, vr.ok = v, true })
+	if err := s.runner.DB(ctx).SendBatch(ctx, b).Close(); err != nil {
+		return identitydomain.Credential{}, fmt.Errorf("token and permission version: %w", err)
+	}
+	if vr.wantHead {
+		head.PermissionVersion = vr.v
+		vr.head = &head
+	}
+	return cred, cerr
 }
 
 // checkState is catch-up's syncapp.CatchUpState: the head (the instance module's event_seq
