@@ -43,7 +43,7 @@ func readState(t *testing.T, url string) state {
 		t.Fatalf("SyncEpoch: %v", err)
 	}
 	s.epoch = epoch.String()
-	flags, err := env.App.Flags(t.Context())
+	flags, err := env.App.Ports().Flags.List(t.Context())
 	if err != nil {
 		t.Fatalf("Flags: %v", err)
 	}
@@ -65,8 +65,8 @@ func readState(t *testing.T, url string) state {
 func newInstance(t *testing.T, key string, bulk bool) string {
 	t.Helper()
 	env := wiretest.New(t)
-	if _, err := env.App.DefineFlag(t.Context(), key, "defined by the test", true); err != nil {
-		t.Fatalf("DefineFlag: %v", err)
+	if _, err := env.App.Ports().Flags.Define(t.Context(), key, "defined by the test", true); err != nil {
+		t.Fatalf("define flag: %v", err)
 	}
 	if bulk {
 		fill(t, env.App)
@@ -89,7 +89,7 @@ func fill(t *testing.T, app *wire.App) {
 			for i := w; i < flags; i += workers {
 				description := make([]byte, 240)
 				_, _ = rand.Read(description)
-				if _, err := app.DefineFlag(t.Context(), fmt.Sprintf("bulk.%d", i), hex.EncodeToString(description), false); err != nil {
+				if _, err := app.Ports().Flags.Define(t.Context(), fmt.Sprintf("bulk.%d", i), hex.EncodeToString(description), false); err != nil {
 					errs <- err
 					return
 				}
@@ -119,8 +119,8 @@ func defineFlag(t *testing.T, url, key string) {
 	env := wiretest.New(t, wiretest.WithDatabaseURL(url))
 	defer env.Server.Close()
 	defer env.App.Close()
-	if _, err := env.App.DefineFlag(t.Context(), key, "defined after the backup", false); err != nil {
-		t.Fatalf("DefineFlag: %v", err)
+	if _, err := env.App.Ports().Flags.Define(t.Context(), key, "defined after the backup", false); err != nil {
+		t.Fatalf("define flag: %v", err)
 	}
 }
 
