@@ -13,6 +13,13 @@ MAKEFLAGS += --no-builtin-rules --no-print-directory
 GO ?= go
 NPM ?= npm
 
+# The Go toolchain: every go.mod and go.work names it (`toolchain go1.26.11`, ADR 0037), and the
+# go command switches to it, downloading it from the module proxy, when the installed Go is
+# older. GOTOOLCHAIN=local in the environment would keep the older Go and its standard
+# library's known vulnerabilities, so the targets run with auto (make GOTOOLCHAIN=local
+# overrides it on the command line).
+export GOTOOLCHAIN := auto
+
 # Build output and scratch files (ignored by git).
 BIN_DIR := bin
 BOTHY := $(BIN_DIR)/bothy
@@ -22,7 +29,20 @@ TOOLS_BIN := $(CURDIR)/.bin
 OAPI_CODEGEN := $(TOOLS_BIN)/oapi-codegen
 GOLANGCI_LINT := $(TOOLS_BIN)/golangci-lint
 GO_ARCH_LINT := $(TOOLS_BIN)/go-arch-lint
-GO_TOOLS := $(OAPI_CODEGEN) $(GOLANGCI_LINT) $(GO_ARCH_LINT)
+GOVULNCHECK := $(TOOLS_BIN)/govulncheck
+GO_TOOLS := $(OAPI_CODEGEN) $(GOLANGCI_LINT) $(GO_ARCH_LINT) $(GOVULNCHECK)
+# The vulnerability database of vuln-check (ADR 0037): built under .bin/ from the pinned module
+# golang.org/x/vulndb (tools/vulndb/go.mod, a module of its own so that its dependencies move
+# no tool's) by its cmd/indexdb, rebuilt when the pin changes; govulncheck reads it through
+# file://, since the online database is not reachable from every machine.
+VULNDB_MODULE := tools/vulndb
+INDEXDB := $(TOOLS_BIN)/indexdb
+VULN_DB ?= $(TOOLS_BIN)/vulndb
+VULN_DB_INDEX := $(VULN_DB)/index/db.json
+# The Go modules vuln-check scans: every module of go.work (./..., in the workspace) and the
+# tools module (its tools, GOWORK=off); gate-fixtures points VULN_MODULES at a throwaway module.
+VULN_MODULES ?= services/server architecture examples/agents/echo
+VULN_TOOLS_MODULE ?= tools
 NPM_DIR := tools/npm
 NPM_STAMP := $(NPM_DIR)/node_modules/.package-lock.json
 REDOCLY := $(NPM_DIR)/node_modules/.bin/redocly
@@ -64,7 +84,7 @@ CODEGEN_CONFIG ?= api/oapi-codegen.yaml
 GEN_FILE ?= services/server/internal/apigen/apigen.gen.go
 
 # What `.ci/run` runs through `make check`, in this order.
-CHECK_GATES := fmt-check vet lint arch register-check limit-check codegen-check api-lint api-conformance sdk-check text-rules test sdk-test web-test cover-floor gate-fixtures
+CHECK_GATES := fmt-check vet lint arch register-check limit-check codegen-check api-lint api-conformance sdk-check text-rules vuln-check test sdk-test web-test cover-floor gate-fixtures
 
 .PHONY: help
 help: ## List the targets with a one-line description (the default goal).
@@ -164,7 +184,7 @@ bench: sdk-install web-build ## Benchmark the event log, authorization, catch-up
 ##@ Tools
 
 .PHONY: tools
-tools: $(GO_TOOLS) $(NPM_STAMP) ## Install the pinned Go tools into .bin/ and the npm tools into tools/npm/.
+tools: $(GO_TOOLS) $(VULN_DB_INDEX) $(NPM_STAMP) ## Install the pinned Go tools and the vulnerability database into .bin/ and the npm tools into tools/npm/.
 
 # One rule per tool, each building just its own package from the tools module (GOWORK=off), so
 # that a target builds only the tool it runs: make test needs none, make arch only go-arch-lint,
@@ -179,6 +199,22 @@ $(GOLANGCI_LINT): tools/go.mod tools/go.sum
 	touch $@
 $(GO_ARCH_LINT): tools/go.mod tools/go.sum
 	$(TOOL_BUILD) github.com/fe3dback/go-arch-lint
+	touch $@
+$(GOVULNCHECK): tools/go.mod tools/go.sum
+	$(TOOL_BUILD) golang.org/x/vuln/cmd/govulncheck
+	touch $@
+$(INDEXDB): $(VULNDB_MODULE)/go.mod $(VULNDB_MODULE)/go.sum
+	mkdir -p $(TOOLS_BIN) && cd $(VULNDB_MODULE) && GOWORK=off $(GO) build -o $@ golang.org/x/vulndb/cmd/indexdb
+	touch $@
+# The database, from the OSV reports of the pinned module's data/osv (about a minute); written
+# beside and moved into place, so an interrupted build leaves no half database.
+$(VULN_DB_INDEX): $(INDEXDB)
+	@src=$$(cd $(VULNDB_MODULE) && GOWORK=off $(GO) mod download golang.org/x/vulndb && GOWORK=off $(GO) list -m -f '{{.Dir}}' golang.org/x/vulndb); \
+	[[ -d $$src/data/osv ]] || { echo "vuln-check: no data/osv in golang.org/x/vulndb ($$src)"; exit 1; }; \
+	rm -rf $(VULN_DB).tmp; \
+	$(INDEXDB) -vulns $$src/data/osv -out $(VULN_DB).tmp; \
+	rm -rf $(VULN_DB) && mv $(VULN_DB).tmp $(VULN_DB); \
+	echo "vuln-check: database built from golang.org/x/vulndb $$(cd $(VULNDB_MODULE) && GOWORK=off $(GO) list -m -f '{{.Version}}' golang.org/x/vulndb) into $(VULN_DB)"
 	touch $@
 
 $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json $(NPM_DIR)/.npmrc
@@ -225,7 +261,7 @@ codegen-check: $(OAPI_CODEGEN) ## Fail when api/openapi.yaml's event schemas dif
 ##@ Gates (make check runs them all, in this order)
 
 .PHONY: check
-check: ## Everything CI runs: fmt-check vet lint arch register-check limit-check codegen-check api-lint api-conformance sdk-check text-rules test sdk-test web-test cover-floor gate-fixtures.
+check: ## Everything CI runs: fmt-check vet lint arch register-check limit-check codegen-check api-lint api-conformance sdk-check text-rules vuln-check test sdk-test web-test cover-floor gate-fixtures.
 	@summary=(); start_all=$$SECONDS; \
 	for gate in $(CHECK_GATES); do \
 	  printf '\n==> make %s\n' "$$gate"; start=$$SECONDS; \
@@ -290,6 +326,23 @@ api-lint: $(NPM_STAMP) npm-lock-check ## Lint api/openapi.yaml with Redocly (rec
 	$(REDOCLY) lint --config redocly.yaml --format stylish $(OPENAPI)
 	node $(NPM_DIR)/asyncapi-validate.mjs $(ASYNCAPI)
 
+.PHONY: vuln-check
+vuln-check: $(GOVULNCHECK) $(VULN_DB_INDEX) ## Fail when govulncheck finds a known vulnerability reachable from the code of a Go module (server, architecture, echo agent, tools) or in the Go toolchain's standard library, against the database of the pinned golang.org/x/vulndb (ADR 0037).
+	@failed=(); db=file://$(abspath $(VULN_DB)); \
+	for mod in $(VULN_MODULES); do \
+	  echo "vuln-check: $$mod ($$(cd $$mod && $(GO) env GOVERSION))"; \
+	  (cd $$mod && $(GOVULNCHECK) -db $$db ./...) || failed+=("$$mod"); \
+	done; \
+	for mod in $(VULN_TOOLS_MODULE); do \
+	  echo "vuln-check: $$mod, its tools ($$(cd $$mod && GOWORK=off $(GO) env GOVERSION))"; \
+	  (cd $$mod && GOWORK=off $(GOVULNCHECK) -db $$db tool) || failed+=("$$mod"); \
+	done; \
+	if (( $${#failed[@]} > 0 )); then \
+	  echo "vuln-check: known vulnerabilities reachable in $${failed[*]}: upgrade the module named above (the toolchain line of every go.mod and go.work for the standard library; ADR 0037)"; \
+	  exit 1; \
+	fi; \
+	echo "vuln-check: no known vulnerability reachable in $(VULN_MODULES) $(VULN_TOOLS_MODULE)"
+
 .PHONY: text-rules
 text-rules: ## Fail on en/em dashes, non-example emails, placeholder names, home paths, registry hosts, committed compiled programs.
 	$(GO) run ./architecture/cmd/textrules -root .
@@ -309,7 +362,7 @@ cover-floor: ## Fail when a package's coverage (from make test) is below archite
 	$(GO) run ./architecture/cmd/coverfloor -profile $(COVER_PROFILE) -floors $(COVER_FLOORS)
 
 .PHONY: gate-fixtures
-gate-fixtures: $(OAPI_CODEGEN) $(GOLANGCI_LINT) $(NPM_STAMP) ## Prove each gate rejects its violation (injected into temporary copies).
+gate-fixtures: $(OAPI_CODEGEN) $(GOLANGCI_LINT) $(GOVULNCHECK) $(VULN_DB_INDEX) $(NPM_STAMP) ## Prove each gate rejects its violation (injected into temporary copies).
 	MAKE="$(MAKE)" TOOLS_BIN="$(TOOLS_BIN)" bash scripts/gate-fixtures.sh
 
 ##@ TypeScript SDK (clients/typescript)

@@ -10,8 +10,9 @@
 # (gofmt and goimports), lint (missing doc comment, gosec finding), npm-lock-check, api-lint (an
 # unresolved $ref in the OpenAPI document, an AsyncAPI frame naming a missing schema),
 # api-conformance (a drifted document), sdk-check (stale SDK types, stale frame types, a frame
-# changed in the AsyncAPI document and not regenerated) and web-test (a drifted web build fails
-# a browser assertion). The other proofs are Go
+# changed in the AsyncAPI document and not regenerated), web-test (a drifted web build fails
+# a browser assertion) and vuln-check (a module calling a function with a known
+# vulnerability). The other proofs are Go
 # tests: the architecture gate's (TestArchGate, run by `make arch` since it needs go-arch-lint)
 # and register-check's in the architecture module (architecture/README.md lists them), the
 # undocumented configuration key in services/server/internal/kernel/config (`make test`).
@@ -307,6 +308,42 @@ expect_pass 'the web client as built' web_test
 grep -lq 'Sign in to bothy' "$webdist"/assets/*.js || { echo 'gate-fixtures: the web build has no sign-in heading to drift'; exit 1; }
 sed -i 's/Sign in to bothy/Sign in to b0thy/' "$webdist"/assets/*.js
 expect_fail 'a drifted web build (its sign-in heading changed)' 'FAIL  test/browser.test.ts' web_test
+
+echo '==> vuln-check'
+# A throwaway module (no workspace) that calls language.ParseAcceptLanguage of golang.org/x/text,
+# the function of GO-2022-1059 (fixed in v0.3.8): at a fixed version the gate passes, at v0.3.7
+# it must fail naming the vulnerability. Its toolchain line is the repository's, so that the
+# standard library it is checked with is the one of the other modules. go.sum is written here.
+vmod=$tmp/vulnmod
+mkdir -p "$vmod"
+cat >"$vmod/main.go" <<'GO'
+// Command vulnfixture parses an Accept-Language header, the call of the known vulnerability.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/text/language"
+)
+
+func main() {
+	tags, _, err := language.ParseAcceptLanguage(os.Getenv("ACCEPT_LANGUAGE"))
+	fmt.Println(tags, err)
+}
+GO
+toolchain=$(sed -n 's/^toolchain //p' go.work)
+[[ -n $toolchain ]] || { echo 'gate-fixtures: go.work names no toolchain'; exit 1; }
+vuln_module() { # vuln_module VERSION: the throwaway module requiring golang.org/x/text VERSION
+  printf 'module bothy.example.com/vulnfixture\n\ngo 1.26.0\n\ntoolchain %s\n\nrequire golang.org/x/text %s\n' "$toolchain" "$1" >"$vmod/go.mod"
+  rm -f "$vmod/go.sum"
+  (cd "$vmod" && GOWORK=off go mod tidy) >"$tmp/out" 2>&1 || { cat "$tmp/out"; echo "gate-fixtures: go mod tidy of the vuln-check fixture (golang.org/x/text $1) failed"; exit 1; }
+}
+vulncheck() { "$make_cmd" --no-print-directory vuln-check VULN_MODULES="$vmod" VULN_TOOLS_MODULE=; }
+vuln_module v0.43.0
+expect_pass 'a module whose dependencies have no known vulnerability it reaches' vulncheck
+vuln_module v0.3.7
+expect_fail 'a module calling a vulnerable function (golang.org/x/text v0.3.7)' 'GO-2022-1059' vulncheck
 
 echo
 if [[ $failed -gt 0 ]]; then

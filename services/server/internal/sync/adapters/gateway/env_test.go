@@ -17,6 +17,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"bothy.example.com/server/internal/kernel/clock"
 	"bothy.example.com/server/internal/kernel/logging"
 	"bothy.example.com/server/internal/sync/adapters/gateway"
 	syncapp "bothy.example.com/server/internal/sync/app"
@@ -72,7 +73,11 @@ type envSettings struct {
 	startTail    bool
 	snapshotFail error
 	wrapConn     func(net.Conn) net.Conn
+	clock        clock.Clock
 }
+
+// withClock gives the gateway the clock it checks tokens' expiry against (Deps.Clock).
+func withClock(c clock.Clock) envOption { return func(s *envSettings) { s.clock = c } }
 
 // withServerConns wraps every connection the test server accepts (to watch the gateway's
 // writes to its sockets).
@@ -155,6 +160,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		Heartbeats:      e.beats,
 		Config:          s.cfg,
 		Logger:          logger,
+		Clock:           s.clock,
 	})
 	if err != nil {
 		t.Fatalf("gateway.New: %v", err)

@@ -55,13 +55,20 @@ var tokens = map[string]actor.Actor{
 	"app-token":     {PrincipalID: app, Kind: actor.KindApp},
 	"sam-phone":     {PrincipalID: sam, Kind: actor.KindPerson, TokenID: samPhone},
 	"alex-laptop":   {PrincipalID: alex, Kind: actor.KindPerson, TokenID: alexLaptop},
+	"sam-expiring":  {PrincipalID: sam, Kind: actor.KindPerson, TokenID: samExpiring, ExpiresAt: tokenExpiry},
 }
 
 // The token ids of the tokens the credential recheck is tested with.
 var (
 	samPhone   = uuid.MustParse("0193a1c2-7c00-7a01-8000-0000000070e1")
 	alexLaptop = uuid.MustParse("0193a1c2-7c00-7a01-8000-0000000070e2")
+	// samExpiring is the token ("sam-expiring") that expires at tokenExpiry.
+	samExpiring = uuid.MustParse("0193a1c2-7c00-7a01-8000-0000000070e3")
 )
+
+// tokenExpiry is when the token "sam-expiring" expires; the tests of expiry move a fake clock
+// to it.
+var tokenExpiry = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 
 // fakeCredentials is identity's batched credential check: ended says which tokens no longer
 // authenticate; every call's token ids are recorded.

@@ -21,8 +21,10 @@ import (
 // soon as the tail reads them (LISTEN/NOTIFY; sync.tail_poll_interval at the latest). The
 // hub scans each tail batch for them on arrival, before the batch window, and ends every
 // matching session of the process, also those that are not live yet or that lagged. Expiry
-// has no event: the sweeper checks every session's expiry each gateway.revocation_max_delay
-// with the gateway's clock (Deps.Clock, injectable). A credential can also end without an
+// has no event: the writer checks it with the gateway's clock (Deps.Clock, injectable)
+// before each frame (session.expired), so no event committed after it is delivered, and the
+// sweeper checks every session's expiry each gateway.revocation_max_delay, so a connection
+// owed no frame closes too. A credential can also end without an
 // event the hub sees: a token revoked or a principal deactivated by hand in the database, a
 // device revoked, a revocation the tail did not hand the hub while it had dropped it. So
 // every gateway.credential_recheck_interval the gateway asks identity, in one query for the

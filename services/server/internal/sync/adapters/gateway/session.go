@@ -218,8 +218,11 @@ type session struct {
 	credEnded  string
 
 	// The writer's state, touched by the writer alone.
-	filter *syncapp.Filter
-	epoch  uuid.UUID
+	// expiresAt is the expiry of the session's token (zero: never), checked before each
+	// frame, so that no frame but the final error follows it (expired).
+	expiresAt time.Time
+	filter    *syncapp.Filter
+	epoch     uuid.UUID
 	// consumer is the durable consumer the session resumed with; empty without one (then
 	// ack is a bad frame).
 	consumer string
@@ -245,7 +248,7 @@ func newSession(base context.Context, g *Gateway, conn *websocket.Conn, cork *co
 	}
 	return &session{
 		g: g, conn: conn, cork: cork, ctx: ctx, cancel: cancel, who: who, authed: authed, token: token,
-		cred: credentialOf(who), authedCred: authed,
+		cred: credentialOf(who), authedCred: authed, expiresAt: who.ExpiresAt,
 		done: make(chan struct{}), taken: make(chan struct{}, 1), wake: make(chan struct{}, 1),
 		// The start is the first writer: work queued before it runs (Shutdown's, once the
 		// session is registered) waits for it instead of starting another.
@@ -560,12 +563,28 @@ func (s *session) write(frame []byte) error {
 	return s.conn.Write(context.Background(), websocket.MessageText, frame)
 }
 
-// send is write for the loop: nil, or the ending of a connection that failed.
+// send is write for the loop: nil, or the ending of a connection that failed or whose
+// token expired.
 func (s *session) send(frame []byte) *ending {
+	if end := s.expired(); end != nil {
+		return end
+	}
 	if err := s.write(frame); err != nil {
 		return dropped
 	}
 	return nil
+}
+
+// expired orders a token's expiry with delivery, as the hub orders a revocation (spec 03, "A
+// session ends with its credential"): once the gateway's clock reached the expiry, the
+// session ends with token_expired instead of writing another frame. An event is delivered
+// after its commit, so none committed at or after the expiry reaches the connection, however
+// long before its next round the sweeper would have closed it. Nil while the token is valid.
+func (s *session) expired() *ending {
+	if s.expiresAt.IsZero() || s.g.clock.Now().Before(s.expiresAt) {
+		return nil
+	}
+	return credentialEnding(reasonTokenExpired)
 }
 
 // fatal ends the session with the error frame of err and code. The frame of an unavailable
@@ -735,7 +754,7 @@ func (s *session) authenticate(token string) *ending {
 	if err := s.g.admit(ctx); err != nil {
 		return s.failed(err)
 	}
-	s.ctx, s.who, s.authed, s.token = ctx, a, true, token
+	s.ctx, s.who, s.authed, s.token, s.expiresAt = ctx, a, true, token, a.ExpiresAt
 	s.mu.Lock()
 	s.cred, s.authedCred = credentialOf(a), true
 	s.mu.Unlock()
