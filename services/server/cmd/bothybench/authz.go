@@ -29,8 +29,6 @@ import (
 )
 
 var (
-	//go:embed queries/bare_permission_version.sql
-	barePermissionVersion string
 	//go:embed queries/bare_grants_of_principal.sql
 	bareGrantsOfPrincipal string
 	//go:embed queries/seed_channel_grants.sql
@@ -305,7 +303,7 @@ func ratio(figure, baseline int64) float64 {
 }
 
 // markdown renders the authorization section of docs/benchmarks.md through w.
-func (a authzResult) markdown(w func(format string, args ...any)) {
+func (a authzResult) Markdown(w func(format string, args ...any)) {
 	w("\n## Authorization\n\n")
 	w("Each figure and its baseline run under `testing.Benchmark` (%s each), in turn, %d times;\n", a.BenchTime, a.Rounds)
 	w("each keeps its median run, in the same process against the same database. The world: a\n")
@@ -322,4 +320,29 @@ func (a authzResult) markdown(w func(format string, args ...any)) {
 	w("\nPer request, authorize costs one round trip (the permission_version read that proves the\n")
 	w("cached Scope current) and the decision; per row (catch-up, list filtering) a Decider decides\n")
 	w("on the Scope it holds without any I/O.\n")
+}
+
+// Key is the authz member of benchmarks.json.
+func (authzResult) Key() string { return "authz" }
+
+// Targets: the authorization cases have none.
+func (authzResult) Targets() []target { return nil }
+
+// authzBenchCase is the authorization case (authzCase).
+type authzBenchCase struct{}
+
+// Name is authz.
+func (authzBenchCase) Name() string { return "authz" }
+
+// World is none: the case runs on the main App.
+func (authzBenchCase) World() string { return "" }
+
+// Run measures authorization with testing.Benchmark against its bare baselines.
+func (authzBenchCase) Run(ctx context.Context, env *benchEnv) ([]section, error) {
+	env.Progress("authorization: authorize with a warm Scope, Scope build of %d channel grants", authzChannels)
+	r, err := authzCase(ctx, env.App, env.Bare, env.Options.authzTime, env.Logger)
+	if err != nil {
+		return nil, err
+	}
+	return []section{r}, nil
 }

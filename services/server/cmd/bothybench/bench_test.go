@@ -57,32 +57,32 @@ func TestBenchSmoke(t *testing.T) {
 	for _, c := range caseGroups {
 		// TestIngestSmoke, TestGatewaySmoke, TestThreadsSmoke, TestSearchSmoke, TestSDKSmoke,
 		// TestSidebarSmoke, TestConsumerSmoke and TestInvokeSmoke run their cases alone.
-		o.cases[c] = !slices.Contains([]string{caseIngest, caseGateway, caseThreads, caseSearch, caseSDK, caseSidebar, caseConsumer, caseInvoke}, c)
+		o.cases[c] = !slices.Contains([]string{"ingest", "gateway", "threads", "search", "sdk", "sidebar", "consumer", "invoke"}, c)
 	}
 	rep, steps := smokeMeasure(t, o, true)
 	// Steps: the warm-up, four rounds, the tail, postMessage's set-up and four rounds,
 	// authorization; the sync world's two, the pages' first pass and four rounds, the full
 	// catch-up's two rounds, the snapshot's set-up and its rounds.
-	if len(rep.Append) != 4 || len(steps) != 23 {
-		t.Fatalf("%d append cases and %d steps, want 4 and 23: %q", len(rep.Append), len(steps), steps)
+	if len(reportSection[appendSection](rep).Results) != 4 || len(steps) != 23 {
+		t.Fatalf("%d append cases and %d steps, want 4 and 23: %q", len(reportSection[appendSection](rep).Results), len(steps), steps)
 	}
-	for _, a := range rep.Append {
+	for _, a := range reportSection[appendSection](rep).Results {
 		if a.EventsPerSecond <= 0 || a.BaselineEventsPerSecond <= 0 || a.Ratio <= 0 || a.Transactions == 0 || a.BaselineTransactions == 0 {
 			t.Fatalf("append case without figures: %+v", a)
 		}
 	}
-	if tl := rep.Tail; tl.Samples == 0 || tl.BareSamples == 0 || tl.P99Ms < tl.P50Ms || tl.BareP99Ms <= 0 {
+	if tl := reportSection[latencyResult](rep); tl.Samples == 0 || tl.BareSamples == 0 || tl.P99Ms < tl.P50Ms || tl.BareP99Ms <= 0 {
 		t.Fatalf("tail case without figures: %+v", tl)
 	}
-	if p := rep.Post; p.Clients != 16 || p.BaselineEventsPerSecond <= 0 || p.BaselineTransactions == 0 || len(p.Cases) != 2 {
+	if p := reportSection[postResult](rep); p.Clients != 16 || p.BaselineEventsPerSecond <= 0 || p.BaselineTransactions == 0 || len(p.Cases) != 2 {
 		t.Fatalf("postMessage case without figures: %+v", p)
 	}
-	for _, c := range rep.Post.Cases {
+	for _, c := range reportSection[postResult](rep).Cases {
 		if c.Requests == 0 || c.RequestsPerSecond <= 0 || c.P50Ms <= 0 || c.P99Ms < c.P50Ms || c.Ratio <= 0 {
 			t.Fatalf("postMessage layout without figures: %+v", c)
 		}
 	}
-	cu := rep.CatchUp
+	cu := reportSection[catchUpResult](rep)
 	if cu.Events != 3000 || cu.Channels != 20 || cu.HeadSeq <= cu.Events || len(cu.Pages) != 3 {
 		t.Fatalf("catch-up world = %+v", cu)
 	}
@@ -95,7 +95,7 @@ func TestBenchSmoke(t *testing.T) {
 	if f := cu.Full; f.Events < cu.Events || f.Pages == 0 || f.EventsPerSecond <= 0 || f.BaselineEventsPerSecond <= 0 || f.Ratio <= 0 {
 		t.Fatalf("full catch-up without figures: %+v", f)
 	}
-	if s := rep.Snapshot; s.VisibleChannels != 10 || s.UnreadThreads != 10*unreadPerChannel || s.MentionedThreads != 10 ||
+	if s := reportSection[snapshotResult](rep); s.VisibleChannels != 10 || s.UnreadThreads != 10*unreadPerChannel || s.MentionedThreads != 10 ||
 		s.Requests == 0 || s.BaselineRuns == 0 || s.P50Ms <= 0 || s.BaselineP50Ms <= 0 || s.BytesPerChannel <= 0 || len(s.Parts) == 0 {
 		t.Fatalf("snapshot without figures: %+v", s)
 	}
@@ -105,10 +105,10 @@ func TestBenchSmoke(t *testing.T) {
 	if rep.Settings.AppendConcurrency != 2 {
 		t.Fatalf("append concurrency = %d, want sync.append_concurrency's default 2", rep.Settings.AppendConcurrency)
 	}
-	if a := rep.Authz; a.ChannelGrants != 1000 || len(a.Cases) != 3 {
+	if a := reportSection[authzResult](rep); a.ChannelGrants != 1000 || len(a.Cases) != 3 {
 		t.Fatalf("authorization cases = %+v, want 3 on 1000 channel grants", a)
 	}
-	for _, c := range rep.Authz.Cases {
+	for _, c := range reportSection[authzResult](rep).Cases {
 		if c.NsPerOp <= 0 || c.BaselineNsPerOp <= 0 || c.Ratio <= 0 {
 			t.Fatalf("authorization case without figures: %+v", c)
 		}
@@ -131,7 +131,11 @@ func TestBenchSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatalf("read json: %v", err)
 	}
-	var back report
+	var back struct {
+		Append  []appendResult `json:"append"`
+		Post    postResult     `json:"post_message"`
+		CatchUp catchUpResult  `json:"catch_up"`
+	}
 	if err := json.Unmarshal(raw, &back); err != nil || len(back.Append) != 4 || len(back.Post.Cases) != 2 || len(back.CatchUp.Pages) != 3 {
 		t.Fatalf("benchmarks.json does not hold the report: %v", err)
 	}
@@ -145,11 +149,11 @@ func TestPostMessageTarget(t *testing.T) {
 		ratio float64
 		pass  bool
 	}{{0.59, false}, {0.6, true}, {1.3, true}} {
-		r := report{Post: postResult{Clients: 16, Rounds: 4, BaselineEventsPerSecond: 1800, Cases: []postCase{
+		r := report{Sections: []section{postResult{Clients: 16, Rounds: 4, BaselineEventsPerSecond: 1800, Cases: []postCase{
 			{Name: postOwnThreads, Threads: 16, Requests: 9000, RequestsPerSecond: 1800 * tc.ratio, P50Ms: 8.5, P99Ms: 21.25, Ratio: tc.ratio},
 			{Name: postSharedThread, Threads: 1, Requests: 2000, RequestsPerSecond: 400, P50Ms: 40, P99Ms: 60, Ratio: 0.22},
-		}}}
-		r.evaluate()
+		}}}}
+		r.order(nil)
 		if len(r.Targets) != 1 {
 			t.Fatalf("targets = %+v, want the one of the thread-per-client layout", r.Targets)
 		}
@@ -194,16 +198,16 @@ func TestSyncTargets(t *testing.T) {
 				return pageCase{Reader: reader, VisibleChannels: 1, Pages: 10, HTTPPages: 10, BaselineReads: 10, EventsPerPage: 500, SeqsPerPage: 500,
 					P50Ms: p50, P99Ms: 5 * tc.scale, BaselineP50Ms: 1, BaselineP99Ms: 2, P50Ratio: 1.5 * tc.scale, P99Ratio: 2.5 * tc.scale}
 			}
-			r := report{
-				CatchUp: catchUpResult{Events: 1_000_000, Channels: 1000, PageSize: 500, ScanWindow: 5000, Pages: []pageCase{
+			r := report{Sections: []section{
+				catchUpResult{Events: 1_000_000, Channels: 1000, PageSize: 500, ScanWindow: 5000, Pages: []pageCase{
 					page(readerEverything, 1.5),
 					page(readerTenth, 1.5),
 					page(readerOne, 3*tc.scale),
 				}, Full: fullResult{Events: 1_000_000, Pages: 2000, EventsPerSecond: tc.fullRate, BaselineEventsPerSecond: 200_000, Ratio: tc.fullRatio}},
-				Snapshot: snapshotResult{VisibleChannels: 500, UnreadThreads: 2000, Requests: 10, BaselineRuns: 10, P50Ms: 13, BaselineP50Ms: 10,
+				snapshotResult{VisibleChannels: 500, UnreadThreads: 2000, Requests: 10, BaselineRuns: 10, P50Ms: 13, BaselineP50Ms: 10,
 					P50Ratio: tc.snapshotRatio, BytesPerChannel: tc.perRow},
-			}
-			r.evaluate()
+			}}
+			r.order(nil)
 			if len(r.Targets) != 9 {
 				t.Fatalf("targets = %+v, want 9", r.Targets)
 			}
@@ -259,7 +263,7 @@ func TestParseFlags(t *testing.T) {
 		{name: "zero duration", args: []string{"-duration", "0s"}, wantErr: true},
 		{name: "stray argument", args: []string{"now"}, wantErr: true},
 		{name: "cases", args: []string{"-cases", "sync, authz"}, check: func(o options) bool {
-			return len(o.cases) == 2 && o.cases[caseSync] && o.cases[caseAuthz] && !o.cases[caseAppend]
+			return len(o.cases) == 2 && o.cases["sync"] && o.cases["authz"] && !o.cases["append"]
 		}},
 		{name: "unknown case", args: []string{"-cases", "sink"}, wantErr: true},
 		{name: "small sync world", args: []string{"-sync-channels", "5"}, wantErr: true},
@@ -329,7 +333,7 @@ func smokeMeasure(t *testing.T, o options, withSync bool) (*report, []string) {
 	}
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	var steps []string
-	rep, err := measure(t.Context(), o, pgtest.URL(t), syncURL, logger, func(format string, _ ...any) { steps = append(steps, format) })
+	rep, err := measure(t.Context(), benchCases, sectionOrder, o, pgtest.URL(t), syncURL, logger, func(format string, _ ...any) { steps = append(steps, format) })
 	if err != nil {
 		t.Fatalf("measure: %v", err)
 	}

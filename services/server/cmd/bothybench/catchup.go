@@ -352,70 +352,6 @@ func getPage(ctx context.Context, c *http.Client, base, token string, after int6
 	return pg, nil
 }
 
-// The Accept-Encoding values the benchmark's requests send.
-const (
-	// encodingIdentity asks for the body as it is, without compression.
-	encodingIdentity = "identity"
-	// encodingGzip asks for gzip, as browsers and HTTP libraries do.
-	encodingGzip = "gzip"
-)
-
-// getRaw GETs url as the bearer of token into buf (reset first), asking for no compression:
-// the catch-up figures measure the server's pages without the cost of compressing them (the
-// snapshot's figure asks for gzip, getCoded). A status other than 200 is an error.
-func getRaw(ctx context.Context, c *http.Client, url, token string, buf *bytes.Buffer) error {
-	_, err := getCoded(ctx, c, url, token, encodingIdentity, buf)
-	return err
-}
-
-// getCoded GETs url as the bearer of token with Accept-Encoding: encoding into buf (reset
-// first) and returns the response's Content-Encoding. Because the request names its encoding,
-// the client does not decompress: buf holds the body as it came over the wire. A status other
-// than 200 is an error.
-func getCoded(ctx context.Context, c *http.Client, url, token, encoding string, buf *bytes.Buffer) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", fmt.Errorf("new request: %w", err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Accept-Encoding", encoding)
-	resp, err := c.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("GET %s: %w", req.URL.Path, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	buf.Reset()
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		return "", fmt.Errorf("GET %s: read the response: %w", req.URL.Path, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET %s: status %d: %s", req.URL.RequestURI(), resp.StatusCode, buf.Bytes())
-	}
-	return resp.Header.Get("Content-Encoding"), nil
-}
-
-// loopFor calls op(k), op(k+1), ... until d has passed and returns each call's latency and
-// the next k. A call started before the deadline counts.
-func loopFor(ctx context.Context, d time.Duration, k int, op func(int) error) ([]time.Duration, int, error) {
-	var out []time.Duration
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if err := ctx.Err(); err != nil {
-			return nil, k, err
-		}
-		began := time.Now()
-		if err := op(k); err != nil {
-			return nil, k, err
-		}
-		out = append(out, time.Since(began))
-		k++
-	}
-	if len(out) == 0 {
-		return nil, k, errors.New("no call finished")
-	}
-	return out, k, nil
-}
-
 // bareRow holds one row of the bare reads, scanned into plain values.
 type bareRow struct {
 	seq                                              int64
@@ -477,7 +413,7 @@ func bareLoop(ctx context.Context, pool *pgxpool.Pool, pageSize int) (int64, err
 }
 
 // markdown renders the catch-up section of docs/benchmarks.md through w.
-func (r catchUpResult) markdown(w func(format string, args ...any)) {
+func (r catchUpResult) Markdown(w func(format string, args ...any)) {
 	w("\n## Catch-up\n\n")
 	w("A second App on a database of its own in the same cluster serves a world the benchmark\n")
 	w("builds (in %.1f s): the owner Alex (through the App's Bootstrap), Sam and Robin, %s and\n", r.WorldSeconds, count(max(1, r.Channels/channelsPerSpace), "space"))
@@ -540,21 +476,4 @@ func (r catchUpResult) markdown(w func(format string, args ...any)) {
 	w("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	w("| %d | %d | %.0f | %d | %.0f | %.2f | %.0f |\n", f.Events, f.Pages, f.EventsPerSecond, f.BaselineRows,
 		f.BaselineEventsPerSecond, f.Ratio, f.ResponseBytesPerEvent)
-}
-
-// count spells n things, as in "1 space" and "10 spaces".
-func count(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return strconv.Itoa(n) + " " + thing + "s"
-}
-
-// thousands spells n with commas between groups of three digits, as in 1,000,000.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

@@ -34,7 +34,6 @@ const (
 	sdkBenchConfig = "tsconfig.bench.json"
 	sdkBenchScript = ".test-tmp/bench/bench/coldstart.js"
 	webDir         = "services/web"
-	webBuild       = "services/web/dist"
 	sidebarScript  = "services/web/bench/sidebar.mjs"
 	// defaultChromium is where Debian's Chromium lives (make browser-install); CHROMIUM overrides it.
 	defaultChromium = "/usr/bin/chromium"
@@ -67,33 +66,6 @@ type sidebarResult struct {
 	BaselineP50Ms float64 `json:"baseline_p50_ms"`
 	BaselineMaxMs float64 `json:"baseline_max_ms"`
 	Ratio         float64 `json:"ratio"`
-}
-
-// repoRoot returns the repository's root: the nearest directory above the working directory
-// with a go.work (make bench runs from the root, go test from the package's directory).
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.work above the working directory: run from the repository")
-		}
-		dir = parent
-	}
-}
-
-// needFile fails when path (under root) is missing, naming the make target that makes it.
-func needFile(root, path, what, target string) error {
-	if _, err := os.Stat(filepath.Join(root, path)); err != nil {
-		return fmt.Errorf("%s missing (%s): run %s", what, path, target)
-	}
-	return nil
 }
 
 // runNode runs a Node program in dir with env added, and returns its stdout (one JSON line).
@@ -214,19 +186,6 @@ func sidebarCase(ctx context.Context, w *syncWorld, rounds int, progress func(st
 	return res, nil
 }
 
-// webBuildDir returns the web client's build the sidebar case serves (web.dir), or an error
-// naming make web-build when there is none.
-func webBuildDir() (string, error) {
-	root, err := repoRoot()
-	if err != nil {
-		return "", fmt.Errorf("sidebar: %w", err)
-	}
-	if err := needFile(root, webBuild+"/index.html", "sidebar: the web client's build", "make web-build"); err != nil {
-		return "", err
-	}
-	return filepath.Join(root, webBuild), nil
-}
-
 // medianMs returns the middle of samples (the mean of the two middle ones for an even count),
 // rounded to hundredths.
 func medianMs(samples []float64) float64 {
@@ -243,7 +202,7 @@ func medianMs(samples []float64) float64 {
 }
 
 // markdown renders the SDK section of docs/benchmarks.md through w.
-func (r sdkResult) markdown(w func(format string, args ...any)) {
+func (r sdkResult) Markdown(w func(format string, args ...any)) {
 	w("\n## SDK cold start\n\n")
 	w("In the snapshot's world (Sam sees %d channels, %d threads, one unread mention of him in a\n", r.VisibleChannels, r.Threads)
 	w("thread of each channel), the TypeScript SDK (`clients/typescript`, compiled by tsc, run by\n")
@@ -271,7 +230,7 @@ func (r sdkResult) markdown(w func(format string, args ...any)) {
 }
 
 // markdown renders the sidebar section of docs/benchmarks.md through w.
-func (r sidebarResult) markdown(w func(format string, args ...any)) {
+func (r sidebarResult) Markdown(w func(format string, args ...any)) {
 	w("\n## Web client: first render of the sidebar\n\n")
 	w("Sam again, with %d channels. Figure: headless Chromium (Debian's, through playwright-core)\n", r.Channels)
 	w("opens the web client served by bothy in a fresh browser context with his token stored, as a\n")

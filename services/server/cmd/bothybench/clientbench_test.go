@@ -26,12 +26,12 @@ func clientSmokeOptions(c string) options {
 // mentions named, the bare loop replays its requests, and the report has its section and target.
 func TestSDKSmoke(t *testing.T) {
 	t.Parallel()
-	rep, steps := smokeMeasure(t, clientSmokeOptions(caseSDK), true)
+	rep, steps := smokeMeasure(t, clientSmokeOptions("sdk"), true)
 	// Steps: the sync world's two, Sam's growth, the compile, the rounds; no catch-up or snapshot.
-	if len(steps) != 5 || rep.CatchUp.Pages != nil || rep.Snapshot.Requests != 0 || rep.Sidebar.Channels != 0 {
+	if len(steps) != 5 || reportSection[catchUpResult](rep).Pages != nil || reportSection[snapshotResult](rep).Requests != 0 || reportSection[sidebarResult](rep).Channels != 0 {
 		t.Fatalf("%d steps (want 5: %q), or a case that was not asked for ran: %+v", len(steps), steps, rep)
 	}
-	s := rep.SDK
+	s := reportSection[sdkResult](rep)
 	if s.VisibleChannels != 10 || s.Mentions != 10 || s.Threads != 10*unreadPerChannel || s.HeadSeq <= 3000 || s.Rounds != 2 {
 		t.Fatalf("the SDK's store = %+v, want Sam's 10 channels, their unread threads and 10 named mentions at the head", s)
 	}
@@ -58,12 +58,12 @@ func TestSDKSmoke(t *testing.T) {
 // page of the same DOM shows them too, and the report has its section.
 func TestSidebarSmoke(t *testing.T) {
 	t.Parallel()
-	rep, steps := smokeMeasure(t, clientSmokeOptions(caseSidebar), true)
+	rep, steps := smokeMeasure(t, clientSmokeOptions("sidebar"), true)
 	// Steps: the sync world's two, Sam's growth, the rounds.
-	if len(steps) != 4 || rep.SDK.Requests != 0 {
-		t.Fatalf("%d steps (want 4: %q), or the sdk case ran: %+v", len(steps), steps, rep.SDK)
+	if len(steps) != 4 || reportSection[sdkResult](rep).Requests != 0 {
+		t.Fatalf("%d steps (want 4: %q), or the sdk case ran: %+v", len(steps), steps, reportSection[sdkResult](rep))
 	}
-	s := rep.Sidebar
+	s := reportSection[sidebarResult](rep)
 	if s.Channels != 10 || s.Rounds != 2 || s.HTMLBytes == 0 || s.P50Ms <= 0 || s.BaselineP50Ms <= 0 || s.MaxMs < s.P50Ms || s.Ratio <= 0 {
 		t.Fatalf("sidebar case without figures: %+v", s)
 	}

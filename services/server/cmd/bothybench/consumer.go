@@ -42,10 +42,12 @@ const consumerName = "bench"
 // (GET /api/v1/consumers/{name}/events, each page acknowledged with its next_cursor) beside the
 // same agent's REST catch-up of the same log (GET /api/v1/events from 0).
 type consumerResult struct {
-	Spaces int   `json:"spaces"`
-	Events int64 `json:"events"`
-	Pages  int   `json:"pages"`
-	Acks   int   `json:"acks"`
+	// catchUpEvents is the sync world's generated log, which the section's text compares with.
+	catchUpEvents int64
+	Spaces        int   `json:"spaces"`
+	Events        int64 `json:"events"`
+	Pages         int   `json:"pages"`
+	Acks          int   `json:"acks"`
 	// AckEveryMs is consumerAckEvery; EveryPageEventsPerSecond and EveryPageRatio are the
 	// same catch-up by an agent that acknowledges every page (EveryPageAcks acks).
 	AckEveryMs               float64 `json:"ack_every_ms"`

@@ -18,14 +18,14 @@ func TestConsumerSmoke(t *testing.T) {
 		syncEvents:   3000,
 		syncChannels: 20,
 		pageCursors:  10,
-		cases:        map[string]bool{caseConsumer: true},
+		cases:        map[string]bool{"consumer": true},
 	}
 	rep, steps := smokeMeasure(t, o, true)
 	// Steps: the sync world's two, Sam grown to the snapshot's person, then the consumer's rounds.
 	if len(steps) != 3+consumerRounds {
 		t.Fatalf("%d steps, want %d: %q", len(steps), 3+consumerRounds, steps)
 	}
-	c := rep.Consumer
+	c := reportSection[consumerResult](rep)
 	// Every generated event lies in a channel of a space the agent may read.
 	// The figure's agent acknowledges on a timer (the last page of every stretch always), the
 	// other every page.
@@ -36,7 +36,7 @@ func TestConsumerSmoke(t *testing.T) {
 	if c.EventsPerSecond <= 0 || c.BaselineEventsPerSecond <= 0 || c.Ratio <= 0 || c.EveryPageEventsPerSecond <= 0 || c.EveryPageRatio <= 0 {
 		t.Fatalf("the consumer case without figures: %+v", c)
 	}
-	if len(rep.CatchUp.Pages) != 0 || rep.Snapshot.Requests != 0 || len(rep.Targets) != 1 {
+	if len(reportSection[catchUpResult](rep).Pages) != 0 || reportSection[snapshotResult](rep).Requests != 0 || len(rep.Targets) != 1 {
 		t.Fatalf("the consumer case alone ran the sync cases or set other targets: %+v", rep.Targets)
 	}
 	md := rep.markdown()
@@ -54,9 +54,9 @@ func TestConsumerTarget(t *testing.T) {
 		ratio float64
 		pass  bool
 	}{{0.9, true}, {1.2, true}, {0.89, false}} {
-		r := report{Consumer: consumerResult{Spaces: 100, Events: 1_000_000, Pages: 2000, Acks: 2000, Rounds: 2, Segments: 10,
-			EventsPerSecond: 90_000, BaselineEventsPerSecond: 100_000, Ratio: tc.ratio}}
-		r.evaluate()
+		r := report{Sections: []section{consumerResult{Spaces: 100, Events: 1_000_000, Pages: 2000, Acks: 2000, Rounds: 2, Segments: 10,
+			EventsPerSecond: 90_000, BaselineEventsPerSecond: 100_000, Ratio: tc.ratio}}}
+		r.order(nil)
 		if len(r.Targets) != 1 || r.Targets[0].Pass != tc.pass || r.Targets[0].Limit != ">= 0.9" {
 			t.Fatalf("ratio %v: targets %+v, want one passing %v", tc.ratio, r.Targets, tc.pass)
 		}

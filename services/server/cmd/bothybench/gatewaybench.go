@@ -171,37 +171,6 @@ func startGatewayApp(ctx context.Context, url, prefix, name string, logger *slog
 	return gatewayApp{app: app, base: base, dbURL: dbURL, cfg: cfg, stop: stop}, nil
 }
 
-// scratchDatabase creates a database named prefix and a random suffix on the cluster of url
-// and returns its URL and a function that drops it (forcing its connections closed).
-func scratchDatabase(ctx context.Context, url, prefix string) (string, func() error, error) {
-	name := prefix + "_" + strconv.FormatUint(uint64(uuid.New().ID()), 36)
-	conn, err := connect(ctx, url)
-	if err != nil {
-		return "", nil, err
-	}
-	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		return "", nil, fmt.Errorf("create database %s: %w", name, err)
-	}
-	dbURL, err := databaseURL(url, name)
-	if err != nil {
-		return "", nil, err
-	}
-	drop := func() error {
-		dctx := context.WithoutCancel(ctx)
-		conn, err := connect(dctx, url)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = conn.Close(dctx) }()
-		if _, err := conn.Exec(dctx, "DROP DATABASE "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-			return fmt.Errorf("drop database %s: %w", name, err)
-		}
-		return nil
-	}
-	return dbURL, drop, nil
-}
-
 // setUpGatewayWorld bootstraps Alex and creates, over HTTP as Alex, a space, a channel and a
 // thread, Sam and Robin (with a token each) and their member grants on the channel.
 func setUpGatewayWorld(ctx context.Context, app *wire.App, base string) (*gatewayWorld, error) {

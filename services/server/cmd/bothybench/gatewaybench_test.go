@@ -22,14 +22,14 @@ func TestGatewaySmoke(t *testing.T) {
 		gwRate:         100,
 		gwFanoutConns:  20,
 		gwIdleConns:    10,
-		cases:          map[string]bool{caseGateway: true},
+		cases:          map[string]bool{"gateway": true},
 	}
 	rep, steps := smokeMeasure(t, o, false)
 	// Steps: the world, the idle memory, the latency, the revocation, the fan-out.
 	if len(steps) != 5 {
 		t.Fatalf("%d steps, want 5: %q", len(steps), steps)
 	}
-	g := rep.Gateway
+	g := reportSection[gatewayResult](rep)
 	if g.SendBuffer < 1 || g.TailBatchSize < 1 || g.HeartbeatInterval != gwHeartbeat.String() {
 		t.Fatalf("gateway settings = %+v", g)
 	}
@@ -87,7 +87,7 @@ func TestGatewayTargets(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := report{Gateway: gatewayResult{
+			r := report{Sections: []section{gatewayResult{
 				SendBuffer: 64, TailBatchSize: 500, HeartbeatInterval: "1h0m0s",
 				Latency: gatewayLatency{Connections: 1000, Principals: 2, Writers: 16, RequestedRate: 500, AchievedRate: tc.achieved, Skipped: 7,
 					BusyCores: 1.9, ServerCores: 1.1, ClientCores: 0.6, SchedP50Ms: 0.25, SchedP99Ms: 8.39, ServerRunWait: 0.4, ClientRunWait: 0.2,
@@ -98,8 +98,8 @@ func TestGatewayTargets(t *testing.T) {
 				Fanout: gatewayFanout{BusyCores: 1.98, BareBusyCores: 2, ServerCores: 0.9, ClientCores: 0.8, BareServerCores: 0.7, BareClientCores: 1.1, Connections: 5000, EventsPerTx: 10, Window: 8, Rounds: 2, Transactions: 300, FrameBytes: 835,
 					Frames: 1_000_000, FramesPerSecond: 400_000 * tc.fanoutRatio, BareFrames: 1_200_000, BareFramesPerSecond: 400_000, Ratio: tc.fanoutRatio},
 				Idle: gatewayIdle{Connections: 5000, HeapKiBPerConnection: tc.kib / 2, StackKiBPerConnection: tc.kib / 2, KiBPerConnection: tc.kib, GoroutinesPerConnection: 2},
-			}}
-			r.evaluate()
+			}}}
+			r.order(nil)
 			if len(r.Targets) != 3 {
 				t.Fatalf("targets = %+v, want 3", r.Targets)
 			}

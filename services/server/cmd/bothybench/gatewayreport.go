@@ -150,7 +150,7 @@ func (g gatewayResult) measured() bool {
 }
 
 // markdown renders the gateway section of docs/benchmarks.md through w.
-func (g gatewayResult) markdown(w func(format string, args ...any)) {
+func (g gatewayResult) Markdown(w func(format string, args ...any)) {
 	l, f, i := g.Latency, g.Fanout, g.Idle
 	w("\n## WebSocket gateway\n\n")
 	w("An App with the api and gateway roles on a database of its own, served on 127.0.0.1 with\n")

@@ -310,7 +310,7 @@ func ingestStream(n int) []byte {
 }
 
 // markdown renders the ingest section of docs/benchmarks.md through w.
-func (in ingestResult) markdown(w func(format string, args ...any)) {
+func (in ingestResult) Markdown(w func(format string, args ...any)) {
 	f, s := in.Fresh, in.Second
 	w("\n## Ingest (bothy ingest git)\n\n")
 	w("Figure: one pass of `bothy ingest git` (`App.IngestGit`, issue 8) over a repository of %d\n", in.Commits)

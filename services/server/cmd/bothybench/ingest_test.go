@@ -18,7 +18,7 @@ func TestIngestSmoke(t *testing.T) {
 		duration:      200 * time.Millisecond,
 		warmup:        20 * time.Millisecond,
 		ingestCommits: commits,
-		cases:         map[string]bool{caseIngest: true},
+		cases:         map[string]bool{"ingest": true},
 	}
 	rep, steps := smokeMeasure(t, o, false)
 	// Steps: the repository, the baseline's first half, the fresh pass, the baseline's second
@@ -26,7 +26,7 @@ func TestIngestSmoke(t *testing.T) {
 	if len(steps) != 5 {
 		t.Fatalf("%d steps, want 5: %q", len(steps), steps)
 	}
-	in := rep.Ingest
+	in := reportSection[ingestResult](rep)
 	f, s := in.Fresh, in.Second
 	if in.Commits != commits || f.Created != commits || f.Skipped != 0 || f.Seconds <= 0 || f.ReportElapsedMS < 0 ||
 		f.UntilFirstSeconds <= 0 || f.UntilFirstSeconds > f.Seconds || f.RecordsPerSecond <= 0 {
@@ -44,7 +44,7 @@ func TestIngestSmoke(t *testing.T) {
 	if in.BaselineEventsPerSecond <= 0 || in.BaselineTransactions == 0 || in.Ratio <= 0 {
 		t.Fatalf("ingest baseline = %+v", in)
 	}
-	if len(rep.Append) != 0 || rep.Post.Clients != 0 || len(rep.Targets) != 0 {
+	if len(reportSection[appendSection](rep).Results) != 0 || reportSection[postResult](rep).Clients != 0 || len(rep.Targets) != 0 {
 		t.Fatalf("the ingest case alone ran other cases or set a target: %+v", rep)
 	}
 	md := rep.markdown()
@@ -59,7 +59,7 @@ func TestIngestSmoke(t *testing.T) {
 // report without the case has no section.
 func TestIngestMarkdown(t *testing.T) {
 	t.Parallel()
-	r := report{Ingest: ingestResult{
+	r := report{Sections: []section{ingestResult{
 		Commits: 5000, GenerateSeconds: 0.42,
 		Fresh: ingestPass{
 			Seconds: 12.5, ReportElapsedMS: 12480, UntilFirstSeconds: 0.31, Created: 5000, Events: 5003,
@@ -67,8 +67,8 @@ func TestIngestMarkdown(t *testing.T) {
 		},
 		Second:                  ingestPass{Seconds: 0.02, ReportElapsedMS: 15},
 		BaselineEventsPerSecond: 800.6, BaselineTransactions: 2401, Ratio: 0.5,
-	}}
-	r.evaluate()
+	}}}
+	r.order(nil)
 	if len(r.Targets) != 0 {
 		t.Fatalf("targets = %+v, want none: issue 8 sets no target", r.Targets)
 	}
@@ -92,8 +92,10 @@ func TestIngestMarkdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back report
-	if err := json.Unmarshal(raw, &back); err != nil || back.Ingest != r.Ingest {
+	var back struct {
+		Ingest ingestResult `json:"ingest"`
+	}
+	if err := json.Unmarshal(raw, &back); err != nil || back.Ingest != reportSection[ingestResult](&r) {
 		t.Fatalf("JSON round trip: %v: %+v", err, back.Ingest)
 	}
 	for _, key := range []string{`"ingest":{"commits":5000`, `"events_appended":5003`, `"baseline_events_per_second":800.6`, `"until_first_commit_seconds":0.31`} {
@@ -129,10 +131,10 @@ func TestIngestStream(t *testing.T) {
 func TestParseIngestFlags(t *testing.T) {
 	t.Parallel()
 	o, err := parseFlags([]string{"-cases", "ingest", "-ingest-commits", "6000"}, io.Discard)
-	if err != nil || !o.cases[caseIngest] || len(o.cases) != 1 || o.ingestCommits != 6000 {
+	if err != nil || !o.cases["ingest"] || len(o.cases) != 1 || o.ingestCommits != 6000 {
 		t.Fatalf("parseFlags = %+v, %v", o, err)
 	}
-	if o, err := parseFlags(nil, io.Discard); err != nil || o.ingestCommits != 5000 || !o.cases[caseIngest] {
+	if o, err := parseFlags(nil, io.Discard); err != nil || o.ingestCommits != 5000 || !o.cases["ingest"] {
 		t.Fatalf("defaults = %+v, %v; want 5,000 commits and the ingest case", o, err)
 	}
 	if _, err := parseFlags([]string{"-ingest-commits", "0"}, io.Discard); err == nil {

@@ -18,14 +18,14 @@ func TestInvokeSmoke(t *testing.T) {
 		warmup:    100 * time.Millisecond,
 		invAgents: 4,
 		invRate:   40,
-		cases:     map[string]bool{caseInvoke: true},
+		cases:     map[string]bool{"invoke": true},
 	}
 	rep, steps := smokeMeasure(t, o, false)
 	// Steps: the world, the latency.
 	if len(steps) != 2 {
 		t.Fatalf("%d steps, want 2: %q", len(steps), steps)
 	}
-	r := rep.Invoke
+	r := reportSection[invokeResult](rep)
 	if r.Agents != 4 || r.Posters != invPosters || r.RequestedRate != 40 || r.Invocations == 0 || r.Deliveries != r.Invocations ||
 		r.Missing != 0 || r.WithoutToken != 0 || r.Misaddressed != 0 || r.DrainError != "" || r.OtherFrames == 0 || r.OtherWithToken != 0 ||
 		r.P50Ms < 0 || r.P99Ms < r.P50Ms || r.BareSamples == 0 || r.BareP99Ms <= 0 || r.IdleBareP99Ms <= 0 || r.BatchWindow == "" {
@@ -70,15 +70,15 @@ func TestInvokeTargets(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := report{Invoke: invokeResult{
+			r := report{Sections: []section{invokeResult{
 				Agents: 100, Posters: 16, RequestedRate: 50, AchievedRate: tc.achieved, Skipped: 3,
 				Invocations: 250, Deliveries: 250 - tc.missing, Missing: tc.missing, WithoutToken: tc.withoutToken, Misaddressed: tc.misaddressed,
 				OtherWithToken: tc.otherToken,
 				OtherFrames:    25000, BusyCores: 1.5, ServerCores: 0.9, ClientCores: 0.2, BareSamples: 900,
 				P50Ms: 9, P99Ms: 4 * tc.p99Ratio, BareP50Ms: 0.2, BareP99Ms: 4, IdleBareP50Ms: 0.1, IdleBareP99Ms: 0.3,
 				P50Ratio: 45, P99Ratio: tc.p99Ratio, BatchWindow: "15ms",
-			}}
-			r.evaluate()
+			}}}
+			r.order(nil)
 			if len(r.Targets) != 1 {
 				t.Fatalf("targets = %+v, want 1", r.Targets)
 			}

@@ -40,7 +40,7 @@ func (r invokeResult) targets() []target {
 }
 
 // markdown renders the invocation delivery section of docs/benchmarks.md through w.
-func (r invokeResult) markdown(w func(format string, args ...any)) {
+func (r invokeResult) Markdown(w func(format string, args ...any)) {
 	w("\n## Invocation delivery\n\n")
 	w("An App with the api and gateway roles (no maintenance role, so no invocation is redelivered\n")
 	w("during the run) on a database of its own, served on 127.0.0.1 (`gateway.batch_window` %s).\n", r.BatchWindow)

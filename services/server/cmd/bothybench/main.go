@@ -122,28 +122,32 @@ type options struct {
 	invAgents, invRate int
 }
 
-// The case groups -cases selects.
-const (
-	caseAppend = "append"
-	caseTail   = "tail"
-	casePost   = "post"
-	caseAuthz  = "authz"
-	caseSync   = "sync"
-	// caseConsumer is the consumer catch-up on the sync world (issue 15).
-	caseConsumer = "consumer"
-	caseGateway  = "gateway"
-	caseIngest   = "ingest"
-	caseThreads  = "threads"
-	caseSearch   = "search"
-	// caseInvoke is the invocation delivery latency (issue 15).
-	caseInvoke = "invoke"
-	// caseSDK and caseSidebar are the client cases (issue 14), run in the sync world.
-	caseSDK     = "sdk"
-	caseSidebar = "sidebar"
-)
+// benchCases are the cases in the order they run: the main App's first, then those with an
+// App of their own, the sync world's in their order (the catch-up before Sam grows, the
+// consumer last), and ingest last, whose Demo world bootstraps the owner when there is none.
+var benchCases = []benchCase{
+	appendBenchCase{}, tailBenchCase{}, postBenchCase{}, authzBenchCase{},
+	gatewayBenchCase{}, invokeBenchCase{},
+	syncBenchCase{}, sdkBenchCase{}, sidebarBenchCase{}, consumerBenchCase{},
+	threadsBenchCase{}, searchBenchCase{}, ingestBenchCase{},
+}
 
-// caseGroups are the case groups in the order they run.
-var caseGroups = []string{caseAppend, caseTail, casePost, caseAuthz, caseGateway, caseInvoke, caseSync, caseSDK, caseSidebar, caseConsumer, caseThreads, caseSearch, caseIngest}
+// sectionOrder is the order of the report's sections (benchmarks.md and benchmarks.json).
+var sectionOrder = []string{
+	appendSection{}.Key(), latencyResult{}.Key(), postResult{}.Key(), authzResult{}.Key(),
+	catchUpResult{}.Key(), snapshotResult{}.Key(), consumerResult{}.Key(), gatewayResult{}.Key(),
+	sdkResult{}.Key(), sidebarResult{}.Key(), invokeResult{}.Key(), threadListResult{}.Key(),
+	ingestResult{}.Key(), searchResult{}.Key(),
+}
+
+// caseGroups are the names of the cases in the order they run.
+var caseGroups = func() []string {
+	names := make([]string, len(benchCases))
+	for i, c := range benchCases {
+		names[i] = c.Name()
+	}
+	return names
+}()
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
@@ -259,7 +263,7 @@ func bench(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger
 	if err != nil {
 		return err
 	}
-	rep, err := measure(ctx, o, c.url, syncURL, logger, progress)
+	rep, err := measure(ctx, benchCases, sectionOrder, o, c.url, syncURL, logger, progress)
 	if err != nil {
 		return err
 	}

@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	gosync "sync"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"bothy.example.com/server/internal/kernel"
@@ -26,9 +23,6 @@ const (
 	postRounds = 4
 	// postRequestTimeout bounds one request, so a hanging server fails the run.
 	postRequestTimeout = 30 * time.Second
-	// postContent is what every message says: a typical chat line without a mention, so no
-	// principal lookup runs.
-	postContent = "Sam, the deploy is done: the new build is live on every node."
 )
 
 // postResult is the postMessage case: the figures of each thread layout beside the bare append
@@ -39,6 +33,8 @@ type postResult struct {
 	BaselineEventsPerSecond float64    `json:"baseline_events_per_second"`
 	BaselineTransactions    int64      `json:"baseline_transactions"`
 	Cases                   []postCase `json:"cases"`
+	// admission is sync.append_concurrency, which the section's text names.
+	admission int
 }
 
 // postCase is one thread layout: every client posting into its own thread, or all of them
@@ -159,17 +155,6 @@ func postMessageCase(ctx context.Context, app *wire.App, bare *pgxpool.Pool, o o
 	return res, nil
 }
 
-// newPostClient returns a client with a connection pool of its own, sized for one request at
-// a time and kept alive between requests.
-func newPostClient() *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone() //nolint:forcetypeassert // net/http's documented type.
-	tr.Proxy = nil
-	tr.MaxIdleConns = 1
-	tr.MaxIdleConnsPerHost = 1
-	tr.MaxConnsPerHost = 1
-	return &http.Client{Transport: tr, Timeout: postRequestTimeout}
-}
-
 // setUpPosting bootstraps the owner and creates, over HTTP as the owner, a space, a channel,
 // a thread per client and the shared thread.
 func setUpPosting(ctx context.Context, app *wire.App, base string) (postBench, error) {
@@ -223,62 +208,6 @@ func setUpPosting(ctx context.Context, app *wire.App, base string) (postBench, e
 		return pb, err
 	}
 	return pb, nil
-}
-
-// post sends one POST with a JSON body as the bearer of token, reads the whole response and
-// returns its body; a status other than want is an error.
-func post(ctx context.Context, c *http.Client, url, token string, body []byte, want int) ([]byte, error) {
-	return call(ctx, c, http.MethodPost, url, token, body, want)
-}
-
-// createID POSTs body as JSON to url with token, expects 201 and returns the id of what was
-// created: how the cases build their worlds over HTTP.
-func createID(ctx context.Context, c *http.Client, url, token string, body any) (uuid.UUID, error) {
-	raw, err := json.Marshal(body)
-	if err != nil {
-		return uuid.Nil, err
-	}
-	out, err := post(ctx, c, url, token, raw, http.StatusCreated)
-	if err != nil {
-		return uuid.Nil, err
-	}
-	var created struct {
-		ID uuid.UUID `json:"id"`
-	}
-	if err := json.Unmarshal(out, &created); err != nil || created.ID == uuid.Nil {
-		return uuid.Nil, fmt.Errorf("POST %s: no id in %s", url, out)
-	}
-	return created.ID, nil
-}
-
-// call sends one request (with a JSON body unless body is nil) as the bearer of token, reads
-// the whole response and returns its body; a status other than want is an error.
-func call(ctx context.Context, c *http.Client, method, url, token string, body []byte, want int) ([]byte, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
-	if err != nil {
-		return nil, fmt.Errorf("new request: %w", err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, req.URL.Path, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: read the response: %w", method, req.URL.Path, err)
-	}
-	if resp.StatusCode != want {
-		return nil, fmt.Errorf("%s %s: status %d, want %d: %s", method, req.URL.Path, resp.StatusCode, want, out)
-	}
-	return out, nil
 }
 
 // postMeasure is one run of postLoad.

@@ -398,7 +398,7 @@ func bareSearch(ctx context.Context, pool *pgxpool.Pool, spec chatapp.SearchSpec
 }
 
 // markdown renders the search section of docs/benchmarks.md through w.
-func (r searchResult) markdown(w func(format string, args ...any)) {
+func (r searchResult) Markdown(w func(format string, args ...any)) {
 	w("\n## Message search\n\n")
 	w("A third App on a scratch database of the same cluster serves a world the benchmark builds\n")
 	w("(in %.1f s, of which %.1f s bulk SQL): the owner Alex (through the App's Bootstrap) and Sam,\n", r.WorldSeconds, r.SeedSeconds)

@@ -13,14 +13,14 @@ func TestSearchSmoke(t *testing.T) {
 	t.Parallel()
 	o := options{
 		duration: 200 * time.Millisecond, syncChannels: 20, searchMessages: 5000,
-		cases: map[string]bool{caseSearch: true},
+		cases: map[string]bool{"search": true},
 	}
 	rep, steps := smokeMeasure(t, o, false)
 	// Steps: the world's three, the first pass and four rounds.
 	if len(steps) != 8 {
 		t.Fatalf("%d steps, want 8: %q", len(steps), steps)
 	}
-	s := rep.Search
+	s := reportSection[searchResult](rep)
 	if s.Messages != 5000 || s.Channels != 20 || s.Threads != 200 || s.VisibleChannels != 2 || s.Queries != searchQueries ||
 		s.MatchesPerQuery <= 0 || s.HitsPerPage <= 0 || s.Requests == 0 || s.BaselineReads == 0 ||
 		s.P50Ms <= 0 || s.P99Ms < s.P50Ms || s.BaselineP50Ms <= 0 || s.P50Ratio <= 0 {

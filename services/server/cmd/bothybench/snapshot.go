@@ -178,7 +178,7 @@ func (r *snapshotResult) measureBody(body, wire []byte) error {
 }
 
 // markdown renders the snapshot section of docs/benchmarks.md through w.
-func (r snapshotResult) markdown(w func(format string, args ...any)) {
+func (r snapshotResult) Markdown(w func(format string, args ...any)) {
 	w("\n## Snapshot\n\n")
 	w("In the catch-up world, Sam is granted every other channel (over HTTP), so he sees %d\n", r.VisibleChannels)
 	w("channels; his read states (six threads of each of those channels read to the end, two up to\n")

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -173,19 +172,4 @@ func (q *snapshotQueries) run1(ctx context.Context, pool *pgxpool.Pool) error {
 		return fmt.Errorf("flags: %w", err)
 	}
 	return nil
-}
-
-// each runs query with args and scans every row into dst; when the first element of dst is a
-// func() error, it is called after each row and the rest are the scan targets.
-func each(ctx context.Context, pool *pgxpool.Pool, query string, args []any, dst ...any) error {
-	fn := func() error { return nil }
-	if f, ok := dst[0].(func() error); ok {
-		fn, dst = f, dst[1:]
-	}
-	rows, err := pool.Query(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	_, err = pgx.ForEachRow(rows, dst, fn)
-	return err
 }

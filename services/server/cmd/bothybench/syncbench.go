@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"bothy.example.com/server/internal/kernel/config"
 	syncapp "bothy.example.com/server/internal/sync/app"
@@ -13,97 +15,176 @@ import (
 	"bothy.example.com/server/internal/wire"
 )
 
-// syncCases wires a second App on the database at url (its own, so the world is not mixed
-// with the append cases' events and their owner), serves it on 127.0.0.1:0, builds the sync
-// world (buildSyncWorld), and measures the catch-up pages and the full catch-up (the sync
-// case), then, after growing Sam to the snapshot's person, the snapshot (the sync case), the
-// SDK's cold start (the sdk case) and the web client's sidebar (the sidebar case), and last the
-// consumer catch-up (the consumer case), into rep.
-func syncCases(ctx context.Context, o options, url string, logger *slog.Logger, progress func(string, ...any), rep *report) (err error) {
-	env := []string{
-		config.DatabaseURL.EnvName() + "=" + url,
+// syncWorldKey names the sync world among the env's shared worlds: the sync, sdk, sidebar and
+// consumer cases run in it, in that order.
+const syncWorldKey = "sync"
+
+// syncShared is the sync world as the cases share it: a second App on a database of its own
+// (so the world is not mixed with the append cases' events and their owner), served on
+// 127.0.0.1:0, with the world built in it (buildSyncWorld), and whether Sam has grown to the
+// snapshot's person yet.
+type syncShared struct {
+	app          *wire.App
+	bare         *pgxpool.Pool
+	world        *syncWorld
+	cuCfg        syncapp.CatchUpConfig
+	worldSeconds float64
+	grown        bool
+	// grownHead is the head of the log once Sam has grown.
+	grownHead int64
+}
+
+// openSyncWorld returns the env's sync world, wiring, serving and building it the first
+// time; the runner closes it after the last case in it. It serves the web client's build when
+// a selected case needs it (benchEnv.WebClient).
+func openSyncWorld(ctx context.Context, env *benchEnv) (*syncShared, error) {
+	v, err := env.Shared(syncWorldKey, func() (any, func() error, error) { return buildSyncShared(ctx, env) })
+	if err != nil {
+		return nil, err
+	}
+	s, ok := v.(*syncShared)
+	if !ok {
+		return nil, errors.New("sync world: shared world of another type")
+	}
+	return s, nil
+}
+
+// buildSyncShared wires, serves and builds the sync world; the function it returns stops the
+// server and closes the App.
+func buildSyncShared(ctx context.Context, env *benchEnv) (_ *syncShared, _ func() error, err error) {
+	settings := []string{
+		config.DatabaseURL.EnvName() + "=" + env.SyncURL,
 		config.DatabaseMaxConns.EnvName() + "=" + strconv.Itoa(maxConns),
 		syncapp.KeyCatchUpMaxEvents.EnvName() + "=" + strconv.Itoa(catchUpMaxEvents),
 	}
-	if o.cases[caseSidebar] {
+	if env.WebClient {
 		dir, err := webBuildDir()
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		env = append(env, webui.KeyDir.EnvName()+"="+dir)
+		settings = append(settings, webui.KeyDir.EnvName()+"="+dir)
 	}
-	cfg, err := config.Load("", env)
+	cfg, err := config.Load("", settings)
 	if err != nil {
-		return fmt.Errorf("sync configuration: %w", err)
+		return nil, nil, fmt.Errorf("sync configuration: %w", err)
 	}
-	cuCfg := syncapp.CatchUpConfigFrom(cfg)
-	app, err := wire.New(ctx, cfg, logger, wire.Options{Migrate: true})
+	s := &syncShared{cuCfg: syncapp.CatchUpConfigFrom(cfg)}
+	s.app, err = wire.New(ctx, cfg, env.Logger, wire.Options{Migrate: true})
 	if err != nil {
-		return fmt.Errorf("sync wire: %w", err)
+		return nil, nil, fmt.Errorf("sync wire: %w", err)
 	}
-	defer app.Close()
-	bare, err := wire.NewPool(ctx, url, maxConns)
-	if err != nil {
-		return err
-	}
-	defer bare.Close()
-
-	base, stop, err := serveLocal(ctx, app, "sync")
-	if err != nil {
-		return err
+	closers := []func() error{func() error { s.app.Close(); return nil }}
+	closeAll := func() error {
+		var errs []error
+		for i := len(closers) - 1; i >= 0; i-- {
+			errs = append(errs, closers[i]())
+		}
+		return errors.Join(errs...)
 	}
 	defer func() {
-		if serr := stop(); serr != nil && err == nil {
-			err = serr
+		if err != nil {
+			_ = closeAll()
 		}
 	}()
+	if s.bare, err = wire.NewPool(ctx, env.SyncURL, maxConns); err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, func() error { s.bare.Close(); return nil })
+	base, stop, err := serveLocal(ctx, s.app, "sync")
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, stop)
 
 	began := time.Now()
-	w, err := buildSyncWorld(ctx, app, bare, base, syncSize{events: o.syncEvents, channels: o.syncChannels}, cuCfg, progress)
-	if err != nil {
+	o := env.Options
+	if s.world, err = buildSyncWorld(ctx, s.app, s.bare, base, syncSize{events: o.syncEvents, channels: o.syncChannels}, s.cuCfg, env.Progress); err != nil {
+		return nil, nil, err
+	}
+	s.worldSeconds = round1(time.Since(began).Seconds())
+	return s, closeAll, nil
+}
+
+// grow makes Sam the snapshot's person (syncWorld.growForSnapshot), once.
+func (s *syncShared) grow(ctx context.Context, progress func(string, ...any)) error {
+	if s.grown {
+		return nil
+	}
+	if err := s.world.growForSnapshot(ctx, s.bare, progress); err != nil {
 		return err
 	}
-	if o.cases[caseSync] {
-		cu := catchUpResult{
-			Events: w.generatedThrough - w.generatedFrom, Channels: len(w.channels), Threads: len(w.threads),
-			HeadSeq: w.head, PageSize: cuCfg.PageSize, ScanWindow: cuCfg.ScanWindow, MaxEvents: cuCfg.MaxEvents,
-			WorldSeconds: round1(time.Since(began).Seconds()), Rounds: pageRounds, CursorsPerReader: o.pageCursors,
-		}
-		if cu.Pages, err = pageCases(ctx, w, app.CatchUp(), bare, o.duration, o.pageCursors, progress); err != nil {
-			return err
-		}
-		if cu.Full, err = fullCatchUp(ctx, w, bare, progress); err != nil {
-			return err
-		}
-		rep.CatchUp = cu
-	}
-	if err := w.growForSnapshot(ctx, bare, progress); err != nil {
-		return err
-	}
-	grownHead, err := app.Versions().EventSeq(ctx)
+	head, err := s.app.Versions().EventSeq(ctx)
 	if err != nil {
 		return fmt.Errorf("sync world: head: %w", err)
 	}
-	if o.cases[caseSync] {
-		if rep.Snapshot, err = snapshotCase(ctx, w, bare, o.duration, progress); err != nil {
-			return err
-		}
-	}
-	if o.cases[caseSDK] {
-		if rep.SDK, err = sdkCase(ctx, w, grownHead, o.clientRounds, progress); err != nil {
-			return err
-		}
-	}
-	if o.cases[caseSidebar] {
-		if rep.Sidebar, err = sidebarCase(ctx, w, o.clientRounds, progress); err != nil {
-			return err
-		}
-	}
-	// Last: its agent adds events and an agent to the world.
-	if o.cases[caseConsumer] {
-		if rep.Consumer, err = consumerCase(ctx, app, w, bare, progress); err != nil {
-			return err
-		}
-	}
+	s.grown, s.grownHead = true, head
 	return nil
+}
+
+// syncBenchCase is the sync case: the catch-up pages and the full catch-up in the sync world,
+// then, after growing Sam to the snapshot's person, the snapshot.
+type syncBenchCase struct{}
+
+// Name is sync.
+func (syncBenchCase) Name() string { return "sync" }
+
+// World is the sync world.
+func (syncBenchCase) World() string { return syncWorldKey }
+
+// Run measures the catch-up and the snapshot against their bare reads.
+func (syncBenchCase) Run(ctx context.Context, env *benchEnv) ([]section, error) {
+	s, err := openSyncWorld(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	if s.grown {
+		return nil, errors.New("sync: the catch-up runs before Sam grows; run the sync case first in its world")
+	}
+	w, o := s.world, env.Options
+	cu := catchUpResult{
+		Events: w.generatedThrough - w.generatedFrom, Channels: len(w.channels), Threads: len(w.threads),
+		HeadSeq: w.head, PageSize: s.cuCfg.PageSize, ScanWindow: s.cuCfg.ScanWindow, MaxEvents: s.cuCfg.MaxEvents,
+		WorldSeconds: s.worldSeconds, Rounds: pageRounds, CursorsPerReader: o.pageCursors,
+	}
+	if cu.Pages, err = pageCases(ctx, w, s.app.CatchUp(), s.bare, o.duration, o.pageCursors, env.Progress); err != nil {
+		return nil, err
+	}
+	if cu.Full, err = fullCatchUp(ctx, w, s.bare, env.Progress); err != nil {
+		return nil, err
+	}
+	if err := s.grow(ctx, env.Progress); err != nil {
+		return nil, err
+	}
+	snap, err := snapshotCase(ctx, w, s.bare, o.duration, env.Progress)
+	if err != nil {
+		return nil, err
+	}
+	return []section{cu, snap}, nil
+}
+
+// consumerBenchCase is the consumer case (consumerCase), in the sync world with Sam grown. It
+// runs last in the world: its agent adds events and an agent to it.
+type consumerBenchCase struct{}
+
+// Name is consumer.
+func (consumerBenchCase) Name() string { return "consumer" }
+
+// World is the sync world.
+func (consumerBenchCase) World() string { return syncWorldKey }
+
+// Run measures an agent's durable consumer against the same agent's REST catch-up.
+func (consumerBenchCase) Run(ctx context.Context, env *benchEnv) ([]section, error) {
+	s, err := openSyncWorld(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.grow(ctx, env.Progress); err != nil {
+		return nil, err
+	}
+	r, err := consumerCase(ctx, s.app, s.world, s.bare, env.Progress)
+	if err != nil {
+		return nil, err
+	}
+	r.catchUpEvents = s.world.generatedThrough - s.world.generatedFrom
+	return []section{r}, nil
 }

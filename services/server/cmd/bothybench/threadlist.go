@@ -424,7 +424,7 @@ func (q threadListQueries) run1(ctx context.Context, pool *pgxpool.Pool) error {
 }
 
 // markdown renders the thread list section of docs/benchmarks.md through w.
-func (r threadListResult) markdown(w func(format string, args ...any)) {
+func (r threadListResult) Markdown(w func(format string, args ...any)) {
 	w("\n## listChannelThreads\n\n")
 	w("A channel of %d threads seeded in bulk SQL (%.1f s): each with its first message and 1 to 20\n", r.Threads, r.SeedSeconds)
 	w("messages, its last activity spread over 30 days; Sam, a member of the channel, has read six\n")

@@ -15,14 +15,14 @@ func TestThreadsSmoke(t *testing.T) {
 		duration: 200 * time.Millisecond,
 		warmup:   20 * time.Millisecond,
 		threads:  500,
-		cases:    map[string]bool{caseThreads: true},
+		cases:    map[string]bool{"threads": true},
 	}
 	rep, steps := smokeMeasure(t, o, false)
 	// Steps: the seeding, then the measurement.
 	if len(steps) != 2 {
 		t.Fatalf("%d steps, want 2: %q", len(steps), steps)
 	}
-	l := rep.Threads
+	l := reportSection[threadListResult](rep)
 	if l.Threads != 500 || l.Items != l.PageSize || l.PageSize < 1 || l.UnreadItems == 0 || l.MentionedItems == 0 || l.Bytes == 0 {
 		t.Fatalf("the first page = %+v", l)
 	}
@@ -37,7 +37,7 @@ func TestThreadsSmoke(t *testing.T) {
 			t.Fatalf("the %s's CPU per answer = %+v, want both ends measured", name, c)
 		}
 	}
-	if len(rep.Append) != 0 || rep.Post.Clients != 0 || len(rep.Targets) != 1 {
+	if len(reportSection[appendSection](rep).Results) != 0 || reportSection[postResult](rep).Clients != 0 || len(rep.Targets) != 1 {
 		t.Fatalf("the thread list case alone ran other cases or set other targets: %+v", rep.Targets)
 	}
 	md := rep.markdown()

@@ -1,0 +1,22 @@
+package main
+
+import "fmt"
+
+// Key is the list_channel_threads member of benchmarks.json.
+func (threadListResult) Key() string { return "list_channel_threads" }
+
+// Targets checks listChannelThreads at most 1.5 times its bare statements at p50.
+func (r threadListResult) Targets() []target {
+	var ts []target
+	if l := r; l.Requests > 0 {
+		ts = append(ts,
+			target{Name: fmt.Sprintf("listChannelThreads (first page of %d threads): p50 / bare statements p50", l.Threads), Value: l.P50Ratio, Limit: "<= 1.5", Pass: l.P50Ratio <= 1.5})
+	}
+	return ts
+}
+
+// Key is the search member of benchmarks.json.
+func (searchResult) Key() string { return "search" }
+
+// Targets are the search case's targets (searchResult.targets).
+func (r searchResult) Targets() []target { return r.targets() }
