@@ -9,7 +9,7 @@ import (
 // Key is the catch_up member of benchmarks.json.
 func (CatchUpResult) Key() string { return "catch_up" }
 
-// Targets checks the catch-up targets of issue 6: a catch-up page of the owner and of the
+// Targets checks the catch-up targets: a catch-up page of the owner and of the
 // reader of 10% of the channels at most 1.5 times the bare range read of the same rows at p50
 // and 2.5 times at p99, and the one-channel reader's page at most twice the owner's (p50); the
 // full catch-up over HTTP at least 100,000 events/s and half the bare read loop.
