@@ -60,7 +60,11 @@
 //
 // It prints a Markdown table and writes docs/benchmarks.md and docs/benchmarks.json (with
 // -out). A benchmark is not a test: nothing of it runs in make test but a smoke test of its
-// code paths with tiny durations.
+// code paths with tiny durations (the client cases' in make bench-client-test).
+//
+// The cases live in a package per family under internal/, each behind bench.Case, and the
+// harness (the runner, the report, what the cases share to measure) in internal/bench (ADR
+// 0039); this command is the flags, the cases in the order they run and the report written.
 package main
 
 import (
@@ -109,10 +113,20 @@ var benchCases = []bench.Case{
 
 // sectionOrder is the order of the report's sections (benchmarks.md and benchmarks.json).
 var sectionOrder = []string{
-	logbench.AppendSection{}.Key(), logbench.LatencyResult{}.Key(), logbench.PostResult{}.Key(), authzbench.AuthzResult{}.Key(),
-	syncbench.CatchUpResult{}.Key(), syncbench.SnapshotResult{}.Key(), syncbench.ConsumerResult{}.Key(), gatewaybench.GatewayResult{}.Key(),
-	clientbench.SdkResult{}.Key(), clientbench.SidebarResult{}.Key(), gatewaybench.InvokeResult{}.Key(), chatbench.ThreadListResult{}.Key(),
-	logbench.IngestResult{}.Key(), chatbench.SearchResult{}.Key(),
+	logbench.AppendSection{}.Key(),
+	logbench.LatencyResult{}.Key(),
+	logbench.PostResult{}.Key(),
+	authzbench.AuthzResult{}.Key(),
+	syncbench.CatchUpResult{}.Key(),
+	syncbench.SnapshotResult{}.Key(),
+	syncbench.ConsumerResult{}.Key(),
+	gatewaybench.GatewayResult{}.Key(),
+	clientbench.SdkResult{}.Key(),
+	clientbench.SidebarResult{}.Key(),
+	gatewaybench.InvokeResult{}.Key(),
+	chatbench.ThreadListResult{}.Key(),
+	logbench.IngestResult{}.Key(),
+	chatbench.SearchResult{}.Key(),
 }
 
 // caseGroups are the names of the cases in the order they run.
