@@ -84,7 +84,7 @@ CODEGEN_CONFIG ?= api/oapi-codegen.yaml
 GEN_FILE ?= services/server/internal/apigen/apigen.gen.go
 
 # What `.ci/run` runs through `make check`, in this order.
-CHECK_GATES := fmt-check vet lint arch register-check limit-check codegen-check api-lint api-conformance sdk-check text-rules vuln-check test sdk-test web-test cover-floor gate-fixtures
+CHECK_GATES := fmt-check vet lint arch register-check limit-check codegen-check api-lint api-conformance sdk-check text-rules vuln-check test sdk-test web-test bench-client-test cover-floor gate-fixtures
 
 .PHONY: help
 help: ## List the targets with a one-line description (the default goal).
@@ -261,7 +261,7 @@ codegen-check: $(OAPI_CODEGEN) ## Fail when api/openapi.yaml's event schemas dif
 ##@ Gates (make check runs them all, in this order)
 
 .PHONY: check
-check: ## Everything CI runs: fmt-check vet lint arch register-check limit-check codegen-check api-lint api-conformance sdk-check text-rules vuln-check test sdk-test web-test cover-floor gate-fixtures.
+check: ## Everything CI runs: fmt-check vet lint arch register-check limit-check codegen-check api-lint api-conformance sdk-check text-rules vuln-check test sdk-test web-test bench-client-test cover-floor gate-fixtures.
 	@summary=(); start_all=$$SECONDS; \
 	for gate in $(CHECK_GATES); do \
 	  printf '\n==> make %s\n' "$$gate"; start=$$SECONDS; \
@@ -285,8 +285,8 @@ fmt-check: $(GOLANGCI_LINT) ## Fail when a Go file is not gofmt/goimports clean 
 	@echo "fmt-check: clean"
 
 .PHONY: vet
-vet: ## Run go vet over every module (the archgate-tagged proof of make arch included).
-	$(GO) vet -tags archgate $(GO_PACKAGES)
+vet: ## Run go vet over every module (the archgate-tagged proof of make arch and the benchclients-tagged smoke tests of the bench's client cases included).
+	$(GO) vet -tags archgate,benchclients $(GO_PACKAGES)
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint (revive exported docs, gosec, ...) over every module.
@@ -347,10 +347,8 @@ vuln-check: $(GOVULNCHECK) $(VULN_DB_INDEX) ## Fail when govulncheck finds a kno
 text-rules: ## Fail on en/em dashes, non-example emails, placeholder names, home paths, registry hosts, committed compiled programs.
 	$(GO) run ./architecture/cmd/textrules -root .
 
-# The smoke tests of the bench's client cases run the SDK in Node and the web client in Chromium,
-# so test installs the SDK's npm packages and builds the web client first.
 .PHONY: test
-test: sdk-install web-build ## Run every test (-race, integration tests on throwaway PostgreSQL) with coverage.
+test: ## Run every test (-race, integration tests on throwaway PostgreSQL) with coverage.
 	@mkdir -p $(COVER_DIR)
 	@status=0; \
 	$(GO) test -race -count=1 -timeout 20m -coverprofile=$(COVER_PROFILE) $(TEST_FLAGS) $(TEST_PACKAGES) 2>&1 | tee $(TEST_LOG) || status=$$?; \
@@ -461,6 +459,14 @@ web-test: web-build ## Run the web client in headless Chromium against a real bo
 	@[[ -x $(CHROMIUM) ]] || { echo "web-test: no Chromium at $(CHROMIUM); run make browser-install"; exit 1; }
 	$(GO) build -o $(WEB_BOTHY) ./services/server/cmd/bothy
 	cd $(WEB_DIR) && BOTHY_BIN=$(CURDIR)/$(WEB_BOTHY) CHROMIUM=$(CHROMIUM) WEB_DIST=$(WEB_TEST_DIST) node_modules/.bin/vitest run $(WEB_TEST_ARGS)
+
+# The smoke tests of the bench's client cases (sdk, sidebar: ADR 0039) run the SDK in Node and the
+# web client in Chromium, so they build only with the benchclients tag and run here, a gate of
+# make check beside web-test, never in make test (which needs no npm package or browser).
+.PHONY: bench-client-test
+bench-client-test: sdk-install web-build ## Run the smoke tests of the bench's client cases (the SDK's cold start in Node, the sidebar in headless Chromium) on pgtest databases.
+	@[[ -x $(CHROMIUM) ]] || { echo "bench-client-test: no Chromium at $(CHROMIUM) for the sidebar case; run make browser-install"; exit 1; }
+	CHROMIUM=$(CHROMIUM) $(GO) test -tags benchclients -count=1 -run 'Smoke' ./services/server/cmd/bothybench/internal/clientbench
 
 ##@ Docs and housekeeping
 

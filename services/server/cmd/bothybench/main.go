@@ -60,7 +60,11 @@
 //
 // It prints a Markdown table and writes docs/benchmarks.md and docs/benchmarks.json (with
 // -out). A benchmark is not a test: nothing of it runs in make test but a smoke test of its
-// code paths with tiny durations.
+// code paths with tiny durations (the client cases' in make bench-client-test).
+//
+// The cases live in a package per family under internal/, each behind bench.Case, and the
+// harness (the runner, the report, what the cases share to measure) in internal/bench (ADR
+// 0039); this command is the flags, the cases in the order they run and the report written.
 package main
 
 import (
@@ -77,92 +81,81 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"bothy.example.com/server/cmd/bothybench/internal/authzbench"
+	"bothy.example.com/server/cmd/bothybench/internal/bench"
+	"bothy.example.com/server/cmd/bothybench/internal/chatbench"
+	"bothy.example.com/server/cmd/bothybench/internal/clientbench"
+	"bothy.example.com/server/cmd/bothybench/internal/gatewaybench"
+	"bothy.example.com/server/cmd/bothybench/internal/logbench"
+	"bothy.example.com/server/cmd/bothybench/internal/syncbench"
 )
 
 func main() {
-	if code, ok := clientsChildMain(); ok {
+	if code, ok := gatewaybench.ClientsChildMain(); ok {
 		os.Exit(code)
 	}
-	if spec, ok := os.LookupEnv(idleChildEnv); ok {
-		os.Exit(idleChild(spec, os.Stdin, os.Stdout, os.Stderr))
+	if spec, ok := os.LookupEnv(gatewaybench.IdleChildEnv); ok {
+		os.Exit(gatewaybench.IdleChild(spec, os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// options are the command's flags.
-type options struct {
-	out       string
-	duration  time.Duration
-	warmup    time.Duration
-	writers   []int
-	batches   []int
-	rate      int
-	latWriter int
-	authzTime time.Duration
-	// syncEvents and syncChannels size the sync world of the catch-up and snapshot cases.
-	syncEvents   int
-	syncChannels int
-	// pageCursors is how many cursors each reader's catch-up pages start at (pageCursors;
-	// the smoke test takes fewer).
-	pageCursors int
-	// ingestCommits is the size of the ingest case's generated repository.
-	ingestCommits int
-	// searchMessages is how many messages the search case's world has.
-	searchMessages int
-	// threads is the size of the thread list case's channel.
-	threads int
-	// clientRounds is how many measured rounds the client cases run (clientRounds; the smoke
-	// test takes fewer).
-	clientRounds int
-	// cases are the case groups to run (caseGroups), in their fixed order.
-	cases map[string]bool
-	// The gateway cases' sizes (gwLatencyConns and the others; the smoke test takes fewer).
-	gwLatencyConns, gwRate, gwFanoutConns, gwIdleConns int
-	// The invocation case's sizes (invAgents, invRate; the smoke test takes fewer).
-	invAgents, invRate int
+// benchCases are the cases in the order they run: the main App's first, then those with an
+// App of their own, the sync world's in their order (the catch-up before Sam grows, the
+// consumer last), and ingest last, whose Demo world bootstraps the owner when there is none.
+var benchCases = []bench.Case{
+	logbench.Append{}, logbench.Tail{}, logbench.Post{}, authzbench.Authz{},
+	gatewaybench.Gateway{}, gatewaybench.Invoke{},
+	syncbench.Sync{}, clientbench.SDK{}, clientbench.Sidebar{}, syncbench.Consumer{},
+	chatbench.Threads{}, chatbench.Search{}, logbench.Ingest{},
 }
 
-// The case groups -cases selects.
-const (
-	caseAppend = "append"
-	caseTail   = "tail"
-	casePost   = "post"
-	caseAuthz  = "authz"
-	caseSync   = "sync"
-	// caseConsumer is the consumer catch-up on the sync world (issue 15).
-	caseConsumer = "consumer"
-	caseGateway  = "gateway"
-	caseIngest   = "ingest"
-	caseThreads  = "threads"
-	caseSearch   = "search"
-	// caseInvoke is the invocation delivery latency (issue 15).
-	caseInvoke = "invoke"
-	// caseSDK and caseSidebar are the client cases (issue 14), run in the sync world.
-	caseSDK     = "sdk"
-	caseSidebar = "sidebar"
-)
+// sectionOrder is the order of the report's sections (benchmarks.md and benchmarks.json).
+var sectionOrder = []string{
+	logbench.AppendSection{}.Key(),
+	logbench.LatencyResult{}.Key(),
+	logbench.PostResult{}.Key(),
+	authzbench.AuthzResult{}.Key(),
+	syncbench.CatchUpResult{}.Key(),
+	syncbench.SnapshotResult{}.Key(),
+	syncbench.ConsumerResult{}.Key(),
+	gatewaybench.GatewayResult{}.Key(),
+	clientbench.SdkResult{}.Key(),
+	clientbench.SidebarResult{}.Key(),
+	gatewaybench.InvokeResult{}.Key(),
+	chatbench.ThreadListResult{}.Key(),
+	logbench.IngestResult{}.Key(),
+	chatbench.SearchResult{}.Key(),
+}
 
-// caseGroups are the case groups in the order they run.
-var caseGroups = []string{caseAppend, caseTail, casePost, caseAuthz, caseGateway, caseInvoke, caseSync, caseSDK, caseSidebar, caseConsumer, caseThreads, caseSearch, caseIngest}
+// caseGroups are the names of the cases in the order they run.
+var caseGroups = func() []string {
+	names := make([]string, len(benchCases))
+	for i, c := range benchCases {
+		names[i] = c.Name()
+	}
+	return names
+}()
 
-func parseFlags(args []string, stderr io.Writer) (options, error) {
-	var o options
+func parseFlags(args []string, stderr io.Writer) (bench.Options, error) {
+	var o bench.Options
 	var writers, batches, cases string
 	fs := flag.NewFlagSet("bothybench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.out, "out", "", "directory to write benchmarks.md and benchmarks.json into (empty: print only)")
-	fs.DurationVar(&o.duration, "duration", 5*time.Second, "measured time of each case (each append case runs this long for the appender and again for the baseline)")
-	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured time before each case")
+	fs.StringVar(&o.Out, "out", "", "directory to write benchmarks.md and benchmarks.json into (empty: print only)")
+	fs.DurationVar(&o.Duration, "duration", 5*time.Second, "measured time of each case (each append case runs this long for the appender and again for the baseline)")
+	fs.DurationVar(&o.Warmup, "warmup", time.Second, "unmeasured time before each case")
 	fs.StringVar(&writers, "writers", "1,4,16", "concurrent writers of the append cases")
 	fs.StringVar(&batches, "events", "1,10", "events per transaction of the append cases")
-	fs.IntVar(&o.rate, "rate", 1000, "events per second written while the tail latency is measured")
-	fs.IntVar(&o.latWriter, "latency-writers", 16, "writers sharing the paced load of the latency case")
-	fs.DurationVar(&o.authzTime, "authz-benchtime", time.Second, "testing.Benchmark time of each authorization figure and baseline")
-	fs.IntVar(&o.syncEvents, "sync-events", 1_000_000, "events the sync world's log is generated with (catch-up and snapshot cases)")
-	fs.IntVar(&o.syncChannels, "sync-channels", 1000, "channels of the sync world (at least 10)")
-	fs.IntVar(&o.ingestCommits, "ingest-commits", ingestCommits, "commits of the ingest case's generated repository")
-	fs.IntVar(&o.searchMessages, "search-messages", 1_000_000, "messages of the search case's world (in -sync-channels channels)")
-	fs.IntVar(&o.threads, "threads", threadListThreads, "threads of the thread list case's channel")
+	fs.IntVar(&o.Rate, "rate", 1000, "events per second written while the tail latency is measured")
+	fs.IntVar(&o.LatWriter, "latency-writers", 16, "writers sharing the paced load of the latency case")
+	fs.DurationVar(&o.AuthzTime, "authz-benchtime", time.Second, "testing.Benchmark time of each authorization figure and baseline")
+	fs.IntVar(&o.SyncEvents, "sync-events", 1_000_000, "events the sync world's log is generated with (catch-up and snapshot cases)")
+	fs.IntVar(&o.SyncChannels, "sync-channels", 1000, "channels of the sync world (at least 10)")
+	fs.IntVar(&o.IngestCommits, "ingest-commits", logbench.IngestCommits, "commits of the ingest case's generated repository")
+	fs.IntVar(&o.SearchMessages, "search-messages", 1_000_000, "messages of the search case's world (in -sync-channels channels)")
+	fs.IntVar(&o.Threads, "threads", chatbench.ThreadListThreads, "threads of the thread list case's channel")
 	fs.StringVar(&cases, "cases", strings.Join(caseGroups, ","), "case groups to run: "+strings.Join(caseGroups, ", "))
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -171,38 +164,38 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	var err error
-	if o.writers, err = intList(writers); err != nil {
+	if o.Writers, err = intList(writers); err != nil {
 		return o, fmt.Errorf("-writers: %w", err)
 	}
-	if o.batches, err = intList(batches); err != nil {
+	if o.Batches, err = intList(batches); err != nil {
 		return o, fmt.Errorf("-events: %w", err)
 	}
-	if o.duration <= 0 || o.warmup < 0 || o.rate < 1 || o.latWriter < 1 || o.authzTime <= 0 {
+	if o.Duration <= 0 || o.Warmup < 0 || o.Rate < 1 || o.LatWriter < 1 || o.AuthzTime <= 0 {
 		return o, errors.New("-duration, -rate, -latency-writers and -authz-benchtime must be positive, -warmup not negative")
 	}
-	if o.syncChannels < pageShare || o.syncEvents < o.syncChannels*threadsPerChannel {
-		return o, fmt.Errorf("-sync-channels must be at least %d and -sync-events at least %d per channel", pageShare, threadsPerChannel)
+	if o.SyncChannels < syncbench.PageShare || o.SyncEvents < o.SyncChannels*syncbench.ThreadsPerChannel {
+		return o, fmt.Errorf("-sync-channels must be at least %d and -sync-events at least %d per channel", syncbench.PageShare, syncbench.ThreadsPerChannel)
 	}
-	if o.ingestCommits < 1 {
+	if o.IngestCommits < 1 {
 		return o, errors.New("-ingest-commits must be positive")
 	}
-	if o.searchMessages < o.syncChannels*threadsPerChannel {
-		return o, fmt.Errorf("-search-messages must be at least %d per channel", threadsPerChannel)
+	if o.SearchMessages < o.SyncChannels*syncbench.ThreadsPerChannel {
+		return o, fmt.Errorf("-search-messages must be at least %d per channel", syncbench.ThreadsPerChannel)
 	}
-	if o.threads < 1 {
+	if o.Threads < 1 {
 		return o, errors.New("-threads must be positive")
 	}
-	o.pageCursors = pageCursors
-	o.clientRounds = clientRounds
-	o.gwLatencyConns, o.gwRate, o.gwFanoutConns, o.gwIdleConns = gwLatencyConns, gwRate, gwFanoutConns, gwIdleConns
-	o.invAgents, o.invRate = invAgents, invRate
-	o.cases = map[string]bool{}
+	o.PageCursors = syncbench.PageCursors
+	o.ClientRounds = clientbench.ClientRounds
+	o.GwLatencyConns, o.GwRate, o.GwFanoutConns, o.GwIdleConns = gatewaybench.GwLatencyConns, gatewaybench.GwRate, gatewaybench.GwFanoutConns, gatewaybench.GwIdleConns
+	o.InvAgents, o.InvRate = gatewaybench.InvAgents, gatewaybench.InvRate
+	o.Cases = map[string]bool{}
 	for f := range strings.SplitSeq(cases, ",") {
 		f = strings.TrimSpace(f)
 		if !slices.Contains(caseGroups, f) {
 			return o, fmt.Errorf("-cases: unknown case group %q (known: %s)", f, strings.Join(caseGroups, ", "))
 		}
-		o.cases[f] = true
+		o.Cases[f] = true
 	}
 	return o, nil
 }
@@ -232,7 +225,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if err := bench(ctx, o, stdout, logger); err != nil {
+	if err := runBench(ctx, o, stdout, logger); err != nil {
 		_, _ = fmt.Fprintf(stderr, "bothybench: %v\n", err)
 		return 1
 	}
@@ -241,32 +234,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // bench starts the throwaway cluster, measures, prints and writes the report, and removes
 // the cluster.
-func bench(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) (err error) {
+func runBench(ctx context.Context, o bench.Options, stdout io.Writer, logger *slog.Logger) (err error) {
 	_, _ = fmt.Fprintln(stdout, "bothybench: starting a throwaway PostgreSQL cluster (default settings, fsync on)")
-	c, err := startCluster(ctx, logger)
+	c, err := bench.StartCluster(ctx, logger)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if cerr := c.stop(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+		if cerr := c.Stop(context.WithoutCancel(ctx)); cerr != nil && err == nil {
 			err = cerr
 		}
 	}()
 	progress := func(format string, args ...any) {
 		_, _ = fmt.Fprintf(stdout, "bothybench: "+format+"\n", args...)
 	}
-	syncURL, err := c.createDatabase(ctx, syncDatabase)
+	syncURL, err := c.CreateDatabase(ctx, bench.SyncDatabase)
 	if err != nil {
 		return err
 	}
-	rep, err := measure(ctx, o, c.url, syncURL, logger, progress)
+	rep, err := bench.Measure(ctx, benchCases, sectionOrder, o, c.URL, syncURL, logger, progress)
 	if err != nil {
 		return err
 	}
-	md := rep.markdown()
+	md := rep.Markdown()
 	_, _ = fmt.Fprintf(stdout, "\n%s", md)
-	if o.out == "" {
+	if o.Out == "" {
 		return nil
 	}
-	return rep.write(o.out, md)
+	return rep.Write(o.Out, md)
 }

@@ -16,32 +16,32 @@ func TestBareQueriesAreTheServers(t *testing.T) {
 	t.Parallel()
 	const server = "../../internal"
 	for bare, of := range map[string]string{
-		"bare_agents_active.sql":                    "agents/adapters/postgres/queries/agent_list_active.sql",
-		"bare_channel_get.sql":                      "chat/adapters/postgres/queries/channel_get.sql",
-		"bare_channels_listed.sql":                  "chat/adapters/postgres/queries/channels_listed.sql",
-		"bare_drafts_of_principal.sql":              "sync/adapters/postgres/queries/drafts_of_principal.sql",
-		"bare_events_after.sql":                     "sync/adapters/postgres/queries/events_after.sql",
-		"bare_flags_evaluated.sql":                  "instance/adapters/postgres/queries/flag_evaluate.sql",
-		"bare_grants_of_principal.sql":              "authz/adapters/postgres/queries/grants_of_principal.sql",
-		"bare_instance.sql":                         "instance/adapters/postgres/queries/instance_get.sql",
-		"bare_mentions_unread_count.sql":            "chat/adapters/postgres/queries/mentions_unread_count.sql",
-		"bare_mentions_unread_count_of_threads.sql": "chat/adapters/postgres/queries/mentions_unread_count_of_threads.sql",
-		"bare_permission_version.sql":               "instance/adapters/postgres/queries/counter_value.sql",
-		"bare_principal_refs.sql":                   "identity/adapters/postgres/queries/principal_refs.sql",
-		"bare_read_states_of_principal.sql":         "sync/adapters/postgres/queries/read_states_of_principal.sql",
-		"bare_read_states_of_threads.sql":           "sync/adapters/postgres/queries/read_states_of_threads.sql",
-		"bare_settings_of_principal.sql":            "sync/adapters/postgres/queries/settings_of_principal.sql",
-		"bare_sidebar_of_principal.sql":             "sync/adapters/postgres/queries/sidebar_of_principal.sql",
-		"bare_spaces_listed.sql":                    "chat/adapters/postgres/queries/spaces_listed.sql",
-		"bare_sync_epoch.sql":                       "instance/adapters/postgres/queries/instance_sync_epoch.sql",
-		"bare_thread_counters.sql":                  "chat/adapters/postgres/queries/thread_counters.sql",
-		"bare_threads_of_channel_page.sql":          "chat/adapters/postgres/queries/threads_of_channel_page.sql",
+		"internal/syncbench/queries/bare_agents_active.sql":                    "agents/adapters/postgres/queries/agent_list_active.sql",
+		"internal/chatbench/queries/bare_channel_get.sql":                      "chat/adapters/postgres/queries/channel_get.sql",
+		"internal/syncbench/queries/bare_channels_listed.sql":                  "chat/adapters/postgres/queries/channels_listed.sql",
+		"internal/syncbench/queries/bare_drafts_of_principal.sql":              "sync/adapters/postgres/queries/drafts_of_principal.sql",
+		"internal/syncbench/queries/bare_events_after.sql":                     "sync/adapters/postgres/queries/events_after.sql",
+		"internal/syncbench/queries/bare_flags_evaluated.sql":                  "instance/adapters/postgres/queries/flag_evaluate.sql",
+		"internal/authzbench/queries/bare_grants_of_principal.sql":             "authz/adapters/postgres/queries/grants_of_principal.sql",
+		"internal/syncbench/queries/bare_instance.sql":                         "instance/adapters/postgres/queries/instance_get.sql",
+		"internal/syncbench/queries/bare_mentions_unread_count.sql":            "chat/adapters/postgres/queries/mentions_unread_count.sql",
+		"internal/chatbench/queries/bare_mentions_unread_count_of_threads.sql": "chat/adapters/postgres/queries/mentions_unread_count_of_threads.sql",
+		"internal/bench/queries/bare_permission_version.sql":                   "instance/adapters/postgres/queries/counter_value.sql",
+		"internal/syncbench/queries/bare_principal_refs.sql":                   "identity/adapters/postgres/queries/principal_refs.sql",
+		"internal/syncbench/queries/bare_read_states_of_principal.sql":         "sync/adapters/postgres/queries/read_states_of_principal.sql",
+		"internal/chatbench/queries/bare_read_states_of_threads.sql":           "sync/adapters/postgres/queries/read_states_of_threads.sql",
+		"internal/syncbench/queries/bare_settings_of_principal.sql":            "sync/adapters/postgres/queries/settings_of_principal.sql",
+		"internal/syncbench/queries/bare_sidebar_of_principal.sql":             "sync/adapters/postgres/queries/sidebar_of_principal.sql",
+		"internal/syncbench/queries/bare_spaces_listed.sql":                    "chat/adapters/postgres/queries/spaces_listed.sql",
+		"internal/syncbench/queries/bare_sync_epoch.sql":                       "instance/adapters/postgres/queries/instance_sync_epoch.sql",
+		"internal/syncbench/queries/bare_thread_counters.sql":                  "chat/adapters/postgres/queries/thread_counters.sql",
+		"internal/chatbench/queries/bare_threads_of_channel_page.sql":          "chat/adapters/postgres/queries/threads_of_channel_page.sql",
 	} {
 		t.Run(bare, func(t *testing.T) {
 			t.Parallel()
-			got, want := statement(t, filepath.Join("queries", bare)), statement(t, filepath.Join(server, of))
+			got, want := statement(t, bare), statement(t, filepath.Join(server, of))
 			if got != want {
-				t.Errorf("queries/%s is not the server's %s:\n bare:   %s\n server: %s", bare, of, got, want)
+				t.Errorf("%s is not the server's %s:\n bare:   %s\n server: %s", bare, of, got, want)
 			}
 		})
 	}
