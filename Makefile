@@ -13,7 +13,7 @@ MAKEFLAGS += --no-builtin-rules --no-print-directory
 GO ?= go
 NPM ?= npm
 
-# The Go toolchain: every go.mod and go.work names it (`toolchain go1.26.11`, ADR 0037), and the
+# The Go toolchain: every go.mod and go.work names it (`toolchain go1.26.11`, ADR 0036), and the
 # go command switches to it, downloading it from the module proxy, when the installed Go is
 # older. GOTOOLCHAIN=local in the environment would keep the older Go and its standard
 # library's known vulnerabilities, so the targets run with auto (make GOTOOLCHAIN=local
@@ -31,7 +31,7 @@ GOLANGCI_LINT := $(TOOLS_BIN)/golangci-lint
 GO_ARCH_LINT := $(TOOLS_BIN)/go-arch-lint
 GOVULNCHECK := $(TOOLS_BIN)/govulncheck
 GO_TOOLS := $(OAPI_CODEGEN) $(GOLANGCI_LINT) $(GO_ARCH_LINT) $(GOVULNCHECK)
-# The vulnerability database of vuln-check (ADR 0037): built under .bin/ from the pinned module
+# The vulnerability database of vuln-check (ADR 0036): built under .bin/ from the pinned module
 # golang.org/x/vulndb (tools/vulndb/go.mod, a module of its own so that its dependencies move
 # no tool's) by its cmd/indexdb, rebuilt when the pin changes; govulncheck reads it through
 # file://, since the online database is not reachable from every machine.
@@ -327,7 +327,7 @@ api-lint: $(NPM_STAMP) npm-lock-check ## Lint api/openapi.yaml with Redocly (rec
 	node $(NPM_DIR)/asyncapi-validate.mjs $(ASYNCAPI)
 
 .PHONY: vuln-check
-vuln-check: $(GOVULNCHECK) $(VULN_DB_INDEX) ## Fail when govulncheck finds a known vulnerability reachable from the code of a Go module (server, architecture, echo agent, tools) or in the Go toolchain's standard library, against the database of the pinned golang.org/x/vulndb (ADR 0037).
+vuln-check: $(GOVULNCHECK) $(VULN_DB_INDEX) ## Fail when govulncheck finds a known vulnerability reachable from the code of a Go module (server, architecture, echo agent, tools) or in the Go toolchain's standard library, against the database of the pinned golang.org/x/vulndb (ADR 0036).
 	@failed=(); db=file://$(abspath $(VULN_DB)); \
 	for mod in $(VULN_MODULES); do \
 	  echo "vuln-check: $$mod ($$(cd $$mod && $(GO) env GOVERSION))"; \
@@ -338,7 +338,7 @@ vuln-check: $(GOVULNCHECK) $(VULN_DB_INDEX) ## Fail when govulncheck finds a kno
 	  (cd $$mod && GOWORK=off $(GOVULNCHECK) -db $$db tool) || failed+=("$$mod"); \
 	done; \
 	if (( $${#failed[@]} > 0 )); then \
-	  echo "vuln-check: known vulnerabilities reachable in $${failed[*]}: upgrade the module named above (the toolchain line of every go.mod and go.work for the standard library; ADR 0037)"; \
+	  echo "vuln-check: known vulnerabilities reachable in $${failed[*]}: upgrade the module named above (the toolchain line of every go.mod and go.work for the standard library; ADR 0036)"; \
 	  exit 1; \
 	fi; \
 	echo "vuln-check: no known vulnerability reachable in $(VULN_MODULES) $(VULN_TOOLS_MODULE)"
@@ -460,7 +460,7 @@ web-test: web-build ## Run the web client in headless Chromium against a real bo
 	$(GO) build -o $(WEB_BOTHY) ./services/server/cmd/bothy
 	cd $(WEB_DIR) && BOTHY_BIN=$(CURDIR)/$(WEB_BOTHY) CHROMIUM=$(CHROMIUM) WEB_DIST=$(WEB_TEST_DIST) node_modules/.bin/vitest run $(WEB_TEST_ARGS)
 
-# The smoke tests of the bench's client cases (sdk, sidebar: ADR 0039) run the SDK in Node and the
+# The smoke tests of the bench's client cases (sdk, sidebar: ADR 0038) run the SDK in Node and the
 # web client in Chromium, so they build only with the benchclients tag and run here, a gate of
 # make check beside web-test, never in make test (which needs no npm package or browser).
 .PHONY: bench-client-test

@@ -98,7 +98,7 @@ type Platform struct {
 	// module (where their adapters live) import this component.
 	ModuleInternalsMayUse bool `yaml:"module_internals_may_use"`
 	// CompositionRoot marks the one component that builds every module and
-	// binds its ports (wire, ADR 0035): it may import the internal packages
+	// binds its ports (wire, ADR 0034): it may import the internal packages
 	// of the modules it lists, it must list what it uses (never "*"), and
 	// only programs may import it.
 	CompositionRoot bool `yaml:"composition_root"`
@@ -430,7 +430,7 @@ func (r *Register) checkEdges(where string, c Component, moduleNames map[string]
 	return errs
 }
 
-// checkCompositionRoot holds the composition root to building and binding (ADR 0035): there is
+// checkCompositionRoot holds the composition root to building and binding (ADR 0034): there is
 // at most one; it lists what it uses, never "*" and never a program; and only programs import
 // it, which also means that only a program may use "*" (which would include it).
 func (r *Register) checkCompositionRoot() []error {

@@ -3,7 +3,7 @@
 // from the cursor; apply every event once, in seq order, to the local store; recover from every
 // resync_required as its `recovery` says; fall back to REST catch-up while the socket is down;
 // reconnect with jittered backoff; save the state (cursor and store together) as it goes.
-// What it does next is decided by the pure state machine of machine.ts (ADR 0038); this file is
+// What it does next is decided by the pure state machine of machine.ts (ADR 0037); this file is
 // its driver: it performs the machine's effects (fetches, the socket, timers, storage) and
 // feeds their outcomes back as inputs.
 import type { Envelope, Schemas, Snapshot } from "./events.js";

@@ -8,5 +8,5 @@ export * from "./storage.js";
 export * from "./writes.js";
 export * from "./backoff.js";
 export { SyncEngine, type EngineOptions, type WebSocketLike, type WebSocketConstructor } from "./engine.js";
-/** The engine's state machine (next, its states, inputs and effects; ADR 0038), FatalSyncError and SyncStatus. */
+/** The engine's state machine (next, its states, inputs and effects; ADR 0037), FatalSyncError and SyncStatus. */
 export * from "./machine.js";

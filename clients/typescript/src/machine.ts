@@ -1,4 +1,4 @@
-// The sync engine's life as a pure state machine (ADR 0038): `next(state, input)` returns the
+// The sync engine's life as a pure state machine (ADR 0037): `next(state, input)` returns the
 // next state and the effects the driver (engine.ts) is to perform; it does no I/O, reads no
 // clock and draws no random number, so every transition is tested without a network
 // (test/machine.test.ts). The driver performs each effect and feeds its outcome back as the

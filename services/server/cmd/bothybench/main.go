@@ -64,7 +64,7 @@
 //
 // The cases live in a package per family under internal/, each behind bench.Case, and the
 // harness (the runner, the report, what the cases share to measure) in internal/bench (ADR
-// 0039); this command is the flags, the cases in the order they run and the report written.
+// 0038); this command is the flags, the cases in the order they run and the report written.
 package main
 
 import (

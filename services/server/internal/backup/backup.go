@@ -1,6 +1,6 @@
 // Package backup is bothy admin backup and bothy admin restore: a pg_dump archive of bothy's
 // schemas, and its restore into a fresh database that replaces the old one only once it is
-// complete, with the sync epoch rotated (spec 06, ADR 0021, ADR 0036). It reaches the modules
+// complete, with the sync epoch rotated (spec 06, ADR 0021, ADR 0035). It reaches the modules
 // through their public ports only; the composition root builds it.
 package backup
 

@@ -67,7 +67,7 @@ func databaseName(t *testing.T, rawURL string) string {
 
 // TestRestoreThatFailsAfterPgRestoreKeepsTheDatabase: a failure after pg_restore succeeded (the
 // migrations of the restored database) leaves the old database serving as it was, and no
-// fresh database behind (ADR 0036).
+// fresh database behind (ADR 0035).
 func TestRestoreThatFailsAfterPgRestoreKeepsTheDatabase(t *testing.T) {
 	t.Parallel()
 	url := newInstance(t, "kept.flag", false)

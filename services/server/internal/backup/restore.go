@@ -77,7 +77,7 @@ type RestoreReport struct {
 }
 
 // Restore replaces the database at url with the backup o.File and rotates the sync epoch
-// (ADR 0021), so that nothing is lost when any step fails (ADR 0036):
+// (ADR 0021), so that nothing is lost when any step fails (ADR 0035):
 //
 //  1. it reads the archive's table of contents and refuses a file that holds no bothy instance
 //     (ErrNotABackup);

@@ -136,7 +136,7 @@ func configFor(t *testing.T, url string) *config.Config {
 // TestRestoreOfATruncatedBackupKeepsTheDatabase: a real backup cut to 90% or 99% of its bytes
 // still passes pg_restore --list (its table of contents is whole); its restore fails, and the
 // database keeps serving exactly what it held before, the change made after the backup
-// included (spec 06, ADR 0036).
+// included (spec 06, ADR 0035).
 func TestRestoreOfATruncatedBackupKeepsTheDatabase(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

@@ -341,7 +341,7 @@ type ClusterIdentity interface {
 	Record(ctx context.Context, at time.Time) (ok bool, err error)
 }
 
-// Epoch is what a backup and a restore need of the instance (ADR 0021, ADR 0036): which
+// Epoch is what a backup and a restore need of the instance (ADR 0021, ADR 0035): which
 // instance a database holds, and the rotation of its sync epoch once a backup was restored into
 // it. The backup package uses it; the app package's Epoch implements it.
 type Epoch interface {

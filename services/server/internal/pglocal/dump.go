@@ -115,7 +115,7 @@ type RestoreOptions struct {
 // Restore runs pg_restore into the database of o.URL in a single transaction (a failed restore
 // changes nothing), stopping at the first error, without the archive's owners and privileges
 // (the objects belong to the connecting role). The database must not hold the archive's
-// schemas yet: pg_restore creates them (bothy restores into a fresh database, ADR 0036).
+// schemas yet: pg_restore creates them (bothy restores into a fresh database, ADR 0035).
 func (t Tools) Restore(ctx context.Context, o RestoreOptions) error {
 	conn, env, err := clientConnection(o.URL)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"bothy.example.com/server/internal/wire"
 )
 
-// Case is one whole-system case of the benchmark (ADR 0039): what -cases names, the shared
+// Case is one whole-system case of the benchmark (ADR 0038): what -cases names, the shared
 // world it runs in, if any, and how it measures. Every case is measured beside its baseline
 // in the same run; what it returns are the sections of the report it measured.
 type Case interface {
