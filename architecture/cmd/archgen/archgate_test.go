@@ -2,7 +2,7 @@
 
 // The proof of the architecture gate runs the real go-arch-lint binary, so it is built only
 // with the archgate tag: `make arch` builds go-arch-lint and runs it (before `make test` in
-// `make check`), and `make test` needs no lint tool (issue 16, finding 8).
+// `make check`), and `make test` needs no lint tool.
 
 package main
 

@@ -1,7 +1,7 @@
 // Command frametypes writes the TypeScript types of the gateway's frames
 // (clients/typescript/src/gen/frames.ts) from the AsyncAPI document
 // (api/gateway.asyncapi.yaml), so that the SDK's frames cannot drift from the
-// document the gateway tests validate every frame against (issue 14).
+// document the gateway tests validate every frame against.
 //
 // Each message of components/messages becomes an exported type named after its
 // key (`catchupComplete` becomes `CatchupCompleteFrame`); the messages of the

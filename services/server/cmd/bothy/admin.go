@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"syscall"
 
-	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/authz"
+	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/wire"
 )
 

@@ -34,27 +34,27 @@
 //     benchmark's binary run again), commit-to-frame latency (p50, p99) with 1,000 connected
 //     clients and 500 events/s against the bare LISTEN/NOTIFY round trip, and delivered event
 //     frames/s to 5,000 connections against a bare broadcast server written in the benchmark;
-//   - invocation delivery (issue 15), on an App of its own with the api and gateway roles: 100
+//   - invocation delivery (ADR 0031), on an App of its own with the api and gateway roles: 100
 //     agents connected to the gateway (in a child process), a person who invokes them in turn
 //     at 50 invocations/s by mentioning one in a post, and the latency (p50, p99) from the
 //     post's commit to the agent's invocation.requested frame with its invocation_token,
 //     against the bare LISTEN/NOTIFY round trip in the same window.
 //
-// The consumer case (issue 15) builds the same sync world and measures an agent's durable
+// The consumer case (spec 03, durable consumers) builds the same sync world and measures an agent's durable
 // consumer read from seq 0 to the head page by page with an ack each (events/s) against the
 // same agent's REST catch-up of the same log.
 //
-// The search case (issue 13) measures searchMessages over HTTP for a reader who sees 10% of the
+// The search case (ADR 0024) measures searchMessages over HTTP for a reader who sees 10% of the
 // channels, over a world of -search-messages messages (default 1,000,000) in -sync-channels
 // channels, against the bare SQL of the same answer.
 //
-// The client cases (issue 14) run in the sync world with Sam grown to the snapshot's person:
+// The client cases (ADR 0028, ADR 0030) run in the sync world with Sam grown to the snapshot's person:
 // sdk times the TypeScript SDK's cold start (snapshot, mentions, catch-up to the head) in Node
 // against a bare fetch loop of the same requests, and sidebar the web client's first render of
 // his sidebar in headless Chromium against a static page of the same DOM. They need Node, the
 // npm packages and Chromium (make bench installs them) and fail without them.
 //
-// The ingest case (issue 8) times one pass of bothy ingest git over a repository of
+// The ingest case (spec 08) times one pass of bothy ingest git over a repository of
 // -ingest-commits commits (default 5,000) generated with git fast-import, and a second pass that
 // creates nothing, against the bare loop with 1 writer and 1 event per transaction.
 //

@@ -301,7 +301,7 @@ func outcome(err error) string {
 	return "error: " + err.Error()
 }
 
-// TestAuthorizeAgreesWithSpec04 is the property of issue 4: over random worlds (seed logged,
+// TestAuthorizeAgreesWithSpec04 is the authorization property of spec 04: over random worlds (seed logged,
 // -authz.seed to replay), authorize agrees with a direct evaluation of spec 04 for every
 // (actor, action, resource) triple, and the Scope agrees with authorize for channel.read on
 // every channel and space.read on every space.

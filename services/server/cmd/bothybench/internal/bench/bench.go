@@ -299,8 +299,7 @@ func (r *Report) Markdown() string {
 	}
 
 	w("\n## Targets\n\n")
-	w("The acceptance targets of the issues the benchmark measures (3, 5, 6, 7, 13, 14 and 15;\n")
-	w("issue 16 asks that no figure get worse). ")
+	w("The acceptance targets the benchmark measures (spec 07). ")
 	w("Figure: the quotient the target is about (for the append targets, the appender's); bare\n")
 	w("loop: the same quotient for the bare loop (no admission), where it has one, for comparison.\n\n")
 	w("| target | figure | bare loop | limit | met |\n")

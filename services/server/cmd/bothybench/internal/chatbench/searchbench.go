@@ -426,7 +426,7 @@ func (r SearchResult) Markdown(w func(format string, args ...any)) {
 		r.MatchesPerQuery, r.Requests, r.P50Ms, r.P99Ms, r.BaselineP50Ms, r.BaselineP99Ms, r.P50Ratio, r.P99Ratio)
 }
 
-// targets are the search target of issue 13: at most 1.5 times the bare SQL at p50.
+// targets are the search target: at most 1.5 times the bare SQL at p50.
 func (r SearchResult) targets() []bench.Target {
 	if r.Requests == 0 {
 		return nil

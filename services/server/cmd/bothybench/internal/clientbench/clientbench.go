@@ -16,7 +16,7 @@ import (
 	"bothy.example.com/server/cmd/bothybench/internal/syncbench"
 )
 
-// The client cases (issue 14): the SDK's cold start and the web client's first render of the
+// The client cases (ADR 0028, ADR 0030): the SDK's cold start and the web client's first render of the
 // sidebar, both for Sam in the sync world once grown to the snapshot's person (his 500
 // channels in the full world). They run Node programs of the repository: the SDK's
 // clients/typescript/bench/coldstart.ts (compiled with the SDK by tsc) and the web client's

@@ -26,7 +26,7 @@ import (
 	"bothy.example.com/server/internal/wire"
 )
 
-// The sizes of the gateway cases (issue 7); options carries them so the smoke test can take
+// The sizes of the gateway cases; options carries them so the smoke test can take
 // fewer.
 const (
 	// GwLatencyConns is how many connections receive every event in the latency case.

@@ -6,7 +6,7 @@ import (
 	"bothy.example.com/server/cmd/bothybench/internal/bench"
 )
 
-// GatewayResult is the WebSocket gateway's cases (issue 7).
+// GatewayResult is the WebSocket gateway's cases (ADR 0016, ADR 0018).
 type GatewayResult struct {
 	// SendBuffer is gateway.send_buffer, BatchWindow gateway.batch_window, TailBatchSize
 	// sync.tail_batch_size and HeartbeatInterval gateway.heartbeat_interval of the measured App.
@@ -20,7 +20,7 @@ type GatewayResult struct {
 	// LatencyReference is the latency case at a fifth of its rate, on the same connections.
 	LatencyReference gatewayLatency `json:"latency_reference"`
 	Fanout           gatewayFanout  `json:"fan_out"`
-	// Revocation is the revocation delay case (issue 16).
+	// Revocation is the revocation delay case (ADR 0020).
 	Revocation gatewayRevocation `json:"revocation"`
 	Idle       gatewayIdle       `json:"idle_memory"`
 }
@@ -109,7 +109,7 @@ type gatewayIdle struct {
 // target to count: the target is about that load.
 const gwRateHeld = 0.95
 
-// gatewayTargets are the targets of issue 7: commit-to-frame p99 at most 5 times the bare
+// gatewayTargets are the gateway's targets: commit-to-frame p99 at most 5 times the bare
 // NOTIFY round trip's, with every delivery arriving and the requested rate held (at least
 // gwRateHeld of it achieved); the fan-out at least half the bare broadcast server's
 // frames/s; and at most 16 KiB per idle connection.

@@ -22,7 +22,7 @@ const gwRevokeShare = 10
 // a time, each waited for on every connection.
 const gwBaselineEvents = 20
 
-// gatewayRevocation is the revocation case (issue 16): how long after a token revoke's commit
+// gatewayRevocation is the revocation case (ADR 0020): how long after a token revoke's commit
 // the gateway's close frame reaches the token's connection, with o.gwLatencyConns
 // connections open, beside the commit-to-frame delivery of an ordinary event on the same
 // connections, in milliseconds. Both are measured from the start of the call that commits

@@ -20,7 +20,7 @@ import (
 	"bothy.example.com/server/internal/wire"
 )
 
-// The invocation delivery case (issue 15): agents connected to the gateway, a person who
+// The invocation delivery case (ADR 0031): agents connected to the gateway, a person who
 // invokes them by mentioning them, and the time from the post's commit to the agent's receipt
 // of its invocation.requested frame, beside the bare NOTIFY round trip of the same window.
 

@@ -12,7 +12,7 @@ func (r InvokeResult) held() bool {
 	return r.AchievedRate >= gwRateHeld*float64(r.RequestedRate)
 }
 
-// targets is issue 15's target: the invocation delivery p99 at most 5 times the bare NOTIFY
+// targets is the invocation case's target: the invocation delivery p99 at most 5 times the bare NOTIFY
 // round trip's in the same window, with the rate held, every invocation delivered to its agent
 // only, every delivery carrying its invocation_token and no other frame carrying one.
 func (r InvokeResult) targets() []bench.Target {

@@ -18,11 +18,11 @@ import (
 	"bothy.example.com/server/internal/wire"
 )
 
-// IngestCommits is the default size of the ingest case's repository: issue 8 asks for the
+// IngestCommits is the default size of the ingest case's repository: spec 08's figure is the
 // time of ingesting at least 5,000 commits.
 const IngestCommits = 5000
 
-// IngestResult is the ingest case (issue 8): one fresh pass of bothy ingest git over a
+// IngestResult is the ingest case (spec 08): one fresh pass of bothy ingest git over a
 // generated repository, a second pass over the same repository (which creates nothing), and
 // the bare append loop with the ingester's shape (1 writer, 1 event per transaction) measured
 // in the same run.
@@ -314,7 +314,7 @@ func ingestStream(n int) []byte {
 func (in IngestResult) Markdown(w func(format string, args ...any)) {
 	f, s := in.Fresh, in.Second
 	w("\n## Ingest (bothy ingest git)\n\n")
-	w("Figure: one pass of `bothy ingest git` (`App.IngestGit`, issue 8) over a repository of %d\n", in.Commits)
+	w("Figure: one pass of `bothy ingest git` (`App.IngestGit`, spec 08) over a repository of %d\n", in.Commits)
 	w("commits generated for the run with `git fast-import` (generated in %.2f s): one branch, messages\n", in.GenerateSeconds)
 	w("of a subject and, for two commits in three, a body of two lines, by Alex, Sam and Robin in\n")
 	w("turn, each commit changing one to three small files. Pull requests and issues come from\n")
@@ -334,7 +334,7 @@ func (in IngestResult) Markdown(w func(format string, args ...any)) {
 	w("Baseline: the bare append loop of the append table with 1 writer and 1 event per transaction,\n")
 	w("the ingester's shape (one writer, one record per transaction, each commit waited for), for\n")
 	w("half the case's time before the fresh pass and half after it. The ratio is events/s over the\n")
-	w("bare loop's events/s; higher is better. Issue 8 sets no target.\n\n")
+	w("bare loop's events/s; higher is better. Spec 08 sets no target.\n\n")
 	w("| pass | commits | records created | records skipped | events appended | time | records/s | events/s | bare loop events/s | ratio |\n")
 	w("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	w("| fresh | %d | %d | %d | %d | %.2f s | %.0f | %.0f | %.0f | %.2f |\n",

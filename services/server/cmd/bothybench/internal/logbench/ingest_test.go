@@ -72,7 +72,7 @@ func TestIngestMarkdown(t *testing.T) {
 	}}}
 	r.Order(nil)
 	if len(r.Targets) != 0 {
-		t.Fatalf("targets = %+v, want none: issue 8 sets no target", r.Targets)
+		t.Fatalf("targets = %+v, want none: spec 08 sets no target", r.Targets)
 	}
 	md := r.Markdown()
 	for _, want := range []string{

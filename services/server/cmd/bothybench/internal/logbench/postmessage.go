@@ -17,7 +17,7 @@ import (
 )
 
 const (
-	// postClients is how many HTTP clients post at once (issue 5: 16 concurrent clients); the
+	// postClients is how many HTTP clients post at once (16 concurrent clients, as the figure is defined); the
 	// baseline runs the bare loop with as many writers.
 	postClients = 16
 	// postRounds is how many rounds the postMessage case runs in, like the append cases.

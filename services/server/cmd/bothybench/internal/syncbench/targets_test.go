@@ -7,7 +7,7 @@ import (
 	"bothy.example.com/server/cmd/bothybench/internal/bench"
 )
 
-// TestSyncTargets checks the targets of issue 6 at their limits and the sections' tables.
+// TestSyncTargets checks the sync targets at their limits and the sections' tables.
 func TestSyncTargets(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

@@ -40,7 +40,7 @@ type writtenTx struct {
 	start, end time.Time // before RunInTx, after it returned
 }
 
-// TestConcurrencyProperty is the log's central property (issue 3, spec 07): with concurrent
+// TestConcurrencyProperty is the log's central property (spec 07): with concurrent
 // writers, some of whose transactions roll back, and concurrent readers polling by seq, every
 // reader sees every committed seq exactly once, in order, without a gap; rolled-back
 // transactions take no seq; each transaction's events get contiguous seqs in call order; seq
