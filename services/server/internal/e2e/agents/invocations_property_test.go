@@ -1,4 +1,4 @@
-package wire_test
+package agents
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/e2e/e2etest"
 )
 
 var invocationSeed = flag.Uint64("wire.invocation.seed", 0, "seed of TestInvocationProperty (0: from the clock)")
@@ -55,7 +56,7 @@ const (
 //   - at least once: the consumer never passes an invocation's delivery that Robin could read
 //     and the worker did not process, so at the end every invocation is answered unless each of
 //     its deliveries was hidden (grant revoked) or refused mid-answer; every delivery a session
-//     gets is what listEvents gives Robin from the consumer's acked_seq;
+//     gets is what ListEvents gives Robin from the consumer's acked_seq;
 //   - never more than agents.invocation_max_deliveries invocation.requested per invocation, the
 //     attempts 1, 2, ... with redelivered false on the first and true after, the same token on
 //     each;
@@ -70,7 +71,7 @@ const (
 // The seed is logged; -wire.invocation.seed replays it.
 func TestInvocationProperty(t *testing.T) {
 	t.Parallel()
-	seed := propertySeed(t, "wire.invocation.seed", *invocationSeed)
+	seed := e2etest.PropertySeed(t, "wire.invocation.seed", *invocationSeed)
 	for i := range invocationWorlds {
 		t.Run(fmt.Sprintf("world %d", i), func(t *testing.T) {
 			t.Parallel()
@@ -120,7 +121,7 @@ type propThread struct {
 	id      uuid.UUID
 	kind    threadKind
 	channel uuid.UUID
-	posters []worldActor
+	posters []e2etest.Actor
 }
 
 // passReason says why the consumer passed an invocation.requested.
@@ -139,7 +140,7 @@ const (
 type propInvocation struct {
 	id, thread, message uuid.UUID
 	kind                threadKind
-	invoker             worldActor
+	invoker             e2etest.Actor
 
 	// The model: what the server must hold.
 	attempt     int
@@ -180,7 +181,7 @@ type propStats struct {
 // invProp is one random world of TestInvocationProperty.
 type invProp struct {
 	*invocationWorld
-	cw *consumerWorld
+	cw *e2etest.ConsumerWorld
 	r  *rand.Rand
 	// frames draws the decisions on frames whose number depends on timing (cursor frames).
 	frames *rand.Rand
@@ -205,28 +206,28 @@ func newInvProp(t *testing.T, r *rand.Rand) *invProp {
 	t.Helper()
 	w := newInvocationWorld(t)
 	p := &invProp{
-		invocationWorld: w, cw: &consumerWorld{chatWorld: w.chatWorld}, r: r,
+		invocationWorld: w, cw: &e2etest.ConsumerWorld{ChatWorld: w.ChatWorld}, r: r,
 		granted: true, robinGrant: w.robinSupport, invs: map[uuid.UUID]*propInvocation{}, own: map[int64]bool{},
 		handledAll: map[int64]passReason{},
 	}
 	// Sam (a viewer of Support) writes in tickets too.
-	w.grant(t, w.sam, "channel", w.tickets, "member")
-	p.start = w.head(t)
+	w.Grant(t, w.Sam, "channel", w.Tickets, "member")
+	p.start = w.Head(t)
 	p.logged = p.start
-	p.acked = p.cw.consumer(t, w.robin, "main", http.StatusCreated).AckedSeq
+	p.acked = p.cw.Consumer(t, w.Robin, "main", http.StatusCreated).AckedSeq
 	p.threads = []*propThread{
-		{id: w.ticketThread, kind: ticketsThread, channel: w.tickets, posters: []worldActor{w.alex, w.sam}},
-		{id: w.campaignThread, kind: campaignsThread, channel: w.campaigns, posters: []worldActor{w.alex, w.sam}},
+		{id: w.TicketThread, kind: ticketsThread, channel: w.Tickets, posters: []e2etest.Actor{w.Alex, w.Sam}},
+		{id: w.CampaignThread, kind: campaignsThread, channel: w.Campaigns, posters: []e2etest.Actor{w.Alex, w.Sam}},
 	}
 	// A direct message of Alex's and one of Sam's with Robin; the first message of each invokes.
-	for _, who := range []worldActor{w.alex, w.sam} {
+	for _, who := range []e2etest.Actor{w.Alex, w.Sam} {
 		var ch apigen.Channel
-		w.must(t, who, http.MethodPost, "/api/v1/dms", fmt.Sprintf(`{"participant_ids":[%q]}`, w.robin.id), http.StatusCreated, &ch)
-		th := &propThread{kind: dmThread, channel: ch.Id, posters: []worldActor{who}}
-		first := w.thread(t, who, ch.Id, "Hello Robin")
+		w.Must(t, who, http.MethodPost, "/api/v1/dms", fmt.Sprintf(`{"participant_ids":[%q]}`, w.Robin.ID), http.StatusCreated, &ch)
+		th := &propThread{kind: dmThread, channel: ch.Id, posters: []e2etest.Actor{who}}
+		first := w.Thread(t, who, ch.Id, "Hello Robin")
 		th.id = first.Id
 		p.threads = append(p.threads, th)
-		if who == p.alex {
+		if who == p.Alex {
 			p.alexDM = th
 		}
 		p.expectInvocation(t, first.FirstMessage.Id, who, th, apigen.InvocationReasonDirectMessage)
@@ -250,7 +251,7 @@ func (p *invProp) readable(kind threadKind) bool {
 // reply with the same Idempotency-Key has the same body.
 func replyText(id uuid.UUID) string { return "Answer to " + id.String() }
 
-// randomPost is a post of Alex's or Sam's in a random thread, mentioning Robin at random.
+// RandomPost is a post of Alex's or Sam's in a random thread, mentioning Robin at random.
 func (p *invProp) randomPost(t *testing.T, step int) {
 	t.Helper()
 	th := p.threads[p.r.IntN(len(p.threads))]
@@ -263,7 +264,7 @@ func (p *invProp) randomPost(t *testing.T, step int) {
 	if mention {
 		text = "@robin " + text
 	}
-	m := p.post(t, who, th.id, text)
+	m := p.Post(t, who, th.id, text)
 	p.afterPost(t, m.Id, who, th, mention)
 }
 
@@ -271,9 +272,9 @@ func (p *invProp) randomPost(t *testing.T, step int) {
 // mentions Robin at random.
 func (p *invProp) randomThread(t *testing.T, step int) {
 	t.Helper()
-	th := &propThread{kind: ticketsThread, channel: p.tickets, posters: []worldActor{p.alex, p.sam}}
+	th := &propThread{kind: ticketsThread, channel: p.Tickets, posters: []e2etest.Actor{p.Alex, p.Sam}}
 	if p.r.IntN(3) == 0 {
-		th.kind, th.channel = campaignsThread, p.campaigns
+		th.kind, th.channel = campaignsThread, p.Campaigns
 	}
 	who := th.posters[p.r.IntN(len(th.posters))]
 	mention := p.r.IntN(3) != 0
@@ -281,7 +282,7 @@ func (p *invProp) randomThread(t *testing.T, step int) {
 	if mention {
 		text = "@robin " + text
 	}
-	created := p.thread(t, who, th.channel, text)
+	created := p.Thread(t, who, th.channel, text)
 	th.id = created.Id
 	p.threads = append(p.threads, th)
 	p.afterPost(t, created.FirstMessage.Id, who, th, mention)
@@ -289,12 +290,12 @@ func (p *invProp) randomThread(t *testing.T, step int) {
 
 // afterPost checks that the message made an invocation exactly when it should: a mention or a
 // direct message, while Robin may read the thread.
-func (p *invProp) afterPost(t *testing.T, message uuid.UUID, who worldActor, th *propThread, mention bool) {
+func (p *invProp) afterPost(t *testing.T, message uuid.UUID, who e2etest.Actor, th *propThread, mention bool) {
 	t.Helper()
 	invokes := mention || th.kind == dmThread
 	if !invokes || !p.readable(th.kind) {
 		if fresh := p.readLog(t); len(fresh) != 0 {
-			t.Fatalf("a message of %s (mention %v, thread kind %d, granted %v) made invocations %v", who.name, mention, th.kind, p.granted, fresh)
+			t.Fatalf("a message of %s (mention %v, thread kind %d, granted %v) made invocations %v", who.Name, mention, th.kind, p.granted, fresh)
 		}
 		return
 	}
@@ -306,17 +307,17 @@ func (p *invProp) afterPost(t *testing.T, message uuid.UUID, who worldActor, th 
 }
 
 // expectInvocation reads the log and wants exactly one new invocation, of the message.
-func (p *invProp) expectInvocation(t *testing.T, message uuid.UUID, who worldActor, th *propThread, reason apigen.InvocationReason) {
+func (p *invProp) expectInvocation(t *testing.T, message uuid.UUID, who e2etest.Actor, th *propThread, reason apigen.InvocationReason) {
 	t.Helper()
 	fresh := p.readLog(t)
 	if len(fresh) != 1 {
-		t.Fatalf("a message of %s in a thread Robin reads made %d invocations, want 1", who.name, len(fresh))
+		t.Fatalf("a message of %s in a thread Robin reads made %d invocations, want 1", who.Name, len(fresh))
 	}
 	x := fresh[0]
 	inv := x.payloadOf
-	if inv.MessageId != message || inv.InvokedBy != who.id || inv.ThreadId != th.id || inv.AgentId != p.robin.id || inv.Reason != reason ||
+	if inv.MessageId != message || inv.InvokedBy != who.ID || inv.ThreadId != th.id || inv.AgentId != p.Robin.ID || inv.Reason != reason ||
 		inv.State != apigen.InvocationStatePending || inv.ChannelId != th.channel {
-		t.Fatalf("invocation %+v, want of message %s by %s in thread %s, reason %s", inv, message, who.name, th.id, reason)
+		t.Fatalf("invocation %+v, want of message %s by %s in thread %s, reason %s", inv, message, who.Name, th.id, reason)
 	}
 	x.inv.thread, x.inv.message, x.inv.kind, x.inv.invoker = th.id, message, th.kind, who
 }
@@ -334,9 +335,9 @@ type freshInvocation struct {
 func (p *invProp) readLog(t *testing.T) []freshInvocation {
 	t.Helper()
 	var fresh []freshInvocation
-	for _, e := range p.eventsAfter(t, p.logged) {
+	for _, e := range p.EventsAfter(t, p.logged) {
 		p.logged = e.Seq
-		if e.AudienceID == p.robin.id {
+		if e.AudienceID == p.Robin.ID {
 			p.own[e.Seq] = true
 		}
 		if bytes.Contains(e.Payload, []byte(`"invocation_token"`)) || bytes.Contains(e.Payload, []byte(`"redelivered"`)) {
@@ -350,13 +351,13 @@ func (p *invProp) readLog(t *testing.T) []freshInvocation {
 			}
 			x := p.invs[inv.Id]
 			if e.Type == "invocation.failed" {
-				if x == nil || (e.AudienceID != x.invoker.id && e.AudienceID != p.robin.id) || slices.Contains(x.failedTo, e.AudienceID) {
+				if x == nil || (e.AudienceID != x.invoker.ID && e.AudienceID != p.Robin.ID) || slices.Contains(x.failedTo, e.AudienceID) {
 					t.Fatalf("stored invocation.failed (seq %d) for %s to %s", e.Seq, inv.Id, e.AudienceID)
 				}
 				x.failedTo = append(x.failedTo, e.AudienceID)
 				continue
 			}
-			if e.AudienceID != p.robin.id || e.ThreadID != inv.ThreadId {
+			if e.AudienceID != p.Robin.ID || e.ThreadID != inv.ThreadId {
 				t.Fatalf("stored invocation.requested (seq %d) to %s in thread %s, payload %+v", e.Seq, e.AudienceID, e.ThreadID, inv)
 			}
 			if x == nil {
@@ -365,7 +366,7 @@ func (p *invProp) readLog(t *testing.T) []freshInvocation {
 				}
 				x = &propInvocation{
 					id: inv.Id, attempt: 1, state: apigen.InvocationStatePending,
-					deliveredAt: p.env.Clock.Now(), passed: map[int64]passReason{},
+					deliveredAt: p.Env.Clock.Now(), passed: map[int64]passReason{},
 				}
 				p.invs[inv.Id] = x
 				p.order = append(p.order, x)
@@ -385,7 +386,7 @@ func (p *invProp) readLog(t *testing.T) []freshInvocation {
 			}
 			if m.InvocationID != nil {
 				x := p.invs[*m.InvocationID]
-				if x == nil || m.AuthorID != p.robin.id {
+				if x == nil || m.AuthorID != p.Robin.ID {
 					t.Fatalf("a reply by %s linked to the unknown invocation %s", m.AuthorID, *m.InvocationID)
 				}
 				x.replies++
@@ -422,11 +423,11 @@ func (p *invProp) checkLog(t *testing.T, step int) {
 func (p *invProp) toggleGrant(t *testing.T) {
 	t.Helper()
 	if !p.granted {
-		p.robinGrant = p.grant(t, p.robin, "space", p.support, "member")
+		p.robinGrant = p.Grant(t, p.Robin, "space", p.Support, "member")
 		p.granted = true
 		return
 	}
-	p.revoke(t, p.robinGrant)
+	p.Revoke(t, p.robinGrant)
 	p.granted = false
 	// Robin's catch-up from the start now holds nothing of tickets but its own read state:
 	// the invocations made before the revocation, delivered or not, included.
@@ -437,13 +438,13 @@ func (p *invProp) toggleGrant(t *testing.T) {
 		if x.kind != ticketsThread {
 			continue
 		}
-		p.getInvocation(t, p.robin, x.id, http.StatusNotFound)
+		p.getInvocation(t, p.Robin, x.id, http.StatusNotFound)
 		if x.token != "" {
-			p.ackInvocation(t, p.robin, x.id, x.token, http.StatusNotFound)
+			p.ackInvocation(t, p.Robin, x.id, x.token, http.StatusNotFound)
 		}
 		// The invoker still reads it.
 		if g := p.getInvocation(t, x.invoker, x.id, http.StatusOK); g.State != x.state || g.Attempt != x.attempt {
-			t.Fatalf("getInvocation %s as %s = %+v, the model says %s attempt %d", x.id, x.invoker.name, g, x.state, x.attempt)
+			t.Fatalf("getInvocation %s as %s = %+v, the model says %s attempt %d", x.id, x.invoker.Name, g, x.state, x.attempt)
 		}
 		return
 	}
@@ -454,7 +455,7 @@ func (p *invProp) toggleGrant(t *testing.T) {
 // again below agents.invocation_max_deliveries deliveries, else failed.
 func (p *invProp) sweep(t *testing.T, d time.Duration) {
 	t.Helper()
-	now := p.env.Clock.Advance(d)
+	now := p.Env.Clock.Advance(d)
 	redelivered, failed := 0, 0
 	for _, x := range p.order {
 		if x.state != apigen.InvocationStatePending || x.deliveredAt.After(now.Add(-invAckTimeout)) {
@@ -491,7 +492,7 @@ type propDelivery struct {
 func (p *invProp) session(t *testing.T, mayDie, rest bool) {
 	t.Helper()
 	// Nothing but the worker's acks moves the consumer (the gateway's acks were confirmed).
-	if c := p.cw.consumer(t, p.robin, "main", http.StatusOK); c.AckedSeq != p.acked {
+	if c := p.cw.Consumer(t, p.Robin, "main", http.StatusOK); c.AckedSeq != p.acked {
 		t.Fatalf("acked_seq moved from %d to %d between sessions", p.acked, c.AckedSeq)
 	}
 	s := &propSession{mayDie: mayDie, granted: p.granted, handled: map[int64]passReason{}}
@@ -504,13 +505,13 @@ func (p *invProp) session(t *testing.T, mayDie, rest bool) {
 		p.restSession(t, s)
 	}
 	p.stats.sessions++
-	c := p.cw.consumer(t, p.robin, "main", http.StatusOK)
+	c := p.cw.Consumer(t, p.Robin, "main", http.StatusOK)
 	if s.confirmed > 0 && c.AckedSeq < s.confirmed {
 		t.Fatalf("acked_seq %d below the ack %d the server confirmed", c.AckedSeq, s.confirmed)
 	}
 	p.settle(t, s, c.AckedSeq)
 
-	// What the session got is what listEvents gives Robin from where the consumer stood (a
+	// What the session got is what ListEvents gives Robin from where the consumer stood (a
 	// prefix of it when the session died), unless the grant changed during the session.
 	if !s.changed {
 		want := p.restSeqsFrom(t, ackedStart)
@@ -527,23 +528,23 @@ func (p *invProp) session(t *testing.T, mayDie, rest bool) {
 		p.checkReplies(t, x)
 	}
 	// A snapshot of anyone, invocations pending or not, holds no delivery-only member.
-	p.checkSnapshot(t, []worldActor{p.alex, p.sam, p.robin}[p.r.IntN(3)])
+	p.checkSnapshot(t, []e2etest.Actor{p.Alex, p.Sam, p.Robin}[p.r.IntN(3)])
 }
 
 // checkSnapshot fails when who's snapshot holds a delivery-only member.
-func (p *invProp) checkSnapshot(t *testing.T, who worldActor) {
+func (p *invProp) checkSnapshot(t *testing.T, who e2etest.Actor) {
 	t.Helper()
-	r := p.must(t, who, http.MethodGet, "/api/v1/sync/snapshot", "", http.StatusOK, nil)
+	r := p.Must(t, who, http.MethodGet, "/api/v1/sync/snapshot", "", http.StatusOK, nil)
 	if bytes.Contains(r.Body, []byte(`"invocation_token"`)) || bytes.Contains(r.Body, []byte(`"redelivered"`)) {
-		t.Fatalf("the snapshot of %s holds a delivery-only member", who.name)
+		t.Fatalf("the snapshot of %s holds a delivery-only member", who.Name)
 	}
 }
 
-// restSeqsFrom is listEvents as Robin from after to the head.
+// restSeqsFrom is ListEvents as Robin from after to the head.
 func (p *invProp) restSeqsFrom(t *testing.T, after int64) []int64 {
 	t.Helper()
 	var out []int64
-	for _, d := range p.restDeliveries(t, p.robin, after) {
+	for _, d := range p.restDeliveries(t, p.Robin, after) {
 		out = append(out, d.Seq)
 	}
 	return out
@@ -561,7 +562,7 @@ func (p *invProp) dies(s *propSession) bool {
 // lost decides whether an ack of a session that may die is lost.
 func (p *invProp) lost(s *propSession) bool { return s.mayDie && p.r.IntN(4) == 0 }
 
-// restSession pages the consumer with a random page size, handles each page and acks its
+// RestSession pages the consumer with a random page size, handles each page and acks its
 // next_cursor, until caught up, killed or an ack is lost.
 func (p *invProp) restSession(t *testing.T, s *propSession) {
 	t.Helper()
@@ -573,7 +574,7 @@ func (p *invProp) restSession(t *testing.T, s *propSession) {
 			NextCursor int64          `json:"next_cursor"`
 			HeadSeq    int64          `json:"head_seq"`
 		}
-		p.must(t, p.robin, http.MethodGet, fmt.Sprintf("/api/v1/consumers/main/events?limit=%d", limit), "", http.StatusOK, &page)
+		p.Must(t, p.Robin, http.MethodGet, fmt.Sprintf("/api/v1/consumers/main/events?limit=%d", limit), "", http.StatusOK, &page)
 		for _, d := range page.Events {
 			p.checkDelivery(t, d)
 			s.delivered = append(s.delivered, d.Seq)
@@ -586,7 +587,7 @@ func (p *invProp) restSession(t *testing.T, s *propSession) {
 		if p.lost(s) {
 			return
 		}
-		p.cw.ack(t, p.robin, "main", page.NextCursor, http.StatusOK)
+		p.cw.Ack(t, p.Robin, "main", page.NextCursor, http.StatusOK)
 		s.acks = append(s.acks, page.NextCursor)
 		s.confirmed = max(s.confirmed, page.NextCursor)
 		if len(page.Events) == 0 && page.NextCursor >= page.HeadSeq {
@@ -596,29 +597,29 @@ func (p *invProp) restSession(t *testing.T, s *propSession) {
 	t.Fatal("the consumer never caught up")
 }
 
-// gatewaySession resumes with the consumer, handles the catch-up as it arrives and acks at
+// GatewaySession resumes with the consumer, handles the catch-up as it arrives and acks at
 // random on the way (ack frames, some lost), then acks catchup.complete's cursor; killed, it
 // closes the socket mid-batch, abruptly or not.
 func (p *invProp) gatewaySession(t *testing.T, s *propSession) {
 	t.Helper()
-	c := mustDial(t, p.env.Server.URL, p.robin.token)
-	defer func() { _ = c.conn.CloseNow() }()
+	c := e2etest.MustDial(t, p.Env.Server.URL, p.Robin.Token)
+	defer func() { _ = c.Conn.CloseNow() }()
 	kill := func() {
 		if p.r.IntN(2) == 0 {
-			_ = c.conn.CloseNow()
+			_ = c.Conn.CloseNow()
 			return
 		}
-		_ = c.conn.Close(websocket.StatusNormalClosure, "")
+		_ = c.Conn.Close(websocket.StatusNormalClosure, "")
 	}
 	// Frames read while waiting for an acked frame, handled after it.
-	var queued []gwFrame
-	next := func() gwFrame {
+	var queued []e2etest.GatewayFrame
+	next := func() e2etest.GatewayFrame {
 		if len(queued) > 0 {
 			f := queued[0]
 			queued = queued[1:]
 			return f
 		}
-		return c.next()
+		return c.Next()
 	}
 	// ack sends an ack frame at random (or loses it) and waits for its acked frame, so that
 	// no ack of a session is still on its way when the next session starts. The draws come
@@ -628,17 +629,17 @@ func (p *invProp) gatewaySession(t *testing.T, s *propSession) {
 		if r.IntN(3) != 0 || s.mayDie && r.IntN(4) == 0 {
 			return
 		}
-		c.send(fmt.Sprintf(`{"op":"ack","seq":%d}`, seq))
+		c.Send(fmt.Sprintf(`{"op":"ack","seq":%d}`, seq))
 		s.acks = append(s.acks, seq)
 		for {
-			f := c.next()
+			f := c.Next()
 			if f.Op != "acked" {
 				queued = append(queued, f)
 				continue
 			}
-			var a gwConsumerFrame
-			if err := json.Unmarshal(f.raw, &a); err != nil {
-				t.Fatalf("acked frame %s: %v", f.raw, err)
+			var a e2etest.GatewayConsumerFrame
+			if err := json.Unmarshal(f.Raw, &a); err != nil {
+				t.Fatalf("acked frame %s: %v", f.Raw, err)
 			}
 			if a.AckedSeq >= seq {
 				s.confirmed = max(s.confirmed, a.AckedSeq)
@@ -647,10 +648,10 @@ func (p *invProp) gatewaySession(t *testing.T, s *propSession) {
 		}
 	}
 	// onEvent checks and handles an event frame; false when the worker was killed.
-	onEvent := func(f gwFrame) (int64, bool) {
+	onEvent := func(f e2etest.GatewayFrame) (int64, bool) {
 		var d propDelivery
 		if err := json.Unmarshal(f.Event, &d); err != nil {
-			t.Fatalf("event frame %s: %v", f.raw, err)
+			t.Fatalf("event frame %s: %v", f.Raw, err)
 		}
 		p.checkDelivery(t, d)
 		s.delivered = append(s.delivered, d.Seq)
@@ -680,11 +681,11 @@ func (p *invProp) gatewaySession(t *testing.T, s *propSession) {
 				}
 			case "acked", "heartbeat":
 			default:
-				t.Fatalf("frame %s while reading live events", f.raw)
+				t.Fatalf("frame %s while reading live events", f.Raw)
 			}
 		}
 	}
-	c.send(`{"op":"resume","consumer":"main"}`)
+	c.Send(`{"op":"resume","consumer":"main"}`)
 	complete := int64(-1)
 	for complete < 0 {
 		f := next()
@@ -700,7 +701,7 @@ func (p *invProp) gatewaySession(t *testing.T, s *propSession) {
 			s.through = complete
 		case "acked", "heartbeat":
 		default:
-			t.Fatalf("frame %s during the catch-up", f.raw)
+			t.Fatalf("frame %s during the catch-up", f.Raw)
 		}
 	}
 	target := complete
@@ -721,8 +722,8 @@ func (p *invProp) gatewaySession(t *testing.T, s *propSession) {
 		if p.r.IntN(2) == 0 {
 			p.randomPost(t, -1)
 		}
-		m := p.post(t, p.alex, p.alexDM.id, "@robin live")
-		p.afterPost(t, m.Id, p.alex, p.alexDM, true)
+		m := p.Post(t, p.Alex, p.alexDM.id, "@robin live")
+		p.afterPost(t, m.Id, p.Alex, p.alexDM, true)
 		target = p.order[len(p.order)-1].events[0]
 		if !readThrough(target) {
 			return
@@ -733,32 +734,32 @@ func (p *invProp) gatewaySession(t *testing.T, s *propSession) {
 		kill()
 		return
 	}
-	c.send(fmt.Sprintf(`{"op":"ack","seq":%d}`, target))
+	c.Send(fmt.Sprintf(`{"op":"ack","seq":%d}`, target))
 	s.acks = append(s.acks, target)
 	for {
 		f := next()
 		switch f.Op {
 		case "acked":
-			var a gwConsumerFrame
-			if err := json.Unmarshal(f.raw, &a); err != nil {
-				t.Fatalf("acked frame %s: %v", f.raw, err)
+			var a e2etest.GatewayConsumerFrame
+			if err := json.Unmarshal(f.Raw, &a); err != nil {
+				t.Fatalf("acked frame %s: %v", f.Raw, err)
 			}
 			if a.AckedSeq >= target {
 				s.confirmed = a.AckedSeq
-				_ = c.conn.Close(websocket.StatusNormalClosure, "")
+				_ = c.Conn.Close(websocket.StatusNormalClosure, "")
 				return
 			}
 		case "event":
 			// Live (the worker's own replies): checked, neither handled nor acknowledged.
 			var d propDelivery
 			if err := json.Unmarshal(f.Event, &d); err != nil {
-				t.Fatalf("event frame %s: %v", f.raw, err)
+				t.Fatalf("event frame %s: %v", f.Raw, err)
 			}
 			p.checkDelivery(t, d)
 			s.delivered = append(s.delivered, d.Seq)
 		case "cursor", "heartbeat":
 		default:
-			t.Fatalf("frame %s while waiting for acked", f.raw)
+			t.Fatalf("frame %s while waiting for acked", f.Raw)
 		}
 	}
 }
@@ -775,7 +776,7 @@ func (p *invProp) checkDelivery(t *testing.T, d propDelivery) {
 	// Robin's own personal events (its read state) are its own data, delivered without a
 	// check (spec 03, catch-up step 4); every other event only while Robin may read its place.
 	own := p.own[d.Seq] && d.Type != "invocation.requested" && d.Type != "invocation.failed"
-	if !own && d.ChannelID != nil && (*d.ChannelID == p.campaigns || *d.ChannelID == p.tickets && !p.granted) {
+	if !own && d.ChannelID != nil && (*d.ChannelID == p.Campaigns || *d.ChannelID == p.Tickets && !p.granted) {
 		t.Fatalf("Robin got %s (seq %d) in channel %s, which it may not read (granted %v)", d.Type, d.Seq, *d.ChannelID, p.granted)
 	}
 	if d.Type != "invocation.requested" {
@@ -789,12 +790,12 @@ func (p *invProp) checkDelivery(t *testing.T, d propDelivery) {
 		t.Fatalf("invocation.requested payload %s: %v", d.Payload, err)
 	}
 	x := p.invs[inv.Id]
-	if x == nil || !slices.Contains(x.events, d.Seq) || inv.AgentId != p.robin.id || !p.readable(x.kind) {
+	if x == nil || !slices.Contains(x.events, d.Seq) || inv.AgentId != p.Robin.ID || !p.readable(x.kind) {
 		if x == nil {
 			t.Fatalf("Robin got invocation.requested (seq %d) %+v, an invocation the log does not hold", d.Seq, inv)
 		}
 		t.Fatalf("Robin got invocation.requested (seq %d) %+v; the log holds it at %v, Robin reads its thread (kind %d) %v; log read to %d: %s",
-			d.Seq, inv, x.events, x.kind, p.readable(x.kind), p.logged, describe(p.eventsAfter(t, d.Seq-15)))
+			d.Seq, inv, x.events, x.kind, p.readable(x.kind), p.logged, e2etest.Describe(p.EventsAfter(t, d.Seq-15)))
 	}
 	if inv.Attempt != slices.Index(x.events, d.Seq)+1 {
 		t.Fatalf("delivery seq %d of invocation %s has attempt %d, stored as delivery %d", d.Seq, x.id, inv.Attempt, slices.Index(x.events, d.Seq)+1)
@@ -845,7 +846,7 @@ func (p *invProp) handle(t *testing.T, s *propSession, d propDelivery) bool {
 	// on the reply means answered already, which is success (ADR 0031).
 	keyed, checks := p.r.IntN(2) == 0, p.r.IntN(2) == 0
 	if checks {
-		g := p.getInvocation(t, p.robin, x.id, status)
+		g := p.getInvocation(t, p.Robin, x.id, status)
 		if status != http.StatusOK {
 			p.stats.gaveUp++
 			p.handled(s, d.Seq, passedGaveUp)
@@ -864,7 +865,7 @@ func (p *invProp) handle(t *testing.T, s *propSession, d propDelivery) bool {
 		}
 	}
 	if p.r.IntN(2) == 0 {
-		g := p.ackInvocation(t, p.robin, x.id, token, status)
+		g := p.ackInvocation(t, p.Robin, x.id, token, status)
 		if status != http.StatusOK {
 			p.stats.gaveUp++
 			p.handled(s, d.Seq, passedGaveUp)
@@ -882,7 +883,7 @@ func (p *invProp) handle(t *testing.T, s *propSession, d propDelivery) bool {
 	}
 	if s.mayRevoke && x.kind == ticketsThread && p.granted && p.r.IntN(3) == 0 {
 		// Robin loses the thread while it answers.
-		p.revoke(t, p.robinGrant)
+		p.Revoke(t, p.robinGrant)
 		p.granted, s.changed = false, true
 		p.stats.revokedMidAnswer++
 	}
@@ -891,7 +892,7 @@ func (p *invProp) handle(t *testing.T, s *propSession, d propDelivery) bool {
 		header = []string{"Idempotency-Key", "robin-reply-" + x.id.String()}
 	}
 	body := fmt.Sprintf(`{"content_md":%q,"invocation_token":%q}`, replyText(x.id), token)
-	r := p.do(t, p.robin, http.MethodPost, "/api/v1/threads/"+x.thread.String()+"/messages", body, header...)
+	r := p.Do(t, p.Robin, http.MethodPost, "/api/v1/threads/"+x.thread.String()+"/messages", body, header...)
 	switch {
 	case keyed && x.keyStored:
 		var m apigen.Message
@@ -904,12 +905,12 @@ func (p *invProp) handle(t *testing.T, s *propSession, d propDelivery) bool {
 			t.Fatalf("the replayed reply to %s is %s, the first was %s", x.id, m.Id, x.reply)
 		}
 	case !p.readable(x.kind):
-		r.RequireProblem(t, http.StatusNotFound, notFound)
+		r.RequireProblem(t, http.StatusNotFound, e2etest.NotFound)
 		p.stats.gaveUp++
 		p.handled(s, d.Seq, passedGaveUp)
 		return true
 	case x.state == apigen.InvocationStateAnswered:
-		r.RequireProblem(t, http.StatusConflict, conflict)
+		r.RequireProblem(t, http.StatusConflict, e2etest.Conflict)
 		p.stats.conflicts++
 	default:
 		var m apigen.Message
@@ -980,7 +981,7 @@ func (p *invProp) settle(t *testing.T, s *propSession, acked int64) {
 func (p *invProp) checkReplies(t *testing.T, x *propInvocation) {
 	t.Helper()
 	var found []apigen.Message
-	msgs := p.messages(t, x.invoker, x.thread)
+	msgs := p.Messages(t, x.invoker, x.thread)
 	if len(msgs) >= 100 {
 		t.Fatalf("thread %s has %d messages, more than one page of chat.messages_page_size", x.thread, len(msgs))
 	}
@@ -996,8 +997,8 @@ func (p *invProp) checkReplies(t *testing.T, x *propInvocation) {
 	switch {
 	case len(found) > 1:
 		t.Fatalf("invocation %s has %d replies in its thread", x.id, len(found))
-	case answered && (len(found) != 1 || found[0].Id != x.reply || found[0].AuthorId != p.robin.id):
-		t.Fatalf("invocation %s is answered by %s; %s reads %+v in the thread", x.id, x.reply, x.invoker.name, found)
+	case answered && (len(found) != 1 || found[0].Id != x.reply || found[0].AuthorId != p.Robin.ID):
+		t.Fatalf("invocation %s is answered by %s; %s reads %+v in the thread", x.id, x.reply, x.invoker.Name, found)
 	case !answered && len(found) != 0:
 		t.Fatalf("invocation %s (%s) has a reply %+v", x.id, x.state, found)
 	}
@@ -1024,8 +1025,8 @@ func (p *invProp) finish(t *testing.T) {
 		p.sweep(t, invAckTimeout)
 	}
 	p.session(t, false, true) // REST drains to the head, past the replies' own events
-	if p.acked != p.head(t) {
-		t.Fatalf("after the final drain acked_seq %d, head %d", p.acked, p.head(t))
+	if p.acked != p.Head(t) {
+		t.Fatalf("after the final drain acked_seq %d, head %d", p.acked, p.Head(t))
 	}
 
 	// Every invocation: answered, unless none of its deliveries could reach the worker or
@@ -1048,12 +1049,12 @@ func (p *invProp) finish(t *testing.T) {
 			t.Fatalf("invocation %s: %d deliveries, %d passed by the consumer", x.id, len(x.events), len(x.passed))
 		}
 		if g := p.getInvocation(t, x.invoker, x.id, http.StatusOK); g.State != x.state || g.Attempt != x.attempt {
-			t.Fatalf("getInvocation %s as %s = %+v, the model says %s attempt %d", x.id, x.invoker.name, g, x.state, x.attempt)
+			t.Fatalf("getInvocation %s as %s = %+v, the model says %s attempt %d", x.id, x.invoker.Name, g, x.state, x.attempt)
 		}
 		// The other person, a reader of the thread or not, gets 404.
-		other := p.sam
-		if x.invoker == p.sam {
-			other = p.alex
+		other := p.Sam
+		if x.invoker == p.Sam {
+			other = p.Alex
 		}
 		p.getInvocation(t, other, x.id, http.StatusNotFound)
 		p.checkReplies(t, x)
@@ -1095,22 +1096,22 @@ func (p *invProp) finish(t *testing.T) {
 
 	// The people: no invocation.requested, no delivery-only member, invocation.failed for
 	// the invocations they made that failed; the same on the gateway and in the snapshot.
-	for _, who := range []worldActor{p.alex, p.sam} {
+	for _, who := range []e2etest.Actor{p.Alex, p.Sam} {
 		ds := p.restDeliveries(t, who, p.start)
 		p.checkPerson(t, who, ds, "catch-up")
-		head := p.head(t)
-		c := mustDial(t, p.env.Server.URL, who.token)
-		c.send(fmt.Sprintf(`{"op":"resume","after":%d}`, p.start))
+		head := p.Head(t)
+		c := e2etest.MustDial(t, p.Env.Server.URL, who.Token)
+		c.Send(fmt.Sprintf(`{"op":"resume","after":%d}`, p.start))
 		gw := gatewayDeliveries(t, c, head)
-		_ = c.conn.Close(websocket.StatusNormalClosure, "")
+		_ = c.Conn.Close(websocket.StatusNormalClosure, "")
 		p.checkPerson(t, who, gw, "gateway catch-up")
 	}
-	for _, who := range []worldActor{p.alex, p.sam, p.robin} {
+	for _, who := range []e2etest.Actor{p.Alex, p.Sam, p.Robin} {
 		p.checkSnapshot(t, who)
 	}
 }
 
-// robinCatchUp is listEvents as Robin from the start to the head.
+// robinCatchUp is ListEvents as Robin from the start to the head.
 func (p *invProp) robinCatchUp(t *testing.T) []propDelivery {
 	t.Helper()
 	var out []propDelivery
@@ -1121,7 +1122,7 @@ func (p *invProp) robinCatchUp(t *testing.T) []propDelivery {
 			NextCursor int64          `json:"next_cursor"`
 			HeadSeq    int64          `json:"head_seq"`
 		}
-		p.must(t, p.robin, http.MethodGet, fmt.Sprintf("/api/v1/events?after=%d", after), "", http.StatusOK, &page)
+		p.Must(t, p.Robin, http.MethodGet, fmt.Sprintf("/api/v1/events?after=%d", after), "", http.StatusOK, &page)
 		out = append(out, page.Events...)
 		if page.NextCursor == page.HeadSeq {
 			return out
@@ -1143,11 +1144,11 @@ func (p *invProp) storedDeliveries() int {
 
 // checkPerson checks what a person got: no invocation.requested and no delivery-only member;
 // exactly one invocation.failed for each invocation of theirs that failed, none for others.
-func (p *invProp) checkPerson(t *testing.T, who worldActor, ds []delivered, how string) {
+func (p *invProp) checkPerson(t *testing.T, who e2etest.Actor, ds []delivered, how string) {
 	t.Helper()
-	requireNoDeliveryOnly(t, who.name+"'s "+how, ds)
+	requireNoDeliveryOnly(t, who.Name+"'s "+how, ds)
 	if n := len(ofType(ds, "invocation.requested")); n != 0 {
-		t.Fatalf("%s's %s has %d invocation.requested", who.name, how, n)
+		t.Fatalf("%s's %s has %d invocation.requested", who.Name, how, n)
 	}
 	got := map[uuid.UUID]int{}
 	for _, d := range ofType(ds, "invocation.failed") {
@@ -1155,16 +1156,16 @@ func (p *invProp) checkPerson(t *testing.T, who worldActor, ds []delivered, how 
 	}
 	for _, x := range p.order {
 		want := 0
-		if x.everFailed && x.invoker.id == who.id {
+		if x.everFailed && x.invoker.ID == who.ID {
 			want = 1
 		}
 		if got[x.id] != want {
-			t.Fatalf("%s's %s has %d invocation.failed for %s (by %s, ever failed %v), want %d", who.name, how, got[x.id], x.id, x.invoker.name, x.everFailed, want)
+			t.Fatalf("%s's %s has %d invocation.failed for %s (by %s, ever failed %v), want %d", who.Name, how, got[x.id], x.id, x.invoker.Name, x.everFailed, want)
 		}
 		delete(got, x.id)
 	}
 	if len(got) != 0 {
-		t.Fatalf("%s's %s has invocation.failed for unknown invocations %v", who.name, how, got)
+		t.Fatalf("%s's %s has invocation.failed for unknown invocations %v", who.Name, how, got)
 	}
 }
 

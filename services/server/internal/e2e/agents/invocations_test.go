@@ -1,4 +1,4 @@
-package wire_test
+package agents
 
 import (
 	"encoding/json"
@@ -14,6 +14,7 @@ import (
 
 	agentsapp "bothy.example.com/server/internal/agents/app"
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/e2e/e2etest"
 	syncdomain "bothy.example.com/server/internal/sync/domain"
 	"bothy.example.com/server/internal/wire/wiretest"
 )
@@ -24,21 +25,21 @@ import (
 // same thread and must never see an invocation. Acknowledgements time out after 10s and an
 // invocation is delivered at most 3 times.
 
-// invocationWorld is a chatWorld whose Robin is an agent member of Support, with the tail
-// running for the gateway; robinSupport is Robin's grant.
+// invocationWorld is a ChatWorld whose Robin is an agent member of Support, with the tail
+// running for the gateway; RobinSupport is Robin's grant.
 type invocationWorld struct {
-	*chatWorld
+	*e2etest.ChatWorld
 	robinSupport uuid.UUID
 }
 
 func newInvocationWorld(t *testing.T) *invocationWorld {
 	t.Helper()
-	w := newChatWorld(t, true,
+	w := e2etest.NewChatWorld(t, true,
 		wiretest.WithSetting(agentsapp.KeyInvocationAckTimeout, "10s"),
 		wiretest.WithSetting(agentsapp.KeyInvocationMaxDeliveries, "3"))
-	serveLive(t, w)
-	iw := &invocationWorld{chatWorld: w}
-	iw.robinSupport = w.grant(t, w.robin, "space", w.support, "member")
+	e2etest.ServeLive(t, w)
+	iw := &invocationWorld{ChatWorld: w}
+	iw.robinSupport = w.Grant(t, w.Robin, "space", w.Support, "member")
 	return iw
 }
 
@@ -62,9 +63,9 @@ func (d delivered) invocation(t *testing.T) apigen.Invocation {
 	return inv
 }
 
-// restDeliveries pages through listEvents as a from after to the head and returns every
+// restDeliveries pages through ListEvents as a from after to the head and returns every
 // envelope with its delivery-only members.
-func (w *invocationWorld) restDeliveries(t *testing.T, a worldActor, after int64) []delivered {
+func (w *invocationWorld) restDeliveries(t *testing.T, a e2etest.Actor, after int64) []delivered {
 	t.Helper()
 	var out []delivered
 	for range 1000 {
@@ -73,14 +74,14 @@ func (w *invocationWorld) restDeliveries(t *testing.T, a worldActor, after int64
 			NextCursor int64       `json:"next_cursor"`
 			HeadSeq    int64       `json:"head_seq"`
 		}
-		w.must(t, a, http.MethodGet, "/api/v1/events?after="+strconv.FormatInt(after, 10), "", http.StatusOK, &p)
+		w.Must(t, a, http.MethodGet, "/api/v1/events?after="+strconv.FormatInt(after, 10), "", http.StatusOK, &p)
 		out = append(out, p.Events...)
 		if p.NextCursor == p.HeadSeq {
 			return out
 		}
 		after = p.NextCursor
 	}
-	t.Fatalf("listEvents as %s did not reach the head", a.name)
+	t.Fatalf("listEvents as %s did not reach the head", a.Name)
 	return nil
 }
 
@@ -112,13 +113,13 @@ func requireNoDeliveryOnly(t *testing.T, who string, ds []delivered) {
 // storedOfType are the stored events of type typ after seq.
 func (w *invocationWorld) storedOfType(t *testing.T, after int64, typ string) []syncdomain.StoredEvent {
 	t.Helper()
-	return storedWhere(w.eventsAfter(t, after), func(e syncdomain.StoredEvent) bool { return e.Type == typ })
+	return e2etest.StoredWhere(w.EventsAfter(t, after), func(e syncdomain.StoredEvent) bool { return e.Type == typ })
 }
 
 // sweepInvocations runs one invocation sweep and checks its counts.
 func (w *invocationWorld) sweepInvocations(t *testing.T, wantRedelivered, wantFailed int) {
 	t.Helper()
-	r, f, err := w.env.App.SweepInvocations(t.Context())
+	r, f, err := w.Env.App.SweepInvocations(t.Context())
 	if err != nil {
 		t.Fatalf("SweepInvocations: %v", err)
 	}
@@ -128,26 +129,26 @@ func (w *invocationWorld) sweepInvocations(t *testing.T, wantRedelivered, wantFa
 }
 
 // getInvocation reads an invocation as a and wants the status.
-func (w *invocationWorld) getInvocation(t *testing.T, a worldActor, id uuid.UUID, want int) apigen.Invocation {
+func (w *invocationWorld) getInvocation(t *testing.T, a e2etest.Actor, id uuid.UUID, want int) apigen.Invocation {
 	t.Helper()
 	var inv apigen.Invocation
 	var out any
 	if want == http.StatusOK {
 		out = &inv
 	}
-	w.must(t, a, http.MethodGet, "/api/v1/invocations/"+id.String(), "", want, out)
+	w.Must(t, a, http.MethodGet, "/api/v1/invocations/"+id.String(), "", want, out)
 	return inv
 }
 
 // ackInvocation acknowledges an invocation as a with token and wants the status.
-func (w *invocationWorld) ackInvocation(t *testing.T, a worldActor, id uuid.UUID, token string, want int) apigen.Invocation {
+func (w *invocationWorld) ackInvocation(t *testing.T, a e2etest.Actor, id uuid.UUID, token string, want int) apigen.Invocation {
 	t.Helper()
 	var inv apigen.Invocation
 	var out any
 	if want == http.StatusOK {
 		out = &inv
 	}
-	w.must(t, a, http.MethodPost, "/api/v1/invocations/"+id.String()+"/ack", fmt.Sprintf(`{"invocation_token":%q}`, token), want, out)
+	w.Must(t, a, http.MethodPost, "/api/v1/invocations/"+id.String()+"/ack", fmt.Sprintf(`{"invocation_token":%q}`, token), want, out)
 	return inv
 }
 
@@ -155,9 +156,9 @@ func (w *invocationWorld) ackInvocation(t *testing.T, a worldActor, id uuid.UUID
 // Robin's delivery of its invocation.requested by REST catch-up (exactly one).
 func (w *invocationWorld) invokeRobin(t *testing.T, text string) (apigen.Message, delivered) {
 	t.Helper()
-	before := w.head(t)
-	m := w.post(t, w.alex, w.ticketThread, text)
-	got := ofType(w.restDeliveries(t, w.robin, before), "invocation.requested")
+	before := w.Head(t)
+	m := w.Post(t, w.Alex, w.TicketThread, text)
+	got := ofType(w.restDeliveries(t, w.Robin, before), "invocation.requested")
 	if len(got) != 1 {
 		t.Fatalf("Robin got %d invocation.requested after the mention, want 1", len(got))
 	}
@@ -172,13 +173,13 @@ func TestInvocationByMention(t *testing.T) {
 	t.Parallel()
 	w := newInvocationWorld(t)
 	var consumer apigen.Consumer
-	w.must(t, w.robin, http.MethodPut, "/api/v1/consumers/main", "", http.StatusCreated, &consumer)
-	before := w.head(t)
-	m := w.post(t, w.alex, w.ticketThread, "@robin can you look at the printer? @robin")
+	w.Must(t, w.Robin, http.MethodPut, "/api/v1/consumers/main", "", http.StatusCreated, &consumer)
+	before := w.Head(t)
+	m := w.Post(t, w.Alex, w.TicketThread, "@robin can you look at the printer? @robin")
 
 	// Stored: message.created then exactly one invocation.requested, in the same transaction
 	// (one occurred_at per transaction, consecutive seqs), addressed to Robin only.
-	stored := w.eventsAfter(t, before)
+	stored := w.EventsAfter(t, before)
 	var created, requested []syncdomain.StoredEvent
 	for _, e := range stored {
 		switch e.Type {
@@ -189,14 +190,14 @@ func TestInvocationByMention(t *testing.T) {
 		}
 	}
 	if len(created) != 1 || len(requested) != 1 {
-		t.Fatalf("stored %s, want one message.created and one invocation.requested", describe(stored))
+		t.Fatalf("stored %s, want one message.created and one invocation.requested", e2etest.Describe(stored))
 	}
 	req := requested[0]
 	if req.Seq != created[0].Seq+1 || !req.OccurredAt.Equal(created[0].OccurredAt) {
 		t.Fatalf("invocation.requested seq %d at %v, message.created seq %d at %v: not one transaction",
 			req.Seq, req.OccurredAt, created[0].Seq, created[0].OccurredAt)
 	}
-	if req.AudienceID != w.robin.id || req.ThreadID != w.ticketThread || req.ChannelID != w.tickets || req.ActorID != w.alex.id {
+	if req.AudienceID != w.Robin.ID || req.ThreadID != w.TicketThread || req.ChannelID != w.Tickets || req.ActorID != w.Alex.ID {
 		t.Fatalf("stored invocation.requested %+v", req)
 	}
 	var payload map[string]any
@@ -212,13 +213,13 @@ func TestInvocationByMention(t *testing.T) {
 	if !slices.Equal(keys, wantKeys) {
 		t.Fatalf("stored payload members %v, want %v (no token in the log)", keys, wantKeys)
 	}
-	if payload["agent_id"] != w.robin.id.String() || payload["message_id"] != m.Id.String() || payload["invoked_by"] != w.alex.id.String() ||
+	if payload["agent_id"] != w.Robin.ID.String() || payload["message_id"] != m.Id.String() || payload["invoked_by"] != w.Alex.ID.String() ||
 		payload["reason"] != "mention" || payload["state"] != "pending" || payload["attempt"] != float64(1) {
 		t.Fatalf("stored payload %s", req.Payload)
 	}
 
 	// Robin's REST catch-up: the token and redelivered false on the invocation alone.
-	robin := w.restDeliveries(t, w.robin, before)
+	robin := w.restDeliveries(t, w.Robin, before)
 	requireNoDeliveryOnly(t, "Robin", robin)
 	got := ofType(robin, "invocation.requested")
 	if len(got) != 1 || got[0].InvocationToken == nil || *got[0].InvocationToken == "" || got[0].Redelivered == nil || *got[0].Redelivered {
@@ -228,11 +229,11 @@ func TestInvocationByMention(t *testing.T) {
 	inv := got[0].invocation(t)
 
 	// Nobody else: not Sam, who reads the thread, nor Alex, who invoked.
-	for _, other := range []worldActor{w.sam, w.alex} {
+	for _, other := range []e2etest.Actor{w.Sam, w.Alex} {
 		ds := w.restDeliveries(t, other, before)
-		requireNoDeliveryOnly(t, other.name, ds)
+		requireNoDeliveryOnly(t, other.Name, ds)
 		if n := len(ofType(ds, "invocation.requested")); n != 0 {
-			t.Fatalf("%s got %d invocation.requested", other.name, n)
+			t.Fatalf("%s got %d invocation.requested", other.Name, n)
 		}
 	}
 
@@ -240,7 +241,7 @@ func TestInvocationByMention(t *testing.T) {
 	var page struct {
 		Events []delivered `json:"events"`
 	}
-	w.must(t, w.robin, http.MethodGet, "/api/v1/consumers/main/events", "", http.StatusOK, &page)
+	w.Must(t, w.Robin, http.MethodGet, "/api/v1/consumers/main/events", "", http.StatusOK, &page)
 	cg := ofType(page.Events, "invocation.requested")
 	requireNoDeliveryOnly(t, "Robin's consumer", page.Events)
 	if len(cg) != 1 || cg[0].InvocationToken == nil || *cg[0].InvocationToken != token || cg[0].Redelivered == nil || *cg[0].Redelivered {
@@ -248,11 +249,11 @@ func TestInvocationByMention(t *testing.T) {
 	}
 
 	// So does the gateway, by catch-up on resume.
-	head := w.head(t)
-	conn := mustDial(t, w.env.Server.URL, w.robin.token)
-	conn.send(fmt.Sprintf(`{"op":"resume","after":%d}`, before))
+	head := w.Head(t)
+	conn := e2etest.MustDial(t, w.Env.Server.URL, w.Robin.Token)
+	conn.Send(fmt.Sprintf(`{"op":"resume","after":%d}`, before))
 	frames := gatewayDeliveries(t, conn, head)
-	_ = conn.conn.Close(websocket.StatusNormalClosure, "")
+	_ = conn.Conn.Close(websocket.StatusNormalClosure, "")
 	gg := ofType(frames, "invocation.requested")
 	requireNoDeliveryOnly(t, "Robin's gateway", frames)
 	if len(gg) != 1 || gg[0].InvocationToken == nil || *gg[0].InvocationToken != token || gg[0].Redelivered == nil || *gg[0].Redelivered {
@@ -260,29 +261,29 @@ func TestInvocationByMention(t *testing.T) {
 	}
 
 	// getInvocation: the agent and the invoker; Sam reads the thread but gets 404.
-	for _, a := range []worldActor{w.robin, w.alex} {
+	for _, a := range []e2etest.Actor{w.Robin, w.Alex} {
 		if g := w.getInvocation(t, a, inv.Id, http.StatusOK); g != inv {
-			t.Fatalf("getInvocation as %s = %+v, want %+v", a.name, g, inv)
+			t.Fatalf("getInvocation as %s = %+v, want %+v", a.Name, g, inv)
 		}
 	}
-	w.getInvocation(t, w.sam, inv.Id, http.StatusNotFound)
-	w.getInvocation(t, w.robin, uuid.New(), http.StatusNotFound)
+	w.getInvocation(t, w.Sam, inv.Id, http.StatusNotFound)
+	w.getInvocation(t, w.Robin, uuid.New(), http.StatusNotFound)
 }
 
 // gatewayDeliveries reads event frames until the cursor reaches through and returns their
 // envelopes with the delivery-only members.
-func gatewayDeliveries(t *testing.T, c *gwClient, through int64) []delivered {
+func gatewayDeliveries(t *testing.T, c *e2etest.GatewayClient, through int64) []delivered {
 	t.Helper()
 	var out []delivered
 	for cursor := int64(-1); cursor < through; {
-		f := c.next()
+		f := c.Next()
 		switch f.Op {
 		case "event":
 			var frame struct {
 				Event delivered `json:"event"`
 			}
-			if err := json.Unmarshal(f.raw, &frame); err != nil {
-				t.Fatalf("event frame %s: %v", f.raw, err)
+			if err := json.Unmarshal(f.Raw, &frame); err != nil {
+				t.Fatalf("event frame %s: %v", f.Raw, err)
 			}
 			out = append(out, frame.Event)
 			cursor = frame.Event.Seq
@@ -290,7 +291,7 @@ func gatewayDeliveries(t *testing.T, c *gwClient, through int64) []delivered {
 			cursor = f.Cursor
 		case "heartbeat":
 		default:
-			t.Fatalf("frame %s while reading through %d", f.raw, through)
+			t.Fatalf("frame %s while reading through %d", f.Raw, through)
 		}
 	}
 	return out
@@ -306,19 +307,19 @@ func TestInvocationAckStopsRedelivery(t *testing.T) {
 	inv := d.invocation(t)
 	token := *d.InvocationToken
 
-	w.ackInvocation(t, w.robin, inv.Id, token+"x", http.StatusNotFound)
-	w.ackInvocation(t, w.robin, inv.Id, "not a token", http.StatusNotFound)
-	w.ackInvocation(t, w.robin, uuid.New(), token, http.StatusNotFound)
-	w.ackInvocation(t, w.sam, inv.Id, token, http.StatusForbidden)
+	w.ackInvocation(t, w.Robin, inv.Id, token+"x", http.StatusNotFound)
+	w.ackInvocation(t, w.Robin, inv.Id, "not a token", http.StatusNotFound)
+	w.ackInvocation(t, w.Robin, uuid.New(), token, http.StatusNotFound)
+	w.ackInvocation(t, w.Sam, inv.Id, token, http.StatusForbidden)
 	for range 2 {
-		got := w.ackInvocation(t, w.robin, inv.Id, token, http.StatusOK)
+		got := w.ackInvocation(t, w.Robin, inv.Id, token, http.StatusOK)
 		if got.State != apigen.InvocationStateAcknowledged || got.Attempt != 1 || got.Id != inv.Id {
 			t.Fatalf("ack answered %+v", got)
 		}
 	}
-	before := w.head(t)
+	before := w.Head(t)
 	for range 4 {
-		w.env.Clock.Advance(11 * time.Second)
+		w.Env.Clock.Advance(11 * time.Second)
 		w.sweepInvocations(t, 0, 0)
 	}
 	if n := len(w.storedOfType(t, before, "invocation.requested")); n != 0 {
@@ -333,50 +334,50 @@ func TestInvocationAckStopsRedelivery(t *testing.T) {
 func TestInvocationRedeliveryThenFailure(t *testing.T) {
 	t.Parallel()
 	w := newInvocationWorld(t)
-	start := w.head(t)
+	start := w.Head(t)
 	_, first := w.invokeRobin(t, "@robin are you there?")
 	inv := first.invocation(t)
 	token := *first.InvocationToken
 
-	w.env.Clock.Advance(9 * time.Second)
+	w.Env.Clock.Advance(9 * time.Second)
 	w.sweepInvocations(t, 0, 0) // not yet timed out
 	for attempt := 2; attempt <= 3; attempt++ {
-		before := w.head(t)
-		w.env.Clock.Advance(2 * time.Second)
+		before := w.Head(t)
+		w.Env.Clock.Advance(2 * time.Second)
 		w.sweepInvocations(t, 1, 0)
-		got := ofType(w.restDeliveries(t, w.robin, before), "invocation.requested")
+		got := ofType(w.restDeliveries(t, w.Robin, before), "invocation.requested")
 		if len(got) != 1 || got[0].InvocationToken == nil || *got[0].InvocationToken != token || got[0].Redelivered == nil || !*got[0].Redelivered {
 			t.Fatalf("attempt %d deliveries %+v, want the same token, redelivered", attempt, got)
 		}
 		if p := got[0].invocation(t); p.Attempt != attempt || p.Id != inv.Id || p.State != apigen.InvocationStatePending {
 			t.Fatalf("attempt %d payload %+v", attempt, p)
 		}
-		w.env.Clock.Advance(8 * time.Second)
+		w.Env.Clock.Advance(8 * time.Second)
 	}
-	before := w.head(t)
-	w.env.Clock.Advance(2 * time.Second)
+	before := w.Head(t)
+	w.Env.Clock.Advance(2 * time.Second)
 	w.sweepInvocations(t, 0, 1)
-	w.env.Clock.Advance(time.Minute)
+	w.Env.Clock.Advance(time.Minute)
 	w.sweepInvocations(t, 0, 0) // failed is final
 
 	if n := len(w.storedOfType(t, start, "invocation.requested")); n != 3 {
 		t.Fatalf("%d deliveries in all, want agents.invocation_max_deliveries = 3", n)
 	}
-	for _, a := range []worldActor{w.alex, w.robin} {
+	for _, a := range []e2etest.Actor{w.Alex, w.Robin} {
 		ds := w.restDeliveries(t, a, before)
-		requireNoDeliveryOnly(t, a.name, ds)
+		requireNoDeliveryOnly(t, a.Name, ds)
 		failed := ofType(ds, "invocation.failed")
 		if len(failed) != 1 {
-			t.Fatalf("%s got %d invocation.failed, want 1", a.name, len(failed))
+			t.Fatalf("%s got %d invocation.failed, want 1", a.Name, len(failed))
 		}
 		if p := failed[0].invocation(t); p.State != apigen.InvocationStateFailed || p.Attempt != 3 || p.Id != inv.Id {
-			t.Fatalf("invocation.failed payload for %s: %+v", a.name, p)
+			t.Fatalf("invocation.failed payload for %s: %+v", a.Name, p)
 		}
 	}
-	if n := len(ofType(w.restDeliveries(t, w.sam, start), "invocation.failed")); n != 0 {
+	if n := len(ofType(w.restDeliveries(t, w.Sam, start), "invocation.failed")); n != 0 {
 		t.Fatalf("Sam got %d invocation.failed", n)
 	}
-	if g := w.getInvocation(t, w.alex, inv.Id, http.StatusOK); g.State != apigen.InvocationStateFailed {
+	if g := w.getInvocation(t, w.Alex, inv.Id, http.StatusOK); g.State != apigen.InvocationStateFailed {
 		t.Fatalf("getInvocation after the failure: %+v", g)
 	}
 }
@@ -387,8 +388,8 @@ func TestInvocationRedeliveryThenFailure(t *testing.T) {
 func TestInvocationRevokedBeforeDelivery(t *testing.T) {
 	t.Parallel()
 	w := newInvocationWorld(t)
-	before := w.head(t)
-	w.post(t, w.alex, w.ticketThread, "@robin one more thing")
+	before := w.Head(t)
+	w.Post(t, w.Alex, w.TicketThread, "@robin one more thing")
 	stored := w.storedOfType(t, before, "invocation.requested")
 	if len(stored) != 1 {
 		t.Fatalf("stored %d invocation.requested, want 1", len(stored))
@@ -397,15 +398,15 @@ func TestInvocationRevokedBeforeDelivery(t *testing.T) {
 	if err := json.Unmarshal(stored[0].Payload, &inv); err != nil {
 		t.Fatalf("payload: %v", err)
 	}
-	w.revoke(t, w.robinSupport)
-	w.env.Clock.Advance(11 * time.Second)
+	w.Revoke(t, w.robinSupport)
+	w.Env.Clock.Advance(11 * time.Second)
 	w.sweepInvocations(t, 1, 0)
-	ds := w.restDeliveries(t, w.robin, before)
+	ds := w.restDeliveries(t, w.Robin, before)
 	if n := len(ofType(ds, "invocation.requested")); n != 0 {
 		t.Fatalf("Robin, no longer a reader, got %d invocation.requested", n)
 	}
 	requireNoDeliveryOnly(t, "Robin", ds)
-	w.getInvocation(t, w.robin, inv.Id, http.StatusNotFound)
+	w.getInvocation(t, w.Robin, inv.Id, http.StatusNotFound)
 }
 
 // TestInvocationReplyAnswers: the agent's reply with the token is linked to the invocation
@@ -418,11 +419,11 @@ func TestInvocationReplyAnswers(t *testing.T) {
 	_, d := w.invokeRobin(t, "@robin what is the toner level?")
 	inv := d.invocation(t)
 	token := *d.InvocationToken
-	path := "/api/v1/threads/" + w.ticketThread.String() + "/messages"
+	path := "/api/v1/threads/" + w.TicketThread.String() + "/messages"
 
-	before := w.head(t)
+	before := w.Head(t)
 	var reply apigen.Message
-	w.must(t, w.robin, http.MethodPost, path, fmt.Sprintf(`{"content_md":"Half full.","invocation_token":%q}`, token), http.StatusCreated, &reply)
+	w.Must(t, w.Robin, http.MethodPost, path, fmt.Sprintf(`{"content_md":"Half full.","invocation_token":%q}`, token), http.StatusCreated, &reply)
 	if reply.InvocationId == nil || *reply.InvocationId != inv.Id {
 		t.Fatalf("reply %+v, want invocation_id %s", reply, inv.Id)
 	}
@@ -430,28 +431,28 @@ func TestInvocationReplyAnswers(t *testing.T) {
 	if len(created) != 1 {
 		t.Fatalf("%d message.created for the reply", len(created))
 	}
-	if p := payloadOf(t, created[0]); p["invocation_id"] != inv.Id.String() {
+	if p := e2etest.PayloadOf(t, created[0]); p["invocation_id"] != inv.Id.String() {
 		t.Fatalf("the reply's message.created %s, want invocation_id %s", created[0].Payload, inv.Id)
 	}
-	if g := w.getInvocation(t, w.alex, inv.Id, http.StatusOK); g.State != apigen.InvocationStateAnswered {
+	if g := w.getInvocation(t, w.Alex, inv.Id, http.StatusOK); g.State != apigen.InvocationStateAnswered {
 		t.Fatalf("getInvocation after the reply: %+v", g)
 	}
 	if n := len(w.storedOfType(t, before, "invocation.requested")); n != 0 {
 		t.Fatalf("the agent's reply invoked %d agents", n)
 	}
-	w.env.Clock.Advance(time.Minute)
+	w.Env.Clock.Advance(time.Minute)
 	w.sweepInvocations(t, 0, 0)
 
-	r := w.do(t, w.robin, http.MethodPost, path, fmt.Sprintf(`{"content_md":"Again.","invocation_token":%q}`, token))
+	r := w.Do(t, w.Robin, http.MethodPost, path, fmt.Sprintf(`{"content_md":"Again.","invocation_token":%q}`, token))
 	if r.Status != http.StatusConflict {
 		t.Fatalf("a second reply with the token = %d, want 409; body %s", r.Status, r.Body)
 	}
-	campaignsPath := "/api/v1/threads/" + w.campaignThread.String() + "/messages"
-	w.grant(t, w.robin, "space", w.marketing, "member")
+	campaignsPath := "/api/v1/threads/" + w.CampaignThread.String() + "/messages"
+	w.Grant(t, w.Robin, "space", w.Marketing, "member")
 	for _, tc := range []struct{ path, token string }{
 		{campaignsPath, token}, {path, "forged." + token}, {path, uuid.NewString() + ".abc"},
 	} {
-		r := w.do(t, w.robin, http.MethodPost, tc.path, fmt.Sprintf(`{"content_md":"x","invocation_token":%q}`, tc.token))
+		r := w.Do(t, w.Robin, http.MethodPost, tc.path, fmt.Sprintf(`{"content_md":"x","invocation_token":%q}`, tc.token))
 		if r.Status != http.StatusBadRequest || !slices.Equal(problemFields(t, r.Body), []string{"invocation_token"}) {
 			t.Fatalf("a reply with token %q in %s = %d; body %s", tc.token, tc.path, r.Status, r.Body)
 		}
@@ -460,21 +461,21 @@ func TestInvocationReplyAnswers(t *testing.T) {
 	// A run on an invocation acknowledges it.
 	_, d2 := w.invokeRobin(t, "@robin and the paper?")
 	inv2 := d2.invocation(t)
-	runPath := "/api/v1/threads/" + w.ticketThread.String() + "/runs"
-	r = w.do(t, w.robin, http.MethodPost, "/api/v1/threads/"+w.campaignThread.String()+"/runs",
-		fmt.Sprintf(`{"requested_by":%q,"invocation_id":%q}`, w.sam.id, inv2.Id))
+	runPath := "/api/v1/threads/" + w.TicketThread.String() + "/runs"
+	r = w.Do(t, w.Robin, http.MethodPost, "/api/v1/threads/"+w.CampaignThread.String()+"/runs",
+		fmt.Sprintf(`{"requested_by":%q,"invocation_id":%q}`, w.Sam.ID, inv2.Id))
 	if r.Status != http.StatusBadRequest {
 		t.Fatalf("a run in another thread naming the invocation = %d; body %s", r.Status, r.Body)
 	}
 	var run apigen.Run
-	w.must(t, w.robin, http.MethodPost, runPath, fmt.Sprintf(`{"requested_by":%q,"invocation_id":%q}`, w.alex.id, inv2.Id), http.StatusCreated, &run)
+	w.Must(t, w.Robin, http.MethodPost, runPath, fmt.Sprintf(`{"requested_by":%q,"invocation_id":%q}`, w.Alex.ID, inv2.Id), http.StatusCreated, &run)
 	if run.InvocationId == nil || *run.InvocationId != inv2.Id {
 		t.Fatalf("run %+v", run)
 	}
-	if g := w.getInvocation(t, w.robin, inv2.Id, http.StatusOK); g.State != apigen.InvocationStateAcknowledged {
+	if g := w.getInvocation(t, w.Robin, inv2.Id, http.StatusOK); g.State != apigen.InvocationStateAcknowledged {
 		t.Fatalf("getInvocation after the run: %+v", g)
 	}
-	w.env.Clock.Advance(time.Minute)
+	w.Env.Clock.Advance(time.Minute)
 	w.sweepInvocations(t, 0, 0)
 }
 
@@ -487,15 +488,15 @@ func TestInvocationReplyOnEveryRead(t *testing.T) {
 	w := newInvocationWorld(t)
 	mention, d := w.invokeRobin(t, "@robin what is the toner level?")
 	inv := d.invocation(t)
-	path := "/api/v1/threads/" + w.ticketThread.String() + "/messages"
-	before := w.head(t)
+	path := "/api/v1/threads/" + w.TicketThread.String() + "/messages"
+	before := w.Head(t)
 	var reply apigen.Message
-	w.must(t, w.robin, http.MethodPost, path, fmt.Sprintf(`{"content_md":"Cartridge quarter full.","invocation_token":%q}`, *d.InvocationToken), http.StatusCreated, &reply)
+	w.Must(t, w.Robin, http.MethodPost, path, fmt.Sprintf(`{"content_md":"Cartridge quarter full.","invocation_token":%q}`, *d.InvocationToken), http.StatusCreated, &reply)
 	if reply.InvocationId == nil || *reply.InvocationId != inv.Id {
 		t.Fatalf("postMessage %+v, want invocation_id %s", reply, inv.Id)
 	}
 	created := w.storedOfType(t, before, "message.created")
-	if len(created) != 1 || payloadOf(t, created[0])["invocation_id"] != inv.Id.String() {
+	if len(created) != 1 || e2etest.PayloadOf(t, created[0])["invocation_id"] != inv.Id.String() {
 		t.Fatalf("message.created of the reply %+v, want invocation_id %s", created, inv.Id)
 	}
 	wantOf := func(id uuid.UUID) *uuid.UUID {
@@ -516,9 +517,9 @@ func TestInvocationReplyOnEveryRead(t *testing.T) {
 	}
 
 	seen := map[uuid.UUID]bool{}
-	for _, a := range []worldActor{w.alex, w.sam, w.robin} {
-		for _, m := range w.messages(t, a, w.ticketThread) {
-			check("listMessages as "+a.name, m)
+	for _, a := range []e2etest.Actor{w.Alex, w.Sam, w.Robin} {
+		for _, m := range w.Messages(t, a, w.TicketThread) {
+			check("listMessages as "+a.Name, m)
 			seen[m.Id] = true
 		}
 	}
@@ -527,25 +528,25 @@ func TestInvocationReplyOnEveryRead(t *testing.T) {
 	}
 	for _, id := range []uuid.UUID{reply.Id, mention.Id} {
 		var m apigen.Message
-		w.must(t, w.sam, http.MethodGet, "/api/v1/messages/"+id.String(), "", http.StatusOK, &m)
+		w.Must(t, w.Sam, http.MethodGet, "/api/v1/messages/"+id.String(), "", http.StatusOK, &m)
 		check("getMessage", m)
 	}
 	var th apigen.ThreadView
-	w.must(t, w.sam, http.MethodGet, "/api/v1/threads/"+w.ticketThread.String(), "", http.StatusOK, &th)
+	w.Must(t, w.Sam, http.MethodGet, "/api/v1/threads/"+w.TicketThread.String(), "", http.StatusOK, &th)
 	check("getThread's first_message", th.FirstMessage)
 
 	var res apigen.SearchResults
-	w.must(t, w.alex, http.MethodGet, searchPath("q", "cartridge"), "", http.StatusOK, &res)
+	w.Must(t, w.Alex, http.MethodGet, e2etest.SearchPath("q", "cartridge"), "", http.StatusOK, &res)
 	if len(res.Items) != 1 || res.Items[0].Message.Id != reply.Id {
-		t.Fatalf("searchMessages for the reply: %v", hitIDs(res.Items))
+		t.Fatalf("searchMessages for the reply: %v", e2etest.HitIDs(res.Items))
 	}
 	check("searchMessages", res.Items[0].Message)
 
 	var edited apigen.Message
-	w.must(t, w.robin, http.MethodPatch, "/api/v1/messages/"+reply.Id.String(), `{"content_md":"Cartridge half full."}`, http.StatusOK, &edited)
+	w.Must(t, w.Robin, http.MethodPatch, "/api/v1/messages/"+reply.Id.String(), `{"content_md":"Cartridge half full."}`, http.StatusOK, &edited)
 	check("editMessage", edited)
 	var after apigen.Message
-	w.must(t, w.robin, http.MethodGet, "/api/v1/messages/"+reply.Id.String(), "", http.StatusOK, &after)
+	w.Must(t, w.Robin, http.MethodGet, "/api/v1/messages/"+reply.Id.String(), "", http.StatusOK, &after)
 	check("getMessage after the edit", after)
 }
 
@@ -556,26 +557,26 @@ func TestInvocationDirectMessage(t *testing.T) {
 	t.Parallel()
 	w := newInvocationWorld(t)
 	var ch apigen.Channel
-	r := w.do(t, w.alex, http.MethodPost, "/api/v1/dms", fmt.Sprintf(`{"participant_ids":[%q]}`, w.robin.id))
+	r := w.Do(t, w.Alex, http.MethodPost, "/api/v1/dms", fmt.Sprintf(`{"participant_ids":[%q]}`, w.Robin.ID))
 	if r.Status != http.StatusCreated {
 		t.Fatalf("createDirectMessage = %d; body %s", r.Status, r.Body)
 	}
 	r.JSON(t, &ch)
-	before := w.head(t)
-	th := w.thread(t, w.alex, ch.Id, "Hello Robin")
-	w.post(t, w.alex, th.Id, "Are you there?")
-	w.post(t, w.robin, th.Id, "I am.")
-	got := ofType(w.restDeliveries(t, w.robin, before), "invocation.requested")
+	before := w.Head(t)
+	th := w.Thread(t, w.Alex, ch.Id, "Hello Robin")
+	w.Post(t, w.Alex, th.Id, "Are you there?")
+	w.Post(t, w.Robin, th.Id, "I am.")
+	got := ofType(w.restDeliveries(t, w.Robin, before), "invocation.requested")
 	if len(got) != 2 {
 		t.Fatalf("Robin got %d invocations in the direct message, want 2", len(got))
 	}
 	for _, d := range got {
 		p := d.invocation(t)
-		if p.Reason != apigen.InvocationReasonDirectMessage || p.InvokedBy != w.alex.id || p.ThreadId != th.Id || d.InvocationToken == nil {
+		if p.Reason != apigen.InvocationReasonDirectMessage || p.InvokedBy != w.Alex.ID || p.ThreadId != th.Id || d.InvocationToken == nil {
 			t.Fatalf("direct-message invocation %+v", p)
 		}
 	}
-	if n := len(ofType(w.restDeliveries(t, w.alex, before), "invocation.requested")); n != 0 {
+	if n := len(ofType(w.restDeliveries(t, w.Alex, before), "invocation.requested")); n != 0 {
 		t.Fatalf("Alex got %d invocation.requested", n)
 	}
 }
@@ -586,16 +587,16 @@ func TestInvocationDirectMessage(t *testing.T) {
 func TestInvocationLiveOnGateway(t *testing.T) {
 	t.Parallel()
 	w := newInvocationWorld(t)
-	head := w.head(t)
-	robin := mustDial(t, w.env.Server.URL, w.robin.token)
-	robin.send(fmt.Sprintf(`{"op":"resume","after":%d}`, head))
-	sam := mustDial(t, w.env.Server.URL, w.sam.token)
-	sam.send(fmt.Sprintf(`{"op":"resume","after":%d}`, head))
+	head := w.Head(t)
+	robin := e2etest.MustDial(t, w.Env.Server.URL, w.Robin.Token)
+	robin.Send(fmt.Sprintf(`{"op":"resume","after":%d}`, head))
+	sam := e2etest.MustDial(t, w.Env.Server.URL, w.Sam.Token)
+	sam.Send(fmt.Sprintf(`{"op":"resume","after":%d}`, head))
 	gatewayDeliveries(t, robin, head)
 	gatewayDeliveries(t, sam, head)
 
-	w.post(t, w.alex, w.ticketThread, "@robin live question")
-	w.env.Clock.Advance(11 * time.Second)
+	w.Post(t, w.Alex, w.TicketThread, "@robin live question")
+	w.Env.Clock.Advance(11 * time.Second)
 	w.sweepInvocations(t, 1, 0)
 	stored := w.storedOfType(t, head, "invocation.requested")
 	if len(stored) != 2 {
@@ -609,16 +610,16 @@ func TestInvocationLiveOnGateway(t *testing.T) {
 	}
 	// Sam's connection reads to the same point (a post of Sam's own moves nothing of Robin's):
 	// Alex posts once more, which Sam receives, so Sam has read past the invocations.
-	m := w.post(t, w.alex, w.ticketThread, "Thanks")
+	m := w.Post(t, w.Alex, w.TicketThread, "Thanks")
 	after := w.storedOfType(t, through, "message.created")
-	if len(after) != 1 || payloadOf(t, after[0])["message_id"] != m.Id.String() {
-		t.Fatalf("stored message.created after the invocations: %s", describe(after))
+	if len(after) != 1 || e2etest.PayloadOf(t, after[0])["message_id"] != m.Id.String() {
+		t.Fatalf("stored message.created after the invocations: %s", e2etest.Describe(after))
 	}
 	ds := gatewayDeliveries(t, sam, after[0].Seq)
 	requireNoDeliveryOnly(t, "Sam live", ds)
 	if n := len(ofType(ds, "invocation.requested")); n != 0 {
 		t.Fatalf("Sam got %d invocation.requested live", n)
 	}
-	_ = robin.conn.Close(websocket.StatusNormalClosure, "")
-	_ = sam.conn.Close(websocket.StatusNormalClosure, "")
+	_ = robin.Conn.Close(websocket.StatusNormalClosure, "")
+	_ = sam.Conn.Close(websocket.StatusNormalClosure, "")
 }

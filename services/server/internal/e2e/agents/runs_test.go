@@ -1,4 +1,4 @@
-package wire_test
+package agents
 
 import (
 	"encoding/json"
@@ -14,62 +14,63 @@ import (
 	agentsapp "bothy.example.com/server/internal/agents/app"
 	agentsdomain "bothy.example.com/server/internal/agents/domain"
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/wire/wiretest"
 )
 
 // The runs tests of issue 15 (M2-05, ADR 0027) drive createRun, getRun, updateRun and
-// cancelRun over real HTTP through the validating client, on a syncWorld with an agent,
+// cancelRun over real HTTP through the validating client, on a SyncWorld with an agent,
 // Helper, that is a member of Support (so it may post in the tickets thread and read nothing
 // in Marketing).
 
-// runsWorld is a syncWorld with Helper.
+// runsWorld is a SyncWorld with Helper.
 type runsWorld struct {
-	*syncWorld
-	helper worldActor
+	*e2etest.SyncWorld
+	helper e2etest.Actor
 }
 
 func newRunsWorld(t *testing.T, opts ...wiretest.Option) *runsWorld {
 	t.Helper()
-	w := &runsWorld{syncWorld: newSyncWorld(t, opts...)}
-	w.helper = w.agent(t, "Helper", "helper")
-	w.grant(t, w.helper, "space", w.support, "member")
+	w := &runsWorld{SyncWorld: e2etest.NewSyncWorld(t, opts...)}
+	w.helper = w.Agent(t, "Helper", "helper")
+	w.Grant(t, w.helper, "space", w.Support, "member")
 	return w
 }
 
 // createRun starts a run as a in the thread with body and wants the status; the run is
 // decoded on 201.
-func (w *runsWorld) createRun(t *testing.T, a worldActor, thread uuid.UUID, body string, want int) apigen.Run {
+func (w *runsWorld) createRun(t *testing.T, a e2etest.Actor, thread uuid.UUID, body string, want int) apigen.Run {
 	t.Helper()
 	var run apigen.Run
 	var out any
 	if want == http.StatusCreated {
 		out = &run
 	}
-	w.must(t, a, http.MethodPost, "/api/v1/threads/"+thread.String()+"/runs", body, want, out)
+	w.Must(t, a, http.MethodPost, "/api/v1/threads/"+thread.String()+"/runs", body, want, out)
 	return run
 }
 
 // updateRun patches a run as a with body and wants the status.
-func (w *runsWorld) updateRun(t *testing.T, a worldActor, run uuid.UUID, body string, want int) apigen.Run {
+func (w *runsWorld) updateRun(t *testing.T, a e2etest.Actor, run uuid.UUID, body string, want int) apigen.Run {
 	t.Helper()
 	var out apigen.Run
 	var dst any
 	if want == http.StatusOK {
 		dst = &out
 	}
-	w.must(t, a, http.MethodPatch, "/api/v1/runs/"+run.String(), body, want, dst)
+	w.Must(t, a, http.MethodPatch, "/api/v1/runs/"+run.String(), body, want, dst)
 	return out
 }
 
 // cancelRun cancels a run as a and wants the status.
-func (w *runsWorld) cancelRun(t *testing.T, a worldActor, run uuid.UUID, want int) apigen.Run {
+func (w *runsWorld) cancelRun(t *testing.T, a e2etest.Actor, run uuid.UUID, want int) apigen.Run {
 	t.Helper()
 	var out apigen.Run
 	var dst any
 	if want == http.StatusOK {
 		dst = &out
 	}
-	w.must(t, a, http.MethodPost, "/api/v1/runs/"+run.String()+"/cancel", "", want, dst)
+	w.Must(t, a, http.MethodPost, "/api/v1/runs/"+run.String()+"/cancel", "", want, dst)
 	return out
 }
 
@@ -99,21 +100,21 @@ func problemFields(t *testing.T, body []byte) []string {
 func TestRunLifecycle(t *testing.T) {
 	t.Parallel()
 	w := newRunsWorld(t)
-	requested := fmt.Sprintf(`{"requested_by":%q}`, w.alex.id)
-	run := w.createRun(t, w.helper, w.ticketThread, requested, http.StatusCreated)
-	if run.State != apigen.RunStateQueued || run.Version != 1 || run.AgentId != w.helper.id || run.RequestedBy != w.alex.id ||
-		run.ThreadId != w.ticketThread || run.ChannelId != w.tickets || run.SpaceId == nil || *run.SpaceId != w.support ||
+	requested := fmt.Sprintf(`{"requested_by":%q}`, w.Alex.ID)
+	run := w.createRun(t, w.helper, w.TicketThread, requested, http.StatusCreated)
+	if run.State != apigen.RunStateQueued || run.Version != 1 || run.AgentId != w.helper.ID || run.RequestedBy != w.Alex.ID ||
+		run.ThreadId != w.TicketThread || run.ChannelId != w.Tickets || run.SpaceId == nil || *run.SpaceId != w.Support ||
 		run.Progress != "" || run.InvocationId != nil || run.EndedAt != nil || run.CancelledBy != nil {
 		t.Fatalf("new run = %+v", run)
 	}
-	raw := w.must(t, w.sam, http.MethodGet, "/api/v1/runs/"+run.Id.String(), "", http.StatusOK, nil)
+	raw := w.Must(t, w.Sam, http.MethodGet, "/api/v1/runs/"+run.Id.String(), "", http.StatusOK, nil)
 	for _, absent := range []string{"invocation_id", "ended_at", "cancelled_by"} {
 		if strings.Contains(string(raw.Body), `"`+absent+`"`) {
 			t.Fatalf("getRun of a new run names %s: %s", absent, raw.Body)
 		}
 	}
-	w.must(t, w.robin, http.MethodGet, "/api/v1/runs/"+run.Id.String(), "", http.StatusNotFound, nil)
-	w.must(t, w.alex, http.MethodGet, "/api/v1/runs/"+uuid.NewString(), "", http.StatusNotFound, nil)
+	w.Must(t, w.Robin, http.MethodGet, "/api/v1/runs/"+run.Id.String(), "", http.StatusNotFound, nil)
+	w.Must(t, w.Alex, http.MethodGet, "/api/v1/runs/"+uuid.NewString(), "", http.StatusNotFound, nil)
 
 	running := w.updateRun(t, w.helper, run.Id, `{"state":"running","progress":"  Reading the thread "}`, http.StatusOK)
 	if running.State != apigen.RunStateRunning || running.Progress != "Reading the thread" || running.Version != 2 {
@@ -128,7 +129,7 @@ func TestRunLifecycle(t *testing.T) {
 		t.Fatalf("finished run = %+v", done)
 	}
 	var got apigen.Run
-	w.must(t, w.alex, http.MethodGet, "/api/v1/runs/"+run.Id.String(), "", http.StatusOK, &got)
+	w.Must(t, w.Alex, http.MethodGet, "/api/v1/runs/"+run.Id.String(), "", http.StatusOK, &got)
 	if got.Version != 4 || got.State != apigen.RunStateSucceeded || got.Progress != "Answered" {
 		t.Fatalf("getRun after the end = %+v", got)
 	}
@@ -137,17 +138,17 @@ func TestRunLifecycle(t *testing.T) {
 	for _, body := range []string{`{"state":"running"}`, `{"state":"succeeded","progress":"again"}`, `{"state":"cancelled"}`} {
 		w.updateRun(t, w.helper, run.Id, body, http.StatusConflict)
 	}
-	w.cancelRun(t, w.alex, run.Id, http.StatusConflict)
-	w.must(t, w.alex, http.MethodGet, "/api/v1/runs/"+run.Id.String(), "", http.StatusOK, &got)
+	w.cancelRun(t, w.Alex, run.Id, http.StatusConflict)
+	w.Must(t, w.Alex, http.MethodGet, "/api/v1/runs/"+run.Id.String(), "", http.StatusOK, &got)
 	if got.Version != 4 {
 		t.Fatalf("a refused change moved the run to version %d", got.Version)
 	}
 
 	// A run may start running and carry an invocation id: one of Alex's mentions of Helper.
-	before := w.head(t)
-	w.post(t, w.alex, w.ticketThread, "@helper the printer again")
+	before := w.Head(t)
+	w.Post(t, w.Alex, w.TicketThread, "@helper the printer again")
 	var inv uuid.UUID
-	for _, e := range w.eventsAfter(t, before) {
+	for _, e := range w.EventsAfter(t, before) {
 		if e.Type == "invocation.requested" {
 			var p struct {
 				ID uuid.UUID `json:"id"`
@@ -158,8 +159,8 @@ func TestRunLifecycle(t *testing.T) {
 			inv = p.ID
 		}
 	}
-	started := w.createRun(t, w.helper, w.ticketThread,
-		fmt.Sprintf(`{"requested_by":%q,"state":"running","progress":"On it","invocation_id":%q}`, w.sam.id, inv), http.StatusCreated)
+	started := w.createRun(t, w.helper, w.TicketThread,
+		fmt.Sprintf(`{"requested_by":%q,"state":"running","progress":"On it","invocation_id":%q}`, w.Sam.ID, inv), http.StatusCreated)
 	if started.State != apigen.RunStateRunning || started.Progress != "On it" || started.InvocationId == nil || *started.InvocationId != inv {
 		t.Fatalf("started run = %+v", started)
 	}
@@ -174,7 +175,7 @@ func TestRunLifecycle(t *testing.T) {
 func TestRunTransitions(t *testing.T) {
 	t.Parallel()
 	w := newRunsWorld(t)
-	requested := fmt.Sprintf(`{"requested_by":%q}`, w.sam.id)
+	requested := fmt.Sprintf(`{"requested_by":%q}`, w.Sam.ID)
 	tests := []struct {
 		name  string
 		path  []string // states the run is moved through first, each allowed
@@ -192,16 +193,16 @@ func TestRunTransitions(t *testing.T) {
 		{"an unknown state", nil, "paused", http.StatusBadRequest, "queued"},
 	}
 	for _, tc := range tests {
-		run := w.createRun(t, w.helper, w.ticketThread, requested, http.StatusCreated)
+		run := w.createRun(t, w.helper, w.TicketThread, requested, http.StatusCreated)
 		for _, s := range tc.path {
 			w.updateRun(t, w.helper, run.Id, fmt.Sprintf(`{"state":%q}`, s), http.StatusOK)
 		}
-		r := w.do(t, w.helper, http.MethodPatch, "/api/v1/runs/"+run.Id.String(), fmt.Sprintf(`{"state":%q}`, tc.to))
+		r := w.Do(t, w.helper, http.MethodPatch, "/api/v1/runs/"+run.Id.String(), fmt.Sprintf(`{"state":%q}`, tc.to))
 		if r.Status != tc.want {
 			t.Fatalf("%s: updateRun = %d, want %d; body %s", tc.name, r.Status, tc.want, r.Body)
 		}
 		var got apigen.Run
-		w.must(t, w.helper, http.MethodGet, "/api/v1/runs/"+run.Id.String(), "", http.StatusOK, &got)
+		w.Must(t, w.helper, http.MethodGet, "/api/v1/runs/"+run.Id.String(), "", http.StatusOK, &got)
 		if string(got.State) != tc.final {
 			t.Fatalf("%s: the run is %s, want %s", tc.name, got.State, tc.final)
 		}
@@ -212,31 +213,31 @@ func TestRunTransitions(t *testing.T) {
 func TestRunRefusals(t *testing.T) {
 	t.Parallel()
 	w := newRunsWorld(t)
-	forAlex := fmt.Sprintf(`{"requested_by":%q}`, w.alex.id)
+	forAlex := fmt.Sprintf(`{"requested_by":%q}`, w.Alex.ID)
 
 	// Only agents start runs, only where they may post; a thread one cannot read is 404.
-	w.createRun(t, w.alex, w.ticketThread, forAlex, http.StatusForbidden)
-	w.createRun(t, w.owner, w.ticketThread, forAlex, http.StatusForbidden)
-	w.createRun(t, w.robin, w.ticketThread, forAlex, http.StatusNotFound)
-	w.createRun(t, w.helper, w.campaignThread, fmt.Sprintf(`{"requested_by":%q}`, w.sam.id), http.StatusNotFound)
+	w.createRun(t, w.Alex, w.TicketThread, forAlex, http.StatusForbidden)
+	w.createRun(t, w.Owner, w.TicketThread, forAlex, http.StatusForbidden)
+	w.createRun(t, w.Robin, w.TicketThread, forAlex, http.StatusNotFound)
+	w.createRun(t, w.helper, w.CampaignThread, fmt.Sprintf(`{"requested_by":%q}`, w.Sam.ID), http.StatusNotFound)
 	w.createRun(t, w.helper, uuid.New(), forAlex, http.StatusNotFound)
-	viewer := w.agent(t, "Viewer", "viewer")
-	w.grant(t, viewer, "space", w.support, "viewer")
-	w.createRun(t, viewer, w.ticketThread, forAlex, http.StatusForbidden)
+	viewer := w.Agent(t, "Viewer", "viewer")
+	w.Grant(t, viewer, "space", w.Support, "viewer")
+	w.createRun(t, viewer, w.TicketThread, forAlex, http.StatusForbidden)
 
 	// requested_by must be a person who may read the thread; every invalid field is named.
 	for _, tc := range []struct {
 		name, body string
 		fields     []string
 	}{
-		{"a person who cannot read the thread", fmt.Sprintf(`{"requested_by":%q}`, w.robin.id), []string{"requested_by"}},
-		{"an agent", fmt.Sprintf(`{"requested_by":%q}`, w.helper.id), []string{"requested_by"}},
+		{"a person who cannot read the thread", fmt.Sprintf(`{"requested_by":%q}`, w.Robin.ID), []string{"requested_by"}},
+		{"an agent", fmt.Sprintf(`{"requested_by":%q}`, w.helper.ID), []string{"requested_by"}},
 		{"nobody", fmt.Sprintf(`{"requested_by":%q}`, uuid.New()), []string{"requested_by"}},
-		{"a progress text over agents.run_progress_max_length", fmt.Sprintf(`{"requested_by":%q,"progress":%q}`, w.alex.id, strings.Repeat("a", 1001)), []string{"progress"}},
-		{"a final start state", fmt.Sprintf(`{"requested_by":%q,"state":"succeeded"}`, w.alex.id), []string{"state"}},
-		{"everything at once", fmt.Sprintf(`{"requested_by":%q,"progress":"bell\u0007"}`, w.robin.id), []string{"progress", "requested_by"}},
+		{"a progress text over agents.run_progress_max_length", fmt.Sprintf(`{"requested_by":%q,"progress":%q}`, w.Alex.ID, strings.Repeat("a", 1001)), []string{"progress"}},
+		{"a final start state", fmt.Sprintf(`{"requested_by":%q,"state":"succeeded"}`, w.Alex.ID), []string{"state"}},
+		{"everything at once", fmt.Sprintf(`{"requested_by":%q,"progress":"bell\u0007"}`, w.Robin.ID), []string{"progress", "requested_by"}},
 	} {
-		r := w.do(t, w.helper, http.MethodPost, "/api/v1/threads/"+w.ticketThread.String()+"/runs", tc.body)
+		r := w.Do(t, w.helper, http.MethodPost, "/api/v1/threads/"+w.TicketThread.String()+"/runs", tc.body)
 		if r.Status != http.StatusBadRequest {
 			t.Fatalf("%s: createRun = %d, want 400; body %s", tc.name, r.Status, r.Body)
 		}
@@ -244,18 +245,18 @@ func TestRunRefusals(t *testing.T) {
 			t.Fatalf("%s: the problem names %v, want %v", tc.name, got, tc.fields)
 		}
 	}
-	w.createRun(t, w.helper, w.ticketThread, fmt.Sprintf(`{"requested_by":%q,"progress":%q}`, w.alex.id, strings.Repeat("é", 1000)), http.StatusCreated)
+	w.createRun(t, w.helper, w.TicketThread, fmt.Sprintf(`{"requested_by":%q,"progress":%q}`, w.Alex.ID, strings.Repeat("é", 1000)), http.StatusCreated)
 
 	// Only the run's agent updates it; whoever cannot read the thread gets 404.
-	run := w.createRun(t, w.helper, w.ticketThread, forAlex, http.StatusCreated)
-	other := w.agent(t, "Other", "other")
-	w.grant(t, other, "space", w.support, "member")
-	w.updateRun(t, w.alex, run.Id, `{"state":"running"}`, http.StatusForbidden)
+	run := w.createRun(t, w.helper, w.TicketThread, forAlex, http.StatusCreated)
+	other := w.Agent(t, "Other", "other")
+	w.Grant(t, other, "space", w.Support, "member")
+	w.updateRun(t, w.Alex, run.Id, `{"state":"running"}`, http.StatusForbidden)
 	w.updateRun(t, other, run.Id, `{"state":"running"}`, http.StatusForbidden)
-	w.updateRun(t, w.owner, run.Id, `{"state":"running"}`, http.StatusForbidden)
-	w.updateRun(t, w.robin, run.Id, `{"state":"running"}`, http.StatusNotFound)
+	w.updateRun(t, w.Owner, run.Id, `{"state":"running"}`, http.StatusForbidden)
+	w.updateRun(t, w.Robin, run.Id, `{"state":"running"}`, http.StatusNotFound)
 	w.updateRun(t, w.helper, uuid.New(), `{"state":"running"}`, http.StatusNotFound)
-	r := w.do(t, w.helper, http.MethodPatch, "/api/v1/runs/"+run.Id.String(), fmt.Sprintf(`{"state":"running","progress":%q}`, strings.Repeat("a", 1001)))
+	r := w.Do(t, w.helper, http.MethodPatch, "/api/v1/runs/"+run.Id.String(), fmt.Sprintf(`{"state":"running","progress":%q}`, strings.Repeat("a", 1001)))
 	if r.Status != http.StatusBadRequest || !slices.Equal(problemFields(t, r.Body), []string{"progress"}) {
 		t.Fatalf("updateRun with a long progress = %d %s, want 400 naming progress", r.Status, r.Body)
 	}
@@ -263,37 +264,37 @@ func TestRunRefusals(t *testing.T) {
 	// Cancelling: a reader who is neither the requester nor a manager of the channel gets 403
 	// (Sam reads Support as a member), whoever cannot read the thread 404, the agent itself 403
 	// (it moves its run with updateRun); the requester may.
-	w.cancelRun(t, w.sam, run.Id, http.StatusForbidden)
-	w.cancelRun(t, w.robin, run.Id, http.StatusNotFound)
+	w.cancelRun(t, w.Sam, run.Id, http.StatusForbidden)
+	w.cancelRun(t, w.Robin, run.Id, http.StatusNotFound)
 	w.cancelRun(t, w.helper, run.Id, http.StatusForbidden)
-	w.cancelRun(t, w.alex, uuid.New(), http.StatusNotFound)
-	cancelled := w.cancelRun(t, w.alex, run.Id, http.StatusOK)
-	if cancelled.State != apigen.RunStateCancelled || cancelled.CancelledBy == nil || *cancelled.CancelledBy != w.alex.id || cancelled.EndedAt == nil {
+	w.cancelRun(t, w.Alex, uuid.New(), http.StatusNotFound)
+	cancelled := w.cancelRun(t, w.Alex, run.Id, http.StatusOK)
+	if cancelled.State != apigen.RunStateCancelled || cancelled.CancelledBy == nil || *cancelled.CancelledBy != w.Alex.ID || cancelled.EndedAt == nil {
 		t.Fatalf("cancelled run = %+v", cancelled)
 	}
 
 	// A manager of the channel cancels anyone's run: an admin of the space and the owner.
-	w.grant(t, w.sam, "channel", w.tickets, "admin")
-	second := w.createRun(t, w.helper, w.ticketThread, forAlex, http.StatusCreated)
-	if c := w.cancelRun(t, w.sam, second.Id, http.StatusOK); *c.CancelledBy != w.sam.id {
+	w.Grant(t, w.Sam, "channel", w.Tickets, "admin")
+	second := w.createRun(t, w.helper, w.TicketThread, forAlex, http.StatusCreated)
+	if c := w.cancelRun(t, w.Sam, second.Id, http.StatusOK); *c.CancelledBy != w.Sam.ID {
 		t.Fatalf("cancelled by %v, want Sam", c.CancelledBy)
 	}
-	third := w.createRun(t, w.helper, w.ticketThread, forAlex, http.StatusCreated)
-	w.cancelRun(t, w.owner, third.Id, http.StatusOK)
+	third := w.createRun(t, w.helper, w.TicketThread, forAlex, http.StatusCreated)
+	w.cancelRun(t, w.Owner, third.Id, http.StatusOK)
 
 	// Nobody posts in an archived channel, so no run starts there (409); a run in progress
 	// there may still be ended.
-	archivedRun := w.createRun(t, w.helper, w.ticketThread, forAlex, http.StatusCreated)
-	w.must(t, w.owner, http.MethodPost, "/api/v1/channels/"+w.tickets.String()+"/archive", "", http.StatusOK, nil)
-	w.createRun(t, w.helper, w.ticketThread, forAlex, http.StatusConflict)
+	archivedRun := w.createRun(t, w.helper, w.TicketThread, forAlex, http.StatusCreated)
+	w.Must(t, w.Owner, http.MethodPost, "/api/v1/channels/"+w.Tickets.String()+"/archive", "", http.StatusOK, nil)
+	w.createRun(t, w.helper, w.TicketThread, forAlex, http.StatusConflict)
 	w.updateRun(t, w.helper, archivedRun.Id, `{"state":"running"}`, http.StatusOK)
-	w.cancelRun(t, w.alex, archivedRun.Id, http.StatusOK)
+	w.cancelRun(t, w.Alex, archivedRun.Id, http.StatusOK)
 
 	// A requester who lost the thread cannot reach the run any more.
-	otherTickets := w.channel(t, w.owner, w.support, "tickets-2")
-	fourth := w.createRun(t, w.helper, w.thread(t, w.owner, otherTickets, "The scanner too").Id, forAlex, http.StatusCreated)
-	w.revoke(t, w.alexSupport)
-	w.cancelRun(t, w.alex, fourth.Id, http.StatusNotFound)
+	otherTickets := w.Channel(t, w.Owner, w.Support, "tickets-2")
+	fourth := w.createRun(t, w.helper, w.Thread(t, w.Owner, otherTickets, "The scanner too").Id, forAlex, http.StatusCreated)
+	w.Revoke(t, w.AlexSupport)
+	w.cancelRun(t, w.Alex, fourth.Id, http.StatusNotFound)
 }
 
 // TestRunEventsReachThreadReaders: run.created and run.updated are thread events, delivered by
@@ -303,18 +304,18 @@ func TestRunRefusals(t *testing.T) {
 func TestRunEventsReachThreadReaders(t *testing.T) {
 	t.Parallel()
 	w := newRunsWorld(t)
-	after := w.head(t)
-	dm := w.dm(t, w.alex, w.helper)
-	dmThread := w.thread(t, w.alex, dm, "@helper can you summarise the tickets?").Id
+	after := w.Head(t)
+	dm := w.DM(t, w.Alex, w.helper)
+	dmThread := w.Thread(t, w.Alex, dm, "@helper can you summarise the tickets?").Id
 
-	inTickets := w.createRun(t, w.helper, w.ticketThread, fmt.Sprintf(`{"requested_by":%q}`, w.sam.id), http.StatusCreated)
-	inDM := w.createRun(t, w.helper, dmThread, fmt.Sprintf(`{"requested_by":%q,"state":"running"}`, w.alex.id), http.StatusCreated)
-	finished := w.createRun(t, w.helper, w.ticketThread, fmt.Sprintf(`{"requested_by":%q}`, w.alex.id), http.StatusCreated)
+	inTickets := w.createRun(t, w.helper, w.TicketThread, fmt.Sprintf(`{"requested_by":%q}`, w.Sam.ID), http.StatusCreated)
+	inDM := w.createRun(t, w.helper, dmThread, fmt.Sprintf(`{"requested_by":%q,"state":"running"}`, w.Alex.ID), http.StatusCreated)
+	finished := w.createRun(t, w.helper, w.TicketThread, fmt.Sprintf(`{"requested_by":%q}`, w.Alex.ID), http.StatusCreated)
 	w.updateRun(t, w.helper, inTickets.Id, `{"state":"running","progress":"Counting tickets"}`, http.StatusOK)
-	w.cancelRun(t, w.alex, finished.Id, http.StatusOK)
+	w.cancelRun(t, w.Alex, finished.Id, http.StatusOK)
 
-	runEvents := func(a worldActor) map[string][]uuid.UUID {
-		events, _ := w.catchUp(t, a, after, 0)
+	runEvents := func(a e2etest.Actor) map[string][]uuid.UUID {
+		events, _ := w.CatchUp(t, a, after, 0)
 		out := map[string][]uuid.UUID{}
 		for _, e := range events {
 			if !strings.HasPrefix(e.Type, "run.") {
@@ -340,14 +341,14 @@ func TestRunEventsReachThreadReaders(t *testing.T) {
 			t.Fatalf("%s received run.created %v and run.updated %v; want %v and %v", who, got["run.created"], got["run.updated"], created, updated)
 		}
 	}
-	want("Alex", runEvents(w.alex), []uuid.UUID{inTickets.Id, inDM.Id, finished.Id}, []uuid.UUID{inTickets.Id, finished.Id})
-	want("Sam", runEvents(w.sam), []uuid.UUID{inTickets.Id, finished.Id}, []uuid.UUID{inTickets.Id, finished.Id})
-	want("the owner", runEvents(w.owner), []uuid.UUID{inTickets.Id, finished.Id}, []uuid.UUID{inTickets.Id, finished.Id})
+	want("Alex", runEvents(w.Alex), []uuid.UUID{inTickets.Id, inDM.Id, finished.Id}, []uuid.UUID{inTickets.Id, finished.Id})
+	want("Sam", runEvents(w.Sam), []uuid.UUID{inTickets.Id, finished.Id}, []uuid.UUID{inTickets.Id, finished.Id})
+	want("the owner", runEvents(w.Owner), []uuid.UUID{inTickets.Id, finished.Id}, []uuid.UUID{inTickets.Id, finished.Id})
 	want("Helper", runEvents(w.helper), []uuid.UUID{inTickets.Id, inDM.Id, finished.Id}, []uuid.UUID{inTickets.Id, finished.Id})
-	want("Robin", runEvents(w.robin), nil, nil)
+	want("Robin", runEvents(w.Robin), nil, nil)
 
-	active := func(a worldActor) []uuid.UUID {
-		s, _ := w.snapshot(t, a)
+	active := func(a e2etest.Actor) []uuid.UUID {
+		s, _ := w.Snapshot(t, a)
 		out := []uuid.UUID{}
 		for _, r := range s.ActiveRuns {
 			out = append(out, r.Id)
@@ -355,23 +356,23 @@ func TestRunEventsReachThreadReaders(t *testing.T) {
 		return out
 	}
 	for _, tc := range []struct {
-		who  worldActor
+		who  e2etest.Actor
 		want []uuid.UUID
 	}{
-		{w.alex, []uuid.UUID{inTickets.Id, inDM.Id}},
-		{w.sam, []uuid.UUID{inTickets.Id}},
-		{w.owner, []uuid.UUID{inTickets.Id}},
+		{w.Alex, []uuid.UUID{inTickets.Id, inDM.Id}},
+		{w.Sam, []uuid.UUID{inTickets.Id}},
+		{w.Owner, []uuid.UUID{inTickets.Id}},
 		{w.helper, []uuid.UUID{inTickets.Id, inDM.Id}},
-		{w.robin, []uuid.UUID{}},
+		{w.Robin, []uuid.UUID{}},
 	} {
 		if got := active(tc.who); !slices.Equal(got, tc.want) {
-			t.Fatalf("%s's active_runs = %v, want %v", tc.who.name, got, tc.want)
+			t.Fatalf("%s's active_runs = %v, want %v", tc.who.Name, got, tc.want)
 		}
 	}
-	s, _ := w.snapshot(t, w.sam)
+	s, _ := w.Snapshot(t, w.Sam)
 	r := s.ActiveRuns[0]
-	if r.State != apigen.RunStateRunning || r.Progress != "Counting tickets" || r.Version != 2 || r.RequestedBy != w.sam.id ||
-		r.ChannelId != w.tickets || r.ThreadId != w.ticketThread || r.AgentId != w.helper.id || r.InvocationId != nil {
+	if r.State != apigen.RunStateRunning || r.Progress != "Counting tickets" || r.Version != 2 || r.RequestedBy != w.Sam.ID ||
+		r.ChannelId != w.Tickets || r.ThreadId != w.TicketThread || r.AgentId != w.helper.ID || r.InvocationId != nil {
 		t.Fatalf("Sam's active run = %+v", r)
 	}
 }
@@ -387,28 +388,28 @@ func TestRunStaleExpiry(t *testing.T) {
 	w := newRunsWorld(t,
 		wiretest.WithSetting(agentsapp.KeyRunStaleAfter, "10m"),
 		wiretest.WithSetting(agentsapp.KeyRunExpiryBatch, "1"))
-	requested := fmt.Sprintf(`{"requested_by":%q}`, w.sam.id)
-	queued := w.createRun(t, w.helper, w.ticketThread, requested, http.StatusCreated)
-	running := w.createRun(t, w.helper, w.ticketThread, fmt.Sprintf(`{"requested_by":%q,"state":"running","progress":"Reading"}`, w.sam.id), http.StatusCreated)
-	kept := w.createRun(t, w.helper, w.ticketThread, requested, http.StatusCreated)
-	after := w.head(t)
+	requested := fmt.Sprintf(`{"requested_by":%q}`, w.Sam.ID)
+	queued := w.createRun(t, w.helper, w.TicketThread, requested, http.StatusCreated)
+	running := w.createRun(t, w.helper, w.TicketThread, fmt.Sprintf(`{"requested_by":%q,"state":"running","progress":"Reading"}`, w.Sam.ID), http.StatusCreated)
+	kept := w.createRun(t, w.helper, w.TicketThread, requested, http.StatusCreated)
+	after := w.Head(t)
 
-	w.env.Clock.Advance(6 * time.Minute)
+	w.Env.Clock.Advance(6 * time.Minute)
 	kept = w.updateRun(t, w.helper, kept.Id, `{"state":"running","progress":"Still at it"}`, http.StatusOK)
-	w.env.Clock.Advance(4 * time.Minute)
-	if n, err := w.env.App.ExpireRuns(t.Context()); err != nil || n != 0 {
+	w.Env.Clock.Advance(4 * time.Minute)
+	if n, err := w.Env.App.ExpireRuns(t.Context()); err != nil || n != 0 {
 		t.Fatalf("ExpireRuns at agents.run_stale_after = %d, %v; want 0 (not past it yet)", n, err)
 	}
-	w.env.Clock.Advance(time.Second)
+	w.Env.Clock.Advance(time.Second)
 	for _, want := range []int{1, 1, 0} {
-		if n, err := w.env.App.ExpireRuns(t.Context()); err != nil || n != want {
+		if n, err := w.Env.App.ExpireRuns(t.Context()); err != nil || n != want {
 			t.Fatalf("ExpireRuns = %d, %v; want %d (agents.run_expiry_batch a sweep)", n, err, want)
 		}
 	}
 
 	var inst apigen.InstanceInfo
-	w.must(t, w.sam, http.MethodGet, "/api/v1/instance", "", http.StatusOK, &inst)
-	events, _ := w.catchUp(t, w.sam, after, 0)
+	w.Must(t, w.Sam, http.MethodGet, "/api/v1/instance", "", http.StatusOK, &inst)
+	events, _ := w.CatchUp(t, w.Sam, after, 0)
 	var expired []uuid.UUID
 	for _, e := range events {
 		if e.Type != "run.updated" {
@@ -437,13 +438,13 @@ func TestRunStaleExpiry(t *testing.T) {
 		t.Fatalf("Sam received the expiry of %v, want %v", expired, want)
 	}
 
-	s, _ := w.snapshot(t, w.sam)
+	s, _ := w.Snapshot(t, w.Sam)
 	if len(s.ActiveRuns) != 1 || s.ActiveRuns[0].Id != kept.Id || s.ActiveRuns[0].Version != kept.Version {
 		t.Fatalf("Sam's active_runs after the expiry = %+v, want only %s as it was", s.ActiveRuns, kept.Id)
 	}
 	for _, id := range []uuid.UUID{queued.Id, running.Id} {
 		var got apigen.Run
-		w.must(t, w.sam, http.MethodGet, "/api/v1/runs/"+id.String(), "", http.StatusOK, &got)
+		w.Must(t, w.Sam, http.MethodGet, "/api/v1/runs/"+id.String(), "", http.StatusOK, &got)
 		if got.State != apigen.RunStateFailed || got.Progress != agentsdomain.ExpiredProgress || got.EndedAt == nil {
 			t.Fatalf("getRun of an expired run = %+v", got)
 		}
@@ -451,11 +452,11 @@ func TestRunStaleExpiry(t *testing.T) {
 	}
 
 	// Past the key for the kept run too: it expires on the next sweep.
-	w.env.Clock.Advance(10 * time.Minute)
-	if n, err := w.env.App.ExpireRuns(t.Context()); err != nil || n != 1 {
+	w.Env.Clock.Advance(10 * time.Minute)
+	if n, err := w.Env.App.ExpireRuns(t.Context()); err != nil || n != 1 {
 		t.Fatalf("ExpireRuns for the kept run = %d, %v; want 1", n, err)
 	}
-	if s, _ := w.snapshot(t, w.sam); len(s.ActiveRuns) != 0 {
+	if s, _ := w.Snapshot(t, w.Sam); len(s.ActiveRuns) != 0 {
 		t.Fatalf("active_runs = %+v, want none", s.ActiveRuns)
 	}
 }

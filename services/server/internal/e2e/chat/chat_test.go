@@ -1,4 +1,4 @@
-package wire_test
+package chat
 
 import (
 	"encoding/json"
@@ -15,6 +15,7 @@ import (
 
 	"bothy.example.com/server/internal/apigen"
 	chatapp "bothy.example.com/server/internal/chat/app"
+	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/wire/wiretest"
 )
@@ -26,176 +27,176 @@ import (
 // read append nothing.
 func TestChatOperationsAppendTheirEvents(t *testing.T) {
 	t.Parallel()
-	w := newPeople(t, false)
-	alex, sam := w.alex, w.sam
+	w := e2etest.NewPeople(t, false)
+	alex, sam := w.Alex, w.Sam
 
 	// createSpace: space.created on the space.
-	h := w.head(t)
+	h := w.Head(t)
 	var support apigen.Space
-	r := w.must(t, alex, http.MethodPost, "/api/v1/spaces", `{"name":"  Support ","description":"Questions from example.com"}`, http.StatusCreated, &support)
+	r := w.Must(t, alex, http.MethodPost, "/api/v1/spaces", `{"name":"  Support ","description":"Questions from example.com"}`, http.StatusCreated, &support)
 	if support.Name != "Support" || support.Version != 1 {
 		t.Fatalf("createSpace = %+v, want the trimmed name at version 1", support)
 	}
-	ev := w.expectEvents(t, h, r, wantEvent{typ: "space.created", kind: kernel.ResourceSpace, id: support.Id, space: support.Id, actor: alex.id})
-	requirePayload(t, ev[0], map[string]any{"space_id": support.Id.String(), "name": "Support", "description": "Questions from example.com", "version": 1})
+	ev := w.ExpectEvents(t, h, r, e2etest.WantEvent{Typ: "space.created", Kind: kernel.ResourceSpace, ID: support.Id, Space: support.Id, Actor: alex.ID})
+	e2etest.RequirePayload(t, ev[0], map[string]any{"space_id": support.Id.String(), "name": "Support", "description": "Questions from example.com", "version": 1})
 
 	// createChannel: channel.created on the channel, in the space.
-	h = w.head(t)
+	h = w.Head(t)
 	var tickets apigen.Channel
-	r = w.must(t, alex, http.MethodPost, "/api/v1/spaces/"+support.Id.String()+"/channels", `{"name":"tickets","topic":"One thread per ticket"}`, http.StatusCreated, &tickets)
-	ev = w.expectEvents(t, h, r, wantEvent{typ: "channel.created", kind: kernel.ResourceChannel, id: tickets.Id, space: support.Id, channel: tickets.Id, actor: alex.id})
-	requirePayload(t, ev[0], map[string]any{
+	r = w.Must(t, alex, http.MethodPost, "/api/v1/spaces/"+support.Id.String()+"/channels", `{"name":"tickets","topic":"One thread per ticket"}`, http.StatusCreated, &tickets)
+	ev = w.ExpectEvents(t, h, r, e2etest.WantEvent{Typ: "channel.created", Kind: kernel.ResourceChannel, ID: tickets.Id, Space: support.Id, Channel: tickets.Id, Actor: alex.ID})
+	e2etest.RequirePayload(t, ev[0], map[string]any{
 		"channel_id": tickets.Id.String(), "space_id": support.Id.String(), "kind": "standard", "name": "tickets",
 		"topic": "One thread per ticket", "version": 1,
 	})
 
 	// Sam becomes a member of Support (authz's events, not chat's).
-	w.grant(t, sam, "space", support.Id, "member")
+	w.Grant(t, sam, "space", support.Id, "member")
 
 	// createThread: thread.created and message.created (seq 1), with the mention of Sam, who
 	// may read the channel, then Alex's own read state of it (spec 05a, own posts are read).
-	h = w.head(t)
+	h = w.Head(t)
 	var th apigen.Thread
-	r = w.must(t, alex, http.MethodPost, "/api/v1/channels/"+tickets.Id.String()+"/threads", `{"title":"Printer","content_md":"@sam the printer is jammed"}`, http.StatusCreated, &th)
+	r = w.Must(t, alex, http.MethodPost, "/api/v1/channels/"+tickets.Id.String()+"/threads", `{"title":"Printer","content_md":"@sam the printer is jammed"}`, http.StatusCreated, &th)
 	first := th.FirstMessage
 	if first == nil || first.Seq != 1 || th.LastMessageSeq != 1 {
 		t.Fatalf("createThread = %+v, want its first message at seq 1", th)
 	}
-	ev = w.expectEvents(t, h, r,
-		wantEvent{typ: "thread.created", kind: kernel.ResourceThread, id: th.Id, space: support.Id, channel: tickets.Id, thread: th.Id, actor: alex.id},
-		wantEvent{typ: "message.created", kind: kernel.ResourceMessage, id: first.Id, space: support.Id, channel: tickets.Id, thread: th.Id, actor: alex.id},
-		wantEvent{typ: "read_state.updated", kind: kernel.ResourceThread, id: th.Id, space: support.Id, channel: tickets.Id, thread: th.Id, actor: alex.id, audience: alex.id},
+	ev = w.ExpectEvents(t, h, r,
+		e2etest.WantEvent{Typ: "thread.created", Kind: kernel.ResourceThread, ID: th.Id, Space: support.Id, Channel: tickets.Id, Thread: th.Id, Actor: alex.ID},
+		e2etest.WantEvent{Typ: "message.created", Kind: kernel.ResourceMessage, ID: first.Id, Space: support.Id, Channel: tickets.Id, Thread: th.Id, Actor: alex.ID},
+		e2etest.WantEvent{Typ: "read_state.updated", Kind: kernel.ResourceThread, ID: th.Id, Space: support.Id, Channel: tickets.Id, Thread: th.Id, Actor: alex.ID, Audience: alex.ID},
 	)
-	requirePayload(t, ev[0], map[string]any{
-		"thread_id": th.Id.String(), "channel_id": tickets.Id.String(), "title": "Printer", "created_by": alex.id.String(), "version": 1,
+	e2etest.RequirePayload(t, ev[0], map[string]any{
+		"thread_id": th.Id.String(), "channel_id": tickets.Id.String(), "title": "Printer", "created_by": alex.ID.String(), "version": 1,
 	})
-	requirePayload(t, ev[1], map[string]any{
-		"message_id": first.Id.String(), "thread_id": th.Id.String(), "channel_id": tickets.Id.String(), "author_id": alex.id.String(),
-		"seq": 1, "content_md": "@sam the printer is jammed", "mention_ids": idStrings(sam.id), "created_at": stamp(first.CreatedAt),
+	e2etest.RequirePayload(t, ev[1], map[string]any{
+		"message_id": first.Id.String(), "thread_id": th.Id.String(), "channel_id": tickets.Id.String(), "author_id": alex.ID.String(),
+		"seq": 1, "content_md": "@sam the printer is jammed", "mention_ids": e2etest.IDStrings(sam.ID), "created_at": stamp(first.CreatedAt),
 	})
 
 	// postMessage: message.created with the next seq, then Sam's own read state.
-	h = w.head(t)
+	h = w.Head(t)
 	var reply apigen.Message
-	r = w.must(t, sam, http.MethodPost, "/api/v1/threads/"+th.Id.String()+"/messages", `{"content_md":"On my way, @alex"}`, http.StatusCreated, &reply)
-	if reply.Seq != 2 || reply.AuthorId != sam.id {
+	r = w.Must(t, sam, http.MethodPost, "/api/v1/threads/"+th.Id.String()+"/messages", `{"content_md":"On my way, @alex"}`, http.StatusCreated, &reply)
+	if reply.Seq != 2 || reply.AuthorId != sam.ID {
 		t.Fatalf("postMessage = %+v, want seq 2 by Sam", reply)
 	}
-	ev = w.expectEvents(t, h, r,
-		wantEvent{typ: "message.created", kind: kernel.ResourceMessage, id: reply.Id, space: support.Id, channel: tickets.Id, thread: th.Id, actor: sam.id},
-		wantEvent{typ: "read_state.updated", kind: kernel.ResourceThread, id: th.Id, space: support.Id, channel: tickets.Id, thread: th.Id, actor: sam.id, audience: sam.id})
-	requirePayload(t, ev[1], map[string]any{"thread_id": th.Id.String(), "channel_id": tickets.Id.String(), "last_read_seq": 2, "version": 1})
-	requirePayload(t, ev[0], map[string]any{
-		"message_id": reply.Id.String(), "thread_id": th.Id.String(), "channel_id": tickets.Id.String(), "author_id": sam.id.String(),
-		"seq": 2, "content_md": "On my way, @alex", "mention_ids": idStrings(alex.id), "created_at": stamp(reply.CreatedAt),
+	ev = w.ExpectEvents(t, h, r,
+		e2etest.WantEvent{Typ: "message.created", Kind: kernel.ResourceMessage, ID: reply.Id, Space: support.Id, Channel: tickets.Id, Thread: th.Id, Actor: sam.ID},
+		e2etest.WantEvent{Typ: "read_state.updated", Kind: kernel.ResourceThread, ID: th.Id, Space: support.Id, Channel: tickets.Id, Thread: th.Id, Actor: sam.ID, Audience: sam.ID})
+	e2etest.RequirePayload(t, ev[1], map[string]any{"thread_id": th.Id.String(), "channel_id": tickets.Id.String(), "last_read_seq": 2, "version": 1})
+	e2etest.RequirePayload(t, ev[0], map[string]any{
+		"message_id": reply.Id.String(), "thread_id": th.Id.String(), "channel_id": tickets.Id.String(), "author_id": sam.ID.String(),
+		"seq": 2, "content_md": "On my way, @alex", "mention_ids": e2etest.IDStrings(alex.ID), "created_at": stamp(reply.CreatedAt),
 	})
 
 	// editMessage by its author: message.edited; the mentions are resolved anew (none now).
-	h = w.head(t)
+	h = w.Head(t)
 	var edited apigen.Message
-	r = w.must(t, sam, http.MethodPatch, "/api/v1/messages/"+reply.Id.String(), `{"content_md":"On my way"}`, http.StatusOK, &edited)
+	r = w.Must(t, sam, http.MethodPatch, "/api/v1/messages/"+reply.Id.String(), `{"content_md":"On my way"}`, http.StatusOK, &edited)
 	if edited.EditedAt == nil || len(edited.MentionIds) != 0 {
 		t.Fatalf("editMessage = %+v, want an edit time and no mention", edited)
 	}
-	ev = w.expectEvents(t, h, r, wantEvent{typ: "message.edited", kind: kernel.ResourceMessage, id: reply.Id, space: support.Id, channel: tickets.Id, thread: th.Id, actor: sam.id})
-	requirePayload(t, ev[0], map[string]any{
-		"message_id": reply.Id.String(), "thread_id": th.Id.String(), "channel_id": tickets.Id.String(), "author_id": sam.id.String(),
+	ev = w.ExpectEvents(t, h, r, e2etest.WantEvent{Typ: "message.edited", Kind: kernel.ResourceMessage, ID: reply.Id, Space: support.Id, Channel: tickets.Id, Thread: th.Id, Actor: sam.ID})
+	e2etest.RequirePayload(t, ev[0], map[string]any{
+		"message_id": reply.Id.String(), "thread_id": th.Id.String(), "channel_id": tickets.Id.String(), "author_id": sam.ID.String(),
 		"seq": 2, "content_md": "On my way", "edited_at": stamp(*edited.EditedAt),
 	})
 
 	// editMessage by the owner of someone else's message: the actor is Alex, the author Sam.
-	h = w.head(t)
-	r = w.must(t, alex, http.MethodPatch, "/api/v1/messages/"+reply.Id.String(), `{"content_md":"On my way (moderated)"}`, http.StatusOK, &edited)
-	ev = w.expectEvents(t, h, r, wantEvent{typ: "message.edited", kind: kernel.ResourceMessage, id: reply.Id, space: support.Id, channel: tickets.Id, thread: th.Id, actor: alex.id})
-	if p := payloadOf(t, ev[0]); p["author_id"] != sam.id.String() || p["content_md"] != "On my way (moderated)" {
+	h = w.Head(t)
+	r = w.Must(t, alex, http.MethodPatch, "/api/v1/messages/"+reply.Id.String(), `{"content_md":"On my way (moderated)"}`, http.StatusOK, &edited)
+	ev = w.ExpectEvents(t, h, r, e2etest.WantEvent{Typ: "message.edited", Kind: kernel.ResourceMessage, ID: reply.Id, Space: support.Id, Channel: tickets.Id, Thread: th.Id, Actor: alex.ID})
+	if p := e2etest.PayloadOf(t, ev[0]); p["author_id"] != sam.ID.String() || p["content_md"] != "On my way (moderated)" {
 		t.Fatalf("message.edited payload %v, want Sam as the author and the new text", p)
 	}
 
 	// deleteMessage: message.deleted without text; a second delete appends nothing.
-	h = w.head(t)
-	r = w.must(t, sam, http.MethodDelete, "/api/v1/messages/"+reply.Id.String(), "", http.StatusNoContent, nil)
-	ev = w.expectEvents(t, h, r, wantEvent{typ: "message.deleted", kind: kernel.ResourceMessage, id: reply.Id, space: support.Id, channel: tickets.Id, thread: th.Id, actor: sam.id})
-	deleted := payloadOf(t, ev[0])
+	h = w.Head(t)
+	r = w.Must(t, sam, http.MethodDelete, "/api/v1/messages/"+reply.Id.String(), "", http.StatusNoContent, nil)
+	ev = w.ExpectEvents(t, h, r, e2etest.WantEvent{Typ: "message.deleted", Kind: kernel.ResourceMessage, ID: reply.Id, Space: support.Id, Channel: tickets.Id, Thread: th.Id, Actor: sam.ID})
+	deleted := e2etest.PayloadOf(t, ev[0])
 	if _, ok := deleted["content_md"]; ok || ev[0].Redacted || deleted["seq"] != json.Number("2") || deleted["redacted_at"] == nil {
 		t.Fatalf("message.deleted = %s (redacted %v), want ids, seq and redacted_at without text", ev[0].Payload, ev[0].Redacted)
 	}
-	h = w.head(t)
-	w.must(t, sam, http.MethodDelete, "/api/v1/messages/"+reply.Id.String(), "", http.StatusNoContent, nil)
-	w.expectNone(t, h, "deleting a deleted message")
+	h = w.Head(t)
+	w.Must(t, sam, http.MethodDelete, "/api/v1/messages/"+reply.Id.String(), "", http.StatusNoContent, nil)
+	w.ExpectNone(t, h, "deleting a deleted message")
 
 	// createDirectMessage: channel.created in no space (kind dm, the sorted participants),
 	// then authz's member grant of every participant: grant.created and permissions.changed,
 	// both to the participant.
-	h = w.head(t)
+	h = w.Head(t)
 	var dm apigen.Channel
-	r = w.must(t, alex, http.MethodPost, "/api/v1/dms", fmt.Sprintf(`{"participant_ids":[%q,%q]}`, sam.id, sam.id), http.StatusCreated, &dm)
-	participants := sortedIDs(alex.id, sam.id)
+	r = w.Must(t, alex, http.MethodPost, "/api/v1/dms", fmt.Sprintf(`{"participant_ids":[%q,%q]}`, sam.ID, sam.ID), http.StatusCreated, &dm)
+	participants := e2etest.SortedIDs(alex.ID, sam.ID)
 	if dm.Kind != apigen.ChannelKindDm || dm.SpaceId != nil || dm.Name != nil || fmt.Sprint(dm.ParticipantIds) != fmt.Sprint(participants) {
 		t.Fatalf("createDirectMessage = %+v, want a dm of %v in no space", dm, participants)
 	}
-	want := []wantEvent{{typ: "channel.created", kind: kernel.ResourceChannel, id: dm.Id, channel: dm.Id, actor: alex.id}}
+	want := []e2etest.WantEvent{{Typ: "channel.created", Kind: kernel.ResourceChannel, ID: dm.Id, Channel: dm.Id, Actor: alex.ID}}
 	for _, p := range participants {
 		want = append(want,
-			wantEvent{typ: "grant.created", kind: kernel.ResourceGrant, actor: alex.id, audience: p},
-			wantEvent{typ: "permissions.changed", kind: kernel.ResourcePrincipal, id: p, actor: alex.id, audience: p},
+			e2etest.WantEvent{Typ: "grant.created", Kind: kernel.ResourceGrant, Actor: alex.ID, Audience: p},
+			e2etest.WantEvent{Typ: "permissions.changed", Kind: kernel.ResourcePrincipal, ID: p, Actor: alex.ID, Audience: p},
 		)
 	}
-	ev = w.expectEvents(t, h, r, want...)
-	requirePayload(t, ev[0], map[string]any{"channel_id": dm.Id.String(), "kind": "dm", "participant_ids": idStrings(participants...), "version": 1})
+	ev = w.ExpectEvents(t, h, r, want...)
+	e2etest.RequirePayload(t, ev[0], map[string]any{"channel_id": dm.Id.String(), "kind": "dm", "participant_ids": e2etest.IDStrings(participants...), "version": 1})
 	for i, p := range participants {
-		g := payloadOf(t, ev[1+2*i])
+		g := e2etest.PayloadOf(t, ev[1+2*i])
 		if g["principal_id"] != p.String() || g["resource_kind"] != "channel" || g["resource_id"] != dm.Id.String() || g["role"] != "member" {
 			t.Fatalf("grant.created for %s = %s, want a member grant on the dm", p, ev[1+2*i].Payload)
 		}
 	}
 
 	// The same participants again, from Sam's side: the existing dm, 200, nothing written.
-	h = w.head(t)
+	h = w.Head(t)
 	var again apigen.Channel
-	w.must(t, sam, http.MethodPost, "/api/v1/dms", fmt.Sprintf(`{"participant_ids":[%q]}`, alex.id), http.StatusOK, &again)
+	w.Must(t, sam, http.MethodPost, "/api/v1/dms", fmt.Sprintf(`{"participant_ids":[%q]}`, alex.ID), http.StatusOK, &again)
 	if again.Id != dm.Id {
 		t.Fatalf("the second createDirectMessage opened %s, want the existing %s", again.Id, dm.Id)
 	}
-	w.expectNone(t, h, "createDirectMessage of an existing set")
+	w.ExpectNone(t, h, "createDirectMessage of an existing set")
 
 	// A thread in the dm: its events lie in no space.
-	h = w.head(t)
-	r = w.must(t, sam, http.MethodPost, "/api/v1/channels/"+dm.Id.String()+"/threads", `{"content_md":"Lunch?"}`, http.StatusCreated, &th)
-	w.expectEvents(t, h, r,
-		wantEvent{typ: "thread.created", kind: kernel.ResourceThread, id: th.Id, channel: dm.Id, thread: th.Id, actor: sam.id},
-		wantEvent{typ: "message.created", kind: kernel.ResourceMessage, id: th.FirstMessage.Id, channel: dm.Id, thread: th.Id, actor: sam.id},
-		wantEvent{typ: "read_state.updated", kind: kernel.ResourceThread, id: th.Id, channel: dm.Id, thread: th.Id, actor: sam.id, audience: sam.id},
+	h = w.Head(t)
+	r = w.Must(t, sam, http.MethodPost, "/api/v1/channels/"+dm.Id.String()+"/threads", `{"content_md":"Lunch?"}`, http.StatusCreated, &th)
+	w.ExpectEvents(t, h, r,
+		e2etest.WantEvent{Typ: "thread.created", Kind: kernel.ResourceThread, ID: th.Id, Channel: dm.Id, Thread: th.Id, Actor: sam.ID},
+		e2etest.WantEvent{Typ: "message.created", Kind: kernel.ResourceMessage, ID: th.FirstMessage.Id, Channel: dm.Id, Thread: th.Id, Actor: sam.ID},
+		e2etest.WantEvent{Typ: "read_state.updated", Kind: kernel.ResourceThread, ID: th.Id, Channel: dm.Id, Thread: th.Id, Actor: sam.ID, Audience: sam.ID},
 	)
 
 	// Reads append nothing.
-	h = w.head(t)
-	w.must(t, sam, http.MethodGet, "/api/v1/spaces", "", http.StatusOK, nil)
-	w.must(t, sam, http.MethodGet, "/api/v1/spaces/"+support.Id.String()+"/channels", "", http.StatusOK, nil)
-	w.must(t, sam, http.MethodGet, "/api/v1/threads/"+th.Id.String()+"/messages", "", http.StatusOK, nil)
-	w.expectNone(t, h, "the listings")
+	h = w.Head(t)
+	w.Must(t, sam, http.MethodGet, "/api/v1/spaces", "", http.StatusOK, nil)
+	w.Must(t, sam, http.MethodGet, "/api/v1/spaces/"+support.Id.String()+"/channels", "", http.StatusOK, nil)
+	w.Must(t, sam, http.MethodGet, "/api/v1/threads/"+th.Id.String()+"/messages", "", http.StatusOK, nil)
+	w.ExpectNone(t, h, "the listings")
 
 	// archiveChannel: channel.archived; again: nothing.
-	h = w.head(t)
+	h = w.Head(t)
 	var archived apigen.Channel
-	r = w.must(t, alex, http.MethodPost, "/api/v1/channels/"+tickets.Id.String()+"/archive", "", http.StatusOK, &archived)
+	r = w.Must(t, alex, http.MethodPost, "/api/v1/channels/"+tickets.Id.String()+"/archive", "", http.StatusOK, &archived)
 	if archived.ArchivedAt == nil || archived.Version != 2 {
 		t.Fatalf("archiveChannel = %+v, want an archive time at version 2", archived)
 	}
-	ev = w.expectEvents(t, h, r, wantEvent{typ: "channel.archived", kind: kernel.ResourceChannel, id: tickets.Id, space: support.Id, channel: tickets.Id, actor: alex.id})
-	requirePayload(t, ev[0], map[string]any{"channel_id": tickets.Id.String(), "space_id": support.Id.String(), "archived_at": stamp(*archived.ArchivedAt), "version": 2})
-	h = w.head(t)
-	w.must(t, alex, http.MethodPost, "/api/v1/channels/"+tickets.Id.String()+"/archive", "", http.StatusOK, nil)
-	w.expectNone(t, h, "archiving an archived channel")
+	ev = w.ExpectEvents(t, h, r, e2etest.WantEvent{Typ: "channel.archived", Kind: kernel.ResourceChannel, ID: tickets.Id, Space: support.Id, Channel: tickets.Id, Actor: alex.ID})
+	e2etest.RequirePayload(t, ev[0], map[string]any{"channel_id": tickets.Id.String(), "space_id": support.Id.String(), "archived_at": stamp(*archived.ArchivedAt), "version": 2})
+	h = w.Head(t)
+	w.Must(t, alex, http.MethodPost, "/api/v1/channels/"+tickets.Id.String()+"/archive", "", http.StatusOK, nil)
+	w.ExpectNone(t, h, "archiving an archived channel")
 
 	// archiveSpace: space.archived; again: nothing.
-	h = w.head(t)
+	h = w.Head(t)
 	var gone apigen.Space
-	r = w.must(t, alex, http.MethodPost, "/api/v1/spaces/"+support.Id.String()+"/archive", "", http.StatusOK, &gone)
-	ev = w.expectEvents(t, h, r, wantEvent{typ: "space.archived", kind: kernel.ResourceSpace, id: support.Id, space: support.Id, actor: alex.id})
-	requirePayload(t, ev[0], map[string]any{"space_id": support.Id.String(), "archived_at": stamp(*gone.ArchivedAt), "version": 2})
-	h = w.head(t)
-	w.must(t, alex, http.MethodPost, "/api/v1/spaces/"+support.Id.String()+"/archive", "", http.StatusOK, nil)
-	w.expectNone(t, h, "archiving an archived space")
+	r = w.Must(t, alex, http.MethodPost, "/api/v1/spaces/"+support.Id.String()+"/archive", "", http.StatusOK, &gone)
+	ev = w.ExpectEvents(t, h, r, e2etest.WantEvent{Typ: "space.archived", Kind: kernel.ResourceSpace, ID: support.Id, Space: support.Id, Actor: alex.ID})
+	e2etest.RequirePayload(t, ev[0], map[string]any{"space_id": support.Id.String(), "archived_at": stamp(*gone.ArchivedAt), "version": 2})
+	h = w.Head(t)
+	w.Must(t, alex, http.MethodPost, "/api/v1/spaces/"+support.Id.String()+"/archive", "", http.StatusOK, nil)
+	w.ExpectNone(t, h, "archiving an archived space")
 }
 
 // stamp is a time as the payloads carry it (encoding/json's RFC 3339 with nanoseconds).
@@ -209,28 +210,28 @@ func stamp(at time.Time) string {
 // text any more; message.deleted never held it. Editing it afterwards is 409.
 func TestDeleteMessageRedactsItsEvents(t *testing.T) {
 	t.Parallel()
-	w := newChatWorld(t, false)
-	start := w.head(t)
+	w := e2etest.NewChatWorld(t, false)
+	start := w.Head(t)
 	const text, edit = "Sam, the door code is 4711, @sam", "Sam, the door code is 4712, @sam"
-	m := w.post(t, w.alex, w.campaignThread, text)
-	w.must(t, w.alex, http.MethodPatch, "/api/v1/messages/"+m.Id.String(), fmt.Sprintf(`{"content_md":%q}`, edit), http.StatusOK, nil)
-	other := w.post(t, w.sam, w.campaignThread, "Thanks, Alex")
+	m := w.Post(t, w.Alex, w.CampaignThread, text)
+	w.Must(t, w.Alex, http.MethodPatch, "/api/v1/messages/"+m.Id.String(), fmt.Sprintf(`{"content_md":%q}`, edit), http.StatusOK, nil)
+	other := w.Post(t, w.Sam, w.CampaignThread, "Thanks, Alex")
 
-	h := w.head(t)
-	r := w.must(t, w.alex, http.MethodDelete, "/api/v1/messages/"+m.Id.String(), "", http.StatusNoContent, nil)
-	w.expectEvents(t, h, r, wantEvent{
-		typ: "message.deleted", kind: kernel.ResourceMessage, id: m.Id, space: w.marketing, channel: w.campaigns, thread: w.campaignThread, actor: w.alex.id,
+	h := w.Head(t)
+	r := w.Must(t, w.Alex, http.MethodDelete, "/api/v1/messages/"+m.Id.String(), "", http.StatusNoContent, nil)
+	w.ExpectEvents(t, h, r, e2etest.WantEvent{
+		Typ: "message.deleted", Kind: kernel.ResourceMessage, ID: m.Id, Space: w.Marketing, Channel: w.Campaigns, Thread: w.CampaignThread, Actor: w.Alex.ID,
 	})
 
 	// The message: listed, redacted, without content and mentions, for every reader.
-	for _, a := range []worldActor{w.alex, w.sam} {
+	for _, a := range []e2etest.Actor{w.Alex, w.Sam} {
 		var found bool
-		for _, got := range w.messages(t, a, w.campaignThread) {
+		for _, got := range w.Messages(t, a, w.CampaignThread) {
 			switch got.Id {
 			case m.Id:
 				found = true
-				if !got.Redacted || got.RedactedAt == nil || got.ContentMd != "" || len(got.MentionIds) != 0 || got.Seq != m.Seq || got.AuthorId != w.alex.id {
-					t.Fatalf("listMessages as %s shows the deleted message as %+v, want it redacted with its ids and seq", a.name, got)
+				if !got.Redacted || got.RedactedAt == nil || got.ContentMd != "" || len(got.MentionIds) != 0 || got.Seq != m.Seq || got.AuthorId != w.Alex.ID {
+					t.Fatalf("listMessages as %s shows the deleted message as %+v, want it redacted with its ids and seq", a.Name, got)
 				}
 			case other.Id:
 				if got.Redacted || got.ContentMd != "Thanks, Alex" {
@@ -239,7 +240,7 @@ func TestDeleteMessageRedactsItsEvents(t *testing.T) {
 			}
 		}
 		if !found {
-			t.Fatalf("listMessages as %s does not list the deleted message", a.name)
+			t.Fatalf("listMessages as %s does not list the deleted message", a.Name)
 		}
 	}
 
@@ -247,7 +248,7 @@ func TestDeleteMessageRedactsItsEvents(t *testing.T) {
 	// event anywhere holds the text.
 	idFields := map[string]bool{"message_id": true, "thread_id": true, "channel_id": true, "author_id": true}
 	var redacted int
-	for _, e := range w.eventsAfter(t, start) {
+	for _, e := range w.EventsAfter(t, start) {
 		for _, text := range []string{"4711", "4712"} {
 			if strings.Contains(string(e.Payload), text) {
 				t.Fatalf("event %d %s still holds the deleted text: %s", e.Seq, e.Type, e.Payload)
@@ -268,13 +269,13 @@ func TestDeleteMessageRedactsItsEvents(t *testing.T) {
 		if !e.Redacted {
 			t.Fatalf("event %d %s of the deleted message is not redacted: %s", e.Seq, e.Type, e.Payload)
 		}
-		p := payloadOf(t, e)
+		p := e2etest.PayloadOf(t, e)
 		for k := range p {
 			if !idFields[k] {
 				t.Fatalf("redacted %s keeps %q: %s", e.Type, k, e.Payload)
 			}
 		}
-		if p["message_id"] != m.Id.String() || p["author_id"] != w.alex.id.String() || len(p) != len(idFields) {
+		if p["message_id"] != m.Id.String() || p["author_id"] != w.Alex.ID.String() || len(p) != len(idFields) {
 			t.Fatalf("redacted %s = %s, want exactly its ids", e.Type, e.Payload)
 		}
 		redacted++
@@ -285,16 +286,16 @@ func TestDeleteMessageRedactsItsEvents(t *testing.T) {
 
 	// The first message of a thread: its message.created, appended with thread.created, is
 	// redacted, thread.created is not.
-	w.must(t, w.alex, http.MethodDelete, "/api/v1/messages/"+w.campaignFirstMsg.String(), "", http.StatusNoContent, nil)
+	w.Must(t, w.Alex, http.MethodDelete, "/api/v1/messages/"+w.CampaignFirstMsg.String(), "", http.StatusNoContent, nil)
 	var seen int
-	for _, e := range w.eventsAfter(t, 0) {
+	for _, e := range w.EventsAfter(t, 0) {
 		switch {
-		case e.Type == "message.created" && e.ResourceID == w.campaignFirstMsg:
+		case e.Type == "message.created" && e.ResourceID == w.CampaignFirstMsg:
 			seen++
-			if !e.Redacted || strings.Contains(string(e.Payload), w.campaignContent) {
+			if !e.Redacted || strings.Contains(string(e.Payload), w.CampaignContent) {
 				t.Fatalf("the first message's message.created is not redacted: %s", e.Payload)
 			}
-		case e.Type == "thread.created" && e.ResourceID == w.campaignThread:
+		case e.Type == "thread.created" && e.ResourceID == w.CampaignThread:
 			seen++
 			if e.Redacted {
 				t.Fatal("thread.created was redacted with its first message")
@@ -306,9 +307,9 @@ func TestDeleteMessageRedactsItsEvents(t *testing.T) {
 	}
 
 	// A deleted message cannot be edited; the refusal writes nothing.
-	h = w.head(t)
-	w.do(t, w.alex, http.MethodPatch, "/api/v1/messages/"+m.Id.String(), `{"content_md":"Back again"}`).RequireProblem(t, http.StatusConflict, "conflict")
-	w.expectNone(t, h, "editing a deleted message")
+	h = w.Head(t)
+	w.Do(t, w.Alex, http.MethodPatch, "/api/v1/messages/"+m.Id.String(), `{"content_md":"Back again"}`).RequireProblem(t, http.StatusConflict, "conflict")
+	w.ExpectNone(t, h, "editing a deleted message")
 }
 
 // TestChatRefusalsAppendNothing sends chat requests that fail validation (400 naming the
@@ -320,14 +321,14 @@ func TestDeleteMessageRedactsItsEvents(t *testing.T) {
 func TestChatRefusalsAppendNothing(t *testing.T) {
 	t.Parallel()
 	const maxBytes = 64
-	w := newChatWorld(t, false,
+	w := e2etest.NewChatWorld(t, false,
 		wiretest.WithSetting(chatapp.KeyMaxMessageBytes, strconv.Itoa(maxBytes)),
 		wiretest.WithSetting(chatapp.KeyMaxDMParticipants, "3"))
-	alex, sam, robin := w.alex, w.sam, w.robin
-	support, tickets := "/api/v1/spaces/"+w.support.String(), "/api/v1/channels/"+w.tickets.String()
-	marketing, campaigns := "/api/v1/spaces/"+w.marketing.String(), "/api/v1/channels/"+w.campaigns.String()
-	ticketMsgs, campaignMsgs := "/api/v1/threads/"+w.ticketThread.String()+"/messages", "/api/v1/threads/"+w.campaignThread.String()+"/messages"
-	ticketFirst, campaignFirst := "/api/v1/messages/"+w.ticketFirstMsg.String(), "/api/v1/messages/"+w.campaignFirstMsg.String()
+	alex, sam, robin := w.Alex, w.Sam, w.Robin
+	support, tickets := "/api/v1/spaces/"+w.Support.String(), "/api/v1/channels/"+w.Tickets.String()
+	marketing, campaigns := "/api/v1/spaces/"+w.Marketing.String(), "/api/v1/channels/"+w.Campaigns.String()
+	ticketMsgs, campaignMsgs := "/api/v1/threads/"+w.TicketThread.String()+"/messages", "/api/v1/threads/"+w.CampaignThread.String()+"/messages"
+	ticketFirst, campaignFirst := "/api/v1/messages/"+w.TicketFirstMsg.String(), "/api/v1/messages/"+w.CampaignFirstMsg.String()
 	random := uuid.NewString()
 	tooLong := strings.Repeat("a", maxBytes+1)
 	content := func(s string) string { return fmt.Sprintf(`{"content_md":%q}`, s) }
@@ -335,109 +336,109 @@ func TestChatRefusalsAppendNothing(t *testing.T) {
 	dm := func(ids ...string) string { return `{"participant_ids":["` + strings.Join(ids, `","`) + `"]}` }
 
 	// A channel named beyond ASCII, and a post with an Idempotency-Key, for the conflicts below.
-	w.channel(t, alex, w.support, "équipe")
-	w.must(t, alex, http.MethodPost, campaignMsgs, content("Kick-off at ten"), http.StatusCreated, nil, "Idempotency-Key", "post-alex-1")
+	w.Channel(t, alex, w.Support, "équipe")
+	w.Must(t, alex, http.MethodPost, campaignMsgs, content("Kick-off at ten"), http.StatusCreated, nil, "Idempotency-Key", "post-alex-1")
 
-	w.refuse(t,
+	w.Refuse(t,
 		// Validation: every field named, checked after authorization.
-		refusal{name: "space without a name", as: alex, method: http.MethodPost, path: "/api/v1/spaces", body: name(""), status: 400, code: invalid, fields: []string{"name"}},
-		refusal{name: "space with a blank name", as: alex, method: http.MethodPost, path: "/api/v1/spaces", body: name(" \t "), status: 400, code: invalid, fields: []string{"name"}},
-		refusal{name: "space name of 81 characters", as: alex, method: http.MethodPost, path: "/api/v1/spaces", body: name(strings.Repeat("é", 81)), status: 400, code: invalid, fields: []string{"name"}},
-		refusal{name: "space name and description too long", as: alex, method: http.MethodPost, path: "/api/v1/spaces",
-			body: fmt.Sprintf(`{"name":%q,"description":%q}`, strings.Repeat("S", 81), strings.Repeat("d", 1001)), status: 400, code: invalid, fields: []string{"name", "description"}},
-		refusal{name: "channel without a name", as: alex, method: http.MethodPost, path: support + "/channels", body: name(""), status: 400, code: invalid, fields: []string{"name"}},
-		refusal{name: "channel name of 81 characters", as: alex, method: http.MethodPost, path: support + "/channels", body: name(strings.Repeat("c", 81)), status: 400, code: invalid, fields: []string{"name"}},
-		refusal{name: "thread content over the limit", as: alex, method: http.MethodPost, path: tickets + "/threads", body: content(tooLong), status: 400, code: invalid, fields: []string{"content_md"}},
-		refusal{name: "thread title and content invalid", as: alex, method: http.MethodPost, path: tickets + "/threads",
-			body: fmt.Sprintf(`{"title":%q,"content_md":""}`, strings.Repeat("t", 201)), status: 400, code: invalid, fields: []string{"title", "content_md"}},
-		refusal{name: "message over the limit", as: alex, method: http.MethodPost, path: ticketMsgs, body: content(tooLong), status: 400, code: invalid, fields: []string{"content_md"}},
-		refusal{name: "message over the limit in bytes, not characters", as: alex, method: http.MethodPost, path: ticketMsgs, body: content(strings.Repeat("é", maxBytes/2+1)), status: 400, code: invalid, fields: []string{"content_md"}},
-		refusal{name: "empty message", as: alex, method: http.MethodPost, path: ticketMsgs, body: content(""), status: 400, code: invalid, fields: []string{"content_md"}},
-		refusal{name: "message of whitespace", as: alex, method: http.MethodPost, path: ticketMsgs, body: content(" \n\t "), status: 400, code: invalid, fields: []string{"content_md"}},
-		refusal{name: "edit over the limit", as: alex, method: http.MethodPatch, path: campaignFirst, body: content(tooLong), status: 400, code: invalid, fields: []string{"content_md"}},
-		refusal{name: "body that is no JSON", as: alex, method: http.MethodPost, path: ticketMsgs, body: `{"content_md":`, status: 400, code: invalid, fields: []string{"body"}},
-		refusal{name: "malformed Idempotency-Key", as: alex, method: http.MethodPost, path: ticketMsgs, body: content("Hello"), header: []string{"Idempotency-Key", "post alex"}, status: 400, code: invalid, fields: []string{"Idempotency-Key"}},
-		refusal{name: "dm with an unknown participant", as: alex, method: http.MethodPost, path: "/api/v1/dms", body: dm(random), status: 400, code: invalid, fields: []string{"participant_ids"}},
-		refusal{name: "dm with a known and an unknown participant", as: alex, method: http.MethodPost, path: "/api/v1/dms", body: dm(sam.id.String(), random), status: 400, code: invalid, fields: []string{"participant_ids"}},
-		refusal{name: "dm with the actor alone", as: alex, method: http.MethodPost, path: "/api/v1/dms", body: dm(alex.id.String()), status: 400, code: invalid, fields: []string{"participant_ids"}},
-		refusal{name: "dm without participants", as: alex, method: http.MethodPost, path: "/api/v1/dms", body: `{"participant_ids":[]}`, status: 400, code: invalid, fields: []string{"participant_ids"}},
-		refusal{name: "dm over chat.max_dm_participants", as: sam, method: http.MethodPost, path: "/api/v1/dms", body: dm(alex.id.String(), robin.id.String(), w.person(t, "Sam Two", "sam-two").id.String()), status: 400, code: invalid, fields: []string{"participant_ids"}},
-		refusal{name: "negative after", as: alex, method: http.MethodGet, path: ticketMsgs + "?after=-1", status: 400, code: invalid, fields: []string{"after"}},
+		e2etest.Refusal{Name: "space without a name", As: alex, Method: http.MethodPost, Path: "/api/v1/spaces", Body: name(""), Status: 400, Code: e2etest.Invalid, Fields: []string{"name"}},
+		e2etest.Refusal{Name: "space with a blank name", As: alex, Method: http.MethodPost, Path: "/api/v1/spaces", Body: name(" \t "), Status: 400, Code: e2etest.Invalid, Fields: []string{"name"}},
+		e2etest.Refusal{Name: "space name of 81 characters", As: alex, Method: http.MethodPost, Path: "/api/v1/spaces", Body: name(strings.Repeat("é", 81)), Status: 400, Code: e2etest.Invalid, Fields: []string{"name"}},
+		e2etest.Refusal{Name: "space name and description too long", As: alex, Method: http.MethodPost, Path: "/api/v1/spaces",
+			Body: fmt.Sprintf(`{"name":%q,"description":%q}`, strings.Repeat("S", 81), strings.Repeat("d", 1001)), Status: 400, Code: e2etest.Invalid, Fields: []string{"name", "description"}},
+		e2etest.Refusal{Name: "channel without a name", As: alex, Method: http.MethodPost, Path: support + "/channels", Body: name(""), Status: 400, Code: e2etest.Invalid, Fields: []string{"name"}},
+		e2etest.Refusal{Name: "channel name of 81 characters", As: alex, Method: http.MethodPost, Path: support + "/channels", Body: name(strings.Repeat("c", 81)), Status: 400, Code: e2etest.Invalid, Fields: []string{"name"}},
+		e2etest.Refusal{Name: "thread content over the limit", As: alex, Method: http.MethodPost, Path: tickets + "/threads", Body: content(tooLong), Status: 400, Code: e2etest.Invalid, Fields: []string{"content_md"}},
+		e2etest.Refusal{Name: "thread title and content invalid", As: alex, Method: http.MethodPost, Path: tickets + "/threads",
+			Body: fmt.Sprintf(`{"title":%q,"content_md":""}`, strings.Repeat("t", 201)), Status: 400, Code: e2etest.Invalid, Fields: []string{"title", "content_md"}},
+		e2etest.Refusal{Name: "message over the limit", As: alex, Method: http.MethodPost, Path: ticketMsgs, Body: content(tooLong), Status: 400, Code: e2etest.Invalid, Fields: []string{"content_md"}},
+		e2etest.Refusal{Name: "message over the limit in bytes, not characters", As: alex, Method: http.MethodPost, Path: ticketMsgs, Body: content(strings.Repeat("é", maxBytes/2+1)), Status: 400, Code: e2etest.Invalid, Fields: []string{"content_md"}},
+		e2etest.Refusal{Name: "empty message", As: alex, Method: http.MethodPost, Path: ticketMsgs, Body: content(""), Status: 400, Code: e2etest.Invalid, Fields: []string{"content_md"}},
+		e2etest.Refusal{Name: "message of whitespace", As: alex, Method: http.MethodPost, Path: ticketMsgs, Body: content(" \n\t "), Status: 400, Code: e2etest.Invalid, Fields: []string{"content_md"}},
+		e2etest.Refusal{Name: "edit over the limit", As: alex, Method: http.MethodPatch, Path: campaignFirst, Body: content(tooLong), Status: 400, Code: e2etest.Invalid, Fields: []string{"content_md"}},
+		e2etest.Refusal{Name: "body that is no JSON", As: alex, Method: http.MethodPost, Path: ticketMsgs, Body: `{"content_md":`, Status: 400, Code: e2etest.Invalid, Fields: []string{"body"}},
+		e2etest.Refusal{Name: "malformed Idempotency-Key", As: alex, Method: http.MethodPost, Path: ticketMsgs, Body: content("Hello"), Header: []string{"Idempotency-Key", "post alex"}, Status: 400, Code: e2etest.Invalid, Fields: []string{"Idempotency-Key"}},
+		e2etest.Refusal{Name: "dm with an unknown participant", As: alex, Method: http.MethodPost, Path: "/api/v1/dms", Body: dm(random), Status: 400, Code: e2etest.Invalid, Fields: []string{"participant_ids"}},
+		e2etest.Refusal{Name: "dm with a known and an unknown participant", As: alex, Method: http.MethodPost, Path: "/api/v1/dms", Body: dm(sam.ID.String(), random), Status: 400, Code: e2etest.Invalid, Fields: []string{"participant_ids"}},
+		e2etest.Refusal{Name: "dm with the actor alone", As: alex, Method: http.MethodPost, Path: "/api/v1/dms", Body: dm(alex.ID.String()), Status: 400, Code: e2etest.Invalid, Fields: []string{"participant_ids"}},
+		e2etest.Refusal{Name: "dm without participants", As: alex, Method: http.MethodPost, Path: "/api/v1/dms", Body: `{"participant_ids":[]}`, Status: 400, Code: e2etest.Invalid, Fields: []string{"participant_ids"}},
+		e2etest.Refusal{Name: "dm over chat.max_dm_participants", As: sam, Method: http.MethodPost, Path: "/api/v1/dms", Body: dm(alex.ID.String(), robin.ID.String(), w.Person(t, "Sam Two", "sam-two").ID.String()), Status: 400, Code: e2etest.Invalid, Fields: []string{"participant_ids"}},
+		e2etest.Refusal{Name: "negative after", As: alex, Method: http.MethodGet, Path: ticketMsgs + "?after=-1", Status: 400, Code: e2etest.Invalid, Fields: []string{"after"}},
 
 		// 403: Sam reads Support (viewer) and Marketing (member) but may not do these.
-		refusal{name: "a person creates a space", as: sam, method: http.MethodPost, path: "/api/v1/spaces", body: name("Sales"), status: 403, code: forbidden},
-		refusal{name: "a viewer creates a channel", as: sam, method: http.MethodPost, path: support + "/channels", body: name("chat"), status: 403, code: forbidden},
-		refusal{name: "a member creates a channel", as: sam, method: http.MethodPost, path: marketing + "/channels", body: name("chat"), status: 403, code: forbidden},
-		refusal{name: "a viewer starts a thread", as: sam, method: http.MethodPost, path: tickets + "/threads", body: content("Hello"), status: 403, code: forbidden},
-		refusal{name: "a viewer posts", as: sam, method: http.MethodPost, path: ticketMsgs, body: content("Hello"), status: 403, code: forbidden},
-		refusal{name: "a viewer posts too much", as: sam, method: http.MethodPost, path: ticketMsgs, body: content(tooLong), status: 403, code: forbidden},
-		refusal{name: "a viewer edits", as: sam, method: http.MethodPatch, path: ticketFirst, body: content("Hello"), status: 403, code: forbidden},
-		refusal{name: "a viewer deletes", as: sam, method: http.MethodDelete, path: ticketFirst, status: 403, code: forbidden},
-		refusal{name: "a member edits someone else's message", as: sam, method: http.MethodPatch, path: campaignFirst, body: content("Hello"), status: 403, code: forbidden},
-		refusal{name: "a member deletes someone else's message", as: sam, method: http.MethodDelete, path: campaignFirst, status: 403, code: forbidden},
-		refusal{name: "a viewer archives a channel", as: sam, method: http.MethodPost, path: tickets + "/archive", status: 403, code: forbidden},
-		refusal{name: "a member archives a channel", as: sam, method: http.MethodPost, path: campaigns + "/archive", status: 403, code: forbidden},
-		refusal{name: "a member archives a space", as: sam, method: http.MethodPost, path: marketing + "/archive", status: 403, code: forbidden},
+		e2etest.Refusal{Name: "a person creates a space", As: sam, Method: http.MethodPost, Path: "/api/v1/spaces", Body: name("Sales"), Status: 403, Code: e2etest.Forbidden},
+		e2etest.Refusal{Name: "a viewer creates a channel", As: sam, Method: http.MethodPost, Path: support + "/channels", Body: name("chat"), Status: 403, Code: e2etest.Forbidden},
+		e2etest.Refusal{Name: "a member creates a channel", As: sam, Method: http.MethodPost, Path: marketing + "/channels", Body: name("chat"), Status: 403, Code: e2etest.Forbidden},
+		e2etest.Refusal{Name: "a viewer starts a thread", As: sam, Method: http.MethodPost, Path: tickets + "/threads", Body: content("Hello"), Status: 403, Code: e2etest.Forbidden},
+		e2etest.Refusal{Name: "a viewer posts", As: sam, Method: http.MethodPost, Path: ticketMsgs, Body: content("Hello"), Status: 403, Code: e2etest.Forbidden},
+		e2etest.Refusal{Name: "a viewer posts too much", As: sam, Method: http.MethodPost, Path: ticketMsgs, Body: content(tooLong), Status: 403, Code: e2etest.Forbidden},
+		e2etest.Refusal{Name: "a viewer edits", As: sam, Method: http.MethodPatch, Path: ticketFirst, Body: content("Hello"), Status: 403, Code: e2etest.Forbidden},
+		e2etest.Refusal{Name: "a viewer deletes", As: sam, Method: http.MethodDelete, Path: ticketFirst, Status: 403, Code: e2etest.Forbidden},
+		e2etest.Refusal{Name: "a member edits someone else's message", As: sam, Method: http.MethodPatch, Path: campaignFirst, Body: content("Hello"), Status: 403, Code: e2etest.Forbidden},
+		e2etest.Refusal{Name: "a member deletes someone else's message", As: sam, Method: http.MethodDelete, Path: campaignFirst, Status: 403, Code: e2etest.Forbidden},
+		e2etest.Refusal{Name: "a viewer archives a channel", As: sam, Method: http.MethodPost, Path: tickets + "/archive", Status: 403, Code: e2etest.Forbidden},
+		e2etest.Refusal{Name: "a member archives a channel", As: sam, Method: http.MethodPost, Path: campaigns + "/archive", Status: 403, Code: e2etest.Forbidden},
+		e2etest.Refusal{Name: "a member archives a space", As: sam, Method: http.MethodPost, Path: marketing + "/archive", Status: 403, Code: e2etest.Forbidden},
 
 		// 404: Robin has no grant, so Support does not exist for him; nor does a random id
 		// for anyone. Authorization comes before validation, so an invalid body changes nothing.
-		refusal{name: "a stranger creates a channel", as: robin, method: http.MethodPost, path: support + "/channels", body: name("robin"), status: 404, code: notFound},
-		refusal{name: "a stranger lists a space's channels", as: robin, method: http.MethodGet, path: support + "/channels", status: 404, code: notFound},
-		refusal{name: "a stranger starts a thread", as: robin, method: http.MethodPost, path: tickets + "/threads", body: content("Hello"), status: 404, code: notFound},
-		refusal{name: "a stranger posts", as: robin, method: http.MethodPost, path: ticketMsgs, body: content("Hello"), status: 404, code: notFound},
-		refusal{name: "a stranger posts too much", as: robin, method: http.MethodPost, path: ticketMsgs, body: content(tooLong), status: 404, code: notFound},
-		refusal{name: "a stranger edits", as: robin, method: http.MethodPatch, path: ticketFirst, body: content("Hello"), status: 404, code: notFound},
-		refusal{name: "a stranger deletes", as: robin, method: http.MethodDelete, path: ticketFirst, status: 404, code: notFound},
-		refusal{name: "a stranger archives a channel", as: robin, method: http.MethodPost, path: tickets + "/archive", status: 404, code: notFound},
-		refusal{name: "a stranger archives a space", as: robin, method: http.MethodPost, path: support + "/archive", status: 404, code: notFound},
-		refusal{name: "the owner posts into no thread", as: alex, method: http.MethodPost, path: "/api/v1/threads/" + random + "/messages", body: content("Hello"), status: 404, code: notFound},
-		refusal{name: "the owner edits no message", as: alex, method: http.MethodPatch, path: "/api/v1/messages/" + random, body: content("Hello"), status: 404, code: notFound},
-		refusal{name: "the owner creates a channel in no space", as: alex, method: http.MethodPost, path: "/api/v1/spaces/" + random + "/channels", body: name("chat"), status: 404, code: notFound},
+		e2etest.Refusal{Name: "a stranger creates a channel", As: robin, Method: http.MethodPost, Path: support + "/channels", Body: name("robin"), Status: 404, Code: e2etest.NotFound},
+		e2etest.Refusal{Name: "a stranger lists a space's channels", As: robin, Method: http.MethodGet, Path: support + "/channels", Status: 404, Code: e2etest.NotFound},
+		e2etest.Refusal{Name: "a stranger starts a thread", As: robin, Method: http.MethodPost, Path: tickets + "/threads", Body: content("Hello"), Status: 404, Code: e2etest.NotFound},
+		e2etest.Refusal{Name: "a stranger posts", As: robin, Method: http.MethodPost, Path: ticketMsgs, Body: content("Hello"), Status: 404, Code: e2etest.NotFound},
+		e2etest.Refusal{Name: "a stranger posts too much", As: robin, Method: http.MethodPost, Path: ticketMsgs, Body: content(tooLong), Status: 404, Code: e2etest.NotFound},
+		e2etest.Refusal{Name: "a stranger edits", As: robin, Method: http.MethodPatch, Path: ticketFirst, Body: content("Hello"), Status: 404, Code: e2etest.NotFound},
+		e2etest.Refusal{Name: "a stranger deletes", As: robin, Method: http.MethodDelete, Path: ticketFirst, Status: 404, Code: e2etest.NotFound},
+		e2etest.Refusal{Name: "a stranger archives a channel", As: robin, Method: http.MethodPost, Path: tickets + "/archive", Status: 404, Code: e2etest.NotFound},
+		e2etest.Refusal{Name: "a stranger archives a space", As: robin, Method: http.MethodPost, Path: support + "/archive", Status: 404, Code: e2etest.NotFound},
+		e2etest.Refusal{Name: "the owner posts into no thread", As: alex, Method: http.MethodPost, Path: "/api/v1/threads/" + random + "/messages", Body: content("Hello"), Status: 404, Code: e2etest.NotFound},
+		e2etest.Refusal{Name: "the owner edits no message", As: alex, Method: http.MethodPatch, Path: "/api/v1/messages/" + random, Body: content("Hello"), Status: 404, Code: e2etest.NotFound},
+		e2etest.Refusal{Name: "the owner creates a channel in no space", As: alex, Method: http.MethodPost, Path: "/api/v1/spaces/" + random + "/channels", Body: name("chat"), Status: 404, Code: e2etest.NotFound},
 
 		// 409: names are unique per space among channels that are not archived, ignoring case.
-		refusal{name: "a taken channel name", as: alex, method: http.MethodPost, path: support + "/channels", body: name("tickets"), status: 409, code: conflict},
-		refusal{name: "a taken channel name in other case", as: alex, method: http.MethodPost, path: support + "/channels", body: name(" TICKETS "), status: 409, code: conflict},
-		refusal{name: "a taken channel name in other case beyond ASCII", as: alex, method: http.MethodPost, path: support + "/channels", body: name("ÉQUIPE"), status: 409, code: conflict},
-		refusal{name: "an Idempotency-Key reused for another message", as: alex, method: http.MethodPost, path: campaignMsgs, body: content("Kick-off at eleven"),
-			header: []string{"Idempotency-Key", "post-alex-1"}, status: 409, code: conflict},
+		e2etest.Refusal{Name: "a taken channel name", As: alex, Method: http.MethodPost, Path: support + "/channels", Body: name("tickets"), Status: 409, Code: e2etest.Conflict},
+		e2etest.Refusal{Name: "a taken channel name in other case", As: alex, Method: http.MethodPost, Path: support + "/channels", Body: name(" TICKETS "), Status: 409, Code: e2etest.Conflict},
+		e2etest.Refusal{Name: "a taken channel name in other case beyond ASCII", As: alex, Method: http.MethodPost, Path: support + "/channels", Body: name("ÉQUIPE"), Status: 409, Code: e2etest.Conflict},
+		e2etest.Refusal{Name: "an Idempotency-Key reused for another message", As: alex, Method: http.MethodPost, Path: campaignMsgs, Body: content("Kick-off at eleven"),
+			Header: []string{"Idempotency-Key", "post-alex-1"}, Status: 409, Code: e2etest.Conflict},
 	)
 
 	// The same name in another space is no conflict.
-	w.channel(t, alex, w.marketing, "tickets")
+	w.Channel(t, alex, w.Marketing, "tickets")
 
 	// Archive campaigns: it takes no new threads, messages or edits, and its name is free.
-	lastSeq := int64(len(w.messages(t, alex, w.campaignThread)))
-	w.must(t, alex, http.MethodPost, campaigns+"/archive", "", http.StatusOK, nil)
-	w.refuse(t,
-		refusal{name: "a thread in an archived channel", as: alex, method: http.MethodPost, path: campaigns + "/threads", body: content("Hello"), status: 409, code: conflict},
-		refusal{name: "a post in an archived channel", as: sam, method: http.MethodPost, path: campaignMsgs, body: content("Hello"), status: 409, code: conflict},
-		refusal{name: "an edit in an archived channel", as: alex, method: http.MethodPatch, path: campaignFirst, body: content("Hello"), status: 409, code: conflict},
+	lastSeq := int64(len(w.Messages(t, alex, w.CampaignThread)))
+	w.Must(t, alex, http.MethodPost, campaigns+"/archive", "", http.StatusOK, nil)
+	w.Refuse(t,
+		e2etest.Refusal{Name: "a thread in an archived channel", As: alex, Method: http.MethodPost, Path: campaigns + "/threads", Body: content("Hello"), Status: 409, Code: e2etest.Conflict},
+		e2etest.Refusal{Name: "a post in an archived channel", As: sam, Method: http.MethodPost, Path: campaignMsgs, Body: content("Hello"), Status: 409, Code: e2etest.Conflict},
+		e2etest.Refusal{Name: "an edit in an archived channel", As: alex, Method: http.MethodPatch, Path: campaignFirst, Body: content("Hello"), Status: 409, Code: e2etest.Conflict},
 	)
 	// The refused post took the thread's next seq under its row lock and rolled it back: the
 	// read state, clamped to the thread's newest seq, shows the seq where it was.
 	var rs apigen.ReadState
-	w.must(t, alex, http.MethodPut, "/api/v1/threads/"+w.campaignThread.String()+"/read-state", `{"last_read_seq":1000}`, http.StatusOK, &rs)
+	w.Must(t, alex, http.MethodPut, "/api/v1/threads/"+w.CampaignThread.String()+"/read-state", `{"last_read_seq":1000}`, http.StatusOK, &rs)
 	if rs.LastReadSeq != lastSeq {
 		t.Fatalf("the thread's newest seq is %d after a refused post, want %d", rs.LastReadSeq, lastSeq)
 	}
-	w.channel(t, alex, w.marketing, "Campaigns")
+	w.Channel(t, alex, w.Marketing, "Campaigns")
 
 	// Archive Marketing: no new channels.
-	w.must(t, alex, http.MethodPost, marketing+"/archive", "", http.StatusOK, nil)
-	w.refuse(t, refusal{name: "a channel in an archived space", as: alex, method: http.MethodPost, path: marketing + "/channels", body: name("news"), status: 409, code: conflict})
+	w.Must(t, alex, http.MethodPost, marketing+"/archive", "", http.StatusOK, nil)
+	w.Refuse(t, e2etest.Refusal{Name: "a channel in an archived space", As: alex, Method: http.MethodPost, Path: marketing + "/channels", Body: name("news"), Status: 409, Code: e2etest.Conflict})
 
 	// Deleting in an archived channel stays possible.
-	h := w.head(t)
-	r := w.must(t, alex, http.MethodDelete, campaignFirst, "", http.StatusNoContent, nil)
-	w.expectEvents(t, h, r, wantEvent{typ: "message.deleted", kind: kernel.ResourceMessage, id: w.campaignFirstMsg, space: w.marketing, channel: w.campaigns, thread: w.campaignThread, actor: alex.id})
+	h := w.Head(t)
+	r := w.Must(t, alex, http.MethodDelete, campaignFirst, "", http.StatusNoContent, nil)
+	w.ExpectEvents(t, h, r, e2etest.WantEvent{Typ: "message.deleted", Kind: kernel.ResourceMessage, ID: w.CampaignFirstMsg, Space: w.Marketing, Channel: w.Campaigns, Thread: w.CampaignThread, Actor: alex.ID})
 
 	// The limits are inclusive: 80 characters of name, chat.max_message_bytes bytes of text.
 	var long apigen.Channel
-	w.must(t, alex, http.MethodPost, support+"/channels", name(strings.Repeat("é", 80)), http.StatusCreated, &long)
+	w.Must(t, alex, http.MethodPost, support+"/channels", name(strings.Repeat("é", 80)), http.StatusCreated, &long)
 	if long.Name == nil || *long.Name != strings.Repeat("é", 80) {
 		t.Fatalf("channel name stored as %v", long.Name)
 	}
-	w.must(t, alex, http.MethodPost, ticketMsgs, content(strings.Repeat("é", maxBytes/2)), http.StatusCreated, nil)
+	w.Must(t, alex, http.MethodPost, ticketMsgs, content(strings.Repeat("é", maxBytes/2)), http.StatusCreated, nil)
 }
 
 // TestInvisibleLikeMissing: Robin, without a grant, gets for every operation on Support's
@@ -446,59 +447,59 @@ func TestChatRefusalsAppendNothing(t *testing.T) {
 // beside a channel it does not lie in is missing too, also for Sam, who can read it.
 func TestInvisibleLikeMissing(t *testing.T) {
 	t.Parallel()
-	w := newChatWorld(t, false)
+	w := e2etest.NewChatWorld(t, false)
 	random := uuid.NewString()
 	ops := []struct {
 		method, path, body string
-		as                 worldActor
+		as                 e2etest.Actor
 	}{
-		{http.MethodGet, "/api/v1/spaces/%s/channels", "", w.robin},
-		{http.MethodPost, "/api/v1/spaces/%s/channels", `{"name":"robin"}`, w.robin},
-		{http.MethodPost, "/api/v1/spaces/%s/archive", "", w.robin},
-		{http.MethodPost, "/api/v1/channels/%s/threads", `{"content_md":"Hello"}`, w.robin},
-		{http.MethodPost, "/api/v1/channels/%s/archive", "", w.robin},
-		{http.MethodPut, "/api/v1/channels/%s/draft", `{"content_md":"Half a reply"}`, w.robin},
-		{http.MethodDelete, "/api/v1/channels/%s/draft", "", w.robin},
-		{http.MethodPost, "/api/v1/threads/%s/messages", `{"content_md":"Hello"}`, w.robin},
-		{http.MethodPost, "/api/v1/threads/%s/messages", `{"content_md":""}`, w.robin},
-		{http.MethodGet, "/api/v1/threads/%s/messages", "", w.robin},
-		{http.MethodPut, "/api/v1/threads/%s/read-state", `{"last_read_seq":1}`, w.robin},
-		{http.MethodPatch, "/api/v1/messages/%s", `{"content_md":"Hello"}`, w.robin},
-		{http.MethodDelete, "/api/v1/messages/%s", "", w.robin},
+		{http.MethodGet, "/api/v1/spaces/%s/channels", "", w.Robin},
+		{http.MethodPost, "/api/v1/spaces/%s/channels", `{"name":"robin"}`, w.Robin},
+		{http.MethodPost, "/api/v1/spaces/%s/archive", "", w.Robin},
+		{http.MethodPost, "/api/v1/channels/%s/threads", `{"content_md":"Hello"}`, w.Robin},
+		{http.MethodPost, "/api/v1/channels/%s/archive", "", w.Robin},
+		{http.MethodPut, "/api/v1/channels/%s/draft", `{"content_md":"Half a reply"}`, w.Robin},
+		{http.MethodDelete, "/api/v1/channels/%s/draft", "", w.Robin},
+		{http.MethodPost, "/api/v1/threads/%s/messages", `{"content_md":"Hello"}`, w.Robin},
+		{http.MethodPost, "/api/v1/threads/%s/messages", `{"content_md":""}`, w.Robin},
+		{http.MethodGet, "/api/v1/threads/%s/messages", "", w.Robin},
+		{http.MethodPut, "/api/v1/threads/%s/read-state", `{"last_read_seq":1}`, w.Robin},
+		{http.MethodPatch, "/api/v1/messages/%s", `{"content_md":"Hello"}`, w.Robin},
+		{http.MethodDelete, "/api/v1/messages/%s", "", w.Robin},
 	}
-	existing := map[string]uuid.UUID{"spaces": w.support, "channels": w.tickets, "threads": w.ticketThread, "messages": w.ticketFirstMsg}
+	existing := map[string]uuid.UUID{"spaces": w.Support, "channels": w.Tickets, "threads": w.TicketThread, "messages": w.TicketFirstMsg}
 	for _, op := range ops {
 		kind := strings.Split(op.path, "/")[3]
-		h := w.head(t)
-		seen := w.do(t, op.as, op.method, fmt.Sprintf(op.path, existing[kind]), op.body)
-		missing := w.do(t, op.as, op.method, fmt.Sprintf(op.path, random), op.body)
-		seen.RequireProblem(t, http.StatusNotFound, notFound)
-		missing.RequireProblem(t, http.StatusNotFound, notFound)
-		if a, b := problemBody(t, seen), problemBody(t, missing); a != b {
+		h := w.Head(t)
+		seen := w.Do(t, op.as, op.method, fmt.Sprintf(op.path, existing[kind]), op.body)
+		missing := w.Do(t, op.as, op.method, fmt.Sprintf(op.path, random), op.body)
+		seen.RequireProblem(t, http.StatusNotFound, e2etest.NotFound)
+		missing.RequireProblem(t, http.StatusNotFound, e2etest.NotFound)
+		if a, b := e2etest.ProblemBody(t, seen), e2etest.ProblemBody(t, missing); a != b {
 			t.Fatalf("%s %s: Support's answers\n%s\nbut a random id\n%s", op.method, op.path, a, b)
 		}
-		w.expectNone(t, h, op.method+" "+op.path)
+		w.ExpectNone(t, h, op.method+" "+op.path)
 	}
 
 	var spaces apigen.SpaceViewList
-	w.must(t, w.robin, http.MethodGet, "/api/v1/spaces", "", http.StatusOK, &spaces)
+	w.Must(t, w.Robin, http.MethodGet, "/api/v1/spaces", "", http.StatusOK, &spaces)
 	if len(spaces.Items) != 0 {
 		t.Fatalf("Robin lists %+v, want no space", spaces.Items)
 	}
 
 	// A thread of Support named as a thread of Marketing's campaigns: Sam is a member of
 	// campaigns and reads the thread, and still gets the 404 of a random thread.
-	h := w.head(t)
+	h := w.Head(t)
 	body := func(thread string) string { return fmt.Sprintf(`{"content_md":"Half a reply","thread_id":%q}`, thread) }
-	elsewhere := w.do(t, w.sam, http.MethodPut, "/api/v1/channels/"+w.campaigns.String()+"/draft", body(w.ticketThread.String()))
-	nowhere := w.do(t, w.sam, http.MethodPut, "/api/v1/channels/"+w.campaigns.String()+"/draft", body(random))
-	elsewhere.RequireProblem(t, http.StatusNotFound, notFound)
-	if a, b := problemBody(t, elsewhere), problemBody(t, nowhere); a != b {
+	elsewhere := w.Do(t, w.Sam, http.MethodPut, "/api/v1/channels/"+w.Campaigns.String()+"/draft", body(w.TicketThread.String()))
+	nowhere := w.Do(t, w.Sam, http.MethodPut, "/api/v1/channels/"+w.Campaigns.String()+"/draft", body(random))
+	elsewhere.RequireProblem(t, http.StatusNotFound, e2etest.NotFound)
+	if a, b := e2etest.ProblemBody(t, elsewhere), e2etest.ProblemBody(t, nowhere); a != b {
 		t.Fatalf("a thread of another channel answers\n%s\nbut a random thread\n%s", a, b)
 	}
-	gone := w.do(t, w.sam, http.MethodDelete, "/api/v1/channels/"+w.campaigns.String()+"/draft?thread_id="+w.ticketThread.String(), "")
-	gone.RequireProblem(t, http.StatusNotFound, notFound)
-	w.expectNone(t, h, "drafts of threads in other channels")
+	gone := w.Do(t, w.Sam, http.MethodDelete, "/api/v1/channels/"+w.Campaigns.String()+"/draft?thread_id="+w.TicketThread.String(), "")
+	gone.RequireProblem(t, http.StatusNotFound, e2etest.NotFound)
+	w.ExpectNone(t, h, "drafts of threads in other channels")
 }
 
 // TestMessageEditRules: members edit and delete their own messages (member on the message),
@@ -506,113 +507,113 @@ func TestInvisibleLikeMissing(t *testing.T) {
 // and message.delete on the channel); a viewer may not post at all.
 func TestMessageEditRules(t *testing.T) {
 	t.Parallel()
-	w := newChatWorld(t, false)
-	sam, robin := w.sam, w.robin
+	w := e2etest.NewChatWorld(t, false)
+	sam, robin := w.Sam, w.Robin
 	msgPath := func(id uuid.UUID) string { return "/api/v1/messages/" + id.String() }
 
 	// Sam, a viewer of Support, reads its thread but may not post into it.
-	if got := w.messages(t, sam, w.ticketThread); len(got) != 1 || got[0].ContentMd != w.ticketContent {
+	if got := w.Messages(t, sam, w.TicketThread); len(got) != 1 || got[0].ContentMd != w.TicketContent {
 		t.Fatalf("Sam reads %+v in tickets", got)
 	}
-	w.do(t, sam, http.MethodPost, "/api/v1/threads/"+w.ticketThread.String()+"/messages", `{"content_md":"Hello"}`).RequireProblem(t, http.StatusForbidden, forbidden)
+	w.Do(t, sam, http.MethodPost, "/api/v1/threads/"+w.TicketThread.String()+"/messages", `{"content_md":"Hello"}`).RequireProblem(t, http.StatusForbidden, e2etest.Forbidden)
 
 	// Sam, a member of Marketing, posts and edits his own message.
-	mine := w.post(t, sam, w.campaignThread, "Draft agenda attached")
-	h := w.head(t)
+	mine := w.Post(t, sam, w.CampaignThread, "Draft agenda attached")
+	h := w.Head(t)
 	var edited apigen.Message
-	r := w.must(t, sam, http.MethodPatch, msgPath(mine.Id), `{"content_md":"Agenda attached"}`, http.StatusOK, &edited)
-	if edited.ContentMd != "Agenda attached" || edited.EditedAt == nil || edited.AuthorId != sam.id {
+	r := w.Must(t, sam, http.MethodPatch, msgPath(mine.Id), `{"content_md":"Agenda attached"}`, http.StatusOK, &edited)
+	if edited.ContentMd != "Agenda attached" || edited.EditedAt == nil || edited.AuthorId != sam.ID {
 		t.Fatalf("Sam's edit = %+v", edited)
 	}
-	w.expectEvents(t, h, r, wantEvent{typ: "message.edited", kind: kernel.ResourceMessage, id: mine.Id, space: w.marketing, channel: w.campaigns, thread: w.campaignThread, actor: sam.id})
+	w.ExpectEvents(t, h, r, e2etest.WantEvent{Typ: "message.edited", Kind: kernel.ResourceMessage, ID: mine.Id, Space: w.Marketing, Channel: w.Campaigns, Thread: w.CampaignThread, Actor: sam.ID})
 
 	// He may not edit or delete Alex's.
-	w.refuse(t,
-		refusal{name: "Sam edits Alex's message", as: sam, method: http.MethodPatch, path: msgPath(w.campaignFirstMsg), body: `{"content_md":"Mine now"}`, status: 403, code: forbidden},
-		refusal{name: "Sam deletes Alex's message", as: sam, method: http.MethodDelete, path: msgPath(w.campaignFirstMsg), status: 403, code: forbidden},
+	w.Refuse(t,
+		e2etest.Refusal{Name: "Sam edits Alex's message", As: sam, Method: http.MethodPatch, Path: msgPath(w.CampaignFirstMsg), Body: `{"content_md":"Mine now"}`, Status: 403, Code: e2etest.Forbidden},
+		e2etest.Refusal{Name: "Sam deletes Alex's message", As: sam, Method: http.MethodDelete, Path: msgPath(w.CampaignFirstMsg), Status: 403, Code: e2etest.Forbidden},
 	)
 
 	// Robin, an admin of the space Marketing (and nothing else), moderates: he edits Sam's
 	// message and deletes Alex's; the events name Robin as the actor, the author stays.
-	w.grant(t, robin, "space", w.marketing, "admin")
-	h = w.head(t)
-	r = w.must(t, robin, http.MethodPatch, msgPath(mine.Id), `{"content_md":"Agenda attached (moderated)"}`, http.StatusOK, &edited)
-	if edited.AuthorId != sam.id {
+	w.Grant(t, robin, "space", w.Marketing, "admin")
+	h = w.Head(t)
+	r = w.Must(t, robin, http.MethodPatch, msgPath(mine.Id), `{"content_md":"Agenda attached (moderated)"}`, http.StatusOK, &edited)
+	if edited.AuthorId != sam.ID {
 		t.Fatalf("an admin's edit changed the author to %s", edited.AuthorId)
 	}
-	ev := w.expectEvents(t, h, r, wantEvent{typ: "message.edited", kind: kernel.ResourceMessage, id: mine.Id, space: w.marketing, channel: w.campaigns, thread: w.campaignThread, actor: robin.id})
-	if p := payloadOf(t, ev[0]); p["author_id"] != sam.id.String() {
+	ev := w.ExpectEvents(t, h, r, e2etest.WantEvent{Typ: "message.edited", Kind: kernel.ResourceMessage, ID: mine.Id, Space: w.Marketing, Channel: w.Campaigns, Thread: w.CampaignThread, Actor: robin.ID})
+	if p := e2etest.PayloadOf(t, ev[0]); p["author_id"] != sam.ID.String() {
 		t.Fatalf("message.edited by an admin names author %v, want Sam", p["author_id"])
 	}
-	h = w.head(t)
-	r = w.must(t, robin, http.MethodDelete, msgPath(w.campaignFirstMsg), "", http.StatusNoContent, nil)
-	w.expectEvents(t, h, r, wantEvent{typ: "message.deleted", kind: kernel.ResourceMessage, id: w.campaignFirstMsg, space: w.marketing, channel: w.campaigns, thread: w.campaignThread, actor: robin.id})
+	h = w.Head(t)
+	r = w.Must(t, robin, http.MethodDelete, msgPath(w.CampaignFirstMsg), "", http.StatusNoContent, nil)
+	w.ExpectEvents(t, h, r, e2etest.WantEvent{Typ: "message.deleted", Kind: kernel.ResourceMessage, ID: w.CampaignFirstMsg, Space: w.Marketing, Channel: w.Campaigns, Thread: w.CampaignThread, Actor: robin.ID})
 
 	// Sam reads both changes; Robin still cannot see Support.
-	for _, m := range w.messages(t, sam, w.campaignThread) {
+	for _, m := range w.Messages(t, sam, w.CampaignThread) {
 		switch m.Id {
 		case mine.Id:
 			if m.ContentMd != "Agenda attached (moderated)" {
 				t.Fatalf("Sam reads his message as %q", m.ContentMd)
 			}
-		case w.campaignFirstMsg:
+		case w.CampaignFirstMsg:
 			if !m.Redacted {
 				t.Fatal("Alex's message is not deleted")
 			}
 		}
 	}
-	w.do(t, robin, http.MethodPatch, msgPath(w.ticketFirstMsg), `{"content_md":"Hello"}`).RequireProblem(t, http.StatusNotFound, notFound)
+	w.Do(t, robin, http.MethodPatch, msgPath(w.TicketFirstMsg), `{"content_md":"Hello"}`).RequireProblem(t, http.StatusNotFound, e2etest.NotFound)
 
 	// Sam deletes his own message.
-	h = w.head(t)
-	r = w.must(t, sam, http.MethodDelete, msgPath(mine.Id), "", http.StatusNoContent, nil)
-	w.expectEvents(t, h, r, wantEvent{typ: "message.deleted", kind: kernel.ResourceMessage, id: mine.Id, space: w.marketing, channel: w.campaigns, thread: w.campaignThread, actor: sam.id})
+	h = w.Head(t)
+	r = w.Must(t, sam, http.MethodDelete, msgPath(mine.Id), "", http.StatusNoContent, nil)
+	w.ExpectEvents(t, h, r, e2etest.WantEvent{Typ: "message.deleted", Kind: kernel.ResourceMessage, ID: mine.Id, Space: w.Marketing, Channel: w.Campaigns, Thread: w.CampaignThread, Actor: sam.ID})
 }
 
 // TestMentionsOnlyOfReaders: @handle mentions are recorded only for principals who may read
 // the channel when the message is posted or edited; Robin here is an agent.
 func TestMentionsOnlyOfReaders(t *testing.T) {
 	t.Parallel()
-	w := newChatWorld(t, true)
-	alex, sam, robin := w.alex, w.sam, w.robin
+	w := e2etest.NewChatWorld(t, true)
+	alex, sam, robin := w.Alex, w.Sam, w.Robin
 	const text = "@sam @robin @nobody the printer again (alex@example.com)"
 
 	// Sam reads Support (viewer); Robin holds no grant; nobody is no principal; an e-mail
 	// address mentions nobody.
-	h := w.head(t)
+	h := w.Head(t)
 	var m apigen.Message
-	r := w.must(t, alex, http.MethodPost, "/api/v1/threads/"+w.ticketThread.String()+"/messages", fmt.Sprintf(`{"content_md":%q}`, text), http.StatusCreated, &m)
-	if fmt.Sprint(m.MentionIds) != fmt.Sprint([]uuid.UUID{sam.id}) {
-		t.Fatalf("mention_ids = %v, want only Sam %s", m.MentionIds, sam.id)
+	r := w.Must(t, alex, http.MethodPost, "/api/v1/threads/"+w.TicketThread.String()+"/messages", fmt.Sprintf(`{"content_md":%q}`, text), http.StatusCreated, &m)
+	if fmt.Sprint(m.MentionIds) != fmt.Sprint([]uuid.UUID{sam.ID}) {
+		t.Fatalf("mention_ids = %v, want only Sam %s", m.MentionIds, sam.ID)
 	}
-	ev := w.expectEvents(t, h, r,
-		wantEvent{typ: "message.created", kind: kernel.ResourceMessage, id: m.Id, space: w.support, channel: w.tickets, thread: w.ticketThread, actor: alex.id},
-		wantEvent{typ: "read_state.updated", kind: kernel.ResourceThread, id: w.ticketThread, space: w.support, channel: w.tickets, thread: w.ticketThread, actor: alex.id, audience: alex.id})
-	if got := payloadOf(t, ev[0])["mention_ids"]; fmt.Sprint(got) != fmt.Sprint(idStrings(sam.id)) {
+	ev := w.ExpectEvents(t, h, r,
+		e2etest.WantEvent{Typ: "message.created", Kind: kernel.ResourceMessage, ID: m.Id, Space: w.Support, Channel: w.Tickets, Thread: w.TicketThread, Actor: alex.ID},
+		e2etest.WantEvent{Typ: "read_state.updated", Kind: kernel.ResourceThread, ID: w.TicketThread, Space: w.Support, Channel: w.Tickets, Thread: w.TicketThread, Actor: alex.ID, Audience: alex.ID})
+	if got := e2etest.PayloadOf(t, ev[0])["mention_ids"]; fmt.Sprint(got) != fmt.Sprint(e2etest.IDStrings(sam.ID)) {
 		t.Fatalf("message.created mention_ids = %v, want only Sam", got)
 	}
 
 	// A grant on the channel lets Robin read it: the edit records him too.
-	w.grant(t, robin, "channel", w.tickets, "viewer")
-	h = w.head(t)
-	r = w.must(t, alex, http.MethodPatch, "/api/v1/messages/"+m.Id.String(), fmt.Sprintf(`{"content_md":%q}`, text+" "), http.StatusOK, &m)
-	want := sortedIDs(sam.id, robin.id)
+	w.Grant(t, robin, "channel", w.Tickets, "viewer")
+	h = w.Head(t)
+	r = w.Must(t, alex, http.MethodPatch, "/api/v1/messages/"+m.Id.String(), fmt.Sprintf(`{"content_md":%q}`, text+" "), http.StatusOK, &m)
+	want := e2etest.SortedIDs(sam.ID, robin.ID)
 	if fmt.Sprint(m.MentionIds) != fmt.Sprint(want) {
 		t.Fatalf("mention_ids after the grant = %v, want %v", m.MentionIds, want)
 	}
-	ev = w.expectEvents(t, h, r, wantEvent{typ: "message.edited", kind: kernel.ResourceMessage, id: m.Id, space: w.support, channel: w.tickets, thread: w.ticketThread, actor: alex.id})
-	if got := payloadOf(t, ev[0])["mention_ids"]; fmt.Sprint(got) != fmt.Sprint(idStrings(want...)) {
+	ev = w.ExpectEvents(t, h, r, e2etest.WantEvent{Typ: "message.edited", Kind: kernel.ResourceMessage, ID: m.Id, Space: w.Support, Channel: w.Tickets, Thread: w.TicketThread, Actor: alex.ID})
+	if got := e2etest.PayloadOf(t, ev[0])["mention_ids"]; fmt.Sprint(got) != fmt.Sprint(e2etest.IDStrings(want...)) {
 		t.Fatalf("message.edited mention_ids = %v, want %v", got, want)
 	}
-	if got := w.messages(t, robin, w.ticketThread); fmt.Sprint(got[len(got)-1].MentionIds) != fmt.Sprint(want) {
+	if got := w.Messages(t, robin, w.TicketThread); fmt.Sprint(got[len(got)-1].MentionIds) != fmt.Sprint(want) {
 		t.Fatalf("listMessages shows mention_ids %v, want %v", got[len(got)-1].MentionIds, want)
 	}
 
 	// In a direct message of Alex and Sam only its participants can be mentioned.
 	var dm apigen.Channel
-	w.must(t, alex, http.MethodPost, "/api/v1/dms", fmt.Sprintf(`{"participant_ids":[%q]}`, sam.id), http.StatusCreated, &dm)
-	th := w.thread(t, alex, dm.Id, "@robin @sam lunch?")
-	if fmt.Sprint(th.FirstMessage.MentionIds) != fmt.Sprint([]uuid.UUID{sam.id}) {
+	w.Must(t, alex, http.MethodPost, "/api/v1/dms", fmt.Sprintf(`{"participant_ids":[%q]}`, sam.ID), http.StatusCreated, &dm)
+	th := w.Thread(t, alex, dm.Id, "@robin @sam lunch?")
+	if fmt.Sprint(th.FirstMessage.MentionIds) != fmt.Sprint([]uuid.UUID{sam.ID}) {
 		t.Fatalf("mentions in a dm = %v, want only Sam", th.FirstMessage.MentionIds)
 	}
 }
@@ -622,23 +623,23 @@ func TestMentionsOnlyOfReaders(t *testing.T) {
 // (level) and the actions it may perform (capabilities, sorted).
 func TestListingsShowLevelAndCapabilities(t *testing.T) {
 	t.Parallel()
-	w := newChatWorld(t, true)
-	alex, sam, robin := w.alex, w.sam, w.robin
-	news := w.channel(t, alex, w.marketing, "news")
-	w.grant(t, sam, "channel", news, "admin")
-	w.grant(t, robin, "channel", w.campaigns, "member")
-	old := w.channel(t, alex, w.support, "old-tickets")
-	w.must(t, alex, http.MethodPost, "/api/v1/channels/"+old.String()+"/archive", "", http.StatusOK, nil)
-	archived := w.space(t, "Archive")
-	w.must(t, alex, http.MethodPost, "/api/v1/spaces/"+archived.String()+"/archive", "", http.StatusOK, nil)
+	w := e2etest.NewChatWorld(t, true)
+	alex, sam, robin := w.Alex, w.Sam, w.Robin
+	news := w.Channel(t, alex, w.Marketing, "news")
+	w.Grant(t, sam, "channel", news, "admin")
+	w.Grant(t, robin, "channel", w.Campaigns, "member")
+	old := w.Channel(t, alex, w.Support, "old-tickets")
+	w.Must(t, alex, http.MethodPost, "/api/v1/channels/"+old.String()+"/archive", "", http.StatusOK, nil)
+	archived := w.Space(t, "Archive")
+	w.Must(t, alex, http.MethodPost, "/api/v1/spaces/"+archived.String()+"/archive", "", http.StatusOK, nil)
 
 	spaceAdmin := "channel.create grant.admin space.archive space.update"
 	channelAdmin := "channel.archive channel.update draft.write grant.admin message.create readstate.write thread.create"
 	member := "draft.write message.create readstate.write thread.create"
 	type item struct{ name, level, caps string }
-	spaces := func(a worldActor) []item {
+	spaces := func(a e2etest.Actor) []item {
 		var list apigen.SpaceViewList
-		w.must(t, a, http.MethodGet, "/api/v1/spaces", "", http.StatusOK, &list)
+		w.Must(t, a, http.MethodGet, "/api/v1/spaces", "", http.StatusOK, &list)
 		out := make([]item, len(list.Items))
 		for i, s := range list.Items {
 			out[i] = item{name: s.Name, caps: capStrings(s.Capabilities)}
@@ -648,9 +649,9 @@ func TestListingsShowLevelAndCapabilities(t *testing.T) {
 		}
 		return out
 	}
-	channels := func(a worldActor, space uuid.UUID) []item {
+	channels := func(a e2etest.Actor, space uuid.UUID) []item {
 		var list apigen.ChannelViewList
-		w.must(t, a, http.MethodGet, "/api/v1/spaces/"+space.String()+"/channels", "", http.StatusOK, &list)
+		w.Must(t, a, http.MethodGet, "/api/v1/spaces/"+space.String()+"/channels", "", http.StatusOK, &list)
 		out := make([]item, len(list.Items))
 		for i, c := range list.Items {
 			out[i] = item{level: string(c.Level), caps: capStrings(c.Capabilities)}
@@ -669,17 +670,17 @@ func TestListingsShowLevelAndCapabilities(t *testing.T) {
 		{"Sam's spaces", spaces(sam), []item{{"Marketing", "member", ""}, {"Support", "viewer", ""}}},
 		// Robin sees Marketing through his grant on one of its channels: no level there.
 		{"Robin's spaces", spaces(robin), []item{{"Marketing", "", ""}}},
-		{"Support's channels for Alex", channels(alex, w.support), []item{{"tickets", "owner", channelAdmin}}},
-		{"Support's channels for Sam", channels(sam, w.support), []item{{"tickets", "viewer", ""}}},
-		{"Marketing's channels for Alex", channels(alex, w.marketing), []item{{"campaigns", "owner", channelAdmin}, {"news", "owner", channelAdmin}}},
-		{"Marketing's channels for Sam", channels(sam, w.marketing), []item{{"campaigns", "member", member}, {"news", "admin", channelAdmin}}},
-		{"Marketing's channels for Robin", channels(robin, w.marketing), []item{{"campaigns", "member", member}}},
+		{"Support's channels for Alex", channels(alex, w.Support), []item{{"tickets", "owner", channelAdmin}}},
+		{"Support's channels for Sam", channels(sam, w.Support), []item{{"tickets", "viewer", ""}}},
+		{"Marketing's channels for Alex", channels(alex, w.Marketing), []item{{"campaigns", "owner", channelAdmin}, {"news", "owner", channelAdmin}}},
+		{"Marketing's channels for Sam", channels(sam, w.Marketing), []item{{"campaigns", "member", member}, {"news", "admin", channelAdmin}}},
+		{"Marketing's channels for Robin", channels(robin, w.Marketing), []item{{"campaigns", "member", member}}},
 	} {
 		if fmt.Sprint(tc.got) != fmt.Sprint(tc.want) {
 			t.Fatalf("%s:\n got  %v\n want %v", tc.what, tc.got, tc.want)
 		}
 	}
-	w.do(t, robin, http.MethodGet, "/api/v1/spaces/"+w.support.String()+"/channels", "").RequireProblem(t, http.StatusNotFound, notFound)
+	w.Do(t, robin, http.MethodGet, "/api/v1/spaces/"+w.Support.String()+"/channels", "").RequireProblem(t, http.StatusNotFound, e2etest.NotFound)
 }
 
 // capStrings joins capabilities with spaces.
@@ -697,11 +698,11 @@ func capStrings(caps []apigen.Capability) string {
 // per post in seq order (a poster holds the thread's row lock until it commits).
 func TestConcurrentPostersGetConsecutiveSeqs(t *testing.T) {
 	t.Parallel()
-	w := newChatWorld(t, false)
-	w.grant(t, w.robin, "space", w.marketing, "member")
-	posters := []worldActor{w.alex, w.sam, w.robin}
+	w := e2etest.NewChatWorld(t, false)
+	w.Grant(t, w.Robin, "space", w.Marketing, "member")
+	posters := []e2etest.Actor{w.Alex, w.Sam, w.Robin}
 	const clients, perClient = 8, 4
-	start := w.head(t)
+	start := w.Head(t)
 
 	type result struct {
 		req    *http.Request
@@ -713,15 +714,15 @@ func TestConcurrentPostersGetConsecutiveSeqs(t *testing.T) {
 	results := make([][]result, clients)
 	begin := make(chan struct{})
 	var wg sync.WaitGroup
-	path := "/api/v1/threads/" + w.campaignThread.String() + "/messages"
-	httpc := w.env.Server.Client()
+	path := "/api/v1/threads/" + w.CampaignThread.String() + "/messages"
+	httpc := w.Env.Server.Client()
 	for c := range clients {
 		results[c] = make([]result, perClient)
 		a := posters[c%len(posters)]
 		for i := range perClient {
-			req := w.env.Client.NewRequest(http.MethodPost, path, strings.NewReader(fmt.Sprintf(`{"content_md":"client %d, post %d"}`, c, i)))
+			req := w.Env.Client.NewRequest(http.MethodPost, path, strings.NewReader(fmt.Sprintf(`{"content_md":"client %d, post %d"}`, c, i)))
 			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", "Bearer "+a.token)
+			req.Header.Set("Authorization", "Bearer "+a.Token)
 			results[c][i].req = req
 		}
 		wg.Go(func() {
@@ -772,7 +773,7 @@ func TestConcurrentPostersGetConsecutiveSeqs(t *testing.T) {
 
 	// The thread: seq 1 (its first message) and then one seq per post, consecutive.
 	const n = 1 + clients*perClient
-	list := w.messages(t, w.alex, w.campaignThread)
+	list := w.Messages(t, w.Alex, w.CampaignThread)
 	if len(list) != n {
 		t.Fatalf("the thread has %d messages, want %d", len(list), n)
 	}
@@ -789,7 +790,7 @@ func TestConcurrentPostersGetConsecutiveSeqs(t *testing.T) {
 	var paged []apigen.Message
 	for after := int64(0); ; {
 		var page apigen.MessageList
-		w.must(t, w.sam, http.MethodGet, fmt.Sprintf("%s?after=%d&limit=10", path, after), "", http.StatusOK, &page)
+		w.Must(t, w.Sam, http.MethodGet, fmt.Sprintf("%s?after=%d&limit=10", path, after), "", http.StatusOK, &page)
 		paged = append(paged, page.Items...)
 		if page.NextCursor == nil {
 			break
@@ -803,7 +804,7 @@ func TestConcurrentPostersGetConsecutiveSeqs(t *testing.T) {
 	// The log: one message.created per post, in seq order, each followed by its author's own
 	// read state of the thread at its seq (spec 05a, own posts are read).
 	var logged []int64
-	events := w.eventsAfter(t, start)
+	events := w.EventsAfter(t, start)
 	for i, e := range events {
 		if e.Type == "read_state.updated" {
 			if i == 0 {
@@ -811,7 +812,7 @@ func TestConcurrentPostersGetConsecutiveSeqs(t *testing.T) {
 			}
 			prev := events[i-1]
 			if prev.Type != "message.created" || e.AudienceID != prev.ActorID || e.ActorID != prev.ActorID ||
-				payloadOf(t, e)["last_read_seq"] != payloadOf(t, prev)["seq"] {
+				e2etest.PayloadOf(t, e)["last_read_seq"] != e2etest.PayloadOf(t, prev)["seq"] {
 				t.Fatalf("event %d is a read state that follows no own post of its owner", e.Seq)
 			}
 			continue
@@ -819,7 +820,7 @@ func TestConcurrentPostersGetConsecutiveSeqs(t *testing.T) {
 		if e.Type != "message.created" || e.ResourceID != bySeq[int64(len(logged)+2)].Id {
 			t.Fatalf("event %d is %s of %s, want message.created of seq %d", e.Seq, e.Type, e.ResourceID, len(logged)+2)
 		}
-		seq, err := payloadOf(t, e)["seq"].(json.Number).Int64()
+		seq, err := e2etest.PayloadOf(t, e)["seq"].(json.Number).Int64()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -835,12 +836,12 @@ func TestConcurrentPostersGetConsecutiveSeqs(t *testing.T) {
 // second message nor a second event; another actor's same key is its own.
 func TestIdempotencyKeyOnPostMessage(t *testing.T) {
 	t.Parallel()
-	w := newChatWorld(t, false)
-	path := "/api/v1/threads/" + w.campaignThread.String() + "/messages"
+	w := e2etest.NewChatWorld(t, false)
+	path := "/api/v1/threads/" + w.CampaignThread.String() + "/messages"
 	const body = `{"content_md":"Budget approved, @sam"}`
-	h := w.head(t)
-	first := w.must(t, w.alex, http.MethodPost, path, body, http.StatusCreated, nil, "Idempotency-Key", "post-alex-1")
-	retry := w.must(t, w.alex, http.MethodPost, path, body, http.StatusCreated, nil, "Idempotency-Key", "post-alex-1")
+	h := w.Head(t)
+	first := w.Must(t, w.Alex, http.MethodPost, path, body, http.StatusCreated, nil, "Idempotency-Key", "post-alex-1")
+	retry := w.Must(t, w.Alex, http.MethodPost, path, body, http.StatusCreated, nil, "Idempotency-Key", "post-alex-1")
 	if first.Header.Get("Idempotency-Replayed") != "" || retry.Header.Get("Idempotency-Replayed") != "true" {
 		t.Fatalf("Idempotency-Replayed = %q then %q, want none then true", first.Header.Get("Idempotency-Replayed"), retry.Header.Get("Idempotency-Replayed"))
 	}
@@ -850,11 +851,11 @@ func TestIdempotencyKeyOnPostMessage(t *testing.T) {
 	var m apigen.Message
 	first.JSON(t, &m)
 	// One message.created and Alex's own read state, of the first request.
-	w.expectEvents(t, h, first,
-		wantEvent{typ: "message.created", kind: kernel.ResourceMessage, id: m.Id, space: w.marketing, channel: w.campaigns, thread: w.campaignThread, actor: w.alex.id},
-		wantEvent{typ: "read_state.updated", kind: kernel.ResourceThread, id: w.campaignThread, space: w.marketing, channel: w.campaigns, thread: w.campaignThread, actor: w.alex.id, audience: w.alex.id})
+	w.ExpectEvents(t, h, first,
+		e2etest.WantEvent{Typ: "message.created", Kind: kernel.ResourceMessage, ID: m.Id, Space: w.Marketing, Channel: w.Campaigns, Thread: w.CampaignThread, Actor: w.Alex.ID},
+		e2etest.WantEvent{Typ: "read_state.updated", Kind: kernel.ResourceThread, ID: w.CampaignThread, Space: w.Marketing, Channel: w.Campaigns, Thread: w.CampaignThread, Actor: w.Alex.ID, Audience: w.Alex.ID})
 	// One message.
-	list := w.messages(t, w.sam, w.campaignThread)
+	list := w.Messages(t, w.Sam, w.CampaignThread)
 	count := 0
 	for _, got := range list {
 		if got.ContentMd == "Budget approved, @sam" {
@@ -866,15 +867,15 @@ func TestIdempotencyKeyOnPostMessage(t *testing.T) {
 	}
 
 	// Sam's request with the same key is his own: it runs.
-	h = w.head(t)
+	h = w.Head(t)
 	var sams apigen.Message
-	r := w.must(t, w.sam, http.MethodPost, path, body, http.StatusCreated, &sams, "Idempotency-Key", "post-alex-1")
+	r := w.Must(t, w.Sam, http.MethodPost, path, body, http.StatusCreated, &sams, "Idempotency-Key", "post-alex-1")
 	if r.Header.Get("Idempotency-Replayed") != "" || sams.Id == m.Id || sams.Seq != 3 {
 		t.Fatalf("Sam's post with Alex's key = %+v (replayed %q), want a new message", sams, r.Header.Get("Idempotency-Replayed"))
 	}
-	w.expectEvents(t, h, r,
-		wantEvent{typ: "message.created", kind: kernel.ResourceMessage, id: sams.Id, space: w.marketing, channel: w.campaigns, thread: w.campaignThread, actor: w.sam.id},
-		wantEvent{typ: "read_state.updated", kind: kernel.ResourceThread, id: w.campaignThread, space: w.marketing, channel: w.campaigns, thread: w.campaignThread, actor: w.sam.id, audience: w.sam.id})
+	w.ExpectEvents(t, h, r,
+		e2etest.WantEvent{Typ: "message.created", Kind: kernel.ResourceMessage, ID: sams.Id, Space: w.Marketing, Channel: w.Campaigns, Thread: w.CampaignThread, Actor: w.Sam.ID},
+		e2etest.WantEvent{Typ: "read_state.updated", Kind: kernel.ResourceThread, ID: w.CampaignThread, Space: w.Marketing, Channel: w.Campaigns, Thread: w.CampaignThread, Actor: w.Sam.ID, Audience: w.Sam.ID})
 }
 
 // TestDirectMessageOnePerParticipantSet: Alex and Sam open their direct message at the same
@@ -883,8 +884,8 @@ func TestIdempotencyKeyOnPostMessage(t *testing.T) {
 // it: Robin gets 404 for its thread as for a random one.
 func TestDirectMessageOnePerParticipantSet(t *testing.T) {
 	t.Parallel()
-	w := newPeople(t, false)
-	start := w.head(t)
+	w := e2etest.NewPeople(t, false)
+	start := w.Head(t)
 	type result struct {
 		req    *http.Request
 		status int
@@ -893,17 +894,17 @@ func TestDirectMessageOnePerParticipantSet(t *testing.T) {
 		err    error
 	}
 	sides := []struct {
-		from worldActor
+		from e2etest.Actor
 		to   uuid.UUID
-	}{{w.alex, w.sam.id}, {w.sam, w.alex.id}, {w.alex, w.sam.id}, {w.sam, w.alex.id}}
+	}{{w.Alex, w.Sam.ID}, {w.Sam, w.Alex.ID}, {w.Alex, w.Sam.ID}, {w.Sam, w.Alex.ID}}
 	results := make([]result, len(sides))
 	begin := make(chan struct{})
 	var wg sync.WaitGroup
-	httpc := w.env.Server.Client()
+	httpc := w.Env.Server.Client()
 	for i, s := range sides {
-		req := w.env.Client.NewRequest(http.MethodPost, "/api/v1/dms", strings.NewReader(fmt.Sprintf(`{"participant_ids":[%q]}`, s.to)))
+		req := w.Env.Client.NewRequest(http.MethodPost, "/api/v1/dms", strings.NewReader(fmt.Sprintf(`{"participant_ids":[%q]}`, s.to)))
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+s.from.token)
+		req.Header.Set("Authorization", "Bearer "+s.from.Token)
 		results[i].req = req
 		wg.Go(func() {
 			<-begin
@@ -948,7 +949,7 @@ func TestDirectMessageOnePerParticipantSet(t *testing.T) {
 		t.Fatalf("%d requests created the direct message, want 1", created)
 	}
 	counts := map[string]int{}
-	for _, e := range w.eventsAfter(t, start) {
+	for _, e := range w.EventsAfter(t, start) {
 		counts[e.Type]++
 	}
 	if fmt.Sprint(counts) != "map[channel.created:1 grant.created:2 permissions.changed:2]" {
@@ -956,20 +957,20 @@ func TestDirectMessageOnePerParticipantSet(t *testing.T) {
 	}
 
 	// The participants post; Robin sees nothing of it.
-	th := w.thread(t, w.sam, dm, "Lunch at noon?")
-	w.post(t, w.alex, th.Id, "Yes")
+	th := w.Thread(t, w.Sam, dm, "Lunch at noon?")
+	w.Post(t, w.Alex, th.Id, "Yes")
 	random := uuid.NewString()
 	for _, op := range []struct{ method, path, body string }{
 		{http.MethodGet, "/api/v1/threads/%s/messages", ""},
 		{http.MethodPost, "/api/v1/threads/%s/messages", `{"content_md":"Me too"}`},
 		{http.MethodPut, "/api/v1/threads/%s/read-state", `{"last_read_seq":2}`},
 	} {
-		seen := w.do(t, w.robin, op.method, fmt.Sprintf(op.path, th.Id), op.body)
-		missing := w.do(t, w.robin, op.method, fmt.Sprintf(op.path, random), op.body)
-		seen.RequireProblem(t, http.StatusNotFound, notFound)
-		if a, b := problemBody(t, seen), problemBody(t, missing); a != b {
+		seen := w.Do(t, w.Robin, op.method, fmt.Sprintf(op.path, th.Id), op.body)
+		missing := w.Do(t, w.Robin, op.method, fmt.Sprintf(op.path, random), op.body)
+		seen.RequireProblem(t, http.StatusNotFound, e2etest.NotFound)
+		if a, b := e2etest.ProblemBody(t, seen), e2etest.ProblemBody(t, missing); a != b {
 			t.Fatalf("%s %s: the dm's thread answers Robin\n%s\nbut a random id\n%s", op.method, op.path, a, b)
 		}
 	}
-	w.do(t, w.robin, http.MethodPost, "/api/v1/channels/"+dm.String()+"/threads", `{"content_md":"Hi"}`).RequireProblem(t, http.StatusNotFound, notFound)
+	w.Do(t, w.Robin, http.MethodPost, "/api/v1/channels/"+dm.String()+"/threads", `{"content_md":"Hi"}`).RequireProblem(t, http.StatusNotFound, e2etest.NotFound)
 }

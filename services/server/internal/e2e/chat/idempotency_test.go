@@ -1,4 +1,4 @@
-package wire_test
+package chat
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/wire/wiretest"
 )
@@ -24,14 +25,14 @@ const idempotencyTTL = time.Minute
 // with a token, and the App's log lines.
 type keyed struct {
 	env  *wiretest.Env
-	logs *logBuffer
+	logs *e2etest.LogBuffer
 	alex string
 	sam  string
 }
 
 func newKeyed(t *testing.T) *keyed {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &e2etest.LogBuffer{}
 	env := wiretest.New(t, wiretest.WithLogCopy(logs), wiretest.WithSetting(config.HTTPIdempotencyTTL, idempotencyTTL.String()))
 	owner, err := env.App.Bootstrap(t.Context(), "Alex", "alex", "alex@example.com")
 	if err != nil {

@@ -1,4 +1,4 @@
-package wire_test
+package consumers
 
 import (
 	"net/http"
@@ -8,6 +8,7 @@ import (
 
 	agentsapp "bothy.example.com/server/internal/agents/app"
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/sync/adapters/gateway"
 	syncdomain "bothy.example.com/server/internal/sync/domain"
 	"bothy.example.com/server/internal/wire/wiretest"
@@ -17,11 +18,11 @@ import (
 // sweeper through App.SweepPresence, with the wired App's fake clock: the thresholds are
 // short, the event interval long, so every rule shows within a few clock moves.
 
-// presenceWorld is a chatWorld with Robin an agent, idle after 10s, offline after 20s, and at
+// presenceWorld is a ChatWorld with Robin an agent, idle after 10s, offline after 20s, and at
 // most one presence event per agent per minute.
-func presenceWorld(t *testing.T) *chatWorld {
+func presenceWorld(t *testing.T) *e2etest.ChatWorld {
 	t.Helper()
-	return newChatWorld(t, true,
+	return e2etest.NewChatWorld(t, true,
 		wiretest.WithSetting(agentsapp.KeyPresenceIdleAfter, "10s"),
 		wiretest.WithSetting(agentsapp.KeyPresenceOfflineAfter, "20s"),
 		wiretest.WithSetting(agentsapp.KeyPresenceMinInterval, "1m"),
@@ -29,21 +30,21 @@ func presenceWorld(t *testing.T) *chatWorld {
 }
 
 // heartbeat sends Robin's heartbeat with body ("" for none) and returns the answer.
-func heartbeat(t *testing.T, w *chatWorld, a worldActor, body string, want int) apigen.AgentHeartbeat {
+func heartbeat(t *testing.T, w *e2etest.ChatWorld, a e2etest.Actor, body string, want int) apigen.AgentHeartbeat {
 	t.Helper()
 	var hb apigen.AgentHeartbeat
 	var out any
 	if want == http.StatusOK {
 		out = &hb
 	}
-	w.must(t, a, http.MethodPost, "/api/v1/agents/me/heartbeat", body, want, out)
+	w.Must(t, a, http.MethodPost, "/api/v1/agents/me/heartbeat", body, want, out)
 	return hb
 }
 
 // sweep runs one presence sweep and checks how many events it appended.
-func sweep(t *testing.T, w *chatWorld, want int) {
+func sweep(t *testing.T, w *e2etest.ChatWorld, want int) {
 	t.Helper()
-	n, err := w.env.App.SweepPresence(t.Context())
+	n, err := w.Env.App.SweepPresence(t.Context())
 	if err != nil {
 		t.Fatalf("SweepPresence: %v", err)
 	}
@@ -53,22 +54,22 @@ func sweep(t *testing.T, w *chatWorld, want int) {
 }
 
 // presenceEvents are the agent.presence_changed events after seq, as stored.
-func presenceEvents(t *testing.T, w *chatWorld, after int64) []syncdomain.StoredEvent {
+func presenceEvents(t *testing.T, w *e2etest.ChatWorld, after int64) []syncdomain.StoredEvent {
 	t.Helper()
-	return storedWhere(w.eventsAfter(t, after), func(e syncdomain.StoredEvent) bool { return e.Type == "agent.presence_changed" })
+	return e2etest.StoredWhere(w.EventsAfter(t, after), func(e syncdomain.StoredEvent) bool { return e.Type == "agent.presence_changed" })
 }
 
 // robinInSnapshot is Robin's entry in a's snapshot.
-func robinInSnapshot(t *testing.T, w *chatWorld, a worldActor) apigen.AgentPresence {
+func robinInSnapshot(t *testing.T, w *e2etest.ChatWorld, a e2etest.Actor) apigen.AgentPresence {
 	t.Helper()
 	var s apigen.Snapshot
-	w.must(t, a, http.MethodGet, "/api/v1/sync/snapshot", "", http.StatusOK, &s)
+	w.Must(t, a, http.MethodGet, "/api/v1/sync/snapshot", "", http.StatusOK, &s)
 	for _, ag := range s.Agents {
-		if ag.Agent.Id == w.robin.id {
+		if ag.Agent.Id == w.Robin.ID {
 			return ag
 		}
 	}
-	t.Fatalf("Robin is not among the agents of %s's snapshot: %+v", a.name, s.Agents)
+	t.Fatalf("Robin is not among the agents of %s's snapshot: %+v", a.Name, s.Agents)
 	return apigen.AgentPresence{}
 }
 
@@ -79,55 +80,55 @@ func robinInSnapshot(t *testing.T, w *chatWorld, a worldActor) apigen.AgentPrese
 func TestPresenceHeartbeatAndSweep(t *testing.T) {
 	t.Parallel()
 	w := presenceWorld(t)
-	if got := robinInSnapshot(t, w, w.sam); got.State != apigen.AgentRuntimeStateUnknown {
+	if got := robinInSnapshot(t, w, w.Sam); got.State != apigen.AgentRuntimeStateUnknown {
 		t.Fatalf("Robin before any heartbeat: %s, want unknown", got.State)
 	}
-	heartbeat(t, w, w.sam, "", http.StatusNotFound)
-	heartbeat(t, w, w.robin, `{"reported_billing_mode":"`+strings.Repeat("x", 17)+`"}`, http.StatusBadRequest)
-	heartbeat(t, w, w.robin, `{"reported_billing_mode":"a\u0007b"}`, http.StatusBadRequest)
-	start := w.head(t)
+	heartbeat(t, w, w.Sam, "", http.StatusNotFound)
+	heartbeat(t, w, w.Robin, `{"reported_billing_mode":"`+strings.Repeat("x", 17)+`"}`, http.StatusBadRequest)
+	heartbeat(t, w, w.Robin, `{"reported_billing_mode":"a\u0007b"}`, http.StatusBadRequest)
+	start := w.Head(t)
 
-	hb := heartbeat(t, w, w.robin, `{"reported_billing_mode":"subscription"}`, http.StatusOK)
+	hb := heartbeat(t, w, w.Robin, `{"reported_billing_mode":"subscription"}`, http.StatusOK)
 	if hb.State != apigen.AgentRuntimeStateOnline || hb.ReportedBillingMode == nil || *hb.ReportedBillingMode != "subscription" {
 		t.Fatalf("heartbeat answered %+v, want online with billing mode subscription", hb)
 	}
 	evs := presenceEvents(t, w, start)
-	if len(evs) != 1 || evs[0].ResourceID != w.robin.id || evs[0].ActorID != w.robin.id {
-		t.Fatalf("after the first heartbeat: %s, want one agent.presence_changed of Robin by Robin", describe(evs))
+	if len(evs) != 1 || evs[0].ResourceID != w.Robin.ID || evs[0].ActorID != w.Robin.ID {
+		t.Fatalf("after the first heartbeat: %s, want one agent.presence_changed of Robin by Robin", e2etest.Describe(evs))
 	}
-	requirePayload(t, evs[0], map[string]any{
-		"agent_id": w.robin.id.String(), "state": "online", "reported_billing_mode": "subscription",
+	e2etest.RequirePayload(t, evs[0], map[string]any{
+		"agent_id": w.Robin.ID.String(), "state": "online", "reported_billing_mode": "subscription",
 		"last_heartbeat_at": hb.LastHeartbeatAt.Format(time.RFC3339Nano),
 	})
-	if got := robinInSnapshot(t, w, w.sam); got.State != apigen.AgentRuntimeStateOnline || got.ReportedBillingMode == nil || *got.ReportedBillingMode != "subscription" {
+	if got := robinInSnapshot(t, w, w.Sam); got.State != apigen.AgentRuntimeStateOnline || got.ReportedBillingMode == nil || *got.ReportedBillingMode != "subscription" {
 		t.Fatalf("Sam's snapshot after the heartbeat: %+v, want online, subscription", got)
 	}
 	// Sam receives the event through catch-up (agent.read: everyone who may read Robin).
-	if seqs := w.restEvents(t, w.sam, start, w.head(t)); len(seqs) != 1 || seqs[0] != evs[0].Seq {
+	if seqs := w.RestEvents(t, w.Sam, start, w.Head(t)); len(seqs) != 1 || seqs[0] != evs[0].Seq {
 		t.Fatalf("Sam's catch-up after the heartbeat: %v, want [%d]", seqs, evs[0].Seq)
 	}
 
-	w.env.Clock.Advance(5 * time.Second)
-	heartbeat(t, w, w.robin, "", http.StatusOK) // still online: nothing to announce
+	w.Env.Clock.Advance(5 * time.Second)
+	heartbeat(t, w, w.Robin, "", http.StatusOK) // still online: nothing to announce
 	sweep(t, w, 0)
-	w.env.Clock.Advance(70 * time.Second) // idle after 10s, offline after 20s of silence
+	w.Env.Clock.Advance(70 * time.Second) // idle after 10s, offline after 20s of silence
 	sweep(t, w, 1)
 	sweep(t, w, 0) // nothing changed since
 	evs = presenceEvents(t, w, start)
 	if len(evs) != 2 {
-		t.Fatalf("after the silence: %s, want two presence events", describe(evs))
+		t.Fatalf("after the silence: %s, want two presence events", e2etest.Describe(evs))
 	}
-	requirePayload(t, evs[1], map[string]any{
-		"agent_id": w.robin.id.String(), "state": "offline", "reported_billing_mode": "subscription",
+	e2etest.RequirePayload(t, evs[1], map[string]any{
+		"agent_id": w.Robin.ID.String(), "state": "offline", "reported_billing_mode": "subscription",
 		"last_heartbeat_at": hb.LastHeartbeatAt.Add(5 * time.Second).Format(time.RFC3339Nano),
 	})
-	if evs[1].ActorID == w.robin.id {
+	if evs[1].ActorID == w.Robin.ID {
 		t.Fatal("the sweeper's event names Robin as its actor, want the system")
 	}
-	if got := robinInSnapshot(t, w, w.sam); got.State != apigen.AgentRuntimeStateOffline {
+	if got := robinInSnapshot(t, w, w.Sam); got.State != apigen.AgentRuntimeStateOffline {
 		t.Fatalf("Sam's snapshot after the silence: %s, want offline", got.State)
 	}
-	app := w.app(t, "Relay", "relay", "agents:read")
+	app := w.App(t, "Relay", "relay", "agents:read")
 	heartbeat(t, w, app, "", http.StatusNotFound)
 }
 
@@ -138,36 +139,36 @@ func TestPresenceHeartbeatAndSweep(t *testing.T) {
 func TestPresenceEventRate(t *testing.T) {
 	t.Parallel()
 	w := presenceWorld(t)
-	start := w.head(t)
-	heartbeat(t, w, w.robin, "", http.StatusOK) // t=0: online, announced
-	w.env.Clock.Advance(11 * time.Second)       // t=11: idle, inside the minute
+	start := w.Head(t)
+	heartbeat(t, w, w.Robin, "", http.StatusOK) // t=0: online, announced
+	w.Env.Clock.Advance(11 * time.Second)       // t=11: idle, inside the minute
 	sweep(t, w, 0)
-	w.env.Clock.Advance(10 * time.Second) // t=21: offline, inside the minute
+	w.Env.Clock.Advance(10 * time.Second) // t=21: offline, inside the minute
 	sweep(t, w, 0)
-	heartbeat(t, w, w.robin, `{"reported_billing_mode":"metered"}`, http.StatusOK) // t=21: online again, a new mode
-	w.env.Clock.Advance(20 * time.Second)                                          // t=41: idle
-	last := heartbeat(t, w, w.robin, "", http.StatusOK)                            // online
+	heartbeat(t, w, w.Robin, `{"reported_billing_mode":"metered"}`, http.StatusOK) // t=21: online again, a new mode
+	w.Env.Clock.Advance(20 * time.Second)                                          // t=41: idle
+	last := heartbeat(t, w, w.Robin, "", http.StatusOK)                            // online
 	if evs := presenceEvents(t, w, start); len(evs) != 1 {
-		t.Fatalf("inside the first minute: %s, want only the first announcement", describe(evs))
+		t.Fatalf("inside the first minute: %s, want only the first announcement", e2etest.Describe(evs))
 	}
-	if got := robinInSnapshot(t, w, w.sam); got.State != apigen.AgentRuntimeStateOnline || got.ReportedBillingMode != nil {
+	if got := robinInSnapshot(t, w, w.Sam); got.State != apigen.AgentRuntimeStateOnline || got.ReportedBillingMode != nil {
 		t.Fatalf("Sam's snapshot inside the minute: %+v, want the announced online without a billing mode", got)
 	}
-	w.env.Clock.Advance(19 * time.Second) // t=60: the minute has passed; idle (heartbeat at 41)
+	w.Env.Clock.Advance(19 * time.Second) // t=60: the minute has passed; idle (heartbeat at 41)
 	sweep(t, w, 1)                        // idle, with the new billing mode
 	evs := presenceEvents(t, w, start)
 	if len(evs) != 2 {
-		t.Fatalf("after the minute: %s, want two announcements", describe(evs))
+		t.Fatalf("after the minute: %s, want two announcements", e2etest.Describe(evs))
 	}
-	requirePayload(t, evs[1], map[string]any{
-		"agent_id": w.robin.id.String(), "state": "idle", "reported_billing_mode": "metered",
+	e2etest.RequirePayload(t, evs[1], map[string]any{
+		"agent_id": w.Robin.ID.String(), "state": "idle", "reported_billing_mode": "metered",
 		"last_heartbeat_at": last.LastHeartbeatAt.Format(time.RFC3339Nano),
 	})
-	w.env.Clock.Advance(time.Second) // t=61: inside the new minute
+	w.Env.Clock.Advance(time.Second) // t=61: inside the new minute
 	sweep(t, w, 0)
-	w.env.Clock.Advance(time.Minute) // t=121: offline since t=61, the minute passed
+	w.Env.Clock.Advance(time.Minute) // t=121: offline since t=61, the minute passed
 	sweep(t, w, 1)
-	if got := robinInSnapshot(t, w, w.sam); got.State != apigen.AgentRuntimeStateOffline || got.ReportedBillingMode == nil || *got.ReportedBillingMode != "metered" {
+	if got := robinInSnapshot(t, w, w.Sam); got.State != apigen.AgentRuntimeStateOffline || got.ReportedBillingMode == nil || *got.ReportedBillingMode != "metered" {
 		t.Fatalf("Sam's snapshot at the end: %+v, want offline, metered", got)
 	}
 }
@@ -180,85 +181,61 @@ func TestPresenceEventRate(t *testing.T) {
 func TestPresenceGatewayHeartbeat(t *testing.T) {
 	t.Parallel()
 	w := presenceWorld(t)
-	serveLive(t, w)
-	start := w.head(t)
-	c := mustDial(t, w.env.Server.URL, w.robin.token)
-	c.send(`{"op":"hello"}`)
-	c.expect("ready")
+	e2etest.ServeLive(t, w)
+	start := w.Head(t)
+	c := e2etest.MustDial(t, w.Env.Server.URL, w.Robin.Token)
+	c.Send(`{"op":"hello"}`)
+	c.Expect("ready")
 
-	c.send(`{"op":"heartbeat","reported_billing_mode":"subscription"}`)
-	got := c.presenceChanged()
+	c.Send(`{"op":"heartbeat","reported_billing_mode":"subscription"}`)
+	got := c.PresenceChanged()
 	evs := presenceEvents(t, w, start)
-	if len(evs) != 1 || evs[0].Seq != got.Seq || evs[0].ActorID != w.robin.id {
-		t.Fatalf("after the heartbeat frame: stored %s, the gateway delivered seq %d; want one event of Robin", describe(evs), got.Seq)
+	if len(evs) != 1 || evs[0].Seq != got.Seq || evs[0].ActorID != w.Robin.ID {
+		t.Fatalf("after the heartbeat frame: stored %s, the gateway delivered seq %d; want one event of Robin", e2etest.Describe(evs), got.Seq)
 	}
-	requirePayload(t, evs[0], map[string]any{
-		"agent_id": w.robin.id.String(), "state": "online", "reported_billing_mode": "subscription",
-		"last_heartbeat_at": w.env.Clock.Now().UTC().Format(time.RFC3339Nano),
+	e2etest.RequirePayload(t, evs[0], map[string]any{
+		"agent_id": w.Robin.ID.String(), "state": "online", "reported_billing_mode": "subscription",
+		"last_heartbeat_at": w.Env.Clock.Now().UTC().Format(time.RFC3339Nano),
 	})
-	if p := robinInSnapshot(t, w, w.sam); p.State != apigen.AgentRuntimeStateOnline || p.ReportedBillingMode == nil || *p.ReportedBillingMode != "subscription" {
+	if p := robinInSnapshot(t, w, w.Sam); p.State != apigen.AgentRuntimeStateOnline || p.ReportedBillingMode == nil || *p.ReportedBillingMode != "subscription" {
 		t.Fatalf("Sam's snapshot after Robin's heartbeat frame: %+v, want online, subscription", p)
 	}
 
 	// Inside the minute a new billing mode is recorded but not announced.
-	w.env.Clock.Advance(11 * time.Second)
-	c.send(`{"op":"heartbeat","reported_billing_mode":"metered"}`)
-	c.send(`{"op":"ping"}`)
-	c.expectPong()
+	w.Env.Clock.Advance(11 * time.Second)
+	c.Send(`{"op":"heartbeat","reported_billing_mode":"metered"}`)
+	c.Send(`{"op":"ping"}`)
+	c.ExpectPong()
 	if evs := presenceEvents(t, w, start); len(evs) != 1 {
-		t.Fatalf("a heartbeat frame inside agents.presence_min_interval: %s, want no new event", describe(evs))
+		t.Fatalf("a heartbeat frame inside agents.presence_min_interval: %s, want no new event", e2etest.Describe(evs))
 	}
-	if p := robinInSnapshot(t, w, w.sam); p.ReportedBillingMode == nil || *p.ReportedBillingMode != "subscription" {
+	if p := robinInSnapshot(t, w, w.Sam); p.ReportedBillingMode == nil || *p.ReportedBillingMode != "subscription" {
 		t.Fatalf("Sam's snapshot inside the minute: %+v, want the announced subscription", p)
 	}
 	// Once the minute has passed, the next frame announces the change at once.
-	w.env.Clock.Advance(time.Minute)
-	c.send(`{"op":"heartbeat"}`)
-	got = c.presenceChanged()
+	w.Env.Clock.Advance(time.Minute)
+	c.Send(`{"op":"heartbeat"}`)
+	got = c.PresenceChanged()
 	evs = presenceEvents(t, w, start)
 	if len(evs) != 2 || evs[1].Seq != got.Seq {
-		t.Fatalf("after the minute: stored %s, delivered seq %d; want a second event", describe(evs), got.Seq)
+		t.Fatalf("after the minute: stored %s, delivered seq %d; want a second event", e2etest.Describe(evs), got.Seq)
 	}
-	requirePayload(t, evs[1], map[string]any{
-		"agent_id": w.robin.id.String(), "state": "online", "reported_billing_mode": "metered",
-		"last_heartbeat_at": w.env.Clock.Now().UTC().Format(time.RFC3339Nano),
+	e2etest.RequirePayload(t, evs[1], map[string]any{
+		"agent_id": w.Robin.ID.String(), "state": "online", "reported_billing_mode": "metered",
+		"last_heartbeat_at": w.Env.Clock.Now().UTC().Format(time.RFC3339Nano),
 	})
 
-	person := mustDial(t, w.env.Server.URL, w.sam.token)
-	person.send(`{"op":"hello"}`)
-	person.expect("ready")
-	person.send(`{"op":"heartbeat"}`)
-	if f := person.expect("error"); f.Code != "validation_failed" {
-		t.Fatalf("a person's heartbeat frame answered %s, want validation_failed", f.raw)
+	person := e2etest.MustDial(t, w.Env.Server.URL, w.Sam.Token)
+	person.Send(`{"op":"hello"}`)
+	person.Expect("ready")
+	person.Send(`{"op":"heartbeat"}`)
+	if f := person.Expect("error"); f.Code != "validation_failed" {
+		t.Fatalf("a person's heartbeat frame answered %s, want validation_failed", f.Raw)
 	}
-	if code, _ := person.closed(); code != gateway.CloseBadFrame {
+	if code, _ := person.Closed(); code != gateway.CloseBadFrame {
 		t.Fatalf("a person's heartbeat frame closed with %d, want %d", code, gateway.CloseBadFrame)
 	}
 	if evs := presenceEvents(t, w, start); len(evs) != 2 {
-		t.Fatalf("after Sam's heartbeat frame: %s, want still two events", describe(evs))
-	}
-}
-
-// presenceChanged reads frames until an agent.presence_changed event (skipping heartbeats,
-// cursors and other events) and returns its envelope.
-func (c *gwClient) presenceChanged() gwEnvelope {
-	c.t.Helper()
-	for {
-		f := c.next()
-		if f.Op == "event" {
-			if e := f.envelope(c.t); e.Type == "agent.presence_changed" {
-				return e
-			}
-		}
-	}
-}
-
-// expectPong reads frames until a pong (skipping heartbeats, cursors and events).
-func (c *gwClient) expectPong() {
-	c.t.Helper()
-	for {
-		if c.next().Op == "pong" {
-			return
-		}
+		t.Fatalf("after Sam's heartbeat frame: %s, want still two events", e2etest.Describe(evs))
 	}
 }

@@ -1,4 +1,4 @@
-package wire_test
+package contract
 
 import (
 	"fmt"

@@ -1,8 +1,7 @@
-package wire_test
+package contract
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -12,86 +11,10 @@ import (
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/e2e/e2etest"
 	identityapp "bothy.example.com/server/internal/identity/app"
 	"bothy.example.com/server/internal/wire/wiretest"
 )
-
-// Contract fidelity (issue 13): what a client generated from api/openapi.yaml relies on. Every
-// REST answer below goes through the validating client (wiretest.Validate); gateway frames are
-// checked against the document's schemas with wiretest.ValidateSchema.
-
-// rawEvent is an envelope with its actor and payload kept raw, for comparing strings.
-type rawEvent struct {
-	Seq        int64                      `json:"seq"`
-	Type       string                     `json:"type"`
-	Actor      map[string]json.RawMessage `json:"actor"`
-	ResourceID struct {
-		ID uuid.UUID `json:"id"`
-	} `json:"resource"`
-	Payload map[string]json.RawMessage `json:"payload"`
-	raw     json.RawMessage
-}
-
-// restEnvelopes catches a up from after to the head over REST (validated page by page) and
-// returns the envelopes.
-func (w *chatWorld) restEnvelopes(t *testing.T, a worldActor, after int64) []rawEvent {
-	t.Helper()
-	head := w.head(t)
-	var out []rawEvent
-	for after < head {
-		var page struct {
-			Events     []json.RawMessage `json:"events"`
-			NextCursor int64             `json:"next_cursor"`
-		}
-		w.must(t, a, http.MethodGet, eventsPath(after, 0, ""), "", http.StatusOK, &page)
-		for _, raw := range page.Events {
-			var e rawEvent
-			if err := json.Unmarshal(raw, &e); err != nil {
-				t.Fatalf("envelope %s: %v", raw, err)
-			}
-			e.raw = raw
-			out = append(out, e)
-		}
-		if page.NextCursor <= after {
-			t.Fatalf("catch-up stuck at %d", after)
-		}
-		after = page.NextCursor
-	}
-	return out
-}
-
-// gatewayEnvelopes resumes a on the gateway from after and returns the envelopes up to the
-// head, each checked against the document's Event schema.
-func (w *chatWorld) gatewayEnvelopes(t *testing.T, a worldActor, after int64) []rawEvent {
-	t.Helper()
-	head := w.head(t)
-	c := mustDial(t, w.env.Server.URL, a.token)
-	c.send(fmt.Sprintf(`{"op":"resume","after":%d}`, after))
-	var out []rawEvent
-	for {
-		f := c.next()
-		switch f.Op {
-		case "event":
-			if err := wiretest.ValidateSchema("Event", f.Event); err != nil {
-				t.Fatalf("gateway event %s breaks the API's Event schema: %v", f.Event, err)
-			}
-			var e rawEvent
-			if err := json.Unmarshal(f.Event, &e); err != nil {
-				t.Fatal(err)
-			}
-			e.raw = f.Event
-			out = append(out, e)
-		case "cursor", "heartbeat":
-		case "catchup.complete":
-			if f.Cursor != head {
-				t.Fatalf("catchup.complete at %d, want %d", f.Cursor, head)
-			}
-			return out
-		default:
-			t.Fatalf("frame %s during resume", f.raw)
-		}
-	}
-}
 
 // TestSystemActor: flags.updated appended by the operator's command line (no principal behind
 // it) names the system actor {id: the instance's id, kind: system, display_name: its name}, on
@@ -99,31 +22,31 @@ func (w *chatWorld) gatewayEnvelopes(t *testing.T, a worldActor, after int64) []
 // every other event of the world names a principal, as a PrincipalRef.
 func TestSystemActor(t *testing.T) {
 	t.Parallel()
-	w := gatewayWorld(t)
-	from := w.head(t)
+	w := e2etest.GatewayWorld(t)
+	from := w.Head(t)
 	ctx := t.Context()
-	if _, err := w.env.App.DefineFlag(ctx, "threads.v2", "Threaded replies", false); err != nil {
+	if _, err := w.Env.App.DefineFlag(ctx, "threads.v2", "Threaded replies", false); err != nil {
 		t.Fatalf("DefineFlag: %v", err)
 	}
-	if _, err := w.env.App.SetFlagOverride(ctx, "threads.v2", "kind:agent", true); err != nil {
+	if _, err := w.Env.App.SetFlagOverride(ctx, "threads.v2", "kind:agent", true); err != nil {
 		t.Fatalf("SetFlagOverride: %v", err)
 	}
-	if err := w.env.App.DeleteFlag(ctx, "threads.v2"); err != nil {
+	if err := w.Env.App.DeleteFlag(ctx, "threads.v2"); err != nil {
 		t.Fatalf("DeleteFlag: %v", err)
 	}
 	var inst apigen.InstanceInfo
-	w.must(t, w.sam, http.MethodGet, "/api/v1/instance", "", http.StatusOK, &inst)
+	w.Must(t, w.Sam, http.MethodGet, "/api/v1/instance", "", http.StatusOK, &inst)
 	want := map[string]string{"id": inst.Id.String(), "kind": "system", "display_name": inst.Name}
 
-	for _, reader := range []worldActor{w.alex, w.sam, w.robin} {
-		rest := w.restEnvelopes(t, reader, from)
-		live := w.gatewayEnvelopes(t, reader, from)
+	for _, reader := range []e2etest.Actor{w.Alex, w.Sam, w.Robin} {
+		rest := w.RestEnvelopes(t, reader, from)
+		live := w.GatewayEnvelopes(t, reader, from)
 		if len(rest) != 3 || len(live) != 3 {
-			t.Fatalf("%s got %d events on REST and %d on the gateway, want the 3 flags.updated", reader.name, len(rest), len(live))
+			t.Fatalf("%s got %d events on REST and %d on the gateway, want the 3 flags.updated", reader.Name, len(rest), len(live))
 		}
 		for i, e := range rest {
-			if e.Type != "flags.updated" || !slices.Equal(live[i].raw, e.raw) {
-				t.Fatalf("%s: REST %s, gateway %s", reader.name, e.raw, live[i].raw)
+			if e.Type != "flags.updated" || !slices.Equal(live[i].Raw, e.Raw) {
+				t.Fatalf("%s: REST %s, gateway %s", reader.Name, e.Raw, live[i].Raw)
 			}
 			if got := actorStrings(t, e.Actor); !equalMaps(got, want) {
 				t.Fatalf("flags.updated actor %v, want %v", got, want)
@@ -132,7 +55,7 @@ func TestSystemActor(t *testing.T) {
 	}
 
 	// Every event of the world before: a principal, with its kind, name and handle.
-	for _, e := range w.restEnvelopes(t, w.alex, 0) {
+	for _, e := range w.RestEnvelopes(t, w.Alex, 0) {
 		if e.Type == "flags.updated" {
 			continue
 		}
@@ -175,11 +98,11 @@ func equalMaps(a, b map[string]string) bool {
 func TestTimestampsOneString(t *testing.T) {
 	t.Parallel()
 	// Tokens that never expire: the clock jumps ahead.
-	w := gatewayWorld(t, wiretest.WithSetting(identityapp.KeyTokenTTL, "0s"))
+	w := e2etest.GatewayWorld(t, wiretest.WithSetting(identityapp.KeyTokenTTL, "0s"))
 	at := time.Date(2026, 12, 1, 9, 30, 35, 237283497, time.UTC)
-	w.env.Clock.Set(at)
+	w.Env.Clock.Set(at)
 	const want = `"2026-12-01T09:30:35.237283Z"`
-	from := w.head(t)
+	from := w.Head(t)
 
 	createdAt := func(r *wiretest.Response) string {
 		t.Helper()
@@ -187,20 +110,20 @@ func TestTimestampsOneString(t *testing.T) {
 		r.JSON(t, &m)
 		return string(m["created_at"])
 	}
-	space := w.must(t, w.alex, http.MethodPost, "/api/v1/spaces", `{"name":"Launch"}`, http.StatusCreated, nil)
+	space := w.Must(t, w.Alex, http.MethodPost, "/api/v1/spaces", `{"name":"Launch"}`, http.StatusCreated, nil)
 	var sp apigen.Space
 	space.JSON(t, &sp)
-	channel := w.must(t, w.alex, http.MethodPost, "/api/v1/spaces/"+sp.Id.String()+"/channels", `{"name":"plans"}`, http.StatusCreated, nil)
+	channel := w.Must(t, w.Alex, http.MethodPost, "/api/v1/spaces/"+sp.Id.String()+"/channels", `{"name":"plans"}`, http.StatusCreated, nil)
 	var ch apigen.Channel
 	channel.JSON(t, &ch)
-	thread := w.must(t, w.alex, http.MethodPost, "/api/v1/channels/"+ch.Id.String()+"/threads", `{"content_md":"Dates for the launch"}`, http.StatusCreated, nil)
+	thread := w.Must(t, w.Alex, http.MethodPost, "/api/v1/channels/"+ch.Id.String()+"/threads", `{"content_md":"Dates for the launch"}`, http.StatusCreated, nil)
 	var th struct {
 		ID           uuid.UUID                  `json:"id"`
 		CreatedAt    json.RawMessage            `json:"created_at"`
 		FirstMessage map[string]json.RawMessage `json:"first_message"`
 	}
 	thread.JSON(t, &th)
-	post := w.must(t, w.alex, http.MethodPost, "/api/v1/threads/"+th.ID.String()+"/messages", `{"content_md":"Robin has them"}`, http.StatusCreated, nil)
+	post := w.Must(t, w.Alex, http.MethodPost, "/api/v1/threads/"+th.ID.String()+"/messages", `{"content_md":"Robin has them"}`, http.StatusCreated, nil)
 	var m apigen.Message
 	post.JSON(t, &m)
 
@@ -219,7 +142,7 @@ func TestTimestampsOneString(t *testing.T) {
 	}
 	byID[firstID] = "first message"
 
-	for transport, events := range map[string][]rawEvent{"REST": w.restEnvelopes(t, w.alex, from), "gateway": w.gatewayEnvelopes(t, w.alex, from)} {
+	for transport, events := range map[string][]e2etest.RawEvent{"REST": w.RestEnvelopes(t, w.Alex, from), "gateway": w.GatewayEnvelopes(t, w.Alex, from)} {
 		for _, e := range events {
 			if what, ok := byID[e.ResourceID.ID]; ok && e.Payload["created_at"] != nil {
 				seen[what] = append(seen[what], string(e.Payload["created_at"]))
@@ -229,13 +152,13 @@ func TestTimestampsOneString(t *testing.T) {
 		}
 	}
 	var spaces apigen.SpaceViewList
-	w.must(t, w.alex, http.MethodGet, "/api/v1/spaces", "", http.StatusOK, &spaces)
+	w.Must(t, w.Alex, http.MethodGet, "/api/v1/spaces", "", http.StatusOK, &spaces)
 	var channels apigen.ChannelViewList
-	w.must(t, w.alex, http.MethodGet, "/api/v1/spaces/"+sp.Id.String()+"/channels", "", http.StatusOK, &channels)
+	w.Must(t, w.Alex, http.MethodGet, "/api/v1/spaces/"+sp.Id.String()+"/channels", "", http.StatusOK, &channels)
 	var messages apigen.MessageList
-	w.must(t, w.alex, http.MethodGet, "/api/v1/threads/"+th.ID.String()+"/messages", "", http.StatusOK, &messages)
+	w.Must(t, w.Alex, http.MethodGet, "/api/v1/threads/"+th.ID.String()+"/messages", "", http.StatusOK, &messages)
 	var snap apigen.Snapshot
-	w.must(t, w.alex, http.MethodGet, "/api/v1/sync/snapshot", "", http.StatusOK, &snap)
+	w.Must(t, w.Alex, http.MethodGet, "/api/v1/sync/snapshot", "", http.StatusOK, &snap)
 	quoted := func(v time.Time) string { return strconv.Quote(v.Format(time.RFC3339Nano)) }
 	for _, s := range append(spaces.Items, snap.Spaces...) {
 		if s.Id == sp.Id {
@@ -274,24 +197,24 @@ func TestTimestampsOneString(t *testing.T) {
 // path without GET answers 405 with Allow, which names HEAD beside GET where GET exists.
 func TestHeadLikeGet(t *testing.T) {
 	t.Parallel()
-	w := newChatWorld(t, false)
+	w := e2etest.NewChatWorld(t, false)
 	for _, tc := range []struct {
 		path   string
-		as     worldActor
+		as     e2etest.Actor
 		status int
 	}{
-		{"/healthz", worldActor{}, http.StatusOK},
-		{"/readyz", worldActor{}, http.StatusOK},
-		{"/api/v1/spaces", w.alex, http.StatusOK},
-		{"/api/v1/me", w.sam, http.StatusOK},
-		{"/api/v1/sync/snapshot", w.sam, http.StatusOK},
-		{"/api/v1/threads/" + w.ticketThread.String() + "/messages", w.alex, http.StatusOK},
-		{"/api/v1/spaces", worldActor{}, http.StatusUnauthorized},
+		{"/healthz", e2etest.Actor{}, http.StatusOK},
+		{"/readyz", e2etest.Actor{}, http.StatusOK},
+		{"/api/v1/spaces", w.Alex, http.StatusOK},
+		{"/api/v1/me", w.Sam, http.StatusOK},
+		{"/api/v1/sync/snapshot", w.Sam, http.StatusOK},
+		{"/api/v1/threads/" + w.TicketThread.String() + "/messages", w.Alex, http.StatusOK},
+		{"/api/v1/spaces", e2etest.Actor{}, http.StatusUnauthorized},
 	} {
 		// Go's client asks for gzip on a GET (and undoes it, dropping Content-Length), never
 		// on a HEAD: both ask for the identity coding here (httpmw's tests cover gzip).
-		get := w.do(t, tc.as, http.MethodGet, tc.path, "", "Accept-Encoding", "identity")
-		head := w.do(t, tc.as, http.MethodHead, tc.path, "", "Accept-Encoding", "identity")
+		get := w.Do(t, tc.as, http.MethodGet, tc.path, "", "Accept-Encoding", "identity")
+		head := w.Do(t, tc.as, http.MethodHead, tc.path, "", "Accept-Encoding", "identity")
 		if get.Status != tc.status || head.Status != tc.status {
 			t.Fatalf("%s: GET %d, HEAD %d, want %d", tc.path, get.Status, head.Status, tc.status)
 		}
@@ -304,13 +227,13 @@ func TestHeadLikeGet(t *testing.T) {
 			}
 		}
 	}
-	r := w.do(t, w.alex, http.MethodPut, "/api/v1/spaces", "")
+	r := w.Do(t, w.Alex, http.MethodPut, "/api/v1/spaces", "")
 	r.RequireProblem(t, http.StatusMethodNotAllowed, "method_not_allowed")
 	if got := r.Header.Get("Allow"); got != "GET, HEAD, POST" {
 		t.Fatalf("Allow = %q, want GET, HEAD, POST", got)
 	}
 	// A path without GET has no HEAD either.
-	r = w.do(t, w.alex, http.MethodHead, "/api/v1/people", "")
+	r = w.Do(t, w.Alex, http.MethodHead, "/api/v1/people", "")
 	if r.Status != http.StatusMethodNotAllowed || r.Header.Get("Allow") != "POST" {
 		t.Fatalf("HEAD /api/v1/people = %d, Allow %q; want 405, POST", r.Status, r.Header.Get("Allow"))
 	}

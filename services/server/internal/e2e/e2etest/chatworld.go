@@ -1,4 +1,4 @@
-package wire_test
+package e2etest
 
 import (
 	"bytes"
@@ -23,115 +23,115 @@ import (
 // api/openapi.yaml and for JSON null) and read what each operation appended through
 // App.EventsAfter, never through SQL on another module's tables.
 
-// chatWorld is an App with Alex (the owner, made by the bootstrap), Sam (a person) and Robin
+// ChatWorld is an App with Alex (the owner, made by the bootstrap), Sam (a person) and Robin
 // (a person, or an agent when the test asks), all without grants until a test gives them.
 // After build it also has the spaces Support and Marketing, the channel tickets in Support and
 // campaigns in Marketing, a thread in each started by Alex, and the grants: Sam is a viewer of
 // Support and a member of Marketing; Robin holds no grant.
-type chatWorld struct {
-	apiWorld         // Alex acts as its admin
-	alex, sam, robin worldActor
+type ChatWorld struct {
+	World            // Alex acts as its admin
+	Alex, Sam, Robin Actor
 
-	support, marketing               uuid.UUID // spaces
-	tickets, campaigns               uuid.UUID // channels
-	ticketThread, campaignThread     uuid.UUID // threads started by Alex
-	ticketFirstMsg, campaignFirstMsg uuid.UUID // their first messages
-	ticketContent, campaignContent   string
+	Support, Marketing               uuid.UUID // spaces
+	Tickets, Campaigns               uuid.UUID // channels
+	TicketThread, CampaignThread     uuid.UUID // threads started by Alex
+	TicketFirstMsg, CampaignFirstMsg uuid.UUID // their first messages
+	TicketContent, CampaignContent   string
 }
 
-// newPeople wires an App with opts and makes Alex, Sam and Robin (an agent when robinAgent)
+// NewPeople wires an App with opts and makes Alex, Sam and Robin (an agent when robinAgent)
 // with a token each; nobody but Alex holds a grant.
-func newPeople(t *testing.T, robinAgent bool, opts ...wiretest.Option) *chatWorld {
+func NewPeople(t *testing.T, robinAgent bool, opts ...wiretest.Option) *ChatWorld {
 	t.Helper()
 	env := wiretest.New(t, opts...)
 	owner, err := env.App.Bootstrap(t.Context(), "Alex", "alex", "alex@example.com")
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}
-	alex := worldActor{name: "Alex", id: owner.PrincipalID, token: owner.Token.Reveal()}
-	w := &chatWorld{apiWorld: apiWorld{env: env, admin: alex}, alex: alex}
-	w.sam = w.person(t, "Sam", "sam")
+	alex := Actor{Name: "Alex", ID: owner.PrincipalID, Token: owner.Token.Reveal()}
+	w := &ChatWorld{World: World{Env: env, Admin: alex}, Alex: alex}
+	w.Sam = w.Person(t, "Sam", "sam")
 	if robinAgent {
-		w.robin = w.agent(t, "Robin", "robin")
+		w.Robin = w.Agent(t, "Robin", "robin")
 	} else {
-		w.robin = w.person(t, "Robin", "robin")
+		w.Robin = w.Person(t, "Robin", "robin")
 	}
 	return w
 }
 
-// newChatWorld is newPeople plus build.
-func newChatWorld(t *testing.T, robinAgent bool, opts ...wiretest.Option) *chatWorld {
+// NewChatWorld is NewPeople plus build.
+func NewChatWorld(t *testing.T, robinAgent bool, opts ...wiretest.Option) *ChatWorld {
 	t.Helper()
-	w := newPeople(t, robinAgent, opts...)
+	w := NewPeople(t, robinAgent, opts...)
 	w.build(t)
 	return w
 }
 
-// build creates, as Alex, the spaces, channels, threads and grants the chatWorld describes.
-func (w *chatWorld) build(t *testing.T) {
+// build creates, as Alex, the spaces, channels, threads and grants the ChatWorld describes.
+func (w *ChatWorld) build(t *testing.T) {
 	t.Helper()
-	w.support = w.space(t, "Support")
-	w.marketing = w.space(t, "Marketing")
-	w.tickets = w.channel(t, w.alex, w.support, "tickets")
-	w.campaigns = w.channel(t, w.alex, w.marketing, "campaigns")
-	w.ticketContent = "The printer on floor 2 is jammed"
-	w.campaignContent = "Spring launch at example.com"
-	th := w.thread(t, w.alex, w.tickets, w.ticketContent)
-	w.ticketThread, w.ticketFirstMsg = th.Id, th.FirstMessage.Id
-	th = w.thread(t, w.alex, w.campaigns, w.campaignContent)
-	w.campaignThread, w.campaignFirstMsg = th.Id, th.FirstMessage.Id
-	w.grant(t, w.sam, "space", w.support, "viewer")
-	w.grant(t, w.sam, "space", w.marketing, "member")
+	w.Support = w.Space(t, "Support")
+	w.Marketing = w.Space(t, "Marketing")
+	w.Tickets = w.Channel(t, w.Alex, w.Support, "tickets")
+	w.Campaigns = w.Channel(t, w.Alex, w.Marketing, "campaigns")
+	w.TicketContent = "The printer on floor 2 is jammed"
+	w.CampaignContent = "Spring launch at example.com"
+	th := w.Thread(t, w.Alex, w.Tickets, w.TicketContent)
+	w.TicketThread, w.TicketFirstMsg = th.Id, th.FirstMessage.Id
+	th = w.Thread(t, w.Alex, w.Campaigns, w.CampaignContent)
+	w.CampaignThread, w.CampaignFirstMsg = th.Id, th.FirstMessage.Id
+	w.Grant(t, w.Sam, "space", w.Support, "viewer")
+	w.Grant(t, w.Sam, "space", w.Marketing, "member")
 }
 
-// messages lists every message of the thread as a (one page of the default size).
-func (w *chatWorld) messages(t *testing.T, a worldActor, thread uuid.UUID) []apigen.Message {
+// Messages lists every message of the thread as a (one page of the default size).
+func (w *ChatWorld) Messages(t *testing.T, a Actor, thread uuid.UUID) []apigen.Message {
 	t.Helper()
 	var list apigen.MessageList
-	w.must(t, a, http.MethodGet, "/api/v1/threads/"+thread.String()+"/messages", "", http.StatusOK, &list)
+	w.Must(t, a, http.MethodGet, "/api/v1/threads/"+thread.String()+"/messages", "", http.StatusOK, &list)
 	return list.Items
 }
 
-// wantEvent is an event an operation must append, placed and addressed exactly.
-type wantEvent struct {
-	typ  string
-	kind kernel.ResourceKind
+// WantEvent is an event an operation must append, placed and addressed exactly.
+type WantEvent struct {
+	Typ  string
+	Kind kernel.ResourceKind
 	// id is the resource's id; uuid.Nil accepts any id but the nil UUID (a new grant's).
-	id                     uuid.UUID
-	space, channel, thread uuid.UUID
-	actor                  uuid.UUID
+	ID                     uuid.UUID
+	Space, Channel, Thread uuid.UUID
+	Actor                  uuid.UUID
 	// audience is the one receiver of a personal event; uuid.Nil for every other event.
-	audience uuid.UUID
+	Audience uuid.UUID
 }
 
-func (e wantEvent) String() string {
+func (e WantEvent) String() string {
 	return fmt.Sprintf("%s on %s %s (space %s, channel %s, thread %s) by %s for %s",
-		e.typ, e.kind, e.id, e.space, e.channel, e.thread, e.actor, e.audience)
+		e.Typ, e.Kind, e.ID, e.Space, e.Channel, e.Thread, e.Actor, e.Audience)
 }
 
-// expectEvents fails the test unless the events after the seq after are exactly want, in
+// ExpectEvents fails the test unless the events after the seq after are exactly want, in
 // order, each caused by the request of r (correlation id = its X-Request-Id). It returns the
 // events for checks of their payloads.
-func (w *chatWorld) expectEvents(t *testing.T, after int64, r *wiretest.Response, want ...wantEvent) []syncdomain.StoredEvent {
+func (w *ChatWorld) ExpectEvents(t *testing.T, after int64, r *wiretest.Response, want ...WantEvent) []syncdomain.StoredEvent {
 	t.Helper()
-	got := w.eventsAfter(t, after)
+	got := w.EventsAfter(t, after)
 	if len(got) != len(want) {
-		t.Fatalf("%d events appended, want %d:\n got  %s\n want %v", len(got), len(want), describe(got), want)
+		t.Fatalf("%d events appended, want %d:\n got  %s\n want %v", len(got), len(want), Describe(got), want)
 	}
 	reqID := r.Header.Get(correlation.Header)
 	for i, wi := range want {
 		e := got[i]
-		g := wantEvent{
-			typ: e.Type, kind: e.ResourceKind, id: e.ResourceID, space: e.SpaceID, channel: e.ChannelID,
-			thread: e.ThreadID, actor: e.ActorID, audience: e.AudienceID,
+		g := WantEvent{
+			Typ: e.Type, Kind: e.ResourceKind, ID: e.ResourceID, Space: e.SpaceID, Channel: e.ChannelID,
+			Thread: e.ThreadID, Actor: e.ActorID, Audience: e.AudienceID,
 		}
-		if wi.id == uuid.Nil && g.id != uuid.Nil {
-			g.id = uuid.Nil
+		if wi.ID == uuid.Nil && g.ID != uuid.Nil {
+			g.ID = uuid.Nil
 		}
 		if g != wi {
 			t.Fatalf("event %d (seq %d):\n got  %v\n want %v", i, e.Seq, g, wi)
 		}
-		if e.Personal() != (wi.audience != uuid.Nil) || (e.ReceiveAction == "") != e.Personal() {
+		if e.Personal() != (wi.Audience != uuid.Nil) || (e.ReceiveAction == "") != e.Personal() {
 			t.Fatalf("event %d %s: personal %v with receive action %q", i, e.Type, e.Personal(), e.ReceiveAction)
 		}
 		if e.CorrelationID != reqID {
@@ -141,16 +141,16 @@ func (w *chatWorld) expectEvents(t *testing.T, after int64, r *wiretest.Response
 	return got
 }
 
-// expectNone fails the test unless nothing was appended after the seq after.
-func (w *chatWorld) expectNone(t *testing.T, after int64, what string) {
+// ExpectNone fails the test unless nothing was appended after the seq after.
+func (w *ChatWorld) ExpectNone(t *testing.T, after int64, what string) {
 	t.Helper()
-	if got := w.eventsAfter(t, after); len(got) != 0 {
-		t.Fatalf("%s appended %d events, want none: %s", what, len(got), describe(got))
+	if got := w.EventsAfter(t, after); len(got) != 0 {
+		t.Fatalf("%s appended %d events, want none: %s", what, len(got), Describe(got))
 	}
 }
 
-// describe lists events by type and resource for failure messages.
-func describe(events []syncdomain.StoredEvent) string {
+// Describe lists events by type and resource for failure messages.
+func Describe(events []syncdomain.StoredEvent) string {
 	parts := make([]string, len(events))
 	for i, e := range events {
 		parts[i] = fmt.Sprintf("%d:%s(%s %s)", e.Seq, e.Type, e.ResourceKind, e.ResourceID)
@@ -158,8 +158,8 @@ func describe(events []syncdomain.StoredEvent) string {
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
-// payloadOf decodes an event's payload.
-func payloadOf(t *testing.T, e syncdomain.StoredEvent) map[string]any {
+// PayloadOf decodes an event's payload.
+func PayloadOf(t *testing.T, e syncdomain.StoredEvent) map[string]any {
 	t.Helper()
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(e.Payload))
@@ -170,11 +170,11 @@ func payloadOf(t *testing.T, e syncdomain.StoredEvent) map[string]any {
 	return m
 }
 
-// requirePayload fails the test unless the payload has exactly the members of want (values
+// RequirePayload fails the test unless the payload has exactly the members of want (values
 // compared in their JSON form: strings, json.Number, []any of strings and so on).
-func requirePayload(t *testing.T, e syncdomain.StoredEvent, want map[string]any) {
+func RequirePayload(t *testing.T, e syncdomain.StoredEvent, want map[string]any) {
 	t.Helper()
-	got := payloadOf(t, e)
+	got := PayloadOf(t, e)
 	gotJSON, err := json.Marshal(got)
 	if err != nil {
 		t.Fatal(err)
@@ -188,8 +188,8 @@ func requirePayload(t *testing.T, e syncdomain.StoredEvent, want map[string]any)
 	}
 }
 
-// idStrings renders ids as the JSON strings a payload holds, in the given order.
-func idStrings(list ...uuid.UUID) []any {
+// IDStrings renders ids as the JSON strings a payload holds, in the given order.
+func IDStrings(list ...uuid.UUID) []any {
 	out := make([]any, len(list))
 	for i, id := range list {
 		out[i] = id.String()
@@ -197,56 +197,56 @@ func idStrings(list ...uuid.UUID) []any {
 	return out
 }
 
-// sortedIDs returns the ids in byte order, the order of a direct message's participants.
-func sortedIDs(list ...uuid.UUID) []uuid.UUID {
+// SortedIDs returns the ids in byte order, the order of a direct message's participants.
+func SortedIDs(list ...uuid.UUID) []uuid.UUID {
 	out := slices.Clone(list)
 	slices.SortFunc(out, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
 	return out
 }
 
-// refusal is a request that must be refused with status and code, naming fields when the
+// Refusal is a request that must be refused with status and code, naming fields when the
 // code is validation_failed, and append nothing.
-type refusal struct {
-	name         string
-	as           worldActor
-	method, path string
-	body         string
-	header       []string // name, value, ...
-	status       int
-	code         string
-	fields       []string // the fields a validation_failed names, in any order
+type Refusal struct {
+	Name         string
+	As           Actor
+	Method, Path string
+	Body         string
+	Header       []string // name, value, ...
+	Status       int
+	Code         string
+	Fields       []string // the fields a validation_failed names, in any order
 }
 
 // Statuses and codes of the refusals.
 const (
-	invalid   = "validation_failed"
-	forbidden = "forbidden"
-	notFound  = "not_found"
-	conflict  = "conflict"
+	Invalid   = "validation_failed"
+	Forbidden = "forbidden"
+	NotFound  = "not_found"
+	Conflict  = "conflict"
 )
 
-// refuse sends each refusal in turn and fails the test unless it is refused as described
+// Refuse sends each refusal in turn and fails the test unless it is refused as described
 // and the log's head did not move.
-func (w *chatWorld) refuse(t *testing.T, cases ...refusal) {
+func (w *ChatWorld) Refuse(t *testing.T, cases ...Refusal) {
 	t.Helper()
 	for _, c := range cases {
-		h := w.head(t)
-		r := w.do(t, c.as, c.method, c.path, c.body, c.header...)
-		if r.Status != c.status {
-			t.Fatalf("%s: %s %s as %s = %d, want %d; body %s", c.name, c.method, c.path, c.as.name, r.Status, c.status, r.Body)
+		h := w.Head(t)
+		r := w.Do(t, c.As, c.Method, c.Path, c.Body, c.Header...)
+		if r.Status != c.Status {
+			t.Fatalf("%s: %s %s as %s = %d, want %d; body %s", c.Name, c.Method, c.Path, c.As.Name, r.Status, c.Status, r.Body)
 		}
-		p := r.RequireProblem(t, c.status, c.code)
-		if c.code == invalid {
+		p := r.RequireProblem(t, c.Status, c.Code)
+		if c.Code == Invalid {
 			var got []string
 			for _, f := range p.Errors {
 				got = append(got, f.Field)
 			}
 			slices.Sort(got)
-			want := slices.Sorted(slices.Values(c.fields))
+			want := slices.Sorted(slices.Values(c.Fields))
 			if !slices.Equal(got, want) {
-				t.Fatalf("%s: the problem names %v, want %v; body %s", c.name, got, want, r.Body)
+				t.Fatalf("%s: the problem names %v, want %v; body %s", c.Name, got, want, r.Body)
 			}
 		}
-		w.expectNone(t, h, c.name)
+		w.ExpectNone(t, h, c.Name)
 	}
 }

@@ -1,4 +1,4 @@
-package wire_test
+package e2etest
 
 import (
 	"bytes"
@@ -39,22 +39,22 @@ type operationRegister struct {
 	Operations []registerOp `yaml:"operations"`
 }
 
-// apiOperation is an enabled operation of the register with where the OpenAPI
+// APIOperation is an enabled operation of the register with where the OpenAPI
 // document serves it.
-type apiOperation struct {
+type APIOperation struct {
 	registerOp
-	method string
-	path   string // the OpenAPI path, e.g. /api/v1/principals/{principal_id}/tokens
-	item   *openapi3.PathItem
-	op     *openapi3.Operation
+	Method string
+	Path   string // the OpenAPI path, e.g. /api/v1/principals/{principal_id}/tokens
+	Item   *openapi3.PathItem
+	Op     *openapi3.Operation
 }
 
-// enabledOperations reads api/operations.yaml and returns its enabled
+// EnabledOperations reads api/operations.yaml and returns its enabled
 // operations, each matched to its method and path in api/openapi.yaml, in
 // register order. It fails the test when an enabled operation is missing
 // from the document or the document has an operation the register does not
 // enable.
-func enabledOperations(t *testing.T) []apiOperation {
+func EnabledOperations(t *testing.T) []APIOperation {
 	t.Helper()
 	root, err := wiretest.RepoRoot()
 	if err != nil {
@@ -85,7 +85,7 @@ func enabledOperations(t *testing.T) []apiOperation {
 			inDoc[op.OperationID] = located{method: method, path: path, item: item, op: op}
 		}
 	}
-	var out []apiOperation
+	var out []APIOperation
 	for _, o := range reg.Operations {
 		if o.Status != "enabled" {
 			continue
@@ -95,7 +95,7 @@ func enabledOperations(t *testing.T) []apiOperation {
 			t.Fatalf("operation %s is enabled in api/operations.yaml but absent from api/openapi.yaml", o.ID)
 		}
 		delete(inDoc, o.ID)
-		out = append(out, apiOperation{registerOp: o, method: l.method, path: l.path, item: l.item, op: l.op})
+		out = append(out, APIOperation{registerOp: o, Method: l.method, Path: l.path, Item: l.item, Op: l.op})
 	}
 	if len(inDoc) > 0 {
 		ids := make([]string, 0, len(inDoc))
@@ -115,12 +115,12 @@ func enabledOperations(t *testing.T) []apiOperation {
 var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
 
 // parameters returns the operation's parameters, the path item's first.
-func (o apiOperation) parameters() openapi3.Parameters {
-	return append(slices.Clone(o.item.Parameters), o.op.Parameters...)
+func (o APIOperation) parameters() openapi3.Parameters {
+	return append(slices.Clone(o.Item.Parameters), o.Op.Parameters...)
 }
 
 // parameter returns the parameter called name in location in.
-func (o apiOperation) parameter(in, name string) *openapi3.Parameter {
+func (o APIOperation) parameter(in, name string) *openapi3.Parameter {
 	for _, p := range o.parameters() {
 		if p.Value != nil && p.Value.In == in && p.Value.Name == name {
 			return p.Value
@@ -129,13 +129,13 @@ func (o apiOperation) parameter(in, name string) *openapi3.Parameter {
 	return nil
 }
 
-// target builds a concrete request target for the operation: every path
+// Target builds a concrete request target for the operation: every path
 // parameter filled from its schema (a fresh random UUID for a uuid) and every
 // required query parameter given a valid value. ids receives the UUIDs put in
 // the path, by parameter name.
-func (o apiOperation) target(t *testing.T, ids map[string]uuid.UUID) string {
+func (o APIOperation) Target(t *testing.T, ids map[string]uuid.UUID) string {
 	t.Helper()
-	path := pathParam.ReplaceAllStringFunc(o.path, func(seg string) string {
+	path := pathParam.ReplaceAllStringFunc(o.Path, func(seg string) string {
 		name := seg[1 : len(seg)-1]
 		p := o.parameter(openapi3.ParameterInPath, name)
 		if p == nil {
@@ -249,12 +249,12 @@ func sampleValue(ref *openapi3.SchemaRef, depth int) any {
 
 // body returns a JSON request body for the operation (nil when it takes
 // none), built from its schema with override's members on top.
-func (o apiOperation) body(t *testing.T, override map[string]any) io.Reader {
+func (o APIOperation) body(t *testing.T, override map[string]any) io.Reader {
 	t.Helper()
-	if o.op.RequestBody == nil || o.op.RequestBody.Value == nil {
+	if o.Op.RequestBody == nil || o.Op.RequestBody.Value == nil {
 		return nil
 	}
-	mt := o.op.RequestBody.Value.Content.Get("application/json")
+	mt := o.Op.RequestBody.Value.Content.Get("application/json")
 	if mt == nil {
 		t.Fatalf("%s: request body is not application/json", o.ID)
 	}
@@ -271,11 +271,11 @@ func (o apiOperation) body(t *testing.T, override map[string]any) io.Reader {
 	return bytes.NewReader(raw)
 }
 
-// request builds a request for the operation with a bearer token
+// Request builds a request for the operation with a bearer token
 // (authorization is the whole header value; "" sends none).
-func (o apiOperation) request(t *testing.T, c *wiretest.Client, authorization string, ids map[string]uuid.UUID, override map[string]any) *http.Request {
+func (o APIOperation) Request(t *testing.T, c *wiretest.Client, authorization string, ids map[string]uuid.UUID, override map[string]any) *http.Request {
 	t.Helper()
-	req := c.NewRequest(strings.ToUpper(o.method), o.target(t, ids), o.body(t, override))
+	req := c.NewRequest(strings.ToUpper(o.Method), o.Target(t, ids), o.body(t, override))
 	if req.Body != nil && req.Body != http.NoBody {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -1,4 +1,4 @@
-package wire_test
+package e2etest
 
 import (
 	"bytes"
@@ -25,86 +25,86 @@ import (
 // reading rule holds. What the log holds is read through App.EventsAfter and the counters
 // through App.Versions, never through SQL on another module's tables.
 
-// syncCacheControl is the Cache-Control of every listEvents and getSnapshot answer (spec 03).
-const syncCacheControl = "private, no-store"
+// SyncCacheControl is the Cache-Control of every ListEvents and getSnapshot answer (spec 03).
+const SyncCacheControl = "private, no-store"
 
-// syncWorld is an App with the owner (made by the bootstrap), Alex, Sam and Robin. After
+// SyncWorld is an App with the owner (made by the bootstrap), Alex, Sam and Robin. After
 // build it also has the spaces Support and Marketing, the channels tickets (Support) and
 // campaigns (Marketing), a thread in each started by the owner, and the grants: Alex is a
 // member of Support, Sam a member of Support and of Marketing; Robin holds no grant.
-type syncWorld struct {
-	apiWorld                // the owner acts as its admin
-	owner, alex, sam, robin worldActor
+type SyncWorld struct {
+	World                   // the owner acts as its admin
+	Owner, Alex, Sam, Robin Actor
 
-	support, marketing             uuid.UUID // spaces
-	tickets, campaigns             uuid.UUID // channels
-	ticketThread, campaignThread   uuid.UUID // threads started by the owner
-	alexSupport, samSupport, samMk uuid.UUID // the grants of build
+	Support, Marketing             uuid.UUID // spaces
+	Tickets, Campaigns             uuid.UUID // channels
+	TicketThread, CampaignThread   uuid.UUID // threads started by the owner
+	AlexSupport, SamSupport, SamMk uuid.UUID // the grants of build
 }
 
-// newSyncPeople wires an App with opts and makes the owner, Alex, Sam and Robin, each with a
+// NewSyncPeople wires an App with opts and makes the owner, Alex, Sam and Robin, each with a
 // token; nobody but the owner holds a grant.
-func newSyncPeople(t *testing.T, opts ...wiretest.Option) *syncWorld {
+func NewSyncPeople(t *testing.T, opts ...wiretest.Option) *SyncWorld {
 	t.Helper()
 	env := wiretest.New(t, opts...)
 	owner, err := env.App.Bootstrap(t.Context(), "Owner", "owner", "owner@example.com")
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}
-	admin := worldActor{name: "Owner", id: owner.PrincipalID, token: owner.Token.Reveal()}
-	w := &syncWorld{apiWorld: apiWorld{env: env, admin: admin}, owner: admin}
-	w.alex = w.person(t, "Alex", "alex")
-	w.sam = w.person(t, "Sam", "sam")
-	w.robin = w.person(t, "Robin", "robin")
+	admin := Actor{Name: "Owner", ID: owner.PrincipalID, Token: owner.Token.Reveal()}
+	w := &SyncWorld{World: World{Env: env, Admin: admin}, Owner: admin}
+	w.Alex = w.Person(t, "Alex", "alex")
+	w.Sam = w.Person(t, "Sam", "sam")
+	w.Robin = w.Person(t, "Robin", "robin")
 	return w
 }
 
-// newSyncWorld is newSyncPeople plus build.
-func newSyncWorld(t *testing.T, opts ...wiretest.Option) *syncWorld {
+// NewSyncWorld is NewSyncPeople plus build.
+func NewSyncWorld(t *testing.T, opts ...wiretest.Option) *SyncWorld {
 	t.Helper()
-	w := newSyncPeople(t, opts...)
+	w := NewSyncPeople(t, opts...)
 	w.build(t)
 	return w
 }
 
-// build creates, as the owner, the spaces, channels, threads and grants syncWorld describes.
-func (w *syncWorld) build(t *testing.T) {
+// build creates, as the owner, the spaces, channels, threads and grants SyncWorld describes.
+func (w *SyncWorld) build(t *testing.T) {
 	t.Helper()
-	w.support = w.space(t, "Support")
-	w.marketing = w.space(t, "Marketing")
-	w.tickets = w.channel(t, w.owner, w.support, "tickets")
-	w.campaigns = w.channel(t, w.owner, w.marketing, "campaigns")
-	w.ticketThread = w.thread(t, w.owner, w.tickets, "The printer on floor 2 is jammed").Id
-	w.campaignThread = w.thread(t, w.owner, w.campaigns, "Spring launch at example.com").Id
-	w.alexSupport = w.grant(t, w.alex, "space", w.support, "member")
-	w.samSupport = w.grant(t, w.sam, "space", w.support, "member")
-	w.samMk = w.grant(t, w.sam, "space", w.marketing, "member")
+	w.Support = w.Space(t, "Support")
+	w.Marketing = w.Space(t, "Marketing")
+	w.Tickets = w.Channel(t, w.Owner, w.Support, "tickets")
+	w.Campaigns = w.Channel(t, w.Owner, w.Marketing, "campaigns")
+	w.TicketThread = w.Thread(t, w.Owner, w.Tickets, "The printer on floor 2 is jammed").Id
+	w.CampaignThread = w.Thread(t, w.Owner, w.Campaigns, "Spring launch at example.com").Id
+	w.AlexSupport = w.Grant(t, w.Alex, "space", w.Support, "member")
+	w.SamSupport = w.Grant(t, w.Sam, "space", w.Support, "member")
+	w.SamMk = w.Grant(t, w.Sam, "space", w.Marketing, "member")
 }
 
-// dm opens the direct message of a and the others as a.
-func (w *syncWorld) dm(t *testing.T, a worldActor, others ...worldActor) uuid.UUID {
+// DM opens the direct message of a and the others as a.
+func (w *SyncWorld) DM(t *testing.T, a Actor, others ...Actor) uuid.UUID {
 	t.Helper()
 	ids := make([]string, len(others))
 	for i, o := range others {
-		ids[i] = strconv.Quote(o.id.String())
+		ids[i] = strconv.Quote(o.ID.String())
 	}
-	r := w.do(t, a, http.MethodPost, "/api/v1/dms", `{"participant_ids":[`+strings.Join(ids, ",")+`]}`)
+	r := w.Do(t, a, http.MethodPost, "/api/v1/dms", `{"participant_ids":[`+strings.Join(ids, ",")+`]}`)
 	if r.Status != http.StatusCreated && r.Status != http.StatusOK {
-		t.Fatalf("createDirectMessage as %s = %d; body %s", a.name, r.Status, r.Body)
+		t.Fatalf("createDirectMessage as %s = %d; body %s", a.Name, r.Status, r.Body)
 	}
 	var ch apigen.Channel
 	r.JSON(t, &ch)
 	return ch.Id
 }
 
-// readTo sets a's read state of the thread.
-func (w *syncWorld) readTo(t *testing.T, a worldActor, thread uuid.UUID, seq int64) {
+// ReadTo sets a's read state of the thread.
+func (w *SyncWorld) ReadTo(t *testing.T, a Actor, thread uuid.UUID, seq int64) {
 	t.Helper()
-	w.must(t, a, http.MethodPut, "/api/v1/threads/"+thread.String()+"/read-state", fmt.Sprintf(`{"last_read_seq":%d}`, seq), http.StatusOK, nil)
+	w.Must(t, a, http.MethodPut, "/api/v1/threads/"+thread.String()+"/read-state", fmt.Sprintf(`{"last_read_seq":%d}`, seq), http.StatusOK, nil)
 }
 
-// cuEvent is one envelope of a listEvents page.
-type cuEvent struct {
+// CatchUpEvent is one envelope of a ListEvents page.
+type CatchUpEvent struct {
 	Seq        int64     `json:"seq"`
 	ID         uuid.UUID `json:"id"`
 	Type       string    `json:"type"`
@@ -128,17 +128,17 @@ type cuEvent struct {
 	TraceContext  json.RawMessage `json:"trace_context"`
 }
 
-// cuPage is a listEvents page.
-type cuPage struct {
-	Events     []cuEvent `json:"events"`
-	NextCursor int64     `json:"next_cursor"`
-	HeadSeq    int64     `json:"head_seq"`
-	SyncEpoch  uuid.UUID `json:"sync_epoch"`
-	OldestSeq  int64     `json:"oldest_seq"`
+// CatchUpPage is a ListEvents page.
+type CatchUpPage struct {
+	Events     []CatchUpEvent `json:"events"`
+	NextCursor int64          `json:"next_cursor"`
+	HeadSeq    int64          `json:"head_seq"`
+	SyncEpoch  uuid.UUID      `json:"sync_epoch"`
+	OldestSeq  int64          `json:"oldest_seq"`
 }
 
-// eventsPath is the listEvents path with its parameters; limit 0 and epoch "" leave them out.
-func eventsPath(after int64, limit int, epoch string) string {
+// EventsPath is the ListEvents path with its parameters; limit 0 and epoch "" leave them out.
+func EventsPath(after int64, limit int, epoch string) string {
 	q := url.Values{"after": {strconv.FormatInt(after, 10)}}
 	if limit != 0 {
 		q.Set("limit", strconv.Itoa(limit))
@@ -149,69 +149,69 @@ func eventsPath(after int64, limit int, epoch string) string {
 	return "/api/v1/events?" + q.Encode()
 }
 
-// listEvents sends listEvents as a and returns the answer after checking what every answer of
+// ListEvents sends ListEvents as a and returns the answer after checking what every answer of
 // it carries: Cache-Control private, no-store.
-func (w *syncWorld) listEvents(t *testing.T, a worldActor, after int64, limit int, epoch string) *wiretest.Response {
+func (w *SyncWorld) ListEvents(t *testing.T, a Actor, after int64, limit int, epoch string) *wiretest.Response {
 	t.Helper()
-	r := w.do(t, a, http.MethodGet, eventsPath(after, limit, epoch), "")
+	r := w.Do(t, a, http.MethodGet, EventsPath(after, limit, epoch), "")
 	if r.Status != http.StatusBadRequest && r.Status != http.StatusUnauthorized && r.Status != http.StatusForbidden {
-		if cc := r.Header.Get("Cache-Control"); cc != syncCacheControl {
-			t.Fatalf("listEvents as %s -> %d has Cache-Control %q, want %q", a.name, r.Status, cc, syncCacheControl)
+		if cc := r.Header.Get("Cache-Control"); cc != SyncCacheControl {
+			t.Fatalf("listEvents as %s -> %d has Cache-Control %q, want %q", a.Name, r.Status, cc, SyncCacheControl)
 		}
 	}
 	return r
 }
 
-// page reads one page as a and checks it: 200, every member present (oldest_seq included),
+// Page reads one page as a and checks it: 200, every member present (oldest_seq included),
 // events in seq order within (after, next_cursor], next_cursor between after and head_seq, a
 // page of limit events ending at its last event, and no member the envelope never carries.
-func (w *syncWorld) page(t *testing.T, a worldActor, after int64, limit int) cuPage {
+func (w *SyncWorld) Page(t *testing.T, a Actor, after int64, limit int) CatchUpPage {
 	t.Helper()
-	r := w.listEvents(t, a, after, limit, "")
+	r := w.ListEvents(t, a, after, limit, "")
 	if r.Status != http.StatusOK {
-		t.Fatalf("listEvents(after %d, limit %d) as %s = %d; body %s", after, limit, a.name, r.Status, r.Body)
+		t.Fatalf("listEvents(after %d, limit %d) as %s = %d; body %s", after, limit, a.Name, r.Status, r.Body)
 	}
 	var members map[string]json.RawMessage
 	r.JSON(t, &members)
 	for _, m := range []string{"events", "next_cursor", "head_seq", "sync_epoch", "oldest_seq"} {
 		if _, ok := members[m]; !ok {
-			t.Fatalf("listEvents page as %s lacks %s: %s", a.name, m, r.Body)
+			t.Fatalf("listEvents page as %s lacks %s: %s", a.Name, m, r.Body)
 		}
 	}
-	var p cuPage
+	var p CatchUpPage
 	r.JSON(t, &p)
 	last := after
 	for _, e := range p.Events {
 		if e.Seq <= last || e.Seq > p.NextCursor {
-			t.Fatalf("page after %d as %s: event seq %d out of order or beyond next_cursor %d", after, a.name, e.Seq, p.NextCursor)
+			t.Fatalf("page after %d as %s: event seq %d out of order or beyond next_cursor %d", after, a.Name, e.Seq, p.NextCursor)
 		}
 		last = e.Seq
 	}
 	if p.NextCursor < after || p.NextCursor > p.HeadSeq {
-		t.Fatalf("page after %d as %s: next_cursor %d outside [%d, head_seq %d]", after, a.name, p.NextCursor, after, p.HeadSeq)
+		t.Fatalf("page after %d as %s: next_cursor %d outside [%d, head_seq %d]", after, a.Name, p.NextCursor, after, p.HeadSeq)
 	}
 	if limit > 0 && len(p.Events) == limit && p.NextCursor != p.Events[len(p.Events)-1].Seq {
-		t.Fatalf("a full page (limit %d) as %s ends at next_cursor %d, want its last event's seq %d", limit, a.name, p.NextCursor, p.Events[len(p.Events)-1].Seq)
+		t.Fatalf("a full page (limit %d) as %s ends at next_cursor %d, want its last event's seq %d", limit, a.Name, p.NextCursor, p.Events[len(p.Events)-1].Seq)
 	}
 	if p.OldestSeq < 0 || p.OldestSeq > after {
-		t.Fatalf("page after %d as %s: oldest_seq %d, want 0 to after", after, a.name, p.OldestSeq)
+		t.Fatalf("page after %d as %s: oldest_seq %d, want 0 to after", after, a.Name, p.OldestSeq)
 	}
 	return p
 }
 
-// catchUp pages as a from after with the limit until next_cursor equals head_seq and returns
+// CatchUp pages as a from after with the limit until next_cursor equals head_seq and returns
 // every event delivered and the final cursor; it fails on a duplicate, on a cursor that goes
 // back, on a change of epoch, and on more pages than the log could need.
-func (w *syncWorld) catchUp(t *testing.T, a worldActor, after int64, limit int) ([]cuEvent, int64) {
+func (w *SyncWorld) CatchUp(t *testing.T, a Actor, after int64, limit int) ([]CatchUpEvent, int64) {
 	t.Helper()
-	var out []cuEvent
+	var out []CatchUpEvent
 	seen := map[uuid.UUID]bool{}
 	var epoch uuid.UUID
 	for pages := 0; ; pages++ {
 		if pages > 100000 {
-			t.Fatalf("catch-up as %s did not reach the head after %d pages", a.name, pages)
+			t.Fatalf("catch-up as %s did not reach the head after %d pages", a.Name, pages)
 		}
-		p := w.page(t, a, after, limit)
+		p := w.Page(t, a, after, limit)
 		if epoch == uuid.Nil {
 			epoch = p.SyncEpoch
 		} else if p.SyncEpoch != epoch {
@@ -219,7 +219,7 @@ func (w *syncWorld) catchUp(t *testing.T, a worldActor, after int64, limit int) 
 		}
 		for _, e := range p.Events {
 			if seen[e.ID] {
-				t.Fatalf("event %s (seq %d) delivered twice to %s", e.ID, e.Seq, a.name)
+				t.Fatalf("event %s (seq %d) delivered twice to %s", e.ID, e.Seq, a.Name)
 			}
 			seen[e.ID] = true
 		}
@@ -228,14 +228,14 @@ func (w *syncWorld) catchUp(t *testing.T, a worldActor, after int64, limit int) 
 			return out, p.NextCursor
 		}
 		if p.NextCursor == after && len(p.Events) == 0 {
-			t.Fatalf("catch-up as %s is stuck at %d below head %d", a.name, after, p.HeadSeq)
+			t.Fatalf("catch-up as %s is stuck at %d below head %d", a.Name, after, p.HeadSeq)
 		}
 		after = p.NextCursor
 	}
 }
 
-// cuSeqs lists the seqs of envelopes.
-func cuSeqs(events []cuEvent) []int64 {
+// CatchUpSeqs lists the seqs of envelopes.
+func CatchUpSeqs(events []CatchUpEvent) []int64 {
 	out := make([]int64, len(events))
 	for i, e := range events {
 		out[i] = e.Seq
@@ -243,9 +243,9 @@ func cuSeqs(events []cuEvent) []int64 {
 	return out
 }
 
-// storedWhere returns the stored events keep accepts, in order.
-// storedSeqs lists the seqs of stored events.
-func storedSeqs(events []syncdomain.StoredEvent) []int64 {
+// StoredWhere returns the stored events keep accepts, in order.
+// StoredSeqs lists the seqs of stored events.
+func StoredSeqs(events []syncdomain.StoredEvent) []int64 {
 	out := make([]int64, len(events))
 	for i, e := range events {
 		out[i] = e.Seq
@@ -253,16 +253,16 @@ func storedSeqs(events []syncdomain.StoredEvent) []int64 {
 	return out
 }
 
-// sharedAfter is eventsAfter without the personal events, each of which reaches its owner
+// SharedAfter is EventsAfter without the personal events, each of which reaches its owner
 // only: what a reader of everything receives who wrote none of them. Every post appends its
 // author's own read state too (spec 05a, own posts are read), so the owner's posts leave one
 // personal event each in the log.
-func (w *apiWorld) sharedAfter(t *testing.T, after int64) []syncdomain.StoredEvent {
+func (w *World) SharedAfter(t *testing.T, after int64) []syncdomain.StoredEvent {
 	t.Helper()
-	return storedWhere(w.eventsAfter(t, after), func(e syncdomain.StoredEvent) bool { return !e.Personal() })
+	return StoredWhere(w.EventsAfter(t, after), func(e syncdomain.StoredEvent) bool { return !e.Personal() })
 }
 
-func storedWhere(events []syncdomain.StoredEvent, keep func(syncdomain.StoredEvent) bool) []syncdomain.StoredEvent {
+func StoredWhere(events []syncdomain.StoredEvent, keep func(syncdomain.StoredEvent) bool) []syncdomain.StoredEvent {
 	var out []syncdomain.StoredEvent
 	for _, e := range events {
 		if keep(e) {
@@ -272,8 +272,8 @@ func storedWhere(events []syncdomain.StoredEvent, keep func(syncdomain.StoredEve
 	return out
 }
 
-// describeEnvelopes lists envelopes by seq and type for failure messages.
-func describeEnvelopes(events []cuEvent) string {
+// DescribeEnvelopes lists envelopes by seq and type for failure messages.
+func DescribeEnvelopes(events []CatchUpEvent) string {
 	parts := make([]string, len(events))
 	for i, e := range events {
 		parts[i] = fmt.Sprintf("%d:%s(%s)", e.Seq, e.Type, e.Resource.ID)
@@ -281,18 +281,18 @@ func describeEnvelopes(events []cuEvent) string {
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
-// requireSameEvents fails unless the envelopes are exactly the stored events, in order, each
+// RequireSameEvents fails unless the envelopes are exactly the stored events, in order, each
 // with the stored id, type, resource and payload (byte for byte, as the log printed it).
-func requireSameEvents(t *testing.T, who string, got []cuEvent, want []syncdomain.StoredEvent) {
+func RequireSameEvents(t *testing.T, who string, got []CatchUpEvent, want []syncdomain.StoredEvent) {
 	t.Helper()
 	if len(got) != len(want) {
-		t.Fatalf("%s received %d events, want %d:\n got  %s\n want %s", who, len(got), len(want), describeEnvelopes(got), describe(want))
+		t.Fatalf("%s received %d events, want %d:\n got  %s\n want %s", who, len(got), len(want), DescribeEnvelopes(got), Describe(want))
 	}
 	for i, g := range got {
 		e := want[i]
 		if g.Seq != e.Seq || g.ID != e.ID || g.Type != e.Type || g.Resource.ID != e.ResourceID || kernel.ResourceKind(g.Resource.Kind) != e.ResourceKind {
 			t.Fatalf("%s: event %d is %d %s %s %s, want %d %s %s %s:\n got  %s\n want %s", who, i, g.Seq, g.ID, g.Type, g.Resource.ID,
-				e.Seq, e.ID, e.Type, e.ResourceID, describeEnvelopes(got), describe(want))
+				e.Seq, e.ID, e.Type, e.ResourceID, DescribeEnvelopes(got), Describe(want))
 		}
 		if !bytes.Equal(g.Payload, e.Payload) {
 			t.Fatalf("%s: event %d %s payload %s, want the stored %s", who, g.Seq, g.Type, g.Payload, e.Payload)
@@ -303,17 +303,17 @@ func requireSameEvents(t *testing.T, who string, got []cuEvent, want []syncdomai
 	}
 }
 
-// snapshot loads a's snapshot, checking its Cache-Control and ETag, and returns it with the
+// Snapshot loads a's snapshot, checking its Cache-Control and ETag, and returns it with the
 // answer.
-func (w *syncWorld) snapshot(t *testing.T, a worldActor) (apigen.Snapshot, *wiretest.Response) {
+func (w *SyncWorld) Snapshot(t *testing.T, a Actor) (apigen.Snapshot, *wiretest.Response) {
 	t.Helper()
 	var s apigen.Snapshot
-	r := w.must(t, a, http.MethodGet, "/api/v1/sync/snapshot", "", http.StatusOK, &s)
-	if cc := r.Header.Get("Cache-Control"); cc != syncCacheControl {
-		t.Fatalf("getSnapshot as %s has Cache-Control %q, want %q", a.name, cc, syncCacheControl)
+	r := w.Must(t, a, http.MethodGet, "/api/v1/sync/snapshot", "", http.StatusOK, &s)
+	if cc := r.Header.Get("Cache-Control"); cc != SyncCacheControl {
+		t.Fatalf("getSnapshot as %s has Cache-Control %q, want %q", a.Name, cc, SyncCacheControl)
 	}
 	if tag := r.Header.Get("ETag"); len(tag) < 3 || !strings.HasPrefix(tag, `"`) || !strings.HasSuffix(tag, `"`) {
-		t.Fatalf("getSnapshot as %s has ETag %q, want a strong quoted tag", a.name, tag)
+		t.Fatalf("getSnapshot as %s has ETag %q, want a strong quoted tag", a.Name, tag)
 	}
 	return s, r
 }

@@ -1,4 +1,4 @@
-package wire_test
+package edge
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/wire/wiretest"
 )
 
@@ -70,11 +71,11 @@ func (r rawResponse) decoded(t *testing.T) []byte {
 // that asked for gzip on the upgrade.
 func TestResponseCompression(t *testing.T) {
 	t.Parallel()
-	w := gatewayWorld(t)
-	base := w.env.Server.URL
+	w := e2etest.GatewayWorld(t)
+	base := w.Env.Server.URL
 	for _, path := range []string{"/api/v1/sync/snapshot", "/api/v1/events?after=0"} {
-		plain := getRaw(t, base, w.sam.token, path, "Accept-Encoding", "identity")
-		gz := getRaw(t, base, w.sam.token, path, "Accept-Encoding", "gzip")
+		plain := getRaw(t, base, w.Sam.Token, path, "Accept-Encoding", "identity")
+		gz := getRaw(t, base, w.Sam.Token, path, "Accept-Encoding", "gzip")
 		if plain.status != http.StatusOK || gz.status != http.StatusOK {
 			t.Fatalf("%s: status %d and %d", path, plain.status, gz.status)
 		}
@@ -89,7 +90,7 @@ func TestResponseCompression(t *testing.T) {
 			t.Fatalf("%s: the gzipped answer decompresses to other bytes", path)
 		}
 		for _, r := range []rawResponse{plain, gz} {
-			if r.header.Get("Cache-Control") != syncCacheControl || r.header.Get("X-Request-Id") == "" ||
+			if r.header.Get("Cache-Control") != e2etest.SyncCacheControl || r.header.Get("X-Request-Id") == "" ||
 				!strings.Contains(r.header.Get("Vary"), "Accept-Encoding") || r.header.Get("Content-Type") != "application/json" {
 				t.Fatalf("%s: headers %v", path, r.header)
 			}
@@ -103,14 +104,14 @@ func TestResponseCompression(t *testing.T) {
 		}
 	}
 
-	snap := getRaw(t, base, w.sam.token, "/api/v1/sync/snapshot", "Accept-Encoding", "gzip")
+	snap := getRaw(t, base, w.Sam.Token, "/api/v1/sync/snapshot", "Accept-Encoding", "gzip")
 	tag := snap.header.Get("ETag")
-	if plain := getRaw(t, base, w.sam.token, "/api/v1/sync/snapshot"); tag == "" || plain.header.Get("ETag") != tag {
+	if plain := getRaw(t, base, w.Sam.Token, "/api/v1/sync/snapshot"); tag == "" || plain.header.Get("ETag") != tag {
 		t.Fatalf("ETag %q gzipped, %q not", tag, plain.header.Get("ETag"))
 	}
-	notModified := getRaw(t, base, w.sam.token, "/api/v1/sync/snapshot", "Accept-Encoding", "gzip", "If-None-Match", tag)
+	notModified := getRaw(t, base, w.Sam.Token, "/api/v1/sync/snapshot", "Accept-Encoding", "gzip", "If-None-Match", tag)
 	if notModified.status != http.StatusNotModified || len(notModified.body) != 0 || notModified.header.Get("ETag") != tag ||
-		notModified.header.Get("Content-Encoding") != "" || notModified.header.Get("Cache-Control") != syncCacheControl {
+		notModified.header.Get("Content-Encoding") != "" || notModified.header.Get("Cache-Control") != e2etest.SyncCacheControl {
 		t.Fatalf("If-None-Match: %d, headers %v, %d bytes", notModified.status, notModified.header, len(notModified.body))
 	}
 
@@ -120,13 +121,13 @@ func TestResponseCompression(t *testing.T) {
 		t.Fatalf("a short problem: %d, headers %v, body %s", unauthenticated.status, unauthenticated.header, unauthenticated.body)
 	}
 
-	c, refused, err := dialGateway(t, base, w.sam.token, "Accept-Encoding", "gzip")
+	c, refused, err := e2etest.DialGateway(t, base, w.Sam.Token, "Accept-Encoding", "gzip")
 	if err != nil {
-		t.Fatalf("dial the gateway asking for gzip: %v (status %d)", err, refused.status)
+		t.Fatalf("dial the gateway asking for gzip: %v (status %d)", err, refused.Status)
 	}
-	c.send(`{"op":"hello"}`)
-	ready := c.expect("ready")
-	rest := getRaw(t, base, w.sam.token, "/api/v1/sync/snapshot", "Accept-Encoding", "gzip")
+	c.Send(`{"op":"hello"}`)
+	ready := c.Expect("ready")
+	rest := getRaw(t, base, w.Sam.Token, "/api/v1/sync/snapshot", "Accept-Encoding", "gzip")
 	if got, want := []byte(ready.Snapshot), bytes.TrimSuffix(rest.decoded(t), []byte("\n")); !bytes.Equal(got, want) {
 		t.Fatalf("the ready frame's snapshot is not getSnapshot's body:\n%s\n%s", got, want)
 	}

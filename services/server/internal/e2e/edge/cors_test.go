@@ -1,4 +1,4 @@
-package wire_test
+package edge
 
 import (
 	"io"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/wire"
 	"bothy.example.com/server/internal/wire/wiretest"
@@ -18,12 +19,12 @@ const (
 	refusedOrigin = "https://elsewhere.example.com"
 )
 
-// corsWorld is a chatWorld whose http.cors.allowed_origins lists allowedOrigin (in capitals,
+// corsWorld is a ChatWorld whose http.cors.allowed_origins lists allowedOrigin (in capitals,
 // to show the list is compared like browsers send origins) and a dev server, with
 // http.cors.max_age at 90s.
-func corsWorld(t *testing.T) *chatWorld {
+func corsWorld(t *testing.T) *e2etest.ChatWorld {
 	t.Helper()
-	return gatewayWorld(t,
+	return e2etest.GatewayWorld(t,
 		wiretest.WithSetting(config.HTTPCORSAllowedOrigins, " https://App.example.com , http://localhost:5173"),
 		wiretest.WithSetting(config.HTTPCORSMaxAge, "90s"))
 }
@@ -93,8 +94,8 @@ func splitList(v string) []string {
 func TestCORSPreflight(t *testing.T) {
 	t.Parallel()
 	w := corsWorld(t)
-	base := w.env.Server.URL
-	path := "/api/v1/threads/" + w.ticketThread.String() + "/messages"
+	base := w.Env.Server.URL
+	path := "/api/v1/threads/" + w.TicketThread.String() + "/messages"
 
 	ok := rawDo(t, base, http.MethodOptions, path,
 		"Origin", allowedOrigin,
@@ -157,19 +158,19 @@ func TestCORSActualRequests(t *testing.T) {
 	w := corsWorld(t)
 	for _, tc := range []struct {
 		name   string
-		actor  worldActor
+		actor  e2etest.Actor
 		method string
 		path   string
 		status int
 	}{
-		{"snapshot", w.sam, http.MethodGet, "/api/v1/sync/snapshot", http.StatusOK},
-		{"no token", worldActor{name: "nobody"}, http.MethodGet, "/api/v1/sync/snapshot", http.StatusUnauthorized},
-		{"unknown thread", w.sam, http.MethodGet, "/api/v1/threads/" + w.campaignFirstMsg.String() + "/messages", http.StatusNotFound},
-		{"unknown path", w.sam, http.MethodGet, "/api/v1/nothing-here", http.StatusNotFound},
-		{"wrong method", w.sam, http.MethodPatch, "/api/v1/sync/snapshot", http.StatusMethodNotAllowed},
+		{"snapshot", w.Sam, http.MethodGet, "/api/v1/sync/snapshot", http.StatusOK},
+		{"no token", e2etest.Actor{Name: "nobody"}, http.MethodGet, "/api/v1/sync/snapshot", http.StatusUnauthorized},
+		{"unknown thread", w.Sam, http.MethodGet, "/api/v1/threads/" + w.CampaignFirstMsg.String() + "/messages", http.StatusNotFound},
+		{"unknown path", w.Sam, http.MethodGet, "/api/v1/nothing-here", http.StatusNotFound},
+		{"wrong method", w.Sam, http.MethodPatch, "/api/v1/sync/snapshot", http.StatusMethodNotAllowed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			allowed := w.do(t, tc.actor, tc.method, tc.path, "", "Origin", allowedOrigin)
+			allowed := w.Do(t, tc.actor, tc.method, tc.path, "", "Origin", allowedOrigin)
 			if allowed.Status != tc.status {
 				t.Fatalf("from the allowed origin: %d, want %d; body %s", allowed.Status, tc.status, allowed.Body)
 			}
@@ -197,7 +198,7 @@ func TestCORSActualRequests(t *testing.T) {
 				if origin != "" {
 					header = []string{"Origin", origin}
 				}
-				r := w.do(t, tc.actor, tc.method, tc.path, "", header...)
+				r := w.Do(t, tc.actor, tc.method, tc.path, "", header...)
 				if r.Status != tc.status {
 					t.Errorf("Origin %q: %d, want %d as without CORS", origin, r.Status, tc.status)
 				}
@@ -217,10 +218,10 @@ func TestCORSActualRequests(t *testing.T) {
 func TestCORSIdempotentReplay(t *testing.T) {
 	t.Parallel()
 	w := corsWorld(t)
-	path := "/api/v1/threads/" + w.campaignThread.String() + "/messages"
+	path := "/api/v1/threads/" + w.CampaignThread.String() + "/messages"
 	body := `{"content_md":"Posted from the web client"}`
-	first := w.must(t, w.sam, http.MethodPost, path, body, http.StatusCreated, nil, "Idempotency-Key", "web-1", "Origin", allowedOrigin)
-	again := w.must(t, w.sam, http.MethodPost, path, body, http.StatusCreated, nil, "Idempotency-Key", "web-1", "Origin", "http://localhost:5173")
+	first := w.Must(t, w.Sam, http.MethodPost, path, body, http.StatusCreated, nil, "Idempotency-Key", "web-1", "Origin", allowedOrigin)
+	again := w.Must(t, w.Sam, http.MethodPost, path, body, http.StatusCreated, nil, "Idempotency-Key", "web-1", "Origin", "http://localhost:5173")
 	if first.Header.Get("Access-Control-Allow-Origin") != allowedOrigin {
 		t.Errorf("first answer: Access-Control-Allow-Origin = %q", first.Header.Get("Access-Control-Allow-Origin"))
 	}
@@ -235,21 +236,21 @@ func TestCORSIdempotentReplay(t *testing.T) {
 func TestCORSGatewayFollowsTheSharedList(t *testing.T) {
 	t.Parallel()
 	w := corsWorld(t)
-	c, refusal, err := dialGateway(t, w.env.Server.URL, w.sam.token, "Origin", allowedOrigin)
+	c, refusal, err := e2etest.DialGateway(t, w.Env.Server.URL, w.Sam.Token, "Origin", allowedOrigin)
 	if err != nil {
 		t.Fatalf("upgrade from a listed origin refused: %v (%+v)", err, refusal)
 	}
-	c.send(`{"op":"hello"}`)
-	c.expect("ready")
+	c.Send(`{"op":"hello"}`)
+	c.Expect("ready")
 
-	_, refusal, err = dialGateway(t, w.env.Server.URL, w.sam.token, "Origin", refusedOrigin)
+	_, refusal, err = e2etest.DialGateway(t, w.Env.Server.URL, w.Sam.Token, "Origin", refusedOrigin)
 	if err == nil {
 		t.Fatal("upgrade from an unlisted origin accepted")
 	}
-	if refusal.status != http.StatusForbidden {
-		t.Errorf("unlisted origin: status %d, want 403", refusal.status)
+	if refusal.Status != http.StatusForbidden {
+		t.Errorf("unlisted origin: status %d, want 403", refusal.Status)
 	}
-	if got := corsHeaders(refusal.header); len(got) != 0 {
+	if got := corsHeaders(refusal.Header); len(got) != 0 {
 		t.Errorf("unlisted origin: CORS headers %v", got)
 	}
 }
@@ -259,7 +260,7 @@ func TestCORSGatewayFollowsTheSharedList(t *testing.T) {
 func TestCORSRejectsBadOrigins(t *testing.T) {
 	t.Parallel()
 	for _, bad := range []string{"app.example.com", "https://*.example.com", "https://app.example.com/chat", "*"} {
-		cfg := loadConfig(t, map[config.Key]string{
+		cfg := e2etest.LoadConfig(t, map[config.Key]string{
 			config.DatabaseURL:            "postgres://bothy@127.0.0.1:1/bothy",
 			config.HTTPCORSAllowedOrigins: bad,
 		})

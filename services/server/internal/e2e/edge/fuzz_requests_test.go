@@ -1,4 +1,4 @@
-package wire_test
+package edge
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/uuid"
 
+	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel/correlation"
 	"bothy.example.com/server/internal/kernel/problem"
 )
@@ -48,13 +49,13 @@ func TestRequestFuzz(t *testing.T) {
 	t.Logf("seed %d (replay with %s=%d)", seed, fuzzSeedEnv, seed)
 	rnd := rand.New(rand.NewPCG(seed, seed^0x5eed)) //nolint:gosec // G404: reproducible requests, not secrets
 
-	w := newChatWorld(t, false)
+	w := e2etest.NewChatWorld(t, false)
 	pool := map[string][]string{
-		"thread_id":  {w.ticketThread.String(), w.campaignThread.String()},
-		"channel_id": {w.tickets.String(), w.campaigns.String()},
-		"space_id":   {w.support.String(), w.marketing.String()},
-		"principal":  {w.sam.id.String(), w.robin.id.String(), w.alex.id.String()},
-		"message_id": {w.ticketFirstMsg.String(), w.campaignFirstMsg.String()},
+		"thread_id":  {w.TicketThread.String(), w.CampaignThread.String()},
+		"channel_id": {w.Tickets.String(), w.Campaigns.String()},
+		"space_id":   {w.Support.String(), w.Marketing.String()},
+		"principal":  {w.Sam.ID.String(), w.Robin.ID.String(), w.Alex.ID.String()},
+		"message_id": {w.TicketFirstMsg.String(), w.CampaignFirstMsg.String()},
 	}
 	pool["participant_id"] = pool["principal"]
 	pool["principal_id"] = pool["principal"]
@@ -65,7 +66,7 @@ func TestRequestFuzz(t *testing.T) {
 		}
 		return uuid.NewString()
 	}}
-	tokens := []string{w.alex.token, w.alex.token, w.alex.token, w.sam.token}
+	tokens := []string{w.Alex.Token, w.Alex.Token, w.Alex.Token, w.Sam.Token}
 	ops := specOperations(t)
 
 	statuses := map[int]int{}
@@ -74,12 +75,12 @@ func TestRequestFuzz(t *testing.T) {
 	for i := range fuzzRequests {
 		o := ops[rnd.IntN(len(ops))]
 		fr := fuzzRequest(t, g, o)
-		req := w.env.Client.NewRequest(fr.method, fr.path, bodyReader(fr.body))
+		req := w.Env.Client.NewRequest(fr.method, fr.path, bodyReader(fr.body))
 		for k, v := range fr.header {
 			req.Header[k] = v
 		}
 		req.Header.Set("Authorization", "Bearer "+tokens[rnd.IntN(len(tokens))])
-		r := w.env.Client.Do(req)
+		r := w.Env.Client.Do(req)
 		statuses[r.Status]++
 		if fr.invalid {
 			invalidSent++

@@ -1,4 +1,4 @@
-package wire_test
+package edge
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/sync/adapters/gateway"
 	"bothy.example.com/server/internal/wire"
@@ -26,18 +27,18 @@ import (
 
 // servedApp wires a second App over the world's database with settings and serves it with
 // ServeListener (every role) until the test ends; it returns the base URL.
-func servedApp(t *testing.T, w *chatWorld, settings map[config.Key]string) string {
+func servedApp(t *testing.T, w *e2etest.ChatWorld, settings map[config.Key]string) string {
 	t.Helper()
-	settings[config.DatabaseURL] = w.env.DatabaseURL
-	app, err := wire.New(t.Context(), loadConfig(t, settings), wiretest.TestLogger(t), wire.Options{Clock: w.env.Clock})
+	settings[config.DatabaseURL] = w.Env.DatabaseURL
+	app, err := wire.New(t.Context(), e2etest.LoadConfig(t, settings), wiretest.TestLogger(t), wire.Options{Clock: w.Env.Clock})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	t.Cleanup(app.Close)
-	base, stop, done := serving(t, app)
+	base, stop, done := e2etest.Serving(t, app)
 	t.Cleanup(func() {
 		stop()
-		if err := waitServe(t, done, waitTimeout); err != nil {
+		if err := e2etest.WaitServe(t, done, e2etest.WaitTimeout); err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 	})
@@ -45,14 +46,14 @@ func servedApp(t *testing.T, w *chatWorld, settings map[config.Key]string) strin
 }
 
 // limitedWorld is the world w seen through a second App over its database with settings.
-func limitedWorld(t *testing.T, w *chatWorld, settings map[config.Key]string) *chatWorld {
+func limitedWorld(t *testing.T, w *e2etest.ChatWorld, settings map[config.Key]string) *e2etest.ChatWorld {
 	t.Helper()
-	opts := []wiretest.Option{wiretest.WithDatabaseURL(w.env.DatabaseURL)}
+	opts := []wiretest.Option{wiretest.WithDatabaseURL(w.Env.DatabaseURL)}
 	for k, v := range settings {
 		opts = append(opts, wiretest.WithSetting(k, v))
 	}
 	lw := *w
-	lw.env = wiretest.New(t, opts...)
+	lw.Env = wiretest.New(t, opts...)
 	return &lw
 }
 
@@ -94,7 +95,7 @@ func (c *rawConn) get(path string) rawReply {
 
 func (c *rawConn) response() rawReply {
 	c.t.Helper()
-	_ = c.conn.SetReadDeadline(time.Now().Add(waitTimeout))
+	_ = c.conn.SetReadDeadline(time.Now().Add(e2etest.WaitTimeout))
 	resp, err := http.ReadResponse(c.r, nil)
 	if err != nil {
 		c.t.Fatalf("read response: %v", err)
@@ -134,13 +135,13 @@ func errorAs(err error, target *net.Error) bool {
 // http.read_timeout.
 func TestSlowBodyIsClosedAtReadTimeout(t *testing.T) {
 	t.Parallel()
-	w := newChatWorld(t, false)
+	w := e2etest.NewChatWorld(t, false)
 	base := servedApp(t, w, map[config.Key]string{config.HTTPReadTimeout: "2s", config.HTTPReadHeaderTimeout: "1s"})
 	c := dialRaw(t, base)
 	body := `{"content_md":"One byte a second, for ever and ever"}`
 	head := fmt.Sprintf("POST /api/v1/threads/%s/messages HTTP/1.1\r\nHost: bothy\r\n"+
 		"Authorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n",
-		w.ticketThread, w.alex.token, len(body))
+		w.TicketThread, w.Alex.Token, len(body))
 	start := time.Now()
 	if _, err := io.WriteString(c.conn, head); err != nil {
 		t.Fatal(err)
@@ -163,7 +164,7 @@ func TestSlowBodyIsClosedAtReadTimeout(t *testing.T) {
 // request is closed at http.idle_timeout; one that keeps asking stays.
 func TestIdleKeepAliveIsClosedAtIdleTimeout(t *testing.T) {
 	t.Parallel()
-	w := newChatWorld(t, false)
+	w := e2etest.NewChatWorld(t, false)
 	base := servedApp(t, w, map[config.Key]string{config.HTTPIdleTimeout: "1s"})
 	busy := dialRaw(t, base)
 	c := dialRaw(t, base)
@@ -191,7 +192,7 @@ func TestIdleKeepAliveIsClosedAtIdleTimeout(t *testing.T) {
 // is served.
 func TestConnectionsBeyondTheCapAreRefused(t *testing.T) {
 	t.Parallel()
-	w := newChatWorld(t, false)
+	w := e2etest.NewChatWorld(t, false)
 	base := servedApp(t, w, map[config.Key]string{config.HTTPMaxConnections: "2"})
 	first, second := dialRaw(t, base), dialRaw(t, base)
 	for _, c := range []*rawConn{first, second} {
@@ -212,7 +213,7 @@ func TestConnectionsBeyondTheCapAreRefused(t *testing.T) {
 	_ = first.conn.Close()
 	// Until the server has seen the first connection close, a new one is
 	// refused too and counted: the count is the third's refusal and these.
-	deadline := time.Now().Add(waitTimeout)
+	deadline := time.Now().Add(e2etest.WaitTimeout)
 	refused := 1
 	for {
 		c := dialRaw(t, base)
@@ -239,9 +240,9 @@ func TestConnectionsBeyondTheCapAreRefused(t *testing.T) {
 }
 
 // metric returns the line of the named series in the App's /metrics.
-func metric(t *testing.T, w *chatWorld, series string) string {
+func metric(t *testing.T, w *e2etest.ChatWorld, series string) string {
 	t.Helper()
-	r := w.env.Client.Get("/metrics")
+	r := w.Env.Client.Get("/metrics")
 	for line := range strings.SplitSeq(string(r.Body), "\n") {
 		if strings.HasPrefix(line, series+" ") {
 			return line
@@ -257,15 +258,15 @@ func metric(t *testing.T, w *chatWorld, series string) string {
 // never refused.
 func TestTokenOverItsWriteRateGets429(t *testing.T) {
 	t.Parallel()
-	w := limitedWorld(t, newChatWorld(t, false), map[config.Key]string{
+	w := limitedWorld(t, e2etest.NewChatWorld(t, false), map[config.Key]string{
 		config.RateTokenWritesPerSecond: "1",
 		config.RateTokenWritesBurst:     "3",
 	})
-	path := "/api/v1/threads/" + w.ticketThread.String() + "/messages"
+	path := "/api/v1/threads/" + w.TicketThread.String() + "/messages"
 	for i := range 3 {
-		w.post(t, w.alex, w.ticketThread, fmt.Sprintf("Burst %d", i))
+		w.Post(t, w.Alex, w.TicketThread, fmt.Sprintf("Burst %d", i))
 	}
-	r := w.must(t, w.alex, http.MethodPost, path, `{"content_md":"One too many"}`, http.StatusTooManyRequests, nil)
+	r := w.Must(t, w.Alex, http.MethodPost, path, `{"content_md":"One too many"}`, http.StatusTooManyRequests, nil)
 	r.RequireProblem(t, http.StatusTooManyRequests, "too_many_requests")
 	if got := r.Header.Get("Retry-After"); got != "1" {
 		t.Fatalf("Retry-After = %q, want 1", got)
@@ -274,13 +275,13 @@ func TestTokenOverItsWriteRateGets429(t *testing.T) {
 		t.Fatalf("metric: %s, want 1", got)
 	}
 	// Another token writes, Alex still reads.
-	w.post(t, w.sam, w.campaignThread, "Sam is not limited by Alex's writes")
-	w.must(t, w.alex, http.MethodGet, "/api/v1/me", "", http.StatusOK, nil)
+	w.Post(t, w.Sam, w.CampaignThread, "Sam is not limited by Alex's writes")
+	w.Must(t, w.Alex, http.MethodGet, "/api/v1/me", "", http.StatusOK, nil)
 
 	// Below the rate (one write a second) Alex is never refused.
 	for i := range 10 {
-		w.env.Clock.Advance(time.Second)
-		w.post(t, w.alex, w.ticketThread, fmt.Sprintf("Steady %d", i))
+		w.Env.Clock.Advance(time.Second)
+		w.Post(t, w.Alex, w.TicketThread, fmt.Sprintf("Steady %d", i))
 	}
 	if got := metric(t, w, `bothy_http_rate_limited_total{limit="token_writes"}`); !strings.HasSuffix(got, " 1") {
 		t.Fatalf("metric: %s, want still 1", got)
@@ -291,20 +292,20 @@ func TestTokenOverItsWriteRateGets429(t *testing.T) {
 // their tokens.
 func TestAddressOverItsWriteRateGets429(t *testing.T) {
 	t.Parallel()
-	w := limitedWorld(t, newChatWorld(t, false), map[config.Key]string{
+	w := limitedWorld(t, e2etest.NewChatWorld(t, false), map[config.Key]string{
 		config.RateAddressWritesPerSecond: "1",
 		config.RateAddressWritesBurst:     "2",
 	})
-	w.post(t, w.alex, w.ticketThread, "From 127.0.0.1")
-	w.post(t, w.sam, w.campaignThread, "From 127.0.0.1 too")
-	r := w.must(t, w.sam, http.MethodPost, "/api/v1/threads/"+w.campaignThread.String()+"/messages",
+	w.Post(t, w.Alex, w.TicketThread, "From 127.0.0.1")
+	w.Post(t, w.Sam, w.CampaignThread, "From 127.0.0.1 too")
+	r := w.Must(t, w.Sam, http.MethodPost, "/api/v1/threads/"+w.CampaignThread.String()+"/messages",
 		`{"content_md":"Third from the address"}`, http.StatusTooManyRequests, nil)
 	r.RequireProblem(t, http.StatusTooManyRequests, "too_many_requests")
 	if got := metric(t, w, `bothy_http_rate_limited_total{limit="address_writes"}`); !strings.HasSuffix(got, " 1") {
 		t.Fatalf("metric: %s, want 1", got)
 	}
-	w.env.Clock.Advance(time.Second)
-	w.post(t, w.sam, w.campaignThread, "After a second")
+	w.Env.Clock.Advance(time.Second)
+	w.Post(t, w.Sam, w.CampaignThread, "After a second")
 }
 
 // TestFailedAuthOverItsRateGets429: failed authentications (REST or the gateway's upgrade)
@@ -313,7 +314,7 @@ func TestAddressOverItsWriteRateGets429(t *testing.T) {
 // do not count.
 func TestFailedAuthOverItsRateGets429(t *testing.T) {
 	t.Parallel()
-	world := newChatWorld(t, false)
+	world := e2etest.NewChatWorld(t, false)
 	for _, via := range []string{"rest", "gateway"} {
 		t.Run("failures via "+via, func(t *testing.T) {
 			t.Parallel()
@@ -321,28 +322,28 @@ func TestFailedAuthOverItsRateGets429(t *testing.T) {
 				config.RateFailedAuthPerMinute: "1",
 				config.RateFailedAuthBurst:     "2",
 			})
-			nobody := worldActor{name: "nobody"}
-			guess := worldActor{name: "a guess", token: "bothy_" + strings.Repeat("Zq", 21) + "Z"}
+			nobody := e2etest.Actor{Name: "nobody"}
+			guess := e2etest.Actor{Name: "a guess", Token: "bothy_" + strings.Repeat("Zq", 21) + "Z"}
 			for range 5 { // no credentials: not a guess
-				w.must(t, nobody, http.MethodGet, "/api/v1/me", "", http.StatusUnauthorized, nil)
+				w.Must(t, nobody, http.MethodGet, "/api/v1/me", "", http.StatusUnauthorized, nil)
 			}
 			for range 2 {
 				if via == "rest" {
-					w.must(t, guess, http.MethodGet, "/api/v1/me", "", http.StatusUnauthorized, nil)
-				} else if _, refused, _ := dialGateway(t, w.env.Server.URL, guess.token); refused.status != http.StatusUnauthorized {
-					t.Fatalf("gateway dial with a wrong token: %d, want 401", refused.status)
+					w.Must(t, guess, http.MethodGet, "/api/v1/me", "", http.StatusUnauthorized, nil)
+				} else if _, refused, _ := e2etest.DialGateway(t, w.Env.Server.URL, guess.Token); refused.Status != http.StatusUnauthorized {
+					t.Fatalf("gateway dial with a wrong token: %d, want 401", refused.Status)
 				}
 			}
-			r := w.must(t, w.sam, http.MethodGet, "/api/v1/me", "", http.StatusTooManyRequests, nil)
+			r := w.Must(t, w.Sam, http.MethodGet, "/api/v1/me", "", http.StatusTooManyRequests, nil)
 			r.RequireProblem(t, http.StatusTooManyRequests, "too_many_requests")
 			if got := r.Header.Get("Retry-After"); got != "60" {
 				t.Fatalf("Retry-After = %q, want 60", got)
 			}
-			if _, refused, err := dialGateway(t, w.env.Server.URL, w.sam.token); err == nil || refused.status != http.StatusTooManyRequests || refused.header.Get("Retry-After") == "" {
-				t.Fatalf("gateway dial with Sam's token: %d %v, want 429 with Retry-After", refused.status, refused.header)
+			if _, refused, err := e2etest.DialGateway(t, w.Env.Server.URL, w.Sam.Token); err == nil || refused.Status != http.StatusTooManyRequests || refused.Header.Get("Retry-After") == "" {
+				t.Fatalf("gateway dial with Sam's token: %d %v, want 429 with Retry-After", refused.Status, refused.Header)
 			}
-			w.env.Clock.Advance(time.Minute)
-			w.must(t, w.sam, http.MethodGet, "/api/v1/me", "", http.StatusOK, nil)
+			w.Env.Clock.Advance(time.Minute)
+			w.Must(t, w.Sam, http.MethodGet, "/api/v1/me", "", http.StatusOK, nil)
 			if got := metric(t, w, `bothy_http_rate_limited_total{limit="failed_auth"}`); !strings.HasSuffix(got, " 2") {
 				t.Fatalf("metric: %s, want 2 (the REST request and the dial)", got)
 			}
@@ -354,24 +355,24 @@ func TestFailedAuthOverItsRateGets429(t *testing.T) {
 // http.read_timeout, http.write_timeout and http.idle_timeout, and still gets its events.
 func TestWebSocketOutlivesTheRequestTimeouts(t *testing.T) {
 	t.Parallel()
-	w := newChatWorld(t, false)
+	w := e2etest.NewChatWorld(t, false)
 	base := servedApp(t, w, map[config.Key]string{
 		config.HTTPReadHeaderTimeout: "1s",
 		config.HTTPReadTimeout:       "1s",
 		config.HTTPWriteTimeout:      "1s",
 		config.HTTPIdleTimeout:       "1s",
 	})
-	c := mustDial(t, base, w.sam.token)
-	c.send(`{"op":"resume","after":0}`)
-	c.until(w.head(t), true)
+	c := e2etest.MustDial(t, base, w.Sam.Token)
+	c.Send(`{"op":"resume","after":0}`)
+	c.Until(w.Head(t), true)
 	time.Sleep(3 * time.Second)
 	// The message is the next event; Alex's own read state follows it, for
 	// Alex alone.
-	message := w.head(t) + 1
-	w.post(t, w.alex, w.campaignThread, "Still there after the timeouts?")
-	got, _ := c.until(message, false)
+	message := w.Head(t) + 1
+	w.Post(t, w.Alex, w.CampaignThread, "Still there after the timeouts?")
+	got, _ := c.Until(message, false)
 	if len(got) == 0 || got[len(got)-1].Seq != message {
-		t.Fatalf("after the timeouts the connection got %v, want the new message's event %d", gwSeqs(got), message)
+		t.Fatalf("after the timeouts the connection got %v, want the new message's event %d", e2etest.GatewaySeqs(got), message)
 	}
 }
 
@@ -381,41 +382,41 @@ func TestWebSocketOutlivesTheRequestTimeouts(t *testing.T) {
 // 429, until the bucket refills.
 func TestFailedAuthFramesCountPerAddress(t *testing.T) {
 	t.Parallel()
-	w := limitedWorld(t, newChatWorld(t, false), map[config.Key]string{
+	w := limitedWorld(t, e2etest.NewChatWorld(t, false), map[config.Key]string{
 		config.RateFailedAuthPerMinute: "1",
 		config.RateFailedAuthBurst:     "2",
 	})
-	serveLive(t, w)
+	e2etest.ServeLive(t, w)
 	guess := "bothy_" + strings.Repeat("Zq", 21) + "Z"
 	for i := range 2 {
-		c := mustDial(t, w.env.Server.URL, "")
-		c.send(`{"op":"auth","token":"` + guess + `"}`)
-		f, err := c.read()
+		c := e2etest.MustDial(t, w.Env.Server.URL, "")
+		c.Send(`{"op":"auth","token":"` + guess + `"}`)
+		f, err := c.Read()
 		for err == nil && f.Op != "error" {
-			f, err = c.read()
+			f, err = c.Read()
 		}
 		if f.Op != "error" || f.Code != "unauthenticated" {
-			t.Fatalf("auth frame %d with a wrong token: %s (%v), want an error frame unauthenticated", i, f.raw, err)
+			t.Fatalf("auth frame %d with a wrong token: %s (%v), want an error frame unauthenticated", i, f.Raw, err)
 		}
-		if _, err := c.read(); websocket.CloseStatus(err) != gateway.CloseUnauthenticated {
+		if _, err := c.Read(); websocket.CloseStatus(err) != gateway.CloseUnauthenticated {
 			t.Fatalf("auth frame %d with a wrong token: closed with %v, want %d", i, err, gateway.CloseUnauthenticated)
 		}
 	}
-	r := w.must(t, w.sam, http.MethodGet, "/api/v1/me", "", http.StatusTooManyRequests, nil)
+	r := w.Must(t, w.Sam, http.MethodGet, "/api/v1/me", "", http.StatusTooManyRequests, nil)
 	r.RequireProblem(t, http.StatusTooManyRequests, "too_many_requests")
-	if _, refused, err := dialGateway(t, w.env.Server.URL, ""); err == nil || refused.status != http.StatusTooManyRequests {
-		t.Fatalf("a dial from the blocked address: %d (%v), want 429", refused.status, err)
+	if _, refused, err := e2etest.DialGateway(t, w.Env.Server.URL, ""); err == nil || refused.Status != http.StatusTooManyRequests {
+		t.Fatalf("a dial from the blocked address: %d (%v), want 429", refused.Status, err)
 	}
-	w.env.Clock.Advance(time.Minute)
-	w.must(t, w.sam, http.MethodGet, "/api/v1/me", "", http.StatusOK, nil)
+	w.Env.Clock.Advance(time.Minute)
+	w.Must(t, w.Sam, http.MethodGet, "/api/v1/me", "", http.StatusOK, nil)
 	// A right token in the auth frame counts nothing.
 	for range 3 {
-		c := mustDial(t, w.env.Server.URL, "")
-		c.send(`{"op":"auth","token":"` + w.sam.token + `"}`)
-		c.send(`{"op":"hello"}`)
-		c.expect("ready")
+		c := e2etest.MustDial(t, w.Env.Server.URL, "")
+		c.Send(`{"op":"auth","token":"` + w.Sam.Token + `"}`)
+		c.Send(`{"op":"hello"}`)
+		c.Expect("ready")
 	}
-	w.must(t, w.sam, http.MethodGet, "/api/v1/me", "", http.StatusOK, nil)
+	w.Must(t, w.Sam, http.MethodGet, "/api/v1/me", "", http.StatusOK, nil)
 }
 
 // TestGatewayWriteFramesTakeTheTokensWrites: an agent's heartbeat frames take from its token's
@@ -425,47 +426,47 @@ func TestFailedAuthFramesCountPerAddress(t *testing.T) {
 // affected, and once the bucket has refilled the agent reconnects and beats again.
 func TestGatewayWriteFramesTakeTheTokensWrites(t *testing.T) {
 	t.Parallel()
-	w := limitedWorld(t, newChatWorld(t, true), map[config.Key]string{
+	w := limitedWorld(t, e2etest.NewChatWorld(t, true), map[config.Key]string{
 		config.RateTokenWritesPerSecond: "1",
 		config.RateTokenWritesBurst:     "3",
 	})
-	serveLive(t, w)
-	c := mustDial(t, w.env.Server.URL, w.robin.token)
-	c.send(`{"op":"hello"}`)
-	c.expect("ready")
+	e2etest.ServeLive(t, w)
+	c := e2etest.MustDial(t, w.Env.Server.URL, w.Robin.Token)
+	c.Send(`{"op":"hello"}`)
+	c.Expect("ready")
 
-	w.must(t, w.robin, http.MethodPost, "/api/v1/agents/me/heartbeat", "", http.StatusOK, nil) // one of three
-	c.send(`{"op":"heartbeat"}`)
-	c.send(`{"op":"heartbeat"}`)
-	c.send(`{"op":"ping"}`)
-	c.expectPong()
-	c.send(`{"op":"heartbeat"}`)
-	f := c.expect("error")
+	w.Must(t, w.Robin, http.MethodPost, "/api/v1/agents/me/heartbeat", "", http.StatusOK, nil) // one of three
+	c.Send(`{"op":"heartbeat"}`)
+	c.Send(`{"op":"heartbeat"}`)
+	c.Send(`{"op":"ping"}`)
+	c.ExpectPong()
+	c.Send(`{"op":"heartbeat"}`)
+	f := c.Expect("error")
 	var body struct {
 		Code         string `json:"code"`
 		RetryAfterMS int64  `json:"retry_after_ms"`
 	}
-	if err := json.Unmarshal(f.raw, &body); err != nil {
+	if err := json.Unmarshal(f.Raw, &body); err != nil {
 		t.Fatal(err)
 	}
 	if body.Code != "too_many_requests" || body.RetryAfterMS < 1 || body.RetryAfterMS > 1000 {
-		t.Fatalf("the heartbeat frame beyond the burst answered %s, want too_many_requests with retry_after_ms in 1..1000", f.raw)
+		t.Fatalf("the heartbeat frame beyond the burst answered %s, want too_many_requests with retry_after_ms in 1..1000", f.Raw)
 	}
-	if code, _ := c.closed(); code != gateway.CloseTryAgainLater {
+	if code, _ := c.Closed(); code != gateway.CloseTryAgainLater {
 		t.Fatalf("closed with %d, want %d", code, gateway.CloseTryAgainLater)
 	}
 	if got := metric(t, w, `bothy_http_rate_limited_total{limit="token_writes"}`); !strings.HasSuffix(got, " 1") {
 		t.Fatalf("metric: %s, want 1", got)
 	}
 	// The REST write of the same token finds the same empty bucket; Sam's token is not touched.
-	w.must(t, w.robin, http.MethodPost, "/api/v1/agents/me/heartbeat", "", http.StatusTooManyRequests, nil)
-	w.post(t, w.sam, w.campaignThread, "Sam is not limited by Robin's frames")
+	w.Must(t, w.Robin, http.MethodPost, "/api/v1/agents/me/heartbeat", "", http.StatusTooManyRequests, nil)
+	w.Post(t, w.Sam, w.CampaignThread, "Sam is not limited by Robin's frames")
 
-	w.env.Clock.Advance(time.Second)
-	again := mustDial(t, w.env.Server.URL, w.robin.token)
-	again.send(`{"op":"hello"}`)
-	again.expect("ready")
-	again.send(`{"op":"heartbeat"}`)
-	again.send(`{"op":"ping"}`)
-	again.expectPong()
+	w.Env.Clock.Advance(time.Second)
+	again := e2etest.MustDial(t, w.Env.Server.URL, w.Robin.Token)
+	again.Send(`{"op":"hello"}`)
+	again.Expect("ready")
+	again.Send(`{"op":"heartbeat"}`)
+	again.Send(`{"op":"ping"}`)
+	again.ExpectPong()
 }

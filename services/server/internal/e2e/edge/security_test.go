@@ -1,4 +1,4 @@
-package wire_test
+package edge
 
 import (
 	"net/http"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"bothy.example.com/server/internal/e2e/e2etest"
 	identityapp "bothy.example.com/server/internal/identity/app"
 	"bothy.example.com/server/internal/wire/wiretest"
 )
@@ -21,7 +22,7 @@ import (
 // logs, events or errors).
 func TestTokensNeverLogged(t *testing.T) {
 	t.Parallel()
-	logs := &logBuffer{}
+	logs := &e2etest.LogBuffer{}
 	env := wiretest.New(t, wiretest.WithLogCopy(logs))
 	c := env.Client
 	owner, err := env.App.Bootstrap(t.Context(), "Alex", "alex", "alex@example.com")

@@ -1,4 +1,4 @@
-package wire_test
+package edge
 
 import (
 	"encoding/json"
@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel/problem"
 	"bothy.example.com/server/internal/wire/wiretest"
 )
@@ -469,13 +470,13 @@ func validationCases(t *testing.T) []validationCase {
 // TestRequestValidation sends every validation case of the document to a wired server as
 // its owner and checks each is a 400 naming the field.
 func TestRequestValidation(t *testing.T) {
-	w := newPeople(t, false)
+	w := e2etest.NewPeople(t, false)
 	cases := validationCases(t)
 	if len(cases) < 200 {
 		t.Fatalf("only %d validation cases: the walk over the document misses operations", len(cases))
 	}
 	for _, c := range cases {
-		c.check(t, w.env, w.alex.token)
+		c.check(t, w.Env, w.Alex.Token)
 	}
 	t.Logf("%d validation cases", len(cases))
 }
@@ -484,7 +485,7 @@ func TestRequestValidation(t *testing.T) {
 // body that is not JSON is a 415 (issue 13), application/json with charset=utf-8 and +json
 // types pass the check (and fail later only as the sample body does).
 func TestUnsupportedMediaType(t *testing.T) {
-	w := newPeople(t, false)
+	w := e2etest.NewPeople(t, false)
 	g := sampler{rnd: rand.New(rand.NewPCG(3, 4)), id: func(string) string { return uuid.NewString() }} //nolint:gosec // G404: reproducible samples, not secrets
 	for _, o := range specOperations(t) {
 		if o.body == nil {
@@ -501,7 +502,7 @@ func TestUnsupportedMediaType(t *testing.T) {
 			if ct == "" {
 				c.header = http.Header{"Content-Type": nil}
 			}
-			c.check(t, w.env, w.alex.token)
+			c.check(t, w.Env, w.Alex.Token)
 		}
 		// Accepted media types get past the check: a bad member then names the field.
 		for _, ct := range []string{"application/json", "application/json; charset=utf-8", "Application/JSON; Charset=UTF-8", "application/merge-patch+json"} {
@@ -509,7 +510,7 @@ func TestUnsupportedMediaType(t *testing.T) {
 				name: fmt.Sprintf("%s with Content-Type %q", o.id, ct), method: method, path: path,
 				body: `{"unknown_member":1}`, header: http.Header{"Content-Type": {ct}},
 				status: http.StatusBadRequest, fields: []string{"unknown_member"},
-			}.check(t, w.env, w.alex.token)
+			}.check(t, w.Env, w.Alex.Token)
 		}
 	}
 }
@@ -519,35 +520,35 @@ func TestUnsupportedMediaType(t *testing.T) {
 // read state survives an empty body.
 func TestIssue16Findings(t *testing.T) {
 	t.Parallel()
-	w := newChatWorld(t, false)
-	w.post(t, w.alex, w.campaignThread, "Second")
-	thread := "/api/v1/threads/" + w.campaignThread.String()
+	w := e2etest.NewChatWorld(t, false)
+	w.Post(t, w.Alex, w.CampaignThread, "Second")
+	thread := "/api/v1/threads/" + w.CampaignThread.String()
 	readState := thread + "/read-state"
 	var rs apigen.ReadState
-	w.must(t, w.sam, http.MethodPut, readState, `{"last_read_seq":2}`, http.StatusOK, &rs)
+	w.Must(t, w.Sam, http.MethodPut, readState, `{"last_read_seq":2}`, http.StatusOK, &rs)
 	if rs.LastReadSeq != 2 || rs.Version != 1 {
 		t.Fatalf("updateReadState = %+v, want last_read_seq 2 at version 1", rs)
 	}
-	message := "/api/v1/messages/" + w.campaignFirstMsg.String()
-	w.refuse(t,
-		refusal{name: "postMessage with NUL", as: w.alex, method: http.MethodPost, path: thread + "/messages", body: `{"content_md":"a\u0000b"}`, status: http.StatusBadRequest, code: invalid, fields: []string{"content_md"}},
-		refusal{name: "createThread with NUL in the title", as: w.alex, method: http.MethodPost, path: "/api/v1/channels/" + w.campaigns.String() + "/threads", body: `{"title":"a\u0000","content_md":"b"}`, status: http.StatusBadRequest, code: invalid, fields: []string{"title"}},
-		refusal{name: "editMessage with a lone surrogate", as: w.alex, method: http.MethodPatch, path: message, body: `{"content_md":"\ud800"}`, status: http.StatusBadRequest, code: invalid, fields: []string{"content_md"}},
-		refusal{name: "createSpace with an overlong form", as: w.alex, method: http.MethodPost, path: "/api/v1/spaces", body: "{\"name\":\"\xc0\xaf\"}", status: http.StatusBadRequest, code: invalid, fields: []string{"name"}},
-		refusal{name: "saveDraft with an encoded surrogate", as: w.sam, method: http.MethodPut, path: "/api/v1/channels/" + w.campaigns.String() + "/draft", body: "{\"content_md\":\"\xed\xa0\x80\"}", status: http.StatusBadRequest, code: invalid, fields: []string{"content_md"}},
-		refusal{name: "putSetting with NUL in a nested member name", as: w.sam, method: http.MethodPut, path: "/api/v1/me/settings/theme", body: `{"value":{"a\u0000":1}}`, status: http.StatusBadRequest, code: invalid, fields: []string{"value"}},
-		refusal{name: "read state from {}", as: w.sam, method: http.MethodPut, path: readState, body: `{}`, status: http.StatusBadRequest, code: invalid, fields: []string{"last_read_seq"}},
-		refusal{name: "read state from null", as: w.sam, method: http.MethodPut, path: readState, body: `{"last_read_seq":null}`, status: http.StatusBadRequest, code: invalid, fields: []string{"last_read_seq"}},
-		refusal{name: "read state from a string", as: w.sam, method: http.MethodPut, path: readState, body: `{"last_read_seq":"2"}`, status: http.StatusBadRequest, code: invalid, fields: []string{"last_read_seq"}},
-		refusal{name: "read state with an unknown member", as: w.sam, method: http.MethodPut, path: readState, body: `{"last_read_seq":2,"last_read":1}`, status: http.StatusBadRequest, code: invalid, fields: []string{"last_read"}},
-		refusal{name: "postMessage as text/plain (issue 13)", as: w.alex, method: http.MethodPost, path: thread + "/messages", body: `{"content_md":"hi"}`, header: []string{"Content-Type", "text/plain"}, status: http.StatusUnsupportedMediaType, code: "unsupported_media_type"},
+	message := "/api/v1/messages/" + w.CampaignFirstMsg.String()
+	w.Refuse(t,
+		e2etest.Refusal{Name: "postMessage with NUL", As: w.Alex, Method: http.MethodPost, Path: thread + "/messages", Body: `{"content_md":"a\u0000b"}`, Status: http.StatusBadRequest, Code: e2etest.Invalid, Fields: []string{"content_md"}},
+		e2etest.Refusal{Name: "createThread with NUL in the title", As: w.Alex, Method: http.MethodPost, Path: "/api/v1/channels/" + w.Campaigns.String() + "/threads", Body: `{"title":"a\u0000","content_md":"b"}`, Status: http.StatusBadRequest, Code: e2etest.Invalid, Fields: []string{"title"}},
+		e2etest.Refusal{Name: "editMessage with a lone surrogate", As: w.Alex, Method: http.MethodPatch, Path: message, Body: `{"content_md":"\ud800"}`, Status: http.StatusBadRequest, Code: e2etest.Invalid, Fields: []string{"content_md"}},
+		e2etest.Refusal{Name: "createSpace with an overlong form", As: w.Alex, Method: http.MethodPost, Path: "/api/v1/spaces", Body: "{\"name\":\"\xc0\xaf\"}", Status: http.StatusBadRequest, Code: e2etest.Invalid, Fields: []string{"name"}},
+		e2etest.Refusal{Name: "saveDraft with an encoded surrogate", As: w.Sam, Method: http.MethodPut, Path: "/api/v1/channels/" + w.Campaigns.String() + "/draft", Body: "{\"content_md\":\"\xed\xa0\x80\"}", Status: http.StatusBadRequest, Code: e2etest.Invalid, Fields: []string{"content_md"}},
+		e2etest.Refusal{Name: "putSetting with NUL in a nested member name", As: w.Sam, Method: http.MethodPut, Path: "/api/v1/me/settings/theme", Body: `{"value":{"a\u0000":1}}`, Status: http.StatusBadRequest, Code: e2etest.Invalid, Fields: []string{"value"}},
+		e2etest.Refusal{Name: "read state from {}", As: w.Sam, Method: http.MethodPut, Path: readState, Body: `{}`, Status: http.StatusBadRequest, Code: e2etest.Invalid, Fields: []string{"last_read_seq"}},
+		e2etest.Refusal{Name: "read state from null", As: w.Sam, Method: http.MethodPut, Path: readState, Body: `{"last_read_seq":null}`, Status: http.StatusBadRequest, Code: e2etest.Invalid, Fields: []string{"last_read_seq"}},
+		e2etest.Refusal{Name: "read state from a string", As: w.Sam, Method: http.MethodPut, Path: readState, Body: `{"last_read_seq":"2"}`, Status: http.StatusBadRequest, Code: e2etest.Invalid, Fields: []string{"last_read_seq"}},
+		e2etest.Refusal{Name: "read state with an unknown member", As: w.Sam, Method: http.MethodPut, Path: readState, Body: `{"last_read_seq":2,"last_read":1}`, Status: http.StatusBadRequest, Code: e2etest.Invalid, Fields: []string{"last_read"}},
+		e2etest.Refusal{Name: "postMessage as text/plain (issue 13)", As: w.Alex, Method: http.MethodPost, Path: thread + "/messages", Body: `{"content_md":"hi"}`, Header: []string{"Content-Type", "text/plain"}, Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type"},
 	)
 	// The read state is where it was: the next write is its version 2.
-	w.must(t, w.sam, http.MethodPut, readState, `{"last_read_seq":2}`, http.StatusOK, &rs)
+	w.Must(t, w.Sam, http.MethodPut, readState, `{"last_read_seq":2}`, http.StatusOK, &rs)
 	if rs.LastReadSeq != 2 || rs.Version != 2 {
 		t.Fatalf("updateReadState after the refusals = %+v, want last_read_seq 2 at version 2", rs)
 	}
 	// A charset and a +json type are JSON.
-	w.must(t, w.alex, http.MethodPost, thread+"/messages", `{"content_md":"hi"}`, http.StatusCreated, nil, "Content-Type", "application/json; charset=UTF-8")
-	w.must(t, w.alex, http.MethodPost, thread+"/messages", `{"content_md":"hi"}`, http.StatusCreated, nil, "Content-Type", "application/vnd.bothy+json")
+	w.Must(t, w.Alex, http.MethodPost, thread+"/messages", `{"content_md":"hi"}`, http.StatusCreated, nil, "Content-Type", "application/json; charset=UTF-8")
+	w.Must(t, w.Alex, http.MethodPost, thread+"/messages", `{"content_md":"hi"}`, http.StatusCreated, nil, "Content-Type", "application/vnd.bothy+json")
 }

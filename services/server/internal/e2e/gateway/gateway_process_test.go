@@ -1,4 +1,4 @@
-package wire_test
+package gateway
 
 import (
 	"bufio"
@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel/clock"
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/kernel/logging"
@@ -95,14 +96,14 @@ func (b *syncBuffer) String() string {
 // loss. A token revoked through the first process closes its connection on the second.
 func TestGatewayTwoProcesses(t *testing.T) {
 	t.Parallel()
-	w := newChatWorld(t, false)
+	w := e2etest.NewChatWorld(t, false)
 
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$") //nolint:gosec // G204: re-runs this test binary
 	cmd.Env = append(os.Environ(),
-		gatewayProcessEnv+"="+w.env.DatabaseURL,
-		gatewayProcessClock+"="+w.env.Clock.Now().Format(time.RFC3339Nano))
+		gatewayProcessEnv+"="+w.Env.DatabaseURL,
+		gatewayProcessClock+"="+w.Env.Clock.Now().Format(time.RFC3339Nano))
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -128,39 +129,39 @@ func TestGatewayTwoProcesses(t *testing.T) {
 	}
 	base := "http://" + strings.TrimSpace(line)
 
-	c := mustDial(t, base, w.sam.token)
-	c.send(`{"op":"hello"}`)
-	start := w.head(t)
-	c.expect("ready")
+	c := e2etest.MustDial(t, base, w.Sam.Token)
+	c.Send(`{"op":"hello"}`)
+	start := w.Head(t)
+	c.Expect("ready")
 	for i := range 3 {
-		w.post(t, w.alex, w.ticketThread, fmt.Sprintf("Written through the other process %d", i))
+		w.Post(t, w.Alex, w.TicketThread, fmt.Sprintf("Written through the other process %d", i))
 	}
 	// Sam reads through the last event he may see: Alex's own read states follow his
 	// messages for Alex alone.
-	want := w.restEvents(t, w.sam, start, w.head(t))
+	want := w.RestEvents(t, w.Sam, start, w.Head(t))
 	if len(want) < 3 {
 		t.Fatalf("listEvents gives Sam %v, want at least the 3 messages", want)
 	}
-	got, _ := c.until(want[len(want)-1], false)
-	if !slices.Equal(gwSeqs(got), want) {
-		t.Errorf("the gateway process delivered %v live, listEvents gives %v", gwSeqs(got), want)
+	got, _ := c.Until(want[len(want)-1], false)
+	if !slices.Equal(e2etest.GatewaySeqs(got), want) {
+		t.Errorf("the gateway process delivered %v live, listEvents gives %v", e2etest.GatewaySeqs(got), want)
 	}
 
 	// A token revoked through this process closes its connection on the other one, whose log
 	// tail reads token.revoked (issue 16).
-	phone, phoneID := w.issue(t, w.sam, "Sam's phone")
-	pc := mustDial(t, base, phone.token)
-	pc.send(`{"op":"hello"}`)
-	pc.expect("ready")
+	phone, phoneID := w.Issue(t, w.Sam, "Sam's phone")
+	pc := e2etest.MustDial(t, base, phone.Token)
+	pc.Send(`{"op":"hello"}`)
+	pc.Expect("ready")
 	revoked := time.Now()
-	w.must(t, w.sam, http.MethodPost, "/api/v1/tokens/"+phoneID.String()+"/revoke", "", http.StatusOK, nil)
-	pc.endsWith("token_revoked", revoked, revocationDelay+closeSlack)
+	w.Must(t, w.Sam, http.MethodPost, "/api/v1/tokens/"+phoneID.String()+"/revoke", "", http.StatusOK, nil)
+	pc.EndsWith("token_revoked", revoked, e2etest.RevocationDelay+e2etest.CloseSlack)
 
-	w.post(t, w.alex, w.campaignThread, "Just before SIGTERM")
+	w.Post(t, w.Alex, w.CampaignThread, "Just before SIGTERM")
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatalf("SIGTERM: %v", err)
 	}
-	code, more := c.closed()
+	code, more := c.Closed()
 	if code != gateway.CloseGoingAway {
 		t.Errorf("close %d after SIGTERM, want %d", code, gateway.CloseGoingAway)
 	}
@@ -171,17 +172,17 @@ func TestGatewayTwoProcesses(t *testing.T) {
 	}
 
 	got = append(got, more...)
-	runTail(t, w.env.App.Tail())
+	e2etest.RunTail(t, w.Env.App.Tail())
 	t.Cleanup(func() {
-		sctx, scancel := context.WithTimeout(context.Background(), waitTimeout)
+		sctx, scancel := context.WithTimeout(context.Background(), e2etest.WaitTimeout)
 		defer scancel()
-		_ = w.env.App.Gateway().Shutdown(sctx)
+		_ = w.Env.App.Gateway().Shutdown(sctx)
 	})
-	again := mustDial(t, w.env.Server.URL, w.sam.token)
-	again.send(fmt.Sprintf(`{"op":"resume","after":%d}`, gwSeqs(got)[len(got)-1]))
-	rest, _ := again.until(w.head(t), true)
-	all := append(gwSeqs(got), gwSeqs(rest)...)
-	if rest := w.restEvents(t, w.sam, start, w.head(t)); !slices.Equal(all, rest) {
+	again := e2etest.MustDial(t, w.Env.Server.URL, w.Sam.Token)
+	again.Send(fmt.Sprintf(`{"op":"resume","after":%d}`, e2etest.GatewaySeqs(got)[len(got)-1]))
+	rest, _ := again.Until(w.Head(t), true)
+	all := append(e2etest.GatewaySeqs(got), e2etest.GatewaySeqs(rest)...)
+	if rest := w.RestEvents(t, w.Sam, start, w.Head(t)); !slices.Equal(all, rest) {
 		t.Errorf("across the processes Sam got %v, listEvents gives %v", all, rest)
 	}
 }

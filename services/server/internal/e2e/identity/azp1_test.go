@@ -1,15 +1,12 @@
-package wire_test
+package identity
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/go-chi/chi/v5"
@@ -17,6 +14,7 @@ import (
 
 	"bothy.example.com/server/internal/authz"
 	"bothy.example.com/server/internal/authz/domain"
+	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/actor"
 	"bothy.example.com/server/internal/kernel/authorize"
@@ -25,42 +23,6 @@ import (
 	"bothy.example.com/server/internal/kernel/problem"
 	"bothy.example.com/server/internal/wire/wiretest"
 )
-
-// logBuffer collects the JSON log lines of an App, safe for concurrent use.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// records returns the log lines whose request_id is id, decoded.
-func (b *logBuffer) records(t *testing.T, id string) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(b.String()))
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("log line is not JSON: %q", sc.Text())
-		}
-		if m["request_id"] == id {
-			out = append(out, m)
-		}
-	}
-	return out
-}
 
 // principal is an actor of the test with its token.
 type principal struct {
@@ -72,7 +34,7 @@ type principal struct {
 // world is an App with its owner and the actors the AZ-P1 test sends.
 type world struct {
 	env  *wiretest.Env
-	logs *logBuffer
+	logs *e2etest.LogBuffer
 	alex principal
 	// others hold no grant at all: what they may do is what the policy gives
 	// every principal of their kind.
@@ -90,7 +52,7 @@ type world struct {
 // pending device.
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &e2etest.LogBuffer{}
 	// The test sends credentials that fail on purpose for every operation, far more than
 	// http.rate_limit.failed_auth_burst from one address: that limit is off here
 	// (limits_test.go tests it).
@@ -233,16 +195,16 @@ func (w *world) issue(t *testing.T, id uuid.UUID, body string) string {
 // the request names it: the instance; the resource named by the path
 // parameter <kind>_id; the caller itself for the /api/v1/me paths; else the
 // kind alone (a resource about to be created, the grant collection).
-func resourceOf(o apiOperation, ids map[string]uuid.UUID, self uuid.UUID) authorize.Resource {
+func resourceOf(o e2etest.APIOperation, ids map[string]uuid.UUID, self uuid.UUID) authorize.Resource {
 	kind := kernel.ResourceKind(o.Resource)
 	switch {
 	case kind == kernel.ResourceInstance:
 		return authorize.Instance()
 	case ids[string(kind)+"_id"] != uuid.Nil:
 		return authorize.Resource{Kind: kind, ID: ids[string(kind)+"_id"]}
-	case kind == kernel.ResourcePrincipal && (o.path == "/api/v1/me" || strings.HasPrefix(o.path, "/api/v1/me/")):
+	case kind == kernel.ResourcePrincipal && (o.Path == "/api/v1/me" || strings.HasPrefix(o.Path, "/api/v1/me/")):
 		return authorize.Resource{Kind: kind, ID: self}
-	case kind == kernel.ResourcePrincipal && (o.path == "/api/v1/tokens" || strings.HasPrefix(o.path, "/api/v1/tokens/")):
+	case kind == kernel.ResourcePrincipal && (o.Path == "/api/v1/tokens" || strings.HasPrefix(o.Path, "/api/v1/tokens/")):
 		// listTokens without principal_id and revokeToken's first decision are about the
 		// actor's own tokens.
 		return authorize.Resource{Kind: kind, ID: self}
@@ -254,22 +216,8 @@ func resourceOf(o apiOperation, ids map[string]uuid.UUID, self uuid.UUID) author
 // decides for a principal without any grant: its Scope is empty, so the
 // decision is exactly what every principal of its kind, scopes and device
 // status may do.
-func expected(p principal, o apiOperation, res authorize.Resource) domain.Decision {
+func expected(p principal, o e2etest.APIOperation, res authorize.Resource) domain.Decision {
 	return domain.Decide(p.actor, authz.NewScope(p.actor.PrincipalID, 0, nil, nil), kernel.Action(o.Action), res)
-}
-
-// problemBody is a problem response without its request id, which differs
-// between requests by design.
-func problemBody(t *testing.T, r *wiretest.Response) string {
-	t.Helper()
-	var m map[string]any
-	r.JSON(t, &m)
-	delete(m, "request_id")
-	out, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(out)
 }
 
 // TestAZP1 is property AZ-P1 of spec 04 over the whole operation register:
@@ -280,7 +228,7 @@ func problemBody(t *testing.T, r *wiretest.Response) string {
 // exercised by every part (100% coverage of the enabled operations).
 func TestAZP1(t *testing.T) {
 	t.Parallel()
-	ops := enabledOperations(t)
+	ops := e2etest.EnabledOperations(t)
 	w := newWorld(t)
 	mux, ok := w.env.App.Handler().(chi.Routes)
 	if !ok {
@@ -297,7 +245,7 @@ func TestAZP1(t *testing.T) {
 	kinds := kernel.ResourceKinds()
 	for _, o := range ops {
 		t.Run(o.ID, func(t *testing.T) {
-			method := strings.ToUpper(o.method)
+			method := strings.ToUpper(o.Method)
 
 			// Names an action and a resource (none only for the public ones),
 			// and the policy has a rule for the pair: without one the action
@@ -318,12 +266,12 @@ func TestAZP1(t *testing.T) {
 
 			// Served: the router has the route, and the owner's request reaches
 			// the operation (a documented status, never 401, 403 or 405).
-			target := o.target(t, nil)
+			target := o.Target(t, nil)
 			path, _, _ := strings.Cut(target, "?")
 			if !mux.Match(chi.NewRouteContext(), method, path) {
 				t.Fatalf("%s %s: no route serves it", method, path)
 			}
-			resp := w.env.Client.Do(o.request(t, w.env.Client, "Bearer "+w.alex.token, nil, nil))
+			resp := w.env.Client.Do(o.Request(t, w.env.Client, "Bearer "+w.alex.token, nil, nil))
 			switch resp.Status {
 			case http.StatusUnauthorized, http.StatusForbidden, http.StatusMethodNotAllowed:
 				t.Fatalf("%s %s as the owner = %d, want the operation's answer; body %s", method, path, resp.Status, resp.Body)
@@ -333,7 +281,7 @@ func TestAZP1(t *testing.T) {
 			if o.Public {
 				// No token needed, and a bad one is not even read.
 				for _, auth := range []string{"", "Bearer not-a-token"} {
-					r := w.env.Client.Do(o.request(t, w.env.Client, auth, nil, nil))
+					r := w.env.Client.Do(o.Request(t, w.env.Client, auth, nil, nil))
 					if r.Status == http.StatusUnauthorized {
 						t.Fatalf("public operation answered 401 with Authorization %q; body %s", auth, r.Body)
 					}
@@ -351,9 +299,9 @@ func TestAZP1(t *testing.T) {
 				"Bearer bothy_" + strings.Repeat("A", 43), // well formed, unknown
 				"Bearer " + w.alex.token + "x",            // the owner's, altered
 			} {
-				r := w.env.Client.Do(o.request(t, w.env.Client, auth, nil, nil))
+				r := w.env.Client.Do(o.Request(t, w.env.Client, auth, nil, nil))
 				r.RequireProblem(t, http.StatusUnauthorized, "unauthenticated")
-				body := problemBody(t, r)
+				body := e2etest.ProblemBody(t, r)
 				if unauthBody == "" {
 					unauthBody = body
 				} else if body != unauthBody {
@@ -372,7 +320,7 @@ func TestAZP1(t *testing.T) {
 			rejectedHere := 0
 			for _, p := range w.others {
 				ids := maps.Clone(w.chat)
-				req := o.request(t, w.env.Client, "Bearer "+p.token, ids, nil)
+				req := o.Request(t, w.env.Client, "Bearer "+p.token, ids, nil)
 				reqID := "azp1-" + uuid.NewString()
 				req.Header.Set(correlation.Header, reqID)
 				want := expected(p, o, resourceOf(o, ids, p.actor.PrincipalID))
@@ -390,7 +338,7 @@ func TestAZP1(t *testing.T) {
 					t.Fatalf("problem body holds the token: %s", r.Body)
 				}
 				audited := false
-				for _, rec := range w.logs.records(t, reqID) {
+				for _, rec := range w.logs.Records(t, reqID) {
 					if rec["msg"] != "authorization denied" {
 						continue
 					}

@@ -1,4 +1,4 @@
-package wire_test
+package identity
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/identity"
 	identityapp "bothy.example.com/server/internal/identity/app"
 	"bothy.example.com/server/internal/identity/identitytest"
@@ -22,77 +22,10 @@ import (
 	"bothy.example.com/server/internal/wire/wiretest"
 )
 
-// Issue 16: credentials can be managed through the API, and a session ends with its
-// credential. The tests drive the wired App over real HTTP and real WebSockets on PostgreSQL.
-
-// revocationDelay is gateway.revocation_max_delay in these tests: the bound every close is
-// checked against (the expiry sweep's interval; revocations and deactivations arrive through
-// the log tail, far sooner).
-const revocationDelay = 300 * time.Millisecond
-
-// closeSlack is what a test allows beyond revocationDelay for the frames to travel and the
-// test's goroutines to be scheduled on a loaded machine running -race (a revocation arrives
-// through the log tail in milliseconds on an idle one; under a load of 30 on two cores it
-// took 370 ms once).
-const closeSlack = 700 * time.Millisecond
-
-// credentialWorld is a gatewayWorld with revocationDelay as gateway.revocation_max_delay.
-func credentialWorld(t *testing.T, opts ...wiretest.Option) *chatWorld {
+// credentialWorld is a GatewayWorld with RevocationDelay as gateway.revocation_max_delay.
+func credentialWorld(t *testing.T, opts ...wiretest.Option) *e2etest.ChatWorld {
 	t.Helper()
-	return gatewayWorld(t, append([]wiretest.Option{wiretest.WithSetting(gateway.KeyRevocationMaxDelay, revocationDelay.String())}, opts...)...)
-}
-
-// issue issues another token for a's principal as the owner and returns it as an actor of
-// its own, with the token's id.
-func (w *apiWorld) issue(t *testing.T, a worldActor, device string) (worldActor, uuid.UUID) {
-	t.Helper()
-	body := `{}`
-	if device != "" {
-		body = fmt.Sprintf(`{"device_name":%q,"device_status":"approved"}`, device)
-	}
-	var tok apigen.CreateTokenResponse
-	w.must(t, w.admin, http.MethodPost, "/api/v1/principals/"+a.id.String()+"/tokens", body, http.StatusCreated, &tok)
-	return worldActor{name: a.name + " (" + device + ")", id: a.id, token: tok.Token}, tok.TokenId
-}
-
-// live opens a gateway connection as a and reads its ready frame.
-func (w *chatWorld) live(t *testing.T, a worldActor) *gwClient {
-	t.Helper()
-	c := mustDial(t, w.env.Server.URL, a.token)
-	c.send(`{"op":"hello"}`)
-	c.expect("ready")
-	return c
-}
-
-// endsWith reads c until the server closes it and checks the last frame before the close is
-// an error frame with code, the close code is gateway.CloseCredentialEnded with code as its
-// reason, and the close came within limit of since.
-func (c *gwClient) endsWith(code string, since time.Time, limit time.Duration) {
-	c.t.Helper()
-	var last gwFrame
-	for {
-		f, err := c.read()
-		if err != nil {
-			took := time.Since(since)
-			if status := websocket.CloseStatus(err); status != gateway.CloseCredentialEnded {
-				c.t.Fatalf("closed with %d (%v), want %d", status, err, gateway.CloseCredentialEnded)
-			}
-			if last.Op != "error" || last.Code != code {
-				c.t.Fatalf("last frame before the close %s, want an error frame with code %s", last.raw, code)
-			}
-			if !strings.Contains(err.Error(), code) {
-				c.t.Errorf("close reason of %v, want %s", err, code)
-			}
-			if took > limit {
-				c.t.Errorf("closed %v after the credential ended, want within %v", took, limit)
-			}
-			return
-		}
-		if took := time.Since(since); took > limit {
-			c.t.Fatalf("still open %v after the credential ended (last frame %s), want closed within %v", took, f.raw, limit)
-		}
-		last = f
-	}
+	return e2etest.GatewayWorld(t, append([]wiretest.Option{wiretest.WithSetting(gateway.KeyRevocationMaxDelay, e2etest.RevocationDelay.String())}, opts...)...)
 }
 
 // TestGatewayClosesTheSessionOfARevokedToken: Sam's phone is stolen; Sam revokes its token
@@ -102,34 +35,34 @@ func (c *gwClient) endsWith(code string, since time.Time, limit time.Duration) {
 func TestGatewayClosesTheSessionOfARevokedToken(t *testing.T) {
 	t.Parallel()
 	w := credentialWorld(t)
-	phone, phoneToken := w.issue(t, w.sam, "Sam's phone")
-	stolen := w.live(t, phone)
-	laptop := w.live(t, w.sam)
+	phone, phoneToken := w.Issue(t, w.Sam, "Sam's phone")
+	stolen := w.Live(t, phone)
+	laptop := w.Live(t, w.Sam)
 	// Alex's message is the next event; his own read state follows it, for him alone, so the
 	// sockets read through the message, not the head.
-	message := w.head(t) + 1
-	w.post(t, w.alex, w.ticketThread, "Seen on both")
-	head := w.head(t)
-	stolen.until(message, false)
-	laptop.until(message, false)
+	message := w.Head(t) + 1
+	w.Post(t, w.Alex, w.TicketThread, "Seen on both")
+	head := w.Head(t)
+	stolen.Until(message, false)
+	laptop.Until(message, false)
 
 	var info apigen.TokenInfo
 	start := time.Now()
-	r := w.must(t, w.sam, http.MethodPost, "/api/v1/tokens/"+phoneToken.String()+"/revoke", "", http.StatusOK, &info)
-	stolen.endsWith("token_revoked", start, revocationDelay+closeSlack)
+	r := w.Must(t, w.Sam, http.MethodPost, "/api/v1/tokens/"+phoneToken.String()+"/revoke", "", http.StatusOK, &info)
+	stolen.EndsWith("token_revoked", start, e2etest.RevocationDelay+e2etest.CloseSlack)
 	if info.Id != phoneToken || info.RevokedAt == nil || info.DeviceName == nil || *info.DeviceName != "Sam's phone" {
 		t.Errorf("revokeToken = %+v", info)
 	}
-	w.expectEvents(t, head, r, wantEvent{typ: identity.EventTokenRevoked, kind: kernel.ResourcePrincipal, id: w.sam.id, actor: w.sam.id, audience: w.sam.id})
+	w.ExpectEvents(t, head, r, e2etest.WantEvent{Typ: identity.EventTokenRevoked, Kind: kernel.ResourcePrincipal, ID: w.Sam.ID, Actor: w.Sam.ID, Audience: w.Sam.ID})
 
-	w.must(t, phone, http.MethodGet, "/api/v1/me", "", http.StatusUnauthorized, nil)
-	if _, refused, err := dialGateway(t, w.env.Server.URL, phone.token); err == nil || refused.status != http.StatusUnauthorized {
-		t.Errorf("a new connection with the revoked token: err %v, status %d; want 401", err, refused.status)
+	w.Must(t, phone, http.MethodGet, "/api/v1/me", "", http.StatusUnauthorized, nil)
+	if _, refused, err := e2etest.DialGateway(t, w.Env.Server.URL, phone.Token); err == nil || refused.Status != http.StatusUnauthorized {
+		t.Errorf("a new connection with the revoked token: err %v, status %d; want 401", err, refused.Status)
 	}
 	// The revoke reached the laptop as Sam's personal event; the laptop stays live.
-	message = w.head(t) + 1
-	w.post(t, w.alex, w.ticketThread, "Still seen on the laptop")
-	got, _ := laptop.until(message, false)
+	message = w.Head(t) + 1
+	w.Post(t, w.Alex, w.TicketThread, "Still seen on the laptop")
+	got, _ := laptop.Until(message, false)
 	if len(got) != 2 || got[0].Type != identity.EventTokenRevoked || got[1].Type != "message.created" {
 		t.Errorf("the laptop got %+v, want token.revoked and the message", got)
 	}
@@ -141,23 +74,23 @@ func TestGatewayClosesTheSessionOfARevokedToken(t *testing.T) {
 func TestGatewayClosesTheSessionOfAnExpiredToken(t *testing.T) {
 	t.Parallel()
 	w := credentialWorld(t, wiretest.WithSetting(identityapp.KeyTokenTTL, "1h"))
-	c := w.live(t, w.sam)
-	w.env.Clock.Advance(59 * time.Minute)
-	message := w.head(t) + 1
-	w.post(t, w.alex, w.ticketThread, "Before the expiry")
-	c.until(message, false)
+	c := w.Live(t, w.Sam)
+	w.Env.Clock.Advance(59 * time.Minute)
+	message := w.Head(t) + 1
+	w.Post(t, w.Alex, w.TicketThread, "Before the expiry")
+	c.Until(message, false)
 
-	fresh, _ := w.issue(t, w.robin, "")
-	other := w.live(t, fresh)
+	fresh, _ := w.Issue(t, w.Robin, "")
+	other := w.Live(t, fresh)
 	start := time.Now()
-	w.env.Clock.Advance(time.Minute)
-	c.endsWith("token_expired", start, revocationDelay+closeSlack)
-	w.must(t, w.sam, http.MethodGet, "/api/v1/me", "", http.StatusUnauthorized, nil)
+	w.Env.Clock.Advance(time.Minute)
+	c.EndsWith("token_expired", start, e2etest.RevocationDelay+e2etest.CloseSlack)
+	w.Must(t, w.Sam, http.MethodGet, "/api/v1/me", "", http.StatusUnauthorized, nil)
 	// A connection whose token has not expired stays open.
 	var me apigen.Principal
-	w.must(t, fresh, http.MethodGet, "/api/v1/me", "", http.StatusOK, &me)
-	other.send(`{"op":"ping"}`)
-	other.expect("pong")
+	w.Must(t, fresh, http.MethodGet, "/api/v1/me", "", http.StatusOK, &me)
+	other.Send(`{"op":"ping"}`)
+	other.Expect("pong")
 }
 
 // TestGatewayClosesTheSessionsOfADeactivatedPrincipal: Alex deactivates Sam; both of Sam's
@@ -166,56 +99,56 @@ func TestGatewayClosesTheSessionOfAnExpiredToken(t *testing.T) {
 func TestGatewayClosesTheSessionsOfADeactivatedPrincipal(t *testing.T) {
 	t.Parallel()
 	w := credentialWorld(t)
-	phone, _ := w.issue(t, w.sam, "Sam's phone")
-	laptop, onPhone := w.live(t, w.sam), w.live(t, phone)
-	robin := w.live(t, w.robin)
-	head := w.head(t)
+	phone, _ := w.Issue(t, w.Sam, "Sam's phone")
+	laptop, onPhone := w.Live(t, w.Sam), w.Live(t, phone)
+	robin := w.Live(t, w.Robin)
+	head := w.Head(t)
 
 	var p apigen.Principal
 	start := time.Now()
-	r := w.must(t, w.alex, http.MethodPost, "/api/v1/principals/"+w.sam.id.String()+"/deactivate", "", http.StatusOK, &p)
-	laptop.endsWith("principal_deactivated", start, revocationDelay+closeSlack)
-	onPhone.endsWith("principal_deactivated", start, revocationDelay+closeSlack)
-	if p.Id != w.sam.id || p.DeactivatedAt == nil {
+	r := w.Must(t, w.Alex, http.MethodPost, "/api/v1/principals/"+w.Sam.ID.String()+"/deactivate", "", http.StatusOK, &p)
+	laptop.EndsWith("principal_deactivated", start, e2etest.RevocationDelay+e2etest.CloseSlack)
+	onPhone.EndsWith("principal_deactivated", start, e2etest.RevocationDelay+e2etest.CloseSlack)
+	if p.Id != w.Sam.ID || p.DeactivatedAt == nil {
 		t.Errorf("deactivatePrincipal = %+v", p)
 	}
-	w.expectEvents(t, head, r, wantEvent{typ: identity.EventPrincipalDeactivated, kind: kernel.ResourcePrincipal, id: w.sam.id, actor: w.alex.id})
-	for _, a := range []worldActor{w.sam, phone} {
-		w.must(t, a, http.MethodGet, "/api/v1/me", "", http.StatusUnauthorized, nil)
+	w.ExpectEvents(t, head, r, e2etest.WantEvent{Typ: identity.EventPrincipalDeactivated, Kind: kernel.ResourcePrincipal, ID: w.Sam.ID, Actor: w.Alex.ID})
+	for _, a := range []e2etest.Actor{w.Sam, phone} {
+		w.Must(t, a, http.MethodGet, "/api/v1/me", "", http.StatusUnauthorized, nil)
 	}
-	got, _ := robin.until(w.head(t), false)
+	got, _ := robin.Until(w.Head(t), false)
 	if len(got) != 1 || got[0].Type != identity.EventPrincipalDeactivated {
 		t.Errorf("Robin got %+v, want principal.deactivated", got)
 	}
 
 	// Idempotent: no second event.
-	head = w.head(t)
-	w.must(t, w.alex, http.MethodPost, "/api/v1/principals/"+w.sam.id.String()+"/deactivate", "", http.StatusOK, &p)
-	w.expectNone(t, head, "a second deactivation")
+	head = w.Head(t)
+	w.Must(t, w.Alex, http.MethodPost, "/api/v1/principals/"+w.Sam.ID.String()+"/deactivate", "", http.StatusOK, &p)
+	w.ExpectNone(t, head, "a second deactivation")
 
 	var back apigen.Principal
-	r = w.must(t, w.alex, http.MethodPost, "/api/v1/principals/"+w.sam.id.String()+"/reactivate", "", http.StatusOK, &back)
-	if back.Id != w.sam.id || back.DeactivatedAt != nil {
+	r = w.Must(t, w.Alex, http.MethodPost, "/api/v1/principals/"+w.Sam.ID.String()+"/reactivate", "", http.StatusOK, &back)
+	if back.Id != w.Sam.ID || back.DeactivatedAt != nil {
 		t.Errorf("reactivatePrincipal = %+v", back)
 	}
-	w.expectEvents(t, head, r, wantEvent{typ: identity.EventPrincipalReactivated, kind: kernel.ResourcePrincipal, id: w.sam.id, actor: w.alex.id})
-	w.must(t, w.sam, http.MethodGet, "/api/v1/me", "", http.StatusOK, &p)
-	w.live(t, phone)
+	w.ExpectEvents(t, head, r, e2etest.WantEvent{Typ: identity.EventPrincipalReactivated, Kind: kernel.ResourcePrincipal, ID: w.Sam.ID, Actor: w.Alex.ID})
+	w.Must(t, w.Sam, http.MethodGet, "/api/v1/me", "", http.StatusOK, &p)
+	w.Live(t, phone)
 }
 
 // TestTokenOperations: listing one's own tokens (never a secret, paged), an owner listing
 // anyone's, revoking one's own twice (one event), and what a non-owner may not do.
 func TestTokenOperations(t *testing.T) {
 	t.Parallel()
-	w := newChatWorld(t, false)
-	_, phoneID := w.issue(t, w.sam, "Sam's phone")
-	_, robinsID := w.issue(t, w.robin, "Robin's laptop")
+	w := e2etest.NewChatWorld(t, false)
+	_, phoneID := w.Issue(t, w.Sam, "Sam's phone")
+	_, robinsID := w.Issue(t, w.Robin, "Robin's laptop")
 
 	// Sam's tokens: the one of the world and the phone's, one page at a time.
 	var ids []uuid.UUID
 	after := ""
 	for range 3 {
-		r := w.must(t, w.sam, http.MethodGet, "/api/v1/tokens?limit=1"+after, "", http.StatusOK, nil)
+		r := w.Must(t, w.Sam, http.MethodGet, "/api/v1/tokens?limit=1"+after, "", http.StatusOK, nil)
 		if strings.Contains(string(r.Body), "bothy_") || strings.Contains(string(r.Body), `"token"`) {
 			t.Errorf("listTokens shows a secret: %s", r.Body)
 		}
@@ -224,7 +157,7 @@ func TestTokenOperations(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, it := range page.Items {
-			if it.PrincipalId != w.sam.id {
+			if it.PrincipalId != w.Sam.ID {
 				t.Errorf("Sam listed %+v", it)
 			}
 			ids = append(ids, it.Id)
@@ -238,47 +171,47 @@ func TestTokenOperations(t *testing.T) {
 		t.Errorf("Sam's tokens %v, want his first and the phone's %s", ids, phoneID)
 	}
 	var list apigen.TokenList
-	w.must(t, w.alex, http.MethodGet, "/api/v1/tokens?principal_id="+w.sam.id.String(), "", http.StatusOK, &list)
+	w.Must(t, w.Alex, http.MethodGet, "/api/v1/tokens?principal_id="+w.Sam.ID.String(), "", http.StatusOK, &list)
 	if len(list.Items) != 2 || list.Items[1].DeviceName == nil || *list.Items[1].DeviceName != "Sam's phone" || list.Items[1].LastUsedAt != nil {
 		t.Errorf("Alex lists Sam's tokens: %+v", list.Items)
 	}
 
-	w.refuse(t,
-		refusal{name: "Sam lists Robin's tokens", as: w.sam, method: http.MethodGet, path: "/api/v1/tokens?principal_id=" + w.robin.id.String(), status: http.StatusForbidden, code: "forbidden"},
-		refusal{name: "Sam revokes Robin's token", as: w.sam, method: http.MethodPost, path: "/api/v1/tokens/" + robinsID.String() + "/revoke", status: http.StatusNotFound, code: "not_found"},
-		refusal{name: "Sam revokes an unknown token", as: w.sam, method: http.MethodPost, path: "/api/v1/tokens/" + uuid.NewString() + "/revoke", status: http.StatusNotFound, code: "not_found"},
-		refusal{name: "Sam deactivates Robin", as: w.sam, method: http.MethodPost, path: "/api/v1/principals/" + w.robin.id.String() + "/deactivate", status: http.StatusForbidden, code: "forbidden"},
-		refusal{name: "Sam reactivates Robin", as: w.sam, method: http.MethodPost, path: "/api/v1/principals/" + w.robin.id.String() + "/reactivate", status: http.StatusForbidden, code: "forbidden"},
-		refusal{name: "Sam deactivates himself", as: w.sam, method: http.MethodPost, path: "/api/v1/principals/" + w.sam.id.String() + "/deactivate", status: http.StatusForbidden, code: "forbidden"},
-		refusal{name: "Alex deactivates the last owner", as: w.alex, method: http.MethodPost, path: "/api/v1/principals/" + w.alex.id.String() + "/deactivate", status: http.StatusConflict, code: "conflict"},
-		refusal{name: "Alex deactivates nobody", as: w.alex, method: http.MethodPost, path: "/api/v1/principals/" + uuid.NewString() + "/deactivate", status: http.StatusNotFound, code: "not_found"},
+	w.Refuse(t,
+		e2etest.Refusal{Name: "Sam lists Robin's tokens", As: w.Sam, Method: http.MethodGet, Path: "/api/v1/tokens?principal_id=" + w.Robin.ID.String(), Status: http.StatusForbidden, Code: "forbidden"},
+		e2etest.Refusal{Name: "Sam revokes Robin's token", As: w.Sam, Method: http.MethodPost, Path: "/api/v1/tokens/" + robinsID.String() + "/revoke", Status: http.StatusNotFound, Code: "not_found"},
+		e2etest.Refusal{Name: "Sam revokes an unknown token", As: w.Sam, Method: http.MethodPost, Path: "/api/v1/tokens/" + uuid.NewString() + "/revoke", Status: http.StatusNotFound, Code: "not_found"},
+		e2etest.Refusal{Name: "Sam deactivates Robin", As: w.Sam, Method: http.MethodPost, Path: "/api/v1/principals/" + w.Robin.ID.String() + "/deactivate", Status: http.StatusForbidden, Code: "forbidden"},
+		e2etest.Refusal{Name: "Sam reactivates Robin", As: w.Sam, Method: http.MethodPost, Path: "/api/v1/principals/" + w.Robin.ID.String() + "/reactivate", Status: http.StatusForbidden, Code: "forbidden"},
+		e2etest.Refusal{Name: "Sam deactivates himself", As: w.Sam, Method: http.MethodPost, Path: "/api/v1/principals/" + w.Sam.ID.String() + "/deactivate", Status: http.StatusForbidden, Code: "forbidden"},
+		e2etest.Refusal{Name: "Alex deactivates the last owner", As: w.Alex, Method: http.MethodPost, Path: "/api/v1/principals/" + w.Alex.ID.String() + "/deactivate", Status: http.StatusConflict, Code: "conflict"},
+		e2etest.Refusal{Name: "Alex deactivates nobody", As: w.Alex, Method: http.MethodPost, Path: "/api/v1/principals/" + uuid.NewString() + "/deactivate", Status: http.StatusNotFound, Code: "not_found"},
 	)
-	w.must(t, w.robin, http.MethodGet, "/api/v1/me", "", http.StatusOK, nil)
+	w.Must(t, w.Robin, http.MethodGet, "/api/v1/me", "", http.StatusOK, nil)
 
-	head := w.head(t)
-	r := w.must(t, w.sam, http.MethodPost, "/api/v1/tokens/"+phoneID.String()+"/revoke", "", http.StatusOK, nil)
-	w.expectEvents(t, head, r, wantEvent{typ: identity.EventTokenRevoked, kind: kernel.ResourcePrincipal, id: w.sam.id, actor: w.sam.id, audience: w.sam.id})
+	head := w.Head(t)
+	r := w.Must(t, w.Sam, http.MethodPost, "/api/v1/tokens/"+phoneID.String()+"/revoke", "", http.StatusOK, nil)
+	w.ExpectEvents(t, head, r, e2etest.WantEvent{Typ: identity.EventTokenRevoked, Kind: kernel.ResourcePrincipal, ID: w.Sam.ID, Actor: w.Sam.ID, Audience: w.Sam.ID})
 	var again apigen.TokenInfo
-	w.must(t, w.sam, http.MethodPost, "/api/v1/tokens/"+phoneID.String()+"/revoke", "", http.StatusOK, &again)
-	if got := w.eventsAfter(t, head); len(got) != 1 {
+	w.Must(t, w.Sam, http.MethodPost, "/api/v1/tokens/"+phoneID.String()+"/revoke", "", http.StatusOK, &again)
+	if got := w.EventsAfter(t, head); len(got) != 1 {
 		t.Errorf("two revokes appended %d events, want 1", len(got))
 	}
 	// An owner revokes anyone's token.
-	w.must(t, w.alex, http.MethodPost, "/api/v1/tokens/"+robinsID.String()+"/revoke", "", http.StatusOK, nil)
+	w.Must(t, w.Alex, http.MethodPost, "/api/v1/tokens/"+robinsID.String()+"/revoke", "", http.StatusOK, nil)
 
 	// With a second owner, the first may be deactivated; the second is then the last.
-	w.must(t, w.alex, http.MethodPost, "/api/v1/grants", fmt.Sprintf(`{"principal_id":%q,"resource_kind":"instance","role":"owner"}`, w.robin.id), http.StatusCreated, nil)
-	w.must(t, w.robin, http.MethodPost, "/api/v1/principals/"+w.alex.id.String()+"/deactivate", "", http.StatusOK, nil)
-	w.refuse(t, refusal{name: "Robin deactivates the last active owner", as: w.robin, method: http.MethodPost, path: "/api/v1/principals/" + w.robin.id.String() + "/deactivate", status: http.StatusConflict, code: "conflict"})
+	w.Must(t, w.Alex, http.MethodPost, "/api/v1/grants", fmt.Sprintf(`{"principal_id":%q,"resource_kind":"instance","role":"owner"}`, w.Robin.ID), http.StatusCreated, nil)
+	w.Must(t, w.Robin, http.MethodPost, "/api/v1/principals/"+w.Alex.ID.String()+"/deactivate", "", http.StatusOK, nil)
+	w.Refuse(t, e2etest.Refusal{Name: "Robin deactivates the last active owner", As: w.Robin, Method: http.MethodPost, Path: "/api/v1/principals/" + w.Robin.ID.String() + "/deactivate", Status: http.StatusConflict, Code: "conflict"})
 }
 
 // recheckInterval is gateway.credential_recheck_interval in the recheck test.
 const recheckInterval = 300 * time.Millisecond
 
 // byHand changes identity's tables on the world's database as an operator would in SQL.
-func byHand(t *testing.T, w *chatWorld, change func(ctx context.Context, conn *pgx.Conn, id uuid.UUID) error, id uuid.UUID) {
+func byHand(t *testing.T, w *e2etest.ChatWorld, change func(ctx context.Context, conn *pgx.Conn, id uuid.UUID) error, id uuid.UUID) {
 	t.Helper()
-	conn, err := pgx.Connect(t.Context(), w.env.DatabaseURL)
+	conn, err := pgx.Connect(t.Context(), w.Env.DatabaseURL)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -295,24 +228,24 @@ func byHand(t *testing.T, w *chatWorld, change func(ctx context.Context, conn *p
 func TestGatewayRechecksCredentialsWithoutAnEvent(t *testing.T) {
 	t.Parallel()
 	w := credentialWorld(t, wiretest.WithSetting(gateway.KeyCredentialRecheckInterval, recheckInterval.String()))
-	phone, phoneToken := w.issue(t, w.sam, "Sam's phone")
-	tablet, tabletToken := w.issue(t, w.sam, "Sam's tablet")
-	onPhone, onTablet, robin, laptop := w.live(t, phone), w.live(t, tablet), w.live(t, w.robin), w.live(t, w.sam)
-	head := w.head(t)
+	phone, phoneToken := w.Issue(t, w.Sam, "Sam's phone")
+	tablet, tabletToken := w.Issue(t, w.Sam, "Sam's tablet")
+	onPhone, onTablet, robin, laptop := w.Live(t, phone), w.Live(t, tablet), w.Live(t, w.Robin), w.Live(t, w.Sam)
+	head := w.Head(t)
 
 	start := time.Now()
 	byHand(t, w, identitytest.RevokeTokenByHand, phoneToken)
-	onPhone.endsWith("token_revoked", start, recheckInterval+closeSlack)
+	onPhone.EndsWith("token_revoked", start, recheckInterval+e2etest.CloseSlack)
 
 	start = time.Now()
-	byHand(t, w, identitytest.DeactivateByHand, w.robin.id)
-	robin.endsWith("principal_deactivated", start, recheckInterval+closeSlack)
+	byHand(t, w, identitytest.DeactivateByHand, w.Robin.ID)
+	robin.EndsWith("principal_deactivated", start, recheckInterval+e2etest.CloseSlack)
 
 	start = time.Now()
 	byHand(t, w, identitytest.RevokeDeviceOfTokenByHand, tabletToken)
-	onTablet.endsWith("token_revoked", start, recheckInterval+closeSlack)
+	onTablet.EndsWith("token_revoked", start, recheckInterval+e2etest.CloseSlack)
 
-	w.expectNone(t, head, "changes made by hand")
-	laptop.send(`{"op":"ping"}`)
-	laptop.expect("pong")
+	w.ExpectNone(t, head, "changes made by hand")
+	laptop.Send(`{"op":"ping"}`)
+	laptop.Expect("pong")
 }

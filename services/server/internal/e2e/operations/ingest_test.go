@@ -1,4 +1,4 @@
-package wire_test
+package operations
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	chatapp "bothy.example.com/server/internal/chat/app"
+	"bothy.example.com/server/internal/e2e/e2etest"
 	ingestapp "bothy.example.com/server/internal/ingest/app"
 	"bothy.example.com/server/internal/ingest/ingesttest"
 	"bothy.example.com/server/internal/kernel/problem"
@@ -52,57 +52,13 @@ func writeIngestJSON(t *testing.T, name string, v any) string {
 	return p
 }
 
-// ingestEvent is a catch-up envelope as far as these tests read it.
-type ingestEvent struct {
-	Seq   int64  `json:"seq"`
-	Type  string `json:"type"`
-	Actor struct {
-		ID     uuid.UUID `json:"id"`
-		Kind   string    `json:"kind"`
-		Handle string    `json:"handle"`
-	} `json:"actor"`
-	ChannelID uuid.UUID       `json:"channel_id"`
-	ThreadID  uuid.UUID       `json:"thread_id"`
-	Payload   json.RawMessage `json:"payload"`
-	raw       string
-}
-
-// ingestCatchUp pages through GET /api/v1/events as a from after to the head, as a client catching
-// up does, and returns the events it was given.
-func (w *chatWorld) ingestCatchUp(t *testing.T, a worldActor, after int64) []ingestEvent {
-	t.Helper()
-	var out []ingestEvent
-	for range 10000 {
-		var page struct {
-			Events     []json.RawMessage `json:"events"`
-			NextCursor int64             `json:"next_cursor"`
-			HeadSeq    int64             `json:"head_seq"`
-		}
-		w.must(t, a, http.MethodGet, fmt.Sprintf("/api/v1/events?after=%d&limit=500", after), "", http.StatusOK, &page)
-		for _, raw := range page.Events {
-			var e ingestEvent
-			if err := json.Unmarshal(raw, &e); err != nil {
-				t.Fatalf("event %s: %v", raw, err)
-			}
-			e.raw = string(raw)
-			out = append(out, e)
-		}
-		if page.NextCursor >= page.HeadSeq {
-			return out
-		}
-		after = page.NextCursor
-	}
-	t.Fatal("catch-up did not reach the head")
-	return nil
-}
-
 // ingestWorld is Alex, Sam and Robin, a space Dev with the channel git, Sam a member of it.
-func ingestWorld(t *testing.T, opts ...wiretest.Option) (*chatWorld, uuid.UUID) {
+func ingestWorld(t *testing.T, opts ...wiretest.Option) (*e2etest.ChatWorld, uuid.UUID) {
 	t.Helper()
-	w := newPeople(t, false, opts...)
-	space := w.space(t, "Dev")
-	channel := w.channel(t, w.alex, space, "git")
-	w.grant(t, w.sam, "channel", channel, "member")
+	w := e2etest.NewPeople(t, false, opts...)
+	space := w.Space(t, "Dev")
+	channel := w.Channel(t, w.Alex, space, "git")
+	w.Grant(t, w.Sam, "channel", channel, "member")
 	return w, channel
 }
 
@@ -173,8 +129,8 @@ func TestIngestGitEndToEnd(t *testing.T) {
 			StateReason: secret, UpdatedAt: "2026-01-01T00:00:00Z", URL: secret, Labels: []map[string]string{{"name": "ingest"}}},
 	})
 
-	head := w.head(t)
-	rep, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), PRsJSON: prs, IssuesJSON: issues})
+	head := w.Head(t)
+	rep, err := w.Env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), PRsJSON: prs, IssuesJSON: issues})
 	if err != nil {
 		t.Fatalf("IngestGit: %v", err)
 	}
@@ -184,14 +140,14 @@ func TestIngestGitEndToEnd(t *testing.T) {
 	}
 
 	// Alex catches up through the API.
-	events := w.ingestCatchUp(t, w.alex, head)
+	events := w.IngestCatchUp(t, w.Alex, head)
 	var app uuid.UUID
 	created := map[string]int{}
 	commitMessages := 0
 	threads := map[uuid.UUID]bool{}
 	for _, e := range events {
-		if leaks := ingesttest.Leaks(e.raw); len(leaks) > 0 {
-			t.Errorf("event %d %s holds %v: %s", e.Seq, e.Type, leaks, e.raw)
+		if leaks := ingesttest.Leaks(e.Raw); len(leaks) > 0 {
+			t.Errorf("event %d %s holds %v: %s", e.Seq, e.Type, leaks, e.Raw)
 		}
 		created[e.Type]++
 		if e.Type == "grant.created" || e.Type == "permissions.changed" {
@@ -231,18 +187,18 @@ func TestIngestGitEndToEnd(t *testing.T) {
 		sha string
 		pr  int
 	}{{merge, 2}, {squash, 3}} {
-		msgs := w.ingestThreadOf(t, rep.Repository, c.pr)
-		if !strings.Contains(w.ingestContent(t, msgs), "Commit id: "+c.sha) {
+		msgs := w.IngestThreadOf(t, rep.Repository, c.pr)
+		if !strings.Contains(w.IngestContent(t, msgs), "Commit id: "+c.sha) {
 			t.Errorf("the thread of #%d lacks its merge commit %s", c.pr, c.sha[:7])
 		}
 	}
-	for _, th := range w.ingestThreads(t, events) {
-		content := w.ingestContent(t, th)
+	for _, th := range w.IngestThreads(t, events) {
+		content := w.IngestContent(t, th)
 		if leaks := ingesttest.Leaks(content); len(leaks) > 0 {
 			t.Errorf("listMessages holds %v", leaks)
 		}
 	}
-	if !strings.Contains(w.ingestContent(t, w.ingestThreadOf(t, rep.Repository, 2)), "Docs for "+first[:7]) {
+	if !strings.Contains(w.IngestContent(t, w.IngestThreadOf(t, rep.Repository, 2)), "Docs for "+first[:7]) {
 		t.Error("pull request #2 lost its text")
 	}
 	report, err := json.Marshal(rep)
@@ -260,78 +216,20 @@ func TestIngestGitEndToEnd(t *testing.T) {
 	}
 
 	// A second pass creates nothing and appends no event.
-	head = w.head(t)
-	again, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), PRsJSON: prs, IssuesJSON: issues})
+	head = w.Head(t)
+	again, err := w.Env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), PRsJSON: prs, IssuesJSON: issues})
 	if err != nil {
 		t.Fatalf("second IngestGit: %v", err)
 	}
-	if again.PRs.Created+again.Issues.Created+again.Commits.Created != 0 || again.Budget.Used != 0 || !again.Done || w.head(t) != head {
-		t.Fatalf("second pass = %+v, head %d -> %d", again, head, w.head(t))
+	if again.PRs.Created+again.Issues.Created+again.Commits.Created != 0 || again.Budget.Used != 0 || !again.Done || w.Head(t) != head {
+		t.Fatalf("second pass = %+v, head %d -> %d", again, head, w.Head(t))
 	}
 	// A new commit later is the only record of the next pass.
 	r.Commit("One more", "more.go", "package more")
-	third, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), PRsJSON: prs, IssuesJSON: issues})
+	third, err := w.Env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), PRsJSON: prs, IssuesJSON: issues})
 	if err != nil || third.Commits.Created != 1 || third.Budget.Used != 1 {
 		t.Fatalf("third pass = %+v, %v", third, err)
 	}
-}
-
-// ingestThreadOf lists, as Alex, the messages of the thread of pull request n.
-func (w *chatWorld) ingestThreadOf(t *testing.T, repo string, n int) []json.RawMessage {
-	t.Helper()
-	var thread uuid.UUID
-	for _, e := range w.ingestCatchUp(t, w.alex, 0) {
-		if e.Type != "message.created" {
-			continue
-		}
-		var p struct {
-			ContentMD string `json:"content_md"`
-			Seq       int64  `json:"seq"`
-		}
-		_ = json.Unmarshal(e.Payload, &p)
-		if p.Seq == 1 && strings.HasPrefix(p.ContentMD, fmt.Sprintf("**Pull request #%d**", n)) {
-			thread = e.ThreadID
-		}
-	}
-	if thread == uuid.Nil {
-		t.Fatalf("no thread of pull request #%d of %s", n, repo)
-	}
-	return w.ingestMessages(t, thread)
-}
-
-// ingestThreads lists, as Alex, the messages of every thread the events name.
-func (w *chatWorld) ingestThreads(t *testing.T, events []ingestEvent) [][]json.RawMessage {
-	t.Helper()
-	seen := map[uuid.UUID]bool{}
-	var out [][]json.RawMessage
-	for _, e := range events {
-		if e.ThreadID != uuid.Nil && !seen[e.ThreadID] {
-			seen[e.ThreadID] = true
-			out = append(out, w.ingestMessages(t, e.ThreadID))
-		}
-	}
-	return out
-}
-
-// ingestMessages lists every message of a thread as Alex, raw.
-func (w *chatWorld) ingestMessages(t *testing.T, thread uuid.UUID) []json.RawMessage {
-	t.Helper()
-	var list struct {
-		Items []json.RawMessage `json:"items"`
-	}
-	w.must(t, w.alex, http.MethodGet, "/api/v1/threads/"+thread.String()+"/messages?limit=100", "", http.StatusOK, &list)
-	return list.Items
-}
-
-// ingestContent joins raw messages for searching.
-func (w *chatWorld) ingestContent(t *testing.T, msgs []json.RawMessage) string {
-	t.Helper()
-	var b strings.Builder
-	for _, m := range msgs {
-		b.Write(m)
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
 
 // TestIngestGitBudget: --max-items 3 creates three records and reports done false; the next
@@ -344,17 +242,17 @@ func TestIngestGitBudget(t *testing.T) {
 		r.Commit(fmt.Sprintf("Commit %d", i+1), fmt.Sprintf("f%d", i), "x")
 	}
 	opts := wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), MaxItems: 3, GH: noGH()}
-	head := w.head(t)
-	rep, err := w.env.App.IngestGit(t.Context(), opts)
+	head := w.Head(t)
+	rep, err := w.Env.App.IngestGit(t.Context(), opts)
 	if err != nil || rep.Commits.Created != 3 || rep.Done || rep.Budget.Used != 3 || rep.Budget.MaxItems != 3 {
 		t.Fatalf("first pass = %+v, %v", rep, err)
 	}
-	if got := len(w.ingestCatchUp(t, w.alex, head)); got != 4 { // thread.created and three message.created
+	if got := len(w.IngestCatchUp(t, w.Alex, head)); got != 4 { // thread.created and three message.created
 		t.Fatalf("the first pass appended %d events Alex sees, want 4", got)
 	}
 	passes, total := 1, 3
 	for !rep.Done {
-		if rep, err = w.env.App.IngestGit(t.Context(), opts); err != nil || rep.Budget.Used > 3 {
+		if rep, err = w.Env.App.IngestGit(t.Context(), opts); err != nil || rep.Budget.Used > 3 {
 			t.Fatalf("pass %d = %+v, %v", passes+1, rep, err)
 		}
 		passes++
@@ -363,7 +261,7 @@ func TestIngestGitBudget(t *testing.T) {
 	if passes != 3 || total != 7 {
 		t.Fatalf("%d passes created %d commits, want 3 passes and 7", passes, total)
 	}
-	events := w.ingestCatchUp(t, w.alex, head)
+	events := w.IngestCatchUp(t, w.Alex, head)
 	var seqs []string
 	for _, e := range events {
 		var p struct {
@@ -395,7 +293,7 @@ func TestIngestGitFailureStallsAndIsRetried(t *testing.T) {
 		{Number: 3, Title: "Small too", Body: "ok", State: "OPEN", UpdatedAt: "2026-01-03T00:00:00Z"},
 	})
 	opts := wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), PRsJSON: prs, GH: noGH()}
-	rep, err := w.env.App.IngestGit(t.Context(), opts)
+	rep, err := w.Env.App.IngestGit(t.Context(), opts)
 	if err != nil {
 		t.Fatalf("IngestGit: %v", err)
 	}
@@ -407,7 +305,7 @@ func TestIngestGitFailureStallsAndIsRetried(t *testing.T) {
 	}
 
 	// The same database, served with the default limit.
-	raised := wiretest.New(t, wiretest.WithDatabaseURL(w.env.DatabaseURL))
+	raised := wiretest.New(t, wiretest.WithDatabaseURL(w.Env.DatabaseURL))
 	rep, err = raised.App.IngestGit(t.Context(), opts)
 	if err != nil {
 		t.Fatalf("IngestGit with the limit raised: %v", err)
@@ -445,10 +343,10 @@ func TestIngestGitOwnHistory(t *testing.T) {
 		t.Fatalf("git rev-list: %v", err)
 	}
 	commits, _ := strconv.Atoi(strings.TrimSpace(string(out)))
-	head := w.head(t)
+	head := w.Head(t)
 	// The gh of this machine, if any, must not be asked: both sections get an empty file.
 	empty := writeIngestJSON(t, "empty.json", []ingestGHPR{})
-	rep, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: dir, Channel: channel.String(), PRsJSON: empty, IssuesJSON: empty})
+	rep, err := w.Env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: dir, Channel: channel.String(), PRsJSON: empty, IssuesJSON: empty})
 	if err != nil {
 		t.Fatalf("IngestGit of %s: %v", dir, err)
 	}
@@ -456,7 +354,7 @@ func TestIngestGitOwnHistory(t *testing.T) {
 		t.Fatalf("report = %+v, want %d commits", rep, commits)
 	}
 	n := 0
-	for _, e := range w.ingestCatchUp(t, w.alex, head) {
+	for _, e := range w.IngestCatchUp(t, w.Alex, head) {
 		if e.Type == "message.created" {
 			n++
 		}
@@ -478,12 +376,12 @@ func TestIngestGitThroughGH(t *testing.T) {
 		"pr list":     `[{"number":7,"title":"From gh","body":"","author":{"login":"robin"},"state":"OPEN","updatedAt":"2026-01-01T00:00:00Z"}]`,
 		"issue list":  `[]`,
 	}}
-	rep, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), GH: gh})
+	rep, err := w.Env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), GH: gh})
 	if err != nil || rep.PRs.Source != "gh" || rep.Issues.Source != "gh" || rep.PRs.Created != 1 || !rep.Done {
 		t.Fatalf("pass = %+v, %v", rep, err)
 	}
 	// The next pass asks gh from the cursor, inclusive.
-	if _, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), GH: gh}); err != nil {
+	if _, err := w.Env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), GH: gh}); err != nil {
 		t.Fatalf("second pass: %v", err)
 	}
 	last := gh.calls[len(gh.calls)-2]
@@ -521,7 +419,7 @@ func TestIngestGitRefuses(t *testing.T) {
 	w, channel := ingestWorld(t)
 	r := newIngestRepo(t)
 	r.Commit("First", "a", "a")
-	other := w.channel(t, w.alex, w.space(t, "Other"), "elsewhere")
+	other := w.Channel(t, w.Alex, w.Space(t, "Other"), "elsewhere")
 	tests := []struct {
 		name string
 		opts wire.IngestGitOptions
@@ -533,19 +431,19 @@ func TestIngestGitRefuses(t *testing.T) {
 		{"an unknown channel", wire.IngestGitOptions{Repo: r.Dir, Channel: uuid.NewString(), GH: noGH()}, problem.ErrNotFound, "channel"},
 	}
 	for _, tc := range tests {
-		head := w.head(t)
-		if _, err := w.env.App.IngestGit(t.Context(), tc.opts); !errors.Is(err, tc.kind) || !strings.Contains(err.Error(), tc.want) {
+		head := w.Head(t)
+		if _, err := w.Env.App.IngestGit(t.Context(), tc.opts); !errors.Is(err, tc.kind) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: IngestGit = %v, want %v naming %s", tc.name, err, tc.kind, tc.want)
 		}
-		if w.head(t) != head {
+		if w.Head(t) != head {
 			t.Errorf("%s: a refused pass appended events", tc.name)
 		}
 	}
 	empty := writeIngestJSON(t, "empty.json", []ingestGHPR{})
-	if _, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), PRsJSON: empty, IssuesJSON: empty}); err != nil {
+	if _, err := w.Env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: channel.String(), PRsJSON: empty, IssuesJSON: empty}); err != nil {
 		t.Fatalf("IngestGit: %v", err)
 	}
-	_, err := w.env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: other.String(), PRsJSON: empty, IssuesJSON: empty})
+	_, err := w.Env.App.IngestGit(t.Context(), wire.IngestGitOptions{Repo: r.Dir, Channel: other.String(), PRsJSON: empty, IssuesJSON: empty})
 	if !errors.Is(err, problem.ErrConflict) || !strings.Contains(err.Error(), "alex/bothy is ingested into channel "+channel.String()) {
 		t.Fatalf("IngestGit into another channel = %v", err)
 	}

@@ -1,4 +1,4 @@
-package wire_test
+package operations
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/kernel/problem"
 	"bothy.example.com/server/internal/pglocal"
@@ -64,38 +65,38 @@ func TestDatabaseOutage(t *testing.T) {
 		}
 	})
 	url := cluster.URL(pglocal.DefaultDatabase)
-	if _, err := wire.Migrate(ctx, loadConfig(t, map[config.Key]string{config.DatabaseURL: url}), url, wiretest.TestLogger(t)); err != nil {
+	if _, err := wire.Migrate(ctx, e2etest.LoadConfig(t, map[config.Key]string{config.DatabaseURL: url}), url, wiretest.TestLogger(t)); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	env := wiretest.New(t, wiretest.WithDatabaseURL(url),
 		wiretest.WithSetting(config.HTTPUnavailableRetryAfter, outageRetryBase.String()))
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), e2etest.WaitTimeout)
 		defer cancel()
 		if err := env.App.Gateway().Shutdown(ctx); err != nil {
 			t.Errorf("gateway shutdown: %v", err)
 		}
 	})
-	runTail(t, env.App.Tail())
+	e2etest.RunTail(t, env.App.Tail())
 	owner, err := env.App.Bootstrap(ctx, "Alex", "alex", "alex@example.com")
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}
-	alex := worldActor{name: "Alex", id: owner.PrincipalID, token: owner.Token.Reveal()}
-	w := &apiWorld{env: env, admin: alex}
-	w.must(t, alex, http.MethodGet, "/api/v1/spaces", "", http.StatusOK, nil)
-	w.must(t, alex, http.MethodPost, "/api/v1/spaces", `{"name":"Before"}`, http.StatusCreated, nil)
+	alex := e2etest.Actor{Name: "Alex", ID: owner.PrincipalID, Token: owner.Token.Reveal()}
+	w := &e2etest.World{Env: env, Admin: alex}
+	w.Must(t, alex, http.MethodGet, "/api/v1/spaces", "", http.StatusOK, nil)
+	w.Must(t, alex, http.MethodPost, "/api/v1/spaces", `{"name":"Before"}`, http.StatusCreated, nil)
 	// A browser's connection, upgraded before the outage, authenticates after it.
-	browser := mustDial(t, env.Server.URL, "")
+	browser := e2etest.MustDial(t, env.Server.URL, "")
 
 	if err := cluster.Stop(ctx); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
 
-	read := w.do(t, alex, http.MethodGet, "/api/v1/spaces", "")
+	read := w.Do(t, alex, http.MethodGet, "/api/v1/spaces", "")
 	read.RequireProblem(t, http.StatusServiceUnavailable, "unavailable")
 	requireRetryAfter(t, "listSpaces", read.Header)
-	write := w.do(t, alex, http.MethodPost, "/api/v1/spaces", `{"name":"During"}`)
+	write := w.Do(t, alex, http.MethodPost, "/api/v1/spaces", `{"name":"During"}`)
 	write.RequireProblem(t, http.StatusServiceUnavailable, "unavailable")
 	requireRetryAfter(t, "createSpace", write.Header)
 	for _, leak := range []string{"connect", "refused", "127.0.0.1", "SQLSTATE"} {
@@ -111,7 +112,7 @@ func TestDatabaseOutage(t *testing.T) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, env.Server.URL+gateway.Path, nil)
 	for k, v := range map[string]string{
 		"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
-		"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Authorization": "Bearer " + alex.token,
+		"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Authorization": "Bearer " + alex.Token,
 	} {
 		req.Header.Set(k, v)
 	}
@@ -129,16 +130,16 @@ func TestDatabaseOutage(t *testing.T) {
 	requireRetryAfter(t, "gateway upgrade", resp.Header)
 
 	// The browser's auth frame needs the database: error unavailable, then 1013.
-	browser.send(`{"op":"auth","token":"` + alex.token + `"}`)
-	f := browser.next()
+	browser.Send(`{"op":"auth","token":"` + alex.Token + `"}`)
+	f := browser.Next()
 	var retry struct {
 		RetryAfterMS int64 `json:"retry_after_ms"`
 	}
-	_ = json.Unmarshal(f.raw, &retry)
+	_ = json.Unmarshal(f.Raw, &retry)
 	if f.Op != "error" || f.Code != "unavailable" || retry.RetryAfterMS < outageRetryBase.Milliseconds() || retry.RetryAfterMS > 2*outageRetryBase.Milliseconds() {
-		t.Errorf("frame %s, want error unavailable with retry_after_ms in [%v, %v]", f.raw, outageRetryBase, 2*outageRetryBase)
+		t.Errorf("frame %s, want error unavailable with retry_after_ms in [%v, %v]", f.Raw, outageRetryBase, 2*outageRetryBase)
 	}
-	if code, _ := browser.closed(); code != websocket.StatusTryAgainLater {
+	if code, _ := browser.Closed(); code != websocket.StatusTryAgainLater {
 		t.Errorf("close %d, want %d (try again later)", code, websocket.StatusTryAgainLater)
 	}
 
@@ -149,9 +150,9 @@ func TestDatabaseOutage(t *testing.T) {
 	}
 	// The pool reconnects on its own; the first request after the restart may still meet a
 	// connection the old server closed, which is a 503 too, never a 500.
-	deadline := time.Now().Add(waitTimeout)
+	deadline := time.Now().Add(e2etest.WaitTimeout)
 	for {
-		r := w.do(t, alex, http.MethodGet, "/api/v1/spaces", "")
+		r := w.Do(t, alex, http.MethodGet, "/api/v1/spaces", "")
 		if r.Status == http.StatusOK {
 			break
 		}
@@ -161,11 +162,11 @@ func TestDatabaseOutage(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	w.must(t, alex, http.MethodPost, "/api/v1/spaces", `{"name":"After"}`, http.StatusCreated, nil)
+	w.Must(t, alex, http.MethodPost, "/api/v1/spaces", `{"name":"After"}`, http.StatusCreated, nil)
 	if r := env.Client.Get("/readyz"); r.Status != http.StatusOK {
 		t.Errorf("readyz after the restart: %d %s", r.Status, r.Body)
 	}
-	c := mustDial(t, env.Server.URL, alex.token)
-	c.send(`{"op":"hello"}`)
-	c.expect("ready")
+	c := e2etest.MustDial(t, env.Server.URL, alex.Token)
+	c.Send(`{"op":"hello"}`)
+	c.Expect("ready")
 }

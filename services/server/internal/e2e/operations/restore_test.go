@@ -1,4 +1,4 @@
-package wire_test
+package operations
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/instance"
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/sync/adapters/gateway"
@@ -75,29 +76,29 @@ func sameState(t *testing.T, who string, got, want apigen.Snapshot, newEpoch uui
 func TestRestoreRotatesTheEpochForEveryClient(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	w := newSyncWorld(t)
-	url := w.env.DatabaseURL
+	w := e2etest.NewSyncWorld(t)
+	url := w.Env.DatabaseURL
 	logger := wiretest.TestLogger(t)
-	cfg := loadConfig(t, map[config.Key]string{config.DatabaseURL: url})
+	cfg := e2etest.LoadConfig(t, map[config.Key]string{config.DatabaseURL: url})
 
 	// bothy serve (every role) on the database; the world's own App stands for the API.
-	serve, err := wire.New(ctx, cfg, logger, wire.Options{Clock: w.env.Clock})
+	serve, err := wire.New(ctx, cfg, logger, wire.Options{Clock: w.Env.Clock})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	t.Cleanup(serve.Close)
-	base, stop, done := serving(t, serve)
+	base, stop, done := e2etest.Serving(t, serve)
 
 	for i := range 3 {
-		w.post(t, w.alex, w.ticketThread, fmt.Sprintf("Before the backup, %d", i))
+		w.Post(t, w.Alex, w.TicketThread, fmt.Sprintf("Before the backup, %d", i))
 	}
-	olderCursor := w.head(t) // the older client stopped here, below the backup's head
-	w.post(t, w.sam, w.campaignThread, "Still before the backup")
-	w.readTo(t, w.sam, w.campaignThread, 2)
-	epoch, backupHead := w.epoch(t), w.head(t)
-	alexBefore, alexResp := w.snapshot(t, w.alex)
-	samBefore, _ := w.snapshot(t, w.sam)
-	alexEvents, _ := w.catchUp(t, w.alex, 0, 0)
+	olderCursor := w.Head(t) // the older client stopped here, below the backup's head
+	w.Post(t, w.Sam, w.CampaignThread, "Still before the backup")
+	w.ReadTo(t, w.Sam, w.CampaignThread, 2)
+	epoch, backupHead := w.Epoch(t), w.Head(t)
+	alexBefore, alexResp := w.Snapshot(t, w.Alex)
+	samBefore, _ := w.Snapshot(t, w.Sam)
+	alexEvents, _ := w.CatchUp(t, w.Alex, 0, 0)
 
 	var dumped progressLog
 	file := filepath.Join(t.TempDir(), "bothy.dump")
@@ -111,15 +112,15 @@ func TestRestoreRotatesTheEpochForEveryClient(t *testing.T) {
 	}
 
 	// After the backup: events the restore will lose, and clients that saw them.
-	lost := w.post(t, w.alex, w.ticketThread, "After the backup: lost by the restore")
-	w.post(t, w.sam, w.campaignThread, "After the backup as well")
-	newerCursor := w.head(t)
-	if _, cursor := w.catchUp(t, w.alex, olderCursor, 0); cursor != newerCursor {
+	lost := w.Post(t, w.Alex, w.TicketThread, "After the backup: lost by the restore")
+	w.Post(t, w.Sam, w.CampaignThread, "After the backup as well")
+	newerCursor := w.Head(t)
+	if _, cursor := w.CatchUp(t, w.Alex, olderCursor, 0); cursor != newerCursor {
 		t.Fatalf("Alex caught up to %d, want the head %d", cursor, newerCursor)
 	}
-	live := mustDial(t, base, w.sam.token)
-	live.send(fmt.Sprintf(`{"op":"resume","after":%d,"epoch":%q}`, backupHead, epoch))
-	if got, _ := live.until(newerCursor, true); len(got) == 0 {
+	live := e2etest.MustDial(t, base, w.Sam.Token)
+	live.Send(fmt.Sprintf(`{"op":"resume","after":%d,"epoch":%q}`, backupHead, epoch))
+	if got, _ := live.Until(newerCursor, true); len(got) == 0 {
 		t.Fatal("the gateway delivered Sam nothing after the backup")
 	}
 
@@ -127,21 +128,21 @@ func TestRestoreRotatesTheEpochForEveryClient(t *testing.T) {
 	if _, err := wire.Restore(ctx, cfg, url, logger, wire.RestoreOptions{File: file}); !errors.Is(err, wire.ErrDatabaseInUse) {
 		t.Fatalf("Restore under a running server = %v, want ErrDatabaseInUse", err)
 	}
-	if w.head(t) != newerCursor || w.epoch(t) != epoch {
+	if w.Head(t) != newerCursor || w.Epoch(t) != epoch {
 		t.Fatal("the refused restore changed the database")
 	}
 
 	// The operator stops bothy serve (the gateway client is told to go away) and restores.
 	stop()
-	if code, _ := live.closed(); code != gateway.CloseGoingAway {
+	if code, _ := live.Closed(); code != gateway.CloseGoingAway {
 		t.Fatalf("the gateway closed Sam's connection with %d, want %d", code, gateway.CloseGoingAway)
 	}
-	if err := waitServe(t, done, waitTimeout); err != nil {
+	if err := e2etest.WaitServe(t, done, e2etest.WaitTimeout); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 	serve.Close()
-	w.env.Server.Close()
-	w.env.App.Close()
+	w.Env.Server.Close()
+	w.Env.App.Close()
 	if _, err := wire.Restore(ctx, cfg, url, logger, wire.RestoreOptions{File: filepath.Join(t.TempDir(), "none.dump")}); err == nil {
 		t.Fatal("Restore of a missing file succeeded")
 	}
@@ -156,18 +157,18 @@ func TestRestoreRotatesTheEpochForEveryClient(t *testing.T) {
 	}
 
 	// bothy serve starts again on the restored database.
-	w.env = wiretest.New(t, wiretest.WithDatabaseURL(url))
-	runTail(t, w.env.App.Tail())
+	w.Env = wiretest.New(t, wiretest.WithDatabaseURL(url))
+	e2etest.RunTail(t, w.Env.App.Tail())
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), e2etest.WaitTimeout)
 		defer cancel()
-		_ = w.env.App.Gateway().Shutdown(ctx)
+		_ = w.Env.App.Gateway().Shutdown(ctx)
 	})
-	newEpoch := w.epoch(t)
-	if newEpoch.String() != rep.NewEpoch || w.head(t) != backupHead {
-		t.Fatalf("restored database at epoch %s head %d, want %s and %d", newEpoch, w.head(t), rep.NewEpoch, backupHead)
+	newEpoch := w.Epoch(t)
+	if newEpoch.String() != rep.NewEpoch || w.Head(t) != backupHead {
+		t.Fatalf("restored database at epoch %s head %d, want %s and %d", newEpoch, w.Head(t), rep.NewEpoch, backupHead)
 	}
-	records, err := w.env.App.Restores(ctx)
+	records, err := w.Env.App.Restores(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,44 +179,44 @@ func TestRestoreRotatesTheEpochForEveryClient(t *testing.T) {
 
 	// The start-up check of bothy serve takes the restored database for what it is: the
 	// restore recorded this cluster's identity, so it rotates nothing more.
-	if err := w.env.App.ReconcileClusterIdentity(ctx); err != nil {
+	if err := w.Env.App.ReconcileClusterIdentity(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if w.epoch(t) != newEpoch {
+	if w.Epoch(t) != newEpoch {
 		t.Fatal("the start-up check rotated the epoch again after bothy's own restore")
 	}
 
 	// Every client that sends its epoch learns of the restore, whichever side of the backup
 	// its cursor is; without the epoch, a cursor past the restored head is only "ahead".
-	w.requireResync(t, w.alex, newerCursor, epoch.String(), "epoch_changed", 0)
-	w.requireResync(t, w.alex, olderCursor, epoch.String(), "epoch_changed", 0)
-	w.requireResync(t, w.alex, newerCursor, "", "cursor_ahead", 0)
-	r := w.do(t, w.alex, http.MethodGet, "/api/v1/sync/snapshot", "", "If-None-Match", alexResp.Header.Get("ETag"))
+	w.RequireResync(t, w.Alex, newerCursor, epoch.String(), "epoch_changed", 0)
+	w.RequireResync(t, w.Alex, olderCursor, epoch.String(), "epoch_changed", 0)
+	w.RequireResync(t, w.Alex, newerCursor, "", "cursor_ahead", 0)
+	r := w.Do(t, w.Alex, http.MethodGet, "/api/v1/sync/snapshot", "", "If-None-Match", alexResp.Header.Get("ETag"))
 	if r.Status != http.StatusOK {
 		t.Fatalf("getSnapshot with the ETag of before the backup = %d, want 200 with the new epoch", r.Status)
 	}
-	again := mustDial(t, w.env.Server.URL, w.sam.token)
-	again.send(fmt.Sprintf(`{"op":"resume","after":%d,"epoch":%q}`, newerCursor, epoch))
-	if f := again.expect("resync_required"); f.Reason != "epoch_changed" {
-		t.Fatalf("the gateway's resync_required says %s, want epoch_changed", f.raw)
+	again := e2etest.MustDial(t, w.Env.Server.URL, w.Sam.Token)
+	again.Send(fmt.Sprintf(`{"op":"resume","after":%d,"epoch":%q}`, newerCursor, epoch))
+	if f := again.Expect("resync_required"); f.Reason != "epoch_changed" {
+		t.Fatalf("the gateway's resync_required says %s, want epoch_changed", f.Raw)
 	}
-	if code, _ := again.closed(); code != gateway.CloseResyncRequired {
+	if code, _ := again.Closed(); code != gateway.CloseResyncRequired {
 		t.Fatalf("the gateway closed with %d after resync_required, want %d", code, gateway.CloseResyncRequired)
 	}
 
 	// Resynced from a fresh snapshot, each client has exactly the state of the backup.
-	alexAfter, _ := w.snapshot(t, w.alex)
+	alexAfter, _ := w.Snapshot(t, w.Alex)
 	sameState(t, "Alex (REST)", alexAfter, alexBefore, newEpoch)
-	fresh := mustDial(t, w.env.Server.URL, w.sam.token)
-	fresh.send(`{"op":"hello"}`)
+	fresh := e2etest.MustDial(t, w.Env.Server.URL, w.Sam.Token)
+	fresh.Send(`{"op":"hello"}`)
 	var samAfter apigen.Snapshot
-	if err := json.Unmarshal(fresh.expect("ready").Snapshot, &samAfter); err != nil {
+	if err := json.Unmarshal(fresh.Expect("ready").Snapshot, &samAfter); err != nil {
 		t.Fatal(err)
 	}
 	sameState(t, "Sam (gateway)", samAfter, samBefore, newEpoch)
-	events, _ := w.catchUp(t, w.alex, 0, 0)
+	events, _ := w.CatchUp(t, w.Alex, 0, 0)
 	if !reflect.DeepEqual(events, alexEvents) {
-		t.Fatalf("catch-up from 0 after the restore gave Alex %s, want the backup's %s", describeEnvelopes(events), describeEnvelopes(alexEvents))
+		t.Fatalf("catch-up from 0 after the restore gave Alex %s, want the backup's %s", e2etest.DescribeEnvelopes(events), e2etest.DescribeEnvelopes(alexEvents))
 	}
 	for _, e := range events {
 		if e.Resource.ID == lost.Id {
@@ -224,14 +225,14 @@ func TestRestoreRotatesTheEpochForEveryClient(t *testing.T) {
 	}
 
 	// The next event takes the seq after the backup's head, in the new epoch, for everyone.
-	next := w.post(t, w.alex, w.ticketThread, "After the restore")
-	got, _ := fresh.until(w.head(t), false)
-	if seqs := gwSeqs(got); !slices.Contains(seqs, backupHead+1) {
+	next := w.Post(t, w.Alex, w.TicketThread, "After the restore")
+	got, _ := fresh.Until(w.Head(t), false)
+	if seqs := e2etest.GatewaySeqs(got); !slices.Contains(seqs, backupHead+1) {
 		t.Fatalf("the gateway delivered Sam %v after the restore, want seq %d", seqs, backupHead+1)
 	}
-	page := w.page(t, w.alex, alexAfter.HeadSeq, 0)
+	page := w.Page(t, w.Alex, alexAfter.HeadSeq, 0)
 	if len(page.Events) == 0 || page.Events[0].Seq != backupHead+1 || page.SyncEpoch != newEpoch {
-		t.Fatalf("catch-up after the resync gave Alex %s in epoch %s, want message %s at seq %d", describeEnvelopes(page.Events), page.SyncEpoch, next.Id, backupHead+1)
+		t.Fatalf("catch-up after the resync gave Alex %s in epoch %s, want message %s at seq %d", e2etest.DescribeEnvelopes(page.Events), page.SyncEpoch, next.Id, backupHead+1)
 	}
 }
 
@@ -239,17 +240,17 @@ func TestRestoreRotatesTheEpochForEveryClient(t *testing.T) {
 // the database is touched.
 func TestRestoreRefusesWhatIsNoBackup(t *testing.T) {
 	t.Parallel()
-	w := newSyncPeople(t)
-	url := w.env.DatabaseURL
+	w := e2etest.NewSyncPeople(t)
+	url := w.Env.DatabaseURL
 	file := filepath.Join(t.TempDir(), "other.dump")
 	if err := os.WriteFile(file, []byte("not an archive"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := loadConfig(t, map[config.Key]string{config.DatabaseURL: url})
+	cfg := e2etest.LoadConfig(t, map[config.Key]string{config.DatabaseURL: url})
 	if _, err := wire.Restore(t.Context(), cfg, url, wiretest.TestLogger(t), wire.RestoreOptions{File: file}); err == nil {
 		t.Fatal("Restore of a file that is no archive succeeded")
 	}
-	if w.head(t) == 0 {
+	if w.Head(t) == 0 {
 		t.Fatal("the refused restore emptied the log")
 	}
 }

@@ -1,4 +1,4 @@
-package wire_test
+package search
 
 import (
 	"flag"
@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/e2e/e2etest"
 )
 
 var searchSeed = flag.Uint64("wire.search.seed", 0, "seed of TestSearchMessagesFindsWhatTheCallerMayRead (0: from the clock)")
@@ -24,13 +25,6 @@ const searchWorlds = 4
 // queries find many messages, in many channels.
 var searchWords = []string{"anchor", "birch", "cedar", "delta", "ember"}
 
-// searchedMessage is the test's account of one message: where it is and its current words.
-type searchedMessage struct {
-	channel uuid.UUID
-	words   []string
-	deleted bool
-}
-
 // TestSearchMessagesFindsWhatTheCallerMayRead is the search property test of issue 13. Over
 // random worlds built through the API, with posts (in spaces and in direct messages), edits,
 // deletes, new channels, grants and revokes interleaved, the owner, Alex, Sam and Robin search
@@ -40,52 +34,52 @@ type searchedMessage struct {
 // once, in the search order. The seed is logged; -wire.search.seed replays it.
 func TestSearchMessagesFindsWhatTheCallerMayRead(t *testing.T) {
 	t.Parallel()
-	seed := propertySeed(t, "wire.search.seed", *searchSeed)
+	seed := e2etest.PropertySeed(t, "wire.search.seed", *searchSeed)
 	for i := range searchWorlds {
 		t.Run(fmt.Sprintf("world %d", i), func(t *testing.T) {
 			t.Parallel()
 			r := rand.New(rand.NewPCG(seed, uint64(i))) //nolint:gosec // G404: reproducible test worlds, not secrets
-			w := newSyncPeople(t)
-			m := newReadModel(w.owner.id)
-			people := []worldActor{w.alex, w.sam, w.robin}
-			searchers := append(slices.Clone(people), w.owner)
-			messages := map[uuid.UUID]*searchedMessage{}
+			w := e2etest.NewSyncPeople(t)
+			m := e2etest.NewReadModel(w.Owner.ID)
+			people := []e2etest.Actor{w.Alex, w.Sam, w.Robin}
+			searchers := append(slices.Clone(people), w.Owner)
+			messages := map[uuid.UUID]*e2etest.SearchedMessage{}
 			var inSpaces []uuid.UUID // messages the owner may edit and delete (not in a DM)
 			text := func() []string {
 				words := make([]string, 1+r.IntN(3))
 				for j := range words {
-					words[j] = pick(r, searchWords)
+					words[j] = e2etest.Pick(r, searchWords)
 				}
 				return words
 			}
 			record := func(id, ch uuid.UUID, words []string) {
-				messages[id] = &searchedMessage{channel: ch, words: words}
-				if m.spaceOf[ch] != uuid.Nil {
+				messages[id] = &e2etest.SearchedMessage{Channel: ch, Words: words}
+				if m.SpaceOf[ch] != uuid.Nil {
 					inSpaces = append(inSpaces, id)
 				}
 			}
 			check := func() {
-				a := pick(r, searchers)
-				query := []string{pick(r, searchWords)}
+				a := e2etest.Pick(r, searchers)
+				query := []string{e2etest.Pick(r, searchWords)}
 				if r.IntN(3) == 0 {
-					query = append(query, pick(r, searchWords))
+					query = append(query, e2etest.Pick(r, searchWords))
 				}
-				w.checkSearch(t, m, messages, a, query, 1+r.IntN(4))
+				w.CheckSearch(t, m, messages, a, query, 1+r.IntN(4))
 			}
 
-			// The first messages of randomStructure's threads hold no word of searchWords.
-			w.randomStructure(t, r, m, people)
+			// The first messages of RandomStructure's threads hold no word of searchWords.
+			w.RandomStructure(t, r, m, people)
 			for range 60 {
 				switch op := r.IntN(10); {
 				case op < 3:
-					ch := pick(r, m.channels)
-					th := pick(r, m.threadsOf[ch])
-					if th == uuid.Nil || m.archived[ch] {
+					ch := e2etest.Pick(r, m.Channels)
+					th := e2etest.Pick(r, m.ThreadsOf[ch])
+					if th == uuid.Nil || m.Archived[ch] {
 						continue
 					}
-					author := pick(r, []worldActor{w.owner, pick(r, people)})
+					author := e2etest.Pick(r, []e2etest.Actor{w.Owner, e2etest.Pick(r, people)})
 					words := text()
-					res := w.do(t, author, http.MethodPost, "/api/v1/threads/"+th.String()+"/messages", `{"content_md":"`+strings.Join(words, " ")+`"}`)
+					res := w.Do(t, author, http.MethodPost, "/api/v1/threads/"+th.String()+"/messages", `{"content_md":"`+strings.Join(words, " ")+`"}`)
 					switch res.Status {
 					case http.StatusCreated:
 						var msg apigen.Message
@@ -93,44 +87,44 @@ func TestSearchMessagesFindsWhatTheCallerMayRead(t *testing.T) {
 						record(msg.Id, ch, words)
 					case http.StatusForbidden, http.StatusNotFound:
 					default:
-						t.Fatalf("postMessage as %s = %d: %s", author.name, res.Status, res.Body)
+						t.Fatalf("postMessage as %s = %d: %s", author.Name, res.Status, res.Body)
 					}
 				case op == 3:
-					w.randomGrant(t, r, m, people)
+					w.RandomGrant(t, r, m, people)
 				case op == 4:
-					w.randomRevoke(t, r, m, people)
+					w.RandomRevoke(t, r, m, people)
 				case op == 5:
-					if id := pick(r, inSpaces); id != uuid.Nil && !messages[id].deleted {
+					if id := e2etest.Pick(r, inSpaces); id != uuid.Nil && !messages[id].Deleted {
 						words := text()
-						w.must(t, w.owner, http.MethodPatch, "/api/v1/messages/"+id.String(), `{"content_md":"`+strings.Join(words, " ")+`"}`, http.StatusOK, nil)
-						messages[id].words = words
+						w.Must(t, w.Owner, http.MethodPatch, "/api/v1/messages/"+id.String(), `{"content_md":"`+strings.Join(words, " ")+`"}`, http.StatusOK, nil)
+						messages[id].Words = words
 					}
 				case op == 6:
-					if id := pick(r, inSpaces); id != uuid.Nil {
-						w.must(t, w.owner, http.MethodDelete, "/api/v1/messages/"+id.String(), "", http.StatusNoContent, nil)
-						messages[id].deleted = true
+					if id := e2etest.Pick(r, inSpaces); id != uuid.Nil {
+						w.Must(t, w.Owner, http.MethodDelete, "/api/v1/messages/"+id.String(), "", http.StatusNoContent, nil)
+						messages[id].Deleted = true
 					}
 				case op == 7:
-					sp := pick(r, m.spaces)
-					ch := w.channel(t, w.owner, sp, fmt.Sprintf("late-%d", len(m.channels)))
-					m.addChannel(ch, sp)
+					sp := e2etest.Pick(r, m.Spaces)
+					ch := w.Channel(t, w.Owner, sp, fmt.Sprintf("late-%d", len(m.Channels)))
+					m.AddChannel(ch, sp)
 					words := text()
-					th := w.thread(t, w.owner, ch, strings.Join(words, " "))
-					m.addThread(ch, th.Id)
+					th := w.Thread(t, w.Owner, ch, strings.Join(words, " "))
+					m.AddThread(ch, th.Id)
 					record(th.FirstMessage.Id, ch, words)
 				case op == 8:
-					a, b := pick(r, people), pick(r, searchers)
-					if a.id == b.id {
+					a, b := e2etest.Pick(r, people), e2etest.Pick(r, searchers)
+					if a.ID == b.ID {
 						continue
 					}
-					dm := w.dm(t, a, b)
-					if _, ok := m.spaceOf[dm]; !ok {
-						m.addChannel(dm, uuid.Nil)
-						m.addGrant(a.id, dm, uuid.Nil)
-						m.addGrant(b.id, dm, uuid.Nil)
+					dm := w.DM(t, a, b)
+					if _, ok := m.SpaceOf[dm]; !ok {
+						m.AddChannel(dm, uuid.Nil)
+						m.AddGrant(a.ID, dm, uuid.Nil)
+						m.AddGrant(b.ID, dm, uuid.Nil)
 						words := text()
-						th := w.thread(t, a, dm, strings.Join(words, " "))
-						m.addThread(dm, th.Id)
+						th := w.Thread(t, a, dm, strings.Join(words, " "))
+						m.AddThread(dm, th.Id)
 						record(th.FirstMessage.Id, dm, words)
 					}
 				default:
@@ -142,41 +136,9 @@ func TestSearchMessagesFindsWhatTheCallerMayRead(t *testing.T) {
 			}
 			for _, a := range searchers {
 				for _, word := range searchWords {
-					w.checkSearch(t, m, messages, a, []string{word}, 1+r.IntN(4))
+					w.CheckSearch(t, m, messages, a, []string{word}, 1+r.IntN(4))
 				}
 			}
 		})
-	}
-}
-
-// checkSearch pages through the search for the words as a with pages of limit and fails the
-// test unless the hits are exactly the messages the model says a may read now and whose text
-// has every word.
-func (w *syncWorld) checkSearch(t *testing.T, m *readModel, messages map[uuid.UUID]*searchedMessage, a worldActor, words []string, limit int) {
-	t.Helper()
-	var want []uuid.UUID
-	for id, msg := range messages {
-		has := true
-		for _, word := range words {
-			has = has && slices.Contains(msg.words, word)
-		}
-		if has && !msg.deleted && m.readsChannel(a.id, msg.channel) {
-			want = append(want, id)
-		}
-	}
-	hits := w.searchAll(t, a, limit, "q", strings.Join(words, " "))
-	for _, h := range hits {
-		msg, ok := messages[h.Message.Id]
-		switch {
-		case !ok:
-			t.Fatalf("%s searching %v finds %s, which the test did not post with these words", a.name, words, h.Message.Id)
-		case !m.readsChannel(a.id, msg.channel):
-			t.Fatalf("%s searching %v finds %s of channel %s, which %s cannot read", a.name, words, h.Message.Id, msg.channel, a.name)
-		case msg.deleted:
-			t.Fatalf("%s searching %v finds the deleted message %s", a.name, words, h.Message.Id)
-		}
-	}
-	if got := hitIDs(hits); !sameIDs(got, want) {
-		t.Fatalf("%s searching %v with pages of %d finds %v, want %v", a.name, words, limit, got, want)
 	}
 }

@@ -1,4 +1,4 @@
-package wire_test
+package snapshot
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/e2e/e2etest"
 )
 
 // syncClient is what a client keeps of the snapshot and applies events to, reduced to the
@@ -111,7 +112,7 @@ type eventPayload struct {
 }
 
 // apply applies one delivered event as a client would.
-func (c *syncClient) apply(t *testing.T, e cuEvent) {
+func (c *syncClient) apply(t *testing.T, e e2etest.CatchUpEvent) {
 	t.Helper()
 	var p eventPayload
 	if err := json.Unmarshal(e.Payload, &p); err != nil {
@@ -331,26 +332,26 @@ func derefID(id *uuid.UUID) uuid.UUID {
 // step starts from a state already checked equal to the snapshot before it.
 func TestSnapshotPlusEventsEqualsSnapshot(t *testing.T) {
 	t.Parallel()
-	w := newSyncWorld(t)
-	sam := w.sam
+	w := e2etest.NewSyncWorld(t)
+	sam := w.Sam
 	// Runner, an agent that may post in Support and in a direct message with the owner, where
 	// Sam reads nothing. Its grants come before the first snapshot: a grant advances the
 	// permission version every snapshot reports, and Sam is told only of his own.
-	runner := w.agent(t, "Runner", "runner")
-	w.grant(t, runner, "space", w.support, "member")
-	hiddenThread := w.thread(t, w.owner, w.dm(t, w.owner, runner), "@runner the numbers, please").Id
-	start, _ := w.snapshot(t, sam)
-	client := clientFrom(t, sam.id, start)
-	finance := w.space(t, "Finance")
-	ledger := w.channel(t, w.owner, finance, "ledger")
-	ledgerThread := w.thread(t, w.owner, ledger, "Quarterly numbers").Id
+	runner := w.Agent(t, "Runner", "runner")
+	w.Grant(t, runner, "space", w.Support, "member")
+	hiddenThread := w.Thread(t, w.Owner, w.DM(t, w.Owner, runner), "@runner the numbers, please").Id
+	start, _ := w.Snapshot(t, sam)
+	client := clientFrom(t, sam.ID, start)
+	finance := w.Space(t, "Finance")
+	ledger := w.Channel(t, w.Owner, finance, "ledger")
+	ledgerThread := w.Thread(t, w.Owner, ledger, "Quarterly numbers").Id
 
 	var launch, mention, spare, press, dm, events, eventsGrant, samRun, alexRun uuid.UUID
 	// startRun starts a run of Runner in the thread for the person, with the extra members.
-	startRun := func(thread uuid.UUID, requester worldActor, extra string) uuid.UUID {
+	startRun := func(thread uuid.UUID, requester e2etest.Actor, extra string) uuid.UUID {
 		var run apigen.Run
-		w.must(t, runner, http.MethodPost, "/api/v1/threads/"+thread.String()+"/runs",
-			fmt.Sprintf(`{"requested_by":%q%s}`, requester.id, extra), http.StatusCreated, &run)
+		w.Must(t, runner, http.MethodPost, "/api/v1/threads/"+thread.String()+"/runs",
+			fmt.Sprintf(`{"requested_by":%q%s}`, requester.ID, extra), http.StatusCreated, &run)
 		return run.Id
 	}
 	steps := []struct {
@@ -359,97 +360,97 @@ func TestSnapshotPlusEventsEqualsSnapshot(t *testing.T) {
 		do   func()
 	}{
 		{"a thread mentioning Sam", []string{"thread.created", "message.created"}, func() {
-			launch = w.thread(t, w.owner, w.campaigns, "Launch plan, @sam").Id
+			launch = w.Thread(t, w.Owner, w.Campaigns, "Launch plan, @sam").Id
 		}},
-		{"a message", []string{"message.created"}, func() { w.post(t, w.owner, w.ticketThread, "Any news?") }},
+		{"a message", []string{"message.created"}, func() { w.Post(t, w.Owner, w.TicketThread, "Any news?") }},
 		{"a message mentioning Sam", []string{"message.created"}, func() {
-			mention = w.post(t, w.owner, launch, "@sam the banner is ready").Id
-			spare = w.post(t, w.alex, w.ticketThread, "Checking, @sam").Id
+			mention = w.Post(t, w.Owner, launch, "@sam the banner is ready").Id
+			spare = w.Post(t, w.Alex, w.TicketThread, "Checking, @sam").Id
 		}},
 		{"an edit that drops the mention", []string{"message.edited"}, func() {
-			w.must(t, w.owner, http.MethodPatch, "/api/v1/messages/"+mention.String(), `{"content_md":"The banner is ready"}`, http.StatusOK, nil)
+			w.Must(t, w.Owner, http.MethodPatch, "/api/v1/messages/"+mention.String(), `{"content_md":"The banner is ready"}`, http.StatusOK, nil)
 		}},
 		{"an edit that mentions again", []string{"message.edited"}, func() {
-			w.must(t, w.owner, http.MethodPatch, "/api/v1/messages/"+mention.String(), `{"content_md":"The banner is ready, @sam"}`, http.StatusOK, nil)
+			w.Must(t, w.Owner, http.MethodPatch, "/api/v1/messages/"+mention.String(), `{"content_md":"The banner is ready, @sam"}`, http.StatusOK, nil)
 		}},
 		{"a deleted message with a mention", []string{"message.deleted"}, func() {
-			w.must(t, w.alex, http.MethodDelete, "/api/v1/messages/"+spare.String(), "", http.StatusNoContent, nil)
+			w.Must(t, w.Alex, http.MethodDelete, "/api/v1/messages/"+spare.String(), "", http.StatusNoContent, nil)
 		}},
 		{"a reaction taken back", []string{"reaction.added", "reaction.removed"}, func() {
 			path := "/api/v1/messages/" + mention.String() + "/reactions/:eyes:"
-			w.must(t, w.owner, http.MethodPut, path, "", http.StatusNoContent, nil)
-			w.must(t, w.owner, http.MethodDelete, path, "", http.StatusNoContent, nil)
+			w.Must(t, w.Owner, http.MethodPut, path, "", http.StatusNoContent, nil)
+			w.Must(t, w.Owner, http.MethodDelete, path, "", http.StatusNoContent, nil)
 		}},
-		{"a read state in the middle", []string{"read_state.updated"}, func() { w.readTo(t, sam, launch, 1) }},
-		{"a read state at the end", []string{"read_state.updated"}, func() { w.readTo(t, sam, launch, 2) }},
-		{"Sam's own message", []string{"message.created", "read_state.updated"}, func() { w.post(t, sam, w.campaignThread, "Looks good") }},
+		{"a read state in the middle", []string{"read_state.updated"}, func() { w.ReadTo(t, sam, launch, 1) }},
+		{"a read state at the end", []string{"read_state.updated"}, func() { w.ReadTo(t, sam, launch, 2) }},
+		{"Sam's own message", []string{"message.created", "read_state.updated"}, func() { w.Post(t, sam, w.CampaignThread, "Looks good") }},
 		{"Sam's own message after he marked the thread unread", []string{"read_state.updated", "message.created", "read_state.updated"}, func() {
-			w.readTo(t, sam, w.campaignThread, 0)
-			w.post(t, sam, w.campaignThread, "And one more thing, @sam")
+			w.ReadTo(t, sam, w.CampaignThread, 0)
+			w.Post(t, sam, w.CampaignThread, "And one more thing, @sam")
 		}},
 		{"Sam's own thread", []string{"thread.created", "message.created", "read_state.updated"}, func() {
-			w.thread(t, sam, w.campaigns, "Notes from the launch call")
+			w.Thread(t, sam, w.Campaigns, "Notes from the launch call")
 		}},
 		{"a channel draft", []string{"draft.saved"}, func() {
-			w.must(t, sam, http.MethodPut, "/api/v1/channels/"+w.campaigns.String()+"/draft", `{"content_md":"Half a reply"}`, http.StatusOK, nil)
+			w.Must(t, sam, http.MethodPut, "/api/v1/channels/"+w.Campaigns.String()+"/draft", `{"content_md":"Half a reply"}`, http.StatusOK, nil)
 		}},
 		{"a thread draft", []string{"draft.saved"}, func() {
-			w.must(t, sam, http.MethodPut, "/api/v1/channels/"+w.tickets.String()+"/draft", fmt.Sprintf(`{"content_md":"Soon","thread_id":%q}`, w.ticketThread), http.StatusOK, nil)
+			w.Must(t, sam, http.MethodPut, "/api/v1/channels/"+w.Tickets.String()+"/draft", fmt.Sprintf(`{"content_md":"Soon","thread_id":%q}`, w.TicketThread), http.StatusOK, nil)
 		}},
 		{"a deleted draft", []string{"draft.deleted"}, func() {
-			w.must(t, sam, http.MethodDelete, "/api/v1/channels/"+w.campaigns.String()+"/draft", "", http.StatusNoContent, nil)
+			w.Must(t, sam, http.MethodDelete, "/api/v1/channels/"+w.Campaigns.String()+"/draft", "", http.StatusNoContent, nil)
 		}},
 		{"a setting", []string{"setting.updated"}, func() {
-			w.must(t, sam, http.MethodPut, "/api/v1/me/settings/theme", `{"value":"dark"}`, http.StatusOK, nil)
+			w.Must(t, sam, http.MethodPut, "/api/v1/me/settings/theme", `{"value":"dark"}`, http.StatusOK, nil)
 		}},
 		{"a sidebar naming a channel Sam cannot read", []string{"sidebar.updated"}, func() {
-			w.must(t, sam, http.MethodPut, "/api/v1/me/sidebar", fmt.Sprintf(`{"sections":[{"key":"work","title":"Work","collapsed":false,"channel_ids":[%q,%q,%q]}]}`,
-				w.campaigns, ledger, w.tickets), http.StatusOK, nil)
+			w.Must(t, sam, http.MethodPut, "/api/v1/me/sidebar", fmt.Sprintf(`{"sections":[{"key":"work","title":"Work","collapsed":false,"channel_ids":[%q,%q,%q]}]}`,
+				w.Campaigns, ledger, w.Tickets), http.StatusOK, nil)
 		}},
-		{"a channel in Marketing", []string{"channel.created"}, func() { press = w.channel(t, w.owner, w.marketing, "press") }},
-		{"a message in a thread of it", []string{"thread.created", "message.created"}, func() { w.thread(t, w.owner, press, "Press kit") }},
+		{"a channel in Marketing", []string{"channel.created"}, func() { press = w.Channel(t, w.Owner, w.Marketing, "press") }},
+		{"a message in a thread of it", []string{"thread.created", "message.created"}, func() { w.Thread(t, w.Owner, press, "Press kit") }},
 		{"writes Sam cannot see", nil, func() {
-			w.post(t, w.owner, ledgerThread, "Numbers are in, @sam")
-			w.channel(t, w.owner, finance, "audit")
-			w.must(t, w.alex, http.MethodPut, "/api/v1/me/settings/theme", `{"value":"dark"}`, http.StatusOK, nil)
+			w.Post(t, w.Owner, ledgerThread, "Numbers are in, @sam")
+			w.Channel(t, w.Owner, finance, "audit")
+			w.Must(t, w.Alex, http.MethodPut, "/api/v1/me/settings/theme", `{"value":"dark"}`, http.StatusOK, nil)
 		}},
-		{"an agent", []string{"agent.created"}, func() { w.agent(t, "Helper", "helper") }},
+		{"an agent", []string{"agent.created"}, func() { w.Agent(t, "Helper", "helper") }},
 		{"a run for Sam in the tickets thread", []string{"run.created"}, func() {
-			samRun = startRun(w.ticketThread, sam, `,"state":"running","progress":"Reading"`)
+			samRun = startRun(w.TicketThread, sam, `,"state":"running","progress":"Reading"`)
 		}},
 		{"its progress", []string{"run.updated"}, func() {
-			w.must(t, runner, http.MethodPatch, "/api/v1/runs/"+samRun.String(), `{"state":"running","progress":"Writing"}`, http.StatusOK, nil)
+			w.Must(t, runner, http.MethodPatch, "/api/v1/runs/"+samRun.String(), `{"state":"running","progress":"Writing"}`, http.StatusOK, nil)
 		}},
-		{"a queued run for Alex", []string{"run.created"}, func() { alexRun = startRun(w.ticketThread, w.alex, "") }},
+		{"a queued run for Alex", []string{"run.created"}, func() { alexRun = startRun(w.TicketThread, w.Alex, "") }},
 		{"a run Sam cannot see", nil, func() {
-			startRun(hiddenThread, w.owner, ``)
+			startRun(hiddenThread, w.Owner, ``)
 		}},
 		{"Sam cancels his run", []string{"run.updated"}, func() {
-			w.must(t, sam, http.MethodPost, "/api/v1/runs/"+samRun.String()+"/cancel", "", http.StatusOK, nil)
+			w.Must(t, sam, http.MethodPost, "/api/v1/runs/"+samRun.String()+"/cancel", "", http.StatusOK, nil)
 		}},
 		{"Alex's run runs and succeeds", []string{"run.updated"}, func() {
-			w.must(t, runner, http.MethodPatch, "/api/v1/runs/"+alexRun.String(), `{"state":"running"}`, http.StatusOK, nil)
-			w.must(t, runner, http.MethodPatch, "/api/v1/runs/"+alexRun.String(), `{"state":"succeeded"}`, http.StatusOK, nil)
+			w.Must(t, runner, http.MethodPatch, "/api/v1/runs/"+alexRun.String(), `{"state":"running"}`, http.StatusOK, nil)
+			w.Must(t, runner, http.MethodPatch, "/api/v1/runs/"+alexRun.String(), `{"state":"succeeded"}`, http.StatusOK, nil)
 		}},
-		{"a direct message from Alex", []string{"grant.created", "permissions.changed", "channel.created"}, func() { dm = w.dm(t, w.alex, sam) }},
-		{"its thread mentioning Sam", []string{"thread.created", "message.created"}, func() { w.thread(t, w.alex, dm, "@sam lunch?") }},
+		{"a direct message from Alex", []string{"grant.created", "permissions.changed", "channel.created"}, func() { dm = w.DM(t, w.Alex, sam) }},
+		{"its thread mentioning Sam", []string{"thread.created", "message.created"}, func() { w.Thread(t, w.Alex, dm, "@sam lunch?") }},
 		{"the sidebar with the direct message", []string{"sidebar.updated"}, func() {
-			w.must(t, sam, http.MethodPut, "/api/v1/me/sidebar", fmt.Sprintf(`{"sections":[{"key":"work","title":"Work","collapsed":false,"channel_ids":[%q,%q]}]}`, dm, press), http.StatusOK, nil)
+			w.Must(t, sam, http.MethodPut, "/api/v1/me/sidebar", fmt.Sprintf(`{"sections":[{"key":"work","title":"Work","collapsed":false,"channel_ids":[%q,%q]}]}`, dm, press), http.StatusOK, nil)
 		}},
 		{"a space with a channel, then a grant on it to Sam", []string{"space.created", "channel.created", "grant.created", "permissions.changed"}, func() {
-			events = w.space(t, "Events")
-			w.thread(t, w.owner, w.channel(t, w.owner, events, "meetups"), "First meetup, @sam")
-			eventsGrant = w.grant(t, sam, "space", events, "member")
+			events = w.Space(t, "Events")
+			w.Thread(t, w.Owner, w.Channel(t, w.Owner, events, "meetups"), "First meetup, @sam")
+			eventsGrant = w.Grant(t, sam, "space", events, "member")
 		}},
 		{"Sam's draft there", []string{"draft.saved"}, func() {
-			w.must(t, sam, http.MethodPut, "/api/v1/channels/"+channelOf(t, w, sam, events).String()+"/draft", `{"content_md":"See you"}`, http.StatusOK, nil)
+			w.Must(t, sam, http.MethodPut, "/api/v1/channels/"+channelOf(t, w, sam, events).String()+"/draft", `{"content_md":"See you"}`, http.StatusOK, nil)
 		}},
-		{"the grant revoked", []string{"grant.revoked", "permissions.changed"}, func() { w.revoke(t, eventsGrant) }},
+		{"the grant revoked", []string{"grant.revoked", "permissions.changed"}, func() { w.Revoke(t, eventsGrant) }},
 		{"an archived channel", []string{"channel.archived"}, func() {
-			w.must(t, w.owner, http.MethodPost, "/api/v1/channels/"+press.String()+"/archive", "", http.StatusOK, nil)
+			w.Must(t, w.Owner, http.MethodPost, "/api/v1/channels/"+press.String()+"/archive", "", http.StatusOK, nil)
 		}},
 		{"an archived space", []string{"space.archived"}, func() {
-			w.must(t, w.owner, http.MethodPost, "/api/v1/spaces/"+w.marketing.String()+"/archive", "", http.StatusOK, nil)
+			w.Must(t, w.Owner, http.MethodPost, "/api/v1/spaces/"+w.Marketing.String()+"/archive", "", http.StatusOK, nil)
 		}},
 	}
 	before := start
@@ -458,7 +459,7 @@ func TestSnapshotPlusEventsEqualsSnapshot(t *testing.T) {
 			t.Fatalf("before %q the client state differs from the snapshot:\n client   %+v\n snapshot %+v", step.name, got, want)
 		}
 		step.do()
-		events, cursor := w.catchUp(t, sam, client.cursor, 0)
+		events, cursor := w.CatchUp(t, sam, client.cursor, 0)
 		var types []string
 		for _, e := range events {
 			client.apply(t, e)
@@ -473,7 +474,7 @@ func TestSnapshotPlusEventsEqualsSnapshot(t *testing.T) {
 		if step.want == nil && len(types) != 0 {
 			t.Fatalf("step %q delivered %v to Sam, want nothing", step.name, types)
 		}
-		after, _ := w.snapshot(t, sam)
+		after, _ := w.Snapshot(t, sam)
 		if got, want := client.view(), snapshotView(after); !reflect.DeepEqual(got, want) {
 			t.Fatalf("after %q (events %v) the snapshot before plus the events differs from the snapshot after:\n client   %s\n snapshot %s",
 				step.name, types, viewString(got), viewString(want))
@@ -492,12 +493,12 @@ func viewString(v clientView) string {
 }
 
 // channelOf returns the one channel a lists in the space.
-func channelOf(t *testing.T, w *syncWorld, a worldActor, space uuid.UUID) uuid.UUID {
+func channelOf(t *testing.T, w *e2etest.SyncWorld, a e2etest.Actor, space uuid.UUID) uuid.UUID {
 	t.Helper()
 	var list apigen.ChannelViewList
-	w.must(t, a, http.MethodGet, "/api/v1/spaces/"+space.String()+"/channels", "", http.StatusOK, &list)
+	w.Must(t, a, http.MethodGet, "/api/v1/spaces/"+space.String()+"/channels", "", http.StatusOK, &list)
 	if len(list.Items) != 1 {
-		t.Fatalf("%s lists %d channels in space %s, want 1", a.name, len(list.Items), space)
+		t.Fatalf("%s lists %d channels in space %s, want 1", a.Name, len(list.Items), space)
 	}
 	return list.Items[0].Id
 }

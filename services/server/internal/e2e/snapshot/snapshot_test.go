@@ -1,12 +1,10 @@
-package wire_test
+package snapshot
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"reflect"
@@ -19,8 +17,8 @@ import (
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/apigen"
+	"bothy.example.com/server/internal/e2e/e2etest"
 	syncdomain "bothy.example.com/server/internal/sync/domain"
-	"bothy.example.com/server/internal/wire/wiretest"
 )
 
 // The integration tests of the snapshot (GET /api/v1/sync/snapshot, spec 03 "Snapshot") of
@@ -38,71 +36,71 @@ const azp5Worlds = 8
 // against what the other operations answer Sam and what the world holds.
 func TestSnapshotContents(t *testing.T) {
 	t.Parallel()
-	w := newSyncWorld(t)
+	w := e2etest.NewSyncWorld(t)
 	ctx := t.Context()
-	sam := w.sam
+	sam := w.Sam
 
 	// Not in Sam's snapshot: an archived space (with a channel Sam reads and drafted in), an
 	// archived channel of Marketing, and a space Sam cannot read.
-	archive := w.space(t, "Archive")
-	old := w.channel(t, w.owner, archive, "old")
-	w.grant(t, sam, "channel", old, "member")
-	w.must(t, sam, http.MethodPut, "/api/v1/channels/"+old.String()+"/draft", `{"content_md":"Never sent"}`, http.StatusOK, nil)
-	w.must(t, w.owner, http.MethodPost, "/api/v1/spaces/"+archive.String()+"/archive", "", http.StatusOK, nil)
-	retired := w.channel(t, w.owner, w.marketing, "retired")
-	w.must(t, sam, http.MethodPut, "/api/v1/channels/"+retired.String()+"/draft", `{"content_md":"Also never sent"}`, http.StatusOK, nil)
-	w.must(t, w.owner, http.MethodPost, "/api/v1/channels/"+retired.String()+"/archive", "", http.StatusOK, nil)
-	finance := w.space(t, "Finance")
-	ledger := w.channel(t, w.owner, finance, "ledger")
-	w.thread(t, w.owner, ledger, "Quarterly numbers, @sam")
+	archive := w.Space(t, "Archive")
+	old := w.Channel(t, w.Owner, archive, "old")
+	w.Grant(t, sam, "channel", old, "member")
+	w.Must(t, sam, http.MethodPut, "/api/v1/channels/"+old.String()+"/draft", `{"content_md":"Never sent"}`, http.StatusOK, nil)
+	w.Must(t, w.Owner, http.MethodPost, "/api/v1/spaces/"+archive.String()+"/archive", "", http.StatusOK, nil)
+	retired := w.Channel(t, w.Owner, w.Marketing, "retired")
+	w.Must(t, sam, http.MethodPut, "/api/v1/channels/"+retired.String()+"/draft", `{"content_md":"Also never sent"}`, http.StatusOK, nil)
+	w.Must(t, w.Owner, http.MethodPost, "/api/v1/channels/"+retired.String()+"/archive", "", http.StatusOK, nil)
+	finance := w.Space(t, "Finance")
+	ledger := w.Channel(t, w.Owner, finance, "ledger")
+	w.Thread(t, w.Owner, ledger, "Quarterly numbers, @sam")
 
 	// Unread: the campaign thread has a mention of Sam and one more message after Sam's read
 	// position; the ticket thread mentions Sam too, but Sam read all of it; the direct message
 	// from Alex mentions Sam and is unread.
-	w.post(t, w.owner, w.campaignThread, "@sam please review the copy")
-	w.post(t, w.owner, w.campaignThread, "And the banner")
-	w.readTo(t, sam, w.campaignThread, 1)
-	w.post(t, w.owner, w.ticketThread, "Fixed, @sam")
-	w.readTo(t, sam, w.ticketThread, 2)
-	dm := w.dm(t, w.alex, sam)
-	dmThread := w.thread(t, w.alex, dm, "@sam lunch?").Id
+	w.Post(t, w.Owner, w.CampaignThread, "@sam please review the copy")
+	w.Post(t, w.Owner, w.CampaignThread, "And the banner")
+	w.ReadTo(t, sam, w.CampaignThread, 1)
+	w.Post(t, w.Owner, w.TicketThread, "Fixed, @sam")
+	w.ReadTo(t, sam, w.TicketThread, 2)
+	dm := w.DM(t, w.Alex, sam)
+	dmThread := w.Thread(t, w.Alex, dm, "@sam lunch?").Id
 
 	// Drafts, settings, the sidebar (naming channels Sam cannot read), an agent and flags.
-	w.must(t, sam, http.MethodPut, "/api/v1/channels/"+w.campaigns.String()+"/draft", `{"content_md":"First try"}`, http.StatusOK, nil)
-	w.must(t, sam, http.MethodPut, "/api/v1/channels/"+w.campaigns.String()+"/draft", `{"content_md":"Second try"}`, http.StatusOK, nil)
-	w.must(t, sam, http.MethodPut, "/api/v1/channels/"+w.tickets.String()+"/draft", fmt.Sprintf(`{"content_md":"On it","thread_id":%q}`, w.ticketThread), http.StatusOK, nil)
-	w.must(t, sam, http.MethodPut, "/api/v1/me/settings/theme", `{"value":"dark"}`, http.StatusOK, nil)
-	w.must(t, sam, http.MethodPut, "/api/v1/me/settings/theme", `{"value":"light"}`, http.StatusOK, nil)
-	w.must(t, sam, http.MethodPut, "/api/v1/me/settings/locale", `{"value":{"language":"en"}}`, http.StatusOK, nil)
+	w.Must(t, sam, http.MethodPut, "/api/v1/channels/"+w.Campaigns.String()+"/draft", `{"content_md":"First try"}`, http.StatusOK, nil)
+	w.Must(t, sam, http.MethodPut, "/api/v1/channels/"+w.Campaigns.String()+"/draft", `{"content_md":"Second try"}`, http.StatusOK, nil)
+	w.Must(t, sam, http.MethodPut, "/api/v1/channels/"+w.Tickets.String()+"/draft", fmt.Sprintf(`{"content_md":"On it","thread_id":%q}`, w.TicketThread), http.StatusOK, nil)
+	w.Must(t, sam, http.MethodPut, "/api/v1/me/settings/theme", `{"value":"dark"}`, http.StatusOK, nil)
+	w.Must(t, sam, http.MethodPut, "/api/v1/me/settings/theme", `{"value":"light"}`, http.StatusOK, nil)
+	w.Must(t, sam, http.MethodPut, "/api/v1/me/settings/locale", `{"value":{"language":"en"}}`, http.StatusOK, nil)
 	random := uuid.New()
-	w.must(t, sam, http.MethodPut, "/api/v1/me/sidebar", fmt.Sprintf(
+	w.Must(t, sam, http.MethodPut, "/api/v1/me/sidebar", fmt.Sprintf(
 		`{"sections":[{"key":"work","title":"Work","collapsed":false,"channel_ids":[%q,%q,%q,%q,%q]},{"key":"gone","title":"Gone","collapsed":true,"channel_ids":[%q]}]}`,
-		w.campaigns, ledger, dm, random, old, ledger), http.StatusOK, nil)
-	helper := w.agent(t, "Helper", "helper")
-	if _, err := w.env.App.DefineFlag(ctx, "threads.v2", "Threaded replies", false); err != nil {
+		w.Campaigns, ledger, dm, random, old, ledger), http.StatusOK, nil)
+	helper := w.Agent(t, "Helper", "helper")
+	if _, err := w.Env.App.DefineFlag(ctx, "threads.v2", "Threaded replies", false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.env.App.SetFlagOverride(ctx, "threads.v2", "principal:"+sam.id.String(), true); err != nil {
+	if _, err := w.Env.App.SetFlagOverride(ctx, "threads.v2", "principal:"+sam.ID.String(), true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.env.App.DefineFlag(ctx, "search.beta", "The new search", true); err != nil {
+	if _, err := w.Env.App.DefineFlag(ctx, "search.beta", "The new search", true); err != nil {
 		t.Fatal(err)
 	}
 
-	s, _ := w.snapshot(t, sam)
-	version, err := w.env.App.Versions().PermissionVersion(ctx)
+	s, _ := w.Snapshot(t, sam)
+	version, err := w.Env.App.Versions().PermissionVersion(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.HeadSeq != w.head(t) || s.SyncEpoch != w.epoch(t) || s.PermissionVersion != version || s.IsOwner {
+	if s.HeadSeq != w.Head(t) || s.SyncEpoch != w.Epoch(t) || s.PermissionVersion != version || s.IsOwner {
 		t.Fatalf("head %d, epoch %s, permission version %d, owner %v; want %d, %s, %d, false",
-			s.HeadSeq, s.SyncEpoch, s.PermissionVersion, s.IsOwner, w.head(t), w.epoch(t), version)
+			s.HeadSeq, s.SyncEpoch, s.PermissionVersion, s.IsOwner, w.Head(t), w.Epoch(t), version)
 	}
-	if want := (apigen.PrincipalRef{Id: sam.id, Kind: "person", DisplayName: "Sam", Handle: "sam"}); s.Principal != want {
+	if want := (apigen.PrincipalRef{Id: sam.ID, Kind: "person", DisplayName: "Sam", Handle: "sam"}); s.Principal != want {
 		t.Fatalf("principal = %+v, want %+v", s.Principal, want)
 	}
 	var inst apigen.InstanceInfo
-	w.must(t, sam, http.MethodGet, "/api/v1/instance", "", http.StatusOK, &inst)
+	w.Must(t, sam, http.MethodGet, "/api/v1/instance", "", http.StatusOK, &inst)
 	if s.Instance != inst {
 		t.Fatalf("instance = %+v, want getInstance's %+v", s.Instance, inst)
 	}
@@ -110,7 +108,7 @@ func TestSnapshotContents(t *testing.T) {
 	// Spaces and channels: exactly what listSpaces and listSpaceChannels show Sam, and the
 	// direct message.
 	var spaces apigen.SpaceViewList
-	w.must(t, sam, http.MethodGet, "/api/v1/spaces", "", http.StatusOK, &spaces)
+	w.Must(t, sam, http.MethodGet, "/api/v1/spaces", "", http.StatusOK, &spaces)
 	if !reflect.DeepEqual(s.Spaces, spaces.Items) {
 		t.Fatalf("spaces = %+v, want listSpaces' %+v", s.Spaces, spaces.Items)
 	}
@@ -120,7 +118,7 @@ func TestSnapshotContents(t *testing.T) {
 	want := map[uuid.UUID]apigen.ChannelView{}
 	for _, sp := range s.Spaces {
 		var list apigen.ChannelViewList
-		w.must(t, sam, http.MethodGet, "/api/v1/spaces/"+sp.Id.String()+"/channels", "", http.StatusOK, &list)
+		w.Must(t, sam, http.MethodGet, "/api/v1/spaces/"+sp.Id.String()+"/channels", "", http.StatusOK, &list)
 		for _, c := range list.Items {
 			want[c.Id] = c
 		}
@@ -130,7 +128,7 @@ func TestSnapshotContents(t *testing.T) {
 	}
 	for _, c := range s.Channels {
 		if c.Id == dm {
-			if c.Kind != "dm" || c.SpaceId != nil || c.Level != "member" || fmt.Sprint(c.ParticipantIds) != fmt.Sprint(sortedUUIDs(w.alex.id, sam.id)) {
+			if c.Kind != "dm" || c.SpaceId != nil || c.Level != "member" || fmt.Sprint(c.ParticipantIds) != fmt.Sprint(sortedUUIDs(w.Alex.ID, sam.ID)) {
 				t.Fatalf("the direct message = %+v", c)
 			}
 			continue
@@ -150,7 +148,7 @@ func TestSnapshotContents(t *testing.T) {
 
 	// The sidebar without the ids Sam cannot read; sections stay.
 	wantSidebar := apigen.SidebarState{Version: 1, Sections: []apigen.SidebarSection{
-		{Key: "work", Title: "Work", ChannelIds: []uuid.UUID{w.campaigns, dm}},
+		{Key: "work", Title: "Work", ChannelIds: []uuid.UUID{w.Campaigns, dm}},
 		{Key: "gone", Title: "Gone", Collapsed: true, ChannelIds: []uuid.UUID{}},
 	}}
 	if !reflect.DeepEqual(s.Sidebar, wantSidebar) {
@@ -159,9 +157,9 @@ func TestSnapshotContents(t *testing.T) {
 
 	// Unread threads: the campaign thread (3 messages, read to 1, one mention above it) and
 	// the direct message's thread; the ticket thread is read; the ledger thread is Finance's.
-	marketing := w.marketing
+	marketing := w.Marketing
 	wantUnread := []apigen.UnreadThread{
-		{ThreadId: w.campaignThread, ChannelId: w.campaigns, SpaceId: &marketing, LastMessageSeq: 3, LastReadSeq: 1, UnreadCount: 2, MentionCount: 1},
+		{ThreadId: w.CampaignThread, ChannelId: w.Campaigns, SpaceId: &marketing, LastMessageSeq: 3, LastReadSeq: 1, UnreadCount: 2, MentionCount: 1},
 		{ThreadId: dmThread, ChannelId: dm, LastMessageSeq: 1, LastReadSeq: 0, UnreadCount: 1, MentionCount: 1},
 	}
 	slices.SortFunc(wantUnread, func(a, b apigen.UnreadThread) int {
@@ -177,15 +175,15 @@ func TestSnapshotContents(t *testing.T) {
 	if len(s.ActiveRuns) != 0 {
 		t.Fatalf("active runs = %+v, want none: nobody started a run (runs_test.go checks active_runs)", s.ActiveRuns)
 	}
-	wantAgents := []apigen.AgentPresence{{Agent: apigen.PrincipalRef{Id: helper.id, Kind: "agent", DisplayName: "Helper", Handle: "helper"}, State: "unknown"}}
+	wantAgents := []apigen.AgentPresence{{Agent: apigen.PrincipalRef{Id: helper.ID, Kind: "agent", DisplayName: "Helper", Handle: "helper"}, State: "unknown"}}
 	if !reflect.DeepEqual(s.Agents, wantAgents) {
 		t.Fatalf("agents = %+v, want %+v", s.Agents, wantAgents)
 	}
 	if got := jsonOf(t, s.Settings); got != `[{"key":"locale","value":{"language":"en"},"version":1},{"key":"theme","value":"light","version":2}]` {
 		t.Fatalf("settings = %s", got)
 	}
-	ticketThread := w.ticketThread
-	wantDrafts := []apigen.DraftRef{{ChannelId: w.campaigns, Version: 2}, {ChannelId: w.tickets, ThreadId: &ticketThread, Version: 1}}
+	ticketThread := w.TicketThread
+	wantDrafts := []apigen.DraftRef{{ChannelId: w.Campaigns, Version: 2}, {ChannelId: w.Tickets, ThreadId: &ticketThread, Version: 1}}
 	if !sameElements(s.Drafts, wantDrafts) {
 		t.Fatalf("drafts = %s, want %s in any order", jsonOf(t, s.Drafts), jsonOf(t, wantDrafts))
 	}
@@ -199,7 +197,7 @@ func TestSnapshotContents(t *testing.T) {
 
 	// The others: Alex has no override; Robin reads nothing; the owner reads every space
 	// that is not archived.
-	a, _ := w.snapshot(t, w.alex)
+	a, _ := w.Snapshot(t, w.Alex)
 	for _, f := range a.Features {
 		if f.Key == "threads.v2" && f.Enabled {
 			t.Fatal("Alex got Sam's override of threads.v2")
@@ -208,11 +206,11 @@ func TestSnapshotContents(t *testing.T) {
 	if names := spaceNames(a.Spaces); !slices.Equal(names, []string{"Support"}) {
 		t.Fatalf("Alex's spaces are %v", names)
 	}
-	r, _ := w.snapshot(t, w.robin)
+	r, _ := w.Snapshot(t, w.Robin)
 	if len(r.Spaces) != 0 || len(r.Channels) != 0 || len(r.UnreadThreads) != 0 || len(r.Drafts) != 0 || r.IsOwner {
 		t.Fatalf("Robin's snapshot = %s", jsonOf(t, r))
 	}
-	o, _ := w.snapshot(t, w.owner)
+	o, _ := w.Snapshot(t, w.Owner)
 	if names := spaceNames(o.Spaces); !o.IsOwner || !slices.Equal(names, []string{"Finance", "Marketing", "Support"}) {
 		t.Fatalf("the owner's snapshot: owner %v, spaces %v", o.IsOwner, names)
 	}
@@ -224,32 +222,32 @@ func TestSnapshotContents(t *testing.T) {
 // of the instance changes the tag.
 func TestSnapshotETagAndCacheControl(t *testing.T) {
 	t.Parallel()
-	w := newSyncWorld(t)
-	_, r := w.snapshot(t, w.sam)
+	w := e2etest.NewSyncWorld(t)
+	_, r := w.Snapshot(t, w.Sam)
 	tag := r.Header.Get("ETag")
-	if _, again := w.snapshot(t, w.sam); again.Header.Get("ETag") != tag || !bytes.Equal(again.Body, r.Body) {
+	if _, again := w.Snapshot(t, w.Sam); again.Header.Get("ETag") != tag || !bytes.Equal(again.Body, r.Body) {
 		t.Fatalf("the same state gave tags %s and %s", tag, again.Header.Get("ETag"))
 	}
 	for _, inm := range []string{tag, `"stale", ` + tag, "*", "W/" + tag} {
-		got := w.do(t, w.sam, http.MethodGet, "/api/v1/sync/snapshot", "", "If-None-Match", inm)
+		got := w.Do(t, w.Sam, http.MethodGet, "/api/v1/sync/snapshot", "", "If-None-Match", inm)
 		if got.Status != http.StatusNotModified || got.Header.Get("ETag") != tag || len(got.Body) != 0 ||
-			got.Header.Get("Cache-Control") != syncCacheControl {
+			got.Header.Get("Cache-Control") != e2etest.SyncCacheControl {
 			t.Fatalf("If-None-Match %s = %d, ETag %q, Cache-Control %q, body %q; want 304 with the tag and no body",
 				inm, got.Status, got.Header.Get("ETag"), got.Header.Get("Cache-Control"), got.Body)
 		}
 	}
-	got := w.must(t, w.sam, http.MethodGet, "/api/v1/sync/snapshot", "", http.StatusOK, nil, "If-None-Match", `"stale"`)
+	got := w.Must(t, w.Sam, http.MethodGet, "/api/v1/sync/snapshot", "", http.StatusOK, nil, "If-None-Match", `"stale"`)
 	if got.Header.Get("ETag") != tag {
 		t.Fatalf("a stale If-None-Match got tag %s, want %s", got.Header.Get("ETag"), tag)
 	}
 	// An event Sam cannot see still moves head_seq, so the tag.
-	w.must(t, w.robin, http.MethodPut, "/api/v1/me/settings/theme", `{"value":"dark"}`, http.StatusOK, nil)
-	got = w.must(t, w.sam, http.MethodGet, "/api/v1/sync/snapshot", "", http.StatusOK, nil, "If-None-Match", tag)
-	if got.Header.Get("ETag") == tag || got.Header.Get("Cache-Control") != syncCacheControl {
+	w.Must(t, w.Robin, http.MethodPut, "/api/v1/me/settings/theme", `{"value":"dark"}`, http.StatusOK, nil)
+	got = w.Must(t, w.Sam, http.MethodGet, "/api/v1/sync/snapshot", "", http.StatusOK, nil, "If-None-Match", tag)
+	if got.Header.Get("ETag") == tag || got.Header.Get("Cache-Control") != e2etest.SyncCacheControl {
 		t.Fatalf("after an event: ETag %s (was %s), Cache-Control %q", got.Header.Get("ETag"), tag, got.Header.Get("Cache-Control"))
 	}
 	// Another reader's tag differs.
-	if _, ra := w.snapshot(t, w.alex); ra.Header.Get("ETag") == got.Header.Get("ETag") {
+	if _, ra := w.Snapshot(t, w.Alex); ra.Header.Get("ETag") == got.Header.Get("ETag") {
 		t.Fatal("Alex's snapshot has Sam's tag")
 	}
 }
@@ -259,28 +257,28 @@ func TestSnapshotETagAndCacheControl(t *testing.T) {
 // up to a snapshot's head_seq is in that snapshot (a later one may be too).
 func TestSnapshotHeadReadFirst(t *testing.T) {
 	t.Parallel()
-	w := newSyncWorld(t)
-	base := w.env.Server.URL
+	w := e2etest.NewSyncWorld(t)
+	base := w.Env.Server.URL
 	var writes atomic.Int64
 	stop := make(chan struct{})
 	done := make(chan error, 1)
-	go func() { done <- w.writeUntil(base, stop, &writes) }()
+	go func() { done <- w.WriteUntil(base, stop, &writes) }()
 
 	var snaps []apigen.Snapshot
-	deadline := time.Now().Add(waitTimeout)
+	deadline := time.Now().Add(e2etest.WaitTimeout)
 	for len(snaps) < 20 || writes.Load() < 30 {
 		if time.Now().After(deadline) {
 			close(stop)
-			t.Fatalf("%d snapshots and %d writes within %v", len(snaps), writes.Load(), waitTimeout)
+			t.Fatalf("%d snapshots and %d writes within %v", len(snaps), writes.Load(), e2etest.WaitTimeout)
 		}
-		s, _ := w.snapshot(t, w.sam)
+		s, _ := w.Snapshot(t, w.Sam)
 		snaps = append(snaps, s)
 	}
 	close(stop)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	log := w.eventsAfter(t, 0)
+	log := w.EventsAfter(t, 0)
 	heads := map[int64]bool{}
 	for _, s := range snaps {
 		heads[s.HeadSeq] = true
@@ -292,17 +290,17 @@ func TestSnapshotHeadReadFirst(t *testing.T) {
 			}
 			p := storedPayload(t, e)
 			switch {
-			case e.Type == "message.created" && e.ThreadID == w.campaignThread:
+			case e.Type == "message.created" && e.ThreadID == w.CampaignThread:
 				lastMessage = max(lastMessage, p.Seq)
-			case e.Type == "setting.updated" && e.AudienceID == w.sam.id && p.Key == "counter":
+			case e.Type == "setting.updated" && e.AudienceID == w.Sam.ID && p.Key == "counter":
 				counter = max(counter, p.Version)
-			case e.Type == "channel.created" && e.SpaceID == w.marketing:
+			case e.Type == "channel.created" && e.SpaceID == w.Marketing:
 				channels = append(channels, e.ChannelID)
 			}
 		}
 		var got int64
 		for _, u := range s.UnreadThreads {
-			if u.ThreadId == w.campaignThread {
+			if u.ThreadId == w.CampaignThread {
 				got = u.LastMessageSeq
 			}
 		}
@@ -331,49 +329,6 @@ func TestSnapshotHeadReadFirst(t *testing.T) {
 	t.Logf("%d snapshots at %d different heads during %d writes", len(snaps), len(heads), writes.Load())
 }
 
-// writeUntil writes as the owner and as Sam until stop is closed, counting its writes: a
-// message in the campaign thread, Sam's setting counter, a channel in Marketing, in turn.
-// It runs beside the test's goroutine, so it reports a failed or invalid answer as its
-// error instead of failing the test.
-func (w *syncWorld) writeUntil(base string, stop <-chan struct{}, writes *atomic.Int64) error {
-	for i := 0; ; i++ {
-		select {
-		case <-stop:
-			return nil
-		default:
-		}
-		as, method, path, body := w.owner, http.MethodPost, "/api/v1/threads/"+w.campaignThread.String()+"/messages", fmt.Sprintf(`{"content_md":"Update %d"}`, i)
-		switch i % 3 {
-		case 1:
-			as, method, path, body = w.sam, http.MethodPut, "/api/v1/me/settings/counter", fmt.Sprintf(`{"value":%d}`, i)
-		case 2:
-			path, body = "/api/v1/spaces/"+w.marketing.String()+"/channels", fmt.Sprintf(`{"name":"launch-%d"}`, i)
-		}
-		req, err := http.NewRequestWithContext(context.Background(), method, base+path, strings.NewReader(body))
-		if err != nil {
-			return err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+as.token)
-		resp, err := w.env.Server.Client().Do(req)
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", method, path, err)
-		}
-		got, err := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		if err != nil {
-			return err
-		}
-		if err := wiretest.Validate(context.Background(), req, resp.StatusCode, resp.Header, got); err != nil {
-			return fmt.Errorf("%s %s breaks the contract: %w", method, path, err)
-		}
-		if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
-			return fmt.Errorf("%s %s = %d: %s", method, path, resp.StatusCode, got)
-		}
-		writes.Add(1)
-	}
-}
-
 // TestAZP5SnapshotNoForeignChannel builds random worlds through the API (spaces, channels,
 // threads with mentions, direct messages, grants, personal data naming every channel, then
 // revokes and archives) and checks every person's snapshot against the test's own model of
@@ -383,159 +338,96 @@ func (w *syncWorld) writeUntil(base string, stop <-chan struct{}, writes *atomic
 // replays it.
 func TestAZP5SnapshotNoForeignChannel(t *testing.T) {
 	t.Parallel()
-	seed := propertySeed(t, "wire.azp5.seed", *azp5Seed)
+	seed := e2etest.PropertySeed(t, "wire.azp5.seed", *azp5Seed)
 	for i := range azp5Worlds {
 		t.Run(fmt.Sprintf("world %d", i), func(t *testing.T) {
 			t.Parallel()
 			r := rand.New(rand.NewPCG(seed, uint64(i))) //nolint:gosec // G404: reproducible test worlds, not secrets
-			w := newSyncPeople(t)
-			m := newReadModel(w.owner.id)
-			people := []worldActor{w.alex, w.sam, w.robin}
-			w.randomStructure(t, r, m, people)
+			w := e2etest.NewSyncPeople(t)
+			m := e2etest.NewReadModel(w.Owner.ID)
+			people := []e2etest.Actor{w.Alex, w.Sam, w.Robin}
+			w.RandomStructure(t, r, m, people)
 			for range 4 + r.IntN(4) {
-				w.randomGrant(t, r, m, people)
+				w.RandomGrant(t, r, m, people)
 			}
 			for range 1 + r.IntN(2) {
-				a, b := pick(r, people), pick(r, append(slices.Clone(people), w.owner))
-				if a.id == b.id {
+				a, b := e2etest.Pick(r, people), e2etest.Pick(r, append(slices.Clone(people), w.Owner))
+				if a.ID == b.ID {
 					continue
 				}
-				dm := w.dm(t, a, b)
-				if _, ok := m.spaceOf[dm]; !ok {
-					m.addChannel(dm, uuid.Nil)
-					m.addGrant(a.id, dm, uuid.Nil)
-					m.addGrant(b.id, dm, uuid.Nil)
-					m.addThread(dm, w.thread(t, a, dm, "@"+strings.ToLower(b.name)+" hello").Id)
+				dm := w.DM(t, a, b)
+				if _, ok := m.SpaceOf[dm]; !ok {
+					m.AddChannel(dm, uuid.Nil)
+					m.AddGrant(a.ID, dm, uuid.Nil)
+					m.AddGrant(b.ID, dm, uuid.Nil)
+					m.AddThread(dm, w.Thread(t, a, dm, "@"+strings.ToLower(b.Name)+" hello").Id)
 				}
 			}
 			for range 10 + r.IntN(10) {
-				w.randomPost(t, r, m)
+				w.RandomPost(t, r, m)
 			}
 			for range 12 {
-				w.randomWrite(t, r, m, pick(r, people))
+				w.RandomWrite(t, r, m, e2etest.Pick(r, people))
 			}
 			for range 1 + r.IntN(3) {
-				w.randomRevoke(t, r, m, people)
+				w.RandomRevoke(t, r, m, people)
 			}
 			if r.IntN(2) == 0 {
-				ch := pick(r, m.channels)
-				if sp := m.spaceOf[ch]; sp != uuid.Nil {
-					w.must(t, w.owner, http.MethodPost, "/api/v1/channels/"+ch.String()+"/archive", "", http.StatusOK, nil)
-					m.archived[ch] = true
+				ch := e2etest.Pick(r, m.Channels)
+				if sp := m.SpaceOf[ch]; sp != uuid.Nil {
+					w.Must(t, w.Owner, http.MethodPost, "/api/v1/channels/"+ch.String()+"/archive", "", http.StatusOK, nil)
+					m.Archived[ch] = true
 				}
 			}
 			for range 5 {
-				w.randomPost(t, r, m)
+				w.RandomPost(t, r, m)
 			}
-			for _, a := range append(slices.Clone(people), w.owner) {
-				s, _ := w.snapshot(t, a)
+			for _, a := range append(slices.Clone(people), w.Owner) {
+				s, _ := w.Snapshot(t, a)
 				requireNoForeignChannel(t, m, a, s)
 			}
 		})
 	}
 }
 
-// randomStructure creates two or three spaces with one to three channels each, each channel
-// with a thread by the owner.
-func (w *syncWorld) randomStructure(t *testing.T, r *rand.Rand, m *readModel, people []worldActor) {
-	t.Helper()
-	for s := range 2 + r.IntN(2) {
-		sp := w.space(t, fmt.Sprintf("Space %d", s))
-		m.addSpace(sp)
-		for c := range 1 + r.IntN(3) {
-			ch := w.channel(t, w.owner, sp, fmt.Sprintf("channel-%d", c))
-			m.addChannel(ch, sp)
-			m.addThread(ch, w.thread(t, w.owner, ch, "@"+strings.ToLower(pick(r, people).name)+" welcome").Id)
-		}
-	}
-}
-
-// randomGrant gives a random person a viewer or member grant on a random space or channel
-// it holds no grant on yet.
-func (w *syncWorld) randomGrant(t *testing.T, r *rand.Rand, m *readModel, people []worldActor) {
-	t.Helper()
-	a := pick(r, people)
-	kind, res := "space", pick(r, m.spaces)
-	if r.IntN(2) == 0 {
-		kind, res = "channel", pick(r, m.channels)
-		if m.spaceOf[res] == uuid.Nil {
-			return
-		}
-	}
-	if m.holds(a.id, res) {
-		return
-	}
-	m.addGrant(a.id, res, w.grant(t, a, kind, res, pick(r, []string{"viewer", "member"})))
-}
-
-// randomRevoke revokes a random grant of a random person made by randomGrant.
-func (w *syncWorld) randomRevoke(t *testing.T, r *rand.Rand, m *readModel, people []worldActor) {
-	t.Helper()
-	a := pick(r, people)
-	var held []uuid.UUID
-	for res, g := range m.grants[a.id] {
-		if g != uuid.Nil {
-			held = append(held, res)
-		}
-	}
-	slices.SortFunc(held, func(x, y uuid.UUID) int { return bytes.Compare(x[:], y[:]) })
-	if len(held) == 0 {
-		return
-	}
-	res := pick(r, held)
-	w.revoke(t, m.grants[a.id][res])
-	m.removeGrant(a.id, res)
-}
-
-// randomPost posts, as the owner, into a random thread of a channel that is not archived,
-// mentioning a random person.
-func (w *syncWorld) randomPost(t *testing.T, r *rand.Rand, m *readModel) {
-	t.Helper()
-	ch := pick(r, m.channels)
-	if m.archived[ch] || m.spaceOf[ch] == uuid.Nil {
-		return
-	}
-	w.post(t, w.owner, pick(r, m.threadsOf[ch]), "@"+pick(r, []string{"alex", "sam", "robin"})+" news")
-}
-
 // requireNoForeignChannel checks a's snapshot against the model.
-func requireNoForeignChannel(t *testing.T, m *readModel, a worldActor, s apigen.Snapshot) {
+func requireNoForeignChannel(t *testing.T, m *e2etest.ReadModel, a e2etest.Actor, s apigen.Snapshot) {
 	t.Helper()
 	listed := map[uuid.UUID]bool{}
 	for _, c := range s.Channels {
-		if !m.listed(a.id, c.Id) {
-			t.Fatalf("%s's snapshot lists channel %s, which %s cannot read or which is archived", a.name, c.Id, a.name)
+		if !m.Listed(a.ID, c.Id) {
+			t.Fatalf("%s's snapshot lists channel %s, which %s cannot read or which is archived", a.Name, c.Id, a.Name)
 		}
 		listed[c.Id] = true
 	}
-	for _, ch := range m.channels {
-		if m.listed(a.id, ch) && !listed[ch] {
-			t.Fatalf("%s's snapshot lacks channel %s, which %s reads", a.name, ch, a.name)
+	for _, ch := range m.Channels {
+		if m.Listed(a.ID, ch) && !listed[ch] {
+			t.Fatalf("%s's snapshot lacks channel %s, which %s reads", a.Name, ch, a.Name)
 		}
 	}
 	for _, sp := range s.Spaces {
-		if !m.readsSpace(a.id, sp.Id) || m.archived[sp.Id] {
-			t.Fatalf("%s's snapshot lists space %s, which %s cannot read", a.name, sp.Id, a.name)
+		if !m.ReadsSpace(a.ID, sp.Id) || m.Archived[sp.Id] {
+			t.Fatalf("%s's snapshot lists space %s, which %s cannot read", a.Name, sp.Id, a.Name)
 		}
 	}
 	for _, sec := range s.Sidebar.Sections {
 		for _, id := range sec.ChannelIds {
 			if !listed[id] {
-				t.Fatalf("%s's sidebar names channel %s outside the snapshot's channels", a.name, id)
+				t.Fatalf("%s's sidebar names channel %s outside the snapshot's channels", a.Name, id)
 			}
 		}
 	}
 	for _, u := range s.UnreadThreads {
-		if !listed[u.ChannelId] || !slices.Contains(m.threadsOf[u.ChannelId], u.ThreadId) {
-			t.Fatalf("%s's unread threads name %s of channel %s outside the snapshot's channels", a.name, u.ThreadId, u.ChannelId)
+		if !listed[u.ChannelId] || !slices.Contains(m.ThreadsOf[u.ChannelId], u.ThreadId) {
+			t.Fatalf("%s's unread threads name %s of channel %s outside the snapshot's channels", a.Name, u.ThreadId, u.ChannelId)
 		}
 		if u.UnreadCount < 0 || u.MentionCount < 0 || (u.UnreadCount == 0 && u.MentionCount == 0) {
-			t.Fatalf("%s's unread thread %s has counts %d and %d", a.name, u.ThreadId, u.UnreadCount, u.MentionCount)
+			t.Fatalf("%s's unread thread %s has counts %d and %d", a.Name, u.ThreadId, u.UnreadCount, u.MentionCount)
 		}
 	}
 	for _, d := range s.Drafts {
 		if !listed[d.ChannelId] {
-			t.Fatalf("%s's drafts name channel %s outside the snapshot's channels", a.name, d.ChannelId)
+			t.Fatalf("%s's drafts name channel %s outside the snapshot's channels", a.Name, d.ChannelId)
 		}
 	}
 }
@@ -546,41 +438,41 @@ func requireNoForeignChannel(t *testing.T, m *readModel, a worldActor, s apigen.
 // settings or drafts: they keep no personal data.
 func TestSnapshotAgentHasEmptyPersonalParts(t *testing.T) {
 	t.Parallel()
-	w := newSyncWorld(t)
-	bot := w.agent(t, "Helper", "helper")
-	app := w.app(t, "Subscriber", "subscriber", "events:subscribe", "messages:read")
-	w.grant(t, bot, "space", w.support, "member")
-	w.grant(t, app, "space", w.support, "member")
-	w.post(t, w.owner, w.ticketThread, "@helper summarise please")
-	for _, a := range []worldActor{bot, app} {
+	w := e2etest.NewSyncWorld(t)
+	bot := w.Agent(t, "Helper", "helper")
+	app := w.App(t, "Subscriber", "subscriber", "events:subscribe", "messages:read")
+	w.Grant(t, bot, "space", w.Support, "member")
+	w.Grant(t, app, "space", w.Support, "member")
+	w.Post(t, w.Owner, w.TicketThread, "@helper summarise please")
+	for _, a := range []e2etest.Actor{bot, app} {
 		for _, write := range []struct{ method, path, body string }{
 			{http.MethodPut, "/api/v1/me/settings/theme", `{"value":"dark"}`},
-			{http.MethodPut, "/api/v1/me/sidebar", fmt.Sprintf(`{"sections":[{"key":"all","title":"All","collapsed":false,"channel_ids":[%q]}]}`, w.tickets)},
-			{http.MethodPut, "/api/v1/threads/" + w.ticketThread.String() + "/read-state", `{"last_read_seq":1}`},
-			{http.MethodPut, "/api/v1/channels/" + w.tickets.String() + "/draft", `{"content_md":"Working on it"}`},
+			{http.MethodPut, "/api/v1/me/sidebar", fmt.Sprintf(`{"sections":[{"key":"all","title":"All","collapsed":false,"channel_ids":[%q]}]}`, w.Tickets)},
+			{http.MethodPut, "/api/v1/threads/" + w.TicketThread.String() + "/read-state", `{"last_read_seq":1}`},
+			{http.MethodPut, "/api/v1/channels/" + w.Tickets.String() + "/draft", `{"content_md":"Working on it"}`},
 		} {
-			switch got := w.do(t, a, write.method, write.path, write.body).Status; got {
+			switch got := w.Do(t, a, write.method, write.path, write.body).Status; got {
 			case http.StatusOK, http.StatusForbidden, http.StatusNotFound:
 			default:
-				t.Fatalf("%s %s as %s = %d", write.method, write.path, a.name, got)
+				t.Fatalf("%s %s as %s = %d", write.method, write.path, a.Name, got)
 			}
 		}
-		s, r := w.snapshot(t, a)
+		s, r := w.Snapshot(t, a)
 		if !bytes.Contains(r.Body, []byte(`"sidebar":{"sections":[],"version":0}`)) ||
 			len(s.UnreadThreads) != 0 || len(s.Settings) != 0 || len(s.Drafts) != 0 {
-			t.Fatalf("%s's snapshot has personal parts: %s", a.name, r.Body)
+			t.Fatalf("%s's snapshot has personal parts: %s", a.Name, r.Body)
 		}
 		for _, part := range []string{`"unread_threads":[]`, `"settings":[]`, `"drafts":[]`, `"active_runs":[]`} {
 			if !bytes.Contains(r.Body, []byte(part)) {
-				t.Fatalf("%s's snapshot lacks %s: %s", a.name, part, r.Body)
+				t.Fatalf("%s's snapshot lacks %s: %s", a.Name, part, r.Body)
 			}
 		}
-		if !slices.ContainsFunc(s.Channels, func(c apigen.ChannelView) bool { return c.Id == w.tickets }) || s.Principal.Id != a.id {
-			t.Fatalf("%s's snapshot lacks the channels it reads or names another principal: %s", a.name, r.Body)
+		if !slices.ContainsFunc(s.Channels, func(c apigen.ChannelView) bool { return c.Id == w.Tickets }) || s.Principal.Id != a.ID {
+			t.Fatalf("%s's snapshot lacks the channels it reads or names another principal: %s", a.Name, r.Body)
 		}
 	}
 	// A person in the same place has them.
-	if s, _ := w.snapshot(t, w.alex); len(s.UnreadThreads) == 0 {
+	if s, _ := w.Snapshot(t, w.Alex); len(s.UnreadThreads) == 0 {
 		t.Fatal("Alex has no unread thread in Support")
 	}
 }
@@ -589,30 +481,30 @@ func TestSnapshotAgentHasEmptyPersonalParts(t *testing.T) {
 // (first, posted, edited), a draft's text or a thread's title.
 func TestSnapshotHasNoContent(t *testing.T) {
 	t.Parallel()
-	w := newSyncWorld(t)
-	bot := w.agent(t, "Helper", "helper")
-	w.grant(t, bot, "space", w.support, "viewer")
+	w := e2etest.NewSyncWorld(t)
+	bot := w.Agent(t, "Helper", "helper")
+	w.Grant(t, bot, "space", w.Support, "viewer")
 	secrets := []string{"Secret-title-0417", "Secret-first-1931", "Secret-post-2718", "Secret-edit-3141", "Secret-draft-1618", "Secret-dm-1414"}
 	var th apigen.Thread
-	w.must(t, w.owner, http.MethodPost, "/api/v1/channels/"+w.tickets.String()+"/threads",
+	w.Must(t, w.Owner, http.MethodPost, "/api/v1/channels/"+w.Tickets.String()+"/threads",
 		fmt.Sprintf(`{"title":%q,"content_md":"%s @alex @sam"}`, secrets[0], secrets[1]), http.StatusCreated, &th)
-	m := w.post(t, w.owner, th.Id, secrets[2]+" @sam")
-	w.must(t, w.owner, http.MethodPatch, "/api/v1/messages/"+m.Id.String(), fmt.Sprintf(`{"content_md":"%s @alex"}`, secrets[3]), http.StatusOK, nil)
-	w.must(t, w.sam, http.MethodPut, "/api/v1/channels/"+w.tickets.String()+"/draft", fmt.Sprintf(`{"content_md":%q,"thread_id":%q}`, secrets[4], th.Id), http.StatusOK, nil)
-	dm := w.dm(t, w.alex, w.sam)
-	w.thread(t, w.alex, dm, secrets[5])
-	for _, a := range []worldActor{w.owner, w.alex, w.sam, w.robin, bot} {
-		_, r := w.snapshot(t, a)
+	m := w.Post(t, w.Owner, th.Id, secrets[2]+" @sam")
+	w.Must(t, w.Owner, http.MethodPatch, "/api/v1/messages/"+m.Id.String(), fmt.Sprintf(`{"content_md":"%s @alex"}`, secrets[3]), http.StatusOK, nil)
+	w.Must(t, w.Sam, http.MethodPut, "/api/v1/channels/"+w.Tickets.String()+"/draft", fmt.Sprintf(`{"content_md":%q,"thread_id":%q}`, secrets[4], th.Id), http.StatusOK, nil)
+	dm := w.DM(t, w.Alex, w.Sam)
+	w.Thread(t, w.Alex, dm, secrets[5])
+	for _, a := range []e2etest.Actor{w.Owner, w.Alex, w.Sam, w.Robin, bot} {
+		_, r := w.Snapshot(t, a)
 		var v any
 		if err := json.Unmarshal(r.Body, &v); err != nil {
 			t.Fatal(err)
 		}
 		if path, found := findMember(v, "content_md", "$"); found {
-			t.Fatalf("%s's snapshot has content_md at %s: %s", a.name, path, r.Body)
+			t.Fatalf("%s's snapshot has content_md at %s: %s", a.Name, path, r.Body)
 		}
 		for _, s := range secrets {
 			if bytes.Contains(r.Body, []byte(s)) {
-				t.Fatalf("%s's snapshot holds %q: %s", a.name, s, r.Body)
+				t.Fatalf("%s's snapshot holds %q: %s", a.Name, s, r.Body)
 			}
 		}
 	}

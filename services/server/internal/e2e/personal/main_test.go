@@ -1,0 +1,13 @@
+package personal
+
+import (
+	"os"
+	"testing"
+
+	"bothy.example.com/server/internal/pgtest"
+	"bothy.example.com/server/internal/wire"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(pgtest.Main(m, wire.Migrations()...))
+}
