@@ -54,6 +54,8 @@ func Get(url string) (*http.Response, error) {
 	return http.DefaultClient.Do(req)
 }
 
+// WaitServe waits for Serve to return on done and returns its error, failing the test when
+// it has not returned within within.
 func WaitServe(t *testing.T, done <-chan error, within time.Duration) error {
 	t.Helper()
 	select {

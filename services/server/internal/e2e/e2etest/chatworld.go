@@ -96,11 +96,11 @@ func (w *ChatWorld) Messages(t *testing.T, a Actor, thread uuid.UUID) []apigen.M
 type WantEvent struct {
 	Typ  string
 	Kind kernel.ResourceKind
-	// id is the resource's id; uuid.Nil accepts any id but the nil UUID (a new grant's).
+	// ID is the resource's id; uuid.Nil accepts any id but the nil UUID (a new grant's).
 	ID                     uuid.UUID
 	Space, Channel, Thread uuid.UUID
 	Actor                  uuid.UUID
-	// audience is the one receiver of a personal event; uuid.Nil for every other event.
+	// Audience is the one receiver of a personal event; uuid.Nil for every other event.
 	Audience uuid.UUID
 }
 

@@ -20,7 +20,6 @@ type ConsumerWorld struct {
 	RobinSupport apigen.Grant
 }
 
-// consumer creates (or reads) a's consumer name and checks the status.
 // RobinsBacklog creates Robin's consumer main and has Alex post n updates in tickets, which
 // Robin may read, and n in campaigns, which he may not; it returns the consumer and what
 // ListEvents gives Robin after its acked_seq: the n updates.
@@ -38,6 +37,7 @@ func (w *ConsumerWorld) RobinsBacklog(t *testing.T, n int) (apigen.Consumer, []i
 	return c, want
 }
 
+// Consumer creates (or reads) a's consumer name and checks the status.
 func (w *ConsumerWorld) Consumer(t *testing.T, a Actor, name string, want int) apigen.Consumer {
 	t.Helper()
 	var c apigen.Consumer

@@ -24,7 +24,8 @@ type RawEvent struct {
 		ID uuid.UUID `json:"id"`
 	} `json:"resource"`
 	Payload map[string]json.RawMessage `json:"payload"`
-	Raw     json.RawMessage
+	// Raw is the envelope as received, never decoded into.
+	Raw json.RawMessage `json:"-"`
 }
 
 // RestEnvelopes catches a up from after to the head over REST (validated page by page) and

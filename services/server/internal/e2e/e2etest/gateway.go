@@ -27,7 +27,8 @@ type GatewayFrame struct {
 	Snapshot json.RawMessage `json:"snapshot"`
 	Code     string          `json:"code"`
 	Reason   string          `json:"reason"`
-	Raw      []byte
+	// Raw is the frame as received, never decoded into.
+	Raw []byte `json:"-"`
 }
 
 // GatewayEnvelope is what the tests read of an event envelope.
@@ -103,6 +104,7 @@ func MustDial(t *testing.T, base, token string) *GatewayClient {
 	return c
 }
 
+// Send writes the text frame s and fails the test when it cannot.
 func (c *GatewayClient) Send(s string) {
 	c.T.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), WaitTimeout)
@@ -136,6 +138,7 @@ func (c *GatewayClient) Read() (GatewayFrame, error) {
 	return f, nil
 }
 
+// Next reads the next frame and fails the test when there is none.
 func (c *GatewayClient) Next() GatewayFrame {
 	c.T.Helper()
 	f, err := c.Read()
@@ -145,6 +148,7 @@ func (c *GatewayClient) Next() GatewayFrame {
 	return f
 }
 
+// Expect reads the next frame and fails the test unless its op is op.
 func (c *GatewayClient) Expect(op string) GatewayFrame {
 	c.T.Helper()
 	f := c.Next()
@@ -218,6 +222,7 @@ func hasNull(v any) bool {
 	return false
 }
 
+// GatewaySeqs lists the seqs of the envelopes, in order.
 func GatewaySeqs(envs []GatewayEnvelope) []int64 {
 	out := make([]int64, len(envs))
 	for i, e := range envs {

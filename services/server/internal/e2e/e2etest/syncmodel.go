@@ -24,14 +24,15 @@ type ReadModel struct {
 	SpaceOf map[uuid.UUID]uuid.UUID
 	// ThreadsOf lists the threads of each channel.
 	ThreadsOf map[uuid.UUID][]uuid.UUID
-	// grants holds each principal's grants by resource (space or channel id): the grant's id.
+	// Grants holds each principal's grants by resource (space or channel id): the grant's id.
 	Grants map[uuid.UUID]map[uuid.UUID]uuid.UUID
-	// archived holds the archived spaces and channels.
+	// Archived holds the archived spaces and channels.
 	Archived map[uuid.UUID]bool
 	Spaces   []uuid.UUID
 	Channels []uuid.UUID
 }
 
+// NewReadModel returns an empty ReadModel of the instance whose owner is owner.
 func NewReadModel(owner uuid.UUID) *ReadModel {
 	return &ReadModel{
 		Owner: owner, SpaceOf: map[uuid.UUID]uuid.UUID{}, ThreadsOf: map[uuid.UUID][]uuid.UUID{},
@@ -41,15 +42,18 @@ func NewReadModel(owner uuid.UUID) *ReadModel {
 
 func (m *ReadModel) addSpace(id uuid.UUID) { m.Spaces = append(m.Spaces, id) }
 
+// AddChannel records a channel of the space (uuid.Nil for a direct message).
 func (m *ReadModel) AddChannel(id, space uuid.UUID) {
 	m.SpaceOf[id] = space
 	m.Channels = append(m.Channels, id)
 }
 
+// AddThread records a thread of the channel.
 func (m *ReadModel) AddThread(channel, thread uuid.UUID) {
 	m.ThreadsOf[channel] = append(m.ThreadsOf[channel], thread)
 }
 
+// AddGrant records the principal's grant on the resource (a space or a channel).
 func (m *ReadModel) AddGrant(principal, resource, grant uuid.UUID) {
 	if m.Grants[principal] == nil {
 		m.Grants[principal] = map[uuid.UUID]uuid.UUID{}

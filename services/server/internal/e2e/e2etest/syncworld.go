@@ -243,7 +243,6 @@ func CatchUpSeqs(events []CatchUpEvent) []int64 {
 	return out
 }
 
-// StoredWhere returns the stored events keep accepts, in order.
 // StoredSeqs lists the seqs of stored events.
 func StoredSeqs(events []syncdomain.StoredEvent) []int64 {
 	out := make([]int64, len(events))
@@ -262,6 +261,7 @@ func (w *World) SharedAfter(t *testing.T, after int64) []syncdomain.StoredEvent 
 	return StoredWhere(w.EventsAfter(t, after), func(e syncdomain.StoredEvent) bool { return !e.Personal() })
 }
 
+// StoredWhere returns the stored events keep accepts, in order.
 func StoredWhere(events []syncdomain.StoredEvent, keep func(syncdomain.StoredEvent) bool) []syncdomain.StoredEvent {
 	var out []syncdomain.StoredEvent
 	for _, e := range events {
