@@ -4,10 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"bothy.example.com/server/internal/pgtest"
-	"bothy.example.com/server/internal/wire"
+	"bothy.example.com/server/internal/e2e/e2etest"
 )
 
-func TestMain(m *testing.M) {
-	os.Exit(pgtest.Main(m, wire.Migrations()...))
-}
+func TestMain(m *testing.M) { os.Exit(e2etest.Main(m)) }

@@ -4,8 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"bothy.example.com/server/internal/pgtest"
-	"bothy.example.com/server/internal/wire"
+	"bothy.example.com/server/internal/e2e/e2etest"
 )
 
 func TestMain(m *testing.M) {
@@ -13,5 +12,5 @@ func TestMain(m *testing.M) {
 	if url := os.Getenv(gatewayProcessEnv); url != "" {
 		os.Exit(runGatewayProcess(url))
 	}
-	os.Exit(pgtest.Main(m, wire.Migrations()...))
+	os.Exit(e2etest.Main(m))
 }
