@@ -11,28 +11,12 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/pgtest"
 	"bothy.example.com/server/internal/wire"
 	"bothy.example.com/server/internal/wire/wiretest"
 )
-
-// waitTimeout bounds every wait of these tests.
-const waitTimeout = 30 * time.Second
-
-// loadConfig builds a configuration from BOTHY_ variables.
-func loadConfig(t *testing.T, env map[config.Key]string) *config.Config {
-	t.Helper()
-	var environ []string
-	for k, v := range env {
-		environ = append(environ, k.EnvName()+"="+v)
-	}
-	cfg, err := config.Load("", environ)
-	if err != nil {
-		t.Fatalf("load config: %v", err)
-	}
-	return cfg
-}
 
 func TestNewRejects(t *testing.T) {
 	t.Parallel()
@@ -191,43 +175,6 @@ func TestNewRejects(t *testing.T) {
 	}
 }
 
-// serving starts app.ServeListener on 127.0.0.1:0 and returns its base URL,
-// a function that stops it and the channel Serve's result arrives on.
-func serving(t *testing.T, app *wire.App) (base string, stop context.CancelFunc, done <-chan error) {
-	t.Helper()
-	var lc net.ListenConfig
-	ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	ch := make(chan error, 1)
-	go func() { ch <- app.ServeListener(ctx, ln) }()
-	return "http://" + ln.Addr().String(), cancel, ch
-}
-
-// get sends a GET from a goroutine that outlives no test: the server under
-// test answers or closes the connection before the test ends.
-func get(url string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	return http.DefaultClient.Do(req)
-}
-
-func waitServe(t *testing.T, done <-chan error, within time.Duration) error {
-	t.Helper()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(within):
-		t.Fatalf("Serve did not return within %v", within)
-		return nil
-	}
-}
-
 func TestServeDrainsInFlightRequests(t *testing.T) {
 	t.Parallel()
 	entered := make(chan struct{})
@@ -239,7 +186,7 @@ func TestServeDrainsInFlightRequests(t *testing.T) {
 			w.WriteHeader(http.StatusNoContent)
 		})
 	}
-	cfg := loadConfig(t, map[config.Key]string{
+	cfg := e2etest.LoadConfig(t, map[config.Key]string{
 		config.DatabaseURL:         pgtest.URL(t),
 		config.HTTPShutdownTimeout: "30s",
 	})
@@ -248,11 +195,11 @@ func TestServeDrainsInFlightRequests(t *testing.T) {
 		t.Fatalf("New: %v", err)
 	}
 	t.Cleanup(app.Close)
-	base, stop, done := serving(t, app)
+	base, stop, done := e2etest.Serving(t, app)
 
 	result := make(chan int, 1)
 	go func() {
-		resp, err := get(base + "/test/slow")
+		resp, err := e2etest.Get(base + "/test/slow")
 		if err != nil {
 			result <- -1
 			return
@@ -262,7 +209,7 @@ func TestServeDrainsInFlightRequests(t *testing.T) {
 	}()
 	select {
 	case <-entered:
-	case <-time.After(waitTimeout):
+	case <-time.After(e2etest.WaitTimeout):
 		t.Fatal("slow request never reached its handler")
 	}
 	stop()
@@ -276,7 +223,7 @@ func TestServeDrainsInFlightRequests(t *testing.T) {
 	if status := <-result; status != http.StatusNoContent {
 		t.Fatalf("in-flight request got %d, want 204", status)
 	}
-	if err := waitServe(t, done, waitTimeout); err != nil {
+	if err := e2etest.WaitServe(t, done, e2etest.WaitTimeout); err != nil {
 		t.Fatalf("Serve after a clean drain = %v, want nil", err)
 	}
 }
@@ -292,7 +239,7 @@ func TestServeGivesUpAfterShutdownTimeout(t *testing.T) {
 			<-release
 		})
 	}
-	cfg := loadConfig(t, map[config.Key]string{
+	cfg := e2etest.LoadConfig(t, map[config.Key]string{
 		config.DatabaseURL:         pgtest.URL(t),
 		config.HTTPShutdownTimeout: "200ms",
 	})
@@ -301,22 +248,22 @@ func TestServeGivesUpAfterShutdownTimeout(t *testing.T) {
 		t.Fatalf("New: %v", err)
 	}
 	t.Cleanup(app.Close)
-	base, stop, done := serving(t, app)
+	base, stop, done := e2etest.Serving(t, app)
 
 	go func() {
-		resp, err := get(base + "/test/stuck")
+		resp, err := e2etest.Get(base + "/test/stuck")
 		if err == nil {
 			_ = resp.Body.Close()
 		}
 	}()
 	select {
 	case <-entered:
-	case <-time.After(waitTimeout):
+	case <-time.After(e2etest.WaitTimeout):
 		t.Fatal("stuck request never reached its handler")
 	}
 	start := time.Now()
 	stop()
-	err = waitServe(t, done, waitTimeout)
+	err = e2etest.WaitServe(t, done, e2etest.WaitTimeout)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Serve = %v, want a drain error wrapping context.DeadlineExceeded", err)
 	}
@@ -333,7 +280,7 @@ func TestServeFailsOnBusyAddress(t *testing.T) {
 		t.Fatalf("listen: %v", err)
 	}
 	t.Cleanup(func() { _ = ln.Close() })
-	cfg := loadConfig(t, map[config.Key]string{
+	cfg := e2etest.LoadConfig(t, map[config.Key]string{
 		config.DatabaseURL: pgtest.URL(t),
 		config.HTTPAddr:    ln.Addr().String(),
 	})
@@ -354,13 +301,13 @@ func TestServeFailsOnBusyAddress(t *testing.T) {
 // written, not lost.
 func TestServeFlushesTokenUseAfterDrain(t *testing.T) {
 	t.Parallel()
-	logs := &logBuffer{}
+	logs := &e2etest.LogBuffer{}
 	env := wiretest.New(t, wiretest.WithLogCopy(logs))
-	owner, err := env.App.Bootstrap(t.Context(), "Alex", "alex", "alex@example.com")
+	owner, err := e2etest.Bootstrap(t.Context(), env.App, "Alex", "alex", "alex@example.com")
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}
-	base, stop, done := serving(t, env.App)
+	base, stop, done := e2etest.Serving(t, env.App)
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/api/v1/me", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -382,7 +329,7 @@ func TestServeFlushesTokenUseAfterDrain(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Serve = %v, want nil", err)
 		}
-	case <-time.After(waitTimeout):
+	case <-time.After(e2etest.WaitTimeout):
 		t.Fatal("Serve did not return")
 	}
 	log := logs.String()

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/pgtest"
 	"bothy.example.com/server/internal/wire"
@@ -20,7 +21,7 @@ import (
 // make register-check runs it (go test -run TestConfiguration).
 func TestConfiguration(t *testing.T) {
 	t.Parallel()
-	cfg := loadConfig(t, map[config.Key]string{config.DatabaseURL: pgtest.URL(t)})
+	cfg := e2etest.LoadConfig(t, map[config.Key]string{config.DatabaseURL: pgtest.URL(t)})
 
 	logger, err := wire.NewLogger(cfg, io.Discard)
 	if err != nil {

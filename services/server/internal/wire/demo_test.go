@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/chat"
+	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/wire"
 	"bothy.example.com/server/internal/wire/wiretest"
 )
@@ -199,7 +200,7 @@ func TestDemoWorldAccess(t *testing.T) {
 	t.Parallel()
 	env := wiretest.New(t)
 	// An owner who exists before the demo runs (as make run creates one) is reused.
-	owner, err := env.App.Bootstrap(t.Context(), "Alex", "alex", "alex@example.com")
+	owner, err := e2etest.Bootstrap(t.Context(), env.App, "Alex", "alex", "alex@example.com")
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}
@@ -361,7 +362,7 @@ func TestDemoWorldAfterArchivedChannel(t *testing.T) {
 func TestDemoWorldWithAnotherOwner(t *testing.T) {
 	t.Parallel()
 	env := wiretest.New(t)
-	owner, err := env.App.Bootstrap(t.Context(), "Sam", "sam", "sam@example.com")
+	owner, err := e2etest.Bootstrap(t.Context(), env.App, "Sam", "sam", "sam@example.com")
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}
@@ -377,7 +378,7 @@ func TestDemoWorldWithAnotherOwner(t *testing.T) {
 	}
 
 	other := wiretest.New(t)
-	boss, err := other.App.Bootstrap(t.Context(), "Alex", "alex", "alex@example.com")
+	boss, err := e2etest.Bootstrap(t.Context(), other.App, "Alex", "alex", "alex@example.com")
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/kernel/ids"
@@ -56,25 +57,6 @@ func appendEvents(ctx context.Context, app *wire.App, n int) ([]uuid.UUID, error
 		return app.Appender().Append(ctx, events...)
 	})
 	return out, err
-}
-
-// runTail runs app's tail until the test ends and waits until it has read its head.
-func runTail(t *testing.T, tail *syncapp.Tail) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- tail.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("tail.Run = %v", err)
-		}
-	})
-	select {
-	case <-tail.Ready():
-	case <-time.After(waitTimeout):
-		t.Fatal("the tail did not read its head")
-	}
 }
 
 // receive reads sub until it has n events and returns their ids, checking that seqs are
@@ -120,7 +102,7 @@ func TestTailDeliversCommittedEvents(t *testing.T) {
 	}
 	tail := env.App.Tail()
 	sub := tail.Subscribe(100)
-	runTail(t, tail)
+	e2etest.RunTail(t, tail)
 	start, _ := tail.Last()
 	if head, err := env.App.Versions().EventSeq(ctx); err != nil || head != start || head != 2 {
 		t.Fatalf("tail starts at %d, head is %d (%v); want both 2", start, head, err)
@@ -150,7 +132,7 @@ func TestTailDeliversCommittedEvents(t *testing.T) {
 	}
 	want = append(want, last...)
 
-	if got := receive(t, sub, start, len(want), waitTimeout); !slices.Equal(got, want) {
+	if got := receive(t, sub, start, len(want), e2etest.WaitTimeout); !slices.Equal(got, want) {
 		t.Fatalf("subscriber got %v, want %v", got, want)
 	}
 }
@@ -191,7 +173,7 @@ func (s *logSpy) String() string {
 // waitFor waits until msg is logged.
 func (s *logSpy) waitFor(t *testing.T, msg string) {
 	t.Helper()
-	deadline := time.After(waitTimeout)
+	deadline := time.After(e2etest.WaitTimeout)
 	for {
 		select {
 		case m := <-s.msgs:
@@ -199,7 +181,7 @@ func (s *logSpy) waitFor(t *testing.T, msg string) {
 				return
 			}
 		case <-deadline:
-			t.Fatalf("%q not logged within %v. Log:\n%s", msg, waitTimeout, s)
+			t.Fatalf("%q not logged within %v. Log:\n%s", msg, e2etest.WaitTimeout, s)
 		}
 	}
 }
@@ -208,7 +190,7 @@ func (s *logSpy) waitFor(t *testing.T, msg string) {
 // once and then one per sync.maintenance_interval, and a clean stop.
 func TestServeRunsTheMaintenanceRole(t *testing.T) {
 	t.Parallel()
-	cfg := loadConfig(t, map[config.Key]string{
+	cfg := e2etest.LoadConfig(t, map[config.Key]string{
 		config.DatabaseURL:             pgtest.URL(t),
 		syncapp.KeyMaintenanceInterval: "10ms",
 	})
@@ -225,7 +207,7 @@ func TestServeRunsTheMaintenanceRole(t *testing.T) {
 	spy.waitFor(t, "partition upkeep done")
 	spy.waitFor(t, "partition upkeep done")
 	cancel()
-	if err := waitServe(t, done, waitTimeout); err != nil {
+	if err := e2etest.WaitServe(t, done, e2etest.WaitTimeout); err != nil {
 		t.Fatalf("Serve = %v, want nil", err)
 	}
 	if log := spy.String(); !strings.Contains(log, `"msg":"maintenance stopped"`) || strings.Contains(log, "serving http") {
@@ -247,7 +229,7 @@ func TestMigrateSetsTheDatabaseUp(t *testing.T) {
 	t.Cleanup(func() { _ = conn.Close(context.Background()) })
 	wiretest.Unmigrate(t, conn)
 
-	cfg := loadConfig(t, map[config.Key]string{config.DatabaseURL: url, wire.KeyInstanceName: "Robin's bothy"})
+	cfg := e2etest.LoadConfig(t, map[config.Key]string{config.DatabaseURL: url, wire.KeyInstanceName: "Robin's bothy"})
 	n, err := wire.Migrate(ctx, cfg, url, wiretest.TestLogger(t))
 	if err != nil || n == 0 {
 		t.Fatalf("Migrate = %d, %v; want migrations applied", n, err)
@@ -278,7 +260,7 @@ func TestMigrateSetsTheDatabaseUp(t *testing.T) {
 // TestMigrateRejectsBadValues fails before touching the database.
 func TestMigrateRejectsBadValues(t *testing.T) {
 	t.Parallel()
-	cfg := loadConfig(t, map[config.Key]string{syncapp.KeyTailBatchSize: "0"})
+	cfg := e2etest.LoadConfig(t, map[config.Key]string{syncapp.KeyTailBatchSize: "0"})
 	if _, err := wire.Migrate(t.Context(), cfg, "postgres://bothy@127.0.0.1:1/bothy", slog.New(slog.NewJSONHandler(io.Discard, nil))); err == nil || !strings.Contains(err.Error(), "sync.tail_batch_size") {
 		t.Fatalf("Migrate = %v, want an error naming sync.tail_batch_size", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/pglocal"
 	syncapp "bothy.example.com/server/internal/sync/app"
@@ -49,7 +50,7 @@ func TestTailAcrossAPostgresRestart(t *testing.T) {
 		}
 	})
 	url := cluster.URL(pglocal.DefaultDatabase)
-	cfg := loadConfig(t, map[config.Key]string{
+	cfg := e2etest.LoadConfig(t, map[config.Key]string{
 		config.DatabaseURL:          url,
 		syncapp.KeyTailPollInterval: "1h",
 	})
@@ -70,7 +71,7 @@ func TestTailAcrossAPostgresRestart(t *testing.T) {
 	tailing := newApp()
 	tail := tailing.Tail()
 	sub := tail.Subscribe(1000)
-	runTail(t, tail)
+	e2etest.RunTail(t, tail)
 	start, _ := tail.Last()
 
 	writer := newApp()
@@ -86,7 +87,7 @@ func TestTailAcrossAPostgresRestart(t *testing.T) {
 		}
 	}
 	appendSome(writer, 1, 4, 2)
-	got := receive(t, sub, start, len(want), waitTimeout)
+	got := receive(t, sub, start, len(want), e2etest.WaitTimeout)
 
 	if err := cluster.Stop(ctx); err != nil {
 		t.Fatalf("stop: %v", err)

@@ -395,7 +395,7 @@ func TestApproveDevice(t *testing.T) {
 }
 
 // noListing is a directory without principals: the directory's operations are tested over
-// real HTTP and PostgreSQL in wire (directory_test.go).
+// real HTTP and PostgreSQL in internal/e2e/identity (directory_test.go).
 type noListing struct{}
 
 func (noListing) List(context.Context, identity.PrincipalQuery) (identity.PrincipalPage, error) {
