@@ -4604,7 +4604,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The request is malformed (`validation_failed`, with the offending fields in `errors`). */
+        /** @description The request is malformed (`validation_failed`, with the offending fields in `errors`; a body's `Content-Type` given more than once names the field `Content-Type`). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
