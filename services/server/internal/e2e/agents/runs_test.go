@@ -15,7 +15,7 @@ import (
 	agentsdomain "bothy.example.com/server/internal/agents/domain"
 	"bothy.example.com/server/internal/apigen"
 	"bothy.example.com/server/internal/e2e/e2etest"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // The runs tests of issue 15 (M2-05, ADR 0027) drive createRun, getRun, updateRun and

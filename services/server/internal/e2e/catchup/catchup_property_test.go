@@ -14,7 +14,7 @@ import (
 	"bothy.example.com/server/internal/e2e/e2etest"
 	syncapp "bothy.example.com/server/internal/sync/app"
 	syncdomain "bothy.example.com/server/internal/sync/domain"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 var catchUpSeed = flag.Uint64("wire.catchup.seed", 0, "seed of TestListEventsDeliversWhatAuthorizeAllows (0: from the clock)")

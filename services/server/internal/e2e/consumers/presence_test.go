@@ -11,7 +11,7 @@ import (
 	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/sync/adapters/gateway"
 	syncdomain "bothy.example.com/server/internal/sync/domain"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // The presence tests (issue 15, spec 03 "Presence") drive heartbeats over real HTTP and the

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // Contract fidelity (issue 13): what a client generated from api/openapi.yaml relies on. Every

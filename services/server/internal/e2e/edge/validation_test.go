@@ -18,7 +18,7 @@ import (
 	"bothy.example.com/server/internal/apigen"
 	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel/problem"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // The tests of the one request validation place (ADR 0022, spec 05 "Validation") walk

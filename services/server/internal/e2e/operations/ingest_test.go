@@ -23,7 +23,7 @@ import (
 	"bothy.example.com/server/internal/ingest/ingesttest"
 	"bothy.example.com/server/internal/kernel/problem"
 	"bothy.example.com/server/internal/wire"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // The integration tests of bothy ingest git (issue 8): real PostgreSQL, real git on a
