@@ -18,7 +18,7 @@ import (
 	"bothy.example.com/server/internal/wiretest"
 )
 
-// The runs tests of issue 15 (M2-05, ADR 0027) drive createRun, getRun, updateRun and
+// The runs tests (ADR 0027) drive createRun, getRun, updateRun and
 // cancelRun over real HTTP through the validating client, on a SyncWorld with an agent,
 // Helper, that is a member of Support (so it may post in the tickets thread and read nothing
 // in Marketing).

@@ -14,7 +14,7 @@ import (
 	"bothy.example.com/server/internal/wiretest"
 )
 
-// The presence tests (issue 15, spec 03 "Presence") drive heartbeats over real HTTP and the
+// The presence tests (spec 03 "Presence") drive heartbeats over real HTTP and the
 // sweeper through App.SweepPresence, with the wired App's fake clock: the thresholds are
 // short, the event interval long, so every rule shows within a few clock moves.
 

@@ -11,7 +11,7 @@ import (
 	"bothy.example.com/server/internal/wiretest"
 )
 
-// Contract fidelity (issue 13): what a client generated from api/openapi.yaml relies on. Every
+// Contract fidelity (spec 05): what a client generated from api/openapi.yaml relies on. Every
 // REST answer below goes through the validating client (wiretest.Validate); gateway frames are
 // checked against the document's schemas with wiretest.ValidateSchema.
 
