@@ -355,6 +355,16 @@ test: ## Run every test (-race, integration tests on throwaway PostgreSQL) with 
 	bash scripts/test-summary.sh $(TEST_LOG) $(COVER_PROFILE) $$status; \
 	exit $$status
 
+# The fast loop: every test of every package but the end-to-end suite (internal/e2e), the
+# benchmark's cases and the two programs that start whole servers (cmd/bothy, the echo agent),
+# without -race, coverage, npm or a browser; no test is skipped or shortened (spec 07), whole
+# packages are left to make test. Go's test cache keeps what did not change. make test stays
+# the whole suite, and make check runs that.
+SHORT_SKIP := /internal/e2e/|/cmd/bothybench|/cmd/bothy$$|/examples/agents/echo
+.PHONY: test-short
+test-short: ## The fast loop: unit and fast integration tests (no -race, npm, browser or end-to-end suite); make test runs everything.
+	$(GO) test $(TEST_FLAGS) $$($(GO) list $(GO_PACKAGES) | grep -vE '$(SHORT_SKIP)')
+
 .PHONY: cover-floor
 cover-floor: ## Fail when a package's coverage (from make test) is below architecture/coverage-floors.yaml.
 	$(GO) run ./architecture/cmd/coverfloor -profile $(COVER_PROFILE) -floors $(COVER_FLOORS)

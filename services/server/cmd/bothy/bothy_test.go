@@ -17,7 +17,7 @@ import (
 	"bothy.example.com/server/internal/pglocal"
 	"bothy.example.com/server/internal/pgtest"
 	"bothy.example.com/server/internal/wire"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // Timeouts of the end-to-end tests: generous, because a loaded CI machine

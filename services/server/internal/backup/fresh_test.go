@@ -16,7 +16,7 @@ import (
 	"bothy.example.com/server/internal/kernel/ids"
 	"bothy.example.com/server/internal/kernel/tx"
 	"bothy.example.com/server/internal/wire"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // toolFor is the tool wire.Backups builds, with Migrate replaced by migrate.

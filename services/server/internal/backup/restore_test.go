@@ -17,7 +17,7 @@ import (
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/pglocal"
 	"bothy.example.com/server/internal/wire"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // state is what a test compares before and after a restore: the instance and its flags.

@@ -12,7 +12,7 @@ import (
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/pgtest"
 	"bothy.example.com/server/internal/wire"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // TestConfiguration checks that the process reads every registered key (no

@@ -13,7 +13,7 @@ import (
 	"bothy.example.com/server/internal/chat"
 	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/wire"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // demoGet sends GET path with token through the validating client and decodes a 200 into

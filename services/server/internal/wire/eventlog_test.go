@@ -24,7 +24,7 @@ import (
 	syncmod "bothy.example.com/server/internal/sync"
 	syncapp "bothy.example.com/server/internal/sync/app"
 	"bothy.example.com/server/internal/wire"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // messageEvent returns a valid message.created event in a fresh thread.

@@ -15,7 +15,7 @@ import (
 	"bothy.example.com/server/internal/pglocal"
 	syncapp "bothy.example.com/server/internal/sync/app"
 	"bothy.example.com/server/internal/wire"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // restartWithin bounds the wait for events after the restart: the listener's reconnect

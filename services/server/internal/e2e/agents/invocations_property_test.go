@@ -32,7 +32,7 @@ const (
 	invMaxDeliveries = 3
 )
 
-// TestInvocationProperty is the invocation property test of issue 15. In random worlds Alex
+// TestInvocationProperty is the invocation property test (ADR 0031). In random worlds Alex
 // and Sam post, mention the agent Robin in threads of tickets (a channel of Support, which
 // Robin reads while it holds its grant) and of campaigns (Marketing, which Robin never reads),
 // and write to it in their direct messages with it; Robin's grant is revoked and given back at

@@ -16,10 +16,10 @@ import (
 	"bothy.example.com/server/internal/apigen"
 	"bothy.example.com/server/internal/e2e/e2etest"
 	syncdomain "bothy.example.com/server/internal/sync/domain"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
-// The invocation tests (issue 15 point 2, ADR 0031) drive the wired App over real HTTP and
+// The invocation tests (ADR 0031) drive the wired App over real HTTP and
 // real WebSockets with its fake clock: Alex (the owner) invokes Robin, an agent and member
 // of Support, by mentioning it in the tickets thread; Sam, a viewer of Support, reads the
 // same thread and must never see an invocation. Acknowledgements time out after 10s and an

@@ -15,10 +15,10 @@ import (
 	agentsdomain "bothy.example.com/server/internal/agents/domain"
 	"bothy.example.com/server/internal/apigen"
 	"bothy.example.com/server/internal/e2e/e2etest"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
-// The runs tests of issue 15 (M2-05, ADR 0027) drive createRun, getRun, updateRun and
+// The runs tests (ADR 0027) drive createRun, getRun, updateRun and
 // cancelRun over real HTTP through the validating client, on a SyncWorld with an agent,
 // Helper, that is a member of Support (so it may post in the tickets thread and read nothing
 // in Marketing).

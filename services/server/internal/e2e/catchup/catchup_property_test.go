@@ -14,7 +14,7 @@ import (
 	"bothy.example.com/server/internal/e2e/e2etest"
 	syncapp "bothy.example.com/server/internal/sync/app"
 	syncdomain "bothy.example.com/server/internal/sync/domain"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 var catchUpSeed = flag.Uint64("wire.catchup.seed", 0, "seed of TestListEventsDeliversWhatAuthorizeAllows (0: from the clock)")
@@ -23,7 +23,7 @@ var catchUpSeed = flag.Uint64("wire.catchup.seed", 0, "seed of TestListEventsDel
 // few enough for make test, each with its own database.
 const catchUpWorlds = 6
 
-// TestListEventsDeliversWhatAuthorizeAllows is the catch-up property test of issue 6. Over
+// TestListEventsDeliversWhatAuthorizeAllows is the catch-up property test (spec 03). Over
 // random worlds built through the API, with posts, new channels, direct messages, deleted
 // messages, reactions, personal data, grants and revokes and an agent's runs (ADR 0027) interleaved, the owner, Alex, Sam and Robin
 // page at random moments with random page sizes (and a random sync.catchup_scan_window, so

@@ -18,7 +18,7 @@ import (
 	syncpg "bothy.example.com/server/internal/sync/adapters/postgres"
 	syncapp "bothy.example.com/server/internal/sync/app"
 	syncdomain "bothy.example.com/server/internal/sync/domain"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // inChannel accepts the stored events placed in the channel that are not personal: those

@@ -17,7 +17,7 @@ import (
 	chatapp "bothy.example.com/server/internal/chat/app"
 	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // TestChatOperationsAppendTheirEvents runs every chat write over HTTP and reads the log after

@@ -15,7 +15,7 @@ import (
 
 	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel/config"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // idempotencyTTL is the short http.idempotency_ttl of these tests; the fake clock moves past it.

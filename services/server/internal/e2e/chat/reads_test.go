@@ -13,7 +13,7 @@ import (
 	"bothy.example.com/server/internal/apigen"
 	chatapp "bothy.example.com/server/internal/chat/app"
 	"bothy.example.com/server/internal/e2e/e2etest"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // conditional checks the validators of a conditional read's 200 and returns its ETag.

@@ -17,7 +17,7 @@ var consumerSeed = flag.Uint64("wire.consumer.seed", 0, "seed of TestConsumerPro
 // database.
 const consumerWorlds = 3
 
-// TestConsumerProperty is the consumer property test of issue 15. In random worlds Alex posts
+// TestConsumerProperty is the consumer property test (spec 03, durable consumers). In random worlds Alex posts
 // in a channel the agent Robin reads and in one it does not, Robin's grant is revoked and given
 // again, and Robin's worker runs sessions over REST, over REST reading ahead of its acks
 // (listConsumerEvents?after=, small pages, each page's ack sent a page late or lost), or over

@@ -17,7 +17,7 @@ import (
 	"bothy.example.com/server/internal/sync/adapters/gateway"
 	syncapp "bothy.example.com/server/internal/sync/app"
 	"bothy.example.com/server/internal/wire"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 func newConsumerWorld(t *testing.T, opts ...wiretest.Option) *e2etest.ConsumerWorld {

@@ -11,10 +11,10 @@ import (
 	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/sync/adapters/gateway"
 	syncdomain "bothy.example.com/server/internal/sync/domain"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
-// The presence tests (issue 15, spec 03 "Presence") drive heartbeats over real HTTP and the
+// The presence tests (spec 03 "Presence") drive heartbeats over real HTTP and the
 // sweeper through App.SweepPresence, with the wired App's fake clock: the thresholds are
 // short, the event interval long, so every rule shows within a few clock moves.
 

@@ -13,7 +13,7 @@ import (
 	"bothy.example.com/server/internal/apigen"
 	"bothy.example.com/server/internal/e2e/e2etest"
 	identityapp "bothy.example.com/server/internal/identity/app"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // TestSystemActor: flags.updated appended by the operator's command line (no principal behind

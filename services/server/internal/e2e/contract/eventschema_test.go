@@ -13,7 +13,7 @@ import (
 	"bothy.example.com/server/internal/kernel/ids"
 	syncdomain "bothy.example.com/server/internal/sync/domain"
 	"bothy.example.com/server/internal/sync/domain/eventtest"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // eventSchemaName is the component name of a type's schemas (make codegen): message.created

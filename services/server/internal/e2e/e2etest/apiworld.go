@@ -11,7 +11,7 @@ import (
 
 	"bothy.example.com/server/internal/apigen"
 	syncdomain "bothy.example.com/server/internal/sync/domain"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // Actor is a principal of a test world with the bearer token it acts with.

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // LogBuffer collects the JSON log lines of an App, safe for concurrent use.

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// The integration tests of catch-up (GET /api/v1/events, spec 03 "Catch-up") of issue 6.
+// The integration tests of catch-up (GET /api/v1/events, spec 03 "Catch-up").
 
 // PostPattern posts one message per character of pattern, S into the Support thread and M
 // into the Marketing thread, as the owner.

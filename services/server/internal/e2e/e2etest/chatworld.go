@@ -15,10 +15,10 @@ import (
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/kernel/correlation"
 	syncdomain "bothy.example.com/server/internal/sync/domain"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
-// The integration tests of the chat module and of personal data (issue 5) drive the wired App
+// The integration tests of the chat module and of personal data (spec 05a) drive the wired App
 // over real HTTP through the validating client (every response is checked against
 // api/openapi.yaml and for JSON null) and read what each operation appended through
 // App.EventsAfter, never through SQL on another module's tables.

@@ -9,7 +9,7 @@ import (
 	"bothy.example.com/server/internal/apigen"
 )
 
-// The durable consumer tests (issue 15, spec 03 "Durable consumers") drive the wired App over
+// The durable consumer tests (spec 03 "Durable consumers") drive the wired App over
 // real HTTP and real WebSockets. Robin is an agent with a viewer grant on Support (the
 // channel tickets); Alex posts; Sam is a person.
 

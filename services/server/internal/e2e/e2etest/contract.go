@@ -8,10 +8,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
-// Contract fidelity (issue 13): what a client generated from api/openapi.yaml relies on. Every
+// Contract fidelity (spec 05): what a client generated from api/openapi.yaml relies on. Every
 // REST answer below goes through the validating client (wiretest.Validate); gateway frames are
 // checked against the document's schemas with wiretest.ValidateSchema.
 

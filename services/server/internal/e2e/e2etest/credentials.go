@@ -14,7 +14,7 @@ import (
 	"bothy.example.com/server/internal/sync/adapters/gateway"
 )
 
-// Issue 16: credentials can be managed through the API, and a session ends with its
+// Credentials can be managed through the API, and a session ends with its
 // credential. The tests drive the wired App over real HTTP and real WebSockets on PostgreSQL.
 
 // RevocationDelay is gateway.revocation_max_delay in these tests: the bound every close is

@@ -8,8 +8,7 @@ import (
 	"bothy.example.com/server/internal/apigen"
 )
 
-// The integration tests of the directory (listPrincipals, getPrincipal; issue 13, deliverable
-// 3) run over real HTTP through the validating client.
+// The integration tests of the directory (listPrincipals, getPrincipal; ADR 0029) run over real HTTP through the validating client.
 
 // PrincipalsPath is listPrincipals with the query q (may be empty).
 func PrincipalsPath(q url.Values) string {

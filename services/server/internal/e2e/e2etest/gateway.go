@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/sync/adapters/gateway"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // The gateway's integration tests drive the wired App over real WebSockets on real HTTP

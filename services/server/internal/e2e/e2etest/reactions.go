@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"bothy.example.com/server/internal/apigen"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // ReactionPath is the path of a reaction to a message, the reaction percent-encoded as one

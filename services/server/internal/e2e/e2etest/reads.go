@@ -10,7 +10,7 @@ import (
 	"bothy.example.com/server/internal/apigen"
 )
 
-// The read API of issue 13 (ADR 0029): getSpace, getChannel, getThread, getMessage,
+// The read API (ADR 0029): getSpace, getChannel, getThread, getMessage,
 // listChannelMembers and getDraft, through real HTTP and the validating client.
 
 // ReadPaths are the single-object reads of the ChatWorld's Support side as Sam sees them,

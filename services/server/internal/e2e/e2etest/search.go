@@ -13,7 +13,7 @@ import (
 	"bothy.example.com/server/internal/apigen"
 )
 
-// The integration tests of searchMessages (issue 13, deliverable 4; spec 05a "Message search",
+// The integration tests of searchMessages (spec 05a "Message search",
 // ADR 0024) drive the wired App over real HTTP through the validating client.
 
 // Search runs one searchMessages request as a with the parameters (name, value, ...) and

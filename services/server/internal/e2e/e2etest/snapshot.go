@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // WriteUntil writes as the owner and as Sam until stop is closed, counting its writes: a

@@ -15,10 +15,10 @@ import (
 	"bothy.example.com/server/internal/apigen"
 	"bothy.example.com/server/internal/kernel"
 	syncdomain "bothy.example.com/server/internal/sync/domain"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
-// The catch-up and snapshot tests of issue 6 drive the wired App over real HTTP through the
+// The catch-up and snapshot tests drive the wired App over real HTTP through the
 // validating client (every response is checked against api/openapi.yaml and for JSON null).
 // Their people are Alex (reads Support), Sam (reads Support and Marketing) and Robin (reads
 // nothing), made through the API by a fourth principal, the instance's owner, so that Alex's

@@ -10,7 +10,7 @@ import (
 	"bothy.example.com/server/internal/apigen"
 )
 
-// The integration tests of listChannelThreads (issue 13, deliverable 3) run over real HTTP
+// The integration tests of listChannelThreads (ADR 0029) run over real HTTP
 // through the validating client, on the ChatWorld: Sam is a member of Marketing (campaigns)
 // and a viewer of Support (tickets), Robin holds no grant.
 

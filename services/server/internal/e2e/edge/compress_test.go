@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"bothy.example.com/server/internal/e2e/e2etest"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // rawResponse is a response read without the client's transparent decompression.

@@ -10,7 +10,7 @@ import (
 	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/wire"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // The origins of the CORS tests: one listed in http.cors.allowed_origins, one not.

@@ -24,7 +24,7 @@ import (
 	"bothy.example.com/server/internal/kernel/problem"
 )
 
-// fuzzRequests is how many requests TestRequestFuzz sends (issue 16: at least 5,000).
+// fuzzRequests is how many requests TestRequestFuzz sends (at least 5,000).
 const fuzzRequests = 5000
 
 // fuzzSeedEnv names the environment variable that replays a run of TestRequestFuzz: the test

@@ -13,7 +13,7 @@ import (
 	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/kernel/problem"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 func TestHealth(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/sync/adapters/gateway"
 	"bothy.example.com/server/internal/wire"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // The abuse bounds of ADR 0019 over real HTTP: timeouts and the connection cap on a served

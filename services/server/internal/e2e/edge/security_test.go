@@ -10,7 +10,7 @@ import (
 
 	"bothy.example.com/server/internal/e2e/e2etest"
 	identityapp "bothy.example.com/server/internal/identity/app"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // TestTokensNeverLogged runs full request cycles (the owner bootstrap,

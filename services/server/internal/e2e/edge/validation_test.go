@@ -18,7 +18,7 @@ import (
 	"bothy.example.com/server/internal/apigen"
 	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel/problem"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // The tests of the one request validation place (ADR 0022, spec 05 "Validation") walk
@@ -482,7 +482,7 @@ func TestRequestValidation(t *testing.T) {
 }
 
 // TestUnsupportedMediaType checks spec 05's media types on every operation with a body: a
-// body that is not JSON is a 415 (issue 13), application/json with charset=utf-8 and +json
+// body that is not JSON is a 415 (spec 05), application/json with charset=utf-8 and +json
 // types pass the check (and fail later only as the sample body does).
 func TestUnsupportedMediaType(t *testing.T) {
 	w := e2etest.NewPeople(t, false)
@@ -515,10 +515,10 @@ func TestUnsupportedMediaType(t *testing.T) {
 	}
 }
 
-// TestIssue16Findings replays the requests of issue 16, finding 2, and issue 13 on a world
+// TestBadInputFindings replays the bad input ADR 0022 was written for on a world
 // with data: each is refused with the status and field spec 05 names and writes nothing; a
 // read state survives an empty body.
-func TestIssue16Findings(t *testing.T) {
+func TestBadInputFindings(t *testing.T) {
 	t.Parallel()
 	w := e2etest.NewChatWorld(t, false)
 	w.Post(t, w.Alex, w.CampaignThread, "Second")
@@ -541,7 +541,7 @@ func TestIssue16Findings(t *testing.T) {
 		e2etest.Refusal{Name: "read state from null", As: w.Sam, Method: http.MethodPut, Path: readState, Body: `{"last_read_seq":null}`, Status: http.StatusBadRequest, Code: e2etest.Invalid, Fields: []string{"last_read_seq"}},
 		e2etest.Refusal{Name: "read state from a string", As: w.Sam, Method: http.MethodPut, Path: readState, Body: `{"last_read_seq":"2"}`, Status: http.StatusBadRequest, Code: e2etest.Invalid, Fields: []string{"last_read_seq"}},
 		e2etest.Refusal{Name: "read state with an unknown member", As: w.Sam, Method: http.MethodPut, Path: readState, Body: `{"last_read_seq":2,"last_read":1}`, Status: http.StatusBadRequest, Code: e2etest.Invalid, Fields: []string{"last_read"}},
-		e2etest.Refusal{Name: "postMessage as text/plain (issue 13)", As: w.Alex, Method: http.MethodPost, Path: thread + "/messages", Body: `{"content_md":"hi"}`, Header: []string{"Content-Type", "text/plain"}, Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type"},
+		e2etest.Refusal{Name: "postMessage as text/plain", As: w.Alex, Method: http.MethodPost, Path: thread + "/messages", Body: `{"content_md":"hi"}`, Header: []string{"Content-Type", "text/plain"}, Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type"},
 	)
 	// The read state is where it was: the next write is its version 2.
 	w.Must(t, w.Sam, http.MethodPut, readState, `{"last_read_seq":2}`, http.StatusOK, &rs)

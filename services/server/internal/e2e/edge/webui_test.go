@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"bothy.example.com/server/internal/webui"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // TestWebClientServed: bothy serve answers / with the web client's build from web.dir (its

@@ -148,7 +148,7 @@ func TestGatewayTwoProcesses(t *testing.T) {
 	}
 
 	// A token revoked through this process closes its connection on the other one, whose log
-	// tail reads token.revoked (issue 16).
+	// tail reads token.revoked (ADR 0020).
 	phone, phoneID := w.Issue(t, w.Sam, "Sam's phone")
 	pc := e2etest.MustDial(t, base, phone.Token)
 	pc.Send(`{"op":"hello"}`)

@@ -16,7 +16,7 @@ import (
 	"bothy.example.com/server/internal/kernel/config"
 	"bothy.example.com/server/internal/sync/adapters/gateway"
 	"bothy.example.com/server/internal/wire"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // TestGatewayResumeEqualsRESTCatchUp resumes Sam from every cursor of the log while Alex

@@ -19,7 +19,7 @@ import (
 	"bothy.example.com/server/internal/identity/identitytest"
 	"bothy.example.com/server/internal/kernel"
 	"bothy.example.com/server/internal/sync/adapters/gateway"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // credentialWorld is a GatewayWorld with RevocationDelay as gateway.revocation_max_delay.

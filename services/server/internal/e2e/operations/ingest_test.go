@@ -23,10 +23,10 @@ import (
 	"bothy.example.com/server/internal/ingest/ingesttest"
 	"bothy.example.com/server/internal/kernel/problem"
 	"bothy.example.com/server/internal/wire"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
-// The integration tests of bothy ingest git (issue 8): real PostgreSQL, real git on a
+// The integration tests of bothy ingest git (spec 08): real PostgreSQL, real git on a
 // repository made in t.TempDir, the JSON-file sources, and Alex catching up through
 // GET /api/v1/events over real HTTP with the validating client.
 

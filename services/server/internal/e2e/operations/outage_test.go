@@ -20,7 +20,7 @@ import (
 	"bothy.example.com/server/internal/pglocal"
 	"bothy.example.com/server/internal/sync/adapters/gateway"
 	"bothy.example.com/server/internal/wire"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // outageRetryBase is the http.unavailable_retry_after of the outage test: every Retry-After

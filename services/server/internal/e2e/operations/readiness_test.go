@@ -9,7 +9,7 @@ import (
 	"bothy.example.com/server/internal/apigen"
 	"bothy.example.com/server/internal/kernel/migrate"
 	"bothy.example.com/server/internal/wire"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 func TestReadinessOnMigratedDatabase(t *testing.T) {

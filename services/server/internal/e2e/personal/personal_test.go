@@ -13,7 +13,7 @@ import (
 	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel"
 	syncapp "bothy.example.com/server/internal/sync/app"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // TestPersonalDataAppendsItsEvents writes every kind of personal data over HTTP: each write

@@ -14,10 +14,10 @@ import (
 	"bothy.example.com/server/internal/e2e/e2etest"
 	"bothy.example.com/server/internal/kernel"
 	syncdomain "bothy.example.com/server/internal/sync/domain"
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
-// The integration tests of reactions (issue 13, ADR 0025) drive addReaction and removeReaction
+// The integration tests of reactions (ADR 0025) drive addReaction and removeReaction
 // over real HTTP, read the counts through listMessages and the events through the log,
 // catch-up and the gateway.
 

@@ -25,7 +25,7 @@ const searchWorlds = 4
 // queries find many messages, in many channels.
 var searchWords = []string{"anchor", "birch", "cedar", "delta", "ember"}
 
-// TestSearchMessagesFindsWhatTheCallerMayRead is the search property test of issue 13. Over
+// TestSearchMessagesFindsWhatTheCallerMayRead is the search property test (ADR 0024). Over
 // random worlds built through the API, with posts (in spaces and in direct messages), edits,
 // deletes, new channels, grants and revokes interleaved, the owner, Alex, Sam and Robin search
 // at random moments for one or two random words with a random page size, paging to the end:

@@ -322,7 +322,7 @@ func derefID(id *uuid.UUID) uuid.UUID {
 	return *id
 }
 
-// TestSnapshotPlusEventsEqualsSnapshot is the snapshot-plus-events test of issue 6, in the
+// TestSnapshotPlusEventsEqualsSnapshot is the snapshot-plus-events test of spec 03, in the
 // spirit of Zulip's verify_action: for every event type a chat or personal-data write
 // produces, Sam's snapshot taken before the write, with the events catch-up delivers after
 // its head_seq applied as a client applies them, agrees with Sam's snapshot taken after the

@@ -21,8 +21,7 @@ import (
 	syncdomain "bothy.example.com/server/internal/sync/domain"
 )
 
-// The integration tests of the snapshot (GET /api/v1/sync/snapshot, spec 03 "Snapshot") of
-// issue 6.
+// The integration tests of the snapshot (GET /api/v1/sync/snapshot, spec 03 "Snapshot").
 
 var azp5Seed = flag.Uint64("wire.azp5.seed", 0, "seed of TestAZP5SnapshotNoForeignChannel (0: from the clock)")
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"bothy.example.com/server/internal/wire/wiretest"
+	"bothy.example.com/server/internal/wiretest"
 )
 
 // TestFrameSchemasAreSpec03 holds the AsyncAPI document to spec 03's frame tables: six
