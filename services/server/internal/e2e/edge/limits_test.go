@@ -436,6 +436,17 @@ func TestGatewayWriteFramesTakeTheTokensWrites(t *testing.T) {
 	c.Expect("ready")
 
 	w.Must(t, w.Robin, http.MethodPost, "/api/v1/agents/me/heartbeat", "", http.StatusOK, nil) // one of three
+	// That heartbeat turns Robin online: its agent.presence_changed reaches Robin's own socket
+	// whenever the log tail reads it. Take it first, so the frames below answer in the order
+	// the test asserts (it could land between the pong and the error frame).
+	var online struct {
+		Event struct {
+			Type string `json:"type"`
+		} `json:"event"`
+	}
+	if err := json.Unmarshal(c.Expect("event").Raw, &online); err != nil || online.Event.Type != "agent.presence_changed" {
+		t.Fatalf("the first event after the REST heartbeat: %q (%v), want agent.presence_changed", online.Event.Type, err)
+	}
 	c.Send(`{"op":"heartbeat"}`)
 	c.Send(`{"op":"heartbeat"}`)
 	c.Send(`{"op":"ping"}`)
