@@ -284,7 +284,7 @@ func TestDemoWorldAccess(t *testing.T) {
 
 	// Read states and drafts of Sam and Robin, and the unread mentions they leave.
 	ctx := t.Context()
-	samRead, err := env.App.ReadStatesOf(ctx, ids["sam"])
+	samRead, err := env.App.Ports().Personal.ReadStates(ctx, ids["sam"])
 	if err != nil {
 		t.Fatalf("read states of Sam: %v", err)
 	}
@@ -293,14 +293,14 @@ func TestDemoWorldAccess(t *testing.T) {
 		samRead[threadID["demo:support-tickets-2"]].LastReadSeq != 1 || samRead[threadID["demo:marketing-campaigns-1"]].LastReadSeq != 2 {
 		t.Fatalf("Sam's read states %+v, want 4 with tickets-1 read up to 2", samRead)
 	}
-	robinRead, err := env.App.ReadStatesOf(ctx, ids["robin"])
+	robinRead, err := env.App.Ports().Personal.ReadStates(ctx, ids["robin"])
 	if err != nil || len(robinRead) != 3 || robinRead[threadID["demo:support-escalations-1"]].LastReadSeq != 1 ||
 		robinRead[threadID["demo:support-tickets-1"]].LastReadSeq != 4 {
 		t.Fatalf("Robin's read states %+v (%v), want 3 with escalations-1 read up to 1", robinRead, err)
 	}
 	unread := func(who string, rs map[uuid.UUID]int64) map[uuid.UUID]int {
 		t.Helper()
-		n, err := env.App.UnreadMentionsOf(ctx, ids[who], []uuid.UUID{channelID["Support/tickets"], channelID["Support/escalations"], channelID["Marketing/campaigns"]}, rs)
+		n, err := env.App.Ports().Mentions.CountUnread(ctx, ids[who], []uuid.UUID{channelID["Support/tickets"], channelID["Support/escalations"], channelID["Marketing/campaigns"]}, rs)
 		if err != nil {
 			t.Fatalf("unread mentions of %s: %v", who, err)
 		}
@@ -321,11 +321,11 @@ func TestDemoWorldAccess(t *testing.T) {
 		t.Fatalf("Robin's unread mentions %v, want one in escalations-1 (Alex's reply)", got)
 	}
 
-	samDrafts, err := env.App.DraftsOf(ctx, ids["sam"])
+	samDrafts, err := env.App.Ports().Personal.Drafts(ctx, ids["sam"])
 	if err != nil || len(samDrafts) != 1 || samDrafts[0].ThreadID != threadID["demo:support-tickets-1"] || samDrafts[0].ContentMD == "" {
 		t.Fatalf("Sam's drafts %+v (%v), want one reply draft in tickets-1", samDrafts, err)
 	}
-	robinDrafts, err := env.App.DraftsOf(ctx, ids["robin"])
+	robinDrafts, err := env.App.Ports().Personal.Drafts(ctx, ids["robin"])
 	if err != nil || len(robinDrafts) != 1 || robinDrafts[0].ChannelID != channelID["Support/tickets"] || robinDrafts[0].ThreadID != uuid.Nil {
 		t.Fatalf("Robin's drafts %+v (%v), want one new-thread draft in tickets", robinDrafts, err)
 	}
